@@ -1,0 +1,84 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_teamctl_global_optspecs
+    string join \n json claude-dir= team= lock-timeout= h/help V/version
+end
+
+function __fish_teamctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_teamctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_teamctl_using_subcommand
+    set -l cmd (__fish_teamctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c teamctl -n "__fish_teamctl_needs_command" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
+blue\t''
+green\t''
+yellow\t''
+purple\t''
+orange\t''
+pink\t''
+cyan\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a send whose id is already in the inbox writes nothing and exits 0, so a script can retry safely' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l all -d 'Send to every member in config.json except the sender (then the only argument is TEXT)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write even if the recipient is not a member of config.json'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l from -d 'Only entries from this sender' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l since -d 'Only entries at or after TIME: RFC 3339, or an age like 10m, 2h, 1d' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l limit -d 'Only the newest N matching entries' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only plain messages, only protocol frames, or one frame type' -r -f -a "message\t''
+protocol\t''
+idle_notification\t''
+shutdown_request\t''
+shutdown_approved\t''
+shutdown_rejected\t''
+shutdown_response\t''
+plan_approval_request\t''
+plan_approval_response\t''
+permission_request\t''
+permission_response\t''
+sandbox_permission_request\t''
+sandbox_permission_response\t''
+task_assignment\t''
+mode_set_request\t''
+team_permission_update\t''
+teammate_terminated\t''
+task_completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Read every inbox of the team'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l unread -d 'Only entries not marked read'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l mark-read -d 'Set "read": true on the entries shown (old Claude Code\'s way of consuming)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l consume -d 'Remove the entries shown from the inbox (new Claude Code\'s way of consuming)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s V -l version -d 'Print version'

@@ -1,0 +1,159 @@
+//! The command line: global flags, subcommands, and the environment variables they read.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::cmd::inbox::InboxArgs;
+use crate::cmd::send::SendArgs;
+
+/// Environment variables teamctl reads (all listed in the README).
+pub(crate) mod env {
+    /// The Claude config dir, as Claude Code itself reads it.
+    pub(crate) const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+    /// Default team.
+    pub(crate) const TEAM: &str = "TEAMCTL_TEAM";
+    /// Your identity: the sender of `send`, the inbox `inbox` reads by default.
+    pub(crate) const FROM: &str = "TEAMCTL_FROM";
+    /// Default lock deadline.
+    pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
+    /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
+    pub(crate) const NOW: &str = "TEAMCTL_NOW";
+}
+
+const ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron job or CI";
+
+const LONG_ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron job or CI.
+
+teamctl reads and writes the files a running Claude Code team uses (under $CLAUDE_CONFIG_DIR, \
+default ~/.claude): it takes Claude Code's own lock directories, replaces files atomically and \
+reads every write back, so it never loses or corrupts a message Claude Code wrote.";
+
+const AFTER_HELP: &str = "Exit codes:
+  0  success (an empty inbox too)
+  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O
+  2  usage error, including a team or member name that breaks the naming rules
+  3  the lock was not acquired before --lock-timeout (nothing was written)
+  4  read-back verification failed after a write";
+
+/// Work with Claude Code agent teams from a shell
+#[derive(Debug, Parser)]
+#[command(
+    name = "teamctl",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_HELP,
+    disable_help_subcommand = true,
+    propagate_version = true
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Print one JSON document (JSON Lines for streams) instead of human output
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Claude Code's config dir [default: ~/.claude]
+    #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
+    pub(crate) claude_dir: Option<PathBuf>,
+
+    /// Team to work on [default: the only team, or the one led from the current directory]
+    #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
+    pub(crate) team: Option<String>,
+
+    /// How long to wait for a file's lock before giving up with exit code 3
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        default_value = "5s",
+        env = env::LOCK_TIMEOUT
+    )]
+    pub(crate) lock_timeout: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    Send(SendArgs),
+    Inbox(InboxArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+
+    use super::Cli;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    /// Completions and man pages are generated from `Cli` and committed; this fails when they
+    /// are stale. `TEAMCTL_BLESS=1 cargo test generated` rewrites them.
+    #[test]
+    fn generated_files_are_current() {
+        let tmp = tempfile::tempdir().unwrap();
+        let completions = tmp.path().join("completions");
+        let man = tmp.path().join("man/man1");
+        fs::create_dir_all(&completions).unwrap();
+        fs::create_dir_all(&man).unwrap();
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            clap_complete::generate_to(shell, &mut Cli::command(), "teamctl", &completions)
+                .unwrap();
+        }
+        clap_mangen::generate_to(Cli::command(), &man).unwrap();
+
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let bless = std::env::var_os("TEAMCTL_BLESS").is_some();
+        let mut stale = Vec::new();
+        for dir in ["completions", "man/man1"] {
+            let (fresh, committed) = (tmp.path().join(dir), root.join(dir));
+            if bless {
+                let _ = fs::remove_dir_all(&committed);
+                fs::create_dir_all(&committed).unwrap();
+                for f in fs::read_dir(&fresh).unwrap() {
+                    let f = f.unwrap();
+                    fs::copy(f.path(), committed.join(f.file_name())).unwrap();
+                }
+                continue;
+            }
+            let list = |d: &Path| -> Vec<(String, Vec<u8>)> {
+                let mut v: Vec<_> = fs::read_dir(d)
+                    .map(|rd| {
+                        rd.map(|f| {
+                            let f = f.unwrap();
+                            (
+                                f.file_name().to_string_lossy().into_owned(),
+                                fs::read(f.path()).unwrap(),
+                            )
+                        })
+                        .collect()
+                    })
+                    .unwrap_or_default();
+                v.sort();
+                v
+            };
+            let (want, have) = (list(&fresh), list(&committed));
+            if want != have {
+                stale.push(dir);
+            }
+        }
+        assert!(
+            stale.is_empty(),
+            "generated files are stale in {stale:?}: run `TEAMCTL_BLESS=1 cargo test generated`"
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
+
+pub(crate) mod inbox;
+pub(crate) mod send;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use teamctl::lock::LockOptions;
+use teamctl::mailbox::Team;
+use teamctl::paths::Layout;
+use teamctl::{team, time};
+
+use crate::cli::{Cli, Command, GlobalArgs, env};
+use crate::output::Output;
+
+pub(crate) fn run(cli: Cli) -> Result<()> {
+    let ctx = Ctx::new(&cli.global)?;
+    match cli.command {
+        Command::Send(args) => send::run(&ctx, args),
+        Command::Inbox(args) => inbox::run(&ctx, args),
+    }
+}
+
+/// What the command line and the environment decided, as explicit inputs for the library.
+pub(crate) struct Ctx {
+    pub(crate) layout: Layout,
+    team: Option<String>,
+    pub(crate) out: Output,
+    pub(crate) now: DateTime<Utc>,
+    pub(crate) lock: LockOptions,
+    cwd: PathBuf,
+}
+
+impl Ctx {
+    fn new(g: &GlobalArgs) -> Result<Ctx> {
+        let root = match &g.claude_dir {
+            Some(d) if !d.as_os_str().is_empty() => d.clone(),
+            _ => dirs::home_dir()
+                .context("could not find the home directory; pass --claude-dir")?
+                .join(".claude"),
+        };
+        let now = match std::env::var(env::NOW) {
+            Ok(s) => DateTime::parse_from_rfc3339(&s)
+                .with_context(|| format!("invalid {}: {s}", env::NOW))?
+                .with_timezone(&Utc),
+            Err(_) => Utc::now(),
+        };
+        Ok(Ctx {
+            layout: Layout::new(root),
+            team: g.team.clone().filter(|t| !t.is_empty()),
+            out: Output { json: g.json },
+            now,
+            lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
+            cwd: std::env::current_dir().unwrap_or_default(),
+        })
+    }
+
+    /// The team this command addresses, opened.
+    pub(crate) fn team(&self) -> Result<Team> {
+        let name = team::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
+        Team::open(&self.layout, &name)
+    }
+}

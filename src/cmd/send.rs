@@ -1,0 +1,210 @@
+//! `teamctl send`: put a message into a teammate's inbox.
+
+use std::io::{IsTerminal, Read};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use clap::builder::PossibleValuesParser;
+use serde::Serialize;
+use teamctl::error::usage;
+use teamctl::mailbox::{self, Delivery, SendRequest};
+use teamctl::paths::MemberName;
+use teamctl::store::Entry;
+
+use crate::cli::env;
+use crate::cmd::Ctx;
+
+const COLORS: [&str; 8] = [
+    "red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan",
+];
+
+/// Send a message to a teammate's inbox
+///
+/// Appends one entry to teams/<team>/inboxes/<TO>.json exactly as Claude Code writes it: under
+/// the inbox's lock directory, atomically (temp file + rename), read back before the lock is
+/// released. A teammate's Claude Code picks it up within about a second.
+///
+/// Prints one line with the message id and the inbox path. With --json:
+/// {"schema_version":1,"team","to","inbox","message":{the entry as written},"id","written"}; with
+/// --all: {"schema_version":1,"team","deliveries":[{"to","inbox","message","id","written"}]}.
+/// "written" is false when --idempotency-key found the message already there.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  teamctl send alice \"Do not touch auth.ts\"
+  git log -1 | teamctl send bob --summary \"latest commit\"
+  teamctl send --all \"Stand-up in 5 minutes\" --from ops
+  teamctl send alice \"nightly build failed\" --idempotency-key build-$(date +%F)")]
+pub(crate) struct SendArgs {
+    /// Recipient: a member of the team's config.json (see --force)
+    #[arg(value_name = "TO")]
+    to: Option<String>,
+
+    /// Message text; read from stdin when it is `-` or absent and stdin is not a terminal
+    #[arg(value_name = "TEXT")]
+    text: Option<String>,
+
+    /// Sender name written into the message (your identity)
+    #[arg(long, value_name = "NAME", env = env::FROM, default_value = "user")]
+    from: String,
+
+    /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
+    #[arg(long, value_name = "TEXT")]
+    summary: Option<String>,
+
+    /// Sender colour [default: the sender's colour in config.json, if any]
+    #[arg(long, value_name = "COLOR", value_parser = PossibleValuesParser::new(COLORS))]
+    color: Option<String>,
+
+    /// Send to every member in config.json except the sender (then the only argument is TEXT)
+    #[arg(long)]
+    all: bool,
+
+    /// Write even if the recipient is not a member of config.json
+    #[arg(long)]
+    force: bool,
+
+    /// Make the message id deterministic: a send whose id is already in the inbox writes nothing
+    /// and exits 0, so a script can retry safely
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Single<'a> {
+    schema_version: u32,
+    team: &'a str,
+    #[serde(flatten)]
+    delivery: DeliveryJson<'a>,
+}
+
+#[derive(Serialize)]
+struct Many<'a> {
+    schema_version: u32,
+    team: &'a str,
+    deliveries: Vec<DeliveryJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct DeliveryJson<'a> {
+    to: &'a str,
+    inbox: String,
+    message: &'a Entry,
+    id: &'a str,
+    written: bool,
+}
+
+impl<'a> From<&'a Delivery> for DeliveryJson<'a> {
+    fn from(d: &'a Delivery) -> Self {
+        DeliveryJson {
+            to: &d.to,
+            inbox: d.inbox.display().to_string(),
+            message: &d.entry,
+            id: &d.id,
+            written: d.written,
+        }
+    }
+}
+
+pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
+    let from = MemberName::parse(&args.from)?;
+    let (to, text) = if args.all {
+        if args.text.is_some() {
+            return Err(usage(
+                "with --all, give only the message TEXT (no recipient)",
+            ));
+        }
+        (None, args.to)
+    } else {
+        let to = args
+            .to
+            .ok_or_else(|| usage("missing recipient: teamctl send <TO> [TEXT]"))?;
+        (Some(MemberName::parse(&to)?), args.text)
+    };
+    let text = message_text(text)?;
+    let color = args.color.map(|c| c.parse()).transpose()?;
+    mailbox::check_text(&text)?;
+    let team = ctx.team()?;
+    let recipients = match to {
+        Some(to) => vec![to],
+        None => team.all_recipients(&from)?,
+    };
+    let mut deliveries = Vec::new();
+    let mut first_error = None;
+    for to in recipients {
+        let req = SendRequest {
+            to: to.clone(),
+            from: from.clone(),
+            text: text.clone(),
+            summary: args.summary.clone(),
+            color,
+            force: args.force,
+            idempotency_key: args.idempotency_key.clone(),
+        };
+        match mailbox::send(&team, &req, ctx.now, &ctx.lock) {
+            Ok(d) => {
+                if !ctx.out.json {
+                    ctx.out.line(&human(&d))?;
+                }
+                deliveries.push(d);
+            }
+            // With --all, one bad inbox must not stop the others; the first error decides.
+            Err(e) if args.all => {
+                crate::output::warn(&format!("could not send to {to}: {e:#}"));
+                first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if ctx.out.json {
+        let team = team.name.as_str();
+        if args.all {
+            let deliveries = deliveries.iter().map(DeliveryJson::from).collect();
+            ctx.out.json(&Many {
+                schema_version: 1,
+                team,
+                deliveries,
+            })?;
+        } else if let Some(d) = deliveries.first() {
+            ctx.out.json(&Single {
+                schema_version: 1,
+                team,
+                delivery: d.into(),
+            })?;
+        }
+    }
+    match first_error {
+        Some(e) => Err(e.context("not every recipient got the message")),
+        None => Ok(()),
+    }
+}
+
+fn human(d: &Delivery) -> String {
+    if d.written {
+        format!("sent {} to {} ({})", d.id, d.to, d.inbox.display())
+    } else {
+        format!(
+            "already sent {} to {}: nothing written ({})",
+            d.id,
+            d.to,
+            d.inbox.display()
+        )
+    }
+}
+
+/// The message body: the argument, or stdin for `-` or when absent on a non-terminal stdin.
+fn message_text(arg: Option<String>) -> Result<String> {
+    match arg.as_deref() {
+        Some("-") => {}
+        Some(_) => return Ok(arg.unwrap_or_default()),
+        None if std::io::stdin().is_terminal() => {
+            return Err(usage("no message text: give TEXT or pipe it on stdin"));
+        }
+        None => {}
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("could not read the message from stdin")?;
+    // Like $(...): trailing newlines belong to the pipe, not the message.
+    Ok(text.trim_end_matches(['\n', '\r']).to_string())
+}

@@ -1,0 +1,67 @@
+//! The typed errors the command line branches on (they choose the exit code).
+//! Every other failure is an `anyhow::Error` with context and means exit code 1.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A failure with its own exit code. Found anywhere in an `anyhow` chain with `downcast_ref`.
+#[derive(Debug)]
+pub enum Error {
+    /// Input that breaks a rule before any file is touched: a bad team or member name, an empty
+    /// message, an unknown frame type. Exit code 2, like clap's own usage errors.
+    Usage(String),
+    /// The lock directory could not be taken before the deadline. Nothing was written. Exit 3.
+    LockTimeout {
+        /// The lock directory that stayed held.
+        lock: PathBuf,
+        /// How long teamctl tried.
+        waited: Duration,
+    },
+    /// After writing, the file did not read back as written. Exit 4.
+    VerifyFailed {
+        /// The file that was written.
+        path: PathBuf,
+        /// What did not match.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The process exit code the CLI uses for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::LockTimeout { .. } => 3,
+            Error::VerifyFailed { .. } => 4,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(msg) => f.write_str(msg),
+            Error::LockTimeout { lock, waited } => write!(
+                f,
+                "could not lock {} within {} ms: another writer holds it (nothing was written)",
+                lock.display(),
+                waited.as_millis()
+            ),
+            Error::VerifyFailed { path, reason } => {
+                write!(
+                    f,
+                    "read-back verification failed for {}: {reason}",
+                    path.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for an [`Error::Usage`] wrapped in `anyhow`.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    Error::Usage(msg.into()).into()
+}

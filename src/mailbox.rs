@@ -1,0 +1,524 @@
+//! Sending into and reading from a team's inboxes: the rules on top of [`crate::store`]
+//! (membership, deleted session teams, summaries, ids, filters, mark-read and consume).
+
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::error::usage;
+use crate::id;
+use crate::lock::LockOptions;
+use crate::model::{Color, FRAME_TYPES, Frame, Kind, MessageView, NewMessage, UNSENDABLE_FRAMES};
+use crate::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::store::{self, Appended, Entry};
+use crate::team::{self, TeamConfig};
+
+/// A team opened for mailbox work: its name, layout and `config.json` (if it has one).
+#[derive(Debug, Clone)]
+pub struct Team {
+    /// Where its files are.
+    pub layout: Layout,
+    /// Its name.
+    pub name: TeamName,
+    /// `config.json`, or `None` when the team folder has none.
+    pub config: Option<TeamConfig>,
+}
+
+impl Team {
+    /// Opens the team `name` under `layout`.
+    ///
+    /// # Errors
+    /// When the team folder does not exist (listing the teams that do), when a `session-*`
+    /// team's `config.json` is gone (Claude Code treats the team as deleted and removes inboxes
+    /// written into it), or when `config.json` does not parse.
+    pub fn open(layout: &Layout, name: &TeamName) -> Result<Team> {
+        let dir = layout.team_dir(name);
+        if !dir.is_dir() {
+            let known: Vec<String> = team::list_teams(layout)?
+                .iter()
+                .map(|t| t.to_string())
+                .collect();
+            let known = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            bail!(
+                "team '{name}' not found in {} (teams: {known})",
+                layout.teams_dir().display()
+            );
+        }
+        let config = team::read_config(&layout.config_path(name))?;
+        if config.is_none() && name.is_session_team() {
+            bail!(
+                "team '{name}' has no config.json: Claude Code treats a session team without one \
+                 as deleted and would remove anything written to it"
+            );
+        }
+        Ok(Team {
+            layout: layout.clone(),
+            name: name.clone(),
+            config,
+        })
+    }
+
+    /// The inbox file of `member`.
+    pub fn inbox_path(&self, member: &MemberName) -> PathBuf {
+        self.layout.inbox_path(&self.name, member)
+    }
+
+    /// Whether `name` is a member in `config.json`.
+    pub fn is_member(&self, name: &str) -> bool {
+        self.config
+            .as_ref()
+            .is_some_and(|c| c.member(name).is_some())
+    }
+
+    /// Member names from `config.json`, in file order.
+    pub fn member_names(&self) -> Vec<String> {
+        self.config
+            .iter()
+            .flat_map(|c| c.members.iter().map(|m| m.name.clone()))
+            .collect()
+    }
+
+    /// Checks that `to` can be written to: a member in `config.json`, or anything with `force`.
+    ///
+    /// # Errors
+    /// An error with a "did you mean" suggestion for an unknown recipient.
+    pub fn check_recipient(&self, to: &MemberName, force: bool) -> Result<()> {
+        if force || self.is_member(to.as_str()) {
+            return Ok(());
+        }
+        let Some(_) = &self.config else {
+            bail!(
+                "team '{}' has no config.json, so '{to}' cannot be checked; pass --force to write anyway",
+                self.name
+            );
+        };
+        let members = self.member_names();
+        let hint = match suggest(to.as_str(), &members) {
+            Some(s) => format!(" (did you mean '{s}'?)"),
+            None => String::new(),
+        };
+        bail!(
+            "'{to}' is not a member of team '{}'{hint}; members: {}. Pass --force to write anyway \
+             (Claude Code creates an inbox for any name, but no teammate reads it)",
+            self.name,
+            members.join(", ")
+        )
+    }
+
+    /// Every member in `config.json` except `sender`, as valid member names.
+    ///
+    /// # Errors
+    /// When the team has no `config.json` or a member's name cannot be addressed.
+    pub fn all_recipients(&self, sender: &MemberName) -> Result<Vec<MemberName>> {
+        if self.config.is_none() {
+            bail!(
+                "team '{}' has no config.json: --all needs its member list",
+                self.name
+            );
+        }
+        self.member_names()
+            .iter()
+            .filter(|n| *n != sender.as_str())
+            .map(|n| MemberName::parse(n))
+            .collect()
+    }
+
+    /// The members that have an inbox file, sorted (for `inbox --all`). Temp files and lock
+    /// directories are ignored, as are files whose name is not a valid member name.
+    ///
+    /// # Errors
+    /// When the inbox folder exists but cannot be listed.
+    pub fn inbox_owners(&self) -> Result<Vec<MemberName>> {
+        let dir = self.layout.inboxes_dir(&self.name);
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        };
+        let mut names: Vec<MemberName> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
+                is_valid_member(&name)
+                    .then(|| MemberName::parse(&name).ok())
+                    .flatten()
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// The closest member name to `name`: same letters in another case, or at most two edits.
+pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
+    let lower = name.to_lowercase();
+    candidates
+        .iter()
+        .map(|c| {
+            let d = if c.to_lowercase() == lower {
+                0
+            } else {
+                edit_distance(&lower, &c.to_lowercase())
+            };
+            (d, c)
+        })
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.clone())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// What to send.
+#[derive(Debug, Clone)]
+pub struct SendRequest {
+    /// Recipient.
+    pub to: MemberName,
+    /// Sender.
+    pub from: MemberName,
+    /// Body.
+    pub text: String,
+    /// Preview; `None` derives it from the first line (none for protocol frames).
+    pub summary: Option<String>,
+    /// Colour; `None` uses the sender's palette colour from `config.json`, if any.
+    pub color: Option<Color>,
+    /// Write even when the recipient is not a member.
+    pub force: bool,
+    /// Makes the `msg_id` deterministic and the send a no-op when it is already there.
+    pub idempotency_key: Option<String>,
+}
+
+/// What a send did.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// Recipient.
+    pub to: String,
+    /// Its inbox file.
+    pub inbox: PathBuf,
+    /// The entry as written, or the entry already there with the same id.
+    pub entry: Entry,
+    /// The entry's id.
+    pub id: String,
+    /// `false` when an entry with the same idempotent id was already in the inbox.
+    pub written: bool,
+}
+
+/// Checks a message body before anything is written.
+///
+/// # Errors
+/// A usage error for an empty body or a frame only Claude Code itself may write.
+pub fn check_text(text: &str) -> Result<Option<Frame>> {
+    if text.trim().is_empty() {
+        return Err(usage("the message text is empty"));
+    }
+    let frame = Frame::decode(text);
+    if let Some(f) = &frame
+        && UNSENDABLE_FRAMES.contains(&f.frame_type.as_str())
+    {
+        return Err(usage(format!(
+            "refusing to send a '{}' frame as a message: Claude Code writes or answers these \
+             itself and ignores or rejects them from anyone else",
+            f.frame_type
+        )));
+    }
+    Ok(frame)
+}
+
+/// Sends one message: checks, builds the entry, and appends it under the inbox lock with
+/// read-back verification ([`store::append`]).
+///
+/// # Errors
+/// Usage errors for bad input, an unknown recipient, lock timeout, corrupt inbox, failed
+/// verification, I/O.
+pub fn send(
+    team: &Team,
+    req: &SendRequest,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Delivery> {
+    let frame = check_text(&req.text)?;
+    team.check_recipient(&req.to, req.force)?;
+    let summary = match (&frame, &req.summary) {
+        (Some(_), _) => None,
+        (None, Some(s)) => Some(s.clone()),
+        (None, None) => Some(crate::model::first_line(&req.text, 60)),
+    };
+    let color = req.color.or_else(|| {
+        let cfg = team.config.as_ref()?;
+        cfg.member(req.from.as_str())?
+            .color
+            .as_deref()?
+            .parse()
+            .ok()
+    });
+    let msg_id = match &req.idempotency_key {
+        Some(k) => id::idempotent_msg_id(team.name.as_str(), req.to.as_str(), req.from.as_str(), k),
+        None => id::random_msg_id(),
+    };
+    let msg = NewMessage {
+        from: req.from.to_string(),
+        text: req.text.clone(),
+        summary,
+        timestamp: now,
+        color,
+        msg_id: msg_id.to_string(),
+    };
+    let entry = msg.to_entry();
+    let inbox = team.inbox_path(&req.to);
+    let outcome = store::append(&inbox, &entry, req.idempotency_key.is_some(), opts)?;
+    let (entry, written) = match outcome {
+        Appended::Written => (entry, true),
+        Appended::AlreadyPresent(existing) => (existing, false),
+    };
+    Ok(Delivery {
+        to: req.to.to_string(),
+        inbox,
+        id: msg.msg_id,
+        entry,
+        written,
+    })
+}
+
+/// Which entries `inbox` shows.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only entries whose `read` is not `true`.
+    pub unread: bool,
+    /// Only entries from this sender.
+    pub from: Option<String>,
+    /// Only entries at or after this time (entries with an unreadable timestamp are left out).
+    pub since: Option<DateTime<Utc>>,
+    /// Only this kind.
+    pub kind: Option<TypeFilter>,
+    /// Only the newest N (by file order) of what matches.
+    pub limit: Option<usize>,
+}
+
+/// The `--type` filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeFilter {
+    /// Plain messages.
+    Message,
+    /// Any protocol frame.
+    Protocol,
+    /// One frame type.
+    Frame(String),
+}
+
+impl std::str::FromStr for TypeFilter {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "message" => Ok(TypeFilter::Message),
+            "protocol" => Ok(TypeFilter::Protocol),
+            f if FRAME_TYPES.contains(&f) => Ok(TypeFilter::Frame(f.to_string())),
+            _ => Err(usage(format!(
+                "invalid type '{s}': use message, protocol or a frame type ({})",
+                FRAME_TYPES.join(", ")
+            ))),
+        }
+    }
+}
+
+impl Filter {
+    fn matches(&self, v: &MessageView) -> bool {
+        if self.unread && v.read {
+            return false;
+        }
+        if self.from.as_ref().is_some_and(|f| *f != v.from) {
+            return false;
+        }
+        if let Some(since) = self.since {
+            match DateTime::parse_from_rfc3339(&v.timestamp) {
+                Ok(t) if t >= since => {}
+                _ => return false,
+            }
+        }
+        match &self.kind {
+            None => true,
+            Some(TypeFilter::Message) => v.kind == Kind::Message,
+            Some(TypeFilter::Protocol) => v.kind == Kind::Protocol,
+            Some(TypeFilter::Frame(f)) => v.protocol.as_ref().is_some_and(|p| &p.frame_type == f),
+        }
+    }
+}
+
+/// An entry that could not be shown, with where it is (it stays in the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The inbox file.
+    pub inbox: PathBuf,
+    /// Index in the array.
+    pub index: usize,
+    /// The field that is missing or not a string.
+    pub field: &'static str,
+}
+
+/// An entry that matched, raw and as shown.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// The entry exactly as read.
+    pub entry: Entry,
+    /// Its view.
+    pub view: MessageView,
+}
+
+/// The result of reading one inbox.
+#[derive(Debug, Clone, Default)]
+pub struct InboxRead {
+    /// Matching entries in file order.
+    pub shown: Vec<Shown>,
+    /// Entries left out because they are malformed.
+    pub skipped: Vec<Skipped>,
+    /// Whether the inbox file exists.
+    pub exists: bool,
+}
+
+/// Reads `member`'s inbox without locking and applies `filter`.
+///
+/// # Errors
+/// A corrupt inbox (left unchanged) or I/O.
+pub fn read(team: &Team, member: &MemberName, filter: &Filter) -> Result<InboxRead> {
+    let path = team.inbox_path(member);
+    let Some(entries) = store::read_inbox(&path)? else {
+        return Ok(InboxRead::default());
+    };
+    let inbox = path.display().to_string();
+    let mut out = InboxRead {
+        exists: true,
+        ..InboxRead::default()
+    };
+    for (index, entry) in entries.into_iter().enumerate() {
+        match MessageView::from_entry(&entry, &inbox, member.as_str()) {
+            Ok(view) if filter.matches(&view) => out.shown.push(Shown { entry, view }),
+            Ok(_) => {}
+            Err(m) => out.skipped.push(Skipped {
+                inbox: path.clone(),
+                index,
+                field: m.field,
+            }),
+        }
+    }
+    if let Some(n) = filter.limit {
+        let drop = out.shown.len().saturating_sub(n);
+        out.shown.drain(..drop);
+    }
+    Ok(out)
+}
+
+/// What to do with shown entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Set `read: true` (old Claude Code's way).
+    Read,
+    /// Remove them (new Claude Code's way).
+    Consume,
+}
+
+/// Marks or removes exactly `shown` (matched by full content, each at most once) in `member`'s
+/// inbox, under its lock. Entries that changed or left since they were read are not touched.
+/// Returns how many entries were changed.
+///
+/// # Errors
+/// Lock timeout, a corrupt inbox, failed verification, I/O.
+pub fn mark(
+    team: &Team,
+    member: &MemberName,
+    shown: &[Entry],
+    how: Mark,
+    opts: &LockOptions,
+) -> Result<usize> {
+    if shown.is_empty() {
+        return Ok(0);
+    }
+    let path = team.inbox_path(member);
+    store::update(&path, opts, |entries| {
+        let mut pending: Vec<&Entry> = shown.iter().collect();
+        let mut hit = vec![false; entries.len()];
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(p) = pending.iter().position(|s| *s == e) {
+                pending.swap_remove(p);
+                hit[i] = true;
+            }
+        }
+        let mut changed = 0;
+        match how {
+            Mark::Read => {
+                for (e, h) in entries.iter_mut().zip(&hit) {
+                    if *h && e.get("read") != Some(&Value::Bool(true)) {
+                        e.insert("read".into(), Value::Bool(true));
+                        changed += 1;
+                    }
+                }
+            }
+            Mark::Consume => {
+                let mut it = hit.iter();
+                entries.retain(|_| !*it.next().unwrap_or(&false));
+                changed = hit.iter().filter(|h| **h).count();
+            }
+        }
+        (changed > 0, changed)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let m = vec![
+            "alice".to_string(),
+            "bob".to_string(),
+            "team-lead".to_string(),
+        ];
+        assert_eq!(suggest("alcie", &m).as_deref(), Some("alice"));
+        assert_eq!(suggest("Alice", &m).as_deref(), Some("alice"));
+        assert_eq!(suggest("teamlead", &m).as_deref(), Some("team-lead"));
+        assert_eq!(suggest("zed", &m), None);
+    }
+
+    #[test]
+    fn type_filter_parse() {
+        assert_eq!(
+            "protocol".parse::<TypeFilter>().unwrap(),
+            TypeFilter::Protocol
+        );
+        assert!("shutdown_request".parse::<TypeFilter>().is_ok());
+        assert!("nope".parse::<TypeFilter>().is_err());
+    }
+
+    #[test]
+    fn unsendable_frames_refused() {
+        assert!(check_text(r#"{"type":"idle_notification","from":"a"}"#).is_err());
+        assert!(check_text("  ").is_err());
+        assert!(
+            check_text(r#"{"type":"shutdown_request","requestId":"x"}"#)
+                .unwrap()
+                .is_some()
+        );
+        assert!(check_text("hello").unwrap().is_none());
+    }
+}

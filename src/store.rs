@@ -1,0 +1,315 @@
+//! Inbox files: parse, render, atomic replace, and the locked read-modify-write with
+//! read-back verification.
+//!
+//! Invariants:
+//! - Format: `JSON.stringify(value, null, 2)` byte for byte (serde_json's pretty printer with
+//!   `preserve_order`; `arbitrary_precision` keeps every number as its original text, so
+//!   entries teamctl does not touch are written back unchanged in meaning and order).
+//! - Lock order: the inbox lock directory is taken before the file is read for a write and
+//!   released only after the read-back; nothing else is locked meanwhile.
+//! - fsync points: the temp file before the rename, the folder after it.
+//! - Verification: after an append the file must parse, hold exactly one entry more than
+//!   before, and end with our entry, byte-equal; after any other change it must equal the bytes
+//!   written.
+//! - A file that is not a JSON array of objects is never written (an error names it).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+use crate::id;
+use crate::lock::{self, LockOptions};
+use crate::paths::with_suffix;
+
+/// One inbox entry: a JSON object with its keys in file order.
+pub type Entry = Map<String, Value>;
+
+/// Parses an inbox: a JSON array of objects.
+///
+/// # Errors
+/// When the bytes are not JSON, the top level is not an array, or an element is not an object.
+pub fn parse_inbox(bytes: &[u8], path: &Path) -> Result<Vec<Entry>> {
+    let value: Value = serde_json::from_slice(bytes)
+        .with_context(|| format!("{} is not valid JSON (left unchanged)", path.display()))?;
+    let Value::Array(items) = value else {
+        bail!("{} is not a JSON array (left unchanged)", path.display());
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::Object(m) => Ok(m),
+            _ => bail!(
+                "entry {i} of {} is not a JSON object (left unchanged)",
+                path.display()
+            ),
+        })
+        .collect()
+}
+
+/// Renders entries exactly as `JSON.stringify(entries, null, 2)`: two-space indent, no
+/// trailing newline, `[]` when empty.
+pub fn render<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    // Serializing a Value (or a map of them) cannot fail: keys are strings.
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// Reads an inbox without locking, as Claude Code's readers do. `Ok(None)` when the file does
+/// not exist. A parse failure is retried a few times, because writers that predate atomic
+/// renames rewrite the file in place and a reader can see it half-written.
+///
+/// # Errors
+/// I/O errors, or a file that still does not parse after the retries.
+pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
+    let mut attempt = 0;
+    loop {
+        let bytes = match fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        };
+        match parse_inbox(&bytes, path) {
+            Ok(entries) => return Ok(Some(entries)),
+            Err(e) if attempt >= 4 => return Err(e),
+            // A torn in-place write is gone within milliseconds.
+            Err(_) => thread::sleep(Duration::from_millis(10 << attempt)),
+        }
+        attempt += 1;
+    }
+}
+
+/// Replaces `path` atomically: writes `<path>.tmp.<8 hex>` (create-new, mode 0666 & ~umask),
+/// fsyncs it, renames it over `path` and fsyncs the folder. The temp file is removed on any
+/// failure.
+///
+/// # Errors
+/// Any I/O error, with the path that failed.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
+    let result = (|| -> Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .with_context(|| format!("could not create {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("could not write {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("could not sync {}", tmp.display()))?;
+        fs::rename(&tmp, path)
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return result;
+    }
+    // The rename is durable only once the folder entry is on disk.
+    if let Some(dir) = path.parent() {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .with_context(|| format!("could not sync {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Creates the inbox (and its folder) as `[]` if it is missing, as Claude Code does before it
+/// locks: create-new, so an existing file is never touched.
+///
+/// # Errors
+/// I/O errors other than the file already existing.
+pub fn ensure_inbox(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    }
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(mut f) => f
+            .write_all(b"[]")
+            .with_context(|| format!("could not write {}", path.display())),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("could not create {}", path.display())),
+    }
+}
+
+/// What [`append`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Appended {
+    /// The entry was written and read back.
+    Written,
+    /// An entry with the same id was already in the inbox (here it is); nothing was written.
+    AlreadyPresent(Entry),
+}
+
+/// Appends `entry` to the inbox at `path` under its lock, atomically, and verifies the result
+/// before releasing the lock. With `dedupe`, an inbox that already holds an entry with the same
+/// id ([`id::entry_id`]) is left alone.
+///
+/// # Errors
+/// [`Error::LockTimeout`], [`Error::VerifyFailed`], a corrupt inbox (left unchanged) or I/O.
+pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
+    ensure_inbox(path)?;
+    let guard = lock::acquire(path, opts)?;
+    let mut entries = read_locked(path)?;
+    if dedupe {
+        let ours = id::entry_id(entry);
+        if let Some(existing) = entries.iter().find(|e| id::entry_id(e) == ours) {
+            let existing = existing.clone();
+            guard.release()?;
+            return Ok(Appended::AlreadyPresent(existing));
+        }
+    }
+    let before = entries.len();
+    entries.push(entry.clone());
+    guard.verify()?;
+    atomic_write(path, render(&entries).as_bytes())?;
+    verify_append(path, before, entry)?;
+    guard.release()?;
+    Ok(Appended::Written)
+}
+
+/// Runs `change` on the inbox's entries under its lock; when it returns `true` the result is
+/// written atomically and verified. The inbox must exist. Returns what `change` reported.
+///
+/// # Errors
+/// [`Error::LockTimeout`], [`Error::VerifyFailed`], a missing or corrupt inbox, or I/O.
+pub fn update<T>(
+    path: &Path,
+    opts: &LockOptions,
+    change: impl FnOnce(&mut Vec<Entry>) -> (bool, T),
+) -> Result<T> {
+    if !path.exists() {
+        bail!("could not update {}: it does not exist", path.display());
+    }
+    let guard = lock::acquire(path, opts)?;
+    let mut entries = read_locked(path)?;
+    let (changed, out) = change(&mut entries);
+    if changed {
+        let bytes = render(&entries);
+        guard.verify()?;
+        atomic_write(path, bytes.as_bytes())?;
+        let back =
+            fs::read(path).with_context(|| format!("could not read back {}", path.display()))?;
+        if back != bytes.as_bytes() {
+            return Err(verify_error(path, "the file differs from what was written"));
+        }
+    }
+    guard.release()?;
+    Ok(out)
+}
+
+/// Reads and parses the inbox while holding its lock (no retry needed: writers are excluded).
+fn read_locked(path: &Path) -> Result<Vec<Entry>> {
+    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    parse_inbox(&bytes, path)
+}
+
+fn verify_append(path: &Path, before: usize, entry: &Entry) -> Result<()> {
+    let bytes =
+        fs::read(path).with_context(|| format!("could not read back {}", path.display()))?;
+    let entries = parse_inbox(&bytes, path).map_err(|e| verify_error(path, &format!("{e:#}")))?;
+    if entries.len() != before + 1 {
+        return Err(verify_error(
+            path,
+            &format!("expected {} entries, found {}", before + 1, entries.len()),
+        ));
+    }
+    if entries.last().map(render) != Some(render(entry)) {
+        return Err(verify_error(path, "the last entry is not the one written"));
+    }
+    Ok(())
+}
+
+fn verify_error(path: &Path, reason: &str) -> anyhow::Error {
+    Error::VerifyFailed {
+        path: PathBuf::from(path),
+        reason: reason.to_string(),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(json: &str) -> Entry {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn render_matches_json_stringify() {
+        let e: Vec<Entry> = parse_inbox(
+            br#"[{"from":"a","text":"x\u0001\"/\\\u2028 \u00e9 \ud83d\ude00","n":1e+21,"big":12345678901234567890,"f":-0.5,"o":{},"l":[]}]"#,
+            Path::new("t"),
+        )
+        .unwrap();
+        // The bytes JSON.stringify(JSON.parse(...), null, 2) gives; numbers keep their text, even
+        // where JSON.stringify would round (a file Claude Code wrote never holds such numbers).
+        let want = "[\n  {\n    \"from\": \"a\",\n    \"text\": \"x\\u0001\\\"/\\\\\u{2028} é 😀\",\n    \"n\": 1e+21,\n    \"big\": 12345678901234567890,\n    \"f\": -0.5,\n    \"o\": {},\n    \"l\": []\n  }\n]";
+        assert_eq!(render(&e), want);
+        assert_eq!(render(&Vec::<Entry>::new()), "[]");
+    }
+
+    #[test]
+    fn parse_refuses_wrong_shapes() {
+        for bad in [&b"{}"[..], b"[1]", b"[{}", b"", b"null"] {
+            assert!(
+                parse_inbox(bad, Path::new("t")).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert_eq!(parse_inbox(b"[]", Path::new("t")).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn append_writes_and_verifies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("inboxes/a.json");
+        let e = entry(r#"{"from":"u","text":"hi","timestamp":"t","msg_id":"m1"}"#);
+        assert_eq!(
+            append(&p, &e, true, &LockOptions::default()).unwrap(),
+            Appended::Written
+        );
+        assert_eq!(
+            append(&p, &e, true, &LockOptions::default()).unwrap(),
+            Appended::AlreadyPresent(e.clone())
+        );
+        let back = read_inbox(&p).unwrap().unwrap();
+        assert_eq!(back, vec![e]);
+        assert!(!lock::lock_dir(&p).exists());
+        let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn verification_fails_on_a_tampered_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, "[]").unwrap();
+        let e = entry(r#"{"from":"u","text":"hi"}"#);
+        fs::write(&p, render(&vec![entry(r#"{"from":"x","text":"other"}"#)])).unwrap();
+        let err = verify_append(&p, 0, &e).unwrap_err();
+        assert!(matches!(
+            err.downcast_ref::<Error>(),
+            Some(Error::VerifyFailed { .. })
+        ));
+        fs::write(&p, "[{").unwrap();
+        assert!(verify_append(&p, 0, &e).is_err());
+    }
+
+    #[test]
+    fn corrupt_inbox_is_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, b"{\"not\": \"an array\"}").unwrap();
+        let e = entry(r#"{"from":"u","text":"hi"}"#);
+        assert!(append(&p, &e, false, &LockOptions::default()).is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"{\"not\": \"an array\"}");
+        assert!(!lock::lock_dir(&p).exists(), "lock released on error");
+    }
+}

@@ -1,0 +1,102 @@
+//! Timestamps as Claude Code writes them, and the durations and times users type.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use crate::error::usage;
+
+/// `new Date().toISOString()`: UTC, exactly three fraction digits, `Z`.
+pub fn iso_millis(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Parses a duration: a number with a unit `ms`, `s`, `m`, `h` or `d` (`500ms`, `10m`, `2h`);
+/// a bare number means seconds.
+///
+/// # Errors
+/// An [`crate::Error::Usage`] for anything else.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad_duration(s))?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86400.0,
+        _ => return Err(bad_duration(s)),
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| bad_duration(s))
+}
+
+fn bad_duration(s: &str) -> anyhow::Error {
+    usage(format!(
+        "invalid duration '{s}': use a number with ms, s, m, h or d (e.g. 500ms, 10m)"
+    ))
+}
+
+/// Parses a point in time: RFC 3339 (`2026-11-29T10:00:00Z`), or a duration meaning that long
+/// before `now` (`10m`, `2h`).
+///
+/// # Errors
+/// An [`crate::Error::Usage`] when it is neither.
+pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    let d = parse_duration(s).map_err(|_| {
+        usage(format!(
+            "invalid time '{s}': use RFC 3339 (2026-11-29T10:00:00Z) or an age like 10m"
+        ))
+    })?;
+    let d =
+        chrono::Duration::from_std(d).map_err(|_| usage(format!("time '{s}' is too far back")))?;
+    Ok(now - d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_has_three_digits_and_z() {
+        let t = DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(iso_millis(t), "2026-11-29T10:00:00.000Z");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("5").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        for bad in ["", "x", "5x", "-1s", "ms"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn since() {
+        let now = DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(
+            iso_millis(parse_since("10m", now).unwrap()),
+            "2026-11-29T09:50:00.000Z"
+        );
+        assert_eq!(
+            iso_millis(parse_since("2026-11-29T11:00:00+01:00", now).unwrap()),
+            "2026-11-29T10:00:00.000Z"
+        );
+        assert!(parse_since("yesterday", now).is_err());
+    }
+}

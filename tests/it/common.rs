@@ -1,0 +1,182 @@
+//! A hermetic environment per test: a temp dir holding HOME, XDG dirs and the Claude config
+//! dir, a pinned clock, and no inherited TEAMCTL_* variables.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub const NOW: &str = "2026-11-29T10:00:00.000Z";
+
+pub struct TestEnv {
+    pub dir: TempDir,
+    pub root: PathBuf,
+}
+
+impl TestEnv {
+    /// An empty Claude config dir.
+    pub fn new() -> TestEnv {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("claude");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(dir.path().join("home")).unwrap();
+        TestEnv { dir, root }
+    }
+
+    /// A copy of the example team committed under `examples/claude` (team `demo-team`).
+    pub fn example() -> TestEnv {
+        let env = TestEnv::new();
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude"),
+            &env.root,
+        );
+        env
+    }
+
+    /// Writes a team whose config lists `members` (name, colour), with an inbox folder.
+    pub fn team(&self, team: &str, members: &[(&str, Option<&str>)]) {
+        let dir = self.root.join("teams").join(team);
+        fs::create_dir_all(dir.join("inboxes")).unwrap();
+        let members: Vec<Value> = std::iter::once(("team-lead", None))
+            .chain(members.iter().copied())
+            .map(|(name, color)| {
+                let mut m = serde_json::json!({
+                    "agentId": format!("{name}@{team}"),
+                    "name": name,
+                    "joinedAt": 1764444600000u64,
+                    "tmuxPaneId": "",
+                    "cwd": "/tmp",
+                    "subscriptions": []
+                });
+                if let Some(c) = color {
+                    m["color"] = c.into();
+                }
+                m
+            })
+            .collect();
+        let cfg = serde_json::json!({
+            "name": team,
+            "createdAt": 1764444600000u64,
+            "leadAgentId": format!("team-lead@{team}"),
+            "leadSessionId": "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d",
+            "members": members
+        });
+        fs::write(
+            dir.join("config.json"),
+            serde_json::to_string_pretty(&cfg).unwrap(),
+        )
+        .unwrap();
+    }
+
+    pub fn inbox(&self, team: &str, member: &str) -> PathBuf {
+        self.root
+            .join("teams")
+            .join(team)
+            .join("inboxes")
+            .join(format!("{member}.json"))
+    }
+
+    /// `teamctl` with a hermetic environment (no inherited TEAMCTL_*, HOME in the temp dir).
+    pub fn cmd(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.std_cmd())
+    }
+
+    /// The same, as a plain `std::process::Command` (for concurrent children).
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(bin());
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    fn hermetic(&self, cmd: &mut std::process::Command) {
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().into_owned();
+            if k.starts_with("TEAMCTL_") || k.starts_with("XDG_") || k == "NO_COLOR" {
+                cmd.env_remove(&k);
+            }
+        }
+        let home = self.dir.path().join("home");
+        cmd.env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("CLAUDE_CONFIG_DIR", &self.root)
+            .env("TEAMCTL_NOW", NOW)
+            .current_dir(self.dir.path());
+    }
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_teamctl"))
+}
+
+pub fn json(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}): {}",
+            String::from_utf8_lossy(out)
+        )
+    })
+}
+
+pub fn read_entries(path: &Path) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+/// The sorted keys of a JSON object.
+pub fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+/// Polls `cond` until it holds or `deadline` passes.
+pub fn wait_until(deadline: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + deadline;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    cond()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Whether `node` and the test peer's node_modules are available. In CI (`CI` set) their
+/// absence is a failure, not a skip.
+pub fn node_peer() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer");
+    let ok = dir.join("node_modules/proper-lockfile").is_dir()
+        && std::process::Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(dir.join("peer.js"));
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "the Node test peer is not installed: run `npm ci --prefix tests/peer`"
+    );
+    eprintln!("skipping: the Node test peer is not installed (npm ci --prefix tests/peer)");
+    None
+}

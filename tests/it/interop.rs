@@ -1,0 +1,190 @@
+//! Interop with Claude Code's lock library: the npm package `proper-lockfile` (the one Claude
+//! Code 2.1.112 bundles; 2.1.332 re-implements it with the same on-disk behaviour), driven by
+//! the Node peer in `tests/peer/`.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, json, node_peer, read_entries};
+
+fn peer(script: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("node");
+    c.arg(script)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn json_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// teamctl senders, proper-lockfile writers and a proper-lockfile consumer on one inbox at
+/// once: every message ends up exactly once, either still in the file or consumed.
+#[test]
+fn teamctl_and_proper_lockfile_writers_and_consumer_lose_nothing() {
+    let Some(script) = node_peer() else { return };
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", None)]);
+    let inbox = env.inbox("alpha", "alice");
+    let inbox_s = inbox.to_str().unwrap();
+    let stop = env.dir.path().join("stop");
+    fs::write(&inbox, "[]").unwrap();
+
+    let consumer = peer(
+        &script,
+        &["consume", inbox_s, "--stop-file", stop.to_str().unwrap()],
+    )
+    .spawn()
+    .unwrap();
+    let writers: Vec<Child> = (0..2)
+        .map(|w| {
+            let prefix = format!("peer{w}-");
+            peer(
+                &script,
+                &[
+                    "append", inbox_s, "--from", "bob", "--count", "100", "--prefix", &prefix,
+                ],
+            )
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let mut sent: HashMap<String, String> = HashMap::new();
+    let env_ref = &env;
+    let teamctl_ids: Vec<(String, String)> = thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                s.spawn(move || {
+                    (0..40)
+                        .map(|i| {
+                            let text = format!("teamctl{t}-{i}");
+                            let out = env_ref
+                                .std_cmd()
+                                .args(["send", "alice", &text, "--json", "--lock-timeout", "30s"])
+                                .output()
+                                .unwrap();
+                            assert!(
+                                out.status.success(),
+                                "{}",
+                                String::from_utf8_lossy(&out.stderr)
+                            );
+                            (json(&out.stdout)["id"].as_str().unwrap().to_string(), text)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    sent.extend(teamctl_ids);
+    for w in writers {
+        let out = w.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in json_lines(&out.stdout) {
+            sent.insert(
+                line["msg_id"].as_str().unwrap().into(),
+                line["text"].as_str().unwrap().into(),
+            );
+        }
+    }
+    assert_eq!(sent.len(), 360);
+    fs::write(&stop, "").unwrap();
+    let out = consumer.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let consumed = json_lines(&out.stdout);
+    let left = read_entries(&inbox);
+    for e in consumed.iter().map(|c| &c["entry"]).chain(left.iter()) {
+        let id = e["msg_id"].as_str().unwrap().to_string();
+        assert_eq!(
+            sent.get(&id).map(String::as_str),
+            e["text"].as_str(),
+            "unknown or altered {e}"
+        );
+        *seen.entry(id).or_default() += 1;
+    }
+    let dupes: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(dupes.is_empty(), "duplicated: {dupes:?}");
+    let lost: Vec<_> = sent.keys().filter(|id| !seen.contains_key(*id)).collect();
+    assert!(lost.is_empty(), "lost {} messages: {lost:?}", lost.len());
+    assert!(!consumed.is_empty(), "the consumer took part");
+    let dir = inbox.parent().unwrap();
+    let stray: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "alice.json")
+        .collect();
+    assert!(stray.is_empty(), "left behind: {stray:?}");
+}
+
+/// proper-lockfile sees teamctl's lock and teamctl sees proper-lockfile's: a lock held 300 ms
+/// by the peer is waited for; one held past --lock-timeout gives exit 3 and no write.
+#[test]
+fn proper_lockfile_locks_are_respected() {
+    let Some(script) = node_peer() else { return };
+    let env = TestEnv::example();
+    let inbox = env.inbox("demo-team", "researcher");
+    let inbox_s = inbox.to_str().unwrap().to_string();
+
+    let hold = |ms: &str| {
+        let mut child = peer(&script, &["hold", &inbox_s, "--ms", ms])
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(first.contains("\"locked\""), "{first}");
+        child
+    };
+
+    let holder = hold("300");
+    env.cmd()
+        .args(["send", "researcher", "after the peer"])
+        .assert()
+        .success();
+    assert!(holder.wait_with_output().unwrap().status.success());
+    assert_eq!(read_entries(&inbox).len(), 3);
+
+    let before = fs::read(&inbox).unwrap();
+    let mut holder = hold("5000");
+    env.cmd()
+        .args(["send", "researcher", "too soon", "--lock-timeout", "200ms"])
+        .assert()
+        .code(3);
+    assert_eq!(fs::read(&inbox).unwrap(), before);
+    holder.kill().unwrap();
+    let _ = holder.wait();
+
+    // The lock directory teamctl takes is the one proper-lockfile checks.
+    let lock = inbox.with_file_name("researcher.json.lock");
+    let _ = fs::remove_dir(&lock); // the killed peer may have had no time to release
+    fs::create_dir(&lock).unwrap();
+    let out = peer(&script, &["check", &inbox_s]).output().unwrap();
+    assert_eq!(json_lines(&out.stdout)[0]["locked"], true);
+    fs::remove_dir(&lock).unwrap();
+}

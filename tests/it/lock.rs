@@ -1,0 +1,133 @@
+//! The lock directory protocol, seen from the command line.
+
+use std::fs::{self, File};
+use std::thread;
+use std::time::{Duration, SystemTime};
+
+use predicates::prelude::*;
+
+use crate::common::{TestEnv, read_entries};
+
+fn lock_dir(env: &TestEnv) -> std::path::PathBuf {
+    env.root
+        .join("teams/demo-team/inboxes/researcher.json.lock")
+}
+
+#[test]
+fn stale_lock_is_reclaimed() {
+    let env = TestEnv::example();
+    let lock = lock_dir(&env);
+    fs::create_dir(&lock).unwrap();
+    File::open(&lock)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(20))
+        .unwrap();
+    env.cmd()
+        .args(["send", "researcher", "hi"])
+        .assert()
+        .success();
+    assert!(!lock.exists());
+    assert_eq!(read_entries(&env.inbox("demo-team", "researcher")).len(), 3);
+}
+
+#[test]
+fn live_lock_is_waited_for() {
+    let env = TestEnv::example();
+    let lock = lock_dir(&env);
+    fs::create_dir(&lock).unwrap();
+    let holder = {
+        let lock = lock.clone();
+        // Another writer holding the lock for 300 ms.
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(300));
+            fs::remove_dir(&lock).unwrap();
+        })
+    };
+    env.cmd()
+        .args(["send", "researcher", "hi"])
+        .assert()
+        .success();
+    holder.join().unwrap();
+    assert_eq!(read_entries(&env.inbox("demo-team", "researcher")).len(), 3);
+}
+
+#[test]
+fn lock_held_past_the_timeout_gives_exit_3_and_no_write() {
+    let env = TestEnv::example();
+    let inbox = env.inbox("demo-team", "researcher");
+    let before = fs::read(&inbox).unwrap();
+    let lock = lock_dir(&env);
+    fs::create_dir(&lock).unwrap();
+    env.cmd()
+        .args(["send", "researcher", "hi", "--lock-timeout", "200ms"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::starts_with("error: could not lock"));
+    assert_eq!(fs::read(&inbox).unwrap(), before);
+    assert!(
+        lock.is_dir(),
+        "a lock teamctl does not hold is never removed"
+    );
+    // Also for --consume.
+    env.cmd()
+        .args([
+            "inbox",
+            "researcher",
+            "--consume",
+            "--lock-timeout",
+            "100ms",
+        ])
+        .assert()
+        .code(3);
+    assert_eq!(fs::read(&inbox).unwrap(), before);
+}
+
+#[test]
+fn a_lock_file_that_is_not_a_directory_is_reported_and_kept() {
+    let env = TestEnv::example();
+    let inbox = env.inbox("demo-team", "researcher");
+    let before = fs::read(&inbox).unwrap();
+    fs::write(lock_dir(&env), "flock").unwrap();
+    env.cmd()
+        .args(["send", "researcher", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "researcher.json.lock exists but is not a lock directory",
+        ));
+    assert_eq!(fs::read(lock_dir(&env)).unwrap(), b"flock");
+    assert_eq!(fs::read(&inbox).unwrap(), before);
+}
+
+#[test]
+fn sigterm_while_waiting_exits_cleanly_without_touching_the_foreign_lock() {
+    let env = TestEnv::example();
+    let lock = lock_dir(&env);
+    fs::create_dir(&lock).unwrap();
+    let mut child = env
+        .std_cmd()
+        .args(["send", "researcher", "hi", "--lock-timeout", "30s"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Its signal thread exists once the handlers are installed (Linux: one /proc task each).
+    let inbox = env.inbox("demo-team", "researcher");
+    assert!(crate::common::wait_until(Duration::from_secs(10), || {
+        fs::read_dir(format!("/proc/{}/task", child.id())).is_ok_and(|d| d.count() >= 2)
+    }));
+    let before = fs::read(&inbox).unwrap();
+    kill(child.id(), "TERM");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(lock.is_dir());
+    assert_eq!(fs::read(&inbox).unwrap(), before);
+}
+
+fn kill(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}

@@ -1,0 +1,59 @@
+//! Library-level guarantees seen from outside: concurrent appends lose nothing.
+
+use std::collections::HashSet;
+use std::thread;
+
+use crate::common::{TestEnv, read_entries};
+
+#[test]
+fn eight_processes_times_fifty_sends_give_exactly_400_entries() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", None)]);
+    let env = &env;
+    thread::scope(|s| {
+        for p in 0..8 {
+            s.spawn(move || {
+                for i in 0..50 {
+                    let out = env
+                        .std_cmd()
+                        .args([
+                            "send",
+                            "alice",
+                            &format!("p{p}-m{i}"),
+                            "--from",
+                            &format!("w{p}"),
+                        ])
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            });
+        }
+    });
+    let entries = read_entries(&env.inbox("alpha", "alice"));
+    assert_eq!(entries.len(), 400);
+    let ids: HashSet<&str> = entries
+        .iter()
+        .map(|e| e["msg_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 400);
+    let texts: HashSet<&str> = entries
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 400);
+    // Each sender's messages are in the order it sent them.
+    for p in 0..8 {
+        let mine: Vec<&str> = entries
+            .iter()
+            .filter(|e| e["from"] == format!("w{p}"))
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        let want: Vec<String> = (0..50).map(|i| format!("p{p}-m{i}")).collect();
+        assert_eq!(mine, want);
+    }
+}
