@@ -13,13 +13,32 @@ use uuid::Uuid;
 
 /// The id of an inbox entry: `msg_id`, else `messageId`, else the content hash.
 pub fn entry_id(entry: &Map<String, Value>) -> String {
-    for key in ["msg_id", "messageId"] {
-        if let Some(Value::String(id)) = entry.get(key) {
-            return id.clone();
-        }
+    let field = |k: &str| entry.get(k).and_then(Value::as_str);
+    id_of(
+        field("msg_id"),
+        field("messageId"),
+        field("from"),
+        field("timestamp"),
+        field("text"),
+    )
+}
+
+/// [`entry_id`] from the fields that decide it (each `None` unless it is a string).
+pub fn id_of(
+    msg_id: Option<&str>,
+    message_id: Option<&str>,
+    from: Option<&str>,
+    timestamp: Option<&str>,
+    text: Option<&str>,
+) -> String {
+    match msg_id.or(message_id) {
+        Some(id) => id.to_string(),
+        None => content_hash(
+            from.unwrap_or(""),
+            timestamp.unwrap_or(""),
+            text.unwrap_or(""),
+        ),
     }
-    let field = |k: &str| entry.get(k).and_then(Value::as_str).unwrap_or("");
-    content_hash(field("from"), field("timestamp"), field("text"))
 }
 
 /// Lowercase hex sha256 of `from + timestamp + text`.

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod format;
 pub mod id;
 pub mod lock;
 pub mod mailbox;

@@ -2,15 +2,17 @@
 //! read-back verification.
 //!
 //! Invariants:
-//! - Format: `JSON.stringify(value, null, 2)` byte for byte (serde_json's pretty printer with
-//!   `preserve_order`; `arbitrary_precision` keeps every number as its original text, so
-//!   entries teamctl does not touch are written back unchanged in meaning and order).
+//! - Format: `JSON.stringify(value, null, 2)` byte for byte ([`crate::format`]). An append to a
+//!   file already in that form splices the new element in and leaves every other byte as it
+//!   was; any other file is parsed and rendered (serde_json with `preserve_order`, and
+//!   `arbitrary_precision` keeping every number as its text), so entries teamctl does not touch
+//!   keep their meaning, keys and order either way.
 //! - Lock order: the inbox lock directory is taken before the file is read for a write and
 //!   released only after the read-back; nothing else is locked meanwhile.
 //! - fsync points: the temp file before the rename, the folder after it.
-//! - Verification: after an append the file must parse, hold exactly one entry more than
-//!   before, and end with our entry, byte-equal; after any other change it must equal the bytes
-//!   written.
+//! - Verification: before the lock is released the file is read back and must be byte-equal
+//!   to what was written. For an append that is the previous array plus our entry, so the file
+//!   parses, holds exactly one entry more, and ends with ours.
 //! - A file that is not a JSON array of objects is never written (an error names it).
 
 use std::fs::{self, File, OpenOptions};
@@ -23,6 +25,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
+use crate::format;
 use crate::id;
 use crate::lock::{self, LockOptions};
 use crate::paths::with_suffix;
@@ -53,12 +56,7 @@ pub fn parse_inbox(bytes: &[u8], path: &Path) -> Result<Vec<Entry>> {
         .collect()
 }
 
-/// Renders entries exactly as `JSON.stringify(entries, null, 2)`: two-space indent, no
-/// trailing newline, `[]` when empty.
-pub fn render<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    // Serializing a Value (or a map of them) cannot fail: keys are strings.
-    serde_json::to_string_pretty(value).unwrap_or_default()
-}
+pub use crate::format::render;
 
 /// Reads an inbox without locking, as Claude Code's readers do. `Ok(None)` when the file does
 /// not exist. A parse failure is retried a few times, because writers that predate atomic
@@ -91,6 +89,14 @@ pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
 /// # Errors
 /// Any I/O error, with the path that failed.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    atomic_write_parts(path, &[bytes])
+}
+
+/// [`atomic_write`] of the concatenation of `parts`.
+///
+/// # Errors
+/// Any I/O error, with the path that failed.
+pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
     let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
     let result = (|| -> Result<()> {
         let mut f = OpenOptions::new()
@@ -98,8 +104,10 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
             .create_new(true)
             .open(&tmp)
             .with_context(|| format!("could not create {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("could not write {}", tmp.display()))?;
+        for part in parts {
+            f.write_all(part)
+                .with_context(|| format!("could not write {}", tmp.display()))?;
+        }
         f.sync_all()
             .with_context(|| format!("could not sync {}", tmp.display()))?;
         fs::rename(&tmp, path)
@@ -154,22 +162,64 @@ pub enum Appended {
 pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
     ensure_inbox(path)?;
     let guard = lock::acquire(path, opts)?;
-    let mut entries = read_locked(path)?;
-    if dedupe {
-        let ours = id::entry_id(entry);
-        if let Some(existing) = entries.iter().find(|e| id::entry_id(e) == ours) {
-            let existing = existing.clone();
-            guard.release()?;
-            return Ok(Appended::AlreadyPresent(existing));
-        }
+    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    if dedupe && let Some(existing) = find_id(&bytes, path, &id::entry_id(entry))? {
+        guard.release()?;
+        return Ok(Appended::AlreadyPresent(existing));
     }
-    let before = entries.len();
-    entries.push(entry.clone());
+    let (prefix, tail) = match format::canonical_inbox(&bytes) {
+        Some(count) => format::splice_append(&bytes, count, &format::render_element(entry)),
+        None => {
+            let mut entries = parse_inbox(&bytes, path)?;
+            entries.push(entry.clone());
+            (&[][..], render(&entries).into_bytes())
+        }
+    };
+    let parts = [prefix, &tail];
     guard.verify()?;
-    atomic_write(path, render(&entries).as_bytes())?;
-    verify_append(path, before, entry)?;
+    atomic_write_parts(path, &parts)?;
+    verify_written(path, &parts)?;
     guard.release()?;
     Ok(Appended::Written)
+}
+
+/// The entry whose id is `wanted`, if any, reading only the fields ids are made of.
+fn find_id(bytes: &[u8], path: &Path, wanted: &str) -> Result<Option<Entry>> {
+    #[derive(serde::Deserialize)]
+    struct IdFields {
+        msg_id: Option<Value>,
+        #[serde(rename = "messageId")]
+        message_id: Option<Value>,
+        from: Option<Value>,
+        timestamp: Option<Value>,
+        text: Option<Value>,
+    }
+    let Ok(fields) = serde_json::from_slice::<Vec<IdFields>>(bytes) else {
+        // Not an array of objects: let the full parser say exactly what is wrong.
+        parse_inbox(bytes, path)?;
+        bail!("{} could not be read (left unchanged)", path.display());
+    };
+    let s = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+    let found = fields.iter().position(|f| {
+        let (a, b, c, d, e) = (
+            s(&f.msg_id),
+            s(&f.message_id),
+            s(&f.from),
+            s(&f.timestamp),
+            s(&f.text),
+        );
+        id::id_of(
+            a.as_deref(),
+            b.as_deref(),
+            c.as_deref(),
+            d.as_deref(),
+            e.as_deref(),
+        ) == wanted
+    });
+    match found {
+        Some(i) => Ok(parse_inbox(bytes, path)?.into_iter().nth(i)),
+        None => Ok(None),
+    }
 }
 
 /// Runs `change` on the inbox's entries under its lock; when it returns `true` the result is
@@ -208,20 +258,35 @@ fn read_locked(path: &Path) -> Result<Vec<Entry>> {
     parse_inbox(&bytes, path)
 }
 
-fn verify_append(path: &Path, before: usize, entry: &Entry) -> Result<()> {
-    let bytes =
-        fs::read(path).with_context(|| format!("could not read back {}", path.display()))?;
-    let entries = parse_inbox(&bytes, path).map_err(|e| verify_error(path, &format!("{e:#}")))?;
-    if entries.len() != before + 1 {
-        return Err(verify_error(
-            path,
-            &format!("expected {} entries, found {}", before + 1, entries.len()),
-        ));
+/// Reads `path` back (still under the lock) and checks it holds exactly the concatenation of
+/// `written`, comparing chunk by chunk so a large inbox is not read into memory twice.
+fn verify_written(path: &Path, written: &[&[u8]]) -> Result<()> {
+    let context = || format!("could not read back {}", path.display());
+    let mut f = File::open(path).with_context(context)?;
+    let mut want = written.iter().flat_map(|p| p.iter().copied());
+    let mut buf = vec![0u8; 64 * 1024];
+    let same = loop {
+        let n = io::Read::read(&mut f, &mut buf).with_context(context)?;
+        if n == 0 {
+            break want.next().is_none();
+        }
+        if !buf[..n].iter().all(|b| want.next() == Some(*b)) {
+            break false;
+        }
+    };
+    if same {
+        return Ok(());
     }
-    if entries.last().map(render) != Some(render(entry)) {
-        return Err(verify_error(path, "the last entry is not the one written"));
-    }
-    Ok(())
+    let back = fs::read(path).with_context(context)?;
+    let reason = match parse_inbox(&back, path) {
+        Err(_) => "the file no longer parses".to_string(),
+        Ok(entries) => format!(
+            "the file differs from what was written ({} entries found); another program wrote \
+             it without taking the lock",
+            entries.len()
+        ),
+    };
+    Err(verify_error(path, &reason))
 }
 
 fn verify_error(path: &Path, reason: &str) -> anyhow::Error {
@@ -290,16 +355,17 @@ mod tests {
     fn verification_fails_on_a_tampered_file() {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("a.json");
-        fs::write(&p, "[]").unwrap();
-        let e = entry(r#"{"from":"u","text":"hi"}"#);
+        let written = render(&vec![entry(r#"{"from":"u","text":"hi"}"#)]);
         fs::write(&p, render(&vec![entry(r#"{"from":"x","text":"other"}"#)])).unwrap();
-        let err = verify_append(&p, 0, &e).unwrap_err();
+        let err = verify_written(&p, &[written.as_bytes()]).unwrap_err();
         assert!(matches!(
             err.downcast_ref::<Error>(),
             Some(Error::VerifyFailed { .. })
         ));
         fs::write(&p, "[{").unwrap();
-        assert!(verify_append(&p, 0, &e).is_err());
+        assert!(verify_written(&p, &[written.as_bytes()]).is_err());
+        fs::write(&p, &written).unwrap();
+        verify_written(&p, &[written.as_bytes()]).unwrap();
     }
 
     #[test]

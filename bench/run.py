@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Benchmark: `teamctl send` vs the Node proper-lockfile peer (one message per process), and
+`teamctl inbox --json` vs `jq -c '.[]'`, on inboxes of 10, 1,000 and 10,000 entries.
+
+Usage: python3 bench/run.py [--runs N]   (needs: cargo, node + `npm ci --prefix tests/peer`, jq)
+Prints a Markdown table of median and p90 wall times per command (ms), one process per run.
+Every timed run starts from the same inbox bytes (restored outside the timing).
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "teamctl")
+PEER = os.path.join(ROOT, "tests", "peer", "peer.js")
+
+
+def entry(i):
+    return {
+        "from": "tester", "text": f"message {i}: the login test fails on CI with a timeout; "
+        "can you look at src/auth/session.ts?", "summary": "login test times out",
+        "timestamp": "2026-11-29T10:00:00.000Z", "color": "green", "msgV": 1,
+        "msg_id": str(uuid.UUID(int=i + 1, version=4)), "type": "message", "read": False,
+    }
+
+
+def timed(cmd, env, restore, runs):
+    samples = []
+    for _ in range(runs):
+        restore()
+        t = time.perf_counter()
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        samples.append((time.perf_counter() - t) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(len(samples) * 0.9) - 1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    tmp = tempfile.mkdtemp(prefix="teamctl-bench-")
+    try:
+        claude = os.path.join(tmp, "claude")
+        inboxes = os.path.join(claude, "teams", "bench", "inboxes")
+        os.makedirs(inboxes)
+        config = {"name": "bench", "leadAgentId": "team-lead@bench", "members": [
+            {"agentId": "team-lead@bench", "name": "team-lead"},
+            {"agentId": "alice@bench", "name": "alice"}]}
+        with open(os.path.join(claude, "teams", "bench", "config.json"), "w") as f:
+            json.dump(config, f, indent=2)
+        inbox = os.path.join(inboxes, "alice.json")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TEAMCTL_")}
+        env["CLAUDE_CONFIG_DIR"] = claude
+        print(f"| entries | file size | teamctl send | node peer append | speed-up | "
+              f"teamctl inbox --json | jq -c '.[]' |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        for n in (10, 1000, 10000):
+            data = json.dumps([entry(i) for i in range(n)], indent=2, ensure_ascii=False)
+            def restore():
+                with open(inbox, "w") as f:
+                    f.write(data)
+            send = timed([BIN, "send", "alice", "benchmark message", "--from", "bench"],
+                         env, restore, args.runs)
+            node = timed(["node", PEER, "append", inbox, "--from", "bench", "--count", "1"],
+                         env, restore, args.runs)
+            read = timed([BIN, "inbox", "alice", "--json"], env, restore, args.runs)
+            jq = timed(["jq", "-c", ".[]", inbox], env, restore, args.runs)
+            fmt = lambda m: f"{m[0]:.1f} ms (p90 {m[1]:.1f})"
+            print(f"| {n:,} | {len(data) / 1024:,.0f} KiB | {fmt(send)} | {fmt(node)} | "
+                  f"{node[0] / send[0]:.0f}x | {fmt(read)} | {fmt(jq)} |")
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
