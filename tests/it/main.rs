@@ -1,9 +1,10 @@
 //! teamctl's only integration-test target (one binary to link): one module per subcommand,
-//! plus the store (concurrency), lock and Claude Code interop suites.
+//! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
 
 mod common;
 mod inbox;
 mod interop;
 mod lock;
+mod real_claude;
 mod send;
 mod store;

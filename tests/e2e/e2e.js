@@ -1,0 +1,582 @@
+#!/usr/bin/env node
+'use strict';
+// End-to-end test: a message sender (teamctl, or fake-send.js) writes into the
+// inbox of a REAL Claude Code 2.1.332 pane teammate running offline in a
+// private tmux server against mock-api.js; the teammate's SendMessage replies
+// must come back in inboxes/ops.json.
+//
+//   node tests/e2e/e2e.js --send-cmd <exe> [--keep] [--verbose]
+//                         [--claude-bin <path>] [--deadline <seconds>]
+//
+// <exe> is called as: <exe> --claude-dir DIR --team demo send worker "TEXT" --from ops
+//
+// Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
+// stderr), 2 usage error, 77 skipped (claude binary or tmux not installed).
+// See README.md in this folder.
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const crypto = require('crypto');
+const { spawn, spawnSync, execFile } = require('child_process');
+const { lockedJsonUpdate } = require('./lockfile');
+
+const HERE = __dirname;
+const TEAM = 'demo';
+const CLAUDE_VERSION = '2.1.332';
+const DEFAULT_BIN = path.join(HERE, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
+const API_KEY = 'sk-ant-mock-000000000000000000000000';
+const POLL_MS = 10;          // our polling of the files (the client itself polls every 1000 ms)
+const QUIET_MS = 2500;       // "nothing more happens" window: > 2 client poll periods
+
+// ---------------------------------------------------------------- arguments
+function usage(msg) {
+  process.stderr.write(`e2e: ${msg}\nusage: node e2e.js --send-cmd <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]\n`);
+  process.exit(2);
+}
+const args = { keep: false, verbose: false, deadline: 90, claudeBin: process.env.CLAUDE_BIN || DEFAULT_BIN };
+{
+  const a = process.argv.slice(2);
+  for (let i = 0; i < a.length; i++) {
+    const need = () => { if (i + 1 >= a.length) usage(`${a[i]} needs a value`); return a[++i]; };
+    switch (a[i]) {
+      case '--send-cmd': args.sendCmd = need(); break;
+      case '--claude-bin': args.claudeBin = need(); break;
+      case '--deadline': args.deadline = Number(need()); break;
+      case '--keep': args.keep = true; break;
+      case '--verbose': case '-v': args.verbose = true; break;
+      case '--help': case '-h': usage('help'); break;
+      default: usage(`unknown argument ${a[i]}`);
+    }
+  }
+}
+if (!args.sendCmd) usage('--send-cmd is required');
+if (!(args.deadline > 0)) usage('--deadline must be a positive number of seconds');
+args.sendCmd = path.resolve(args.sendCmd);
+try {
+  fs.accessSync(args.sendCmd, fs.constants.X_OK);
+} catch (_) {
+  usage(`--send-cmd ${args.sendCmd} is not an executable file`);
+}
+if (!fs.existsSync(args.claudeBin)) {
+  process.stderr.write(`e2e: SKIP: Claude Code binary not found at ${args.claudeBin}\n` +
+    `e2e: install it with: npm ci --prefix ${path.relative(process.cwd(), HERE) || '.'}\n`);
+  process.exit(77);
+}
+if (spawnSync('tmux', ['-V'], { stdio: 'ignore' }).error) {
+  process.stderr.write('e2e: SKIP: tmux is not installed (apt-get install tmux)\n');
+  process.exit(77);
+}
+
+// ---------------------------------------------------------------- helpers
+const T0 = Date.now();
+const now = () => Date.now();
+const GLOBAL_DEADLINE = T0 + args.deadline * 1000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const hex = (n) => crypto.randomBytes(n).toString('hex');
+const traceLines = [];
+function trace(msg) {
+  const line = `[+${String(now() - T0).padStart(6)} ms] ${msg}`;
+  traceLines.push(line);
+  if (args.verbose) process.stderr.write(line + '\n');
+}
+class Failure extends Error {}
+function fail(msg) { throw new Failure(msg); }
+function check(cond, msg) { if (!cond) fail(msg); }
+const writeJson = (file, v) => fs.writeFileSync(file, JSON.stringify(v, null, 2));
+const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+
+// JSON.parse a file; null when missing or unparsable (torn in-place write): caller polls again.
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (_) {
+    return null;
+  }
+}
+function readInbox(file) {
+  const v = readJson(file);
+  return Array.isArray(v) ? v : null;
+}
+
+// Poll fn() until it returns a truthy value; fail after `ms` (capped by the global deadline).
+async function waitFor(what, ms, fn) {
+  const start = now();
+  const deadline = Math.min(start + ms, GLOBAL_DEADLINE);
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (now() > deadline) fail(`timed out after ${((now() - start) / 1000).toFixed(1)} s waiting for ${what}`);
+    await sleep(POLL_MS);
+  }
+}
+
+// ---------------------------------------------------------------- state + cleanup
+const st = {
+  root: null, home: null, cfg: null, work: null, teamDir: null, inboxDir: null,
+  mock: null, mockLog: null, mockStderr: '', port: null,
+  sock: `teamctl-e2e-${process.pid}-${hex(4)}`, tmuxStarted: false, paneId: null, panePid: null,
+  tmuxEnv: null,
+};
+const tmux = (...a) => spawnSync('tmux', ['-L', st.sock, '-f', '/dev/null', ...a],
+  { env: st.tmuxEnv || process.env, encoding: 'utf8', timeout: 10000 });
+
+function paneAlive() {
+  const r = tmux('list-panes', '-a', '-F', '#{pane_dead} #{pane_dead_status}');
+  if (r.status !== 0) return { alive: false, info: `tmux list-panes failed: ${r.stderr}` };
+  const [dead, status] = r.stdout.trim().split(' ');
+  return { alive: dead === '0', info: `pane_dead=${dead} exit_status=${status || ''}` };
+}
+
+function capturePane() {
+  if (!st.tmuxStarted) return '(tmux not started)';
+  const r = tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', st.paneId || '%0');
+  // Squeeze the TUI's empty screen area so the dump stays short.
+  return r.status === 0 ? r.stdout.replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').replace(/\n+$/, '')
+    : `(capture-pane failed: ${r.stderr})`;
+}
+
+function pidAlive(pid) {
+  try { process.kill(pid, 0); return true; } catch (_) { return false; }
+}
+
+let cleanedUp = false;
+function cleanup() {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  if (st.tmuxStarted) {
+    tmux('kill-server');
+    // The pane's process is claude itself (exec); make sure it is gone before rm -rf.
+    if (st.panePid) {
+      const until = now() + 3000;
+      while (pidAlive(st.panePid) && now() < until) spawnSync('sleep', ['0.05']);
+      if (pidAlive(st.panePid)) {
+        trace(`claude pid ${st.panePid} survived SIGHUP, sending SIGKILL`);
+        try { process.kill(st.panePid, 'SIGKILL'); } catch (_) { /* gone */ }
+      }
+    }
+    // tmux ran with st.tmuxEnv (no TMUX_TMPDIR), so its socket is in /tmp/tmux-<uid>/.
+    const sockDir = path.join('/tmp', `tmux-${process.getuid()}`);
+    try { fs.unlinkSync(path.join(sockDir, st.sock)); } catch (_) { /* already gone */ }
+  }
+  if (st.mock && st.mock.exitCode === null) {
+    try { st.mock.kill('SIGTERM'); } catch (_) { /* gone */ }
+  }
+  if (st.root) {
+    if (args.keep) process.stderr.write(`e2e: kept temp dir ${st.root}\n`);
+    else fs.rmSync(st.root, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+function dumpDiagnostics(err) {
+  const out = [];
+  out.push(`e2e: FAIL: ${err && err.message ? err.message : err}`);
+  if (!(err instanceof Failure) && err && err.stack) out.push(err.stack);
+  out.push('--- trace ---', ...traceLines);
+  out.push(`--- tmux pane ${st.paneId || ''} (socket ${st.sock}) ---`, capturePane());
+  if (st.tmuxStarted) out.push(paneAlive().info);
+  out.push('--- mock log ---');
+  try { out.push(fs.readFileSync(st.mockLog, 'utf8').trimEnd()); } catch (_) { out.push('(none)'); }
+  if (st.mockStderr) out.push('--- mock stderr ---', st.mockStderr.trimEnd());
+  if (st.teamDir) {
+    for (const f of ['config.json', 'inboxes/worker.json', 'inboxes/ops.json', 'inboxes/team-lead.json']) {
+      out.push(`--- teams/${TEAM}/${f} ---`);
+      try { out.push(fs.readFileSync(path.join(st.teamDir, f), 'utf8')); } catch (e) { out.push(`(${e.code})`); }
+    }
+  }
+  process.stderr.write(out.join('\n') + '\n');
+}
+
+// Hard stop in case something blocks (e.g. a hung child); normal waits fail earlier.
+const watchdog = setTimeout(() => {
+  dumpDiagnostics(new Failure(`overall deadline of ${args.deadline} s exceeded (watchdog)`));
+  cleanup();
+  process.exit(1);
+}, args.deadline * 1000 + 5000);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    process.stderr.write(`e2e: interrupted by ${sig}\n`);
+    cleanup();
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------- setup
+function setupFiles() {
+  st.root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'teamctl-e2e-')));
+  st.home = path.join(st.root, 'home');
+  st.cfg = path.join(st.root, 'claude-config');
+  st.work = path.join(st.root, 'work');
+  st.tmp = path.join(st.root, 'tmp');
+  for (const d of [st.home, st.cfg, st.work, st.tmp]) fs.mkdirSync(d, { recursive: true });
+  st.mockLog = path.join(st.root, 'mock.log');
+
+  writeJson(path.join(st.cfg, '.claude.json'), {
+    hasCompletedOnboarding: true,
+    lastOnboardingVersion: CLAUDE_VERSION,
+    theme: 'dark',
+    bypassPermissionsModeAccepted: true,
+    customApiKeyResponses: { approved: [API_KEY.trim().slice(-20)], rejected: [] },
+    projects: { [st.work]: { hasTrustDialogAccepted: true } },
+  });
+  writeJson(path.join(st.cfg, 'settings.json'), { skipDangerousModePermissionPrompt: true });
+
+  st.teamDir = path.join(st.cfg, 'teams', TEAM);
+  st.inboxDir = path.join(st.teamDir, 'inboxes');
+  fs.mkdirSync(st.inboxDir, { recursive: true });
+  fs.mkdirSync(path.join(st.cfg, 'tasks', TEAM), { recursive: true });
+  st.parentSessionId = crypto.randomUUID();
+  const joinedAt = now();
+  writeJson(path.join(st.teamDir, 'config.json'), {
+    name: TEAM,
+    createdAt: joinedAt,
+    leadAgentId: `team-lead@${TEAM}`,
+    leadSessionId: st.parentSessionId,
+    members: [
+      {
+        agentId: `team-lead@${TEAM}`, name: 'team-lead', agentType: 'team-lead', joinedAt,
+        tmuxPaneId: 'leader', cwd: st.work, subscriptions: [], backendType: 'in-process',
+      },
+      {
+        agentId: `worker@${TEAM}`, name: 'worker', color: 'blue', joinedAt, tmuxPaneId: '',
+        subscriptions: [], agentType: 'general-purpose', cwd: st.work, backendType: 'tmux',
+      },
+      {
+        agentId: `ops@${TEAM}`, name: 'ops', joinedAt, tmuxPaneId: '', cwd: st.work, subscriptions: [],
+      },
+    ],
+  });
+  st.initialMsgId = crypto.randomUUID();
+  writeJson(path.join(st.inboxDir, 'team-lead.json'), []);
+  writeJson(path.join(st.inboxDir, 'ops.json'), []);
+  writeJson(path.join(st.inboxDir, 'worker.json'), [{
+    from: 'team-lead',
+    text: 'You are worker. Wait for messages.',
+    timestamp: new Date().toISOString(),
+    msgV: 1,
+    msg_id: st.initialMsgId,
+    type: 'message',
+    read: false,
+  }]);
+  trace(`temp root ${st.root}`);
+}
+
+const inbox = (name) => path.join(st.inboxDir, `${name}.json`);
+
+function startMock() {
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env.PATH, MOCK_LOG: st.mockLog };
+    if (process.env.MOCK_SEND_RETRIES !== undefined) env.MOCK_SEND_RETRIES = process.env.MOCK_SEND_RETRIES;
+    st.mock = spawn(process.execPath, [path.join(HERE, 'mock-api.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let buf = '';
+    const timer = setTimeout(() => reject(new Failure('mock did not print its port within 10 s')), 10000);
+    st.mock.stderr.on('data', (d) => { st.mockStderr += d; });
+    st.mock.on('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Failure(`mock exited early (code ${code}, signal ${sig})`));
+    });
+    st.mock.stdout.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0 && st.port === null) {
+        clearTimeout(timer);
+        try {
+          st.port = JSON.parse(buf.slice(0, nl)).port;
+        } catch (e) {
+          reject(new Failure(`mock printed a bad first line: ${buf.slice(0, nl)}`));
+          return;
+        }
+        trace(`mock listening on 127.0.0.1:${st.port}`);
+        resolve();
+      }
+    });
+  });
+}
+
+function startWorker() {
+  const env = {
+    PATH: process.env.PATH || '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    SHELL: '/bin/sh',
+    USER: process.env.USER || os.userInfo().username,
+    LOGNAME: process.env.LOGNAME || os.userInfo().username,
+    TMPDIR: st.tmp,
+    TERM: 'xterm-256color',
+    HOME: st.home,
+    CLAUDE_CONFIG_DIR: st.cfg,
+    ANTHROPIC_BASE_URL: `http://127.0.0.1:${st.port}`,
+    ANTHROPIC_API_KEY: API_KEY,
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ENABLE_TOOL_SEARCH: 'false',
+    CLAUDECODE: '1',
+    CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+  };
+  if (typeof process.getuid === 'function' && process.getuid() === 0) env.IS_SANDBOX = '1';
+  st.tmuxEnv = env; // only this environment reaches the tmux server (no proxy or client variables leak in)
+
+  const cmd = `cd ${shq(st.work)} && exec env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 ${shq(args.claudeBin)}` +
+    ` --agent-id worker@${TEAM} --agent-name worker --team-name ${TEAM} --agent-color blue` +
+    ` --parent-session-id ${st.parentSessionId} --dangerously-skip-permissions`;
+  trace(`tmux -L ${st.sock}: ${cmd}`);
+  st.tWorkerStart = now();
+  const r = tmux('start-server', ';',
+    'set-option', '-g', 'remain-on-exit', 'on', ';',
+    'set-option', '-g', 'history-limit', '20000', ';',
+    'new-session', '-d', '-s', 'e2e', '-x', '200', '-y', '50', '-P', '-F', '#{pane_id} #{pane_pid}', cmd);
+  if (r.status !== 0) fail(`tmux new-session failed (${r.status}): ${r.stderr}`);
+  st.tmuxStarted = true;
+  [st.paneId, st.panePid] = r.stdout.trim().split(' ');
+  st.panePid = Number(st.panePid);
+  trace(`worker pane ${st.paneId}, pid ${st.panePid}`);
+  // Record the real pane id, as a lead would (config lock, re-read, temp + rename).
+  lockedJsonUpdate(path.join(st.teamDir, 'config.json'), (cfg) => {
+    const m = cfg.members.find((x) => x.name === 'worker');
+    m.tmuxPaneId = st.paneId;
+  });
+}
+
+// ---------------------------------------------------------------- observation
+let lastAliveCheck = 0;
+function assertWorkerAlive() {
+  if (now() - lastAliveCheck < 250) return;
+  lastAliveCheck = now();
+  const a = paneAlive();
+  if (!a.alive) fail(`the claude teammate is not running any more (${a.info})`);
+}
+
+function idleNotifications() {
+  const arr = readInbox(inbox('team-lead')) || [];
+  return arr.filter((e) => {
+    if (e.from !== 'worker') return false;
+    try { return JSON.parse(e.text).type === 'idle_notification'; } catch (_) { return false; }
+  });
+}
+
+function echoEntries() {
+  const arr = readInbox(inbox('ops'));
+  if (!arr) return null;
+  return arr.filter((e) => e.from === 'worker' && typeof e.text === 'string' && e.text.includes('ECHO'));
+}
+
+const countToken = (texts, tok) => texts.reduce((n, t) => n + t.split(/\s+/).filter((w) => w === tok).length, 0);
+
+function runSend(text) {
+  return new Promise((resolve, reject) => {
+    const argv = ['--claude-dir', st.cfg, '--team', TEAM, 'send', 'worker', text, '--from', 'ops'];
+    const env = { ...process.env, HOME: st.home, CLAUDE_CONFIG_DIR: st.cfg };
+    const t = now();
+    execFile(args.sendCmd, argv, { env, timeout: 15000, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const ms = now() - t;
+      trace(`send ${JSON.stringify(text)} -> ${err ? `error ${err.code}` : 'ok'} in ${ms} ms ${stdout.trim()}`);
+      if (err) reject(new Failure(`send command failed (${err.code || err.signal}): ${stderr.trim() || err.message}`));
+      else resolve({ start: t, end: now(), ms });
+    });
+  });
+}
+
+// Follows a set of tokens: when each was written, consumed from worker.json, echoed into ops.json.
+class Tracker {
+  constructor() { this.tok = new Map(); }
+  add(token, sentAt) { this.tok.set(token, { sentAt, sendDone: null, seen: false, consumedAt: null, echoAt: null }); }
+  sample() {
+    const w = readInbox(inbox('worker'));
+    const echoes = echoEntries();
+    const t = now();
+    for (const [token, s] of this.tok) {
+      if (w) {
+        const present = w.some((e) => typeof e.text === 'string' && e.text.includes(`Token: ${token}`));
+        if (present) s.seen = true;
+        else if (s.sendDone && s.consumedAt === null) s.consumedAt = t;
+      }
+      if (echoes && s.echoAt === null && echoes.some((e) => countToken([e.text], token) > 0)) s.echoAt = t;
+    }
+    return { worker: w, echoes };
+  }
+  done() { return [...this.tok.values()].every((s) => s.consumedAt !== null && s.echoAt !== null); }
+  describe() {
+    return [...this.tok].map(([t, s]) => `${t}: ${s.sendDone === null ? 'send not finished'
+      : `${!s.seen ? 'never seen in worker.json (not written, or consumed within 10 ms?)'
+        : s.consumedAt !== null ? 'written and consumed' : 'written, NOT consumed'}, ${s.echoAt !== null ? 'echoed' : 'NOT echoed'}`}`).join('; ');
+  }
+}
+
+// Sample the tracker while `promise` runs.
+async function sampling(tracker, promise) {
+  let running = true;
+  const loop = (async () => { while (running) { tracker.sample(); await sleep(POLL_MS); } })();
+  try { return await promise; } finally { running = false; await loop; }
+}
+
+async function waitTracker(what, ms, tracker) {
+  try {
+    await waitFor(what, ms, () => {
+      assertWorkerAlive();
+      tracker.sample();
+      return tracker.done();
+    });
+  } catch (e) {
+    if (e instanceof Failure) e.message += ` [${tracker.describe()}]`;
+    throw e;
+  }
+}
+
+// Wait until nothing changes in the team's inboxes for QUIET_MS, the worker's inbox
+// holds no unread entry, and the worker went idle after its last echo.
+async function waitQuiet(what) {
+  let lastSig = null;
+  let since = now();
+  return waitFor(what, 20000, () => {
+    assertWorkerAlive();
+    const files = ['worker', 'ops', 'team-lead'].map((n) => { try { return fs.readFileSync(inbox(n), 'utf8'); } catch (_) { return ''; } });
+    const sig = files.join('\0');
+    if (sig !== lastSig) { lastSig = sig; since = now(); return false; }
+    const w = readInbox(inbox('worker'));
+    if (!w || w.some((e) => e.read !== true)) return false;
+    const echoes = echoEntries() || [];
+    const idles = idleNotifications();
+    const lastEcho = echoes.length ? echoes[echoes.length - 1].timestamp : '';
+    if (!idles.length || idles[idles.length - 1].timestamp < lastEcho) return false;
+    return now() - since >= QUIET_MS;
+  });
+}
+
+function checkEchoEntry(e) {
+  check(e.from === 'worker', `echo entry from ${e.from}`);
+  check(e.summary === 'echo', `echo entry summary ${JSON.stringify(e.summary)} (expected "echo")`);
+  check(e.color === 'blue', `echo entry color ${JSON.stringify(e.color)} (expected "blue")`);
+  check(typeof e.timestamp === 'string' && !Number.isNaN(Date.parse(e.timestamp)), 'echo entry timestamp');
+  check(e.read === false, 'echo entry read !== false');
+  check(e.type === undefined || e.type === 'message', `echo entry type ${e.type}`);
+}
+
+// ---------------------------------------------------------------- main
+async function main() {
+  setupFiles();
+  const version = (spawnSync(args.claudeBin, ['--version'], {
+    env: { PATH: process.env.PATH, HOME: st.home, CLAUDE_CONFIG_DIR: path.join(st.tmp, 'version-probe') },
+    encoding: 'utf8', timeout: 20000,
+  }).stdout || '').trim();
+  trace(`claude --version: ${version}`);
+  await startMock();
+  startWorker();
+
+  // --- start-up: the initial prompt is consumed, the first turn ends with an idle notification
+  const tConsumed0 = await waitFor('the initial prompt to be consumed from worker.json', 30000, () => {
+    assertWorkerAlive();
+    const w = readInbox(inbox('worker'));
+    return w && !w.some((e) => e.msg_id === st.initialMsgId) ? now() : 0;
+  });
+  trace(`initial prompt consumed after ${tConsumed0 - st.tWorkerStart} ms`);
+  const tIdle0 = await waitFor('the first idle_notification in team-lead.json', 15000, () => {
+    assertWorkerAlive();
+    return idleNotifications().length >= 1 ? now() : 0;
+  });
+  trace(`first turn idle after ${tIdle0 - st.tWorkerStart} ms`);
+  const startup = { prompt_consumed_ms: tConsumed0 - st.tWorkerStart, first_idle_ms: tIdle0 - st.tWorkerStart };
+
+  // --- scenario A: one message, consumed and echoed
+  const tokA = `A-${hex(4)}`;
+  const trA = new Tracker();
+  trA.add(tokA, now());
+  const sA = await sampling(trA, runSend(`Token: ${tokA}`));
+  trA.tok.get(tokA).sendDone = sA.end;
+  await waitTracker(`scenario A: ${tokA} consumed and echoed into ops.json`, 15000, trA);
+  const a = trA.tok.get(tokA);
+  const echoA = echoEntries().filter((e) => countToken([e.text], tokA) > 0);
+  check(echoA.length === 1, `scenario A: ${echoA.length} echo entries for ${tokA}`);
+  checkEchoEntry(echoA[0]);
+  check(echoA[0].text === `ECHO ${tokA}`, `scenario A: echo text ${JSON.stringify(echoA[0].text)}`);
+  const idlesBeforeB = idleNotifications().length;
+  await waitQuiet('scenario A: worker idle after the echo');
+  const scenarioA = {
+    token: tokA,
+    send_ms: sA.ms,
+    consumed_ms: a.consumedAt - sA.end,
+    echo_ms: a.echoAt - sA.end,
+    consume_to_echo_ms: a.echoAt - a.consumedAt,
+    seen_in_inbox: a.seen,
+  };
+  trace(`scenario A: ${JSON.stringify(scenarioA)}`);
+
+  // --- scenario B: five messages back to back
+  const tokB = Array.from({ length: 5 }, (_, i) => `B${i + 1}-${hex(4)}`);
+  const trB = new Tracker();
+  const sendsB = [];
+  const tB = now();
+  await sampling(trB, (async () => {
+    for (const tok of tokB) {
+      trB.add(tok, now());
+      const s = await runSend(`Token: ${tok}`);
+      trB.tok.get(tok).sendDone = s.end;
+      sendsB.push(s);
+    }
+  })());
+  const tBSent = now();
+  await waitTracker('scenario B: all 5 tokens consumed and echoed into ops.json', 30000, trB);
+  await waitQuiet('scenario B: worker idle, inboxes quiet');
+
+  // --- final checks over everything the worker sent to ops
+  const opsAll = readInbox(inbox('ops'));
+  check(opsAll, 'ops.json does not parse');
+  const stray = opsAll.filter((e) => !(e.from === 'worker' && typeof e.text === 'string' && e.text.startsWith('ECHO ')));
+  check(stray.length === 0, `unexpected entries in ops.json: ${JSON.stringify(stray)}`);
+  opsAll.forEach(checkEchoEntry);
+  const texts = opsAll.map((e) => e.text);
+  for (const tok of [tokA, ...tokB]) {
+    const n = countToken(texts, tok);
+    check(n === 1, `token ${tok} echoed ${n} times (expected exactly 1): ${JSON.stringify(texts)}`);
+  }
+  const allTokens = texts.flatMap((t) => t.split(/\s+/).slice(1));
+  check(allTokens.length === 1 + tokB.length, `echo texts hold ${allTokens.length} tokens, expected ${1 + tokB.length}: ${JSON.stringify(texts)}`);
+  const workerLeft = readInbox(inbox('worker'));
+  check(workerLeft && workerLeft.every((e) => e.read === true), `worker.json still has unread entries: ${JSON.stringify(workerLeft)}`);
+
+  const replyB = opsAll.filter((e) => tokB.some((t) => countToken([e.text], t) > 0));
+  const mockLines = fs.readFileSync(st.mockLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const posts = mockLines.filter((l) => l.method === 'POST');
+  const others = mockLines.filter((l) => l.method !== 'POST');
+  const per = tokB.map((tok) => trB.tok.get(tok));
+  const scenarioB = {
+    tokens: tokB,
+    send_ms: sendsB.map((s) => s.ms),
+    send_total_ms: tBSent - tB,
+    consumed_ms: per.map((s) => s.consumedAt - s.sendDone),
+    echo_ms: per.map((s) => s.echoAt - s.sendDone),
+    all_echoed_after_last_send_ms: Math.max(...per.map((s) => s.echoAt)) - tBSent,
+    replies: replyB.length,
+    batches: replyB.map((e) => e.text.split(/\s+/).slice(1)),
+  };
+  const summary = {
+    ok: true,
+    claude: version,
+    send_cmd: args.sendCmd,
+    startup,
+    A: scenarioA,
+    B: scenarioB,
+    idle_notifications: idleNotifications().length,
+    idle_notifications_before_B: idlesBeforeB,
+    mock_requests: {
+      messages: posts.length,
+      other: others.map((l) => `${l.method} ${l.url}`),
+      // SendMessage calls the mock re-issued because the client reported a failed send.
+      send_retries: posts.filter((l) => l.retry).map((l) => l.why),
+    },
+    worker_inbox_left: workerLeft.length,
+    total_ms: now() - T0,
+  };
+  return summary;
+}
+
+main().then((summary) => {
+  clearTimeout(watchdog);
+  if (args.verbose) process.stderr.write(`--- mock log ---\n${fs.readFileSync(st.mockLog, 'utf8')}`);
+  cleanup();
+  process.stdout.write(JSON.stringify(summary) + '\n');
+  process.exit(0);
+}, (err) => {
+  clearTimeout(watchdog);
+  dumpDiagnostics(err);
+  cleanup();
+  process.exit(1);
+});

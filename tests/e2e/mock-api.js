@@ -1,0 +1,251 @@
+#!/usr/bin/env node
+'use strict';
+// A tiny mock of the Anthropic Messages API for running the real Claude Code
+// binary offline (shared/spec/real-claude-offline.md §2). No dependencies.
+//
+// Listens on 127.0.0.1, port 0 (or $MOCK_PORT), and prints {"port":N} as the
+// first stdout line.
+//
+//   POST /v1/messages[?...]  -> one streaming SSE reply (sent as a single body
+//                               with content-length), chosen from the LAST
+//                               non-system entry of `messages`:
+//     * text with <teammate-message teammate_id="X" ...> blocks containing
+//       `Token: <tok>`  -> ONE tool_use SendMessage
+//                          {to: X of the block with the first token,
+//                           summary: "echo", message: "ECHO tok1 tok2 ..."},
+//                          stop_reason tool_use
+//     * else a tool_result block -> text "done", end_turn; except when it is
+//       the failed result of our SendMessage ({"success":false,...} or
+//       is_error): then the same SendMessage is issued again, at most
+//       $MOCK_SEND_RETRIES (default 3) times in a row. 2.1.332 sometimes fails
+//       a send with "Couldn't read the roster of team ..." when it reads its
+//       own config.json mid-write; a model would retry, and so does the mock.
+//     * else                     -> text "ok", end_turn
+//   anything else (HEAD/GET/other POST) -> 200 {}
+//
+// Each request is logged as one JSON line to $MOCK_LOG (appended) or stderr.
+
+const http = require('http');
+const fs = require('fs');
+const crypto = require('crypto');
+
+const LOG = process.env.MOCK_LOG;
+// Re-issue a failed SendMessage up to this many times per turn (0 disables).
+const RETRY = Number(process.env.MOCK_SEND_RETRIES === undefined ? 3 : process.env.MOCK_SEND_RETRIES);
+const TOKEN_RE = /Token: ([A-Za-z0-9_-]+)/g;
+const BLOCK_RE = /<teammate-message\s+teammate_id="([^"]*)"[^>]*>([\s\S]*?)<\/teammate-message>/g;
+const started = Date.now();
+let seq = 0;
+
+function log(obj) {
+  const line = JSON.stringify({ t: new Date().toISOString(), ...obj }) + '\n';
+  if (LOG) fs.appendFileSync(LOG, line);
+  else process.stderr.write(line);
+}
+
+// Text of the top-level text blocks of a message (tool_result contents excluded).
+function messageTexts(msg) {
+  if (typeof msg.content === 'string') return [msg.content];
+  if (!Array.isArray(msg.content)) return [];
+  return msg.content.filter((b) => b && b.type === 'text' && typeof b.text === 'string').map((b) => b.text);
+}
+
+function toolResults(msg) {
+  return Array.isArray(msg.content) ? msg.content.filter((b) => b && b.type === 'tool_result') : [];
+}
+
+function toolResultText(b) {
+  if (typeof b.content === 'string') return b.content;
+  if (Array.isArray(b.content)) return b.content.map((c) => (c && typeof c.text === 'string' ? c.text : '')).join('');
+  return '';
+}
+
+// A tool_result that says the tool did not do its job: is_error, or SendMessage's
+// {"success":false,...} (e.g. "Couldn't read the roster of team ..." when the client
+// hits its own torn in-place write of config.json).
+function failedResult(b) {
+  if (b.is_error === true) return true;
+  try { return JSON.parse(toolResultText(b)).success === false; } catch (_) { return false; }
+}
+
+// [{teammate: "ops", tokens: ["A-1"]}, ...] in order of appearance.
+function teammateBlocks(texts) {
+  const out = [];
+  for (const text of texts) {
+    for (const m of text.matchAll(BLOCK_RE)) {
+      const tokens = [...m[2].matchAll(TOKEN_RE)].map((t) => t[1]);
+      out.push({ teammate: m[1], tokens });
+    }
+  }
+  return out;
+}
+
+// How many failed SendMessage results end the conversation up to index `i` (inclusive).
+function countFailedAttempts(convo) {
+  let n = 0;
+  for (let j = convo.length - 1; j >= 1; j -= 2) {
+    const res = convo[j];
+    const use = convo[j - 1];
+    if (res.role !== 'user' || use.role !== 'assistant') break;
+    if (!toolResults(res).some(failedResult)) break;
+    n++;
+  }
+  return n;
+}
+
+function decide(body) {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  // `messages` may hold role:"system" entries (date, environment) after the user turn.
+  const convo = messages.filter((m) => m && m.role !== 'system');
+  const last = convo.length ? convo[convo.length - 1] : null;
+  if (!last) return { kind: 'text', text: 'ok', why: 'no non-system message' };
+
+  // Did our previous SendMessage fail without sending anything?
+  const results = last.role === 'user' ? toolResults(last) : [];
+  const prev = convo[convo.length - 2];
+  const prevUse = prev && prev.role === 'assistant' && Array.isArray(prev.content)
+    ? prev.content.find((b) => b && b.type === 'tool_use' && b.name === 'SendMessage') : null;
+  const failed = prevUse ? results.find((b) => b.tool_use_id === prevUse.id && failedResult(b)) : null;
+  const attempts = failed ? countFailedAttempts(convo) : 0;
+  const retry = Boolean(RETRY && failed && prevUse.input && attempts <= RETRY);
+  const failedWhy = failed ? `failed SendMessage: ${toolResultText(failed).slice(0, 300)}` : '';
+
+  const blocks = last.role === 'user' ? teammateBlocks(messageTexts(last)) : [];
+  const tokens = blocks.flatMap((b) => b.tokens);
+  if (tokens.length > 0) {
+    // New messages (possibly next to a failed send's result: then resend those tokens too).
+    let to = blocks.find((b) => b.tokens.length > 0).teammate;
+    let all = tokens;
+    if (retry && typeof prevUse.input.message === 'string' && prevUse.input.message.startsWith('ECHO ')) {
+      all = [...prevUse.input.message.slice(5).split(' '), ...tokens];
+      to = prevUse.input.to;
+    }
+    return {
+      kind: 'tool_use',
+      name: 'SendMessage',
+      input: { to, summary: 'echo', message: `ECHO ${all.join(' ')}` },
+      why: `teammate-message x${blocks.length}${retry ? ` + retry ${attempts}/${RETRY} after ${failedWhy}` : ''}`,
+      ...(retry ? { retry: attempts } : {}),
+    };
+  }
+  if (retry) {
+    return {
+      kind: 'tool_use', name: 'SendMessage', input: prevUse.input,
+      why: `retry ${attempts}/${RETRY} after ${failedWhy}`, retry: attempts,
+    };
+  }
+  if (results.length > 0) {
+    return { kind: 'text', text: 'done', why: failed ? `tool_result (not retried: ${failedWhy})` : 'tool_result' };
+  }
+  return { kind: 'text', text: 'ok', why: 'default' };
+}
+
+function sse(events) {
+  return events.map(([type, data]) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`).join('');
+}
+
+function reply(model, d) {
+  const id = `msg_mock_${crypto.randomBytes(12).toString('hex')}`;
+  const usage = { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const events = [['message_start', {
+    message: {
+      id, type: 'message', role: 'assistant', model: model || 'claude-opus-5-5', content: [],
+      stop_reason: null, stop_sequence: null, usage,
+    },
+  }]];
+  let stop;
+  if (d.kind === 'tool_use') {
+    events.push(['content_block_start', {
+      index: 0,
+      content_block: { type: 'tool_use', id: `toolu_mock_${crypto.randomBytes(12).toString('hex')}`, name: d.name, input: {} },
+    }]);
+    events.push(['content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(d.input) } }]);
+    stop = 'tool_use';
+  } else {
+    events.push(['content_block_start', { index: 0, content_block: { type: 'text', text: '' } }]);
+    events.push(['content_block_delta', { index: 0, delta: { type: 'text_delta', text: d.text } }]);
+    stop = 'end_turn';
+  }
+  events.push(['content_block_stop', { index: 0 }]);
+  events.push(['message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }]);
+  events.push(['message_stop', {}]);
+  return sse(events);
+}
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const n = ++seq;
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.method === 'POST' && url.pathname === '/v1/messages') {
+      let body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch (e) {
+        log({ n, method: req.method, url: req.url, error: `bad json: ${e.message}` });
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'bad json' } }));
+        return;
+      }
+      const d = decide(body);
+      const msgs = Array.isArray(body.messages) ? body.messages : [];
+      const toolNames = Array.isArray(body.tools) ? body.tools.map((t) => t.name) : [];
+      log({
+        n, ms: Date.now() - started, method: req.method, url: req.url,
+        ua: req.headers['user-agent'], model: body.model, stream: body.stream,
+        messages: msgs.length, roles: msgs.map((m) => m.role).join(','),
+        hasSendMessage: toolNames.includes('SendMessage'),
+        lastText: (() => {
+          for (let i = msgs.length - 1; i >= 0; i--) {
+            if (msgs[i].role !== 'system') return messageTexts(msgs[i]).join('\n---\n').slice(-600);
+          }
+          return '';
+        })(),
+        toolResults: (() => {
+          for (let i = msgs.length - 1; i >= 0; i--) {
+            if (msgs[i].role !== 'system') return toolResults(msgs[i]).map((b) => ({ is_error: b.is_error, text: toolResultText(b).slice(0, 400) }));
+          }
+          return [];
+        })(),
+        reply: d.kind === 'tool_use' ? { tool: d.name, input: d.input } : { text: d.text }, why: d.why,
+        ...(d.retry ? { retry: d.retry } : {}),
+      });
+      const payload = Buffer.from(reply(body.model, d), 'utf8');
+      if (body.stream === false) {
+        // Not used by Claude Code, but answer sensibly.
+        const content = d.kind === 'tool_use'
+          ? [{ type: 'tool_use', id: `toolu_mock_${n}`, name: d.name, input: d.input }]
+          : [{ type: 'text', text: d.text }];
+        const json = Buffer.from(JSON.stringify({
+          id: `msg_mock_${n}`, type: 'message', role: 'assistant', model: body.model, content,
+          stop_reason: d.kind === 'tool_use' ? 'tool_use' : 'end_turn', stop_sequence: null,
+          usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        }));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': json.length });
+        res.end(json);
+        return;
+      }
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        'request-id': `req_mock_${n}`,
+        'content-length': payload.length,
+      });
+      res.end(payload);
+      return;
+    }
+    log({ n, ms: Date.now() - started, method: req.method, url: req.url, ua: req.headers['user-agent'] });
+    const json = Buffer.from('{}');
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': json.length });
+    res.end(req.method === 'HEAD' ? undefined : json);
+  });
+});
+
+server.listen(Number(process.env.MOCK_PORT || 0), '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n');
+});
+
+function stop() { server.close(); process.exit(0); }
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,53 @@
+//! End to end with the real Claude Code: a 2.1.332 pane teammate (npm
+//! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
+//! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
+//! messages; the test checks each is consumed by the teammate and answered (via its
+//! `SendMessage` tool) exactly once. The driver is `tests/e2e/e2e.js`; see its README.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::bin;
+
+#[test]
+fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
+    let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
+    let installed = e2e
+        .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+        .is_file()
+        && Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !installed {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the e2e peer is not installed: `npm ci --prefix tests/e2e` and tmux are needed"
+        );
+        eprintln!("skipping: run `npm ci --prefix tests/e2e` (and install tmux) for this test");
+        return;
+    }
+    let out = Command::new("node")
+        .arg(e2e.join("e2e.js"))
+        .arg("--send-cmd")
+        .arg(bin())
+        .env_remove("TEAMCTL_TEAM")
+        .env_remove("TEAMCTL_FROM")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "e2e failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    assert_eq!(summary["A"]["seen_in_inbox"], true);
+    assert_eq!(summary["B"]["tokens"].as_array().unwrap().len(), 5);
+    assert_eq!(summary["worker_inbox_left"], 0);
+}
