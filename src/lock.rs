@@ -416,6 +416,25 @@ mod tests {
     }
 
     #[test]
+    fn a_held_lock_is_refreshed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("x.json");
+        let opts = LockOptions {
+            update: Duration::from_millis(20),
+            ..LockOptions::default()
+        };
+        let g = acquire(&f, &opts).unwrap();
+        let first = fs::metadata(g.dir()).unwrap().modified().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while fs::metadata(g.dir()).unwrap().modified().unwrap() == first {
+            assert!(Instant::now() < deadline, "the mtime was never refreshed");
+            thread::sleep(Duration::from_millis(5));
+        }
+        g.verify().unwrap();
+        g.release().unwrap();
+    }
+
+    #[test]
     fn touched_lock_is_compromised() {
         let tmp = tempfile::tempdir().unwrap();
         let f = tmp.path().join("x.json");
