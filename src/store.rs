@@ -58,13 +58,23 @@ pub fn parse_inbox(bytes: &[u8], path: &Path) -> Result<Vec<Entry>> {
 
 pub use crate::format::render;
 
-/// Reads an inbox without locking, as Claude Code's readers do. `Ok(None)` when the file does
-/// not exist. A parse failure is retried a few times, because writers that predate atomic
-/// renames rewrite the file in place and a reader can see it half-written.
+/// Reads an inbox without locking, as Claude Code's readers do ([`read_unlocked`]). `Ok(None)`
+/// when the file does not exist.
 ///
 /// # Errors
 /// I/O errors, or a file that still does not parse after the retries.
 pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
+    read_unlocked(path, |bytes| parse_inbox(bytes, path))
+}
+
+/// Reads `path` without a lock and parses it with `parse`. `Ok(None)` when it does not exist.
+/// A parse failure is retried a few times (about 150 ms in all): writers that rewrite a file in
+/// place (old Claude Code's inboxes, new Claude Code's `config.json`) leave it torn for a few
+/// milliseconds.
+///
+/// # Errors
+/// I/O errors, or the parse error when it still fails after the retries.
+pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
     let mut attempt = 0;
     loop {
         let bytes = match fs::read(path) {
@@ -72,10 +82,9 @@ pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
         };
-        match parse_inbox(&bytes, path) {
-            Ok(entries) => return Ok(Some(entries)),
+        match parse(&bytes) {
+            Ok(value) => return Ok(Some(value)),
             Err(e) if attempt >= 4 => return Err(e),
-            // A torn in-place write is gone within milliseconds.
             Err(_) => thread::sleep(Duration::from_millis(10 << attempt)),
         }
         attempt += 1;

@@ -3,13 +3,12 @@
 use std::fs;
 use std::io;
 use std::path::Path;
-use std::thread;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use crate::paths::{Layout, TeamName};
+use crate::store;
 
 /// One entry of `members` in `config.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,20 +90,7 @@ impl TeamConfig {
 /// # Errors
 /// I/O errors, or a file that still does not parse after the retries.
 pub fn read_config(path: &Path) -> Result<Option<TeamConfig>> {
-    let mut attempt = 0;
-    loop {
-        let bytes = match fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
-        };
-        match TeamConfig::parse(&bytes, path) {
-            Ok(c) => return Ok(Some(c)),
-            Err(e) if attempt >= 4 => return Err(e),
-            Err(_) => thread::sleep(Duration::from_millis(10 << attempt)),
-        }
-        attempt += 1;
-    }
+    store::read_unlocked(path, |bytes| TeamConfig::parse(bytes, path))
 }
 
 /// The teams under `teams/` that have a `config.json` and a name teamctl accepts, sorted.
