@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::cmd::inbox::InboxArgs;
 use crate::cmd::send::SendArgs;
+use crate::cmd::tasks::TasksArgs;
 
 /// Environment variables teamctl reads (all listed in the README).
 pub(crate) mod env {
@@ -84,6 +85,7 @@ pub(crate) struct GlobalArgs {
 pub(crate) enum Command {
     Send(SendArgs),
     Inbox(InboxArgs),
+    Tasks(TasksArgs),
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod mailbox;
 pub mod model;
 pub mod paths;
 pub mod store;
+pub mod tasks;
 pub mod team;
 pub mod time;
 

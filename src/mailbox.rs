@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::usage;
 use crate::id;
@@ -260,10 +260,45 @@ pub fn send(
 ) -> Result<Delivery> {
     let frame = check_text(&req.text)?;
     team.check_recipient(&req.to, req.force)?;
-    let summary = match (&frame, &req.summary) {
-        (Some(_), _) => None,
-        (None, Some(s)) => Some(s.clone()),
-        (None, None) => Some(crate::model::first_line(&req.text, 60)),
+    deliver(team, req, frame.is_some(), now, opts)
+}
+
+/// Sends a protocol frame that Claude Code itself writes (such as `task_assignment`) as `from`,
+/// compact JSON in `text`, with no summary, as Claude Code does.
+///
+/// # Errors
+/// As [`send`], except that any frame type is allowed.
+pub fn send_frame(
+    team: &Team,
+    to: &MemberName,
+    from: &MemberName,
+    frame: &Map<String, Value>,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Delivery> {
+    let req = SendRequest {
+        to: to.clone(),
+        from: from.clone(),
+        text: serde_json::to_string(frame)?,
+        summary: None,
+        color: None,
+        force: true,
+        idempotency_key: None,
+    };
+    deliver(team, &req, true, now, opts)
+}
+
+fn deliver(
+    team: &Team,
+    req: &SendRequest,
+    is_frame: bool,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Delivery> {
+    let summary = match (is_frame, &req.summary) {
+        (true, _) => None,
+        (false, Some(s)) => Some(s.clone()),
+        (false, None) => Some(crate::model::first_line(&req.text, 60)),
     };
     let color = req.color.or_else(|| {
         let cfg = team.config.as_ref()?;

@@ -241,30 +241,57 @@ pub fn update<T>(
     opts: &LockOptions,
     change: impl FnOnce(&mut Vec<Entry>) -> (bool, T),
 ) -> Result<T> {
+    rewrite(
+        path,
+        opts,
+        |b| parse_inbox(b, path),
+        |entries| Ok(change(entries)),
+    )
+}
+
+/// The locked read-modify-write every change to an existing JSON file goes through: take the
+/// file's lock directory, read and `parse` it, run `change`, and when it returns `true` write
+/// the result atomically and verify it before releasing the lock. An error from `parse` or
+/// `change` leaves the file as it was.
+///
+/// # Errors
+/// [`Error::LockTimeout`], [`Error::VerifyFailed`], a missing file, `parse` and `change` errors,
+/// or I/O.
+pub fn rewrite<D: serde::Serialize, T>(
+    path: &Path,
+    opts: &LockOptions,
+    parse: impl FnOnce(&[u8]) -> Result<D>,
+    change: impl FnOnce(&mut D) -> Result<(bool, T)>,
+) -> Result<T> {
     if !path.exists() {
         bail!("could not update {}: it does not exist", path.display());
     }
     let guard = lock::acquire(path, opts)?;
-    let mut entries = read_locked(path)?;
-    let (changed, out) = change(&mut entries);
+    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let mut doc = parse(&bytes)?;
+    let (changed, out) = change(&mut doc)?;
     if changed {
-        let bytes = render(&entries);
+        let bytes = render(&doc);
         guard.verify()?;
         atomic_write(path, bytes.as_bytes())?;
-        let back =
-            fs::read(path).with_context(|| format!("could not read back {}", path.display()))?;
-        if back != bytes.as_bytes() {
-            return Err(verify_error(path, "the file differs from what was written"));
-        }
+        verify_written(path, &[bytes.as_bytes()])?;
     }
     guard.release()?;
     Ok(out)
 }
 
-/// Reads and parses the inbox while holding its lock (no retry needed: writers are excluded).
-fn read_locked(path: &Path) -> Result<Vec<Entry>> {
-    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
-    parse_inbox(&bytes, path)
+/// Parses a JSON object (a task file, `config.json`).
+///
+/// # Errors
+/// When the bytes are not JSON or not an object.
+pub fn parse_object(bytes: &[u8], path: &Path) -> Result<Entry> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => bail!("{} is not a JSON object (left unchanged)", path.display()),
+        Err(e) => {
+            Err(e).with_context(|| format!("{} is not valid JSON (left unchanged)", path.display()))
+        }
+    }
 }
 
 /// Reads `path` back (still under the lock) and checks it holds exactly the concatenation of

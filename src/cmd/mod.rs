@@ -2,6 +2,7 @@
 
 pub(crate) mod inbox;
 pub(crate) mod send;
+pub(crate) mod tasks;
 
 use std::path::PathBuf;
 
@@ -20,6 +21,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
+        Command::Tasks(args) => tasks::run(&ctx, args),
     }
 }
 
@@ -30,6 +32,8 @@ pub(crate) struct Ctx {
     pub(crate) out: Output,
     pub(crate) now: DateTime<Utc>,
     pub(crate) lock: LockOptions,
+    /// Your name: `TEAMCTL_FROM`, default `user`.
+    pub(crate) identity: String,
     cwd: PathBuf,
 }
 
@@ -53,6 +57,10 @@ impl Ctx {
             out: Output { json: g.json },
             now,
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
+            identity: std::env::var(env::FROM)
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "user".into()),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
     }

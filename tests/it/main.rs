@@ -8,3 +8,4 @@ mod lock;
 mod real_claude;
 mod send;
 mod store;
+mod tasks;

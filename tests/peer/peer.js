@@ -15,6 +15,7 @@ const USAGE = `usage:
   node peer.js consume <inbox.json> --stop-file PATH [--interval MS]
   node peer.js hold    <inbox.json> --ms N
   node peer.js check   <inbox.json>
+  node peer.js task-add <tasks-dir> --count N [--prefix TEXT]
 `;
 
 // Claude Code's inbox lock: lock dir is the literal string inbox + ".lock",
@@ -259,9 +260,67 @@ async function cmdCheck(argv) {
   await emit({ event: "check", locked });
 }
 
+// ---------------------------------------------------------------- tasks
+
+// Claude Code's createTask (spec section 7.3): list lock on the anchor file
+// <dir>/.lock (lock dir: realpath(.lock) + ".lock", 30 retries), next id =
+// max(numeric *.json, .highwatermark) + 1, task written in Claude Code's key
+// order. A lock failure is retried (Claude Code would report it) so every task
+// is created. Prints {"event":"task_added","id","subject"} per task.
+async function cmdTaskAdd(argv) {
+  const { inbox: dir, flags } = parseArgs(argv, { "--count": "required", "--prefix": "optional" });
+  const count = intArg(flags, "--count");
+  const prefix = flags["--prefix"] ?? `peer-${process.pid}-`;
+  await fsp.mkdir(dir, { recursive: true });
+  const anchor = path.join(dir, ".lock");
+  try {
+    await fsp.writeFile(anchor, "", { flag: "wx" });
+  } catch (e) {
+    if (e.code !== "EEXIST") throw e;
+  }
+  for (let i = 1; i <= count; i++) {
+    for (;;) {
+      let release;
+      try {
+        release = await lockfile.lock(anchor, { retries: { retries: 30, minTimeout: 5, maxTimeout: 100 } });
+      } catch (e) {
+        if (e.code !== "ELOCKED") throw e;
+        await logErr({ event: "lock_retry" });
+        continue;
+      }
+      try {
+        let max = 0;
+        try {
+          max = parseInt(await fsp.readFile(path.join(dir, ".highwatermark"), "utf8"), 10) || 0;
+        } catch (e) {
+          if (e.code !== "ENOENT") throw e;
+        }
+        for (const f of await fsp.readdir(dir)) {
+          if (f.endsWith(".json")) max = Math.max(max, parseInt(f, 10) || 0);
+        }
+        const id = String(max + 1);
+        const subject = `${prefix}${i}`;
+        const task = { id, subject, description: subject, status: "pending", blocks: [], blockedBy: [] };
+        await fsp.writeFile(path.join(dir, `${id}.json`), JSON.stringify(task, null, 2));
+        await emit({ event: "task_added", id, subject });
+      } finally {
+        await release();
+      }
+      break;
+    }
+  }
+  return 0;
+}
+
 // ---------------------------------------------------------------- main
 
-const COMMANDS = { append: cmdAppend, consume: cmdConsume, hold: cmdHold, check: cmdCheck };
+const COMMANDS = {
+  append: cmdAppend,
+  consume: cmdConsume,
+  hold: cmdHold,
+  check: cmdCheck,
+  "task-add": cmdTaskAdd,
+};
 
 async function main() {
   const [cmd, ...argv] = process.argv.slice(2);

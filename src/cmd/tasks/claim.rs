@@ -1,0 +1,49 @@
+//! `teamctl tasks claim`.
+
+use anyhow::Result;
+use clap::Args;
+use teamctl::paths::MemberName;
+use teamctl::tasks;
+
+use super::{TaskJson, view_now};
+use crate::cmd::Ctx;
+
+/// Claim a task: become its owner and set it in_progress
+///
+/// Claude Code's claim rules, checked under the task's lock so two claimers cannot both win:
+/// refused (exit 1) when someone else owns it (already_claimed), when it is completed
+/// (already_resolved), or when an existing task in its blockedBy is not completed (blocked).
+/// With --json: {"schema_version":1,"team","task":{…}}.
+#[derive(Debug, Args)]
+pub(crate) struct ClaimArgs {
+    /// Task id (3 or #3)
+    #[arg(value_name = "ID")]
+    id: String,
+
+    /// Claim as NAME [default: your identity, TEAMCTL_FROM or user]
+    #[arg(long = "as", value_name = "NAME")]
+    who: Option<String>,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: ClaimArgs) -> Result<()> {
+    let id = tasks::parse_id(&args.id)?;
+    let who = MemberName::parse(args.who.as_deref().unwrap_or(&ctx.identity))?;
+    let team = ctx.team()?;
+    let task = tasks::claim(
+        &team.layout.tasks_dir(&team.name),
+        &id,
+        who.as_str(),
+        &ctx.lock,
+    )?;
+    if ctx.out.json {
+        let view = view_now(&team, &task)?;
+        return ctx.out.json(&TaskJson {
+            schema_version: 1,
+            team: team.name.as_str(),
+            task: view,
+            extra: (),
+        });
+    }
+    ctx.out
+        .line(&format!("claimed task #{id} as {who}: {}", task.subject))
+}
