@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: `teamctl send` vs the Node proper-lockfile peer (one message per process), and
-`teamctl inbox --json` vs `jq -c '.[]'`, on inboxes of 10, 1,000 and 10,000 entries.
+`teamctl inbox --json` vs `jq -c '.[]'`, on inboxes of 10, 1,000 and 10,000 entries; then
+`teamctl status --json` on a team of 50 members with 1,000 messages in each inbox.
 
 Usage: python3 bench/run.py [--runs N]   (needs: cargo, node + `npm ci --prefix tests/peer`, jq)
 Prints a Markdown table of median and p90 wall times per command (ms), one process per run.
@@ -68,8 +69,48 @@ def main():
             fmt = lambda m: f"{m[0]:.1f} ms (p90 {m[1]:.1f})"
             print(f"| {n:,} | {len(data) / 1024:,.0f} KiB | {fmt(send)} | {fmt(node)} | "
                   f"{node[0] / send[0]:.0f}x | {fmt(read)} | {fmt(jq)} |")
+        status_bench(tmp, env, args.runs)
     finally:
         shutil.rmtree(tmp)
+
+
+def status_bench(tmp, env, runs):
+    claude = os.path.join(tmp, "claude-status")
+    team = os.path.join(claude, "teams", "big")
+    os.makedirs(os.path.join(team, "inboxes"))
+    os.makedirs(os.path.join(claude, "tasks", "big"))
+    names = [f"worker-{i}" for i in range(50)]
+    members = [{"agentId": "team-lead@big", "name": "team-lead", "agentType": "team-lead"}]
+    members += [{"agentId": f"{n}@big", "name": n, "color": "blue", "backendType": "tmux",
+                 "tmuxPaneId": f"%{i}", "isActive": False} for i, n in enumerate(names)]
+    with open(os.path.join(team, "config.json"), "w") as f:
+        json.dump({"name": "big", "leadAgentId": "team-lead@big", "members": members}, f, indent=2)
+    for i, n in enumerate(names):
+        entries = []
+        for j in range(1000):
+            e = entry(i * 1000 + j)
+            e["from"] = names[(i + j + 1) % 50]
+            if j % 10 == 0:
+                e["text"] = json.dumps({"type": "idle_notification", "from": e["from"],
+                                        "timestamp": e["timestamp"], "idleReason": "available"},
+                                       separators=(",", ":"))
+            entries.append(e)
+        with open(os.path.join(team, "inboxes", f"{n}.json"), "w") as f:
+            f.write(json.dumps(entries, indent=2, ensure_ascii=False))
+    for t in range(1, 101):
+        task = {"id": str(t), "subject": f"task {t}", "description": "", "status": "pending",
+                "blocks": [], "blockedBy": [str(t - 1)] if t > 1 else [], "owner": names[t % 50]}
+        with open(os.path.join(claude, "tasks", "big", f"{t}.json"), "w") as f:
+            json.dump(task, f, indent=2)
+    env = dict(env, CLAUDE_CONFIG_DIR=claude)
+    m = timed([BIN, "status", "--json"], env, lambda: None, runs)
+    size = sum(os.path.getsize(os.path.join(team, "inboxes", f)) for f in os.listdir(
+        os.path.join(team, "inboxes")))
+    print()
+    print("| team | inbox bytes | teamctl status --json |")
+    print("|---|---:|---:|")
+    print(f"| 50 members x 1,000 messages, 100 tasks | {size / 1048576:.1f} MiB | "
+          f"{m[0]:.1f} ms (p90 {m[1]:.1f}) |")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ _teamctl() {
             teamctl,send)
                 cmd="teamctl__subcmd__send"
                 ;;
+            teamctl,status)
+                cmd="teamctl__subcmd__status"
+                ;;
             teamctl,tasks)
                 cmd="teamctl__subcmd__tasks"
                 ;;
@@ -53,7 +56,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version send inbox tasks"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version send inbox tasks status"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -140,6 +143,36 @@ _teamctl() {
                     return 0
                     ;;
                 --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__status)
+            opts="-h -V --idle-after --all-teams --json --claude-dir --team --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --idle-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::cmd::inbox::InboxArgs;
 use crate::cmd::send::SendArgs;
+use crate::cmd::status::StatusArgs;
 use crate::cmd::tasks::TasksArgs;
 
 /// Environment variables teamctl reads (all listed in the README).
@@ -86,6 +87,7 @@ pub(crate) enum Command {
     Send(SendArgs),
     Inbox(InboxArgs),
     Tasks(TasksArgs),
+    Status(StatusArgs),
 }
 
 #[cfg(test)]

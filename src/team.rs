@@ -21,6 +21,23 @@ pub struct Member {
     pub color: Option<String>,
     /// `cwd`, if set.
     pub cwd: Option<String>,
+    /// `agentType`, if set.
+    pub agent_type: Option<String>,
+    /// `backendType` (`tmux`, `iterm2`, `in-process`), if set.
+    pub backend_type: Option<String>,
+    /// `tmuxPaneId`: a tmux pane id like `%12`, `in-process`, `leader`, or empty.
+    pub tmux_pane_id: Option<String>,
+    /// `isActive`: true while a turn runs; `None` when never reported.
+    pub is_active: Option<bool>,
+}
+
+/// `leadProcess` (new Claude Code): the lead's process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeadProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// Its start time as `/proc/<pid>/stat` field 22 (Linux), to tell a reused pid.
+    pub proc_start: Option<String>,
 }
 
 /// The parts of `config.json` teamctl reads; unknown keys are ignored here.
@@ -32,6 +49,14 @@ pub struct TeamConfig {
     pub lead_agent_id: Option<String>,
     /// Members with a string `name` (others are ignored, as new Claude Code does).
     pub members: Vec<Member>,
+    /// `description` (old Claude Code).
+    pub description: Option<String>,
+    /// `createdAt`, milliseconds since the epoch.
+    pub created_at: Option<i64>,
+    /// `leadSessionId`.
+    pub lead_session_id: Option<String>,
+    /// `leadProcess`.
+    pub lead_process: Option<LeadProcess>,
 }
 
 impl TeamConfig {
@@ -60,13 +85,30 @@ impl TeamConfig {
                     agent_id: s(m, "agentId"),
                     color: s(m, "color"),
                     cwd: s(m, "cwd"),
+                    agent_type: s(m, "agentType"),
+                    backend_type: s(m, "backendType"),
+                    tmux_pane_id: s(m, "tmuxPaneId"),
+                    is_active: m.get("isActive").and_then(Value::as_bool),
                 })
             })
             .collect();
+        let lead_process = map
+            .get("leadProcess")
+            .and_then(Value::as_object)
+            .and_then(|p| {
+                Some(LeadProcess {
+                    pid: u32::try_from(p.get("pid")?.as_u64()?).ok()?,
+                    proc_start: s(p, "procStart"),
+                })
+            });
         Ok(TeamConfig {
             name: s(&map, "name"),
             lead_agent_id: s(&map, "leadAgentId"),
             members,
+            description: s(&map, "description"),
+            created_at: map.get("createdAt").and_then(Value::as_i64),
+            lead_session_id: s(&map, "leadSessionId"),
+            lead_process,
         })
     }
 

@@ -2,6 +2,7 @@
 
 pub(crate) mod inbox;
 pub(crate) mod send;
+pub(crate) mod status;
 pub(crate) mod tasks;
 
 use std::path::PathBuf;
@@ -22,6 +23,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
+        Command::Status(args) => status::run(&ctx, args),
     }
 }
 
@@ -63,6 +65,11 @@ impl Ctx {
                 .unwrap_or_else(|| "user".into()),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
+    }
+
+    /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
+    pub(crate) fn team_given(&self) -> bool {
+        self.team.is_some()
     }
 
     /// The team this command addresses, opened.

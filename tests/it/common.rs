@@ -107,6 +107,9 @@ impl TestEnv {
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("CLAUDE_CONFIG_DIR", &self.root)
             .env("TEAMCTL_NOW", NOW)
+            // No tmux server of the developer's is ever asked about panes.
+            .env("TMUX_TMPDIR", self.dir.path())
+            .env_remove("TMUX")
             .current_dir(self.dir.path());
     }
 }

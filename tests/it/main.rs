@@ -7,5 +7,6 @@ mod interop;
 mod lock;
 mod real_claude;
 mod send;
+mod status;
 mod store;
 mod tasks;
