@@ -13,23 +13,25 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     signals::install();
-    match cmd::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            // A closed pipe (`teamctl inbox | head -1`) is how the reader says it has enough.
-            let broken_pipe = err.chain().any(|e| {
+    let code = match cmd::run(cli) {
+        Ok(()) => 0,
+        // A closed pipe (`teamctl inbox | head -1`) is how the reader says it has enough.
+        Err(err)
+            if err.chain().any(|e| {
                 e.downcast_ref::<io::Error>()
                     .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
-            });
-            if broken_pipe {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("error: {err:#}");
-            let code = err
-                .chain()
-                .find_map(|e| e.downcast_ref::<teamctl::Error>())
-                .map_or(1, teamctl::Error::exit_code);
-            ExitCode::from(code)
+            }) =>
+        {
+            0
         }
-    }
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            err.chain()
+                .find_map(|e| e.downcast_ref::<teamctl::Error>())
+                .map_or(1, teamctl::Error::exit_code)
+        }
+    };
+    // Interrupted: the locked write in progress was finished (or never started) and every lock
+    // released; report the signal, as the signal thread would, whichever thread exits first.
+    ExitCode::from(signals::exit_code().unwrap_or(code))
 }

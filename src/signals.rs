@@ -2,8 +2,23 @@
 //! every lock directory, then exit with 128 + the signal number. A second signal exits at once;
 //! a lock left behind then is stale after 10 s and Claude Code reclaims it.
 
+use std::sync::atomic::{AtomicI32, Ordering};
+
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+
+/// The first signal received, 0 for none.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// `128 + signal` when a signal arrived while the command ran. `main` exits with it even when
+/// the command finished first, so the exit code does not depend on which thread wins the race
+/// to exit.
+pub(crate) fn exit_code() -> Option<u8> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => u8::try_from(128 + sig).ok(),
+    }
+}
 
 pub(crate) fn install() {
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
@@ -16,6 +31,7 @@ pub(crate) fn install() {
                 std::process::exit(128 + sig);
             }
             first = false;
+            RECEIVED.store(sig, Ordering::SeqCst);
             std::thread::spawn(move || {
                 teamctl::lock::drain();
                 std::process::exit(128 + sig);

@@ -14,12 +14,16 @@
 //!   to what was written. For an append that is the previous array plus our entry, so the file
 //!   parses, holds exactly one entry more, and ends with ours.
 //! - A file that is not a JSON array of objects is never written (an error names it).
+//! - Temp files: `<file>.tmp.<8 lowercase hex>`, created exclusively, removed on any failure.
+//!   One left by a killed writer is removed by the next locked write of the same file once it
+//!   is older than [`STALE_TEMP`] (only that exact name pattern, only regular files).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
@@ -32,6 +36,98 @@ use crate::paths::with_suffix;
 
 /// One inbox entry: a JSON object with its keys in file order.
 pub type Entry = Map<String, Value>;
+
+/// A temp file of teamctl's own naming older than this belongs to a writer that died: the next
+/// locked write of the same file removes it.
+pub const STALE_TEMP: Duration = Duration::from_secs(60);
+
+/// Test-only fault injection for the locked write path, so crash and fault tests can stop a
+/// write at an exact point. All zero/`false` (the default) means no effect. The library never
+/// reads the environment: the CLI fills this from `TEAMCTL_TEST_FAULTS` and calls
+/// [`set_faults`]. Never set it in production.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Sleep this long right after the lock is taken (a kill then hits "holding the lock").
+    pub after_lock: Duration,
+    /// Sleep this long after the temp file is written and synced, before the rename.
+    pub before_rename: Duration,
+    /// Sleep this long after the rename, before the read-back (a foreign writer can strike).
+    pub before_verify: Duration,
+    /// Fail the temp file's write with `ENOSPC`, as a full file system does.
+    pub fail_write: bool,
+}
+
+static FAULTS: Mutex<Faults> = Mutex::new(Faults {
+    after_lock: Duration::ZERO,
+    before_rename: Duration::ZERO,
+    before_verify: Duration::ZERO,
+    fail_write: false,
+});
+
+/// Installs `faults` for this process (test-only; see [`Faults`]).
+pub fn set_faults(faults: Faults) {
+    *FAULTS.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+}
+
+fn faults() -> Faults {
+    *FAULTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn pause(d: Duration) {
+    if !d.is_zero() {
+        thread::sleep(d);
+    }
+}
+
+/// Whether `name` is a temp file name teamctl (and Claude Code 2.1.332) gives a temp copy of
+/// `target_name`: `<target_name>.tmp.<8 lowercase hex>`.
+pub fn is_own_temp_name(name: &str, target_name: &str) -> bool {
+    name.strip_prefix(target_name)
+        .and_then(|rest| rest.strip_prefix(".tmp."))
+        .is_some_and(|hex| {
+            hex.len() == 8
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
+/// The temp files of `path` ([`is_own_temp_name`]) in its folder that are regular files
+/// older than [`STALE_TEMP`] at `now`.
+pub fn stale_temps(path: &Path, now: SystemTime) -> Vec<PathBuf> {
+    let (Some(dir), Some(target)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| is_own_temp_name(n, target))
+        })
+        .filter(|e| {
+            e.metadata().is_ok_and(|m| {
+                m.is_file()
+                    && m.modified()
+                        .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > STALE_TEMP))
+            })
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Removes the stale temp files of `path` ([`stale_temps`]); called with its lock held, so no
+/// live teamctl or Claude Code writer of `path` can own one. Best effort: a file that cannot
+/// be removed is left for the next writer.
+fn remove_stale_temps(path: &Path) {
+    for tmp in stale_temps(path, SystemTime::now()) {
+        let _ = fs::remove_file(tmp);
+    }
+}
 
 /// Parses an inbox: a JSON array of objects.
 ///
@@ -113,12 +209,19 @@ pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
             .create_new(true)
             .open(&tmp)
             .with_context(|| format!("could not create {}", tmp.display()))?;
+        let faults = faults();
         for part in parts {
+            if faults.fail_write {
+                // ENOSPC, what a full file system reports (test seam, see `Faults`).
+                Err(io::Error::from_raw_os_error(28))
+                    .with_context(|| format!("could not write {}", tmp.display()))?;
+            }
             f.write_all(part)
                 .with_context(|| format!("could not write {}", tmp.display()))?;
         }
         f.sync_all()
             .with_context(|| format!("could not sync {}", tmp.display()))?;
+        pause(faults.before_rename);
         fs::rename(&tmp, path)
             .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
     })();
@@ -136,13 +239,35 @@ pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
 }
 
 /// Creates the inbox (and its folder) as `[]` if it is missing, as Claude Code does before it
-/// locks: create-new, so an existing file is never touched.
+/// locks. An existing file is never touched, and no reader ever sees a half-made one: `[]` is
+/// written to a temp file that is then hard-linked to the inbox's name (which fails if the
+/// name exists), so a writer killed halfway leaves no empty inbox behind.
 ///
 /// # Errors
 /// I/O errors other than the file already existing.
 pub fn ensure_inbox(path: &Path) -> Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    }
+    if path.exists() {
+        return Ok(());
+    }
+    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
+    let linked = (|| -> io::Result<bool> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(b"[]")?;
+        match fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(true),
+            // A file system without hard links: fall back to create-new below.
+            Err(_) => Ok(false),
+        }
+    })();
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(true) => return Ok(()),
+        Ok(false) => {}
+        Err(e) => return Err(e).with_context(|| format!("could not create {}", path.display())),
     }
     match OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(mut f) => f
@@ -171,6 +296,8 @@ pub enum Appended {
 pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
     ensure_inbox(path)?;
     let guard = lock::acquire(path, opts)?;
+    pause(faults().after_lock);
+    remove_stale_temps(path);
     let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
     if dedupe && let Some(existing) = find_id(&bytes, path, &id::entry_id(entry))? {
         guard.release()?;
@@ -187,6 +314,7 @@ pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> R
     let parts = [prefix, &tail];
     guard.verify()?;
     atomic_write_parts(path, &parts)?;
+    pause(faults().before_verify);
     verify_written(path, &parts)?;
     guard.release()?;
     Ok(Appended::Written)
@@ -267,6 +395,8 @@ pub fn rewrite<D: serde::Serialize, T>(
         bail!("could not update {}: it does not exist", path.display());
     }
     let guard = lock::acquire(path, opts)?;
+    pause(faults().after_lock);
+    remove_stale_temps(path);
     let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
     let mut doc = parse(&bytes)?;
     let (changed, out) = change(&mut doc)?;
@@ -274,6 +404,7 @@ pub fn rewrite<D: serde::Serialize, T>(
         let bytes = render(&doc);
         guard.verify()?;
         atomic_write(path, bytes.as_bytes())?;
+        pause(faults().before_verify);
         verify_written(path, &[bytes.as_bytes()])?;
     }
     guard.release()?;
@@ -402,6 +533,34 @@ mod tests {
         assert!(verify_written(&p, &[written.as_bytes()]).is_err());
         fs::write(&p, &written).unwrap();
         verify_written(&p, &[written.as_bytes()]).unwrap();
+    }
+
+    #[test]
+    fn own_temp_names() {
+        assert!(is_own_temp_name("a.json.tmp.0a1b2c3d", "a.json"));
+        for other in [
+            "a.json.tmp.0A1B2C3D",
+            "a.json.tmp.0a1b2c3",
+            "a.json.tmp.0a1b2c3d9",
+            "a.json.tmp.12.0a1b2c3d",
+            "b.json.tmp.0a1b2c3d",
+            "a.json",
+            "a.json.lock",
+        ] {
+            assert!(!is_own_temp_name(other, "a.json"), "{other}");
+        }
+    }
+
+    #[test]
+    fn ensure_inbox_creates_once_and_leaves_no_temp() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("inboxes/a.json");
+        ensure_inbox(&p).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"[]");
+        fs::write(&p, b"[{}]").unwrap();
+        ensure_inbox(&p).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"[{}]");
+        assert_eq!(fs::read_dir(tmp.path().join("inboxes")).unwrap().count(), 1);
     }
 
     #[test]

@@ -47,6 +47,9 @@ impl Ctx {
                 .context("could not find the home directory; pass --claude-dir")?
                 .join(".claude"),
         };
+        if let Ok(spec) = std::env::var(env::TEST_FAULTS) {
+            teamctl::store::set_faults(test_faults(&spec)?);
+        }
         let now = match std::env::var(env::NOW) {
             Ok(s) => DateTime::parse_from_rfc3339(&s)
                 .with_context(|| format!("invalid {}: {s}", env::NOW))?
@@ -77,4 +80,22 @@ impl Ctx {
         let name = team::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
         Team::open(&self.layout, &name)
     }
+}
+
+/// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `after_lock=<duration>`,
+/// `before_rename=<duration>`, `before_verify=<duration>` and `fail_write`.
+fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
+    let mut f = teamctl::store::Faults::default();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (key, value) = item.split_once('=').unwrap_or((item, ""));
+        let dur = || time::parse_duration(value);
+        match key {
+            "after_lock" => f.after_lock = dur()?,
+            "before_rename" => f.before_rename = dur()?,
+            "before_verify" => f.before_verify = dur()?,
+            "fail_write" => f.fail_write = true,
+            _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
+        }
+    }
+    Ok(f)
 }
