@@ -6,6 +6,7 @@ mod crash;
 mod inbox;
 mod interop;
 mod lock;
+mod props;
 mod real_claude;
 mod send;
 mod status;
