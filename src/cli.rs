@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cmd::doctor::DoctorArgs;
 use crate::cmd::inbox::InboxArgs;
 use crate::cmd::send::SendArgs;
 use crate::cmd::status::StatusArgs;
@@ -91,6 +92,7 @@ pub(crate) enum Command {
     Inbox(InboxArgs),
     Tasks(TasksArgs),
     Status(StatusArgs),
+    Doctor(DoctorArgs),
 }
 
 #[cfg(test)]

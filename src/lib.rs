@@ -14,6 +14,7 @@
 //! the `teamctl` binary owns the command line, the environment and the output.
 #![warn(missing_docs)]
 
+pub mod doctor;
 pub mod error;
 pub mod format;
 pub mod id;

@@ -1,5 +1,6 @@
 //! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
+pub(crate) mod doctor;
 pub(crate) mod inbox;
 pub(crate) mod send;
 pub(crate) mod status;
@@ -24,12 +25,15 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Doctor(args) => doctor::run(&ctx, args),
     }
 }
 
 /// What the command line and the environment decided, as explicit inputs for the library.
 pub(crate) struct Ctx {
     pub(crate) layout: Layout,
+    /// Where the config dir's path came from, for `doctor`.
+    pub(crate) layout_source: String,
     team: Option<String>,
     pub(crate) out: Output,
     pub(crate) now: DateTime<Utc>,
@@ -41,11 +45,24 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     fn new(g: &GlobalArgs) -> Result<Ctx> {
-        let root = match &g.claude_dir {
-            Some(d) if !d.as_os_str().is_empty() => d.clone(),
-            _ => dirs::home_dir()
-                .context("could not find the home directory; pass --claude-dir")?
-                .join(".claude"),
+        let (root, layout_source) = match &g.claude_dir {
+            Some(d) if !d.as_os_str().is_empty() => {
+                // clap fills the flag from the variable too; tell them apart for `doctor`.
+                let from_env =
+                    std::env::var_os(env::CLAUDE_CONFIG_DIR).is_some_and(|v| v == d.as_os_str());
+                let source = if from_env {
+                    "from $CLAUDE_CONFIG_DIR"
+                } else {
+                    "from --claude-dir"
+                };
+                (d.clone(), source)
+            }
+            _ => (
+                dirs::home_dir()
+                    .context("could not find the home directory; pass --claude-dir")?
+                    .join(".claude"),
+                "the default, ~/.claude",
+            ),
         };
         if let Ok(spec) = std::env::var(env::TEST_FAULTS) {
             teamctl::store::set_faults(test_faults(&spec)?);
@@ -58,6 +75,7 @@ impl Ctx {
         };
         Ok(Ctx {
             layout: Layout::new(root),
+            layout_source: layout_source.to_string(),
             team: g.team.clone().filter(|t| !t.is_empty()),
             out: Output { json: g.json },
             now,
@@ -68,6 +86,11 @@ impl Ctx {
                 .unwrap_or_else(|| "user".into()),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
+    }
+
+    /// The team named with `--team` or `TEAMCTL_TEAM`, if any (not resolved).
+    pub(crate) fn team_name(&self) -> Option<&str> {
+        self.team.as_deref()
     }
 
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).

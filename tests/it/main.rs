@@ -3,6 +3,7 @@
 
 mod common;
 mod crash;
+mod doctor;
 mod inbox;
 mod interop;
 mod lock;

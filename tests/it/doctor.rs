@@ -1,0 +1,306 @@
+//! `teamctl doctor`: one line per finding, the JSON contract, exit 1 on a failure, and that it
+//! changes nothing.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{TestEnv, json, keys};
+
+/// A PATH holding stub `claude` and `tmux` (or only the ones named).
+fn stub_path(env: &TestEnv, tools: &[&str]) -> PathBuf {
+    let dir = env.dir.path().join("bin");
+    fs::create_dir_all(&dir).unwrap();
+    for tool in tools {
+        let out = match *tool {
+            "claude" => "2.1.332 (Claude Code)",
+            _ => "tmux 3.4",
+        };
+        let p = dir.join(tool);
+        fs::write(&p, format!("#!/bin/sh\necho '{out}'\n")).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+fn doctor(env: &TestEnv, tools: &[&str]) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.arg("doctor")
+        .env("PATH", stub_path(env, tools))
+        .env("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "1")
+        .env("TEAMCTL_FROM", "researcher");
+    cmd
+}
+
+fn checks(out: &[u8]) -> Vec<Value> {
+    json(out)["checks"].as_array().unwrap().clone()
+}
+
+fn find<'a>(checks: &'a [Value], check: &str, level: &str) -> Vec<&'a Value> {
+    checks
+        .iter()
+        .filter(|c| c["check"] == check && c["level"] == level)
+        .collect()
+}
+
+#[test]
+fn healthy_team_human() {
+    let env = TestEnv::example();
+    doctor(&env, &["claude", "tmux"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "OK    config dir {} (from $CLAUDE_CONFIG_DIR)",
+            env.root.display()
+        )))
+        .stdout(predicate::str::contains(
+            "OK    claude 2.1.332 (Claude Code) at ",
+        ))
+        .stdout(predicate::str::contains(
+            "OK    agent teams enabled (CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 in the environment)",
+        ))
+        .stdout(predicate::str::contains("OK    tmux 3.4 at "))
+        .stdout(predicate::str::contains(
+            "OK    team 'demo-team': current inbox format",
+        ))
+        .stdout(predicate::str::contains(
+            "OK    you are 'researcher', a member of team 'demo-team'",
+        ))
+        .stdout(predicate::str::contains("FAIL").not())
+        .stdout(predicate::str::contains(", 0 failure(s)"));
+}
+
+#[test]
+fn json_keys_and_summary() {
+    let env = TestEnv::example();
+    let out = doctor(&env, &["claude", "tmux"])
+        .arg("--json")
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!(keys(&v), ["checks", "schema_version", "summary"]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(keys(&v["summary"]), ["fail", "ok", "warn"]);
+    let checks = v["checks"].as_array().unwrap();
+    for c in checks {
+        assert_eq!(
+            keys(c),
+            ["check", "fix", "level", "message", "path", "team"]
+        );
+        // A problem always says what to do; a pass never does.
+        assert_eq!(c["fix"].is_null(), c["level"] == "ok", "{c}");
+    }
+    let n = |l: &str| checks.iter().filter(|c| c["level"] == l).count();
+    assert_eq!(v["summary"]["ok"], n("ok"));
+    assert_eq!(v["summary"]["warn"], n("warn"));
+    assert_eq!(v["summary"]["fail"], 0);
+    let claude = find(checks, "claude", "ok");
+    assert_eq!(
+        claude[0]["path"],
+        env.dir.path().join("bin/claude").display().to_string()
+    );
+    // The example's tester never got a message.
+    let missing = find(checks, "member_inbox", "warn");
+    assert_eq!(missing.len(), 1);
+    assert!(missing[0]["message"].as_str().unwrap().contains("'tester'"));
+}
+
+#[test]
+fn agent_teams_from_settings_json_missing_tools_and_identity() {
+    let env = TestEnv::example();
+    fs::write(
+        env.root.join("settings.json"),
+        r#"{"env":{"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS":"true"}}"#,
+    )
+    .unwrap();
+    let out = doctor(&env, &[])
+        .env_remove("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS")
+        .env("TEAMCTL_FROM", "user")
+        .arg("--json")
+        .assert()
+        .success();
+    let c = checks(&out.get_output().stdout);
+    let teams = find(&c, "agent_teams", "ok");
+    assert!(
+        teams[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("settings.json")
+    );
+    assert_eq!(find(&c, "claude", "warn").len(), 1);
+    assert_eq!(find(&c, "tmux", "warn").len(), 1);
+    let id = find(&c, "identity", "warn");
+    assert!(id[0]["message"].as_str().unwrap().contains("reserves"));
+
+    fs::remove_file(env.root.join("settings.json")).unwrap();
+    let out = doctor(&env, &[])
+        .env("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "0")
+        .env("TEAMCTL_FROM", "outsider")
+        .arg("--json")
+        .assert()
+        .success();
+    let c = checks(&out.get_output().stdout);
+    assert_eq!(find(&c, "agent_teams", "warn").len(), 1);
+    let id = find(&c, "identity", "warn");
+    assert!(id[0]["message"].as_str().unwrap().contains("not a member"));
+}
+
+/// Every file under `root`: bytes (or `dir`) and mtime.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, SystemTime)> {
+    let mut map = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p.clone());
+                map.insert(p, (None, meta.modified().unwrap()));
+            } else {
+                map.insert(
+                    p.clone(),
+                    (Some(fs::read(&p).unwrap()), meta.modified().unwrap()),
+                );
+            }
+        }
+    }
+    map
+}
+
+#[test]
+fn problems_fail_with_what_to_do_and_nothing_changes() {
+    let env = TestEnv::example();
+    let inboxes = env.root.join("teams/demo-team/inboxes");
+    let tasks = env.root.join("tasks/demo-team");
+    fs::write(inboxes.join("tester.json"), "[{\"from\": \"a\"").unwrap();
+    fs::write(
+        inboxes.join("team-lead.json"),
+        r#"[{"from":"a","text":5,"timestamp":"2026-11-29T10:00:00.000Z"}]"#,
+    )
+    .unwrap();
+    fs::write(
+        tasks.join("9.json"),
+        r#"{"id":"9","subject":"x","status":"done"}"#,
+    )
+    .unwrap();
+    fs::write(inboxes.join("researcher.json.lock"), "").unwrap();
+    let stale = tasks.join("1.json.lock");
+    fs::create_dir(&stale).unwrap();
+    File::open(&stale)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+    let temp = inboxes.join("researcher.json.tmp.0a1b2c3d");
+    fs::write(&temp, "[").unwrap();
+    File::options()
+        .write(true)
+        .open(&temp)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(120))
+        .unwrap();
+
+    let before = snapshot(&env.root);
+    let out = doctor(&env, &["claude", "tmux"])
+        .arg("--json")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "error: doctor found 4 failing check(s)",
+        ));
+    let after = snapshot(&env.root);
+    let changed: Vec<&PathBuf> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert!(changed.is_empty(), "doctor changed {changed:?}");
+
+    let c = checks(&out.get_output().stdout);
+    let fails: Vec<(&str, &str)> = c
+        .iter()
+        .filter(|c| c["level"] == "fail")
+        .map(|c| {
+            (
+                c["check"].as_str().unwrap(),
+                c["path"].as_str().unwrap().rsplit('/').next().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fails,
+        [
+            ("inbox", "team-lead.json"),
+            ("inbox", "tester.json"),
+            ("task", "9.json"),
+            ("lock", "researcher.json.lock"),
+        ]
+    );
+    let schema = find(&c, "inbox", "fail")[0]["message"].as_str().unwrap();
+    assert!(schema.contains("entry 0: 'text'"), "{schema}");
+    let lock = find(&c, "lock", "warn");
+    assert!(lock[0]["message"].as_str().unwrap().contains("stale lock"));
+    let tmp = find(&c, "temp_file", "warn");
+    assert!(
+        tmp[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("next teamctl write")
+    );
+
+    // The same in human form: a FAIL line and its fix.
+    doctor(&env, &["claude", "tmux"])
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("FAIL  ")
+                .and(predicate::str::contains("is a file, not a lock directory")),
+        )
+        .stdout(predicate::str::contains(
+            "      fix: remove it once no program uses it",
+        ));
+}
+
+#[test]
+fn missing_config_dir_fails() {
+    let env = TestEnv::new();
+    let gone = env.dir.path().join("nowhere");
+    doctor(&env, &["claude", "tmux"])
+        .args(["--claude-dir", gone.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "FAIL  config dir {} not found (from --claude-dir)",
+            gone.display()
+        )))
+        .stderr(predicate::str::starts_with("error: "));
+}
+
+#[test]
+fn no_teams_is_a_warning_and_an_unknown_team_a_failure() {
+    let env = TestEnv::new();
+    doctor(&env, &["claude", "tmux"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("WARN  no teams found"));
+    doctor(&env, &["claude", "tmux"])
+        .args(["--team", "ghost"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL  team 'ghost' not found"));
+}
+
+#[test]
+fn usage_errors() {
+    let env = TestEnv::example();
+    doctor(&env, &[]).arg("--bogus").assert().code(2);
+    doctor(&env, &[])
+        .args(["--team", "Bad Name"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with("error: invalid team name"));
+}
