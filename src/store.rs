@@ -164,15 +164,23 @@ pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
 }
 
 /// Reads `path` without a lock and parses it with `parse`. `Ok(None)` when it does not exist.
-/// A parse failure is retried a few times (about 150 ms in all): writers that rewrite a file in
-/// place (old Claude Code's inboxes, new Claude Code's `config.json`) leave it torn for a few
-/// milliseconds.
+///
+/// Writers that rewrite a file in place (old Claude Code's inboxes, new Claude Code's
+/// `config.json`) leave it torn for a few milliseconds, so a parse failure is retried with
+/// backoff (10, 20, 40, 80, then 100 ms). The file is reported only once the same unparseable
+/// bytes with the same mtime have been read [`TORN_RETRIES`] times in a row, about 150 ms: a
+/// file that keeps changing is being written, not corrupt, and is retried for up to
+/// [`TORN_DEADLINE`].
 ///
 /// # Errors
-/// I/O errors, or the parse error when it still fails after the retries.
+/// I/O errors, or the parse error once the file is stably unparseable or the deadline passed.
 pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
-    let mut attempt = 0;
+    let start = std::time::Instant::now();
+    let mut attempt = 0u32;
+    let mut stable = 0;
+    let mut last_failed: Option<(Option<SystemTime>, Vec<u8>)> = None;
     loop {
+        let mtime = fs::metadata(path).and_then(|m| m.modified()).ok();
         let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -180,12 +188,30 @@ pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Resu
         };
         match parse(&bytes) {
             Ok(value) => return Ok(Some(value)),
-            Err(e) if attempt >= 4 => return Err(e),
-            Err(_) => thread::sleep(Duration::from_millis(10 << attempt)),
+            Err(e) => {
+                let seen = (mtime, bytes);
+                stable = if last_failed.as_ref() == Some(&seen) {
+                    stable + 1
+                } else {
+                    0
+                };
+                if stable >= TORN_RETRIES || start.elapsed() >= TORN_DEADLINE {
+                    return Err(e);
+                }
+                last_failed = Some(seen);
+            }
         }
+        thread::sleep(Duration::from_millis((10u64 << attempt.min(4)).min(100)));
         attempt += 1;
     }
 }
+
+/// How many times in a row [`read_unlocked`] must read the same unparseable file before it
+/// reports it.
+pub const TORN_RETRIES: u32 = 4;
+
+/// The longest [`read_unlocked`] retries a file that keeps changing but never parses.
+pub const TORN_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Replaces `path` atomically: writes `<path>.tmp.<8 hex>` (create-new, mode 0666 & ~umask),
 /// fsyncs it, renames it over `path` and fsyncs the folder. The temp file is removed on any
@@ -533,6 +559,20 @@ mod tests {
         assert!(verify_written(&p, &[written.as_bytes()]).is_err());
         fs::write(&p, &written).unwrap();
         verify_written(&p, &[written.as_bytes()]).unwrap();
+    }
+
+    #[test]
+    fn a_stably_corrupt_file_is_reported_after_the_retries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, b"[{").unwrap();
+        let start = std::time::Instant::now();
+        assert!(read_inbox(&p).is_err());
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(150) && took < TORN_DEADLINE,
+            "{took:?}"
+        );
     }
 
     #[test]

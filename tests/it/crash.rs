@@ -399,6 +399,14 @@ fn torn_config_is_retried_not_reported_corrupt() {
     let config = env.root.join("teams").join(TEAM).join("config.json");
     let bytes = fs::read(&config).unwrap();
     let stop = AtomicBool::new(false);
+    /// Stops the writer even when an assertion panics (the scope would wait for it forever).
+    struct Stop<'a>(&'a AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let mut failures = Vec::new();
     let torn = thread::scope(|s| {
         let writer = s.spawn(|| {
             let mut rewrites = 0u32;
@@ -419,30 +427,29 @@ fn torn_config_is_retried_not_reported_corrupt() {
             }
             rewrites
         });
+        let _stop = Stop(&stop);
         for i in 0..30 {
             let out = env
                 .std_cmd()
                 .args(["send", "alice", &format!("m{i}")])
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            if !out.status.success() {
+                failures.push(String::from_utf8_lossy(&out.stderr).into_owned());
+            }
         }
         for _ in 0..10 {
             let out = env.std_cmd().args(["--json", "status"]).output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            json(&out.stdout);
+            if !out.status.success() {
+                failures.push(String::from_utf8_lossy(&out.stderr).into_owned());
+            } else {
+                json(&out.stdout);
+            }
         }
-        stop.store(true, Ordering::Relaxed);
+        drop(_stop);
         writer.join().unwrap()
     });
+    assert_eq!(failures, Vec::<String>::new());
     assert!(torn > 10, "the writer hardly ran ({torn} rewrites)");
     assert_eq!(read_entries(&inbox).len(), 30);
 }
