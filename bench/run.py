@@ -1,17 +1,40 @@
 #!/usr/bin/env python3
-"""Benchmark: `teamctl send` vs the Node proper-lockfile peer (one message per process), and
-`teamctl inbox --json` vs `jq -c '.[]'`, on inboxes of 10, 1,000 and 10,000 entries; then
-`teamctl status --json` on a team of 50 members with 1,000 messages in each inbox.
+"""Benchmark report: writes docs/performance.md (run it via scripts/bench.sh).
 
-Usage: python3 bench/run.py [--runs N]   (needs: cargo, node + `npm ci --prefix tests/peer`, jq)
-Prints a Markdown table of median and p90 wall times per command (ms), one process per run.
-Every timed run starts from the same inbox bytes (restored outside the timing).
+Measures, side by side in one run, one process per operation, every timed run starting from the
+same inbox bytes (restored outside the timing):
+- one message appended by `teamctl send`, by a Claude-Code-style Node writer
+  (tests/peer/peer.js: npm proper-lockfile with Claude Code's options, temp file + rename) and
+  by a jq+mv shell script (mkdir lock, jq, mv, rmdir), at inbox sizes 10 / 1,000 / 10,000;
+- `teamctl inbox --json` vs `jq -c '.[]'`;
+- 8 concurrent senders into one inbox (each process sends one message), for all three writers;
+- `teamctl status --json` on 50 members x 1,000 messages and 100 tasks.
+
+Usage: python3 bench/run.py [--runs N] [--out FILE]
+Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash.
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
+import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
+import threading, time, uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "teamctl")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = os.path.join(TARGET, "release", "teamctl")
 PEER = os.path.join(ROOT, "tests", "peer", "peer.js")
+
+# What a careful shell user would write: take Claude Code's lock directory, append with jq into
+# a temp file, rename it over the inbox, release. No fsync, no read-back.
+JQ_SCRIPT = r"""#!/usr/bin/env bash
+set -euo pipefail
+inbox=$1 text=$2
+until mkdir "$inbox.lock" 2>/dev/null; do sleep 0.005; done
+trap 'rmdir "$inbox.lock"' EXIT
+tmp="$inbox.tmp.$$"
+jq --arg text "$text" --arg ts "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" \
+   --arg id "$(cat /proc/sys/kernel/random/uuid)" \
+   '. + [{from: "bench", text: $text, summary: $text, timestamp: $ts, msgV: 1,
+          msg_id: $id, type: "message", read: false}]' "$inbox" > "$tmp"
+mv "$tmp" "$inbox"
+"""
 
 
 def entry(i):
@@ -23,55 +46,126 @@ def entry(i):
     }
 
 
+def run(cmd, env):
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
 def timed(cmd, env, restore, runs):
     samples = []
     for _ in range(runs):
         restore()
         t = time.perf_counter()
-        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        run(cmd, env)
         samples.append((time.perf_counter() - t) * 1000)
     samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.9) - 1]
+    return statistics.median(samples), samples[max(int(len(samples) * 0.9) - 1, 0)]
+
+
+def ms(m):
+    return f"{m[0]:.1f} ms (p90 {m[1]:.1f})"
+
+
+def make_team(claude, team, members):
+    inboxes = os.path.join(claude, "teams", team, "inboxes")
+    os.makedirs(inboxes)
+    config = {"name": team, "leadAgentId": f"team-lead@{team}", "members": [
+        {"agentId": f"{n}@{team}", "name": n} for n in ["team-lead"] + members]}
+    with open(os.path.join(claude, "teams", team, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    return inboxes
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--out", help="write the Markdown report here (default: stdout only)")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
     tmp = tempfile.mkdtemp(prefix="teamctl-bench-")
+    report = []
+    out = report.append
     try:
         claude = os.path.join(tmp, "claude")
-        inboxes = os.path.join(claude, "teams", "bench", "inboxes")
-        os.makedirs(inboxes)
-        config = {"name": "bench", "leadAgentId": "team-lead@bench", "members": [
-            {"agentId": "team-lead@bench", "name": "team-lead"},
-            {"agentId": "alice@bench", "name": "alice"}]}
-        with open(os.path.join(claude, "teams", "bench", "config.json"), "w") as f:
-            json.dump(config, f, indent=2)
+        inboxes = make_team(claude, "bench", ["alice"])
         inbox = os.path.join(inboxes, "alice.json")
+        script = os.path.join(tmp, "jq-append.sh")
+        with open(script, "w") as f:
+            f.write(JQ_SCRIPT)
+        os.chmod(script, 0o755)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TEAMCTL_")}
         env["CLAUDE_CONFIG_DIR"] = claude
-        print(f"| entries | file size | teamctl send | node peer append | speed-up | "
-              f"teamctl inbox --json | jq -c '.[]' |")
-        print("|---:|---:|---:|---:|---:|---:|---:|")
+
+        writers = {
+            "teamctl send": [BIN, "send", "alice", "benchmark message", "--from", "bench"],
+            "Node proper-lockfile": ["node", PEER, "append", inbox, "--from", "bench",
+                                     "--count", "1"],
+            "jq + mv script": [script, inbox, "benchmark message"],
+        }
+        sends, reads, sizes = {}, {}, {}
         for n in (10, 1000, 10000):
             data = json.dumps([entry(i) for i in range(n)], indent=2, ensure_ascii=False)
-            def restore():
+            sizes[n] = len(data)
+
+            def restore(data=data):
                 with open(inbox, "w") as f:
                     f.write(data)
-            send = timed([BIN, "send", "alice", "benchmark message", "--from", "bench"],
-                         env, restore, args.runs)
-            node = timed(["node", PEER, "append", inbox, "--from", "bench", "--count", "1"],
-                         env, restore, args.runs)
-            read = timed([BIN, "inbox", "alice", "--json"], env, restore, args.runs)
-            jq = timed(["jq", "-c", ".[]", inbox], env, restore, args.runs)
-            fmt = lambda m: f"{m[0]:.1f} ms (p90 {m[1]:.1f})"
-            print(f"| {n:,} | {len(data) / 1024:,.0f} KiB | {fmt(send)} | {fmt(node)} | "
-                  f"{node[0] / send[0]:.0f}x | {fmt(read)} | {fmt(jq)} |")
-        status_bench(tmp, env, args.runs)
+            for name, cmd in writers.items():
+                sends[(name, n)] = timed(cmd, env, restore, args.runs)
+            reads[("teamctl", n)] = timed([BIN, "inbox", "alice", "--json"], env, restore,
+                                          args.runs)
+            reads[("jq", n)] = timed(["jq", "-c", ".[]", inbox], env, restore, args.runs)
+
+        conc = concurrency(tmp, env, script)
+        status = status_bench(tmp, env, args.runs)
+        write_report(out, args.runs, sends, reads, sizes, conc, status)
     finally:
         shutil.rmtree(tmp)
+    text = "\n".join(report) + "\n"
+    sys.stdout.write(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+def concurrency(tmp, env, script, senders=8, each=25, start=1000):
+    """8 threads, each running `each` one-message processes back to back into one inbox."""
+    results = {}
+    claude = os.path.join(tmp, "claude-conc")
+    inboxes = make_team(claude, "conc", ["alice"])
+    inbox = os.path.join(inboxes, "alice.json")
+    env = dict(env, CLAUDE_CONFIG_DIR=claude)
+    data = json.dumps([entry(i) for i in range(start)], indent=2, ensure_ascii=False)
+    kinds = {
+        "teamctl send": lambda t: [BIN, "send", "alice", t, "--from", "bench",
+                                   "--lock-timeout", "60s"],
+        "Node proper-lockfile": lambda t: ["node", PEER, "append", inbox, "--from", "bench",
+                                           "--count", "1", "--prefix", t],
+        "jq + mv script": lambda t: [script, inbox, t],
+    }
+    for name, cmd in kinds.items():
+        with open(inbox, "w") as f:
+            f.write(data)
+        failures = []
+
+        def sender(s):
+            for i in range(each):
+                r = subprocess.run(cmd(f"s{s}-{i}"), env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+                if r.returncode != 0:
+                    failures.append(r.returncode)
+        threads = [threading.Thread(target=sender, args=(s,)) for s in range(senders)]
+        t = time.perf_counter()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        wall = time.perf_counter() - t
+        with open(inbox) as f:
+            count = len(json.load(f))
+        results[name] = {"wall": wall, "rate": senders * each / wall, "failed": len(failures),
+                         "lost": start + senders * each - len(failures) - count,
+                         "sent": senders * each}
+    return results
 
 
 def status_bench(tmp, env, runs):
@@ -106,11 +200,117 @@ def status_bench(tmp, env, runs):
     m = timed([BIN, "status", "--json"], env, lambda: None, runs)
     size = sum(os.path.getsize(os.path.join(team, "inboxes", f)) for f in os.listdir(
         os.path.join(team, "inboxes")))
-    print()
-    print("| team | inbox bytes | teamctl status --json |")
-    print("|---|---:|---:|")
-    print(f"| 50 members x 1,000 messages, 100 tasks | {size / 1048576:.1f} MiB | "
-          f"{m[0]:.1f} ms (p90 {m[1]:.1f}) |")
+    return m, size
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    jq = subprocess.run(["jq", "--version"], capture_output=True, text=True).stdout.strip()
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.split()
+    return (f"{os.cpu_count()} CPUs ({cpu}), {platform.system()} {platform.release()}, "
+            f"rustc {rustc[1] if len(rustc) > 1 else '?'} (release build), Node {node}, {jq}")
+
+
+def write_report(out, runs, sends, reads, sizes, conc, status):
+    names = ["teamctl send", "Node proper-lockfile", "jq + mv script"]
+    out("# Performance")
+    out("")
+    out("Generated by `scripts/bench.sh` (which runs `python3 bench/run.py --out "
+        "docs/performance.md`); rerun it to measure your machine. Do not edit by hand.")
+    out("")
+    out(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on "
+        f"{machine()}; {runs} runs per cell, one process per run, median and p90 wall time. "
+        "Every timed run starts from the same inbox bytes (restored outside the timing). The "
+        "machine is shared, so absolute numbers carry noise; the ratios are the point.")
+    out("")
+    out("## One message, per writer and inbox size")
+    out("")
+    out("The three writers all take Claude Code's lock directory and replace the file with a "
+        "rename. Only teamctl also fsyncs the temp file and the folder and reads the file back "
+        "under the lock to verify it.")
+    out("")
+    out("| entries | file size | " + " | ".join(names) + " | Node / teamctl | jq / teamctl |")
+    out("|---:|---:|" + "---:|" * (len(names) + 2))
+    for n, size in sizes.items():
+        cells = [ms(sends[(w, n)]) for w in names]
+        t = sends[(names[0], n)][0]
+        out(f"| {n:,} | {size / 1024:,.0f} KiB | " + " | ".join(cells) +
+            f" | {sends[(names[1], n)][0] / t:.1f}x | {sends[(names[2], n)][0] / t:.1f}x |")
+    out("")
+    growth = []
+    for w in names:
+        lo, hi = sends[(w, 10)][0], sends[(w, 10000)][0]
+        per_mib = (hi - sends[(w, 1000)][0]) / ((sizes[10000] - sizes[1000]) / 1048576)
+        growth.append(f"{w}: {lo:.1f} ms at 10 entries, {hi:.1f} ms at 10,000, "
+                      f"about {per_mib:.1f} ms per extra MiB of inbox")
+    out("How cost grows with inbox size (from the 1,000 and 10,000 rows): " +
+        "; ".join(growth) + ".")
+    out("")
+    out("## Reading an inbox")
+    out("")
+    out("| entries | teamctl inbox --json | jq -c '.[]' | jq / teamctl |")
+    out("|---:|---:|---:|---:|")
+    for n in sizes:
+        a, b = reads[("teamctl", n)], reads[("jq", n)]
+        out(f"| {n:,} | {ms(a)} | {ms(b)} | {b[0] / a[0]:.1f}x |")
+    out("")
+    out("## 8 concurrent senders into one inbox")
+    out("")
+    first = next(iter(conc.values()))
+    out(f"8 threads, each running {first['sent'] // 8} single-message processes back to back, "
+        f"into one inbox that starts with 1,000 entries ({first['sent']} messages per writer). "
+        "`lost` counts messages whose process exited 0 but that are missing from the file "
+        "afterwards.")
+    out("")
+    out("| writer | wall time | messages/s | failed | lost | vs teamctl |")
+    out("|---|---:|---:|---:|---:|---:|")
+    base = conc[names[0]]["rate"]
+    for w in names:
+        c = conc[w]
+        out(f"| {w} | {c['wall']:.2f} s | {c['rate']:.0f} | {c['failed']} | {c['lost']} | "
+            f"{c['rate'] / base:.2f}x |")
+    out("")
+    out("## status on a big team")
+    out("")
+    m, size = status
+    out("| team | inbox bytes | teamctl status --json |")
+    out("|---|---:|---:|")
+    out(f"| 50 members x 1,000 messages, 100 tasks | {size / 1048576:.1f} MiB | {ms(m)} |")
+    out("")
+    out("## watch latency")
+    out("")
+    out("Not measured: `teamctl watch` does not exist yet. Add it here when it lands.")
+    out("")
+    out("## Why the costs grow the way they do")
+    out("")
+    out("""- **Fixed cost.** A send is one short-lived process: exec, read `config.json`, take the
+  lock directory (`mkdir` + `utimes`), write, fsync, rename, fsync the folder, read back,
+  `rmdir`. At 10 entries that is all there is. The Node writer pays for starting V8 and
+  loading its modules (tens of milliseconds) on every message; the jq script pays for `bash`,
+  `date`, `cat` and `jq` processes.
+- **Linear part.** Every writer must replace the whole file, because an inbox is one JSON
+  array: the bytes read, written and (for teamctl) read back grow with the inbox, so cost is
+  linear in its size. teamctl keeps the slope small: an inbox Claude Code or teamctl wrote is
+  already exactly `JSON.stringify(x, null, 2)`, so `format::canonical_inbox` checks that in
+  one allocation-free pass and the new element is spliced in before the closing `\\n]`,
+  writing the old bytes straight from the read buffer, instead of parsing to a tree and
+  rendering it again. The Node writer and jq parse and re-serialise every entry, which is why
+  their slope is steeper. teamctl's slope includes the fsyncs and the read-back that the
+  others skip.
+- **Concurrency.** All writers serialise on the same lock directory, so throughput is bounded
+  by one writer's critical section (the linear part) plus how fast a waiter notices the lock
+  is free: proper-lockfile and teamctl poll at 5-100 ms backoff, the jq script every 5 ms.
+  Process start-up overlaps with other writers' critical sections, so 8 senders beat one.
+- **Reading.** `inbox --json` parses every entry and prints a view of each; `jq -c` prints
+  every entry back. Both are linear; jq's start-up dominates small inboxes.
+- **status** reads every inbox with a parser that borrows strings from the file and skips the
+  keys it does not need, plus every task file: linear in the team's total bytes.""")
 
 
 if __name__ == "__main__":
