@@ -66,6 +66,69 @@ pub fn canonical_inbox(bytes: &[u8]) -> Option<usize> {
     (c.i == bytes.len()).then_some(count)
 }
 
+/// The value of the escape `\uXXXX` starting at `bytes[i]` (the backslash), if it is one.
+fn escape_at(bytes: &[u8], i: usize) -> Option<u16> {
+    let e = bytes.get(i..i + 6)?;
+    if e[0] != b'\\' || e[1] != b'u' {
+        return None;
+    }
+    u16::from_str_radix(std::str::from_utf8(&e[2..]).ok()?, 16).ok()
+}
+
+/// When the escape at `bytes[i]` is a surrogate in lowercase hex, as `JSON.stringify` writes a
+/// lone one, and not followed by its other half, its length (6).
+fn lone_surrogate_at(bytes: &[u8], i: usize) -> Option<usize> {
+    let code = escape_at(bytes, i)?;
+    let lower = bytes[i + 2..i + 6]
+        .iter()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+    if !lower || !(0xd800..=0xdfff).contains(&code) {
+        return None;
+    }
+    // A low surrogate after a high one is never reached: the checker refuses the escaped pair
+    // at its first half (JSON.stringify writes a pair as the character itself).
+    let pairs_with_next =
+        code < 0xdc00 && escape_at(bytes, i + 6).is_some_and(|c| (0xdc00..=0xdfff).contains(&c));
+    (!pairs_with_next).then_some(6)
+}
+
+/// `bytes` with every escaped lone surrogate (`\ud800`: valid JSON that JavaScript reads and
+/// `JSON.stringify` writes, but that no Rust string can hold) replaced by `\ufffd`, or `None`
+/// when there is none. For showing such a file only: writing the result back would change the
+/// text of an entry.
+pub fn replace_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        // Any code point escape, surrogate or not, is six bytes; every other escape two.
+        let is_surrogate = escape_at(bytes, i).is_some_and(|c| (0xd800..=0xdfff).contains(&c));
+        let lone = is_surrogate && {
+            let code = escape_at(bytes, i).unwrap_or(0);
+            let next_low = escape_at(bytes, i + 6).is_some_and(|c| (0xdc00..=0xdfff).contains(&c));
+            !(code < 0xdc00 && next_low)
+        };
+        if is_surrogate && !lone {
+            i += 12; // a high and low surrogate: a valid pair
+        } else if lone {
+            let o = out.get_or_insert_with(Vec::new);
+            o.extend_from_slice(&bytes[copied..i]);
+            o.extend_from_slice(b"\\ufffd");
+            i += 6;
+            copied = i;
+        } else {
+            i += if escape_at(bytes, i).is_some() { 6 } else { 2 };
+        }
+    }
+    let mut o = out?;
+    o.extend_from_slice(&bytes[copied..]);
+    Some(o)
+}
+
 struct Checker<'a> {
     b: &'a [u8],
     i: usize,
@@ -156,6 +219,11 @@ impl Checker<'_> {
                     b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {}
                     b'u' => {
                         let hex = self.b.get(self.i..self.i + 4)?;
+                        if let Some(len) = lone_surrogate_at(self.b, self.i - 2) {
+                            // JSON.stringify escapes a lone surrogate as `\udxxx`.
+                            self.i += len - 2;
+                            continue;
+                        }
                         self.i += 4;
                         let ok = hex[..2] == *b"00"
                             && matches!(hex[2], b'0' | b'1')
@@ -236,6 +304,28 @@ mod tests {
 
     fn canon(json: &str) -> String {
         render(&serde_json::from_str::<Value>(json).unwrap())
+    }
+
+    #[test]
+    fn lone_surrogates_as_json_stringify_writes_them() {
+        // JSON.stringify(["x\ud800", "\udc00", "\\udc00"], null, 2) inside an entry.
+        let lone = "[\n  {\n    \"t\": \"x\\ud800\",\n    \"u\": \"\\udc00\",\n    \"v\": \"\\\\udc00\"\n  }\n]";
+        assert_eq!(canonical_inbox(lone.as_bytes()), Some(1));
+        let fixed = replace_lone_surrogates(lone.as_bytes()).unwrap();
+        assert_eq!(
+            String::from_utf8(fixed).unwrap(),
+            lone.replace("x\\ud800", "x\\ufffd")
+                .replace("\"\\udc00\"", "\"\\ufffd\"")
+        );
+        // An escaped pair, or upper-case hex, is not what JSON.stringify writes.
+        let pair = "[\n  {\n    \"t\": \"\\ud83d\\ude00\"\n  }\n]";
+        assert_eq!(canonical_inbox(pair.as_bytes()), None);
+        assert_eq!(replace_lone_surrogates(pair.as_bytes()), None);
+        assert_eq!(
+            canonical_inbox(b"[\n  {\n    \"t\": \"\\uD800\"\n  }\n]"),
+            None
+        );
+        assert_eq!(replace_lone_surrogates(b"[{\"a\":\"\\\\ud800\"}]"), None);
     }
 
     #[test]

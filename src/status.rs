@@ -219,7 +219,9 @@ pub fn team_status(
     for owner in &owners {
         let path = team.inbox_path(owner);
         let Ok(bytes) = fs::read(&path) else { continue };
-        let entries: Vec<Light> = match serde_json::from_slice(&bytes) {
+        // An escaped lone surrogate is valid to Claude Code; read it as U+FFFD.
+        let lossy = crate::format::replace_lone_surrogates(&bytes);
+        let entries: Vec<Light> = match serde_json::from_slice(lossy.as_deref().unwrap_or(&bytes)) {
             Ok(e) => e,
             Err(e) => {
                 warnings.push(format!(

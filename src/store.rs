@@ -154,13 +154,20 @@ pub fn parse_inbox(bytes: &[u8], path: &Path) -> Result<Vec<Entry>> {
 
 pub use crate::format::render;
 
-/// Reads an inbox without locking, as Claude Code's readers do ([`read_unlocked`]). `Ok(None)`
-/// when the file does not exist.
+/// Reads an inbox without locking, as Claude Code's readers do ([`read_unlocked`]), for
+/// showing it. `Ok(None)` when the file does not exist. An escaped lone surrogate (`\ud800`,
+/// which JavaScript reads and writes but no Rust string holds) reads as U+FFFD; the write
+/// paths never do this, so they refuse such an entry rather than change it.
 ///
 /// # Errors
 /// I/O errors, or a file that still does not parse after the retries.
 pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
-    read_unlocked(path, |bytes| parse_inbox(bytes, path))
+    read_unlocked(path, |bytes| {
+        parse_inbox(bytes, path).or_else(|e| match format::replace_lone_surrogates(bytes) {
+            Some(lossy) => parse_inbox(&lossy, path),
+            None => Err(e),
+        })
+    })
 }
 
 /// Reads `path` without a lock and parses it with `parse`. `Ok(None)` when it does not exist.

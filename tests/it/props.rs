@@ -17,6 +17,11 @@ use teamctl::lock::{LockOptions, lock_dir};
 use teamctl::store::{self, Appended, Entry};
 use teamctl::tasks::{self, Patch, Task};
 
+/// A character that `inbox_bytes` turns into an escaped lone surrogate, which JavaScript
+/// writes (`JSON.stringify("\ud800")`) but no Rust string can hold.
+const LONE_MARK: char = '\u{e000}';
+const LONE: &str = "\\ud800";
+
 /// Numbers as text: JS-canonical ones and the forms only other writers produce.
 fn number() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -38,6 +43,8 @@ fn text() -> impl Strategy<Value = String> {
         "[a-z ]{0,12}",
         any::<String>(),
         Just("\u{2028}\u{2029}\"\\/\u{0}\u{1f}é😀".to_string()),
+        // Becomes an escaped lone surrogate in the file (see `LONE`).
+        Just(format!("a{LONE_MARK}b")),
     ]
 }
 
@@ -82,20 +89,25 @@ fn entry_text() -> impl Strategy<Value = String> {
 
 /// A valid inbox in one of several layouts.
 fn inbox_bytes() -> impl Strategy<Value = Vec<u8>> {
-    (prop::collection::vec(entry_text(), 0..5), 0..6u8).prop_map(|(entries, layout)| {
-        let compact = format!("[{}]", entries.join(","));
-        let value: Value = serde_json::from_str(&compact).unwrap();
-        let s = match layout {
-            // Claude Code's own layout.
-            0 | 1 => render(&value),
-            2 => compact,
-            3 => format!("{}\n", render(&value)),
-            4 => render(&value).replace('\n', "\r\n"),
-            // Four-space indentation.
-            _ => render(&value).replace("\n  ", "\n    "),
-        };
-        s.into_bytes()
-    })
+    (
+        prop::collection::vec(entry_text(), 0..5),
+        0..6u8,
+        any::<bool>(),
+    )
+        .prop_map(|(entries, layout, lone)| {
+            let compact = format!("[{}]", entries.join(","));
+            let value: Value = serde_json::from_str(&compact).unwrap();
+            let s = match layout {
+                // Claude Code's own layout.
+                0 | 1 => render(&value),
+                2 => compact,
+                3 => format!("{}\n", render(&value)),
+                4 => render(&value).replace('\n', "\r\n"),
+                // Four-space indentation.
+                _ => render(&value).replace("\n  ", "\n    "),
+            };
+            if lone { s.replace(LONE_MARK, LONE) } else { s }.into_bytes()
+        })
 }
 
 /// Byte-level damage: flip, insert, delete or cut.
@@ -140,7 +152,13 @@ fn check_append(before: &[u8], entry: &Entry) -> Result<bool, TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("a.json");
     fs::write(&path, before).unwrap();
-    let parsed_before = store::parse_inbox(before, &path);
+    // Compared with lone surrogates read as U+FFFD (the append never rewrites such an entry:
+    // it splices or refuses).
+    let parse = |b: &[u8]| match teamctl::format::replace_lone_surrogates(b) {
+        Some(lossy) => store::parse_inbox(&lossy, &path),
+        None => store::parse_inbox(b, &path),
+    };
+    let parsed_before = parse(before);
     let result = store::append(&path, entry, false, &fast_lock());
     let after = fs::read(&path).unwrap();
     prop_assert!(only_file(tmp.path()), "a lock or temp file was left");
@@ -148,13 +166,20 @@ fn check_append(before: &[u8], entry: &Entry) -> Result<bool, TestCaseError> {
     match result {
         Err(e) => {
             prop_assert_eq!(&after, &before.to_vec(), "refused ({:#}) but changed", e);
-            prop_assert!(parsed_before.is_err(), "a valid inbox was refused: {:#}", e);
+            // Refused: it does not parse, or it holds a lone surrogate teamctl cannot keep
+            // through a re-render (only a canonical file is spliced without parsing).
+            let lone = teamctl::format::replace_lone_surrogates(before).is_some();
+            prop_assert!(
+                parsed_before.is_err() || (lone && canonical_inbox(before).is_none()),
+                "a valid inbox was refused: {:#}",
+                e
+            );
             Ok(false)
         }
         Ok(outcome) => {
             prop_assert_eq!(outcome, Appended::Written);
             let old = parsed_before.expect("appended to an inbox that does not parse");
-            let new = store::parse_inbox(&after, &path).unwrap();
+            let new = parse(&after).unwrap();
             prop_assert_eq!(new.len(), old.len() + 1);
             prop_assert_eq!(&new[..old.len()], &old[..]);
             prop_assert_eq!(new.last().unwrap(), entry);
@@ -181,7 +206,9 @@ proptest! {
     /// next append takes the byte-splicing path.
     #[test]
     fn valid_inboxes_are_always_appended(before in inbox_bytes(), entry in new_entry()) {
-        prop_assert!(check_append(&before, &entry)?);
+        let written = check_append(&before, &entry)?;
+        let lone = teamctl::format::replace_lone_surrogates(&before).is_some();
+        prop_assert!(written || (lone && canonical_inbox(&before).is_none()));
     }
 
     /// The task parser never panics and says why it refuses: `parse_object` + `Task::from_raw`
@@ -273,4 +300,54 @@ fn valid_task() -> impl Strategy<Value = Vec<u8>> {
                 s.into_bytes()
             }
         })
+}
+
+/// Inputs worth keeping (the committed corpus): each goes through the append property, and
+/// each is either appended to or refused as stated.
+#[test]
+fn interesting_inputs() {
+    let entry: Entry = serde_json::from_str(r#"{"from":"u","text":"hi"}"#).unwrap();
+    let deep = format!("[{{\"a\":{}1{}}}]", "[".repeat(200), "]".repeat(200));
+    let cases: &[(&[u8], bool)] = &[
+        (b"[]", true),
+        (b"[ ]", true),
+        (b"[]\n", true),
+        (b"", false),
+        (b"null", false),
+        (b"{}", false),
+        (b"[1]", false),
+        (b"\xef\xbb\xbf[]", false), // a BOM: JSON.parse refuses it too
+        (b"[\n  {\n    \"n\": 1e+21\n  }\n]", true),
+        (
+            b"[{\"n\":1E5,\"m\":-0,\"big\":123456789012345678901234567890}]",
+            true,
+        ),
+        (b"[{\"from\":\"a\",\"from\":\"b\"}]", true), // duplicate keys: the last wins
+        (b"[\r\n  {\r\n    \"a\": 1\r\n  }\r\n]", true),
+        (b"[\n  {\n    \"t\": \"\\ud800\"\n  }\n]", true), // lone surrogate, canonical
+        (b"[{\"t\":\"\\ud800\"}]", false),                 // lone surrogate, would need a re-render
+        (b"[{\"t\":\"\\ud83d\\ude00\"}]", true),           // an escaped pair is fine
+        (b"[{\"t\":\"\xff\"}]", false),                    // not UTF-8
+        (b"[{\"a\":1},]", false),
+        (deep.as_bytes(), false), // deeper than serde_json's recursion limit
+    ];
+    for (bytes, appends) in cases {
+        let got = check_append(bytes, &entry)
+            .unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(bytes)));
+        assert_eq!(got, *appends, "{:?}", String::from_utf8_lossy(bytes));
+    }
+}
+
+/// An inbox holding a lone surrogate is shown with U+FFFD instead of being called corrupt.
+#[test]
+fn lone_surrogates_are_shown_as_replacement_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("a.json");
+    fs::write(
+        &path,
+        "[\n  {\n    \"from\": \"a\",\n    \"text\": \"x\\ud800\"\n  }\n]",
+    )
+    .unwrap();
+    let entries = store::read_inbox(&path).unwrap().unwrap();
+    assert_eq!(entries[0]["text"], "x\u{fffd}");
 }
