@@ -22,8 +22,8 @@ pub(crate) mod env {
     pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
     /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
     pub(crate) const NOW: &str = "TEAMCTL_NOW";
-    /// Test hook: fault injection for crash tests (`after_lock=200ms,before_rename=1s,
-    /// before_verify=2s,fail_write`). Never set it in production.
+    /// Test hook: fault injection for crash tests (`before_lock=200ms,after_lock=200ms,
+    /// before_rename=1s,before_verify=2s,fail_write`). Never set it in production.
     pub(crate) const TEST_FAULTS: &str = "TEAMCTL_TEST_FAULTS";
 }
 

@@ -47,6 +47,8 @@ pub const STALE_TEMP: Duration = Duration::from_secs(60);
 /// [`set_faults`]. Never set it in production.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Faults {
+    /// Sleep this long before trying for the lock (a kill then hits "before the lock").
+    pub before_lock: Duration,
     /// Sleep this long right after the lock is taken (a kill then hits "holding the lock").
     pub after_lock: Duration,
     /// Sleep this long after the temp file is written and synced, before the rename.
@@ -58,6 +60,7 @@ pub struct Faults {
 }
 
 static FAULTS: Mutex<Faults> = Mutex::new(Faults {
+    before_lock: Duration::ZERO,
     after_lock: Duration::ZERO,
     before_rename: Duration::ZERO,
     before_verify: Duration::ZERO,
@@ -328,6 +331,7 @@ pub enum Appended {
 /// [`Error::LockTimeout`], [`Error::VerifyFailed`], a corrupt inbox (left unchanged) or I/O.
 pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
     ensure_inbox(path)?;
+    pause(faults().before_lock);
     let guard = lock::acquire(path, opts)?;
     pause(faults().after_lock);
     remove_stale_temps(path);
@@ -427,6 +431,7 @@ pub fn rewrite<D: serde::Serialize, T>(
     if !path.exists() {
         bail!("could not update {}: it does not exist", path.display());
     }
+    pause(faults().before_lock);
     let guard = lock::acquire(path, opts)?;
     pause(faults().after_lock);
     remove_stale_temps(path);

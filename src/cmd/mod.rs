@@ -105,7 +105,8 @@ impl Ctx {
     }
 }
 
-/// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `after_lock=<duration>`,
+/// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
+/// `after_lock=<duration>`,
 /// `before_rename=<duration>`, `before_verify=<duration>` and `fail_write`.
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
     let mut f = teamctl::store::Faults::default();
@@ -113,6 +114,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         let dur = || time::parse_duration(value);
         match key {
+            "before_lock" => f.before_lock = dur()?,
             "after_lock" => f.after_lock = dur()?,
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,

@@ -117,8 +117,8 @@ fn check_inbox(inbox: &Path, acknowledged: &[String]) {
     }
 }
 
-/// 200 sends, each SIGKILLed: at a random moment (before the lock, while starting up, or
-/// anywhere), while it holds the lock, or between the temp write and the rename. After every
+/// 200 sends, each SIGKILLed at a random moment in one of four phases: before the lock, while
+/// it holds the lock, between the temp write and the rename, or anywhere. After every
 /// kill the inbox parses and holds every acknowledged message; a lock or temp file the killed
 /// process left is aged past its staleness limit (as if time passed) and the next send must
 /// succeed and clean it up.
@@ -128,11 +128,12 @@ fn kill_mid_send_200_times() {
     let lock = lock_of(&inbox);
     let mut rng = Rng::new();
     let mut acknowledged = Vec::new();
-    let mut left = HashMap::from([("lock", 0), ("temp", 0), ("exit_0", 0)]);
+    let mut left = HashMap::from([("lock", 0), ("temp", 0), ("exit_0", 0), ("nothing", 0)]);
     for i in 0..200 {
         let text = format!("killed-{i}");
         let phase = i % 4;
         let faults = match phase {
+            0 => "before_lock=300ms",
             1 => "after_lock=300ms",
             2 => "before_rename=300ms",
             _ => "",
@@ -146,7 +147,9 @@ fn kill_mid_send_200_times() {
             }
             // Between the temp write and the rename.
             2 => assert!(wait_until(Duration::from_secs(10), || !temps(&inbox).is_empty())),
-            // Anywhere: before the lock (process start, config read) or during a fast send.
+            // Before the lock: starting, reading config.json, creating the inbox, or waiting.
+            0 => thread::sleep(Duration::from_micros(rng.below(100_000))),
+            // Anywhere: during start-up or anywhere in a fast send.
             _ => thread::sleep(Duration::from_micros(rng.below(20_000))),
         }
         child.kill().unwrap();
@@ -159,6 +162,15 @@ fn kill_mid_send_200_times() {
 
         let stale_lock = lock.exists();
         let stale_temps = temps(&inbox);
+        if phase == 0 {
+            assert!(
+                !status.success() && !stale_lock,
+                "phase 0 is killed before the lock"
+            );
+        }
+        if !stale_lock && stale_temps.is_empty() && !status.success() {
+            *left.get_mut("nothing").unwrap() += 1;
+        }
         if stale_lock {
             *left.get_mut("lock").unwrap() += 1;
             set_age(&lock, Duration::from_secs(11));
@@ -185,7 +197,8 @@ fn kill_mid_send_200_times() {
         }
     }
     eprintln!("left behind by killed sends: {left:?}");
-    // Phases 1 and 2 always leave a lock (and phase 2 a temp file) behind.
+    // Phase 0 leaves nothing; phases 1 and 2 always leave a lock (and 2 a temp file) behind.
+    assert!(left["nothing"] >= 50, "{left:?}");
     assert!(left["lock"] >= 100, "{left:?}");
     assert!(left["temp"] >= 50, "{left:?}");
 }
