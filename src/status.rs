@@ -219,16 +219,23 @@ pub fn team_status(
     for owner in &owners {
         let path = team.inbox_path(owner);
         let Ok(bytes) = fs::read(&path) else { continue };
-        // An escaped lone surrogate is valid to Claude Code; read it as U+FFFD.
-        let lossy = crate::format::replace_lone_surrogates(&bytes);
-        let entries: Vec<Light> = match serde_json::from_slice(lossy.as_deref().unwrap_or(&bytes)) {
+        let lossy;
+        let entries: Vec<Light> = match serde_json::from_slice(&bytes) {
             Ok(e) => e,
             Err(e) => {
-                warnings.push(format!(
-                    "could not read {}: {e} (left unchanged)",
-                    path.display()
-                ));
-                continue;
+                // An escaped lone surrogate is valid to Claude Code: read it as U+FFFD (only
+                // after a failed parse, so a healthy inbox is scanned once).
+                lossy = crate::format::replace_lone_surrogates(&bytes);
+                match lossy.as_deref().map(serde_json::from_slice) {
+                    Some(Ok(e)) => e,
+                    _ => {
+                        warnings.push(format!(
+                            "could not read {}: {e} (left unchanged)",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                }
             }
         };
         let mut unread = 0;

@@ -351,3 +351,29 @@ fn lone_surrogates_are_shown_as_replacement_characters() {
     let entries = store::read_inbox(&path).unwrap().unwrap();
     assert_eq!(entries[0]["text"], "x\u{fffd}");
 }
+
+/// The same through the command line: send appends after such an entry and keeps it byte for
+/// byte; inbox and status read it without a warning.
+#[test]
+fn lone_surrogates_via_the_cli() {
+    let env = crate::common::TestEnv::new();
+    env.team("t", &[("alice", None)]);
+    let inbox = env.inbox("t", "alice");
+    let before = "[\n  {\n    \"from\": \"bob\",\n    \"text\": \"half \\ud83d\",\n    \"timestamp\": \"2026-11-29T09:00:00.000Z\"\n  }\n]";
+    fs::write(&inbox, before).unwrap();
+    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    let after = fs::read_to_string(&inbox).unwrap();
+    assert!(after.starts_with(&before[..before.len() - 2]), "{after}");
+    let out = env
+        .cmd()
+        .args(["inbox", "alice", "--json"])
+        .assert()
+        .success();
+    let v = crate::common::json(&out.get_output().stdout);
+    assert_eq!(v["messages"][0]["text"], "half \u{fffd}");
+    env.cmd()
+        .args(["status"])
+        .assert()
+        .success()
+        .stderr(predicates::str::is_empty());
+}
