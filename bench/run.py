@@ -306,7 +306,10 @@ def write_report(out, runs, sends, reads, sizes, conc, status):
 - **Concurrency.** All writers serialise on the same lock directory, so throughput is bounded
   by one writer's critical section (the linear part) plus how fast a waiter notices the lock
   is free: proper-lockfile and teamctl poll at 5-100 ms backoff, the jq script every 5 ms.
-  Process start-up overlaps with other writers' critical sections, so 8 senders beat one.
+  Process start-up overlaps with other writers' critical sections, so 8 senders together get
+  more through than one sender in a loop, most for the writers whose start-up is slow; with
+  teamctl the critical section is most of the work, so it gains least. No writer lost a
+  message: all three serialise on the same lock (the jq script only because it takes it).
 - **Reading.** `inbox --json` parses every entry and prints a view of each; `jq -c` prints
   every entry back. Both are linear; jq's start-up dominates small inboxes.
 - **status** reads every inbox with a parser that borrows strings from the file and skips the
