@@ -21,6 +21,7 @@ pub mod lock;
 pub mod mailbox;
 pub mod model;
 pub mod paths;
+pub mod resolve;
 pub mod status;
 pub mod store;
 pub mod tasks;
