@@ -30,10 +30,30 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -l lock-timeout -d 'How lo
 complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l brief-file -d 'Read a teammate\'s brief from a file' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l description -d 'The team\'s description in config.json' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l cwd -d 'The teammates\' working directory [default: the current one]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type) [default in config.json: general-purpose]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode passed to the teammates (--permission-mode)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l launch -d 'Start the teammates in tmux, or only provision the files' -r -f -a "tmux\t''
+none\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l timeout -d 'How long to wait for every teammate to take its brief' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start the teammates with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cmd::create::CreateArgs;
 use crate::cmd::inbox::InboxArgs;
 use crate::cmd::send::SendArgs;
 use crate::cmd::status::StatusArgs;
@@ -19,6 +20,10 @@ pub(crate) mod env {
     pub(crate) const FROM: &str = "TEAMCTL_FROM";
     /// Default lock deadline.
     pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
+    /// The claude binary `create` starts teammates with.
+    pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
+    /// Claude Code's own override of the teammate binary (read, never set).
+    pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
     /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
     pub(crate) const NOW: &str = "TEAMCTL_NOW";
 }
@@ -84,6 +89,7 @@ pub(crate) struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Create(CreateArgs),
     Send(SendArgs),
     Inbox(InboxArgs),
     Tasks(TasksArgs),

@@ -14,6 +14,7 @@
 //! the `teamctl` binary owns the command line, the environment and the output.
 #![warn(missing_docs)]
 
+pub mod create;
 pub mod error;
 pub mod format;
 pub mod id;
@@ -27,5 +28,6 @@ pub mod store;
 pub mod tasks;
 pub mod team;
 pub mod time;
+pub mod tmux;
 
 pub use error::Error;

@@ -133,7 +133,12 @@ pub fn candidates(inp: &Inputs) -> Vec<(PathBuf, FoundBy)> {
         out.push((abs.clone(), FoundBy::InstallPlace));
     }
     if let Some(h) = home {
-        for dir in newest_first(&h.join(".nvm/versions/node")) {
+        let nvm = newest_first(&h.join(".nvm/versions/node"));
+        if nvm.is_empty() {
+            // Listed as a pattern, so a failure says where nvm installs would have been.
+            out.push((h.join(".nvm/versions/node/*/bin/claude"), FoundBy::Nvm));
+        }
+        for dir in nvm {
             out.push((dir.join("bin/claude"), FoundBy::Nvm));
         }
         let versions = h.join(".local/share/claude/versions");
@@ -269,9 +274,13 @@ mod tests {
             home.join(".npm-global/bin/claude"),
             home.join(".npm/bin/claude"),
             sys.clone(),
+            home.join(".nvm/versions/node/*/bin/claude"),
             home.join(".local/share/claude/versions/*"),
         ] {
-            assert!(err.contains(&p.display().to_string()), "{p:?} missing in {err}");
+            assert!(
+                err.contains(&p.display().to_string()),
+                "{p:?} missing in {err}"
+            );
         }
 
         // Newest versions/* entry; a non-executable newer one does not count.
@@ -338,6 +347,9 @@ mod tests {
         let t = Instant::now();
         assert_eq!(version(&slow, Duration::from_millis(200)), None);
         assert!(t.elapsed() < Duration::from_secs(3));
-        assert_eq!(version(&tmp.path().join("missing"), Duration::from_secs(1)), None);
+        assert_eq!(
+            version(&tmp.path().join("missing"), Duration::from_secs(1)),
+            None
+        );
     }
 }

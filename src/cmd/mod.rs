@@ -1,5 +1,6 @@
 //! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
+pub(crate) mod create;
 pub(crate) mod inbox;
 pub(crate) mod send;
 pub(crate) mod status;
@@ -20,6 +21,7 @@ use crate::output::Output;
 pub(crate) fn run(cli: Cli) -> Result<()> {
     let ctx = Ctx::new(&cli.global)?;
     match cli.command {
+        Command::Create(args) => create::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),

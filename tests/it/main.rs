@@ -2,6 +2,7 @@
 //! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
 
 mod common;
+mod create;
 mod inbox;
 mod interop;
 mod lock;
