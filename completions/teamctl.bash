@@ -197,7 +197,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__send)
-            opts="-h -V --from --summary --color --all --force --idempotency-key --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --from --summary --color --all --force --join --idempotency-key --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

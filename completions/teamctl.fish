@@ -54,7 +54,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-s
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity) [default: team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
 blue\t''
@@ -70,6 +70,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team t
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l all -d 'Send to every member in config.json except the sender (then the only argument is TEXT)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write even if the recipient is not a member of config.json'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l join -d 'Join the team first: add your identity (--from) to config.json as a member, so that teammates can reply to you (reserved names are refused)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s V -l version -d 'Print version'
@@ -173,7 +174,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l as -d 'Claim as NAME [default: your identity, TEAMCTL_FROM or user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l as -d 'Claim as NAME [default: your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

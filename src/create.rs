@@ -784,6 +784,9 @@ fn wait_ready(
             .filter(|m| m.state == MemberState::Exited)
             .collect();
         if !exited.is_empty() {
+            // tmux marks a pane dead a moment before it knows the exit status.
+            thread::sleep(Duration::from_millis(100));
+            let panes = tmux::panes(session);
             return Ok(Some(describe(
                 "exited before taking its brief",
                 &exited,

@@ -13,7 +13,7 @@ use crate::error::usage;
 use crate::id;
 use crate::lock::LockOptions;
 use crate::model::{Color, FRAME_TYPES, Frame, Kind, MessageView, NewMessage, UNSENDABLE_FRAMES};
-use crate::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::paths::{Layout, MemberName, RESERVED, TeamName, is_valid_member};
 use crate::store::{self, Appended, Entry};
 use crate::team::{self, TeamConfig};
 
@@ -69,6 +69,21 @@ impl Team {
     /// The inbox file of `member`.
     pub fn inbox_path(&self, member: &MemberName) -> PathBuf {
         self.layout.inbox_path(&self.name, member)
+    }
+
+    /// Whether teamctl leads this team (it was made by `teamctl create`).
+    pub fn teamctl_leads(&self) -> bool {
+        self.config.as_ref().is_some_and(|c| c.teamctl_leads)
+    }
+
+    /// The identity to use when none is given: `team-lead` in a team teamctl leads (teammates
+    /// report to their lead), otherwise `user`.
+    pub fn default_identity(&self) -> &'static str {
+        if self.teamctl_leads() {
+            crate::create::LEAD
+        } else {
+            "user"
+        }
     }
 
     /// Whether `name` is a member in `config.json`.
@@ -156,6 +171,103 @@ impl Team {
         names.sort();
         Ok(names)
     }
+}
+
+/// What [`join`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joined {
+    /// `name` was already a member; nothing was written.
+    AlreadyMember,
+    /// A member entry was added to `config.json`.
+    Added,
+}
+
+/// Why teammates cannot reply to `name` in `team`, or `None` when they can: current Claude Code
+/// lets a teammate `SendMessage` only to members of `config.json`, never to `user`, `system`
+/// or `main`, and to `team-lead` only as the real lead (in a team teamctl leads, that is you).
+pub fn unreachable_reason(team: &Team, name: &str) -> Option<String> {
+    let reserved = RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name));
+    if name == crate::create::LEAD && team.teamctl_leads() {
+        return None;
+    }
+    if name == crate::create::LEAD {
+        return Some(
+            "team-lead is this team's Claude Code lead: replies go to it, not to you; use your own name with `send --join --from NAME`"
+                .into(),
+        );
+    }
+    if reserved {
+        return Some(format!(
+            "'{name}' is reserved by Claude Code and teammates never reply to it; use your own name with `send --join --from NAME`"
+        ));
+    }
+    if !team.is_member(name) {
+        return Some(format!(
+            "'{name}' is not a member of config.json; add it with `send --join`"
+        ));
+    }
+    None
+}
+
+/// Adds `name` to the team's `config.json` as a member (Claude Code's member shape:
+/// `agentId`, `name`, `joinedAt`, `tmuxPaneId: ""`, `cwd`, `subscriptions: []`), so that
+/// teammates can reply to it, and creates its inbox. Runs under the `config.json.lock`
+/// directory (taken on the literal path, as Claude Code's `realpath: false`), re-reads the
+/// file there and keeps every other key and member as it was.
+///
+/// # Errors
+/// A usage error for a reserved name (saying what to use instead), a team without
+/// `config.json`, lock timeout, a corrupt `config.json`, I/O.
+pub fn join(
+    team: &Team,
+    name: &MemberName,
+    cwd: &std::path::Path,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Joined> {
+    if team.is_member(name.as_str()) {
+        return Ok(Joined::AlreadyMember);
+    }
+    if name.is_reserved() {
+        return Err(usage(format!(
+            "cannot join team '{}' as '{name}': the name is reserved by Claude Code (main, team-lead, user, system) and teammates never reply to it; pick your own name, e.g. `--from ops` or TEAMCTL_FROM=ops",
+            team.name
+        )));
+    }
+    let path = team.layout.config_path(&team.name);
+    if !path.exists() {
+        bail!(
+            "team '{}' has no config.json, so there is no member list to join",
+            team.name
+        );
+    }
+    let joined = store::rewrite(
+        &path,
+        opts,
+        |b| store::parse_object(b, &path),
+        |doc| {
+            let Some(members) = doc.get_mut("members").and_then(Value::as_array_mut) else {
+                bail!("{} has no members array (left unchanged)", path.display());
+            };
+            let present = members
+                .iter()
+                .any(|m| m.get("name").and_then(Value::as_str) == Some(name.as_str()));
+            if present {
+                return Ok((false, Joined::AlreadyMember));
+            }
+            let mut m = Map::new();
+            m.insert("agentId".into(), format!("{name}@{}", team.name).into());
+            m.insert("name".into(), name.as_str().into());
+            m.insert("joinedAt".into(), now.timestamp_millis().into());
+            m.insert("tmuxPaneId".into(), "".into());
+            m.insert("cwd".into(), cwd.to_string_lossy().as_ref().into());
+            m.insert("subscriptions".into(), Value::Array(Vec::new()));
+            members.push(Value::Object(m));
+            Ok((true, Joined::Added))
+        },
+    )?;
+    store::ensure_inbox(&team.inbox_path(name))?;
+    Ok(joined)
 }
 
 /// The closest member name to `name`: same letters in another case, or at most two edits.

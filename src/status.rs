@@ -281,6 +281,8 @@ pub fn team_status(
             created_at: None,
             lead_session_id: None,
             lead_process: None,
+            teamctl_leads: false,
+            teamctl_tmux_session: None,
         });
     let lead_alive = cfg
         .lead_process

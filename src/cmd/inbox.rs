@@ -27,14 +27,14 @@ use crate::output::{hint, warn};
 /// "action" is null, "mark_read" or "consume" and "updated" how many entries it changed.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
-  teamctl inbox                      # your own inbox (TEAMCTL_FROM, default user)
+  teamctl inbox                      # your own inbox (TEAMCTL_FROM, else team-lead or user)
   teamctl inbox --all --unread
   teamctl inbox ops --from alice --since 10m --json | jq -r '.messages[].text'
   teamctl inbox ops --consume        # take the messages out, as Claude Code does")]
 pub(crate) struct InboxArgs {
-    /// Whose inbox to read
-    #[arg(value_name = "MEMBER", env = env::FROM, default_value = "user", conflicts_with = "all")]
-    member: String,
+    /// Whose inbox to read [default: yours: team-lead in a team teamctl leads, else user]
+    #[arg(value_name = "MEMBER", env = env::FROM, conflicts_with = "all")]
+    member: Option<String>,
 
     /// Read every inbox of the team
     #[arg(long)]
@@ -96,10 +96,13 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         kind: args.kind.as_deref().map(str::parse).transpose()?,
         limit: args.limit,
     };
-    let member = (!args.all)
-        .then(|| MemberName::parse(&args.member))
-        .transpose()?;
+    if let Some(m) = &args.member {
+        MemberName::parse(m)?;
+    }
     let team = ctx.team()?;
+    let member = (!args.all)
+        .then(|| MemberName::parse(&args.member.clone().unwrap_or_else(|| ctx.identity(&team))))
+        .transpose()?;
     let owners = match &member {
         Some(m) => vec![m.clone()],
         None => team.inbox_owners()?,
@@ -215,7 +218,7 @@ fn reply_hint(team: &Team, member: &MemberName) {
     } else if team.config.is_some() && !team.is_member(member.as_str()) {
         hint(&format!(
             "'{member}' is not a member of team '{}', so Claude Code teammates (2.1.332) cannot \
-             reply to it; add it to the team's config.json as a member",
+             reply to it; join the team with `teamctl send --join …`",
             team.name
         ));
     }

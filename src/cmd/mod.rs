@@ -36,8 +36,8 @@ pub(crate) struct Ctx {
     pub(crate) out: Output,
     pub(crate) now: DateTime<Utc>,
     pub(crate) lock: LockOptions,
-    /// Your name: `TEAMCTL_FROM`, default `user`.
-    pub(crate) identity: String,
+    /// `TEAMCTL_FROM`, when set (see [`Ctx::identity`]).
+    from_env: Option<String>,
     cwd: PathBuf,
 }
 
@@ -61,10 +61,7 @@ impl Ctx {
             out: Output { json: g.json },
             now,
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
-            identity: std::env::var(env::FROM)
-                .ok()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "user".into()),
+            from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
     }
@@ -72,6 +69,14 @@ impl Ctx {
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
     pub(crate) fn team_given(&self) -> bool {
         self.team.is_some()
+    }
+
+    /// Your name in `team`: `TEAMCTL_FROM`, else `team-lead` in a team teamctl leads, else
+    /// `user`.
+    pub(crate) fn identity(&self, team: &Team) -> String {
+        self.from_env
+            .clone()
+            .unwrap_or_else(|| team.default_identity().to_string())
     }
 
     /// The team this command addresses, opened.

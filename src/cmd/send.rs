@@ -7,7 +7,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use teamctl::error::usage;
-use teamctl::mailbox::{self, Delivery, SendRequest};
+use teamctl::mailbox::{self, Delivery, Joined, SendRequest};
 use teamctl::paths::MemberName;
 use teamctl::store::Entry;
 
@@ -31,6 +31,7 @@ const COLORS: [&str; 8] = [
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl send alice \"Do not touch auth.ts\"
+  teamctl send --join --from ops alice \"Reply to ops when done\"
   git log -1 | teamctl send bob --summary \"latest commit\"
   teamctl send --all \"Stand-up in 5 minutes\" --from ops
   teamctl send alice \"nightly build failed\" --idempotency-key build-$(date +%F)")]
@@ -43,9 +44,10 @@ pub(crate) struct SendArgs {
     #[arg(value_name = "TEXT")]
     text: Option<String>,
 
-    /// Sender name written into the message (your identity)
-    #[arg(long, value_name = "NAME", env = env::FROM, default_value = "user")]
-    from: String,
+    /// Sender name written into the message (your identity) [default: team-lead in a team
+    /// teamctl leads, else user]
+    #[arg(long, value_name = "NAME", env = env::FROM)]
+    from: Option<String>,
 
     /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
     #[arg(long, value_name = "TEXT")]
@@ -62,6 +64,11 @@ pub(crate) struct SendArgs {
     /// Write even if the recipient is not a member of config.json
     #[arg(long)]
     force: bool,
+
+    /// Join the team first: add your identity (--from) to config.json as a member, so that
+    /// teammates can reply to you (reserved names are refused)
+    #[arg(long)]
+    join: bool,
 
     /// Make the message id deterministic: a send whose id is already in the inbox writes nothing
     /// and exits 0, so a script can retry safely
@@ -106,7 +113,6 @@ impl<'a> From<&'a Delivery> for DeliveryJson<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
-    let from = MemberName::parse(&args.from)?;
     let (to, text) = if args.all {
         if args.text.is_some() {
             return Err(usage(
@@ -123,7 +129,23 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let text = message_text(text)?;
     let color = args.color.map(|c| c.parse()).transpose()?;
     mailbox::check_text(&text)?;
+    if let Some(f) = &args.from {
+        MemberName::parse(f)?;
+    }
     let team = ctx.team()?;
+    let from = MemberName::parse(&args.from.clone().unwrap_or_else(|| ctx.identity(&team)))?;
+    let team = if args.join {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        if mailbox::join(&team, &from, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
+            crate::output::hint(&format!(
+                "joined team '{}' as '{from}': teammates can now reply to you",
+                team.name
+            ));
+        }
+        ctx.team()?
+    } else {
+        team
+    };
     let recipients = match to {
         Some(to) => vec![to],
         None => team.all_recipients(&from)?,

@@ -577,3 +577,144 @@ fn a_teammate_that_never_reads_times_out() {
         ))
         .stderr(predicate::str::contains("waiting for login..."));
 }
+
+#[test]
+fn in_a_team_teamctl_leads_you_are_team_lead() {
+    let env = TestEnv::new();
+    env.cmd()
+        .args(["create", "led", "--member", "alice:hi", "--launch", "none"])
+        .assert()
+        .success();
+    env.cmd().args(["send", "alice", "more"]).assert().success();
+    let alice = read_entries(&env.inbox("led", "alice"));
+    assert_eq!(alice[1]["from"], "team-lead");
+    env.cmd()
+        .args(["send", "alice", "x"])
+        .env("TEAMCTL_FROM", "ops")
+        .assert()
+        .success();
+    assert_eq!(read_entries(&env.inbox("led", "alice"))[2]["from"], "ops");
+    // inbox reads the lead's inbox by default.
+    fs::write(
+        env.inbox("led", "team-lead"),
+        r#"[{"from":"alice","text":"report","timestamp":"2026-11-29T09:59:00.000Z","read":false}]"#,
+    )
+    .unwrap();
+    let v = parse(
+        &env.cmd()
+            .args(["inbox", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(v["messages"][0]["text"], "report");
+    assert_eq!(v["messages"][0]["to"], "team-lead");
+    let v = parse(
+        &env.cmd()
+            .args(["status", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(
+        v["identity"],
+        json!({"name": "team-lead", "reachable": true, "reason": null})
+    );
+    env.cmd()
+        .args(["status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "you:         team-lead (teammates can reply to you)",
+        ));
+}
+
+#[test]
+fn send_join_adds_a_member_and_keeps_everything_else() {
+    let env = TestEnv::new();
+    env.team("j", &[("alice", Some("blue"))]);
+    let path = env.root.join("teams/j/config.json");
+    let mut cfg: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    cfg["hiddenPaneIds"] = json!(["%9"]);
+    cfg["members"][1]["isActive"] = true.into();
+    fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+
+    // A reserved name is refused with what to do instead; nothing is written.
+    let before = fs::read(&path).unwrap();
+    env.cmd()
+        .args(["send", "--join", "alice", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("reserved by Claude Code"))
+        .stderr(predicate::str::contains("--from ops"));
+    assert_eq!(fs::read(&path).unwrap(), before);
+    assert!(!env.inbox("j", "alice").exists());
+
+    env.cmd()
+        .args(["send", "--join", "--from", "ops", "alice", "hi"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("joined team 'j' as 'ops'"));
+    let after: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let mut want = cfg.clone();
+    want["members"].as_array_mut().unwrap().push(json!({
+        "agentId": "ops@j",
+        "name": "ops",
+        "joinedAt": NOW_MS,
+        "tmuxPaneId": "",
+        "cwd": cwd(&env),
+        "subscriptions": []
+    }));
+    assert_eq!(after, want);
+    assert_eq!(fs::read_to_string(env.inbox("j", "ops")).unwrap(), "[]");
+    assert_eq!(read_entries(&env.inbox("j", "alice"))[0]["from"], "ops");
+    assert!(!env.root.join("teams/j/config.json.lock").exists());
+
+    // Joining again changes nothing.
+    let once = fs::read(&path).unwrap();
+    env.cmd()
+        .args(["send", "--join", "--from", "ops", "alice", "again"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("joined").not());
+    assert_eq!(fs::read(&path).unwrap(), once);
+
+    // status marks who teammates can reach.
+    for (who, reachable, reason) in [
+        ("ops", true, None),
+        (
+            "stranger",
+            false,
+            Some("'stranger' is not a member of config.json; add it with `send --join`"),
+        ),
+        (
+            "team-lead",
+            false,
+            Some(
+                "team-lead is this team's Claude Code lead: replies go to it, not to you; use \
+                 your own name with `send --join --from NAME`",
+            ),
+        ),
+    ] {
+        let v = parse(
+            &env.cmd()
+                .args(["status", "--json"])
+                .env("TEAMCTL_FROM", who)
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        );
+        assert_eq!(
+            v["identity"],
+            json!({"name": who, "reachable": reachable, "reason": reason})
+        );
+    }
+    env.cmd()
+        .args(["status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("you:         user (UNREACHABLE: "));
+}

@@ -98,7 +98,14 @@ fn json_states_and_signals() {
     let env = fixture();
     let out = env.cmd().args(["status", "--json"]).assert().success();
     let v = parse(&out.get_output().stdout);
-    assert_eq!(keys(&v), ["members", "schema_version", "tasks", "team"]);
+    assert_eq!(
+        keys(&v),
+        ["identity", "members", "schema_version", "tasks", "team"]
+    );
+    assert_eq!(
+        v["identity"],
+        json!({"name": "user", "reachable": false, "reason": "'user' is reserved by Claude Code and teammates never reply to it; use your own name with `send --join --from NAME`"})
+    );
     assert_eq!(
         keys(&v["team"]),
         [

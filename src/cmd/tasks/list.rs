@@ -64,7 +64,7 @@ pub(crate) fn run(ctx: &Ctx, args: ListArgs) -> Result<()> {
         ));
     }
     let owner = if args.mine {
-        Some(ctx.identity.clone())
+        Some(ctx.identity(&team))
     } else {
         args.owner.clone()
     };

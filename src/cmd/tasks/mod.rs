@@ -85,7 +85,7 @@ fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<O
         return Ok(None);
     };
     let owner = MemberName::parse(owner)?;
-    let me = MemberName::parse(&ctx.identity)?;
+    let me = MemberName::parse(&ctx.identity(team))?;
     if owner == me {
         return Ok(None);
     }
