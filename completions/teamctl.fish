@@ -31,6 +31,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "delete" -d 'Shut down a team teamctl created and remove its files'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
@@ -54,6 +55,15 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-s
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Also remove a team teamctl does not lead (its teammates are not asked)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity) [default: team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cmd::create::CreateArgs;
+use crate::cmd::delete::DeleteArgs;
 use crate::cmd::inbox::InboxArgs;
 use crate::cmd::send::SendArgs;
 use crate::cmd::status::StatusArgs;
@@ -90,6 +91,7 @@ pub(crate) struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     Create(CreateArgs),
+    Delete(DeleteArgs),
     Send(SendArgs),
     Inbox(InboxArgs),
     Tasks(TasksArgs),

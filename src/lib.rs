@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod create;
+pub mod delete;
 pub mod error;
 pub mod format;
 pub mod id;

@@ -1,6 +1,7 @@
 //! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
 pub(crate) mod create;
+pub(crate) mod delete;
 pub(crate) mod inbox;
 pub(crate) mod send;
 pub(crate) mod status;
@@ -22,6 +23,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
     let ctx = Ctx::new(&cli.global)?;
     match cli.command {
         Command::Create(args) => create::run(&ctx, args),
+        Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),

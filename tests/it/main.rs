@@ -3,6 +3,7 @@
 
 mod common;
 mod create;
+mod delete;
 mod inbox;
 mod interop;
 mod lock;
