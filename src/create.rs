@@ -784,9 +784,20 @@ fn wait_ready(
             .filter(|m| m.state == MemberState::Exited)
             .collect();
         if !exited.is_empty() {
-            // tmux marks a pane dead a moment before it knows the exit status.
-            thread::sleep(Duration::from_millis(100));
-            let panes = tmux::panes(session);
+            // tmux marks a pane dead a moment before it knows the exit status (and, with
+            // tmux 3.3 under load, sometimes never reports it: then it is left out).
+            let until = Instant::now() + Duration::from_millis(300);
+            let mut panes = tmux::panes(session);
+            while Instant::now() < until
+                && exited.iter().any(|m| {
+                    panes
+                        .iter()
+                        .any(|p| Some(&p.id) == m.pane.as_ref() && p.status.is_none())
+                })
+            {
+                thread::sleep(Duration::from_millis(20));
+                panes = tmux::panes(session);
+            }
             return Ok(Some(describe(
                 "exited before taking its brief",
                 &exited,
