@@ -135,6 +135,7 @@ struct ResultJson<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     let team = TeamName::parse(&args.name)?;
+    time::parse_duration(&args.timeout)?;
     let spec = spec(&args, team)?;
     let launch = match spec.launch {
         Launch::None => None,
