@@ -192,13 +192,15 @@ pub fn unreachable_reason(team: &Team, name: &str) -> Option<String> {
     }
     if name == crate::create::LEAD {
         return Some(
-            "team-lead is this team's Claude Code lead: replies go to it, not to you; use your own name with `send --join --from NAME`"
+            "team-lead is this team's Claude Code lead: replies go to it, not to you; use \
+             your own name with `send --join --from NAME`"
                 .into(),
         );
     }
     if reserved {
         return Some(format!(
-            "'{name}' is reserved by Claude Code and teammates never reply to it; use your own name with `send --join --from NAME`"
+            "'{name}' is reserved by Claude Code and teammates never reply to it; use your \
+             own name with `send --join --from NAME`"
         ));
     }
     if !team.is_member(name) {
@@ -230,7 +232,9 @@ pub fn join(
     }
     if name.is_reserved() {
         return Err(usage(format!(
-            "cannot join team '{}' as '{name}': the name is reserved by Claude Code (main, team-lead, user, system) and teammates never reply to it; pick your own name, e.g. `--from ops` or TEAMCTL_FROM=ops",
+            "cannot join team '{}' as '{name}': the name is reserved by Claude Code (main, \
+             team-lead, user, system) and teammates never reply to it; pick your own name, \
+             e.g. `--from ops` or TEAMCTL_FROM=ops",
             team.name
         )));
     }

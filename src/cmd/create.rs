@@ -201,9 +201,7 @@ fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
             tmux_session: o.tmux_session.as_deref(),
         });
     }
-    if o.state == Step::Failed {
-        eprintln!("failed: {}", o.reason.as_deref().unwrap_or(""));
-    }
+    // A failure's reason goes to stderr once, with the error.
     ctx.out
         .line(&format!("created team {team} ({})", o.state.as_str()))?;
     ctx.out.line(&format!(

@@ -722,3 +722,90 @@ fn send_join_adds_a_member_and_keeps_everything_else() {
         .success()
         .stdout(predicate::str::contains("you:         user (UNREACHABLE: "));
 }
+
+/// The CLI feeds the environment to the resolution: HOME's install places, then PATH, then
+/// CLAUDE_CODE_TEAMMATE_COMMAND, then TEAMCTL_CLAUDE_BIN.
+#[test]
+fn the_binary_is_found_from_home_path_and_env() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    let fake = fs::read(fake_claude()).unwrap();
+    let place = |rel: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let p = env.dir.path().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, &fake).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    let home_bin = place("home/.local/bin/claude");
+    let path_bin = place("pathdir/claude");
+    let tc_bin = place("tc/claude-teammate");
+    let ex_bin = place("ex/claude");
+    // A PATH with tmux and the shell tools, and no real claude.
+    let base = "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin";
+    let with_path = format!("{}:{base}", env.dir.path().join("pathdir").display());
+    // (team, PATH, CLAUDE_CODE_TEAMMATE_COMMAND, TEAMCTL_CLAUDE_BIN, found, found_by)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        Option<&'a Path>,
+        Option<&'a Path>,
+        &'a Path,
+        &'a str,
+    );
+    let cases: [Case; 4] = [
+        ("t1", base, None, None, &home_bin, "install_place"),
+        ("t2", &with_path, None, None, &path_bin, "path"),
+        (
+            "t3",
+            &with_path,
+            Some(&tc_bin),
+            None,
+            &tc_bin,
+            "teammate_command",
+        ),
+        (
+            "t4",
+            &with_path,
+            Some(&tc_bin),
+            Some(&ex_bin),
+            &ex_bin,
+            "explicit",
+        ),
+    ];
+    for (team, path, tc, ex, want, by) in cases {
+        if Path::new("/usr/local/bin/claude").exists() && by == "install_place" {
+            continue; // a real install would come first among the install places
+        }
+        let mut cmd = env.cmd();
+        cmd.args(["--json", "create", team, "--member", "alice:hi"])
+            .env("PATH", path)
+            .env_remove("CLAUDE_CODE_TEAMMATE_COMMAND")
+            .env_remove("TEAMCTL_CLAUDE_BIN");
+        if let Some(tc) = tc {
+            cmd.env("CLAUDE_CODE_TEAMMATE_COMMAND", tc);
+        }
+        if let Some(ex) = ex {
+            cmd.env("TEAMCTL_CLAUDE_BIN", ex);
+        }
+        let out = cmd.assert().success().get_output().stdout.clone();
+        let r = parse(
+            String::from_utf8(out)
+                .unwrap()
+                .lines()
+                .last()
+                .unwrap()
+                .as_bytes(),
+        );
+        assert_eq!(r["state"], "ready", "{team}");
+        assert_eq!(
+            r["claude"],
+            json!({"path": want.to_string_lossy(), "found_by": by, "version": "9.9.9 (Fake Claude)"}),
+            "{team}"
+        );
+    }
+}
