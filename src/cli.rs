@@ -39,7 +39,7 @@ reads every write back, so it never loses or corrupts a message Claude Code wrot
 
 const AFTER_HELP: &str = "Exit codes:
   0  success (an empty inbox too)
-  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O
+  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create
   2  usage error, including a team or member name that breaks the naming rules
   3  the lock was not acquired before --lock-timeout (nothing was written)
   4  read-back verification failed after a write";

@@ -267,6 +267,14 @@ async function main() {
   const i2 = await teamctl(['--json', 'inbox', 'ops']);
   check(lastJson(i2.stdout).messages.some((m) => m.text === `ECHO ${tok2}`), 'inbox ops misses the reply');
 
+  // The teammate rewrote config.json (isActive, in place) and kept teamctl's own key.
+  const cfg = JSON.parse(fs.readFileSync(path.join(st.cfg, 'teams', TEAM, 'config.json'), 'utf8'));
+  const worker = cfg.members.find((m) => m.name === 'worker');
+  check(typeof worker.isActive === 'boolean', `worker never set isActive: ${JSON.stringify(worker)}`);
+  check(cfg.teamctl && cfg.teamctl.leads === true, `teamctl key lost: ${JSON.stringify(cfg.teamctl)}`);
+  check(worker.tmuxPaneId === result.members[0].pane && worker.backendType === 'tmux', 'pane not recorded');
+  check(cfg.members.some((m) => m.name === 'ops' && m.agentId === `ops@${TEAM}`), 'ops did not join');
+
   // --- delete: the teammate approves its shutdown, the team is gone
   const d = await teamctl(['--json', 'delete', TEAM, '--timeout', '20s']);
   if (d.code !== 0) fail(`delete exited ${d.code}: ${d.stderr}`);
