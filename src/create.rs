@@ -280,6 +280,26 @@ pub fn validate_members(members: &[MemberSpec]) -> Result<()> {
     Ok(())
 }
 
+/// Parses a member file: one `name: brief` per line; blank lines and lines starting with `#`
+/// are skipped; name and brief are trimmed.
+///
+/// # Errors
+/// A usage error naming the first line without a `:`.
+pub fn parse_member_lines(text: &str) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (n, b) = line
+            .split_once(':')
+            .ok_or_else(|| usage(format!("line {}: expected `name: brief`", i + 1)))?;
+        out.push((n.trim().to_string(), b.trim().to_string()));
+    }
+    Ok(out)
+}
+
 /// Single-quotes `s` for a POSIX shell unless it is made only of characters that need none.
 pub fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty()
@@ -854,6 +874,20 @@ mod tests {
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote(""), "''");
         assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+
+    #[test]
+    fn member_lines() {
+        let got = parse_member_lines("# c\n\nalice: Review: auth  \n bob :tests\n").unwrap();
+        assert_eq!(
+            got,
+            [
+                ("alice".to_string(), "Review: auth".to_string()),
+                ("bob".to_string(), "tests".to_string())
+            ]
+        );
+        let err = parse_member_lines("alice: x\nbob\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 2: expected `name: brief`");
     }
 
     #[test]

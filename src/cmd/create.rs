@@ -139,7 +139,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     let spec = spec(&args, team)?;
     let launch = match spec.launch {
         Launch::None => None,
-        Launch::Tmux => Some(launch_env(&args, ctx)?),
+        Launch::Tmux => Some(launch_env(&args)?),
     };
     let out = ctx.out;
     let mut progress = |state: Step, message: &str| {
@@ -251,20 +251,9 @@ fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
     for file in &args.member_file {
         let text = fs::read_to_string(file)
             .with_context(|| format!("could not read {}", file.display()))?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (n, b) = line.split_once(':').ok_or_else(|| {
-                usage(format!(
-                    "{} line {}: expected `name: brief`",
-                    file.display(),
-                    i + 1
-                ))
-            })?;
-            members.push((n.trim().to_string(), Some(b.trim().to_string())));
-        }
+        let parsed = create::parse_member_lines(&text)
+            .with_context(|| format!("in --member-file {}", file.display()))?;
+        members.extend(parsed.into_iter().map(|(n, b)| (n, Some(b))));
     }
     for bf in &args.brief_file {
         let (n, f) = bf
@@ -318,7 +307,7 @@ fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
     })
 }
 
-fn launch_env(args: &CreateArgs, _ctx: &Ctx) -> Result<LaunchEnv> {
+fn launch_env(args: &CreateArgs) -> Result<LaunchEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let set = |names: &[&str]| -> Vec<(String, String)> {
         names
