@@ -28,6 +28,9 @@ _teamctl() {
             teamctl,tasks)
                 cmd="teamctl__subcmd__tasks"
                 ;;
+            teamctl,watch)
+                cmd="teamctl__subcmd__watch"
+                ;;
             teamctl__subcmd__tasks,add)
                 cmd="teamctl__subcmd__tasks__subcmd__add"
                 ;;
@@ -56,7 +59,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version send inbox tasks status"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version send inbox tasks status watch"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -82,7 +85,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__inbox)
-            opts="-h -V --all --unread --from --since --limit --type --mark-read --consume --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --all --unread --from --since --limit --type --mark-read --consume --sent --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -124,7 +127,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__send)
-            opts="-h -V --from --summary --color --all --force --idempotency-key --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --from --summary --color --all --force --idempotency-key --wait --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -143,6 +146,10 @@ _teamctl() {
                     return 0
                     ;;
                 --idempotency-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -445,6 +452,56 @@ _teamctl() {
                     return 0
                     ;;
                 --add-blocks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__watch)
+            opts="-h -V --existing --count --timeout --from --event --type --poll --json --claude-dir --team --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --event)
+                    COMPREPLY=($(compgen -W "message consumed read task_created task_updated task_deleted member_joined member_left member_updated" -- "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -W "message protocol idle_notification shutdown_request shutdown_approved shutdown_rejected shutdown_response plan_approval_request plan_approval_response permission_request permission_response sandbox_permission_request sandbox_permission_response task_assignment mode_set_request team_permission_update teammate_terminated task_completed" -- "${cur}"))
+                    return 0
+                    ;;
+                --poll)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -34,6 +34,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a me
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
@@ -44,7 +45,8 @@ purple\t''
 orange\t''
 pink\t''
 cyan\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a send whose id is already in the inbox writes nothing and exits 0, so a script can retry safely' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a send whose id is already in the inbox or in the sent log writes nothing and exits 0, so a script can retry safely' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l wait -d 'Wait until the recipient has taken the message (exit 3 if it has not by then)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -81,6 +83,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Read e
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l unread -d 'Only entries not marked read'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l mark-read -d 'Set "read": true on the entries shown (old Claude Code\'s way of consuming)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l consume -d 'Remove the entries shown from the inbox (new Claude Code\'s way of consuming)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l sent -d 'List what you sent (teamctl\'s sent log) with each message\'s delivery state now'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s V -l version -d 'Print version'
@@ -180,3 +183,41 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l all-teams -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l count -d 'Stop after N matching events (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l timeout -d 'Stop after this long; exit 3 if --count was not reached' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l from -d 'Only message events from this sender' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l event -d 'Only these kinds of events (repeatable)' -r -f -a "message\t''
+consumed\t''
+read\t''
+task_created\t''
+task_updated\t''
+task_deleted\t''
+member_joined\t''
+member_left\t''
+member_updated\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`)' -r -f -a "message\t''
+protocol\t''
+idle_notification\t''
+shutdown_request\t''
+shutdown_approved\t''
+shutdown_rejected\t''
+shutdown_response\t''
+plan_approval_request\t''
+plan_approval_response\t''
+permission_request\t''
+permission_response\t''
+sandbox_permission_request\t''
+sandbox_permission_response\t''
+task_assignment\t''
+mode_set_request\t''
+team_permission_update\t''
+teammate_terminated\t''
+task_completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'First print what is there now, as events'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'

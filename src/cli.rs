@@ -8,6 +8,7 @@ use crate::cmd::inbox::InboxArgs;
 use crate::cmd::send::SendArgs;
 use crate::cmd::status::StatusArgs;
 use crate::cmd::tasks::TasksArgs;
+use crate::cmd::watch::WatchArgs;
 
 /// Environment variables teamctl reads (all listed in the README).
 pub(crate) mod env {
@@ -19,6 +20,8 @@ pub(crate) mod env {
     pub(crate) const FROM: &str = "TEAMCTL_FROM";
     /// Default lock deadline.
     pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
+    /// Where teamctl keeps its sent log.
+    pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
     /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
     pub(crate) const NOW: &str = "TEAMCTL_NOW";
 }
@@ -35,7 +38,8 @@ const AFTER_HELP: &str = "Exit codes:
   0  success (an empty inbox too)
   1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O
   2  usage error, including a team or member name that breaks the naming rules
-  3  the lock was not acquired before --lock-timeout (nothing was written)
+  3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
+     --wait ran out
   4  read-back verification failed after a write";
 
 /// Work with Claude Code agent teams from a shell
@@ -88,6 +92,7 @@ pub(crate) enum Command {
     Inbox(InboxArgs),
     Tasks(TasksArgs),
     Status(StatusArgs),
+    Watch(WatchArgs),
 }
 
 #[cfg(test)]

@@ -21,10 +21,12 @@ pub mod lock;
 pub mod mailbox;
 pub mod model;
 pub mod paths;
+pub mod sentlog;
 pub mod status;
 pub mod store;
 pub mod tasks;
 pub mod team;
 pub mod time;
+pub mod watch;
 
 pub use error::Error;

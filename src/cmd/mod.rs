@@ -4,6 +4,7 @@ pub(crate) mod inbox;
 pub(crate) mod send;
 pub(crate) mod status;
 pub(crate) mod tasks;
+pub(crate) mod watch;
 
 use std::path::PathBuf;
 
@@ -12,6 +13,7 @@ use chrono::{DateTime, Utc};
 use teamctl::lock::LockOptions;
 use teamctl::mailbox::Team;
 use teamctl::paths::Layout;
+use teamctl::sentlog::SentLog;
 use teamctl::{team, time};
 
 use crate::cli::{Cli, Command, GlobalArgs, env};
@@ -24,6 +26,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Watch(args) => watch::run(&ctx, args),
     }
 }
 
@@ -33,9 +36,13 @@ pub(crate) struct Ctx {
     team: Option<String>,
     pub(crate) out: Output,
     pub(crate) now: DateTime<Utc>,
+    pinned: bool,
     pub(crate) lock: LockOptions,
     /// Your name: `TEAMCTL_FROM`, default `user`.
     pub(crate) identity: String,
+    /// teamctl's record of what it sent: `$TEAMCTL_DATA_DIR/sent.jsonl`, else in the user's
+    /// data directory (`~/.local/share/teamctl` on Linux).
+    pub(crate) sent_log: Option<SentLog>,
     cwd: PathBuf,
 }
 
@@ -47,24 +54,36 @@ impl Ctx {
                 .context("could not find the home directory; pass --claude-dir")?
                 .join(".claude"),
         };
-        let now = match std::env::var(env::NOW) {
-            Ok(s) => DateTime::parse_from_rfc3339(&s)
+        let pinned = std::env::var(env::NOW).ok();
+        let now = match &pinned {
+            Some(s) => DateTime::parse_from_rfc3339(s)
                 .with_context(|| format!("invalid {}: {s}", env::NOW))?
                 .with_timezone(&Utc),
-            Err(_) => Utc::now(),
+            None => Utc::now(),
         };
         Ok(Ctx {
             layout: Layout::new(root),
             team: g.team.clone().filter(|t| !t.is_empty()),
             out: Output { json: g.json },
             now,
+            pinned: pinned.is_some(),
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             identity: std::env::var(env::FROM)
                 .ok()
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "user".into()),
+            sent_log: std::env::var_os(env::DATA_DIR)
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")))
+                .map(|d| SentLog::in_dir(&d)),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
+    }
+
+    /// The clock: `TEAMCTL_NOW` when pinned (tests), else the real time.
+    pub(crate) fn clock(&self) -> DateTime<Utc> {
+        if self.pinned { self.now } else { Utc::now() }
     }
 
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).

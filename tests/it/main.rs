@@ -10,3 +10,4 @@ mod send;
 mod status;
 mod store;
 mod tasks;
+mod watch;
