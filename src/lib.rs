@@ -17,6 +17,7 @@
 pub mod error;
 pub mod format;
 pub mod id;
+mod light;
 pub mod lock;
 pub mod mailbox;
 pub mod model;
