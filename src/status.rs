@@ -169,20 +169,24 @@ impl Liveness {
 }
 
 /// Whether process `pid` runs and, when `proc_start` is given, is the process that started
-/// then (Linux `/proc/<pid>/stat` field 22); `None` where `/proc` cannot tell.
+/// then ([`proc_start`]); `None` where `/proc` cannot tell.
 pub fn pid_alive(pid: u32, proc_start: Option<&str>) -> Option<bool> {
     if !Path::new("/proc/self/stat").exists() {
         return None;
     }
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Some(now) = self::proc_start(pid) else {
         return Some(false);
     };
-    let Some(start) = proc_start else {
-        return Some(true);
-    };
+    Some(proc_start.is_none_or(|start| start == now))
+}
+
+/// A process's start time as Claude Code records it in `leadProcess.procStart`: field 22 of
+/// `/proc/<pid>/stat` (clock ticks since boot). `None` when there is no such process.
+pub fn proc_start(pid: u32) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    Some(rest.split_whitespace().nth(19) == Some(start))
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19).map(String::from)
 }
 
 #[derive(Default)]
@@ -425,15 +429,7 @@ mod tests {
     #[test]
     fn own_process_is_alive_and_a_wrong_start_is_not() {
         let pid = std::process::id();
-        let stat = fs::read_to_string("/proc/self/stat").unwrap();
-        let start = stat
-            .rsplit_once(')')
-            .unwrap()
-            .1
-            .split_whitespace()
-            .nth(19)
-            .unwrap()
-            .to_string();
+        let start = proc_start(pid).unwrap();
         assert_eq!(pid_alive(pid, Some(&start)), Some(true));
         assert_eq!(pid_alive(pid, Some("1")), Some(false));
         assert_eq!(pid_alive(pid, None), Some(true));

@@ -115,6 +115,12 @@ fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<O
     })
 }
 
+/// ` (assigned to alice, told in …/alice.json)` after a mailed assignment, else nothing.
+fn assigned(mail: Option<&Delivery>) -> String {
+    mail.map(|d| format!(" (assigned to {}, told in {})", d.to, d.inbox.display()))
+        .unwrap_or_default()
+}
+
 /// `#1, #3`, or `-` when empty.
 fn id_list(ids: &[String]) -> String {
     if ids.is_empty() {
