@@ -35,6 +35,10 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a m
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List the requests teammates are waiting on: tool permissions, plan approvals, sandbox hosts'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
@@ -221,3 +225,41 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'F
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l as -d 'Whose inbox holds the requests' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l feedback -d 'Feedback for the teammate (plan approvals)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l mode -d 'Permission mode the teammate continues in after an approved plan' -r -f -a "default\t''
+acceptEdits\t''
+bypassPermissions\t''
+plan\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l as -d 'Whose inbox holds the request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer even in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l reason -d 'Why, for the teammate' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l as -d 'Whose inbox holds the request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer even in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, for the teammates' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l wait -d 'Wait for their answers' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Send even to a name not in config.json, or in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'

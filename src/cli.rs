@@ -4,8 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cmd::approve::ApproveArgs;
+use crate::cmd::deny::DenyArgs;
 use crate::cmd::inbox::InboxArgs;
+use crate::cmd::pending::PendingArgs;
 use crate::cmd::send::SendArgs;
+use crate::cmd::shutdown::ShutdownArgs;
 use crate::cmd::status::StatusArgs;
 use crate::cmd::tasks::TasksArgs;
 use crate::cmd::watch::WatchArgs;
@@ -93,6 +97,10 @@ pub(crate) enum Command {
     Tasks(TasksArgs),
     Status(StatusArgs),
     Watch(WatchArgs),
+    Pending(PendingArgs),
+    Approve(ApproveArgs),
+    Deny(DenyArgs),
+    Shutdown(ShutdownArgs),
 }
 
 #[cfg(test)]

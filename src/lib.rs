@@ -22,6 +22,7 @@ pub mod lock;
 pub mod mailbox;
 pub mod model;
 pub mod paths;
+pub mod protocol;
 pub mod sentlog;
 pub mod status;
 pub mod store;

@@ -364,6 +364,7 @@ fn deliver(
                     summary: msg.summary.clone(),
                     inbox: inbox.display().to_string(),
                     idempotency_key: req.idempotency_key.clone(),
+                    answers: is_frame.then(|| answered_request(&req.text)).flatten(),
                 };
                 delivery.log_error = log.record(&sent).err().map(|e| format!("{e:#}"));
             }
@@ -372,6 +373,19 @@ fn deliver(
         Appended::AlreadyPresent(existing) => delivery.entry = Some(existing),
     }
     Ok(delivery)
+}
+
+/// The request id a `*_response` frame answers.
+fn answered_request(text: &str) -> Option<String> {
+    let frame = Frame::decode(text)?;
+    if !frame.frame_type.ends_with("_response") {
+        return None;
+    }
+    let id = frame
+        .fields
+        .get("request_id")
+        .or_else(|| frame.fields.get("requestId"))?;
+    id.as_str().map(String::from)
 }
 
 /// Where a sent message is now.

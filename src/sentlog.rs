@@ -36,6 +36,9 @@ pub struct Sent {
     pub inbox: String,
     /// The idempotency key it was sent with, if any.
     pub idempotency_key: Option<String>,
+    /// The request id this message answers (a `*_response` frame), if any.
+    #[serde(default)]
+    pub answers: Option<String>,
 }
 
 /// The log at an explicit location.
@@ -145,6 +148,7 @@ mod tests {
             summary: None,
             inbox: "x".repeat(2000),
             idempotency_key: None,
+            answers: None,
         }
     }
 

@@ -34,7 +34,8 @@ use crate::output::{hint, warn};
 /// once it is taken) with its delivery state now: pending (still in the inbox), read (marked
 /// read: older Claude Code) or consumed (gone: taken by its reader). With --json:
 /// {"schema_version":1,"team","sent":[{"id","team","to","from","at","summary","inbox",
-/// "idempotency_key","delivery"}]}, oldest first.
+/// "idempotency_key","answers","delivery"}]}, oldest first ("answers": the request id a
+/// protocol answer was for).
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl inbox                      # your own inbox (TEAMCTL_FROM, default user)

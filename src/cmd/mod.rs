@@ -1,7 +1,12 @@
 //! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
+pub(crate) mod answer;
+pub(crate) mod approve;
+pub(crate) mod deny;
 pub(crate) mod inbox;
+pub(crate) mod pending;
 pub(crate) mod send;
+pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;
 pub(crate) mod watch;
@@ -27,6 +32,10 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
+        Command::Pending(args) => pending::run(&ctx, args),
+        Command::Approve(args) => approve::run(&ctx, args),
+        Command::Deny(args) => deny::run(&ctx, args),
+        Command::Shutdown(args) => shutdown::run(&ctx, args),
     }
 }
 

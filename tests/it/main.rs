@@ -5,6 +5,7 @@ mod common;
 mod inbox;
 mod interop;
 mod lock;
+mod protocol;
 mod real_claude;
 mod send;
 mod status;

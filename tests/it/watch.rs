@@ -401,6 +401,7 @@ fn sent_log_states_and_idempotency_after_consumption() {
     assert_eq!(
         keys(&rows[0]),
         [
+            "answers",
             "at",
             "delivery",
             "from",
