@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: `teamctl send` vs the Node proper-lockfile peer (one message per process), and
 `teamctl inbox --json` vs `jq -c '.[]'`, on inboxes of 10, 1,000 and 10,000 entries; then
-`teamctl status --json` on a team of 50 members with 1,000 messages in each inbox.
+`teamctl status --json` on a team of 50 members with 1,000 messages in each inbox; then the
+latency of `teamctl watch` from the rename that writes a message to the event on its stdout.
 
 Usage: python3 bench/run.py [--runs N]   (needs: cargo, node + `npm ci --prefix tests/peer`, jq)
 Prints a Markdown table of median and p90 wall times per command (ms), one process per run.
@@ -70,8 +71,48 @@ def main():
             print(f"| {n:,} | {len(data) / 1024:,.0f} KiB | {fmt(send)} | {fmt(node)} | "
                   f"{node[0] / send[0]:.0f}x | {fmt(read)} | {fmt(jq)} |")
         status_bench(tmp, env, args.runs)
+        watch_bench(claude, inbox, env)
     finally:
         shutil.rmtree(tmp)
+
+
+def watch_bench(claude, inbox, env, samples=200):
+    """Writes a message the way Claude Code does (temp file + rename) and times how long until
+    `teamctl watch --json` prints it: one sample at a time, so each is one notification."""
+    import select
+    with open(inbox, "w") as f:
+        f.write("[]")
+    proc = subprocess.Popen([BIN, "watch", "alice", "--json", "--event", "message"], env=env,
+                            stdout=subprocess.PIPE, bufsize=0)
+    out = proc.stdout
+    time.sleep(0.5)  # let it take its first snapshot and install the watch (a benchmark, not a test)
+    lat = []
+    entries = []
+    buf = b""
+    for i in range(samples):
+        entries.append(entry(i))
+        tmp = inbox + f".tmp.{i:08x}"
+        with open(tmp, "w") as f:
+            f.write(json.dumps(entries, indent=2))
+        t0 = time.perf_counter()
+        os.rename(tmp, inbox)
+        while b"\n" not in buf:
+            r, _, _ = select.select([out], [], [], 5)
+            if not r:
+                raise SystemExit("watch printed nothing within 5 s")
+            buf += os.read(out.fileno(), 65536)
+        lat.append((time.perf_counter() - t0) * 1000)
+        buf = buf[buf.index(b"\n") + 1:]
+        time.sleep(0.01)
+    proc.terminate()
+    proc.wait()
+    lat.sort()
+    print()
+    print("| teamctl watch, rename to event printed | p50 | p90 | p99 | max |")
+    print("|---|---:|---:|---:|---:|")
+    q = lambda p: lat[min(len(lat) - 1, int(len(lat) * p))]
+    print(f"| {samples} messages, inotify | {q(0.5):.2f} ms | {q(0.9):.2f} ms | "
+          f"{q(0.99):.2f} ms | {lat[-1]:.2f} ms |")
 
 
 def status_bench(tmp, env, runs):

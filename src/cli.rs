@@ -4,12 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cmd::approve::ApproveArgs;
 use crate::cmd::create::CreateArgs;
 use crate::cmd::delete::DeleteArgs;
+use crate::cmd::deny::DenyArgs;
 use crate::cmd::inbox::InboxArgs;
+use crate::cmd::pending::PendingArgs;
 use crate::cmd::send::SendArgs;
+use crate::cmd::shutdown::ShutdownArgs;
 use crate::cmd::status::StatusArgs;
 use crate::cmd::tasks::TasksArgs;
+use crate::cmd::watch::WatchArgs;
 
 /// Environment variables teamctl reads (all listed in the README).
 pub(crate) mod env {
@@ -25,6 +30,8 @@ pub(crate) mod env {
     pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
     /// Claude Code's own override of the teammate binary (read, never set).
     pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
+    /// Where teamctl keeps its sent log.
+    pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
     /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
     pub(crate) const NOW: &str = "TEAMCTL_NOW";
 }
@@ -41,7 +48,8 @@ const AFTER_HELP: &str = "Exit codes:
   0  success (an empty inbox too)
   1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create
   2  usage error, including a team or member name that breaks the naming rules
-  3  the lock was not acquired before --lock-timeout (nothing was written)
+  3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
+     --wait ran out
   4  read-back verification failed after a write";
 
 /// Work with Claude Code agent teams from a shell
@@ -96,6 +104,11 @@ pub(crate) enum Command {
     Inbox(InboxArgs),
     Tasks(TasksArgs),
     Status(StatusArgs),
+    Watch(WatchArgs),
+    Pending(PendingArgs),
+    Approve(ApproveArgs),
+    Deny(DenyArgs),
+    Shutdown(ShutdownArgs),
 }
 
 #[cfg(test)]

@@ -113,7 +113,7 @@ pub fn delete(
             frame.insert("from".into(), LEAD.into());
             frame.insert("reason".into(), reason.into());
             frame.insert("timestamp".into(), iso_millis(now).into());
-            mailbox::send_frame(&team, &to, &lead, &frame, now, opts)?;
+            mailbox::send_frame(&team, &to, &lead, &frame, now, opts, None)?;
             waiting.insert(m.name.clone(), (request_id, pane));
             state = Shutdown::Timeout;
         }

@@ -3,10 +3,12 @@
 
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
@@ -14,6 +16,7 @@ use crate::id;
 use crate::lock::LockOptions;
 use crate::model::{Color, FRAME_TYPES, Frame, Kind, MessageView, NewMessage, UNSENDABLE_FRAMES};
 use crate::paths::{Layout, MemberName, RESERVED, TeamName, is_valid_member};
+use crate::sentlog::{Sent, SentLog};
 use crate::store::{self, Appended, Entry};
 use crate::team::{self, TeamConfig};
 
@@ -333,12 +336,16 @@ pub struct Delivery {
     pub to: String,
     /// Its inbox file.
     pub inbox: PathBuf,
-    /// The entry as written, or the entry already there with the same id.
-    pub entry: Entry,
+    /// The entry as written, or the entry already there with the same id; `None` when the
+    /// sent log says it was sent and it has since left the inbox.
+    pub entry: Option<Entry>,
     /// The entry's id.
     pub id: String,
-    /// `false` when an entry with the same idempotent id was already in the inbox.
+    /// `false` when a message with the same idempotent id was already sent (in the inbox, or
+    /// in the sent log).
     pub written: bool,
+    /// Why the sent log could not record this message (the message itself was delivered).
+    pub log_error: Option<String>,
 }
 
 /// Checks a message body before anything is written.
@@ -373,10 +380,11 @@ pub fn send(
     req: &SendRequest,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let frame = check_text(&req.text)?;
     team.check_recipient(&req.to, req.force)?;
-    deliver(team, req, frame.is_some(), now, opts)
+    deliver(team, req, frame.is_some(), now, opts, log)
 }
 
 /// Sends a protocol frame that Claude Code itself writes (such as `task_assignment`) as `from`,
@@ -391,6 +399,7 @@ pub fn send_frame(
     frame: &Map<String, Value>,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let req = SendRequest {
         to: to.clone(),
@@ -401,15 +410,18 @@ pub fn send_frame(
         force: true,
         idempotency_key: None,
     };
-    deliver(team, &req, true, now, opts)
+    deliver(team, &req, true, now, opts, log)
 }
 
+/// Builds the entry and appends it; with a sent log, a key already logged is not sent again,
+/// and what is written is recorded.
 fn deliver(
     team: &Team,
     req: &SendRequest,
     is_frame: bool,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let summary = match (is_frame, &req.summary) {
         (true, _) => None,
@@ -438,18 +450,116 @@ fn deliver(
     };
     let entry = msg.to_entry();
     let inbox = team.inbox_path(&req.to);
-    let outcome = store::append(&inbox, &entry, req.idempotency_key.is_some(), opts)?;
-    let (entry, written) = match outcome {
-        Appended::Written => (entry, true),
-        Appended::AlreadyPresent(existing) => (existing, false),
-    };
-    Ok(Delivery {
+    let mut delivery = Delivery {
         to: req.to.to_string(),
-        inbox,
-        id: msg.msg_id,
-        entry,
-        written,
-    })
+        inbox: inbox.clone(),
+        id: msg.msg_id.clone(),
+        entry: None,
+        written: false,
+        log_error: None,
+    };
+    // The inbox forgets consumed messages; the log remembers what this user sent.
+    if req.idempotency_key.is_some()
+        && let Some(log) = log
+        && log.find(team.name.as_str(), &msg.msg_id)?.is_some()
+    {
+        delivery.entry = store::read_inbox(&inbox)?
+            .and_then(|es| es.into_iter().find(|e| id::entry_id(e) == msg.msg_id));
+        return Ok(delivery);
+    }
+    match store::append(&inbox, &entry, req.idempotency_key.is_some(), opts)? {
+        Appended::Written => {
+            delivery.written = true;
+            if let Some(log) = log {
+                let sent = Sent {
+                    id: msg.msg_id.clone(),
+                    team: team.name.to_string(),
+                    to: req.to.to_string(),
+                    from: req.from.to_string(),
+                    at: crate::time::iso_millis(now),
+                    summary: msg.summary.clone(),
+                    inbox: inbox.display().to_string(),
+                    idempotency_key: req.idempotency_key.clone(),
+                    answers: is_frame.then(|| answered_request(&req.text)).flatten(),
+                };
+                delivery.log_error = log.record(&sent).err().map(|e| format!("{e:#}"));
+            }
+            delivery.entry = Some(entry);
+        }
+        Appended::AlreadyPresent(existing) => delivery.entry = Some(existing),
+    }
+    Ok(delivery)
+}
+
+/// The request id a `*_response` frame answers.
+fn answered_request(text: &str) -> Option<String> {
+    let frame = Frame::decode(text)?;
+    if !frame.frame_type.ends_with("_response") {
+        return None;
+    }
+    let id = frame
+        .fields
+        .get("request_id")
+        .or_else(|| frame.fields.get("requestId"))?;
+    id.as_str().map(String::from)
+}
+
+/// Where a sent message is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// Still in the inbox, unread.
+    Pending,
+    /// Still in the inbox with `read: true` (older Claude Code consumed it).
+    Read,
+    /// Gone from the inbox: its reader took it (current Claude Code).
+    Consumed,
+}
+
+impl DeliveryState {
+    /// The state of message `id` given the inbox's entries (`None`: no inbox file).
+    pub fn of(entries: Option<&[Entry]>, id: &str) -> DeliveryState {
+        match entries
+            .unwrap_or_default()
+            .iter()
+            .find(|e| id::entry_id(e) == id)
+        {
+            None => DeliveryState::Consumed,
+            Some(e) if e.get("read") == Some(&Value::Bool(true)) => DeliveryState::Read,
+            Some(_) => DeliveryState::Pending,
+        }
+    }
+
+    /// `pending`, `read` or `consumed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Read => "read",
+            DeliveryState::Consumed => "consumed",
+        }
+    }
+}
+
+/// Waits until message `id` in the inbox at `inbox` is read or consumed, or `deadline` passes,
+/// re-reading the file every `every`. Returns the state at the end.
+///
+/// # Errors
+/// A corrupt inbox or I/O.
+pub fn wait_delivered(
+    inbox: &Path,
+    id: &str,
+    deadline: Instant,
+    every: Duration,
+) -> Result<DeliveryState> {
+    loop {
+        let entries = store::read_inbox(inbox)?;
+        let state = DeliveryState::of(entries.as_deref(), id);
+        let now = Instant::now();
+        if state != DeliveryState::Pending || now >= deadline {
+            return Ok(state);
+        }
+        std::thread::sleep(every.min(deadline - now));
+    }
 }
 
 /// Which entries `inbox` shows.

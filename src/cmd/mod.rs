@@ -1,11 +1,17 @@
 //! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
+pub(crate) mod answer;
+pub(crate) mod approve;
 pub(crate) mod create;
 pub(crate) mod delete;
+pub(crate) mod deny;
 pub(crate) mod inbox;
+pub(crate) mod pending;
 pub(crate) mod send;
+pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;
+pub(crate) mod watch;
 
 use std::path::PathBuf;
 
@@ -14,6 +20,7 @@ use chrono::{DateTime, Utc};
 use teamctl::lock::LockOptions;
 use teamctl::mailbox::Team;
 use teamctl::paths::Layout;
+use teamctl::sentlog::SentLog;
 use teamctl::{team, time};
 
 use crate::cli::{Cli, Command, GlobalArgs, env};
@@ -28,6 +35,11 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Watch(args) => watch::run(&ctx, args),
+        Command::Pending(args) => pending::run(&ctx, args),
+        Command::Approve(args) => approve::run(&ctx, args),
+        Command::Deny(args) => deny::run(&ctx, args),
+        Command::Shutdown(args) => shutdown::run(&ctx, args),
     }
 }
 
@@ -37,9 +49,13 @@ pub(crate) struct Ctx {
     team: Option<String>,
     pub(crate) out: Output,
     pub(crate) now: DateTime<Utc>,
+    pinned: bool,
     pub(crate) lock: LockOptions,
     /// `TEAMCTL_FROM`, when set (see [`Ctx::identity`]).
     from_env: Option<String>,
+    /// teamctl's record of what it sent: `$TEAMCTL_DATA_DIR/sent.jsonl`, else in the user's
+    /// data directory (`~/.local/share/teamctl` on Linux).
+    pub(crate) sent_log: Option<SentLog>,
     cwd: PathBuf,
 }
 
@@ -51,21 +67,33 @@ impl Ctx {
                 .context("could not find the home directory; pass --claude-dir")?
                 .join(".claude"),
         };
-        let now = match std::env::var(env::NOW) {
-            Ok(s) => DateTime::parse_from_rfc3339(&s)
+        let pinned = std::env::var(env::NOW).ok();
+        let now = match &pinned {
+            Some(s) => DateTime::parse_from_rfc3339(s)
                 .with_context(|| format!("invalid {}: {s}", env::NOW))?
                 .with_timezone(&Utc),
-            Err(_) => Utc::now(),
+            None => Utc::now(),
         };
         Ok(Ctx {
             layout: Layout::new(root),
             team: g.team.clone().filter(|t| !t.is_empty()),
             out: Output { json: g.json },
             now,
+            pinned: pinned.is_some(),
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
+            sent_log: std::env::var_os(env::DATA_DIR)
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")))
+                .map(|d| SentLog::in_dir(&d)),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
+    }
+
+    /// The clock: `TEAMCTL_NOW` when pinned (tests), else the real time.
+    pub(crate) fn clock(&self) -> DateTime<Utc> {
+        if self.pinned { self.now } else { Utc::now() }
     }
 
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
