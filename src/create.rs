@@ -531,6 +531,9 @@ pub fn create(
     );
     if let Err(e) = launched {
         tmux::kill_session(&session).ok();
+        for m in members.iter_mut().filter(|m| m.pane.is_none()) {
+            m.state = MemberState::NotStarted;
+        }
         outcome.state = Step::Failed;
         outcome.reason = Some(format!("launching failed: {e:#}"));
         outcome.members = members;
