@@ -13,16 +13,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::create::{LEAD, session_name};
 use crate::lock::LockOptions;
 use crate::mailbox::{self, Team};
-use crate::model::Frame;
 use crate::paths::{Layout, MemberName, TeamName};
-use crate::store;
-use crate::time::iso_millis;
+use crate::protocol::{self, ShutdownAnswer};
 use crate::tmux;
 
 /// How a teammate ended.
@@ -106,13 +103,8 @@ pub fn delete(
         let live = panes.iter().any(|p| p.id == pane && !p.dead);
         let mut state = Shutdown::NotRunning;
         if live && let Ok(to) = MemberName::parse(&m.name) {
-            let request_id = format!("shutdown-{}@{}", now.timestamp_millis(), m.name);
-            let mut frame = Map::new();
-            frame.insert("type".into(), "shutdown_request".into());
-            frame.insert("requestId".into(), request_id.clone().into());
-            frame.insert("from".into(), LEAD.into());
-            frame.insert("reason".into(), reason.into());
-            frame.insert("timestamp".into(), iso_millis(now).into());
+            let frame = protocol::shutdown_request(&m.name, Some(reason), now);
+            let request_id = frame["requestId"].as_str().unwrap_or_default().to_string();
             mailbox::send_frame(&team, &to, &lead, &frame, now, opts, None)?;
             waiting.insert(m.name.clone(), (request_id, pane));
             state = Shutdown::Timeout;
@@ -128,9 +120,16 @@ pub fn delete(
         // Panes first: a teammate writes its approval before it exits, so an approval from
         // a pane seen dead here is already in the inbox read next.
         let panes = tmux::panes(&session);
-        let approved = approvals(layout, name);
+        let mut approved = Vec::new();
+        for (request_id, _) in waiting.values() {
+            if protocol::shutdown_answer(&team, &lead, request_id)?
+                == Some(ShutdownAnswer::Approved)
+            {
+                approved.push(request_id.clone());
+            }
+        }
         waiting.retain(|member, (request_id, pane)| {
-            let state = if approved.contains_key(request_id.as_str()) {
+            let state = if approved.contains(request_id) {
                 Shutdown::Approved
             } else if !panes.iter().any(|p| &p.id == pane && !p.dead) {
                 Shutdown::Exited
@@ -160,26 +159,6 @@ pub fn delete(
         tmux_session: killed.then_some(session),
         removed,
     })
-}
-
-/// `shutdown_approved` frames in the lead's inbox, by `requestId`.
-fn approvals(layout: &Layout, team: &TeamName) -> HashMap<String, String> {
-    let lead = MemberName::parse(LEAD).expect("valid name");
-    let Ok(Some(entries)) = store::read_inbox(&layout.inbox_path(team, &lead)) else {
-        return HashMap::new();
-    };
-    entries
-        .iter()
-        .filter_map(|e| {
-            let f = Frame::decode(e.get("text")?.as_str()?)?;
-            if f.frame_type != "shutdown_approved" {
-                return None;
-            }
-            let id = f.fields.get("requestId")?.as_str()?.to_string();
-            let from = e.get("from").and_then(Value::as_str).unwrap_or("");
-            Some((id, from.to_string()))
-        })
-        .collect()
 }
 
 /// Renames `dir` to `<dir>.deleted-<uuid>` and removes that. `Ok(false)` when it was missing.
