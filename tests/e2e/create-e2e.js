@@ -11,7 +11,11 @@
 // ready; `teamctl send worker "Token: T1-…"` (as team-lead, the default identity in a team
 // teamctl leads) must be answered into the lead's inbox, seen with `teamctl inbox`;
 // `teamctl send --join --from ops worker "Token: T2-…"` must be answered into ops's inbox;
-// `teamctl delete demo` must get the teammate's shutdown_approved and remove the team.
+// the teammates run in the default permission mode, so `teamctl send worker "Run: …"` makes
+// the worker ask its lead for permission to run Bash: `teamctl pending` must list the
+// permission_request and `teamctl approve` must let the command run; `teamctl shutdown second
+// --wait` must get the second teammate's shutdown_approved; `teamctl delete demo` must get the
+// worker's shutdown_approved and remove the team.
 //
 // Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on stderr),
 // 2 usage error, 77 skipped (claude binary or tmux not installed).
@@ -202,6 +206,15 @@ function startMock() {
   });
 }
 
+// Whether the mock's log shows `text` in a tool result at least `n` times.
+function mockSaw(text, n) {
+  try {
+    return fs.readFileSync(st.mockLog, 'utf8').split(text).length - 1 >= n;
+  } catch (_) {
+    return false;
+  }
+}
+
 function inbox(name) {
   try {
     const v = JSON.parse(fs.readFileSync(path.join(st.cfg, 'teams', TEAM, 'inboxes', `${name}.json`), 'utf8'));
@@ -232,15 +245,17 @@ async function main() {
   if (typeof process.getuid === 'function' && process.getuid() === 0) st.env.IS_SANDBOX = '1';
 
   // --- create
+  // The default permission mode: a tool that needs permission is asked of the lead (teamctl).
   const c = await teamctl(['--json', 'create', TEAM, '--member', 'worker:You are worker. Wait for messages.',
-    '--claude-bin', args.claudeBin, '--dangerously-skip-permissions', '--timeout', '30s']);
+    '--member', 'second:You are second. Wait for messages.',
+    '--claude-bin', args.claudeBin, '--permission-mode', 'default', '--timeout', '30s']);
   if (c.code !== 0) fail(`create exited ${c.code}: ${c.stderr}\n${c.stdout}`);
   const lines = c.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const result = lines[lines.length - 1];
   check(result.state === 'ready', `create state ${result.state}: ${result.reason}`);
   check(result.claude.version === `${CLAUDE_VERSION} (Claude Code)`, `claude version ${result.claude.version}`);
   check(result.claude.found_by === 'explicit', `found_by ${result.claude.found_by}`);
-  check(result.members[0].state === 'ready', `worker state ${result.members[0].state}`);
+  check(result.members.every((m) => m.state === 'ready'), `member states ${JSON.stringify(result.members)}`);
   const steps = lines.map((l) => l.state);
 
   // --- send as team-lead (the default identity); the reply lands in the lead's inbox
@@ -275,11 +290,50 @@ async function main() {
   check(worker.tmuxPaneId === result.members[0].pane && worker.backendType === 'tmux', 'pane not recorded');
   check(cfg.members.some((m) => m.name === 'ops' && m.agentId === `ops@${TEAM}`), 'ops did not join');
 
-  // --- delete: the teammate approves its shutdown, the team is gone
+  // --- a permission request, answered by teamctl as the lead
+  const tok3 = `R-${hex(4)}`;
+  const s3 = await teamctl(['send', 'worker', `Run: ${tok3}`]);
+  if (s3.code !== 0) fail(`send Run exited ${s3.code}: ${s3.stderr}`);
+  const tAsk = now();
+  // 2.1.332 sometimes fails to deliver the request (it reads its own config.json mid-write and
+  // tells the model to retry); send the instruction again then, as a person would.
+  let request = null;
+  let asks = 1;
+  await waitFor('a permission_request from worker (teamctl pending)', 25000, async () => {
+    const p = await teamctl(['--json', 'pending']);
+    if (p.code !== 0) fail(`pending exited ${p.code}: ${p.stderr}`);
+    request = lastJson(p.stdout).requests.find((r) => r.kind === 'permission' && r.from === 'worker');
+    if (!request && asks < 3 && mockSaw('could not be delivered to the team lead', asks)) {
+      asks += 1;
+      await teamctl(['send', 'worker', `Run: ${tok3}`]);
+    }
+    return request;
+  });
+  const askMs = now() - tAsk;
+  check(request.tool_name === 'Bash' && request.input.command.includes(tok3), `request ${JSON.stringify(request)}`);
+  const ran = path.join(st.work, `ran-${tok3}.txt`);
+  check(!fs.existsSync(ran), 'the command ran before it was approved');
+  const a = await teamctl(['--json', 'approve', request.request_id]);
+  if (a.code !== 0) fail(`approve exited ${a.code}: ${a.stderr}`);
+  const tApprove = now();
+  // `echo … > file` creates the file before it writes it: wait for the content.
+  await waitFor(`${ran} (the approved command ran)`, 20000,
+    () => fs.existsSync(ran) && fs.readFileSync(ran, 'utf8').trim() === tok3);
+  const approveToRunMs = now() - tApprove;
+  const p2 = await teamctl(['--json', 'pending']);
+  check(!lastJson(p2.stdout).requests.some((r) => r.request_id === request.request_id), 'still pending after approve');
+
+  // --- shutdown --wait: the second teammate approves and exits
+  const sd = await teamctl(['--json', 'shutdown', 'second', '--reason', 'done', '--wait=20s']);
+  if (sd.code !== 0) fail(`shutdown exited ${sd.code}: ${sd.stderr}\n${sd.stdout}`);
+  check(lastJson(sd.stdout).requests[0].state === 'approved', `shutdown: ${sd.stdout}`);
+
+  // --- delete: the worker approves its shutdown, the team is gone
   const d = await teamctl(['--json', 'delete', TEAM, '--timeout', '20s']);
   if (d.code !== 0) fail(`delete exited ${d.code}: ${d.stderr}`);
   const del = lastJson(d.stdout);
-  check(del.members.length === 1 && del.members[0].shutdown === 'approved', `delete: ${d.stdout}`);
+  const w = del.members.find((m) => m.name === 'worker');
+  check(w && w.shutdown === 'approved', `delete: ${d.stdout}`);
   check(!fs.existsSync(path.join(st.cfg, 'teams', TEAM)), 'team folder still there');
   check(!fs.existsSync(path.join(st.cfg, 'tasks', TEAM)), 'task folder still there');
   check(tmux('has-session', '-t', `=teamctl-${TEAM}`).status !== 0, 'tmux session still there');
@@ -291,8 +345,11 @@ async function main() {
     create_to_ready_ms: c.ms,
     reply_to_lead_ms: reply1Ms,
     reply_to_joined_ms: reply2Ms,
+    permission_request_ms: askMs,
+    approve_to_command_ms: approveToRunMs,
+    shutdown_wait_ms: sd.ms,
     delete_ms: d.ms,
-    shutdown: del.members[0].shutdown,
+    shutdown: w.shutdown,
     total_ms: now() - T0,
   };
 }

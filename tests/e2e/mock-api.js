@@ -22,6 +22,9 @@
 //       own config.json mid-write; a model would retry, and so does the mock.
 //     * a shutdown_request frame -> ONE tool_use SendMessage {to: "team-lead",
 //       message: {type: "shutdown_response", request_id, approve: true}}
+//     * text with `Run: <tok>` in a <teammate-message> -> ONE tool_use Bash
+//       {command: "echo <tok> > ran-<tok>.txt", description}: a tool that needs the
+//       user's permission, which a pane teammate asks its lead for (permission_request)
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
 //
@@ -123,6 +126,16 @@ function decide(body) {
       name: 'SendMessage',
       input: { to: 'team-lead', message: { type: 'shutdown_response', request_id: shutdown[1], approve: true } },
       why: `shutdown_request ${shutdown[1]}`,
+    };
+  }
+
+  const run = last.role === 'user' ? messageTexts(last).join('\n').match(/Run: ([A-Za-z0-9_-]+)/) : null;
+  if (run) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: `echo ${run[1]} > ran-${run[1]}.txt`, description: `Write ${run[1]} to a file` },
+      why: `run ${run[1]}`,
     };
   }
 

@@ -53,9 +53,12 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
     assert_eq!(summary["worker_inbox_left"], 0);
 }
 
-/// `teamctl create` starts a real 2.1.332 teammate itself (tmux, `--claude-bin` pointing at
-/// the npm binary), it reaches `ready`, answers `send` (as team-lead, and as a `send --join`
-/// member), and `delete` gets its shutdown approval. Driver: `tests/e2e/create-e2e.js`.
+/// `teamctl create` starts two real 2.1.332 teammates itself (tmux, `--claude-bin` pointing at
+/// the npm binary, default permission mode), they reach `ready` and answer `send` (as
+/// team-lead, and as a `send --join` member); the worker asks its lead for permission to run
+/// Bash, `teamctl pending` lists it and `teamctl approve` lets it run; `teamctl shutdown --wait`
+/// gets the second teammate's approval and `delete` the worker's. Driver:
+/// `tests/e2e/create-e2e.js`.
 #[test]
 fn real_claude_code_team_made_by_teamctl_create() {
     let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
@@ -95,4 +98,12 @@ fn real_claude_code_team_made_by_teamctl_create() {
         "ready"
     );
     assert_eq!(summary["shutdown"], "approved");
+    assert!(
+        summary["approve_to_command_ms"].is_u64(),
+        "the approved command ran"
+    );
+    assert!(
+        summary["shutdown_wait_ms"].is_u64(),
+        "shutdown --wait was approved"
+    );
 }
