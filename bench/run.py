@@ -8,7 +8,8 @@ same inbox bytes (restored outside the timing):
   by a jq+mv shell script (mkdir lock, jq, mv, rmdir), at inbox sizes 10 / 1,000 / 10,000;
 - `teamctl inbox --json` vs `jq -c '.[]'`;
 - 8 concurrent senders into one inbox (each process sends one message), for all three writers;
-- `teamctl status --json` on 50 members x 1,000 messages and 100 tasks.
+- `teamctl status --json` on 50 members x 1,000 messages and 100 tasks;
+- the latency of `teamctl watch` from the rename that writes a message to the event on stdout.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE]
 Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash.
@@ -117,7 +118,8 @@ def main():
 
         conc = concurrency(tmp, env, script)
         status = status_bench(tmp, env, args.runs)
-        write_report(out, args.runs, sends, reads, sizes, conc, status)
+        watch = watch_bench(inbox, env)
+        write_report(out, args.runs, sends, reads, sizes, conc, status, watch)
     finally:
         shutil.rmtree(tmp)
     text = "\n".join(report) + "\n"
@@ -166,6 +168,40 @@ def concurrency(tmp, env, script, senders=8, each=25, start=1000):
                          "lost": start + senders * each - len(failures) - count,
                          "sent": senders * each}
     return results
+
+
+def watch_bench(inbox, env, samples=200):
+    """Writes a message the way Claude Code does (temp file + rename) and times how long until
+    `teamctl watch --json` prints it: one sample at a time, so each is one notification."""
+    import select
+    with open(inbox, "w") as f:
+        f.write("[]")
+    proc = subprocess.Popen([BIN, "watch", "alice", "--json", "--event", "message"], env=env,
+                            stdout=subprocess.PIPE, bufsize=0)
+    out = proc.stdout
+    time.sleep(0.5)  # let it take its first snapshot and install the watch (a benchmark, not a test)
+    lat = []
+    entries = []
+    buf = b""
+    for i in range(samples):
+        entries.append(entry(i))
+        tmp = inbox + f".tmp.{i:08x}"
+        with open(tmp, "w") as f:
+            f.write(json.dumps(entries, indent=2))
+        t0 = time.perf_counter()
+        os.rename(tmp, inbox)
+        while b"\n" not in buf:
+            r, _, _ = select.select([out], [], [], 5)
+            if not r:
+                raise SystemExit("watch printed nothing within 5 s")
+            buf += os.read(out.fileno(), 65536)
+        lat.append((time.perf_counter() - t0) * 1000)
+        buf = buf[buf.index(b"\n") + 1:]
+        time.sleep(0.01)
+    proc.terminate()
+    proc.wait()
+    lat.sort()
+    return lat
 
 
 def status_bench(tmp, env, runs):
@@ -217,7 +253,7 @@ def machine():
             f"rustc {rustc[1] if len(rustc) > 1 else '?'} (release build), Node {node}, {jq}")
 
 
-def write_report(out, runs, sends, reads, sizes, conc, status):
+def write_report(out, runs, sends, reads, sizes, conc, status, watch):
     names = ["teamctl send", "Node proper-lockfile", "jq + mv script"]
     out("# Performance")
     out("")
@@ -285,7 +321,14 @@ def write_report(out, runs, sends, reads, sizes, conc, status):
     out("")
     out("## watch latency")
     out("")
-    out("Not measured: `teamctl watch` does not exist yet. Add it here when it lands.")
+    q = lambda p: watch[min(len(watch) - 1, int(len(watch) * p))]
+    out("From the rename that writes a message (as Claude Code writes it: temp file + rename) to "
+        "the event on `teamctl watch --json`'s stdout, one message at a time.")
+    out("")
+    out("| teamctl watch, rename to event printed | p50 | p90 | p99 | max |")
+    out("|---|---:|---:|---:|---:|")
+    out(f"| {len(watch)} messages, inotify | {q(0.5):.2f} ms | {q(0.9):.2f} ms | "
+        f"{q(0.99):.2f} ms | {watch[-1]:.2f} ms |")
     out("")
     out("## Why the costs grow the way they do")
     out("")
@@ -312,6 +355,8 @@ def write_report(out, runs, sends, reads, sizes, conc, status):
   message: all three serialise on the same lock (the jq script only because it takes it).
 - **Reading.** `inbox --json` parses every entry and prints a view of each; `jq -c` prints
   every entry back. Both are linear; jq's start-up dominates small inboxes.
+- **watch** wakes on inotify, re-reads the inbox and prints what is new: its latency is one
+  read and parse of the file, independent of how many messages came before.
 - **status** reads every inbox with a parser that borrows strings from the file and skips the
   keys it does not need, plus every task file: linear in the team's total bytes.""")
 

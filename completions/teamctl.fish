@@ -30,12 +30,47 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -l lock-timeout -d 'How lo
 complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "delete" -d 'Shut down a team teamctl created and remove its files'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List the requests teammates are waiting on: tool permissions, plan approvals, sandbox hosts'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l brief-file -d 'Read a teammate\'s brief from a file' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l description -d 'The team\'s description in config.json' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l cwd -d 'The teammates\' working directory [default: the current one]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type) [default in config.json: general-purpose]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode passed to the teammates (--permission-mode)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l launch -d 'Start the teammates in tmux, or only provision the files' -r -f -a "tmux\t''
+none\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l timeout -d 'How long to wait for every teammate to take its brief' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start the teammates with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Also remove a team teamctl does not lead (its teammates are not asked)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity) [default: team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
 blue\t''
@@ -45,12 +80,14 @@ purple\t''
 orange\t''
 pink\t''
 cyan\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a send whose id is already in the inbox writes nothing and exits 0, so a script can retry safely' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a send whose id is already in the inbox or in the sent log writes nothing and exits 0, so a script can retry safely' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l wait -d 'Wait until the recipient has taken the message (exit 3 if it has not by then)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l all -d 'Send to every member in config.json except the sender (then the only argument is TEXT)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write even if the recipient is not a member of config.json'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l join -d 'Join the team first: add your identity (--from) to config.json as a member, so that teammates can reply to you (reserved names are refused)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s V -l version -d 'Print version'
@@ -82,6 +119,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Read e
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l unread -d 'Only entries not marked read'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l mark-read -d 'Set "read": true on the entries shown (old Claude Code\'s way of consuming)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l consume -d 'Remove the entries shown from the inbox (new Claude Code\'s way of consuming)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l sent -d 'List what you sent (teamctl\'s sent log) with each message\'s delivery state now'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s V -l version -d 'Print version'
@@ -92,7 +130,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_se
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l mine -d 'Only tasks owned by you (TEAMCTL_FROM, default user)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l mine -d 'Only tasks owned by you (your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l ready -d 'Only tasks ready to be picked up'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l blocked -d 'Only blocked tasks'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l all -d 'Include Claude Code\'s internal tasks (metadata._internal)'
@@ -113,7 +151,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l mine -d 'Only tasks owned by you (TEAMCTL_FROM, default user)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l mine -d 'Only tasks owned by you (your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l ready -d 'Only tasks ready to be picked up'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l blocked -d 'Only blocked tasks'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l all -d 'Include Claude Code\'s internal tasks (metadata._internal)'
@@ -154,7 +192,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l as -d 'Claim as NAME [default: your identity, TEAMCTL_FROM or user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l as -d 'Claim as NAME [default: your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -181,6 +219,82 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l all-teams -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l count -d 'Stop after N matching events (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l timeout -d 'Stop after this long; exit 3 if --count was not reached' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l from -d 'Only message events from this sender' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l event -d 'Only these kinds of events (repeatable)' -r -f -a "message\t''
+consumed\t''
+read\t''
+task_created\t''
+task_updated\t''
+task_deleted\t''
+member_joined\t''
+member_left\t''
+member_updated\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`)' -r -f -a "message\t''
+protocol\t''
+idle_notification\t''
+shutdown_request\t''
+shutdown_approved\t''
+shutdown_rejected\t''
+shutdown_response\t''
+plan_approval_request\t''
+plan_approval_response\t''
+permission_request\t''
+permission_response\t''
+sandbox_permission_request\t''
+sandbox_permission_response\t''
+task_assignment\t''
+mode_set_request\t''
+team_permission_update\t''
+teammate_terminated\t''
+task_completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'First print what is there now, as events'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l as -d 'Whose inbox holds the requests' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l feedback -d 'Feedback for the teammate (plan approvals)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l mode -d 'Permission mode the teammate continues in after an approved plan' -r -f -a "default\t''
+acceptEdits\t''
+bypassPermissions\t''
+plan\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l as -d 'Whose inbox holds the request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer even in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l reason -d 'Why, for the teammate' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l as -d 'Whose inbox holds the request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer even in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, for the teammates' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l wait -d 'Wait for their answers' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Send even to a name not in config.json, or in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

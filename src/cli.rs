@@ -4,11 +4,18 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cmd::approve::ApproveArgs;
+use crate::cmd::create::CreateArgs;
+use crate::cmd::delete::DeleteArgs;
+use crate::cmd::deny::DenyArgs;
 use crate::cmd::doctor::DoctorArgs;
 use crate::cmd::inbox::InboxArgs;
+use crate::cmd::pending::PendingArgs;
 use crate::cmd::send::SendArgs;
+use crate::cmd::shutdown::ShutdownArgs;
 use crate::cmd::status::StatusArgs;
 use crate::cmd::tasks::TasksArgs;
+use crate::cmd::watch::WatchArgs;
 
 /// Environment variables teamctl reads (all listed in the README).
 pub(crate) mod env {
@@ -20,6 +27,12 @@ pub(crate) mod env {
     pub(crate) const FROM: &str = "TEAMCTL_FROM";
     /// Default lock deadline.
     pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
+    /// The claude binary `create` starts teammates with.
+    pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
+    /// Claude Code's own override of the teammate binary (read, never set).
+    pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
+    /// Where teamctl keeps its sent log.
+    pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
     /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
     pub(crate) const NOW: &str = "TEAMCTL_NOW";
     /// Test hook: fault injection for crash tests (`before_lock=200ms,after_lock=200ms,
@@ -37,9 +50,10 @@ reads every write back, so it never loses or corrupts a message Claude Code wrot
 
 const AFTER_HELP: &str = "Exit codes:
   0  success (an empty inbox too)
-  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O
+  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create
   2  usage error, including a team or member name that breaks the naming rules
-  3  the lock was not acquired before --lock-timeout (nothing was written)
+  3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
+     --wait ran out
   4  read-back verification failed after a write";
 
 /// Work with Claude Code agent teams from a shell
@@ -88,10 +102,17 @@ pub(crate) struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Create(CreateArgs),
+    Delete(DeleteArgs),
     Send(SendArgs),
     Inbox(InboxArgs),
     Tasks(TasksArgs),
     Status(StatusArgs),
+    Watch(WatchArgs),
+    Pending(PendingArgs),
+    Approve(ApproveArgs),
+    Deny(DenyArgs),
+    Shutdown(ShutdownArgs),
     Doctor(DoctorArgs),
 }
 

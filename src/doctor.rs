@@ -65,9 +65,12 @@ pub struct Inputs {
     pub layout_source: String,
     /// Only this team; `None` checks every team.
     pub team: Option<TeamName>,
-    /// The caller's name (`TEAMCTL_FROM`, default `user`).
-    pub identity: String,
-    /// `PATH`, to find `claude` and `tmux`.
+    /// The caller's name as given (`TEAMCTL_FROM`); `None` means the default: `team-lead` in a
+    /// team teamctl leads, else `user`.
+    pub identity: Option<String>,
+    /// Where to look for `claude` (the same search `create` uses).
+    pub claude: crate::resolve::Inputs,
+    /// `PATH`, to find `tmux`.
     pub path_var: Option<OsString>,
     /// The value of [`AGENT_TEAMS_VAR`] in the environment, if set.
     pub agent_teams_env: Option<String>,
@@ -136,28 +139,30 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
 fn machine(inputs: &Inputs) -> Vec<Check> {
     let mut out = Vec::new();
     let path = inputs.path_var.as_deref();
-    match find_on_path("claude", path) {
-        Some(bin) => {
-            let version = version_of(&bin, "--version");
+    match crate::resolve::find(&inputs.claude) {
+        Ok(found) => {
+            let bin = &found.path;
+            let by = found.found_by.as_str();
             out.push(ok(
                 "claude",
                 None,
-                Some(&bin),
-                match version {
-                    Some(v) => format!("claude {v} at {}", bin.display()),
+                Some(bin),
+                match crate::resolve::version(bin, Duration::from_secs(5)) {
+                    Some(v) => format!("claude {v} at {} (found by: {by})", bin.display()),
                     None => format!(
-                        "claude at {} (its version could not be read)",
+                        "claude at {} (found by: {by}; its version could not be read)",
                         bin.display()
                     ),
                 },
             ));
         }
-        None => out.push(warn(
+        Err(e) => out.push(warn(
             "claude",
             None,
             None,
-            "claude not found on PATH".into(),
-            "install Claude Code (npm install -g @anthropic-ai/claude-code) or add it to PATH",
+            format!("{e:#}").replace('\n', " "),
+            "install Claude Code (npm install -g @anthropic-ai/claude-code), or set \
+             TEAMCTL_CLAUDE_BIN to its path",
         )),
     }
 
@@ -421,7 +426,16 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
                 ));
             }
         }
-        out.push(identity_check(t, cfg, &inputs.identity));
+        let default = if cfg.teamctl_leads {
+            crate::create::LEAD
+        } else {
+            "user"
+        };
+        out.push(identity_check(
+            t,
+            cfg,
+            inputs.identity.as_deref().unwrap_or(default),
+        ));
     }
     out
 }
@@ -551,7 +565,9 @@ fn litter(inputs: &Inputs, t: &TeamName, folder: &Path) -> Vec<Check> {
 
 fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str) -> Check {
     let name = Some(t.as_str());
-    let reserved = MemberName::parse(identity).is_ok_and(|m| m.is_reserved());
+    // In a team teamctl leads, you are its lead: teammates report to `team-lead`.
+    let you_lead = cfg.teamctl_leads && identity == crate::create::LEAD;
+    let reserved = MemberName::parse(identity).is_ok_and(|m| m.is_reserved()) && !you_lead;
     if cfg.member(identity).is_some() && !reserved {
         return ok(
             "identity",

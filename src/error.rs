@@ -18,6 +18,8 @@ pub enum Error {
         /// How long teamctl tried.
         waited: Duration,
     },
+    /// A wait (`watch --timeout`, `send --wait`) ran out before what it waited for. Exit 3.
+    Timeout(String),
     /// After writing, the file did not read back as written. Exit 4.
     VerifyFailed {
         /// The file that was written.
@@ -32,7 +34,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => 2,
-            Error::LockTimeout { .. } => 3,
+            Error::LockTimeout { .. } | Error::Timeout(_) => 3,
             Error::VerifyFailed { .. } => 4,
         }
     }
@@ -41,7 +43,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(msg) => f.write_str(msg),
+            Error::Usage(msg) | Error::Timeout(msg) => f.write_str(msg),
             Error::LockTimeout { lock, waited } => write!(
                 f,
                 "could not lock {} within {} ms: another writer holds it (nothing was written)",

@@ -14,18 +14,26 @@
 //! the `teamctl` binary owns the command line, the environment and the output.
 #![warn(missing_docs)]
 
+pub mod create;
+pub mod delete;
 pub mod doctor;
 pub mod error;
 pub mod format;
 pub mod id;
+mod light;
 pub mod lock;
 pub mod mailbox;
 pub mod model;
 pub mod paths;
+pub mod protocol;
+pub mod resolve;
+pub mod sentlog;
 pub mod status;
 pub mod store;
 pub mod tasks;
 pub mod team;
 pub mod time;
+pub mod tmux;
+pub mod watch;
 
 pub use error::Error;

@@ -3,17 +3,20 @@
 
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
 use crate::id;
 use crate::lock::LockOptions;
 use crate::model::{Color, FRAME_TYPES, Frame, Kind, MessageView, NewMessage, UNSENDABLE_FRAMES};
-use crate::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::paths::{Layout, MemberName, RESERVED, TeamName, is_valid_member};
+use crate::sentlog::{Sent, SentLog};
 use crate::store::{self, Appended, Entry};
 use crate::team::{self, TeamConfig};
 
@@ -69,6 +72,21 @@ impl Team {
     /// The inbox file of `member`.
     pub fn inbox_path(&self, member: &MemberName) -> PathBuf {
         self.layout.inbox_path(&self.name, member)
+    }
+
+    /// Whether teamctl leads this team (it was made by `teamctl create`).
+    pub fn teamctl_leads(&self) -> bool {
+        self.config.as_ref().is_some_and(|c| c.teamctl_leads)
+    }
+
+    /// The identity to use when none is given: `team-lead` in a team teamctl leads (teammates
+    /// report to their lead), otherwise `user`.
+    pub fn default_identity(&self) -> &'static str {
+        if self.teamctl_leads() {
+            crate::create::LEAD
+        } else {
+            "user"
+        }
     }
 
     /// Whether `name` is a member in `config.json`.
@@ -158,6 +176,107 @@ impl Team {
     }
 }
 
+/// What [`join`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joined {
+    /// `name` was already a member; nothing was written.
+    AlreadyMember,
+    /// A member entry was added to `config.json`.
+    Added,
+}
+
+/// Why teammates cannot reply to `name` in `team`, or `None` when they can: current Claude Code
+/// lets a teammate `SendMessage` only to members of `config.json`, never to `user`, `system`
+/// or `main`, and to `team-lead` only as the real lead (in a team teamctl leads, that is you).
+pub fn unreachable_reason(team: &Team, name: &str) -> Option<String> {
+    let reserved = RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name));
+    if name == crate::create::LEAD && team.teamctl_leads() {
+        return None;
+    }
+    if name == crate::create::LEAD {
+        return Some(
+            "team-lead is this team's Claude Code lead: replies go to it, not to you; use \
+             your own name with `send --join --from NAME`"
+                .into(),
+        );
+    }
+    if reserved {
+        return Some(format!(
+            "'{name}' is reserved by Claude Code and teammates never reply to it; use your \
+             own name with `send --join --from NAME`"
+        ));
+    }
+    if !team.is_member(name) {
+        return Some(format!(
+            "'{name}' is not a member of config.json; add it with `send --join`"
+        ));
+    }
+    None
+}
+
+/// Adds `name` to the team's `config.json` as a member (Claude Code's member shape:
+/// `agentId`, `name`, `joinedAt`, `tmuxPaneId: ""`, `cwd`, `subscriptions: []`), so that
+/// teammates can reply to it, and creates its inbox. Runs under the `config.json.lock`
+/// directory (taken on the literal path, as Claude Code's `realpath: false`), re-reads the
+/// file there and keeps every other key and member as it was.
+///
+/// # Errors
+/// A usage error for a reserved name (saying what to use instead), a team without
+/// `config.json`, lock timeout, a corrupt `config.json`, I/O.
+pub fn join(
+    team: &Team,
+    name: &MemberName,
+    cwd: &std::path::Path,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Joined> {
+    if team.is_member(name.as_str()) {
+        return Ok(Joined::AlreadyMember);
+    }
+    if name.is_reserved() {
+        return Err(usage(format!(
+            "cannot join team '{}' as '{name}': the name is reserved by Claude Code (main, \
+             team-lead, user, system) and teammates never reply to it; pick your own name, \
+             e.g. `--from ops` or TEAMCTL_FROM=ops",
+            team.name
+        )));
+    }
+    let path = team.layout.config_path(&team.name);
+    if !path.exists() {
+        bail!(
+            "team '{}' has no config.json, so there is no member list to join",
+            team.name
+        );
+    }
+    let joined = store::rewrite(
+        &path,
+        opts,
+        |b| store::parse_object(b, &path),
+        |doc| {
+            let Some(members) = doc.get_mut("members").and_then(Value::as_array_mut) else {
+                bail!("{} has no members array (left unchanged)", path.display());
+            };
+            let present = members
+                .iter()
+                .any(|m| m.get("name").and_then(Value::as_str) == Some(name.as_str()));
+            if present {
+                return Ok((false, Joined::AlreadyMember));
+            }
+            let mut m = Map::new();
+            m.insert("agentId".into(), format!("{name}@{}", team.name).into());
+            m.insert("name".into(), name.as_str().into());
+            m.insert("joinedAt".into(), now.timestamp_millis().into());
+            m.insert("tmuxPaneId".into(), "".into());
+            m.insert("cwd".into(), cwd.to_string_lossy().as_ref().into());
+            m.insert("subscriptions".into(), Value::Array(Vec::new()));
+            members.push(Value::Object(m));
+            Ok((true, Joined::Added))
+        },
+    )?;
+    store::ensure_inbox(&team.inbox_path(name))?;
+    Ok(joined)
+}
+
 /// The closest member name to `name`: same letters in another case, or at most two edits.
 pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
     let lower = name.to_lowercase();
@@ -217,12 +336,16 @@ pub struct Delivery {
     pub to: String,
     /// Its inbox file.
     pub inbox: PathBuf,
-    /// The entry as written, or the entry already there with the same id.
-    pub entry: Entry,
+    /// The entry as written, or the entry already there with the same id; `None` when the
+    /// sent log says it was sent and it has since left the inbox.
+    pub entry: Option<Entry>,
     /// The entry's id.
     pub id: String,
-    /// `false` when an entry with the same idempotent id was already in the inbox.
+    /// `false` when a message with the same idempotent id was already sent (in the inbox, or
+    /// in the sent log).
     pub written: bool,
+    /// Why the sent log could not record this message (the message itself was delivered).
+    pub log_error: Option<String>,
 }
 
 /// Checks a message body before anything is written.
@@ -257,10 +380,11 @@ pub fn send(
     req: &SendRequest,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let frame = check_text(&req.text)?;
     team.check_recipient(&req.to, req.force)?;
-    deliver(team, req, frame.is_some(), now, opts)
+    deliver(team, req, frame.is_some(), now, opts, log)
 }
 
 /// Sends a protocol frame that Claude Code itself writes (such as `task_assignment`) as `from`,
@@ -275,6 +399,7 @@ pub fn send_frame(
     frame: &Map<String, Value>,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let req = SendRequest {
         to: to.clone(),
@@ -285,15 +410,18 @@ pub fn send_frame(
         force: true,
         idempotency_key: None,
     };
-    deliver(team, &req, true, now, opts)
+    deliver(team, &req, true, now, opts, log)
 }
 
+/// Builds the entry and appends it; with a sent log, a key already logged is not sent again,
+/// and what is written is recorded.
 fn deliver(
     team: &Team,
     req: &SendRequest,
     is_frame: bool,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let summary = match (is_frame, &req.summary) {
         (true, _) => None,
@@ -322,18 +450,116 @@ fn deliver(
     };
     let entry = msg.to_entry();
     let inbox = team.inbox_path(&req.to);
-    let outcome = store::append(&inbox, &entry, req.idempotency_key.is_some(), opts)?;
-    let (entry, written) = match outcome {
-        Appended::Written => (entry, true),
-        Appended::AlreadyPresent(existing) => (existing, false),
-    };
-    Ok(Delivery {
+    let mut delivery = Delivery {
         to: req.to.to_string(),
-        inbox,
-        id: msg.msg_id,
-        entry,
-        written,
-    })
+        inbox: inbox.clone(),
+        id: msg.msg_id.clone(),
+        entry: None,
+        written: false,
+        log_error: None,
+    };
+    // The inbox forgets consumed messages; the log remembers what this user sent.
+    if req.idempotency_key.is_some()
+        && let Some(log) = log
+        && log.find(team.name.as_str(), &msg.msg_id)?.is_some()
+    {
+        delivery.entry = store::read_inbox(&inbox)?
+            .and_then(|es| es.into_iter().find(|e| id::entry_id(e) == msg.msg_id));
+        return Ok(delivery);
+    }
+    match store::append(&inbox, &entry, req.idempotency_key.is_some(), opts)? {
+        Appended::Written => {
+            delivery.written = true;
+            if let Some(log) = log {
+                let sent = Sent {
+                    id: msg.msg_id.clone(),
+                    team: team.name.to_string(),
+                    to: req.to.to_string(),
+                    from: req.from.to_string(),
+                    at: crate::time::iso_millis(now),
+                    summary: msg.summary.clone(),
+                    inbox: inbox.display().to_string(),
+                    idempotency_key: req.idempotency_key.clone(),
+                    answers: is_frame.then(|| answered_request(&req.text)).flatten(),
+                };
+                delivery.log_error = log.record(&sent).err().map(|e| format!("{e:#}"));
+            }
+            delivery.entry = Some(entry);
+        }
+        Appended::AlreadyPresent(existing) => delivery.entry = Some(existing),
+    }
+    Ok(delivery)
+}
+
+/// The request id a `*_response` frame answers.
+fn answered_request(text: &str) -> Option<String> {
+    let frame = Frame::decode(text)?;
+    if !frame.frame_type.ends_with("_response") {
+        return None;
+    }
+    let id = frame
+        .fields
+        .get("request_id")
+        .or_else(|| frame.fields.get("requestId"))?;
+    id.as_str().map(String::from)
+}
+
+/// Where a sent message is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// Still in the inbox, unread.
+    Pending,
+    /// Still in the inbox with `read: true` (older Claude Code consumed it).
+    Read,
+    /// Gone from the inbox: its reader took it (current Claude Code).
+    Consumed,
+}
+
+impl DeliveryState {
+    /// The state of message `id` given the inbox's entries (`None`: no inbox file).
+    pub fn of(entries: Option<&[Entry]>, id: &str) -> DeliveryState {
+        match entries
+            .unwrap_or_default()
+            .iter()
+            .find(|e| id::entry_id(e) == id)
+        {
+            None => DeliveryState::Consumed,
+            Some(e) if e.get("read") == Some(&Value::Bool(true)) => DeliveryState::Read,
+            Some(_) => DeliveryState::Pending,
+        }
+    }
+
+    /// `pending`, `read` or `consumed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Read => "read",
+            DeliveryState::Consumed => "consumed",
+        }
+    }
+}
+
+/// Waits until message `id` in the inbox at `inbox` is read or consumed, or `deadline` passes,
+/// re-reading the file every `every`. Returns the state at the end.
+///
+/// # Errors
+/// A corrupt inbox or I/O.
+pub fn wait_delivered(
+    inbox: &Path,
+    id: &str,
+    deadline: Instant,
+    every: Duration,
+) -> Result<DeliveryState> {
+    loop {
+        let entries = store::read_inbox(inbox)?;
+        let state = DeliveryState::of(entries.as_deref(), id);
+        let now = Instant::now();
+        if state != DeliveryState::Pending || now >= deadline {
+            return Ok(state);
+        }
+        std::thread::sleep(every.min(deadline - now));
+    }
 }
 
 /// Which entries `inbox` shows.

@@ -11,7 +11,6 @@
 //! - `idle`: the last event is older than that;
 //! - `unknown`: no signal at all.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
@@ -21,9 +20,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use crate::light::{LightEntry, LightFrame};
 use crate::mailbox::Team;
 use crate::paths::RESERVED;
 use crate::tasks::Board;
@@ -170,20 +169,24 @@ impl Liveness {
 }
 
 /// Whether process `pid` runs and, when `proc_start` is given, is the process that started
-/// then (Linux `/proc/<pid>/stat` field 22); `None` where `/proc` cannot tell.
+/// then ([`proc_start`]); `None` where `/proc` cannot tell.
 pub fn pid_alive(pid: u32, proc_start: Option<&str>) -> Option<bool> {
     if !Path::new("/proc/self/stat").exists() {
         return None;
     }
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Some(now) = self::proc_start(pid) else {
         return Some(false);
     };
-    let Some(start) = proc_start else {
-        return Some(true);
-    };
+    Some(proc_start.is_none_or(|start| start == now))
+}
+
+/// A process's start time as Claude Code records it in `leadProcess.procStart`: field 22 of
+/// `/proc/<pid>/stat` (clock ticks since boot). `None` when there is no such process.
+pub fn proc_start(pid: u32) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    Some(rest.split_whitespace().nth(19) == Some(start))
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19).map(String::from)
 }
 
 #[derive(Default)]
@@ -220,7 +223,7 @@ pub fn team_status(
         let path = team.inbox_path(owner);
         let Ok(bytes) = fs::read(&path) else { continue };
         let lossy;
-        let entries: Vec<Light> = match serde_json::from_slice(&bytes) {
+        let entries: Vec<LightEntry> = match serde_json::from_slice(&bytes) {
             Ok(e) => e,
             Err(e) => {
                 // An escaped lone surrogate is valid to Claude Code: read it as U+FFFD (only
@@ -290,6 +293,8 @@ pub fn team_status(
             created_at: None,
             lead_session_id: None,
             lead_process: None,
+            teamctl_leads: false,
+            teamctl_tmux_session: None,
         });
     let lead_alive = cfg
         .lead_process
@@ -428,132 +433,14 @@ fn session_status(team: &Team, pid: u32) -> Option<String> {
     v.get("status")?.as_str().map(String::from)
 }
 
-/// An inbox entry, reading only what status needs; other keys are skipped without being kept.
-#[derive(Deserialize)]
-struct Light<'a> {
-    #[serde(default, borrow)]
-    from: Loose<'a>,
-    #[serde(default, borrow)]
-    text: Loose<'a>,
-    #[serde(default, borrow)]
-    timestamp: Loose<'a>,
-    #[serde(default, borrow)]
-    read: Loose<'a>,
-    #[serde(default, rename = "msgV")]
-    msg_v: Option<IgnoredAny>,
-    #[serde(default, rename = "type")]
-    kind: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct LightFrame<'a> {
-    #[serde(default, borrow, rename = "type")]
-    kind: Loose<'a>,
-    #[serde(default, borrow)]
-    approve: Loose<'a>,
-}
-
-/// Any JSON value, keeping only a string (borrowed when it has no escapes) or a bool.
-#[derive(Debug, Default)]
-enum Loose<'a> {
-    Str(Cow<'a, str>),
-    Bool(bool),
-    #[default]
-    Other,
-}
-
-impl Loose<'_> {
-    fn as_str(&self) -> Option<&str> {
-        match self {
-            Loose::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn as_bool(&self) -> Option<bool> {
-        match self {
-            Loose::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Loose<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Loose::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Loose::Str(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Loose::Str(Cow::Owned(v)))
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(Loose::Bool(v))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Loose::Other)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Loose::Other)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Loose::Other)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Loose::Other)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Loose::Other)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Loose::Other)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn loose_keeps_strings_and_bools_only() {
-        let v: Vec<Light> = serde_json::from_str(
-            r#"[{"from":"a","text":"x\ny","timestamp":1,"read":true,"msgV":1,"extra":{"n":[1.5e+21]}},{"from":{"x":1},"read":"no"}]"#,
-        )
-        .unwrap();
-        assert_eq!(v[0].from.as_str(), Some("a"));
-        assert_eq!(v[0].text.as_str(), Some("x\ny"));
-        assert_eq!(v[0].timestamp.as_str(), None);
-        assert_eq!(v[0].read.as_bool(), Some(true));
-        assert!(v[0].msg_v.is_some() && v[0].kind.is_none());
-        assert_eq!(v[1].from.as_str(), None);
-        assert_eq!(v[1].read.as_bool(), None);
-    }
-
-    #[test]
     fn own_process_is_alive_and_a_wrong_start_is_not() {
         let pid = std::process::id();
-        let stat = fs::read_to_string("/proc/self/stat").unwrap();
-        let start = stat
-            .rsplit_once(')')
-            .unwrap()
-            .1
-            .split_whitespace()
-            .nth(19)
-            .unwrap()
-            .to_string();
+        let start = proc_start(pid).unwrap();
         assert_eq!(pid_alive(pid, Some(&start)), Some(true));
         assert_eq!(pid_alive(pid, Some("1")), Some(false));
         assert_eq!(pid_alive(pid, None), Some(true));

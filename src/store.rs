@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::format;
 use crate::id;
+use crate::light::LightEntry;
 use crate::lock::{self, LockOptions};
 use crate::paths::with_suffix;
 
@@ -359,37 +360,13 @@ pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> R
 
 /// The entry whose id is `wanted`, if any, reading only the fields ids are made of.
 fn find_id(bytes: &[u8], path: &Path, wanted: &str) -> Result<Option<Entry>> {
-    #[derive(serde::Deserialize)]
-    struct IdFields {
-        msg_id: Option<Value>,
-        #[serde(rename = "messageId")]
-        message_id: Option<Value>,
-        from: Option<Value>,
-        timestamp: Option<Value>,
-        text: Option<Value>,
-    }
-    let Ok(fields) = serde_json::from_slice::<Vec<IdFields>>(bytes) else {
-        // Not an array of objects: let the full parser say exactly what is wrong.
-        parse_inbox(bytes, path)?;
-        bail!("{} could not be read (left unchanged)", path.display());
+    let found = match serde_json::from_slice::<Vec<LightEntry>>(bytes) {
+        Ok(entries) => entries.iter().position(|e| e.id() == wanted),
+        // Not an array of objects, or a key given twice: the full parser decides.
+        Err(_) => parse_inbox(bytes, path)?
+            .iter()
+            .position(|e| id::entry_id(e) == wanted),
     };
-    let s = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
-    let found = fields.iter().position(|f| {
-        let (a, b, c, d, e) = (
-            s(&f.msg_id),
-            s(&f.message_id),
-            s(&f.from),
-            s(&f.timestamp),
-            s(&f.text),
-        );
-        id::id_of(
-            a.as_deref(),
-            b.as_deref(),
-            c.as_deref(),
-            d.as_deref(),
-            e.as_deref(),
-        ) == wanted
-    });
     match found {
         Some(i) => Ok(parse_inbox(bytes, path)?.into_iter().nth(i)),
         None => Ok(None),
@@ -613,6 +590,20 @@ mod tests {
         ensure_inbox(&p).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"[{}]");
         assert_eq!(fs::read_dir(tmp.path().join("inboxes")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn dedupe_works_with_duplicate_keys() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(
+            &p,
+            r#"[{"from":"a","from":"b","text":"t","timestamp":"x","msg_id":"m1"}]"#,
+        )
+        .unwrap();
+        let e = entry(r#"{"from":"u","text":"hi","timestamp":"t","msg_id":"m1"}"#);
+        let got = append(&p, &e, true, &LockOptions::default()).unwrap();
+        assert!(matches!(got, Appended::AlreadyPresent(_)));
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub struct TeamConfig {
     pub lead_session_id: Option<String>,
     /// `leadProcess`.
     pub lead_process: Option<LeadProcess>,
+    /// Whether teamctl leads this team (`"teamctl": {"leads": true}`, written by
+    /// `teamctl create`).
+    pub teamctl_leads: bool,
+    /// The tmux session teamctl started the teammates in (`teamctl.tmuxSession`).
+    pub teamctl_tmux_session: Option<String>,
 }
 
 impl TeamConfig {
@@ -109,6 +114,16 @@ impl TeamConfig {
             created_at: map.get("createdAt").and_then(Value::as_i64),
             lead_session_id: s(&map, "leadSessionId"),
             lead_process,
+            teamctl_leads: map
+                .get(crate::create::TEAMCTL_KEY)
+                .and_then(|t| t.get("leads"))
+                .and_then(Value::as_bool)
+                == Some(true),
+            teamctl_tmux_session: map
+                .get(crate::create::TEAMCTL_KEY)
+                .and_then(|t| t.get("tmuxSession"))
+                .and_then(Value::as_str)
+                .map(String::from),
         })
     }
 

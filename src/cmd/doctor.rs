@@ -1,5 +1,6 @@
 //! `teamctl doctor`: check this machine and a team's files, line by line.
 
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use anyhow::{Result, bail};
@@ -8,12 +9,14 @@ use serde::Serialize;
 use teamctl::doctor::{self, AGENT_TEAMS_VAR, Check, Inputs, Level};
 use teamctl::paths::TeamName;
 
+use crate::cli::env;
 use crate::cmd::Ctx;
 
 /// Check the setup and a team's files, and say what to fix
 ///
 /// Prints one line per finding, OK, WARN or FAIL, each problem followed by what to do: the
-/// config dir (and where its path came from), the claude binary and its version, whether agent
+/// config dir (and where its path came from), the claude binary (found as `create` finds it)
+/// and its version, whether agent
 /// teams are enabled (CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS in the environment or in
 /// settings.json), tmux; then per team (--team, or every team): config.json, the inbox format
 /// generation (legacy read-flag inboxes or current draining ones), corrupt or schema-invalid
@@ -53,7 +56,17 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         layout: ctx.layout.clone(),
         layout_source: ctx.layout_source.clone(),
         team,
-        identity: ctx.identity.clone(),
+        identity: ctx.identity_env().map(String::from),
+        claude: teamctl::resolve::Inputs::new(
+            std::env::var_os(env::CLAUDE_BIN)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            std::env::var_os(env::TEAMMATE_COMMAND)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            std::env::var_os("PATH"),
+            dirs::home_dir(),
+        ),
         path_var: std::env::var_os("PATH"),
         agent_teams_env: std::env::var(AGENT_TEAMS_VAR).ok(),
         now: SystemTime::now(),

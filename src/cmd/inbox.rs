@@ -5,9 +5,13 @@ use chrono::DateTime;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 use serde::Serialize;
-use teamctl::mailbox::{self, Filter, InboxRead, Mark, Team};
+use std::collections::HashMap;
+
+use teamctl::mailbox::{self, DeliveryState, Filter, InboxRead, Mark, Team};
 use teamctl::model::{FRAME_TYPES, MessageView};
 use teamctl::paths::MemberName;
+use teamctl::sentlog::Sent;
+use teamctl::store::{self, Entry};
 use teamctl::time;
 
 use crate::cli::env;
@@ -25,16 +29,23 @@ use crate::output::{hint, warn};
 /// "timestamp","color","read","kind","protocol"}],"action","updated"} in file order, every key
 /// present (null where absent); "kind" is "message" or "protocol", "protocol" the decoded frame;
 /// "action" is null, "mark_read" or "consume" and "updated" how many entries it changed.
+///
+/// --sent lists teamctl's own record of what was sent to this team (the inbox forgets a message
+/// once it is taken) with its delivery state now: pending (still in the inbox), read (marked
+/// read: older Claude Code) or consumed (gone: taken by its reader). With --json:
+/// {"schema_version":1,"team","sent":[{"id","team","to","from","at","summary","inbox",
+/// "idempotency_key","answers","delivery"}]}, oldest first ("answers": the request id a
+/// protocol answer was for).
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
-  teamctl inbox                      # your own inbox (TEAMCTL_FROM, default user)
+  teamctl inbox                      # your own inbox (TEAMCTL_FROM, else team-lead or user)
   teamctl inbox --all --unread
   teamctl inbox ops --from alice --since 10m --json | jq -r '.messages[].text'
   teamctl inbox ops --consume        # take the messages out, as Claude Code does")]
 pub(crate) struct InboxArgs {
-    /// Whose inbox to read
-    #[arg(value_name = "MEMBER", env = env::FROM, default_value = "user", conflicts_with = "all")]
-    member: String,
+    /// Whose inbox to read [default: yours: team-lead in a team teamctl leads, else user]
+    #[arg(value_name = "MEMBER", env = env::FROM, conflicts_with = "all")]
+    member: Option<String>,
 
     /// Read every inbox of the team
     #[arg(long)]
@@ -67,6 +78,10 @@ pub(crate) struct InboxArgs {
     /// Remove the entries shown from the inbox (new Claude Code's way of consuming)
     #[arg(long)]
     consume: bool,
+
+    /// List what you sent (teamctl's sent log) with each message's delivery state now
+    #[arg(long, conflicts_with_all = ["all", "unread", "from", "kind", "mark_read", "consume"])]
+    sent: bool,
 }
 
 fn type_values() -> PossibleValuesParser {
@@ -84,7 +99,88 @@ struct Json<'a> {
     updated: usize,
 }
 
+#[derive(Serialize)]
+struct SentJson<'a> {
+    schema_version: u32,
+    team: &'a str,
+    sent: Vec<SentRow>,
+}
+
+#[derive(Serialize)]
+struct SentRow {
+    #[serde(flatten)]
+    sent: Sent,
+    delivery: DeliveryState,
+}
+
+fn run_sent(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| time::parse_since(s, ctx.now))
+        .transpose()?;
+    let team = ctx.team()?;
+    let Some(log) = &ctx.sent_log else {
+        bail!("no data directory for the sent log: set TEAMCTL_DATA_DIR");
+    };
+    let mut inboxes: HashMap<String, Option<Vec<Entry>>> = HashMap::new();
+    let mut rows = Vec::new();
+    for sent in log
+        .entries()?
+        .into_iter()
+        .filter(|s| s.team == team.name.as_str())
+    {
+        if since.is_some_and(|t| DateTime::parse_from_rfc3339(&sent.at).is_ok_and(|at| at < t)) {
+            continue;
+        }
+        if !inboxes.contains_key(&sent.to) {
+            let entries = match MemberName::parse(&sent.to) {
+                Ok(m) => store::read_inbox(&team.inbox_path(&m))?,
+                Err(_) => None,
+            };
+            inboxes.insert(sent.to.clone(), entries);
+        }
+        let delivery = DeliveryState::of(inboxes[&sent.to].as_deref(), &sent.id);
+        rows.push(SentRow { sent, delivery });
+    }
+    if let Some(n) = args.limit {
+        rows.drain(..rows.len().saturating_sub(n));
+    }
+    if ctx.out.json {
+        return ctx.out.json(&SentJson {
+            schema_version: 1,
+            team: team.name.as_str(),
+            sent: rows,
+        });
+    }
+    if rows.is_empty() {
+        return ctx.out.line("nothing sent to this team yet");
+    }
+    let mut table = vec![
+        ["ID", "TIME", "FROM", "TO", "SUMMARY", "DELIVERY"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for r in rows {
+        let time = r.sent.at.replace('T', " ").chars().take(19).collect();
+        let short = r.sent.id.chars().take(8).collect();
+        let summary = r.sent.summary.unwrap_or_else(|| "-".into());
+        table.push(vec![
+            short,
+            time,
+            r.sent.from,
+            r.sent.to,
+            summary,
+            r.delivery.as_str().into(),
+        ]);
+    }
+    ctx.out.table(table)
+}
+
 pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
+    if args.sent {
+        return run_sent(ctx, &args);
+    }
     let filter = Filter {
         unread: args.unread,
         from: args.from.clone(),
@@ -96,10 +192,13 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         kind: args.kind.as_deref().map(str::parse).transpose()?,
         limit: args.limit,
     };
-    let member = (!args.all)
-        .then(|| MemberName::parse(&args.member))
-        .transpose()?;
+    if let Some(m) = &args.member {
+        MemberName::parse(m)?;
+    }
     let team = ctx.team()?;
+    let member = (!args.all)
+        .then(|| MemberName::parse(&args.member.clone().unwrap_or_else(|| ctx.identity(&team))))
+        .transpose()?;
     let owners = match &member {
         Some(m) => vec![m.clone()],
         None => team.inbox_owners()?,
@@ -215,7 +314,7 @@ fn reply_hint(team: &Team, member: &MemberName) {
     } else if team.config.is_some() && !team.is_member(member.as_str()) {
         hint(&format!(
             "'{member}' is not a member of team '{}', so Claude Code teammates (2.1.332) cannot \
-             reply to it; add it to the team's config.json as a member",
+             reply to it; join the team with `teamctl send --join …`",
             team.name
         ));
     }

@@ -1,10 +1,18 @@
 //! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
+pub(crate) mod answer;
+pub(crate) mod approve;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod deny;
 pub(crate) mod doctor;
 pub(crate) mod inbox;
+pub(crate) mod pending;
 pub(crate) mod send;
+pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;
+pub(crate) mod watch;
 
 use std::path::PathBuf;
 
@@ -13,6 +21,7 @@ use chrono::{DateTime, Utc};
 use teamctl::lock::LockOptions;
 use teamctl::mailbox::Team;
 use teamctl::paths::Layout;
+use teamctl::sentlog::SentLog;
 use teamctl::{team, time};
 
 use crate::cli::{Cli, Command, GlobalArgs, env};
@@ -21,10 +30,17 @@ use crate::output::Output;
 pub(crate) fn run(cli: Cli) -> Result<()> {
     let ctx = Ctx::new(&cli.global)?;
     match cli.command {
+        Command::Create(args) => create::run(&ctx, args),
+        Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Watch(args) => watch::run(&ctx, args),
+        Command::Pending(args) => pending::run(&ctx, args),
+        Command::Approve(args) => approve::run(&ctx, args),
+        Command::Deny(args) => deny::run(&ctx, args),
+        Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
     }
 }
@@ -37,9 +53,13 @@ pub(crate) struct Ctx {
     team: Option<String>,
     pub(crate) out: Output,
     pub(crate) now: DateTime<Utc>,
+    pinned: bool,
     pub(crate) lock: LockOptions,
-    /// Your name: `TEAMCTL_FROM`, default `user`.
-    pub(crate) identity: String,
+    /// `TEAMCTL_FROM`, when set (see [`Ctx::identity`]).
+    from_env: Option<String>,
+    /// teamctl's record of what it sent: `$TEAMCTL_DATA_DIR/sent.jsonl`, else in the user's
+    /// data directory (`~/.local/share/teamctl` on Linux).
+    pub(crate) sent_log: Option<SentLog>,
     cwd: PathBuf,
 }
 
@@ -67,11 +87,12 @@ impl Ctx {
         if let Ok(spec) = std::env::var(env::TEST_FAULTS) {
             teamctl::store::set_faults(test_faults(&spec)?);
         }
-        let now = match std::env::var(env::NOW) {
-            Ok(s) => DateTime::parse_from_rfc3339(&s)
+        let pinned = std::env::var(env::NOW).ok();
+        let now = match &pinned {
+            Some(s) => DateTime::parse_from_rfc3339(s)
                 .with_context(|| format!("invalid {}: {s}", env::NOW))?
                 .with_timezone(&Utc),
-            Err(_) => Utc::now(),
+            None => Utc::now(),
         };
         Ok(Ctx {
             layout: Layout::new(root),
@@ -79,11 +100,14 @@ impl Ctx {
             team: g.team.clone().filter(|t| !t.is_empty()),
             out: Output { json: g.json },
             now,
+            pinned: pinned.is_some(),
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
-            identity: std::env::var(env::FROM)
-                .ok()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "user".into()),
+            from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
+            sent_log: std::env::var_os(env::DATA_DIR)
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")))
+                .map(|d| SentLog::in_dir(&d)),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
     }
@@ -93,9 +117,27 @@ impl Ctx {
         self.team.as_deref()
     }
 
+    /// The clock: `TEAMCTL_NOW` when pinned (tests), else the real time.
+    pub(crate) fn clock(&self) -> DateTime<Utc> {
+        if self.pinned { self.now } else { Utc::now() }
+    }
+
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
     pub(crate) fn team_given(&self) -> bool {
         self.team.is_some()
+    }
+
+    /// `TEAMCTL_FROM`, when set.
+    pub(crate) fn identity_env(&self) -> Option<&str> {
+        self.from_env.as_deref()
+    }
+
+    /// Your name in `team`: `TEAMCTL_FROM`, else `team-lead` in a team teamctl leads, else
+    /// `user`.
+    pub(crate) fn identity(&self, team: &Team) -> String {
+        self.from_env
+            .clone()
+            .unwrap_or_else(|| team.default_identity().to_string())
     }
 
     /// The team this command addresses, opened.

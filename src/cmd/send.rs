@@ -6,8 +6,11 @@ use anyhow::{Context, Result};
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 use serde::Serialize;
+use std::time::{Duration, Instant};
 use teamctl::error::usage;
-use teamctl::mailbox::{self, Delivery, SendRequest};
+
+use teamctl::Error;
+use teamctl::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest};
 use teamctl::paths::MemberName;
 use teamctl::store::Entry;
 
@@ -24,13 +27,20 @@ const COLORS: [&str; 8] = [
 /// the inbox's lock directory, atomically (temp file + rename), read back before the lock is
 /// released. A teammate's Claude Code picks it up within about a second.
 ///
+/// Every message written is also recorded in teamctl's sent log (see `teamctl inbox --sent`).
+/// With --wait, waits until the recipient has taken the message (removed it from its inbox, or
+/// marked it read on older Claude Code): exit 0 "delivered", or exit 3 when it is still pending.
+///
 /// Prints one line with the message id and the inbox path. With --json:
-/// {"schema_version":1,"team","to","inbox","message":{the entry as written},"id","written"}; with
-/// --all: {"schema_version":1,"team","deliveries":[{"to","inbox","message","id","written"}]}.
-/// "written" is false when --idempotency-key found the message already there.
+/// {"schema_version":1,"team","to","inbox","message":{the entry as written},"id","written",
+/// "delivery"}; with --all: {"schema_version":1,"team","deliveries":[{"to","inbox","message",
+/// "id","written","delivery"}]}. "written" is false when --idempotency-key found the message
+/// already sent ("message" is then the entry still in the inbox, or null); "delivery" is
+/// "pending", "read" or "consumed" with --wait, else null.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl send alice \"Do not touch auth.ts\"
+  teamctl send --join --from ops alice \"Reply to ops when done\"
   git log -1 | teamctl send bob --summary \"latest commit\"
   teamctl send --all \"Stand-up in 5 minutes\" --from ops
   teamctl send alice \"nightly build failed\" --idempotency-key build-$(date +%F)")]
@@ -43,9 +53,10 @@ pub(crate) struct SendArgs {
     #[arg(value_name = "TEXT")]
     text: Option<String>,
 
-    /// Sender name written into the message (your identity)
-    #[arg(long, value_name = "NAME", env = env::FROM, default_value = "user")]
-    from: String,
+    /// Sender name written into the message (your identity) [default: team-lead in a team
+    /// teamctl leads, else user]
+    #[arg(long, value_name = "NAME", env = env::FROM)]
+    from: Option<String>,
 
     /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
     #[arg(long, value_name = "TEXT")]
@@ -63,10 +74,20 @@ pub(crate) struct SendArgs {
     #[arg(long)]
     force: bool,
 
-    /// Make the message id deterministic: a send whose id is already in the inbox writes nothing
-    /// and exits 0, so a script can retry safely
+    /// Join the team first: add your identity (--from) to config.json as a member, so that
+    /// teammates can reply to you (reserved names are refused)
+    #[arg(long)]
+    join: bool,
+
+    /// Make the message id deterministic: a send whose id is already in the inbox or in the sent
+    /// log writes nothing and exits 0, so a script can retry safely
     #[arg(long, value_name = "KEY")]
     idempotency_key: Option<String>,
+
+    /// Wait until the recipient has taken the message (exit 3 if it has not by then)
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "2m",
+          require_equals = true)]
+    wait: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -88,25 +109,26 @@ struct Many<'a> {
 struct DeliveryJson<'a> {
     to: &'a str,
     inbox: String,
-    message: &'a Entry,
+    message: Option<&'a Entry>,
     id: &'a str,
     written: bool,
+    delivery: Option<DeliveryState>,
 }
 
-impl<'a> From<&'a Delivery> for DeliveryJson<'a> {
-    fn from(d: &'a Delivery) -> Self {
+impl<'a> DeliveryJson<'a> {
+    fn new((d, state): &'a (Delivery, Option<DeliveryState>)) -> Self {
         DeliveryJson {
             to: &d.to,
             inbox: d.inbox.display().to_string(),
-            message: &d.entry,
+            message: d.entry.as_ref(),
             id: &d.id,
             written: d.written,
+            delivery: *state,
         }
     }
 }
 
 pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
-    let from = MemberName::parse(&args.from)?;
     let (to, text) = if args.all {
         if args.text.is_some() {
             return Err(usage(
@@ -121,9 +143,30 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         (Some(MemberName::parse(&to)?), args.text)
     };
     let text = message_text(text)?;
+    let wait = args
+        .wait
+        .as_deref()
+        .map(teamctl::time::parse_duration)
+        .transpose()?;
     let color = args.color.map(|c| c.parse()).transpose()?;
     mailbox::check_text(&text)?;
+    if let Some(f) = &args.from {
+        MemberName::parse(f)?;
+    }
     let team = ctx.team()?;
+    let from = MemberName::parse(&args.from.clone().unwrap_or_else(|| ctx.identity(&team)))?;
+    let team = if args.join {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        if mailbox::join(&team, &from, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
+            crate::output::hint(&format!(
+                "joined team '{}' as '{from}': teammates can now reply to you",
+                team.name
+            ));
+        }
+        ctx.team()?
+    } else {
+        team
+    };
     let recipients = match to {
         Some(to) => vec![to],
         None => team.all_recipients(&from)?,
@@ -140,12 +183,15 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             force: args.force,
             idempotency_key: args.idempotency_key.clone(),
         };
-        match mailbox::send(&team, &req, ctx.now, &ctx.lock) {
+        match mailbox::send(&team, &req, ctx.now, &ctx.lock, ctx.sent_log.as_ref()) {
             Ok(d) => {
+                if let Some(e) = &d.log_error {
+                    crate::output::warn(e);
+                }
                 if !ctx.out.json {
                     ctx.out.line(&human(&d))?;
                 }
-                deliveries.push(d);
+                deliveries.push((d, None));
             }
             // With --all, one bad inbox must not stop the others; the first error decides.
             Err(e) if args.all => {
@@ -155,10 +201,29 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
+    let mut pending = Vec::new();
+    if let Some(wait) = wait {
+        let deadline = Instant::now() + wait;
+        for (d, state) in &mut deliveries {
+            let now =
+                mailbox::wait_delivered(&d.inbox, &d.id, deadline, Duration::from_millis(20))?;
+            if !ctx.out.json {
+                ctx.out.line(&match now {
+                    DeliveryState::Pending => format!("{} has not taken {} yet", d.to, d.id),
+                    DeliveryState::Read => format!("delivered {} to {} (marked read)", d.id, d.to),
+                    DeliveryState::Consumed => format!("delivered {} to {}", d.id, d.to),
+                })?;
+            }
+            if now == DeliveryState::Pending {
+                pending.push(d.to.clone());
+            }
+            *state = Some(now);
+        }
+    }
     if ctx.out.json {
         let team = team.name.as_str();
         if args.all {
-            let deliveries = deliveries.iter().map(DeliveryJson::from).collect();
+            let deliveries = deliveries.iter().map(DeliveryJson::new).collect();
             ctx.out.json(&Many {
                 schema_version: 1,
                 team,
@@ -168,26 +233,39 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             ctx.out.json(&Single {
                 schema_version: 1,
                 team,
-                delivery: d.into(),
+                delivery: DeliveryJson::new(d),
             })?;
         }
     }
-    match first_error {
-        Some(e) => Err(e.context("not every recipient got the message")),
-        None => Ok(()),
+    if let Some(e) = first_error {
+        return Err(e.context("not every recipient got the message"));
     }
+    if !pending.is_empty() {
+        return Err(Error::Timeout(format!(
+            "still pending after {}: {} has not taken the message",
+            args.wait.unwrap_or_default(),
+            pending.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn human(d: &Delivery) -> String {
-    if d.written {
-        format!("sent {} to {} ({})", d.id, d.to, d.inbox.display())
-    } else {
-        format!(
-            "already sent {} to {}: nothing written ({})",
-            d.id,
-            d.to,
-            d.inbox.display()
-        )
+    match (d.written, &d.entry) {
+        (true, _) => format!("sent {} to {} ({})", d.id, d.to, d.inbox.display()),
+        (false, Some(_)) => {
+            format!(
+                "already sent {} to {}: nothing written ({})",
+                d.id,
+                d.to,
+                d.inbox.display()
+            )
+        }
+        (false, None) => format!(
+            "already sent {} to {} (in the sent log; no longer in the inbox): nothing written",
+            d.id, d.to
+        ),
     }
 }
 

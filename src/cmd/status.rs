@@ -4,7 +4,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
-use teamctl::mailbox::Team;
+use teamctl::mailbox::{self, Team};
 use teamctl::status::{self, Liveness, MemberStatus, TaskCounts, TeamInfo};
 use teamctl::{team, time};
 
@@ -26,7 +26,10 @@ use crate::output::warn;
 /// With several teams and no --team (or with --all-teams): one row per team, which is also how
 /// to find session-xxxxxxxx team names.
 ///
-/// With --json: {"schema_version":1,"team":{"name","description","created_at","lead_agent_id",
+/// Also says whether teammates can reply to you (your identity: a member of config.json, not a
+/// reserved name; team-lead only in a team teamctl leads).
+///
+/// With --json: {"schema_version":1,"identity":{"name","reachable","reason"},"team":{"name","description","created_at","lead_agent_id",
 /// "lead_session_id","lead_pid","lead_alive","format","last_activity_at"},"members":[{"name",
 /// "agent_id","agent_type","color","backend","state","last_event_at","last_event_kind",
 /// "is_active","process_alive","session_status","pending","tasks_in_progress","tasks_owned",
@@ -44,8 +47,16 @@ pub(crate) struct StatusArgs {
 }
 
 #[derive(Serialize)]
+struct Identity {
+    name: String,
+    reachable: bool,
+    reason: Option<String>,
+}
+
+#[derive(Serialize)]
 struct Json<'a> {
     schema_version: u32,
+    identity: Identity,
     team: &'a TeamInfo,
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
@@ -85,9 +96,16 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     for w in &st.warnings {
         warn(w);
     }
+    let me = ctx.identity(&team);
+    let reason = mailbox::unreachable_reason(&team, &me);
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
+            identity: Identity {
+                name: me,
+                reachable: reason.is_none(),
+                reason,
+            },
             team: &st.team,
             members: &st.members,
             tasks: &st.tasks,
@@ -118,6 +136,10 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             t.lead_session_id.as_deref().unwrap_or("-")
         ),
         format!("format:      {format}"),
+        match &reason {
+            None => format!("you:         {me} (teammates can reply to you)"),
+            Some(why) => format!("you:         {me} (UNREACHABLE: {why})"),
+        },
         format!(
             "last event:  {}",
             when(ctx.now, t.last_activity_at.as_deref())

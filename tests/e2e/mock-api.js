@@ -20,6 +20,11 @@
 //       $MOCK_SEND_RETRIES (default 3) times in a row. 2.1.332 sometimes fails
 //       a send with "Couldn't read the roster of team ..." when it reads its
 //       own config.json mid-write; a model would retry, and so does the mock.
+//     * a shutdown_request frame -> ONE tool_use SendMessage {to: "team-lead",
+//       message: {type: "shutdown_response", request_id, approve: true}}
+//     * text with `Run: <tok>` in a <teammate-message> -> ONE tool_use Bash
+//       {command: "echo <tok> > ran-<tok>.txt", description}: a tool that needs the
+//       user's permission, which a pane teammate asks its lead for (permission_request)
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
 //
@@ -109,6 +114,30 @@ function decide(body) {
   const attempts = failed ? countFailedAttempts(convo) : 0;
   const retry = Boolean(RETRY && failed && prevUse.input && attempts <= RETRY);
   const failedWhy = failed ? `failed SendMessage: ${toolResultText(failed).slice(0, 300)}` : '';
+
+  // A lead's shutdown_request (teamctl delete): approve it, as the client's own
+  // instructions to the model say (shared/spec/real-claude-offline.md §3.7).
+  const shutdown = last.role === 'user'
+    ? messageTexts(last).join('\n').match(/\\?"type\\?":\\?"shutdown_request\\?"[\s\S]*?\\?"requestId\\?":\\?"(shutdown-[^"\\]+)/)
+    : null;
+  if (shutdown) {
+    return {
+      kind: 'tool_use',
+      name: 'SendMessage',
+      input: { to: 'team-lead', message: { type: 'shutdown_response', request_id: shutdown[1], approve: true } },
+      why: `shutdown_request ${shutdown[1]}`,
+    };
+  }
+
+  const run = last.role === 'user' ? messageTexts(last).join('\n').match(/Run: ([A-Za-z0-9_-]+)/) : null;
+  if (run) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: `echo ${run[1]} > ran-${run[1]}.txt`, description: `Write ${run[1]} to a file` },
+      why: `run ${run[1]}`,
+    };
+  }
 
   const blocks = last.role === 'user' ? teammateBlocks(messageTexts(last)) : [];
   const tokens = blocks.flatMap((b) => b.tokens);

@@ -33,6 +33,7 @@ fn doctor(env: &TestEnv, tools: &[&str]) -> assert_cmd::Command {
     cmd.arg("doctor")
         .env("PATH", stub_path(env, tools))
         .env("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "1")
+        .env_remove("CLAUDE_CODE_TEAMMATE_COMMAND")
         .env("TEAMCTL_FROM", "researcher");
     cmd
 }

@@ -3,13 +3,17 @@
 
 mod common;
 mod crash;
+mod create;
+mod delete;
 mod doctor;
 mod inbox;
 mod interop;
 mod lock;
 mod props;
+mod protocol;
 mod real_claude;
 mod send;
 mod status;
 mod store;
 mod tasks;
+mod watch;

@@ -1,4 +1,5 @@
-//! End to end with the real Claude Code: a 2.1.332 pane teammate (npm
+//! End to end with the real Claude Code (two tests: teamctl sending to a teammate started by
+//! hand, and a team made by `teamctl create`): a 2.1.332 pane teammate (npm
 //! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
 //! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
 //! messages; the test checks each is consumed by the teammate and answered (via its
@@ -50,4 +51,59 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
     assert_eq!(summary["A"]["seen_in_inbox"], true);
     assert_eq!(summary["B"]["tokens"].as_array().unwrap().len(), 5);
     assert_eq!(summary["worker_inbox_left"], 0);
+}
+
+/// `teamctl create` starts two real 2.1.332 teammates itself (tmux, `--claude-bin` pointing at
+/// the npm binary, default permission mode), they reach `ready` and answer `send` (as
+/// team-lead, and as a `send --join` member); the worker asks its lead for permission to run
+/// Bash, `teamctl pending` lists it and `teamctl approve` lets it run; `teamctl shutdown --wait`
+/// gets the second teammate's approval and `delete` the worker's. Driver:
+/// `tests/e2e/create-e2e.js`.
+#[test]
+fn real_claude_code_team_made_by_teamctl_create() {
+    let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
+    let installed = e2e
+        .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+        .is_file()
+        && Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !installed {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the e2e peer is not installed: `npm ci --prefix tests/e2e` and tmux are needed"
+        );
+        eprintln!("skipping: run `npm ci --prefix tests/e2e` (and install tmux) for this test");
+        return;
+    }
+    let out = Command::new("node")
+        .arg(e2e.join("create-e2e.js"))
+        .arg("--teamctl")
+        .arg(bin())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "create e2e failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    assert_eq!(
+        summary["steps"].as_array().unwrap().last().unwrap(),
+        "ready"
+    );
+    assert_eq!(summary["shutdown"], "approved");
+    assert!(
+        summary["approve_to_command_ms"].is_u64(),
+        "the approved command ran"
+    );
+    assert!(
+        summary["shutdown_wait_ms"].is_u64(),
+        "shutdown --wait was approved"
+    );
 }

@@ -47,6 +47,7 @@ fn json_happy_path_exact_keys_and_entry_layout() {
     assert_eq!(
         keys(&v),
         [
+            "delivery",
             "id",
             "inbox",
             "message",
@@ -194,7 +195,10 @@ fn all_sends_to_every_member_but_the_sender() {
         .collect();
     assert_eq!(to, ["team-lead", "researcher"]);
     for d in v["deliveries"].as_array().unwrap() {
-        assert_eq!(keys(d), ["id", "inbox", "message", "to", "written"]);
+        assert_eq!(
+            keys(d),
+            ["delivery", "id", "inbox", "message", "to", "written"]
+        );
     }
     assert!(!env.inbox("demo-team", "tester").exists());
 }

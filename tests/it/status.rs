@@ -98,7 +98,14 @@ fn json_states_and_signals() {
     let env = fixture();
     let out = env.cmd().args(["status", "--json"]).assert().success();
     let v = parse(&out.get_output().stdout);
-    assert_eq!(keys(&v), ["members", "schema_version", "tasks", "team"]);
+    assert_eq!(
+        keys(&v),
+        ["identity", "members", "schema_version", "tasks", "team"]
+    );
+    assert_eq!(
+        v["identity"],
+        json!({"name": "user", "reachable": false, "reason": "'user' is reserved by Claude Code and teammates never reply to it; use your own name with `send --join --from NAME`"})
+    );
     assert_eq!(
         keys(&v["team"]),
         [
@@ -209,15 +216,7 @@ fn lead_process_liveness() {
     let cfg_path = env.root.join("teams/alpha/config.json");
     let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
     // This test process stands in for a running lead; a wrong start time means a reused pid.
-    let stat = fs::read_to_string("/proc/self/stat").unwrap();
-    let start = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .nth(19)
-        .unwrap()
-        .to_string();
+    let start = teamctl::status::proc_start(std::process::id()).unwrap();
     cfg["leadProcess"] = json!({"pid": std::process::id(), "procStart": start});
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let out = env.cmd().args(["status", "--json"]).assert().success();

@@ -6,7 +6,7 @@ use serde::Serialize;
 use teamctl::paths::MemberName;
 use teamctl::tasks::{self, NewTask};
 
-use super::{TaskJson, mail_assignment, view_now};
+use super::{TaskJson, assigned, mail_assignment, view_now};
 use crate::cmd::Ctx;
 
 /// Add a task to the team's list
@@ -98,12 +98,6 @@ pub(crate) fn run(ctx: &Ctx, args: AddArgs) -> Result<()> {
         });
     }
     let mut line = format!("added task #{}: {}", task.id, task.subject);
-    if let Some(d) = mail {
-        line.push_str(&format!(
-            " (assigned to {}, told in {})",
-            d.to,
-            d.inbox.display()
-        ));
-    }
+    line.push_str(&assigned(mail.as_ref()));
     ctx.out.line(&line)
 }

@@ -20,15 +20,16 @@ pub(crate) struct ClaimArgs {
     #[arg(value_name = "ID")]
     id: String,
 
-    /// Claim as NAME [default: your identity, TEAMCTL_FROM or user]
+    /// Claim as NAME [default: your identity: TEAMCTL_FROM, else team-lead in a team teamctl
+    /// leads, else user]
     #[arg(long = "as", value_name = "NAME")]
     who: Option<String>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: ClaimArgs) -> Result<()> {
     let id = tasks::parse_id(&args.id)?;
-    let who = MemberName::parse(args.who.as_deref().unwrap_or(&ctx.identity))?;
     let team = ctx.team()?;
+    let who = MemberName::parse(&args.who.unwrap_or_else(|| ctx.identity(&team)))?;
     let task = tasks::claim(
         &team.layout.tasks_dir(&team.name),
         &id,

@@ -29,7 +29,8 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "NAME")]
     owner: Option<String>,
 
-    /// Only tasks owned by you (TEAMCTL_FROM, default user)
+    /// Only tasks owned by you (your identity: TEAMCTL_FROM, else team-lead in a team teamctl
+    /// leads, else user)
     #[arg(long, conflicts_with = "owner")]
     mine: bool,
 
@@ -64,7 +65,7 @@ pub(crate) fn run(ctx: &Ctx, args: ListArgs) -> Result<()> {
         ));
     }
     let owner = if args.mine {
-        Some(ctx.identity.clone())
+        Some(ctx.identity(&team))
     } else {
         args.owner.clone()
     };

@@ -85,7 +85,7 @@ fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<O
         return Ok(None);
     };
     let owner = MemberName::parse(owner)?;
-    let me = MemberName::parse(&ctx.identity)?;
+    let me = MemberName::parse(&ctx.identity(team))?;
     if owner == me {
         return Ok(None);
     }
@@ -97,9 +97,28 @@ fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<O
     frame.insert("description".into(), task.description.clone().into());
     frame.insert("assignedBy".into(), me.to_string().into());
     frame.insert("timestamp".into(), Value::String(iso_millis(ctx.now)));
-    mailbox::send_frame(team, &owner, &me, &frame, ctx.now, &ctx.lock)
-        .with_context(|| format!("task #{} was saved, but {owner} was not told", task.id))
-        .map(Some)
+    mailbox::send_frame(
+        team,
+        &owner,
+        &me,
+        &frame,
+        ctx.now,
+        &ctx.lock,
+        ctx.sent_log.as_ref(),
+    )
+    .with_context(|| format!("task #{} was saved, but {owner} was not told", task.id))
+    .map(|d| {
+        if let Some(e) = &d.log_error {
+            crate::output::warn(e);
+        }
+        Some(d)
+    })
+}
+
+/// ` (assigned to alice, told in …/alice.json)` after a mailed assignment, else nothing.
+fn assigned(mail: Option<&Delivery>) -> String {
+    mail.map(|d| format!(" (assigned to {}, told in {})", d.to, d.inbox.display()))
+        .unwrap_or_default()
 }
 
 /// `#1, #3`, or `-` when empty.

@@ -8,7 +8,7 @@ use teamctl::paths::MemberName;
 use teamctl::tasks::{self, Patch, STATUSES};
 
 use super::add::Assignment;
-use super::{TaskJson, mail_assignment, view_now};
+use super::{TaskJson, assigned, mail_assignment, view_now};
 use crate::cmd::Ctx;
 
 /// Change a task: status, owner, text, dependencies
@@ -149,12 +149,6 @@ pub(crate) fn run(ctx: &Ctx, args: UpdateArgs) -> Result<()> {
     } else {
         format!("task #{id} unchanged: {}", after.subject)
     };
-    if let Some(d) = mail {
-        line.push_str(&format!(
-            " (assigned to {}, told in {})",
-            d.to,
-            d.inbox.display()
-        ));
-    }
+    line.push_str(&assigned(mail.as_ref()));
     ctx.out.line(&line)
 }

@@ -1,0 +1,73 @@
+//! What `approve` and `deny` share: the lead check, the answer, the output.
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use teamctl::paths::MemberName;
+use teamctl::protocol::{self, Kind, Verdict};
+
+use crate::cmd::Ctx;
+
+#[derive(Serialize)]
+struct Json<'a> {
+    schema_version: u32,
+    team: &'a str,
+    request_id: &'a str,
+    kind: Kind,
+    to: &'a str,
+    inbox: String,
+    id: &'a str,
+    response: &'a Map<String, Value>,
+}
+
+/// Refuses to speak for a lead Claude Code itself runs, unless forced.
+pub(crate) fn check_lead(team: &teamctl::mailbox::Team, force: bool) -> Result<()> {
+    if protocol::led_by_claude_code(team) && !force {
+        bail!(
+            "team '{}' is led by a Claude Code session, and current Claude Code acts on protocol \
+             answers only from its own lead; nothing was written (--force writes anyway)",
+            team.name
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool) -> Result<()> {
+    let lead = MemberName::parse(lead)?;
+    let team = ctx.team()?;
+    check_lead(&team, force)?;
+    let (request, frame, d) = protocol::answer(
+        &team,
+        &lead,
+        id,
+        &verdict,
+        ctx.now,
+        &ctx.lock,
+        ctx.sent_log.as_ref(),
+    )?;
+    if let Some(e) = &d.log_error {
+        crate::output::warn(e);
+    }
+    if ctx.out.json {
+        return ctx.out.json(&Json {
+            schema_version: 1,
+            team: team.name.as_str(),
+            request_id: &request.request_id,
+            kind: request.kind,
+            to: &d.to,
+            inbox: d.inbox.display().to_string(),
+            id: &d.id,
+            response: &frame,
+        });
+    }
+    let what = match (&verdict, request.kind) {
+        (Verdict::Approve { .. }, _) => "approved",
+        (Verdict::Deny { .. }, _) => "denied",
+    };
+    ctx.out.line(&format!(
+        "{what} {} from {}: answer written to {}",
+        request.request_id,
+        request.from,
+        d.inbox.display()
+    ))
+}

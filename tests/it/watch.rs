@@ -1,0 +1,460 @@
+//! `teamctl watch`, `send --wait` and the sent log (`inbox --sent`).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{TestEnv, json, keys, node_peer};
+
+const EVENT_KEYS: [&str; 12] = [
+    "at",
+    "changes",
+    "event",
+    "from",
+    "id",
+    "member",
+    "member_entry",
+    "message",
+    "schema_version",
+    "task",
+    "team",
+    "to",
+];
+
+/// A running `watch --json`, read line by line on a thread so every wait has a deadline.
+struct Watcher {
+    child: Child,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Watcher {
+    fn start(env: &TestEnv, args: &[&str]) -> Watcher {
+        let mut child = env
+            .std_cmd()
+            .args(["watch", "--json", "--existing", "--timeout", "60s"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Watcher { child, lines }
+    }
+
+    fn next(&self) -> Value {
+        self.lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an event within 30 s")
+    }
+
+    fn take(&self, n: usize) -> Vec<Value> {
+        (0..n).map(|_| self.next()).collect()
+    }
+
+    fn finish(mut self) -> std::process::ExitStatus {
+        self.child.wait().unwrap()
+    }
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn every_kind_of_event() {
+    let env = TestEnv::example();
+    // --existing: 3 inbox entries, 2 tasks, 3 members; then the changes below.
+    let w = Watcher::start(&env, &["--count", "17"]);
+    let existing = w.take(8);
+    for e in &existing {
+        assert_eq!(keys(e), EVENT_KEYS);
+        assert_eq!(e["schema_version"], 1);
+        assert_eq!(e["team"], "demo-team");
+    }
+    let mut k = kinds(&existing);
+    k.sort();
+    assert_eq!(
+        k,
+        [
+            "member_joined",
+            "member_joined",
+            "member_joined",
+            "message",
+            "message",
+            "message",
+            "task_created",
+            "task_created"
+        ]
+    );
+
+    env.cmd()
+        .args(["send", "tester", "hello"])
+        .assert()
+        .success();
+    let e = w.next();
+    assert_eq!(
+        (e["event"].as_str(), e["to"].as_str(), e["from"].as_str()),
+        (Some("message"), Some("tester"), Some("user"))
+    );
+    assert_eq!(e["message"]["text"], "hello");
+    assert_eq!(e["id"], e["message"]["msg_id"]);
+
+    env.cmd()
+        .args(["inbox", "tester", "--mark-read"])
+        .assert()
+        .success();
+    assert_eq!(w.next()["event"], "read");
+    env.cmd()
+        .args(["inbox", "tester", "--consume"])
+        .assert()
+        .success();
+    let e = w.next();
+    assert_eq!(
+        (e["event"].as_str(), e["message"]["text"].as_str()),
+        (Some("consumed"), Some("hello"))
+    );
+
+    env.cmd().args(["tasks", "add", "third"]).assert().success();
+    let e = w.next();
+    assert_eq!(
+        (e["event"].as_str(), e["id"].as_str()),
+        (Some("task_created"), Some("3"))
+    );
+    env.cmd()
+        .args(["tasks", "update", "2", "--status", "in_progress"])
+        .assert()
+        .success();
+    let e = w.next();
+    assert_eq!(e["event"], "task_updated");
+    assert_eq!(
+        e["changes"],
+        serde_json::json!({"status": {"from": "pending", "to": "in_progress"}})
+    );
+    env.cmd().args(["tasks", "rm", "3"]).assert().success();
+    assert_eq!(w.next()["event"], "task_deleted");
+
+    // Members: Claude Code rewrites config.json in place.
+    let cfg_path = env.root.join("teams/demo-team/config.json");
+    let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
+    cfg["members"][2]["isActive"] = true.into();
+    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    let e = w.next();
+    assert_eq!(
+        (e["event"].as_str(), e["member"].as_str()),
+        (Some("member_updated"), Some("tester"))
+    );
+    assert_eq!(
+        e["changes"]["isActive"],
+        serde_json::json!({"from": false, "to": true})
+    );
+    let mut members = cfg["members"].as_array().unwrap().clone();
+    members.push(serde_json::json!({"agentId": "ops@demo-team", "name": "ops"}));
+    members.remove(2);
+    cfg["members"] = members.into();
+    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    let mut k = kinds(&w.take(2))
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    k.sort();
+    assert_eq!(k, ["member_joined", "member_left"]);
+    assert!(w.finish().success(), "--count reached: exit 0");
+}
+
+#[test]
+fn no_event_is_lost_in_a_burst() {
+    let Some(script) = node_peer() else { return };
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", None)]);
+    let inbox = env.inbox("alpha", "alice");
+    fs::write(
+        &inbox,
+        r#"[{"from":"x","text":"seed","timestamp":"2026-11-29T10:00:00.000Z"}]"#,
+    )
+    .unwrap();
+    let w = Watcher::start(&env, &["alice", "--event", "message", "--count", "801"]);
+    assert_eq!(w.next()["message"]["text"], "seed");
+    let writers: Vec<Child> = (0..8)
+        .map(|p| {
+            Command::new("node")
+                .arg(&script)
+                .args([
+                    "append",
+                    inbox.to_str().unwrap(),
+                    "--from",
+                    "bob",
+                    "--count",
+                    "100",
+                ])
+                .args(["--prefix", &format!("w{p}-")])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in writers {
+        assert!(c.wait().unwrap().success());
+    }
+    let events = w.take(800);
+    let texts: HashSet<&str> = events
+        .iter()
+        .map(|e| e["message"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 800);
+    // Each writer's messages arrive in the order it wrote them.
+    for p in 0..8 {
+        let prefix = format!("w{p}-");
+        let mine: Vec<&str> = events
+            .iter()
+            .map(|e| e["message"]["text"].as_str().unwrap())
+            .filter(|t| t.starts_with(&prefix))
+            .collect();
+        let want: Vec<String> = (1..=100).map(|i| format!("{prefix}{i}")).collect();
+        assert_eq!(mine, want);
+    }
+    assert!(w.finish().success());
+}
+
+#[test]
+fn polling_mode_and_filters() {
+    let env = TestEnv::example();
+    let w = Watcher::start(
+        &env,
+        &[
+            "--poll", "20", "--from", "ops", "--type", "message", "--count", "2",
+        ],
+    );
+    env.cmd()
+        .args(["send", "tester", "not from ops"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["send", "tester", "first", "--from", "ops"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["tasks", "add", "not a message"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["send", "tester", "second", "--from", "ops"])
+        .assert()
+        .success();
+    let texts: Vec<Value> = w
+        .take(2)
+        .iter()
+        .map(|e| e["message"]["text"].clone())
+        .collect();
+    assert_eq!(texts, ["first", "second"]);
+    assert!(w.finish().success());
+}
+
+#[test]
+fn count_and_timeout_exit_codes() {
+    let env = TestEnv::example();
+    env.cmd()
+        .args(["watch", "--count", "1", "--timeout", "200ms"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("saw 0 of 1 events"));
+    env.cmd()
+        .args(["watch", "--timeout", "100ms"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["watch", "--existing", "--count", "2"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["watch", "--event", "nope"])
+        .assert()
+        .code(2);
+    env.cmd().args(["watch", "a/b"]).assert().code(2);
+}
+
+#[test]
+fn send_wait_reports_delivery() {
+    let Some(script) = node_peer() else { return };
+    let env = TestEnv::example();
+    let inbox = env.inbox("demo-team", "researcher");
+    let stop = env.dir.path().join("stop");
+    let mut consumer = Command::new("node")
+        .arg(&script)
+        .args([
+            "consume",
+            inbox.to_str().unwrap(),
+            "--stop-file",
+            stop.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = env
+        .cmd()
+        .args([
+            "send",
+            "researcher",
+            "are you there",
+            "--wait=20s",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["delivery"], "consumed");
+    assert_eq!(
+        keys(&v),
+        [
+            "delivery",
+            "id",
+            "inbox",
+            "message",
+            "schema_version",
+            "team",
+            "to",
+            "written"
+        ]
+    );
+    fs::write(&stop, "").unwrap();
+    assert!(consumer.wait().unwrap().success());
+    // Nobody reads tester's inbox.
+    env.cmd()
+        .args(["send", "tester", "hello?", "--wait=200ms"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("still pending"));
+    // Without --wait there is no delivery state.
+    let v = json(
+        &env.cmd()
+            .args(["send", "tester", "x", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(v["delivery"], Value::Null);
+}
+
+#[test]
+fn sent_log_states_and_idempotency_after_consumption() {
+    let env = TestEnv::example();
+    env.cmd()
+        .args(["send", "researcher", "stays"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["send", "tester", "read it", "--summary", "old style"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["send", "tester", "take it", "--idempotency-key", "k1"])
+        .assert()
+        .success();
+    env.cmd()
+        .args([
+            "inbox",
+            "tester",
+            "--from",
+            "user",
+            "--limit",
+            "1",
+            "--consume",
+        ])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["inbox", "tester", "--mark-read"])
+        .assert()
+        .success();
+    let v = json(
+        &env.cmd()
+            .args(["inbox", "--sent", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(keys(&v), ["schema_version", "sent", "team"]);
+    let rows = v["sent"].as_array().unwrap();
+    assert_eq!(
+        keys(&rows[0]),
+        [
+            "answers",
+            "at",
+            "delivery",
+            "from",
+            "id",
+            "idempotency_key",
+            "inbox",
+            "summary",
+            "team",
+            "to"
+        ]
+    );
+    let states: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["to"].as_str().unwrap(), r["delivery"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("researcher", "pending"),
+            ("tester", "read"),
+            ("tester", "consumed")
+        ]
+    );
+    assert_eq!(rows[2]["idempotency_key"], "k1");
+    // The first copy was consumed, so the inbox no longer has it; the log does.
+    env.cmd()
+        .args(["send", "tester", "take it", "--idempotency-key", "k1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("in the sent log"));
+    let texts: Vec<String> = crate::common::read_entries(&env.inbox("demo-team", "tester"))
+        .iter()
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts, ["read it"]);
+    env.cmd()
+        .args(["inbox", "--sent"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("consumed"))
+        .stdout(predicate::str::contains("old style"));
+    // The log lives in the user's data directory (XDG_DATA_HOME here), or TEAMCTL_DATA_DIR.
+    assert!(
+        env.dir
+            .path()
+            .join("home/.local/share/teamctl/sent.jsonl")
+            .is_file()
+    );
+    let elsewhere = env.dir.path().join("data");
+    env.cmd()
+        .env("TEAMCTL_DATA_DIR", &elsewhere)
+        .args(["send", "tester", "y"])
+        .assert()
+        .success();
+    assert!(elsewhere.join("sent.jsonl").is_file());
+}
