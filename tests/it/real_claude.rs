@@ -5,15 +5,16 @@
 //! messages; the test checks each is consumed by the teammate and answered (via its
 //! `SendMessage` tool) exactly once. The driver is `tests/e2e/e2e.js`; see its README.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::common::bin;
 
-#[test]
-fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
+/// `tests/e2e` when the real binary and tmux are installed; in CI (`CI` set) their absence is a
+/// failure, elsewhere a skip.
+fn e2e_dir() -> Option<PathBuf> {
     let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
     let installed = e2e
         .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
@@ -22,14 +23,20 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
             .arg("-V")
             .output()
             .is_ok_and(|o| o.status.success());
-    if !installed {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the e2e peer is not installed: `npm ci --prefix tests/e2e` and tmux are needed"
-        );
-        eprintln!("skipping: run `npm ci --prefix tests/e2e` (and install tmux) for this test");
-        return;
+    if installed {
+        return Some(e2e);
     }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "the e2e peer is not installed: `npm ci --prefix tests/e2e` and tmux are needed"
+    );
+    eprintln!("skipping: run `npm ci --prefix tests/e2e` (and install tmux) for this test");
+    None
+}
+
+#[test]
+fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
+    let Some(e2e) = e2e_dir() else { return };
     let out = Command::new("node")
         .arg(e2e.join("e2e.js"))
         .arg("--send-cmd")
@@ -61,22 +68,7 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
 /// `tests/e2e/create-e2e.js`.
 #[test]
 fn real_claude_code_team_made_by_teamctl_create() {
-    let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
-    let installed = e2e
-        .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
-        .is_file()
-        && Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !installed {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the e2e peer is not installed: `npm ci --prefix tests/e2e` and tmux are needed"
-        );
-        eprintln!("skipping: run `npm ci --prefix tests/e2e` (and install tmux) for this test");
-        return;
-    }
+    let Some(e2e) = e2e_dir() else { return };
     let out = Command::new("node")
         .arg(e2e.join("create-e2e.js"))
         .arg("--teamctl")
