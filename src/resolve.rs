@@ -147,6 +147,9 @@ pub fn candidates(inp: &Inputs) -> Vec<(PathBuf, FoundBy)> {
             None => out.push((versions.join("*"), FoundBy::Versions)),
         }
     }
+    // A place listed twice (a PATH entry repeated, or also an install place) is looked at once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|(p, _)| seen.insert(p.clone()));
     out
 }
 
