@@ -127,6 +127,19 @@ pub fn json(out: &[u8]) -> Value {
     })
 }
 
+/// Runs `teamctl ARGS --json`, asserts it succeeded and parses its stdout.
+pub fn run_json(env: &TestEnv, args: &[&str]) -> Value {
+    json(
+        &env.cmd()
+            .args(args)
+            .arg("--json")
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    )
+}
+
 pub fn read_entries(path: &Path) -> Vec<Value> {
     let v: Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
     v.as_array().unwrap().clone()

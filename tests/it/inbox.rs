@@ -5,20 +5,7 @@ use std::fs;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, keys, read_entries};
-
-fn run_json(env: &TestEnv, args: &[&str]) -> Value {
-    let out = env
-        .cmd()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    json(&out)
-}
+use crate::common::{TestEnv, json, keys, read_entries, run_json};
 
 fn texts(v: &Value) -> Vec<String> {
     v["messages"]

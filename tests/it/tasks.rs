@@ -9,7 +9,7 @@ use std::thread;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, keys, node_peer, read_entries};
+use crate::common::{TestEnv, json, keys, node_peer, read_entries, run_json};
 
 const TASK_KEYS: [&str; 12] = [
     "active_form",
@@ -25,19 +25,6 @@ const TASK_KEYS: [&str; 12] = [
     "status",
     "subject",
 ];
-
-fn run_json(env: &TestEnv, args: &[&str]) -> Value {
-    let out = env
-        .cmd()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    json(&out)
-}
 
 fn ids(v: &Value) -> Vec<String> {
     v["tasks"]
