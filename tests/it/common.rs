@@ -127,6 +127,14 @@ pub fn json(out: &[u8]) -> Value {
     })
 }
 
+/// Every line of `out` parsed as one JSON document (JSON Lines).
+pub fn json_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| json(l.as_bytes()))
+        .collect()
+}
+
 /// Runs `teamctl ARGS --json`, asserts it succeeded and parses its stdout.
 pub fn run_json(env: &TestEnv, args: &[&str]) -> Value {
     json(

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{NOW, TestEnv, json as parse, keys, read_entries};
+use crate::common::{NOW, TestEnv, json as parse, json_lines, keys, read_entries};
 
 /// 2026-11-29T10:00:00.000Z in milliseconds.
 const NOW_MS: i64 = 1_795_946_400_000;
@@ -192,11 +192,7 @@ fn json_progress_lines_then_the_result() {
         .get_output()
         .stdout
         .clone();
-    let lines: Vec<Value> = String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| parse(l.as_bytes()))
-        .collect();
+    let lines = json_lines(&out);
     let states: Vec<&str> = lines.iter().map(|l| l["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["validating", "provisioning", "provisioned"]);
     for p in &lines[..2] {
@@ -424,11 +420,7 @@ fn tmux_launch_with_a_fake_claude_reaches_ready() {
         .get_output()
         .stdout
         .clone();
-    let lines: Vec<Value> = String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| parse(l.as_bytes()))
-        .collect();
+    let lines = json_lines(&out);
     let states: Vec<&str> = lines.iter().map(|l| l["state"].as_str().unwrap()).collect();
     assert_eq!(
         states,
@@ -793,14 +785,7 @@ fn the_binary_is_found_from_home_path_and_env() {
             cmd.env("TEAMCTL_CLAUDE_BIN", ex);
         }
         let out = cmd.assert().success().get_output().stdout.clone();
-        let r = parse(
-            String::from_utf8(out)
-                .unwrap()
-                .lines()
-                .last()
-                .unwrap()
-                .as_bytes(),
-        );
+        let r = json_lines(&out).pop().unwrap();
         assert_eq!(r["state"], "ready", "{team}");
         assert_eq!(
             r["claude"],

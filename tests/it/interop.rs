@@ -9,9 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 
-use serde_json::Value;
-
-use crate::common::{TestEnv, json, node_peer, read_entries};
+use crate::common::{TestEnv, json, json_lines, node_peer, read_entries};
 
 fn peer(script: &Path, args: &[&str]) -> Command {
     let mut c = Command::new("node");
@@ -20,14 +18,6 @@ fn peer(script: &Path, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c
-}
-
-fn json_lines(out: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(out)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// teamctl senders, proper-lockfile writers and a proper-lockfile consumer on one inbox at
