@@ -1,44 +1,8 @@
-//! The command line: global flags, subcommands, and the environment variables they read.
+//! The command line's root: the program's help and the checks on the generated files.
 
-use std::path::PathBuf;
+use clap::Parser;
 
-use clap::{Args, Parser, Subcommand};
-
-use crate::cmd::approve::ApproveArgs;
-use crate::cmd::create::CreateArgs;
-use crate::cmd::delete::DeleteArgs;
-use crate::cmd::deny::DenyArgs;
-use crate::cmd::doctor::DoctorArgs;
-use crate::cmd::inbox::InboxArgs;
-use crate::cmd::pending::PendingArgs;
-use crate::cmd::send::SendArgs;
-use crate::cmd::shutdown::ShutdownArgs;
-use crate::cmd::status::StatusArgs;
-use crate::cmd::tasks::TasksArgs;
-use crate::cmd::watch::WatchArgs;
-
-/// Environment variables teamctl reads (all listed in the README).
-pub(crate) mod env {
-    /// The Claude config dir, as Claude Code itself reads it.
-    pub(crate) const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
-    /// Default team.
-    pub(crate) const TEAM: &str = "TEAMCTL_TEAM";
-    /// Your identity: the sender of `send`, the inbox `inbox` reads by default.
-    pub(crate) const FROM: &str = "TEAMCTL_FROM";
-    /// Default lock deadline.
-    pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
-    /// The claude binary `create` starts teammates with.
-    pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
-    /// Claude Code's own override of the teammate binary (read, never set).
-    pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
-    /// Where teamctl keeps its sent log.
-    pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
-    /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
-    pub(crate) const NOW: &str = "TEAMCTL_NOW";
-    /// Test hook: fault injection for crash tests (`before_lock=200ms,after_lock=200ms,
-    /// before_rename=1s,before_verify=2s,fail_write`). Never set it in production.
-    pub(crate) const TEST_FAULTS: &str = "TEAMCTL_TEST_FAULTS";
-}
+use crate::cmd::{Command, GlobalArgs};
 
 const ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron job or CI";
 
@@ -72,48 +36,6 @@ pub(crate) struct Cli {
     pub(crate) global: GlobalArgs,
     #[command(subcommand)]
     pub(crate) command: Command,
-}
-
-/// Flags every subcommand takes.
-#[derive(Debug, Args)]
-pub(crate) struct GlobalArgs {
-    /// Print one JSON document (JSON Lines for streams) instead of human output
-    #[arg(long, global = true)]
-    pub(crate) json: bool,
-
-    /// Claude Code's config dir [default: ~/.claude]
-    #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
-    pub(crate) claude_dir: Option<PathBuf>,
-
-    /// Team to work on [default: the only team, or the one led from the current directory]
-    #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
-    pub(crate) team: Option<String>,
-
-    /// How long to wait for a file's lock before giving up with exit code 3
-    #[arg(
-        long,
-        global = true,
-        value_name = "DURATION",
-        default_value = "5s",
-        env = env::LOCK_TIMEOUT
-    )]
-    pub(crate) lock_timeout: String,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum Command {
-    Create(CreateArgs),
-    Delete(DeleteArgs),
-    Send(SendArgs),
-    Inbox(InboxArgs),
-    Tasks(TasksArgs),
-    Status(StatusArgs),
-    Watch(WatchArgs),
-    Pending(PendingArgs),
-    Approve(ApproveArgs),
-    Deny(DenyArgs),
-    Shutdown(ShutdownArgs),
-    Doctor(DoctorArgs),
 }
 
 #[cfg(test)]

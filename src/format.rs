@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::store::Entry;
+use crate::model::Entry;
 
 /// Renders `value` exactly as `JSON.stringify(value, null, 2)`: two-space indent, keys in
 /// insertion order, no trailing newline, `[]`/`{}` when empty.

@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod env;
 mod output;
 mod signals;
 
@@ -13,7 +14,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     signals::install();
-    let code = match cmd::run(cli) {
+    let code = match cmd::run(&cli.global, cli.command) {
         Ok(()) => 0,
         // A closed pipe (`teamctl inbox | head -1`) is how the reader says it has enough.
         Err(err)

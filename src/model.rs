@@ -10,8 +10,10 @@ use serde_json::{Map, Value};
 
 use crate::error::usage;
 use crate::id;
-use crate::store::Entry;
 use crate::time::iso_millis;
+
+/// One inbox entry: a JSON object with its keys in file order.
+pub type Entry = Map<String, Value>;
 
 /// The eight colours Claude Code renders, in palette order (teammates get them from `blue` on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

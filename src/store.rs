@@ -26,7 +26,7 @@ use std::thread;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::Error;
 use crate::format;
@@ -35,8 +35,7 @@ use crate::light::LightEntry;
 use crate::lock::{self, LockOptions};
 use crate::paths::with_suffix;
 
-/// One inbox entry: a JSON object with its keys in file order.
-pub type Entry = Map<String, Value>;
+pub use crate::model::Entry;
 
 /// A temp file of teamctl's own naming older than this belongs to a writer that died: the next
 /// locked write of the same file removes it.

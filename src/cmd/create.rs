@@ -16,8 +16,8 @@ use teamctl::paths::{MemberName, TeamName};
 use teamctl::resolve;
 use teamctl::time;
 
-use crate::cli::env;
 use crate::cmd::Ctx;
+use crate::env;
 
 /// Create a team that teamctl leads, brief its teammates and start them
 ///

@@ -9,8 +9,8 @@ use serde::Serialize;
 use teamctl::doctor::{self, AGENT_TEAMS_VAR, Check, Inputs, Level};
 use teamctl::paths::TeamName;
 
-use crate::cli::env;
 use crate::cmd::Ctx;
+use crate::env;
 
 /// Check the setup and a team's files, and say what to fix
 ///

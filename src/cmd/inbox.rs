@@ -14,8 +14,8 @@ use teamctl::sentlog::Sent;
 use teamctl::store::{self, Entry};
 use teamctl::time;
 
-use crate::cli::env;
 use crate::cmd::Ctx;
+use crate::env;
 use crate::output::{hint, warn};
 
 /// Read a member's inbox (by default your own)

@@ -1,4 +1,4 @@
-//! Dispatch, and the context every subcommand gets (config dir, team, clock, lock deadline).
+//! The subcommands, their dispatch, the global flags, and the context every subcommand gets (config dir, team, clock, lock deadline).
 
 pub(crate) mod answer;
 pub(crate) mod approve;
@@ -18,18 +18,61 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
+use clap::{Args, Subcommand};
 use teamctl::lock::LockOptions;
 use teamctl::mailbox::Team;
 use teamctl::paths::Layout;
 use teamctl::sentlog::SentLog;
 use teamctl::{team, time};
 
-use crate::cli::{Cli, Command, GlobalArgs, env};
+use crate::env;
 use crate::output::Output;
 
-pub(crate) fn run(cli: Cli) -> Result<()> {
-    let ctx = Ctx::new(&cli.global)?;
-    match cli.command {
+/// Flags every subcommand takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Print one JSON document (JSON Lines for streams) instead of human output
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Claude Code's config dir [default: ~/.claude]
+    #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
+    pub(crate) claude_dir: Option<PathBuf>,
+
+    /// Team to work on [default: the only team, or the one led from the current directory]
+    #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
+    pub(crate) team: Option<String>,
+
+    /// How long to wait for a file's lock before giving up with exit code 3
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        default_value = "5s",
+        env = env::LOCK_TIMEOUT
+    )]
+    pub(crate) lock_timeout: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    Create(create::CreateArgs),
+    Delete(delete::DeleteArgs),
+    Send(send::SendArgs),
+    Inbox(inbox::InboxArgs),
+    Tasks(tasks::TasksArgs),
+    Status(status::StatusArgs),
+    Watch(watch::WatchArgs),
+    Pending(pending::PendingArgs),
+    Approve(approve::ApproveArgs),
+    Deny(deny::DenyArgs),
+    Shutdown(shutdown::ShutdownArgs),
+    Doctor(doctor::DoctorArgs),
+}
+
+pub(crate) fn run(global: &GlobalArgs, command: Command) -> Result<()> {
+    let ctx = Ctx::new(global)?;
+    match command {
         Command::Create(args) => create::run(&ctx, args),
         Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),

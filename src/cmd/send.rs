@@ -14,8 +14,8 @@ use teamctl::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest};
 use teamctl::paths::MemberName;
 use teamctl::store::Entry;
 
-use crate::cli::env;
 use crate::cmd::Ctx;
+use crate::env;
 
 const COLORS: [&str; 8] = [
     "red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan",

@@ -1,0 +1,21 @@
+//! Environment variables teamctl reads (all listed in the README).
+
+/// The Claude config dir, as Claude Code itself reads it.
+pub(crate) const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// Default team.
+pub(crate) const TEAM: &str = "TEAMCTL_TEAM";
+/// Your identity: the sender of `send`, the inbox `inbox` reads by default.
+pub(crate) const FROM: &str = "TEAMCTL_FROM";
+/// Default lock deadline.
+pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
+/// The claude binary `create` starts teammates with.
+pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
+/// Claude Code's own override of the teammate binary (read, never set).
+pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
+/// Where teamctl keeps its sent log.
+pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
+/// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.
+pub(crate) const NOW: &str = "TEAMCTL_NOW";
+/// Test hook: fault injection for crash tests (`before_lock=200ms,after_lock=200ms,
+/// before_rename=1s,before_verify=2s,fail_write`). Never set it in production.
+pub(crate) const TEST_FAULTS: &str = "TEAMCTL_TEST_FAULTS";
