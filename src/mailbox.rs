@@ -286,28 +286,13 @@ pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
             let d = if c.to_lowercase() == lower {
                 0
             } else {
-                edit_distance(&lower, &c.to_lowercase())
+                strsim::levenshtein(&lower, &c.to_lowercase())
             };
             (d, c)
         })
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c.clone())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// What to send.

@@ -3,7 +3,7 @@
 //! The order, first hit wins; every candidate must be an executable file:
 //! 1. the explicit path (`--claude-bin` / `TEAMCTL_CLAUDE_BIN`): authoritative, never skipped;
 //! 2. `CLAUDE_CODE_TEAMMATE_COMMAND` (what Claude Code itself starts teammates with);
-//! 3. `claude` on `PATH`;
+//! 3. `claude` on `PATH` (searched by the `which` crate);
 //! 4. `~/.local/bin/claude`, `~/.claude/local/claude`, `~/.npm-global/bin/claude`,
 //!    `~/.npm/bin/claude`, `/usr/local/bin/claude`, `/opt/homebrew/bin/claude`;
 //! 5. every `~/.nvm/versions/node/*/bin/claude`, newest Node first;
@@ -98,9 +98,29 @@ pub struct Found {
     pub found_by: FoundBy,
 }
 
-/// Whether `p` is a regular file (after symlinks) with an execute bit set.
+/// Whether `p` is a regular file (after symlinks) that this process may execute. An absolute
+/// path is asked of the `which` crate, which checks with `access(2)` `X_OK` (ACLs, a read-only
+/// `noexec` mount, root's rules) rather than guessing from the mode bits; a relative one (an
+/// explicit `--claude-bin ./claude`) falls back to the mode bits, since `which` would look it
+/// up relative to a working directory we do not want to pass.
 pub fn is_executable(p: &Path) -> bool {
+    if p.is_absolute() {
+        return which::which_global(p).is_ok();
+    }
     fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The first executable `claude` in the `PATH` value `path_var`, found by the `which` crate.
+/// Empty entries (the current directory) are dropped first: a cron job should not depend on
+/// where it happens to run.
+fn on_path(path_var: &OsString) -> Option<PathBuf> {
+    let dirs: Vec<PathBuf> = std::env::split_paths(path_var)
+        .filter(|d| !d.as_os_str().is_empty())
+        .collect();
+    let joined = std::env::join_paths(dirs).ok()?;
+    which::which_in_global("claude", Some(joined))
+        .ok()?
+        .next()
 }
 
 /// Every candidate in search order, with the rule that yields it.
@@ -173,7 +193,22 @@ pub fn find(inp: &Inputs) -> Result<Found> {
         );
     }
     let all = candidates(inp);
-    if let Some((path, found_by)) = all.iter().find(|(p, _)| is_executable(p)) {
+    if let Some(p) = inp.teammate_command.as_ref().filter(|p| is_executable(p)) {
+        return Ok(Found {
+            path: p.clone(),
+            found_by: FoundBy::TeammateCommand,
+        });
+    }
+    if let Some(path) = inp.path_var.as_ref().and_then(on_path) {
+        return Ok(Found {
+            path,
+            found_by: FoundBy::Path,
+        });
+    }
+    let mut rest = all
+        .iter()
+        .filter(|(_, by)| !matches!(by, FoundBy::TeammateCommand | FoundBy::Path));
+    if let Some((path, found_by)) = rest.find(|(p, _)| is_executable(p)) {
         return Ok(Found {
             path: path.clone(),
             found_by: *found_by,

@@ -12,27 +12,20 @@ pub fn iso_millis(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// Parses a duration: a number with a unit `ms`, `s`, `m`, `h` or `d` (`500ms`, `10m`, `2h`);
-/// a bare number means seconds.
+/// Parses a duration: what `humantime` accepts (`500ms`, `10m`, `2h`, `1d`, `1h 30m`, `1.5s`,
+/// `2days`), plus a bare number, meaning seconds.
 ///
 /// # Errors
 /// An [`crate::Error::Usage`] for anything else.
 pub fn parse_duration(s: &str) -> Result<Duration> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num.parse().map_err(|_| bad_duration(s))?;
-    let secs = match unit.trim() {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        "d" => n * 86400.0,
-        _ => return Err(bad_duration(s)),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| bad_duration(s))
+    // A bare number (`5`, `0.5`) is seconds: humantime insists on a unit, and `--timeout 30`
+    // worked before humantime did the parsing, so this one case stays ours.
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let n: f64 = s.parse().map_err(|_| bad_duration(s))?;
+        return Duration::try_from_secs_f64(n).map_err(|_| bad_duration(s));
+    }
+    humantime::parse_duration(s).map_err(|_| bad_duration(s))
 }
 
 fn bad_duration(s: &str) -> anyhow::Error {
@@ -79,7 +72,12 @@ mod tests {
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
         assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
-        for bad in ["", "x", "5x", "-1s", "ms"] {
+        assert_eq!(parse_duration("1d").unwrap(), Duration::from_secs(86400));
+        assert_eq!(parse_duration(" 30s ").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("10 m").unwrap(), Duration::from_secs(600));
+        for bad in ["", "x", "5x", "-1s", "ms", ".", "1..2"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
