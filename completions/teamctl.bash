@@ -19,6 +19,9 @@ _teamctl() {
             teamctl,approve)
                 cmd="teamctl__subcmd__approve"
                 ;;
+            teamctl,completions)
+                cmd="teamctl__subcmd__completions"
+                ;;
             teamctl,create)
                 cmd="teamctl__subcmd__create"
                 ;;
@@ -33,6 +36,9 @@ _teamctl() {
                 ;;
             teamctl,inbox)
                 cmd="teamctl__subcmd__inbox"
+                ;;
+            teamctl,man)
+                cmd="teamctl__subcmd__man"
                 ;;
             teamctl,pending)
                 cmd="teamctl__subcmd__pending"
@@ -80,7 +86,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create delete send inbox tasks status watch pending approve deny shutdown doctor"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create delete send inbox tasks status watch pending approve deny shutdown doctor completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -124,6 +130,32 @@ _teamctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__completions)
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version bash elvish fish powershell zsh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --claude-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -328,6 +360,36 @@ _teamctl() {
                     ;;
                 --type)
                     COMPREPLY=($(compgen -W "message protocol idle_notification shutdown_request shutdown_approved shutdown_rejected shutdown_response plan_approval_request plan_approval_response permission_request permission_response sandbox_permission_request sandbox_permission_response task_assignment mode_set_request team_permission_update teammate_terminated task_completed" -- "${cur}"))
+                    return 0
+                    ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__man)
+            opts="-h -V --out --json --claude-dir --team --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --claude-dir)

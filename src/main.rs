@@ -9,12 +9,12 @@ mod signals;
 use std::io;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     signals::install();
-    let code = match cmd::run(&cli.global, cli.command) {
+    let code = match cmd::run(&cli.global, cli.command, cli::Cli::command) {
         Ok(()) => 0,
         // A closed pipe (`teamctl inbox | head -1`) is how the reader says it has enough.
         Err(err)

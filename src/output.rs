@@ -31,6 +31,14 @@ impl Output {
         Ok(())
     }
 
+    /// Bytes as they are (a generated script).
+    pub(crate) fn bytes(&self, bytes: &[u8]) -> Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()?;
+        Ok(())
+    }
+
     /// A table of rows (the first row is the header).
     pub(crate) fn table(&self, rows: Vec<Vec<String>>) -> Result<()> {
         let mut table = tabled::builder::Builder::from(rows).build();

@@ -118,9 +118,7 @@ fn on_path(path_var: &OsString) -> Option<PathBuf> {
         .filter(|d| !d.as_os_str().is_empty())
         .collect();
     let joined = std::env::join_paths(dirs).ok()?;
-    which::which_in_global("claude", Some(joined))
-        .ok()?
-        .next()
+    which::which_in_global("claude", Some(joined)).ok()?.next()
 }
 
 /// Every candidate in search order, with the rule that yields it.

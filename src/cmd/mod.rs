@@ -2,11 +2,13 @@
 
 pub(crate) mod answer;
 pub(crate) mod approve;
+pub(crate) mod completions;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod deny;
 pub(crate) mod doctor;
 pub(crate) mod inbox;
+pub(crate) mod man;
 pub(crate) mod pending;
 pub(crate) mod send;
 pub(crate) mod shutdown;
@@ -68,9 +70,19 @@ pub(crate) enum Command {
     Deny(deny::DenyArgs),
     Shutdown(shutdown::ShutdownArgs),
     Doctor(doctor::DoctorArgs),
+    Completions(completions::CompletionsArgs),
+    Man(man::ManArgs),
 }
 
-pub(crate) fn run(global: &GlobalArgs, command: Command) -> Result<()> {
+/// Runs `command`; `cli` builds the whole command line (for `completions` and `man`, which
+/// need neither a config dir nor a team).
+pub(crate) fn run(global: &GlobalArgs, command: Command, cli: fn() -> clap::Command) -> Result<()> {
+    let out = Output { json: global.json };
+    let command = match command {
+        Command::Completions(args) => return completions::run(out, cli(), args),
+        Command::Man(args) => return man::run(out, cli(), args),
+        other => other,
+    };
     let ctx = Ctx::new(global)?;
     match command {
         Command::Create(args) => create::run(&ctx, args),
@@ -85,6 +97,7 @@ pub(crate) fn run(global: &GlobalArgs, command: Command) -> Result<()> {
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }
 

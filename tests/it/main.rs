@@ -2,6 +2,7 @@
 //! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
 
 mod common;
+mod completions;
 mod crash;
 mod create;
 mod delete;
@@ -9,6 +10,7 @@ mod doctor;
 mod inbox;
 mod interop;
 mod lock;
+mod man;
 mod props;
 mod protocol;
 mod real_claude;
