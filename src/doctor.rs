@@ -76,6 +76,8 @@ pub struct Inputs {
     pub agent_teams_env: Option<String>,
     /// The current time (file ages are measured from it).
     pub now: SystemTime,
+    /// teamctl's sent log (its entries are no evidence of a team's inbox format).
+    pub sent: Vec<crate::sentlog::Sent>,
 }
 
 /// Runs every check, in the order they are printed.
@@ -305,8 +307,13 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
         }
     };
 
-    // Inboxes: parse, schema, format generation.
+    // Inboxes: parse, schema, format generation (judged from what the consumers do).
     let inbox_dir = layout.inboxes_dir(t);
+    let ours = crate::generation::Ours::new(
+        &inputs.sent,
+        t.as_str(),
+        config.as_ref().and_then(|c| c.created_at),
+    );
     let mut generations = (0usize, 0usize);
     let mut inbox_names = Vec::new();
     for path in files_in(&inbox_dir) {
@@ -320,7 +327,7 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
             continue;
         }
         inbox_names.push(member.to_string());
-        out.extend(inbox_check(t, &path, member, &mut generations));
+        out.extend(inbox_check(t, &path, member, &ours, &mut generations));
     }
     let (current, legacy) = generations;
     out.push(match (current, legacy) {
@@ -328,15 +335,18 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
             "format",
             name,
             None,
-            format!("team '{t}': inbox format not known yet (no messages)"),
+            format!(
+                "team '{t}': inbox format not known yet (no message has been consumed, and no \
+                 entry but teamctl's own carries msgV)"
+            ),
         ),
         (_, 0) => ok(
             "format",
             name,
             None,
             format!(
-                "team '{t}': current inbox format (entries carry msgV; read messages are \
-                 deleted), Claude Code 2.1.197 or later"
+                "team '{t}': current inbox format (a delivered message is deleted), Claude Code \
+                 2.1.160 or later (msgV written from 2.1.196)"
             ),
         ),
         (0, _) => ok(
@@ -344,8 +354,8 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
             name,
             None,
             format!(
-                "team '{t}': legacy inbox format (read messages stay with read: true), Claude \
-                 Code before 2.1.159"
+                "team '{t}': legacy inbox format (a delivered message stays with read: true), \
+                 Claude Code 2.1.159 or earlier"
             ),
         ),
         _ => warn(
@@ -444,6 +454,7 @@ fn inbox_check(
     t: &TeamName,
     path: &Path,
     member: &str,
+    ours: &crate::generation::Ours,
     generations: &mut (usize, usize),
 ) -> Vec<Check> {
     let name = Some(t.as_str());
@@ -461,17 +472,27 @@ fn inbox_check(
             )];
         }
     };
-    let (mut current, mut legacy) = (false, false);
+    let evidence = ours.weigh(
+        member,
+        entries.iter().map(|e| {
+            (
+                e.get("read").and_then(Value::as_bool),
+                e.contains_key("msgV"),
+                e.get("msg_id").and_then(Value::as_str),
+            )
+        }),
+    );
+    match evidence.format() {
+        Some(crate::generation::Format::Current) => generations.0 += 1,
+        Some(crate::generation::Format::Legacy) => generations.1 += 1,
+        None => {}
+    }
     let mut bad = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        current |= e.contains_key("msgV");
-        legacy |= !e.contains_key("msgV") && e.get("read") == Some(&Value::Bool(true));
         if let Err(m) = MessageView::from_entry(e, "", member) {
             bad.push(format!("entry {i}: '{}' missing or not a string", m.field));
         }
     }
-    generations.0 += usize::from(current);
-    generations.1 += usize::from(legacy && !current);
     if bad.is_empty() {
         return vec![ok(
             "inbox",

@@ -19,6 +19,7 @@ pub mod delete;
 pub mod doctor;
 pub mod error;
 pub mod format;
+pub mod generation;
 pub mod id;
 mod light;
 pub mod lock;

@@ -25,8 +25,6 @@ pub(crate) struct LightEntry<'a> {
     pub(crate) message_id: Loose<'a>,
     #[serde(default, rename = "msgV")]
     pub(crate) msg_v: Option<IgnoredAny>,
-    #[serde(default, rename = "type")]
-    pub(crate) kind: Option<IgnoredAny>,
 }
 
 impl LightEntry<'_> {

@@ -105,8 +105,10 @@ pub struct TeamInfo {
     pub lead_pid: Option<u32>,
     /// Whether that process runs (and is the same process); `null` when there is none to check.
     pub lead_alive: Option<bool>,
-    /// `current` (entries carry `msgV`; consumed messages are deleted), `legacy` (no `msgV`;
-    /// consumed messages stay with `read: true`), or `unknown` (no entries).
+    /// How the team's Claude Code treats a delivered message, judged from what its consumers do
+    /// (see [`crate::generation`]): `current` (deleted: Claude Code 2.1.160 or later), `legacy`
+    /// (kept with `read: true`: 2.1.159 or older), `mixed` (inboxes of both kinds), or `unknown`
+    /// (nothing tells yet, e.g. only teamctl's own unread messages).
     pub format: String,
     /// Newest event of anyone in the team.
     pub last_activity_at: Option<String>,
@@ -213,11 +215,17 @@ pub fn team_status(
     now: DateTime<Utc>,
     idle_after: Duration,
     live: &Liveness,
+    sent: &[crate::sentlog::Sent],
 ) -> Result<TeamStatus> {
     let mut warnings = Vec::new();
+    let ours = crate::generation::Ours::new(
+        sent,
+        team.name.as_str(),
+        team.config.as_ref().and_then(|c| c.created_at),
+    );
     let mut seen: HashMap<String, Seen> = HashMap::new();
     let mut pending: HashMap<String, usize> = HashMap::new();
-    let (mut current, mut legacy) = (false, false);
+    let (mut current, mut legacy) = (0usize, 0usize);
     let owners = team.inbox_owners()?;
     for owner in &owners {
         let path = team.inbox_path(owner);
@@ -241,10 +249,21 @@ pub fn team_status(
                 }
             }
         };
+        match ours
+            .weigh(
+                owner.as_str(),
+                entries
+                    .iter()
+                    .map(|e| (e.read.as_bool(), e.msg_v.is_some(), e.msg_id.as_str())),
+            )
+            .format()
+        {
+            Some(crate::generation::Format::Legacy) => legacy += 1,
+            Some(crate::generation::Format::Current) => current += 1,
+            None => {}
+        }
         let mut unread = 0;
         for e in &entries {
-            current |= e.msg_v.is_some();
-            legacy |= e.msg_v.is_none() && (e.read.as_bool() == Some(true) || e.kind.is_none());
             if e.read.as_bool() != Some(true) {
                 unread += 1;
             }
@@ -407,9 +426,10 @@ pub fn team_status(
         lead_pid: cfg.lead_process.as_ref().map(|p| p.pid),
         lead_alive,
         format: match (current, legacy) {
-            (true, _) => "current",
-            (false, true) => "legacy",
-            _ => "unknown",
+            (0, 0) => "unknown",
+            (_, 0) => "current",
+            (0, _) => "legacy",
+            _ => "mixed",
         }
         .to_string(),
         last_activity_at,

@@ -70,6 +70,7 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         path_var: std::env::var_os("PATH"),
         agent_teams_env: std::env::var(AGENT_TEAMS_VAR).ok(),
         now: SystemTime::now(),
+        sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);
     let count = |l: Level| checks.iter().filter(|c| c.level == l).count();

@@ -196,6 +196,15 @@ impl Ctx {
             .unwrap_or_else(|| team.default_identity().to_string())
     }
 
+    /// Everything teamctl's sent log holds (empty when there is no log or it cannot be read:
+    /// it only sharpens judgements, such as which inbox format a team runs).
+    pub(crate) fn sent(&self) -> Vec<teamctl::sentlog::Sent> {
+        self.sent_log
+            .as_ref()
+            .and_then(|l| l.entries().ok())
+            .unwrap_or_default()
+    }
+
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
         let name = team::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;

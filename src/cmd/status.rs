@@ -92,7 +92,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, idle_after, &live);
     };
-    let st = status::team_status(&team, ctx.now, idle_after, &live)?;
+    let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent())?;
     for w in &st.warnings {
         warn(w);
     }
@@ -119,9 +119,14 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         (None, _) => "no process recorded".into(),
     };
     let format = match t.format.as_str() {
-        "current" => "current (entries carry msgV; a message is deleted once read)",
-        "legacy" => "legacy (no msgV; a read message stays with read: true)",
-        _ => "unknown (no messages yet)",
+        "current" => "current (a delivered message is deleted: Claude Code 2.1.160 or later)",
+        "legacy" => {
+            "legacy (a delivered message stays with read: true: Claude Code 2.1.159 or older)"
+        }
+        "mixed" => {
+            "mixed (some inboxes keep read messages, some delete them: several Claude Code versions)"
+        }
+        _ => "unknown (nothing shows yet how messages are consumed)",
     };
     let n = &st.tasks;
     let lines = [
@@ -195,9 +200,10 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
 
 fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Result<()> {
     let mut rows = Vec::new();
+    let sent = ctx.sent();
     for name in team::list_teams(&ctx.layout)? {
         let t = Team::open(&ctx.layout, &name)?;
-        let st = status::team_status(&t, ctx.now, idle_after, live)?;
+        let st = status::team_status(&t, ctx.now, idle_after, live, &sent)?;
         rows.push(TeamRow {
             name: name.to_string(),
             members: st.members.iter().filter(|m| m.in_config).count(),

@@ -7,6 +7,7 @@ mod crash;
 mod create;
 mod delete;
 mod doctor;
+mod format;
 mod inbox;
 mod interop;
 mod lock;
