@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(v[0].text.as_str(), Some("x\ny"));
         assert_eq!(v[0].timestamp.as_str(), None);
         assert_eq!(v[0].read.as_bool(), Some(true));
-        assert!(v[0].msg_v.is_some() && v[0].kind.is_none());
+        assert!(v[0].msg_v.is_some() && v[1].msg_v.is_none());
         assert_eq!(v[1].from.as_str(), None);
         assert_eq!(v[1].read.as_bool(), None);
     }
