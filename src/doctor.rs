@@ -50,8 +50,11 @@ pub struct Check {
     pub team: Option<String>,
     /// The file it is about, if any.
     pub path: Option<String>,
-    /// What was found.
+    /// What was found, one line.
     pub message: String,
+    /// The items behind the message, one per entry (e.g. every place searched for `claude`);
+    /// `[]` when there are none.
+    pub details: Vec<String>,
     /// What to do, when there is something to do.
     pub fix: Option<String>,
 }
@@ -158,14 +161,21 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
                 },
             ));
         }
-        Err(e) => out.push(warn(
-            "claude",
-            None,
-            None,
-            format!("{e:#}").replace('\n', " "),
-            "install Claude Code (npm install -g @anthropic-ai/claude-code), or set \
-             TEAMCTL_CLAUDE_BIN to its path",
-        )),
+        Err(e) => {
+            // The error's first line says what failed; the rest lists every place searched.
+            let text = format!("{e:#}");
+            let mut lines = text.lines();
+            let mut c = warn(
+                "claude",
+                None,
+                None,
+                lines.next().unwrap_or_default().to_string(),
+                "install Claude Code (npm install -g @anthropic-ai/claude-code), or set \
+                 TEAMCTL_CLAUDE_BIN to its path",
+            );
+            c.details = lines.map(|l| l.trim().to_string()).collect();
+            out.push(c);
+        }
     }
 
     let settings = inputs.layout.root().join("settings.json");
@@ -436,16 +446,15 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
                 ));
             }
         }
-        let default = if cfg.teamctl_leads {
-            crate::create::LEAD
-        } else {
-            "user"
+        let (identity, source) = match inputs.identity.as_deref() {
+            Some(id) => (id, "from TEAMCTL_FROM"),
+            None if cfg.teamctl_leads => (
+                crate::create::LEAD,
+                "the default in a team teamctl leads; TEAMCTL_FROM is not set",
+            ),
+            None => ("user", "the default; TEAMCTL_FROM is not set"),
         };
-        out.push(identity_check(
-            t,
-            cfg,
-            inputs.identity.as_deref().unwrap_or(default),
-        ));
+        out.push(identity_check(t, cfg, identity, source));
     }
     out
 }
@@ -584,7 +593,8 @@ fn litter(inputs: &Inputs, t: &TeamName, folder: &Path) -> Vec<Check> {
     out
 }
 
-fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str) -> Check {
+/// Whether `identity` can be answered in team `t`; `source` says where the name came from.
+fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str, source: &str) -> Check {
     let name = Some(t.as_str());
     // In a team teamctl leads, you are its lead: teammates report to `team-lead`.
     let you_lead = cfg.teamctl_leads && identity == crate::create::LEAD;
@@ -594,7 +604,10 @@ fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str) -> Check {
             "identity",
             name,
             None,
-            format!("you are '{identity}', a member of team '{t}': teammates can reply to you"),
+            format!(
+                "you are '{identity}' ({source}), a member of team '{t}': teammates can reply \
+                 to you"
+            ),
         );
     }
     let why = if reserved {
@@ -609,7 +622,7 @@ fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str) -> Check {
         "identity",
         name,
         None,
-        format!("you are '{identity}' (TEAMCTL_FROM): {why}"),
+        format!("you are '{identity}' ({source}): {why}"),
         "set TEAMCTL_FROM (or --from) to a member name listed in config.json",
     )
 }
@@ -623,13 +636,14 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// The first executable file called `name` in the folders of `path_var`.
+/// The first executable file called `name` in the folders of `path_var` (the `which` crate's
+/// search; empty entries, the current directory, are skipped as in [`crate::resolve`]).
 pub fn find_on_path(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path_var?)
+    let dirs: Vec<PathBuf> = std::env::split_paths(path_var?)
         .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(name))
-        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .collect();
+    let joined = std::env::join_paths(dirs).ok()?;
+    which::which_in_global(name, Some(joined)).ok()?.next()
 }
 
 /// The first line `bin <flag>` prints, waiting at most 5 s.
@@ -683,6 +697,7 @@ fn check(
         team: team.map(String::from),
         path: path.map(|p| p.display().to_string()),
         message,
+        details: Vec::new(),
         fix: fix.map(String::from),
     }
 }

@@ -28,7 +28,8 @@ use crate::env;
 /// It changes nothing: no lock is taken, no file written or removed. Exits 1 when any check
 /// fails (warnings alone exit 0).
 ///
-/// With --json: {"schema_version":1,"checks":[{"check","level","team","path","message","fix"}],
+/// With --json: {"schema_version":1,"checks":[{"check","level","team","path","message",
+/// "details","fix"}],
 /// "summary":{"ok","warn","fail"}}; "level" is "ok", "warn" or "fail".
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
@@ -94,6 +95,9 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
                 Level::Fail => "FAIL",
             };
             ctx.out.line(&format!("{level:<4}  {}", c.message))?;
+            for d in &c.details {
+                ctx.out.line(&format!("      - {d}"))?;
+            }
             if let Some(fix) = &c.fix {
                 ctx.out.line(&format!("      fix: {fix}"))?;
             }

@@ -28,7 +28,7 @@ const { spawn, spawnSync } = require('child_process');
 
 const HERE = __dirname;
 const TEAM = 'demo';
-const CLAUDE_VERSION = '2.1.332';
+const CLAUDE_VERSION = process.env.CLAUDE_E2E_VERSION || '2.1.332';
 const DEFAULT_BIN = path.join(HERE, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
 const POLL_MS = 20;
@@ -37,7 +37,7 @@ function usage(msg) {
   process.stderr.write(`create-e2e: ${msg}\nusage: node create-e2e.js --teamctl <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]\n`);
   process.exit(2);
 }
-const args = { keep: false, verbose: false, deadline: 60, claudeBin: process.env.CLAUDE_BIN || DEFAULT_BIN };
+const args = { keep: false, verbose: false, deadline: 60, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
 {
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i++) {
@@ -281,6 +281,14 @@ async function main() {
   const reply2Ms = now() - tSent2;
   const i2 = await teamctl(['--json', 'inbox', 'ops']);
   check(lastJson(i2.stdout).messages.some((m) => m.text === `ECHO ${tok2}`), 'inbox ops misses the reply');
+  // What this client version did with teamctl's messages (docs/compatibility.md).
+  const wLeft = inbox('worker') || [];
+  const replies = (inbox('team-lead') || []).concat(inbox('ops') || []).filter((e) => e.from === 'worker' && /^ECHO /.test(e.text));
+  const observed = {
+    consumer: wLeft.length === 0 ? 'deletes' : wLeft.every((e) => e.read === true) ? 'marks_read' : 'unread_left',
+    reply_msgv: replies.every((e) => e.msgV === 1 && typeof e.msg_id === 'string'),
+    reply_lead_sig: replies.some((e) => 'lead_sig' in e),
+  };
 
   // The teammate rewrote config.json (isActive, in place) and kept teamctl's own key.
   const cfg = JSON.parse(fs.readFileSync(path.join(st.cfg, 'teams', TEAM, 'config.json'), 'utf8'));
@@ -350,6 +358,7 @@ async function main() {
     shutdown_wait_ms: sd.ms,
     delete_ms: d.ms,
     shutdown: w.shutdown,
+    observed,
     total_ms: now() - T0,
   };
 }

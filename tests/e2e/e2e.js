@@ -23,7 +23,7 @@ const { lockedJsonUpdate } = require('./lockfile');
 
 const HERE = __dirname;
 const TEAM = 'demo';
-const CLAUDE_VERSION = '2.1.332';
+const CLAUDE_VERSION = process.env.CLAUDE_E2E_VERSION || '2.1.332';
 const DEFAULT_BIN = path.join(HERE, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
 const POLL_MS = 10;          // our polling of the files (the client itself polls every 1000 ms)
@@ -34,7 +34,7 @@ function usage(msg) {
   process.stderr.write(`e2e: ${msg}\nusage: node e2e.js --send-cmd <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]\n`);
   process.exit(2);
 }
-const args = { keep: false, verbose: false, deadline: 90, claudeBin: process.env.CLAUDE_BIN || DEFAULT_BIN };
+const args = { keep: false, verbose: false, deadline: 90, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
 {
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i++) {
@@ -385,7 +385,7 @@ class Tracker {
     const t = now();
     for (const [token, s] of this.tok) {
       if (w) {
-        const present = w.some((e) => typeof e.text === 'string' && e.text.includes(`Token: ${token}`));
+        const present = w.some((e) => e.read !== true && typeof e.text === 'string' && e.text.includes(`Token: ${token}`));
         if (present) s.seen = true;
         else if (s.sendDone && s.consumedAt === null) s.consumedAt = t;
       }
@@ -465,7 +465,8 @@ async function main() {
   const tConsumed0 = await waitFor('the initial prompt to be consumed from worker.json', 30000, () => {
     assertWorkerAlive();
     const w = readInbox(inbox('worker'));
-    return w && !w.some((e) => e.msg_id === st.initialMsgId) ? now() : 0;
+    // Consumed: deleted (2.1.160 and later) or kept with read: true (2.1.159 and older).
+    return w && !w.some((e) => e.msg_id === st.initialMsgId && e.read !== true) ? now() : 0;
   });
   trace(`initial prompt consumed after ${tConsumed0 - st.tWorkerStart} ms`);
   const tIdle0 = await waitFor('the first idle_notification in team-lead.json', 15000, () => {
@@ -563,6 +564,13 @@ async function main() {
       send_retries: posts.filter((l) => l.retry).map((l) => l.why),
     },
     worker_inbox_left: workerLeft.length,
+    // What this client version did (docs/compatibility.md is built from these).
+    observed: {
+      consumer: workerLeft.length === 0 ? 'deletes' : 'marks_read',
+      reply_msgv: opsAll.every((e) => e.msgV === 1 && typeof e.msg_id === 'string'),
+      reply_type: opsAll.every((e) => e.type === 'message'),
+      reply_lead_sig: opsAll.some((e) => 'lead_sig' in e),
+    },
     total_ms: now() - T0,
   };
   return summary;

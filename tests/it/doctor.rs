@@ -70,7 +70,7 @@ fn healthy_team_human() {
             "OK    team 'demo-team': current inbox format",
         ))
         .stdout(predicate::str::contains(
-            "OK    you are 'researcher', a member of team 'demo-team'",
+            "OK    you are 'researcher' (from TEAMCTL_FROM), a member of team 'demo-team'",
         ))
         .stdout(predicate::str::contains("FAIL").not())
         .stdout(predicate::str::contains(", 0 failure(s)"));
@@ -91,7 +91,7 @@ fn json_keys_and_summary() {
     for c in checks {
         assert_eq!(
             keys(c),
-            ["check", "fix", "level", "message", "path", "team"]
+            ["check", "details", "fix", "level", "message", "path", "team"]
         );
         // A problem always says what to do; a pass never does.
         assert_eq!(c["fix"].is_null(), c["level"] == "ok", "{c}");
@@ -149,6 +149,50 @@ fn agent_teams_from_settings_json_missing_tools_and_identity() {
     assert_eq!(find(&c, "agent_teams", "warn").len(), 1);
     let id = find(&c, "identity", "warn");
     assert!(id[0]["message"].as_str().unwrap().contains("not a member"));
+}
+
+/// A missing `claude` is one short line, with the places searched listed under it (one per
+/// line in human output, `details` in JSON); the identity says where it came from.
+#[test]
+fn claude_not_found_lists_places_and_identity_says_its_source() {
+    let env = TestEnv::example();
+    let out = doctor(&env, &["tmux"])
+        .env_remove("TEAMCTL_FROM")
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let warn_line = text
+        .lines()
+        .find(|l| l.starts_with("WARN  could not find the claude binary"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(warn_line.len() < 120, "{warn_line}");
+    let places: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("      - "))
+        .collect();
+    assert!(places.len() >= 8, "{text}");
+    assert!(
+        places
+            .iter()
+            .any(|l| l.ends_with(&format!("{} (path)", env.dir.path().join("bin/claude").display()))),
+        "{places:?}"
+    );
+    assert!(places.iter().all(|l| l.len() < 160), "{places:?}");
+    assert!(
+        text.contains("you are 'user' (the default; TEAMCTL_FROM is not set)"),
+        "{text}"
+    );
+
+    let out = doctor(&env, &["tmux"])
+        .env_remove("TEAMCTL_FROM")
+        .arg("--json")
+        .assert()
+        .success();
+    let c = checks(&out.get_output().stdout);
+    let claude = find(&c, "claude", "warn");
+    assert!(!claude[0]["message"].as_str().unwrap().contains('\n'));
+    assert_eq!(claude[0]["details"].as_array().unwrap().len(), places.len());
+    assert_eq!(find(&c, "tmux", "ok")[0]["details"], serde_json::json!([]));
 }
 
 /// Every file under `root`: bytes (or `dir`) and mtime.
