@@ -642,6 +642,51 @@ pub struct InboxRead {
     pub exists: bool,
 }
 
+/// Several inboxes' reads as one list, oldest first: by `timestamp` (an unparseable one sorts
+/// first), ties kept in the order of `reads` (inbox name) and then file order. With `limit`,
+/// only the newest `limit` entries of all of them are kept, and each read's `shown` is cut to
+/// match, so a mark or consume touches exactly what is listed. Returns (read index, index into
+/// that read's `shown`) in the merged order.
+pub fn in_time_order(reads: &mut [InboxRead], limit: Option<usize>) -> Vec<(usize, usize)> {
+    let at = |v: &MessageView| DateTime::parse_from_rfc3339(&v.timestamp).ok();
+    let mut order: Vec<(usize, usize)> = reads
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| (0..r.shown.len()).map(move |j| (i, j)))
+        .collect();
+    // A stable sort keeps the inbox and file order among equal times.
+    order.sort_by_key(|&(i, j)| at(&reads[i].shown[j].view));
+    if let Some(n) = limit {
+        order.drain(..order.len().saturating_sub(n));
+    }
+    // Cut each read to what is kept, and renumber.
+    let mut kept: Vec<Vec<bool>> = reads.iter().map(|r| vec![false; r.shown.len()]).collect();
+    for &(i, j) in &order {
+        kept[i][j] = true;
+    }
+    let mut new_index: Vec<Vec<usize>> = Vec::with_capacity(reads.len());
+    for (i, r) in reads.iter_mut().enumerate() {
+        let mut idx = vec![0; r.shown.len()];
+        let mut n = 0;
+        for (j, slot) in idx.iter_mut().enumerate() {
+            if kept[i][j] {
+                *slot = n;
+                n += 1;
+            }
+        }
+        let mut j = 0;
+        r.shown.retain(|_| {
+            j += 1;
+            kept[i][j - 1]
+        });
+        new_index.push(idx);
+    }
+    order
+        .into_iter()
+        .map(|(i, j)| (i, new_index[i][j]))
+        .collect()
+}
+
 /// Reads `member`'s inbox without locking and applies `filter`.
 ///
 /// # Errors

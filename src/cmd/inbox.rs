@@ -26,7 +26,8 @@ use crate::output::{hint, warn};
 ///
 /// Prints a table (id, time, from, to, message; protocol frames named in brackets). With
 /// --json: {"schema_version":1,"team","messages":[{"id","inbox","to","from","text","summary",
-/// "timestamp","color","read","kind","protocol"}],"action","updated"} in file order, every key
+/// "timestamp","color","read","kind","protocol"}],"action","updated"} in file order (with
+/// --all: oldest first by timestamp, ties in inbox-name then file order), every key
 /// present (null where absent); "kind" is "message" or "protocol", "protocol" the decoded frame;
 /// "action" is null, "mark_read" or "consume" and "updated" how many entries it changed.
 ///
@@ -63,7 +64,7 @@ pub(crate) struct InboxArgs {
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
 
-    /// Only the newest N matching entries
+    /// Only the newest N matching entries (with --all: of all inboxes together)
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
 
@@ -235,6 +236,16 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         reply_hint(&team, m);
     }
 
+    // --all: one list in time order (and --limit over all of it), before anything is marked.
+    let order = member.is_none().then(|| {
+        let mut only: Vec<InboxRead> = reads.iter_mut().map(|(_, r)| std::mem::take(r)).collect();
+        let order = mailbox::in_time_order(&mut only, args.limit);
+        for ((_, r), o) in reads.iter_mut().zip(only) {
+            *r = o;
+        }
+        order
+    });
+
     let mut updated = 0;
     if let Some(how) = action {
         for (owner, r) in &reads {
@@ -243,10 +254,16 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
         }
     }
 
-    let views: Vec<&MessageView> = reads
-        .iter()
-        .flat_map(|(_, r)| r.shown.iter().map(|s| &s.view))
-        .collect();
+    let views: Vec<&MessageView> = match &order {
+        Some(order) => order
+            .iter()
+            .map(|&(i, j)| &reads[i].1.shown[j].view)
+            .collect(),
+        None => reads
+            .iter()
+            .flat_map(|(_, r)| r.shown.iter().map(|s| &s.view))
+            .collect(),
+    };
     if ctx.out.json {
         ctx.out.json(&Json {
             schema_version: 1,

@@ -91,7 +91,9 @@ fn json_keys_and_summary() {
     for c in checks {
         assert_eq!(
             keys(c),
-            ["check", "details", "fix", "level", "message", "path", "team"]
+            [
+                "check", "details", "fix", "level", "message", "path", "team"
+            ]
         );
         // A problem always says what to do; a pass never does.
         assert_eq!(c["fix"].is_null(), c["level"] == "ok", "{c}");
@@ -166,15 +168,13 @@ fn claude_not_found_lists_places_and_identity_says_its_source() {
         .find(|l| l.starts_with("WARN  could not find the claude binary"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(warn_line.len() < 120, "{warn_line}");
-    let places: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("      - "))
-        .collect();
+    let places: Vec<&str> = text.lines().filter(|l| l.starts_with("      - ")).collect();
     assert!(places.len() >= 8, "{text}");
     assert!(
-        places
-            .iter()
-            .any(|l| l.ends_with(&format!("{} (path)", env.dir.path().join("bin/claude").display()))),
+        places.iter().any(|l| l.ends_with(&format!(
+            "{} (path)",
+            env.dir.path().join("bin/claude").display()
+        ))),
         "{places:?}"
     );
     assert!(places.iter().all(|l| l.len() < 160), "{places:?}");

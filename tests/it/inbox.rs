@@ -302,3 +302,49 @@ fn usage_errors() {
         .assert()
         .code(2);
 }
+
+/// `--all` is one list, oldest first across inboxes (ties: inbox name, then file order), and
+/// `--limit` keeps the newest N of all of them; `--consume` takes exactly those.
+#[test]
+fn all_is_in_time_order_and_limit_spans_inboxes() {
+    let env = TestEnv::new();
+    env.team("t", &[("a", None), ("b", None)]);
+    let entry = |from: &str, text: &str, ts: &str| serde_json::json!({"from": from, "text": text, "timestamp": ts, "type": "message", "read": false});
+    let write = |member: &str, entries: Vec<Value>| {
+        fs::write(
+            env.inbox("t", member),
+            serde_json::to_string_pretty(&entries).unwrap(),
+        )
+        .unwrap();
+    };
+    write(
+        "a",
+        vec![
+            entry("b", "a1", "2026-11-29T09:00:01.000Z"),
+            entry("b", "a3", "2026-11-29T09:00:03.000Z"),
+            entry("b", "tie-a", "2026-11-29T09:00:05.000Z"),
+        ],
+    );
+    write(
+        "b",
+        vec![
+            entry("a", "b2", "2026-11-29T09:00:02.000Z"),
+            entry("a", "b4", "2026-11-29T09:00:04.000Z"),
+            entry("a", "tie-b", "2026-11-29T09:00:05.000Z"),
+        ],
+    );
+    let v = run_json(&env, &["inbox", "--all"]);
+    assert_eq!(texts(&v), ["a1", "b2", "a3", "b4", "tie-a", "tie-b"]);
+    let v = run_json(&env, &["inbox", "--all", "--limit", "3"]);
+    assert_eq!(texts(&v), ["b4", "tie-a", "tie-b"]);
+    let v = run_json(&env, &["inbox", "--all", "--limit", "3", "--consume"]);
+    assert_eq!(v["updated"], 3);
+    let left = |m: &str| -> Vec<String> {
+        read_entries(&env.inbox("t", m))
+            .iter()
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(left("a"), ["a1", "a3"]);
+    assert_eq!(left("b"), ["b2"]);
+}
