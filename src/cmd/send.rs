@@ -201,6 +201,13 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
+    // Sent as someone the teammates cannot answer (`user`, a non-member): say so, as `status`
+    // does, rather than let the replies silently go nowhere.
+    if deliveries.iter().any(|(d, _)| d.written) {
+        if let Some(reason) = mailbox::unreachable_reason(&team, from.as_str()) {
+            crate::output::hint(&format!("teammates cannot answer you: {reason}"));
+        }
+    }
     let mut pending = Vec::new();
     if let Some(wait) = wait {
         let deadline = Instant::now() + wait;

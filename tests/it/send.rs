@@ -412,3 +412,50 @@ fn protocol_frames_get_no_summary() {
     assert_eq!(last.get("summary"), None::<&Value>);
     assert_eq!(last["text"], frame);
 }
+
+/// Sending as someone the recipient cannot answer (the default `user`, or a non-member) works,
+/// and says so on stderr, with the same reason `status` gives; a member gets no hint.
+#[test]
+fn a_sender_teammates_cannot_answer_gets_a_hint() {
+    let env = TestEnv::example();
+    let out = env
+        .cmd()
+        .args(["send", "researcher", "hello"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: teammates cannot answer you: 'user' is reserved by Claude Code"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("sent "));
+
+    let out = env
+        .cmd()
+        .args([
+            "--json",
+            "send",
+            "researcher",
+            "hello",
+            "--from",
+            "outsider",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'outsider' is not a member of config.json"),
+        "{err}"
+    );
+    json(&out.stdout);
+
+    let out = env
+        .cmd()
+        .args(["send", "researcher", "hello", "--from", "tester"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
