@@ -203,10 +203,10 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     }
     // Sent as someone the teammates cannot answer (`user`, a non-member): say so, as `status`
     // does, rather than let the replies silently go nowhere.
-    if deliveries.iter().any(|(d, _)| d.written) {
-        if let Some(reason) = mailbox::unreachable_reason(&team, from.as_str()) {
-            crate::output::hint(&format!("teammates cannot answer you: {reason}"));
-        }
+    if deliveries.iter().any(|(d, _)| d.written)
+        && let Some(reason) = mailbox::unreachable_reason(&team, from.as_str())
+    {
+        crate::output::hint(&format!("teammates cannot answer you: {reason}"));
     }
     let mut pending = Vec::new();
     if let Some(wait) = wait {
