@@ -25,6 +25,11 @@
 //     * text with `Run: <tok>` in a <teammate-message> -> ONE tool_use Bash
 //       {command: "echo <tok> > ran-<tok>.txt", description}: a tool that needs the
 //       user's permission, which a pane teammate asks its lead for (permission_request)
+//     * text with `SPAWN-TEAMMATE` (typed into a real lead by lead-e2e.js) -> ONE
+//       tool_use TeamCreate {team_name: "lead-team"} when the client still has that tool
+//       (2.1.177 and older), else the spawn below; after TeamCreate's result, the spawn:
+//       ONE tool_use Agent (or Task, on clients that call it that) {description, prompt,
+//       name: "worker", and team_name / subagent_type when its schema has them}
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
 //
@@ -129,6 +134,36 @@ function decide(body) {
     };
   }
 
+  // A real lead (lead-e2e.js) is asked to form a team and spawn one teammate.
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const tool = (n) => tools.find((t) => t && t.name === n);
+  const prevAny = prev && prev.role === 'assistant' && Array.isArray(prev.content)
+    ? prev.content.find((b) => b && b.type === 'tool_use') : null;
+  const spawn = (teamName) => {
+    const t = tool('Agent') || tool('Task');
+    const props = (t && t.input_schema && t.input_schema.properties) || {};
+    const input = { description: 'spawn worker', prompt: 'You are worker. Wait for messages.' };
+    if (props.name) input.name = 'worker';
+    if (props.team_name && teamName) input.team_name = teamName;
+    if (props.subagent_type) input.subagent_type = 'general-purpose';
+    return { kind: 'tool_use', name: t ? t.name : 'Agent', input, why: `spawn a teammate (${t ? t.name : 'no Agent tool!'})` };
+  };
+  if (last.role === 'user' && messageTexts(last).join('\n').includes('SPAWN-TEAMMATE')) {
+    const tc = tool('TeamCreate');
+    if (tc) {
+      const props = (tc.input_schema && tc.input_schema.properties) || {};
+      const input = { team_name: 'lead-team' };
+      if (props.description) input.description = 'compatibility run';
+      return { kind: 'tool_use', name: 'TeamCreate', input, why: 'form a team (TeamCreate)' };
+    }
+    return spawn(null);
+  }
+  if (prevAny && prevAny.name === 'TeamCreate' && results.length > 0) {
+    let teamName = 'lead-team';
+    try { teamName = JSON.parse(toolResultText(results[0])).team_name || teamName; } catch (_) { /* keep */ }
+    return spawn(teamName);
+  }
+
   const run = last.role === 'user' ? messageTexts(last).join('\n').match(/Run: ([A-Za-z0-9_-]+)/) : null;
   if (run) {
     return {
@@ -225,6 +260,8 @@ const server = http.createServer((req, res) => {
         ua: req.headers['user-agent'], model: body.model, stream: body.stream,
         messages: msgs.length, roles: msgs.map((m) => m.role).join(','),
         hasSendMessage: toolNames.includes('SendMessage'),
+        ...(d.name === 'TeamCreate' || d.name === 'Agent' || d.name === 'Task'
+          ? { schema: (body.tools.find((t) => t.name === d.name) || {}).input_schema } : {}),
         lastText: (() => {
           for (let i = msgs.length - 1; i >= 0; i--) {
             if (msgs[i].role !== 'system') return messageTexts(msgs[i]).join('\n---\n').slice(-600);

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The compatibility matrix: run the real-client end-to-end drivers (tests/e2e) against each
+# listed Claude Code version, offline against the mock API, in each team shape, and write the
+# table to docs/compatibility.md.
+#
+#   scripts/compat.sh [--shapes LIST] [--report FILE] [--append] [VERSION...]
+#
+# VERSION defaults to the list below. Shapes (comma-separated, default all):
+#   standalone   a pane teammate started by hand; teamctl sends, it answers  (e2e.js)
+#   create       a team `teamctl create` made and leads                      (create-e2e.js)
+#   lead-tmux    a real lead's own team, teammate in a tmux pane             (lead-e2e.js)
+#   lead-inproc  a real lead's own team, in-process teammate                 (lead-e2e.js)
+# Each version is fetched once into $TEAMCTL_COMPAT_CACHE (default ~/.cache/teamctl-compat):
+# the native package @anthropic-ai/claude-code-linux-x64 from 2.1.113, the JavaScript package
+# @anthropic-ai/claude-code (cli.js, run by node) up to 2.1.112.
+# Per-run summaries and logs go to $TEAMCTL_COMPAT_CACHE/results/ (runs.jsonl is started afresh
+# unless --append; the report takes the latest run of each version and shape in it).
+# Exit 1 if any run failed.
+# Needs Linux x64, Node >= 18, npm, tmux; the only network use is the npm registry (fetching).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.210 2.1.322 2.1.323 2.1.332)
+shapes="standalone,create,lead-tmux,lead-inproc"
+report=docs/compatibility.md
+append=0
+versions=()
+while (($#)); do
+    case "$1" in
+        --shapes) shapes="$2"; shift 2 ;;
+        --report) report="$2"; shift 2 ;;
+        --append) append=1; shift ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "compat: unknown option $1" >&2; exit 2 ;;
+        *) versions+=("$1"); shift ;;
+    esac
+done
+((${#versions[@]})) || versions=("${DEFAULT_VERSIONS[@]}")
+
+cache="${TEAMCTL_COMPAT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/teamctl-compat}"
+results="$cache/results"
+mkdir -p "$results"
+
+cargo build --locked --quiet || exit 1
+teamctl="$PWD/target/debug/teamctl"
+
+# The client binary of version $1, fetched into the cache if missing; prints its path.
+fetch() {
+    local v=$1 dir="$cache/$1" patch pkg bin
+    patch=${v##*.}
+    if ((patch <= 112)); then
+        pkg="@anthropic-ai/claude-code@$v"
+        bin="$dir/node_modules/@anthropic-ai/claude-code/cli.js"
+    else
+        pkg="@anthropic-ai/claude-code-linux-x64@$v"
+        bin="$dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+    fi
+    if [[ ! -x $bin ]]; then
+        mkdir -p "$dir"
+        npm install --prefix "$dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+            "$pkg" >&2 || return 1
+    fi
+    [[ -x $bin ]] && echo "$bin"
+}
+
+run_shape() { # version shape bin
+    local v=$1 shape=$2 bin=$3 base="$results/$1-$2" rc t0
+    t0=$(date +%s)
+    case $shape in
+        standalone) node tests/e2e/e2e.js --send-cmd "$teamctl" --claude-bin "$bin" ;;
+        create) node tests/e2e/create-e2e.js --teamctl "$teamctl" --claude-bin "$bin" ;;
+        lead-tmux) node tests/e2e/lead-e2e.js --teamctl "$teamctl" --claude-bin "$bin" --mode tmux ;;
+        lead-inproc) node tests/e2e/lead-e2e.js --teamctl "$teamctl" --claude-bin "$bin" --mode in-process ;;
+        *) echo "compat: unknown shape $shape" >&2; return 2 ;;
+    esac >"$base.out" 2>"$base.err"
+    rc=$?
+    printf '%-8s %-12s %s (%ss)\n' "$v" "$shape" "$([[ $rc == 0 ]] && echo pass || echo "FAIL (exit $rc, see $base.err)")" \
+        "$(($(date +%s) - t0))" >&2
+    node -e '
+        const [v, shape, rc, file] = process.argv.slice(1);
+        let summary = null;
+        try { const l = require("fs").readFileSync(file, "utf8").trim().split("\n"); summary = JSON.parse(l[l.length - 1]); } catch (_) {}
+        process.stdout.write(JSON.stringify({ version: v, shape, rc: Number(rc), summary }) + "\n");
+    ' "$v" "$shape" "$rc" "$base.out" >>"$results/runs.jsonl"
+    return $rc
+}
+
+((append)) || : >"$results/runs.jsonl"
+failed=0
+IFS=, read -ra shape_list <<<"$shapes"
+for v in "${versions[@]}"; do
+    if ! bin=$(fetch "$v"); then
+        echo "compat: could not fetch Claude Code $v" >&2
+        for s in "${shape_list[@]}"; do
+            printf '{"version":"%s","shape":"%s","rc":-1,"summary":null}\n' "$v" "$s" >>"$results/runs.jsonl"
+        done
+        failed=1
+        continue
+    fi
+    for s in "${shape_list[@]}"; do
+        CLAUDE_E2E_VERSION=$v run_shape "$v" "$s" "$bin" || failed=1
+    done
+done
+
+node scripts/compat-report.js "$results/runs.jsonl" >"$report.tmp" && mv "$report.tmp" "$report"
+echo "compat: wrote $report" >&2
+exit $failed
