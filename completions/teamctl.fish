@@ -95,7 +95,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'P
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l from -d 'Only entries from this sender' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l since -d 'Only entries at or after TIME: RFC 3339, or an age like 10m, 2h, 1d' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l limit -d 'Only the newest N matching entries' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l limit -d 'Only the newest N matching entries (with --all: of all inboxes together)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l type -d 'Only plain messages, only protocol frames, or one frame type' -r -f -a "message\t''
 protocol\t''
 idle_notification\t''

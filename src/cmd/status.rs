@@ -14,7 +14,8 @@ use crate::output::warn;
 /// Show each member's state and what is waiting for them
 ///
 /// For the team: when it was made, whether its lead process runs, which inbox format its Claude
-/// Code writes, the task counts, then one row per member: type, colour, backend, state, last
+/// Code uses (judged from what its readers did: legacy keeps a read message with read: true,
+/// 2.1.159 and older; current deletes it, 2.1.160 and later; mixed; unknown), the task counts, then one row per member: type, colour, backend, state, last
 /// seen, unread messages in its inbox, tasks in progress/owned, and whether its process or tmux
 /// pane is alive where that can be checked.
 ///
