@@ -180,7 +180,10 @@ pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
 /// backoff (10, 20, 40, 80, then 100 ms). The file is reported only once the same unparseable
 /// bytes with the same mtime have been read [`TORN_RETRIES`] times in a row, about 150 ms: a
 /// file that keeps changing is being written, not corrupt, and is retried for up to
-/// [`TORN_DEADLINE`].
+/// [`TORN_DEADLINE`]. An empty file is retried for the whole deadline too: no Claude Code
+/// writes one (an empty inbox is `[]`), but an in-place writer (`writeFile`: truncate, then
+/// write) leaves one between its two steps, and on a loaded machine that gap outlasted the
+/// 150 ms (seen with 2.1.112 rewriting `config.json`, under a load of 8 on 2 cores).
 ///
 /// # Errors
 /// I/O errors, or the parse error once the file is stably unparseable or the deadline passed.
@@ -205,7 +208,8 @@ pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Resu
                 } else {
                     0
                 };
-                if stable >= TORN_RETRIES || start.elapsed() >= TORN_DEADLINE {
+                let empty = seen.1.is_empty();
+                if (stable >= TORN_RETRIES && !empty) || start.elapsed() >= TORN_DEADLINE {
                     return Err(e);
                 }
                 last_failed = Some(seen);
@@ -561,6 +565,28 @@ mod tests {
             took >= Duration::from_millis(150) && took < TORN_DEADLINE,
             "{took:?}"
         );
+    }
+
+    /// A file left empty between an in-place writer's truncate and its write, for longer than
+    /// the stable-retry window, is waited for rather than reported.
+    #[test]
+    fn an_empty_file_is_waited_for_until_the_writer_fills_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, b"").unwrap();
+        let writer = {
+            let p = p.clone();
+            // A slow writer: the second half of writeFile comes 400 ms after the truncate.
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(400));
+                fs::write(&p, b"[]").unwrap();
+            })
+        };
+        assert_eq!(read_inbox(&p).unwrap(), Some(Vec::new()));
+        writer.join().unwrap();
+        // Still empty at the deadline: reported.
+        fs::write(&p, b"").unwrap();
+        assert!(read_inbox(&p).is_err());
     }
 
     #[test]
