@@ -12,11 +12,17 @@ const SHAPES = [
   ['lead-tmux', 'real lead, tmux teammate'],
   ['lead-inproc', 'real lead, in-process teammate'],
 ];
+// The latest run of each version and shape counts; failed tries before it are kept to show.
 const runs = new Map();
+const earlier = new Map();
 for (const line of fs.readFileSync(process.argv[2], 'utf8').split('\n')) {
   if (!line.trim()) continue;
   const r = JSON.parse(line);
-  runs.set(`${r.version} ${r.shape}`, r);
+  const key = `${r.version} ${r.shape}`;
+  const prev = runs.get(key);
+  if (prev && r.attempt > 1) earlier.set(key, [...(earlier.get(key) || []), prev]);
+  else earlier.delete(key);
+  runs.set(key, r);
 }
 const cmp = (a, b) => {
   const pa = a.split('.').map(Number), pb = b.split('.').map(Number);
@@ -24,7 +30,10 @@ const cmp = (a, b) => {
   return 0;
 };
 const versions = [...new Set([...runs.values()].map((r) => r.version))].sort(cmp);
-const cell = (r) => (!r ? '–' : r.rc === 0 && r.summary && r.summary.ok ? 'pass' : r.rc === -1 ? 'not fetched' : r.rc === 77 ? 'skipped' : '**FAIL**');
+const ordinal = (n) => (n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`);
+const passed = (r) => r && r.rc === 0 && r.summary && r.summary.ok;
+const cell = (r) => (!r ? '–' : passed(r) ? (r.attempt > 1 ? `pass (${ordinal(r.attempt)} try)` : 'pass')
+  : r.rc === -1 ? 'not fetched' : r.rc === 77 ? 'skipped' : '**FAIL**');
 const seen = (v, pick) => {
   const vals = new Set();
   for (const [s] of SHAPES) {
@@ -72,12 +81,23 @@ out.push('and every version accepted them); **lead signs** whether the real lead
 out.push('teammate\'s inbox carry `lead_sig`; **lead\'s team** how the real lead formed its team.');
 out.push('`?` means no passing run observed it.');
 out.push('');
+const retried = [...earlier.entries()].filter(([k]) => passed(runs.get(k)));
+if (retried.length) {
+  out.push('## Passed on a later try');
+  out.push('');
+  out.push('`scripts/compat.sh` tries a failed run again once; these failed first:');
+  out.push('');
+  for (const [k, list] of retried.sort(([a], [b]) => cmp(a.split(' ')[0], b.split(' ')[0]))) {
+    for (const r of list) out.push(`* ${k}, try ${r.attempt || 1}: ${(r.reason || `exit ${r.rc}`).replace(/\|/g, '\\|')}`);
+  }
+  out.push('');
+}
 const fails = [...runs.values()].filter((r) => cell(r) === '**FAIL**');
 if (fails.length) {
   out.push('## Failures');
   out.push('');
   for (const r of fails.sort((a, b) => cmp(a.version, b.version))) {
-    out.push(`* ${r.version} ${r.shape}: exit ${r.rc}; the driver's diagnostics are in the compat cache, \`results/${r.version}-${r.shape}.err\`.`);
+    out.push(`* ${r.version} ${r.shape}: ${r.reason || `exit ${r.rc}`} (the driver's diagnostics: \`results/${r.version}-${r.shape}.try*.err\` in the compat cache)`);
   }
   out.push('');
 }

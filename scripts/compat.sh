@@ -3,7 +3,7 @@
 # listed Claude Code version, offline against the mock API, in each team shape, and write the
 # table to docs/compatibility.md.
 #
-#   scripts/compat.sh [--shapes LIST] [--report FILE] [--append] [VERSION...]
+#   scripts/compat.sh [--shapes LIST] [--report FILE] [--append] [--tries N] [VERSION...]
 #
 # VERSION defaults to the list below. Shapes (comma-separated, default all):
 #   standalone   a pane teammate started by hand; teamctl sends, it answers  (e2e.js)
@@ -15,7 +15,9 @@
 # @anthropic-ai/claude-code (cli.js, run by node) up to 2.1.112.
 # Per-run summaries and logs go to $TEAMCTL_COMPAT_CACHE/results/ (runs.jsonl is started afresh
 # unless --append; the report takes the latest run of each version and shape in it).
-# Exit 1 if any run failed.
+# A failed run is tried again, up to --tries times in all (default 2); the table then says
+# "pass (2nd try)" and keeps the first failure's reason: a flaky version shows as flaky.
+# Exit 1 if any version and shape failed every try.
 # Needs Linux x64, Node >= 18, npm, tmux; the only network use is the npm registry (fetching).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,13 +26,15 @@ DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.21
 shapes="standalone,create,lead-tmux,lead-inproc"
 report=docs/compatibility.md
 append=0
+tries=2
 versions=()
 while (($#)); do
     case "$1" in
         --shapes) shapes="$2"; shift 2 ;;
         --report) report="$2"; shift 2 ;;
         --append) append=1; shift ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --tries) tries="$2"; shift 2 ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compat: unknown option $1" >&2; exit 2 ;;
         *) versions+=("$1"); shift ;;
     esac
@@ -63,8 +67,8 @@ fetch() {
     [[ -x $bin ]] && echo "$bin"
 }
 
-run_shape() { # version shape bin
-    local v=$1 shape=$2 bin=$3 base="$results/$1-$2" rc t0
+run_shape() { # version shape bin attempt
+    local v=$1 shape=$2 bin=$3 try=$4 base="$results/$1-$2" rc t0
     t0=$(date +%s)
     case $shape in
         standalone) node tests/e2e/e2e.js --send-cmd "$teamctl" --claude-bin "$bin" ;;
@@ -74,14 +78,17 @@ run_shape() { # version shape bin
         *) echo "compat: unknown shape $shape" >&2; return 2 ;;
     esac >"$base.out" 2>"$base.err"
     rc=$?
-    printf '%-8s %-12s %s (%ss)\n' "$v" "$shape" "$([[ $rc == 0 ]] && echo pass || echo "FAIL (exit $rc, see $base.err)")" \
+    ((rc == 0)) || cp "$base.err" "$base.try$try.err"
+    printf '%-8s %-12s %s (%ss)\n' "$v" "$shape" "$([[ $rc == 0 ]] && echo pass || echo "FAIL (exit $rc, see $base.try$try.err)")" \
         "$(($(date +%s) - t0))" >&2
     node -e '
-        const [v, shape, rc, file] = process.argv.slice(1);
-        let summary = null;
-        try { const l = require("fs").readFileSync(file, "utf8").trim().split("\n"); summary = JSON.parse(l[l.length - 1]); } catch (_) {}
-        process.stdout.write(JSON.stringify({ version: v, shape, rc: Number(rc), summary }) + "\n");
-    ' "$v" "$shape" "$rc" "$base.out" >>"$results/runs.jsonl"
+        const [v, shape, rc, file, errFile, attempt] = process.argv.slice(1);
+        const fs = require("fs");
+        let summary = null, reason = null;
+        try { const l = fs.readFileSync(file, "utf8").trim().split("\n"); summary = JSON.parse(l[l.length - 1]); } catch (_) {}
+        if (rc !== "0") { try { reason = fs.readFileSync(errFile, "utf8").split("\n")[0].slice(0, 400); } catch (_) {} }
+        process.stdout.write(JSON.stringify({ version: v, shape, rc: Number(rc), attempt: Number(attempt), reason, summary }) + "\n");
+    ' "$v" "$shape" "$rc" "$base.out" "$base.err" "$try" >>"$results/runs.jsonl"
     return $rc
 }
 
@@ -98,7 +105,10 @@ for v in "${versions[@]}"; do
         continue
     fi
     for s in "${shape_list[@]}"; do
-        CLAUDE_E2E_VERSION=$v run_shape "$v" "$s" "$bin" || failed=1
+        for ((try = 1; try <= tries; try++)); do
+            CLAUDE_E2E_VERSION=$v run_shape "$v" "$s" "$bin" "$try" && break
+            ((try < tries)) || failed=1
+        done
     done
 done
 
