@@ -8,6 +8,10 @@
 //!    `~/.npm/bin/claude`, `/usr/local/bin/claude`, `/opt/homebrew/bin/claude`;
 //! 5. every `~/.nvm/versions/node/*/bin/claude`, newest Node first;
 //! 6. the newest `~/.local/share/claude/versions/*`.
+//!
+//! `which` does the `PATH` search and the executable check; the install places, and picking the
+//! newest nvm Node or `versions/*` entry by version number, are Claude Code's own layout, which
+//! no crate knows, so they stay here.
 
 use std::ffi::OsString;
 use std::fs;

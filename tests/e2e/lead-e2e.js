@@ -395,6 +395,7 @@ async function main() {
   check(s1.code === 0, `status exited ${s1.code}: ${s1.stderr}`);
   const observed = {
     team_via: teamCreate ? 'TeamCreate' : team.name.startsWith('session-') ? 'session team' : 'other',
+    spawn_tool: (mockLines().find((l) => l.reply && (l.reply.tool === 'Agent' || l.reply.tool === 'Task')) || { reply: {} }).reply.tool || null,
     consumer: mine ? (mine.read === true ? 'marks_read' : 'unread_left') : 'deletes',
     reply_msgv: echo.msgV === 1 && typeof echo.msg_id === 'string',
     lead_sig: leadSigSeen || Boolean(workerPane && /--lead-verify-key/.test(workerPane.cmd)),

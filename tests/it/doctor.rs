@@ -195,6 +195,35 @@ fn claude_not_found_lists_places_and_identity_says_its_source() {
     assert_eq!(find(&c, "tmux", "ok")[0]["details"], serde_json::json!([]));
 }
 
+/// In a team teamctl leads, the default identity is its lead, and doctor says so.
+#[test]
+fn identity_in_a_team_teamctl_leads_is_the_lead_by_default() {
+    let env = TestEnv::new();
+    env.cmd()
+        .args([
+            "create",
+            "led",
+            "--member",
+            "alice:brief",
+            "--launch",
+            "none",
+        ])
+        .assert()
+        .success();
+    let out = doctor(&env, &["claude", "tmux"])
+        .env_remove("TEAMCTL_FROM")
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains(
+            "OK    you are 'team-lead' (the default in a team teamctl leads; TEAMCTL_FROM is not \
+             set), a member of team 'led'"
+        ),
+        "{text}"
+    );
+}
+
 /// Every file under `root`: bytes (or `dir`) and mtime.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, SystemTime)> {
     let mut map = BTreeMap::new();
