@@ -63,22 +63,34 @@ out.push('  spawns a teammate (in a tmux pane, or in its own process); teamctl f
 out.push('  with `send --join --from ops`, and the teammate\'s answer must land in `ops.json`');
 out.push('  (`tests/e2e/lead-e2e.js`).');
 out.push('');
-out.push('| Claude Code | ' + SHAPES.map(([, t]) => t).join(' | ') + ' | consumer | client writes `msgV` | lead signs (`lead_sig`) | lead\'s team |');
-out.push('|---|' + SHAPES.map(() => '---|').join('') + '---|---|---|---|');
+out.push('| Claude Code | ' + SHAPES.map(([, t]) => t).join(' | ') + ' | consumer | client writes `msgV` | lead signs (`lead_sig`) | lead\'s team | \`teamctl status\` format | remarks |');
+out.push('|---|' + SHAPES.map(() => '---|').join('') + '---|---|---|---|---|---|');
 for (const v of versions) {
   const cells = SHAPES.map(([s]) => cell(runs.get(`${v} ${s}`)));
   const consumer = seen(v, (o) => o.consumer && o.consumer.replace('marks_read', 'marks `read: true`').replace('deletes', 'deletes'));
   const msgv = seen(v, (o) => (o.reply_msgv === undefined ? undefined : yes(o.reply_msgv)));
   const sig = seen(v, (o, s) => (s === 'lead-tmux' && o.lead_sig !== undefined ? yes(o.lead_sig) : undefined));
   const team = seen(v, (o) => o.team_via);
-  out.push(`| ${v} | ${cells.join(' | ')} | ${consumer} | ${msgv} | ${sig} | ${team} |`);
+  const remarks = [];
+  for (const [s, title] of SHAPES) {
+    const r = runs.get(`${v} ${s}`);
+    const o = passed(r) && r.summary.observed;
+    if (o && o.reply_from && o.reply_from !== 'worker') {
+      remarks.push(`${title}: the teammate's answer came from \`${o.reply_from}\` (an internal id), not \`worker\``);
+    }
+  }
+  const format = seen(v, (o) => o.status_format);
+  out.push(`| ${v} | ${cells.join(' | ')} | ${consumer} | ${msgv} | ${sig} | ${team} | ${format} | ${remarks.join('; ')} |`);
 }
 out.push('');
 out.push('Columns: **consumer** is what the teammate did with a message it delivered (deleted it, or');
 out.push('kept it marked `read: true`); **client writes `msgV`** whether the entries the client itself');
 out.push('wrote (its `SendMessage` answers) carry `msgV: 1` and a `msg_id` (teamctl always writes them,');
 out.push('and every version accepted them); **lead signs** whether the real lead\'s entries in its');
-out.push('teammate\'s inbox carry `lead_sig`; **lead\'s team** how the real lead formed its team.');
+out.push('teammate\'s inbox carry `lead_sig`; **lead\'s team** how the real lead formed its team;');
+out.push('**`teamctl status` format** what `status` concluded about the real lead\'s team after teamctl\'s');
+out.push('message was answered (`legacy`: read messages kept, `current`: deleted); **remarks** anything');
+out.push('a run saw that a user of teamctl would notice.');
 out.push('`?` means no passing run observed it.');
 out.push('');
 const retried = [...earlier.entries()].filter(([k]) => passed(runs.get(k)));

@@ -17,7 +17,8 @@
 //  1. the lead starts in tmux (settings `teammateMode`), the driver types `SPAWN-TEAMMATE …`;
 //  2. a team folder appears whose config.json lists `worker` (backendType tmux or in-process);
 //  3. `teamctl --team <T> --json status` sees the team; `teamctl --json send --join --from ops
-//     worker "Token: L-…"` writes the message; the worker's echo must arrive in ops.json;
+//     worker "Token: L-…"` writes the message; the worker's echo must arrive in ops.json (from
+//     any sender name: `observed.reply_from` records it);
 //  4. observations: the consumer (teamctl's message deleted, or kept with read: true), msgV on
 //     the client's own entries, whether the lead signs (`--lead-verify-key` on the teammate's
 //     command line, `lead_sig` on its entries), the format teamctl status reports.
@@ -383,7 +384,9 @@ async function main() {
       if (consumedMs === null && !w.some((e) => e.msg_id === msgId && e.read !== true)) consumedMs = now() - tSent;
     }
     const ops = readJson(opsInbox);
-    return Array.isArray(ops) && ops.find((e) => e.from === 'worker' && typeof e.text === 'string' && e.text.includes(tok));
+    // Any sender: 2.1.178's in-process teammate signs its messages with its internal agent id
+    // (17 hex digits) instead of its name; `observed.reply_from` records who it said it was.
+    return Array.isArray(ops) && ops.find((e) => typeof e.text === 'string' && e.text.includes(tok));
   });
   const echoMs = now() - tSent;
   check(echo.text === `ECHO ${tok}`, `echo text ${JSON.stringify(echo.text)}`);
@@ -398,6 +401,7 @@ async function main() {
     spawn_tool: (mockLines().find((l) => l.reply && (l.reply.tool === 'Agent' || l.reply.tool === 'Task')) || { reply: {} }).reply.tool || null,
     consumer: mine ? (mine.read === true ? 'marks_read' : 'unread_left') : 'deletes',
     reply_msgv: echo.msgV === 1 && typeof echo.msg_id === 'string',
+    reply_from: echo.from,
     lead_sig: leadSigSeen || Boolean(workerPane && /--lead-verify-key/.test(workerPane.cmd)),
     status_format: lastJson(s1.stdout).team.format,
   };
