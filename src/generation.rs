@@ -16,6 +16,8 @@
 //!
 //! A team upgraded in place from 2.1.159 or older keeps its old `read: true` entries (newer
 //! readers skip them without deleting them), so it reads as legacy, or as both, until they go.
+//! And `teamctl inbox --consume` removes messages the way a current reader does, so consuming
+//! teamctl's own messages from someone's inbox by hand counts as evidence (2) too.
 
 use std::collections::{HashMap, HashSet};
 
