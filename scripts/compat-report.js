@@ -75,6 +75,12 @@ for (const v of versions) {
   for (const [s, title] of SHAPES) {
     const r = runs.get(`${v} ${s}`);
     const o = passed(r) && r.summary.observed;
+    if (o && o.client_lost && o.client_lost.length) {
+      remarks.push(`${title}: the client marked ${o.client_lost.length} of 6 messages read without answering them (its own race, see below)`);
+    }
+    if (o && o.client_doubled && o.client_doubled.length) {
+      remarks.push(`${title}: the client delivered ${o.client_doubled.length} of 6 messages twice (its own race, see below)`);
+    }
     if (o && o.reply_from && o.reply_from !== 'worker') {
       remarks.push(`${title}: the teammate's answer came from \`${o.reply_from}\` (an internal id), not \`worker\``);
     }
