@@ -13,8 +13,9 @@
 # Each version is fetched once into $TEAMCTL_COMPAT_CACHE (default ~/.cache/teamctl-compat):
 # the native package @anthropic-ai/claude-code-linux-x64 from 2.1.113, the JavaScript package
 # @anthropic-ai/claude-code (cli.js, run by node) up to 2.1.112.
-# Per-run summaries and logs go to $TEAMCTL_COMPAT_CACHE/results/ (runs.jsonl is started afresh
-# unless --append; the report takes the latest run of each version and shape in it).
+# Per-run summaries and logs go to $TEAMCTL_COMPAT_CACHE/results/, the run records to
+# runs-<report name>.jsonl there (one file per report, started afresh unless --append; the
+# report takes the latest run of each version and shape in it).
 # A failed run is tried again, up to --tries times in all (default 2); the table then says
 # "pass (2nd try)" and keeps the first failure's reason: a flaky version shows as flaky.
 # Exit 1 if any version and shape failed every try.
@@ -44,6 +45,7 @@ done
 cache="${TEAMCTL_COMPAT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/teamctl-compat}"
 results="$cache/results"
 mkdir -p "$results"
+runs="$results/runs-$(basename "$report" .md).jsonl"
 
 cargo build --locked --quiet || exit 1
 teamctl="$PWD/target/debug/teamctl"
@@ -88,18 +90,18 @@ run_shape() { # version shape bin attempt
         try { const l = fs.readFileSync(file, "utf8").trim().split("\n"); summary = JSON.parse(l[l.length - 1]); } catch (_) {}
         if (rc !== "0") { try { reason = fs.readFileSync(errFile, "utf8").split("\n")[0].slice(0, 400); } catch (_) {} }
         process.stdout.write(JSON.stringify({ version: v, shape, rc: Number(rc), attempt: Number(attempt), reason, summary }) + "\n");
-    ' "$v" "$shape" "$rc" "$base.out" "$base.err" "$try" >>"$results/runs.jsonl"
+    ' "$v" "$shape" "$rc" "$base.out" "$base.err" "$try" >>"$runs"
     return $rc
 }
 
-((append)) || : >"$results/runs.jsonl"
+((append)) || : >"$runs"
 failed=0
 IFS=, read -ra shape_list <<<"$shapes"
 for v in "${versions[@]}"; do
     if ! bin=$(fetch "$v"); then
         echo "compat: could not fetch Claude Code $v" >&2
         for s in "${shape_list[@]}"; do
-            printf '{"version":"%s","shape":"%s","rc":-1,"summary":null}\n' "$v" "$s" >>"$results/runs.jsonl"
+            printf '{"version":"%s","shape":"%s","rc":-1,"summary":null}\n' "$v" "$s" >>"$runs"
         done
         failed=1
         continue
@@ -112,6 +114,6 @@ for v in "${versions[@]}"; do
     done
 done
 
-node scripts/compat-report.js "$results/runs.jsonl" >"$report.tmp" && mv "$report.tmp" "$report"
+node scripts/compat-report.js "$runs" >"$report.tmp" && mv "$report.tmp" "$report"
 echo "compat: wrote $report" >&2
 exit $failed
