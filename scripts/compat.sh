@@ -35,7 +35,7 @@ while (($#)); do
         --report) report="$2"; shift 2 ;;
         --append) append=1; shift ;;
         --tries) tries="$2"; shift 2 ;;
-        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compat: unknown option $1" >&2; exit 2 ;;
         *) versions+=("$1"); shift ;;
     esac
