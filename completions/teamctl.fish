@@ -37,6 +37,8 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a m
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "ask" -d 'Ask a teammate something and wait for its answer'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Wait until the team\'s tasks are done, teammates are idle or gone, or a message arrives'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List the requests teammates are waiting on: tool permissions, plan approvals, sandbox hosts'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
@@ -257,6 +259,55 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'F
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from -d 'Ask as NAME: the answer lands in NAME\'s inbox [default: team-lead in a team teamctl leads, else user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Give up after this long (exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l all -d 'Ask every teammate and wait for each'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l join -d 'Join the team first as --from, so teammates can answer you'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed [default: leave it there]'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l task -d 'This task is completed (repeatable)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l idle -d 'These members are idle [default: every teammate]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l message-from -d 'A message from NAME lands in your inbox (repeatable)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l type -d 'With --message-from: which entries count (message, protocol or a frame type)' -r -f -a "message\t''
+protocol\t''
+idle_notification\t''
+shutdown_request\t''
+shutdown_approved\t''
+shutdown_rejected\t''
+shutdown_response\t''
+plan_approval_request\t''
+plan_approval_response\t''
+permission_request\t''
+permission_response\t''
+sandbox_permission_request\t''
+sandbox_permission_response\t''
+task_assignment\t''
+mode_set_request\t''
+team_permission_update\t''
+teammate_terminated\t''
+task_completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l after -d 'With --message-from: count messages after this entry id or time (RFC 3339 or an age like 10m) instead of after the start' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l terminated -d 'These members are gone [default: every teammate]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l delivered -d 'This message has been taken by its recipient (repeatable)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl leads, else user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Give up after this long (exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l any -d 'Return when the first condition holds instead of all'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l as -d 'Whose inbox holds the requests' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r

@@ -14,11 +14,13 @@ reads every write back, so it never loses or corrupts a message Claude Code wrot
 
 const AFTER_HELP: &str = "Exit codes:
   0  success (an empty inbox too)
-  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create
+  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create,
+     a teammate that is gone (ask), a wait that can no longer succeed
   2  usage error, including a team or member name that breaks the naming rules
   3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
      --wait ran out
-  4  read-back verification failed after a write";
+  4  read-back verification failed after a write
+  5  ask: the teammate went idle without answering";
 
 /// Work with Claude Code agent teams from a shell
 #[derive(Debug, Parser)]

@@ -14,6 +14,7 @@
 //! the `teamctl` binary owns the command line, the environment and the output.
 #![warn(missing_docs)]
 
+pub mod ask;
 pub mod create;
 pub mod delete;
 pub mod doctor;
@@ -34,6 +35,7 @@ pub mod tasks;
 pub mod team;
 pub mod time;
 pub mod tmux;
+pub mod wait;
 pub mod watch;
 
 pub use error::Error;

@@ -2,6 +2,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod approve;
+pub(crate) mod ask;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod deny;
@@ -12,6 +13,7 @@ pub(crate) mod send;
 pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;
+pub(crate) mod wait;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
@@ -63,6 +65,8 @@ pub(crate) enum Command {
     Tasks(tasks::TasksArgs),
     Status(status::StatusArgs),
     Watch(watch::WatchArgs),
+    Ask(ask::AskArgs),
+    Wait(wait::WaitArgs),
     Pending(pending::PendingArgs),
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
@@ -80,6 +84,8 @@ pub(crate) fn run(global: &GlobalArgs, command: Command) -> Result<()> {
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
+        Command::Ask(args) => ask::run(&ctx, args),
+        Command::Wait(args) => wait::run(&ctx, args),
         Command::Pending(args) => pending::run(&ctx, args),
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),

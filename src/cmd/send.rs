@@ -270,7 +270,7 @@ fn human(d: &Delivery) -> String {
 }
 
 /// The message body: the argument, or stdin for `-` or when absent on a non-terminal stdin.
-fn message_text(arg: Option<String>) -> Result<String> {
+pub(crate) fn message_text(arg: Option<String>) -> Result<String> {
     match arg.as_deref() {
         Some("-") => {}
         Some(_) => return Ok(arg.unwrap_or_default()),

@@ -1,6 +1,7 @@
 //! teamctl's only integration-test target (one binary to link): one module per subcommand,
 //! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
 
+mod ask;
 mod common;
 mod crash;
 mod create;
@@ -16,4 +17,5 @@ mod send;
 mod status;
 mod store;
 mod tasks;
+mod wait;
 mod watch;
