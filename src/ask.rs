@@ -8,10 +8,13 @@
 //!   written are excluded, and so is whatever arrives while the question still waits. A batch
 //!   of changes that shows the take and a new message at once counts the message as the answer
 //!   (an answer that lands a millisecond after the take is never missed);
-//! - **idle**: after the take, an `idle_notification` from the teammate and no answer, and no
-//!   sign of a new turn (a message from it, `isActive` turning `true`) for [`IDLE_GRACE`]: a
-//!   teammate busy with something else ends that turn (and notifies) before it starts on a
-//!   question it took meanwhile;
+//! - **idle**: an `idle_notification` from the teammate written after the question, the
+//!   question taken, no answer, and no sign of a new turn (a message from it, `isActive` turning
+//!   `true`) for [`IDLE_GRACE`] after both. The real client (2.1.332) can end the turn, and
+//!   write its `idle_notification`, before its write that takes the question lands, so the
+//!   notification may come first. A teammate busy with something else ends that turn (and
+//!   notifies) before it starts on a question it took meanwhile: the grace lets that new turn
+//!   show;
 //! - **gone**: as [`crate::wait::gone_reason`].
 //!
 //! A question sent again with the same idempotency key (nothing written) may have been answered
@@ -57,6 +60,7 @@ pub struct Question {
     since: Option<DateTime<Utc>>,
     /// When teamctl saw the question taken.
     pub taken_at: Option<DateTime<Utc>>,
+    taken_instant: Option<Instant>,
     /// When teamctl saw the answer.
     pub answered_at: Option<DateTime<Utc>>,
     idle: Option<(Instant, Entry)>,
@@ -82,6 +86,7 @@ impl Question {
                 .collect(),
             since: None,
             taken_at: None,
+            taken_instant: None,
             answered_at: None,
             idle: None,
             outcome: None,
@@ -155,6 +160,7 @@ impl Question {
         }
         if self.taken_at.is_none() && !self.waiting(watch) {
             self.taken_at = Some(now);
+            self.taken_instant = Some(at);
             self.notes.push(format!("{} took the question", self.to));
         }
         let taken = self.taken_at.is_some();
@@ -194,37 +200,37 @@ impl Question {
                 }
                 continue;
             }
-            match kind.as_deref() {
-                Some("idle_notification") if taken => {
-                    self.notes.push(format!(
-                        "{} is idle ({}); waiting {} ms for a new turn",
-                        self.to,
-                        idle_detail(msg),
-                        IDLE_GRACE.as_millis()
-                    ));
-                    self.idle = Some((at, msg.clone()));
-                }
-                Some("idle_notification") => {}
+            if kind.as_deref() == Some("idle_notification") {
+                self.notes.push(format!(
+                    "{} is idle ({}); waiting {} ms for a new turn",
+                    self.to,
+                    idle_detail(msg),
+                    IDLE_GRACE.as_millis()
+                ));
+                self.idle = Some((at, msg.clone()));
+            } else {
                 // Anything else it writes (to anyone) means it is working.
-                _ if taken => self.idle = None,
-                _ => {}
+                self.idle = None;
             }
         }
     }
 
-    /// Ends the question as idle once the grace has passed since the `idle_notification`.
+    /// Ends the question as idle once the grace has passed since both the take and the
+    /// `idle_notification`.
     pub fn tick(&mut self, at: Instant) {
         if self.outcome.is_none()
-            && let Some((seen, note)) = &self.idle
-            && at.duration_since(*seen) >= IDLE_GRACE
+            && let Some(end) = self.idle_deadline()
+            && at >= end
+            && let Some((_, note)) = &self.idle
         {
             self.outcome = Some(Outcome::Idle(note.clone()));
         }
     }
 
-    /// When the idle grace ends, if an `idle_notification` is standing.
+    /// When the idle grace ends, if the question was taken and an `idle_notification` stands.
     pub fn idle_deadline(&self) -> Option<Instant> {
-        self.idle.as_ref().map(|(seen, _)| *seen + IDLE_GRACE)
+        let (seen, _) = self.idle.as_ref()?;
+        Some((*seen).max(self.taken_instant?) + IDLE_GRACE)
     }
 
     /// What the `idle_notification` says (reason, summary, last words).

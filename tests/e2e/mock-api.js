@@ -25,6 +25,11 @@
 //     * text with `Run: <tok>` in a <teammate-message> -> ONE tool_use Bash
 //       {command: "echo <tok> > ran-<tok>.txt", description}: a tool that needs the
 //       user's permission, which a pane teammate asks its lead for (permission_request)
+//     * a task_assignment frame (teamctl tasks add --owner) -> the teammate completes the task
+//       it was given: ONE tool_use Bash {command: "<$MOCK_TEAMCTL> tasks done <id>"} when
+//       $MOCK_TEAMCTL is set, else TaskUpdate {taskId, status: "completed"}. 2.1.332 offline
+//       offers no Task* tools ("TaskUpdate is disabled for this session"), so the e2e tests
+//       set MOCK_TEAMCTL and the task file is changed through teamctl's locks instead
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
 //
@@ -129,6 +134,26 @@ function decide(body) {
     };
   }
 
+  const assigned = last.role === 'user'
+    ? messageTexts(last).join('\n').match(/\\?"type\\?":\\?"task_assignment\\?"[\s\S]*?\\?"taskId\\?":\\?"([0-9]+)/)
+    : null;
+  if (assigned && process.env.MOCK_TEAMCTL) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: `'${process.env.MOCK_TEAMCTL}' tasks done ${assigned[1]}`, description: `Complete task ${assigned[1]}` },
+      why: `task_assignment ${assigned[1]} (Bash)`,
+    };
+  }
+  if (assigned) {
+    return {
+      kind: 'tool_use',
+      name: 'TaskUpdate',
+      input: { taskId: assigned[1], status: 'completed' },
+      why: `task_assignment ${assigned[1]}`,
+    };
+  }
+
   const run = last.role === 'user' ? messageTexts(last).join('\n').match(/Run: ([A-Za-z0-9_-]+)/) : null;
   if (run) {
     return {
@@ -225,6 +250,7 @@ const server = http.createServer((req, res) => {
         ua: req.headers['user-agent'], model: body.model, stream: body.stream,
         messages: msgs.length, roles: msgs.map((m) => m.role).join(','),
         hasSendMessage: toolNames.includes('SendMessage'),
+        tools: toolNames,
         lastText: (() => {
           for (let i = msgs.length - 1; i >= 0; i--) {
             if (msgs[i].role !== 'system') return messageTexts(msgs[i]).join('\n---\n').slice(-600);

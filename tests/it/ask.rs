@@ -285,7 +285,7 @@ fn idle_without_answering_is_exit_5_and_says_what_the_notification_says() {
 }
 
 #[test]
-fn an_idle_notification_from_before_the_take_does_not_count() {
+fn an_idle_notification_before_the_take_is_overruled_by_an_answer() {
     let env = TestEnv::new();
     led_team(&env);
     let child = spawn_ask(&env, &["alice", "Q1?"]);

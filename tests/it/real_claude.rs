@@ -1,5 +1,5 @@
-//! End to end with the real Claude Code (two tests: teamctl sending to a teammate started by
-//! hand, and a team made by `teamctl create`): a 2.1.332 pane teammate (npm
+//! End to end with the real Claude Code (teamctl sending to a teammate started by hand; a team
+//! made by `teamctl create`; `ask`, `wait` and the CI recipe in such a team): a 2.1.332 pane teammate (npm
 //! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
 //! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
 //! messages; the test checks each is consumed by the teammate and answered (via its
@@ -98,4 +98,33 @@ fn real_claude_code_team_made_by_teamctl_create() {
         summary["shutdown_wait_ms"].is_u64(),
         "shutdown --wait was approved"
     );
+}
+
+/// `ask` and `wait` with a real 2.1.332 teammate in a team `teamctl create` made: `wait --idle`
+/// after its turn, `ask` prints its answer, a turn without SendMessage is `ask` exit 5, a task
+/// given with `tasks add --owner` and completed by the teammate ends `wait --tasks-done`; then
+/// the README's CI recipe (examples/ci/team-review.sh) runs as it is. Driver:
+/// `tests/e2e/ask-e2e.js`.
+#[test]
+fn real_claude_code_ask_wait_and_the_ci_recipe() {
+    let Some(e2e) = e2e_dir() else { return };
+    let out = Command::new("node")
+        .arg(e2e.join("ask-e2e.js"))
+        .arg("--teamctl")
+        .arg(bin())
+        .env_remove("TEAMCTL_TEAM")
+        .env_remove("TEAMCTL_FROM")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "ask e2e failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    assert!(summary["recipe_ms"].is_u64(), "the CI recipe ran");
 }
