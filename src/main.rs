@@ -4,6 +4,7 @@ mod cli;
 mod cmd;
 mod env;
 mod output;
+mod quick_exit;
 mod signals;
 
 use std::io;
@@ -34,5 +35,7 @@ fn main() -> ExitCode {
     };
     // Interrupted: the locked write in progress was finished (or never started) and every lock
     // released; report the signal, as the signal thread would, whichever thread exits first.
-    ExitCode::from(signals::exit_code().unwrap_or(code))
+    let code = signals::exit_code().unwrap_or(code);
+    quick_exit::exit_if_armed(code);
+    ExitCode::from(code)
 }

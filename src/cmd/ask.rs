@@ -313,6 +313,9 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             last_probe = Instant::now();
         }
     }
+    // The watch stays open to the end: see quick_exit.
+    std::mem::forget(waker);
+    crate::quick_exit::arm();
     for w in dedup(warnings) {
         warn(&w);
     }

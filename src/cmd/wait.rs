@@ -237,6 +237,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             report(ctx, &tracker.states[i])?;
         }
     }
+    // The watch stays open to the end: see quick_exit.
+    std::mem::forget(waker);
+    crate::quick_exit::arm();
     let met = tracker.done(args.any);
     let waited_ms = started.elapsed().as_millis() as u64;
     if ctx.out.json {
