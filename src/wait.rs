@@ -196,9 +196,19 @@ pub fn note_shutdown_events(changes: &Changes, shut_down: &mut HashSet<String>) 
     );
 }
 
+/// What can be checked about the members' processes now: the tmux panes, only when a member
+/// has one recorded (asking tmux costs a process).
+pub fn liveness(watch: &Watch) -> Liveness {
+    if needs_panes(watch) {
+        Liveness::probe()
+    } else {
+        Liveness::default()
+    }
+}
+
 /// Whether any member's recorded tmux pane needs checking (so [`Liveness::probe`] is worth
 /// running).
-pub fn needs_panes(watch: &Watch) -> bool {
+fn needs_panes(watch: &Watch) -> bool {
     watch.members().iter().any(|(_, m)| {
         m.get("tmuxPaneId")
             .and_then(Value::as_str)

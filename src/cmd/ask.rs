@@ -10,16 +10,15 @@ use serde::Serialize;
 use teamctl::Error;
 use teamctl::ask::{Outcome, Question};
 use teamctl::error::usage;
-use teamctl::mailbox::{self, Joined, Mark, SendRequest, Team};
+use teamctl::mailbox::{self, Mark, SendRequest, Team};
 use teamctl::model::{Entry, MessageView};
 use teamctl::paths::MemberName;
-use teamctl::status::Liveness;
 use teamctl::time::{iso_millis, parse_duration};
-use teamctl::wait::{gone_reason, needs_panes, note_shutdown_events, shut_down_in, teammates};
+use teamctl::wait::{gone_reason, liveness, note_shutdown_events, shut_down_in, teammates};
 use teamctl::watch::Watch;
 
 use crate::cmd::Ctx;
-use crate::cmd::send::message_text;
+use crate::cmd::send::{message_text, sender};
 use crate::env;
 use crate::output::warn;
 
@@ -156,23 +155,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         ));
     }
     let timeout = parse_duration(&args.timeout)?;
-    if let Some(f) = &args.from {
-        MemberName::parse(f)?;
-    }
-    let team = ctx.team()?;
-    let asker = MemberName::parse(&args.from.clone().unwrap_or_else(|| ctx.identity(&team)))?;
-    let team = if args.join {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        if mailbox::join(&team, &asker, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
-            crate::output::hint(&format!(
-                "joined team '{}' as '{asker}': teammates can now reply to you",
-                team.name
-            ));
-        }
-        ctx.team()?
-    } else {
-        team
-    };
+    let (team, asker) = sender(ctx, args.from.as_deref(), args.join)?;
     if let Some(why) = mailbox::unreachable_reason(&team, asker.as_str()) {
         return Err(usage(format!(
             "cannot ask as '{asker}': nobody can answer it: {why}"
@@ -203,14 +186,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
     };
     let mut shut = shut_down_in(&watch);
-    let probe = |watch: &Watch| {
-        if needs_panes(watch) {
-            Liveness::probe()
-        } else {
-            Liveness::default()
-        }
-    };
-    let mut live = probe(&watch);
+    let mut live = liveness(&watch);
     let mut last_probe = Instant::now();
 
     let mut asked: Vec<Asked> = Vec::new();
@@ -309,7 +285,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             }
         }
         if last_probe.elapsed() >= LIVENESS_EVERY || !changes.events.is_empty() {
-            live = probe(&watch);
+            live = liveness(&watch);
             last_probe = Instant::now();
         }
     }

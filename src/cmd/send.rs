@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use teamctl::error::usage;
 
 use teamctl::Error;
-use teamctl::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest};
+use teamctl::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest, Team};
 use teamctl::paths::MemberName;
 use teamctl::store::Entry;
 
@@ -150,23 +150,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         .transpose()?;
     let color = args.color.map(|c| c.parse()).transpose()?;
     mailbox::check_text(&text)?;
-    if let Some(f) = &args.from {
-        MemberName::parse(f)?;
-    }
-    let team = ctx.team()?;
-    let from = MemberName::parse(&args.from.clone().unwrap_or_else(|| ctx.identity(&team)))?;
-    let team = if args.join {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        if mailbox::join(&team, &from, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
-            crate::output::hint(&format!(
-                "joined team '{}' as '{from}': teammates can now reply to you",
-                team.name
-            ));
-        }
-        ctx.team()?
-    } else {
-        team
-    };
+    let (team, from) = sender(ctx, args.from.as_deref(), args.join)?;
     let recipients = match to {
         Some(to) => vec![to],
         None => team.all_recipients(&from)?,
@@ -249,6 +233,27 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The team and your identity in it (`--from`, else [`Ctx::identity`]), after joining the
+/// team as that name with `--join`.
+pub(crate) fn sender(ctx: &Ctx, from: Option<&str>, join: bool) -> Result<(Team, MemberName)> {
+    if let Some(f) = from {
+        MemberName::parse(f)?;
+    }
+    let team = ctx.team()?;
+    let name = MemberName::parse(from.unwrap_or(&ctx.identity(&team)))?;
+    if !join {
+        return Ok((team, name));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if mailbox::join(&team, &name, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
+        crate::output::hint(&format!(
+            "joined team '{}' as '{name}': teammates can now reply to you",
+            team.name
+        ));
+    }
+    Ok((ctx.team()?, name))
 }
 
 fn human(d: &Delivery) -> String {

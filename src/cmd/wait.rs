@@ -4,20 +4,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use clap::Args;
-use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::mailbox::TypeFilter;
-use teamctl::model::FRAME_TYPES;
 use teamctl::paths::MemberName;
-use teamctl::status::Liveness;
 use teamctl::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
-use teamctl::wait::{After, Condition, ConditionState, Spec, Tracker, needs_panes};
+use teamctl::wait::{After, Condition, ConditionState, Spec, Tracker, liveness};
 use teamctl::watch::Watch;
 
 use crate::cmd::Ctx;
+use crate::cmd::watch::type_values;
 use crate::env;
 use crate::output::warn;
 
@@ -106,12 +104,6 @@ pub(crate) struct WaitArgs {
     poll: Option<u64>,
 }
 
-fn type_values() -> PossibleValuesParser {
-    let mut v = vec!["message", "protocol"];
-    v.extend(FRAME_TYPES);
-    PossibleValuesParser::new(v)
-}
-
 #[derive(Serialize)]
 struct Report<'a> {
     schema_version: u32,
@@ -187,14 +179,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     for w in watch.rescan(clock()).warnings {
         warn(&w);
     }
-    let probe = |watch: &Watch| {
-        if needs_panes(watch) {
-            Liveness::probe()
-        } else {
-            Liveness::default()
-        }
-    };
-    let mut live = probe(&watch);
+    let mut live = liveness(&watch);
     let mut last_probe = Instant::now();
     let spec = Spec {
         conditions,
@@ -230,7 +215,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             warn(w);
         }
         if last_probe.elapsed() >= LIVENESS_EVERY || !changes.events.is_empty() {
-            live = probe(&watch);
+            live = liveness(&watch);
             last_probe = Instant::now();
         }
         for i in tracker.observe(&changes, &watch, &live, clock()) {

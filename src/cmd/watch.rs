@@ -70,7 +70,8 @@ pub(crate) struct WatchArgs {
     poll: Option<u64>,
 }
 
-fn type_values() -> PossibleValuesParser {
+/// The values of `--type`: `message`, `protocol` or a frame type.
+pub(crate) fn type_values() -> PossibleValuesParser {
     let mut v = vec!["message", "protocol"];
     v.extend(FRAME_TYPES);
     PossibleValuesParser::new(v)

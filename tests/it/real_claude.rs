@@ -34,13 +34,12 @@ fn e2e_dir() -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
-    let Some(e2e) = e2e_dir() else { return };
+/// Runs the driver `script` in `tests/e2e` with `args` (teamctl's `TEAMCTL_*` variables
+/// removed), asserts it passed and returns its JSON summary (the last stdout line).
+fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
     let out = Command::new("node")
-        .arg(e2e.join("e2e.js"))
-        .arg("--send-cmd")
-        .arg(bin())
+        .arg(e2e.join(script))
+        .args(args)
         .env_remove("TEAMCTL_TEAM")
         .env_remove("TEAMCTL_FROM")
         .output()
@@ -48,13 +47,21 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "e2e failed ({}):\n{stdout}\n{}",
+        "{script} failed ({}):\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(summary["ok"], true);
     assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    summary
+}
+
+#[test]
+fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(&e2e, "e2e.js", &["--send-cmd".as_ref(), bin.as_os_str()]);
     assert_eq!(summary["A"]["seen_in_inbox"], true);
     assert_eq!(summary["B"]["tokens"].as_array().unwrap().len(), 5);
     assert_eq!(summary["worker_inbox_left"], 0);
@@ -69,22 +76,12 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
 #[test]
 fn real_claude_code_team_made_by_teamctl_create() {
     let Some(e2e) = e2e_dir() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("create-e2e.js"))
-        .arg("--teamctl")
-        .arg(bin())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "create e2e failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "create-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(summary["ok"], true);
-    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
     assert_eq!(
         summary["steps"].as_array().unwrap().last().unwrap(),
         "ready"
@@ -108,23 +105,7 @@ fn real_claude_code_team_made_by_teamctl_create() {
 #[test]
 fn real_claude_code_ask_wait_and_the_ci_recipe() {
     let Some(e2e) = e2e_dir() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("ask-e2e.js"))
-        .arg("--teamctl")
-        .arg(bin())
-        .env_remove("TEAMCTL_TEAM")
-        .env_remove("TEAMCTL_FROM")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "ask e2e failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(summary["ok"], true);
-    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    let bin = bin();
+    let summary = driver(&e2e, "ask-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
     assert!(summary["recipe_ms"].is_u64(), "the CI recipe ran");
 }
