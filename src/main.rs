@@ -5,6 +5,7 @@ mod cmd;
 mod env;
 mod output;
 mod signals;
+mod term;
 
 use std::io;
 use std::process::ExitCode;
@@ -26,7 +27,7 @@ fn main() -> ExitCode {
             0
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            output::error(&err);
             err.chain()
                 .find_map(|e| e.downcast_ref::<teamctl::Error>())
                 .map_or(1, teamctl::Error::exit_code)

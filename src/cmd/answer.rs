@@ -7,6 +7,7 @@ use teamctl::paths::MemberName;
 use teamctl::protocol::{self, Kind, Verdict};
 
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 #[derive(Serialize)]
 struct Json<'a> {
@@ -66,8 +67,8 @@ pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool
     };
     ctx.out.line(&format!(
         "{what} {} from {}: answer written to {}",
-        request.request_id,
-        request.from,
-        d.inbox.display()
+        esc(&request.request_id),
+        esc(&request.from),
+        esc(&d.inbox.display().to_string())
     ))
 }

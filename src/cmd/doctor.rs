@@ -11,6 +11,7 @@ use teamctl::paths::TeamName;
 
 use crate::cmd::Ctx;
 use crate::env;
+use crate::term::escape_line as esc;
 
 /// Check the setup and a team's files, and say what to fix
 ///
@@ -92,9 +93,9 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
                 Level::Warn => "WARN",
                 Level::Fail => "FAIL",
             };
-            ctx.out.line(&format!("{level:<4}  {}", c.message))?;
+            ctx.out.line(&format!("{level:<4}  {}", esc(&c.message)))?;
             if let Some(fix) = &c.fix {
-                ctx.out.line(&format!("      fix: {fix}"))?;
+                ctx.out.line(&format!("      fix: {}", esc(fix)))?;
             }
         }
         ctx.out.line(&format!(

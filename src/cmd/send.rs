@@ -252,19 +252,17 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
 }
 
 fn human(d: &Delivery) -> String {
+    let id = crate::term::escape_line(&d.id);
+    let inbox = d.inbox.display().to_string();
+    let inbox = crate::term::escape_line(&inbox);
     match (d.written, &d.entry) {
-        (true, _) => format!("sent {} to {} ({})", d.id, d.to, d.inbox.display()),
+        (true, _) => format!("sent {id} to {} ({inbox})", d.to),
         (false, Some(_)) => {
-            format!(
-                "already sent {} to {}: nothing written ({})",
-                d.id,
-                d.to,
-                d.inbox.display()
-            )
+            format!("already sent {id} to {}: nothing written ({inbox})", d.to)
         }
         (false, None) => format!(
-            "already sent {} to {} (in the sent log; no longer in the inbox): nothing written",
-            d.id, d.to
+            "already sent {id} to {} (in the sent log; no longer in the inbox): nothing written",
+            d.to
         ),
     }
 }

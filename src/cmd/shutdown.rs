@@ -124,7 +124,8 @@ pub(crate) fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
                 let line = match (row.state, &row.reason) {
                     ("approved", _) => format!("{} approved and is shutting down", row.member),
                     ("rejected", why) => {
-                        format!("{} rejected: {}", row.member, why.as_deref().unwrap_or(""))
+                        let why = crate::term::escape_line(why.as_deref().unwrap_or(""));
+                        format!("{} rejected: {why}", row.member)
                     }
                     _ => format!("{} has not answered", row.member),
                 };

@@ -8,6 +8,7 @@ use teamctl::tasks::{self, NewTask};
 
 use super::{TaskJson, assigned, mail_assignment, view_now};
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Add a task to the team's list
 ///
@@ -97,7 +98,7 @@ pub(crate) fn run(ctx: &Ctx, args: AddArgs) -> Result<()> {
             extra: Assignment::from(mail),
         });
     }
-    let mut line = format!("added task #{}: {}", task.id, task.subject);
+    let mut line = format!("added task #{}: {}", task.id, esc(&task.subject));
     line.push_str(&assigned(mail.as_ref()));
     ctx.out.line(&line)
 }

@@ -117,8 +117,14 @@ fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<O
 
 /// ` (assigned to alice, told in …/alice.json)` after a mailed assignment, else nothing.
 fn assigned(mail: Option<&Delivery>) -> String {
-    mail.map(|d| format!(" (assigned to {}, told in {})", d.to, d.inbox.display()))
-        .unwrap_or_default()
+    mail.map(|d| {
+        format!(
+            " (assigned to {}, told in {})",
+            crate::term::escape_line(&d.to),
+            crate::term::escape_line(&d.inbox.display().to_string())
+        )
+    })
+    .unwrap_or_default()
 }
 
 /// `#1, #3`, or `-` when empty.
@@ -127,7 +133,7 @@ fn id_list(ids: &[String]) -> String {
         return "-".into();
     }
     ids.iter()
-        .map(|i| format!("#{i}"))
+        .map(|i| format!("#{}", crate::term::escape_line(i)))
         .collect::<Vec<_>>()
         .join(", ")
 }

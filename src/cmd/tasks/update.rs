@@ -10,6 +10,7 @@ use teamctl::tasks::{self, Patch, STATUSES};
 use super::add::Assignment;
 use super::{TaskJson, assigned, mail_assignment, view_now};
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Change a task: status, owner, text, dependencies
 ///
@@ -145,9 +146,9 @@ pub(crate) fn run(ctx: &Ctx, args: UpdateArgs) -> Result<()> {
         });
     }
     let mut line = if changed {
-        format!("updated task #{id}: {}", after.subject)
+        format!("updated task #{id}: {}", esc(&after.subject))
     } else {
-        format!("task #{id} unchanged: {}", after.subject)
+        format!("task #{id} unchanged: {}", esc(&after.subject))
     };
     line.push_str(&assigned(mail.as_ref()));
     ctx.out.line(&line)
