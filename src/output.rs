@@ -60,14 +60,14 @@ impl Output {
     }
 }
 
-/// `warning: …` on stderr (neutralised: a warning may quote a file).
+/// `warning: …` on stderr, one line (neutralised: a warning may quote a file).
 pub(crate) fn warn(msg: &str) {
-    eprintln!("warning: {}", term::escape_message(msg));
+    eprintln!("warning: {}", term::escape_line(msg));
 }
 
-/// `hint: …` on stderr.
+/// `hint: …` on stderr, one line.
 pub(crate) fn hint(msg: &str) {
-    eprintln!("hint: {}", term::escape_message(msg));
+    eprintln!("hint: {}", term::escape_line(msg));
 }
 
 /// `error: …` on stderr, once, in `main` (neutralised: library errors may quote a file or a

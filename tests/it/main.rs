@@ -6,6 +6,7 @@ mod crash;
 mod create;
 mod delete;
 mod doctor;
+mod hostile;
 mod inbox;
 mod interop;
 mod lock;

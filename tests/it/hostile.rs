@@ -1,0 +1,340 @@
+//! Hostile text in a team's files (escape sequences, OSC 52, bidi, C1, CR, newlines that start
+//! CI workflow commands, very long names, invalid UTF-8) goes through every human output and
+//! reaches neither stdout nor stderr raw; `--json` keeps it exactly.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::common::{NOW, TestEnv, json as parse};
+
+/// Clears the screen, paints, writes the clipboard (OSC 52), reverses the text, sends a C1 CSI,
+/// overwrites the line and starts a GitHub workflow command on a new line.
+const EVIL: &str = "PWN\u{1b}[2J\u{1b}[31mred\u{1b}]52;c;aGVsbG8=\u{7}\u{202e}txt.exe\u{2066}\u{9b}31m\u{7f}\rOVER\t\u{0}\n::error::PWN\n##[error]PWN\u{2028}x";
+
+/// Every string planted in the files starts with a workflow command (`::tag::`), and each of
+/// its newlines is followed by `::` or `##`: a line of output that starts (after spaces, which
+/// CI runners strip) with one of those began with attacker text.
+fn evil(tag: &str) -> String {
+    format!("::{tag}::{EVIL}")
+}
+
+const REQUEST: &str = "perm-PWN\u{1b}[2J\n::error::PWN";
+
+struct Corpus {
+    env: TestEnv,
+    data: PathBuf,
+    long_name: String,
+}
+
+fn entry(from: &str, text: &str, id: &str) -> Value {
+    json!({"from": from, "text": text, "timestamp": NOW, "summary": evil("summary"),
+           "color": evil("color"), "msgV": 1, "msg_id": id, "type": "message", "read": false})
+}
+
+fn corpus() -> Corpus {
+    let env = TestEnv::new();
+    let team = env.root.join("teams/evil");
+    fs::create_dir_all(team.join("inboxes")).unwrap();
+    let long_name = format!("::long::{}", "x".repeat(5000));
+    let member = |name: &str| {
+        json!({"agentId": evil("agent"), "name": name, "agentType": evil("type"),
+               "color": evil("color"), "backendType": evil("backend"), "joinedAt": 1,
+               "tmuxPaneId": "", "cwd": "/tmp", "subscriptions": []})
+    };
+    let cfg = json!({
+        "name": "evil",
+        "description": evil("description"),
+        "createdAt": 1764444600000u64,
+        "leadAgentId": evil("lead"),
+        "leadSessionId": evil("session"),
+        "members": [
+            {"agentId": "team-lead@evil", "name": "team-lead", "joinedAt": 1, "tmuxPaneId": "",
+             "cwd": "/tmp", "subscriptions": []},
+            member("worker"),
+            member(&evil("member")),
+            member(&format!("::error::PWN{EVIL}")),
+            member(&long_name),
+        ],
+        "teamctl": {"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null}
+    });
+    fs::write(
+        team.join("config.json"),
+        serde_json::to_string_pretty(&cfg).unwrap(),
+    )
+    .unwrap();
+
+    let perm = json!({"type": "permission_request", "request_id": REQUEST, "agent_id": "worker",
+        "tool_name": evil("tool"), "tool_use_id": evil("tooluse"), "description": evil("desc"),
+        "input": {"command": evil("input")}, "permission_suggestions": []});
+    let perm2 = json!({"type": "permission_request", "request_id": evil("request"),
+        "agent_id": evil("agent"), "tool_name": evil("tool"), "tool_use_id": "t",
+        "description": evil("desc"), "input": {}, "permission_suggestions": []});
+    let plan = json!({"type": "plan_approval_request", "from": "worker", "timestamp": NOW,
+        "planFilePath": evil("planfile"), "planContent": evil("plan"),
+        "requestId": evil("plan-request")});
+    let sandbox = json!({"type": "sandbox_permission_request", "requestId": evil("sandbox"),
+        "workerId": "worker@evil", "workerName": "worker", "workerColor": "green",
+        "hostPattern": {"host": evil("host")}, "createdAt": 1795946370000u64});
+    let rejected = json!({"type": "shutdown_rejected", "requestId": "shutdown-1795946400000@worker",
+        "from": "worker", "reason": evil("reason"), "timestamp": NOW});
+    let lead = json!([
+        entry("worker", &perm.to_string(), &evil("id1")),
+        entry(&evil("from"), &perm2.to_string(), &evil("id2")),
+        entry("worker", &plan.to_string(), &format!("::error::{EVIL}")),
+        entry("worker", &sandbox.to_string(), "id-4"),
+        entry(&evil("from"), &evil("text"), "id-5"),
+        entry("worker", &rejected.to_string(), "id-6"),
+        entry(&long_name, &"long ".repeat(2000), "id-7"),
+        {"from": evil("from"), "text": evil("text"), "timestamp": evil("timestamp")},
+    ]);
+    fs::write(
+        team.join("inboxes/team-lead.json"),
+        serde_json::to_string_pretty(&lead).unwrap(),
+    )
+    .unwrap();
+    fs::write(team.join("inboxes/worker.json"), "[]").unwrap();
+    // Invalid UTF-8 inside a string: the whole inbox does not parse.
+    fs::write(
+        team.join("inboxes/broken.json"),
+        b"[{\"from\":\"a\",\"text\":\"\xff\xfe\xc2\x9b2J\",\"timestamp\":\"x\"}]",
+    )
+    .unwrap();
+
+    let tasks = env.root.join("tasks/evil");
+    fs::create_dir_all(&tasks).unwrap();
+    let task = json!({"id": "1", "subject": evil("subject"), "description": evil("description"),
+        "activeForm": evil("active"), "status": "in_progress", "owner": evil("owner"),
+        "blocks": ["2"], "blockedBy": [evil("blocker")], "metadata": {"k": evil("metadata")}});
+    fs::write(
+        tasks.join("1.json"),
+        serde_json::to_string_pretty(&task).unwrap(),
+    )
+    .unwrap();
+    let task2 = json!({"id": "2", "subject": evil("subject2"), "description": "d",
+        "status": "pending", "blocks": [], "blockedBy": ["1"]});
+    fs::write(
+        tasks.join("2.json"),
+        serde_json::to_string_pretty(&task2).unwrap(),
+    )
+    .unwrap();
+    let task3 = json!({"id": "3", "subject": "s", "description": "d",
+        "status": evil("status"), "blocks": [], "blockedBy": []});
+    fs::write(tasks.join("3.json"), task3.to_string()).unwrap();
+    fs::write(
+        tasks.join("4.json"),
+        b"{\"id\":\"4\",\"subject\":\"\xff\x1b[2J\",\"status\":\"pending\"}",
+    )
+    .unwrap();
+    // A file name is text from the file system: control characters and a newline in it.
+    fs::write(tasks.join("\u{1b}[2J\n::error::PWN\u{9b}.json"), "{").unwrap();
+
+    let data = env.dir.path().join("data");
+    fs::create_dir_all(&data).unwrap();
+    let sent = json!({"id": evil("sent-id"), "team": "evil", "to": evil("to"),
+        "from": evil("from"), "at": evil("at"), "summary": evil("summary"),
+        "inbox": evil("inbox"), "idempotency_key": evil("key"), "answers": null});
+    fs::write(data.join("sent.jsonl"), format!("{sent}\n")).unwrap();
+    Corpus {
+        env,
+        data,
+        long_name,
+    }
+}
+
+/// No control character reaches the terminal, and no line starts with attacker text.
+fn assert_clean(what: &str, stream: &str, bytes: &[u8]) {
+    for (i, b) in bytes.iter().enumerate() {
+        assert!(
+            *b == b'\n' || (*b >= 0x20 && *b != 0x7f),
+            "{what}: {stream} byte {i} is 0x{b:02x}: {}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    let text = String::from_utf8(bytes.to_vec())
+        .unwrap_or_else(|_| panic!("{what}: {stream} is not UTF-8"));
+    for c in text.chars() {
+        let bad = matches!(c, '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}');
+        assert!(!bad, "{what}: {stream} carries U+{:04X}: {text}", c as u32);
+    }
+    for line in text.lines() {
+        let t = line.trim_start();
+        assert!(
+            !(t.starts_with("::") || t.starts_with("##")),
+            "{what}: a {stream} line starts with attacker text: {line}"
+        );
+    }
+}
+
+fn run(c: &Corpus, args: &[&str]) -> (Option<i32>, String) {
+    let out = c
+        .env
+        .cmd()
+        .env("TEAMCTL_DATA_DIR", &c.data)
+        .args(args)
+        .output()
+        .unwrap();
+    let what = args.join(" ");
+    assert_clean(&what, "stdout", &out.stdout);
+    assert_clean(&what, "stderr", &out.stderr);
+    assert!(
+        !out.stdout.is_empty() || !out.stderr.is_empty(),
+        "{what}: printed nothing"
+    );
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), all)
+}
+
+#[test]
+fn every_human_output_is_neutralised() {
+    let c = corpus();
+    let reads: &[&[&str]] = &[
+        &["inbox"],
+        &["inbox", "--all"],
+        &["inbox", "worker"],
+        &["inbox", "--sent"],
+        &["tasks"],
+        &["tasks", "--all"],
+        &["tasks", "show", "1"],
+        &["tasks", "show", "2"],
+        &["tasks", "show", "3"],
+        &["tasks", "show", "4"],
+        &["status"],
+        &["status", "--all-teams"],
+        &["pending"],
+        &["watch", "--existing", "--timeout", "10ms"],
+        &["watch", "--existing", "--poll", "5", "--timeout", "10ms"],
+        &["doctor"],
+        &["tasks", "claim", "1"],
+        &["tasks", "update", "1", "--status", "completed"],
+        &["tasks", "done", "2"],
+    ];
+    for args in reads {
+        let (code, all) = run(&c, args);
+        assert!(code.is_some(), "{args:?} was killed");
+        // The hostile text is shown, made visible, not dropped.
+        if args[0] == "inbox" && args.len() == 1 {
+            assert!(all.contains("\\e[2J"), "{all}");
+        }
+    }
+    let (_, all) = run(&c, &["tasks", "show", "1"]);
+    assert!(
+        all.contains("  | ::error::PWN"),
+        "the description keeps its lines behind a prefix: {all}"
+    );
+    assert!(all.contains("\\u{202e}txt.exe"), "{all}");
+    let (_, status) = run(&c, &["status"]);
+    assert!(status.contains("\"::error::PWN"), "quoted lead: {status}");
+    assert!(status.contains(&c.long_name), "long names are shown whole");
+}
+
+#[test]
+fn answers_and_echoes_are_neutralised() {
+    let c = corpus();
+    let (code, all) = run(&c, &["approve", REQUEST]);
+    assert_eq!(code, Some(0), "{all}");
+    assert!(
+        all.contains("approved perm-PWN\\e[2J\\n::error::PWN from worker"),
+        "{all}"
+    );
+    // Already answered: the error quotes the id, neutralised.
+    let (code, _) = run(&c, &["deny", REQUEST, "--reason", "no"]);
+    assert_eq!(code, Some(1));
+    let (code, all) = run(&c, &["shutdown", "worker", "--wait=1s"]);
+    assert_eq!(code, Some(1), "{all}");
+    assert!(
+        all.contains("worker rejected: ::reason::PWN\\e[2J"),
+        "{all}"
+    );
+    let (code, _) = run(&c, &["send", "worker", "hi"]);
+    assert_eq!(code, Some(0));
+    // delete names each teammate (one with a newline in its name) and removes the team.
+    let (code, all) = run(&c, &["delete", "evil", "--timeout", "10ms"]);
+    assert_eq!(code, Some(0), "{all}");
+    assert!(all.contains("deleted team evil"), "{all}");
+}
+
+#[test]
+fn json_keeps_every_byte() {
+    let c = corpus();
+    let json = |args: &[&str]| {
+        let out = c
+            .env
+            .cmd()
+            .env("TEAMCTL_DATA_DIR", &c.data)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        parse(&out.stdout)
+    };
+    let file: Value =
+        serde_json::from_slice(&fs::read(c.env.inbox("evil", "team-lead")).unwrap()).unwrap();
+    let v = json(&["inbox"]);
+    let messages = v["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), file.as_array().unwrap().len());
+    for (m, e) in messages.iter().zip(file.as_array().unwrap()) {
+        assert_eq!(m["text"], e["text"]);
+        assert_eq!(m["from"], e["from"]);
+        assert_eq!(
+            m["summary"],
+            e.get("summary").cloned().unwrap_or(Value::Null)
+        );
+    }
+    let t = json(&["tasks", "show", "1"]);
+    assert_eq!(t["task"]["subject"], evil("subject"));
+    assert_eq!(t["task"]["description"], evil("description"));
+    assert_eq!(t["task"]["owner"], evil("owner"));
+    let s = json(&["status"]);
+    assert_eq!(s["team"]["description"], evil("description"));
+    let p = json(&["pending"]);
+    let ids: Vec<&str> = p["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["request_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&REQUEST), "{ids:?}");
+    let sent = json(&["inbox", "--sent"]);
+    assert_eq!(sent["sent"][0]["summary"], evil("summary"));
+}
+
+/// A teammate's pane is text from outside too: `create` shows the last lines of a pane that
+/// died, and the version `claude --version` printed.
+#[test]
+fn create_shows_pane_captures_and_versions_neutralised() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::create::tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = crate::create::TmuxServer(env.dir.path().to_path_buf());
+    let bad = env.dir.path().join("evil-claude");
+    // printf turns the octal escapes into ESC, BEL, the UTF-8 of U+202E and U+009B.
+    fs::write(
+        &bad,
+        "#!/bin/sh\n\
+         [ \"$1\" = --version ] && { printf '1.0 \\033]52;c;aGk=\\007\\342\\200\\256\\n::error::PWN\\n'; exit 0; }\n\
+         printf '\\342\\200\\256evil\\302\\233\\n::error::PWN pane\\n##[error]PWN\\n'\n\
+         exit 3\n",
+    )
+    .unwrap();
+    fs::set_permissions(&bad, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env
+        .cmd()
+        .args(["create", "bad", "--member", "alice:hi", "--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", &bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_clean("create", "stdout", &out.stdout);
+    assert_clean("create", "stderr", &out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("  | ::error::PWN pane"), "{err}");
+}
