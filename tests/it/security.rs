@@ -1,6 +1,8 @@
-//! Hostile text in a team's files (escape sequences, OSC 52, bidi, C1, CR, newlines that start
-//! CI workflow commands, very long names, invalid UTF-8) goes through every human output and
-//! reaches neither stdout nor stderr raw; `--json` keeps it exactly.
+//! Hostile text and shared machines. Hostile text in a team's files (escape sequences, OSC 52,
+//! bidi, C1, CR, newlines that start CI workflow commands, very long names, invalid UTF-8) goes
+//! through every human output and reaches neither stdout nor stderr raw; `--json` keeps it
+//! exactly. Replaced files keep their modes, the sent log is private, nobody writes as the lead
+//! by accident, and a symlink never redirects a write.
 
 use std::fs;
 use std::path::PathBuf;
@@ -337,4 +339,152 @@ fn create_shows_pane_captures_and_versions_neutralised() {
     assert_clean("create", "stderr", &out.stderr);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("  | ::error::PWN pane"), "{err}");
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+fn chmod(p: &std::path::Path, m: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+}
+
+/// `teamctl ARGS` under `umask`, through sh (a Command cannot set the child's umask).
+fn with_umask(env: &TestEnv, umask: &str, args: &[&str]) -> std::process::Output {
+    let mut cmd = env.std_cmd();
+    let program = cmd.get_program().to_owned();
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
+        .arg(program)
+        .args(args);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        sh.current_dir(d);
+    }
+    cmd = sh;
+    cmd.output().unwrap()
+}
+
+#[test]
+fn replaced_files_keep_their_modes() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let inbox = env.inbox("alpha", "alice");
+    fs::write(&inbox, "[]").unwrap();
+    chmod(&inbox, 0o600);
+    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    assert_eq!(mode(&inbox), 0o600, "a private inbox stays private");
+    // Exact bits, not masked by the umask: 0640 stays 0640 under umask 077.
+    chmod(&inbox, 0o640);
+    let out = with_umask(&env, "077", &["send", "alice", "again"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(mode(&inbox), 0o640);
+    assert_eq!(crate::common::read_entries(&inbox).len(), 2);
+
+    // config.json, rewritten by --join.
+    let cfg = env.root.join("teams/alpha/config.json");
+    chmod(&cfg, 0o600);
+    env.cmd()
+        .args(["send", "--join", "--from", "ops", "alice", "hello"])
+        .assert()
+        .success();
+    assert_eq!(mode(&cfg), 0o600);
+    let joined: Value = serde_json::from_slice(&fs::read(&cfg).unwrap()).unwrap();
+    assert!(joined["members"].to_string().contains("\"ops\""));
+
+    // A task file, rewritten by update.
+    env.cmd()
+        .args(["tasks", "add", "Fix it"])
+        .assert()
+        .success();
+    let task = env.root.join("tasks/alpha/1.json");
+    chmod(&task, 0o600);
+    env.cmd()
+        .args(["tasks", "update", "1", "--status", "in_progress"])
+        .assert()
+        .success();
+    assert_eq!(mode(&task), 0o600);
+    assert!(fs::read_to_string(&task).unwrap().contains("in_progress"));
+}
+
+#[test]
+fn new_files_are_created_as_claude_code_creates_them() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let out = with_umask(&env, "027", &["send", "alice", "hi"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(mode(&env.inbox("alpha", "alice")), 0o640, "0666 & ~umask");
+    let out = with_umask(&env, "022", &["tasks", "add", "Fix it"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(mode(&env.root.join("tasks/alpha/1.json")), 0o644);
+}
+
+#[test]
+fn a_replaced_file_keeps_its_owner_where_permitted() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let inbox = env.inbox("alpha", "alice");
+    fs::write(&inbox, "[]").unwrap();
+    if fs::metadata(&inbox).unwrap().uid() != 0 {
+        // Only root may give a file away: the EPERM path is the one every other run takes.
+        env.cmd().args(["send", "alice", "hi"]).assert().success();
+        return;
+    }
+    std::os::unix::fs::chown(&inbox, Some(4321), Some(4321)).unwrap();
+    chmod(&inbox, 0o660);
+    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    let m = fs::metadata(&inbox).unwrap();
+    assert_eq!((m.uid(), m.gid(), mode(&inbox)), (4321, 4321, 0o660));
+}
+
+#[test]
+fn the_sent_log_is_private() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let data = env.dir.path().join("data/teamctl");
+    fs::create_dir_all(&data).unwrap();
+    chmod(&data, 0o755);
+    let log = data.join("sent.jsonl");
+    fs::write(&log, "").unwrap();
+    chmod(&log, 0o644);
+    env.cmd()
+        .env("TEAMCTL_DATA_DIR", &data)
+        .args(["send", "alice", "hi"])
+        .assert()
+        .success();
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&log), 0o600);
+    // A fresh one, in the default place (XDG_DATA_HOME/teamctl).
+    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    let fresh = env.dir.path().join("home/.local/share/teamctl");
+    assert_eq!(mode(&fresh), 0o700);
+    assert_eq!(mode(&fresh.join("sent.jsonl")), 0o600);
+    assert_eq!(mode(&env.dir.path().join("home/.local/share")), 0o755);
+}
+
+#[test]
+fn a_symlinked_inbox_is_never_written_through() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let target = env.dir.path().join("precious.json");
+    fs::write(&target, "[]").unwrap();
+    let inbox = env.inbox("alpha", "alice");
+    std::os::unix::fs::symlink(&target, &inbox).unwrap();
+    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    assert_eq!(
+        fs::read_to_string(&target).unwrap(),
+        "[]",
+        "target untouched"
+    );
+    assert!(fs::symlink_metadata(&inbox).unwrap().file_type().is_file());
+    assert_eq!(crate::common::read_entries(&inbox).len(), 1);
 }
