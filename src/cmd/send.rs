@@ -155,6 +155,8 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     }
     let team = ctx.team()?;
     let from = MemberName::parse(&args.from.clone().unwrap_or_else(|| ctx.identity(&team)))?;
+    // Before anything is written (--join, the first of --all).
+    team.check_sender(&from, args.force)?;
     let team = if args.join {
         let cwd = std::env::current_dir().unwrap_or_default();
         if mailbox::join(&team, &from, &cwd, ctx.now, &ctx.lock)? == Joined::Added {

@@ -488,3 +488,82 @@ fn a_symlinked_inbox_is_never_written_through() {
     assert!(fs::symlink_metadata(&inbox).unwrap().file_type().is_file());
     assert_eq!(crate::common::read_entries(&inbox).len(), 1);
 }
+
+#[test]
+fn writing_as_the_lead_or_claude_code_is_refused_unless_forced() {
+    use predicates::prelude::*;
+    let env = TestEnv::new();
+    // A team teamctl does not lead (no "teamctl" key in its config.json).
+    env.team("alpha", &[("alice", Some("blue")), ("bob", None)]);
+    let alice = env.inbox("alpha", "alice");
+    for args in [
+        &["send", "alice", "hi", "--from", "team-lead"][..],
+        &["send", "alice", "hi", "--from", "Team-Lead"],
+        &["send", "--all", "hi", "--from", "team-lead"],
+        &["send", "alice", "hi", "--from", "system"],
+        &["send", "--join", "alice", "hi", "--from", "team-lead"],
+    ] {
+        env.cmd()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::starts_with("error: "))
+            .stderr(predicate::str::contains("--join --from NAME"));
+    }
+    env.cmd()
+        .args(["send", "alice", "hi"])
+        .env("TEAMCTL_FROM", "team-lead")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("teamctl does not lead this team"));
+    env.cmd()
+        .args(["tasks", "add", "Fix it", "--owner", "alice"])
+        .env("TEAMCTL_FROM", "team-lead")
+        .assert()
+        .code(2);
+    assert!(!alice.exists(), "nothing was written");
+    assert!(!env.inbox("alpha", "bob").exists());
+    assert!(!env.root.join("tasks/alpha/1.json").exists());
+    // Answering and shutting down speak as team-lead too.
+    env.cmd()
+        .args(["shutdown", "alice"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not made by `teamctl create`"));
+    env.cmd().args(["approve", "perm-1-x"]).assert().code(2);
+    assert!(!alice.exists());
+
+    // `user` (the human at the keyboard, the default identity here) is fine.
+    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    // --force writes anyway.
+    env.cmd()
+        .args(["send", "alice", "as lead", "--from", "team-lead", "--force"])
+        .assert()
+        .success();
+    let entries = crate::common::read_entries(&alice);
+    let from: Vec<&str> = entries
+        .iter()
+        .map(|e| e["from"].as_str().unwrap())
+        .collect();
+    assert_eq!(from, ["user", "team-lead"]);
+    env.cmd()
+        .args(["tasks", "add", "Fix it", "--owner", "alice", "--force"])
+        .env("TEAMCTL_FROM", "team-lead")
+        .assert()
+        .success();
+
+    // In a team teamctl leads, team-lead is teamctl itself; `system` never is.
+    let cfg = env.root.join("teams/alpha/config.json");
+    let mut v: Value = serde_json::from_slice(&fs::read(&cfg).unwrap()).unwrap();
+    v["teamctl"] = json!({"leads": true});
+    fs::write(&cfg, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    env.cmd()
+        .args(["send", "alice", "hi", "--from", "team-lead"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["send", "alice", "hi", "--from", "system"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Claude Code itself"));
+}

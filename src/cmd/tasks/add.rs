@@ -6,7 +6,7 @@ use serde::Serialize;
 use teamctl::paths::MemberName;
 use teamctl::tasks::{self, NewTask};
 
-use super::{TaskJson, assigned, mail_assignment, view_now};
+use super::{TaskJson, assigned, check_assigner, mail_assignment, view_now};
 use crate::cmd::Ctx;
 use crate::term::escape_line as esc;
 
@@ -78,6 +78,7 @@ pub(crate) fn run(ctx: &Ctx, args: AddArgs) -> Result<()> {
     let team = ctx.team()?;
     if let Some(o) = &owner {
         team.check_recipient(o, args.force)?;
+        check_assigner(ctx, &team, o, args.force)?;
     }
     let new = NewTask {
         subject: args.subject,

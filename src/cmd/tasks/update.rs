@@ -8,7 +8,7 @@ use teamctl::paths::MemberName;
 use teamctl::tasks::{self, Patch, STATUSES};
 
 use super::add::Assignment;
-use super::{TaskJson, assigned, mail_assignment, view_now};
+use super::{TaskJson, assigned, check_assigner, mail_assignment, view_now};
 use crate::cmd::Ctx;
 use crate::term::escape_line as esc;
 
@@ -109,6 +109,7 @@ pub(crate) fn run(ctx: &Ctx, args: UpdateArgs) -> Result<()> {
     let team = ctx.team()?;
     if let Some(o) = &owner {
         team.check_recipient(o, args.force)?;
+        check_assigner(ctx, &team, o, args.force)?;
     }
     let dir = team.layout.tasks_dir(&team.name);
     let (before, mut after) = tasks::update(&dir, &id, &patch, &ctx.lock)?;
