@@ -567,3 +567,49 @@ fn writing_as_the_lead_or_claude_code_is_refused_unless_forced() {
         .code(2)
         .stderr(predicate::str::contains("Claude Code itself"));
 }
+
+#[test]
+fn doctor_reports_symlinks_where_team_files_live() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let out = crate::common::run_json(&env, &["doctor"]);
+    let symlink: Vec<&Value> = out["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "symlink")
+        .collect();
+    assert_eq!(symlink.len(), 1);
+    assert_eq!(symlink[0]["level"], "ok");
+
+    let target = env.dir.path().join("elsewhere.json");
+    fs::write(&target, "[]").unwrap();
+    std::os::unix::fs::symlink(&target, env.inbox("alpha", "alice")).unwrap();
+    let shared = env.dir.path().join("shared-tasks");
+    fs::create_dir_all(&shared).unwrap();
+    std::os::unix::fs::symlink(&shared, env.root.join("tasks")).unwrap();
+    let out = env.cmd().args(["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("WARN  ") && text.contains("inboxes/alice.json is a symlink (to "),
+        "{text}"
+    );
+    assert!(text.contains("tasks is a symlink"), "{text}");
+    assert!(
+        text.contains("fix: replace it with what it points to"),
+        "{text}"
+    );
+    let v = crate::common::run_json(&env, &["doctor"]);
+    let warned: Vec<(&str, &Value)> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "symlink")
+        .map(|c| (c["level"].as_str().unwrap(), &c["team"]))
+        .collect();
+    assert_eq!(
+        warned,
+        [("warn", &json!("alpha")), ("warn", &Value::Null)],
+        "{v}"
+    );
+}
