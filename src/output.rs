@@ -21,8 +21,7 @@ impl Output {
     /// One compact JSON document and a newline.
     pub(crate) fn json<T: Serialize>(&self, value: &T) -> Result<()> {
         let mut out = io::stdout().lock();
-        serde_json::to_writer(&mut out, value)?;
-        writeln!(out)?;
+        write_json(&mut out, value)?;
         out.flush()?;
         Ok(())
     }
@@ -58,6 +57,15 @@ impl Output {
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
         self.line(&lines.join("\n"))
     }
+}
+
+/// `value` as one compact JSON line on `out` ([`term::JsonFormatter`]: the exact text, with
+/// every control character escaped).
+pub(crate) fn write_json<W: Write, T: Serialize>(out: &mut W, value: &T) -> Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, term::JsonFormatter);
+    value.serialize(&mut ser)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// `warning: …` on stderr, one line (neutralised: a warning may quote a file).

@@ -13,7 +13,7 @@
 //! characters `\` `e` that someone typed; `--json` tells them apart.
 
 use std::borrow::Cow;
-use std::fmt::Write;
+use std::fmt::Write as _;
 
 /// What a line that continues text from outside begins with (never whitespace alone: CI
 /// runners strip leading spaces before they look for `::error::`-style workflow commands).
@@ -99,6 +99,31 @@ pub(crate) fn escape_message(text: &str) -> String {
     out
 }
 
+/// A compact JSON formatter that also writes DEL, the C1 controls and the bidi and line
+/// separator characters as `\uXXXX` escapes (serde_json escapes only U+0000–U+001F). The
+/// document means exactly the same to any JSON reader, every string decodes to the exact text
+/// of the file, and `teamctl … --json` printed straight to a terminal is as harmless as the
+/// human output.
+pub(crate) struct JsonFormatter;
+
+impl serde_json::ser::Formatter for JsonFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if is_control(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
 /// Untrusted text that starts a line (the first column of a table): as [`escape_line`], and
 /// quoted (`"…"`) unless it is a plain token (letters, digits, `_`, `-`, `.`, `@`, starting
 /// with a letter, a digit or `#`), so a line never begins with `::`, `##[` or the like from a
@@ -147,6 +172,18 @@ mod tests {
             escape_message("failed:\n::error::x"),
             "failed:\n  | ::error::x"
         );
+    }
+
+    #[test]
+    fn json_escapes_more_and_means_the_same() {
+        let v = serde_json::json!({"k\u{202e}": "a\u{1b}b\u{9b}c\u{7f}\u{2066}é✓\"\\"});
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, JsonFormatter);
+        serde::Serialize::serialize(&v, &mut ser).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, r#"{"k\u202e":"a\u001bb\u009bc\u007f\u2066é✓\"\\"}"#);
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -110,8 +110,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
             .filter(|e| matches(e, &args, frame.as_ref()))
         {
             if json {
-                serde_json::to_writer(&mut out, ev)?;
-                writeln!(out)?;
+                crate::output::write_json(&mut out, ev)?;
             } else {
                 writeln!(out, "{}", human(ev))?;
             }

@@ -147,6 +147,18 @@ fn corpus() -> Corpus {
 
 /// No control character reaches the terminal, and no line starts with attacker text.
 fn assert_clean(what: &str, stream: &str, bytes: &[u8]) {
+    let text = assert_no_controls(what, stream, bytes);
+    for line in text.lines() {
+        let t = line.trim_start();
+        assert!(
+            !(t.starts_with("::") || t.starts_with("##")),
+            "{what}: a {stream} line starts with attacker text: {line}"
+        );
+    }
+}
+
+/// Not one byte of 0x00-0x1f except newlines, 0x7f, or a C1, bidi or separator code point.
+fn assert_no_controls(what: &str, stream: &str, bytes: &[u8]) -> String {
     for (i, b) in bytes.iter().enumerate() {
         assert!(
             *b == b'\n' || (*b >= 0x20 && *b != 0x7f),
@@ -161,13 +173,7 @@ fn assert_clean(what: &str, stream: &str, bytes: &[u8]) {
             | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}');
         assert!(!bad, "{what}: {stream} carries U+{:04X}: {text}", c as u32);
     }
-    for line in text.lines() {
-        let t = line.trim_start();
-        assert!(
-            !(t.starts_with("::") || t.starts_with("##")),
-            "{what}: a {stream} line starts with attacker text: {line}"
-        );
-    }
+    text
 }
 
 fn run(c: &Corpus, args: &[&str]) -> (Option<i32>, String) {
@@ -265,6 +271,8 @@ fn answers_and_echoes_are_neutralised() {
 #[test]
 fn json_keeps_every_byte() {
     let c = corpus();
+    // The exact text, and still nothing raw for a terminal: JSON escapes C0, teamctl also
+    // writes DEL, C1 and bidi controls as \uXXXX.
     let json = |args: &[&str]| {
         let out = c
             .env
@@ -274,6 +282,8 @@ fn json_keeps_every_byte() {
             .arg("--json")
             .output()
             .unwrap();
+        assert_no_controls(&args.join(" "), "stdout", &out.stdout);
+        assert_no_controls(&args.join(" "), "stderr", &out.stderr);
         parse(&out.stdout)
     };
     let file: Value =
@@ -305,6 +315,18 @@ fn json_keeps_every_byte() {
     assert!(ids.contains(&REQUEST), "{ids:?}");
     let sent = json(&["inbox", "--sent"]);
     assert_eq!(sent["sent"][0]["summary"], evil("summary"));
+    let t = json(&["tasks"]);
+    assert_eq!(t["tasks"][0]["subject"], evil("subject"));
+    json(&["doctor"]);
+    let out = c
+        .env
+        .cmd()
+        .args(["watch", "--existing", "--timeout", "10ms", "--json"])
+        .output()
+        .unwrap();
+    let text = assert_no_controls("watch --json", "stdout", &out.stdout);
+    let events = crate::common::json_lines(text.as_bytes());
+    assert!(events.iter().any(|e| e["message"]["text"] == evil("text")));
 }
 
 /// A teammate's pane is text from outside too: `create` shows the last lines of a pane that
