@@ -23,8 +23,9 @@ use crate::term::escape_line as esc;
 /// generation (legacy read-flag inboxes or current draining ones), corrupt or schema-invalid
 /// inboxes and tasks (Claude Code would silently drop or overwrite them), stale locks and lock
 /// paths that are files (another tool's, they block Claude Code's writers), leftover temp
-/// files, members without an inbox file, and whether your identity (TEAMCTL_FROM) is a member
-/// teammates can reply to.
+/// files, members without an inbox file, whether your identity (TEAMCTL_FROM) is a member
+/// teammates can reply to, and symlinks where team files live (the config dir, teams/, tasks/
+/// and below: through a symlink Claude Code's writers can miss each other's locks).
 ///
 /// It changes nothing: no lock is taken, no file written or removed. Exits 1 when any check
 /// fails (warnings alone exit 0).

@@ -27,6 +27,10 @@ const COLORS: [&str; 8] = [
 /// the inbox's lock directory, atomically (temp file + rename), read back before the lock is
 /// released. A teammate's Claude Code picks it up within about a second.
 ///
+/// Refused (exit 2) without --force: writing as team-lead in a team teamctl does not lead (that
+/// would speak for its lead), or as system (Claude Code itself). Send under your own name
+/// instead: `teamctl send --join --from NAME …`.
+///
 /// Every message written is also recorded in teamctl's sent log (see `teamctl inbox --sent`).
 /// With --wait, waits until the recipient has taken the message (removed it from its inbox, or
 /// marked it read on older Claude Code): exit 0 "delivered", or exit 3 when it is still pending.
@@ -70,7 +74,8 @@ pub(crate) struct SendArgs {
     #[arg(long)]
     all: bool,
 
-    /// Write even if the recipient is not a member of config.json
+    /// Write even if the recipient is not a member of config.json, or as team-lead in a team
+    /// teamctl does not lead, or as system
     #[arg(long)]
     force: bool,
 

@@ -39,7 +39,8 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "NAME")]
     owner: Option<String>,
 
-    /// Allow an owner that is not a member of config.json
+    /// Allow an owner that is not a member of config.json, and assigning as team-lead in a team
+    /// teamctl does not lead
     #[arg(long)]
     force: bool,
 }

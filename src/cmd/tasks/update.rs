@@ -58,7 +58,8 @@ pub(crate) struct UpdateArgs {
     #[arg(long, value_name = "ID")]
     add_blocks: Vec<String>,
 
-    /// Allow an owner that is not a member of config.json
+    /// Allow an owner that is not a member of config.json, and assigning as team-lead in a team
+    /// teamctl does not lead
     #[arg(long)]
     force: bool,
 }
