@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// What a line that continues text from outside begins with (never whitespace alone: CI
-/// runners strip leading spaces before they look for `::error::`-style workflow commands).
+/// runners may strip leading spaces before they look for `::error::`-style workflow commands).
 pub(crate) const CONTINUATION: &str = "  | ";
 
 /// Whether `c` must not reach a terminal raw.
