@@ -6,6 +6,7 @@ mod env;
 mod output;
 mod quick_exit;
 mod signals;
+mod term;
 
 use std::io;
 use std::process::ExitCode;
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
             0
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            output::error(&err);
             err.chain()
                 .find_map(|e| e.downcast_ref::<teamctl::Error>())
                 .map_or(1, teamctl::Error::exit_code)

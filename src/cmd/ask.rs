@@ -1,6 +1,7 @@
 //! `teamctl ask`: send a teammate a question and wait for its answer.
 
 use std::collections::{BTreeMap, HashSet};
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -25,7 +26,9 @@ use crate::output::warn;
 /// Ask a teammate something and wait for its answer
 ///
 /// Sends TEXT exactly as `send` does, then waits until MEMBER answers and prints the answer's
-/// text alone on stdout, so `answer=$(teamctl ask alice "...")` works.
+/// text alone on stdout, so `answer=$(teamctl ask alice "...")` works. The answer is printed
+/// exactly as written when stdout is not a terminal (or with --raw); on a terminal its control
+/// characters are shown as escapes.
 ///
 /// The answer is the first plain message from MEMBER that lands in your inbox after MEMBER took
 /// the question (it left MEMBER's inbox, or was marked read): what MEMBER wrote before taking
@@ -88,6 +91,11 @@ pub(crate) struct AskArgs {
     /// Remove the answer from your inbox once it is printed [default: leave it there]
     #[arg(long)]
     consume: bool,
+
+    /// Print the answer exactly as written even to a terminal [default: exact when piped,
+    /// control characters shown as escapes on a terminal]
+    #[arg(long)]
+    raw: bool,
 
     /// Poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS")]
@@ -155,7 +163,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         ));
     }
     let timeout = parse_duration(&args.timeout)?;
-    let (team, asker) = sender(ctx, args.from.as_deref(), args.join)?;
+    let (team, asker) = sender(ctx, args.from.as_deref(), args.join, false)?;
     if let Some(why) = mailbox::unreachable_reason(&team, asker.as_str()) {
         return Err(usage(format!(
             "cannot ask as '{asker}': nobody can answer it: {why}"
@@ -331,8 +339,15 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         ctx.out.table(rows)?;
     } else if let Some(Outcome::Answered(reply)) = asked.first().and_then(|a| a.q.outcome.as_ref())
     {
-        ctx.out
-            .line(reply.get("text").and_then(|t| t.as_str()).unwrap_or(""))?;
+        let text = reply.get("text").and_then(|t| t.as_str()).unwrap_or("");
+        // The answer is data: exact when piped or with --raw, neutralised for a terminal.
+        let mut out = std::io::stdout().lock();
+        if args.raw || !out.is_terminal() {
+            writeln!(out, "{text}")?;
+        } else {
+            writeln!(out, "{}", crate::term::escape_composed(text))?;
+        }
+        out.flush()?;
     }
 
     if args.consume {
@@ -379,7 +394,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
 
 /// A progress line on stderr (stdout carries only the answer).
 fn progress(msg: &str) {
-    eprintln!("ask: {msg}");
+    eprintln!("ask: {}", crate::term::escape_line(msg));
 }
 
 fn dedup(v: Vec<String>) -> Vec<String> {

@@ -18,6 +18,7 @@ use crate::cmd::Ctx;
 use crate::cmd::watch::type_values;
 use crate::env;
 use crate::output::warn;
+use crate::term::escape_line;
 
 /// Wait until the team's tasks are done, teammates are idle or gone, or a message arrives
 ///
@@ -237,8 +238,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         })?;
     } else if !met {
         for s in tracker.states.iter().filter(|s| !s.met) {
-            ctx.out
-                .line(&format!("not met: {}: {}", label(s), s.detail))?;
+            ctx.out.line(&format!(
+                "not met: {}: {}",
+                label(s),
+                escape_line(&s.detail)
+            ))?;
         }
     }
     if met {
@@ -260,7 +264,7 @@ fn label(s: &ConditionState) -> String {
     if s.args.is_empty() {
         s.condition.to_string()
     } else {
-        format!("{} {}", s.condition, s.args.join(" "))
+        format!("{} {}", s.condition, escape_line(&s.args.join(" ")))
     }
 }
 
@@ -277,6 +281,9 @@ fn report(ctx: &Ctx, s: &ConditionState) -> Result<()> {
                     .to_string()
             })
             .unwrap_or_default();
-    ctx.out
-        .line(&format!("{at} met: {}: {}", label(s), s.detail))
+    ctx.out.line(&format!(
+        "{at} met: {}: {}",
+        label(s),
+        escape_line(&s.detail)
+    ))
 }

@@ -379,7 +379,7 @@ fn an_identity_nobody_can_answer_is_refused_before_writing() {
         .args(["ask", "alice", "hi?", "--from", "team-lead"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("Claude Code lead"));
+        .stderr(predicate::str::contains("teamctl does not lead this team"));
     assert_eq!(fs::read(env.inbox("c", "alice")).unwrap(), b"[]");
     assert!(!env.inbox("c", "ops").exists());
 }

@@ -1,5 +1,6 @@
 //! teamctl's only integration-test target (one binary to link): one module per subcommand,
-//! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
+//! plus the store (concurrency), lock, proper-lockfile interop, security (hostile text, file
+//! modes, impersonation, symlinks) and real Claude Code suites.
 
 mod ask;
 mod common;
@@ -13,6 +14,7 @@ mod lock;
 mod props;
 mod protocol;
 mod real_claude;
+mod security;
 mod send;
 mod status;
 mod store;
