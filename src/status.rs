@@ -376,17 +376,7 @@ pub fn team_status(
             name,
         });
     }
-    let mut tasks = TaskCounts::default();
-    for t in board.tasks.iter().filter(|t| !t.is_internal()) {
-        let v = board.view(t);
-        match v.status.as_str() {
-            "pending" => tasks.pending += 1,
-            "in_progress" => tasks.in_progress += 1,
-            _ => tasks.completed += 1,
-        }
-        tasks.blocked += usize::from(v.blocked);
-        tasks.ready += usize::from(v.ready);
-    }
+    let tasks = task_counts(&board);
     let last_activity_at = members
         .iter()
         .filter_map(|m| m.last_event_at.clone())
@@ -420,6 +410,22 @@ pub fn team_status(
         tasks,
         warnings,
     })
+}
+
+/// Counts the tasks of a board by status (internal tasks left out).
+pub fn task_counts(board: &Board) -> TaskCounts {
+    let mut tasks = TaskCounts::default();
+    for t in board.tasks.iter().filter(|t| !t.is_internal()) {
+        let v = board.view(t);
+        match v.status.as_str() {
+            "pending" => tasks.pending += 1,
+            "in_progress" => tasks.in_progress += 1,
+            _ => tasks.completed += 1,
+        }
+        tasks.blocked += usize::from(v.blocked);
+        tasks.ready += usize::from(v.ready);
+    }
+    tasks
 }
 
 /// `status` of `sessions/<pid>.json` when Claude Code wrote one.
