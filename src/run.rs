@@ -1029,7 +1029,7 @@ fn watch(
                 let (obs, mates) = observe(layout, name, cfg, transcript.as_deref(), &panes);
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
-                    let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(1);
+                    let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
                     if settled && !reported.contains(&m.name) {
                         reported.push(m.name.clone());
                         progress(Event::Joined(m));

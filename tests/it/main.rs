@@ -12,6 +12,7 @@ mod lock;
 mod props;
 mod protocol;
 mod real_claude;
+mod run;
 mod send;
 mod status;
 mod store;

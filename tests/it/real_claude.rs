@@ -128,7 +128,11 @@ fn real_claude_code_lead_run_headless_until_done() {
     assert_eq!(summary["ok"], true);
     assert_eq!(summary["done"]["teammates"], 1);
     assert_eq!(
-        summary["done"]["states"].as_array().unwrap().last().unwrap(),
+        summary["done"]["states"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap(),
         "done"
     );
     assert!(summary["timeout"]["elapsed_ms"].is_u64());
