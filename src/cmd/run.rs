@@ -204,7 +204,15 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     };
     // Ctrl-C and SIGTERM end the lead before teamctl exits (with 130 / 143).
     signals::defer();
-    let outcome = run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received)?;
+    let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
+        Ok(o) => o,
+        Err(e) => {
+            if json {
+                progress(Event::Progress(State::Failed, &format!("{e:#}")));
+            }
+            return Err(e);
+        }
+    };
     progress(Event::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
