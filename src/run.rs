@@ -1277,7 +1277,7 @@ mod tests {
         let trust = " Accessing workspace:\n /tmp/w\n Quick safety check: Is this a project you created or one you trust?\n ❯ No, exit\n   Yes, I trust this folder\n Enter to confirm · Esc to cancel";
         let bypass = "  WARNING: Claude Code running in Bypass Permissions mode\n  ❯ No, exit\n    Yes, I accept\n  Enter to confirm · Esc to cancel";
         let onboarding = " Let's get started.\n Choose the text style that looks best with your terminal\n ❯ ✔ Auto (match terminal)";
-        let perm = " Bash command\n   rm -rf build\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel";
+        let perm = " Bash command\n Tip: auto mode handles these prompts for you\n Write PERM1 to a file\n echo PERM1 > ran-PERM1.txt\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow access to /w from this project\n   4. No\n Esc to cancel · Tab to amend";
         let idle = "❯ Spawn: worker TOK1\n● Do you want to deploy it now?\n❯ \n  ⏵⏵ bypass permissions on (shift+tab to cycle)";
         let exit = "  Background work is running\n  ❯ 1. Exit and stop tasks\n  Enter to confirm · Esc to cancel";
         assert_eq!(detect_dialog(api), Some(Dialog::ApiKey));

@@ -98,7 +98,7 @@ function snapshot() {
 async function main() {
   await new Promise((r) => mock.stdout.once('data', (d) => { env.ANTHROPIC_BASE_URL = `http://127.0.0.1:${JSON.parse(d).port}`; r(); }));
   const envArgs = Object.entries(env).map(([k, v]) => `${k}=${q(v)}`).join(' ');
-  const cmd = `cd ${q(dirs.work)} && exec env ${envArgs} CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 ${q(BIN)} --dangerously-skip-permissions${typeIt ? '' : ' ' + q(prompt)}`;
+  const cmd = `cd ${q(dirs.work)} && exec env ${envArgs} CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 ${q(BIN)}${a.includes('--default-perms') ? ' --permission-mode default' : ' --dangerously-skip-permissions'}${typeIt ? '' : ' ' + q(prompt)}`;
   const r = tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', cmd);
   log(`tmux new-session: ${r.status} ${r.stderr}`);
   tmux('set-option', '-g', 'remain-on-exit', 'on');

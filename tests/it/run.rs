@@ -432,6 +432,63 @@ fn one_run_per_name_and_sigterm_cleans_up() {
 }
 
 #[test]
+fn ctrl_c_ends_the_lead_and_exits_130() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(
+        &env,
+        "stub-lead",
+        &STUB_LEAD.replace("STUB ANSWER", "never"),
+    );
+    // A lead whose turn never ends: its transcript ends with the prompt.
+    let lead_text = fs::read_to_string(&lead).unwrap().replace(
+        r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"never"}],"stop_reason":"end_turn"}}\n"#,
+        "",
+    );
+    assert!(!lead_text.contains("never"));
+    fs::write(&lead, lead_text).unwrap();
+    let mut child = env
+        .std_cmd()
+        .env("TEAMCTL_CLAUDE_BIN", &lead)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args([
+            "--json",
+            "run",
+            "hello",
+            "--name",
+            "int",
+            "--timeout",
+            "60s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let teams = env.root.join("teams");
+    assert!(
+        wait_until(Duration::from_secs(20), || fs::read_dir(&teams)
+            .is_ok_and(|mut d| d.next().is_some())),
+        "the stub lead never formed its team"
+    );
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "failed");
+    assert_eq!(r["reason"], "interrupted by a signal");
+    // The lead removed its team when it was ended; its session is gone.
+    assert_eq!(fs::read_dir(&teams).unwrap().count(), 0);
+    assert!(!tmux_has(&env, "teamctl-run-int"));
+}
+
+#[test]
 fn keep_leaves_the_lead_running_and_says_how_to_attach() {
     if !tmux_installed() {
         return;
