@@ -451,7 +451,7 @@ fn ctrl_c_ends_the_lead_and_exits_130() {
     );
     assert!(!lead_text.contains("never"));
     fs::write(&lead, lead_text).unwrap();
-    let mut child = env
+    let child = env
         .std_cmd()
         .env("TEAMCTL_CLAUDE_BIN", &lead)
         .env_remove("ANTHROPIC_API_KEY")
