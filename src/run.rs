@@ -342,25 +342,34 @@ pub struct Transcript {
 pub fn parse_transcript(bytes: &[u8]) -> Transcript {
     let mut t = Transcript::default();
     for line in bytes.split(|&b| b == b'\n') {
+        t.feed(line);
+    }
+    t
+}
+
+impl Transcript {
+    /// Takes one more line of the transcript into account (one that does not parse is
+    /// skipped).
+    pub fn feed(&mut self, line: &[u8]) {
         let Ok(e) = serde_json::from_slice::<Value>(line) else {
-            continue;
+            return;
         };
         let kind = e.get("type").and_then(Value::as_str);
         if !matches!(kind, Some("user" | "assistant")) {
-            continue;
+            return;
         }
         // Meta entries (command output shown to the model) are not a turn of their own.
         if e.get("isMeta").and_then(Value::as_bool) == Some(true) {
-            continue;
+            return;
         }
-        t.messages += 1;
+        self.messages += 1;
         let msg = e.get("message");
         let content = msg.and_then(|m| m.get("content"));
         if kind == Some("user") {
-            t.turn_ended = false;
-            continue;
+            self.turn_ended = false;
+            return;
         }
-        t.answered = true;
+        self.answered = true;
         let blocks = content.and_then(Value::as_array);
         let uses_tool = blocks.is_some_and(|b| {
             b.iter()
@@ -369,7 +378,7 @@ pub fn parse_transcript(bytes: &[u8]) -> Transcript {
         let stop = msg
             .and_then(|m| m.get("stop_reason"))
             .and_then(Value::as_str);
-        t.turn_ended = match stop {
+        self.turn_ended = match stop {
             Some("tool_use") => false,
             Some(_) => true,
             None => !uses_tool,
@@ -382,10 +391,49 @@ pub fn parse_transcript(bytes: &[u8]) -> Transcript {
             .filter(|s| !s.trim().is_empty())
             .collect();
         if !text.is_empty() {
-            t.last_text = Some(text.join("\n"));
+            self.last_text = Some(text.join("\n"));
         }
     }
-    t
+}
+
+/// Follows a transcript as it grows, reading only what was appended since the last poll (a
+/// long session's transcript runs to megabytes; it is looked at five times a second).
+#[derive(Debug, Clone, Default)]
+pub struct TranscriptReader {
+    offset: u64,
+    partial: Vec<u8>,
+    state: Transcript,
+}
+
+impl TranscriptReader {
+    /// Reads what `path` gained and returns the state so far, and the file's length. A file
+    /// that shrank was rewritten and is read again from the start.
+    pub fn poll(&mut self, path: &Path) -> (&Transcript, u64) {
+        let Ok(mut f) = File::open(path) else {
+            return (&self.state, self.offset);
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            *self = TranscriptReader::default();
+        }
+        if len > self.offset {
+            use std::io::{Seek, SeekFrom};
+            let mut buf = Vec::new();
+            if f.seek(SeekFrom::Start(self.offset)).is_ok() && f.read_to_end(&mut buf).is_ok() {
+                self.offset += buf.len() as u64;
+                self.partial.extend_from_slice(&buf);
+                // Only whole lines: the last one may still be being written.
+                if let Some(cut) = self.partial.iter().rposition(|&b| b == b'\n') {
+                    let rest = self.partial.split_off(cut + 1);
+                    for line in self.partial.split(|&b| b == b'\n') {
+                        self.state.feed(line);
+                    }
+                    self.partial = rest;
+                }
+            }
+        }
+        (&self.state, self.offset)
+    }
 }
 
 /// One poll's view of the done rule's signals.
@@ -641,25 +689,22 @@ fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<Strin
         .collect()
 }
 
-fn hash_file_len(h: &mut DefaultHasher, p: &Path) {
-    fs::metadata(p).map(|m| m.len()).unwrap_or(0).hash(h);
-}
-
-/// Looks at the team once: the done rule's signals, and each teammate's state.
+/// Looks at the team once: the done rule's signals, and each teammate's state. `readers`
+/// follow the transcripts from one poll to the next.
 fn observe(
     layout: &Layout,
     team: &TeamName,
     cfg: &TeamConfig,
     lead_transcript: Option<&Path>,
     panes: &HashMap<String, bool>,
+    readers: &mut HashMap<PathBuf, TranscriptReader>,
 ) -> (Observation, Vec<Teammate>) {
     let mut h = DefaultHasher::new();
-    let lead = lead_transcript
-        .and_then(|p| fs::read(p).ok())
-        .map(|b| parse_transcript(&b))
-        .unwrap_or_default();
+    let mut lead_turn_ended = false;
     if let Some(p) = lead_transcript {
-        hash_file_len(&mut h, p);
+        let (t, len) = readers.entry(p.to_path_buf()).or_default().poll(p);
+        lead_turn_ended = t.turn_ended;
+        len.hash(&mut h);
     }
     let subs = lead_transcript
         .map(subagent_transcripts)
@@ -689,10 +734,8 @@ fn observe(
             (Some("in-process"), _) => match subs.get(&m.name) {
                 None => "starting",
                 Some(p) => {
-                    hash_file_len(&mut h, p);
-                    let t = fs::read(p)
-                        .map(|b| parse_transcript(&b))
-                        .unwrap_or_default();
+                    let (t, len) = readers.entry(p.clone()).or_default().poll(p);
+                    len.hash(&mut h);
                     if t.turn_ended { "idle" } else { "working" }
                 }
             },
@@ -721,7 +764,7 @@ fn observe(
     }
     let undelivered = undelivered(layout, team, &owners);
     let obs = Observation {
-        lead_turn_ended: lead.turn_ended,
+        lead_turn_ended,
         working,
         undelivered,
         fingerprint: h.finish(),
@@ -891,8 +934,18 @@ pub fn run(
     let session_id = Uuid::new_v4().to_string();
     out.lead_session_id = Some(session_id.clone());
     let prompt_file = env.run_dir.join(format!("{}.prompt", spec.name));
-    fs::write(&prompt_file, &spec.prompt)
-        .with_context(|| format!("could not write {}", prompt_file.display()))?;
+    // Only the user may read the prompt (it leaves the file as soon as the lead has it).
+    let written = {
+        use std::os::unix::fs::OpenOptionsExt;
+        File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&prompt_file)
+            .and_then(|mut f| f.write_all(spec.prompt.as_bytes()))
+    };
+    written.with_context(|| format!("could not write {}", prompt_file.display()))?;
     let pane = match tmux::new_session(&session, "lead") {
         Ok(p) => p,
         Err(e) => {
@@ -920,6 +973,7 @@ pub fn run(
             &session,
             &pane,
             &session_id,
+            &prompt_file,
             &mut out,
             start,
             progress,
@@ -971,6 +1025,7 @@ fn watch(
     session: &str,
     pane: &str,
     session_id: &str,
+    prompt_file: &Path,
     out: &mut Outcome,
     start: Instant,
     progress: &mut dyn FnMut(Event),
@@ -984,6 +1039,7 @@ fn watch(
     let mut team: Option<TeamName> = None;
     let mut transcript: Option<PathBuf> = None;
     let mut settle = Settle::default();
+    let mut readers: HashMap<PathBuf, TranscriptReader> = HashMap::new();
     let mut joined: BTreeMap<String, Instant> = BTreeMap::new();
     let mut reported: Vec<String> = Vec::new();
     let mut last_cfg: Option<TeamConfig> = None;
@@ -999,6 +1055,10 @@ fn watch(
         if transcript.is_none() {
             transcript = find_transcript(layout.root(), session_id);
             out.transcript.clone_from(&transcript);
+            if transcript.is_some() {
+                // The lead has its prompt (its shell read the file before it started).
+                let _ = fs::remove_file(prompt_file);
+            }
         }
         if team.is_none()
             && let Some((name, cfg)) = find_team(layout, session_id)
@@ -1026,7 +1086,14 @@ fn watch(
                 last_cfg = None;
             }
             if let Some(cfg) = &last_cfg {
-                let (obs, mates) = observe(layout, name, cfg, transcript.as_deref(), &panes);
+                let (obs, mates) = observe(
+                    layout,
+                    name,
+                    cfg,
+                    transcript.as_deref(),
+                    &panes,
+                    &mut readers,
+                );
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
                     let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
@@ -1083,7 +1150,8 @@ fn watch(
             let what = match (&team, &last_cfg) {
                 (None, _) => "the lead formed no team".to_string(),
                 (Some(t), Some(cfg)) => {
-                    let (obs, _) = observe(layout, t, cfg, transcript.as_deref(), &panes);
+                    let (obs, _) =
+                        observe(layout, t, cfg, transcript.as_deref(), &panes, &mut readers);
                     format!(
                         "the team's work was not done (waiting for {})",
                         obs.waiting_for()
@@ -1384,6 +1452,34 @@ mod tests {
             ),
             "cd '/w/my repo' && exec /bin/claude --session-id 0b1c --model claude-opus-5-5 \
              --dangerously-skip-permissions --teammate-mode in-process -- \"$(cat /d/n.prompt)\""
+        );
+    }
+
+    #[test]
+    fn the_reader_follows_a_growing_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let mut r = TranscriptReader::default();
+        assert_eq!(r.poll(&p).1, 0);
+        let done = assistant(json!([{"type":"text","text":"one"}]), json!("end_turn"));
+        let mut f = File::create(&p).unwrap();
+        f.write_all(&lines(&[user("go")])).unwrap();
+        // Half a line: not taken yet.
+        let whole = lines(&[done]);
+        f.write_all(&whole[..10]).unwrap();
+        assert!(!r.poll(&p).0.turn_ended);
+        f.write_all(&whole[10..]).unwrap();
+        let (t, len) = r.poll(&p);
+        assert!(t.turn_ended);
+        assert_eq!(t.last_text.as_deref(), Some("one"));
+        assert_eq!(len, fs::metadata(&p).unwrap().len());
+        assert_eq!(r.poll(&p).0.messages, 2);
+        // Rewritten shorter: read again from the start.
+        fs::write(&p, lines(&[user("x")])).unwrap();
+        let (t, _) = r.poll(&p);
+        assert_eq!(
+            (t.messages, t.turn_ended, t.last_text.clone()),
+            (1, false, None)
         );
     }
 
