@@ -31,10 +31,10 @@ use crate::{env, signals};
 /// is reported as it joins), running, then done, failed or timeout.
 ///
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant
-/// message not waiting for a tool), no teammate is working (pane teammates: pane alive and
-/// isActive not false; in-process teammates: their own transcript's turn not ended), no inbox
-/// of the lead or a running teammate holds an unread entry, and all of that held, with nothing
-/// moving, for --settle. Failed: a dialog or permission prompt shows in the lead's pane, or the
+/// message not waiting for a tool), no teammate is working (a pane teammate works while its pane
+/// is alive and its isActive is not false; an in-process one until its own transcript shows an
+/// ended turn), no inbox of the lead or of a running teammate holds an unread entry, and all of
+/// that held, with nothing moving, for --settle (README: "The done rule"). Failed: a dialog or permission prompt shows in the lead's pane, or the
 /// lead exits early (its last lines are shown).
 ///
 /// The lead's final answer (its last assistant text, from its transcript; the pane as a
