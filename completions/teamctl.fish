@@ -31,6 +31,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "run" -d 'Run a team led by Claude itself, headless, until its work is done'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "delete" -d 'Shut down a team teamctl created and remove its files'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
@@ -63,6 +64,24 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-s
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l prompt-file -d 'Read the prompt from a file (`-`: standard input)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l cwd -d 'The lead\'s working directory [default: the current one]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l model -d 'Model for the lead (--model); its teammates get the lead\'s' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l permission-mode -d 'Permission mode for the lead (--permission-mode); teammates inherit it' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l teammate-mode -d 'Where the lead starts its teammates [default: Claude Code\'s teammateMode setting]' -r -f -a "tmux\t''
+in-process\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l timeout -d 'Give up after this long (exit code 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How long the done rule must hold before the run counts as done' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run: one run per label at a time; names the tmux session' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start the lead with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F

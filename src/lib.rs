@@ -28,6 +28,7 @@ pub mod model;
 pub mod paths;
 pub mod protocol;
 pub mod resolve;
+pub mod run;
 pub mod sentlog;
 pub mod status;
 pub mod store;

@@ -14,6 +14,7 @@ mod lock;
 mod props;
 mod protocol;
 mod real_claude;
+mod run;
 mod security;
 mod send;
 mod status;

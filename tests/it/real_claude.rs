@@ -109,3 +109,41 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
     let summary = driver(&e2e, "ask-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
     assert!(summary["recipe_ms"].is_u64(), "the CI recipe ran");
 }
+
+/// `teamctl run` starts a real 2.1.332 lead headless (tmux, `--teammate-mode tmux`); the mock
+/// has it spawn a pane teammate `worker` with the Agent tool, the worker reports to team-lead,
+/// and the lead ends its turn with a final text. run must report the team with that teammate,
+/// print the final text and exit 0 leaving nothing running; a lead whose turn never ends must
+/// time out (exit 3) with its pane's last lines and clean up the same way. Driver:
+/// `tests/e2e/run-e2e.js`.
+#[test]
+fn real_claude_code_lead_run_headless_until_done() {
+    let Some(e2e) = e2e_dir() else { return };
+    let out = Command::new("node")
+        .arg(e2e.join("run-e2e.js"))
+        .arg("--teamctl")
+        .arg(bin())
+        .env_remove("TEAMCTL_TEAM")
+        .env_remove("TEAMCTL_FROM")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "run e2e failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["done"]["teammates"], 1);
+    assert_eq!(
+        summary["done"]["states"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap(),
+        "done"
+    );
+    assert!(summary["timeout"]["elapsed_ms"].is_u64());
+}
