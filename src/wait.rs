@@ -12,10 +12,12 @@
 //! - a member is **idle** when nothing waits unread in its inbox and its newest event is the end
 //!   of a turn: an `idle_notification` from it, or `isActive` turning `false`. Taking an entry
 //!   from its inbox, a new entry in it, a plain message from it or `isActive` turning `true`
-//!   make it busy. At the start, with no history, the newest of its entries (by timestamp) and
-//!   its inbox's last drain (the file's mtime) decide, as `status` does, and `isActive: false`
-//!   counts as idle when no `idle_notification` of it is left (a Claude Code lead consumes
-//!   them).
+//!   make it busy. The newest event decides, not the current `isActive`: Claude Code drops a
+//!   config write whose lock it cannot get within 0.65 s, so `isActive: true` can outlive the
+//!   turn. At the start, with no history, the newest of its entries (by timestamp), its inbox's
+//!   last drain and `config.json`'s last write (the files' mtimes) decide, as `status` does, and
+//!   `isActive: false` counts as idle when no `idle_notification` of it is left (a Claude Code
+//!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -281,9 +283,6 @@ fn initial_turn(watch: &Watch, name: &str) -> Turn {
     if pending > 0 {
         return Turn::Busy(format!("{pending} unread in its inbox"));
     }
-    if is_active(watch, name) == Some(true) {
-        return Turn::Busy("isActive is true".into());
-    }
     let mut newest: Option<(DateTime<Utc>, Option<String>)> = None;
     let mut any_idle = false;
     for e in watch.inboxes().values().flatten() {
@@ -304,24 +303,32 @@ fn initial_turn(watch: &Watch, name: &str) -> Turn {
             newest = Some((at, kind));
         }
     }
-    let drained = watch
-        .inbox(name)
-        .and_then(|_| {
-            let path = watch.team().inbox_path(&MemberName::parse(name).ok()?);
-            fs::metadata(path).and_then(|m| m.modified()).ok()
-        })
-        .map(DateTime::<Utc>::from);
+    let mtime = |path: &std::path::Path| {
+        fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .map(DateTime::<Utc>::from)
+    };
+    let drained = MemberName::parse(name)
+        .ok()
+        .filter(|_| watch.inbox(name).is_some())
+        .and_then(|m| mtime(&watch.team().inbox_path(&m)));
+    let config_written = mtime(&watch.team().layout.config_path(&watch.team().name));
+    let active = is_active(watch, name);
     match newest {
         Some((at, Some(kind))) if kind == "idle_notification" => {
             if drained.is_some_and(|d| d > at) {
                 Turn::Busy("it took its inbox after its last idle_notification".into())
+            } else if active == Some(true) && config_written.is_some_and(|c| c > at) {
+                Turn::Busy("isActive turned true after its last idle_notification".into())
             } else {
+                // isActive may be stale: Claude Code drops a config write whose lock it cannot
+                // get within 0.65 s.
                 Turn::Idle("idle_notification".into())
             }
         }
-        _ if !any_idle && is_active(watch, name) == Some(false) => {
-            Turn::Idle("isActive is false".into())
-        }
+        _ if active == Some(true) => Turn::Busy("isActive is true".into()),
+        _ if !any_idle && active == Some(false) => Turn::Idle("isActive is false".into()),
         _ => Turn::Busy("no idle_notification since its last work".into()),
     }
 }
@@ -691,13 +698,16 @@ impl Tracker {
                             continue;
                         }
                         match self.turns.get(m) {
-                            Some(Turn::Idle(d))
-                                if unread(watch, m) == 0 && is_active(watch, m) != Some(true) =>
-                            {
+                            // The newest event decides, not isActive: a teammate's config write
+                            // can be lost (see initial_turn).
+                            Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
                                 idle.push(format!("{m} ({d})"));
                             }
+                            Some(Turn::Idle(_)) => {
+                                busy.push(format!("{m} ({} unread in its inbox)", unread(watch, m)))
+                            }
                             Some(Turn::Busy(d)) => busy.push(format!("{m} ({d})")),
-                            _ => busy.push(format!("{m} (busy)")),
+                            None => busy.push(format!("{m} (busy)")),
                         }
                     }
                     let detail = if busy.is_empty() {
