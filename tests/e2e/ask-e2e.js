@@ -59,7 +59,12 @@ h.run(async () => {
   const d = await teamctl(['delete', 'demo', '--timeout', '20s']);
   check(d.code === 0, `delete exited ${d.code}: ${d.stderr}`);
 
-  // The README's CI recipe, as it is, against the real client.
+  // The README's CI recipe, as it is, against the real client (it needs jq; CI has it).
+  if (require('child_process').spawnSync('jq', ['--version']).error && !process.env.CI) {
+    process.stderr.write('ask-e2e: jq is not installed: the CI recipe is skipped\n');
+    return { claude: lastJson(c.stdout).claude.version, wait_idle_ms: w1.ms, ask_ms: a1.ms,
+      ask_idle_ms: a2.ms, tasks_done_ms: w2.ms, recipe_ms: null };
+  }
   const recipe = path.join(__dirname, '..', '..', 'examples', 'ci', 'team-review.sh');
   const rtok = `R-${hex(4)}`;
   const rr = await exec('bash', [recipe], {

@@ -107,7 +107,11 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
     let Some(e2e) = e2e_dir() else { return };
     let bin = bin();
     let summary = driver(&e2e, "ask-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
-    assert!(summary["recipe_ms"].is_u64(), "the CI recipe ran");
+    // Without jq (outside CI) the recipe is skipped.
+    assert!(
+        summary["recipe_ms"].is_u64() || std::env::var_os("CI").is_none(),
+        "the CI recipe ran"
+    );
 }
 
 /// `teamctl run` starts a real 2.1.332 lead headless (tmux, `--teammate-mode tmux`); the mock
