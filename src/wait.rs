@@ -865,3 +865,40 @@ fn recipient_of(watch: &Watch, mid: &str, log: Option<&SentLog>) -> Result<Strin
         watch.team().name
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Entry {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn idle_detail_says_reason_summary_and_last_words() {
+        let frame = json!({"type": "idle_notification", "from": "a", "idleReason": "failed",
+                           "summary": "tried", "failureReason": "no access", "result": "gave up"});
+        let e = entry(json!({"from": "a", "text": frame.to_string()}));
+        assert_eq!(
+            idle_detail(&e),
+            "idle_notification: failed; summary: tried; failure: no access; last words: gave up"
+        );
+        let bare = entry(json!({"from": "a", "text": r#"{"type":"idle_notification"}"#}));
+        assert_eq!(idle_detail(&bare), "idle_notification: available");
+    }
+
+    #[test]
+    fn kinds_of_entries() {
+        let plain = entry(json!({"from": "a", "text": "hello"}));
+        let idle = entry(json!({"from": "a", "text": r#"{"type":"idle_notification"}"#}));
+        assert!(kind_matches(&TypeFilter::Message, &plain));
+        assert!(!kind_matches(&TypeFilter::Message, &idle));
+        assert!(kind_matches(&TypeFilter::Protocol, &idle));
+        assert!(kind_matches(
+            &TypeFilter::Frame("idle_notification".into()),
+            &idle
+        ));
+        assert_eq!(frame_type(&plain), None);
+    }
+}
