@@ -1,6 +1,8 @@
 //! teamctl's only integration-test target (one binary to link): one module per subcommand,
-//! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
+//! plus the store (concurrency), lock, proper-lockfile interop, security (hostile text, file
+//! modes, impersonation, symlinks) and real Claude Code suites.
 
+mod ask;
 mod common;
 mod completions;
 mod crash;
@@ -15,8 +17,11 @@ mod man;
 mod props;
 mod protocol;
 mod real_claude;
+mod run;
+mod security;
 mod send;
 mod status;
 mod store;
 mod tasks;
+mod wait;
 mod watch;
