@@ -82,7 +82,7 @@ for (const v of versions) {
       remarks.push(`${title}: the client delivered ${o.client_doubled.length} of 6 messages twice (its own race, see below)`);
     }
     if (o && o.reply_from && o.reply_from !== 'worker') {
-      remarks.push(`${title}: the teammate's answer came from \`${o.reply_from}\` (an internal id), not \`worker\``);
+      remarks.push(`${title}: the teammate's answer came from ${/^[0-9a-f]{17}$/.test(o.reply_from) ? 'its internal agent id (17 hex digits, new each run)' : `\`${o.reply_from}\``}, not \`worker\``);
     }
   }
   const format = seen(v, (o) => o.status_format);
