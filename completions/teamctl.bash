@@ -106,7 +106,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__approve)
-            opts="-h -V --feedback --mode --as --force --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --feedback --mode --policy --follow --timeout --dry-run --poll --as --force --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,6 +118,18 @@ _teamctl() {
                     ;;
                 --mode)
                     COMPREPLY=($(compgen -W "default acceptEdits bypassPermissions plan" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --as)

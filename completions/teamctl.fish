@@ -269,10 +269,15 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l mode -d 'Per
 acceptEdits\t''
 bypassPermissions\t''
 plan\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l policy -d 'Answer every pending request by the rules in FILE instead of one by id' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l timeout -d 'With --follow: stop after this long (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l poll -d 'With --follow: poll every MS milliseconds instead of using file notifications' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l as -d 'Whose inbox holds the request' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l follow -d 'With --policy: keep answering requests as they arrive'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l dry-run -d 'With --policy: decide and report, write nothing'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer even in a team a Claude Code session leads'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -97,6 +97,29 @@ impl SentLog {
         Ok(())
     }
 
+    /// Takes the answer lock: an exclusive OS lock on `answers.lock` beside the log, held
+    /// while a request is checked for an answer and answered, so that of two processes
+    /// answering the same request exactly one writes (the other then finds the answer in the
+    /// log). Released when the returned file is dropped.
+    ///
+    /// # Errors
+    /// I/O errors, naming the lock file.
+    pub fn lock_answers(&self) -> Result<File> {
+        let path = self.path.with_file_name("answers.lock");
+        let context = || format!("could not lock {}", path.display());
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).with_context(context)?;
+        }
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(context)?;
+        f.lock().with_context(context)?;
+        Ok(f)
+    }
+
     /// Every line of both generations, oldest first. Lines that do not parse are skipped.
     ///
     /// # Errors

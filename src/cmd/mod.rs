@@ -2,6 +2,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod approve;
+pub(crate) mod by_policy;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod deny;

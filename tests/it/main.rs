@@ -9,6 +9,7 @@ mod doctor;
 mod inbox;
 mod interop;
 mod lock;
+mod policy;
 mod props;
 mod protocol;
 mod real_claude;
