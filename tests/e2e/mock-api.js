@@ -25,6 +25,8 @@
 //     * text with `Run: <tok>` in a <teammate-message> -> ONE tool_use Bash
 //       {command: "echo <tok> > ran-<tok>.txt", description}: a tool that needs the
 //       user's permission, which a pane teammate asks its lead for (permission_request)
+//     * text with `Exec: <command>` in a <teammate-message> -> ONE tool_use Bash
+//       {command: <command> (to the end of the line), description}
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
 //
@@ -126,6 +128,17 @@ function decide(body) {
       name: 'SendMessage',
       input: { to: 'team-lead', message: { type: 'shutdown_response', request_id: shutdown[1], approve: true } },
       why: `shutdown_request ${shutdown[1]}`,
+    };
+  }
+
+  // `Exec: <command>` (to the end of its line): ONE Bash tool_use running exactly that command.
+  const exec = last.role === 'user' ? messageTexts(last).join('\n').match(/Exec: ([^\n<]+)/) : null;
+  if (exec) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: exec[1].trim(), description: 'Run a command' },
+      why: `exec ${exec[1].trim()}`,
     };
   }
 

@@ -1,5 +1,6 @@
-//! End to end with the real Claude Code (two tests: teamctl sending to a teammate started by
-//! hand, and a team made by `teamctl create`): a 2.1.332 pane teammate (npm
+//! End to end with the real Claude Code (three tests: teamctl sending to a teammate started by
+//! hand, a team made by `teamctl create`, and its requests answered by `approve --follow
+//! --policy`): a 2.1.332 pane teammate (npm
 //! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
 //! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
 //! messages; the test checks each is consumed by the teammate and answered (via its
@@ -98,4 +99,44 @@ fn real_claude_code_team_made_by_teamctl_create() {
         summary["shutdown_wait_ms"].is_u64(),
         "shutdown --wait was approved"
     );
+}
+
+/// `approve --follow --policy` answers a real 2.1.332 teammate (default permission mode, made by
+/// `teamctl create`) as requests arrive: an allowed `echo` runs, a denied `rm` does not and the
+/// model receives "denied by policy rule Bash(rm:*)", an unmatched `touch` stays pending; the
+/// follower ends by itself when `teamctl delete` removes the team. Driver:
+/// `tests/e2e/policy-e2e.js`.
+#[test]
+fn real_claude_code_requests_answered_by_policy() {
+    let Some(e2e) = e2e_dir() else { return };
+    let out = Command::new("node")
+        .arg(e2e.join("policy-e2e.js"))
+        .arg("--teamctl")
+        .arg(bin())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "policy e2e failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    assert_eq!(summary["allow"]["rule"], "Bash(echo:*)");
+    assert_eq!(
+        summary["deny"]["reason"],
+        "denied by policy rule Bash(rm:*)"
+    );
+    assert_eq!(summary["deny"]["model_saw"]["is_error"], true);
+    assert!(
+        summary["deny"]["model_saw"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("denied by policy rule Bash(rm:*)")
+    );
+    assert_eq!(summary["unmatched"]["still_pending"], true);
+    assert_eq!(summary["end"]["why"], "team_gone");
 }
