@@ -935,6 +935,9 @@ pub struct Outcome {
     pub delivery: Option<Delivery>,
     /// Another process answered it between the listing and the write: nothing was written.
     pub answered_elsewhere: bool,
+    /// A plan approval held back until the teammate's turn has ended (see
+    /// [`answer_pending`]): nothing was written yet.
+    pub deferred: bool,
     /// Why the answer could not be written (it stays pending and is tried again).
     pub error: Option<String>,
 }
@@ -943,6 +946,12 @@ pub struct Outcome {
 /// [`protocol::answer_open`]); `dry_run` decides without writing. `home` anchors `~/` rules;
 /// each teammate's `cwd` comes from the team's `config.json`. Returns what was looked at, in
 /// inbox order.
+///
+/// A plan approval is answered only once the teammate has reported idle after asking (an
+/// `idle_notification` from it, timestamped at or after the request, in `lead`'s inbox):
+/// observed with the real Claude Code 2.1.332, an answer that reaches a `--plan-mode-required`
+/// teammate while its `ExitPlanMode` turn is still running is consumed and never reaches the
+/// model, and the teammate waits forever. Until then the outcome is `deferred`.
 ///
 /// # Errors
 /// Reading the inboxes or the sent log; a failed write is reported in its [`Outcome`] instead.
@@ -959,6 +968,7 @@ pub fn answer_pending(
 ) -> Result<Vec<Outcome>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
+    let idle = idle_times(&team.inbox_path(lead))?;
     for request in protocol::pending(team, lead, log, now)? {
         if !seen.insert(request.request_id.clone()) {
             continue;
@@ -979,6 +989,7 @@ pub fn answer_pending(
             response: None,
             delivery: None,
             answered_elsewhere: false,
+            deferred: false,
             error: None,
         };
         let verdict = match o.decision.answer {
@@ -994,6 +1005,15 @@ pub fn answer_pending(
                 continue;
             }
         };
+        if o.request.kind == Kind::PlanApproval
+            && !idle
+                .iter()
+                .any(|(from, at)| *from == o.request.from && *at >= o.request.at)
+        {
+            o.deferred = true;
+            out.push(o);
+            continue;
+        }
         if !dry_run {
             match protocol::answer_open(team, lead, &o.request, &verdict, now, opts, log) {
                 Ok(Some((frame, d))) => {
@@ -1007,6 +1027,23 @@ pub fn answer_pending(
         out.push(o);
     }
     Ok(out)
+}
+
+/// `(from, timestamp)` of every `idle_notification` in an inbox.
+fn idle_times(inbox: &Path) -> Result<Vec<(String, String)>> {
+    let entries = crate::store::read_inbox(inbox)?.unwrap_or_default();
+    Ok(entries
+        .iter()
+        .filter_map(|e| {
+            let text = e.get("text")?.as_str()?;
+            let f = crate::model::Frame::decode(text)?;
+            (f.frame_type == "idle_notification").then_some(())?;
+            Some((
+                e.get("from")?.as_str()?.to_string(),
+                e.get("timestamp")?.as_str()?.to_string(),
+            ))
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -34,13 +34,14 @@ use crate::output::warn;
 /// --follow it keeps answering as requests arrive (file notifications, like watch), until
 /// --timeout, Ctrl-C or the team is gone. Each request is answered once, also when several
 /// teamctl processes answer the same team (the sent log's answer lock). One line per decision
-/// on stderr; --dry-run decides and reports but writes nothing.
+/// on stderr; --dry-run decides and reports but writes nothing. A plan approval is written only
+/// once the teammate has reported idle after asking (earlier, Claude Code 2.1.332 loses it).
 ///
 /// With --json: {"schema_version":1,"team","request_id","kind","to","inbox","id","response"}.
 /// With --policy and --json: JSON Lines on stdout, one per decision: {"schema_version":1,
 /// "event":"decision","team","at","request_id","kind","from","asks","tool_name","input","host",
-/// "plan_file_path","answer","rule","list","reason","dry_run","written","inbox","id","response",
-/// "error"}, and with --follow a last {"schema_version":1,"event":"end","team","at","why",
+/// "plan_file_path","answer","rule","list","reason","dry_run","deferred","written","inbox","id",
+/// "response","error"}, and with --follow a last {"schema_version":1,"event":"end","team","at","why",
 /// "approved","denied","left"} ("why": timeout or team_gone).
 ///
 /// Exit codes: 0 (with --follow: at --timeout, or when the team is gone), 1 a failure, 2 a bad

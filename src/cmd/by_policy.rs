@@ -56,6 +56,7 @@ struct DecisionEvent<'a> {
     list: &'a str,
     reason: &'a str,
     dry_run: bool,
+    deferred: bool,
     written: bool,
     inbox: Option<String>,
     id: Option<&'a str>,
@@ -125,6 +126,16 @@ impl Runner {
             if o.answered_elsewhere {
                 continue;
             }
+            if o.deferred {
+                // Reported once, and again when it is answered.
+                if self
+                    .reported
+                    .insert(format!("deferred {}", o.request.request_id))
+                {
+                    self.report(ctx, team, &o)?;
+                }
+                continue;
+            }
             let once = o.decision.answer == Answer::Leave || self.dry_run;
             if once && !self.reported.insert(o.request.request_id.clone()) {
                 continue;
@@ -166,6 +177,7 @@ impl Runner {
                 list: d.list,
                 reason: &d.reason,
                 dry_run: self.dry_run,
+                deferred: o.deferred,
                 written: o.response.is_some(),
                 inbox: o.delivery.as_ref().map(|d| d.inbox.display().to_string()),
                 id: o.delivery.as_ref().map(|d| d.id.as_str()),
@@ -173,6 +185,21 @@ impl Runner {
                 error: o.error.as_deref(),
             };
             return self.emit_json(&ev);
+        }
+        if o.deferred {
+            eprintln!(
+                "waiting {} from {}: {}: answered ({}) once {} reports idle",
+                r.request_id,
+                printable(&r.from, 64),
+                printable(&policy::asks(r), 120),
+                if d.answer == Answer::Approve {
+                    "approve"
+                } else {
+                    "deny"
+                },
+                printable(&r.from, 64),
+            );
+            return Ok(());
         }
         let verb = match (d.answer, self.dry_run) {
             (Answer::Approve, false) => "approved",

@@ -13,6 +13,9 @@
 //   2. deny:      `Exec: rm sentinel-….txt` asks for an rm; `Bash(rm:*)` denies it, the sentinel
 //                 file stays, and the model receives the reason "denied by policy rule
 //                 Bash(rm:*)" in its tool result (seen in the mock's log);
+//   plan:         a second teammate, `planner`, started with --plan-mode-required, writes its
+//                 plan and calls ExitPlanMode, which asks the lead (plan_approval_request);
+//                 "plans": "approve" answers and the model receives "[Plan Approved] …";
 //   3. unmatched: `Exec: touch left-….txt` matches no rule; under "unmatched": "leave" it stays
 //                 in `teamctl pending` (checked after the follower has looked at it and three
 //                 of the client's 1 s polls have passed), then `teamctl deny` answers it by hand;
@@ -26,6 +29,7 @@ const os = require('os');
 const path = require('path');
 const crypto = require('crypto');
 const { spawn, spawnSync } = require('child_process');
+const { lockedJsonUpdate } = require('./lockfile');
 
 const HERE = __dirname;
 const TEAM = 'demo';
@@ -155,7 +159,7 @@ function dumpDiagnostics(err) {
   try { out.push(fs.readFileSync(st.mockLog, 'utf8').trimEnd()); } catch (_) { out.push('(none)'); }
   if (st.mockStderr) out.push('--- mock stderr ---', st.mockStderr);
   const teamDir = st.cfg && path.join(st.cfg, 'teams', TEAM);
-  for (const f of ['config.json', 'inboxes/worker.json', 'inboxes/team-lead.json']) {
+  for (const f of ['config.json', 'inboxes/worker.json', 'inboxes/planner.json', 'inboxes/team-lead.json']) {
     out.push(`--- teams/${TEAM}/${f} ---`);
     try { out.push(fs.readFileSync(path.join(teamDir, f), 'utf8')); } catch (e) { out.push(`(${e.code})`); }
   }
@@ -192,7 +196,7 @@ function setup() {
   st.policy = path.join(st.root, 'policy.json');
   writeJson(st.policy, {
     permissions: { allow: ['Bash(echo:*)'], deny: ['Bash(rm:*)'] },
-    plans: 'leave',
+    plans: 'approve',
     sandbox_hosts: { allow: [], deny: [] },
     unmatched: 'leave',
   });
@@ -205,7 +209,10 @@ function startMock() {
     });
     let buf = '';
     st.mock.stderr.on('data', (d) => { st.mockStderr += d; });
-    st.mock.on('exit', (code) => reject(new Failure(`mock exited early (${code})`)));
+    st.mock.on('exit', (code, sig) => {
+      trace(`mock exited (code ${code}, signal ${sig})`);
+      reject(new Failure(`mock exited early (${code})`));
+    });
     st.mock.stdout.on('data', (d) => {
       buf += d;
       const nl = buf.indexOf('\n');
@@ -258,20 +265,49 @@ function mockSaw(text, n) {
 
 // Sends `text` to the worker and waits for its permission request to be decided by the
 // follower; resends when 2.1.332 fails to deliver the request (as create-e2e.js does).
-async function askAndDecide(what, text, match) {
+async function askAndDecide(what, text, match, to = 'worker', kind = 'permission') {
   let asks = 1;
   const t = now();
-  const s = await teamctl(['send', 'worker', text]);
+  const s = await teamctl(['send', to, text]);
   if (s.code !== 0) fail(`send exited ${s.code}: ${s.stderr}`);
   const ev = await waitFor(`${what}: the follower's decision`, 30000, async () => {
-    const e = st.events.find((x) => x.event === 'decision' && x.kind === 'permission' && match(x));
+    const e = st.events.find((x) => x.event === 'decision' && x.kind === kind && !x.deferred && match(x));
     if (!e && asks < 3 && mockSaw('could not be delivered to the team lead', asks)) {
       asks += 1;
-      await teamctl(['send', 'worker', text]);
+      await teamctl(['send', to, text]);
     }
     return e;
   });
   return { ev, ms: now() - t };
+}
+
+// A second teammate, `planner`, that must have its plans approved: `teamctl create` has no
+// --plan-mode-required, so it is added the way a lead adds one (member entry under the config
+// lock, an empty inbox, the lead's command line with --plan-mode-required --permission-mode plan)
+// in a new window of the team's tmux session.
+function startPlanner() {
+  const cfgPath = path.join(st.cfg, 'teams', TEAM, 'config.json');
+  let leadSession = null;
+  lockedJsonUpdate(cfgPath, (cfg) => {
+    leadSession = cfg.leadSessionId;
+    cfg.members.push({
+      agentId: `planner@${TEAM}`, name: 'planner', agentType: 'general-purpose', color: 'green',
+      planModeRequired: true, joinedAt: now(), tmuxPaneId: '', cwd: st.work, subscriptions: [],
+      backendType: 'tmux',
+    });
+  });
+  fs.writeFileSync(path.join(st.cfg, 'teams', TEAM, 'inboxes', 'planner.json'), '[]');
+  const q = (x) => `'${String(x).replace(/'/g, `'\\''`)}'`;
+  const envs = ['CLAUDECODE=1', 'CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1', `CLAUDE_CONFIG_DIR=${st.cfg}`,
+    `HOME=${st.home}`, `ANTHROPIC_BASE_URL=${st.env.ANTHROPIC_BASE_URL}`, `ANTHROPIC_API_KEY=${API_KEY}`,
+    'ENABLE_TOOL_SEARCH=false', 'DISABLE_TELEMETRY=1', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1']
+    .concat(st.env.IS_SANDBOX ? ['IS_SANDBOX=1'] : []);
+  const cmd = `cd ${q(st.work)} && exec env ${envs.map(q).join(' ')} ${q(args.claudeBin)}` +
+    ` --agent-id planner@${TEAM} --agent-name planner --team-name ${TEAM} --agent-color green` +
+    ` --parent-session-id ${leadSession} --plan-mode-required --permission-mode plan`;
+  const r = tmux('new-window', '-d', '-t', `=teamctl-${TEAM}:`, '-n', 'planner', cmd);
+  if (r.status !== 0) fail(`tmux new-window failed: ${r.stderr}`);
+  trace('planner started (--plan-mode-required --permission-mode plan)');
 }
 
 async function main() {
@@ -299,6 +335,7 @@ async function main() {
   check(created.state === 'ready', `create state ${created.state}: ${created.reason}`);
   check(created.claude.version === `${CLAUDE_VERSION} (Claude Code)`, `claude version ${created.claude.version}`);
 
+  startPlanner();
   startFollower();
 
   // --- 1. allow: Bash(echo:*)
@@ -328,6 +365,17 @@ async function main() {
   });
   check(fs.existsSync(sentinel), 'the denied rm ran: the sentinel is gone');
 
+  // --- plan: the planner's ExitPlanMode (after the mock writes its plan file) asks the lead;
+  // "plans": "approve" answers, and the model is told so.
+  const tokP = `P-${hex(4)}`;
+  const pl = await askAndDecide('plan', `Plan: ${tokP}`, (e) => e.from === 'planner', 'planner', 'plan_approval');
+  check(pl.ev.answer === 'approve' && pl.ev.list === 'plans' && pl.ev.written === true,
+    `plan decision ${JSON.stringify(pl.ev)}`);
+  check(pl.ev.response.approved === true && pl.ev.response.planDigest.length === 64, `plan response ${JSON.stringify(pl.ev.response)}`);
+  await waitFor('the plan approval reaching the planner\'s model', 20000, () => mockSaw('[Plan Approved]', 1));
+  // It was held back until the planner's turn ended (answered earlier, it is lost: see README).
+  const deferred = st.events.find((x) => x.request_id === pl.ev.request_id && x.deferred);
+
   // --- 3. unmatched: left pending for a person
   const tokL = `L-${hex(4)}`;
   const l = await askAndDecide('unmatched', `Exec: touch left-${tokL}.txt`, (e) => e.input && e.input.command.includes(tokL));
@@ -355,9 +403,9 @@ async function main() {
   check(exit.code === 0, `follower exit ${exit.code} (${exit.sig}): ${st.followerErr}`);
   const end = st.events[st.events.length - 1];
   check(end.event === 'end' && end.why === 'team_gone', `last event ${JSON.stringify(end)}`);
-  check(end.approved === 1 && end.denied === 1 && end.left === 1, `counts ${JSON.stringify(end)}`);
+  check(end.approved === 2 && end.denied === 1 && end.left === 1, `counts ${JSON.stringify(end)}`);
   const decisions = st.events.filter((e) => e.event === 'decision');
-  check(decisions.length === 3, `${decisions.length} decisions: ${JSON.stringify(decisions)}`);
+  check(decisions.filter((e) => !e.deferred).length === 4, `${decisions.length} decisions: ${JSON.stringify(decisions)}`);
 
   return {
     ok: true,
@@ -365,6 +413,8 @@ async function main() {
     allow: { request_id: a.ev.request_id, rule: a.ev.rule, send_to_decision_ms: a.ms },
     deny: { request_id: d.ev.request_id, rule: d.ev.rule, reason: d.ev.reason, send_to_decision_ms: d.ms,
       model_saw: { is_error: seen.is_error, text: seen.text } },
+    plan: { request_id: pl.ev.request_id, plan_file_path: pl.ev.plan_file_path, send_to_decision_ms: pl.ms,
+      model_saw: '[Plan Approved]', deferred_first: Boolean(deferred) },
     unmatched: { request_id: l.ev.request_id, still_pending: true, send_to_decision_ms: l.ms },
     end,
     follower_stderr: st.followerErr,

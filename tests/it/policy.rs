@@ -12,10 +12,11 @@ use serde_json::{Value, json};
 
 use crate::common::{TestEnv, json_lines, keys, read_entries, run_json, wait_until};
 
-const DECISION_KEYS: [&str; 22] = [
+const DECISION_KEYS: [&str; 23] = [
     "answer",
     "asks",
     "at",
+    "deferred",
     "dry_run",
     "error",
     "event",
@@ -99,9 +100,13 @@ fn standard() -> TestEnv {
             perm("perm-4-edit", "Edit", json!({"file_path": "/tmp/src/a.rs"})),
         ),
         ("worker", PLAN.to_string()),
+        ("worker", IDLE.to_string()),
         ("reviewer", SANDBOX.to_string()),
     ])
 }
+
+/// The worker went idle after asking for its plan (entry timestamps are 09:59:<index>).
+const IDLE: &str = r#"{"type":"idle_notification","from":"worker","timestamp":"2026-11-29T09:59:05.000Z","idleReason":"available"}"#;
 
 const POLICY: &str = r#"{"permissions": {"allow": ["Bash(echo:*)", "Edit(src/**)"], "deny": ["Bash(rm:*)"]},
   "plans": "approve", "sandbox_hosts": {"allow": ["*.npmjs.org"], "deny": ["*.example.com"]},
@@ -642,4 +647,52 @@ fn two_followers_never_double_answer() {
         decisions, n,
         "each request reported by exactly one follower"
     );
+}
+
+/// A plan approval waits until the teammate has reported idle after asking (answered earlier,
+/// the real 2.1.332 loses it); the idle notification arriving wakes a follower, which answers.
+#[test]
+fn plan_approval_waits_for_the_teammate_to_go_idle() {
+    let env = fixture(&[("worker", PLAN.to_string())]);
+    let policy = write_policy(&env, POLICY);
+    let events = json_lines(
+        &env.cmd()
+            .args(["approve", "--policy", &policy, "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["deferred"], true);
+    assert_eq!(events[0]["answer"], "approve");
+    assert_eq!(events[0]["written"], false);
+    assert!(responses(&env, "worker").is_empty());
+    env.cmd()
+        .args(["approve", "--policy", &policy])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "waiting plan_approval-1795946280000@worker@alpha from worker: plan /w/plan.md: answered (approve) once worker reports idle",
+        ));
+    let f = Follower::start(&env, &["--policy", &policy, "--timeout", "60s"]);
+    assert_eq!(f.next()["deferred"], true);
+    // An idle notification from another teammate does not count; the worker's does.
+    append_request(
+        &env,
+        "reviewer",
+        IDLE.replace("worker", "reviewer").as_str(),
+        1,
+    );
+    append_request(&env, "worker", IDLE, 2);
+    let e = f.next();
+    assert_eq!(
+        (e["deferred"].as_bool(), e["written"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert_eq!(responses(&env, "worker")[0]["approved"], true);
+    fs::remove_dir_all(env.root.join("teams/alpha")).unwrap();
+    assert_eq!(f.next()["why"], "team_gone");
+    let mut child = f.child;
+    assert!(child.wait().unwrap().success());
 }

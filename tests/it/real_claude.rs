@@ -101,10 +101,12 @@ fn real_claude_code_team_made_by_teamctl_create() {
     );
 }
 
-/// `approve --follow --policy` answers a real 2.1.332 teammate (default permission mode, made by
-/// `teamctl create`) as requests arrive: an allowed `echo` runs, a denied `rm` does not and the
-/// model receives "denied by policy rule Bash(rm:*)", an unmatched `touch` stays pending; the
-/// follower ends by itself when `teamctl delete` removes the team. Driver:
+/// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
+/// (default permission mode, made by `teamctl create`) gets an allowed `echo` run, a denied `rm`
+/// not run (the model receives "denied by policy rule Bash(rm:*)"), an unmatched `touch` left
+/// pending; a second teammate started with `--plan-mode-required` gets its plan approved
+/// (`"plans": "approve"`, held back until its turn ended) and its model receives "[Plan
+/// Approved]"; the follower ends by itself when `teamctl delete` removes the team. Driver:
 /// `tests/e2e/policy-e2e.js`.
 #[test]
 fn real_claude_code_requests_answered_by_policy() {
@@ -137,6 +139,7 @@ fn real_claude_code_requests_answered_by_policy() {
             .unwrap()
             .ends_with("denied by policy rule Bash(rm:*)")
     );
+    assert_eq!(summary["plan"]["model_saw"], "[Plan Approved]");
     assert_eq!(summary["unmatched"]["still_pending"], true);
     assert_eq!(summary["end"]["why"], "team_gone");
 }
