@@ -1015,7 +1015,7 @@ pub fn answer_pending(
             continue;
         }
         if !dry_run {
-            match protocol::answer_open(team, lead, &o.request, &verdict, now, opts, log) {
+            match protocol::answer_open(team, &o.request, &verdict, now, opts, log) {
                 Ok(Some((frame, d))) => {
                     o.response = Some(frame);
                     o.delivery = Some(d);

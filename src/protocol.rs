@@ -356,7 +356,6 @@ pub fn answer(
 /// The errors of a send, and of reading the inboxes and the log.
 pub fn answer_open(
     team: &Team,
-    lead: &MemberName,
     request: &Request,
     verdict: &Verdict,
     now: DateTime<Utc>,
@@ -364,11 +363,31 @@ pub fn answer_open(
     log: Option<&SentLog>,
 ) -> Result<Option<(Map<String, Value>, Delivery)>> {
     let _guard = log.map(SentLog::lock_answers).transpose()?;
-    let open = pending(team, lead, log, now)?;
-    if !open.iter().any(|r| r.request_id == request.request_id) {
+    if is_answered(team, request, log)? {
         return Ok(None);
     }
     write_answer(team, request, verdict, now, opts, log).map(Some)
+}
+
+/// Whether `request` has an answer: one teamctl wrote (the sent log), or one still waiting in
+/// the requester's inbox.
+fn is_answered(team: &Team, request: &Request, log: Option<&SentLog>) -> Result<bool> {
+    let id = request.request_id.as_str();
+    if let Some(log) = log
+        && log
+            .entries()?
+            .iter()
+            .any(|s| s.team == team.name.as_str() && s.answers.as_deref() == Some(id))
+    {
+        return Ok(true);
+    }
+    let Ok(m) = MemberName::parse(&request.from) else {
+        return Ok(false);
+    };
+    Ok(store::read_inbox(&team.inbox_path(&m))?
+        .unwrap_or_default()
+        .iter()
+        .any(|e| str_field(e, "text").and_then(response_to).as_deref() == Some(id)))
 }
 
 fn write_answer(
