@@ -9,7 +9,9 @@ same inbox bytes (restored outside the timing):
 - `teamctl inbox --json` vs `jq -c '.[]'`;
 - 8 concurrent senders into one inbox (each process sends one message), for all three writers;
 - `teamctl status --json` on 50 members x 1,000 messages and 100 tasks;
-- the latency of `teamctl watch` from the rename that writes a message to the event on stdout.
+- the latency of `teamctl watch` from the rename that writes a message to the event on stdout;
+- the latency of `teamctl ask` from the rename that writes the answer to the process's exit, and
+  of `teamctl wait --tasks-done` from the rename that completes the last task to its exit.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE]
 Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash.
@@ -119,7 +121,8 @@ def main():
         conc = concurrency(tmp, env, script)
         status = status_bench(tmp, env, args.runs)
         watch = watch_bench(inbox, env)
-        write_report(out, args.runs, sends, reads, sizes, conc, status, watch)
+        blocking = {"ask": ask_bench(tmp, env), "wait": wait_bench(tmp, env)}
+        write_report(out, args.runs, sends, reads, sizes, conc, status, watch, blocking)
     finally:
         shutil.rmtree(tmp)
     text = "\n".join(report) + "\n"
@@ -204,6 +207,110 @@ def watch_bench(inbox, env, samples=200):
     return lat
 
 
+def locked_replace(path, data, i):
+    """Replaces `path` as Claude Code does: under its lock directory, temp file + rename.
+    Returns the time of the rename."""
+    while True:
+        try:
+            os.mkdir(path + ".lock")
+            break
+        except FileExistsError:
+            time.sleep(0.001)
+    try:
+        tmp = path + f".tmp.{i:08x}"
+        with open(tmp, "w") as f:
+            f.write(data)
+        t0 = time.perf_counter()
+        os.rename(tmp, path)
+    finally:
+        os.rmdir(path + ".lock")
+    return t0
+
+
+def led_team(tmp, name):
+    """A team teamctl leads, with teammate alice (teamctl's identity there is team-lead)."""
+    claude = os.path.join(tmp, name)
+    inboxes = os.path.join(claude, "teams", "t", "inboxes")
+    os.makedirs(inboxes)
+    os.makedirs(os.path.join(claude, "tasks", "t"))
+    config = {"name": "t", "leadAgentId": "team-lead@t", "members": [
+        {"agentId": "team-lead@t", "name": "team-lead", "agentType": "team-lead"},
+        {"agentId": "alice@t", "name": "alice", "agentType": "general-purpose",
+         "color": "blue", "tmuxPaneId": ""}], "teamctl": {"leads": True}}
+    with open(os.path.join(claude, "teams", "t", "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    for m in ("team-lead", "alice"):
+        with open(os.path.join(inboxes, f"{m}.json"), "w") as f:
+            f.write("[]")
+    env = dict(env_base(), CLAUDE_CONFIG_DIR=claude, TEAMCTL_TEAM="t")
+    return claude, inboxes, env
+
+
+def env_base():
+    return {k: v for k, v in os.environ.items() if not k.startswith("TEAMCTL_")}
+
+
+def ask_bench(tmp, env, samples=200):
+    """`teamctl ask alice` is started; once the question is in alice's inbox the bench takes
+    it and writes the answer into team-lead's inbox (lock, temp file, rename), and times the
+    rename to the process's exit."""
+    _, inboxes, env = led_team(tmp, "claude-ask")
+    alice = os.path.join(inboxes, "alice.json")
+    lead = os.path.join(inboxes, "team-lead.json")
+    lat = []
+    answers = []
+    for i in range(samples):
+        proc = subprocess.Popen([BIN, "ask", "alice", f"question {i}?", "--timeout", "30s"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while True:
+            with open(alice) as f:
+                if f"question {i}?" in f.read():
+                    break
+            if time.time() > deadline:
+                raise SystemExit("ask wrote no question within 10 s")
+            time.sleep(0.001)
+        locked_replace(alice, "[]", 2 * i)
+        time.sleep(0.005)  # the take is seen first, as with a real teammate (a benchmark)
+        a = entry(i)
+        a["from"], a["text"] = "alice", f"answer {i}"
+        answers.append(a)
+        t0 = locked_replace(lead, json.dumps(answers, indent=2), 2 * i + 1)
+        if proc.wait(timeout=30) != 0:
+            raise SystemExit(f"ask exited {proc.returncode}")
+        lat.append((time.perf_counter() - t0) * 1000)
+    lat.sort()
+    return lat
+
+
+def wait_bench(tmp, env, samples=200):
+    """`teamctl wait --tasks-done` is started on a team with one open task; once it says it
+    waits, the bench completes the task (lock, temp file, rename) and times the rename to the
+    process's exit."""
+    claude, _, env = led_team(tmp, "claude-wait")
+    task = os.path.join(claude, "tasks", "t", "1.json")
+    doc = {"id": "1", "subject": "s", "description": "d", "status": "pending", "blocks": [],
+           "blockedBy": [], "owner": "alice"}
+    lat = []
+    for i in range(samples):
+        doc["status"] = "pending"
+        with open(task, "w") as f:
+            f.write(json.dumps(doc, indent=2))
+        proc = subprocess.Popen([BIN, "wait", "--tasks-done", "--timeout", "30s"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        line = proc.stderr.readline()
+        if b"waiting up to" not in line:
+            raise SystemExit(f"wait said {line!r}")
+        doc["status"] = "completed"
+        t0 = locked_replace(task, json.dumps(doc, indent=2), i)
+        if proc.wait(timeout=30) != 0:
+            raise SystemExit(f"wait exited {proc.returncode}")
+        lat.append((time.perf_counter() - t0) * 1000)
+        proc.stderr.close()
+    lat.sort()
+    return lat
+
+
 def status_bench(tmp, env, runs):
     claude = os.path.join(tmp, "claude-status")
     team = os.path.join(claude, "teams", "big")
@@ -253,7 +360,7 @@ def machine():
             f"rustc {rustc[1] if len(rustc) > 1 else '?'} (release build), Node {node}, {jq}")
 
 
-def write_report(out, runs, sends, reads, sizes, conc, status, watch):
+def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking):
     names = ["teamctl send", "Node proper-lockfile", "jq + mv script"]
     out("# Performance")
     out("")
@@ -330,6 +437,22 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch):
     out(f"| {len(watch)} messages, inotify | {q(0.5):.2f} ms | {q(0.9):.2f} ms | "
         f"{q(0.99):.2f} ms | {watch[-1]:.2f} ms |")
     out("")
+    out("## ask and wait latency")
+    out("")
+    out("From the rename that writes what a blocking command waits for (as Claude Code writes "
+        "it: lock directory, temp file, rename) to that command's exit, one process per sample: "
+        "`teamctl ask alice` from the rename of alice's answer into team-lead's inbox (the "
+        "question already taken), `teamctl wait --tasks-done` from the rename that completes "
+        "the team's last task. Goal: p50 under 5 ms, p99 under 20 ms.")
+    out("")
+    out("| command, rename to exit | samples | p50 | p90 | p99 | max |")
+    out("|---|---:|---:|---:|---:|---:|")
+    for name, lat in (("teamctl ask", blocking["ask"]),
+                      ("teamctl wait --tasks-done", blocking["wait"])):
+        p = lambda x: lat[min(len(lat) - 1, int(len(lat) * x))]
+        out(f"| {name} | {len(lat)} | {p(0.5):.2f} ms | {p(0.9):.2f} ms | {p(0.99):.2f} ms | "
+            f"{lat[-1]:.2f} ms |")
+    out("")
     out("## Why the costs grow the way they do")
     out("")
     out("""- **Fixed cost.** A send is one short-lived process: exec, read `config.json`, take the
@@ -358,6 +481,9 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch):
 - **watch** wakes on inotify, re-reads the changed inbox and prints what is new: its latency is
   one read and parse of that file, so it grows with the file as a read does (here the inbox
   grows from 1 to 200 entries during the measurement).
+- **ask and wait** wake on the same notifications as `watch` and re-read only the changed file
+  before deciding; what remains is writing the result and exiting. `ask` also checks tmux
+  panes only when a member has one recorded.
 - **status** reads every inbox with a parser that borrows strings from the file and skips the
   keys it does not need, plus every task file: linear in the team's total bytes.""")
 

@@ -31,12 +31,15 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "run" -d 'Run a team led by Claude itself, headless, until its work is done'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "delete" -d 'Shut down a team teamctl created and remove its files'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "ask" -d 'Ask a teammate something and wait for its answer'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Wait until the team\'s tasks are done, teammates are idle or gone, or a message arrives'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List the requests teammates are waiting on: tool permissions, plan approvals, sandbox hosts'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
@@ -61,6 +64,24 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-s
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l prompt-file -d 'Read the prompt from a file (`-`: standard input)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l cwd -d 'The lead\'s working directory [default: the current one]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l model -d 'Model for the lead (--model); its teammates get the lead\'s' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l permission-mode -d 'Permission mode for the lead (--permission-mode); teammates inherit it' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l teammate-mode -d 'Where the lead starts its teammates [default: Claude Code\'s teammateMode setting]' -r -f -a "tmux\t''
+in-process\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l timeout -d 'Give up after this long (exit code 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How long the done rule must hold before the run counts as done' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run: one run per label at a time; names the tmux session' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start the lead with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
@@ -86,7 +107,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l all -d 'Send to every member in config.json except the sender (then the only argument is TEXT)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write even if the recipient is not a member of config.json'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write even if the recipient is not a member of config.json, or as team-lead in a team teamctl does not lead, or as system'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l join -d 'Join the team first: add your identity (--from) to config.json as a member, so that teammates can reply to you (reserved names are refused)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -171,7 +192,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l force -d 'Allow an owner that is not a member of config.json'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l force -d 'Allow an owner that is not a member of config.json, and assigning as team-lead in a team teamctl does not lead'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
@@ -188,7 +209,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l no-owner -d 'Unassign (removes the owner)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l force -d 'Allow an owner that is not a member of config.json'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l force -d 'Allow an owner that is not a member of config.json, and assigning as team-lead in a team teamctl does not lead'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s V -l version -d 'Print version'
@@ -257,6 +278,56 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'F
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from -d 'Ask as NAME: the answer lands in NAME\'s inbox [default: team-lead in a team teamctl leads, else user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Give up after this long (exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l all -d 'Ask every teammate and wait for each'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l join -d 'Join the team first as --from, so teammates can answer you'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed [default: leave it there]'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the answer exactly as written even to a terminal [default: exact when piped, control characters shown as escapes on a terminal]'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l task -d 'This task is completed (repeatable)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l idle -d 'These members are idle [default: every teammate]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l message-from -d 'A message from NAME lands in your inbox (repeatable)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l type -d 'With --message-from: which entries count (message, protocol or a frame type)' -r -f -a "message\t''
+protocol\t''
+idle_notification\t''
+shutdown_request\t''
+shutdown_approved\t''
+shutdown_rejected\t''
+shutdown_response\t''
+plan_approval_request\t''
+plan_approval_response\t''
+permission_request\t''
+permission_response\t''
+sandbox_permission_request\t''
+sandbox_permission_response\t''
+task_assignment\t''
+mode_set_request\t''
+team_permission_update\t''
+teammate_terminated\t''
+task_completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l after -d 'With --message-from: count messages after this entry id or time (RFC 3339 or an age like 10m) instead of after the start' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l terminated -d 'These members are gone [default: every teammate]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l delivered -d 'This message has been taken by its recipient (repeatable)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl leads, else user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Give up after this long (exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l any -d 'Return when the first condition holds instead of all'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l as -d 'Whose inbox holds the requests' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
@@ -278,7 +349,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l team -d 'Tea
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l follow -d 'With --policy: keep answering requests as they arrive'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l dry-run -d 'With --policy: decide and report, write nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer even in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads, or one not made by `teamctl create`)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s V -l version -d 'Print version'
@@ -287,7 +358,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l as -d 'Whose in
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer even in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads, or one not made by `teamctl create`)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d 'Print version'
@@ -296,7 +367,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l wait -d 'Wa
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Send even to a name not in config.json, or in a team a Claude Code session leads'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Send even to a name not in config.json, or as team-lead in a team teamctl does not lead'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'

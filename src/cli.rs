@@ -10,15 +10,23 @@ const LONG_ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron
 
 teamctl reads and writes the files a running Claude Code team uses (under $CLAUDE_CONFIG_DIR, \
 default ~/.claude): it takes Claude Code's own lock directories, replaces files atomically and \
-reads every write back, so it never loses or corrupts a message Claude Code wrote.";
+reads every write back, so it never loses or corrupts a message Claude Code wrote.
+
+What teammates write is untrusted: human output shows control characters (escape sequences, \
+bidi overrides, newlines inside a field) as visible escapes such as \\e and \\u{202e}, and \
+--json keeps the exact text. A replaced file keeps its permission bits; teamctl's sent log is \
+private (0600).";
 
 const AFTER_HELP: &str = "Exit codes:
   0  success (an empty inbox too)
-  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create
-  2  usage error, including a team or member name that breaks the naming rules
+  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create,
+     a teammate that is gone (ask), a wait that can no longer succeed
+  2  usage error, including a team or member name that breaks the naming rules, or writing
+     as team-lead in a team teamctl does not lead (or as system) without --force
   3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
      --wait ran out
-  4  read-back verification failed after a write";
+  4  read-back verification failed after a write
+  5  ask: the teammate went idle without answering";
 
 /// Work with Claude Code agent teams from a shell
 #[derive(Debug, Parser)]

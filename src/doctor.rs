@@ -41,8 +41,8 @@ pub enum Level {
 /// One finding (`doctor --json` `checks[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// Which check: `config_dir`, `teams`, `team_config`, `format`, `claude`, `agent_teams`,
-    /// `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
+    /// Which check: `config_dir`, `symlink`, `teams`, `team_config`, `format`, `claude`,
+    /// `agent_teams`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
     pub check: &'static str,
     /// The verdict.
     pub level: Level,
@@ -120,6 +120,7 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
         Some(t) => vec![t.clone()],
         None => team_dirs(&inputs.layout),
     };
+    out.extend(symlinks(&inputs.layout));
     if teams.is_empty() {
         out.push(warn(
             "teams",
@@ -228,6 +229,68 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
         )),
     }
     out
+}
+
+/// Symlinks where team files live: the config dir itself, `teams/` and `tasks/` and
+/// everything under them (never followed). Other parts of the config dir (`settings.json`,
+/// `CLAUDE.md`, often linked to a dotfiles repository) are none of teamctl's business.
+fn symlinks(layout: &Layout) -> Vec<Check> {
+    let root = layout.root();
+    let mut found = Vec::new();
+    for p in [root.to_path_buf(), layout.teams_dir(), root.join("tasks")] {
+        if fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+            found.push(p.clone());
+        }
+        if p != root {
+            walk_symlinks(&p, &mut |p| found.push(p));
+        }
+    }
+    if found.is_empty() {
+        return vec![ok(
+            "symlink",
+            None,
+            None,
+            "no symlinks where team files live".into(),
+        )];
+    }
+    found
+        .into_iter()
+        .map(|p| {
+            let team = p
+                .strip_prefix(root)
+                .ok()
+                .and_then(|rel| rel.iter().nth(1))
+                .and_then(|t| t.to_str())
+                .map(String::from);
+            let to = fs::read_link(&p)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            warn(
+                "symlink",
+                team.as_deref(),
+                Some(&p),
+                format!("{} is a symlink (to {to})", p.display()),
+                "replace it with what it points to (or point --claude-dir / CLAUDE_CONFIG_DIR at \
+                 the real path): Claude Code takes some locks on the path as written and others \
+                 on its realpath, so through a symlink two writers can miss each other's lock; \
+                 teamctl replaces a symlinked file instead of writing through it",
+            )
+        })
+        .collect()
+}
+
+/// Calls `found` for every symlink under `dir`, without following any.
+fn walk_symlinks(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        match e.file_type() {
+            Ok(t) if t.is_symlink() => found(e.path()),
+            Ok(t) if t.is_dir() => walk_symlinks(&e.path(), found),
+            _ => {}
+        }
+    }
 }
 
 /// Every folder under `teams/` with a name teamctl accepts (with or without `config.json`).

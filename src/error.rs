@@ -20,6 +20,8 @@ pub enum Error {
     },
     /// A wait (`watch --timeout`, `send --wait`) ran out before what it waited for. Exit 3.
     Timeout(String),
+    /// A teammate went idle without answering what it was asked (`ask`). Exit 5.
+    Unanswered(String),
     /// After writing, the file did not read back as written. Exit 4.
     VerifyFailed {
         /// The file that was written.
@@ -36,6 +38,7 @@ impl Error {
             Error::Usage(_) => 2,
             Error::LockTimeout { .. } | Error::Timeout(_) => 3,
             Error::VerifyFailed { .. } => 4,
+            Error::Unanswered(_) => 5,
         }
     }
 }
@@ -43,7 +46,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(msg) | Error::Timeout(msg) => f.write_str(msg),
+            Error::Usage(msg) | Error::Timeout(msg) | Error::Unanswered(msg) => f.write_str(msg),
             Error::LockTimeout { lock, waited } => write!(
                 f,
                 "could not lock {} within {} ms: another writer holds it (nothing was written)",

@@ -14,6 +14,7 @@
 //! the `teamctl` binary owns the command line, the environment and the output.
 #![warn(missing_docs)]
 
+pub mod ask;
 pub mod create;
 pub mod delete;
 pub mod doctor;
@@ -28,6 +29,7 @@ pub mod paths;
 pub mod policy;
 pub mod protocol;
 pub mod resolve;
+pub mod run;
 pub mod sentlog;
 pub mod status;
 pub mod store;
@@ -35,6 +37,7 @@ pub mod tasks;
 pub mod team;
 pub mod time;
 pub mod tmux;
+pub mod wait;
 pub mod watch;
 
 pub use error::Error;

@@ -79,6 +79,53 @@ impl Team {
         self.config.as_ref().is_some_and(|c| c.teamctl_leads)
     }
 
+    /// Whether a Claude Code session leads this team: a `session-*` team, or one whose
+    /// `config.json` records a `leadProcess`.
+    pub fn led_by_claude_code(&self) -> bool {
+        self.name.is_session_team()
+            || self
+                .config
+                .as_ref()
+                .is_some_and(|c| c.lead_process.is_some())
+    }
+
+    /// Refuses to write as someone teamctl is not: `team-lead` in a team teamctl does not lead
+    /// (that is its Claude Code lead, or whoever made the team), and `system` anywhere (Claude
+    /// Code itself). `user` is allowed: it names the human at the keyboard, which is who runs
+    /// teamctl, and it is teamctl's default identity outside the teams it leads. `force` allows
+    /// everything.
+    ///
+    /// # Errors
+    /// [`crate::Error::Usage`] (exit 2) saying why, and what to use instead.
+    pub fn check_sender(&self, from: &MemberName, force: bool) -> Result<()> {
+        if force {
+            return Ok(());
+        }
+        let name = from.as_str();
+        if name.eq_ignore_ascii_case("system") {
+            return Err(usage(format!(
+                "refusing to write as '{name}': that name is Claude Code itself, and teamctl is \
+                 not; send under your own name (`teamctl send --join --from NAME …`), or pass \
+                 --force to write as '{name}' anyway"
+            )));
+        }
+        if name.eq_ignore_ascii_case(crate::create::LEAD) && !self.teamctl_leads() {
+            let who = if self.led_by_claude_code() {
+                "a Claude Code session leads it, and current teammates mark what others write as \
+                 its lead as forged"
+            } else {
+                "it was not made by `teamctl create`, so its lead is someone else"
+            };
+            return Err(usage(format!(
+                "refusing to write as '{name}' into team '{}': teamctl does not lead this team \
+                 ({who}); send under your own name (`teamctl send --join --from NAME …`), or \
+                 pass --force to write as '{name}' anyway",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// The identity to use when none is given: `team-lead` in a team teamctl leads (teammates
     /// report to their lead), otherwise `user`.
     pub fn default_identity(&self) -> &'static str {
@@ -383,6 +430,7 @@ pub fn send(
     log: Option<&SentLog>,
 ) -> Result<Delivery> {
     let frame = check_text(&req.text)?;
+    team.check_sender(&req.from, req.force)?;
     team.check_recipient(&req.to, req.force)?;
     deliver(team, req, frame.is_some(), now, opts, log)
 }

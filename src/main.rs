@@ -4,7 +4,9 @@ mod cli;
 mod cmd;
 mod env;
 mod output;
+mod quick_exit;
 mod signals;
+mod term;
 
 use std::io;
 use std::process::ExitCode;
@@ -26,7 +28,7 @@ fn main() -> ExitCode {
             0
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            output::error(&err);
             err.chain()
                 .find_map(|e| e.downcast_ref::<teamctl::Error>())
                 .map_or(1, teamctl::Error::exit_code)
@@ -34,5 +36,7 @@ fn main() -> ExitCode {
     };
     // Interrupted: the locked write in progress was finished (or never started) and every lock
     // released; report the signal, as the signal thread would, whichever thread exits first.
-    ExitCode::from(signals::exit_code().unwrap_or(code))
+    let code = signals::exit_code().unwrap_or(code);
+    quick_exit::exit_if_armed(code);
+    ExitCode::from(code)
 }

@@ -319,11 +319,7 @@ pub fn response(request: &Request, verdict: &Verdict, now: DateTime<Utc>) -> Map
 /// `config.json` records the lead's process). Current Claude Code acts on protocol answers only
 /// from its own lead, so answers written by anyone else are ignored there.
 pub fn led_by_claude_code(team: &Team) -> bool {
-    team.name.is_session_team()
-        || team
-            .config
-            .as_ref()
-            .is_some_and(|c| c.lead_process.is_some())
+    team.led_by_claude_code()
 }
 
 /// Answers the open request `id` in `lead`'s inbox: writes the response frame into the

@@ -6,12 +6,18 @@
 //! Size cap: when `sent.jsonl` has grown past [`MAX_BYTES`] it is renamed to `sent.jsonl.1`
 //! (replacing the previous one) before the next line is written, so the log never takes more
 //! than about twice that; lookups read both generations.
+//!
+//! Privacy: the log holds every message text's summary and every recipient, so it is the
+//! user's alone: both generations are 0600 and the folder 0700, made so at each write when
+//! found wider (the folder only when the process owns it). The log is never written through a
+//! symlink.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
 use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 /// When the current log passes this size it is rotated.
@@ -64,22 +70,41 @@ impl SentLog {
         crate::paths::with_suffix(&self.path, ".1")
     }
 
-    /// Appends `sent`, rotating first if the log is over [`MAX_BYTES`].
+    /// Appends `sent`, rotating first if the log is over [`MAX_BYTES`]. Makes the log private
+    /// first (files 0600, folder 0700).
     ///
     /// # Errors
-    /// I/O errors, naming the log.
+    /// I/O errors, naming the log; a log file that is a symlink.
     pub fn record(&self, sent: &Sent) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
         if let Some(dir) = self.path.parent() {
-            fs::create_dir_all(dir).with_context(context)?;
+            // The parents as the user's umask makes them; the log's own folder private.
+            if let Some(parent) = dir.parent() {
+                fs::create_dir_all(parent).with_context(context)?;
+            }
+            match DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e).with_context(context),
+            }
+        }
+        for path in [&self.path, &self.rotated()] {
+            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                bail!(
+                    "{} is a symlink; teamctl never writes its sent log through one (remove it)",
+                    path.display()
+                );
+            }
         }
         let mut line = serde_json::to_string(sent)?;
         line.push('\n');
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&self.path)
             .with_context(context)?;
+        self.make_private(&f).with_context(context)?;
         f.lock().with_context(context)?;
         // Rotate under the lock; another process that still has the old file open appends its
         // line to the rotated generation, which lookups read too.
@@ -88,6 +113,7 @@ impl SentLog {
             let fresh = OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(&self.path)
                 .with_context(context)?;
             fresh.lock().with_context(context)?;
@@ -108,16 +134,54 @@ impl SentLog {
         let path = self.path.with_file_name("answers.lock");
         let context = || format!("could not lock {}", path.display());
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).with_context(context)?;
+            if let Some(parent) = dir.parent() {
+                fs::create_dir_all(parent).with_context(context)?;
+            }
+            match DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e).with_context(context),
+            }
         }
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(0o600)
             .open(&path)
             .with_context(context)?;
         f.lock().with_context(context)?;
         Ok(f)
+    }
+
+    /// Tightens the open log `f`, the rotated generation and the folder to 0600 / 0700 where
+    /// they are wider. The folder is changed only when it belongs to the owner of the log (a
+    /// `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).
+    fn make_private(&self, f: &File) -> io::Result<()> {
+        let tighten = |m: &fs::Metadata, private: u32| {
+            let mode = m.mode() & 0o7777;
+            (mode & !private != 0).then(|| Permissions::from_mode(mode & private))
+        };
+        let meta = f.metadata()?;
+        if let Some(p) = tighten(&meta, 0o600) {
+            f.set_permissions(p)?;
+        }
+        let rotated = self.rotated();
+        if let Ok(m) = fs::symlink_metadata(&rotated)
+            && m.file_type().is_file()
+            && let Some(p) = tighten(&m, 0o600)
+        {
+            fs::set_permissions(&rotated, p)?;
+        }
+        if let Some(dir) = self.path.parent()
+            && let Ok(m) = fs::symlink_metadata(dir)
+            && m.is_dir()
+            && m.uid() == meta.uid()
+            && let Some(p) = tighten(&m, 0o700)
+        {
+            fs::set_permissions(dir, p)?;
+        }
+        Ok(())
     }
 
     /// Every line of both generations, oldest first. Lines that do not parse are skipped.
@@ -192,5 +256,43 @@ mod tests {
         assert_eq!(all[0].id, "id-0");
         assert!(log.find("t", "id-3").unwrap().is_some());
         assert!(log.find("other", "id-3").unwrap().is_none());
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().mode() & 0o7777
+    }
+
+    #[test]
+    fn the_log_is_private_and_tightened_when_found_wider() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("share/teamctl");
+        let log = SentLog::in_dir(&dir);
+        log.record(&sent(0)).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(log.path()), 0o600);
+
+        // Found wider (an older teamctl, a careless chmod): tightened at the next write.
+        fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(log.path(), Permissions::from_mode(0o644)).unwrap();
+        fs::write(log.rotated(), "").unwrap();
+        fs::set_permissions(log.rotated(), Permissions::from_mode(0o664)).unwrap();
+        log.record(&sent(1)).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(log.path()), 0o600);
+        assert_eq!(mode(&log.rotated()), 0o600);
+        assert_eq!(log.entries().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn the_log_is_never_written_through_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("elsewhere");
+        fs::write(&target, "keep\n").unwrap();
+        let log = SentLog::in_dir(&tmp.path().join("teamctl"));
+        fs::create_dir_all(tmp.path().join("teamctl")).unwrap();
+        std::os::unix::fs::symlink(&target, log.path()).unwrap();
+        let err = log.record(&sent(0)).unwrap_err();
+        assert!(format!("{err:#}").contains("is a symlink"), "{err:#}");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
     }
 }

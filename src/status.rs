@@ -169,24 +169,31 @@ impl Liveness {
 }
 
 /// Whether process `pid` runs and, when `proc_start` is given, is the process that started
-/// then ([`proc_start`]); `None` where `/proc` cannot tell.
+/// then ([`proc_start`]); `None` where `/proc` cannot tell. A zombie (exited, not yet reaped
+/// by its parent: tmux 3.3 can take seconds) does not run.
 pub fn pid_alive(pid: u32, proc_start: Option<&str>) -> Option<bool> {
     if !Path::new("/proc/self/stat").exists() {
         return None;
     }
-    let Some(now) = self::proc_start(pid) else {
+    let Some((state, now)) = stat_fields(pid) else {
         return Some(false);
     };
-    Some(proc_start.is_none_or(|start| start == now))
+    Some(!matches!(state.as_str(), "Z" | "X") && proc_start.is_none_or(|start| start == now))
+}
+
+/// The state (field 3) and start time (field 22) of `/proc/<pid>/stat`.
+fn stat_fields(pid: u32) -> Option<(String, String)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.to_string();
+    Some((state, rest.nth(18)?.to_string()))
 }
 
 /// A process's start time as Claude Code records it in `leadProcess.procStart`: field 22 of
 /// `/proc/<pid>/stat` (clock ticks since boot). `None` when there is no such process.
 pub fn proc_start(pid: u32) -> Option<String> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(19).map(String::from)
+    stat_fields(pid).map(|(_, start)| start)
 }
 
 #[derive(Default)]
@@ -376,17 +383,7 @@ pub fn team_status(
             name,
         });
     }
-    let mut tasks = TaskCounts::default();
-    for t in board.tasks.iter().filter(|t| !t.is_internal()) {
-        let v = board.view(t);
-        match v.status.as_str() {
-            "pending" => tasks.pending += 1,
-            "in_progress" => tasks.in_progress += 1,
-            _ => tasks.completed += 1,
-        }
-        tasks.blocked += usize::from(v.blocked);
-        tasks.ready += usize::from(v.ready);
-    }
+    let tasks = task_counts(&board);
     let last_activity_at = members
         .iter()
         .filter_map(|m| m.last_event_at.clone())
@@ -422,6 +419,22 @@ pub fn team_status(
     })
 }
 
+/// Counts the tasks of a board by status (internal tasks left out).
+pub fn task_counts(board: &Board) -> TaskCounts {
+    let mut tasks = TaskCounts::default();
+    for t in board.tasks.iter().filter(|t| !t.is_internal()) {
+        let v = board.view(t);
+        match v.status.as_str() {
+            "pending" => tasks.pending += 1,
+            "in_progress" => tasks.in_progress += 1,
+            _ => tasks.completed += 1,
+        }
+        tasks.blocked += usize::from(v.blocked);
+        tasks.ready += usize::from(v.ready);
+    }
+    tasks
+}
+
 /// `status` of `sessions/<pid>.json` when Claude Code wrote one.
 fn session_status(team: &Team, pid: u32) -> Option<String> {
     let path: PathBuf = team
@@ -445,5 +458,20 @@ mod tests {
         assert_eq!(pid_alive(pid, Some("1")), Some(false));
         assert_eq!(pid_alive(pid, None), Some(true));
         assert_eq!(pid_alive(u32::MAX - 1, None), Some(false));
+    }
+
+    #[test]
+    fn a_zombie_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not reaped yet: a zombie once it has exited.
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        while stat_fields(pid).is_some_and(|(s, _)| s != "Z") && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(stat_fields(pid).map(|(s, _)| s).as_deref(), Some("Z"));
+        assert_eq!(pid_alive(pid, None), Some(false));
+        child.wait().unwrap();
+        assert_eq!(pid_alive(pid, None), Some(false));
     }
 }

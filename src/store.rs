@@ -14,12 +14,16 @@
 //!   to what was written. For an append that is the previous array plus our entry, so the file
 //!   parses, holds exactly one entry more, and ends with ours.
 //! - A file that is not a JSON array of objects is never written (an error names it).
+//! - Modes: a replacement keeps the permission bits of the file it replaces (and its owner and
+//!   group where the process may set them); a new file is created as Claude Code creates it,
+//!   0666 & ~umask. A symlink at the path is replaced, never written through.
 //! - Temp files: `<file>.tmp.<8 lowercase hex>`, created exclusively, removed on any failure.
 //!   One left by a killed writer is removed by the next locked write of the same file once it
 //!   is older than [`STALE_TEMP`] (only that exact name pattern, only regular files).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, Metadata, OpenOptions, Permissions};
 use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::thread;
@@ -223,9 +227,14 @@ pub const TORN_RETRIES: u32 = 4;
 /// The longest [`read_unlocked`] retries a file that keeps changing but never parses.
 pub const TORN_DEADLINE: Duration = Duration::from_secs(2);
 
-/// Replaces `path` atomically: writes `<path>.tmp.<8 hex>` (create-new, mode 0666 & ~umask),
-/// fsyncs it, renames it over `path` and fsyncs the folder. The temp file is removed on any
-/// failure.
+/// Replaces `path` atomically: writes `<path>.tmp.<8 hex>` (create-new), fsyncs it, renames it
+/// over `path` and fsyncs the folder. The temp file is removed on any failure.
+///
+/// Modes: when `path` is a regular file, the new one gets its permission bits before any byte is
+/// written (a `chmod 600` inbox stays private), and its owner and group where the process may
+/// set them (`EPERM` is not an error: only root gives files away). Otherwise the new file is
+/// created 0666 & ~umask, as Claude Code creates it. A symlink at `path` is replaced by the new
+/// file, never followed.
 ///
 /// # Errors
 /// Any I/O error, with the path that failed.
@@ -239,12 +248,23 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Any I/O error, with the path that failed.
 pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
     let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
+    let old = fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file());
     let result = (|| -> Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        if let Some(old) = &old {
+            // Never wider than the old file, not even until the chmod below.
+            options.mode(old.mode() & 0o777);
+        }
+        let mut f = options
             .open(&tmp)
             .with_context(|| format!("could not create {}", tmp.display()))?;
+        if let Some(old) = &old {
+            keep_owner_and_mode(&f, old)
+                .with_context(|| format!("could not set the mode of {}", tmp.display()))?;
+        }
         let faults = faults();
         for part in parts {
             if faults.fail_write {
@@ -272,6 +292,28 @@ pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
             .with_context(|| format!("could not sync {}", dir.display()))?;
     }
     Ok(())
+}
+
+/// Gives `f` the owner, group and permission bits of `old`, as far as the process may.
+fn keep_owner_and_mode(f: &File, old: &Metadata) -> io::Result<()> {
+    const EPERM: i32 = 1;
+    // Owner first: a chown may clear set-id bits, which the chmod then restores.
+    let new = f.metadata()?;
+    if (old.uid(), old.gid()) != (new.uid(), new.gid()) {
+        let kept = std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid())).or_else(|e| {
+            match e.raw_os_error() {
+                // Not root: at least the group, when the process is in it.
+                Some(EPERM) => std::os::unix::fs::fchown(f, None, Some(old.gid())),
+                _ => Err(e),
+            }
+        });
+        if let Err(e) = kept
+            && e.raw_os_error() != Some(EPERM)
+        {
+            return Err(e);
+        }
+    }
+    f.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
 }
 
 /// Creates the inbox (and its folder) as `[]` if it is missing, as Claude Code does before it

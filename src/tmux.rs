@@ -166,6 +166,29 @@ pub fn tail(pane: &str, lines: usize) -> String {
     kept[kept.len().saturating_sub(lines)..].join("\n")
 }
 
+/// The pid of the process `pane` runs (`#{pane_pid}`), `None` when there is no such pane.
+pub fn pane_pid(pane: &str) -> Option<u32> {
+    let out = run(&["display-message", "-p", "-t", pane, "#{pane_pid}"]).ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// What `pane` shows right now (the visible screen, no history), lines trimmed at the end.
+pub fn screen(pane: &str) -> String {
+    let Ok(out) = run(&["capture-pane", "-p", "-t", pane]) else {
+        return String::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_end()
+        .to_string()
+}
+
 /// Kills `session` (and every process in it). `Ok(false)` when there was none.
 ///
 /// # Errors

@@ -344,9 +344,117 @@ impl Watch {
         self.members = new;
     }
 
+    /// The inbox entries of `member` as last seen (`None`: no inbox file seen).
+    pub fn inbox(&self, member: &str) -> Option<&[Entry]> {
+        self.inboxes.get(member).map(Vec::as_slice)
+    }
+
+    /// The inboxes as last seen, by owner.
+    pub fn inboxes(&self) -> &BTreeMap<String, Vec<Entry>> {
+        &self.inboxes
+    }
+
+    /// The task files as last seen, by id.
+    pub fn tasks(&self) -> &BTreeMap<String, Entry> {
+        &self.tasks
+    }
+
+    /// The members of `config.json` as last seen, in file order.
+    pub fn members(&self) -> &[(String, Entry)] {
+        &self.members
+    }
+
+    /// The team followed.
+    pub fn team(&self) -> &Team {
+        &self.team
+    }
+
+    /// Starts listening for changes to this team's folders: file notifications unless `poll`
+    /// is given or they are unavailable, else re-reading everything every `poll` (default
+    /// 250 ms). Call [`Watch::rescan`] once after this to catch what changed before the watches
+    /// were in place.
+    pub fn waker(&self, poll: Option<Duration>) -> Waker {
+        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+        let mut watcher = None;
+        let mut unwatched = Vec::new();
+        if poll.is_none()
+            && let Ok(mut w) = notify::recommended_watcher(move |res| {
+                let _ = tx.send(res);
+            })
+        {
+            let dirs = self.dirs();
+            for dir in &dirs {
+                let mode = if *dir == dirs[0] {
+                    RecursiveMode::Recursive
+                } else {
+                    RecursiveMode::NonRecursive
+                };
+                if w.watch(dir, mode).is_err() {
+                    unwatched.push(dir.clone());
+                }
+            }
+            watcher = Some(w);
+        }
+        Waker {
+            watcher,
+            rx,
+            unwatched,
+            interval: poll.unwrap_or(Duration::from_millis(250)),
+        }
+    }
+
+    /// Waits at most `max` for a change and returns what changed (nothing when the time passed
+    /// quietly). `now` is the clock.
+    pub fn next(
+        &mut self,
+        waker: &mut Waker,
+        max: Duration,
+        now: &dyn Fn() -> DateTime<Utc>,
+    ) -> Changes {
+        let wait = max.min(waker.interval);
+        let Some(watcher) = waker.watcher.as_mut() else {
+            std::thread::sleep(wait);
+            return self.rescan(now());
+        };
+        match waker.rx.recv_timeout(wait) {
+            Ok(first) => {
+                let mut paths = Vec::new();
+                let mut rescan = false;
+                for res in std::iter::once(first).chain(waker.rx.try_iter()) {
+                    match res {
+                        Ok(ev) => {
+                            rescan |= ev.need_rescan();
+                            paths.extend(ev.paths);
+                        }
+                        Err(_) => rescan = true,
+                    }
+                }
+                if rescan {
+                    self.rescan(now())
+                } else {
+                    self.reload_paths(&paths, now())
+                }
+            }
+            // A folder that could not be watched (not there yet) is polled.
+            Err(RecvTimeoutError::Timeout) if !waker.unwatched.is_empty() => {
+                let dirs = std::mem::take(&mut waker.unwatched);
+                for dir in dirs {
+                    if watcher.watch(&dir, RecursiveMode::NonRecursive).is_err() {
+                        waker.unwatched.push(dir);
+                    }
+                }
+                self.rescan(now())
+            }
+            Err(RecvTimeoutError::Timeout) => Changes::default(),
+            Err(RecvTimeoutError::Disconnected) => {
+                waker.watcher = None;
+                self.rescan(now())
+            }
+        }
+    }
+
     /// Follows the team until `emit` says stop (returns `true`) or `deadline` passes (returns
-    /// `false`). Uses file notifications unless `poll` is given or they are unavailable, in
-    /// which case it re-reads everything every `poll` (default 250 ms). `now` is the clock.
+    /// `false`), with a [`Waker`] made from `poll`. `now` is the clock.
     ///
     /// # Errors
     /// Errors from `emit` (such as a closed pipe).
@@ -357,27 +465,7 @@ impl Watch {
         now: &dyn Fn() -> DateTime<Utc>,
         emit: &mut dyn FnMut(Changes) -> Result<bool>,
     ) -> Result<bool> {
-        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
-        let mut watcher = None;
-        let mut unwatched = Vec::new();
-        if poll.is_none()
-            && let Ok(mut w) = notify::recommended_watcher(move |res| {
-                let _ = tx.send(res);
-            })
-        {
-            for dir in self.dirs() {
-                let mode = if dir == self.dirs()[0] {
-                    RecursiveMode::Recursive
-                } else {
-                    RecursiveMode::NonRecursive
-                };
-                if w.watch(&dir, mode).is_err() {
-                    unwatched.push(dir);
-                }
-            }
-            watcher = Some(w);
-        }
-        let interval = poll.unwrap_or(Duration::from_millis(250));
+        let mut waker = self.waker(poll);
         // Whatever changed between the first snapshot and the watches being in place.
         let missed = self.rescan(now());
         if (!missed.events.is_empty() || !missed.warnings.is_empty()) && emit(missed)? {
@@ -386,59 +474,33 @@ impl Watch {
         loop {
             let wait = match deadline {
                 Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(left) => left.min(interval),
+                    Some(left) => left,
                     None => return Ok(false),
                 },
-                None => interval,
+                None => waker.interval,
             };
-            let changes = if watcher.is_none() {
-                std::thread::sleep(wait);
-                self.rescan(now())
-            } else {
-                match rx.recv_timeout(wait) {
-                    Ok(first) => {
-                        let mut paths = Vec::new();
-                        let mut rescan = false;
-                        for res in std::iter::once(first).chain(rx.try_iter()) {
-                            match res {
-                                Ok(ev) => {
-                                    rescan |= ev.need_rescan();
-                                    paths.extend(ev.paths);
-                                }
-                                Err(_) => rescan = true,
-                            }
-                        }
-                        if rescan {
-                            self.rescan(now())
-                        } else {
-                            self.reload_paths(&paths, now())
-                        }
-                    }
-                    // A folder that could not be watched (not there yet) is polled.
-                    Err(RecvTimeoutError::Timeout) if !unwatched.is_empty() => {
-                        let dirs = unwatched.clone();
-                        unwatched.clear();
-                        for dir in dirs {
-                            let ok = watcher.as_mut().is_some_and(|w| {
-                                w.watch(&dir, RecursiveMode::NonRecursive).is_ok()
-                            });
-                            if !ok {
-                                unwatched.push(dir);
-                            }
-                        }
-                        self.rescan(now())
-                    }
-                    Err(RecvTimeoutError::Timeout) => Changes::default(),
-                    Err(RecvTimeoutError::Disconnected) => {
-                        watcher = None;
-                        self.rescan(now())
-                    }
-                }
-            };
+            let changes = self.next(&mut waker, wait, now);
             if (!changes.events.is_empty() || !changes.warnings.is_empty()) && emit(changes)? {
                 return Ok(true);
             }
         }
+    }
+}
+
+/// What wakes a follower: the OS's file notifications on a team's folders, or a polling clock.
+pub struct Waker {
+    watcher: Option<notify::RecommendedWatcher>,
+    rx: mpsc::Receiver<notify::Result<notify::Event>>,
+    unwatched: Vec<PathBuf>,
+    interval: Duration,
+}
+
+impl std::fmt::Debug for Waker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waker")
+            .field("notifications", &self.watcher.is_some())
+            .field("interval", &self.interval)
+            .finish()
     }
 }
 

@@ -1,12 +1,14 @@
 //! What `approve` and `deny` share: the lead check, the answer, the output.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use teamctl::error::usage;
 use teamctl::paths::MemberName;
 use teamctl::protocol::{self, Kind, Verdict};
 
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 #[derive(Serialize)]
 struct Json<'a> {
@@ -20,16 +22,22 @@ struct Json<'a> {
     response: &'a Map<String, Value>,
 }
 
-/// Refuses to speak for a lead Claude Code itself runs, unless forced.
+/// Refuses to answer as `team-lead` in a team teamctl does not lead, unless forced (exit 2).
 pub(crate) fn check_lead(team: &teamctl::mailbox::Team, force: bool) -> Result<()> {
-    if protocol::led_by_claude_code(team) && !force {
-        bail!(
-            "team '{}' is led by a Claude Code session, and current Claude Code acts on protocol \
-             answers only from its own lead; nothing was written (--force writes anyway)",
-            team.name
-        );
+    if force || team.teamctl_leads() {
+        return Ok(());
     }
-    Ok(())
+    let why = if protocol::led_by_claude_code(team) {
+        "it is led by a Claude Code session, and current Claude Code acts on protocol answers \
+         only from its own lead"
+    } else {
+        "it was not made by `teamctl create`, so its lead is someone else"
+    };
+    Err(usage(format!(
+        "refusing to answer as team-lead in team '{}': teamctl does not lead it ({why}); \
+         nothing was written (--force writes anyway)",
+        team.name
+    )))
 }
 
 pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool) -> Result<()> {
@@ -66,8 +74,8 @@ pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool
     };
     ctx.out.line(&format!(
         "{what} {} from {}: answer written to {}",
-        request.request_id,
-        request.from,
-        d.inbox.display()
+        esc(&request.request_id),
+        esc(&request.from),
+        esc(&d.inbox.display().to_string())
     ))
 }

@@ -23,8 +23,9 @@ use crate::output::warn;
 /// team-lead: permission_response (subtype success, bound to the request's tool call by
 /// tool_use_id and approved_request with the input digest current Claude Code checks),
 /// plan_approval_response (approved, with planDigest = sha256 of the plan) or
-/// sandbox_permission_response (allow). Refused for a team a Claude Code session leads (its
-/// teammates ignore answers from anyone else) unless --force.
+/// sandbox_permission_response (allow). Refused (exit 2) in a team teamctl does not lead unless
+/// --force: there the answer would speak for someone else's lead (and the teammates of a Claude
+/// Code lead ignore answers from anyone else).
 ///
 /// With --policy FILE instead of an id: answers every pending request by the rules in FILE (a
 /// teamctl policy, or a Claude Code settings.json whose permissions block is used; see the
@@ -99,7 +100,8 @@ pub(crate) struct ApproveArgs {
     #[arg(long = "as", value_name = "NAME", default_value = "team-lead")]
     lead: String,
 
-    /// Answer even in a team a Claude Code session leads
+    /// Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads,
+    /// or one not made by `teamctl create`)
     #[arg(long)]
     force: bool,
 }

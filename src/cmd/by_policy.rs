@@ -17,6 +17,7 @@ use teamctl::time::iso_millis;
 
 use crate::cmd::Ctx;
 use crate::output::warn;
+use crate::term::escape_line as esc;
 
 /// Where decision events go: the result of `approve --policy` (stdout with `--json`, like
 /// `watch`), or a side effect of a command with its own result (always stderr).
@@ -189,7 +190,7 @@ impl Runner {
         if o.deferred {
             eprintln!(
                 "waiting {} from {}: {}: answered ({}) once {} reports idle",
-                r.request_id,
+                printable(&r.request_id, 100),
                 printable(&r.from, 64),
                 printable(&policy::asks(r), 120),
                 if d.answer == Answer::Approve {
@@ -214,10 +215,11 @@ impl Runner {
             format!("{} {}", d.list, d.rule)
         };
         let mut line = format!(
-            "{verb} {} from {}: {} (by {rule})",
-            r.request_id,
+            "{verb} {} from {}: {} (by {})",
+            printable(&r.request_id, 100),
             printable(&r.from, 64),
             printable(&policy::asks(r), 120),
+            printable(&rule, 200),
         );
         if d.answer == Answer::Leave {
             line.push_str(": pending for `teamctl approve`/`deny`");
@@ -273,19 +275,10 @@ impl Runner {
     }
 }
 
-/// Teammate text for a terminal: control characters escaped, cut at `max` characters.
+/// Teammate text for a terminal or a CI log (control characters and bidi overrides escaped, see
+/// `term`), cut at `max` characters.
 fn printable(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i == max {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    let cut: String = s.chars().take(max).collect();
+    let more = if cut.len() < s.len() { "…" } else { "" };
+    format!("{}{more}", esc(&cut))
 }

@@ -18,6 +18,7 @@ use teamctl::time;
 
 use crate::cmd::Ctx;
 use crate::env;
+use crate::term::{self, escape_line as esc};
 
 /// Create a team that teamctl leads, brief its teammates and start them
 ///
@@ -152,7 +153,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
                 message,
             });
         } else {
-            eprintln!("{}: {message}", state.as_str());
+            eprintln!("{}: {}", state.as_str(), term::escape_message(message));
         }
     };
     let outcome = match create::create(
@@ -206,7 +207,7 @@ fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
         .line(&format!("created team {team} ({})", o.state.as_str()))?;
     ctx.out.line(&format!(
         "config: {}",
-        ctx.layout.config_path(&spec.team).display()
+        esc(&ctx.layout.config_path(&spec.team).display().to_string())
     ))?;
     ctx.out.line(&format!(
         "lead: {LEAD} (your default identity in this team)"
@@ -214,13 +215,13 @@ fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
     if let Some(c) = &o.claude {
         ctx.out.line(&format!(
             "claude: {} (found by {}, version {})",
-            c.path,
+            esc(&c.path),
             c.found_by.as_str(),
-            c.version.as_deref().unwrap_or("unknown")
+            esc(c.version.as_deref().unwrap_or("unknown"))
         ))?;
     }
     if let Some(s) = &o.tmux_session {
-        ctx.out.line(&format!("tmux_session: {s}"))?;
+        ctx.out.line(&format!("tmux_session: {}", esc(s)))?;
     }
     let mut rows = vec![vec![
         "NAME".into(),

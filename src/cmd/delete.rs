@@ -8,6 +8,7 @@ use teamctl::paths::TeamName;
 use teamctl::time;
 
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Shut down a team teamctl created and remove its files
 ///
@@ -76,14 +77,17 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     }
     for m in &d.members {
         let how = serde_json::to_value(m.shutdown)?;
-        ctx.out
-            .line(&format!("{}: {}", m.name, how.as_str().unwrap_or("")))?;
+        ctx.out.line(&format!(
+            "teammate {}: {}",
+            esc(&m.name),
+            how.as_str().unwrap_or("")
+        ))?;
     }
     if let Some(s) = &d.tmux_session {
-        ctx.out.line(&format!("killed tmux session {s}"))?;
+        ctx.out.line(&format!("killed tmux session {}", esc(s)))?;
     }
     for r in &removed {
-        ctx.out.line(&format!("removed {r}"))?;
+        ctx.out.line(&format!("removed {}", esc(r)))?;
     }
     ctx.out.line(&format!("deleted team {name}"))
 }

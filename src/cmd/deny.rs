@@ -12,7 +12,7 @@ use crate::cmd::{Ctx, answer};
 /// Writes the response frame a Claude Code lead writes into the requester's inbox, from
 /// team-lead: permission_response (subtype error, with the reason), plan_approval_response
 /// (approved false, the reason as feedback) or sandbox_permission_response (allow false).
-/// Refused for a team a Claude Code session leads unless --force.
+/// Refused (exit 2) in a team teamctl does not lead unless --force.
 ///
 /// With --json: {"schema_version":1,"team","request_id","kind","to","inbox","id","response"}.
 #[derive(Debug, Args)]
@@ -29,7 +29,8 @@ pub(crate) struct DenyArgs {
     #[arg(long = "as", value_name = "NAME", default_value = "team-lead")]
     lead: String,
 
-    /// Answer even in a team a Claude Code session leads
+    /// Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads,
+    /// or one not made by `teamctl create`)
     #[arg(long)]
     force: bool,
 }

@@ -11,6 +11,7 @@ use teamctl::paths::TeamName;
 
 use crate::cmd::Ctx;
 use crate::env;
+use crate::term::escape_line as esc;
 
 /// Check the setup and a team's files, and say what to fix
 ///
@@ -22,8 +23,9 @@ use crate::env;
 /// generation (legacy read-flag inboxes or current draining ones), corrupt or schema-invalid
 /// inboxes and tasks (Claude Code would silently drop or overwrite them), stale locks and lock
 /// paths that are files (another tool's, they block Claude Code's writers), leftover temp
-/// files, members without an inbox file, and whether your identity (TEAMCTL_FROM) is a member
-/// teammates can reply to.
+/// files, members without an inbox file, whether your identity (TEAMCTL_FROM) is a member
+/// teammates can reply to, and symlinks where team files live (the config dir, teams/, tasks/
+/// and below: through a symlink Claude Code's writers can miss each other's locks).
 ///
 /// It changes nothing: no lock is taken, no file written or removed. Exits 1 when any check
 /// fails (warnings alone exit 0).
@@ -92,9 +94,9 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
                 Level::Warn => "WARN",
                 Level::Fail => "FAIL",
             };
-            ctx.out.line(&format!("{level:<4}  {}", c.message))?;
+            ctx.out.line(&format!("{level:<4}  {}", esc(&c.message)))?;
             if let Some(fix) = &c.fix {
-                ctx.out.line(&format!("      fix: {fix}"))?;
+                ctx.out.line(&format!("      fix: {}", esc(fix)))?;
             }
         }
         ctx.out.line(&format!(

@@ -2,6 +2,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod approve;
+pub(crate) mod ask;
 pub(crate) mod by_policy;
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -9,10 +10,12 @@ pub(crate) mod deny;
 pub(crate) mod doctor;
 pub(crate) mod inbox;
 pub(crate) mod pending;
+pub(crate) mod run;
 pub(crate) mod send;
 pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;
+pub(crate) mod wait;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
@@ -58,12 +61,15 @@ pub(crate) struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     Create(create::CreateArgs),
+    Run(run::RunArgs),
     Delete(delete::DeleteArgs),
     Send(send::SendArgs),
     Inbox(inbox::InboxArgs),
     Tasks(tasks::TasksArgs),
     Status(status::StatusArgs),
     Watch(watch::WatchArgs),
+    Ask(ask::AskArgs),
+    Wait(wait::WaitArgs),
     Pending(pending::PendingArgs),
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
@@ -75,12 +81,15 @@ pub(crate) fn run(global: &GlobalArgs, command: Command) -> Result<()> {
     let ctx = Ctx::new(global)?;
     match command {
         Command::Create(args) => create::run(&ctx, args),
+        Command::Run(args) => run::run(&ctx, args),
         Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
+        Command::Ask(args) => ask::run(&ctx, args),
+        Command::Wait(args) => wait::run(&ctx, args),
         Command::Pending(args) => pending::run(&ctx, args),
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),
@@ -104,6 +113,8 @@ pub(crate) struct Ctx {
     /// teamctl's record of what it sent: `$TEAMCTL_DATA_DIR/sent.jsonl`, else in the user's
     /// data directory (`~/.local/share/teamctl` on Linux).
     pub(crate) sent_log: Option<SentLog>,
+    /// teamctl's own data: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data directory.
+    pub(crate) data_dir: Option<PathBuf>,
     cwd: PathBuf,
 }
 
@@ -138,6 +149,10 @@ impl Ctx {
                 .with_timezone(&Utc),
             None => Utc::now(),
         };
+        let data_dir = std::env::var_os(env::DATA_DIR)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")));
         Ok(Ctx {
             layout: Layout::new(root),
             layout_source: layout_source.to_string(),
@@ -147,13 +162,16 @@ impl Ctx {
             pinned: pinned.is_some(),
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
-            sent_log: std::env::var_os(env::DATA_DIR)
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")))
-                .map(|d| SentLog::in_dir(&d)),
+            sent_log: data_dir.as_deref().map(SentLog::in_dir),
+            data_dir,
             cwd: std::env::current_dir().unwrap_or_default(),
         })
+    }
+
+    /// Whether the config dir was chosen (`--claude-dir` or `CLAUDE_CONFIG_DIR`) rather than
+    /// the default `~/.claude`.
+    pub(crate) fn config_dir_chosen(&self) -> bool {
+        !self.layout_source.starts_with("the default")
     }
 
     /// The team named with `--team` or `TEAMCTL_TEAM`, if any (not resolved).

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use teamctl::error::usage;
 
 use teamctl::Error;
-use teamctl::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest};
+use teamctl::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest, Team};
 use teamctl::paths::MemberName;
 use teamctl::store::Entry;
 
@@ -26,6 +26,10 @@ const COLORS: [&str; 8] = [
 /// Appends one entry to teams/<team>/inboxes/<TO>.json exactly as Claude Code writes it: under
 /// the inbox's lock directory, atomically (temp file + rename), read back before the lock is
 /// released. A teammate's Claude Code picks it up within about a second.
+///
+/// Refused (exit 2) without --force: writing as team-lead in a team teamctl does not lead (that
+/// would speak for its lead), or as system (Claude Code itself). Send under your own name
+/// instead: `teamctl send --join --from NAME …`.
 ///
 /// Every message written is also recorded in teamctl's sent log (see `teamctl inbox --sent`).
 /// With --wait, waits until the recipient has taken the message (removed it from its inbox, or
@@ -70,7 +74,8 @@ pub(crate) struct SendArgs {
     #[arg(long)]
     all: bool,
 
-    /// Write even if the recipient is not a member of config.json
+    /// Write even if the recipient is not a member of config.json, or as team-lead in a team
+    /// teamctl does not lead, or as system
     #[arg(long)]
     force: bool,
 
@@ -150,23 +155,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         .transpose()?;
     let color = args.color.map(|c| c.parse()).transpose()?;
     mailbox::check_text(&text)?;
-    if let Some(f) = &args.from {
-        MemberName::parse(f)?;
-    }
-    let team = ctx.team()?;
-    let from = MemberName::parse(&args.from.clone().unwrap_or_else(|| ctx.identity(&team)))?;
-    let team = if args.join {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        if mailbox::join(&team, &from, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
-            crate::output::hint(&format!(
-                "joined team '{}' as '{from}': teammates can now reply to you",
-                team.name
-            ));
-        }
-        ctx.team()?
-    } else {
-        team
-    };
+    let (team, from) = sender(ctx, args.from.as_deref(), args.join, args.force)?;
     let recipients = match to {
         Some(to) => vec![to],
         None => team.all_recipients(&from)?,
@@ -251,26 +240,52 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     Ok(())
 }
 
+/// The team and your identity in it (`--from`, else [`Ctx::identity`]), checked before
+/// anything is written (no `team-lead` or `system` where that impersonates, unless `force`),
+/// after joining the team as that name with `--join`.
+pub(crate) fn sender(
+    ctx: &Ctx,
+    from: Option<&str>,
+    join: bool,
+    force: bool,
+) -> Result<(Team, MemberName)> {
+    if let Some(f) = from {
+        MemberName::parse(f)?;
+    }
+    let team = ctx.team()?;
+    let name = MemberName::parse(from.unwrap_or(&ctx.identity(&team)))?;
+    team.check_sender(&name, force)?;
+    if !join {
+        return Ok((team, name));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if mailbox::join(&team, &name, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
+        crate::output::hint(&format!(
+            "joined team '{}' as '{name}': teammates can now reply to you",
+            team.name
+        ));
+    }
+    Ok((ctx.team()?, name))
+}
+
 fn human(d: &Delivery) -> String {
+    let id = crate::term::escape_line(&d.id);
+    let inbox = d.inbox.display().to_string();
+    let inbox = crate::term::escape_line(&inbox);
     match (d.written, &d.entry) {
-        (true, _) => format!("sent {} to {} ({})", d.id, d.to, d.inbox.display()),
+        (true, _) => format!("sent {id} to {} ({inbox})", d.to),
         (false, Some(_)) => {
-            format!(
-                "already sent {} to {}: nothing written ({})",
-                d.id,
-                d.to,
-                d.inbox.display()
-            )
+            format!("already sent {id} to {}: nothing written ({inbox})", d.to)
         }
         (false, None) => format!(
-            "already sent {} to {} (in the sent log; no longer in the inbox): nothing written",
-            d.id, d.to
+            "already sent {id} to {} (in the sent log; no longer in the inbox): nothing written",
+            d.to
         ),
     }
 }
 
 /// The message body: the argument, or stdin for `-` or when absent on a non-terminal stdin.
-fn message_text(arg: Option<String>) -> Result<String> {
+pub(crate) fn message_text(arg: Option<String>) -> Result<String> {
     match arg.as_deref() {
         Some("-") => {}
         Some(_) => return Ok(arg.unwrap_or_default()),

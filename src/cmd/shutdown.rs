@@ -18,8 +18,9 @@ use crate::cmd::{Ctx, answer};
 /// Sends each a shutdown_request from team-lead (requestId shutdown-<ms>@<member>), the way a
 /// Claude Code lead does. With --wait, waits for each shutdown_approved or shutdown_rejected in
 /// team-lead.json and reports it: exit 0 when all approved, 1 when any rejected, 3 when the time
-/// ran out. A teammate started with a lead key (by a Claude Code lead) acts only on its own
-/// lead's request; refused for such teams unless --force.
+/// ran out. Refused (exit 2) in a team teamctl does not lead unless --force: the request would
+/// speak for someone else's lead (a teammate started by a Claude Code lead acts only on its own
+/// lead's request).
 ///
 /// With --json: {"schema_version":1,"team","requests":[{"member","request_id","state",
 /// "reason"}]}; "state" is sent, approved, rejected or pending (after --wait ran out).
@@ -38,7 +39,7 @@ pub(crate) struct ShutdownArgs {
           require_equals = true)]
     wait: Option<String>,
 
-    /// Send even to a name not in config.json, or in a team a Claude Code session leads
+    /// Send even to a name not in config.json, or as team-lead in a team teamctl does not lead
     #[arg(long)]
     force: bool,
 }
@@ -124,7 +125,8 @@ pub(crate) fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
                 let line = match (row.state, &row.reason) {
                     ("approved", _) => format!("{} approved and is shutting down", row.member),
                     ("rejected", why) => {
-                        format!("{} rejected: {}", row.member, why.as_deref().unwrap_or(""))
+                        let why = crate::term::escape_line(why.as_deref().unwrap_or(""));
+                        format!("{} rejected: {why}", row.member)
                     }
                     _ => format!("{} has not answered", row.member),
                 };

@@ -10,6 +10,7 @@ use teamctl::{team, time};
 
 use crate::cmd::Ctx;
 use crate::output::warn;
+use crate::term::escape_line as esc;
 
 /// Show each member's state and what is waiting for them
 ///
@@ -112,6 +113,8 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         });
     }
     let t = &st.team;
+    let me = esc(&me);
+    let reason = reason.as_deref().map(esc);
     let lead = match (t.lead_pid, t.lead_alive) {
         (Some(pid), Some(true)) => format!("pid {pid}, running"),
         (Some(pid), Some(false)) => format!("pid {pid}, not running"),
@@ -126,14 +129,14 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let n = &st.tasks;
     let lines = [
         match &t.description {
-            Some(d) => format!("team:        {} ({d})", t.name),
-            None => format!("team:        {}", t.name),
+            Some(d) => format!("team:        {} ({})", esc(t.name.as_str()), esc(d)),
+            None => format!("team:        {}", esc(t.name.as_str())),
         },
         format!("created:     {}", when(ctx.now, t.created_at.as_deref())),
         format!(
             "lead:        {}, session {}, {lead}",
-            t.lead_agent_id.as_deref().unwrap_or("-"),
-            t.lead_session_id.as_deref().unwrap_or("-")
+            esc(t.lead_agent_id.as_deref().unwrap_or("-")),
+            esc(t.lead_session_id.as_deref().unwrap_or("-"))
         ),
         format!("format:      {format}"),
         match &reason {
@@ -242,8 +245,8 @@ fn when(now: DateTime<Utc>, t: Option<&str>) -> String {
     match t {
         Some(t) => format!(
             "{} ({})",
-            t.replace('T', " ").replace(".000Z", "Z"),
-            ago(now, t)
+            esc(&t.replace('T', " ").replace(".000Z", "Z")),
+            esc(&ago(now, t))
         ),
         None => "-".into(),
     }

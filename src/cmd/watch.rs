@@ -15,6 +15,7 @@ use teamctl::watch::{EVENT_KINDS, Event, Watch};
 
 use crate::cmd::Ctx;
 use crate::output::warn;
+use crate::term::escape_line;
 
 /// Follow the team's inboxes, tasks and members as a stream of events
 ///
@@ -70,7 +71,8 @@ pub(crate) struct WatchArgs {
     poll: Option<u64>,
 }
 
-fn type_values() -> PossibleValuesParser {
+/// The values of `--type`: `message`, `protocol` or a frame type.
+pub(crate) fn type_values() -> PossibleValuesParser {
     let mut v = vec!["message", "protocol"];
     v.extend(FRAME_TYPES);
     PossibleValuesParser::new(v)
@@ -109,8 +111,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
             .filter(|e| matches(e, &args, frame.as_ref()))
         {
             if json {
-                serde_json::to_writer(&mut out, ev)?;
-                writeln!(out)?;
+                crate::output::write_json(&mut out, ev)?;
             } else {
                 writeln!(out, "{}", human(ev))?;
             }
@@ -204,7 +205,8 @@ fn human(e: &Event) -> String {
             line
         }
     };
-    format!("{time}  {:<15} {detail}", e.event)
+    // Every field above came from the team's files: one line, controls made visible.
+    format!("{time}  {:<15} {}", e.event, escape_line(&detail))
 }
 
 /// `status: pending → completed, owner: - → alice`

@@ -30,6 +30,18 @@
 //       plan to <path>, and after that -> ExitPlanMode again
 //     * text with `Exec: <command>` in a <teammate-message> -> ONE tool_use Bash
 //       {command: <command> (to the end of the line, or a `"` or `<`), description}
+//     * a task_assignment frame (teamctl tasks add --owner) -> the teammate completes the task
+//       it was given: ONE tool_use Bash {command: "<$MOCK_TEAMCTL> tasks done <id>"} when
+//       $MOCK_TEAMCTL is set, else TaskUpdate {taskId, status: "completed"}. 2.1.332 offline
+//       offers no Task* tools ("TaskUpdate is disabled for this session"), so the e2e tests
+//       set MOCK_TEAMCTL and the task file is changed through teamctl's locks instead
+//     * lead mode (teamctl run): text `Spawn: <name> <tok>` -> ONE tool_use Agent
+//       {description, name, prompt: "Report: <tok>"} (a lead spawns a teammate);
+//       text `Report: <tok>` -> ONE tool_use SendMessage {to: "team-lead",
+//       summary: "report", message: "REPORT <tok>"} (the teammate reports);
+//       any <teammate-message> with `REPORT <tok>` in the conversation -> text
+//       "FINAL ANSWER: the team reported <tok>" (every later lead turn ends with it)
+//     * text `Hang: <ms>` -> text "ok" after <ms> ms (a lead whose turn does not end)
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
 //
@@ -87,6 +99,13 @@ function teammateBlocks(texts) {
       out.push({ teammate: m[1], tokens });
     }
   }
+  return out;
+}
+
+// The bodies of every <teammate-message> block.
+function teammateBlocksRaw(texts) {
+  const out = [];
+  for (const text of texts) for (const m of text.matchAll(BLOCK_RE)) out.push(m[2]);
   return out;
 }
 
@@ -178,6 +197,54 @@ function decide(body) {
       why: `exec ${exec[1].trim()}`,
     };
   }
+  const assigned = last.role === 'user'
+    ? messageTexts(last).join('\n').match(/\\?"type\\?":\\?"task_assignment\\?"[\s\S]*?\\?"taskId\\?":\\?"([0-9]+)/)
+    : null;
+  if (assigned && process.env.MOCK_TEAMCTL) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: `'${process.env.MOCK_TEAMCTL}' tasks done ${assigned[1]}`, description: `Complete task ${assigned[1]}` },
+      why: `task_assignment ${assigned[1]} (Bash)`,
+    };
+  }
+  if (assigned) {
+    return {
+      kind: 'tool_use',
+      name: 'TaskUpdate',
+      input: { taskId: assigned[1], status: 'completed' },
+      why: `task_assignment ${assigned[1]}`,
+    };
+  }
+  // Lead mode (teamctl run).
+  const lastText = last.role === 'user' ? messageTexts(last).join('\n') : '';
+  const spawnM = lastText.match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/);
+  if (spawnM && !lastText.includes('<teammate-message')) {
+    return {
+      kind: 'tool_use',
+      name: 'Agent',
+      input: { description: `spawn ${spawnM[1]}`, name: spawnM[1], prompt: `Report: ${spawnM[2]}` },
+      why: `spawn ${spawnM[1]}`,
+    };
+  }
+  const reportM = lastText.match(/Report: ([A-Za-z0-9_-]+)/);
+  if (reportM && !lastText.includes('REPORT ')) {
+    return {
+      kind: 'tool_use',
+      name: 'SendMessage',
+      input: { to: 'team-lead', summary: 'report', message: `REPORT ${reportM[1]}` },
+      why: `report ${reportM[1]}`,
+    };
+  }
+  for (const m of convo) {
+    if (m.role !== 'user') continue;
+    for (const b of teammateBlocksRaw(messageTexts(m))) {
+      const r = b.match(/REPORT ([A-Za-z0-9_-]+)/);
+      if (r) return { kind: 'text', text: `FINAL ANSWER: the team reported ${r[1]}`, why: 'report received' };
+    }
+  }
+  const hang = lastText.match(/Hang: ([0-9]+)/);
+  if (hang) return { kind: 'text', text: 'ok', delayMs: Number(hang[1]), why: `hang ${hang[1]} ms` };
 
   const run = last.role === 'user' ? messageTexts(last).join('\n').match(/Run: ([A-Za-z0-9_-]+)/) : null;
   if (run) {
@@ -275,6 +342,7 @@ const server = http.createServer((req, res) => {
         ua: req.headers['user-agent'], model: body.model, stream: body.stream,
         messages: msgs.length, roles: msgs.map((m) => m.role).join(','),
         hasSendMessage: toolNames.includes('SendMessage'),
+        tools: toolNames,
         lastText: (() => {
           for (let i = msgs.length - 1; i >= 0; i--) {
             if (msgs[i].role !== 'system') return messageTexts(msgs[i]).join('\n---\n').slice(-600);
@@ -303,6 +371,13 @@ const server = http.createServer((req, res) => {
         }));
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': json.length });
         res.end(json);
+        return;
+      }
+      if (d.delayMs) {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': payload.length });
+          res.end(payload);
+        }, d.delayMs);
         return;
       }
       res.writeHead(200, {

@@ -1,6 +1,8 @@
 //! teamctl's only integration-test target (one binary to link): one module per subcommand,
-//! plus the store (concurrency), lock, proper-lockfile interop and real Claude Code suites.
+//! plus the store (concurrency), lock, proper-lockfile interop, security (hostile text, file
+//! modes, impersonation, symlinks) and real Claude Code suites.
 
+mod ask;
 mod common;
 mod crash;
 mod create;
@@ -13,8 +15,11 @@ mod policy;
 mod props;
 mod protocol;
 mod real_claude;
+mod run;
+mod security;
 mod send;
 mod status;
 mod store;
 mod tasks;
+mod wait;
 mod watch;

@@ -60,6 +60,12 @@ fn fixture(requests: &[(&str, String)]) -> TestEnv {
         "alpha",
         &[("worker", Some("blue")), ("reviewer", Some("green"))],
     );
+    // Led by teamctl, as `teamctl create` makes it.
+    let cfg_path = env.root.join("teams/alpha/config.json");
+    let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
+    cfg["teamctl"] =
+        json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
+    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let lead: Vec<Value> = requests
         .iter()
         .enumerate()
@@ -408,11 +414,11 @@ fn flag_combinations_are_checked() {
 }
 
 #[test]
-fn refused_in_a_team_claude_code_leads() {
+fn refused_in_a_team_teamctl_does_not_lead() {
     let env = standard();
     let cfg_path = env.root.join("teams/alpha/config.json");
     let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
-    cfg["leadProcess"] = json!({"pid": 1, "pidSpace": "x", "claimedAt": 1, "procStart": "1"});
+    cfg.as_object_mut().unwrap().remove("teamctl");
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let policy = write_policy(&env, POLICY);
     env.cmd()
@@ -425,9 +431,22 @@ fn refused_in_a_team_claude_code_leads() {
             "5s",
         ])
         .assert()
-        .code(1)
+        .code(2)
+        .stderr(predicate::str::contains("teamctl does not lead it"));
+    cfg["leadProcess"] = json!({"pid": 1, "pidSpace": "x", "claimedAt": 1, "procStart": "1"});
+    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    env.cmd()
+        .args(["approve", "--policy", &policy])
+        .assert()
+        .code(2)
         .stderr(predicate::str::contains("led by a Claude Code session"));
     assert!(!env.inbox("alpha", "worker").exists());
+    // --force answers anyway.
+    env.cmd()
+        .args(["approve", "--policy", &policy, "--force"])
+        .assert()
+        .success();
+    assert_eq!(responses(&env, "worker").len(), 4);
 }
 
 /// Several `approve --policy` processes at once, over many requests: each request is answered

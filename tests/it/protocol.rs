@@ -18,12 +18,18 @@ fn entry(from: &str, text: &str, at: &str) -> Value {
            "msg_id": format!("id-{at}"), "type": "message", "read": false})
 }
 
+/// A team teamctl leads (as `teamctl create` makes it), with open requests in team-lead.json.
 fn fixture() -> TestEnv {
     let env = TestEnv::new();
     env.team(
         "alpha",
         &[("worker", Some("blue")), ("reviewer", Some("green"))],
     );
+    let cfg_path = env.root.join("teams/alpha/config.json");
+    let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
+    cfg["teamctl"] =
+        json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
+    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let lead = json!([
         entry("worker", PERM, "2026-11-29T09:59:00.000Z"),
         entry("worker", PLAN, "2026-11-29T09:58:00.000Z"),
@@ -225,15 +231,16 @@ fn teams_led_by_claude_code_are_refused_without_force() {
     let env = fixture();
     let cfg_path = env.root.join("teams/alpha/config.json");
     let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
+    cfg.as_object_mut().unwrap().remove("teamctl");
     cfg["leadProcess"] = json!({"pid": 1, "pidSpace": "x", "claimedAt": 1});
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let before = fs::read(env.inbox("alpha", "team-lead")).unwrap();
     env.cmd()
         .args(["approve", "perm-1795946340000-abc1234"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("led by a Claude Code session"));
-    env.cmd().args(["shutdown", "worker"]).assert().code(1);
+    env.cmd().args(["shutdown", "worker"]).assert().code(2);
     assert!(!env.inbox("alpha", "worker").exists());
     assert_eq!(fs::read(env.inbox("alpha", "team-lead")).unwrap(), before);
     env.cmd()

@@ -1,6 +1,6 @@
-//! End to end with the real Claude Code (three tests: teamctl sending to a teammate started by
-//! hand, a team made by `teamctl create`, and its requests answered by `approve --follow
-//! --policy`): a 2.1.332 pane teammate (npm
+//! End to end with the real Claude Code (teamctl sending to a teammate started by hand; a team
+//! made by `teamctl create`; `ask`, `wait` and the CI recipe in such a team; requests answered
+//! by `approve --follow --policy`): a 2.1.332 pane teammate (npm
 //! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
 //! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
 //! messages; the test checks each is consumed by the teammate and answered (via its
@@ -35,13 +35,12 @@ fn e2e_dir() -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
-    let Some(e2e) = e2e_dir() else { return };
+/// Runs the driver `script` in `tests/e2e` with `args` (teamctl's `TEAMCTL_*` variables
+/// removed), asserts it passed and returns its JSON summary (the last stdout line).
+fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
     let out = Command::new("node")
-        .arg(e2e.join("e2e.js"))
-        .arg("--send-cmd")
-        .arg(bin())
+        .arg(e2e.join(script))
+        .args(args)
         .env_remove("TEAMCTL_TEAM")
         .env_remove("TEAMCTL_FROM")
         .output()
@@ -49,13 +48,21 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "e2e failed ({}):\n{stdout}\n{}",
+        "{script} failed ({}):\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(summary["ok"], true);
     assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    summary
+}
+
+#[test]
+fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(&e2e, "e2e.js", &["--send-cmd".as_ref(), bin.as_os_str()]);
     assert_eq!(summary["A"]["seen_in_inbox"], true);
     assert_eq!(summary["B"]["tokens"].as_array().unwrap().len(), 5);
     assert_eq!(summary["worker_inbox_left"], 0);
@@ -70,22 +77,12 @@ fn real_claude_code_teammate_receives_and_answers_teamctl_messages() {
 #[test]
 fn real_claude_code_team_made_by_teamctl_create() {
     let Some(e2e) = e2e_dir() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("create-e2e.js"))
-        .arg("--teamctl")
-        .arg(bin())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "create e2e failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "create-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(summary["ok"], true);
-    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
     assert_eq!(
         summary["steps"].as_array().unwrap().last().unwrap(),
         "ready"
@@ -101,6 +98,61 @@ fn real_claude_code_team_made_by_teamctl_create() {
     );
 }
 
+/// `ask` and `wait` with a real 2.1.332 teammate in a team `teamctl create` made: `wait --idle`
+/// after its turn, `ask` prints its answer, a turn without SendMessage is `ask` exit 5, a task
+/// given with `tasks add --owner` and completed by the teammate ends `wait --tasks-done`; then
+/// the README's CI recipe (examples/ci/team-review.sh) runs as it is. Driver:
+/// `tests/e2e/ask-e2e.js`.
+#[test]
+fn real_claude_code_ask_wait_and_the_ci_recipe() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(&e2e, "ask-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
+    // Without jq (outside CI) the recipe is skipped.
+    assert!(
+        summary["recipe_ms"].is_u64() || std::env::var_os("CI").is_none(),
+        "the CI recipe ran"
+    );
+}
+
+/// `teamctl run` starts a real 2.1.332 lead headless (tmux, `--teammate-mode tmux`); the mock
+/// has it spawn a pane teammate `worker` with the Agent tool, the worker reports to team-lead,
+/// and the lead ends its turn with a final text. run must report the team with that teammate,
+/// print the final text and exit 0 leaving nothing running; a lead whose turn never ends must
+/// time out (exit 3) with its pane's last lines and clean up the same way. Driver:
+/// `tests/e2e/run-e2e.js`.
+#[test]
+fn real_claude_code_lead_run_headless_until_done() {
+    let Some(e2e) = e2e_dir() else { return };
+    let out = Command::new("node")
+        .arg(e2e.join("run-e2e.js"))
+        .arg("--teamctl")
+        .arg(bin())
+        .env_remove("TEAMCTL_TEAM")
+        .env_remove("TEAMCTL_FROM")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "run e2e failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["done"]["teammates"], 1);
+    assert_eq!(
+        summary["done"]["states"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap(),
+        "done"
+    );
+    assert!(summary["timeout"]["elapsed_ms"].is_u64());
+}
+
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
 /// (default permission mode, made by `teamctl create`) gets an allowed `echo` run, a denied `rm`
 /// not run (the model receives "denied by policy rule Bash(rm:*)"), an unmatched `touch` left
@@ -111,22 +163,12 @@ fn real_claude_code_team_made_by_teamctl_create() {
 #[test]
 fn real_claude_code_requests_answered_by_policy() {
     let Some(e2e) = e2e_dir() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("policy-e2e.js"))
-        .arg("--teamctl")
-        .arg(bin())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "policy e2e failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "policy-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(summary["ok"], true);
-    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
     assert_eq!(summary["allow"]["rule"], "Bash(echo:*)");
     assert_eq!(
         summary["deny"]["reason"],

@@ -6,8 +6,9 @@ use serde::Serialize;
 use teamctl::paths::MemberName;
 use teamctl::tasks::{self, NewTask};
 
-use super::{TaskJson, assigned, mail_assignment, view_now};
+use super::{TaskJson, assigned, check_assigner, mail_assignment, view_now};
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Add a task to the team's list
 ///
@@ -38,7 +39,8 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "NAME")]
     owner: Option<String>,
 
-    /// Allow an owner that is not a member of config.json
+    /// Allow an owner that is not a member of config.json, and assigning as team-lead in a team
+    /// teamctl does not lead
     #[arg(long)]
     force: bool,
 }
@@ -77,6 +79,7 @@ pub(crate) fn run(ctx: &Ctx, args: AddArgs) -> Result<()> {
     let team = ctx.team()?;
     if let Some(o) = &owner {
         team.check_recipient(o, args.force)?;
+        check_assigner(ctx, &team, o, args.force)?;
     }
     let new = NewTask {
         subject: args.subject,
@@ -97,7 +100,7 @@ pub(crate) fn run(ctx: &Ctx, args: AddArgs) -> Result<()> {
             extra: Assignment::from(mail),
         });
     }
-    let mut line = format!("added task #{}: {}", task.id, task.subject);
+    let mut line = format!("added task #{}: {}", task.id, esc(&task.subject));
     line.push_str(&assigned(mail.as_ref()));
     ctx.out.line(&line)
 }

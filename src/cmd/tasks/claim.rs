@@ -7,6 +7,7 @@ use teamctl::tasks;
 
 use super::{TaskJson, view_now};
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Claim a task: become its owner and set it in_progress
 ///
@@ -45,6 +46,8 @@ pub(crate) fn run(ctx: &Ctx, args: ClaimArgs) -> Result<()> {
             extra: (),
         });
     }
-    ctx.out
-        .line(&format!("claimed task #{id} as {who}: {}", task.subject))
+    ctx.out.line(&format!(
+        "claimed task #{id} as {who}: {}",
+        esc(&task.subject)
+    ))
 }

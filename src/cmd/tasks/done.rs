@@ -7,6 +7,7 @@ use teamctl::tasks::{self, Board, Patch};
 
 use super::{TaskJson, id_list};
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Mark a task completed, and say which tasks it unblocked
 ///
@@ -50,7 +51,7 @@ pub(crate) fn run(ctx: &Ctx, args: DoneArgs) -> Result<()> {
             extra,
         });
     }
-    let mut line = format!("completed task #{id}: {}", task.subject);
+    let mut line = format!("completed task #{id}: {}", esc(&task.subject));
     if !now_ready.is_empty() {
         line.push_str(&format!("; now ready: {}", id_list(&now_ready)));
     }

@@ -78,6 +78,17 @@ fn view_now(team: &Team, task: &Task) -> Result<TaskView> {
     Ok(board.view(task))
 }
 
+/// Before a task gets a new owner: the `task_assignment` that follows is written as you, so you
+/// must be someone teamctl may write as (see `Team::check_sender`); checked before any file is
+/// touched.
+fn check_assigner(ctx: &Ctx, team: &Team, owner: &MemberName, force: bool) -> Result<()> {
+    let me = MemberName::parse(&ctx.identity(team))?;
+    if &me != owner {
+        team.check_sender(&me, force)?;
+    }
+    Ok(())
+}
+
 /// Mails `task_assignment` to the task's new owner, as Claude Code does after setting one
 /// (not when you assign a task to yourself).
 fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<Option<Delivery>> {
@@ -117,8 +128,14 @@ fn mail_assignment(ctx: &Ctx, team: &Team, task: &Task, force: bool) -> Result<O
 
 /// ` (assigned to alice, told in …/alice.json)` after a mailed assignment, else nothing.
 fn assigned(mail: Option<&Delivery>) -> String {
-    mail.map(|d| format!(" (assigned to {}, told in {})", d.to, d.inbox.display()))
-        .unwrap_or_default()
+    mail.map(|d| {
+        format!(
+            " (assigned to {}, told in {})",
+            crate::term::escape_line(&d.to),
+            crate::term::escape_line(&d.inbox.display().to_string())
+        )
+    })
+    .unwrap_or_default()
 }
 
 /// `#1, #3`, or `-` when empty.
@@ -127,7 +144,7 @@ fn id_list(ids: &[String]) -> String {
         return "-".into();
     }
     ids.iter()
-        .map(|i| format!("#{i}"))
+        .map(|i| format!("#{}", crate::term::escape_line(i)))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -7,6 +7,7 @@ use teamctl::tasks::{self, Board, TaskView};
 
 use super::{TaskJson, id_list};
 use crate::cmd::Ctx;
+use crate::term::{self, escape_line as esc};
 
 /// Show one task with everything, including the tasks it blocks
 ///
@@ -58,16 +59,16 @@ pub(crate) fn run(ctx: &Ctx, args: ShowArgs) -> Result<()> {
             extra: Extra { dependents },
         });
     }
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let opt = |v: &Option<String>| esc(v.as_deref().unwrap_or("-")).into_owned();
     let state = match (view.ready, view.blocked) {
         (true, _) => "ready",
         (_, true) => "blocked",
         _ => "-",
     };
     let mut lines = vec![
-        format!("id: #{}", view.id),
-        format!("subject: {}", view.subject),
-        format!("status: {}", view.status),
+        format!("id: #{}", esc(&view.id)),
+        format!("subject: {}", esc(&view.subject)),
+        format!("status: {}", esc(&view.status)),
         format!("state: {state}"),
         format!("owner: {}", opt(&view.owner)),
         format!("active form: {}", opt(&view.active_form)),
@@ -76,11 +77,20 @@ pub(crate) fn run(ctx: &Ctx, args: ShowArgs) -> Result<()> {
         format!("blocks: {}", id_list(&view.blocks)),
     ];
     for d in &dependents {
-        lines.push(format!("  #{} {} ({})", d.id, d.subject, d.status));
+        lines.push(format!(
+            "  #{} {} ({})",
+            esc(&d.id),
+            esc(&d.subject),
+            esc(&d.status)
+        ));
     }
     if let Some(m) = &view.metadata {
-        lines.push(format!("metadata: {m}"));
+        lines.push(format!("metadata: {}", esc(&m.to_string())));
     }
-    lines.push(format!("description:\n{}", view.description));
+    // The full text is the point here: its lines are kept, each behind a prefix.
+    lines.push(format!(
+        "description:\n{}",
+        term::escape_block(&view.description, term::CONTINUATION)
+    ));
     ctx.out.line(&lines.join("\n"))
 }

@@ -8,8 +8,9 @@ use teamctl::paths::MemberName;
 use teamctl::tasks::{self, Patch, STATUSES};
 
 use super::add::Assignment;
-use super::{TaskJson, assigned, mail_assignment, view_now};
+use super::{TaskJson, assigned, check_assigner, mail_assignment, view_now};
 use crate::cmd::Ctx;
+use crate::term::escape_line as esc;
 
 /// Change a task: status, owner, text, dependencies
 ///
@@ -57,7 +58,8 @@ pub(crate) struct UpdateArgs {
     #[arg(long, value_name = "ID")]
     add_blocks: Vec<String>,
 
-    /// Allow an owner that is not a member of config.json
+    /// Allow an owner that is not a member of config.json, and assigning as team-lead in a team
+    /// teamctl does not lead
     #[arg(long)]
     force: bool,
 }
@@ -108,6 +110,7 @@ pub(crate) fn run(ctx: &Ctx, args: UpdateArgs) -> Result<()> {
     let team = ctx.team()?;
     if let Some(o) = &owner {
         team.check_recipient(o, args.force)?;
+        check_assigner(ctx, &team, o, args.force)?;
     }
     let dir = team.layout.tasks_dir(&team.name);
     let (before, mut after) = tasks::update(&dir, &id, &patch, &ctx.lock)?;
@@ -145,9 +148,9 @@ pub(crate) fn run(ctx: &Ctx, args: UpdateArgs) -> Result<()> {
         });
     }
     let mut line = if changed {
-        format!("updated task #{id}: {}", after.subject)
+        format!("updated task #{id}: {}", esc(&after.subject))
     } else {
-        format!("task #{id} unchanged: {}", after.subject)
+        format!("task #{id} unchanged: {}", esc(&after.subject))
     };
     line.push_str(&assigned(mail.as_ref()));
     ctx.out.line(&line)

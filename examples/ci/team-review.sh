@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A Claude Code team reviews a change from CI: two teammates with a task each, wait until the
+# work is done and everyone is idle, ask each for a report, collect the reports, and shut the
+# team down whatever happens (the trap runs on failure too).
+#
+# Needs: teamctl, claude (Claude Code, its start-up dialogs settled: see the README's "From
+# CI"), tmux, jq. Settings, all optional:
+#   TEAM           team name                        (default: review-$GITHUB_RUN_ID, else -$$)
+#   TEAMCTL        the teamctl binary               (default: teamctl on PATH)
+#   CLAUDE_BIN     the claude binary                (default: found as `teamctl create` does)
+#   WORK_TIMEOUT   how long the team may work       (default: 30m)
+#   REPORT_PROMPT  what each teammate is asked last (default: a one-message review)
+#   OUT            where the reports go             (default: reports.md)
+set -euo pipefail
+
+teamctl=${TEAMCTL:-teamctl}
+team=${TEAM:-review-${GITHUB_RUN_ID:-$$}}
+out=${OUT:-reports.md}
+export TEAMCTL_TEAM=$team
+
+claude=()
+if [[ -n ${CLAUDE_BIN:-} ]]; then claude=(--claude-bin "$CLAUDE_BIN"); fi
+
+"$teamctl" create "$team" "${claude[@]}" --dangerously-skip-permissions --timeout 2m \
+    --member alice:"You review the authentication changes on this branch. Work on the tasks \
+assigned to you and mark each one completed when it is done." \
+    --member bob:"You review the tests on this branch. Work on the tasks assigned to you and \
+mark each one completed when it is done."
+# From here on the team is shut down and its files removed, whatever happens.
+trap '"$teamctl" delete "$team" --timeout 30s >&2 || true' EXIT
+
+"$teamctl" tasks add "Review the authentication changes" --owner alice >&2
+"$teamctl" tasks add "Review the tests" --owner bob >&2
+"$teamctl" wait --tasks-done --idle --timeout "${WORK_TIMEOUT:-30m}" >&2
+
+# Each report lands in team-lead's inbox (teamctl is this team's lead); a teammate that goes
+# idle without answering, or is gone, fails the job.
+"$teamctl" ask --all "${REPORT_PROMPT:-Write your review as one message: findings first, then a verdict.}" \
+    --timeout 10m >&2
+"$teamctl" inbox --json --type message \
+    | jq -r '.messages[] | "## \(.from)\n\n\(.text)\n"' >"$out"
+echo "reports: $out ($(grep -c '^## ' "$out") teammates)" >&2

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+'use strict';
+// End to end for `teamctl ask` and `teamctl wait` against the REAL Claude Code 2.1.332,
+// offline (harness.js): a team `teamctl create` made, one real pane teammate.
+//
+//   node tests/e2e/ask-e2e.js --teamctl <exe> [--keep] [--verbose] [--claude-bin <path>]
+//
+// Steps: `wait --idle worker` returns after the brief's turn; `ask worker "Token: …"` prints
+// the teammate's answer (the mock makes it SendMessage the token back); `ask worker` with a
+// question the mock's turn ends without SendMessage is exit 5 (idle without answering);
+// `tasks add --owner worker` mails it a task_assignment, the mock drives its TaskUpdate tool
+// to complete it, and `wait --tasks-done` returns; `wait --idle worker` returns after that
+// turn. Then examples/ci/team-review.sh (the README's CI recipe) runs against the real client.
+
+const fs = require('fs');
+const path = require('path');
+const h = require('./harness')({ name: 'ask-e2e', team: 'demo', argv: process.argv.slice(2), deadline: 150 });
+
+const { check, fail, teamctl, lastJson, hex, exec, st } = h;
+
+h.run(async () => {
+  const c = await teamctl(['--json', 'create', 'demo', '--member', 'worker:You are worker. Wait for messages.',
+    '--claude-bin', h.args.claudeBin, '--dangerously-skip-permissions', '--timeout', '30s']);
+  if (c.code !== 0) fail(`create exited ${c.code}: ${c.stderr}\n${c.stdout}`);
+  check(lastJson(c.stdout).state === 'ready', `create: ${c.stdout}`);
+  const env = { TEAMCTL_TEAM: 'demo' };
+
+  // The brief's turn ends (the mock answers "ok"): the teammate is idle.
+  const w1 = await teamctl(['--json', 'wait', '--idle', 'worker', '--timeout', '40s'], env);
+  check(w1.code === 0, `wait --idle exited ${w1.code}: ${w1.stderr}\n${w1.stdout}`);
+  check(lastJson(w1.stdout).conditions[0].met === true, `wait --idle: ${w1.stdout}`);
+
+  // ask: the answer on stdout, alone.
+  const tok = `Q-${hex(4)}`;
+  const a1 = await teamctl(['ask', 'worker', `Please echo. Token: ${tok}`, '--timeout', '40s'], env);
+  check(a1.code === 0, `ask exited ${a1.code}: ${a1.stderr}`);
+  check(a1.stdout === `ECHO ${tok}\n`, `ask printed ${JSON.stringify(a1.stdout)}`);
+  const a1j = await teamctl(['--json', 'ask', 'worker', `Again. Token: ${tok}-2`, '--timeout', '40s'], env);
+  check(a1j.code === 0, `ask --json exited ${a1j.code}: ${a1j.stderr}`);
+  const r = lastJson(a1j.stdout);
+  check(r.outcome === 'answered' && r.reply.text === `ECHO ${tok}-2` && r.reply.from === 'worker'
+    && r.taken_at && r.answered_at, `ask --json: ${a1j.stdout}`);
+
+  // A turn that ends without SendMessage: idle without answering, exit 5.
+  const a2 = await teamctl(['--json', 'ask', 'worker', 'Just think about it quietly.', '--timeout', '40s'], env);
+  check(a2.code === 5, `silent ask exited ${a2.code}: ${a2.stderr}\n${a2.stdout}`);
+  const r2 = lastJson(a2.stdout);
+  check(r2.outcome === 'idle' && r2.reply === null, `silent ask: ${a2.stdout}`);
+  check(a2.stderr.includes('went idle without answering'), `silent ask stderr: ${a2.stderr}`);
+
+  // A task for the worker: the mock's TaskUpdate completes it; wait --tasks-done returns.
+  const t = await teamctl(['--json', 'tasks', 'add', 'Finish the thing', '--owner', 'worker'], env);
+  check(t.code === 0, `tasks add exited ${t.code}: ${t.stderr}`);
+  const w2 = await teamctl(['--json', 'wait', '--tasks-done', '--timeout', '40s'], env);
+  check(w2.code === 0, `wait --tasks-done exited ${w2.code}: ${w2.stderr}\n${w2.stdout}`);
+  const w3 = await teamctl(['--json', 'wait', '--idle', '--timeout', '40s'], env);
+  check(w3.code === 0, `wait --idle (after the task) exited ${w3.code}: ${w3.stderr}\n${w3.stdout}`);
+
+  const d = await teamctl(['delete', 'demo', '--timeout', '20s']);
+  check(d.code === 0, `delete exited ${d.code}: ${d.stderr}`);
+
+  // The README's CI recipe, as it is, against the real client (it needs jq; CI has it).
+  if (require('child_process').spawnSync('jq', ['--version']).error && !process.env.CI) {
+    process.stderr.write('ask-e2e: jq is not installed: the CI recipe is skipped\n');
+    return { claude: lastJson(c.stdout).claude.version, wait_idle_ms: w1.ms, ask_ms: a1.ms,
+      ask_idle_ms: a2.ms, tasks_done_ms: w2.ms, recipe_ms: null };
+  }
+  const recipe = path.join(__dirname, '..', '..', 'examples', 'ci', 'team-review.sh');
+  const rtok = `R-${hex(4)}`;
+  const rr = await exec('bash', [recipe], {
+    TEAM: 'ci-review', TEAMCTL: h.args.teamctl, CLAUDE_BIN: h.args.claudeBin, CLAUDE_CONFIG_DIR: st.cfg,
+    REPORT_PROMPT: `Report now. Token: ${rtok}`, WORK_TIMEOUT: '60s', OUT: path.join(st.work, 'reports.md'),
+  });
+  check(rr.code === 0, `team-review.sh exited ${rr.code}:\n${rr.stderr}\n${rr.stdout}`);
+  const reports = fs.readFileSync(path.join(st.work, 'reports.md'), 'utf8');
+  for (const m of ['alice', 'bob']) {
+    check(reports.includes(`## ${m}\n\nECHO ${rtok}`), `reports.md lacks ${m}'s report:\n${reports}`);
+  }
+  check(!fs.existsSync(path.join(st.cfg, 'teams', 'ci-review')), 'the recipe left its team behind');
+
+  return {
+    claude: lastJson(c.stdout).claude.version,
+    wait_idle_ms: w1.ms,
+    ask_ms: a1.ms,
+    ask_idle_ms: a2.ms,
+    tasks_done_ms: w2.ms,
+    recipe_ms: rr.ms,
+  };
+});

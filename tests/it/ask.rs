@@ -1,0 +1,451 @@
+//! `teamctl ask`: the answer is the first plain message after the take (never an older one),
+//! idle, gone, timeout, refusals, --all, --consume. A "teammate" here is the test itself, writing
+//! through the library with Claude Code's locks.
+
+use std::fs;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use teamctl::lock::LockOptions;
+use teamctl::mailbox::{self, Mark, SendRequest, Team};
+use teamctl::paths::{Layout, MemberName, TeamName};
+use teamctl::store;
+
+use crate::common::{TestEnv, json as parse, keys, read_entries, wait_until};
+
+/// A team teamctl leads (`create --launch none`) with teammates `alice` and `bob`, whose
+/// briefs are already taken.
+pub fn led_team(env: &TestEnv) {
+    env.cmd()
+        .args([
+            "create",
+            "t",
+            "--member",
+            "alice:brief",
+            "--member",
+            "bob:brief",
+            "--launch",
+            "none",
+        ])
+        .assert()
+        .success();
+    for m in ["alice", "bob"] {
+        fs::write(env.inbox("t", m), "[]").unwrap();
+    }
+}
+
+pub fn open(env: &TestEnv) -> Team {
+    Team::open(&Layout::new(&env.root), &TeamName::parse("t").unwrap()).unwrap()
+}
+
+/// `from` writes `text` (a plain message or a frame) into `to`'s inbox, as Claude Code would.
+pub fn write_as(env: &TestEnv, from: &str, to: &str, text: &str) {
+    write_in(&open(env), from, to, text);
+}
+
+pub fn write_in(team: &Team, from: &str, to: &str, text: &str) {
+    let (to, from) = (
+        MemberName::parse(to).unwrap(),
+        MemberName::parse(from).unwrap(),
+    );
+    let opts = LockOptions::with_timeout(Duration::from_secs(5));
+    let now = chrono::Utc::now();
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(frame)) => {
+            mailbox::send_frame(team, &to, &from, &frame, now, &opts, None).unwrap();
+        }
+        _ => {
+            let req = SendRequest {
+                to,
+                from,
+                text: text.to_string(),
+                summary: None,
+                color: None,
+                force: true,
+                idempotency_key: None,
+            };
+            mailbox::send(team, &req, now, &opts, None).unwrap();
+        }
+    }
+}
+
+/// An `idle_notification` frame from `from`.
+pub fn idle_frame(from: &str) -> String {
+    json!({"type": "idle_notification", "from": from, "timestamp": "2026-11-29T10:00:01.000Z",
+           "idleReason": "available", "summary": "looked at it", "result": "nothing to add"})
+    .to_string()
+}
+
+/// Waits until an unread entry whose text contains `needle` is in `member`'s inbox, then
+/// takes it (removes it, as current Claude Code does).
+pub fn take(env: &TestEnv, member: &str, needle: &str) -> Value {
+    take_in(env, "t", member, needle)
+}
+
+pub fn take_in(env: &TestEnv, team: &str, member: &str, needle: &str) -> Value {
+    let path = env.inbox(team, member);
+    let mut found = None;
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            found = read_entries(&path)
+                .into_iter()
+                .find(|e| e["text"].as_str().unwrap_or("").contains(needle));
+            found.is_some()
+        }),
+        "nothing with {needle:?} reached {member}"
+    );
+    let found = found.unwrap();
+    let entry: store::Entry = serde_json::from_value(found.clone()).unwrap();
+    let n = mailbox::mark(
+        &Team::open(&Layout::new(&env.root), &TeamName::parse(team).unwrap()).unwrap(),
+        &MemberName::parse(member).unwrap(),
+        &[entry],
+        Mark::Consume,
+        &LockOptions::with_timeout(Duration::from_secs(5)),
+    )
+    .unwrap();
+    assert_eq!(n, 1);
+    found
+}
+
+/// A child's stderr, collected by a thread as it comes.
+pub struct Lines(
+    std::sync::Arc<std::sync::Mutex<String>>,
+    std::thread::JoinHandle<()>,
+);
+
+impl Lines {
+    pub fn of(r: impl std::io::Read + Send + 'static) -> Lines {
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let b = buf.clone();
+        let h = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(r).lines().map_while(Result::ok) {
+                let mut b = b.lock().unwrap();
+                b.push_str(&line);
+                b.push('\n');
+            }
+        });
+        Lines(buf, h)
+    }
+
+    pub fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Everything, once the stream has ended.
+    pub fn all(self) -> String {
+        let Lines(buf, h) = self;
+        h.join().unwrap();
+        buf.lock().unwrap().clone()
+    }
+}
+
+fn spawn_ask(env: &TestEnv, args: &[&str]) -> Child {
+    env.std_cmd()
+        .arg("ask")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) -> (i32, String, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_answer_is_the_first_message_after_the_take_never_an_older_one() {
+    let env = TestEnv::new();
+    led_team(&env);
+    write_as(&env, "alice", "team-lead", "an old report");
+    let mut child = spawn_ask(&env, &["alice", "What is 6 x 7?"]);
+    let progress = Lines::of(child.stderr.take().unwrap());
+    take_after_an_early_report(&env, &progress);
+    let (code, stdout, _) = finish(child);
+    let stderr = progress.all();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "42\n");
+}
+
+/// While the question waits, alice writes a report about something else; then she takes the
+/// question and answers.
+fn take_after_an_early_report(env: &TestEnv, progress: &Lines) {
+    let path = env.inbox("t", "alice");
+    assert!(wait_until(Duration::from_secs(20), || {
+        read_entries(&path)
+            .iter()
+            .any(|e| e["text"] == "What is 6 x 7?")
+    }));
+    write_as(env, "alice", "team-lead", "report on the brief");
+    // The take must come after `ask` saw that report (it says so on stderr).
+    assert!(
+        wait_until(Duration::from_secs(20), || progress.text().contains(
+            "before taking the question (not the answer): report on the brief"
+        )),
+        "{}",
+        progress.text()
+    );
+    take(env, "alice", "6 x 7");
+    write_as(env, "alice", "team-lead", "42");
+}
+
+#[test]
+fn json_has_every_key_and_the_reply_as_inbox_shows_it() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "ping?", "--json"]);
+    take(&env, "alice", "ping?");
+    write_as(&env, "alice", "team-lead", "pong");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(
+        keys(&v),
+        [
+            "answered_at",
+            "as",
+            "detail",
+            "outcome",
+            "question",
+            "reply",
+            "schema_version",
+            "taken_at",
+            "team",
+            "to",
+            "waited_ms"
+        ]
+    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["team"], "t");
+    assert_eq!(v["to"], "alice");
+    assert_eq!(v["as"], "team-lead");
+    assert_eq!(v["outcome"], "answered");
+    assert_eq!(v["detail"], Value::Null);
+    assert_eq!(v["question"]["text"], "ping?");
+    assert_eq!(v["question"]["from"], "team-lead");
+    assert_eq!(v["reply"]["text"], "pong");
+    assert_eq!(v["reply"]["from"], "alice");
+    assert_eq!(v["reply"]["to"], "team-lead");
+    assert_eq!(v["reply"]["kind"], "message");
+    assert!(v["taken_at"].is_string() && v["answered_at"].is_string());
+    assert!(v["waited_ms"].is_u64());
+    // The answer stays in the inbox unless --consume.
+    assert!(
+        read_entries(&env.inbox("t", "team-lead"))
+            .iter()
+            .any(|e| e["text"] == "pong")
+    );
+}
+
+#[test]
+fn consume_removes_only_the_answer() {
+    let env = TestEnv::new();
+    led_team(&env);
+    write_as(&env, "bob", "team-lead", "unrelated");
+    let child = spawn_ask(&env, &["alice", "ping?", "--consume"]);
+    take(&env, "alice", "ping?");
+    write_as(&env, "alice", "team-lead", "pong");
+    let (code, stdout, _) = finish(child);
+    assert_eq!((code, stdout.as_str()), (0, "pong\n"));
+    let left: Vec<Value> = read_entries(&env.inbox("t", "team-lead"));
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["text"], "unrelated");
+}
+
+#[test]
+fn idle_without_answering_is_exit_5_and_says_what_the_notification_says() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "anything?", "--json"]);
+    take(&env, "alice", "anything?");
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 5, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["outcome"], "idle");
+    assert_eq!(v["reply"], Value::Null);
+    let detail = v["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("available") && detail.contains("looked at it"),
+        "{detail}"
+    );
+    assert!(
+        stderr.contains("\nerror: alice went idle without answering ("),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_idle_notification_before_the_take_is_overruled_by_an_answer() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "Q1?"]);
+    let path = env.inbox("t", "alice");
+    assert!(wait_until(Duration::from_secs(20), || {
+        read_entries(&path).iter().any(|e| e["text"] == "Q1?")
+    }));
+    // Finishing an earlier turn while the question waits.
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    take(&env, "alice", "Q1?");
+    write_as(&env, "alice", "team-lead", "A1");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!((code, stdout.as_str()), (0, "A1\n"), "{stderr}");
+}
+
+#[test]
+fn a_teammate_that_shuts_down_is_gone_at_once() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "still there?", "--timeout", "1m"]);
+    take(&env, "alice", "still there?");
+    let frame = json!({"type": "shutdown_approved", "requestId": "shutdown-1@alice",
+                       "from": "alice", "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "alice", "team-lead", &frame.to_string());
+    let (code, _, stderr) = finish(child);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("alice shut down"), "{stderr}");
+}
+
+#[test]
+fn a_gone_teammate_is_not_asked() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let frame = json!({"type": "shutdown_approved", "requestId": "shutdown-1@bob",
+                       "from": "bob", "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "bob", "team-lead", &frame.to_string());
+    let before = fs::read(env.inbox("t", "bob")).unwrap();
+    env.cmd()
+        .args(["ask", "bob", "hello?"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "error: cannot ask bob: bob shut down",
+        ));
+    assert_eq!(fs::read(env.inbox("t", "bob")).unwrap(), before);
+}
+
+#[test]
+fn timeout_says_whether_the_question_was_taken() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.cmd()
+        .args(["ask", "alice", "hello?", "--timeout", "200ms"])
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "no answer from alice after 200ms: the question still waits in its inbox",
+        ));
+    let child = spawn_ask(&env, &["bob", "hello?", "--timeout", "2s", "--json"]);
+    take(&env, "bob", "hello?");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 3);
+    assert!(
+        stderr.contains("it took the question but has not answered"),
+        "{stderr}"
+    );
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["outcome"], "timeout");
+    assert!(v["taken_at"].is_string());
+}
+
+#[test]
+fn an_identity_nobody_can_answer_is_refused_before_writing() {
+    let env = TestEnv::new();
+    env.team("c", &[("alice", Some("blue"))]);
+    fs::write(env.inbox("c", "alice"), "[]").unwrap();
+    // The default identity outside a team teamctl leads is `user`.
+    env.cmd()
+        .args(["ask", "alice", "hi?"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot ask as 'user'"))
+        .stderr(predicate::str::contains("--join --from NAME"));
+    env.cmd()
+        .args(["ask", "alice", "hi?", "--from", "ops"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a member of config.json"));
+    env.cmd()
+        .args(["ask", "alice", "hi?", "--from", "team-lead"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("teamctl does not lead this team"));
+    assert_eq!(fs::read(env.inbox("c", "alice")).unwrap(), b"[]");
+    assert!(!env.inbox("c", "ops").exists());
+}
+
+#[test]
+fn join_then_ask_gets_the_answer_in_your_own_inbox() {
+    let env = TestEnv::new();
+    env.team("c", &[("alice", Some("blue"))]);
+    fs::write(env.inbox("c", "alice"), "[]").unwrap();
+    let child = env
+        .std_cmd()
+        .args(["ask", "--join", "--from", "ops", "alice", "hi?"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    take_in(&env, "c", "alice", "hi?");
+    let team = Team::open(&Layout::new(&env.root), &TeamName::parse("c").unwrap()).unwrap();
+    write_in(&team, "alice", "ops", "hello ops");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello ops\n");
+}
+
+#[test]
+fn ask_all_reports_each_teammate_and_exits_with_the_worst() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["--all", "report?", "--json", "--timeout", "1m"]);
+    take(&env, "alice", "report?");
+    write_as(&env, "alice", "team-lead", "alice: fine");
+    take(&env, "bob", "report?");
+    write_as(&env, "bob", "team-lead", &idle_frame("bob"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 5, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(
+        keys(&v),
+        ["answers", "as", "schema_version", "team", "waited_ms"]
+    );
+    assert_eq!(v["answers"]["alice"]["outcome"], "answered");
+    assert_eq!(v["answers"]["alice"]["reply"]["text"], "alice: fine");
+    assert_eq!(v["answers"]["bob"]["outcome"], "idle");
+}
+
+#[test]
+fn usage_errors() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.cmd().args(["ask"]).assert().code(2);
+    env.cmd()
+        .args(["ask", "alcie", "hi?"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("did you mean 'alice'?"));
+    env.cmd()
+        .args([
+            "ask",
+            "alice",
+            r#"{"type":"shutdown_request","requestId":"x"}"#,
+        ])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["ask", "--all", "alice", "hi?"])
+        .assert()
+        .code(2);
+}

@@ -1,0 +1,572 @@
+//! `teamctl run` with stub `claude` leads in a private tmux server: the done path, the JSON
+//! contract, start-up dialogs found in the files and on the screen, a lead that never forms a
+//! team, one that exits early, one run per name, signals and --keep. The real client is in
+//! real_claude.rs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+use crate::common::{TestEnv, json as parse, json_lines, keys, wait_until};
+use crate::create::{TmuxServer, tmux_installed};
+
+/// A stub lead: answers --version, forms `session-<8hex>` from --session-id with this
+/// process as leadProcess, adds an in-process teammate `worker` whose own transcript shows an
+/// ended turn, writes the lead's transcript (the prompt, then `STUB ANSWER`), and on SIGTERM
+/// removes its team as Claude Code does.
+const STUB_LEAD: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
+while [ $# -gt 0 ]; do
+  case "$1" in --session-id) sid=$2; shift 2;; --) shift; prompt=$1; break;; *) shift;; esac
+done
+echo "$prompt" > "$CLAUDE_CONFIG_DIR/prompt-seen"
+team=session-$(printf %s "$sid" | cut -c1-8)
+dir=$CLAUDE_CONFIG_DIR/teams/$team
+mkdir -p "$dir/inboxes"
+proj=$CLAUDE_CONFIG_DIR/projects/-stub
+mkdir -p "$proj/$sid/subagents"
+printf '{"name":"%s","leadAgentId":"team-lead@%s","leadSessionId":"%s","leadProcess":{"pid":%s},"members":[{"agentId":"team-lead@%s","name":"team-lead","agentType":"team-lead","tmuxPaneId":"leader","backendType":"in-process"},{"agentId":"worker@%s","name":"worker","agentType":"general-purpose","color":"blue","tmuxPaneId":"in-process","backendType":"in-process"}]}' \
+  "$team" "$team" "$sid" $$ "$team" "$team" > "$dir/config.json"
+echo '[]' > "$dir/inboxes/team-lead.json"
+printf '{"name":"worker"}' > "$proj/$sid/subagents/agent-aworker-1.meta.json"
+printf '{"type":"user","message":{"role":"user","content":"Report"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"reported"}],"stop_reason":"end_turn"}}\n' > "$proj/$sid/subagents/agent-aworker-1.jsonl"
+printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"STUB ANSWER"}],"stop_reason":"end_turn"}}\n' > "$proj/$sid.jsonl"
+trap 'rm -rf "$dir"; exit 143' TERM
+echo 'stub lead ready'
+while :; do sleep 0.05; done"#;
+
+fn script(env: &TestEnv, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = env.dir.path().join(name);
+    fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+fn cwd(env: &TestEnv) -> String {
+    fs::canonicalize(env.dir.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `.claude.json` that skips every start-up dialog for the test's cwd.
+fn configured(env: &TestEnv) {
+    let cj = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "projects": {cwd(env): {"hasTrustDialogAccepted": true}},
+    });
+    fs::write(env.root.join(".claude.json"), cj.to_string()).unwrap();
+}
+
+/// `teamctl run` in the test env with `claude` = `bin` and no API key inherited.
+fn run_cmd(env: &TestEnv, bin: &Path) -> assert_cmd::Command {
+    let mut c = env.cmd();
+    c.env("TEAMCTL_CLAUDE_BIN", bin)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("IS_SANDBOX")
+        .arg("run");
+    c
+}
+
+fn tmux_has(env: &TestEnv, session: &str) -> bool {
+    Command::new("tmux")
+        .args(["has-session", "-t", &format!("={session}")])
+        .env("TMUX_TMPDIR", env.dir.path())
+        .env_remove("TMUX")
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[test]
+fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(&env, "stub-lead", STUB_LEAD);
+    let out = run_cmd(&env, &lead)
+        .args([
+            "--json",
+            "Plan it, staff it",
+            "--settle",
+            "300ms",
+            "--timeout",
+            "30s",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(
+        keys(&r),
+        [
+            "claude",
+            "dialog",
+            "elapsed_ms",
+            "kept",
+            "lead_session_id",
+            "name",
+            "reason",
+            "result",
+            "result_source",
+            "schema_version",
+            "state",
+            "tasks",
+            "team",
+            "teammates",
+            "tmux_session",
+            "transcript",
+            "type"
+        ]
+    );
+    let sid = r["lead_session_id"].as_str().unwrap();
+    let team = format!("session-{}", &sid[..8]);
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["type"], "result");
+    assert_eq!(r["name"], "default");
+    assert_eq!(r["state"], "done");
+    assert_eq!(r["team"], team.as_str());
+    assert_eq!(r["reason"], Value::Null);
+    assert_eq!(r["dialog"], Value::Null);
+    assert_eq!(r["result"], "STUB ANSWER");
+    assert_eq!(r["result_source"], "transcript");
+    assert_eq!(r["tmux_session"], Value::Null);
+    assert_eq!(r["kept"], false);
+    assert!(r["elapsed_ms"].is_u64());
+    assert_eq!(
+        r["teammates"],
+        json!([{"name":"worker","agent_type":"general-purpose","backend":"in-process","pane":null,"state":"idle"}])
+    );
+    assert_eq!(
+        keys(&r["tasks"]),
+        ["blocked", "completed", "in_progress", "pending", "ready"]
+    );
+    assert_eq!(r["claude"]["version"], "2.1.332 (Claude Code)");
+    assert_eq!(r["claude"]["found_by"], "explicit");
+    assert!(
+        r["transcript"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("projects/-stub/{sid}.jsonl"))
+    );
+    // The prompt reached the lead as one argument.
+    assert_eq!(
+        fs::read_to_string(env.root.join("prompt-seen")).unwrap(),
+        "Plan it, staff it\n"
+    );
+    // Progress: JSON Lines on stderr.
+    let events = json_lines(&out.stderr);
+    let states: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "progress")
+        .map(|e| e["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["validating", "spawning", "monitoring", "running", "done"]
+    );
+    let joined: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "teammate_joined")
+        .collect();
+    assert_eq!(joined.len(), 1);
+    assert_eq!(
+        keys(joined[0]),
+        [
+            "agent_type",
+            "backend",
+            "name",
+            "pane",
+            "schema_version",
+            "state",
+            "type"
+        ]
+    );
+    // Cleaned up: the lead ended (and removed its team), the tmux session is gone.
+    assert!(!env.root.join("teams").join(&team).exists());
+    assert!(!tmux_has(&env, "teamctl-run-default"));
+}
+
+#[test]
+fn human_output_is_the_answer_on_stdout_and_a_summary_on_stderr() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(&env, "stub-lead", STUB_LEAD);
+    let prompt = env.dir.path().join("prompt.md");
+    fs::write(
+        &prompt,
+        "-- a prompt from a file,\nwith 'quotes' and $(no expansion)\n",
+    )
+    .unwrap();
+    run_cmd(&env, &lead)
+        .args(["--prompt-file", prompt.to_str().unwrap(), "--settle", "0s"])
+        .args(["--name", "from-file"])
+        .assert()
+        .success()
+        .stdout("STUB ANSWER\n")
+        .stderr(predicate::str::contains("validating: run 'from-file'"))
+        .stderr(predicate::str::contains(
+            "running: teammate worker joined (general-purpose, in-process)",
+        ))
+        .stderr(predicate::str::contains("done: the team's work is done"))
+        .stderr(predicate::str::contains(
+            "worker (general-purpose, in-process): idle",
+        ));
+    assert_eq!(
+        fs::read_to_string(env.root.join("prompt-seen")).unwrap(),
+        "-- a prompt from a file,\nwith 'quotes' and $(no expansion)\n"
+    );
+    // The prompt file teamctl wrote for the lead is gone.
+    let run_dir = env.dir.path().join("home/.local/share/teamctl/run");
+    assert!(!run_dir.join("from-file.prompt").exists());
+}
+
+#[test]
+fn start_up_dialogs_are_named_from_the_files_before_anything_starts() {
+    let env = TestEnv::new();
+    let lead = script(
+        &env,
+        "stub-lead",
+        "[ \"$1\" = --version ] && { echo 2.1.332; exit 0; }\necho ran > \"$CLAUDE_CONFIG_DIR/ran\"",
+    );
+    // Nothing configured: onboarding, API key, trust and (skipping permissions) bypass.
+    let out = run_cmd(&env, &lead)
+        .args(["--json", "hello", "--dangerously-skip-permissions"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdefghij")
+        .env("IS_SANDBOX", "1")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "error: run 'default' failed: the onboarding screens (onboarding)",
+        ))
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "failed");
+    assert_eq!(r["dialog"], "onboarding");
+    assert_eq!(r["team"], Value::Null);
+    assert_eq!(r["lead_session_id"], Value::Null);
+    let reason = r["reason"].as_str().unwrap();
+    for want in [
+        "the onboarding screens (onboarding): set \"hasCompletedOnboarding\": true",
+        "the API key approval (api_key): add the last 20 characters of ANTHROPIC_API_KEY",
+        &format!(
+            "the workspace trust dialog (trust): set \"projects\": {{\"{}\"",
+            cwd(&env)
+        ),
+        "the bypass-permissions prompt (bypass): set \"skipDangerousModePermissionPrompt\": true",
+    ] {
+        assert!(reason.contains(want), "{want} not in {reason}");
+    }
+    // The key itself is never shown.
+    assert!(!reason.contains("0123456789abcdefghij"), "{reason}");
+
+    // Configured, but the bypass prompt is still on: only that one, in human form.
+    configured(&env);
+    run_cmd(&env, &lead)
+        .args(["hello", "--permission-mode", "bypassPermissions"])
+        .env("IS_SANDBOX", "1")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "failed: the bypass-permissions prompt (bypass)",
+        ));
+    // No lead was ever started: only `--version` ran, no team.
+    assert!(!env.root.join("ran").exists());
+    assert!(!env.root.join("teams").exists());
+}
+
+#[test]
+fn a_dialog_on_the_leads_screen_fails_fast_and_is_named() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(
+        &env,
+        "dialog-lead",
+        "[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n\
+         printf '  Detected a custom API key in your environment\\n  Do you want to use this API key?\\n    Yes\\n  > No (recommended)\\n  Enter to confirm · Esc to cancel\\n'\n\
+         exec sleep 60",
+    );
+    let out = run_cmd(&env, &lead)
+        .args(["--json", "hello", "--timeout", "60s"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "failed");
+    assert_eq!(r["dialog"], "api_key");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("stuck at the API key approval (api_key)"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("Do you want to use this API key?"),
+        "{reason}"
+    );
+    assert!(r["elapsed_ms"].as_u64().unwrap() < 30_000);
+    assert!(!tmux_has(&env, "teamctl-run-default"));
+}
+
+#[test]
+fn a_lead_that_never_forms_a_team_times_out_with_its_pane() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(
+        &env,
+        "stuck-lead",
+        "[ \"$1\" = --version ] && { echo 2.0.0; exit 0; }\necho 'waiting for login...'\nexec sleep 60",
+    );
+    let out = run_cmd(&env, &lead)
+        .args(["--json", "hello", "--timeout", "1500ms", "--name", "stuck"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "error: run 'stuck' timed out after 1500ms",
+        ))
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "timeout");
+    assert_eq!(r["team"], Value::Null);
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the lead formed no team within 1.5 s"),
+        "{reason}"
+    );
+    assert!(reason.contains("waiting for login..."), "{reason}");
+    assert_eq!(r["result_source"], "pane");
+    assert!(!tmux_has(&env, "teamctl-run-stuck"));
+}
+
+#[test]
+fn a_lead_that_exits_early_fails_with_its_last_lines() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(
+        &env,
+        "broken-lead",
+        "[ \"$1\" = --version ] && { echo 2.0.0; exit 0; }\necho 'fatal: invalid API key' >&2\nexit 1",
+    );
+    run_cmd(&env, &lead)
+        .args(["hello", "--timeout", "30s"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("failed: the lead exited"))
+        .stderr(predicate::str::contains("fatal: invalid API key"))
+        .stderr(predicate::str::contains("error: run 'default' failed"));
+    assert!(!tmux_has(&env, "teamctl-run-default"));
+}
+
+#[test]
+fn one_run_per_name_and_sigterm_cleans_up() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(
+        &env,
+        "stuck-lead",
+        "[ \"$1\" = --version ] && { echo 2.0.0; exit 0; }\nexec sleep 60",
+    );
+    let mut first = env.std_cmd();
+    first
+        .env("TEAMCTL_CLAUDE_BIN", &lead)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["run", "hello", "--name", "busy", "--timeout", "60s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = first.spawn().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(20), || tmux_has(
+            &env,
+            "teamctl-run-busy"
+        )),
+        "the first run never started its lead"
+    );
+    run_cmd(&env, &lead)
+        .args(["hello", "--name", "busy"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "a run named 'busy' is already running (pid {})",
+            child.id()
+        )));
+    // SIGTERM: the run ends its lead and its tmux session, then exits 143.
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(!tmux_has(&env, "teamctl-run-busy"));
+}
+
+#[test]
+fn ctrl_c_ends_the_lead_and_exits_130() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(
+        &env,
+        "stub-lead",
+        &STUB_LEAD.replace("STUB ANSWER", "never"),
+    );
+    // A lead whose turn never ends: its transcript ends with the prompt.
+    let lead_text = fs::read_to_string(&lead).unwrap().replace(
+        r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"never"}],"stop_reason":"end_turn"}}\n"#,
+        "",
+    );
+    assert!(!lead_text.contains("never"));
+    fs::write(&lead, lead_text).unwrap();
+    let child = env
+        .std_cmd()
+        .env("TEAMCTL_CLAUDE_BIN", &lead)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args([
+            "--json",
+            "run",
+            "hello",
+            "--name",
+            "int",
+            "--timeout",
+            "60s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let teams = env.root.join("teams");
+    assert!(
+        wait_until(Duration::from_secs(20), || fs::read_dir(&teams)
+            .is_ok_and(|mut d| d.next().is_some())),
+        "the stub lead never formed its team"
+    );
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "failed");
+    assert_eq!(r["reason"], "interrupted by a signal");
+    // The lead removed its team when it was ended; its session is gone.
+    assert_eq!(fs::read_dir(&teams).unwrap().count(), 0);
+    assert!(!tmux_has(&env, "teamctl-run-int"));
+}
+
+#[test]
+fn keep_leaves_the_lead_running_and_says_how_to_attach() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(&env, "stub-lead", STUB_LEAD);
+    let out = run_cmd(&env, &lead)
+        .args(["hello", "--keep", "--settle", "0s", "--name", "kept"])
+        .assert()
+        .success()
+        .stdout("STUB ANSWER\n")
+        .stderr(predicate::str::contains(
+            "kept: attach with `tmux attach -t teamctl-run-kept`",
+        ))
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let team = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("team: "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap()
+        .to_string();
+    assert!(
+        stderr.contains(&format!("teamctl --team {team} status")),
+        "{stderr}"
+    );
+    assert!(tmux_has(&env, "teamctl-run-kept"));
+    assert!(
+        env.root
+            .join("teams")
+            .join(&team)
+            .join("config.json")
+            .exists()
+    );
+    // The kept session blocks a second run of that name until it is ended.
+    run_cmd(&env, &lead)
+        .args(["hello", "--name", "kept"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "tmux session teamctl-run-kept already exists",
+        ));
+}
+
+#[test]
+fn usage_errors() {
+    let env = TestEnv::new();
+    env.cmd().arg("run").assert().code(2);
+    env.cmd()
+        .args(["run", "x", "--prompt-file", "f"])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["run", "x", "--name", "a b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid --name 'a b'"));
+    env.cmd()
+        .args(["run", "x", "--timeout", "soon"])
+        .assert()
+        .code(2);
+    env.cmd().args(["run", "  "]).assert().code(2);
+    env.cmd()
+        .args([
+            "run",
+            "x",
+            "--permission-mode",
+            "plan",
+            "--dangerously-skip-permissions",
+        ])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["run", "x", "--cwd", "/nonexistent/dir"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: --cwd /nonexistent/dir"));
+}

@@ -1,0 +1,322 @@
+//! `teamctl wait`: each condition met from the files as they are and on later changes, the
+//! JSON report, impossible conditions (exit 1), timeouts (exit 3) and usage errors (exit 2).
+
+use std::fs;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use predicates::prelude::*;
+use serde_json::json;
+
+use crate::ask::{Lines, idle_frame, led_team, take, write_as};
+use crate::common::{TestEnv, json as parse, keys, read_entries, run_json, wait_until};
+
+fn spawn_wait(env: &TestEnv, args: &[&str]) -> (Child, Lines) {
+    let mut child = env
+        .std_cmd()
+        .arg("wait")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = Lines::of(child.stderr.take().unwrap());
+    (child, err)
+}
+
+/// Waits until `wait` says it is waiting (its first check is done), so that what the test does
+/// next is a change it must see.
+fn until_waiting(err: &Lines) {
+    assert!(
+        wait_until(Duration::from_secs(20), || err
+            .text()
+            .contains("waiting up to")),
+        "{}",
+        err.text()
+    );
+}
+
+fn finish(child: Child, err: Lines) -> (i32, String, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        err.all(),
+    )
+}
+
+fn add_task(env: &TestEnv, subject: &str, owner: &str) -> String {
+    let v = run_json(env, &["tasks", "add", subject, "--owner", owner]);
+    v["task"]["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn tasks_done_returns_when_the_last_task_completes() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let one = add_task(&env, "one", "alice");
+    let two = add_task(&env, "two", "bob");
+    env.cmd().args(["tasks", "done", &one]).assert().success();
+    let (child, err) = spawn_wait(&env, &["--tasks-done", "--json", "--timeout", "1m"]);
+    until_waiting(&err);
+    env.cmd().args(["tasks", "done", &two]).assert().success();
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(
+        keys(&v),
+        ["conditions", "met", "schema_version", "team", "waited_ms"]
+    );
+    assert_eq!(v["met"], true);
+    let c = &v["conditions"][0];
+    assert_eq!(
+        keys(c),
+        [
+            "args",
+            "at",
+            "condition",
+            "detail",
+            "impossible",
+            "message",
+            "met"
+        ]
+    );
+    assert_eq!(c["condition"], "tasks_done");
+    assert_eq!(c["args"], json!([]));
+    assert_eq!(c["met"], true);
+    assert_eq!(c["detail"], "2 of 2 completed");
+    assert!(c["at"].is_string());
+}
+
+#[test]
+fn already_true_returns_at_once_and_prints_each_condition() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let one = add_task(&env, "one", "alice");
+    env.cmd().args(["tasks", "done", &one]).assert().success();
+    env.cmd()
+        .args(["wait", "--tasks-done", "--task", &one])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "met: tasks_done: 1 of 1 completed",
+        ))
+        .stdout(predicate::str::contains(format!(
+            "met: task {one}: #{one} completed"
+        )));
+}
+
+#[test]
+fn no_tasks_is_not_done() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.cmd()
+        .args(["wait", "--tasks-done", "--timeout", "100ms"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "not met: tasks_done: no tasks yet",
+        ))
+        .stderr(predicate::str::contains(
+            "timed out after 100ms: 1 of 1 conditions not met",
+        ));
+}
+
+#[test]
+fn idle_after_the_turn_ends() {
+    let env = TestEnv::new();
+    led_team(&env);
+    write_as(&env, "team-lead", "alice", "do the thing");
+    let (child, err) = spawn_wait(&env, &["--idle", "alice", "--timeout", "1m"]);
+    until_waiting(&err);
+    take(&env, "alice", "do the thing");
+    write_as(&env, "alice", "team-lead", "done it");
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("met: idle alice: alice (idle_notification: available"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn idle_at_start_from_the_last_notification_but_not_with_work_waiting() {
+    let env = TestEnv::new();
+    led_team(&env);
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    write_as(&env, "bob", "team-lead", &idle_frame("bob"));
+    env.cmd()
+        .args(["wait", "--idle", "--timeout", "5s"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("met: idle alice bob"));
+    write_as(&env, "team-lead", "bob", "more work");
+    env.cmd()
+        .args(["wait", "--idle", "bob", "--timeout", "100ms"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "not met: idle bob: not idle: bob (1 unread in its inbox)",
+        ));
+}
+
+#[test]
+fn message_from_counts_only_what_lands_after_the_start_or_after() {
+    let env = TestEnv::new();
+    led_team(&env);
+    write_as(&env, "alice", "team-lead", "old news");
+    let (child, err) = spawn_wait(
+        &env,
+        &["--message-from", "alice", "--json", "--timeout", "1m"],
+    );
+    until_waiting(&err);
+    // A frame is not a message by default.
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    write_as(&env, "alice", "team-lead", "fresh news");
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["conditions"][0]["message"]["text"], "fresh news");
+    // --after the first entry: the old one no longer counts, the later ones do.
+    let lead = read_entries(&env.inbox("t", "team-lead"));
+    let first = run_json(&env, &["inbox", "--from", "alice"])["messages"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(lead[0]["text"], "old news");
+    let v = run_json(
+        &env,
+        &["wait", "--message-from", "alice", "--after", &first],
+    );
+    assert_eq!(v["conditions"][0]["message"]["text"], "fresh news");
+    let v = run_json(
+        &env,
+        &[
+            "wait",
+            "--message-from",
+            "alice",
+            "--type",
+            "idle_notification",
+            "--after",
+            &first,
+        ],
+    );
+    assert!(
+        v["conditions"][0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("idle_notification")
+    );
+}
+
+#[test]
+fn terminated_and_delivered() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let sent = run_json(&env, &["send", "bob", "please stop soon"]);
+    let id = sent["id"].as_str().unwrap().to_string();
+    let (child, err) = spawn_wait(
+        &env,
+        &["--terminated", "bob", "--delivered", &id, "--timeout", "1m"],
+    );
+    until_waiting(&err);
+    take(&env, "bob", "please stop soon");
+    let frame = json!({"type": "shutdown_approved", "requestId": "shutdown-1@bob",
+                       "from": "bob", "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "bob", "team-lead", &frame.to_string());
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(&format!("met: delivered {id}: bob took {id}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("met: terminated bob: bob shut down"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_condition_that_can_no_longer_hold_fails_at_once() {
+    let env = TestEnv::new();
+    led_team(&env);
+    write_as(&env, "team-lead", "alice", "work");
+    let (child, err) = spawn_wait(&env, &["--idle", "alice", "--timeout", "10m", "--json"]);
+    until_waiting(&err);
+    let frame = json!({"type": "shutdown_approved", "requestId": "shutdown-1@alice",
+                       "from": "alice", "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "alice", "team-lead", &frame.to_string());
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("error: the wait can no longer succeed: alice shut down"),
+        "{stderr}"
+    );
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["met"], false);
+    assert_eq!(
+        v["conditions"][0]["impossible"],
+        "alice shut down (shutdown_approved)"
+    );
+    // With --any, another condition can still hold.
+    env.cmd()
+        .args(["wait", "--any", "--idle", "alice", "--terminated", "alice"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("met: terminated alice"));
+}
+
+#[test]
+fn polling_mode_sees_changes_too() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let one = add_task(&env, "one", "alice");
+    let (child, err) = spawn_wait(&env, &["--task", &one, "--poll", "20", "--timeout", "1m"]);
+    until_waiting(&err);
+    env.cmd().args(["tasks", "done", &one]).assert().success();
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(&format!("met: task {one}")), "{stdout}");
+}
+
+#[test]
+fn usage_and_unknown_names() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.cmd()
+        .args(["wait"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to wait for"));
+    env.cmd()
+        .args(["wait", "--idle", "alice", "--terminated", "alice"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("contradict"));
+    env.cmd()
+        .args(["wait", "--after", "10m", "--tasks-done"])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["wait", "--task", "99"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: task 99 not found"));
+    env.cmd()
+        .args(["wait", "--idle", "alcie"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("did you mean 'alice'?"));
+    env.cmd()
+        .args(["wait", "--delivered", "0123456789abcdef"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("in no inbox"));
+    let before = fs::read(env.inbox("t", "alice")).unwrap();
+    env.cmd()
+        .args(["wait", "--timeout", "x", "--tasks-done"])
+        .assert()
+        .code(2);
+    assert_eq!(fs::read(env.inbox("t", "alice")).unwrap(), before);
+}
