@@ -165,7 +165,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__ask)
-            opts="-h -V --from --summary --all --join --idempotency-key --timeout --consume --raw --poll --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --from --summary --all --join --idempotency-key --timeout --consume --raw --poll --policy --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -188,6 +188,10 @@ _teamctl() {
                     return 0
                     ;;
                 --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -891,7 +895,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --tasks-done --task --idle --message-from --type --after --terminated --delivered --any --as --timeout --poll --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --tasks-done --task --idle --message-from --type --after --terminated --delivered --any --as --timeout --poll --policy --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -934,6 +938,10 @@ _teamctl() {
                     return 0
                     ;;
                 --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -283,6 +283,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Shor
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -320,6 +321,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l delivered -d 'T
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -8,7 +8,6 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 use teamctl::error::usage;
-use teamctl::mailbox::Team;
 use teamctl::protocol::Verdict;
 use teamctl::time;
 use teamctl::watch::Watch;
@@ -46,7 +45,7 @@ use crate::output::warn;
 /// "approved","denied","left"} ("why": timeout or team_gone).
 ///
 /// Exit codes: 0 (with --follow: at --timeout, or when the team is gone), 1 a failure, 2 a bad
-/// policy file or rule (nothing is answered), 130 on Ctrl-C.
+/// policy file or rule (nothing is answered) or a team teamctl does not lead, 130 on Ctrl-C.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl approve perm-1795946340000-abc1234
@@ -155,9 +154,7 @@ fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()
             gone = true;
             return Ok(true);
         }
-        // Re-read config.json: a teammate that joined since brings its cwd.
-        let team = Team::open(&ctx.layout, &name).unwrap_or_else(|_| team.clone());
-        runner.step(ctx, &team)?;
+        runner.step_reopened(ctx, &team)?;
         Ok(false)
     };
     let clock = || ctx.clock();

@@ -24,8 +24,7 @@ use crate::term::escape_line as esc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EventsTo {
     Stdout,
-    /// For `wait`/`ask --policy` (see notes/policy.md): their stdout is their result.
-    #[allow(dead_code)]
+    /// For `wait`/`ask --policy`: their stdout is their result.
     Stderr,
 }
 
@@ -109,6 +108,13 @@ impl Runner {
             reported: HashSet::new(),
             counts: Counts::default(),
         })
+    }
+
+    /// [`Runner::step`] on `team` as it is now on disk (a teammate that joined since brings
+    /// its cwd), or as given when it cannot be re-read.
+    pub(crate) fn step_reopened(&mut self, ctx: &Ctx, team: &Team) -> Result<()> {
+        let now = Team::open(&ctx.layout, &team.name).unwrap_or_else(|_| team.clone());
+        self.step(ctx, &now)
     }
 
     /// Answers what is pending in `team` now and reports each decision not reported yet.

@@ -715,3 +715,137 @@ fn plan_approval_waits_for_the_teammate_to_go_idle() {
     let mut child = f.child;
     assert!(child.wait().unwrap().success());
 }
+
+/// Rewrites `member`'s inbox through `f` (temp file + rename, as Claude Code writes it).
+fn edit_inbox(env: &TestEnv, member: &str, f: impl FnOnce(&mut Vec<Value>)) {
+    let path = env.inbox("alpha", member);
+    let mut entries = if path.exists() {
+        read_entries(&path)
+    } else {
+        Vec::new()
+    };
+    f(&mut entries);
+    let tmp = path.with_extension("json.tmp.test");
+    fs::write(&tmp, serde_json::to_string_pretty(&entries).unwrap()).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+}
+
+/// `wait --policy`: while it blocks, the pending requests are answered (decisions as JSON Lines
+/// on stderr); stdout keeps its one document.
+#[test]
+fn wait_answers_requests_while_it_blocks() {
+    let env = standard();
+    let policy = write_policy(&env, POLICY);
+    let child = env
+        .std_cmd()
+        .args([
+            "wait",
+            "--message-from",
+            "worker",
+            "--timeout",
+            "30s",
+            "--json",
+        ])
+        .args(["--policy", &policy])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(20), || responses(&env, "worker").len()
+            == 4),
+        "the worker's permission requests and plan were answered while wait blocked"
+    );
+    // A request arriving during the wait is answered too.
+    append_request(
+        &env,
+        "worker",
+        &perm("perm-8-late", "Bash", json!({"command": "echo late"})),
+        8,
+    );
+    assert!(wait_until(Duration::from_secs(20), || responses(
+        &env, "worker"
+    )
+    .iter()
+    .any(|r| answered(r) == "perm-8-late")));
+    append_request(&env, "worker", "done, thanks", 9);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = crate::common::json(&out.stdout);
+    assert_eq!(doc["met"], true);
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = events
+        .iter()
+        .filter(|e| e["written"] == true)
+        .map(|e| e["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "perm-1-echo",
+            "perm-2-rm",
+            "perm-4-edit",
+            "plan_approval-1795946280000@worker@alpha",
+            "sandbox-1795946370000-xyz9876",
+            "perm-8-late"
+        ]
+    );
+}
+
+/// `ask --policy`: the teammate's permission request is answered while ask waits for its
+/// answer; a bad policy sends nothing.
+#[test]
+fn ask_answers_requests_while_it_waits() {
+    let env = fixture(&[(
+        "worker",
+        perm("perm-1-echo", "Bash", json!({"command": "echo hi"})),
+    )]);
+    let policy = write_policy(&env, POLICY);
+    let bad = env.dir.path().join("bad.json");
+    fs::write(&bad, r#"{"permissions":{"allow":["Bash(echo"]}}"#).unwrap();
+    env.cmd()
+        .args(["ask", "worker", "what now?", "--policy"])
+        .arg(&bad)
+        .assert()
+        .code(2);
+    assert!(!env.inbox("alpha", "worker").exists(), "nothing was sent");
+    let child = env
+        .std_cmd()
+        .args(["ask", "worker", "what now?", "--timeout", "30s"])
+        .args(["--policy", &policy])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The question and the answer to the permission request both reach the worker.
+    let inbox = env.inbox("alpha", "worker");
+    assert!(wait_until(Duration::from_secs(20), || {
+        inbox.exists() && read_entries(&inbox).len() == 2
+    }));
+    // The worker takes both and answers the question.
+    edit_inbox(&env, "worker", |e| e.clear());
+    edit_inbox(&env, "team-lead", |e| {
+        e.push(
+            json!({"from": "worker", "text": "all done", "timestamp": "2026-11-29T10:00:01.000Z",
+            "color": "blue", "msgV": 1, "msg_id": "id-answer", "type": "message", "read": false}),
+        );
+    });
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "all done\n");
+    assert!(
+        stderr.contains(
+            "approved perm-1-echo from worker: Bash(echo hi) (by permissions.allow Bash(echo:*))"
+        ),
+        "{stderr}"
+    );
+}
