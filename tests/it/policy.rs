@@ -533,15 +533,42 @@ impl Follower {
     }
 }
 
-/// Appends a request to the lead's inbox (temp file + rename, as Claude Code writes it; the
-/// followers never write this file).
+/// Appends a request to the lead's inbox, as a teammate does.
 fn append_request(env: &TestEnv, from: &str, text: &str, n: usize) {
-    let path = env.inbox("alpha", "team-lead");
-    let mut entries = read_entries(&path);
-    entries.push(entry(from, text, 30 + n));
+    edit_inbox(env, "team-lead", |e| e.push(entry(from, text, 30 + n)));
+}
+
+/// Rewrites `member`'s inbox through `f` the way Claude Code writes it: under the inbox's lock
+/// directory, temp file + rename.
+fn edit_inbox(env: &TestEnv, member: &str, f: impl FnOnce(&mut Vec<Value>)) {
+    let path = env.inbox("alpha", member);
+    let lock = path.with_extension("json.lock");
+    assert!(
+        wait_until(Duration::from_secs(10), || fs::create_dir(&lock).is_ok()),
+        "could not take {}",
+        lock.display()
+    );
+    let mut entries = if path.exists() {
+        read_entries(&path)
+    } else {
+        Vec::new()
+    };
+    f(&mut entries);
     let tmp = path.with_extension("json.tmp.test");
     fs::write(&tmp, serde_json::to_string_pretty(&entries).unwrap()).unwrap();
     fs::rename(&tmp, &path).unwrap();
+    fs::remove_dir(&lock).unwrap();
+}
+
+/// Removes the team's folder (as `teamctl delete` does), retrying while a writer that has just
+/// finished still releases its lock directory in it.
+fn remove_team(env: &TestEnv) {
+    let dir = env.root.join("teams/alpha");
+    assert!(wait_until(Duration::from_secs(10), || fs::remove_dir_all(
+        &dir
+    )
+    .is_ok()
+        || !dir.exists()));
 }
 
 #[test]
@@ -569,7 +596,7 @@ fn follow_answers_existing_then_new_requests_until_the_team_is_gone() {
     .iter()
     .any(|r| answered(r) == "perm-9-new")));
     // The team goes away: it stops with exit 0.
-    fs::remove_dir_all(env.root.join("teams/alpha")).unwrap();
+    remove_team(&env);
     let end = f.next();
     assert_eq!(
         keys(&end),
@@ -647,25 +674,33 @@ fn two_followers_never_double_answer() {
     ids.sort();
     ids.dedup();
     assert_eq!((frames.len(), ids.len()), (n, n), "one answer per request");
-    fs::remove_dir_all(env.root.join("teams/alpha")).unwrap();
+    // Every answer is reported (its write finished) by exactly one of them.
+    let followers = [a, b];
     let mut decisions = 0;
-    for f in [a, b] {
-        loop {
-            let e = f.next();
-            if e["event"] == "end" {
-                assert_eq!(e["why"], "team_gone");
-                break;
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    while decisions < n && std::time::Instant::now() < end {
+        for f in &followers {
+            while let Ok(e) = f.lines.try_recv() {
+                assert_eq!(e["written"], true, "{e}");
+                decisions += 1;
             }
-            assert_eq!(e["written"], true);
-            decisions += 1;
         }
-        let mut child = f.child;
-        assert!(child.wait().unwrap().success());
+        thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(
         decisions, n,
         "each request reported by exactly one follower"
     );
+    remove_team(&env);
+    for f in followers {
+        let e = f.next();
+        assert_eq!(
+            (e["event"].as_str(), e["why"].as_str()),
+            (Some("end"), Some("team_gone"))
+        );
+        let mut child = f.child;
+        assert!(child.wait().unwrap().success());
+    }
 }
 
 /// A plan approval waits until the teammate has reported idle after asking (answered earlier,
@@ -710,24 +745,10 @@ fn plan_approval_waits_for_the_teammate_to_go_idle() {
         (Some(false), Some(true))
     );
     assert_eq!(responses(&env, "worker")[0]["approved"], true);
-    fs::remove_dir_all(env.root.join("teams/alpha")).unwrap();
+    remove_team(&env);
     assert_eq!(f.next()["why"], "team_gone");
     let mut child = f.child;
     assert!(child.wait().unwrap().success());
-}
-
-/// Rewrites `member`'s inbox through `f` (temp file + rename, as Claude Code writes it).
-fn edit_inbox(env: &TestEnv, member: &str, f: impl FnOnce(&mut Vec<Value>)) {
-    let path = env.inbox("alpha", member);
-    let mut entries = if path.exists() {
-        read_entries(&path)
-    } else {
-        Vec::new()
-    };
-    f(&mut entries);
-    let tmp = path.with_extension("json.tmp.test");
-    fs::write(&tmp, serde_json::to_string_pretty(&entries).unwrap()).unwrap();
-    fs::rename(&tmp, &path).unwrap();
 }
 
 /// `wait --policy`: while it blocks, the pending requests are answered (decisions as JSON Lines
