@@ -145,21 +145,36 @@ fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()
     };
     let name = team.name.clone();
     let config = team.layout.config_path(&name);
-    let mut gone = false;
-    let mut on_change = |changes: teamctl::watch::Changes| -> Result<bool> {
+    let clock = || ctx.clock();
+    let mut waker = watch.waker(args.poll.map(Duration::from_millis));
+    // What changed before the watches were in place.
+    let missed = watch.rescan(clock());
+    let mut changed = !missed.events.is_empty();
+    for w in &missed.warnings {
+        warn(w);
+    }
+    let why = loop {
+        if !config.exists() {
+            break "team_gone";
+        }
+        // A change, or an answer that could not be written last time (tried every second).
+        if changed || runner.failed() {
+            runner.step_reopened(ctx, &team)?;
+        }
+        let now = Instant::now();
+        let max = match deadline {
+            Some(d) if now >= d => break "timeout",
+            Some(d) => (d - now).min(RETRY_EVERY),
+            None => RETRY_EVERY,
+        };
+        let changes = watch.next(&mut waker, max, &clock);
         for w in &changes.warnings {
             warn(w);
         }
-        if !config.exists() {
-            gone = true;
-            return Ok(true);
-        }
-        runner.step_reopened(ctx, &team)?;
-        Ok(false)
+        changed = !changes.events.is_empty();
     };
-    let clock = || ctx.clock();
-    let poll = args.poll.map(Duration::from_millis);
-    watch.follow(poll, deadline, &clock, &mut on_change)?;
-    let why = if gone { "team_gone" } else { "timeout" };
     runner.end(ctx, name.as_str(), why)
 }
+
+/// How often `--follow` retries an answer it could not write while nothing changes.
+const RETRY_EVERY: Duration = Duration::from_secs(1);

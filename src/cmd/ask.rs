@@ -312,7 +312,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         let changes = watch.next(&mut waker, wait, &clock);
         warnings.extend(changes.warnings.iter().cloned());
         if let Some(r) = runner.as_mut()
-            && !changes.events.is_empty()
+            && (!changes.events.is_empty() || r.failed())
         {
             r.step_reopened(ctx, watch.team())?;
         }

@@ -86,6 +86,8 @@ pub(crate) struct Runner {
     json: bool,
     /// Requests already reported without being answered (left, or dry run): reported once.
     reported: HashSet<String>,
+    /// Whether the last pass could not write an answer (it is tried again).
+    failed: bool,
     pub(crate) counts: Counts,
 }
 
@@ -106,8 +108,14 @@ impl Runner {
             to,
             json: ctx.out.json,
             reported: HashSet::new(),
+            failed: false,
             counts: Counts::default(),
         })
+    }
+
+    /// Whether the last pass could not write an answer.
+    pub(crate) fn failed(&self) -> bool {
+        self.failed
     }
 
     /// [`Runner::step`] on `team` as it is now on disk (a teammate that joined since brings
@@ -129,6 +137,7 @@ impl Runner {
             &ctx.lock,
             ctx.sent_log.as_ref(),
         )?;
+        self.failed = outcomes.iter().any(|o| o.error.is_some());
         for o in outcomes {
             if o.answered_elsewhere {
                 continue;
@@ -141,6 +150,14 @@ impl Runner {
                 {
                     self.report(ctx, team, &o)?;
                 }
+                continue;
+            }
+            // A write that keeps failing is reported once, then again when it succeeds.
+            if o.error.is_some()
+                && !self
+                    .reported
+                    .insert(format!("error {}", o.request.request_id))
+            {
                 continue;
             }
             let once = o.decision.answer == Answer::Leave || self.dry_run;
@@ -232,7 +249,7 @@ impl Runner {
         }
         match &o.error {
             Some(e) => warn(&format!(
-                "could not answer {}: {e} (tried again on the next change)",
+                "could not answer {}: {e} (tried again)",
                 r.request_id
             )),
             None => eprintln!("{line}"),

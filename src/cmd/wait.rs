@@ -242,7 +242,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             warn(w);
         }
         if let Some(r) = runner.as_mut()
-            && !changes.events.is_empty()
+            && (!changes.events.is_empty() || r.failed())
         {
             r.step_reopened(ctx, watch.team())?;
         }

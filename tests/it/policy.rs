@@ -870,3 +870,45 @@ fn ask_answers_requests_while_it_waits() {
         "{stderr}"
     );
 }
+
+/// An answer that cannot be written (the teammate's inbox stays locked past --lock-timeout) is
+/// reported with its error and written by itself once the lock is free, with no other change.
+#[test]
+fn follow_retries_an_answer_it_could_not_write() {
+    let env = fixture(&[(
+        "worker",
+        perm("perm-1-echo", "Bash", json!({"command": "echo hi"})),
+    )]);
+    fs::write(env.inbox("alpha", "worker"), "[]").unwrap();
+    let lock = env.inbox("alpha", "worker").with_extension("json.lock");
+    fs::create_dir(&lock).unwrap();
+    let policy = write_policy(&env, POLICY);
+    let f = Follower::start(
+        &env,
+        &[
+            "--policy",
+            &policy,
+            "--timeout",
+            "60s",
+            "--lock-timeout",
+            "200ms",
+        ],
+    );
+    let e = f.next();
+    assert_eq!(e["written"], false);
+    assert!(
+        e["error"].as_str().unwrap().contains("could not lock"),
+        "{e}"
+    );
+    fs::remove_dir(&lock).unwrap();
+    let e = f.next();
+    assert_eq!(
+        (e["request_id"].as_str(), e["written"].as_bool()),
+        (Some("perm-1-echo"), Some(true))
+    );
+    assert_eq!(responses(&env, "worker").len(), 1);
+    remove_team(&env);
+    assert_eq!(f.next()["why"], "team_gone");
+    let mut child = f.child;
+    assert!(child.wait().unwrap().success());
+}
