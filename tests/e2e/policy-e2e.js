@@ -14,6 +14,9 @@
 //   2. deny:      `Exec: rm sentinel-….txt` asks for an rm; `Bash(rm:*)` denies it, the sentinel
 //                 file stays, and the model receives the reason "denied by policy rule
 //                 Bash(rm:*)" in its tool result (seen in the mock's log);
+//   wait:         with the follower stopped (SIGSTOP), `wait --idle worker --policy` answers the
+//                 worker's next request (an allowed echo, which runs) while it waits; resumed,
+//                 the follower does not answer it again (the answer lock and the sent log);
 //   plan:         a second teammate, `planner`, started with --plan-mode-required, writes its
 //                 plan and calls ExitPlanMode, which asks the lead (plan_approval_request);
 //                 "plans": "approve" answers and the model receives "[Plan Approved] …";
@@ -71,14 +74,24 @@ function mockLines() {
 
 // Sends `text` to `to` and waits for the follower's decision on the request it causes;
 // resends when 2.1.332 fails to deliver the request (as create-e2e.js does).
+// How many times 2.1.332 told the model its request could not be delivered to the lead.
+function undelivered() {
+  try {
+    return fs.readFileSync(st.mockLog, 'utf8').split('could not be delivered to the team lead').length - 1;
+  } catch (_) {
+    return 0;
+  }
+}
+
 async function askAndDecide(what, text, match, to = 'worker', kind = 'permission') {
   let asks = 1;
+  const base = undelivered();
   const t = now();
   const s = await teamctl(['send', to, text]);
   if (s.code !== 0) fail(`send exited ${s.code}: ${s.stderr}`);
   const ev = await waitFor(`${what}: the follower's decision`, 30000, async () => {
     const e = follow.events.find((x) => x.event === 'decision' && x.kind === kind && !x.deferred && match(x));
-    if (!e && asks < 3 && mockSaw('could not be delivered to the team lead', asks)) {
+    if (!e && asks < 3 && undelivered() >= base + asks) {
       asks += 1;
       await teamctl(['send', to, text]);
     }
@@ -162,6 +175,44 @@ h.run(async () => {
   });
   check(fs.existsSync(sentinel), 'the denied rm ran: the sentinel is gone');
 
+  // --- wait --policy, and once across processes: the follower is stopped (SIGSTOP), `wait
+  // --idle worker --policy` answers the worker's request while it waits; resumed, the follower
+  // must not answer it again.
+  follow.proc.kill('SIGSTOP');
+  const tokW = `W-${hex(4)}`;
+  const ranW = path.join(st.work, `ran-${tokW}.txt`);
+  const baseW = undelivered();
+  const sW = await teamctl(['--team', TEAM, 'send', 'worker', `Run: ${tokW}`]);
+  if (sW.code !== 0) fail(`send exited ${sW.code}: ${sW.stderr}`);
+  const waitRun = teamctl(['--json', '--team', TEAM, 'wait', '--idle', 'worker', '--policy', policy,
+    '--timeout', '40s']);
+  let resent = 1;
+  let waitDone = null;
+  waitRun.then((r) => { waitDone = r; });
+  await waitFor('wait --policy to return', 45000, async () => {
+    if (!waitDone && resent < 3 && undelivered() >= baseW + resent) {
+      resent += 1;
+      await teamctl(['--team', TEAM, 'send', 'worker', `Run: ${tokW}`]);
+    }
+    return waitDone;
+  });
+  const w = waitDone;
+  check(w.code === 0, `wait --policy exited ${w.code}: ${w.stderr}\n${w.stdout}`);
+  const waitEvents = w.stderr.split('\n').filter((x) => x.startsWith('{')).map((x) => JSON.parse(x));
+  const wEv = waitEvents.find((e) => e.input && e.input.command.includes(tokW));
+  check(wEv && wEv.answer === 'approve' && wEv.written === true, `wait's decisions: ${w.stderr}`);
+  check(lastJson(w.stdout).met === true, `wait: ${w.stdout}`);
+  await waitFor(`${ranW} (the command wait approved ran)`, 20000,
+    () => fs.existsSync(ranW) && fs.readFileSync(ranW, 'utf8').trim() === tokW);
+  follow.proc.kill('SIGCONT');
+  // Let the resumed follower look at everything (its queued notifications), then check.
+  const tCont = now();
+  await waitFor('the resumed follower to catch up', 10000, () => now() - tCont > 2000);
+  check(!follow.events.some((e) => e.request_id === wEv.request_id),
+    `the follower answered ${wEv.request_id} again: ${JSON.stringify(follow.events)}`);
+  const answersW = (h.inbox('worker') || []).filter((e) => e.text.includes(wEv.request_id)).length;
+  trace(`answers to ${wEv.request_id} still in worker.json: ${answersW}`);
+
   // --- plan: the planner's ExitPlanMode (after the mock writes its plan file) asks the lead;
   // "plans": "approve" answers once the planner's turn has ended, and the model is told so.
   const tokP = `P-${hex(4)}`;
@@ -212,6 +263,7 @@ h.run(async () => {
       request_id: d.ev.request_id, rule: d.ev.rule, reason: d.ev.reason, send_to_decision_ms: d.ms,
       model_saw: { is_error: seen.is_error, text: seen.text },
     },
+    wait_policy: { request_id: wEv.request_id, answered_by: 'wait', follower_answered_again: false, wait_ms: w.ms },
     plan: {
       request_id: pl.ev.request_id, plan_file_path: pl.ev.plan_file_path, send_to_decision_ms: pl.ms,
       model_saw: '[Plan Approved]', deferred_first: Boolean(deferred),

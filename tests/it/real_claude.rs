@@ -156,7 +156,8 @@ fn real_claude_code_lead_run_headless_until_done() {
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
 /// (default permission mode, made by `teamctl create`) gets an allowed `echo` run, a denied `rm`
 /// not run (the model receives "denied by policy rule Bash(rm:*)"), an unmatched `touch` left
-/// pending; a second teammate started with `--plan-mode-required` gets its plan approved
+/// pending; with the follower stopped, `wait --idle --policy` answers the next request and the
+/// resumed follower does not answer it again; a second teammate started with `--plan-mode-required` gets its plan approved
 /// (`"plans": "approve"`, held back until its turn ended) and its model receives "[Plan
 /// Approved]"; the follower ends by itself when `teamctl delete` removes the team. Driver:
 /// `tests/e2e/policy-e2e.js`.
@@ -181,6 +182,8 @@ fn real_claude_code_requests_answered_by_policy() {
             .unwrap()
             .ends_with("denied by policy rule Bash(rm:*)")
     );
+    assert_eq!(summary["wait_policy"]["answered_by"], "wait");
+    assert_eq!(summary["wait_policy"]["follower_answered_again"], false);
     assert_eq!(summary["plan"]["model_saw"], "[Plan Approved]");
     assert_eq!(summary["unmatched"]["still_pending"], true);
     assert_eq!(summary["end"]["why"], "team_gone");
