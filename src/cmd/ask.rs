@@ -183,10 +183,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         .as_deref()
         .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
         .transpose()?;
-    let (team, asker) = sender(ctx, args.from.as_deref(), args.join, false)?;
     if runner.is_some() {
-        crate::cmd::answer::check_lead(&team, false)?;
+        // Before `sender`, which may write (--join).
+        crate::cmd::answer::check_lead(&ctx.team()?, false)?;
     }
+    let (team, asker) = sender(ctx, args.from.as_deref(), args.join, false)?;
     if let Some(why) = mailbox::unreachable_reason(&team, asker.as_str()) {
         return Err(usage(format!(
             "cannot ask as '{asker}': nobody can answer it: {why}"
