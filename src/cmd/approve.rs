@@ -139,10 +139,11 @@ fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()
     let watch = args
         .follow
         .then(|| Watch::new(team.clone(), None, ctx.clock()).0);
-    runner.step(ctx, &team)?;
     let Some(mut watch) = watch else {
-        return Ok(());
+        return runner.step(ctx, &team);
     };
+    // Following, a file that cannot be read for a moment is a warning, not the end.
+    runner.step_reopened(ctx, &team)?;
     let name = team.name.clone();
     let config = team.layout.config_path(&name);
     let clock = || ctx.clock();

@@ -205,7 +205,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let mut waker = watch.waker(poll);
     let mut warnings = watch.rescan(clock()).warnings;
     if let Some(r) = runner.as_mut() {
-        r.step(ctx, watch.team())?;
+        r.step_reopened(ctx, watch.team())?;
     }
     let recipients = match to {
         Some(to) => vec![to],

@@ -88,6 +88,8 @@ pub(crate) struct Runner {
     reported: HashSet<String>,
     /// Whether the last pass could not write an answer (it is tried again).
     failed: bool,
+    /// The last error of a pass in a loop, warned about once.
+    last_error: Option<String>,
     pub(crate) counts: Counts,
 }
 
@@ -109,6 +111,7 @@ impl Runner {
             json: ctx.out.json,
             reported: HashSet::new(),
             failed: false,
+            last_error: None,
             counts: Counts::default(),
         })
     }
@@ -119,15 +122,36 @@ impl Runner {
     }
 
     /// [`Runner::step`] on `team` as it is now on disk (a teammate that joined since brings
-    /// its cwd), or as given when it cannot be re-read.
+    /// its cwd), or as given when it cannot be re-read. For the passes of a loop: a file that
+    /// cannot be read (a torn write, a corrupt inbox) is a warning (once per message) and the
+    /// pass is tried again, instead of ending the command.
     pub(crate) fn step_reopened(&mut self, ctx: &Ctx, team: &Team) -> Result<()> {
         let now = Team::open(&ctx.layout, &team.name).unwrap_or_else(|_| team.clone());
-        self.step(ctx, &now)
+        match self.pass(ctx, &now) {
+            Ok(outcomes) => {
+                self.last_error = None;
+                self.report_all(ctx, &now, outcomes)
+            }
+            Err(e) => {
+                let msg = format!("{e:#}");
+                if self.last_error.as_deref() != Some(msg.as_str()) {
+                    warn(&format!("{msg} (tried again)"));
+                    self.last_error = Some(msg);
+                }
+                self.failed = true;
+                Ok(())
+            }
+        }
     }
 
     /// Answers what is pending in `team` now and reports each decision not reported yet.
     pub(crate) fn step(&mut self, ctx: &Ctx, team: &Team) -> Result<()> {
-        let outcomes = policy::answer_pending(
+        let outcomes = self.pass(ctx, team)?;
+        self.report_all(ctx, team, outcomes)
+    }
+
+    fn pass(&self, ctx: &Ctx, team: &Team) -> Result<Vec<Outcome>> {
+        policy::answer_pending(
             team,
             &self.lead,
             &self.policy,
@@ -136,7 +160,10 @@ impl Runner {
             ctx.clock(),
             &ctx.lock,
             ctx.sent_log.as_ref(),
-        )?;
+        )
+    }
+
+    fn report_all(&mut self, ctx: &Ctx, team: &Team, outcomes: Vec<Outcome>) -> Result<()> {
         self.failed = outcomes.iter().any(|o| o.error.is_some());
         for o in outcomes {
             if o.answered_elsewhere {

@@ -212,7 +212,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         any: args.any,
     };
     if let Some(r) = runner.as_mut() {
-        r.step(ctx, watch.team())?;
+        r.step_reopened(ctx, watch.team())?;
     }
     let mut tracker = Tracker::new(&watch, spec, ctx.sent_log.as_ref(), &live, clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {

@@ -912,3 +912,75 @@ fn follow_retries_an_answer_it_could_not_write() {
     let mut child = f.child;
     assert!(child.wait().unwrap().success());
 }
+
+/// A lead inbox that cannot be read for a moment (a torn or corrupt write) does not end a
+/// follower: it warns and answers once the file reads again.
+#[test]
+fn follow_survives_an_unreadable_inbox() {
+    let env = fixture(&[]);
+    let policy = write_policy(&env, POLICY);
+    let log = env.dir.path().join("follower.err");
+    let mut child = env
+        .std_cmd()
+        .args([
+            "approve",
+            "--follow",
+            "--json",
+            "--policy",
+            &policy,
+            "--timeout",
+            "60s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let lead = env.inbox("alpha", "team-lead");
+    let lock = lead.with_extension("json.lock");
+    let replace = |text: &str| {
+        assert!(wait_until(Duration::from_secs(10), || fs::create_dir(
+            &lock
+        )
+        .is_ok()));
+        let tmp = lead.with_extension("json.tmp.test");
+        fs::write(&tmp, text).unwrap();
+        fs::rename(&tmp, &lead).unwrap();
+        fs::remove_dir(&lock).unwrap();
+    };
+    // Whether it lands before or after the follower's first look, it is seen (the watch's
+    // snapshot comes before the first pass).
+    replace("[{\"from\": ");
+    assert!(
+        wait_until(Duration::from_secs(20), || fs::read_to_string(&log)
+            .unwrap()
+            .contains("warning:")),
+        "the follower warned about the unreadable inbox"
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the follower is still running"
+    );
+    // Repaired, with a request in it: answered.
+    let repaired = vec![entry(
+        "worker",
+        &perm("perm-5-after", "Bash", json!({"command": "echo ok"})),
+        5,
+    )];
+    replace(&serde_json::to_string_pretty(&repaired).unwrap());
+    assert!(wait_until(Duration::from_secs(20), || responses(
+        &env, "worker"
+    )
+    .iter()
+    .any(|r| answered(r) == "perm-5-after")));
+    let warnings = fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        warnings.matches("warning:").count(),
+        1,
+        "warned once: {warnings}"
+    );
+    remove_team(&env);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let events = json_lines(&out.stdout);
+    assert_eq!(events.last().unwrap()["why"], "team_gone");
+}
