@@ -11,7 +11,9 @@ same inbox bytes (restored outside the timing):
 - `teamctl status --json` on 50 members x 1,000 messages and 100 tasks;
 - the latency of `teamctl watch` from the rename that writes a message to the event on stdout;
 - the latency of `teamctl ask` from the rename that writes the answer to the process's exit, and
-  of `teamctl wait --tasks-done` from the rename that completes the last task to its exit.
+  of `teamctl wait --tasks-done` from the rename that completes the last task to its exit;
+- the latency of `teamctl approve --follow --policy` from the rename that writes a permission
+  request to its decision (answer written and verified) on stdout.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE]
 Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash.
@@ -121,7 +123,8 @@ def main():
         conc = concurrency(tmp, env, script)
         status = status_bench(tmp, env, args.runs)
         watch = watch_bench(inbox, env)
-        blocking = {"ask": ask_bench(tmp, env), "wait": wait_bench(tmp, env)}
+        blocking = {"ask": ask_bench(tmp, env), "wait": wait_bench(tmp, env),
+                    "policy": policy_bench(tmp)}
         write_report(out, args.runs, sends, reads, sizes, conc, status, watch, blocking)
     finally:
         shutil.rmtree(tmp)
@@ -311,6 +314,50 @@ def wait_bench(tmp, env, samples=200):
     return lat
 
 
+def policy_bench(tmp, samples=200):
+    """`teamctl approve --follow --policy` runs on a team teamctl leads; the bench writes a
+    permission_request into team-lead's inbox (lock, temp file, rename) and times the rename to
+    the decision event on stdout, which comes after the answer is written, fsynced and verified
+    in alice's inbox and recorded in the sent log."""
+    import select
+    claude, inboxes, env = led_team(tmp, "claude-policy")
+    env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "policy-data")
+    policy = os.path.join(tmp, "policy.json")
+    with open(policy, "w") as f:
+        json.dump({"permissions": {"allow": ["Bash(echo:*)"]}, "unmatched": "leave"}, f)
+    lead = os.path.join(inboxes, "team-lead.json")
+    proc = subprocess.Popen([BIN, "approve", "--follow", "--policy", policy, "--json",
+                             "--timeout", "10m"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, bufsize=0)
+    out = proc.stdout
+    time.sleep(0.5)  # let it take its first snapshot and install the watch (a benchmark, not a test)
+    lat = []
+    requests = []
+    buf = b""
+    for i in range(samples):
+        frame = {"type": "permission_request", "request_id": f"perm-{i}-bench", "agent_id": "alice",
+                 "tool_name": "Bash", "tool_use_id": f"toolu_{i}", "description": "d",
+                 "input": {"command": f"echo {i}"}, "permission_suggestions": []}
+        e = entry(i)
+        e["from"], e["text"] = "alice", json.dumps(frame, separators=(",", ":"))
+        requests.append(e)
+        t0 = locked_replace(lead, json.dumps(requests, indent=2), i)
+        while b"\n" not in buf:
+            r, _, _ = select.select([out], [], [], 5)
+            if not r:
+                raise SystemExit("approve --follow printed nothing within 5 s")
+            buf += os.read(out.fileno(), 65536)
+        lat.append((time.perf_counter() - t0) * 1000)
+        line, buf = buf[:buf.index(b"\n")], buf[buf.index(b"\n") + 1:]
+        if json.loads(line)["written"] is not True:
+            raise SystemExit(f"approve --follow did not write: {line!r}")
+        time.sleep(0.01)
+    proc.terminate()
+    proc.wait()
+    lat.sort()
+    return lat
+
+
 def status_bench(tmp, env, runs):
     claude = os.path.join(tmp, "claude-status")
     team = os.path.join(claude, "teams", "big")
@@ -452,6 +499,21 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking):
         p = lambda x: lat[min(len(lat) - 1, int(len(lat) * x))]
         out(f"| {name} | {len(lat)} | {p(0.5):.2f} ms | {p(0.9):.2f} ms | {p(0.99):.2f} ms | "
             f"{lat[-1]:.2f} ms |")
+    out("")
+    out("## approve --follow --policy latency")
+    out("")
+    out("From the rename that writes a teammate's `permission_request` into team-lead's inbox "
+        "(lock directory, temp file, rename) to `teamctl approve --follow --policy --json` "
+        "printing its decision, which it does after the answer is written (fsync, read-back) "
+        "into the teammate's inbox and recorded in the sent log; one request at a time, the "
+        "lead's inbox growing to the sample count.")
+    out("")
+    lat = blocking["policy"]
+    p = lambda x: lat[min(len(lat) - 1, int(len(lat) * x))]
+    out("| approve --follow --policy, rename to decision | samples | p50 | p90 | p99 | max |")
+    out("|---|---:|---:|---:|---:|---:|")
+    out(f"| inotify | {len(lat)} | {p(0.5):.2f} ms | {p(0.9):.2f} ms | {p(0.99):.2f} ms | "
+        f"{lat[-1]:.2f} ms |")
     out("")
     out("## Why the costs grow the way they do")
     out("")

@@ -27,6 +27,7 @@ pub mod lock;
 pub mod mailbox;
 pub mod model;
 pub mod paths;
+pub mod policy;
 pub mod protocol;
 pub mod resolve;
 pub mod run;

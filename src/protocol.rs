@@ -337,12 +337,68 @@ pub fn answer(
     opts: &LockOptions,
     log: Option<&SentLog>,
 ) -> Result<(Request, Map<String, Value>, Delivery)> {
+    let _guard = log.map(SentLog::lock_answers).transpose()?;
     let request = find(team, lead, id, log, now)?;
+    let (frame, delivery) = write_answer(team, &request, verdict, now, opts, log)?;
+    Ok((request, frame, delivery))
+}
+
+/// Answers `request` unless it has been answered meanwhile (by another process): under the
+/// sent log's answer lock, checks it is still pending, then writes the response frame. Returns
+/// `None` when it was already answered and nothing was written. Without a sent log there is no
+/// lock, and only an answer still in the requester's inbox is seen.
+///
+/// # Errors
+/// The errors of a send, and of reading the inboxes and the log.
+pub fn answer_open(
+    team: &Team,
+    request: &Request,
+    verdict: &Verdict,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+    log: Option<&SentLog>,
+) -> Result<Option<(Map<String, Value>, Delivery)>> {
+    let _guard = log.map(SentLog::lock_answers).transpose()?;
+    if is_answered(team, request, log)? {
+        return Ok(None);
+    }
+    write_answer(team, request, verdict, now, opts, log).map(Some)
+}
+
+/// Whether `request` has an answer: one teamctl wrote (the sent log), or one still waiting in
+/// the requester's inbox.
+fn is_answered(team: &Team, request: &Request, log: Option<&SentLog>) -> Result<bool> {
+    let id = request.request_id.as_str();
+    if let Some(log) = log
+        && log
+            .entries()?
+            .iter()
+            .any(|s| s.team == team.name.as_str() && s.answers.as_deref() == Some(id))
+    {
+        return Ok(true);
+    }
+    let Ok(m) = MemberName::parse(&request.from) else {
+        return Ok(false);
+    };
+    Ok(store::read_inbox(&team.inbox_path(&m))?
+        .unwrap_or_default()
+        .iter()
+        .any(|e| str_field(e, "text").and_then(response_to).as_deref() == Some(id)))
+}
+
+fn write_answer(
+    team: &Team,
+    request: &Request,
+    verdict: &Verdict,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+    log: Option<&SentLog>,
+) -> Result<(Map<String, Value>, Delivery)> {
     let to = MemberName::parse(&request.from)?;
-    let frame = response(&request, verdict, now);
+    let frame = response(request, verdict, now);
     let lead_name = MemberName::parse("team-lead")?;
     let delivery = mailbox::send_frame(team, &to, &lead_name, &frame, now, opts, log)?;
-    Ok((request, frame, delivery))
+    Ok((frame, delivery))
 }
 
 /// A `shutdown_request` for `member` from `team-lead`; its id is `shutdown-<ms>@<member>`.

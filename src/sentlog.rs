@@ -123,6 +123,37 @@ impl SentLog {
         Ok(())
     }
 
+    /// Takes the answer lock: an exclusive OS lock on `answers.lock` beside the log, held
+    /// while a request is checked for an answer and answered, so that of two processes
+    /// answering the same request exactly one writes (the other then finds the answer in the
+    /// log). Released when the returned file is dropped.
+    ///
+    /// # Errors
+    /// I/O errors, naming the lock file.
+    pub fn lock_answers(&self) -> Result<File> {
+        let path = self.path.with_file_name("answers.lock");
+        let context = || format!("could not lock {}", path.display());
+        if let Some(dir) = path.parent() {
+            if let Some(parent) = dir.parent() {
+                fs::create_dir_all(parent).with_context(context)?;
+            }
+            match DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e).with_context(context),
+            }
+        }
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .with_context(context)?;
+        f.lock().with_context(context)?;
+        Ok(f)
+    }
+
     /// Tightens the open log `f`, the rotated generation and the folder to 0600 / 0700 where
     /// they are wider. The folder is changed only when it belongs to the owner of the log (a
     /// `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -19,6 +20,7 @@ use teamctl::wait::{gone_reason, liveness, note_shutdown_events, shut_down_in, t
 use teamctl::watch::Watch;
 
 use crate::cmd::Ctx;
+use crate::cmd::by_policy::{EventsTo, Runner};
 use crate::cmd::send::{message_text, sender};
 use crate::env;
 use crate::output::warn;
@@ -41,6 +43,12 @@ use crate::output::warn;
 /// Refused before anything is written (exit 2): asking as an identity MEMBER cannot reply to
 /// (`user`, `team-lead` of a team a Claude Code session leads, a non-member without --join).
 ///
+/// With --policy FILE, requests the teammates send their lead while `ask` waits (tool
+/// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
+/// --follow --policy` answers them (see `teamctl approve --help`): a teammate that must run a
+/// command to answer does not block the question. One line per decision on stderr (with --json,
+/// JSON Lines on stderr). Only in a team teamctl leads; a bad policy is exit 2, nothing sent.
+///
 /// With --json: {"schema_version":1,"team","to","as","question":{the entry sent},"outcome":
 /// "answered|idle|gone|timeout","reply":{as an entry of inbox --json}|null,"taken_at",
 /// "answered_at","waited_ms","detail"}. With --all: {"schema_version":1,"team","as","answers":
@@ -52,7 +60,8 @@ use crate::output::warn;
   answer=$(teamctl ask alice \"Which files did you change?\")
   teamctl ask --join --from ops bob \"Is the migration safe to run?\" --timeout 5m
   git diff | teamctl ask alice --summary \"review this diff\"
-  teamctl ask --all \"Status report, one line please\" --json | jq '.answers[].reply.text'")]
+  teamctl ask --all \"Status report, one line please\" --json | jq '.answers[].reply.text'
+  teamctl ask alice \"Run the tests and report\" --policy ci-policy.json")]
 pub(crate) struct AskArgs {
     /// The teammate to ask (with --all: omit it; the only argument is TEXT)
     #[arg(value_name = "MEMBER")]
@@ -100,6 +109,11 @@ pub(crate) struct AskArgs {
     /// Poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS")]
     poll: Option<u64>,
+
+    /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
+    /// --policy`; decisions on stderr)
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -163,6 +177,16 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         ));
     }
     let timeout = parse_duration(&args.timeout)?;
+    // A bad policy is exit 2 before anything is sent.
+    let mut runner = args
+        .policy
+        .as_deref()
+        .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
+        .transpose()?;
+    if runner.is_some() {
+        // Before `sender`, which may write (--join).
+        crate::cmd::answer::check_lead(&ctx.team()?, false)?;
+    }
     let (team, asker) = sender(ctx, args.from.as_deref(), args.join, false)?;
     if let Some(why) = mailbox::unreachable_reason(&team, asker.as_str()) {
         return Err(usage(format!(
@@ -180,6 +204,9 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let (mut watch, _) = Watch::new(team.clone(), None, clock());
     let mut waker = watch.waker(poll);
     let mut warnings = watch.rescan(clock()).warnings;
+    if let Some(r) = runner.as_mut() {
+        r.step_reopened(ctx, watch.team())?;
+    }
     let recipients = match to {
         Some(to) => vec![to],
         None => {
@@ -285,6 +312,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         let changes = watch.next(&mut waker, wait, &clock);
         warnings.extend(changes.warnings.iter().cloned());
+        if let Some(r) = runner.as_mut()
+            && (!changes.events.is_empty() || r.failed())
+        {
+            r.step_reopened(ctx, watch.team())?;
+        }
         note_shutdown_events(&changes, &mut shut);
         for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
             a.q.observe(&changes, &watch, clock(), Instant::now());

@@ -1,8 +1,10 @@
-//! The subcommands, their dispatch, the global flags, and the context every subcommand gets (config dir, team, clock, lock deadline).
+//! The subcommands, their dispatch, the global flags, and the context every subcommand gets
+//! (config dir, team, clock, lock deadline).
 
 pub(crate) mod answer;
 pub(crate) mod approve;
 pub(crate) mod ask;
+pub(crate) mod by_policy;
 pub(crate) mod completions;
 pub(crate) mod create;
 pub(crate) mod delete;

@@ -1,5 +1,6 @@
 //! `teamctl wait`: block until tasks are done, teammates are idle or gone, or a message came.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -15,6 +16,7 @@ use teamctl::wait::{After, Condition, ConditionState, Spec, Tracker, liveness};
 use teamctl::watch::Watch;
 
 use crate::cmd::Ctx;
+use crate::cmd::by_policy::{EventsTo, Runner};
 use crate::cmd::watch::type_values;
 use crate::env;
 use crate::output::warn;
@@ -40,6 +42,12 @@ use crate::term::escape_line;
 ///                          config.json, or its recorded tmux pane or process died
 ///   --delivered ID         the message left its recipient's inbox or was marked read
 ///
+/// With --policy FILE, requests the teammates send their lead while the wait blocks (tool
+/// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
+/// --follow --policy` answers them (see `teamctl approve --help`), so a CI script that waits
+/// never deadlocks on a permission prompt; one line per decision on stderr (with --json, JSON
+/// Lines on stderr, stdout keeping its one document). Only in a team teamctl leads.
+///
 /// Exit codes: 0 met; 1 a condition can no longer become true (every teammate it depends on is
 /// gone, its task was deleted), or an unknown member, task or message id; 2 no condition, or
 /// contradictory ones; 3 --timeout passed (the state of each condition is printed).
@@ -52,7 +60,8 @@ use crate::term::escape_line;
   teamctl wait --task 3 --task 4
   teamctl wait --message-from alice --timeout 10m --json | jq -r '.conditions[0].message.text'
   id=$(teamctl send bob \"ping\" --json | jq -r .id); teamctl wait --delivered \"$id\"
-  teamctl wait --any --idle alice --terminated alice")]
+  teamctl wait --any --idle alice --terminated alice
+  teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
 pub(crate) struct WaitArgs {
     /// Every task is completed (and there is at least one)
     #[arg(long)]
@@ -103,6 +112,11 @@ pub(crate) struct WaitArgs {
     /// Poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS")]
     poll: Option<u64>,
+
+    /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
+    /// --policy`; decisions on stderr)
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -155,7 +169,16 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if let Some(i) = &args.identity {
         MemberName::parse(i)?;
     }
+    // A bad policy is exit 2 before anything else.
+    let mut runner = args
+        .policy
+        .as_deref()
+        .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
+        .transpose()?;
     let team = ctx.team()?;
+    if runner.is_some() {
+        crate::cmd::answer::check_lead(&team, false)?;
+    }
     let me = args.identity.clone().unwrap_or_else(|| ctx.identity(&team));
     let after = match &args.after {
         None => After::Start,
@@ -188,6 +211,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         after,
         any: args.any,
     };
+    if let Some(r) = runner.as_mut() {
+        r.step_reopened(ctx, watch.team())?;
+    }
     let mut tracker = Tracker::new(&watch, spec, ctx.sent_log.as_ref(), &live, clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         report(ctx, s)?;
@@ -214,6 +240,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         let changes = watch.next(&mut waker, (deadline - now).min(LIVENESS_EVERY), &clock);
         for w in &changes.warnings {
             warn(w);
+        }
+        if let Some(r) = runner.as_mut()
+            && (!changes.events.is_empty() || r.failed())
+        {
+            r.step_reopened(ctx, watch.team())?;
         }
         if last_probe.elapsed() >= LIVENESS_EVERY || !changes.events.is_empty() {
             live = liveness(&watch);

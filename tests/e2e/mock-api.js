@@ -30,6 +30,11 @@
 //       (2.1.177 and older), else the spawn below; after TeamCreate's result, the spawn:
 //       ONE tool_use Agent (or Task, on clients that call it that) {description, prompt,
 //       name: "worker", and team_name / subagent_type when its schema has them}
+//     * text with `Plan: <tok>` -> ONE tool_use ExitPlanMode; when its result says "No plan
+//       file found at <path>" (a --plan-mode-required teammate) -> ONE tool_use Write of a
+//       plan to <path>, and after that -> ExitPlanMode again
+//     * text with `Exec: <command>` in a <teammate-message> -> ONE tool_use Bash
+//       {command: <command> (to the end of the line, or a `"` or `<`), description}
 //     * a task_assignment frame (teamctl tasks add --owner) -> the teammate completes the task
 //       it was given: ONE tool_use Bash {command: "<$MOCK_TEAMCTL> tasks done <id>"} when
 //       $MOCK_TEAMCTL is set, else TaskUpdate {taskId, status: "completed"}. 2.1.332 offline
@@ -181,6 +186,51 @@ function decide(body) {
     let teamName = 'lead-team';
     try { teamName = JSON.parse(toolResultText(results[0])).team_name || teamName; } catch (_) { /* keep */ }
     return spawn(teamName);
+  }
+
+  // A teammate with --plan-mode-required needs its plan in a file first: when ExitPlanMode
+  // says "No plan file found at <path>", write it there (Write), then call ExitPlanMode again.
+  const planMissing = results.map(toolResultText).join('\n').match(/No plan file found at (\S+?\.md)/);
+  if (planMissing) {
+    return {
+      kind: 'tool_use',
+      name: 'Write',
+      input: { file_path: planMissing[1], content: '# Plan\n\n1. echo the token\n' },
+      why: `write plan file ${planMissing[1]}`,
+    };
+  }
+  const prevWrite = prev && prev.role === 'assistant' && Array.isArray(prev.content)
+    ? prev.content.find((b) => b && b.type === 'tool_use' && b.name === 'Write'
+      && String((b.input || {}).file_path).includes('/plans/')) : null;
+  if (prevWrite && results.length > 0 && !results.some(failedResult)) {
+    return {
+      kind: 'tool_use',
+      name: 'ExitPlanMode',
+      input: { plan: prevWrite.input.content },
+      why: 'plan file written: ExitPlanMode',
+    };
+  }
+
+  // `Plan: <tok>`: ONE ExitPlanMode tool_use (a teammate in plan mode asks its lead to approve).
+  const plan = last.role === 'user' ? messageTexts(last).join('\n').match(/Plan: ([A-Za-z0-9_-]+)/) : null;
+  if (plan) {
+    return {
+      kind: 'tool_use',
+      name: 'ExitPlanMode',
+      input: { plan: `# Plan ${plan[1]}\n\n1. echo ${plan[1]}` },
+      why: `plan ${plan[1]}`,
+    };
+  }
+
+  // `Exec: <command>` (to the end of its line): ONE Bash tool_use running exactly that command.
+  const exec = last.role === 'user' ? messageTexts(last).join('\n').match(/Exec: ([^\n<"]+)/) : null;
+  if (exec) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: exec[1].trim(), description: 'Run a command' },
+      why: `exec ${exec[1].trim()}`,
+    };
   }
   const assigned = last.role === 'user'
     ? messageTexts(last).join('\n').match(/\\?"type\\?":\\?"task_assignment\\?"[\s\S]*?\\?"taskId\\?":\\?"([0-9]+)/)

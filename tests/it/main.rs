@@ -14,6 +14,7 @@ mod inbox;
 mod interop;
 mod lock;
 mod man;
+mod policy;
 mod props;
 mod protocol;
 mod real_claude;

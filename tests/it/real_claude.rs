@@ -1,5 +1,6 @@
 //! End to end with the real Claude Code (teamctl sending to a teammate started by hand; a team
-//! made by `teamctl create`; `ask`, `wait` and the CI recipe in such a team): a 2.1.332 pane teammate (npm
+//! made by `teamctl create`; `ask`, `wait` and the CI recipe in such a team; requests answered
+//! by `approve --follow --policy`): a 2.1.332 pane teammate (npm
 //! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
 //! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
 //! messages; the test checks each is consumed by the teammate and answered (via its
@@ -150,4 +151,40 @@ fn real_claude_code_lead_run_headless_until_done() {
         "done"
     );
     assert!(summary["timeout"]["elapsed_ms"].is_u64());
+}
+
+/// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
+/// (default permission mode, made by `teamctl create`) gets an allowed `echo` run, a denied `rm`
+/// not run (the model receives "denied by policy rule Bash(rm:*)"), an unmatched `touch` left
+/// pending; with the follower stopped, `wait --idle --policy` answers the next request and the
+/// resumed follower does not answer it again; a second teammate started with `--plan-mode-required` gets its plan approved
+/// (`"plans": "approve"`, held back until its turn ended) and its model receives "[Plan
+/// Approved]"; the follower ends by itself when `teamctl delete` removes the team. Driver:
+/// `tests/e2e/policy-e2e.js`.
+#[test]
+fn real_claude_code_requests_answered_by_policy() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "policy-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(summary["allow"]["rule"], "Bash(echo:*)");
+    assert_eq!(
+        summary["deny"]["reason"],
+        "denied by policy rule Bash(rm:*)"
+    );
+    assert_eq!(summary["deny"]["model_saw"]["is_error"], true);
+    assert!(
+        summary["deny"]["model_saw"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("denied by policy rule Bash(rm:*)")
+    );
+    assert_eq!(summary["wait_policy"]["answered_by"], "wait");
+    assert_eq!(summary["wait_policy"]["follower_answered_again"], false);
+    assert_eq!(summary["plan"]["model_saw"], "[Plan Approved]");
+    assert_eq!(summary["unmatched"]["still_pending"], true);
+    assert_eq!(summary["end"]["why"], "team_gone");
 }
