@@ -20,6 +20,7 @@ use crate::lock::LockOptions;
 use crate::mailbox::{self, Team};
 use crate::paths::{Layout, MemberName, TeamName};
 use crate::protocol::{self, ShutdownAnswer};
+use crate::status;
 use crate::tmux;
 
 /// How a teammate ended.
@@ -147,7 +148,26 @@ pub fn delete(
         thread::sleep(Duration::from_millis(50));
     }
 
+    // The processes in the panes, with their children (the pane's shell runs `claude`): a
+    // teammate that is still exiting can write into the team folder (Claude Code's mailbox
+    // writer creates `inboxes/` as needed), so the folders are removed once they are gone.
+    // Each with its start time, so a pid reused meanwhile does not count.
+    let processes: Vec<(u32, Option<String>)> = tmux::panes(&session)
+        .iter()
+        .filter(|p| !p.dead)
+        .filter_map(|p| tmux::pane_pid(&p.id))
+        .flat_map(descendants)
+        .map(|pid| (pid, status::proc_start(pid)))
+        .collect();
     let killed = has_session && tmux::kill_session(&session)?;
+    let end = Instant::now() + EXIT_GRACE;
+    while processes
+        .iter()
+        .any(|(pid, start)| status::pid_alive(*pid, start.as_deref()) == Some(true))
+        && Instant::now() < end
+    {
+        thread::sleep(Duration::from_millis(20));
+    }
     let mut removed = Vec::new();
     for dir in [layout.team_dir(name), layout.tasks_dir(name)] {
         if remove(&dir)? {
@@ -159,6 +179,36 @@ pub fn delete(
         tmux_session: killed.then_some(session),
         removed,
     })
+}
+
+/// How long the teammates' processes may take to end after their tmux session is killed
+/// before the folders are removed anyway.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// `pid` and every process below it (Linux `/proc/<pid>/task/<tid>/children`; just `pid`
+/// where that cannot be read).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        i += 1;
+        let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let children = fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for c in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Renames `dir` to `<dir>.deleted-<uuid>` and removes that. `Ok(false)` when it was missing.
