@@ -761,7 +761,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__tasks__subcmd__claim)
-            opts="-h -V --as --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --as --force --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -586,6 +586,20 @@ fn writing_as_the_lead_or_claude_code_is_refused_unless_forced() {
         .env("TEAMCTL_FROM", "team-lead")
         .assert()
         .success();
+    // Claiming a task as the lead is taking the lead's name too.
+    env.cmd().args(["tasks", "add", "Free"]).assert().success();
+    let task = env.root.join("tasks/alpha/2.json");
+    let before = fs::read(&task).unwrap();
+    env.cmd()
+        .args(["tasks", "claim", "2", "--as", "team-lead"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("teamctl does not lead this team"));
+    assert_eq!(fs::read(&task).unwrap(), before, "the claim wrote nothing");
+    env.cmd()
+        .args(["tasks", "claim", "2", "--as", "team-lead", "--force"])
+        .assert()
+        .success();
 
     // In a team teamctl leads, team-lead is teamctl itself; `system` never is.
     let cfg = env.root.join("teams/alpha/config.json");

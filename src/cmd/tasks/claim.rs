@@ -14,6 +14,8 @@ use crate::term::escape_line as esc;
 /// Claude Code's claim rules, checked under the task's lock so two claimers cannot both win:
 /// refused (exit 1) when someone else owns it (already_claimed), when it is completed
 /// (already_resolved), or when an existing task in its blockedBy is not completed (blocked).
+/// Claiming as team-lead in a team teamctl does not lead, or as system, is refused (exit 2)
+/// without --force.
 /// With --json: {"schema_version":1,"team","task":{…}}.
 #[derive(Debug, Args)]
 pub(crate) struct ClaimArgs {
@@ -25,12 +27,18 @@ pub(crate) struct ClaimArgs {
     /// leads, else user]
     #[arg(long = "as", value_name = "NAME")]
     who: Option<String>,
+
+    /// Claim as team-lead in a team teamctl does not lead, or as system (refused otherwise:
+    /// that is someone else's name)
+    #[arg(long)]
+    force: bool,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: ClaimArgs) -> Result<()> {
     let id = tasks::parse_id(&args.id)?;
     let team = ctx.team()?;
     let who = MemberName::parse(&args.who.unwrap_or_else(|| ctx.identity(&team)))?;
+    team.check_sender(&who, args.force)?;
     let task = tasks::claim(
         &team.layout.tasks_dir(&team.name),
         &id,
