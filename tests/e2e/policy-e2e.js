@@ -187,25 +187,24 @@ h.run(async () => {
   follow.proc.kill('SIGSTOP');
   const tokW = `W-${hex(4)}`;
   const ranW = path.join(st.work, `ran-${tokW}.txt`);
-  const baseW = undelivered();
-  const sW = await teamctl(['--team', TEAM, 'send', 'worker', `Run: ${tokW}`]);
-  if (sW.code !== 0) fail(`send exited ${sW.code}: ${sW.stderr}`);
-  const waitRun = teamctl(['--json', '--team', TEAM, 'wait', '--idle', 'worker', '--policy', policy,
-    '--timeout', '40s']);
-  let resent = 1;
-  let waitDone = null;
-  waitRun.then((r) => { waitDone = r; });
-  await waitFor('wait --policy to return', 45000, async () => {
-    if (!waitDone && resent < RESENDS && undelivered() >= baseW + resent) {
-      resent += 1;
-      await teamctl(['--team', TEAM, 'send', 'worker', `Run: ${tokW}`]);
+  // When 2.1.332 fails to deliver its request (see RESENDS), its turn ends without the command
+  // and `wait --idle` is rightly met with nothing to answer: send again and wait again.
+  let w = null;
+  let wEv = null;
+  for (let attempt = 1; attempt <= RESENDS && !wEv; attempt++) {
+    const baseW = undelivered();
+    const sW = await teamctl(['--team', TEAM, 'send', 'worker', `Run: ${tokW}`]);
+    if (sW.code !== 0) fail(`send exited ${sW.code}: ${sW.stderr}`);
+    w = await teamctl(['--json', '--team', TEAM, 'wait', '--idle', 'worker', '--policy', policy,
+      '--timeout', '40s']);
+    check(w.code === 0, `wait --policy exited ${w.code}: ${w.stderr}\n${w.stdout}`);
+    const waitEvents = w.stderr.split('\n').filter((x) => x.startsWith('{')).map((x) => JSON.parse(x));
+    wEv = waitEvents.find((e) => e.input && e.input.command.includes(tokW));
+    if (!wEv) {
+      check(undelivered() > baseW || attempt === 1, `wait's decisions: ${w.stderr}`);
+      trace(`wait --policy met with no request of ${tokW} (attempt ${attempt}); sending again`);
     }
-    return waitDone;
-  });
-  const w = waitDone;
-  check(w.code === 0, `wait --policy exited ${w.code}: ${w.stderr}\n${w.stdout}`);
-  const waitEvents = w.stderr.split('\n').filter((x) => x.startsWith('{')).map((x) => JSON.parse(x));
-  const wEv = waitEvents.find((e) => e.input && e.input.command.includes(tokW));
+  }
   check(wEv && wEv.answer === 'approve' && wEv.written === true, `wait's decisions: ${w.stderr}`);
   check(lastJson(w.stdout).met === true, `wait: ${w.stdout}`);
   await waitFor(`${ranW} (the command wait approved ran)`, 20000,
