@@ -269,11 +269,16 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         // Look at the teammate's inbox as it is after the write before anything else.
         let synced = watch.reload_paths(std::slice::from_ref(&d.inbox), clock());
+        // A repeated question that already left the inbox is known only to the sent log.
         let stamp = d
             .entry
             .as_ref()
             .and_then(|e| e.get("timestamp"))
-            .and_then(|t| t.as_str().map(String::from));
+            .and_then(|t| t.as_str().map(String::from))
+            .or_else(|| {
+                let log = ctx.sent_log.as_ref()?;
+                Some(log.find(team.name.as_str(), &d.id).ok()??.at)
+            });
         q.sent(
             &watch,
             &d.id,

@@ -449,3 +449,32 @@ fn usage_errors() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn asking_again_with_the_same_key_finds_the_first_answer() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let args = [
+        "alice",
+        "Deploy?",
+        "--idempotency-key",
+        "deploy-1",
+        "--timeout",
+        "20s",
+    ];
+    let child = spawn_ask(&env, &args);
+    take(&env, "alice", "Deploy?");
+    write_as(&env, "alice", "team-lead", "yes, deploy");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!((code, stdout.as_str()), (0, "yes, deploy\n"), "{stderr}");
+    // The retry sends nothing and finds the answer already there.
+    let before = fs::read(env.inbox("t", "alice")).unwrap();
+    env.cmd()
+        .arg("ask")
+        .args(args)
+        .assert()
+        .success()
+        .stdout("yes, deploy\n")
+        .stderr(predicate::str::contains("was already asked this"));
+    assert_eq!(fs::read(env.inbox("t", "alice")).unwrap(), before);
+}
