@@ -46,12 +46,22 @@ pub fn write_as(env: &TestEnv, from: &str, to: &str, text: &str) {
 }
 
 pub fn write_in(team: &Team, from: &str, to: &str, text: &str) {
+    write_stamped(team, from, to, text, chrono::Utc::now());
+}
+
+/// As [`write_in`], stamped `now`.
+pub fn write_stamped(
+    team: &Team,
+    from: &str,
+    to: &str,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) {
     let (to, from) = (
         MemberName::parse(to).unwrap(),
         MemberName::parse(from).unwrap(),
     );
     let opts = LockOptions::with_timeout(Duration::from_secs(5));
-    let now = chrono::Utc::now();
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(frame)) => {
             mailbox::send_frame(team, &to, &from, &frame, now, &opts, None).unwrap();

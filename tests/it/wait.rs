@@ -320,3 +320,37 @@ fn usage_and_unknown_names() {
         .code(2);
     assert_eq!(fs::read(env.inbox("t", "alice")).unwrap(), before);
 }
+
+#[test]
+fn message_from_after_a_message_you_sent() {
+    let env = TestEnv::new();
+    led_team(&env);
+    // teamctl's clock is pinned at NOW in tests: stamp alice's messages around it.
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::NOW)
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let team = crate::ask::open(&env);
+    let before = now - chrono::Duration::hours(1);
+    crate::ask::write_stamped(&team, "alice", "team-lead", "before the question", before);
+    let sent = run_json(&env, &["send", "alice", "your verdict?"]);
+    let id = sent["id"].as_str().unwrap();
+    let after = now + chrono::Duration::seconds(1);
+    crate::ask::write_stamped(&team, "alice", "team-lead", "after the question", after);
+    // The id is not in team-lead's inbox: the sent log gives the time it was sent.
+    let v = run_json(&env, &["wait", "--message-from", "alice", "--after", id]);
+    assert_eq!(v["conditions"][0]["met"], true);
+    assert_eq!(v["conditions"][0]["message"]["text"], "after the question");
+    env.cmd()
+        .args([
+            "wait",
+            "--message-from",
+            "alice",
+            "--after",
+            "0123456789abcdef",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "neither in team-lead's inbox nor in the sent log",
+        ));
+}
