@@ -8,23 +8,28 @@
 //   h.run(async () => { ...; return summary; });
 //
 // Common flags: --teamctl <exe> (required), --claude-bin <path>, --deadline <s>, --keep,
-// --verbose. Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
+// --verbose, --help. Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
 // stderr), 2 usage error, 77 skipped (claude binary or tmux not installed).
 // The client: --claude-bin, else $CLAUDE_E2E_BIN, else $CLAUDE_BIN, else the npm binary;
 // $CLAUDE_E2E_VERSION is the version it is (default 2.1.332; scripts/compat.sh sets both).
 //
 // Options beyond name, team and argv (each optional):
 //   deadline    the default of --deadline, in seconds (90)
-//   team        null: no one team; the diagnostics show every team folder and every tmux pane
+//   team        null: no one team; the diagnostics show every team folder
+//   session     the tmux session whose pane the diagnostics show (`teamctl-<team>`); null:
+//               every pane of the server (the default without a team)
 //   synopsis    the usage line after `node <name>.js ` (the common flags' by default)
-//   flags       extra flags taking a value: { '--mode': { key, value (default), check(v) →
-//               an error message or null } }, read into args[key]
+//   teamctl     false: no --teamctl flag (a driver that runs another command, given by a flag)
+//   flags       extra flags taking a value: { '--mode': { key, value (default), required,
+//               path (resolved), check(v) → an error message or null } }, read into args[key]
 //   pollMs      how often waitFor polls (20)
 //   dirs        extra folders made in the temp root, as st[<name>] (e.g. ['data'])
 //   claudeJson, settings   extra keys for .claude.json / settings.json (or args => those keys)
 //   env(env, st)           the environment to use instead of the cron-like one it is given
-//   tmuxSocket  true: tmux() runs `tmux -L <st.sock> -f /dev/null`, a server of a unique name
-//               the driver starts itself (in /tmp/tmux-<uid> when env() removes TMUX_TMPDIR)
+//   ownTmux     true: the driver starts the client itself, in its own tmux server: tmux() runs
+//               `tmux -L <st.sock> -f /dev/null` (a unique name, in /tmp/tmux-<uid>), and the
+//               environment is what such a pane gets: the cron-like one without TMUX_TMPDIR,
+//               plus SHELL, USER, LOGNAME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS
 //   mockTeamctl false: the mock completes assigned tasks with TaskUpdate, not `teamctl tasks
 //               done` (MOCK_TEAMCTL unset)
 //   mockLogLine(entry)     how the diagnostics print one line of the mock's log (raw by default)
@@ -44,30 +49,34 @@ const SYNOPSIS = '--teamctl <exe> [--keep] [--verbose] [--claude-bin <path>] [--
 class Failure extends Error {}
 
 module.exports = function harness({
-  name, team, argv, deadline = 90, synopsis = SYNOPSIS, flags = {}, pollMs = 20, dirs = [],
-  claudeJson = {}, settings = {}, env: makeEnv = null, tmuxSocket = null, mockTeamctl = true,
-  mockLogLine = null,
+  name, team, argv, deadline = 90, session = team ? `teamctl-${team}` : null, synopsis = SYNOPSIS,
+  teamctl: teamctlFlag = true, flags = {}, pollMs = 20, dirs = [], claudeJson = {}, settings = {},
+  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null,
 }) {
   const usage = (msg) => {
     process.stderr.write(`${name}: ${msg}\nusage: node ${name}.js ${synopsis}\n`);
     process.exit(2);
   };
   const args = { keep: false, verbose: false, deadline, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
+  if (teamctlFlag) flags = { '--teamctl': { key: 'teamctl', required: true, path: true }, ...flags };
   for (const f of Object.values(flags)) args[f.key] = f.value;
   for (let i = 0; i < argv.length; i++) {
     const need = () => { if (i + 1 >= argv.length) usage(`${argv[i]} needs a value`); return argv[++i]; };
     switch (argv[i]) {
-      case '--teamctl': args.teamctl = path.resolve(need()); break;
       case '--claude-bin': args.claudeBin = path.resolve(need()); break;
       case '--deadline': args.deadline = Number(need()); break;
       case '--keep': args.keep = true; break;
       case '--verbose': case '-v': args.verbose = true; break;
-      default:
+      case '--help': case '-h': usage('help'); break;
+      default: {
         if (!Object.hasOwn(flags, argv[i])) usage(`unknown argument ${argv[i]}`);
-        args[flags[argv[i]].key] = need();
+        const f = flags[argv[i]];
+        args[f.key] = f.path ? path.resolve(need()) : need();
+      }
     }
   }
-  if (!args.teamctl) usage('--teamctl is required');
+  for (const [flag, f] of Object.entries(flags)) if (f.required && !args[f.key]) usage(`${flag} is required`);
+  if (!(args.deadline > 0)) usage('--deadline must be a positive number of seconds');
   for (const f of Object.values(flags)) {
     const bad = f.check && f.check(args[f.key]);
     if (bad) usage(bad);
@@ -98,7 +107,7 @@ module.exports = function harness({
   const readJson = (file) => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch (_) { return null; } };
   const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
   const st = { root: null, mock: null, port: null, mockStderr: '', env: null, last: null };
-  if (tmuxSocket) st.sock = `teamctl-${name}-${process.pid}-${hex(4)}`;
+  if (ownTmux) st.sock = `teamctl-${name}-${process.pid}-${hex(4)}`;
 
   async function waitFor(what, ms, fn) {
     const start = now();
@@ -134,16 +143,16 @@ module.exports = function harness({
   }
   const teamctl = (argv2, extraEnv = {}) => exec(args.teamctl, ['--claude-dir', st.cfg, ...argv2], extraEnv);
   const lastJson = (s) => JSON.parse(s.trim().split('\n').pop());
-  const tmuxArgs = tmuxSocket ? ['-L', st.sock, '-f', '/dev/null'] : [];
+  const tmuxArgs = ownTmux ? ['-L', st.sock, '-f', '/dev/null'] : [];
   const tmux = (...a) => spawnSync('tmux', [...tmuxArgs, ...a], { env: st.env || process.env, encoding: 'utf8', timeout: 10000 });
 
-  // The panes of the tmux server: {id, pid, dead, cmd}.
+  // The panes of the tmux server: {id, pid, dead, status (a dead pane's exit status), cmd}.
   function panes() {
-    const r = tmux('list-panes', '-a', '-F', '#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_start_command}');
+    const r = tmux('list-panes', '-a', '-F', '#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_start_command}');
     if (r.status !== 0) return [];
     return r.stdout.trim().split('\n').filter(Boolean).map((l) => {
-      const [id, pid, dead, cmd] = l.split('\t');
-      return { id, pid: Number(pid), dead: dead === '1', cmd: cmd || '' };
+      const [id, pid, dead, status, cmd] = l.split('\t');
+      return { id, pid: Number(pid), dead: dead === '1', status, cmd: cmd || '' };
     });
   }
   function capture(target) {
@@ -194,7 +203,7 @@ module.exports = function harness({
         trace(`pid ${pid} survived SIGHUP, sending SIGKILL`);
         try { process.kill(pid, 'SIGKILL'); } catch (_) { /* gone */ }
       }
-      if (tmuxSocket) {
+      if (ownTmux) {
         const dir = path.join(st.env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid()}`);
         try { fs.unlinkSync(path.join(dir, st.sock)); } catch (_) { /* gone */ }
       }
@@ -225,11 +234,13 @@ module.exports = function harness({
     if (!(err instanceof Failure) && err && err.stack) out.push(err.stack);
     out.push('--- trace ---', ...traceLines);
     if (st.last) out.push('--- last command stdout ---', st.last.stdout, '--- last command stderr ---', st.last.stderr);
-    if (st.env && team) {
-      const r = tmux('capture-pane', '-p', '-J', '-t', `=teamctl-${team}:`, '-S', '-40');
+    if (st.env && session) {
+      const r = tmux('capture-pane', '-p', '-J', '-t', `=${session}:`, '-S', '-40');
       out.push('--- tmux pane ---', r.status === 0 ? r.stdout.replace(/\n{3,}/g, '\n\n') : `(${r.stderr.trim()})`);
     } else if (st.env) {
-      for (const p of panes()) out.push(`--- tmux pane ${p.id} (dead=${p.dead}) ${p.cmd.slice(0, 300)} ---`, capture(p.id));
+      for (const p of panes()) {
+        out.push(`--- tmux pane ${p.id} (dead=${p.dead}${p.dead ? `, exit ${p.status}` : ''}) ${p.cmd.slice(0, 300)} ---`, capture(p.id));
+      }
     }
     out.push('--- mock log ---');
     try {
@@ -330,6 +341,16 @@ module.exports = function harness({
         ENABLE_TOOL_SEARCH: 'false',
       };
       if (typeof process.getuid === 'function' && process.getuid() === 0) env.IS_SANDBOX = '1';
+      if (ownTmux) {
+        delete env.TMUX_TMPDIR;
+        Object.assign(env, {
+          SHELL: '/bin/sh',
+          USER: process.env.USER || os.userInfo().username,
+          LOGNAME: process.env.LOGNAME || os.userInfo().username,
+          CLAUDE_CONFIG_DIR: st.cfg,
+          CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+        });
+      }
       st.env = makeEnv ? makeEnv(env, st) : env;
       return body();
     })().then((summary) => {
@@ -348,7 +369,7 @@ module.exports = function harness({
   }
 
   return {
-    args, st, CLAUDE_VERSION, API_KEY, T0, now, sleep, hex, trace, fail, check, waitFor, exec, teamctl,
-    lastJson, readJson, shq, tmux, panes, capture, clientVersion, inbox, mockSaw, mockLines, run,
+    Failure, args, st, CLAUDE_VERSION, API_KEY, T0, now, sleep, hex, trace, fail, check, waitFor, exec, teamctl,
+    lastJson, readJson, writeJson, shq, tmux, panes, capture, clientVersion, inbox, mockSaw, mockLines, run,
   };
 };

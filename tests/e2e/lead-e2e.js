@@ -30,7 +30,6 @@
 // 2 usage error, 77 skipped (claude binary or tmux missing).
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 
 const h = require('./harness')({
@@ -46,20 +45,9 @@ const h = require('./harness')({
   // `source: "global"`); newer clients read it from settings.json.
   claudeJson: (args) => ({ teammateMode: args.mode }),
   settings: (args) => ({ teammateMode: args.mode }),
-  // The lead's environment (also teamctl's): the cron-like one without TMUX_TMPDIR (the lead's
-  // tmux server is `tmux -L <socket>` in /tmp/tmux-<uid>), plus what a pane teammate gets.
-  env: (env, st) => {
-    const { TMUX_TMPDIR, ...rest } = env;
-    return {
-      ...rest,
-      SHELL: '/bin/sh',
-      USER: process.env.USER || os.userInfo().username,
-      LOGNAME: process.env.LOGNAME || os.userInfo().username,
-      CLAUDE_CONFIG_DIR: st.cfg,
-      CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
-    };
-  },
-  tmuxSocket: true,
+  // The lead runs in the driver's own tmux server, with the environment of such a pane (also
+  // teamctl's).
+  ownTmux: true,
   mockTeamctl: false,
 });
 
