@@ -15,111 +15,47 @@
 // See README.md in this folder.
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const crypto = require('crypto');
-const { spawn, spawnSync, execFile } = require('child_process');
+const { execFile } = require('child_process');
 const { lockedJsonUpdate } = require('./lockfile');
 
-const HERE = __dirname;
 const TEAM = 'demo';
-const CLAUDE_VERSION = process.env.CLAUDE_E2E_VERSION || '2.1.332';
-const DEFAULT_BIN = path.join(HERE, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
-const API_KEY = 'sk-ant-mock-000000000000000000000000';
 const POLL_MS = 10;          // our polling of the files (the client itself polls every 1000 ms)
 const QUIET_MS = 2500;       // "nothing more happens" window: > 2 client poll periods
 
-// ---------------------------------------------------------------- arguments
-function usage(msg) {
-  process.stderr.write(`e2e: ${msg}\nusage: node e2e.js --send-cmd <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]\n`);
-  process.exit(2);
-}
-const args = { keep: false, verbose: false, deadline: 90, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
-{
-  const a = process.argv.slice(2);
-  for (let i = 0; i < a.length; i++) {
-    const need = () => { if (i + 1 >= a.length) usage(`${a[i]} needs a value`); return a[++i]; };
-    switch (a[i]) {
-      case '--send-cmd': args.sendCmd = need(); break;
-      case '--claude-bin': args.claudeBin = need(); break;
-      case '--deadline': args.deadline = Number(need()); break;
-      case '--keep': args.keep = true; break;
-      case '--verbose': case '-v': args.verbose = true; break;
-      case '--help': case '-h': usage('help'); break;
-      default: usage(`unknown argument ${a[i]}`);
-    }
-  }
-}
-if (!args.sendCmd) usage('--send-cmd is required');
-if (!(args.deadline > 0)) usage('--deadline must be a positive number of seconds');
-args.sendCmd = path.resolve(args.sendCmd);
-try {
-  fs.accessSync(args.sendCmd, fs.constants.X_OK);
-} catch (_) {
-  usage(`--send-cmd ${args.sendCmd} is not an executable file`);
-}
-if (!fs.existsSync(args.claudeBin)) {
-  process.stderr.write(`e2e: SKIP: Claude Code binary not found at ${args.claudeBin}\n` +
-    `e2e: install it with: npm ci --prefix ${path.relative(process.cwd(), HERE) || '.'}\n`);
-  process.exit(77);
-}
-if (spawnSync('tmux', ['-V'], { stdio: 'ignore' }).error) {
-  process.stderr.write('e2e: SKIP: tmux is not installed (apt-get install tmux)\n');
-  process.exit(77);
-}
+// The temp root, mock, diagnostics and cleanup are harness.js's; the worker's tmux server is
+// the driver's own (`tmux -L`), started with the worker's environment.
+const h = require('./harness')({
+  name: 'e2e',
+  team: TEAM,
+  session: null,
+  argv: process.argv.slice(2),
+  synopsis: '--send-cmd <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  teamctl: false,
+  flags: {
+    '--send-cmd': {
+      key: 'sendCmd',
+      required: true,
+      path: true,
+      check: (v) => {
+        try { fs.accessSync(v, fs.constants.X_OK); return null; } catch (_) { return `--send-cmd ${v} is not an executable file`; }
+      },
+    },
+  },
+  pollMs: POLL_MS,
+  // Only this environment reaches the tmux server (no proxy or client variables leak in).
+  ownTmux: true,
+  env: (env) => ({ ...env, CLAUDECODE: '1' }),
+  mockTeamctl: false,
+});
 
-// ---------------------------------------------------------------- helpers
-const T0 = Date.now();
-const now = () => Date.now();
-const GLOBAL_DEADLINE = T0 + args.deadline * 1000;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const hex = (n) => crypto.randomBytes(n).toString('hex');
-const traceLines = [];
-function trace(msg) {
-  const line = `[+${String(now() - T0).padStart(6)} ms] ${msg}`;
-  traceLines.push(line);
-  if (args.verbose) process.stderr.write(line + '\n');
-}
-class Failure extends Error {}
-function fail(msg) { throw new Failure(msg); }
-function check(cond, msg) { if (!cond) fail(msg); }
-const writeJson = (file, v) => fs.writeFileSync(file, JSON.stringify(v, null, 2));
-const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+const { args, st, T0, now, sleep, hex, trace, fail, check, waitFor, readJson, writeJson, shq, tmux, clientVersion, Failure } = h;
 
-// JSON.parse a file; null when missing or unparsable (torn in-place write): caller polls again.
-function readJson(file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (_) {
-    return null;
-  }
-}
 function readInbox(file) {
   const v = readJson(file);
   return Array.isArray(v) ? v : null;
 }
-
-// Poll fn() until it returns a truthy value; fail after `ms` (capped by the global deadline).
-async function waitFor(what, ms, fn) {
-  const start = now();
-  const deadline = Math.min(start + ms, GLOBAL_DEADLINE);
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (now() > deadline) fail(`timed out after ${((now() - start) / 1000).toFixed(1)} s waiting for ${what}`);
-    await sleep(POLL_MS);
-  }
-}
-
-// ---------------------------------------------------------------- state + cleanup
-const st = {
-  root: null, home: null, cfg: null, work: null, teamDir: null, inboxDir: null,
-  mock: null, mockLog: null, mockStderr: '', port: null,
-  sock: `teamctl-e2e-${process.pid}-${hex(4)}`, tmuxStarted: false, paneId: null, panePid: null,
-  tmuxEnv: null,
-};
-const tmux = (...a) => spawnSync('tmux', ['-L', st.sock, '-f', '/dev/null', ...a],
-  { env: st.tmuxEnv || process.env, encoding: 'utf8', timeout: 10000 });
 
 function paneAlive() {
   const r = tmux('list-panes', '-a', '-F', '#{pane_dead} #{pane_dead_status}');
@@ -128,99 +64,8 @@ function paneAlive() {
   return { alive: dead === '0', info: `pane_dead=${dead} exit_status=${status || ''}` };
 }
 
-function capturePane() {
-  if (!st.tmuxStarted) return '(tmux not started)';
-  const r = tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', st.paneId || '%0');
-  // Squeeze the TUI's empty screen area so the dump stays short.
-  return r.status === 0 ? r.stdout.replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').replace(/\n+$/, '')
-    : `(capture-pane failed: ${r.stderr})`;
-}
-
-function pidAlive(pid) {
-  try { process.kill(pid, 0); return true; } catch (_) { return false; }
-}
-
-let cleanedUp = false;
-function cleanup() {
-  if (cleanedUp) return;
-  cleanedUp = true;
-  if (st.tmuxStarted) {
-    tmux('kill-server');
-    // The pane's process is claude itself (exec); make sure it is gone before rm -rf.
-    if (st.panePid) {
-      const until = now() + 3000;
-      while (pidAlive(st.panePid) && now() < until) spawnSync('sleep', ['0.05']);
-      if (pidAlive(st.panePid)) {
-        trace(`claude pid ${st.panePid} survived SIGHUP, sending SIGKILL`);
-        try { process.kill(st.panePid, 'SIGKILL'); } catch (_) { /* gone */ }
-      }
-    }
-    // tmux ran with st.tmuxEnv (no TMUX_TMPDIR), so its socket is in /tmp/tmux-<uid>/.
-    const sockDir = path.join('/tmp', `tmux-${process.getuid()}`);
-    try { fs.unlinkSync(path.join(sockDir, st.sock)); } catch (_) { /* already gone */ }
-  }
-  if (st.mock && st.mock.exitCode === null) {
-    try { st.mock.kill('SIGTERM'); } catch (_) { /* gone */ }
-  }
-  if (st.root) {
-    if (args.keep) process.stderr.write(`e2e: kept temp dir ${st.root}\n`);
-    else fs.rmSync(st.root, { recursive: true, force: true, maxRetries: 3 });
-  }
-}
-
-function dumpDiagnostics(err) {
-  const out = [];
-  out.push(`e2e: FAIL: ${err && err.message ? err.message : err}`);
-  if (!(err instanceof Failure) && err && err.stack) out.push(err.stack);
-  out.push('--- trace ---', ...traceLines);
-  out.push(`--- tmux pane ${st.paneId || ''} (socket ${st.sock}) ---`, capturePane());
-  if (st.tmuxStarted) out.push(paneAlive().info);
-  out.push('--- mock log ---');
-  try { out.push(fs.readFileSync(st.mockLog, 'utf8').trimEnd()); } catch (_) { out.push('(none)'); }
-  if (st.mockStderr) out.push('--- mock stderr ---', st.mockStderr.trimEnd());
-  if (st.teamDir) {
-    for (const f of ['config.json', 'inboxes/worker.json', 'inboxes/ops.json', 'inboxes/team-lead.json']) {
-      out.push(`--- teams/${TEAM}/${f} ---`);
-      try { out.push(fs.readFileSync(path.join(st.teamDir, f), 'utf8')); } catch (e) { out.push(`(${e.code})`); }
-    }
-  }
-  process.stderr.write(out.join('\n') + '\n');
-}
-
-// Hard stop in case something blocks (e.g. a hung child); normal waits fail earlier.
-const watchdog = setTimeout(() => {
-  dumpDiagnostics(new Failure(`overall deadline of ${args.deadline} s exceeded (watchdog)`));
-  cleanup();
-  process.exit(1);
-}, args.deadline * 1000 + 5000);
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => {
-    process.stderr.write(`e2e: interrupted by ${sig}\n`);
-    cleanup();
-    process.exit(130);
-  });
-}
-
-// ---------------------------------------------------------------- setup
-function setupFiles() {
-  st.root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'teamctl-e2e-')));
-  st.home = path.join(st.root, 'home');
-  st.cfg = path.join(st.root, 'claude-config');
-  st.work = path.join(st.root, 'work');
-  st.tmp = path.join(st.root, 'tmp');
-  for (const d of [st.home, st.cfg, st.work, st.tmp]) fs.mkdirSync(d, { recursive: true });
-  st.mockLog = path.join(st.root, 'mock.log');
-
-  writeJson(path.join(st.cfg, '.claude.json'), {
-    hasCompletedOnboarding: true,
-    lastOnboardingVersion: CLAUDE_VERSION,
-    theme: 'dark',
-    bypassPermissionsModeAccepted: true,
-    customApiKeyResponses: { approved: [API_KEY.trim().slice(-20)], rejected: [] },
-    projects: { [st.work]: { hasTrustDialogAccepted: true } },
-  });
-  writeJson(path.join(st.cfg, 'settings.json'), { skipDangerousModePermissionPrompt: true });
-
+// The team the worker belongs to, as a lead would have made it (harness.js made the rest).
+function setupTeam() {
   st.teamDir = path.join(st.cfg, 'teams', TEAM);
   st.inboxDir = path.join(st.teamDir, 'inboxes');
   fs.mkdirSync(st.inboxDir, { recursive: true });
@@ -258,63 +103,11 @@ function setupFiles() {
     type: 'message',
     read: false,
   }]);
-  trace(`temp root ${st.root}`);
 }
 
 const inbox = (name) => path.join(st.inboxDir, `${name}.json`);
 
-function startMock() {
-  return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH, MOCK_LOG: st.mockLog };
-    if (process.env.MOCK_SEND_RETRIES !== undefined) env.MOCK_SEND_RETRIES = process.env.MOCK_SEND_RETRIES;
-    st.mock = spawn(process.execPath, [path.join(HERE, 'mock-api.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let buf = '';
-    const timer = setTimeout(() => reject(new Failure('mock did not print its port within 10 s')), 10000);
-    st.mock.stderr.on('data', (d) => { st.mockStderr += d; });
-    st.mock.on('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Failure(`mock exited early (code ${code}, signal ${sig})`));
-    });
-    st.mock.stdout.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0 && st.port === null) {
-        clearTimeout(timer);
-        try {
-          st.port = JSON.parse(buf.slice(0, nl)).port;
-        } catch (e) {
-          reject(new Failure(`mock printed a bad first line: ${buf.slice(0, nl)}`));
-          return;
-        }
-        trace(`mock listening on 127.0.0.1:${st.port}`);
-        resolve();
-      }
-    });
-  });
-}
-
 function startWorker() {
-  const env = {
-    PATH: process.env.PATH || '/usr/local/bin:/usr/bin:/bin',
-    LANG: 'C.UTF-8',
-    SHELL: '/bin/sh',
-    USER: process.env.USER || os.userInfo().username,
-    LOGNAME: process.env.LOGNAME || os.userInfo().username,
-    TMPDIR: st.tmp,
-    TERM: 'xterm-256color',
-    HOME: st.home,
-    CLAUDE_CONFIG_DIR: st.cfg,
-    ANTHROPIC_BASE_URL: `http://127.0.0.1:${st.port}`,
-    ANTHROPIC_API_KEY: API_KEY,
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    ENABLE_TOOL_SEARCH: 'false',
-    CLAUDECODE: '1',
-    CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
-  };
-  if (typeof process.getuid === 'function' && process.getuid() === 0) env.IS_SANDBOX = '1';
-  st.tmuxEnv = env; // only this environment reaches the tmux server (no proxy or client variables leak in)
-
   const cmd = `cd ${shq(st.work)} && exec env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 ${shq(args.claudeBin)}` +
     ` --agent-id worker@${TEAM} --agent-name worker --team-name ${TEAM} --agent-color blue` +
     ` --parent-session-id ${st.parentSessionId} --dangerously-skip-permissions`;
@@ -325,7 +118,6 @@ function startWorker() {
     'set-option', '-g', 'history-limit', '20000', ';',
     'new-session', '-d', '-s', 'e2e', '-x', '200', '-y', '50', '-P', '-F', '#{pane_id} #{pane_pid}', cmd);
   if (r.status !== 0) fail(`tmux new-session failed (${r.status}): ${r.stderr}`);
-  st.tmuxStarted = true;
   [st.paneId, st.panePid] = r.stdout.trim().split(' ');
   st.panePid = Number(st.panePid);
   trace(`worker pane ${st.paneId}, pid ${st.panePid}`);
@@ -454,14 +246,9 @@ function checkEchoEntry(e) {
 }
 
 // ---------------------------------------------------------------- main
-async function main() {
-  setupFiles();
-  const version = (spawnSync(args.claudeBin, ['--version'], {
-    env: { PATH: process.env.PATH, HOME: st.home, CLAUDE_CONFIG_DIR: path.join(st.tmp, 'version-probe') },
-    encoding: 'utf8', timeout: 20000,
-  }).stdout || '').trim();
-  trace(`claude --version: ${version}`);
-  await startMock();
+h.run(async () => {
+  setupTeam();
+  const version = clientVersion();
   startWorker();
 
   // --- start-up: the initial prompt is consumed, the first turn ends with an idle notification
@@ -572,8 +359,8 @@ async function main() {
     replies: replyB.length,
     batches: replyB.map((e) => e.text.split(/\s+/).slice(1)),
   };
-  const summary = {
-    ok: true,
+  if (args.verbose) process.stderr.write(`--- mock log ---\n${fs.readFileSync(st.mockLog, 'utf8')}`);
+  return {
     claude: version,
     send_cmd: args.sendCmd,
     startup,
@@ -600,18 +387,5 @@ async function main() {
     },
     total_ms: now() - T0,
   };
-  return summary;
-}
-
-main().then((summary) => {
-  clearTimeout(watchdog);
-  if (args.verbose) process.stderr.write(`--- mock log ---\n${fs.readFileSync(st.mockLog, 'utf8')}`);
-  cleanup();
-  process.stdout.write(JSON.stringify(summary) + '\n');
-  process.exit(0);
-}, (err) => {
-  clearTimeout(watchdog);
-  dumpDiagnostics(err);
-  cleanup();
-  process.exit(1);
 });
+

@@ -8,8 +8,31 @@
 //   h.run(async () => { ...; return summary; });
 //
 // Common flags: --teamctl <exe> (required), --claude-bin <path>, --deadline <s>, --keep,
-// --verbose. Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
+// --verbose, --help. Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
 // stderr), 2 usage error, 77 skipped (claude binary or tmux not installed).
+// The client: --claude-bin, else $CLAUDE_E2E_BIN, else $CLAUDE_BIN, else the npm binary;
+// $CLAUDE_E2E_VERSION is the version it is (default 2.1.332; scripts/compat.sh sets both).
+//
+// Options beyond name, team and argv (each optional):
+//   deadline    the default of --deadline, in seconds (90)
+//   team        null: no one team; the diagnostics show every team folder
+//   session     the tmux session whose pane the diagnostics show (`teamctl-<team>`); null:
+//               every pane of the server (the default without a team)
+//   synopsis    the usage line after `node <name>.js ` (the common flags' by default)
+//   teamctl     false: no --teamctl flag (a driver that runs another command, given by a flag)
+//   flags       extra flags taking a value: { '--mode': { key, value (default), required,
+//               path (resolved), check(v) → an error message or null } }, read into args[key]
+//   pollMs      how often waitFor polls (20)
+//   dirs        extra folders made in the temp root, as st[<name>] (e.g. ['data'])
+//   claudeJson, settings   extra keys for .claude.json / settings.json (or args => those keys)
+//   env(env, st)           the environment to use instead of the cron-like one it is given
+//   ownTmux     true: the driver starts the client itself, in its own tmux server: tmux() runs
+//               `tmux -L <st.sock> -f /dev/null` (a unique name, in /tmp/tmux-<uid>), and the
+//               environment is what such a pane gets: the cron-like one without TMUX_TMPDIR,
+//               plus SHELL, USER, LOGNAME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS
+//   mockTeamctl false: the mock completes assigned tasks with TaskUpdate, not `teamctl tasks
+//               done` (MOCK_TEAMCTL unset)
+//   mockLogLine(entry)     how the diagnostics print one line of the mock's log (raw by default)
 
 const fs = require('fs');
 const os = require('os');
@@ -21,28 +44,43 @@ const HERE = __dirname;
 const CLAUDE_VERSION = process.env.CLAUDE_E2E_VERSION || '2.1.332';
 const DEFAULT_BIN = path.join(HERE, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
-const POLL_MS = 20;
+const SYNOPSIS = '--teamctl <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]';
 
 class Failure extends Error {}
 
-module.exports = function harness({ name, team, argv, deadline = 90 }) {
+module.exports = function harness({
+  name, team, argv, deadline = 90, session = team ? `teamctl-${team}` : null, synopsis = SYNOPSIS,
+  teamctl: teamctlFlag = true, flags = {}, pollMs = 20, dirs = [], claudeJson = {}, settings = {},
+  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null,
+}) {
   const usage = (msg) => {
-    process.stderr.write(`${name}: ${msg}\nusage: node ${name}.js --teamctl <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]\n`);
+    process.stderr.write(`${name}: ${msg}\nusage: node ${name}.js ${synopsis}\n`);
     process.exit(2);
   };
   const args = { keep: false, verbose: false, deadline, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
+  if (teamctlFlag) flags = { '--teamctl': { key: 'teamctl', required: true, path: true }, ...flags };
+  for (const f of Object.values(flags)) args[f.key] = f.value;
   for (let i = 0; i < argv.length; i++) {
     const need = () => { if (i + 1 >= argv.length) usage(`${argv[i]} needs a value`); return argv[++i]; };
     switch (argv[i]) {
-      case '--teamctl': args.teamctl = path.resolve(need()); break;
       case '--claude-bin': args.claudeBin = path.resolve(need()); break;
       case '--deadline': args.deadline = Number(need()); break;
       case '--keep': args.keep = true; break;
       case '--verbose': case '-v': args.verbose = true; break;
-      default: usage(`unknown argument ${argv[i]}`);
+      case '--help': case '-h': usage('help'); break;
+      default: {
+        if (!Object.hasOwn(flags, argv[i])) usage(`unknown argument ${argv[i]}`);
+        const f = flags[argv[i]];
+        args[f.key] = f.path ? path.resolve(need()) : need();
+      }
     }
   }
-  if (!args.teamctl) usage('--teamctl is required');
+  for (const [flag, f] of Object.entries(flags)) if (f.required && !args[f.key]) usage(`${flag} is required`);
+  if (!(args.deadline > 0)) usage('--deadline must be a positive number of seconds');
+  for (const f of Object.values(flags)) {
+    const bad = f.check && f.check(args[f.key]);
+    if (bad) usage(bad);
+  }
   if (!fs.existsSync(args.claudeBin)) {
     process.stderr.write(`${name}: SKIP: Claude Code binary not found at ${args.claudeBin} (npm ci --prefix tests/e2e)\n`);
     process.exit(77);
@@ -65,15 +103,20 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
   const fail = (msg) => { throw new Failure(msg); };
   const check = (cond, msg) => { if (!cond) fail(msg); };
   const writeJson = (file, v) => fs.writeFileSync(file, JSON.stringify(v, null, 2));
-  const st = { root: null, mock: null, port: null, mockStderr: '', env: null };
+  // JSON.parse a file; null when missing or unparsable (a torn in-place write): poll again.
+  const readJson = (file) => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch (_) { return null; } };
+  const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+  const st = { root: null, mock: null, port: null, mockStderr: '', env: null, last: null };
+  if (ownTmux) st.sock = `teamctl-${name}-${process.pid}-${hex(4)}`;
 
   async function waitFor(what, ms, fn) {
-    const end = Math.min(now() + ms, T0 + args.deadline * 1000);
+    const start = now();
+    const end = Math.min(start + ms, T0 + args.deadline * 1000);
     for (;;) {
       const v = await fn();
       if (v) return v;
-      if (now() > end) fail(`timed out waiting for ${what}`);
-      await sleep(POLL_MS);
+      if (now() > end) fail(`timed out after ${((now() - start) / 1000).toFixed(1)} s waiting for ${what}`);
+      await sleep(pollMs);
     }
   }
 
@@ -87,9 +130,12 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
       let out = '';
       let err = '';
       p.stdout.on('data', (d) => { out += d; });
-      p.stderr.on('data', (d) => { err += d; });
+      p.stderr.on('data', (d) => { err += d; if (args.verbose) trace(String(d).trimEnd()); });
+      // Output pipes a child kept open hold `close` back: the trace shows both.
+      p.on('exit', () => { if (args.verbose) trace(`${path.basename(exe)} process exited`); });
       p.on('close', (code) => {
         const r = { code, stdout: out, stderr: err, ms: now() - t };
+        st.last = r;
         trace(`${path.basename(exe)} ${argv2.join(' ')} -> ${code} in ${r.ms} ms`);
         resolve(r);
       });
@@ -97,15 +143,37 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
   }
   const teamctl = (argv2, extraEnv = {}) => exec(args.teamctl, ['--claude-dir', st.cfg, ...argv2], extraEnv);
   const lastJson = (s) => JSON.parse(s.trim().split('\n').pop());
-  const tmux = (...a) => spawnSync('tmux', a, { env: st.env, encoding: 'utf8', timeout: 10000 });
+  const tmuxArgs = ownTmux ? ['-L', st.sock, '-f', '/dev/null'] : [];
+  const tmux = (...a) => spawnSync('tmux', [...tmuxArgs, ...a], { env: st.env || process.env, encoding: 'utf8', timeout: 10000 });
+
+  // The panes of the tmux server: {id, pid, dead, status (a dead pane's exit status), cmd}.
+  function panes() {
+    const r = tmux('list-panes', '-a', '-F', '#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_start_command}');
+    if (r.status !== 0) return [];
+    return r.stdout.trim().split('\n').filter(Boolean).map((l) => {
+      const [id, pid, dead, status, cmd] = l.split('\t');
+      return { id, pid: Number(pid), dead: dead === '1', status, cmd: cmd || '' };
+    });
+  }
+  function capture(target) {
+    const r = tmux('capture-pane', '-p', '-J', '-t', target);
+    return r.status === 0 ? r.stdout.replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim() : `(capture-pane failed: ${r.stderr})`;
+  }
+  const pidAlive = (pid) => { try { process.kill(pid, 0); return true; } catch (_) { return false; } };
+
+  // The client's `claude --version` (a throwaway config dir, so it writes nothing of ours).
+  function clientVersion() {
+    const v = (spawnSync(args.claudeBin, ['--version'], {
+      env: { PATH: process.env.PATH, HOME: st.home, CLAUDE_CONFIG_DIR: path.join(st.tmp, 'version-probe') },
+      encoding: 'utf8', timeout: 20000,
+    }).stdout || '').trim();
+    trace(`claude --version: ${v}`);
+    return v;
+  }
 
   function inbox(member, teamName = team) {
-    try {
-      const v = JSON.parse(fs.readFileSync(path.join(st.cfg, 'teams', teamName, 'inboxes', `${member}.json`), 'utf8'));
-      return Array.isArray(v) ? v : null;
-    } catch (_) {
-      return null;
-    }
+    const v = readJson(path.join(st.cfg, 'teams', teamName, 'inboxes', `${member}.json`));
+    return Array.isArray(v) ? v : null;
   }
 
   // Whether the mock's log holds `text` at least `n` times.
@@ -116,12 +184,30 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
       return false;
     }
   }
+  // The mock's log, one object a request.
+  function mockLines() {
+    try { return fs.readFileSync(st.mockLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)); } catch (_) { return []; }
+  }
 
   let cleanedUp = false;
   function cleanup() {
     if (cleanedUp) return;
     cleanedUp = true;
-    if (st.env) tmux('kill-server');
+    if (st.env) {
+      // The panes' processes get SIGHUP; make sure they are gone before the temp root is.
+      const pids = panes().map((p) => p.pid);
+      tmux('kill-server');
+      const until = now() + 3000;
+      while (pids.some(pidAlive) && now() < until) spawnSync('sleep', ['0.05']);
+      for (const pid of pids.filter(pidAlive)) {
+        trace(`pid ${pid} survived SIGHUP, sending SIGKILL`);
+        try { process.kill(pid, 'SIGKILL'); } catch (_) { /* gone */ }
+      }
+      if (ownTmux) {
+        const dir = path.join(st.env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid()}`);
+        try { fs.unlinkSync(path.join(dir, st.sock)); } catch (_) { /* gone */ }
+      }
+    }
     if (st.mock && st.mock.exitCode === null) {
       try { st.mock.kill('SIGTERM'); } catch (_) { /* gone */ }
     }
@@ -147,19 +233,31 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
     const out = [`${name}: FAIL: ${err && err.message ? err.message : err}`];
     if (!(err instanceof Failure) && err && err.stack) out.push(err.stack);
     out.push('--- trace ---', ...traceLines);
-    if (st.env) {
-      const r = tmux('capture-pane', '-p', '-J', '-t', `=teamctl-${team}:`, '-S', '-40');
+    if (st.last) out.push('--- last command stdout ---', st.last.stdout, '--- last command stderr ---', st.last.stderr);
+    if (st.env && session) {
+      const r = tmux('capture-pane', '-p', '-J', '-t', `=${session}:`, '-S', '-40');
       out.push('--- tmux pane ---', r.status === 0 ? r.stdout.replace(/\n{3,}/g, '\n\n') : `(${r.stderr.trim()})`);
+    } else if (st.env) {
+      for (const p of panes()) {
+        out.push(`--- tmux pane ${p.id} (dead=${p.dead}${p.dead ? `, exit ${p.status}` : ''}) ${p.cmd.slice(0, 300)} ---`, capture(p.id));
+      }
     }
     out.push('--- mock log ---');
-    try { out.push(fs.readFileSync(st.mockLog, 'utf8').trimEnd()); } catch (_) { out.push('(none)'); }
-    if (st.mockStderr) out.push('--- mock stderr ---', st.mockStderr);
-    const teamDir = st.cfg && path.join(st.cfg, 'teams', team);
-    let files = ['config.json'];
-    try { files = files.concat(fs.readdirSync(path.join(teamDir, 'inboxes')).map((f) => `inboxes/${f}`)); } catch (_) { /* none */ }
-    for (const f of files) {
-      out.push(`--- teams/${team}/${f} ---`);
-      try { out.push(fs.readFileSync(path.join(teamDir, f), 'utf8')); } catch (e) { out.push(`(${e.code})`); }
+    try {
+      const log = fs.readFileSync(st.mockLog, 'utf8').trimEnd();
+      out.push(mockLogLine ? log.split('\n').map((l) => mockLogLine(JSON.parse(l))).join('\n') : log);
+    } catch (_) { out.push('(none)'); }
+    if (st.mockStderr) out.push('--- mock stderr ---', st.mockStderr.trimEnd());
+    let teams = team ? [team] : [];
+    if (!team) try { teams = fs.readdirSync(path.join(st.cfg, 'teams')); } catch (_) { /* none */ }
+    for (const t of teams) {
+      const teamDir = st.cfg && path.join(st.cfg, 'teams', t);
+      let files = ['config.json'];
+      try { files = files.concat(fs.readdirSync(path.join(teamDir, 'inboxes')).map((f) => `inboxes/${f}`)); } catch (_) { /* none */ }
+      for (const f of files) {
+        out.push(`--- teams/${t}/${f} ---`);
+        try { out.push(fs.readFileSync(path.join(teamDir, f), 'utf8')); } catch (e) { out.push(`(${e.code})`); }
+      }
     }
     process.stderr.write(out.join('\n') + '\n');
   }
@@ -171,7 +269,8 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
     st.work = path.join(st.root, 'work');
     st.tmp = path.join(st.root, 'tmp');
     st.tmuxDir = path.join(st.root, 'tmux');
-    for (const d of [st.home, st.cfg, st.work, st.tmp, st.tmuxDir]) fs.mkdirSync(d, { recursive: true });
+    for (const d of dirs) st[d] = path.join(st.root, d);
+    for (const d of [st.home, st.cfg, st.work, st.tmp, st.tmuxDir, ...dirs.map((d) => st[d])]) fs.mkdirSync(d, { recursive: true });
     st.mockLog = path.join(st.root, 'mock.log');
     writeJson(path.join(st.cfg, '.claude.json'), {
       hasCompletedOnboarding: true,
@@ -180,24 +279,32 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
       bypassPermissionsModeAccepted: true,
       customApiKeyResponses: { approved: [API_KEY.trim().slice(-20)], rejected: [] },
       projects: { [st.work]: { hasTrustDialogAccepted: true } },
+      ...(typeof claudeJson === 'function' ? claudeJson(args) : claudeJson),
     });
-    writeJson(path.join(st.cfg, 'settings.json'), { skipDangerousModePermissionPrompt: true });
+    writeJson(path.join(st.cfg, 'settings.json'), {
+      skipDangerousModePermissionPrompt: true,
+      ...(typeof settings === 'function' ? settings(args) : settings),
+    });
+    trace(`temp root ${st.root}`);
   }
 
   function startMock() {
     return new Promise((resolve, reject) => {
-      st.mock = spawn(process.execPath, [path.join(HERE, 'mock-api.js')], {
-        env: { PATH: process.env.PATH, MOCK_LOG: st.mockLog, MOCK_TEAMCTL: args.teamctl },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const env = { PATH: process.env.PATH, MOCK_LOG: st.mockLog };
+      if (mockTeamctl) env.MOCK_TEAMCTL = args.teamctl;
+      if (process.env.MOCK_SEND_RETRIES !== undefined) env.MOCK_SEND_RETRIES = process.env.MOCK_SEND_RETRIES;
+      st.mock = spawn(process.execPath, [path.join(HERE, 'mock-api.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let buf = '';
+      const timer = setTimeout(() => reject(new Failure('mock did not print its port within 10 s')), 10000);
       st.mock.stderr.on('data', (d) => { st.mockStderr += d; });
-      st.mock.on('exit', (code) => reject(new Failure(`mock exited early (${code})`)));
+      st.mock.on('exit', (code, sig) => { clearTimeout(timer); reject(new Failure(`mock exited early (${code}, ${sig})`)); });
       st.mock.stdout.on('data', (d) => {
         buf += d;
         const nl = buf.indexOf('\n');
         if (nl >= 0 && st.port === null) {
+          clearTimeout(timer);
           st.port = JSON.parse(buf.slice(0, nl)).port;
+          trace(`mock on 127.0.0.1:${st.port}`);
           resolve();
         }
       });
@@ -205,6 +312,7 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
   }
 
   // Sets up, runs `body`, prints its summary (exit 0) or the diagnostics (exit 1), cleans up.
+  // The summary line is {ok: true, ...summary, total_ms} (a body may set total_ms itself).
   function run(body) {
     const watchdog = setTimeout(() => {
       dumpDiagnostics(new Failure(`overall deadline of ${args.deadline} s exceeded (watchdog)`));
@@ -212,14 +320,14 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
       process.exit(1);
     }, args.deadline * 1000 + 5000);
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-      process.on(sig, () => { cleanup(); process.exit(130); });
+      process.on(sig, () => { process.stderr.write(`${name}: interrupted by ${sig}\n`); cleanup(); process.exit(130); });
     }
     (async () => {
       setup();
       await startMock();
       // What a cron job would have: a minimal environment. Only these reach teamctl, and
       // through it the tmux server and the teammates.
-      st.env = {
+      const env = {
         PATH: process.env.PATH || '/usr/local/bin:/usr/bin:/bin',
         LANG: 'C.UTF-8',
         HOME: st.home,
@@ -232,12 +340,25 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         ENABLE_TOOL_SEARCH: 'false',
       };
-      if (typeof process.getuid === 'function' && process.getuid() === 0) st.env.IS_SANDBOX = '1';
+      if (typeof process.getuid === 'function' && process.getuid() === 0) env.IS_SANDBOX = '1';
+      if (ownTmux) {
+        delete env.TMUX_TMPDIR;
+        Object.assign(env, {
+          SHELL: '/bin/sh',
+          USER: process.env.USER || os.userInfo().username,
+          LOGNAME: process.env.LOGNAME || os.userInfo().username,
+          CLAUDE_CONFIG_DIR: st.cfg,
+          CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+        });
+      }
+      st.env = makeEnv ? makeEnv(env, st) : env;
       return body();
     })().then((summary) => {
       clearTimeout(watchdog);
+      const line = { ok: true, ...summary };
       cleanup();
-      process.stdout.write(JSON.stringify({ ok: true, ...summary, total_ms: now() - T0 }) + '\n');
+      if (!('total_ms' in line)) line.total_ms = now() - T0;
+      process.stdout.write(JSON.stringify(line) + '\n');
       process.exit(0);
     }, (err) => {
       clearTimeout(watchdog);
@@ -248,7 +369,7 @@ module.exports = function harness({ name, team, argv, deadline = 90 }) {
   }
 
   return {
-    args, st, CLAUDE_VERSION, now, sleep, hex, trace, fail, check, waitFor, exec, teamctl,
-    lastJson, tmux, inbox, mockSaw, run,
+    Failure, args, st, CLAUDE_VERSION, API_KEY, T0, now, sleep, hex, trace, fail, check, waitFor, exec, teamctl,
+    lastJson, readJson, writeJson, shq, tmux, panes, capture, clientVersion, inbox, mockSaw, mockLines, run,
   };
 };
