@@ -3,18 +3,18 @@
 //! The rules (also in the README):
 //! - **taken**: the question left the teammate's inbox, or was marked `read: true`;
 //! - **answered**: the first plain message (not a protocol frame) from the teammate that lands
-//!   in the asker's inbox and is not among the entries seen there before the question was
-//!   taken. Nothing rests on timestamps: the ids already in that inbox before the question was
-//!   written are excluded, and so is whatever arrives while the question still waits. A batch
-//!   of changes that shows the take and a new message at once counts the message as the answer
-//!   (an answer that lands a millisecond after the take is never missed);
-//! - **idle**: an `idle_notification` from the teammate written after the question, the
-//!   question taken, no answer, and no sign of a new turn (a message from it, `isActive` turning
-//!   `true`) for [`IDLE_GRACE`] after both. The real client (2.1.332) can end the turn, and
-//!   write its `idle_notification`, before its write that takes the question lands, so the
-//!   notification may come first. A teammate busy with something else ends that turn (and
-//!   notifies) before it starts on a question it took meanwhile: the grace lets that new turn
-//!   show;
+//!   in the asker's inbox after the question was written, and not in the turn the teammate was
+//!   in when the question arrived. Nothing rests on timestamps: the ids already in that inbox
+//!   before the question was written are excluded; and when the teammate was in the middle of
+//!   a turn (see [`crate::wait::mid_turn`]), what it writes until that turn's
+//!   `idle_notification` answers something else (say, its brief). The take itself is no
+//!   boundary: the real client (2.1.332) submits what it read to the model before its write
+//!   that takes it lands, so with a fast model the answer can land first;
+//! - **idle**: an `idle_notification` from the teammate that ends the question's turn (not the
+//!   turn it was in when asked), the question taken, no answer, and no sign of a new turn (a
+//!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
+//!   busy with something else ends that turn before it starts on a question it took meanwhile,
+//!   and the grace lets that new turn show;
 //! - **gone**: as [`crate::wait::gone_reason`].
 //!
 //! A question sent again with the same idempotency key (nothing written) may have been answered
@@ -64,6 +64,8 @@ pub struct Question {
     /// When teamctl saw the answer.
     pub answered_at: Option<DateTime<Utc>>,
     idle: Option<(Instant, Entry)>,
+    /// The teammate was in a turn when asked, and that turn has not ended yet.
+    earlier_turn: bool,
     /// The end, once there is one.
     pub outcome: Option<Outcome>,
     /// What was seen along the way, for progress lines (drained by the caller).
@@ -89,6 +91,7 @@ impl Question {
             taken_instant: None,
             answered_at: None,
             idle: None,
+            earlier_turn: crate::wait::mid_turn(watch, to),
             outcome: None,
             notes: Vec::new(),
         }
@@ -163,7 +166,6 @@ impl Question {
             self.taken_instant = Some(at);
             self.notes.push(format!("{} took the question", self.to));
         }
-        let taken = self.taken_at.is_some();
         for ev in &changes.events {
             let Some(msg) = ev.message.as_ref() else {
                 if ev.event == "member_updated"
@@ -185,22 +187,32 @@ impl Question {
             let eid = ev.id.clone().unwrap_or_default();
             let kind = frame_type(msg);
             if ev.to.as_deref() == Some(self.asker.as_str()) && self.is_candidate(msg) {
-                if !taken {
+                if self.excluded.contains(&eid) {
+                    continue;
+                }
+                if self.earlier_turn {
                     self.notes.push(format!(
-                        "{} wrote to {} before taking the question (not the answer): {}",
+                        "{} wrote to {} in the turn it was in when asked (not the answer): {}",
                         self.to,
                         self.asker,
                         first_line(msg.get("text").and_then(Value::as_str).unwrap_or(""), 60)
                     ));
                     self.excluded.insert(eid);
-                } else if !self.excluded.contains(&eid) {
-                    self.answered_at = Some(now);
-                    self.outcome = Some(Outcome::Answered(msg.clone()));
-                    return;
+                    continue;
                 }
-                continue;
+                self.answered_at = Some(now);
+                self.outcome = Some(Outcome::Answered(msg.clone()));
+                return;
             }
             if kind.as_deref() == Some("idle_notification") {
+                if self.earlier_turn {
+                    self.earlier_turn = false;
+                    self.notes.push(format!(
+                        "{} finished the turn it was in when asked",
+                        self.to
+                    ));
+                    continue;
+                }
                 self.notes.push(format!(
                     "{} is idle ({}); waiting {} ms for a new turn",
                     self.to,

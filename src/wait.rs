@@ -277,6 +277,45 @@ fn is_active(watch: &Watch, name: &str) -> Option<bool> {
     member_entry(watch, name)?.get("isActive")?.as_bool()
 }
 
+/// Whether `name` is in the middle of a turn, as far as the files show (no history), on
+/// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
+/// land just after the turn's `idle_notification`): before its first `idle_notification`,
+/// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
+/// its inbox more than a second later. Without such evidence it is not.
+pub fn mid_turn(watch: &Watch, name: &str) -> bool {
+    let stamp = |e: &Entry| {
+        e.get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc))
+    };
+    let mine = || {
+        watch
+            .inboxes()
+            .values()
+            .flatten()
+            .filter(move |e| from_of(e) == Some(name))
+    };
+    let last_idle = mine()
+        .filter(|e| frame_type(e).as_deref() == Some("idle_notification"))
+        .filter_map(stamp)
+        .max();
+    let Some(last_idle) = last_idle else {
+        return is_active(watch, name) == Some(true);
+    };
+    let wrote_since = mine()
+        .filter(|e| frame_type(e).is_none())
+        .filter_map(stamp)
+        .any(|t| t > last_idle);
+    let drained = MemberName::parse(name)
+        .ok()
+        .filter(|_| watch.inbox(name).is_some())
+        .and_then(|m| fs::metadata(watch.team().inbox_path(&m)).ok())
+        .and_then(|m| m.modified().ok())
+        .map(DateTime::<Utc>::from);
+    wrote_since || drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1))
+}
+
 /// A member's turn from the files alone (no history): see the module docs.
 fn initial_turn(watch: &Watch, name: &str) -> Turn {
     let pending = unread(watch, name);
@@ -317,7 +356,9 @@ fn initial_turn(watch: &Watch, name: &str) -> Turn {
     let active = is_active(watch, name);
     match newest {
         Some((at, Some(kind))) if kind == "idle_notification" => {
-            if drained.is_some_and(|d| d > at) {
+            // The real client writes the take of what it read after the turn it started can
+            // already have ended, so a drain just after the notification is that same turn's.
+            if drained.is_some_and(|d| d > at + chrono::Duration::seconds(1)) {
                 Turn::Busy("it took its inbox after its last idle_notification".into())
             } else if active == Some(true) && config_written.is_some_and(|c| c > at) {
                 Turn::Busy("isActive turned true after its last idle_notification".into())

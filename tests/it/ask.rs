@@ -173,39 +173,68 @@ fn finish(child: Child) -> (i32, String, String) {
 }
 
 #[test]
-fn the_answer_is_the_first_message_after_the_take_never_an_older_one() {
+fn a_report_from_the_turn_it_was_in_is_not_the_answer_nor_an_older_one() {
     let env = TestEnv::new();
     led_team(&env);
     write_as(&env, "alice", "team-lead", "an old report");
+    // alice is still in her first turn (on her brief): isActive true, no idle_notification yet.
+    set_active(&env, "alice", true);
     let mut child = spawn_ask(&env, &["alice", "What is 6 x 7?"]);
     let progress = Lines::of(child.stderr.take().unwrap());
-    take_after_an_early_report(&env, &progress);
-    let (code, stdout, _) = finish(child);
-    let stderr = progress.all();
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout, "42\n");
-}
-
-/// While the question waits, alice writes a report about something else; then she takes the
-/// question and answers.
-fn take_after_an_early_report(env: &TestEnv, progress: &Lines) {
     let path = env.inbox("t", "alice");
     assert!(wait_until(Duration::from_secs(20), || {
         read_entries(&path)
             .iter()
             .any(|e| e["text"] == "What is 6 x 7?")
     }));
-    write_as(env, "alice", "team-lead", "report on the brief");
-    // The take must come after `ask` saw that report (it says so on stderr).
+    // Her brief's report lands after the question: it answers the brief, not the question.
+    write_as(&env, "alice", "team-lead", "report on the brief");
+    let seen = |what: &str| wait_until(Duration::from_secs(20), || progress.text().contains(what));
     assert!(
-        wait_until(Duration::from_secs(20), || progress.text().contains(
-            "before taking the question (not the answer): report on the brief"
-        )),
+        seen("in the turn it was in when asked (not the answer): report on the brief"),
         "{}",
         progress.text()
     );
-    take(env, "alice", "6 x 7");
-    write_as(env, "alice", "team-lead", "42");
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    assert!(
+        seen("finished the turn it was in when asked"),
+        "{}",
+        progress.text()
+    );
+    take(&env, "alice", "6 x 7");
+    write_as(&env, "alice", "team-lead", "42");
+    let (code, stdout, _) = finish(child);
+    let stderr = progress.all();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "42\n");
+}
+
+#[test]
+fn an_answer_that_lands_before_the_take_counts() {
+    // The real client submits what it read to the model before its take of it lands.
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "quick?"]);
+    let path = env.inbox("t", "alice");
+    assert!(wait_until(Duration::from_secs(20), || {
+        read_entries(&path).iter().any(|e| e["text"] == "quick?")
+    }));
+    write_as(&env, "alice", "team-lead", "quick answer");
+    take(&env, "alice", "quick?");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!((code, stdout.as_str()), (0, "quick answer\n"), "{stderr}");
+}
+
+/// Sets `isActive` of `member` in the team's config.json (no teamctl running on it yet).
+fn set_active(env: &TestEnv, member: &str, active: bool) {
+    let path = env.root.join("teams/t/config.json");
+    let mut cfg: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    for m in cfg["members"].as_array_mut().unwrap() {
+        if m["name"] == member {
+            m["isActive"] = Value::Bool(active);
+        }
+    }
+    fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
 }
 
 #[test]
