@@ -15,7 +15,9 @@
 //!   make it busy. The newest event decides, not the current `isActive`: Claude Code drops a
 //!   config write whose lock it cannot get within 0.65 s, so `isActive: true` can outlive the
 //!   turn. At the start, with no history, the newest of its entries (by timestamp), its inbox's
-//!   last drain and `config.json`'s last write (the files' mtimes) decide, as `status` does, and
+//!   last drain (one within a second of its `idle_notification` is that turn's own take, which
+//!   the real client writes after the turn can have ended) and `config.json`'s last write (the
+//!   files' mtimes) decide, as `status` does, and
 //!   `isActive: false` counts as idle when no `idle_notification` of it is left (a Claude Code
 //!   lead consumes them).
 
