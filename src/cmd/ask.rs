@@ -194,6 +194,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         )));
     }
     if let Some(to) = &to {
+        if to == &asker {
+            return Err(usage(format!(
+                "cannot ask '{to}' as '{asker}': that is asking yourself; use --from NAME"
+            )));
+        }
         team.check_recipient(to, false)?;
     }
 

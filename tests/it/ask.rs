@@ -487,6 +487,11 @@ fn usage_errors() {
         .args(["ask", "--all", "alice", "hi?"])
         .assert()
         .code(2);
+    env.cmd()
+        .args(["ask", "alice", "hi?", "--from", "alice"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("asking yourself"));
 }
 
 #[test]
