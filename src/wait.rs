@@ -283,7 +283,8 @@ fn is_active(watch: &Watch, name: &str) -> Option<bool> {
 /// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
 /// land just after the turn's `idle_notification`): before its first `idle_notification`,
 /// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
-/// its inbox more than a second later. Without such evidence it is not.
+/// its inbox more than a second later (its inbox now without unread entries, so the file's
+/// last change was a take). Without such evidence it is not.
 pub fn mid_turn(watch: &Watch, name: &str) -> bool {
     let stamp = |e: &Entry| {
         e.get("timestamp")
@@ -315,7 +316,10 @@ pub fn mid_turn(watch: &Watch, name: &str) -> bool {
         .and_then(|m| fs::metadata(watch.team().inbox_path(&m)).ok())
         .and_then(|m| m.modified().ok())
         .map(DateTime::<Utc>::from);
-    wrote_since || drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1))
+    // With unread entries the file's mtime is more likely a write than a take.
+    wrote_since
+        || (unread(watch, name) == 0
+            && drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1)))
 }
 
 /// A member's turn from the files alone (no history): see the module docs.

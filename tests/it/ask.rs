@@ -522,3 +522,30 @@ fn asking_again_with_the_same_key_finds_the_first_answer() {
         .stderr(predicate::str::contains("was already asked this"));
     assert_eq!(fs::read(env.inbox("t", "alice")).unwrap(), before);
 }
+
+#[test]
+fn work_waiting_in_its_inbox_is_no_turn_in_progress() {
+    let env = TestEnv::new();
+    led_team(&env);
+    // alice's last turn ended an hour ago; then work was written for her, not yet taken.
+    let hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);
+    write_stamped(
+        &open(&env),
+        "alice",
+        "team-lead",
+        &idle_frame("alice"),
+        hour_ago,
+    );
+    write_as(&env, "team-lead", "alice", "next task for you");
+    let child = spawn_ask(&env, &["alice", "and a question?", "--timeout", "10s"]);
+    // She takes both in one poll and answers in that turn.
+    take(&env, "alice", "and a question?");
+    take(&env, "alice", "next task for you");
+    write_as(&env, "alice", "team-lead", "done, and the answer is yes");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "done, and the answer is yes\n"),
+        "{stderr}"
+    );
+}
