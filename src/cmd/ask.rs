@@ -32,11 +32,11 @@ use crate::output::warn;
 /// exactly as written when stdout is not a terminal (or with --raw); on a terminal its control
 /// characters are shown as escapes.
 ///
-/// The answer is the first plain message from MEMBER that lands in your inbox after MEMBER took
-/// the question (it left MEMBER's inbox, or was marked read): what MEMBER wrote before taking
-/// it answers something else. Outcomes: answered (exit 0); MEMBER went idle without answering
-/// (an idle_notification after it took the question and no answer: exit 5, saying what the
-/// notification says); MEMBER is gone (shut down, left config.json, or its recorded tmux pane
+/// The answer is the first plain message from MEMBER that lands in your inbox after the question
+/// was written, and not in the turn MEMBER was in when it arrived: what MEMBER writes until that
+/// turn ends (its idle_notification) answers something else, say its brief. Outcomes: answered
+/// (exit 0); MEMBER went idle without answering (its turn on the question ended, the question
+/// taken, and no answer: exit 5, saying what the idle_notification says); MEMBER is gone (shut down, left config.json, or its recorded tmux pane
 /// or process died: exit 1 at once); --timeout passed (exit 3, saying whether the question still
 /// waits in MEMBER's inbox or was taken).
 ///
