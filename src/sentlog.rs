@@ -77,17 +77,7 @@ impl SentLog {
     /// I/O errors, naming the log; a log file that is a symlink.
     pub fn record(&self, sent: &Sent) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
-        if let Some(dir) = self.path.parent() {
-            // The parents as the user's umask makes them; the log's own folder private.
-            if let Some(parent) = dir.parent() {
-                fs::create_dir_all(parent).with_context(context)?;
-            }
-            match DirBuilder::new().mode(0o700).create(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e).with_context(context),
-            }
-        }
+        self.make_dir().with_context(context)?;
         for path in [&self.path, &self.rotated()] {
             if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
                 bail!(
@@ -133,16 +123,7 @@ impl SentLog {
     pub fn lock_answers(&self) -> Result<File> {
         let path = self.path.with_file_name("answers.lock");
         let context = || format!("could not lock {}", path.display());
-        if let Some(dir) = path.parent() {
-            if let Some(parent) = dir.parent() {
-                fs::create_dir_all(parent).with_context(context)?;
-            }
-            match DirBuilder::new().mode(0o700).create(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e).with_context(context),
-            }
-        }
+        self.make_dir().with_context(context)?;
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -152,6 +133,21 @@ impl SentLog {
             .with_context(context)?;
         f.lock().with_context(context)?;
         Ok(f)
+    }
+
+    /// Creates the log's folder when missing: its parents as the user's umask makes them, the
+    /// folder itself private (0700).
+    fn make_dir(&self) -> io::Result<()> {
+        let Some(dir) = self.path.parent() else {
+            return Ok(());
+        };
+        if let Some(parent) = dir.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        match DirBuilder::new().mode(0o700).create(dir) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// Tightens the open log `f`, the rotated generation and the folder to 0600 / 0700 where

@@ -279,6 +279,17 @@ fn is_active(watch: &Watch, name: &str) -> Option<bool> {
     member_entry(watch, name)?.get("isActive")?.as_bool()
 }
 
+fn mtime(path: &std::path::Path) -> Option<DateTime<Utc>> {
+    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(modified.into())
+}
+
+/// When `name`'s inbox file last changed (with no unread entry in it: when it was drained).
+fn inbox_written(watch: &Watch, name: &str) -> Option<DateTime<Utc>> {
+    watch.inbox(name)?;
+    mtime(&watch.team().inbox_path(&MemberName::parse(name).ok()?))
+}
+
 /// Whether `name` is in the middle of a turn, as far as the files show (no history), on
 /// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
 /// land just after the turn's `idle_notification`): before its first `idle_notification`,
@@ -310,12 +321,7 @@ pub fn mid_turn(watch: &Watch, name: &str) -> bool {
         .filter(|e| frame_type(e).is_none())
         .filter_map(stamp)
         .any(|t| t > last_idle);
-    let drained = MemberName::parse(name)
-        .ok()
-        .filter(|_| watch.inbox(name).is_some())
-        .and_then(|m| fs::metadata(watch.team().inbox_path(&m)).ok())
-        .and_then(|m| m.modified().ok())
-        .map(DateTime::<Utc>::from);
+    let drained = inbox_written(watch, name);
     // With unread entries the file's mtime is more likely a write than a take.
     wrote_since
         || (unread(watch, name) == 0
@@ -348,16 +354,7 @@ fn initial_turn(watch: &Watch, name: &str) -> Turn {
             newest = Some((at, kind));
         }
     }
-    let mtime = |path: &std::path::Path| {
-        fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .map(DateTime::<Utc>::from)
-    };
-    let drained = MemberName::parse(name)
-        .ok()
-        .filter(|_| watch.inbox(name).is_some())
-        .and_then(|m| mtime(&watch.team().inbox_path(&m)));
+    let drained = inbox_written(watch, name);
     let config_written = mtime(&watch.team().layout.config_path(&watch.team().name));
     let active = is_active(watch, name);
     match newest {

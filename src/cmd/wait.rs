@@ -246,7 +246,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         {
             r.step_reopened(ctx, watch.team())?;
         }
-        if last_probe.elapsed() >= LIVENESS_EVERY || !changes.events.is_empty() {
+        // Pane and process deaths leave no trace in the files: a clock, not every change
+        // (asking tmux costs a process), finds them.
+        if last_probe.elapsed() >= LIVENESS_EVERY {
             live = liveness(&watch);
             last_probe = Instant::now();
         }
