@@ -227,14 +227,13 @@ fn an_answer_that_lands_before_the_take_counts() {
 
 /// Sets `isActive` of `member` in the team's config.json (no teamctl running on it yet).
 fn set_active(env: &TestEnv, member: &str, active: bool) {
-    let path = env.root.join("teams/t/config.json");
-    let mut cfg: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
-    for m in cfg["members"].as_array_mut().unwrap() {
-        if m["name"] == member {
-            m["isActive"] = Value::Bool(active);
+    env.edit_config("t", |cfg| {
+        for m in cfg["members"].as_array_mut().unwrap() {
+            if m["name"] == member {
+                m["isActive"] = Value::Bool(active);
+            }
         }
-    }
-    fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    });
 }
 
 #[test]

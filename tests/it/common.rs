@@ -72,6 +72,22 @@ impl TestEnv {
         .unwrap();
     }
 
+    /// Rewrites `team`'s config.json through `edit` (no teamctl runs on it at the time).
+    pub fn edit_config(&self, team: &str, edit: impl FnOnce(&mut Value)) {
+        let path = self.root.join("teams").join(team).join("config.json");
+        let mut cfg: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        edit(&mut cfg);
+        fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    }
+
+    /// Marks `team` as one teamctl leads, with the key `teamctl create --launch none` writes.
+    pub fn lead_by_teamctl(&self, team: &str) {
+        self.edit_config(team, |cfg| {
+            cfg["teamctl"] =
+                serde_json::json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
+        });
+    }
+
     pub fn inbox(&self, team: &str, member: &str) -> PathBuf {
         self.root
             .join("teams")
@@ -111,6 +127,43 @@ impl TestEnv {
             .env("TMUX_TMPDIR", self.dir.path())
             .env_remove("TMUX")
             .current_dir(self.dir.path());
+    }
+}
+
+/// A child printing JSON Lines on stdout, read on a thread so every wait has a deadline.
+pub struct JsonLines {
+    pub child: std::process::Child,
+    pub lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl JsonLines {
+    /// Starts `cmd` with its stdout piped (stderr inherited).
+    pub fn spawn(mut cmd: std::process::Command) -> JsonLines {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        JsonLines { child, lines }
+    }
+
+    /// The next line, within 30 s.
+    pub fn next(&self) -> Value {
+        self.lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an event within 30 s")
     }
 }
 

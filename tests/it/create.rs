@@ -33,6 +33,19 @@ pub fn tmux_installed() -> bool {
 }
 
 /// Kills the test's private tmux server (TMUX_TMPDIR is the test's temp dir) when dropped.
+/// Whether the test's private tmux server (TMUX_TMPDIR is the test's temp dir) has a session
+/// with exactly this name.
+pub fn tmux_has_session(env: &TestEnv, name: &str) -> bool {
+    Command::new("tmux")
+        .args(["has-session", "-t", &format!("={name}")])
+        .env("TMUX_TMPDIR", env.dir.path())
+        .env_remove("TMUX")
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
 pub struct TmuxServer(pub PathBuf);
 
 impl Drop for TmuxServer {
@@ -539,14 +552,7 @@ fn a_teammate_that_exits_at_once_fails_with_its_pane_tail() {
     );
     assert!(reason.contains("fatal: no API key configured"), "{reason}");
     // The session is gone, the files stay for inspection.
-    let ls = Command::new("tmux")
-        .args(["has-session", "-t", "=teamctl-bad"])
-        .env("TMUX_TMPDIR", env.dir.path())
-        .env_remove("TMUX")
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!ls.success());
+    assert!(!tmux_has_session(&env, "teamctl-bad"));
     assert!(env.root.join("teams/bad/config.json").exists());
 }
 

@@ -1,24 +1,12 @@
 //! `teamctl delete`: shutdown requests, the wait, the tmux session and the folders.
 
 use std::fs;
-use std::process::{Command, Stdio};
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, json as parse, keys};
-use crate::create::{TmuxServer, fake_claude, tmux_installed};
-
-fn has_session(env: &TestEnv, name: &str) -> bool {
-    Command::new("tmux")
-        .args(["has-session", "-t", &format!("={name}")])
-        .env("TMUX_TMPDIR", env.dir.path())
-        .env_remove("TMUX")
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success()
-}
+use crate::create::{TmuxServer, fake_claude, tmux_has_session, tmux_installed};
 
 #[test]
 fn running_teammates_approve_and_everything_is_removed() {
@@ -32,7 +20,7 @@ fn running_teammates_approve_and_everything_is_removed() {
         .env("TEAMCTL_CLAUDE_BIN", fake_claude())
         .assert()
         .success();
-    assert!(has_session(&env, "teamctl-gone"));
+    assert!(tmux_has_session(&env, "teamctl-gone"));
     let out = env
         .cmd()
         .args(["--json", "delete", "gone", "--timeout", "20s"])
@@ -64,7 +52,7 @@ fn running_teammates_approve_and_everything_is_removed() {
             env.root.join("tasks/gone").display().to_string()
         ])
     );
-    assert!(!has_session(&env, "teamctl-gone"));
+    assert!(!tmux_has_session(&env, "teamctl-gone"));
     assert!(!env.root.join("teams/gone").exists());
     assert!(!env.root.join("tasks/gone").exists());
     // Nothing left behind, not even the renamed folders.
@@ -101,7 +89,7 @@ fn a_teammate_that_ignores_the_request_times_out_and_is_killed() {
         .stdout(predicate::str::contains("alice: timeout"))
         .stdout(predicate::str::contains("killed tmux session teamctl-deaf"))
         .stdout(predicate::str::contains("deleted team deaf"));
-    assert!(!has_session(&env, "teamctl-deaf"));
+    assert!(!tmux_has_session(&env, "teamctl-deaf"));
     assert!(!env.root.join("teams/deaf").exists());
 }
 

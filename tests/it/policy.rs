@@ -1,16 +1,14 @@
 //! `teamctl approve --policy` (once, `--follow`, `--dry-run`) on handwritten request frames.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, json_lines, keys, read_entries, run_json, wait_until};
+use crate::common::{JsonLines, TestEnv, json_lines, keys, read_entries, run_json, wait_until};
 
 const DECISION_KEYS: [&str; 23] = [
     "answer",
@@ -60,12 +58,7 @@ fn fixture(requests: &[(&str, String)]) -> TestEnv {
         "alpha",
         &[("worker", Some("blue")), ("reviewer", Some("green"))],
     );
-    // Led by teamctl, as `teamctl create` makes it.
-    let cfg_path = env.root.join("teams/alpha/config.json");
-    let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
-    cfg["teamctl"] =
-        json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
-    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    env.lead_by_teamctl("alpha");
     let lead: Vec<Value> = requests
         .iter()
         .enumerate()
@@ -497,40 +490,11 @@ fn concurrent_runs_answer_each_request_once() {
     assert_eq!(written, n, "exactly n decisions reported as written");
 }
 
-/// A running `approve --follow --json`, read line by line on a thread.
-struct Follower {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-}
-
-impl Follower {
-    fn start(env: &TestEnv, args: &[&str]) -> Follower {
-        let mut child = env
-            .std_cmd()
-            .args(["approve", "--follow", "--json"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
-        Follower { child, lines }
-    }
-
-    fn next(&self) -> Value {
-        self.lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("an event within 30 s")
-    }
+/// A running `approve --follow --json`.
+fn follow(env: &TestEnv, args: &[&str]) -> JsonLines {
+    let mut cmd = env.std_cmd();
+    cmd.args(["approve", "--follow", "--json"]).args(args);
+    JsonLines::spawn(cmd)
 }
 
 /// Appends a request to the lead's inbox, as a teammate does.
@@ -575,7 +539,7 @@ fn remove_team(env: &TestEnv) {
 fn follow_answers_existing_then_new_requests_until_the_team_is_gone() {
     let env = standard();
     let policy = write_policy(&env, POLICY);
-    let f = Follower::start(&env, &["--policy", &policy, "--timeout", "60s"]);
+    let f = follow(&env, &["--policy", &policy, "--timeout", "60s"]);
     let first: Vec<String> = (0..6)
         .map(|_| f.next()["request_id"].as_str().unwrap().to_string())
         .collect();
@@ -650,11 +614,11 @@ fn follow_stops_at_the_timeout_with_exit_0() {
 fn two_followers_never_double_answer() {
     let env = fixture(&[]);
     let policy = write_policy(&env, POLICY);
-    let a = Follower::start(
+    let a = follow(
         &env,
         &["--policy", &policy, "--timeout", "60s", "--poll", "20"],
     );
-    let b = Follower::start(&env, &["--policy", &policy, "--timeout", "60s"]);
+    let b = follow(&env, &["--policy", &policy, "--timeout", "60s"]);
     let n = 8;
     for i in 0..n {
         append_request(
@@ -729,7 +693,7 @@ fn plan_approval_waits_for_the_teammate_to_go_idle() {
         .stderr(predicate::str::contains(
             "waiting plan_approval-1795946280000@worker@alpha from worker: plan /w/plan.md: answered (approve) once worker reports idle",
         ));
-    let f = Follower::start(&env, &["--policy", &policy, "--timeout", "60s"]);
+    let f = follow(&env, &["--policy", &policy, "--timeout", "60s"]);
     assert_eq!(f.next()["deferred"], true);
     // An idle notification from another teammate does not count; the worker's does.
     append_request(
@@ -883,7 +847,7 @@ fn follow_retries_an_answer_it_could_not_write() {
     let lock = env.inbox("alpha", "worker").with_extension("json.lock");
     fs::create_dir(&lock).unwrap();
     let policy = write_policy(&env, POLICY);
-    let f = Follower::start(
+    let f = follow(
         &env,
         &[
             "--policy",

@@ -25,11 +25,7 @@ fn fixture() -> TestEnv {
         "alpha",
         &[("worker", Some("blue")), ("reviewer", Some("green"))],
     );
-    let cfg_path = env.root.join("teams/alpha/config.json");
-    let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
-    cfg["teamctl"] =
-        json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
-    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    env.lead_by_teamctl("alpha");
     let lead = json!([
         entry("worker", PERM, "2026-11-29T09:59:00.000Z"),
         entry("worker", PLAN, "2026-11-29T09:58:00.000Z"),

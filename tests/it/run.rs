@@ -12,7 +12,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, json as parse, json_lines, keys, wait_until};
-use crate::create::{TmuxServer, tmux_installed};
+use crate::create::{TmuxServer, tmux_has_session, tmux_installed};
 
 /// A stub lead: answers --version, forms `session-<8hex>` from --session-id with this
 /// process as leadProcess, adds an in-process teammate `worker` whose own transcript shows an
@@ -71,17 +71,6 @@ fn run_cmd(env: &TestEnv, bin: &Path) -> assert_cmd::Command {
         .env_remove("IS_SANDBOX")
         .arg("run");
     c
-}
-
-fn tmux_has(env: &TestEnv, session: &str) -> bool {
-    Command::new("tmux")
-        .args(["has-session", "-t", &format!("={session}")])
-        .env("TMUX_TMPDIR", env.dir.path())
-        .env_remove("TMUX")
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success()
 }
 
 #[test]
@@ -194,7 +183,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     );
     // Cleaned up: the lead ended (and removed its team), the tmux session is gone.
     assert!(!env.root.join("teams").join(&team).exists());
-    assert!(!tmux_has(&env, "teamctl-run-default"));
+    assert!(!tmux_has_session(&env, "teamctl-run-default"));
 }
 
 #[test]
@@ -324,7 +313,7 @@ fn a_dialog_on_the_leads_screen_fails_fast_and_is_named() {
         "{reason}"
     );
     assert!(r["elapsed_ms"].as_u64().unwrap() < 30_000);
-    assert!(!tmux_has(&env, "teamctl-run-default"));
+    assert!(!tmux_has_session(&env, "teamctl-run-default"));
 }
 
 #[test]
@@ -359,7 +348,7 @@ fn a_lead_that_never_forms_a_team_times_out_with_its_pane() {
     );
     assert!(reason.contains("waiting for login..."), "{reason}");
     assert_eq!(r["result_source"], "pane");
-    assert!(!tmux_has(&env, "teamctl-run-stuck"));
+    assert!(!tmux_has_session(&env, "teamctl-run-stuck"));
 }
 
 #[test]
@@ -382,7 +371,7 @@ fn a_lead_that_exits_early_fails_with_its_last_lines() {
         .stderr(predicate::str::contains("failed: the lead exited"))
         .stderr(predicate::str::contains("fatal: invalid API key"))
         .stderr(predicate::str::contains("error: run 'default' failed"));
-    assert!(!tmux_has(&env, "teamctl-run-default"));
+    assert!(!tmux_has_session(&env, "teamctl-run-default"));
 }
 
 #[test]
@@ -407,7 +396,7 @@ fn one_run_per_name_and_sigterm_cleans_up() {
         .stderr(Stdio::null());
     let mut child = first.spawn().unwrap();
     assert!(
-        wait_until(Duration::from_secs(20), || tmux_has(
+        wait_until(Duration::from_secs(20), || tmux_has_session(
             &env,
             "teamctl-run-busy"
         )),
@@ -428,7 +417,7 @@ fn one_run_per_name_and_sigterm_cleans_up() {
         .unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
-    assert!(!tmux_has(&env, "teamctl-run-busy"));
+    assert!(!tmux_has_session(&env, "teamctl-run-busy"));
 }
 
 #[test]
@@ -485,7 +474,7 @@ fn ctrl_c_ends_the_lead_and_exits_130() {
     assert_eq!(r["reason"], "interrupted by a signal");
     // The lead removed its team when it was ended; its session is gone.
     assert_eq!(fs::read_dir(&teams).unwrap().count(), 0);
-    assert!(!tmux_has(&env, "teamctl-run-int"));
+    assert!(!tmux_has_session(&env, "teamctl-run-int"));
 }
 
 #[test]
@@ -518,7 +507,7 @@ fn keep_leaves_the_lead_running_and_says_how_to_attach() {
         stderr.contains(&format!("teamctl --team {team} status")),
         "{stderr}"
     );
-    assert!(tmux_has(&env, "teamctl-run-kept"));
+    assert!(tmux_has_session(&env, "teamctl-run-kept"));
     assert!(
         env.root
             .join("teams")

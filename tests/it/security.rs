@@ -602,10 +602,7 @@ fn writing_as_the_lead_or_claude_code_is_refused_unless_forced() {
         .success();
 
     // In a team teamctl leads, team-lead is teamctl itself; `system` never is.
-    let cfg = env.root.join("teams/alpha/config.json");
-    let mut v: Value = serde_json::from_slice(&fs::read(&cfg).unwrap()).unwrap();
-    v["teamctl"] = json!({"leads": true});
-    fs::write(&cfg, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    env.edit_config("alpha", |v| v["teamctl"] = json!({"leads": true}));
     env.cmd()
         .args(["send", "alice", "hi", "--from", "team-lead"])
         .assert()

@@ -2,16 +2,12 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, keys, node_peer};
+use crate::common::{JsonLines, TestEnv, json, keys, node_peer};
 
 const EVENT_KEYS: [&str; 12] = [
     "at",
@@ -28,39 +24,19 @@ const EVENT_KEYS: [&str; 12] = [
     "to",
 ];
 
-/// A running `watch --json`, read line by line on a thread so every wait has a deadline.
-struct Watcher {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-}
+/// A running `watch --json`.
+struct Watcher(JsonLines);
 
 impl Watcher {
     fn start(env: &TestEnv, args: &[&str]) -> Watcher {
-        let mut child = env
-            .std_cmd()
-            .args(["watch", "--json", "--existing", "--timeout", "60s"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout: ChildStdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
-        Watcher { child, lines }
+        let mut cmd = env.std_cmd();
+        cmd.args(["watch", "--json", "--existing", "--timeout", "60s"])
+            .args(args);
+        Watcher(JsonLines::spawn(cmd))
     }
 
     fn next(&self) -> Value {
-        self.lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("an event within 30 s")
+        self.0.next()
     }
 
     fn take(&self, n: usize) -> Vec<Value> {
@@ -68,7 +44,7 @@ impl Watcher {
     }
 
     fn finish(mut self) -> std::process::ExitStatus {
-        self.child.wait().unwrap()
+        self.0.child.wait().unwrap()
     }
 }
 
