@@ -1,4 +1,4 @@
-//! The typed errors the command line branches on (they choose the exit code).
+//! The typed errors the command line branches on (the binary maps each to its exit code).
 //! Every other failure is an `anyhow::Error` with context and means exit code 1.
 
 use std::fmt;
@@ -29,18 +29,6 @@ pub enum Error {
         /// What did not match.
         reason: String,
     },
-}
-
-impl Error {
-    /// The process exit code the CLI uses for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Usage(_) => 2,
-            Error::LockTimeout { .. } | Error::Timeout(_) => 3,
-            Error::VerifyFailed { .. } => 4,
-            Error::Unanswered(_) => 5,
-        }
-    }
 }
 
 impl fmt::Display for Error {

@@ -1,22 +1,18 @@
 //! The `teamctl` binary: parse, dispatch, print the error once, map it to an exit code.
 
 mod cli;
-mod cmd;
-mod env;
-mod output;
-mod quick_exit;
-mod signals;
-mod term;
 
 use std::io;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
+use crate::cli::{output, quick_exit, signals};
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     signals::install();
-    let code = match cmd::run(&cli.global, cli.command, cli::Cli::command) {
+    let code = match cli::dispatch(&cli.global, cli.command, cli::Cli::command) {
         Ok(()) => 0,
         // A closed pipe (`teamctl inbox | head -1`) is how the reader says it has enough.
         Err(err)
@@ -29,9 +25,7 @@ fn main() -> ExitCode {
         }
         Err(err) => {
             output::error(&err);
-            err.chain()
-                .find_map(|e| e.downcast_ref::<teamctl::Error>())
-                .map_or(1, teamctl::Error::exit_code)
+            cli::exit_code(&err)
         }
     };
     // Interrupted: the locked write in progress was finished (or never started) and every lock

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
-use teamctl::lock::LockOptions;
-use teamctl::mailbox::{self, Mark, SendRequest, Team};
-use teamctl::paths::{Layout, MemberName, TeamName};
 use teamctl::store;
+use teamctl::store::lock::LockOptions;
+use teamctl::store::paths::{Layout, MemberName, TeamName};
+use teamctl::team::config::Team;
+use teamctl::team::mailbox::{self, Mark, SendRequest};
 
 use crate::common::{TestEnv, json as parse, keys, read_entries, wait_until};
 

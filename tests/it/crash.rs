@@ -101,7 +101,7 @@ fn check_inbox(inbox: &Path, acknowledged: &[String]) {
     }
     let bytes = fs::read(inbox).unwrap();
     assert!(
-        teamctl::format::canonical_inbox(&bytes).is_some(),
+        teamctl::store::format::canonical_inbox(&bytes).is_some(),
         "inbox is not a canonical JSON array of objects: {}",
         String::from_utf8_lossy(&bytes)
     );

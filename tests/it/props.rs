@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use teamctl::format::{canonical_inbox, render};
-use teamctl::lock::{LockOptions, lock_dir};
+use teamctl::store::format::{canonical_inbox, render};
+use teamctl::store::lock::{LockOptions, lock_dir};
 use teamctl::store::{self, Appended, Entry};
-use teamctl::tasks::{self, Patch, Task};
+use teamctl::team::tasks::{self, Patch, Task};
 
 /// A character that `inbox_bytes` turns into an escaped lone surrogate, which JavaScript
 /// writes (`JSON.stringify("\ud800")`) but no Rust string can hold.
@@ -154,7 +154,7 @@ fn check_append(before: &[u8], entry: &Entry) -> Result<bool, TestCaseError> {
     fs::write(&path, before).unwrap();
     // Compared with lone surrogates read as U+FFFD (the append never rewrites such an entry:
     // it splices or refuses).
-    let parse = |b: &[u8]| match teamctl::format::replace_lone_surrogates(b) {
+    let parse = |b: &[u8]| match teamctl::store::format::replace_lone_surrogates(b) {
         Some(lossy) => store::parse_inbox(&lossy, &path),
         None => store::parse_inbox(b, &path),
     };
@@ -168,7 +168,7 @@ fn check_append(before: &[u8], entry: &Entry) -> Result<bool, TestCaseError> {
             prop_assert_eq!(&after, &before.to_vec(), "refused ({:#}) but changed", e);
             // Refused: it does not parse, or it holds a lone surrogate teamctl cannot keep
             // through a re-render (only a canonical file is spliced without parsing).
-            let lone = teamctl::format::replace_lone_surrogates(before).is_some();
+            let lone = teamctl::store::format::replace_lone_surrogates(before).is_some();
             prop_assert!(
                 parsed_before.is_err() || (lone && canonical_inbox(before).is_none()),
                 "a valid inbox was refused: {:#}",
@@ -207,7 +207,7 @@ proptest! {
     #[test]
     fn valid_inboxes_are_always_appended(before in inbox_bytes(), entry in new_entry()) {
         let written = check_append(&before, &entry)?;
-        let lone = teamctl::format::replace_lone_surrogates(&before).is_some();
+        let lone = teamctl::store::format::replace_lone_surrogates(&before).is_some();
         prop_assert!(written || (lone && canonical_inbox(&before).is_none()));
     }
 

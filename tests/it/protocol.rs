@@ -134,7 +134,7 @@ fn approve_writes_the_bound_permission_response() {
     let sent = read_entries(&env.inbox("alpha", "worker")).pop().unwrap();
     assert_eq!(sent["from"], "team-lead");
     assert!(sent.get("summary").is_none());
-    let digest = teamctl::protocol::input_digest(
+    let digest = teamctl::team::protocol::input_digest(
         "Bash",
         &json!({"command":"echo hi > ran.txt","description":"Write the token"}),
     );
@@ -269,8 +269,13 @@ fn fake_teammate(env: &TestEnv, name: &'static str, approve: bool) -> thread::Jo
                 };
                 let e: teamctl::store::Entry = serde_json::from_value(json!({"from": name, "text": frame.to_string(),
                     "timestamp": "2026-11-29T10:00:01.000Z", "msgV": 1, "msg_id": format!("answer-{name}"), "type": "message", "read": false})).unwrap();
-                teamctl::store::append(&lead, &e, false, &teamctl::lock::LockOptions::default())
-                    .unwrap();
+                teamctl::store::append(
+                    &lead,
+                    &e,
+                    false,
+                    &teamctl::store::lock::LockOptions::default(),
+                )
+                .unwrap();
                 return;
             }
             thread::sleep(Duration::from_millis(10));

@@ -216,7 +216,7 @@ fn lead_process_liveness() {
     let cfg_path = env.root.join("teams/alpha/config.json");
     let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
     // This test process stands in for a running lead; a wrong start time means a reused pid.
-    let start = teamctl::status::proc_start(std::process::id()).unwrap();
+    let start = teamctl::host::proc::proc_start(std::process::id()).unwrap();
     cfg["leadProcess"] = json!({"pid": std::process::id(), "procStart": start});
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let out = env.cmd().args(["status", "--json"]).assert().success();

@@ -1,0 +1,81 @@
+//! What `approve` and `deny` share: the lead check, the answer, the output.
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use teamctl::error::usage;
+use teamctl::store::paths::MemberName;
+use teamctl::team::protocol::{self, Kind, Verdict};
+
+use crate::cli::context::Ctx;
+use crate::cli::term::escape_line as esc;
+
+#[derive(Serialize)]
+struct Json<'a> {
+    schema_version: u32,
+    team: &'a str,
+    request_id: &'a str,
+    kind: Kind,
+    to: &'a str,
+    inbox: String,
+    id: &'a str,
+    response: &'a Map<String, Value>,
+}
+
+/// Refuses to answer as `team-lead` in a team teamctl does not lead, unless forced (exit 2).
+pub(crate) fn check_lead(team: &teamctl::team::config::Team, force: bool) -> Result<()> {
+    if force || team.teamctl_leads() {
+        return Ok(());
+    }
+    let why = if protocol::led_by_claude_code(team) {
+        "it is led by a Claude Code session, and current Claude Code acts on protocol answers \
+         only from its own lead"
+    } else {
+        "it was not made by `teamctl create`, so its lead is someone else"
+    };
+    Err(usage(format!(
+        "refusing to answer as team-lead in team '{}': teamctl does not lead it ({why}); \
+         nothing was written (--force writes anyway)",
+        team.name
+    )))
+}
+
+pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool) -> Result<()> {
+    let lead = MemberName::parse(lead)?;
+    let team = ctx.team()?;
+    check_lead(&team, force)?;
+    let (request, frame, d) = protocol::answer(
+        &team,
+        &lead,
+        id,
+        &verdict,
+        ctx.now,
+        &ctx.lock,
+        ctx.sent_log.as_ref(),
+    )?;
+    if let Some(e) = &d.log_error {
+        crate::cli::output::warn(e);
+    }
+    if ctx.out.json {
+        return ctx.out.json(&Json {
+            schema_version: 1,
+            team: team.name.as_str(),
+            request_id: &request.request_id,
+            kind: request.kind,
+            to: &d.to,
+            inbox: d.inbox.display().to_string(),
+            id: &d.id,
+            response: &frame,
+        });
+    }
+    let what = match (&verdict, request.kind) {
+        (Verdict::Approve { .. }, _) => "approved",
+        (Verdict::Deny { .. }, _) => "denied",
+    };
+    ctx.out.line(&format!(
+        "{what} {} from {}: answer written to {}",
+        esc(&request.request_id),
+        esc(&request.from),
+        esc(&d.inbox.display().to_string())
+    ))
+}

@@ -1,0 +1,511 @@
+//! `teamctl ask`: send a teammate a question and wait for its answer.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use chrono::{DateTime, Utc};
+use clap::Args;
+use serde::Serialize;
+use teamctl::Error;
+use teamctl::error::usage;
+use teamctl::observe::wait::{
+    gone_reason, liveness, note_shutdown_events, shut_down_in, teammates,
+};
+use teamctl::observe::watch::Watch;
+use teamctl::ops::ask::{Outcome, Question};
+use teamctl::store::Entry;
+use teamctl::store::paths::MemberName;
+use teamctl::team::config::Team;
+use teamctl::team::mailbox::{self, Mark, SendRequest};
+use teamctl::team::model::MessageView;
+use teamctl::time::{iso_millis, parse_duration};
+
+use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::cmd::send::{message_text, sender};
+use crate::cli::context::Ctx;
+use crate::cli::env;
+use crate::cli::output::warn;
+
+/// Ask a teammate something and wait for its answer
+///
+/// Sends TEXT exactly as `send` does, then waits until MEMBER answers and prints the answer's
+/// text alone on stdout, so `answer=$(teamctl ask alice "...")` works. The answer is printed
+/// exactly as written when stdout is not a terminal (or with --raw); on a terminal its control
+/// characters are shown as escapes.
+///
+/// The answer is the first plain message from MEMBER that lands in your inbox after the question
+/// was written, and not in the turn MEMBER was in when it arrived: what MEMBER writes until that
+/// turn ends (its idle_notification) answers something else, say its brief. Outcomes: answered
+/// (exit 0); MEMBER went idle without answering (its turn on the question ended, the question
+/// taken, and no answer: exit 5, saying what the idle_notification says); MEMBER is gone (shut down, left config.json, or its recorded tmux pane
+/// or process died: exit 1 at once); --timeout passed (exit 3, saying whether the question still
+/// waits in MEMBER's inbox or was taken).
+///
+/// Refused before anything is written (exit 2): asking as an identity MEMBER cannot reply to
+/// (`user`, `team-lead` of a team a Claude Code session leads, a non-member without --join).
+///
+/// With --policy FILE, requests the teammates send their lead while `ask` waits (tool
+/// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
+/// --follow --policy` answers them (see `teamctl approve --help`): a teammate that must run a
+/// command to answer does not block the question. One line per decision on stderr (with --json,
+/// JSON Lines on stderr). Only in a team teamctl leads; a bad policy is exit 2, nothing sent.
+///
+/// With --json: {"schema_version":1,"team","to","as","question":{the entry sent},"outcome":
+/// "answered|idle|gone|timeout","reply":{as an entry of inbox --json}|null,"taken_at",
+/// "answered_at","waited_ms","detail"}. With --all: {"schema_version":1,"team","as","answers":
+/// {MEMBER: {"to","question","outcome","reply","taken_at","answered_at","waited_ms","detail"}},
+/// "waited_ms"}; exit 0 only if every teammate answered, else the worst outcome's code (gone 1,
+/// then timeout 3, then idle 5).
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  answer=$(teamctl ask alice \"Which files did you change?\")
+  teamctl ask --join --from ops bob \"Is the migration safe to run?\" --timeout 5m
+  git diff | teamctl ask alice --summary \"review this diff\"
+  teamctl ask --all \"Status report, one line please\" --json | jq '.answers[].reply.text'
+  teamctl ask alice \"Run the tests and report\" --policy ci-policy.json")]
+pub(crate) struct AskArgs {
+    /// The teammate to ask (with --all: omit it; the only argument is TEXT)
+    #[arg(value_name = "MEMBER")]
+    to: Option<String>,
+
+    /// The question; read from stdin when it is `-` or absent and stdin is not a terminal
+    #[arg(value_name = "TEXT")]
+    text: Option<String>,
+
+    /// Ask as NAME: the answer lands in NAME's inbox [default: team-lead in a team teamctl
+    /// leads, else user]
+    #[arg(long, value_name = "NAME", env = env::FROM)]
+    from: Option<String>,
+
+    /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
+    #[arg(long, value_name = "TEXT")]
+    summary: Option<String>,
+
+    /// Ask every teammate and wait for each
+    #[arg(long)]
+    all: bool,
+
+    /// Join the team first as --from, so teammates can answer you
+    #[arg(long)]
+    join: bool,
+
+    /// Make the question's id deterministic: asking again with the same key sends nothing and
+    /// waits for (or finds) the answer to the first question
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
+
+    /// Give up after this long (exit 3)
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    timeout: String,
+
+    /// Remove the answer from your inbox once it is printed [default: leave it there]
+    #[arg(long)]
+    consume: bool,
+
+    /// Print the answer exactly as written even to a terminal [default: exact when piped,
+    /// control characters shown as escapes on a terminal]
+    #[arg(long)]
+    raw: bool,
+
+    /// Poll every MS milliseconds instead of using file notifications
+    #[arg(long, value_name = "MS")]
+    poll: Option<u64>,
+
+    /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
+    /// --policy`; decisions on stderr)
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct AnswerJson<'a> {
+    to: &'a str,
+    question: Option<&'a Entry>,
+    outcome: &'static str,
+    reply: Option<MessageView>,
+    taken_at: Option<String>,
+    answered_at: Option<String>,
+    waited_ms: u64,
+    detail: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Single<'a> {
+    schema_version: u32,
+    team: &'a str,
+    #[serde(rename = "as")]
+    asker: &'a str,
+    #[serde(flatten)]
+    answer: AnswerJson<'a>,
+}
+
+#[derive(Serialize)]
+struct All<'a> {
+    schema_version: u32,
+    team: &'a str,
+    #[serde(rename = "as")]
+    asker: &'a str,
+    answers: BTreeMap<&'a str, AnswerJson<'a>>,
+    waited_ms: u64,
+}
+
+/// One question's state in this run.
+struct Asked {
+    q: Question,
+    question: Option<Entry>,
+    ended_ms: Option<u64>,
+}
+
+/// How often the liveness of panes and processes is checked while nothing changes.
+const LIVENESS_EVERY: Duration = Duration::from_millis(500);
+
+pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
+    let (to, text) = if args.all {
+        if args.text.is_some() {
+            return Err(usage("with --all, give only the question TEXT (no member)"));
+        }
+        (None, args.to)
+    } else {
+        let to = args
+            .to
+            .ok_or_else(|| usage("missing member: teamctl ask <MEMBER> [TEXT]"))?;
+        (Some(MemberName::parse(&to)?), args.text)
+    };
+    let text = message_text(text)?;
+    if mailbox::check_text(&text)?.is_some() {
+        return Err(usage(
+            "a question is plain text; send protocol frames with `teamctl send`",
+        ));
+    }
+    let timeout = parse_duration(&args.timeout)?;
+    // A bad policy is exit 2 before anything is sent.
+    let mut runner = args
+        .policy
+        .as_deref()
+        .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
+        .transpose()?;
+    if runner.is_some() {
+        // Before `sender`, which may write (--join).
+        crate::cli::answer::check_lead(&ctx.team()?, false)?;
+    }
+    let (team, asker) = sender(ctx, args.from.as_deref(), args.join, false)?;
+    if let Some(why) = mailbox::unreachable_reason(&team, asker.as_str()) {
+        return Err(usage(format!(
+            "cannot ask as '{asker}': nobody can answer it: {why}"
+        )));
+    }
+    if let Some(to) = &to {
+        if to == &asker {
+            return Err(usage(format!(
+                "cannot ask '{to}' as '{asker}': that is asking yourself; use --from NAME"
+            )));
+        }
+        team.check_recipient(to, false)?;
+    }
+
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let clock = || ctx.clock();
+    let poll = args.poll.map(Duration::from_millis);
+    let (mut watch, _) = Watch::new(team.clone(), None, clock());
+    let mut waker = watch.waker(poll);
+    let mut warnings = watch.rescan(clock()).warnings;
+    if let Some(r) = runner.as_mut() {
+        r.step_reopened(ctx, watch.team())?;
+    }
+    let recipients = match to {
+        Some(to) => vec![to],
+        None => {
+            let names = teammates(&watch, asker.as_str());
+            if names.is_empty() {
+                bail!("team '{}' has no teammates to ask", team.name);
+            }
+            names
+                .iter()
+                .map(|n| MemberName::parse(n))
+                .collect::<Result<Vec<_>>>()?
+        }
+    };
+    let mut shut = shut_down_in(&watch);
+    let mut live = liveness(&watch);
+    let mut last_probe = Instant::now();
+
+    let mut asked: Vec<Asked> = Vec::new();
+    let mut send_error = None;
+    for to in &recipients {
+        let mut q = Question::new(&watch, to.as_str(), asker.as_str());
+        if let Some(why) = gone_reason(&watch, to.as_str(), &shut, &live) {
+            if !args.all {
+                bail!("cannot ask {to}: {why} (nothing was sent)");
+            }
+            q.outcome = Some(Outcome::Gone(why));
+            asked.push(Asked {
+                q,
+                question: None,
+                ended_ms: Some(0),
+            });
+            continue;
+        }
+        let req = SendRequest {
+            to: to.clone(),
+            from: asker.clone(),
+            text: text.clone(),
+            summary: args.summary.clone(),
+            color: None,
+            force: false,
+            idempotency_key: args.idempotency_key.clone(),
+        };
+        let d = match mailbox::send(&team, &req, ctx.now, &ctx.lock, ctx.sent_log.as_ref()) {
+            Ok(d) => d,
+            Err(e) if args.all => {
+                warn(&format!("could not ask {to}: {e:#}"));
+                send_error.get_or_insert(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(e) = &d.log_error {
+            warn(e);
+        }
+        if !d.written {
+            crate::cli::output::hint(&format!(
+                "{to} was already asked this ({}): nothing sent, waiting for its answer",
+                d.id
+            ));
+        }
+        // Look at the teammate's inbox as it is after the write before anything else.
+        let synced = watch.reload_paths(std::slice::from_ref(&d.inbox), clock());
+        // A repeated question that already left the inbox is known only to the sent log.
+        let stamp = d
+            .entry
+            .as_ref()
+            .and_then(|e| e.get("timestamp"))
+            .and_then(|t| t.as_str().map(String::from))
+            .or_else(|| {
+                let log = ctx.sent_log.as_ref()?;
+                Some(log.find(team.name.as_str(), &d.id).ok()??.at)
+            });
+        q.sent(
+            &watch,
+            &d.id,
+            d.written,
+            stamp.as_deref(),
+            clock(),
+            Instant::now(),
+        );
+        q.observe(&synced, &watch, clock(), Instant::now());
+        asked.push(Asked {
+            q,
+            question: d.entry.clone(),
+            ended_ms: None,
+        });
+    }
+
+    loop {
+        let now_i = Instant::now();
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.tick(now_i);
+            if a.q.outcome.is_none()
+                && let Some(why) = gone_reason(&watch, &a.q.to, &shut, &live)
+            {
+                a.q.outcome = Some(Outcome::Gone(why));
+            }
+            if a.q.outcome.is_some() {
+                a.ended_ms = Some(started.elapsed().as_millis() as u64);
+            }
+        }
+        if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
+            break;
+        }
+        let mut wait = (deadline - now_i).min(LIVENESS_EVERY);
+        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
+            wait = wait.min(d.saturating_duration_since(now_i));
+        }
+        let changes = watch.next(&mut waker, wait, &clock);
+        warnings.extend(changes.warnings.iter().cloned());
+        if let Some(r) = runner.as_mut()
+            && (!changes.events.is_empty() || r.failed())
+        {
+            r.step_reopened(ctx, watch.team())?;
+        }
+        note_shutdown_events(&changes, &mut shut);
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.observe(&changes, &watch, clock(), Instant::now());
+            for n in a.q.notes.drain(..) {
+                progress(&n);
+            }
+        }
+        // Pane and process deaths leave no trace in the files: a clock, not every change
+        // (asking tmux costs a process), finds them.
+        if last_probe.elapsed() >= LIVENESS_EVERY {
+            live = liveness(&watch);
+            last_probe = Instant::now();
+        }
+    }
+    // The watch stays open to the end: see quick_exit.
+    std::mem::forget(waker);
+    crate::cli::quick_exit::arm();
+    for w in dedup(warnings) {
+        warn(&w);
+    }
+    let waited_ms = started.elapsed().as_millis() as u64;
+
+    let answers: Vec<AnswerJson> = asked
+        .iter()
+        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms))
+        .collect();
+    if ctx.out.json {
+        if args.all {
+            ctx.out.json(&All {
+                schema_version: 1,
+                team: team.name.as_str(),
+                asker: asker.as_str(),
+                answers: answers.into_iter().map(|a| (a.to, a)).collect(),
+                waited_ms,
+            })?;
+        } else if let Some(a) = answers.into_iter().next() {
+            ctx.out.json(&Single {
+                schema_version: 1,
+                team: team.name.as_str(),
+                asker: asker.as_str(),
+                answer: a,
+            })?;
+        }
+    } else if args.all {
+        let mut rows = vec![vec![
+            "MEMBER".to_string(),
+            "OUTCOME".to_string(),
+            "ANSWER".to_string(),
+        ]];
+        for a in &asked {
+            let (outcome, detail) = describe(&watch, a);
+            rows.push(vec![a.q.to.clone(), outcome.to_string(), detail]);
+        }
+        ctx.out.table(rows)?;
+    } else if let Some(Outcome::Answered(reply)) = asked.first().and_then(|a| a.q.outcome.as_ref())
+    {
+        let text = reply.get("text").and_then(|t| t.as_str()).unwrap_or("");
+        // The answer is data: exact when piped or with --raw, neutralised for a terminal.
+        let mut out = std::io::stdout().lock();
+        if args.raw || !out.is_terminal() {
+            writeln!(out, "{text}")?;
+        } else {
+            writeln!(out, "{}", crate::cli::term::escape_composed(text))?;
+        }
+        out.flush()?;
+    }
+
+    if args.consume {
+        let replies: Vec<Entry> = asked
+            .iter()
+            .filter_map(|a| match &a.q.outcome {
+                Some(Outcome::Answered(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect();
+        mailbox::mark(&team, &asker, &replies, Mark::Consume, &ctx.lock)?;
+    }
+
+    if let Some(e) = send_error {
+        return Err(e.context("not every teammate could be asked"));
+    }
+    // The worst outcome decides: gone, then timeout, then idle.
+    let mut gone = Vec::new();
+    let mut timed_out = Vec::new();
+    let mut idle = Vec::new();
+    for a in &asked {
+        match &a.q.outcome {
+            Some(Outcome::Answered(_)) => {}
+            Some(Outcome::Gone(why)) => gone.push(format!("{}: {why}", a.q.to)),
+            Some(Outcome::Idle(note)) => idle.push(format!(
+                "{} went idle without answering ({})",
+                a.q.to,
+                Question::idle_text(note)
+            )),
+            None => timed_out.push(timeout_text(&watch, a, &args.timeout)),
+        }
+    }
+    if !gone.is_empty() {
+        bail!("no answer: {}", gone.join("; "));
+    }
+    if !timed_out.is_empty() {
+        return Err(Error::Timeout(timed_out.join("; ")).into());
+    }
+    if !idle.is_empty() {
+        return Err(Error::Unanswered(idle.join("; ")).into());
+    }
+    Ok(())
+}
+
+/// A progress line on stderr (stdout carries only the answer).
+fn progress(msg: &str) {
+    eprintln!("ask: {}", crate::cli::term::escape_line(msg));
+}
+
+fn dedup(v: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    v.into_iter().filter(|w| seen.insert(w.clone())).collect()
+}
+
+fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {
+    if a.q.waiting(watch) {
+        format!(
+            "no answer from {} after {timeout}: the question still waits in its inbox",
+            a.q.to
+        )
+    } else {
+        format!(
+            "no answer from {} after {timeout}: it took the question but has not answered",
+            a.q.to
+        )
+    }
+}
+
+fn describe(watch: &Watch, a: &Asked) -> (&'static str, String) {
+    match &a.q.outcome {
+        Some(Outcome::Answered(e)) => (
+            "answered",
+            teamctl::team::model::first_line(
+                e.get("text").and_then(|t| t.as_str()).unwrap_or(""),
+                80,
+            ),
+        ),
+        Some(Outcome::Idle(note)) => ("idle", Question::idle_text(note)),
+        Some(Outcome::Gone(why)) => ("gone", why.clone()),
+        None if a.q.waiting(watch) => ("timeout", "the question still waits in its inbox".into()),
+        None => ("timeout", "took the question, no answer yet".into()),
+    }
+}
+
+fn answer_json<'a>(
+    watch: &Watch,
+    team: &Team,
+    a: &'a Asked,
+    asker: &str,
+    waited_ms: u64,
+) -> AnswerJson<'a> {
+    let iso = |t: Option<DateTime<Utc>>| t.map(iso_millis);
+    let (outcome, detail) = describe(watch, a);
+    let reply = match &a.q.outcome {
+        Some(Outcome::Answered(e)) => {
+            let inbox = MemberName::parse(asker)
+                .map(|m| team.inbox_path(&m).display().to_string())
+                .unwrap_or_default();
+            MessageView::from_entry(e, &inbox, asker).ok()
+        }
+        _ => None,
+    };
+    AnswerJson {
+        to: &a.q.to,
+        question: a.question.as_ref(),
+        outcome,
+        reply,
+        taken_at: iso(a.q.taken_at),
+        answered_at: iso(a.q.answered_at),
+        waited_ms: a.ended_ms.unwrap_or(waited_ms),
+        detail: (outcome != "answered").then_some(detail),
+    }
+}

@@ -1,0 +1,334 @@
+//! `teamctl create`: stand up a team that teamctl leads and start its teammates.
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use teamctl::error::usage;
+use teamctl::host::claude::{ClaudeInfo, PANE_ENV, PASSTHROUGH_ENV, Permission};
+use teamctl::host::resolve;
+use teamctl::ops::create::{
+    self, Launch, LaunchEnv, MemberOutcome, MemberSpec, Outcome, Spec, Step,
+};
+use teamctl::store::paths::{MemberName, TeamName};
+use teamctl::team::config::LEAD;
+use teamctl::time;
+
+use crate::cli::context::Ctx;
+use crate::cli::env;
+use crate::cli::term::{self, escape_line as esc};
+
+/// Create a team that teamctl leads, brief its teammates and start them
+///
+/// Steps, each printed as progress on stderr: validating (names, the claude binary, tmux, that
+/// the team does not exist: a folder without config.json is what a failed attempt left and is
+/// cleared), provisioning (config.json in Claude Code's shape with a "teamctl" key saying
+/// teamctl leads the team, tasks/<team>/, each teammate's inbox holding only its brief from
+/// team-lead), launching (one window per teammate in the detached tmux session teamctl-<team>,
+/// with the command line a Claude Code lead uses), waiting (until every teammate has taken its
+/// brief or sent an idle_notification to team-lead), then ready or failed.
+///
+/// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
+/// teammates' reports and `teamctl send` speaks as their lead.
+///
+/// Prints the result as key: value lines, one row per teammate. With --json: one line per step
+/// {"schema_version":1,"type":"progress","state","message"} then
+/// {"schema_version":1,"type":"result","team","state","reason","lead","lead_session_id",
+/// "config","members":[{"name","color","pane","state"}],"claude":{"path","found_by","version"},
+/// "tmux_session"}; state is ready, provisioned (--launch none) or failed (exit code 1).
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  teamctl create review-42 --member alice:\"Review the auth changes in PR 42\" \\
+      --member bob:\"Review the tests in PR 42\" --dangerously-skip-permissions
+  teamctl create nightly --member-file briefs.txt --timeout 5m --json | tail -1 | jq .state
+  teamctl create demo --member worker --brief-file worker:brief.md --launch none")]
+pub(crate) struct CreateArgs {
+    /// Team name: lowercase letters, digits and '-'
+    #[arg(value_name = "TEAM")]
+    name: String,
+
+    /// A teammate and its brief (the first message it gets); repeat for more. Colours follow
+    /// the order: --member entries, then --member-file lines
+    #[arg(long = "member", value_name = "NAME[:BRIEF]")]
+    members: Vec<String>,
+
+    /// Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)
+    #[arg(long, value_name = "FILE")]
+    member_file: Vec<PathBuf>,
+
+    /// Read a teammate's brief from a file
+    #[arg(long, value_name = "NAME:FILE")]
+    brief_file: Vec<String>,
+
+    /// The team's description in config.json
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+
+    /// The teammates' working directory [default: the current one]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    /// Model for every teammate (--model)
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+
+    /// Agent type for every teammate (--agent-type) [default in config.json: general-purpose]
+    #[arg(long, value_name = "TYPE")]
+    agent_type: Option<String>,
+
+    /// Permission mode passed to the teammates (--permission-mode)
+    #[arg(
+        long,
+        value_name = "MODE",
+        conflicts_with = "dangerously_skip_permissions"
+    )]
+    permission_mode: Option<String>,
+
+    /// Start the teammates with --dangerously-skip-permissions
+    #[arg(long)]
+    dangerously_skip_permissions: bool,
+
+    /// Start the teammates in tmux, or only provision the files
+    #[arg(long, value_enum, value_name = "HOW", default_value = "tmux")]
+    launch: LaunchArg,
+
+    /// How long to wait for every teammate to take its brief
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
+    timeout: String,
+
+    /// The claude binary [default: found on PATH and in the usual install places]
+    #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
+    claude_bin: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LaunchArg {
+    Tmux,
+    None,
+}
+
+#[derive(Serialize)]
+struct ProgressJson<'a> {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    state: Step,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct ResultJson<'a> {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    team: &'a str,
+    state: Step,
+    reason: Option<&'a str>,
+    lead: &'static str,
+    lead_session_id: &'a str,
+    config: String,
+    members: &'a [MemberOutcome],
+    claude: Option<&'a ClaudeInfo>,
+    tmux_session: Option<&'a str>,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
+    let team = TeamName::parse(&args.name)?;
+    time::parse_duration(&args.timeout)?;
+    let spec = spec(&args, team)?;
+    let launch = match spec.launch {
+        Launch::None => None,
+        Launch::Tmux => Some(launch_env(&args)?),
+    };
+    let out = ctx.out;
+    let mut progress = |state: Step, message: &str| {
+        if out.json {
+            // Progress is best effort: a closed stdout shows up at the result.
+            let _ = out.json(&ProgressJson {
+                schema_version: 1,
+                kind: "progress",
+                state,
+                message,
+            });
+        } else {
+            eprintln!("{}: {}", state.as_str(), term::escape_message(message));
+        }
+    };
+    let outcome = match create::create(
+        &ctx.layout,
+        &spec,
+        launch.as_ref(),
+        ctx.now,
+        &ctx.lock,
+        &mut progress,
+    ) {
+        Ok(o) => o,
+        Err(e) => {
+            if out.json {
+                progress(Step::Failed, &format!("{e:#}"));
+            }
+            return Err(e);
+        }
+    };
+    print(ctx, &spec, &outcome)?;
+    match outcome.state {
+        Step::Failed => Err(anyhow!(
+            "team '{}' failed: {}; its files are kept for inspection, remove them with \
+             `teamctl delete {}`",
+            spec.team,
+            outcome.reason.as_deref().unwrap_or("unknown reason"),
+            spec.team
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
+    let team = spec.team.as_str();
+    if ctx.out.json {
+        return ctx.out.json(&ResultJson {
+            schema_version: 1,
+            kind: "result",
+            team,
+            state: o.state,
+            reason: o.reason.as_deref(),
+            lead: LEAD,
+            lead_session_id: &o.lead_session_id,
+            config: ctx.layout.config_path(&spec.team).display().to_string(),
+            members: &o.members,
+            claude: o.claude.as_ref(),
+            tmux_session: o.tmux_session.as_deref(),
+        });
+    }
+    // A failure's reason goes to stderr once, with the error.
+    ctx.out
+        .line(&format!("created team {team} ({})", o.state.as_str()))?;
+    ctx.out.line(&format!(
+        "config: {}",
+        esc(&ctx.layout.config_path(&spec.team).display().to_string())
+    ))?;
+    ctx.out.line(&format!(
+        "lead: {LEAD} (your default identity in this team)"
+    ))?;
+    if let Some(c) = &o.claude {
+        ctx.out.line(&format!(
+            "claude: {} (found by {}, version {})",
+            esc(&c.path),
+            c.found_by.as_str(),
+            esc(c.version.as_deref().unwrap_or("unknown"))
+        ))?;
+    }
+    if let Some(s) = &o.tmux_session {
+        ctx.out.line(&format!("tmux_session: {}", esc(s)))?;
+    }
+    let mut rows = vec![vec![
+        "NAME".into(),
+        "COLOR".into(),
+        "PANE".into(),
+        "STATE".into(),
+    ]];
+    for m in &o.members {
+        let state = serde_json::to_value(m.state)?;
+        rows.push(vec![
+            m.name.clone(),
+            m.color.clone(),
+            m.pane.clone().unwrap_or_else(|| "-".into()),
+            state.as_str().unwrap_or("").to_string(),
+        ]);
+    }
+    ctx.out.table(rows)
+}
+
+fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
+    let mut members: Vec<(String, Option<String>)> = Vec::new();
+    for m in &args.members {
+        match m.split_once(':') {
+            Some((n, b)) => members.push((n.trim().to_string(), Some(b.trim().to_string()))),
+            None => members.push((m.trim().to_string(), None)),
+        }
+    }
+    for file in &args.member_file {
+        let text = fs::read_to_string(file)
+            .with_context(|| format!("could not read {}", file.display()))?;
+        let parsed = create::parse_member_lines(&text)
+            .with_context(|| format!("in --member-file {}", file.display()))?;
+        members.extend(parsed.into_iter().map(|(n, b)| (n, Some(b))));
+    }
+    for bf in &args.brief_file {
+        let (n, f) = bf
+            .split_once(':')
+            .ok_or_else(|| usage(format!("--brief-file {bf}: expected NAME:FILE")))?;
+        let text =
+            fs::read_to_string(f).with_context(|| format!("could not read brief file {f}"))?;
+        let text = text.trim_end_matches(['\n', '\r']).to_string();
+        match members.iter_mut().find(|(name, _)| name == n) {
+            Some((_, brief @ None)) => *brief = Some(text),
+            Some(_) => return Err(usage(format!("member '{n}' has two briefs"))),
+            None => members.push((n.to_string(), Some(text))),
+        }
+    }
+    let members = members
+        .into_iter()
+        .map(|(n, b)| {
+            let name = MemberName::parse(&n)?;
+            let brief = b.ok_or_else(|| {
+                usage(format!(
+                    "member '{n}' has no brief: use --member {n}:BRIEF or --brief-file {n}:FILE"
+                ))
+            })?;
+            Ok(MemberSpec { name, brief })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    create::validate_members(&members)?;
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("could not read the current directory")?,
+    };
+    let cwd = fs::canonicalize(&cwd)
+        .with_context(|| format!("--cwd {} is not a directory", cwd.display()))?;
+    let permission = match (&args.permission_mode, args.dangerously_skip_permissions) {
+        (Some(m), _) => Permission::Mode(m.clone()),
+        (None, true) => Permission::Skip,
+        (None, false) => Permission::Default,
+    };
+    Ok(Spec {
+        team,
+        description: args.description.clone(),
+        cwd,
+        members,
+        model: args.model.clone(),
+        agent_type: args.agent_type.clone(),
+        permission,
+        launch: match args.launch {
+            LaunchArg::Tmux => Launch::Tmux,
+            LaunchArg::None => Launch::None,
+        },
+    })
+}
+
+fn launch_env(args: &CreateArgs) -> Result<LaunchEnv> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let set = |names: &[&str]| -> Vec<(String, String)> {
+        names
+            .iter()
+            .filter_map(|k| Some((k.to_string(), var(k)?)))
+            .collect()
+    };
+    Ok(LaunchEnv {
+        resolve: resolve::Inputs::new(
+            args.claude_bin
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty()),
+            var(env::TEAMMATE_COMMAND).map(PathBuf::from),
+            std::env::var_os("PATH"),
+            dirs::home_dir(),
+        ),
+        passthrough: set(&PASSTHROUGH_ENV),
+        pane_env: set(&PANE_ENV),
+        timeout: time::parse_duration(&args.timeout)?,
+        version_timeout: Duration::from_secs(5),
+    })
+}

@@ -1,0 +1,93 @@
+//! `teamctl delete`: shut down a team teamctl leads and remove its files.
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use teamctl::ops::delete::{self, MemberShutdown};
+use teamctl::store::paths::TeamName;
+use teamctl::time;
+
+use crate::cli::context::Ctx;
+use crate::cli::term::escape_line as esc;
+
+/// Shut down a team teamctl created and remove its files
+///
+/// For a team made by `teamctl create`: sends each running teammate a shutdown_request from
+/// team-lead (as a Claude Code lead does), waits up to --timeout for its shutdown_approved or
+/// for its pane to end, kills the tmux session teamctl-<team>, then removes teams/<team> and
+/// tasks/<team>. A team folder without config.json (a failed create) is just removed. Teams
+/// that a Claude Code lead owns are refused unless --force is given.
+///
+/// Prints one line per teammate and the folders removed. With --json:
+/// {"schema_version":1,"team","members":[{"name","shutdown"}],"tmux_session","removed":[…]};
+/// shutdown is approved, exited, timeout or not_running.
+#[derive(Debug, Args)]
+pub(crate) struct DeleteArgs {
+    /// The team to delete
+    #[arg(value_name = "TEAM")]
+    name: String,
+
+    /// How long to wait for the teammates to approve the shutdown
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    timeout: String,
+
+    /// The reason given in the shutdown request
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "teamctl delete: the team is being removed"
+    )]
+    reason: String,
+
+    /// Also remove a team teamctl does not lead (its teammates are not asked)
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    schema_version: u32,
+    team: &'a str,
+    members: &'a [MemberShutdown],
+    tmux_session: Option<&'a str>,
+    removed: Vec<String>,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
+    let name = TeamName::parse(&args.name)?;
+    let timeout = time::parse_duration(&args.timeout)?;
+    let d = delete::delete(
+        &ctx.layout,
+        &name,
+        &args.reason,
+        timeout,
+        args.force,
+        ctx.now,
+        &ctx.lock,
+    )?;
+    let removed: Vec<String> = d.removed.iter().map(|p| p.display().to_string()).collect();
+    if ctx.out.json {
+        return ctx.out.json(&Json {
+            schema_version: 1,
+            team: name.as_str(),
+            members: &d.members,
+            tmux_session: d.tmux_session.as_deref(),
+            removed,
+        });
+    }
+    for m in &d.members {
+        let how = serde_json::to_value(m.shutdown)?;
+        ctx.out.line(&format!(
+            "teammate {}: {}",
+            esc(&m.name),
+            how.as_str().unwrap_or("")
+        ))?;
+    }
+    if let Some(s) = &d.tmux_session {
+        ctx.out.line(&format!("killed tmux session {}", esc(s)))?;
+    }
+    for r in &removed {
+        ctx.out.line(&format!("removed {}", esc(r)))?;
+    }
+    ctx.out.line(&format!("deleted team {name}"))
+}

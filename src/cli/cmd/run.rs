@@ -1,0 +1,404 @@
+//! `teamctl run`: a team led by Claude itself, headless, until its work is done.
+
+use std::fs;
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use teamctl::error::{Error, usage};
+use teamctl::host::claude::{ClaudeInfo, PANE_ENV, PASSTHROUGH_ENV, Permission};
+use teamctl::host::resolve;
+use teamctl::observe::status::TaskCounts;
+use teamctl::ops::run::{
+    self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
+};
+use teamctl::time;
+
+use crate::cli::context::Ctx;
+use crate::cli::{env, signals};
+
+/// Run a team led by Claude itself, headless, until its work is done
+///
+/// Starts an interactive `claude` lead (agent teams enabled) in a detached tmux session
+/// teamctl-run-<name>, gives it PROMPT as its first message, and watches the team it forms
+/// (2.1.178+: its session-<8hex> team) until the work is done. Steps, on stderr: validating
+/// (the binary and its version, tmux, and every start-up dialog that would block a session
+/// nobody watches: onboarding, API key approval, trust of --cwd, the bypass-permissions
+/// prompt; each is named with the setting that skips it), spawning, monitoring (each teammate
+/// is reported as it joins), running, then done, failed or timeout.
+///
+/// Done means: the lead's turn has ended (its transcript's last message is an assistant
+/// message not waiting for a tool), no teammate is working (a pane teammate works while its pane
+/// is alive and its isActive is not false; an in-process one until its own transcript shows an
+/// ended turn), no inbox of the lead or of a running teammate holds an unread entry, and all of
+/// that held, with nothing moving, for --settle (README: "The done rule"). Failed: a dialog or permission prompt shows in the lead's pane, or the
+/// lead exits early (its last lines are shown).
+///
+/// The lead's final answer (its last assistant text, from its transcript; the pane as a
+/// fallback) is printed on stdout; the summary goes to stderr. Then, unless --keep, the lead
+/// is ended (SIGTERM: it stops its teammates and removes its team) and the tmux session killed;
+/// Ctrl-C, SIGTERM and the timeout clean up too. While it runs, every other verb works on the
+/// team (`teamctl --team session-… status`). One run per --name at a time.
+///
+/// With --json, progress goes to stderr as JSON Lines ({"schema_version":1,"type":"progress",
+/// "state","message"} and {"schema_version":1,"type":"teammate_joined","name","agent_type",
+/// "backend","pane","state"}) and one document to stdout: {"schema_version":1,"type":"result",
+/// "name","team","lead_session_id","state","reason","dialog","teammates":[{"name","agent_type",
+/// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
+/// "result","result_source","transcript","claude","tmux_session","kept","elapsed_ms"}.
+///
+/// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
+/// timeout, 130 Ctrl-C, 143 SIGTERM.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  teamctl run \"Review PR 42 with a team of two: one for the auth code, one for the tests\" \\
+      --cwd ~/src/app --dangerously-skip-permissions --timeout 30m
+  teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json > result.json
+  teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
+  tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status")]
+pub(crate) struct RunArgs {
+    /// The lead's first message
+    #[arg(
+        value_name = "PROMPT",
+        required_unless_present = "prompt_file",
+        conflicts_with = "prompt_file"
+    )]
+    prompt: Option<String>,
+
+    /// Read the prompt from a file (`-`: standard input)
+    #[arg(long, value_name = "FILE")]
+    prompt_file: Option<PathBuf>,
+
+    /// The lead's working directory [default: the current one]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    /// Model for the lead (--model); its teammates get the lead's
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+
+    /// Permission mode for the lead (--permission-mode); teammates inherit it
+    #[arg(
+        long,
+        value_name = "MODE",
+        conflicts_with = "dangerously_skip_permissions"
+    )]
+    permission_mode: Option<String>,
+
+    /// Start the lead with --dangerously-skip-permissions
+    #[arg(long)]
+    dangerously_skip_permissions: bool,
+
+    /// Where the lead starts its teammates [default: Claude Code's teammateMode setting]
+    #[arg(long, value_enum, value_name = "MODE")]
+    teammate_mode: Option<TeammateModeArg>,
+
+    /// Give up after this long (exit code 3)
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    timeout: String,
+
+    /// How long the done rule must hold before the run counts as done
+    #[arg(long, value_name = "DURATION", default_value = "3s")]
+    settle: String,
+
+    /// Leave the lead and its team running at the end (prints how to attach)
+    #[arg(long)]
+    keep: bool,
+
+    /// The claude binary [default: found on PATH and in the usual install places]
+    #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
+    claude_bin: Option<PathBuf>,
+
+    /// A label for this run: one run per label at a time; names the tmux session
+    #[arg(long, value_name = "LABEL", default_value = "default")]
+    name: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TeammateModeArg {
+    Tmux,
+    InProcess,
+}
+
+#[derive(Serialize)]
+struct ProgressJson<'a> {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    state: State,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JoinedJson<'a> {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    teammate: &'a Teammate,
+}
+
+#[derive(Serialize)]
+struct ResultJson<'a> {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    team: Option<&'a str>,
+    lead_session_id: Option<&'a str>,
+    state: State,
+    reason: Option<&'a str>,
+    dialog: Option<Dialog>,
+    teammates: &'a [Teammate],
+    tasks: &'a TaskCounts,
+    result: Option<&'a str>,
+    result_source: Option<&'a str>,
+    transcript: Option<String>,
+    claude: Option<&'a ClaudeInfo>,
+    tmux_session: Option<&'a str>,
+    kept: bool,
+    elapsed_ms: u64,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
+    run::check_name(&args.name)?;
+    let spec = spec(&args)?;
+    let env = run_env(ctx, &args)?;
+    let json = ctx.out.json;
+    let mut progress = |e: Event| {
+        // Progress is best effort: a closed stderr must not stop the run.
+        let line = match e {
+            Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
+                schema_version: 1,
+                kind: "progress",
+                state,
+                message,
+            })
+            .ok(),
+            Event::Progress(state, message) => {
+                Some(format!("{}: {}", state.as_str(), printable(message)))
+            }
+            Event::Joined(t) if json => serde_json::to_string(&JoinedJson {
+                schema_version: 1,
+                kind: "teammate_joined",
+                teammate: t,
+            })
+            .ok(),
+            Event::Joined(t) => Some(format!(
+                "running: teammate {} joined ({}, {}{})",
+                printable(&t.name),
+                printable(t.agent_type.as_deref().unwrap_or("no agent type")),
+                printable(t.backend.as_deref().unwrap_or("unknown backend")),
+                t.pane
+                    .as_deref()
+                    .map(|p| format!(", pane {p}"))
+                    .unwrap_or_default()
+            )),
+        };
+        if let Some(l) = line {
+            eprintln!("{l}");
+        }
+    };
+    // Ctrl-C and SIGTERM end the lead before teamctl exits (with 130 / 143).
+    signals::defer();
+    let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
+        Ok(o) => o,
+        Err(e) => {
+            if json {
+                progress(Event::Progress(State::Failed, &format!("{e:#}")));
+            }
+            return Err(e);
+        }
+    };
+    progress(Event::Progress(
+        outcome.state,
+        outcome.reason.as_deref().unwrap_or(match outcome.state {
+            State::Done => "the team's work is done",
+            _ => "",
+        }),
+    ));
+    print(ctx, &args.name, &outcome)?;
+    match outcome.state {
+        State::Done => Ok(()),
+        State::Timeout => Err(Error::Timeout(format!(
+            "run '{}' timed out after {}",
+            args.name, args.timeout
+        ))
+        .into()),
+        _ => Err(anyhow!(
+            "run '{}' failed{}",
+            args.name,
+            outcome
+                .dialog
+                .map(|d| format!(": {} ({})", d.title(), d.as_str()))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
+    if ctx.out.json {
+        return ctx.out.json(&ResultJson {
+            schema_version: 1,
+            kind: "result",
+            name,
+            team: o.team.as_deref(),
+            lead_session_id: o.lead_session_id.as_deref(),
+            state: o.state,
+            reason: o.reason.as_deref(),
+            dialog: o.dialog,
+            teammates: &o.teammates,
+            tasks: &o.tasks,
+            result: o.result.as_deref(),
+            result_source: o.result_source,
+            transcript: o.transcript.as_ref().map(|p| p.display().to_string()),
+            claude: o.claude.as_ref(),
+            tmux_session: o.tmux_session.as_deref(),
+            kept: o.kept,
+            elapsed_ms: o.elapsed_ms,
+        });
+    }
+    // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
+    eprintln!(
+        "team: {} ({} teammate(s); tasks: {} completed, {} in progress, {} pending)",
+        o.team.as_deref().unwrap_or("none"),
+        o.teammates.len(),
+        o.tasks.completed,
+        o.tasks.in_progress,
+        o.tasks.pending
+    );
+    for t in &o.teammates {
+        eprintln!(
+            "  {} ({}, {}): {}",
+            printable(&t.name),
+            printable(t.agent_type.as_deref().unwrap_or("-")),
+            printable(t.backend.as_deref().unwrap_or("-")),
+            t.state
+        );
+    }
+    if let Some(p) = &o.transcript {
+        eprintln!("transcript: {}", p.display());
+    }
+    if o.kept {
+        if let Some(s) = &o.tmux_session {
+            eprintln!(
+                "kept: attach with `tmux attach -t {s}`; end it with `tmux kill-session -t {s}`"
+            );
+        }
+        if let Some(t) = &o.team {
+            eprintln!(
+                "kept: talk to the team with `teamctl --team {t} status` (or send, inbox, watch)"
+            );
+        }
+    }
+    match (&o.result, o.state, o.result_source) {
+        (Some(r), State::Done, _) => ctx.out.line(&printable(r)),
+        // On failure the pane's last lines are already in the reason.
+        (Some(r), _, Some("transcript")) => {
+            eprintln!("last answer of the lead:\n{}", printable(r));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn spec(args: &RunArgs) -> Result<Spec> {
+    let prompt = match (&args.prompt, &args.prompt_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(f)) if f.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("could not read the prompt from standard input")?;
+            s
+        }
+        (None, Some(f)) => fs::read_to_string(f)
+            .with_context(|| format!("could not read prompt file {}", f.display()))?,
+        (None, None) => return Err(usage("give a PROMPT or --prompt-file FILE")),
+    };
+    let prompt = prompt.trim_end_matches(['\n', '\r']).to_string();
+    if prompt.trim().is_empty() {
+        return Err(usage("the prompt is empty"));
+    }
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("could not read the current directory")?,
+    };
+    let cwd = fs::canonicalize(&cwd)
+        .ok()
+        .filter(|c| c.is_dir())
+        .ok_or_else(|| anyhow!("--cwd {} is not a directory", cwd.display()))?;
+    let permission = match (&args.permission_mode, args.dangerously_skip_permissions) {
+        (Some(m), _) => Permission::Mode(m.clone()),
+        (None, true) => Permission::Skip,
+        (None, false) => Permission::Default,
+    };
+    let timeout = time::parse_duration(&args.timeout)?;
+    if timeout.is_zero() {
+        return Err(usage("--timeout must be more than 0"));
+    }
+    Ok(Spec {
+        name: args.name.clone(),
+        prompt,
+        cwd,
+        model: args.model.clone(),
+        permission,
+        teammate_mode: args.teammate_mode.map(|m| match m {
+            TeammateModeArg::Tmux => TeammateMode::Tmux,
+            TeammateModeArg::InProcess => TeammateMode::InProcess,
+        }),
+        timeout,
+        settle: time::parse_duration(&args.settle)?,
+        keep: args.keep,
+    })
+}
+
+fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut pane_env: Vec<(String, String)> = Vec::new();
+    for k in PANE_ENV.iter().chain(PASSTHROUGH_ENV.iter()) {
+        if let Some(v) = var(k) {
+            pane_env.push((k.to_string(), v));
+        }
+    }
+    let home = dirs::home_dir();
+    // Claude Code keeps .claude.json in its config dir only when CLAUDE_CONFIG_DIR is set.
+    let (claude_json, config_dir) = if ctx.config_dir_chosen() {
+        let root = std::path::absolute(ctx.layout.root())
+            .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?;
+        (root.join(".claude.json"), Some(root))
+    } else {
+        let home = home
+            .clone()
+            .context("could not find the home directory; pass --claude-dir")?;
+        (home.join(".claude.json"), None)
+    };
+    let data = ctx
+        .data_dir
+        .clone()
+        .context("could not find a data directory; set TEAMCTL_DATA_DIR")?;
+    let is_root = fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    Ok(RunEnv {
+        resolve: resolve::Inputs::new(
+            args.claude_bin
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty()),
+            var(env::TEAMMATE_COMMAND).map(PathBuf::from),
+            std::env::var_os("PATH"),
+            home,
+        ),
+        claude_json,
+        config_dir,
+        pane_env,
+        api_key: var("ANTHROPIC_API_KEY"),
+        root_without_sandbox: is_root && var("IS_SANDBOX").is_none(),
+        run_dir: data.join("run"),
+        version_timeout: Duration::from_secs(10),
+    })
+}

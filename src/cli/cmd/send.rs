@@ -1,0 +1,311 @@
+//! `teamctl send`: put a message into a teammate's inbox.
+
+use std::io::{IsTerminal, Read};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use clap::builder::PossibleValuesParser;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+use teamctl::error::usage;
+
+use teamctl::Error;
+use teamctl::store::Entry;
+use teamctl::store::paths::MemberName;
+use teamctl::team::config::Team;
+use teamctl::team::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest};
+
+use crate::cli::context::Ctx;
+use crate::cli::env;
+
+const COLORS: [&str; 8] = [
+    "red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan",
+];
+
+/// Send a message to a teammate's inbox
+///
+/// Appends one entry to teams/<team>/inboxes/<TO>.json exactly as Claude Code writes it: under
+/// the inbox's lock directory, atomically (temp file + rename), read back before the lock is
+/// released. A teammate's Claude Code picks it up within about a second.
+///
+/// Refused (exit 2) without --force: writing as team-lead in a team teamctl does not lead (that
+/// would speak for its lead), or as system (Claude Code itself). Send under your own name
+/// instead: `teamctl send --join --from NAME …`.
+///
+/// Every message written is also recorded in teamctl's sent log (see `teamctl inbox --sent`).
+/// With --wait, waits until the recipient has taken the message (removed it from its inbox, or
+/// marked it read on older Claude Code): exit 0 "delivered", or exit 3 when it is still pending.
+///
+/// Prints one line with the message id and the inbox path. With --json:
+/// {"schema_version":1,"team","to","inbox","message":{the entry as written},"id","written",
+/// "delivery"}; with --all: {"schema_version":1,"team","deliveries":[{"to","inbox","message",
+/// "id","written","delivery"}]}. "written" is false when --idempotency-key found the message
+/// already sent ("message" is then the entry still in the inbox, or null); "delivery" is
+/// "pending", "read" or "consumed" with --wait, else null.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  teamctl send alice \"Do not touch auth.ts\"
+  teamctl send --join --from ops alice \"Reply to ops when done\"
+  git log -1 | teamctl send bob --summary \"latest commit\"
+  teamctl send --all \"Stand-up in 5 minutes\" --from ops
+  teamctl send alice \"nightly build failed\" --idempotency-key build-$(date +%F)")]
+pub(crate) struct SendArgs {
+    /// Recipient: a member of the team's config.json (see --force)
+    #[arg(value_name = "TO")]
+    to: Option<String>,
+
+    /// Message text; read from stdin when it is `-` or absent and stdin is not a terminal
+    #[arg(value_name = "TEXT")]
+    text: Option<String>,
+
+    /// Sender name written into the message (your identity) [default: team-lead in a team
+    /// teamctl leads, else user]
+    #[arg(long, value_name = "NAME", env = env::FROM)]
+    from: Option<String>,
+
+    /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
+    #[arg(long, value_name = "TEXT")]
+    summary: Option<String>,
+
+    /// Sender colour [default: the sender's colour in config.json, if any]
+    #[arg(long, value_name = "COLOR", value_parser = PossibleValuesParser::new(COLORS))]
+    color: Option<String>,
+
+    /// Send to every member in config.json except the sender (then the only argument is TEXT)
+    #[arg(long)]
+    all: bool,
+
+    /// Write even if the recipient is not a member of config.json, or as team-lead in a team
+    /// teamctl does not lead, or as system
+    #[arg(long)]
+    force: bool,
+
+    /// Join the team first: add your identity (--from) to config.json as a member, so that
+    /// teammates can reply to you (reserved names are refused)
+    #[arg(long)]
+    join: bool,
+
+    /// Make the message id deterministic: a send whose id is already in the inbox or in the sent
+    /// log writes nothing and exits 0, so a script can retry safely
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
+
+    /// Wait until the recipient has taken the message (exit 3 if it has not by then)
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "2m",
+          require_equals = true)]
+    wait: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Single<'a> {
+    schema_version: u32,
+    team: &'a str,
+    #[serde(flatten)]
+    delivery: DeliveryJson<'a>,
+}
+
+#[derive(Serialize)]
+struct Many<'a> {
+    schema_version: u32,
+    team: &'a str,
+    deliveries: Vec<DeliveryJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct DeliveryJson<'a> {
+    to: &'a str,
+    inbox: String,
+    message: Option<&'a Entry>,
+    id: &'a str,
+    written: bool,
+    delivery: Option<DeliveryState>,
+}
+
+impl<'a> DeliveryJson<'a> {
+    fn new((d, state): &'a (Delivery, Option<DeliveryState>)) -> Self {
+        DeliveryJson {
+            to: &d.to,
+            inbox: d.inbox.display().to_string(),
+            message: d.entry.as_ref(),
+            id: &d.id,
+            written: d.written,
+            delivery: *state,
+        }
+    }
+}
+
+pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
+    let (to, text) = if args.all {
+        if args.text.is_some() {
+            return Err(usage(
+                "with --all, give only the message TEXT (no recipient)",
+            ));
+        }
+        (None, args.to)
+    } else {
+        let to = args
+            .to
+            .ok_or_else(|| usage("missing recipient: teamctl send <TO> [TEXT]"))?;
+        (Some(MemberName::parse(&to)?), args.text)
+    };
+    let text = message_text(text)?;
+    let wait = args
+        .wait
+        .as_deref()
+        .map(teamctl::time::parse_duration)
+        .transpose()?;
+    let color = args.color.map(|c| c.parse()).transpose()?;
+    mailbox::check_text(&text)?;
+    let (team, from) = sender(ctx, args.from.as_deref(), args.join, args.force)?;
+    let recipients = match to {
+        Some(to) => vec![to],
+        None => team.all_recipients(&from)?,
+    };
+    let mut deliveries = Vec::new();
+    let mut first_error = None;
+    for to in recipients {
+        let req = SendRequest {
+            to: to.clone(),
+            from: from.clone(),
+            text: text.clone(),
+            summary: args.summary.clone(),
+            color,
+            force: args.force,
+            idempotency_key: args.idempotency_key.clone(),
+        };
+        match mailbox::send(&team, &req, ctx.now, &ctx.lock, ctx.sent_log.as_ref()) {
+            Ok(d) => {
+                if let Some(e) = &d.log_error {
+                    crate::cli::output::warn(e);
+                }
+                if !ctx.out.json {
+                    ctx.out.line(&human(&d))?;
+                }
+                deliveries.push((d, None));
+            }
+            // With --all, one bad inbox must not stop the others; the first error decides.
+            Err(e) if args.all => {
+                crate::cli::output::warn(&format!("could not send to {to}: {e:#}"));
+                first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    // Sent as someone the teammates cannot answer (`user`, a non-member): say so, as `status`
+    // does, rather than let the replies silently go nowhere.
+    if deliveries.iter().any(|(d, _)| d.written)
+        && let Some(reason) = mailbox::unreachable_reason(&team, from.as_str())
+    {
+        crate::cli::output::hint(&format!("teammates cannot answer you: {reason}"));
+    }
+    let mut pending = Vec::new();
+    if let Some(wait) = wait {
+        let deadline = Instant::now() + wait;
+        for (d, state) in &mut deliveries {
+            let now =
+                mailbox::wait_delivered(&d.inbox, &d.id, deadline, Duration::from_millis(20))?;
+            if !ctx.out.json {
+                ctx.out.line(&match now {
+                    DeliveryState::Pending => format!("{} has not taken {} yet", d.to, d.id),
+                    DeliveryState::Read => format!("delivered {} to {} (marked read)", d.id, d.to),
+                    DeliveryState::Consumed => format!("delivered {} to {}", d.id, d.to),
+                })?;
+            }
+            if now == DeliveryState::Pending {
+                pending.push(d.to.clone());
+            }
+            *state = Some(now);
+        }
+    }
+    if ctx.out.json {
+        let team = team.name.as_str();
+        if args.all {
+            let deliveries = deliveries.iter().map(DeliveryJson::new).collect();
+            ctx.out.json(&Many {
+                schema_version: 1,
+                team,
+                deliveries,
+            })?;
+        } else if let Some(d) = deliveries.first() {
+            ctx.out.json(&Single {
+                schema_version: 1,
+                team,
+                delivery: DeliveryJson::new(d),
+            })?;
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e.context("not every recipient got the message"));
+    }
+    if !pending.is_empty() {
+        return Err(Error::Timeout(format!(
+            "still pending after {}: {} has not taken the message",
+            args.wait.unwrap_or_default(),
+            pending.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The team and your identity in it (`--from`, else [`Ctx::identity`]), checked before
+/// anything is written (no `team-lead` or `system` where that impersonates, unless `force`),
+/// after joining the team as that name with `--join`.
+pub(crate) fn sender(
+    ctx: &Ctx,
+    from: Option<&str>,
+    join: bool,
+    force: bool,
+) -> Result<(Team, MemberName)> {
+    if let Some(f) = from {
+        MemberName::parse(f)?;
+    }
+    let team = ctx.team()?;
+    let name = MemberName::parse(from.unwrap_or(&ctx.identity(&team)))?;
+    team.check_sender(&name, force)?;
+    if !join {
+        return Ok((team, name));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if mailbox::join(&team, &name, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
+        crate::cli::output::hint(&format!(
+            "joined team '{}' as '{name}': teammates can now reply to you",
+            team.name
+        ));
+    }
+    Ok((ctx.team()?, name))
+}
+
+fn human(d: &Delivery) -> String {
+    let id = crate::cli::term::escape_line(&d.id);
+    let inbox = d.inbox.display().to_string();
+    let inbox = crate::cli::term::escape_line(&inbox);
+    match (d.written, &d.entry) {
+        (true, _) => format!("sent {id} to {} ({inbox})", d.to),
+        (false, Some(_)) => {
+            format!("already sent {id} to {}: nothing written ({inbox})", d.to)
+        }
+        (false, None) => format!(
+            "already sent {id} to {} (in the sent log; no longer in the inbox): nothing written",
+            d.to
+        ),
+    }
+}
+
+/// The message body: the argument, or stdin for `-` or when absent on a non-terminal stdin.
+pub(crate) fn message_text(arg: Option<String>) -> Result<String> {
+    match arg.as_deref() {
+        Some("-") => {}
+        Some(_) => return Ok(arg.unwrap_or_default()),
+        None if std::io::stdin().is_terminal() => {
+            return Err(usage("no message text: give TEXT or pipe it on stdin"));
+        }
+        None => {}
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("could not read the message from stdin")?;
+    // Like $(...): trailing newlines belong to the pipe, not the message.
+    Ok(text.trim_end_matches(['\n', '\r']).to_string())
+}

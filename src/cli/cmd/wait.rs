@@ -1,0 +1,322 @@
+//! `teamctl wait`: block until tasks are done, teammates are idle or gone, or a message came.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde::Serialize;
+use teamctl::Error;
+use teamctl::error::usage;
+use teamctl::observe::wait::{After, Condition, ConditionState, Spec, Tracker, liveness};
+use teamctl::observe::watch::Watch;
+use teamctl::store::paths::MemberName;
+use teamctl::team::mailbox::TypeFilter;
+use teamctl::team::tasks::parse_id;
+use teamctl::time::{parse_duration, parse_since};
+
+use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::cmd::watch::type_values;
+use crate::cli::context::Ctx;
+use crate::cli::env;
+use crate::cli::output::warn;
+use crate::cli::term::escape_line;
+
+/// Wait until the team's tasks are done, teammates are idle or gone, or a message arrives
+///
+/// Blocks until every given condition holds (--any: the first), printing each as it becomes
+/// true, and exits 0. Each condition is checked against the files as they are first (already
+/// true: return at once), then on every change; the watch starts before the first check, so no
+/// change in between is lost.
+///
+/// Conditions:
+///   --tasks-done           every task (Claude Code's internal ones aside) is completed, and
+///                          there is at least one
+///   --task ID              that task is completed (repeatable)
+///   --idle [MEMBER...]     each member (default: every teammate) is idle: nothing waits unread
+///                          in its inbox and its newest event is the end of a turn (an
+///                          idle_notification, or isActive turning false)
+///   --message-from NAME    a message from NAME lands in your inbox after the wait started (or
+///                          after --after); --type picks which kind counts (default: message)
+///   --terminated [MEMBER...]  each member (default: every teammate) is gone: shut down, left
+///                          config.json, or its recorded tmux pane or process died
+///   --delivered ID         the message left its recipient's inbox or was marked read
+///
+/// With --policy FILE, requests the teammates send their lead while the wait blocks (tool
+/// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
+/// --follow --policy` answers them (see `teamctl approve --help`), so a CI script that waits
+/// never deadlocks on a permission prompt; one line per decision on stderr (with --json, JSON
+/// Lines on stderr, stdout keeping its one document). Only in a team teamctl leads.
+///
+/// Exit codes: 0 met; 1 a condition can no longer become true (every teammate it depends on is
+/// gone, its task was deleted), or an unknown member, task or message id; 2 no condition, or
+/// contradictory ones; 3 --timeout passed (the state of each condition is printed).
+///
+/// With --json, one document at the end: {"schema_version":1,"team","met","conditions":
+/// [{"condition","args","met","at","detail","message","impossible"}],"waited_ms"}.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  teamctl wait --tasks-done --idle --timeout 1h     # the team finished its work
+  teamctl wait --task 3 --task 4
+  teamctl wait --message-from alice --timeout 10m --json | jq -r '.conditions[0].message.text'
+  id=$(teamctl send bob \"ping\" --json | jq -r .id); teamctl wait --delivered \"$id\"
+  teamctl wait --any --idle alice --terminated alice
+  teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
+pub(crate) struct WaitArgs {
+    /// Every task is completed (and there is at least one)
+    #[arg(long)]
+    tasks_done: bool,
+
+    /// This task is completed (repeatable)
+    #[arg(long, value_name = "ID")]
+    task: Vec<String>,
+
+    /// These members are idle [default: every teammate]
+    #[arg(long, value_name = "MEMBER", num_args = 0..)]
+    idle: Option<Vec<String>>,
+
+    /// A message from NAME lands in your inbox (repeatable)
+    #[arg(long, value_name = "NAME")]
+    message_from: Vec<String>,
+
+    /// With --message-from: which entries count (message, protocol or a frame type)
+    #[arg(long = "type", value_name = "TYPE", value_parser = type_values(), default_value = "message")]
+    frame: String,
+
+    /// With --message-from: count messages after this entry id or time (RFC 3339 or an age
+    /// like 10m) instead of after the start
+    #[arg(long, value_name = "ID|TIME")]
+    after: Option<String>,
+
+    /// These members are gone [default: every teammate]
+    #[arg(long, value_name = "MEMBER", num_args = 0..)]
+    terminated: Option<Vec<String>>,
+
+    /// This message has been taken by its recipient (repeatable)
+    #[arg(long, value_name = "ID")]
+    delivered: Vec<String>,
+
+    /// Return when the first condition holds instead of all
+    #[arg(long)]
+    any: bool,
+
+    /// Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl
+    /// leads, else user]
+    #[arg(long = "as", value_name = "NAME", env = env::FROM)]
+    identity: Option<String>,
+
+    /// Give up after this long (exit 3)
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    timeout: String,
+
+    /// Poll every MS milliseconds instead of using file notifications
+    #[arg(long, value_name = "MS")]
+    poll: Option<u64>,
+
+    /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
+    /// --policy`; decisions on stderr)
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    schema_version: u32,
+    team: &'a str,
+    met: bool,
+    conditions: &'a [ConditionState],
+    waited_ms: u64,
+}
+
+/// How often the liveness of panes and processes is checked while nothing changes.
+const LIVENESS_EVERY: Duration = Duration::from_millis(500);
+
+pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+    let timeout = parse_duration(&args.timeout)?;
+    let kind: TypeFilter = args.frame.parse()?;
+    let names = |v: &[String]| -> Result<Vec<String>> {
+        v.iter()
+            .map(|m| MemberName::parse(m).map(|n| n.to_string()))
+            .collect()
+    };
+    let mut conditions = Vec::new();
+    if args.tasks_done {
+        conditions.push(Condition::TasksDone);
+    }
+    for t in &args.task {
+        conditions.push(Condition::Task(parse_id(t)?));
+    }
+    if let Some(m) = &args.idle {
+        conditions.push(Condition::Idle(names(m)?));
+    }
+    for from in &args.message_from {
+        conditions.push(Condition::MessageFrom {
+            from: MemberName::parse(from)?.to_string(),
+            kind: kind.clone(),
+        });
+    }
+    if let Some(m) = &args.terminated {
+        conditions.push(Condition::Terminated(names(m)?));
+    }
+    for id in &args.delivered {
+        conditions.push(Condition::Delivered(id.clone()));
+    }
+    if args.after.is_some() && args.message_from.is_empty() {
+        return Err(usage(
+            "--after applies to --message-from; give --message-from NAME",
+        ));
+    }
+    if let Some(i) = &args.identity {
+        MemberName::parse(i)?;
+    }
+    // A bad policy is exit 2 before anything else.
+    let mut runner = args
+        .policy
+        .as_deref()
+        .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
+        .transpose()?;
+    let team = ctx.team()?;
+    if runner.is_some() {
+        crate::cli::answer::check_lead(&team, false)?;
+    }
+    let me = args.identity.clone().unwrap_or_else(|| ctx.identity(&team));
+    let after = match &args.after {
+        None => After::Start,
+        Some(a) => match parse_since(a, ctx.now) {
+            Ok(t) => After::Time(t),
+            Err(_) => After::Id(a.clone()),
+        },
+    };
+    if !args.message_from.is_empty()
+        && let Some(why) = teamctl::team::mailbox::unreachable_reason(&team, &me)
+    {
+        crate::cli::output::hint(&format!(
+            "--message-from watches {me}'s inbox, but teammates cannot write to it: {why}"
+        ));
+    }
+
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let clock = || ctx.clock();
+    let (mut watch, _) = Watch::new(team, None, clock());
+    let mut waker = watch.waker(args.poll.map(Duration::from_millis));
+    for w in watch.rescan(clock()).warnings {
+        warn(&w);
+    }
+    let mut live = liveness(&watch);
+    let mut last_probe = Instant::now();
+    let spec = Spec {
+        conditions,
+        me: me.clone(),
+        after,
+        any: args.any,
+    };
+    if let Some(r) = runner.as_mut() {
+        r.step_reopened(ctx, watch.team())?;
+    }
+    let mut tracker = Tracker::new(&watch, spec, ctx.sent_log.as_ref(), &live, clock())?;
+    for s in tracker.states.iter().filter(|s| s.met) {
+        report(ctx, s)?;
+    }
+    if !tracker.done(args.any) {
+        let open: Vec<String> = tracker
+            .states
+            .iter()
+            .filter(|s| !s.met)
+            .map(label)
+            .collect();
+        eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
+    }
+    let mut failed = None;
+    while !tracker.done(args.any) {
+        if let Some(why) = tracker.impossible(args.any) {
+            failed = Some(why);
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let changes = watch.next(&mut waker, (deadline - now).min(LIVENESS_EVERY), &clock);
+        for w in &changes.warnings {
+            warn(w);
+        }
+        if let Some(r) = runner.as_mut()
+            && (!changes.events.is_empty() || r.failed())
+        {
+            r.step_reopened(ctx, watch.team())?;
+        }
+        // Pane and process deaths leave no trace in the files: a clock, not every change
+        // (asking tmux costs a process), finds them.
+        if last_probe.elapsed() >= LIVENESS_EVERY {
+            live = liveness(&watch);
+            last_probe = Instant::now();
+        }
+        for i in tracker.observe(&changes, &watch, &live, clock()) {
+            report(ctx, &tracker.states[i])?;
+        }
+    }
+    // The watch stays open to the end: see quick_exit.
+    std::mem::forget(waker);
+    crate::cli::quick_exit::arm();
+    let met = tracker.done(args.any);
+    let waited_ms = started.elapsed().as_millis() as u64;
+    if ctx.out.json {
+        ctx.out.json(&Report {
+            schema_version: 1,
+            team: watch.team().name.as_str(),
+            met,
+            conditions: &tracker.states,
+            waited_ms,
+        })?;
+    } else if !met {
+        for s in tracker.states.iter().filter(|s| !s.met) {
+            ctx.out.line(&format!(
+                "not met: {}: {}",
+                label(s),
+                escape_line(&s.detail)
+            ))?;
+        }
+    }
+    if met {
+        return Ok(());
+    }
+    if let Some(why) = failed {
+        bail!("the wait can no longer succeed: {why}");
+    }
+    let open = tracker.states.iter().filter(|s| !s.met).count();
+    Err(Error::Timeout(format!(
+        "timed out after {}: {open} of {} conditions not met",
+        args.timeout,
+        tracker.states.len()
+    ))
+    .into())
+}
+
+fn label(s: &ConditionState) -> String {
+    if s.args.is_empty() {
+        s.condition.to_string()
+    } else {
+        format!("{} {}", s.condition, escape_line(&s.args.join(" ")))
+    }
+}
+
+fn report(ctx: &Ctx, s: &ConditionState) -> Result<()> {
+    if ctx.out.json {
+        return Ok(());
+    }
+    let at =
+        s.at.as_deref()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| {
+                t.with_timezone(&chrono::Local)
+                    .format("%H:%M:%S")
+                    .to_string()
+            })
+            .unwrap_or_default();
+    ctx.out.line(&format!(
+        "{at} met: {}: {}",
+        label(s),
+        escape_line(&s.detail)
+    ))
+}

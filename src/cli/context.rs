@@ -1,0 +1,156 @@
+//! The context every verb gets: the config dir, the team, the clock, the lock deadline, the
+//! identity and teamctl's own data dir, decided once from the command line and the environment.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use teamctl::store::lock::LockOptions;
+use teamctl::store::paths::Layout;
+use teamctl::team::config::{self, Team};
+use teamctl::team::sentlog::SentLog;
+use teamctl::time;
+
+use crate::cli::GlobalArgs;
+use crate::cli::env;
+use crate::cli::output::Output;
+
+/// What the command line and the environment decided, as explicit inputs for the library.
+pub(crate) struct Ctx {
+    pub(crate) layout: Layout,
+    /// Where the config dir's path came from, for `doctor`.
+    pub(crate) layout_source: String,
+    team: Option<String>,
+    pub(crate) out: Output,
+    pub(crate) now: DateTime<Utc>,
+    pinned: bool,
+    pub(crate) lock: LockOptions,
+    /// `TEAMCTL_FROM`, when set (see [`Ctx::identity`]).
+    from_env: Option<String>,
+    /// teamctl's record of what it sent: `$TEAMCTL_DATA_DIR/sent.jsonl`, else in the user's
+    /// data directory (`~/.local/share/teamctl` on Linux).
+    pub(crate) sent_log: Option<SentLog>,
+    /// teamctl's own data: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data directory.
+    pub(crate) data_dir: Option<PathBuf>,
+    cwd: PathBuf,
+}
+
+impl Ctx {
+    pub(crate) fn new(g: &GlobalArgs) -> Result<Ctx> {
+        let (root, layout_source) = match &g.claude_dir {
+            Some(d) if !d.as_os_str().is_empty() => {
+                // clap fills the flag from the variable too; tell them apart for `doctor`.
+                let from_env =
+                    std::env::var_os(env::CLAUDE_CONFIG_DIR).is_some_and(|v| v == d.as_os_str());
+                let source = if from_env {
+                    "from $CLAUDE_CONFIG_DIR"
+                } else {
+                    "from --claude-dir"
+                };
+                (d.clone(), source)
+            }
+            _ => (
+                dirs::home_dir()
+                    .context("could not find the home directory; pass --claude-dir")?
+                    .join(".claude"),
+                "the default, ~/.claude",
+            ),
+        };
+        if let Ok(spec) = std::env::var(env::TEST_FAULTS) {
+            teamctl::store::set_faults(test_faults(&spec)?);
+        }
+        let pinned = std::env::var(env::NOW).ok();
+        let now = match &pinned {
+            Some(s) => DateTime::parse_from_rfc3339(s)
+                .with_context(|| format!("invalid {}: {s}", env::NOW))?
+                .with_timezone(&Utc),
+            None => Utc::now(),
+        };
+        let data_dir = std::env::var_os(env::DATA_DIR)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")));
+        Ok(Ctx {
+            layout: Layout::new(root),
+            layout_source: layout_source.to_string(),
+            team: g.team.clone().filter(|t| !t.is_empty()),
+            out: Output { json: g.json },
+            now,
+            pinned: pinned.is_some(),
+            lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
+            from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
+            sent_log: data_dir.as_deref().map(SentLog::in_dir),
+            data_dir,
+            cwd: std::env::current_dir().unwrap_or_default(),
+        })
+    }
+
+    /// Whether the config dir was chosen (`--claude-dir` or `CLAUDE_CONFIG_DIR`) rather than
+    /// the default `~/.claude`.
+    pub(crate) fn config_dir_chosen(&self) -> bool {
+        !self.layout_source.starts_with("the default")
+    }
+
+    /// The team named with `--team` or `TEAMCTL_TEAM`, if any (not resolved).
+    pub(crate) fn team_name(&self) -> Option<&str> {
+        self.team.as_deref()
+    }
+
+    /// The clock: `TEAMCTL_NOW` when pinned (tests), else the real time.
+    pub(crate) fn clock(&self) -> DateTime<Utc> {
+        if self.pinned { self.now } else { Utc::now() }
+    }
+
+    /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
+    pub(crate) fn team_given(&self) -> bool {
+        self.team.is_some()
+    }
+
+    /// `TEAMCTL_FROM`, when set.
+    pub(crate) fn identity_env(&self) -> Option<&str> {
+        self.from_env.as_deref()
+    }
+
+    /// Your name in `team`: `TEAMCTL_FROM`, else `team-lead` in a team teamctl leads, else
+    /// `user`.
+    pub(crate) fn identity(&self, team: &Team) -> String {
+        self.from_env
+            .clone()
+            .unwrap_or_else(|| team.default_identity().to_string())
+    }
+
+    /// Everything teamctl's sent log holds (empty when there is no log or it cannot be read:
+    /// it only sharpens judgements, such as which inbox format a team runs).
+    pub(crate) fn sent(&self) -> Vec<teamctl::team::sentlog::Sent> {
+        self.sent_log
+            .as_ref()
+            .and_then(|l| l.entries().ok())
+            .unwrap_or_default()
+    }
+
+    /// The team this command addresses, opened.
+    pub(crate) fn team(&self) -> Result<Team> {
+        let name = config::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
+        Team::open(&self.layout, &name)
+    }
+}
+
+/// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
+/// `after_lock=<duration>`,
+/// `before_rename=<duration>`, `before_verify=<duration>` and `fail_write`.
+fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
+    let mut f = teamctl::store::Faults::default();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (key, value) = item.split_once('=').unwrap_or((item, ""));
+        let dur = || time::parse_duration(value);
+        match key {
+            "before_lock" => f.before_lock = dur()?,
+            "after_lock" => f.after_lock = dur()?,
+            "before_rename" => f.before_rename = dur()?,
+            "before_verify" => f.before_verify = dur()?,
+            "fail_write" => f.fail_write = true,
+            _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
+        }
+    }
+    Ok(f)
+}

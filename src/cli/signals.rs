@@ -1,0 +1,61 @@
+//! SIGINT, SIGTERM and SIGHUP: finish (or never start) the locked write in progress, release
+//! every lock directory, then exit with 128 + the signal number. A second signal exits at once;
+//! a lock left behind then is stale after 10 s and Claude Code reclaims it.
+//!
+//! A command that must clean up first (`run`: end the lead it started) calls [`defer`]: the
+//! first signal is then only recorded, the command sees it through [`received`], cleans up and
+//! returns, and `main` exits with [`exit_code`].
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// The first signal received, 0 for none.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// Whether the first signal is left to the command (see [`defer`]).
+static DEFER: AtomicBool = AtomicBool::new(false);
+
+/// `128 + signal` when a signal arrived while the command ran. `main` exits with it even when
+/// the command finished first, so the exit code does not depend on which thread wins the race
+/// to exit.
+pub(crate) fn exit_code() -> Option<u8> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => u8::try_from(128 + sig).ok(),
+    }
+}
+
+/// Leaves the first signal to the command, which polls [`received`].
+pub(crate) fn defer() {
+    DEFER.store(true, Ordering::SeqCst);
+}
+
+/// Whether a signal has arrived.
+pub(crate) fn received() -> bool {
+    RECEIVED.load(Ordering::SeqCst) != 0
+}
+
+pub(crate) fn install() {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let mut first = true;
+        for sig in signals.forever() {
+            if !first {
+                std::process::exit(128 + sig);
+            }
+            first = false;
+            RECEIVED.store(sig, Ordering::SeqCst);
+            if DEFER.load(Ordering::SeqCst) {
+                continue;
+            }
+            std::thread::spawn(move || {
+                teamctl::store::lock::drain();
+                std::process::exit(128 + sig);
+            });
+        }
+    });
+}

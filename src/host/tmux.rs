@@ -1,0 +1,207 @@
+//! The few tmux commands teamctl runs for teams it leads: a detached session of its own, one
+//! window per teammate, pane liveness and the tail of a pane's screen.
+//!
+//! tmux is found on `PATH` and talks to the server the environment selects (`TMUX_TMPDIR`,
+//! `TMUX`), so a caller (or a test) that sets `TMUX_TMPDIR` gets a private server.
+
+use std::process::{Command, Output};
+
+use anyhow::{Context, Result, bail};
+
+use crate::store::paths::TeamName;
+
+/// One pane of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pane {
+    /// Its id (`%12`).
+    pub id: String,
+    /// Whether its process has exited (the pane stays, `remain-on-exit`).
+    pub dead: bool,
+    /// The exit status of a dead pane.
+    pub status: Option<i32>,
+}
+
+fn run(args: &[&str]) -> Result<Output> {
+    Command::new("tmux")
+        .args(args)
+        .output()
+        .with_context(|| format!("could not run tmux {}", args.first().unwrap_or(&"")))
+}
+
+fn checked(args: &[&str]) -> Result<String> {
+    let out = run(args)?;
+    if !out.status.success() {
+        bail!(
+            "tmux {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Whether `tmux -V` runs.
+pub fn available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether a session with exactly this name exists.
+pub fn has_session(name: &str) -> bool {
+    run(&["has-session", "-t", &format!("={name}")]).is_ok_and(|o| o.status.success())
+}
+
+/// What a new window runs until [`respawn`] replaces it: something that waits quietly.
+const PLACEHOLDER: &str = "exec sleep 86400";
+
+/// Starts a detached session `session` whose first window is `window`. Returns its pane id.
+/// The pane runs a placeholder until [`respawn`] starts the real command in it.
+///
+/// # Errors
+/// When tmux fails (the session exists, no server can be started, …).
+pub fn new_session(session: &str, window: &str) -> Result<String> {
+    checked(&[
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-n",
+        window,
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        PLACEHOLDER,
+    ])
+}
+
+/// Adds a window `window` to `session`. Returns its pane id (running a placeholder).
+///
+/// # Errors
+/// When tmux fails.
+pub fn new_window(session: &str, window: &str) -> Result<String> {
+    checked(&[
+        "new-window",
+        "-d",
+        "-t",
+        &format!("={session}:"),
+        "-n",
+        window,
+        "-P",
+        "-F",
+        "#{pane_id}",
+        PLACEHOLDER,
+    ])
+}
+
+/// Replaces what `pane` runs with `cmd` (through the shell, with `env` added), keeping the pane
+/// after its process exits (`remain-on-exit`) so its last screen can still be read.
+///
+/// # Errors
+/// When tmux fails.
+pub fn respawn(pane: &str, cmd: &str, env: &[(String, String)]) -> Result<()> {
+    let env_args: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut args = vec![
+        "set-option",
+        "-w",
+        "-t",
+        pane,
+        "remain-on-exit",
+        "on",
+        ";",
+        "respawn-pane",
+        "-k",
+        "-t",
+        pane,
+    ];
+    for e in &env_args {
+        args.extend(["-e", e]);
+    }
+    args.push(cmd);
+    checked(&args).map(|_| ())
+}
+
+/// The panes of `session`; empty when it does not exist.
+pub fn panes(session: &str) -> Vec<Pane> {
+    let Ok(out) = run(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={session}"),
+        "-F",
+        "#{pane_id} #{pane_dead} #{pane_dead_status}",
+    ]) else {
+        return Vec::new();
+    };
+    if !out.status.success() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split(' ');
+            Some(Pane {
+                id: it.next()?.to_string(),
+                dead: it.next()? == "1",
+                status: it.next().and_then(|s| s.parse().ok()),
+            })
+        })
+        .collect()
+}
+
+/// The last `lines` non-blank lines on the screen (and history) of `pane`.
+pub fn tail(pane: &str, lines: usize) -> String {
+    let Ok(out) = run(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-200"]) else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kept: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect();
+    kept[kept.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The pid of the process `pane` runs (`#{pane_pid}`), `None` when there is no such pane.
+pub fn pane_pid(pane: &str) -> Option<u32> {
+    let out = run(&["display-message", "-p", "-t", pane, "#{pane_pid}"]).ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// What `pane` shows right now (the visible screen, no history), lines trimmed at the end.
+pub fn screen(pane: &str) -> String {
+    let Ok(out) = run(&["capture-pane", "-p", "-t", pane]) else {
+        return String::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_end()
+        .to_string()
+}
+
+/// Kills `session` (and every process in it). `Ok(false)` when there was none.
+///
+/// # Errors
+/// When tmux cannot be run.
+pub fn kill_session(session: &str) -> Result<bool> {
+    Ok(run(&["kill-session", "-t", &format!("={session}")])?
+        .status
+        .success())
+}
+
+/// The tmux session teamctl starts a team's teammates in.
+pub fn session_name(team: &TeamName) -> String {
+    format!("teamctl-{team}")
+}

@@ -1,0 +1,440 @@
+//! Who is working, idle or gone: a team's state read from its files (no locks), plus the
+//! process checks that can be made without guessing.
+//!
+//! A member's state, from the newest signal the files give (every signal is also reported raw):
+//! - `terminated`: a `shutdown_approved` frame from the member is in an inbox of the team (older
+//!   builds: `shutdown_response` with `approve: true`), or the member left `config.json` while
+//!   its inbox remains;
+//! - `active`: its last event is younger than the idle threshold: its newest message (an
+//!   `idle_notification` too) in any inbox, its inbox drained (no unread entry, last written
+//!   then), or `isActive: true` in `config.json`;
+//! - `idle`: the last event is older than that;
+//! - `unknown`: no signal at all.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::host::proc::pid_alive;
+use crate::store::light::{LightEntry, LightFrame};
+use crate::store::paths::RESERVED;
+use crate::team::config::Team;
+use crate::team::tasks::Board;
+
+/// A member's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Recent activity.
+    Active,
+    /// Quiet for longer than the idle threshold.
+    Idle,
+    /// Shut down, or left the team.
+    Terminated,
+    /// No signal.
+    Unknown,
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            State::Active => "active",
+            State::Idle => "idle",
+            State::Terminated => "terminated",
+            State::Unknown => "unknown",
+        })
+    }
+}
+
+/// One member's status (`status --json` `members[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberStatus {
+    /// Name.
+    pub name: String,
+    /// `agentId`.
+    pub agent_id: Option<String>,
+    /// `agentType`.
+    pub agent_type: Option<String>,
+    /// `color`.
+    pub color: Option<String>,
+    /// `backendType`.
+    pub backend: Option<String>,
+    /// The computed state.
+    pub state: State,
+    /// When its last event happened.
+    pub last_event_at: Option<String>,
+    /// What it was: `message`, a frame type (`idle_notification`, …), `inbox_drained` or
+    /// `is_active`.
+    pub last_event_kind: Option<String>,
+    /// `isActive` from `config.json`.
+    pub is_active: Option<bool>,
+    /// Whether its process or pane is alive, where that can be checked (`null` otherwise).
+    pub process_alive: Option<bool>,
+    /// Claude Code's session status (`sessions/<pid>.json`), when it wrote one.
+    pub session_status: Option<String>,
+    /// Unread entries in its inbox.
+    pub pending: usize,
+    /// Tasks it owns that are in progress.
+    pub tasks_in_progress: usize,
+    /// Tasks it owns that are not completed.
+    pub tasks_owned: usize,
+    /// Whether it is listed in `config.json`.
+    pub in_config: bool,
+}
+
+/// The team-level part of a status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TeamInfo {
+    /// Team name.
+    pub name: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// `createdAt` as RFC 3339.
+    pub created_at: Option<String>,
+    /// `leadAgentId`.
+    pub lead_agent_id: Option<String>,
+    /// `leadSessionId`.
+    pub lead_session_id: Option<String>,
+    /// `leadProcess.pid`.
+    pub lead_pid: Option<u32>,
+    /// Whether that process runs (and is the same process); `null` when there is none to check.
+    pub lead_alive: Option<bool>,
+    /// How the team's Claude Code treats a delivered message, judged from what its consumers do
+    /// (see [`crate::team::generation`]): `current` (deleted: Claude Code 2.1.160 or later), `legacy`
+    /// (kept with `read: true`: 2.1.159 or older), `mixed` (inboxes of both kinds), or `unknown`
+    /// (nothing tells yet, e.g. only teamctl's own unread messages).
+    pub format: String,
+    /// Newest event of anyone in the team.
+    pub last_activity_at: Option<String>,
+}
+
+/// Task counts (`status --json` `tasks`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TaskCounts {
+    /// Status pending.
+    pub pending: usize,
+    /// Status in_progress.
+    pub in_progress: usize,
+    /// Status completed.
+    pub completed: usize,
+    /// Blocked by an open task.
+    pub blocked: usize,
+    /// Ready to be picked up.
+    pub ready: usize,
+}
+
+/// A whole team's status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamStatus {
+    /// Team-level facts.
+    pub team: TeamInfo,
+    /// Members in `config.json` order, then those with only an inbox.
+    pub members: Vec<MemberStatus>,
+    /// Task counts.
+    pub tasks: TaskCounts,
+    /// Files that could not be read (reported, left as they are).
+    pub warnings: Vec<String>,
+}
+
+/// What the caller knows about processes (kept outside so tests can pin it).
+#[derive(Debug, Clone, Default)]
+pub struct Liveness {
+    /// tmux pane id → alive, from the default tmux server; `None` when tmux is unavailable.
+    pub tmux_panes: Option<HashMap<String, bool>>,
+}
+
+impl Liveness {
+    /// Asks the default tmux server for its panes (if `tmux` runs at all).
+    pub fn probe() -> Liveness {
+        let out = Command::new("tmux")
+            .args(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        let tmux_panes = out.ok().filter(|o| o.status.success()).map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| {
+                    let (id, dead) = l.split_once(' ')?;
+                    Some((id.to_string(), dead.trim() != "1"))
+                })
+                .collect()
+        });
+        Liveness { tmux_panes }
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    last: Option<(DateTime<Utc>, String)>,
+    terminated: bool,
+}
+
+impl Seen {
+    fn event(&mut self, at: DateTime<Utc>, kind: &str) {
+        if self.last.as_ref().is_none_or(|(t, _)| at >= *t) {
+            self.last = Some((at, kind.to_string()));
+        }
+    }
+}
+
+/// Reads everything `status` shows about `team`, at `now`, calling a member idle after
+/// `idle_after` without events.
+///
+/// # Errors
+/// Only when the team's folders cannot be listed; unreadable files become warnings.
+pub fn team_status(
+    team: &Team,
+    now: DateTime<Utc>,
+    idle_after: Duration,
+    live: &Liveness,
+    sent: &[crate::team::sentlog::Sent],
+) -> Result<TeamStatus> {
+    let mut warnings = Vec::new();
+    let ours = crate::team::generation::Ours::new(
+        sent,
+        team.name.as_str(),
+        team.config.as_ref().and_then(|c| c.created_at),
+    );
+    let mut seen: HashMap<String, Seen> = HashMap::new();
+    let mut pending: HashMap<String, usize> = HashMap::new();
+    let (mut current, mut legacy) = (0usize, 0usize);
+    let owners = team.inbox_owners()?;
+    for owner in &owners {
+        let path = team.inbox_path(owner);
+        let Ok(bytes) = fs::read(&path) else { continue };
+        let lossy;
+        let entries: Vec<LightEntry> = match serde_json::from_slice(&bytes) {
+            Ok(e) => e,
+            Err(e) => {
+                // An escaped lone surrogate is valid to Claude Code: read it as U+FFFD (only
+                // after a failed parse, so a healthy inbox is scanned once).
+                lossy = crate::store::format::replace_lone_surrogates(&bytes);
+                match lossy.as_deref().map(serde_json::from_slice) {
+                    Some(Ok(e)) => e,
+                    _ => {
+                        warnings.push(format!(
+                            "could not read {}: {e} (left unchanged)",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                }
+            }
+        };
+        match ours
+            .weigh(
+                owner.as_str(),
+                entries
+                    .iter()
+                    .map(|e| (e.read.as_bool(), e.msg_v.is_some(), e.msg_id.as_str())),
+            )
+            .format()
+        {
+            Some(crate::team::generation::Format::Legacy) => legacy += 1,
+            Some(crate::team::generation::Format::Current) => current += 1,
+            None => {}
+        }
+        let mut unread = 0;
+        for e in &entries {
+            if e.read.as_bool() != Some(true) {
+                unread += 1;
+            }
+            let (Some(from), Some(ts)) = (e.from.as_str(), e.timestamp.as_str()) else {
+                continue;
+            };
+            let Ok(at) = DateTime::parse_from_rfc3339(ts) else {
+                continue;
+            };
+            let at = at.with_timezone(&Utc);
+            let text = e.text.as_str().unwrap_or("");
+            let frame = if text.starts_with('{') {
+                serde_json::from_str::<LightFrame>(text).ok()
+            } else {
+                None
+            };
+            let kind = frame
+                .as_ref()
+                .and_then(|f| f.kind.as_str())
+                .unwrap_or("message");
+            let s = seen.entry(from.to_string()).or_default();
+            s.event(at, kind);
+            let approved = kind == "shutdown_approved"
+                || (kind == "shutdown_response"
+                    && frame.as_ref().and_then(|f| f.approve.as_bool()) == Some(true));
+            s.terminated |= approved;
+        }
+        pending.insert(owner.to_string(), unread);
+        if unread == 0
+            && let Ok(mtime) = fs::metadata(&path).and_then(|m| m.modified())
+        {
+            seen.entry(owner.to_string())
+                .or_default()
+                .event(mtime.into(), "inbox_drained");
+        }
+    }
+
+    let cfg = team
+        .config
+        .clone()
+        .unwrap_or_else(|| crate::team::config::TeamConfig {
+            name: None,
+            lead_agent_id: None,
+            members: Vec::new(),
+            description: None,
+            created_at: None,
+            lead_session_id: None,
+            lead_process: None,
+            teamctl_leads: false,
+            teamctl_tmux_session: None,
+        });
+    let lead_alive = cfg
+        .lead_process
+        .as_ref()
+        .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
+    let lead_name = cfg.lead().map(|l| l.name.clone());
+    let board = Board::load(&team.layout.tasks_dir(&team.name))?;
+    for s in &board.skipped {
+        warnings.push(format!(
+            "skipped {}: {} (left unchanged)",
+            s.path.display(),
+            s.reason
+        ));
+    }
+    let session_status = cfg
+        .lead_process
+        .as_ref()
+        .and_then(|p| session_status(team, p.pid));
+
+    let threshold = chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX);
+    let mut members = Vec::new();
+    let gone = owners.iter().filter(|o| {
+        cfg.member(o.as_str()).is_none()
+            && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(o.as_str()))
+    });
+    let rows = cfg
+        .members
+        .iter()
+        .map(|m| (m.name.clone(), Some(m)))
+        .chain(gone.map(|o| (o.to_string(), None)));
+    for (name, m) in rows {
+        let s = seen.remove(&name).unwrap_or_default();
+        let is_active = m.and_then(|m| m.is_active);
+        let (last_at, last_kind) = match (&s.last, is_active) {
+            (Some((t, k)), _) => (Some(*t), Some(k.clone())),
+            (None, Some(true)) => (None, Some("is_active".to_string())),
+            _ => (None, None),
+        };
+        let state = if s.terminated || m.is_none() {
+            State::Terminated
+        } else if is_active == Some(true) || last_at.is_some_and(|t| now - t < threshold) {
+            State::Active
+        } else if last_at.is_some() {
+            State::Idle
+        } else {
+            State::Unknown
+        };
+        let is_lead = lead_name.as_deref() == Some(name.as_str());
+        let process_alive = if is_lead {
+            lead_alive
+        } else {
+            m.and_then(|m| m.tmux_pane_id.as_ref())
+                .filter(|p| p.starts_with('%'))
+                .and_then(|p| live.tmux_panes.as_ref()?.get(p).copied())
+        };
+        let owned = board
+            .tasks
+            .iter()
+            .filter(|t| t.owner.as_deref() == Some(&name));
+        members.push(MemberStatus {
+            agent_id: m.and_then(|m| m.agent_id.clone()),
+            agent_type: m.and_then(|m| m.agent_type.clone()),
+            color: m.and_then(|m| m.color.clone()),
+            backend: m.and_then(|m| m.backend_type.clone()),
+            state,
+            last_event_at: last_at.map(crate::time::iso_millis),
+            last_event_kind: last_kind,
+            is_active,
+            process_alive,
+            session_status: if is_lead {
+                session_status.clone()
+            } else {
+                None
+            },
+            pending: pending.get(&name).copied().unwrap_or(0),
+            tasks_in_progress: owned.clone().filter(|t| t.status == "in_progress").count(),
+            tasks_owned: owned.filter(|t| t.status != "completed").count(),
+            in_config: m.is_some(),
+            name,
+        });
+    }
+    let tasks = task_counts(&board);
+    let last_activity_at = members
+        .iter()
+        .filter_map(|m| m.last_event_at.clone())
+        .chain(
+            seen.values()
+                .filter_map(|s| s.last.as_ref().map(|(t, _)| crate::time::iso_millis(*t))),
+        )
+        .max();
+    let team_info = TeamInfo {
+        name: team.name.to_string(),
+        description: cfg.description.clone(),
+        created_at: cfg
+            .created_at
+            .and_then(DateTime::from_timestamp_millis)
+            .map(crate::time::iso_millis),
+        lead_agent_id: cfg.lead_agent_id.clone(),
+        lead_session_id: cfg.lead_session_id.clone(),
+        lead_pid: cfg.lead_process.as_ref().map(|p| p.pid),
+        lead_alive,
+        format: match (current, legacy) {
+            (0, 0) => "unknown",
+            (_, 0) => "current",
+            (0, _) => "legacy",
+            _ => "mixed",
+        }
+        .to_string(),
+        last_activity_at,
+    };
+    Ok(TeamStatus {
+        team: team_info,
+        members,
+        tasks,
+        warnings,
+    })
+}
+
+/// Counts the tasks of a board by status (internal tasks left out).
+pub fn task_counts(board: &Board) -> TaskCounts {
+    let mut tasks = TaskCounts::default();
+    for t in board.tasks.iter().filter(|t| !t.is_internal()) {
+        let v = board.view(t);
+        match v.status.as_str() {
+            "pending" => tasks.pending += 1,
+            "in_progress" => tasks.in_progress += 1,
+            _ => tasks.completed += 1,
+        }
+        tasks.blocked += usize::from(v.blocked);
+        tasks.ready += usize::from(v.ready);
+    }
+    tasks
+}
+
+/// `status` of `sessions/<pid>.json` when Claude Code wrote one.
+fn session_status(team: &Team, pid: u32) -> Option<String> {
+    let path: PathBuf = team
+        .layout
+        .root()
+        .join("sessions")
+        .join(format!("{pid}.json"));
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    v.get("status")?.as_str().map(String::from)
+}

@@ -1,0 +1,950 @@
+//! Blocking until something holds in a team's files: tasks done, members idle or gone, a
+//! message from someone, a message delivered.
+//!
+//! A [`Tracker`] is built from a [`Watch`] (the files as they are) and then fed every batch of
+//! [`Changes`] the watch reports, so a condition is checked against the files first and then on
+//! every change; the watch is in place before the first check, so nothing between the two is
+//! lost. The rules, also in the README:
+//! - a member is **gone** when it left `config.json`, when a `shutdown_approved` frame from it
+//!   was seen, when its recorded tmux pane exists and is dead, or (in-process teammates) when the
+//!   lead process recorded in `leadProcess` is dead; a member with nothing recorded to check
+//!   counts as alive;
+//! - a member is **idle** when nothing waits unread in its inbox and its newest event is the end
+//!   of a turn: an `idle_notification` from it, or `isActive` turning `false`. Taking an entry
+//!   from its inbox, a new entry in it, a plain message from it or `isActive` turning `true`
+//!   make it busy. The newest event decides, not the current `isActive`: Claude Code drops a
+//!   config write whose lock it cannot get within 0.65 s, so `isActive: true` can outlive the
+//!   turn. At the start, with no history, the newest of its entries (by timestamp), its inbox's
+//!   last drain (one within a second of its `idle_notification` is that turn's own take, which
+//!   the real client writes after the turn can have ended) and `config.json`'s last write (the
+//!   files' mtimes) decide, as `status` does, and
+//!   `isActive: false` counts as idle when no `idle_notification` of it is left (a Claude Code
+//!   lead consumes them).
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+
+use anyhow::{Result, bail};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::host::proc::pid_alive;
+use crate::observe::status::Liveness;
+use crate::observe::watch::{Changes, Watch};
+use crate::store::Entry;
+use crate::store::id;
+use crate::store::paths::MemberName;
+use crate::team::mailbox::{DeliveryState, TypeFilter};
+use crate::team::model::{Frame, first_line};
+use crate::team::sentlog::SentLog;
+use crate::team::tasks::Task;
+use crate::time::iso_millis;
+
+/// What to wait for, as given on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// Every task (internal ones aside) is completed, and there is at least one.
+    TasksDone,
+    /// This task is completed.
+    Task(String),
+    /// Each of these members is idle (empty: every teammate).
+    Idle(Vec<String>),
+    /// A message from this member lands in your inbox.
+    MessageFrom {
+        /// The sender.
+        from: String,
+        /// Which kind of entry counts.
+        kind: TypeFilter,
+    },
+    /// Each of these members is gone (empty: every teammate).
+    Terminated(Vec<String>),
+    /// The message with this id has left its recipient's inbox or was marked read.
+    Delivered(String),
+}
+
+/// What to wait for and for whom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    /// The conditions, in the order given.
+    pub conditions: Vec<Condition>,
+    /// Your identity: whose inbox `MessageFrom` watches.
+    pub me: String,
+    /// Where `MessageFrom` starts looking.
+    pub after: After,
+    /// Whether the first condition met ends the wait (else all must be).
+    pub any: bool,
+}
+
+/// Where `--message-from` starts looking.
+#[derive(Debug, Clone, PartialEq)]
+pub enum After {
+    /// Entries that land after the wait started.
+    Start,
+    /// Entries after this one in the inbox, or, when it is not there, written at or after the
+    /// time the entry was sent (from the sent log).
+    Id(String),
+    /// Entries whose timestamp is at or after this time.
+    Time(DateTime<Utc>),
+}
+
+/// One condition's state (`wait --json` `conditions[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConditionState {
+    /// `tasks_done`, `task`, `idle`, `message_from`, `terminated` or `delivered`.
+    pub condition: &'static str,
+    /// Its arguments (member names, a task id, a message id).
+    pub args: Vec<String>,
+    /// Whether it holds.
+    pub met: bool,
+    /// When teamctl saw it become true.
+    pub at: Option<String>,
+    /// What the files say, for people.
+    pub detail: String,
+    /// The message that met a `message_from` condition (`null` otherwise).
+    pub message: Option<Entry>,
+    /// Why it can no longer become true, if so.
+    pub impossible: Option<String>,
+}
+
+/// A member's turn as far as the files tell.
+#[derive(Debug, Clone, PartialEq)]
+enum Turn {
+    Busy(String),
+    Idle(String),
+}
+
+/// Conditions being waited for, and what has been seen so far.
+#[derive(Debug)]
+pub struct Tracker {
+    conditions: Vec<Condition>,
+    /// Resolved arguments and state, in the order given.
+    pub states: Vec<ConditionState>,
+    me: String,
+    turns: HashMap<String, Turn>,
+    shut_down: HashSet<String>,
+    /// Teammates when the wait started (tasks depend on them).
+    teammates_at_start: Vec<String>,
+    /// For `message_from`: entry ids of `me`'s inbox that do not count.
+    old_ids: HashSet<String>,
+    after_time: Option<DateTime<Utc>>,
+    /// For `delivered`: the id and its recipient.
+    delivered: Vec<(String, String)>,
+}
+
+/// The frame type of an entry's text, if it is a protocol frame.
+pub fn frame_type(entry: &Entry) -> Option<String> {
+    let text = entry.get("text")?.as_str()?;
+    Frame::decode(text).map(|f| f.frame_type)
+}
+
+fn from_of(entry: &Entry) -> Option<&str> {
+    entry.get("from").and_then(Value::as_str)
+}
+
+fn is_read(entry: &Entry) -> bool {
+    entry.get("read") == Some(&Value::Bool(true))
+}
+
+/// The members of the team that are Claude Code teammates: not the lead, not `me`, and
+/// carrying what only a spawned teammate has (`agentType`, `color` or `backendType`; a name
+/// added by `send --join` has none of them).
+pub fn teammates(watch: &Watch, me: &str) -> Vec<String> {
+    let lead = lead_name(watch);
+    watch
+        .members()
+        .iter()
+        .filter(|(name, m)| {
+            name != me
+                && Some(name.as_str()) != lead.as_deref()
+                && ["agentType", "color", "backendType"]
+                    .iter()
+                    .any(|k| m.get(*k).is_some_and(Value::is_string))
+                && m.get("agentType").and_then(Value::as_str) != Some("team-lead")
+        })
+        .map(|(n, _)| n.clone())
+        .collect()
+}
+
+fn lead_name(watch: &Watch) -> Option<String> {
+    let cfg = watch.team().config.as_ref()?;
+    cfg.lead().map(|l| l.name.clone())
+}
+
+/// Names of members that sent a `shutdown_approved` frame, in the inboxes as they are now.
+pub fn shut_down_in(watch: &Watch) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for entries in watch.inboxes().values() {
+        note_shutdowns(entries.iter(), &mut out);
+    }
+    out
+}
+
+fn note_shutdowns<'a>(entries: impl Iterator<Item = &'a Entry>, out: &mut HashSet<String>) {
+    for e in entries {
+        if frame_type(e).as_deref() == Some("shutdown_approved")
+            && let Some(from) = from_of(e)
+        {
+            out.insert(from.to_string());
+        }
+    }
+}
+
+/// Adds the senders of `shutdown_approved` frames among `changes` to `shut_down`.
+pub fn note_shutdown_events(changes: &Changes, shut_down: &mut HashSet<String>) {
+    note_shutdowns(
+        changes
+            .events
+            .iter()
+            .filter(|e| e.event == "message")
+            .filter_map(|e| e.message.as_ref()),
+        shut_down,
+    );
+}
+
+/// What can be checked about the members' processes now: the tmux panes, only when a member
+/// has one recorded (asking tmux costs a process).
+pub fn liveness(watch: &Watch) -> Liveness {
+    if needs_panes(watch) {
+        Liveness::probe()
+    } else {
+        Liveness::default()
+    }
+}
+
+/// Whether any member's recorded tmux pane needs checking (so [`Liveness::probe`] is worth
+/// running).
+fn needs_panes(watch: &Watch) -> bool {
+    watch.members().iter().any(|(_, m)| {
+        m.get("tmuxPaneId")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.starts_with('%'))
+    })
+}
+
+/// Why `name` can no longer act, or `None` while it may (see the module docs for the rules).
+pub fn gone_reason(
+    watch: &Watch,
+    name: &str,
+    shut_down: &HashSet<String>,
+    live: &Liveness,
+) -> Option<String> {
+    if shut_down.contains(name) {
+        return Some(format!("{name} shut down (shutdown_approved)"));
+    }
+    let Some((_, m)) = watch.members().iter().find(|(n, _)| n == name) else {
+        return Some(format!(
+            "{name} is no longer a member of the team (config.json)"
+        ));
+    };
+    let pane = m.get("tmuxPaneId").and_then(Value::as_str).unwrap_or("");
+    if pane.starts_with('%') && live.tmux_panes.as_ref().and_then(|p| p.get(pane)) == Some(&false) {
+        return Some(format!("{name}'s tmux pane {pane} has exited"));
+    }
+    let in_process =
+        pane == "in-process" || m.get("backendType").and_then(Value::as_str) == Some("in-process");
+    if in_process
+        && Some(name) != lead_name(watch).as_deref()
+        && let Some(p) = watch
+            .team()
+            .config
+            .as_ref()
+            .and_then(|c| c.lead_process.as_ref())
+        && pid_alive(p.pid, p.proc_start.as_deref()) == Some(false)
+    {
+        return Some(format!(
+            "{name} ran in the lead's process (pid {}), which has exited",
+            p.pid
+        ));
+    }
+    None
+}
+
+fn member_entry<'a>(watch: &'a Watch, name: &str) -> Option<&'a Entry> {
+    watch
+        .members()
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, m)| m)
+}
+
+fn unread(watch: &Watch, name: &str) -> usize {
+    watch
+        .inbox(name)
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| !is_read(e))
+        .count()
+}
+
+fn is_active(watch: &Watch, name: &str) -> Option<bool> {
+    member_entry(watch, name)?.get("isActive")?.as_bool()
+}
+
+fn mtime(path: &std::path::Path) -> Option<DateTime<Utc>> {
+    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(modified.into())
+}
+
+/// When `name`'s inbox file last changed (with no unread entry in it: when it was drained).
+fn inbox_written(watch: &Watch, name: &str) -> Option<DateTime<Utc>> {
+    watch.inbox(name)?;
+    mtime(&watch.team().inbox_path(&MemberName::parse(name).ok()?))
+}
+
+/// Whether `name` is in the middle of a turn, as far as the files show (no history), on
+/// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
+/// land just after the turn's `idle_notification`): before its first `idle_notification`,
+/// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
+/// its inbox more than a second later (its inbox now without unread entries, so the file's
+/// last change was a take). Without such evidence it is not.
+pub fn mid_turn(watch: &Watch, name: &str) -> bool {
+    let stamp = |e: &Entry| {
+        e.get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc))
+    };
+    let mine = || {
+        watch
+            .inboxes()
+            .values()
+            .flatten()
+            .filter(move |e| from_of(e) == Some(name))
+    };
+    let last_idle = mine()
+        .filter(|e| frame_type(e).as_deref() == Some("idle_notification"))
+        .filter_map(stamp)
+        .max();
+    let Some(last_idle) = last_idle else {
+        return is_active(watch, name) == Some(true);
+    };
+    let wrote_since = mine()
+        .filter(|e| frame_type(e).is_none())
+        .filter_map(stamp)
+        .any(|t| t > last_idle);
+    let drained = inbox_written(watch, name);
+    // With unread entries the file's mtime is more likely a write than a take.
+    wrote_since
+        || (unread(watch, name) == 0
+            && drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1)))
+}
+
+/// A member's turn from the files alone (no history): see the module docs.
+fn initial_turn(watch: &Watch, name: &str) -> Turn {
+    let pending = unread(watch, name);
+    if pending > 0 {
+        return Turn::Busy(format!("{pending} unread in its inbox"));
+    }
+    let mut newest: Option<(DateTime<Utc>, Option<String>)> = None;
+    let mut any_idle = false;
+    for e in watch.inboxes().values().flatten() {
+        if from_of(e) != Some(name) {
+            continue;
+        }
+        let Some(at) = e
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        else {
+            continue;
+        };
+        let at = at.with_timezone(&Utc);
+        let kind = frame_type(e);
+        any_idle |= kind.as_deref() == Some("idle_notification");
+        if newest.as_ref().is_none_or(|(t, _)| at >= *t) {
+            newest = Some((at, kind));
+        }
+    }
+    let drained = inbox_written(watch, name);
+    let config_written = mtime(&watch.team().layout.config_path(&watch.team().name));
+    let active = is_active(watch, name);
+    match newest {
+        Some((at, Some(kind))) if kind == "idle_notification" => {
+            // The real client writes the take of what it read after the turn it started can
+            // already have ended, so a drain just after the notification is that same turn's.
+            if drained.is_some_and(|d| d > at + chrono::Duration::seconds(1)) {
+                Turn::Busy("it took its inbox after its last idle_notification".into())
+            } else if active == Some(true) && config_written.is_some_and(|c| c > at) {
+                Turn::Busy("isActive turned true after its last idle_notification".into())
+            } else {
+                // isActive may be stale: Claude Code drops a config write whose lock it cannot
+                // get within 0.65 s.
+                Turn::Idle("idle_notification".into())
+            }
+        }
+        _ if active == Some(true) => Turn::Busy("isActive is true".into()),
+        _ if !any_idle && active == Some(false) => Turn::Idle("isActive is false".into()),
+        _ => Turn::Busy("no idle_notification since its last work".into()),
+    }
+}
+
+impl Tracker {
+    /// Resolves the conditions of `spec` against the team as `watch` sees it.
+    ///
+    /// # Errors
+    /// No condition; an unknown member, task or message id (naming it); `--idle` and
+    /// `--terminated` on the same member without `any`.
+    pub fn new(
+        watch: &Watch,
+        spec: Spec,
+        log: Option<&SentLog>,
+        live: &Liveness,
+        now: DateTime<Utc>,
+    ) -> Result<Tracker> {
+        let Spec {
+            conditions,
+            me,
+            after,
+            any,
+        } = spec;
+        let (me, after) = (me.as_str(), &after);
+        if conditions.is_empty() {
+            bail!(crate::error::Error::Usage(
+                "nothing to wait for: give at least one condition (--tasks-done, --task, --idle, \
+                 --message-from, --terminated, --delivered)"
+                    .into()
+            ));
+        }
+        let team_mates = teammates(watch, me);
+        let known = |name: &str| -> Result<()> {
+            if watch.members().iter().any(|(n, _)| n == name) {
+                return Ok(());
+            }
+            let names: Vec<String> = watch.members().iter().map(|(n, _)| n.clone()).collect();
+            let hint = crate::team::config::suggest(name, &names)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_default();
+            bail!(
+                "'{name}' is not a member of team '{}'{hint}; members: {}",
+                watch.team().name,
+                names.join(", ")
+            )
+        };
+        let mut resolved = Vec::new();
+        for c in conditions {
+            resolved.push(match c {
+                Condition::Idle(m) | Condition::Terminated(m)
+                    if m.is_empty() && team_mates.is_empty() =>
+                {
+                    bail!(
+                        "team '{}' has no teammates to wait for; name the members",
+                        watch.team().name
+                    )
+                }
+                Condition::Idle(m) if m.is_empty() => Condition::Idle(team_mates.clone()),
+                Condition::Terminated(m) if m.is_empty() => {
+                    Condition::Terminated(team_mates.clone())
+                }
+                other => other,
+            });
+        }
+        let mut idle_members = HashSet::new();
+        let mut gone_members = HashSet::new();
+        let mut delivered = Vec::new();
+        for c in &resolved {
+            match c {
+                Condition::Idle(ms) => {
+                    for m in ms {
+                        known(m)?;
+                        idle_members.insert(m.clone());
+                    }
+                }
+                Condition::Terminated(ms) => {
+                    for m in ms {
+                        // A member that already left config.json is terminated, not unknown.
+                        if !watch.inboxes().contains_key(m) {
+                            known(m)?;
+                        }
+                        gone_members.insert(m.clone());
+                    }
+                }
+                Condition::MessageFrom { from, .. } => known(from)?,
+                Condition::Task(t) => {
+                    if !watch.tasks().contains_key(t) {
+                        bail!("task {t} not found in team '{}'", watch.team().name);
+                    }
+                }
+                Condition::Delivered(mid) => {
+                    delivered.push((mid.clone(), recipient_of(watch, mid, log)?));
+                }
+                Condition::TasksDone => {}
+            }
+        }
+        if !any && let Some(m) = idle_members.intersection(&gone_members).next() {
+            bail!(crate::error::Error::Usage(format!(
+                "--idle {m} and --terminated {m} contradict each other (a terminated member is \
+                 never idle); use --any to wait for the first"
+            )));
+        }
+        let mut old_ids = HashSet::new();
+        let mut after_time = None;
+        let mine = watch.inbox(me).unwrap_or_default();
+        match after {
+            After::Start => old_ids.extend(mine.iter().map(id::entry_id)),
+            After::Time(t) => after_time = Some(*t),
+            After::Id(wanted) => {
+                if let Some(pos) = mine.iter().position(|e| id::entry_id(e) == *wanted) {
+                    old_ids.extend(mine[..=pos].iter().map(id::entry_id));
+                } else {
+                    let sent = match log {
+                        Some(l) => l.find(watch.team().name.as_str(), wanted)?,
+                        None => None,
+                    };
+                    let Some(sent) = sent else {
+                        bail!(
+                            "message {wanted} is neither in {me}'s inbox nor in the sent log of \
+                             team '{}'",
+                            watch.team().name
+                        );
+                    };
+                    after_time = Some(
+                        DateTime::parse_from_rfc3339(&sent.at)
+                            .map(|t| t.with_timezone(&Utc))
+                            .unwrap_or(now),
+                    );
+                }
+            }
+        }
+        let states = resolved
+            .iter()
+            .map(|c| {
+                let (condition, args) = match c {
+                    Condition::TasksDone => ("tasks_done", vec![]),
+                    Condition::Task(t) => ("task", vec![t.clone()]),
+                    Condition::Idle(m) => ("idle", m.clone()),
+                    Condition::MessageFrom { from, .. } => ("message_from", vec![from.clone()]),
+                    Condition::Terminated(m) => ("terminated", m.clone()),
+                    Condition::Delivered(id) => ("delivered", vec![id.clone()]),
+                };
+                ConditionState {
+                    condition,
+                    args,
+                    met: false,
+                    at: None,
+                    detail: String::new(),
+                    message: None,
+                    impossible: None,
+                }
+            })
+            .collect();
+        let mut t = Tracker {
+            conditions: resolved,
+            states,
+            me: me.to_string(),
+            turns: HashMap::new(),
+            shut_down: shut_down_in(watch),
+            teammates_at_start: team_mates,
+            old_ids,
+            after_time,
+            delivered,
+        };
+        for m in idle_members {
+            let turn = initial_turn(watch, &m);
+            t.turns.insert(m, turn);
+        }
+        // Entries already there count for `--after`.
+        if !matches!(after, After::Start) {
+            let mine: Vec<Entry> = watch.inbox(me).unwrap_or_default().to_vec();
+            t.take_messages(mine.iter(), now);
+        }
+        t.evaluate(watch, live, now);
+        Ok(t)
+    }
+
+    /// Applies a batch of changes and re-checks every condition. Returns the indexes of the
+    /// conditions that became true.
+    pub fn observe(
+        &mut self,
+        changes: &Changes,
+        watch: &Watch,
+        live: &Liveness,
+        now: DateTime<Utc>,
+    ) -> Vec<usize> {
+        note_shutdown_events(changes, &mut self.shut_down);
+        for ev in &changes.events {
+            let member = ev.to.as_deref().or(ev.member.as_deref()).unwrap_or("");
+            match ev.event {
+                "consumed" | "read" if self.turns.contains_key(member) => {
+                    self.turns
+                        .insert(member.to_string(), Turn::Busy("took its inbox".into()));
+                }
+                "message" => {
+                    if self.turns.contains_key(member) {
+                        self.turns
+                            .insert(member.to_string(), Turn::Busy("a message arrived".into()));
+                    }
+                    if let (Some(from), Some(msg)) = (ev.from.as_deref(), ev.message.as_ref())
+                        && self.turns.contains_key(from)
+                    {
+                        let turn = if frame_type(msg).as_deref() == Some("idle_notification") {
+                            Turn::Idle(idle_detail(msg))
+                        } else {
+                            Turn::Busy("it is writing messages".into())
+                        };
+                        self.turns.insert(from.to_string(), turn);
+                    }
+                }
+                "member_updated" if self.turns.contains_key(member) => {
+                    let active = ev
+                        .changes
+                        .as_ref()
+                        .and_then(|c| c.get("isActive"))
+                        .and_then(|c| c.get("to"))
+                        .and_then(Value::as_bool);
+                    match active {
+                        Some(true) => {
+                            self.turns
+                                .insert(member.to_string(), Turn::Busy("isActive is true".into()));
+                        }
+                        Some(false) => {
+                            self.turns
+                                .insert(member.to_string(), Turn::Idle("isActive is false".into()));
+                        }
+                        None => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mine: Vec<&Entry> = changes
+            .events
+            .iter()
+            .filter(|e| e.event == "message" && e.to.as_deref() == Some(self.me.as_str()))
+            .filter_map(|e| e.message.as_ref())
+            .collect();
+        self.take_messages(mine.into_iter(), now);
+        let before: Vec<bool> = self.states.iter().map(|s| s.met).collect();
+        self.evaluate(watch, live, now);
+        self.states
+            .iter()
+            .zip(before)
+            .enumerate()
+            .filter(|(_, (s, was))| s.met && !was)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Marks `message_from` conditions met by entries of `me`'s inbox.
+    fn take_messages<'a>(&mut self, entries: impl Iterator<Item = &'a Entry>, now: DateTime<Utc>) {
+        for e in entries {
+            let eid = id::entry_id(e);
+            if self.old_ids.contains(&eid) {
+                continue;
+            }
+            if let Some(t) = self.after_time {
+                let at = e
+                    .get("timestamp")
+                    .and_then(Value::as_str)
+                    .and_then(|s| DateTime::parse_from_rfc3339(s).ok());
+                if at.is_none_or(|at| at < t) {
+                    continue;
+                }
+            }
+            for (c, s) in self.conditions.iter().zip(self.states.iter_mut()) {
+                if let Condition::MessageFrom { from, kind } = c
+                    && !s.met
+                    && from_of(e) == Some(from.as_str())
+                    && kind_matches(kind, e)
+                {
+                    s.met = true;
+                    s.at = Some(iso_millis(now));
+                    s.detail = format!("{eid}: {}", message_preview(e));
+                    s.message = Some(e.clone());
+                }
+            }
+        }
+    }
+
+    fn evaluate(&mut self, watch: &Watch, live: &Liveness, now: DateTime<Utc>) {
+        let at = iso_millis(now);
+        let gone = |name: &str| gone_reason(watch, name, &self.shut_down, live);
+        let all_teammates_gone = {
+            let mut names: Vec<String> = self.teammates_at_start.clone();
+            names.extend(teammates(watch, &self.me));
+            !names.is_empty() && names.iter().all(|n| gone(n).is_some())
+        };
+        let tasks: Vec<Task> = watch
+            .tasks()
+            .iter()
+            .filter_map(|(id, raw)| {
+                Task::from_raw(
+                    raw.clone(),
+                    watch
+                        .team()
+                        .layout
+                        .tasks_dir(&watch.team().name)
+                        .join(format!("{id}.json")),
+                )
+                .ok()
+            })
+            .filter(|t| !t.is_internal())
+            .collect();
+        for (i, c) in self.conditions.iter().enumerate() {
+            let s = &mut self.states[i];
+            if s.met {
+                continue;
+            }
+            let (met, detail, impossible) = match c {
+                Condition::TasksDone => {
+                    let done = tasks.iter().filter(|t| t.status == "completed").count();
+                    let open: Vec<String> = tasks
+                        .iter()
+                        .filter(|t| t.status != "completed")
+                        .take(5)
+                        .map(|t| match &t.owner {
+                            Some(o) => format!("#{} {} ({o})", t.id, t.status),
+                            None => format!("#{} {}", t.id, t.status),
+                        })
+                        .collect();
+                    let detail = if tasks.is_empty() {
+                        "no tasks yet".to_string()
+                    } else if open.is_empty() {
+                        format!("{done} of {} completed", tasks.len())
+                    } else {
+                        format!(
+                            "{done} of {} completed; open: {}",
+                            tasks.len(),
+                            open.join(", ")
+                        )
+                    };
+                    let met = !tasks.is_empty() && done == tasks.len();
+                    (
+                        met,
+                        detail,
+                        all_teammates_gone.then(|| "every teammate is gone".to_string()),
+                    )
+                }
+                Condition::Task(tid) => match tasks.iter().find(|t| t.id == *tid) {
+                    Some(t) => {
+                        let owner = t
+                            .owner
+                            .as_deref()
+                            .map(|o| format!(", owner {o}"))
+                            .unwrap_or_default();
+                        (
+                            t.status == "completed",
+                            format!("#{tid} {}{owner}: {}", t.status, first_line(&t.subject, 60)),
+                            all_teammates_gone.then(|| "every teammate is gone".to_string()),
+                        )
+                    }
+                    None => (
+                        false,
+                        format!("#{tid} was deleted"),
+                        Some(format!("task {tid} was deleted")),
+                    ),
+                },
+                Condition::Idle(ms) => {
+                    let mut busy = Vec::new();
+                    let mut idle = Vec::new();
+                    let mut impossible = None;
+                    for m in ms {
+                        if let Some(why) = gone(m) {
+                            impossible.get_or_insert(why);
+                            continue;
+                        }
+                        match self.turns.get(m) {
+                            // The newest event decides, not isActive: a teammate's config write
+                            // can be lost (see initial_turn).
+                            Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
+                                idle.push(format!("{m} ({d})"));
+                            }
+                            Some(Turn::Idle(_)) => {
+                                busy.push(format!("{m} ({} unread in its inbox)", unread(watch, m)))
+                            }
+                            Some(Turn::Busy(d)) => busy.push(format!("{m} ({d})")),
+                            None => busy.push(format!("{m} (busy)")),
+                        }
+                    }
+                    let detail = if busy.is_empty() {
+                        idle.join(", ")
+                    } else {
+                        format!("not idle: {}", busy.join(", "))
+                    };
+                    (busy.is_empty() && impossible.is_none(), detail, impossible)
+                }
+                Condition::MessageFrom { from, .. } => (
+                    false,
+                    format!("no message from {from} yet"),
+                    gone(from).map(|g| format!("{g} before writing to {}", self.me)),
+                ),
+                Condition::Terminated(ms) => {
+                    let alive: Vec<&String> = ms.iter().filter(|m| gone(m).is_none()).collect();
+                    let detail = if alive.is_empty() {
+                        ms.iter()
+                            .filter_map(|m| gone(m))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    } else {
+                        format!(
+                            "still running: {}",
+                            alive
+                                .iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    (alive.is_empty(), detail, None)
+                }
+                Condition::Delivered(mid) => {
+                    let to = self
+                        .delivered
+                        .iter()
+                        .find(|(d, _)| d == mid)
+                        .map(|(_, to)| to.clone())
+                        .unwrap_or_default();
+                    let state = DeliveryState::of(watch.inbox(&to), mid);
+                    let met = state != DeliveryState::Pending;
+                    let detail = match state {
+                        DeliveryState::Pending => format!("{mid} waits in {to}'s inbox"),
+                        DeliveryState::Read => format!("{to} marked {mid} read"),
+                        DeliveryState::Consumed => format!("{to} took {mid}"),
+                    };
+                    (met, detail, gone(&to))
+                }
+            };
+            s.detail = detail;
+            if met {
+                s.met = true;
+                s.at = Some(at.clone());
+                s.impossible = None;
+            } else {
+                s.impossible = impossible;
+            }
+        }
+    }
+
+    /// Whether the wait is over: every condition met (or, with `any`, one).
+    pub fn done(&self, any: bool) -> bool {
+        if any {
+            self.states.iter().any(|s| s.met)
+        } else {
+            self.states.iter().all(|s| s.met)
+        }
+    }
+
+    /// Why the wait can no longer succeed: a needed condition is impossible (with `any`: every
+    /// condition is).
+    pub fn impossible(&self, any: bool) -> Option<String> {
+        let mut open = self.states.iter().filter(|s| !s.met);
+        if any {
+            let reasons: Vec<&str> = self
+                .states
+                .iter()
+                .map(|s| s.impossible.as_deref())
+                .collect::<Option<Vec<_>>>()?;
+            return (!reasons.is_empty()).then(|| reasons.join("; "));
+        }
+        open.find_map(|s| s.impossible.clone())
+    }
+}
+
+fn kind_matches(kind: &TypeFilter, e: &Entry) -> bool {
+    let ft = frame_type(e);
+    match kind {
+        TypeFilter::Message => ft.is_none(),
+        TypeFilter::Protocol => ft.is_some(),
+        TypeFilter::Frame(f) => ft.as_deref() == Some(f.as_str()),
+    }
+}
+
+fn message_preview(e: &Entry) -> String {
+    if let Some(ft) = frame_type(e) {
+        return format!("[{ft}]");
+    }
+    let summary = e
+        .get("summary")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty());
+    let text = e.get("text").and_then(Value::as_str).unwrap_or("");
+    first_line(summary.unwrap_or(text), 60)
+}
+
+/// What an `idle_notification` says: its reason, summary or the turn's final text.
+pub fn idle_detail(entry: &Entry) -> String {
+    let Some(frame) = entry
+        .get("text")
+        .and_then(Value::as_str)
+        .and_then(Frame::decode)
+    else {
+        return "idle_notification".into();
+    };
+    let get = |k: &str| {
+        frame
+            .fields
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let mut parts = vec![format!(
+        "idle_notification: {}",
+        get("idleReason").unwrap_or("available")
+    )];
+    if let Some(s) = get("summary") {
+        parts.push(format!("summary: {}", first_line(s, 80)));
+    }
+    if let Some(s) = get("failureReason") {
+        parts.push(format!("failure: {}", first_line(s, 80)));
+    }
+    if let Some(s) = get("result") {
+        parts.push(format!("last words: {}", first_line(s, 80)));
+    }
+    parts.join("; ")
+}
+
+/// The recipient of message `id`: the owner of the inbox holding it, else the sent log's
+/// record.
+fn recipient_of(watch: &Watch, mid: &str, log: Option<&SentLog>) -> Result<String> {
+    for (owner, entries) in watch.inboxes() {
+        if entries.iter().any(|e| id::entry_id(e) == mid) {
+            return Ok(owner.clone());
+        }
+    }
+    if let Some(l) = log
+        && let Some(sent) = l.find(watch.team().name.as_str(), mid)?
+    {
+        return Ok(sent.to);
+    }
+    bail!(
+        "message {mid} is in no inbox of team '{}' and not in the sent log",
+        watch.team().name
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Entry {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn idle_detail_says_reason_summary_and_last_words() {
+        let frame = json!({"type": "idle_notification", "from": "a", "idleReason": "failed",
+                           "summary": "tried", "failureReason": "no access", "result": "gave up"});
+        let e = entry(json!({"from": "a", "text": frame.to_string()}));
+        assert_eq!(
+            idle_detail(&e),
+            "idle_notification: failed; summary: tried; failure: no access; last words: gave up"
+        );
+        let bare = entry(json!({"from": "a", "text": r#"{"type":"idle_notification"}"#}));
+        assert_eq!(idle_detail(&bare), "idle_notification: available");
+    }
+
+    #[test]
+    fn kinds_of_entries() {
+        let plain = entry(json!({"from": "a", "text": "hello"}));
+        let idle = entry(json!({"from": "a", "text": r#"{"type":"idle_notification"}"#}));
+        assert!(kind_matches(&TypeFilter::Message, &plain));
+        assert!(!kind_matches(&TypeFilter::Message, &idle));
+        assert!(kind_matches(&TypeFilter::Protocol, &idle));
+        assert!(kind_matches(
+            &TypeFilter::Frame("idle_notification".into()),
+            &idle
+        ));
+        assert_eq!(frame_type(&plain), None);
+    }
+}

@@ -1,0 +1,524 @@
+//! Following a team as a stream of events: inbox entries arriving, consumed or read; tasks
+//! created, updated or deleted; members joining, leaving or changing.
+//!
+//! Changes are found by comparing parsed content (entries by id, tasks by file, members by
+//! name), never by mtime: Claude Code replaces files by rename and mtimes do not reliably
+//! change. A notification only says *where* to look, so several writes coalesced into one
+//! notification still give every event, in file order. `*.tmp.*` files and `*.lock`
+//! directories are ignored. The OS's file notifications (inotify) drive it; polling is the
+//! fallback.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use notify::{RecursiveMode, Watcher};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::store::id;
+use crate::store::paths::{MemberName, is_valid_member};
+use crate::store::{self, Entry};
+use crate::team::config::Team;
+use crate::time::iso_millis;
+
+/// One change. Every key is always present (`null` where it does not apply).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// Always 1.
+    pub schema_version: u32,
+    /// `message`, `consumed`, `read`, `task_created`, `task_updated`, `task_deleted`,
+    /// `member_joined`, `member_left` or `member_updated`.
+    pub event: &'static str,
+    /// Team.
+    pub team: String,
+    /// When teamctl saw the change.
+    pub at: String,
+    /// The inbox's owner (message events).
+    pub to: Option<String>,
+    /// The message's sender (message events).
+    pub from: Option<String>,
+    /// The message id or task id.
+    pub id: Option<String>,
+    /// The member (member events).
+    pub member: Option<String>,
+    /// The inbox entry (message events).
+    pub message: Option<Entry>,
+    /// The task as it is now, or as it was when deleted (task events).
+    pub task: Option<Entry>,
+    /// The member's entry in `config.json` (member events).
+    pub member_entry: Option<Entry>,
+    /// For `*_updated`: each changed key with its old and new value (`null` when absent).
+    pub changes: Option<Map<String, Value>>,
+}
+
+impl Event {
+    fn new(event: &'static str, team: &str, at: &str) -> Event {
+        Event {
+            schema_version: 1,
+            event,
+            team: team.to_string(),
+            at: at.to_string(),
+            to: None,
+            from: None,
+            id: None,
+            member: None,
+            message: None,
+            task: None,
+            member_entry: None,
+            changes: None,
+        }
+    }
+}
+
+/// The event kinds, for validating filters.
+pub const EVENT_KINDS: [&str; 9] = [
+    "message",
+    "consumed",
+    "read",
+    "task_created",
+    "task_updated",
+    "task_deleted",
+    "member_joined",
+    "member_left",
+    "member_updated",
+];
+
+/// What changed since the last look, and what could not be read (the old state is kept).
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Events in order.
+    pub events: Vec<Event>,
+    /// Files that could not be read.
+    pub warnings: Vec<String>,
+}
+
+/// Which part of the team a path belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Source {
+    Inbox(String),
+    Task(String),
+    Config,
+}
+
+/// A followed team: the last state seen of every watched file.
+#[derive(Debug)]
+pub struct Watch {
+    team: Team,
+    only: Option<Vec<MemberName>>,
+    inboxes: BTreeMap<String, Vec<Entry>>,
+    tasks: BTreeMap<String, Entry>,
+    members: Vec<(String, Entry)>,
+}
+
+impl Watch {
+    /// Starts following `team` (all inboxes, or only those of `only`). Returns the watch and
+    /// the events that describe what is there now (for `--existing`).
+    pub fn new(team: Team, only: Option<Vec<MemberName>>, at: DateTime<Utc>) -> (Watch, Changes) {
+        let mut w = Watch {
+            team,
+            only,
+            inboxes: BTreeMap::new(),
+            tasks: BTreeMap::new(),
+            members: Vec::new(),
+        };
+        let existing = w.rescan(at);
+        (w, existing)
+    }
+
+    /// Re-reads everything and returns what changed.
+    pub fn rescan(&mut self, at: DateTime<Utc>) -> Changes {
+        let mut sources = vec![Source::Config];
+        for owner in self.team.inbox_owners().unwrap_or_default() {
+            sources.extend(self.source_of(&self.team.inbox_path(&owner)));
+        }
+        sources.extend(self.inboxes.keys().map(|m| Source::Inbox(m.clone())));
+        let tasks_dir = self.team.layout.tasks_dir(&self.team.name);
+        if let Ok(rd) = std::fs::read_dir(&tasks_dir) {
+            for e in rd.flatten() {
+                if let Some(s) = self.source_of(&e.path()) {
+                    sources.push(s);
+                }
+            }
+        }
+        sources.extend(self.tasks.keys().map(|t| Source::Task(t.clone())));
+        sources.sort();
+        sources.dedup();
+        self.reload(&sources, at)
+    }
+
+    /// Re-reads the files at `paths` (as notified) and returns what changed.
+    pub fn reload_paths(&mut self, paths: &[PathBuf], at: DateTime<Utc>) -> Changes {
+        let mut sources: Vec<Source> = Vec::new();
+        for p in paths {
+            if let Some(s) = self.source_of(p)
+                && !sources.contains(&s)
+            {
+                sources.push(s);
+            }
+        }
+        self.reload(&sources, at)
+    }
+
+    /// The folders to watch: the team folder (config and inboxes) and the task folder.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        vec![
+            self.team.layout.team_dir(&self.team.name),
+            self.team.layout.tasks_dir(&self.team.name),
+        ]
+    }
+
+    fn source_of(&self, path: &Path) -> Option<Source> {
+        let name = path.file_name()?.to_str()?;
+        if name.contains(".tmp.") || name.ends_with(".lock") {
+            return None;
+        }
+        let parent = path.parent()?;
+        let layout = &self.team.layout;
+        if path == layout.config_path(&self.team.name) {
+            return Some(Source::Config);
+        }
+        let stem = name.strip_suffix(".json")?;
+        if parent == layout.inboxes_dir(&self.team.name) && is_valid_member(stem) {
+            let wanted = self
+                .only
+                .as_ref()
+                .is_none_or(|o| o.iter().any(|m| m.as_str() == stem));
+            return wanted.then(|| Source::Inbox(stem.to_string()));
+        }
+        if parent == layout.tasks_dir(&self.team.name) && !name.starts_with('.') {
+            return Some(Source::Task(stem.to_string()));
+        }
+        None
+    }
+
+    fn reload(&mut self, sources: &[Source], at: DateTime<Utc>) -> Changes {
+        let at = iso_millis(at);
+        let mut out = Changes::default();
+        for s in sources {
+            match s {
+                Source::Inbox(m) => self.reload_inbox(m, &at, &mut out),
+                Source::Task(t) => self.reload_task(t, &at, &mut out),
+                Source::Config => self.reload_config(&at, &mut out),
+            }
+        }
+        out
+    }
+
+    fn reload_inbox(&mut self, member: &str, at: &str, out: &mut Changes) {
+        let Ok(name) = MemberName::parse(member) else {
+            return;
+        };
+        let path = self.team.inbox_path(&name);
+        let new = match store::read_inbox(&path) {
+            Ok(e) => e.unwrap_or_default(),
+            Err(e) => return out.warnings.push(format!("{e:#}")),
+        };
+        let old = self.inboxes.remove(member).unwrap_or_default();
+        let team = self.team.name.as_str();
+        let mut by_id: HashMap<String, VecDeque<&Entry>> = HashMap::new();
+        for e in &old {
+            by_id.entry(id::entry_id(e)).or_default().push_back(e);
+        }
+        let mut read = Vec::new();
+        let mut arrived = Vec::new();
+        for e in &new {
+            let eid = id::entry_id(e);
+            match by_id.get_mut(&eid).and_then(VecDeque::pop_front) {
+                Some(before) if !is_read(before) && is_read(e) => read.push((eid, e)),
+                Some(_) => {}
+                None => arrived.push((eid, e)),
+            }
+        }
+        let message_event = |kind: &'static str, eid: String, e: &Entry| {
+            let mut ev = Event::new(kind, team, at);
+            ev.to = Some(member.to_string());
+            ev.from = e.get("from").and_then(Value::as_str).map(String::from);
+            ev.id = Some(eid);
+            ev.message = Some(e.clone());
+            ev
+        };
+        // What left, in the order it was in the file; then what was read; then what arrived.
+        for e in &old {
+            let eid = id::entry_id(e);
+            if by_id
+                .get_mut(&eid)
+                .is_some_and(|q| q.front().is_some_and(|f| std::ptr::eq(*f, e)))
+            {
+                by_id.get_mut(&eid).map(VecDeque::pop_front);
+                out.events.push(message_event("consumed", eid, e));
+            }
+        }
+        for (eid, e) in read {
+            out.events.push(message_event("read", eid, e));
+        }
+        for (eid, e) in arrived {
+            out.events.push(message_event("message", eid, e));
+        }
+        if path.exists() {
+            self.inboxes.insert(member.to_string(), new);
+        }
+    }
+
+    fn reload_task(&mut self, task_id: &str, at: &str, out: &mut Changes) {
+        let path = self
+            .team
+            .layout
+            .tasks_dir(&self.team.name)
+            .join(format!("{task_id}.json"));
+        let new = match store::read_unlocked(&path, |b| store::parse_object(b, &path)) {
+            Ok(t) => t,
+            Err(e) => return out.warnings.push(format!("{e:#}")),
+        };
+        let old = self.tasks.get(task_id).cloned();
+        let team = self.team.name.as_str();
+        let event = |kind: &'static str, task: &Entry, changes: Option<Map<String, Value>>| {
+            let mut ev = Event::new(kind, team, at);
+            ev.id = Some(task_id.to_string());
+            ev.task = Some(task.clone());
+            ev.changes = changes;
+            ev
+        };
+        match (old, &new) {
+            (None, Some(n)) => out.events.push(event("task_created", n, None)),
+            (Some(o), None) => out.events.push(event("task_deleted", &o, None)),
+            (Some(o), Some(n)) if o != *n => {
+                out.events
+                    .push(event("task_updated", n, Some(changes(&o, n))));
+            }
+            _ => {}
+        }
+        match new {
+            Some(n) => self.tasks.insert(task_id.to_string(), n),
+            None => self.tasks.remove(task_id),
+        };
+    }
+
+    fn reload_config(&mut self, at: &str, out: &mut Changes) {
+        let path = self.team.layout.config_path(&self.team.name);
+        let cfg = match store::read_unlocked(&path, |b| store::parse_object(b, &path)) {
+            Ok(c) => c.unwrap_or_default(),
+            Err(e) => return out.warnings.push(format!("{e:#}")),
+        };
+        let new: Vec<(String, Entry)> = cfg
+            .get("members")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                let m = m.as_object()?;
+                Some((m.get("name")?.as_str()?.to_string(), m.clone()))
+            })
+            .collect();
+        let team = self.team.name.as_str();
+        let event =
+            |kind: &'static str, name: &str, entry: &Entry, ch: Option<Map<String, Value>>| {
+                let mut ev = Event::new(kind, team, at);
+                ev.member = Some(name.to_string());
+                ev.member_entry = Some(entry.clone());
+                ev.changes = ch;
+                ev
+            };
+        for (name, entry) in &self.members {
+            if !new.iter().any(|(n, _)| n == name) {
+                out.events.push(event("member_left", name, entry, None));
+            }
+        }
+        for (name, entry) in &new {
+            match self.members.iter().find(|(n, _)| n == name) {
+                None => out.events.push(event("member_joined", name, entry, None)),
+                Some((_, old)) if old != entry => {
+                    out.events.push(event(
+                        "member_updated",
+                        name,
+                        entry,
+                        Some(changes(old, entry)),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        self.members = new;
+    }
+
+    /// The inbox entries of `member` as last seen (`None`: no inbox file seen).
+    pub fn inbox(&self, member: &str) -> Option<&[Entry]> {
+        self.inboxes.get(member).map(Vec::as_slice)
+    }
+
+    /// The inboxes as last seen, by owner.
+    pub fn inboxes(&self) -> &BTreeMap<String, Vec<Entry>> {
+        &self.inboxes
+    }
+
+    /// The task files as last seen, by id.
+    pub fn tasks(&self) -> &BTreeMap<String, Entry> {
+        &self.tasks
+    }
+
+    /// The members of `config.json` as last seen, in file order.
+    pub fn members(&self) -> &[(String, Entry)] {
+        &self.members
+    }
+
+    /// The team followed.
+    pub fn team(&self) -> &Team {
+        &self.team
+    }
+
+    /// Starts listening for changes to this team's folders: file notifications unless `poll`
+    /// is given or they are unavailable, else re-reading everything every `poll` (default
+    /// 250 ms). Call [`Watch::rescan`] once after this to catch what changed before the watches
+    /// were in place.
+    pub fn waker(&self, poll: Option<Duration>) -> Waker {
+        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+        let mut watcher = None;
+        let mut unwatched = Vec::new();
+        if poll.is_none()
+            && let Ok(mut w) = notify::recommended_watcher(move |res| {
+                let _ = tx.send(res);
+            })
+        {
+            let dirs = self.dirs();
+            for dir in &dirs {
+                let mode = if *dir == dirs[0] {
+                    RecursiveMode::Recursive
+                } else {
+                    RecursiveMode::NonRecursive
+                };
+                if w.watch(dir, mode).is_err() {
+                    unwatched.push(dir.clone());
+                }
+            }
+            watcher = Some(w);
+        }
+        Waker {
+            watcher,
+            rx,
+            unwatched,
+            interval: poll.unwrap_or(Duration::from_millis(250)),
+        }
+    }
+
+    /// Waits at most `max` for a change and returns what changed (nothing when the time passed
+    /// quietly). `now` is the clock.
+    pub fn next(
+        &mut self,
+        waker: &mut Waker,
+        max: Duration,
+        now: &dyn Fn() -> DateTime<Utc>,
+    ) -> Changes {
+        let wait = max.min(waker.interval);
+        let Some(watcher) = waker.watcher.as_mut() else {
+            std::thread::sleep(wait);
+            return self.rescan(now());
+        };
+        match waker.rx.recv_timeout(wait) {
+            Ok(first) => {
+                let mut paths = Vec::new();
+                let mut rescan = false;
+                for res in std::iter::once(first).chain(waker.rx.try_iter()) {
+                    match res {
+                        Ok(ev) => {
+                            rescan |= ev.need_rescan();
+                            paths.extend(ev.paths);
+                        }
+                        Err(_) => rescan = true,
+                    }
+                }
+                if rescan {
+                    self.rescan(now())
+                } else {
+                    self.reload_paths(&paths, now())
+                }
+            }
+            // A folder that could not be watched (not there yet) is polled.
+            Err(RecvTimeoutError::Timeout) if !waker.unwatched.is_empty() => {
+                let dirs = std::mem::take(&mut waker.unwatched);
+                for dir in dirs {
+                    if watcher.watch(&dir, RecursiveMode::NonRecursive).is_err() {
+                        waker.unwatched.push(dir);
+                    }
+                }
+                self.rescan(now())
+            }
+            Err(RecvTimeoutError::Timeout) => Changes::default(),
+            Err(RecvTimeoutError::Disconnected) => {
+                waker.watcher = None;
+                self.rescan(now())
+            }
+        }
+    }
+
+    /// Follows the team until `emit` says stop (returns `true`) or `deadline` passes (returns
+    /// `false`), with a [`Waker`] made from `poll`. `now` is the clock.
+    ///
+    /// # Errors
+    /// Errors from `emit` (such as a closed pipe).
+    pub fn follow(
+        &mut self,
+        poll: Option<Duration>,
+        deadline: Option<Instant>,
+        now: &dyn Fn() -> DateTime<Utc>,
+        emit: &mut dyn FnMut(Changes) -> Result<bool>,
+    ) -> Result<bool> {
+        let mut waker = self.waker(poll);
+        // Whatever changed between the first snapshot and the watches being in place.
+        let missed = self.rescan(now());
+        if (!missed.events.is_empty() || !missed.warnings.is_empty()) && emit(missed)? {
+            return Ok(true);
+        }
+        loop {
+            let wait = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) => left,
+                    None => return Ok(false),
+                },
+                None => waker.interval,
+            };
+            let changes = self.next(&mut waker, wait, now);
+            if (!changes.events.is_empty() || !changes.warnings.is_empty()) && emit(changes)? {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// What wakes a follower: the OS's file notifications on a team's folders, or a polling clock.
+pub struct Waker {
+    watcher: Option<notify::RecommendedWatcher>,
+    rx: mpsc::Receiver<notify::Result<notify::Event>>,
+    unwatched: Vec<PathBuf>,
+    interval: Duration,
+}
+
+impl std::fmt::Debug for Waker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waker")
+            .field("notifications", &self.watcher.is_some())
+            .field("interval", &self.interval)
+            .finish()
+    }
+}
+
+fn is_read(e: &Entry) -> bool {
+    e.get("read") == Some(&Value::Bool(true))
+}
+
+/// Each key whose value differs: `{"key": {"from": old, "to": new}}` (`null` when absent).
+fn changes(old: &Entry, new: &Entry) -> Map<String, Value> {
+    let mut out = Map::new();
+    for k in old.keys().chain(new.keys()) {
+        if out.contains_key(k) || old.get(k) == new.get(k) {
+            continue;
+        }
+        let mut ch = Map::new();
+        ch.insert("from".into(), old.get(k).cloned().unwrap_or(Value::Null));
+        ch.insert("to".into(), new.get(k).cloned().unwrap_or(Value::Null));
+        out.insert(k.clone(), Value::Object(ch));
+    }
+    out
+}

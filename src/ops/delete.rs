@@ -1,0 +1,231 @@
+//! Taking down a team teamctl leads: ask each running teammate to shut down (the lead's
+//! `shutdown_request` frame), wait for its `shutdown_approved` or for its pane to end, kill the
+//! tmux session, then remove the team and task folders (renamed to `<name>.deleted-<uuid>`
+//! first, as new Claude Code does, so no reader sees a half-removed team).
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::host::proc;
+use crate::host::tmux;
+use crate::host::tmux::session_name;
+use crate::store::lock::LockOptions;
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::config::LEAD;
+use crate::team::config::Team;
+use crate::team::mailbox;
+use crate::team::protocol::{self, ShutdownAnswer};
+
+/// How a teammate ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shutdown {
+    /// It answered the request with `shutdown_approved`.
+    Approved,
+    /// Its pane ended without an answer.
+    Exited,
+    /// No answer before the timeout (its session was killed).
+    Timeout,
+    /// It was not running (no live pane), so it was not asked.
+    NotRunning,
+}
+
+/// One teammate in the result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberShutdown {
+    /// Name.
+    pub name: String,
+    /// How it ended.
+    pub shutdown: Shutdown,
+}
+
+/// What a delete did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deleted {
+    /// The teammates and how each ended.
+    pub members: Vec<MemberShutdown>,
+    /// The tmux session that was killed, if there was one.
+    pub tmux_session: Option<String>,
+    /// The folders removed.
+    pub removed: Vec<PathBuf>,
+}
+
+/// Deletes `team`: see the module docs. A folder without `config.json` (a failed create) is
+/// simply removed.
+///
+/// # Errors
+/// When the team does not exist, when teamctl does not lead it and `force` is not set, lock or
+/// I/O errors.
+pub fn delete(
+    layout: &Layout,
+    name: &TeamName,
+    reason: &str,
+    timeout: Duration,
+    force: bool,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Deleted> {
+    let team = Team::open(layout, name)?;
+    let leads = team.teamctl_leads();
+    if team.config.is_some() && !leads && !force {
+        bail!(
+            "teamctl does not lead team '{name}' (it was not made by `teamctl create`); its \
+             Claude Code lead owns it. Pass --force to remove its folders anyway"
+        );
+    }
+    let session = team
+        .config
+        .as_ref()
+        .and_then(|c| c.teamctl_tmux_session.clone())
+        .unwrap_or_else(|| session_name(name));
+    let has_session = leads && tmux::has_session(&session);
+    let panes = if has_session {
+        tmux::panes(&session)
+    } else {
+        Vec::new()
+    };
+
+    // Teammates: members with a palette colour other than the lead (`send --join` adds none).
+    let mut members = Vec::new();
+    let mut waiting: HashMap<String, (String, String)> = HashMap::new();
+    let lead = MemberName::parse(LEAD)?;
+    for m in team.config.iter().flat_map(|c| c.members.iter()) {
+        if m.name == LEAD || m.color.is_none() {
+            continue;
+        }
+        let pane = m.tmux_pane_id.clone().unwrap_or_default();
+        let live = panes.iter().any(|p| p.id == pane && !p.dead);
+        let mut state = Shutdown::NotRunning;
+        if live && let Ok(to) = MemberName::parse(&m.name) {
+            let frame = protocol::shutdown_request(&m.name, Some(reason), now);
+            let request_id = frame["requestId"].as_str().unwrap_or_default().to_string();
+            mailbox::send_frame(&team, &to, &lead, &frame, now, opts, None)?;
+            waiting.insert(m.name.clone(), (request_id, pane));
+            state = Shutdown::Timeout;
+        }
+        members.push(MemberShutdown {
+            name: m.name.clone(),
+            shutdown: state,
+        });
+    }
+
+    let end = Instant::now() + timeout;
+    while !waiting.is_empty() {
+        // Panes first: a teammate writes its approval before it exits, so an approval from
+        // a pane seen dead here is already in the inbox read next.
+        let panes = tmux::panes(&session);
+        let mut approved = Vec::new();
+        for (request_id, _) in waiting.values() {
+            if protocol::shutdown_answer(&team, &lead, request_id)?
+                == Some(ShutdownAnswer::Approved)
+            {
+                approved.push(request_id.clone());
+            }
+        }
+        waiting.retain(|member, (request_id, pane)| {
+            let state = if approved.contains(request_id) {
+                Shutdown::Approved
+            } else if !panes.iter().any(|p| &p.id == pane && !p.dead) {
+                Shutdown::Exited
+            } else {
+                return true;
+            };
+            if let Some(m) = members.iter_mut().find(|m| &m.name == member) {
+                m.shutdown = state;
+            }
+            false
+        });
+        if waiting.is_empty() || Instant::now() >= end {
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+
+    // The processes in the panes, with their children (the pane's shell runs `claude`): a
+    // teammate that is still exiting can write into the team folder (Claude Code's mailbox
+    // writer creates `inboxes/` as needed), so the folders are removed once they are gone.
+    // Each with its start time, so a pid reused meanwhile does not count.
+    let processes: Vec<(u32, Option<String>)> = tmux::panes(&session)
+        .iter()
+        .filter(|p| !p.dead)
+        .filter_map(|p| tmux::pane_pid(&p.id))
+        .flat_map(descendants)
+        .map(|pid| (pid, proc::proc_start(pid)))
+        .collect();
+    let killed = has_session && tmux::kill_session(&session)?;
+    let end = Instant::now() + EXIT_GRACE;
+    while processes
+        .iter()
+        .any(|(pid, start)| proc::pid_alive(*pid, start.as_deref()) == Some(true))
+        && Instant::now() < end
+    {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let mut removed = Vec::new();
+    for dir in [layout.team_dir(name), layout.tasks_dir(name)] {
+        if remove(&dir)? {
+            removed.push(dir);
+        }
+    }
+    Ok(Deleted {
+        members,
+        tmux_session: killed.then_some(session),
+        removed,
+    })
+}
+
+/// How long the teammates' processes may take to end after their tmux session is killed
+/// before the folders are removed anyway.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// `pid` and every process below it (Linux `/proc/<pid>/task/<tid>/children`; just `pid`
+/// where that cannot be read).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        i += 1;
+        let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let children = fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for c in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Renames `dir` to `<dir>.deleted-<uuid>` and removes that. `Ok(false)` when it was missing.
+fn remove(dir: &Path) -> Result<bool> {
+    let Some(file_name) = dir.file_name() else {
+        bail!("refusing to remove {}", dir.display());
+    };
+    let mut gone = file_name.to_owned();
+    gone.push(format!(".deleted-{}", Uuid::new_v4()));
+    let gone = dir.with_file_name(gone);
+    match fs::rename(dir, &gone) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("could not remove {}", dir.display())),
+    }
+    fs::remove_dir_all(&gone).with_context(|| format!("could not remove {}", gone.display()))?;
+    Ok(true)
+}

@@ -1,0 +1,696 @@
+//! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
+//! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
+//! the folder layout and the naming rules ([`paths`]), cheap unlocked reads ([`light`]), and,
+//! in this module, the locked read-modify-write with read-back verification. It knows nothing
+//! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
+//!
+//! Inbox files: parse, render, atomic replace, and the locked read-modify-write with
+//! read-back verification.
+//!
+//! Invariants:
+//! - Format: `JSON.stringify(value, null, 2)` byte for byte ([`crate::store::format`]). An append to a
+//!   file already in that form splices the new element in and leaves every other byte as it
+//!   was; any other file is parsed and rendered (serde_json with `preserve_order`, and
+//!   `arbitrary_precision` keeping every number as its text), so entries teamctl does not touch
+//!   keep their meaning, keys and order either way.
+//! - Lock order: the inbox lock directory is taken before the file is read for a write and
+//!   released only after the read-back; nothing else is locked meanwhile.
+//! - fsync points: the temp file before the rename, the folder after it.
+//! - Verification: before the lock is released the file is read back and must be byte-equal
+//!   to what was written. For an append that is the previous array plus our entry, so the file
+//!   parses, holds exactly one entry more, and ends with ours.
+//! - A file that is not a JSON array of objects is never written (an error names it).
+//! - Modes: a replacement keeps the permission bits of the file it replaces (and its owner and
+//!   group where the process may set them); a new file is created as Claude Code creates it,
+//!   0666 & ~umask. A symlink at the path is replaced, never written through.
+//! - Temp files: `<file>.tmp.<8 lowercase hex>`, created exclusively, removed on any failure.
+//!   One left by a killed writer is removed by the next locked write of the same file once it
+//!   is older than [`STALE_TEMP`] (only that exact name pattern, only regular files).
+
+pub mod format;
+pub mod id;
+pub(crate) mod light;
+pub mod lock;
+pub mod paths;
+
+use std::fs::{self, File, Metadata, OpenOptions, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::error::Error;
+use light::LightEntry;
+use lock::LockOptions;
+use paths::with_suffix;
+
+pub use format::Entry;
+
+/// A temp file of teamctl's own naming older than this belongs to a writer that died: the next
+/// locked write of the same file removes it.
+pub const STALE_TEMP: Duration = Duration::from_secs(60);
+
+/// Test-only fault injection for the locked write path, so crash and fault tests can stop a
+/// write at an exact point. All zero/`false` (the default) means no effect. The library never
+/// reads the environment: the CLI fills this from `TEAMCTL_TEST_FAULTS` and calls
+/// [`set_faults`]. Never set it in production.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Sleep this long before trying for the lock (a kill then hits "before the lock").
+    pub before_lock: Duration,
+    /// Sleep this long right after the lock is taken (a kill then hits "holding the lock").
+    pub after_lock: Duration,
+    /// Sleep this long after the temp file is written and synced, before the rename.
+    pub before_rename: Duration,
+    /// Sleep this long after the rename, before the read-back (a foreign writer can strike).
+    pub before_verify: Duration,
+    /// Fail the temp file's write with `ENOSPC`, as a full file system does.
+    pub fail_write: bool,
+}
+
+static FAULTS: Mutex<Faults> = Mutex::new(Faults {
+    before_lock: Duration::ZERO,
+    after_lock: Duration::ZERO,
+    before_rename: Duration::ZERO,
+    before_verify: Duration::ZERO,
+    fail_write: false,
+});
+
+/// Installs `faults` for this process (test-only; see [`Faults`]).
+pub fn set_faults(faults: Faults) {
+    *FAULTS.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+}
+
+fn faults() -> Faults {
+    *FAULTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn pause(d: Duration) {
+    if !d.is_zero() {
+        thread::sleep(d);
+    }
+}
+
+/// Whether `name` is a temp file name teamctl (and Claude Code 2.1.332) gives a temp copy of
+/// `target_name`: `<target_name>.tmp.<8 lowercase hex>`.
+pub fn is_own_temp_name(name: &str, target_name: &str) -> bool {
+    name.strip_prefix(target_name)
+        .and_then(|rest| rest.strip_prefix(".tmp."))
+        .is_some_and(|hex| {
+            hex.len() == 8
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
+/// The temp files of `path` ([`is_own_temp_name`]) in its folder that are regular files
+/// older than [`STALE_TEMP`] at `now`.
+pub fn stale_temps(path: &Path, now: SystemTime) -> Vec<PathBuf> {
+    let (Some(dir), Some(target)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| is_own_temp_name(n, target))
+        })
+        .filter(|e| {
+            e.metadata().is_ok_and(|m| {
+                m.is_file()
+                    && m.modified()
+                        .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > STALE_TEMP))
+            })
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Removes the stale temp files of `path` ([`stale_temps`]); called with its lock held, so no
+/// live teamctl or Claude Code writer of `path` can own one. Best effort: a file that cannot
+/// be removed is left for the next writer.
+fn remove_stale_temps(path: &Path) {
+    for tmp in stale_temps(path, SystemTime::now()) {
+        let _ = fs::remove_file(tmp);
+    }
+}
+
+/// Parses an inbox: a JSON array of objects.
+///
+/// # Errors
+/// When the bytes are not JSON, the top level is not an array, or an element is not an object.
+pub fn parse_inbox(bytes: &[u8], path: &Path) -> Result<Vec<Entry>> {
+    let value: Value = serde_json::from_slice(bytes)
+        .with_context(|| format!("{} is not valid JSON (left unchanged)", path.display()))?;
+    let Value::Array(items) = value else {
+        bail!("{} is not a JSON array (left unchanged)", path.display());
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::Object(m) => Ok(m),
+            _ => bail!(
+                "entry {i} of {} is not a JSON object (left unchanged)",
+                path.display()
+            ),
+        })
+        .collect()
+}
+
+pub use format::render;
+
+/// Reads an inbox without locking, as Claude Code's readers do ([`read_unlocked`]), for
+/// showing it. `Ok(None)` when the file does not exist. An escaped lone surrogate (`\ud800`,
+/// which JavaScript reads and writes but no Rust string holds) reads as U+FFFD; the write
+/// paths never do this, so they refuse such an entry rather than change it.
+///
+/// # Errors
+/// I/O errors, or a file that still does not parse after the retries.
+pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
+    read_unlocked(path, |bytes| {
+        parse_inbox(bytes, path).or_else(|e| match format::replace_lone_surrogates(bytes) {
+            Some(lossy) => parse_inbox(&lossy, path),
+            None => Err(e),
+        })
+    })
+}
+
+/// Reads `path` without a lock and parses it with `parse`. `Ok(None)` when it does not exist.
+///
+/// Writers that rewrite a file in place (old Claude Code's inboxes, new Claude Code's
+/// `config.json`) leave it torn for a few milliseconds, so a parse failure is retried with
+/// backoff (10, 20, 40, 80, then 100 ms). The file is reported only once the same unparseable
+/// bytes with the same mtime have been read [`TORN_RETRIES`] times in a row, about 150 ms: a
+/// file that keeps changing is being written, not corrupt, and is retried for up to
+/// [`TORN_DEADLINE`]. An empty file is retried for the whole deadline too: no Claude Code
+/// writes one (an empty inbox is `[]`), but an in-place writer (`writeFile`: truncate, then
+/// write) leaves one between its two steps, and on a loaded machine that gap outlasted the
+/// 150 ms (seen with 2.1.112 rewriting `config.json`, under a load of 8 on 2 cores).
+///
+/// # Errors
+/// I/O errors, or the parse error once the file is stably unparseable or the deadline passed.
+pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
+    let start = std::time::Instant::now();
+    let mut attempt = 0u32;
+    let mut stable = 0;
+    let mut last_failed: Option<(Option<SystemTime>, Vec<u8>)> = None;
+    loop {
+        let mtime = fs::metadata(path).and_then(|m| m.modified()).ok();
+        let bytes = match fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        };
+        match parse(&bytes) {
+            Ok(value) => return Ok(Some(value)),
+            Err(e) => {
+                let seen = (mtime, bytes);
+                stable = if last_failed.as_ref() == Some(&seen) {
+                    stable + 1
+                } else {
+                    0
+                };
+                let empty = seen.1.is_empty();
+                if (stable >= TORN_RETRIES && !empty) || start.elapsed() >= TORN_DEADLINE {
+                    return Err(e);
+                }
+                last_failed = Some(seen);
+            }
+        }
+        thread::sleep(Duration::from_millis((10u64 << attempt.min(4)).min(100)));
+        attempt += 1;
+    }
+}
+
+/// How many times in a row [`read_unlocked`] must read the same unparseable file before it
+/// reports it.
+pub const TORN_RETRIES: u32 = 4;
+
+/// The longest [`read_unlocked`] retries a file that keeps changing but never parses.
+pub const TORN_DEADLINE: Duration = Duration::from_secs(2);
+
+/// Replaces `path` atomically: writes `<path>.tmp.<8 hex>` (create-new), fsyncs it, renames it
+/// over `path` and fsyncs the folder. The temp file is removed on any failure.
+///
+/// Modes: when `path` is a regular file, the new one gets its permission bits before any byte is
+/// written (a `chmod 600` inbox stays private), and its owner and group where the process may
+/// set them (`EPERM` is not an error: only root gives files away). Otherwise the new file is
+/// created 0666 & ~umask, as Claude Code creates it. A symlink at `path` is replaced by the new
+/// file, never followed.
+///
+/// # Errors
+/// Any I/O error, with the path that failed.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    atomic_write_parts(path, &[bytes])
+}
+
+/// [`atomic_write`] of the concatenation of `parts`.
+///
+/// # Errors
+/// Any I/O error, with the path that failed.
+pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
+    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
+    let old = fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file());
+    let result = (|| -> Result<()> {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        if let Some(old) = &old {
+            // Never wider than the old file, not even until the chmod below.
+            options.mode(old.mode() & 0o777);
+        }
+        let mut f = options
+            .open(&tmp)
+            .with_context(|| format!("could not create {}", tmp.display()))?;
+        if let Some(old) = &old {
+            keep_owner_and_mode(&f, old)
+                .with_context(|| format!("could not set the mode of {}", tmp.display()))?;
+        }
+        let faults = faults();
+        for part in parts {
+            if faults.fail_write {
+                // ENOSPC, what a full file system reports (test seam, see `Faults`).
+                Err(io::Error::from_raw_os_error(28))
+                    .with_context(|| format!("could not write {}", tmp.display()))?;
+            }
+            f.write_all(part)
+                .with_context(|| format!("could not write {}", tmp.display()))?;
+        }
+        f.sync_all()
+            .with_context(|| format!("could not sync {}", tmp.display()))?;
+        pause(faults.before_rename);
+        fs::rename(&tmp, path)
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return result;
+    }
+    // The rename is durable only once the folder entry is on disk.
+    if let Some(dir) = path.parent() {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .with_context(|| format!("could not sync {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Gives `f` the owner, group and permission bits of `old`, as far as the process may.
+fn keep_owner_and_mode(f: &File, old: &Metadata) -> io::Result<()> {
+    const EPERM: i32 = 1;
+    // Owner first: a chown may clear set-id bits, which the chmod then restores.
+    let new = f.metadata()?;
+    if (old.uid(), old.gid()) != (new.uid(), new.gid()) {
+        let kept = std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid())).or_else(|e| {
+            match e.raw_os_error() {
+                // Not root: at least the group, when the process is in it.
+                Some(EPERM) => std::os::unix::fs::fchown(f, None, Some(old.gid())),
+                _ => Err(e),
+            }
+        });
+        if let Err(e) = kept
+            && e.raw_os_error() != Some(EPERM)
+        {
+            return Err(e);
+        }
+    }
+    f.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
+}
+
+/// Creates the inbox (and its folder) as `[]` if it is missing, as Claude Code does before it
+/// locks. An existing file is never touched, and no reader ever sees a half-made one: `[]` is
+/// written to a temp file that is then hard-linked to the inbox's name (which fails if the
+/// name exists), so a writer killed halfway leaves no empty inbox behind.
+///
+/// # Errors
+/// I/O errors other than the file already existing.
+pub fn ensure_inbox(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    }
+    if path.exists() {
+        return Ok(());
+    }
+    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
+    let linked = (|| -> io::Result<bool> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(b"[]")?;
+        match fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(true),
+            // A file system without hard links: fall back to create-new below.
+            Err(_) => Ok(false),
+        }
+    })();
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(true) => return Ok(()),
+        Ok(false) => {}
+        Err(e) => return Err(e).with_context(|| format!("could not create {}", path.display())),
+    }
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(mut f) => f
+            .write_all(b"[]")
+            .with_context(|| format!("could not write {}", path.display())),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("could not create {}", path.display())),
+    }
+}
+
+/// What [`append`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Appended {
+    /// The entry was written and read back.
+    Written,
+    /// An entry with the same id was already in the inbox (here it is); nothing was written.
+    AlreadyPresent(Entry),
+}
+
+/// Appends `entry` to the inbox at `path` under its lock, atomically, and verifies the result
+/// before releasing the lock. With `dedupe`, an inbox that already holds an entry with the same
+/// id ([`id::entry_id`]) is left alone.
+///
+/// # Errors
+/// [`Error::LockTimeout`], [`Error::VerifyFailed`], a corrupt inbox (left unchanged) or I/O.
+pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
+    ensure_inbox(path)?;
+    pause(faults().before_lock);
+    let guard = lock::acquire(path, opts)?;
+    pause(faults().after_lock);
+    remove_stale_temps(path);
+    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    if dedupe && let Some(existing) = find_id(&bytes, path, &id::entry_id(entry))? {
+        guard.release()?;
+        return Ok(Appended::AlreadyPresent(existing));
+    }
+    let (prefix, tail) = match format::canonical_inbox(&bytes) {
+        Some(count) => format::splice_append(&bytes, count, &format::render_element(entry)),
+        None => {
+            let mut entries = parse_inbox(&bytes, path)?;
+            entries.push(entry.clone());
+            (&[][..], render(&entries).into_bytes())
+        }
+    };
+    let parts = [prefix, &tail];
+    guard.verify()?;
+    atomic_write_parts(path, &parts)?;
+    pause(faults().before_verify);
+    verify_written(path, &parts)?;
+    guard.release()?;
+    Ok(Appended::Written)
+}
+
+/// The entry whose id is `wanted`, if any, reading only the fields ids are made of.
+fn find_id(bytes: &[u8], path: &Path, wanted: &str) -> Result<Option<Entry>> {
+    let found = match serde_json::from_slice::<Vec<LightEntry>>(bytes) {
+        Ok(entries) => entries.iter().position(|e| e.id() == wanted),
+        // Not an array of objects, or a key given twice: the full parser decides.
+        Err(_) => parse_inbox(bytes, path)?
+            .iter()
+            .position(|e| id::entry_id(e) == wanted),
+    };
+    match found {
+        Some(i) => Ok(parse_inbox(bytes, path)?.into_iter().nth(i)),
+        None => Ok(None),
+    }
+}
+
+/// Runs `change` on the inbox's entries under its lock; when it returns `true` the result is
+/// written atomically and verified. The inbox must exist. Returns what `change` reported.
+///
+/// # Errors
+/// [`Error::LockTimeout`], [`Error::VerifyFailed`], a missing or corrupt inbox, or I/O.
+pub fn update<T>(
+    path: &Path,
+    opts: &LockOptions,
+    change: impl FnOnce(&mut Vec<Entry>) -> (bool, T),
+) -> Result<T> {
+    rewrite(
+        path,
+        opts,
+        |b| parse_inbox(b, path),
+        |entries| Ok(change(entries)),
+    )
+}
+
+/// The locked read-modify-write every change to an existing JSON file goes through: take the
+/// file's lock directory, read and `parse` it, run `change`, and when it returns `true` write
+/// the result atomically and verify it before releasing the lock. An error from `parse` or
+/// `change` leaves the file as it was.
+///
+/// # Errors
+/// [`Error::LockTimeout`], [`Error::VerifyFailed`], a missing file, `parse` and `change` errors,
+/// or I/O.
+pub fn rewrite<D: serde::Serialize, T>(
+    path: &Path,
+    opts: &LockOptions,
+    parse: impl FnOnce(&[u8]) -> Result<D>,
+    change: impl FnOnce(&mut D) -> Result<(bool, T)>,
+) -> Result<T> {
+    if !path.exists() {
+        bail!("could not update {}: it does not exist", path.display());
+    }
+    pause(faults().before_lock);
+    let guard = lock::acquire(path, opts)?;
+    pause(faults().after_lock);
+    remove_stale_temps(path);
+    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let mut doc = parse(&bytes)?;
+    let (changed, out) = change(&mut doc)?;
+    if changed {
+        let bytes = render(&doc);
+        guard.verify()?;
+        atomic_write(path, bytes.as_bytes())?;
+        pause(faults().before_verify);
+        verify_written(path, &[bytes.as_bytes()])?;
+    }
+    guard.release()?;
+    Ok(out)
+}
+
+/// Parses a JSON object (a task file, `config.json`).
+///
+/// # Errors
+/// When the bytes are not JSON or not an object.
+pub fn parse_object(bytes: &[u8], path: &Path) -> Result<Entry> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => bail!("{} is not a JSON object (left unchanged)", path.display()),
+        Err(e) => {
+            Err(e).with_context(|| format!("{} is not valid JSON (left unchanged)", path.display()))
+        }
+    }
+}
+
+/// Reads `path` back (still under the lock) and checks it holds exactly the concatenation of
+/// `written`, comparing chunk by chunk so a large inbox is not read into memory twice.
+fn verify_written(path: &Path, written: &[&[u8]]) -> Result<()> {
+    let context = || format!("could not read back {}", path.display());
+    let mut f = File::open(path).with_context(context)?;
+    let mut want = written.iter().flat_map(|p| p.iter().copied());
+    let mut buf = vec![0u8; 64 * 1024];
+    let same = loop {
+        let n = io::Read::read(&mut f, &mut buf).with_context(context)?;
+        if n == 0 {
+            break want.next().is_none();
+        }
+        if !buf[..n].iter().all(|b| want.next() == Some(*b)) {
+            break false;
+        }
+    };
+    if same {
+        return Ok(());
+    }
+    let back = fs::read(path).with_context(context)?;
+    let reason = match parse_inbox(&back, path) {
+        Err(_) => "the file no longer parses".to_string(),
+        Ok(entries) => format!(
+            "the file differs from what was written ({} entries found); another program wrote \
+             it without taking the lock",
+            entries.len()
+        ),
+    };
+    Err(verify_error(path, &reason))
+}
+
+fn verify_error(path: &Path, reason: &str) -> anyhow::Error {
+    Error::VerifyFailed {
+        path: PathBuf::from(path),
+        reason: reason.to_string(),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(json: &str) -> Entry {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn render_matches_json_stringify() {
+        let e: Vec<Entry> = parse_inbox(
+            br#"[{"from":"a","text":"x\u0001\"/\\\u2028 \u00e9 \ud83d\ude00","n":1e+21,"big":12345678901234567890,"f":-0.5,"o":{},"l":[]}]"#,
+            Path::new("t"),
+        )
+        .unwrap();
+        // The bytes JSON.stringify(JSON.parse(...), null, 2) gives; numbers keep their text, even
+        // where JSON.stringify would round (a file Claude Code wrote never holds such numbers).
+        let want = "[\n  {\n    \"from\": \"a\",\n    \"text\": \"x\\u0001\\\"/\\\\\u{2028} é 😀\",\n    \"n\": 1e+21,\n    \"big\": 12345678901234567890,\n    \"f\": -0.5,\n    \"o\": {},\n    \"l\": []\n  }\n]";
+        assert_eq!(render(&e), want);
+        assert_eq!(render(&Vec::<Entry>::new()), "[]");
+    }
+
+    #[test]
+    fn parse_refuses_wrong_shapes() {
+        for bad in [&b"{}"[..], b"[1]", b"[{}", b"", b"null"] {
+            assert!(
+                parse_inbox(bad, Path::new("t")).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert_eq!(parse_inbox(b"[]", Path::new("t")).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn append_writes_and_verifies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("inboxes/a.json");
+        let e = entry(r#"{"from":"u","text":"hi","timestamp":"t","msg_id":"m1"}"#);
+        assert_eq!(
+            append(&p, &e, true, &LockOptions::default()).unwrap(),
+            Appended::Written
+        );
+        assert_eq!(
+            append(&p, &e, true, &LockOptions::default()).unwrap(),
+            Appended::AlreadyPresent(e.clone())
+        );
+        let back = read_inbox(&p).unwrap().unwrap();
+        assert_eq!(back, vec![e]);
+        assert!(!lock::lock_dir(&p).exists());
+        let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn verification_fails_on_a_tampered_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        let written = render(&vec![entry(r#"{"from":"u","text":"hi"}"#)]);
+        fs::write(&p, render(&vec![entry(r#"{"from":"x","text":"other"}"#)])).unwrap();
+        let err = verify_written(&p, &[written.as_bytes()]).unwrap_err();
+        assert!(matches!(
+            err.downcast_ref::<Error>(),
+            Some(Error::VerifyFailed { .. })
+        ));
+        fs::write(&p, "[{").unwrap();
+        assert!(verify_written(&p, &[written.as_bytes()]).is_err());
+        fs::write(&p, &written).unwrap();
+        verify_written(&p, &[written.as_bytes()]).unwrap();
+    }
+
+    #[test]
+    fn a_stably_corrupt_file_is_reported_after_the_retries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, b"[{").unwrap();
+        let start = std::time::Instant::now();
+        assert!(read_inbox(&p).is_err());
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(150) && took < TORN_DEADLINE,
+            "{took:?}"
+        );
+    }
+
+    /// A file left empty between an in-place writer's truncate and its write, for longer than
+    /// the stable-retry window, is waited for rather than reported.
+    #[test]
+    fn an_empty_file_is_waited_for_until_the_writer_fills_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, b"").unwrap();
+        let writer = {
+            let p = p.clone();
+            // A slow writer: the second half of writeFile comes 400 ms after the truncate.
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(400));
+                fs::write(&p, b"[]").unwrap();
+            })
+        };
+        assert_eq!(read_inbox(&p).unwrap(), Some(Vec::new()));
+        writer.join().unwrap();
+        // Still empty at the deadline: reported.
+        fs::write(&p, b"").unwrap();
+        assert!(read_inbox(&p).is_err());
+    }
+
+    #[test]
+    fn own_temp_names() {
+        assert!(is_own_temp_name("a.json.tmp.0a1b2c3d", "a.json"));
+        for other in [
+            "a.json.tmp.0A1B2C3D",
+            "a.json.tmp.0a1b2c3",
+            "a.json.tmp.0a1b2c3d9",
+            "a.json.tmp.12.0a1b2c3d",
+            "b.json.tmp.0a1b2c3d",
+            "a.json",
+            "a.json.lock",
+        ] {
+            assert!(!is_own_temp_name(other, "a.json"), "{other}");
+        }
+    }
+
+    #[test]
+    fn ensure_inbox_creates_once_and_leaves_no_temp() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("inboxes/a.json");
+        ensure_inbox(&p).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"[]");
+        fs::write(&p, b"[{}]").unwrap();
+        ensure_inbox(&p).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"[{}]");
+        assert_eq!(fs::read_dir(tmp.path().join("inboxes")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn dedupe_works_with_duplicate_keys() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(
+            &p,
+            r#"[{"from":"a","from":"b","text":"t","timestamp":"x","msg_id":"m1"}]"#,
+        )
+        .unwrap();
+        let e = entry(r#"{"from":"u","text":"hi","timestamp":"t","msg_id":"m1"}"#);
+        let got = append(&p, &e, true, &LockOptions::default()).unwrap();
+        assert!(matches!(got, Appended::AlreadyPresent(_)));
+    }
+
+    #[test]
+    fn corrupt_inbox_is_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.json");
+        fs::write(&p, b"{\"not\": \"an array\"}").unwrap();
+        let e = entry(r#"{"from":"u","text":"hi"}"#);
+        assert!(append(&p, &e, false, &LockOptions::default()).is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"{\"not\": \"an array\"}");
+        assert!(!lock::lock_dir(&p).exists(), "lock released on error");
+    }
+}

@@ -1,0 +1,498 @@
+//! A team's `config.json` (read-only here) and which team a command addresses.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+use crate::error::usage;
+use crate::store;
+use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
+
+/// The lead's member name in a team teamctl leads.
+pub const LEAD: &str = "team-lead";
+
+/// The top-level key of `config.json` where teamctl records that it leads the team (Claude
+/// Code keeps keys it does not know).
+pub const TEAMCTL_KEY: &str = "teamctl";
+
+/// One entry of `members` in `config.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// `name`.
+    pub name: String,
+    /// `agentId` (`<name>@<team>`).
+    pub agent_id: Option<String>,
+    /// `color`, if set.
+    pub color: Option<String>,
+    /// `cwd`, if set.
+    pub cwd: Option<String>,
+    /// `agentType`, if set.
+    pub agent_type: Option<String>,
+    /// `backendType` (`tmux`, `iterm2`, `in-process`), if set.
+    pub backend_type: Option<String>,
+    /// `tmuxPaneId`: a tmux pane id like `%12`, `in-process`, `leader`, or empty.
+    pub tmux_pane_id: Option<String>,
+    /// `isActive`: true while a turn runs; `None` when never reported.
+    pub is_active: Option<bool>,
+}
+
+/// `leadProcess` (new Claude Code): the lead's process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeadProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// Its start time as `/proc/<pid>/stat` field 22 (Linux), to tell a reused pid.
+    pub proc_start: Option<String>,
+}
+
+/// The parts of `config.json` teamctl reads; unknown keys are ignored here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamConfig {
+    /// `name` (the raw team name).
+    pub name: Option<String>,
+    /// `leadAgentId`.
+    pub lead_agent_id: Option<String>,
+    /// Members with a string `name` (others are ignored, as new Claude Code does).
+    pub members: Vec<Member>,
+    /// `description` (old Claude Code).
+    pub description: Option<String>,
+    /// `createdAt`, milliseconds since the epoch.
+    pub created_at: Option<i64>,
+    /// `leadSessionId`.
+    pub lead_session_id: Option<String>,
+    /// `leadProcess`.
+    pub lead_process: Option<LeadProcess>,
+    /// Whether teamctl leads this team (`"teamctl": {"leads": true}`, written by
+    /// `teamctl create`).
+    pub teamctl_leads: bool,
+    /// The tmux session teamctl started the teammates in (`teamctl.tmuxSession`).
+    pub teamctl_tmux_session: Option<String>,
+}
+
+impl TeamConfig {
+    /// Parses the JSON of a `config.json`.
+    ///
+    /// # Errors
+    /// When it is not a JSON object.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<TeamConfig> {
+        let value: Value = serde_json::from_slice(bytes)
+            .with_context(|| format!("{} is not valid JSON", path.display()))?;
+        let Value::Object(map) = value else {
+            bail!("{} is not a JSON object", path.display());
+        };
+        let s =
+            |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_str).map(String::from);
+        let members = map
+            .get("members")
+            .and_then(Value::as_array)
+            .map(|a| a.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(|m| {
+                Some(Member {
+                    name: s(m, "name")?,
+                    agent_id: s(m, "agentId"),
+                    color: s(m, "color"),
+                    cwd: s(m, "cwd"),
+                    agent_type: s(m, "agentType"),
+                    backend_type: s(m, "backendType"),
+                    tmux_pane_id: s(m, "tmuxPaneId"),
+                    is_active: m.get("isActive").and_then(Value::as_bool),
+                })
+            })
+            .collect();
+        let lead_process = map
+            .get("leadProcess")
+            .and_then(Value::as_object)
+            .and_then(|p| {
+                Some(LeadProcess {
+                    pid: u32::try_from(p.get("pid")?.as_u64()?).ok()?,
+                    proc_start: s(p, "procStart"),
+                })
+            });
+        Ok(TeamConfig {
+            name: s(&map, "name"),
+            lead_agent_id: s(&map, "leadAgentId"),
+            members,
+            description: s(&map, "description"),
+            created_at: map.get("createdAt").and_then(Value::as_i64),
+            lead_session_id: s(&map, "leadSessionId"),
+            lead_process,
+            teamctl_leads: map
+                .get(crate::team::config::TEAMCTL_KEY)
+                .and_then(|t| t.get("leads"))
+                .and_then(Value::as_bool)
+                == Some(true),
+            teamctl_tmux_session: map
+                .get(crate::team::config::TEAMCTL_KEY)
+                .and_then(|t| t.get("tmuxSession"))
+                .and_then(Value::as_str)
+                .map(String::from),
+        })
+    }
+
+    /// The member called `name`, if any.
+    pub fn member(&self, name: &str) -> Option<&Member> {
+        self.members.iter().find(|m| m.name == name)
+    }
+
+    /// The lead's member entry: the one whose `agentId` is `leadAgentId`, else `team-lead`.
+    pub fn lead(&self) -> Option<&Member> {
+        self.members
+            .iter()
+            .find(|m| m.agent_id.is_some() && m.agent_id == self.lead_agent_id)
+            .or_else(|| self.member("team-lead"))
+    }
+}
+
+/// Reads `config.json` without a lock, as Claude Code's readers do. `Ok(None)` when missing.
+/// New Claude Code rewrites it in place, so a parse failure is retried a few times.
+///
+/// # Errors
+/// I/O errors, or a file that still does not parse after the retries.
+pub fn read_config(path: &Path) -> Result<Option<TeamConfig>> {
+    store::read_unlocked(path, |bytes| TeamConfig::parse(bytes, path))
+}
+
+/// The teams under `teams/` that have a `config.json` and a name teamctl accepts, sorted.
+///
+/// # Errors
+/// When `teams/` exists but cannot be listed.
+pub fn list_teams(layout: &Layout) -> Result<Vec<TeamName>> {
+    let dir = layout.teams_dir();
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+    };
+    let mut teams: Vec<TeamName> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| TeamName::parse(e.file_name().to_str()?).ok())
+        .filter(|t| layout.config_path(t).is_file())
+        .collect();
+    teams.sort();
+    Ok(teams)
+}
+
+/// Picks the team a command addresses: `explicit` if given; else the only team with a
+/// `config.json`; else the one team whose lead's `cwd` is `cwd`.
+///
+/// # Errors
+/// A usage error for an invalid explicit name; otherwise an error listing the teams found.
+pub fn resolve(layout: &Layout, explicit: Option<&str>, cwd: &Path) -> Result<TeamName> {
+    if let Some(name) = explicit {
+        return TeamName::parse(name);
+    }
+    let teams = list_teams(layout)?;
+    match teams.as_slice() {
+        [] => bail!(
+            "no team found in {} (pass --team NAME or set TEAMCTL_TEAM)",
+            layout.teams_dir().display()
+        ),
+        [one] => return Ok(one.clone()),
+        _ => {}
+    }
+    let here = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let mut led_here = teams.iter().filter(|t| {
+        let lead_cwd = read_config(&layout.config_path(t))
+            .ok()
+            .flatten()
+            .and_then(|c| c.lead().and_then(|l| l.cwd.clone()));
+        lead_cwd.is_some_and(|c| {
+            let c = Path::new(&c);
+            c == cwd || fs::canonicalize(c).is_ok_and(|c| c == here)
+        })
+    });
+    match (led_here.next(), led_here.next()) {
+        (Some(t), None) => Ok(t.clone()),
+        _ => {
+            let names: Vec<&str> = teams.iter().map(TeamName::as_str).collect();
+            bail!(
+                "several teams found ({}); pass --team NAME or set TEAMCTL_TEAM",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// A team opened for mailbox work: its name, layout and `config.json` (if it has one).
+#[derive(Debug, Clone)]
+pub struct Team {
+    /// Where its files are.
+    pub layout: Layout,
+    /// Its name.
+    pub name: TeamName,
+    /// `config.json`, or `None` when the team folder has none.
+    pub config: Option<TeamConfig>,
+}
+
+impl Team {
+    /// Opens the team `name` under `layout`.
+    ///
+    /// # Errors
+    /// When the team folder does not exist (listing the teams that do), when a `session-*`
+    /// team's `config.json` is gone (Claude Code treats the team as deleted and removes inboxes
+    /// written into it), or when `config.json` does not parse.
+    pub fn open(layout: &Layout, name: &TeamName) -> Result<Team> {
+        let dir = layout.team_dir(name);
+        if !dir.is_dir() {
+            let known: Vec<String> = list_teams(layout)?.iter().map(|t| t.to_string()).collect();
+            let known = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            bail!(
+                "team '{name}' not found in {} (teams: {known})",
+                layout.teams_dir().display()
+            );
+        }
+        let config = read_config(&layout.config_path(name))?;
+        if config.is_none() && name.is_session_team() {
+            bail!(
+                "team '{name}' has no config.json: Claude Code treats a session team without one \
+                 as deleted and would remove anything written to it"
+            );
+        }
+        Ok(Team {
+            layout: layout.clone(),
+            name: name.clone(),
+            config,
+        })
+    }
+
+    /// The inbox file of `member`.
+    pub fn inbox_path(&self, member: &MemberName) -> PathBuf {
+        self.layout.inbox_path(&self.name, member)
+    }
+
+    /// Whether teamctl leads this team (it was made by `teamctl create`).
+    pub fn teamctl_leads(&self) -> bool {
+        self.config.as_ref().is_some_and(|c| c.teamctl_leads)
+    }
+
+    /// Whether a Claude Code session leads this team: a `session-*` team, or one whose
+    /// `config.json` records a `leadProcess`.
+    pub fn led_by_claude_code(&self) -> bool {
+        self.name.is_session_team()
+            || self
+                .config
+                .as_ref()
+                .is_some_and(|c| c.lead_process.is_some())
+    }
+
+    /// Refuses to write as someone teamctl is not: `team-lead` in a team teamctl does not lead
+    /// (that is its Claude Code lead, or whoever made the team), and `system` anywhere (Claude
+    /// Code itself). `user` is allowed: it names the human at the keyboard, which is who runs
+    /// teamctl, and it is teamctl's default identity outside the teams it leads. `force` allows
+    /// everything.
+    ///
+    /// # Errors
+    /// [`crate::Error::Usage`] (exit 2) saying why, and what to use instead.
+    pub fn check_sender(&self, from: &MemberName, force: bool) -> Result<()> {
+        if force {
+            return Ok(());
+        }
+        let name = from.as_str();
+        if name.eq_ignore_ascii_case("system") {
+            return Err(usage(format!(
+                "refusing to write as '{name}': that name is Claude Code itself, and teamctl is \
+                 not; send under your own name (`teamctl send --join --from NAME …`), or pass \
+                 --force to write as '{name}' anyway"
+            )));
+        }
+        if name.eq_ignore_ascii_case(LEAD) && !self.teamctl_leads() {
+            let who = if self.led_by_claude_code() {
+                "a Claude Code session leads it, and current teammates mark what others write as \
+                 its lead as forged"
+            } else {
+                "it was not made by `teamctl create`, so its lead is someone else"
+            };
+            return Err(usage(format!(
+                "refusing to write as '{name}' into team '{}': teamctl does not lead this team \
+                 ({who}); send under your own name (`teamctl send --join --from NAME …`), or \
+                 pass --force to write as '{name}' anyway",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The identity to use when none is given: `team-lead` in a team teamctl leads (teammates
+    /// report to their lead), otherwise `user`.
+    pub fn default_identity(&self) -> &'static str {
+        if self.teamctl_leads() { LEAD } else { "user" }
+    }
+
+    /// Whether `name` is a member in `config.json`.
+    pub fn is_member(&self, name: &str) -> bool {
+        self.config
+            .as_ref()
+            .is_some_and(|c| c.member(name).is_some())
+    }
+
+    /// Member names from `config.json`, in file order.
+    pub fn member_names(&self) -> Vec<String> {
+        self.config
+            .iter()
+            .flat_map(|c| c.members.iter().map(|m| m.name.clone()))
+            .collect()
+    }
+
+    /// Checks that `to` can be written to: a member in `config.json`, or anything with `force`.
+    ///
+    /// # Errors
+    /// An error with a "did you mean" suggestion for an unknown recipient.
+    pub fn check_recipient(&self, to: &MemberName, force: bool) -> Result<()> {
+        if force || self.is_member(to.as_str()) {
+            return Ok(());
+        }
+        let Some(_) = &self.config else {
+            bail!(
+                "team '{}' has no config.json, so '{to}' cannot be checked; pass --force to write anyway",
+                self.name
+            );
+        };
+        let members = self.member_names();
+        let hint = match suggest(to.as_str(), &members) {
+            Some(s) => format!(" (did you mean '{s}'?)"),
+            None => String::new(),
+        };
+        bail!(
+            "'{to}' is not a member of team '{}'{hint}; members: {}. Pass --force to write anyway \
+             (Claude Code creates an inbox for any name, but no teammate reads it)",
+            self.name,
+            members.join(", ")
+        )
+    }
+
+    /// Every member in `config.json` except `sender`, as valid member names.
+    ///
+    /// # Errors
+    /// When the team has no `config.json` or a member's name cannot be addressed.
+    pub fn all_recipients(&self, sender: &MemberName) -> Result<Vec<MemberName>> {
+        if self.config.is_none() {
+            bail!(
+                "team '{}' has no config.json: --all needs its member list",
+                self.name
+            );
+        }
+        self.member_names()
+            .iter()
+            .filter(|n| *n != sender.as_str())
+            .map(|n| MemberName::parse(n))
+            .collect()
+    }
+
+    /// The members that have an inbox file, sorted (for `inbox --all`). Temp files and lock
+    /// directories are ignored, as are files whose name is not a valid member name.
+    ///
+    /// # Errors
+    /// When the inbox folder exists but cannot be listed.
+    pub fn inbox_owners(&self) -> Result<Vec<MemberName>> {
+        let dir = self.layout.inboxes_dir(&self.name);
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        };
+        let mut names: Vec<MemberName> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
+                is_valid_member(&name)
+                    .then(|| MemberName::parse(&name).ok())
+                    .flatten()
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// The closest member name to `name`: same letters in another case, or at most two edits.
+pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
+    let lower = name.to_lowercase();
+    candidates
+        .iter()
+        .map(|c| {
+            let d = if c.to_lowercase() == lower {
+                0
+            } else {
+                strsim::levenshtein(&lower, &c.to_lowercase())
+            };
+            (d, c)
+        })
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let m = vec![
+            "alice".to_string(),
+            "bob".to_string(),
+            "team-lead".to_string(),
+        ];
+        assert_eq!(suggest("alcie", &m).as_deref(), Some("alice"));
+        assert_eq!(suggest("Alice", &m).as_deref(), Some("alice"));
+        assert_eq!(suggest("teamlead", &m).as_deref(), Some("team-lead"));
+        assert_eq!(suggest("zed", &m), None);
+    }
+
+    fn write_team(root: &Path, name: &str, lead_cwd: &str) {
+        let dir = root.join("teams").join(name);
+        fs::create_dir_all(&dir).unwrap();
+        let cfg = format!(
+            r#"{{"name":"{name}","leadAgentId":"team-lead@{name}","members":[{{"agentId":"team-lead@{name}","name":"team-lead","cwd":"{lead_cwd}"}},{{"name":"alice","color":"blue"}},{{"agentId":"x"}}]}}"#
+        );
+        fs::write(dir.join("config.json"), cfg).unwrap();
+    }
+
+    #[test]
+    fn resolution_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let layout = Layout::new(tmp.path());
+        let here = tmp.path().join("work");
+        fs::create_dir_all(&here).unwrap();
+        assert!(resolve(&layout, None, &here).is_err());
+        write_team(tmp.path(), "one", "/elsewhere");
+        assert_eq!(resolve(&layout, None, &here).unwrap().as_str(), "one");
+        write_team(tmp.path(), "two", here.to_str().unwrap());
+        assert_eq!(resolve(&layout, None, &here).unwrap().as_str(), "two");
+        write_team(tmp.path(), "three", here.to_str().unwrap());
+        let err = resolve(&layout, None, &here).unwrap_err().to_string();
+        assert!(err.contains("one, three, two"), "{err}");
+        assert_eq!(
+            resolve(&layout, Some("one"), &here).unwrap().as_str(),
+            "one"
+        );
+        assert!(resolve(&layout, Some("../x"), &here).is_err());
+        // A folder without config.json is not a team.
+        fs::create_dir_all(tmp.path().join("teams/four")).unwrap();
+        assert_eq!(list_teams(&layout).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn config_members() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_team(tmp.path(), "one", "/w");
+        let c = read_config(&tmp.path().join("teams/one/config.json"))
+            .unwrap()
+            .unwrap();
+        let names: Vec<&str> = c.members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["team-lead", "alice"]);
+        assert_eq!(c.lead().unwrap().cwd.as_deref(), Some("/w"));
+        assert_eq!(c.member("alice").unwrap().color.as_deref(), Some("blue"));
+    }
+}

@@ -1,0 +1,294 @@
+//! teamctl's own record of what it sent, because current Claude Code deletes a message once it
+//! is delivered and nothing in the team's files remembers it.
+//!
+//! One JSON line per message written, appended under an exclusive OS lock on the log file
+//! (std `File::lock`: the log is teamctl's own file, so no Claude Code protocol applies).
+//! Size cap: when `sent.jsonl` has grown past [`MAX_BYTES`] it is renamed to `sent.jsonl.1`
+//! (replacing the previous one) before the next line is written, so the log never takes more
+//! than about twice that; lookups read both generations.
+//!
+//! Privacy: the log holds every message text's summary and every recipient, so it is the
+//! user's alone: both generations are 0600 and the folder 0700, made so at each write when
+//! found wider (the folder only when the process owns it). The log is never written through a
+//! symlink.
+
+use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// When the current log passes this size it is rotated.
+pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+/// One line of the log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sent {
+    /// The message's `msg_id`.
+    pub id: String,
+    /// Team.
+    pub team: String,
+    /// Recipient.
+    pub to: String,
+    /// Sender name written into the message.
+    pub from: String,
+    /// The message's timestamp.
+    pub at: String,
+    /// Its summary, if any.
+    pub summary: Option<String>,
+    /// The inbox file written.
+    pub inbox: String,
+    /// The idempotency key it was sent with, if any.
+    pub idempotency_key: Option<String>,
+    /// The request id this message answers (a `*_response` frame), if any.
+    #[serde(default)]
+    pub answers: Option<String>,
+}
+
+/// The log at an explicit location.
+#[derive(Debug, Clone)]
+pub struct SentLog {
+    path: PathBuf,
+}
+
+impl SentLog {
+    /// The log `sent.jsonl` in `dir` (created on first write).
+    pub fn in_dir(dir: &Path) -> SentLog {
+        SentLog {
+            path: dir.join("sent.jsonl"),
+        }
+    }
+
+    /// Path of the current log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn rotated(&self) -> PathBuf {
+        crate::store::paths::with_suffix(&self.path, ".1")
+    }
+
+    /// Appends `sent`, rotating first if the log is over [`MAX_BYTES`]. Makes the log private
+    /// first (files 0600, folder 0700).
+    ///
+    /// # Errors
+    /// I/O errors, naming the log; a log file that is a symlink.
+    pub fn record(&self, sent: &Sent) -> Result<()> {
+        let context = || format!("could not write the sent log {}", self.path.display());
+        self.make_dir().with_context(context)?;
+        for path in [&self.path, &self.rotated()] {
+            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                bail!(
+                    "{} is a symlink; teamctl never writes its sent log through one (remove it)",
+                    path.display()
+                );
+            }
+        }
+        let mut line = serde_json::to_string(sent)?;
+        line.push('\n');
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.path)
+            .with_context(context)?;
+        self.make_private(&f).with_context(context)?;
+        f.lock().with_context(context)?;
+        // Rotate under the lock; another process that still has the old file open appends its
+        // line to the rotated generation, which lookups read too.
+        if f.metadata().with_context(context)?.len() > MAX_BYTES {
+            fs::rename(&self.path, self.rotated()).with_context(context)?;
+            let fresh = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(&self.path)
+                .with_context(context)?;
+            fresh.lock().with_context(context)?;
+            f = fresh;
+        }
+        f.write_all(line.as_bytes()).with_context(context)?;
+        Ok(())
+    }
+
+    /// Takes the answer lock: an exclusive OS lock on `answers.lock` beside the log, held
+    /// while a request is checked for an answer and answered, so that of two processes
+    /// answering the same request exactly one writes (the other then finds the answer in the
+    /// log). Released when the returned file is dropped.
+    ///
+    /// # Errors
+    /// I/O errors, naming the lock file.
+    pub fn lock_answers(&self) -> Result<File> {
+        let path = self.path.with_file_name("answers.lock");
+        let context = || format!("could not lock {}", path.display());
+        self.make_dir().with_context(context)?;
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .with_context(context)?;
+        f.lock().with_context(context)?;
+        Ok(f)
+    }
+
+    /// Creates the log's folder when missing: its parents as the user's umask makes them, the
+    /// folder itself private (0700).
+    fn make_dir(&self) -> io::Result<()> {
+        let Some(dir) = self.path.parent() else {
+            return Ok(());
+        };
+        if let Some(parent) = dir.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        match DirBuilder::new().mode(0o700).create(dir) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Tightens the open log `f`, the rotated generation and the folder to 0600 / 0700 where
+    /// they are wider. The folder is changed only when it belongs to the owner of the log (a
+    /// `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).
+    fn make_private(&self, f: &File) -> io::Result<()> {
+        let tighten = |m: &fs::Metadata, private: u32| {
+            let mode = m.mode() & 0o7777;
+            (mode & !private != 0).then(|| Permissions::from_mode(mode & private))
+        };
+        let meta = f.metadata()?;
+        if let Some(p) = tighten(&meta, 0o600) {
+            f.set_permissions(p)?;
+        }
+        let rotated = self.rotated();
+        if let Ok(m) = fs::symlink_metadata(&rotated)
+            && m.file_type().is_file()
+            && let Some(p) = tighten(&m, 0o600)
+        {
+            fs::set_permissions(&rotated, p)?;
+        }
+        if let Some(dir) = self.path.parent()
+            && let Ok(m) = fs::symlink_metadata(dir)
+            && m.is_dir()
+            && m.uid() == meta.uid()
+            && let Some(p) = tighten(&m, 0o700)
+        {
+            fs::set_permissions(dir, p)?;
+        }
+        Ok(())
+    }
+
+    /// Every line of both generations, oldest first. Lines that do not parse are skipped.
+    ///
+    /// # Errors
+    /// I/O errors other than a missing log.
+    pub fn entries(&self) -> Result<Vec<Sent>> {
+        let mut out = Vec::new();
+        for path in [self.rotated(), self.path.clone()] {
+            let f = match File::open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("could not read {}", path.display()));
+                }
+            };
+            f.lock_shared()
+                .with_context(|| format!("could not read {}", path.display()))?;
+            for line in BufReader::new(f).lines() {
+                if let Ok(sent) = serde_json::from_str::<Sent>(&line?) {
+                    out.push(sent);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The logged send with this message id in this team, if any.
+    ///
+    /// # Errors
+    /// As [`SentLog::entries`].
+    pub fn find(&self, team: &str, id: &str) -> Result<Option<Sent>> {
+        Ok(self
+            .entries()?
+            .into_iter()
+            .find(|s| s.team == team && s.id == id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(i: usize) -> Sent {
+        Sent {
+            id: format!("id-{i}"),
+            team: "t".into(),
+            to: "a".into(),
+            from: "u".into(),
+            at: "2026-11-29T10:00:00.000Z".into(),
+            summary: None,
+            inbox: "x".repeat(2000),
+            idempotency_key: None,
+            answers: None,
+        }
+    }
+
+    #[test]
+    fn records_finds_and_rotates() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = SentLog::in_dir(&tmp.path().join("teamctl"));
+        assert!(log.entries().unwrap().is_empty());
+        // Enough lines to pass the cap once.
+        let n = (MAX_BYTES / 2000) as usize + 10;
+        for i in 0..n {
+            log.record(&sent(i)).unwrap();
+        }
+        assert!(fs::metadata(log.path()).unwrap().len() < MAX_BYTES);
+        assert!(log.rotated().exists());
+        let all = log.entries().unwrap();
+        assert_eq!(all.len(), n, "both generations are read");
+        assert_eq!(all[0].id, "id-0");
+        assert!(log.find("t", "id-3").unwrap().is_some());
+        assert!(log.find("other", "id-3").unwrap().is_none());
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().mode() & 0o7777
+    }
+
+    #[test]
+    fn the_log_is_private_and_tightened_when_found_wider() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("share/teamctl");
+        let log = SentLog::in_dir(&dir);
+        log.record(&sent(0)).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(log.path()), 0o600);
+
+        // Found wider (an older teamctl, a careless chmod): tightened at the next write.
+        fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(log.path(), Permissions::from_mode(0o644)).unwrap();
+        fs::write(log.rotated(), "").unwrap();
+        fs::set_permissions(log.rotated(), Permissions::from_mode(0o664)).unwrap();
+        log.record(&sent(1)).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(log.path()), 0o600);
+        assert_eq!(mode(&log.rotated()), 0o600);
+        assert_eq!(log.entries().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn the_log_is_never_written_through_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("elsewhere");
+        fs::write(&target, "keep\n").unwrap();
+        let log = SentLog::in_dir(&tmp.path().join("teamctl"));
+        fs::create_dir_all(tmp.path().join("teamctl")).unwrap();
+        std::os::unix::fs::symlink(&target, log.path()).unwrap();
+        let err = log.record(&sent(0)).unwrap_err();
+        assert!(format!("{err:#}").contains("is a symlink"), "{err:#}");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+    }
+}
