@@ -1,8 +1,8 @@
 //! The team layer: the team model on top of the files. It owns a team's `config.json`
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
-//! ([`protocol`]), teamctl's sent log ([`sentlog`]) and which inbox format a team runs
-//! ([`generation`]). It imports [`crate::store`], [`crate::error`] and [`crate::time`]; never
+//! ([`protocol`]), teamctl's sent log ([`sentlog`]), which inbox format a team runs
+//! ([`generation`]) and, read-only, the members' session transcripts ([`transcript`]). It imports [`crate::store`], [`crate::error`] and [`crate::time`]; never
 //! the host, observe, ops or cli layers.
 
 pub mod config;
@@ -12,3 +12,4 @@ pub mod model;
 pub mod protocol;
 pub mod sentlog;
 pub mod tasks;
+pub mod transcript;
