@@ -145,6 +145,46 @@ pub(crate) fn escape_lead(text: &str) -> Cow<'_, str> {
     Cow::Owned(format!("\"{inner}\""))
 }
 
+/// The columns human output may use: the terminal's width when stdout is one, else `COLUMNS`
+/// when set, else 80.
+pub(crate) fn width() -> usize {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        // SAFETY: TIOCGWINSZ fills a winsize and reads nothing else.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        if ok && ws.ws_col > 0 {
+            return usize::from(ws.ws_col);
+        }
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&c: &usize| c > 0)
+        .unwrap_or(80)
+}
+
+/// `text` (already escaped) cut to at most `max` display columns, with `…` when cut.
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let total: usize = text.chars().map(|c| c.width().unwrap_or(0)).sum();
+    if total <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +224,14 @@ mod tests {
         assert_eq!(text, r#"{"k\u202e":"a\u001bb\u009bc\u007f\u2066é✓\"\\"}"#);
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn cut_counts_columns() {
+        assert_eq!(cut("abcdef", 6), "abcdef");
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("日本語です", 5), "日本…");
+        assert_eq!(cut("abc", 0), "…");
     }
 
     #[test]

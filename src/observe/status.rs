@@ -10,23 +10,36 @@
 //!   then), or `isActive: true` in `config.json`;
 //! - `idle`: the last event is older than that;
 //! - `unknown`: no signal at all.
+//!
+//! With the transcripts read ([`Work`], see [`crate::observe::spend`]), each member also gets its
+//! tokens, cost, model and current activity, and the reason it is waiting, the first that holds:
+//! - `permission`: a tool or sandbox permission request of its waits unanswered in the lead's
+//!   inbox;
+//! - `plan`: a plan approval request of its waits there;
+//! - `blocked`: it owns open tasks and every one of them is blocked by another open task;
+//! - `stalled`: its newest session is inside a turn (its last entry is not an ended assistant
+//!   turn) but its transcripts have not grown for the stall threshold (and it is neither
+//!   terminated nor known dead).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::host::proc::pid_alive;
+use crate::observe::spend::{CostSource, TeamSpend};
 use crate::store::light::{LightEntry, LightFrame};
 use crate::store::paths::RESERVED;
 use crate::team::config::Team;
+use crate::team::protocol::{Kind as RequestKind, Request};
 use crate::team::tasks::Board;
+use crate::team::transcript::{Activity, Tokens};
 
 /// A member's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,6 +62,31 @@ impl fmt::Display for State {
             State::Idle => "idle",
             State::Terminated => "terminated",
             State::Unknown => "unknown",
+        })
+    }
+}
+
+/// Why a member is not progressing (`status --json` `waiting`; see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Waiting {
+    /// A permission request of its waits for an answer.
+    Permission,
+    /// Its plan waits for approval.
+    Plan,
+    /// Every task it owns is blocked.
+    Blocked,
+    /// Inside a turn, but its transcript has not grown for the stall threshold.
+    Stalled,
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Waiting::Permission => "permission",
+            Waiting::Plan => "plan",
+            Waiting::Blocked => "blocked",
+            Waiting::Stalled => "stalled",
         })
     }
 }
@@ -87,6 +125,40 @@ pub struct MemberStatus {
     pub tasks_owned: usize,
     /// Whether it is listed in `config.json`.
     pub in_config: bool,
+    /// Tokens by kind from its transcripts (`null` without one).
+    pub tokens: Option<Tokens>,
+    /// What it has cost in USD (`null` without a transcript, or for a model without a price).
+    pub cost_usd: Option<f64>,
+    /// `claude_code` or `computed` (`null` with the cost).
+    pub cost_source: Option<CostSource>,
+    /// The model of its newest response.
+    pub model: Option<String>,
+    /// What it is doing: the tool call in progress, or the last text it wrote.
+    pub activity: Option<Activity>,
+    /// Why it is not progressing: `permission`, `plan`, `blocked`, `stalled` or `null`.
+    pub waiting: Option<Waiting>,
+    /// Its transcript files.
+    pub transcripts: Vec<String>,
+}
+
+/// The team's totals from the transcripts (`status --json` `totals`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Tokens by kind of every session (`null` without transcripts).
+    pub tokens: Option<Tokens>,
+    /// What every session cost in USD (`null` without transcripts, or when one cost is unknown).
+    pub cost_usd: Option<f64>,
+}
+
+/// What `status` adds from the transcripts and the open requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Work<'a> {
+    /// The members' work, read from the transcripts.
+    pub spend: &'a TeamSpend,
+    /// The requests waiting in the lead's inbox.
+    pub requests: &'a [Request],
+    /// A member inside a turn whose transcript has not grown for this long is stalled.
+    pub stall_after: Duration,
 }
 
 /// The team-level part of a status.
@@ -139,6 +211,8 @@ pub struct TeamStatus {
     pub members: Vec<MemberStatus>,
     /// Task counts.
     pub tasks: TaskCounts,
+    /// Totals from the transcripts.
+    pub totals: Totals,
     /// Files that could not be read (reported, left as they are).
     pub warnings: Vec<String>,
 }
@@ -186,7 +260,7 @@ impl Seen {
 }
 
 /// Reads everything `status` shows about `team`, at `now`, calling a member idle after
-/// `idle_after` without events.
+/// `idle_after` without events; with `work`, also what the transcripts and open requests say.
 ///
 /// # Errors
 /// Only when the team's folders cannot be listed; unreadable files become warnings.
@@ -196,6 +270,7 @@ pub fn team_status(
     idle_after: Duration,
     live: &Liveness,
     sent: &[crate::team::sentlog::Sent],
+    work: Option<&Work>,
 ) -> Result<TeamStatus> {
     let mut warnings = Vec::new();
     let ours = crate::team::generation::Ours::new(
@@ -353,6 +428,38 @@ pub fn team_status(
             .tasks
             .iter()
             .filter(|t| t.owner.as_deref() == Some(&name));
+        let spend = work.and_then(|w| w.spend.members.get(&name));
+        let waiting = work.and_then(|w| {
+            let asks = |k: &[RequestKind]| {
+                w.requests
+                    .iter()
+                    .any(|r| r.from == name && k.contains(&r.kind))
+            };
+            let open: Vec<_> = owned
+                .clone()
+                .filter(|t| t.status != "completed" && !t.is_internal())
+                .collect();
+            let stalled = spend.is_some_and(|s| {
+                s.in_turn
+                    && s.last_write.is_some_and(|t| {
+                        SystemTime::from(now)
+                            .duration_since(t)
+                            .is_ok_and(|d| d >= w.stall_after)
+                    })
+            }) && state != State::Terminated
+                && process_alive != Some(false);
+            if asks(&[RequestKind::Permission, RequestKind::SandboxPermission]) {
+                Some(Waiting::Permission)
+            } else if asks(&[RequestKind::PlanApproval]) {
+                Some(Waiting::Plan)
+            } else if !open.is_empty() && open.iter().all(|t| board.view(t).blocked) {
+                Some(Waiting::Blocked)
+            } else if stalled {
+                Some(Waiting::Stalled)
+            } else {
+                None
+            }
+        });
         members.push(MemberStatus {
             agent_id: m.and_then(|m| m.agent_id.clone()),
             agent_type: m.and_then(|m| m.agent_type.clone()),
@@ -372,9 +479,30 @@ pub fn team_status(
             tasks_in_progress: owned.clone().filter(|t| t.status == "in_progress").count(),
             tasks_owned: owned.filter(|t| t.status != "completed").count(),
             in_config: m.is_some(),
+            tokens: spend.map(|s| s.tokens),
+            cost_usd: spend.and_then(|s| s.cost_usd),
+            cost_source: spend.and_then(|s| s.cost_source),
+            model: spend.and_then(|s| s.model.clone()),
+            activity: spend.and_then(|s| s.activity.clone()),
+            waiting,
+            transcripts: spend
+                .map(|s| {
+                    s.transcripts
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
             name,
         });
     }
+    let totals = match work.map(|w| w.spend).filter(|s| !s.is_empty()) {
+        Some(s) => Totals {
+            tokens: Some(s.tokens),
+            cost_usd: s.cost_usd,
+        },
+        None => Totals::default(),
+    };
     let tasks = task_counts(&board);
     let last_activity_at = members
         .iter()
@@ -408,6 +536,7 @@ pub fn team_status(
         team: team_info,
         members,
         tasks,
+        totals,
         warnings,
     })
 }

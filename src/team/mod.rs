@@ -2,8 +2,9 @@
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
 //! ([`protocol`]), teamctl's sent log ([`sentlog`]), which inbox format a team runs
-//! ([`generation`]) and, read-only, the members' session transcripts ([`transcript`]). It imports [`crate::store`], [`crate::error`] and [`crate::time`]; never
-//! the host, observe, ops or cli layers.
+//! ([`generation`]) and, read-only, the members' session transcripts ([`transcript`]). It
+//! imports [`crate::store`], [`crate::error`] and [`crate::time`]; never the host, observe, ops
+//! or cli layers.
 
 pub mod config;
 pub mod generation;

@@ -88,6 +88,33 @@ impl TestEnv {
         });
     }
 
+    /// Writes a transcript `projects/<cwd as Claude Code names it>/<session>.jsonl` holding
+    /// `entries`, one a line; returns its path.
+    pub fn transcript(&self, cwd: &str, session: &str, entries: &[Value]) -> PathBuf {
+        let project: String = cwd
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let path = self
+            .root
+            .join("projects")
+            .join(project)
+            .join(format!("{session}.jsonl"));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = String::new();
+        for e in entries {
+            text.push_str(&e.to_string());
+            text.push('\n');
+        }
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// teamctl's data dir in this environment.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("home/.local/share/teamctl")
+    }
+
     pub fn inbox(&self, team: &str, member: &str) -> PathBuf {
         self.root
             .join("teams")
@@ -128,6 +155,22 @@ impl TestEnv {
             .env_remove("TMUX")
             .current_dir(self.dir.path());
     }
+}
+
+/// A transcript's `assistant` entry as Claude Code 2.1.332 writes it (trimmed): response `id`,
+/// `blocks`, its stop reason and usage.
+pub fn assistant_entry(
+    id: &str,
+    at: &str,
+    blocks: Value,
+    stop: &str,
+    (input, output): (u64, u64),
+) -> Value {
+    serde_json::json!({"parentUuid": null, "isSidechain": false, "type": "assistant", "timestamp": at,
+        "message": {"id": id, "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": blocks, "stop_reason": stop,
+            "usage": {"input_tokens": input, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": output}}})
 }
 
 /// A child printing JSON Lines on stdout, read on a thread so every wait has a deadline.

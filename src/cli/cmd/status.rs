@@ -4,15 +4,20 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
-use teamctl::observe::status::{self, Liveness, MemberStatus, TaskCounts, TeamInfo};
+use teamctl::observe::spend::{self, TeamSpend};
+use teamctl::observe::status::{self, Liveness, MemberStatus, TaskCounts, TeamInfo, Totals, Work};
+use teamctl::store::paths::MemberName;
 use teamctl::team::config;
-use teamctl::team::config::Team;
+use teamctl::team::config::{LEAD, Team};
 use teamctl::team::mailbox;
+use teamctl::team::protocol;
+use teamctl::team::transcript::index::Index;
+use teamctl::team::transcript::{Activity, Tokens};
 use teamctl::time;
 
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
-use crate::cli::term::escape_line as esc;
+use crate::cli::term::{self, escape_line as esc};
 
 /// Show each member's state and what is waiting for them
 ///
@@ -27,6 +32,17 @@ use crate::cli::term::escape_line as esc;
 /// idle_notification, its inbox drained, or isActive: true), idle (older), unknown (no signal).
 /// Reads take no locks.
 ///
+/// From the members' Claude Code transcripts ($CLAUDE_CONFIG_DIR/projects/…, read-only) it
+/// adds what each one is doing (DOING: the tool call in progress with a summary of its input,
+/// or the last text it wrote), what it has cost (COST, and the team's total) and why it is not
+/// progressing (WAITING): permission (a permission request of its is unanswered in the lead's
+/// inbox), plan (its plan awaits approval), blocked (every task it owns is blocked), stalled
+/// (inside a turn, but its transcript has not grown for --stall-after). Cost is Claude Code's
+/// own figure (cost_source claude_code) for a session that ended and recorded one, else
+/// computed from the responses' token usage with Claude Code's own prices (computed), or null
+/// for a model it cannot price (the tokens are still counted). Only what was appended since the
+/// last call is read: an index of the transcripts read is kept in teamctl's data dir.
+///
 /// With several teams and no --team (or with --all-teams): one row per team, which is also how
 /// to find session-xxxxxxxx team names.
 ///
@@ -37,13 +53,20 @@ use crate::cli::term::escape_line as esc;
 /// "lead_session_id","lead_pid","lead_alive","format","last_activity_at"},"members":[{"name",
 /// "agent_id","agent_type","color","backend","state","last_event_at","last_event_kind",
 /// "is_active","process_alive","session_status","pending","tasks_in_progress","tasks_owned",
-/// "in_config"}],"tasks":{"pending","in_progress","completed","blocked","ready"}}; for all teams:
-/// {"schema_version":1,"teams":[{"name","members","last_activity_at","lead_alive"}]}.
+/// "in_config","tokens":{"input","output","cache_read","cache_creation"},"cost_usd",
+/// "cost_source","model","activity":{"at","kind","tool","summary"},"waiting","transcripts"}],
+/// "tasks":{"pending","in_progress","completed","blocked","ready"},"totals":{"tokens":{…},
+/// "cost_usd"}} (null where there is no transcript); for all teams: {"schema_version":1,
+/// "teams":[{"name","members","last_activity_at","lead_alive"}]}.
 #[derive(Debug, Args)]
 pub(crate) struct StatusArgs {
     /// A member with no event for this long is idle
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     idle_after: String,
+
+    /// A member inside a turn whose transcript has not grown for this long is stalled
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    stall_after: String,
 
     /// One row per team instead of one team's members
     #[arg(long)]
@@ -64,6 +87,7 @@ struct Json<'a> {
     team: &'a TeamInfo,
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
+    totals: &'a Totals,
 }
 
 #[derive(Serialize)]
@@ -82,6 +106,7 @@ struct TeamRow {
 
 pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let idle_after = time::parse_duration(&args.idle_after)?;
+    let stall_after = time::parse_duration(&args.stall_after)?;
     let live = Liveness::probe();
     let single = if args.all_teams {
         None
@@ -96,7 +121,26 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, idle_after, &live);
     };
-    let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent())?;
+    let spend = read_spend(ctx, &team);
+    let lead = team
+        .config
+        .as_ref()
+        .and_then(|c| c.lead())
+        .map(|l| l.name.clone())
+        .unwrap_or_else(|| LEAD.to_string());
+    let requests = match MemberName::parse(&lead) {
+        Ok(l) => protocol::pending(&team, &l, ctx.sent_log.as_ref(), ctx.now).unwrap_or_else(|e| {
+            warn(&format!("{e:#}"));
+            Vec::new()
+        }),
+        Err(_) => Vec::new(),
+    };
+    let work = Work {
+        spend: &spend,
+        requests: &requests,
+        stall_after,
+    };
+    let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent(), Some(&work))?;
     for w in &st.warnings {
         warn(w);
     }
@@ -113,6 +157,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             team: &st.team,
             members: &st.members,
             tasks: &st.tasks,
+            totals: &st.totals,
         });
     }
     let t = &st.team;
@@ -159,25 +204,22 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             "tasks:       {} pending, {} in progress, {} completed ({} ready, {} blocked)",
             n.pending, n.in_progress, n.completed, n.ready, n.blocked
         ),
+        match (&st.totals.tokens, st.totals.cost_usd) {
+            (None, _) => "cost:        - (no transcripts found)".to_string(),
+            (Some(t), c) => format!(
+                "cost:        {} (tokens: {})",
+                c.map_or("unknown".to_string(), dollars),
+                tokens(t)
+            ),
+        },
         String::new(),
     ];
     ctx.out.line(&lines.join("\n"))?;
     let mut rows = vec![
-        [
-            "NAME",
-            "TYPE",
-            "COLOR",
-            "BACKEND",
-            "STATE",
-            "LAST SEEN",
-            "PENDING",
-            "TASKS",
-            "ALIVE",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ["NAME", "STATE", "LAST SEEN", "PENDING", "TASKS", "ALIVE"]
+            .map(String::from)
+            .to_vec(),
     ];
-    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     for m in &st.members {
         let seen = match (&m.last_event_at, &m.last_event_kind) {
             (Some(at), Some(kind)) => format!("{} ({kind})", ago(ctx.now, at)),
@@ -191,9 +233,6 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         };
         rows.push(vec![
             m.name.clone(),
-            dash(&m.agent_type),
-            dash(&m.color),
-            dash(&m.backend),
             m.state.to_string(),
             seen,
             m.pending.to_string(),
@@ -201,7 +240,107 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             alive.into(),
         ]);
     }
-    ctx.out.table(rows)
+    ctx.out.narrow_table(rows)?;
+    if st
+        .members
+        .iter()
+        .all(|m| m.tokens.is_none() && m.waiting.is_none())
+    {
+        return Ok(());
+    }
+    ctx.out.line("")?;
+    work_table(ctx, &st.members)
+}
+
+/// NAME, WAITING, COST and DOING, the last cut to the width left.
+fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
+    let dash = || "-".to_string();
+    let mut rows: Vec<[String; 3]> = vec![["NAME", "WAITING", "COST"].map(String::from)];
+    for m in members {
+        rows.push([
+            term::escape_lead(&m.name).into_owned(),
+            m.waiting.map_or_else(dash, |w| w.to_string()),
+            m.cost_usd.map_or_else(dash, dollars),
+        ]);
+    }
+    let widths: Vec<usize> = (0..3)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let left = term::width()
+        .saturating_sub(widths.iter().sum::<usize>() + 2 * 3)
+        .max(10);
+    let mut out = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let doing = match i {
+            0 => "DOING".to_string(),
+            _ => doing(ctx, members[i - 1].activity.as_ref(), left),
+        };
+        let line = format!(
+            "{:w0$}  {:w1$}  {:w2$}  {doing}",
+            r[0],
+            r[1],
+            r[2],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        );
+        out.push(line.trim_end().to_string());
+    }
+    ctx.out.line(&out.join("\n"))
+}
+
+/// `Bash: cargo test (2m ago)`, `text: All done (10s ago)`, cut to `max` columns (the age kept).
+fn doing(ctx: &Ctx, a: Option<&Activity>, max: usize) -> String {
+    let Some(a) = a else { return "-".into() };
+    let age =
+        a.at.as_deref()
+            .map(|t| format!(" ({})", esc(&ago(ctx.now, t))))
+            .unwrap_or_default();
+    let what = match &a.tool {
+        Some(t) => format!("{}: {}", esc(t), esc(&a.summary)),
+        None => format!("text: {}", esc(&a.summary)),
+    };
+    let room = max.saturating_sub(age.chars().count()).max(4);
+    format!("{}{age}", term::cut(&what, room))
+}
+
+/// `$12.34`, `$0.0042`.
+fn dollars(c: f64) -> String {
+    if c >= 0.01 || c == 0.0 {
+        format!("${c:.2}")
+    } else {
+        format!("${c:.4}")
+    }
+}
+
+/// `1.2k in, 300 out, 1.5M cache read, 80.0k cache write`.
+fn tokens(t: &Tokens) -> String {
+    let n = |v: u64| match v {
+        v if v >= 1_000_000 => format!("{:.1}M", v as f64 / 1e6),
+        v if v >= 1_000 => format!("{:.1}k", v as f64 / 1e3),
+        v => v.to_string(),
+    };
+    format!(
+        "{} in, {} out, {} cache read, {} cache write",
+        n(t.input),
+        n(t.output),
+        n(t.cache_read),
+        n(t.cache_creation)
+    )
+}
+
+/// The team's transcripts, read through the index in teamctl's data dir (saved afterwards; a
+/// failure to save only costs the next call a full read).
+pub(crate) fn read_spend(ctx: &Ctx, team: &Team) -> TeamSpend {
+    let Some(cfg) = &team.config else {
+        return TeamSpend::default();
+    };
+    let mut index = Index::load(ctx.data_dir.as_deref());
+    let spend = spend::read_team(ctx.layout.root(), team.name.as_str(), cfg, &mut index);
+    if let Err(e) = index.save() {
+        warn(&format!("{e:#}"));
+    }
+    spend
 }
 
 fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Result<()> {
@@ -209,7 +348,7 @@ fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Res
     let sent = ctx.sent();
     for name in config::list_teams(&ctx.layout)? {
         let t = Team::open(&ctx.layout, &name)?;
-        let st = status::team_status(&t, ctx.now, idle_after, live, &sent)?;
+        let st = status::team_status(&t, ctx.now, idle_after, live, &sent, None)?;
         rows.push(TeamRow {
             name: name.to_string(),
             members: st.members.iter().filter(|m| m.in_config).count(),
