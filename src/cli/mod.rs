@@ -6,6 +6,7 @@
 pub(crate) mod answer;
 pub(crate) mod by_policy;
 pub(crate) mod cmd;
+pub(crate) mod compose;
 pub(crate) mod context;
 pub(crate) mod env;
 pub(crate) mod output;

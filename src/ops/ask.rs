@@ -24,14 +24,22 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::observe::wait::{frame_type, idle_detail};
-use crate::observe::watch::{Changes, Watch};
+use crate::observe::wait::{
+    frame_type, gone_reason, idle_detail, liveness, note_shutdown_events, shut_down_in, teammates,
+};
+use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::Entry;
 use crate::store::id;
+use crate::store::lock::LockOptions;
+use crate::store::paths::MemberName;
+use crate::team::config::Team;
+use crate::team::mailbox::{self, SendRequest};
 use crate::team::model::first_line;
+use crate::team::sentlog::SentLog;
 
 /// How long an `idle_notification` must stand, with no sign of a new turn, before the
 /// teammate counts as idle without answering.
@@ -250,4 +258,232 @@ impl Question {
     pub fn idle_text(note: &Entry) -> String {
         idle_detail(note)
     }
+}
+
+/// How often the liveness of panes and processes is checked while nothing changes.
+const LIVENESS_EVERY: Duration = Duration::from_millis(500);
+
+/// What to ask, of whom, as whom, and how long to wait.
+pub struct Ask<'a> {
+    /// The team, opened.
+    pub team: &'a Team,
+    /// Who asks: the answer lands in this member's inbox.
+    pub asker: &'a MemberName,
+    /// The teammate to ask, or `None` for every teammate (every member but the asker).
+    pub to: Option<MemberName>,
+    /// The question (plain text, already checked).
+    pub text: &'a str,
+    /// `summary` of the question's entry.
+    pub summary: Option<String>,
+    /// Makes the question's id deterministic (see [`crate::team::mailbox::SendRequest`]).
+    pub idempotency_key: Option<String>,
+    /// How long to wait for every answer.
+    pub timeout: Duration,
+    /// Poll at this interval instead of using file notifications.
+    pub poll: Option<Duration>,
+    /// The time written into the question's entry.
+    pub now: DateTime<Utc>,
+    /// How long to wait for the inbox lock.
+    pub lock: &'a LockOptions,
+    /// teamctl's sent log, if any.
+    pub sent_log: Option<&'a SentLog>,
+}
+
+/// What the caller learns while [`ask`] waits: the watch as it starts, each batch of changes,
+/// progress notes, warnings and hints. `ask --policy` answers teammates' requests here.
+pub trait Observer {
+    /// Called once the watch is set up, before anything is sent (`changes` is `None`), and
+    /// again after each wake-up (`changes` may be empty).
+    ///
+    /// # Errors
+    /// An error ends the wait with it.
+    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()>;
+    /// A progress line (what was seen along the way).
+    fn note(&mut self, msg: &str);
+    /// A warning (a recipient that could not be asked, the sent log not written).
+    fn warn(&mut self, msg: &str);
+    /// A hint (a repeated question that sent nothing).
+    fn hint(&mut self, msg: &str);
+}
+
+/// One question's end in an [`Asking`].
+pub struct Asked {
+    /// The question and its outcome (`None`: timed out).
+    pub q: Question,
+    /// The entry sent, when it is known.
+    pub question: Option<Entry>,
+    /// When it ended, in milliseconds since the wait started (`None`: timed out).
+    pub ended_ms: Option<u64>,
+}
+
+/// The result of [`ask`].
+pub struct Asking {
+    /// Each question, in the order asked.
+    pub asked: Vec<Asked>,
+    /// The first error writing a question (with every teammate asked, the others still are).
+    pub send_error: Option<anyhow::Error>,
+    /// Files that could not be read while waiting, each once.
+    pub warnings: Vec<String>,
+    /// How long the whole wait took.
+    pub waited_ms: u64,
+    /// The watch as it ended (to tell whether a question still waits in an inbox).
+    pub watch: Watch,
+    /// Its file notifications, still open: dropping them is the slow part of exiting (see the
+    /// binary's quick exit).
+    pub waker: Waker,
+}
+
+/// Asks [`Ask::to`] (or every teammate) [`Ask::text`] and waits until each has answered, gone
+/// idle without answering, is gone, or the timeout passes. `clock` stamps what is seen.
+///
+/// # Errors
+/// Before anything is sent: a teammate that is already gone (asking one), a team without
+/// teammates (asking all); a failed write asking one; an error from `observer`.
+pub fn ask(
+    req: &Ask,
+    clock: &dyn Fn() -> DateTime<Utc>,
+    observer: &mut dyn Observer,
+) -> Result<Asking> {
+    let started = Instant::now();
+    let deadline = started + req.timeout;
+    let (mut watch, _) = Watch::new(req.team.clone(), None, clock());
+    let mut waker = watch.waker(req.poll);
+    let mut warnings = watch.rescan(clock()).warnings;
+    observer.changed(&watch, None)?;
+    let all = req.to.is_none();
+    let recipients = match &req.to {
+        Some(to) => vec![to.clone()],
+        None => {
+            let names = teammates(&watch, req.asker.as_str());
+            if names.is_empty() {
+                bail!("team '{}' has no teammates to ask", req.team.name);
+            }
+            names
+                .iter()
+                .map(|n| MemberName::parse(n))
+                .collect::<Result<Vec<_>>>()?
+        }
+    };
+    let mut shut = shut_down_in(&watch);
+    let mut live = liveness(&watch);
+    let mut last_probe = Instant::now();
+
+    let mut asked: Vec<Asked> = Vec::new();
+    let mut send_error = None;
+    for to in &recipients {
+        let mut q = Question::new(&watch, to.as_str(), req.asker.as_str());
+        if let Some(why) = gone_reason(&watch, to.as_str(), &shut, &live) {
+            if !all {
+                bail!("cannot ask {to}: {why} (nothing was sent)");
+            }
+            q.outcome = Some(Outcome::Gone(why));
+            asked.push(Asked {
+                q,
+                question: None,
+                ended_ms: Some(0),
+            });
+            continue;
+        }
+        let send = SendRequest {
+            to: to.clone(),
+            from: req.asker.clone(),
+            text: req.text.to_string(),
+            summary: req.summary.clone(),
+            color: None,
+            force: false,
+            idempotency_key: req.idempotency_key.clone(),
+        };
+        let d = match mailbox::send(req.team, &send, req.now, req.lock, req.sent_log) {
+            Ok(d) => d,
+            Err(e) if all => {
+                observer.warn(&format!("could not ask {to}: {e:#}"));
+                send_error.get_or_insert(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(e) = &d.log_error {
+            observer.warn(e);
+        }
+        if !d.written {
+            observer.hint(&format!(
+                "{to} was already asked this ({}): nothing sent, waiting for its answer",
+                d.id
+            ));
+        }
+        // Look at the teammate's inbox as it is after the write before anything else.
+        let synced = watch.reload_paths(std::slice::from_ref(&d.inbox), clock());
+        // A repeated question that already left the inbox is known only to the sent log.
+        let stamp = d
+            .entry
+            .as_ref()
+            .and_then(|e| e.get("timestamp"))
+            .and_then(|t| t.as_str().map(String::from))
+            .or_else(|| Some(req.sent_log?.find(req.team.name.as_str(), &d.id).ok()??.at));
+        q.sent(
+            &watch,
+            &d.id,
+            d.written,
+            stamp.as_deref(),
+            clock(),
+            Instant::now(),
+        );
+        q.observe(&synced, &watch, clock(), Instant::now());
+        asked.push(Asked {
+            q,
+            question: d.entry.clone(),
+            ended_ms: None,
+        });
+    }
+
+    loop {
+        let now_i = Instant::now();
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.tick(now_i);
+            if a.q.outcome.is_none()
+                && let Some(why) = gone_reason(&watch, &a.q.to, &shut, &live)
+            {
+                a.q.outcome = Some(Outcome::Gone(why));
+            }
+            if a.q.outcome.is_some() {
+                a.ended_ms = Some(started.elapsed().as_millis() as u64);
+            }
+        }
+        if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
+            break;
+        }
+        let mut wait = (deadline - now_i).min(LIVENESS_EVERY);
+        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
+            wait = wait.min(d.saturating_duration_since(now_i));
+        }
+        let changes = watch.next(&mut waker, wait, clock);
+        warnings.extend(changes.warnings.iter().cloned());
+        observer.changed(&watch, Some(&changes))?;
+        note_shutdown_events(&changes, &mut shut);
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.observe(&changes, &watch, clock(), Instant::now());
+            for n in a.q.notes.drain(..) {
+                observer.note(&n);
+            }
+        }
+        // Pane and process deaths leave no trace in the files: a clock, not every change
+        // (asking tmux costs a process), finds them.
+        if last_probe.elapsed() >= LIVENESS_EVERY {
+            live = liveness(&watch);
+            last_probe = Instant::now();
+        }
+    }
+    Ok(Asking {
+        asked,
+        send_error,
+        warnings: dedup(warnings),
+        waited_ms: started.elapsed().as_millis() as u64,
+        watch,
+        waker,
+    })
+}
+
+fn dedup(v: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    v.into_iter().filter(|w| seen.insert(w.clone())).collect()
 }
