@@ -37,7 +37,7 @@ use crate::store::id;
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
 use crate::team::config::Team;
-use crate::team::mailbox::{self, SendRequest};
+use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::first_line;
 use crate::team::sentlog::SentLog;
 
@@ -271,8 +271,8 @@ pub struct Ask<'a> {
     pub asker: &'a MemberName,
     /// The teammate to ask, or `None` for every teammate (every member but the asker).
     pub to: Option<MemberName>,
-    /// The question (plain text, already checked).
-    pub text: &'a str,
+    /// The question (plain text).
+    pub text: &'a Text,
     /// `summary` of the question's entry.
     pub summary: Option<String>,
     /// Makes the question's id deterministic (see [`crate::team::mailbox::SendRequest`]).
@@ -387,7 +387,7 @@ pub fn ask(
         let send = SendRequest {
             to: to.clone(),
             from: req.asker.clone(),
-            text: req.text.to_string(),
+            text: req.text.clone(),
             summary: req.summary.clone(),
             color: None,
             force: false,

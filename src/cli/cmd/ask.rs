@@ -17,7 +17,7 @@ use teamctl::ops::ask::{Ask, Asked, Asking, Observer, Outcome, Question};
 use teamctl::store::Entry;
 use teamctl::store::paths::MemberName;
 use teamctl::team::config::Team;
-use teamctl::team::mailbox::{self, Mark};
+use teamctl::team::mailbox::{self, Mark, Text};
 use teamctl::team::model::MessageView;
 use teamctl::time::{iso_millis, parse_duration};
 
@@ -187,8 +187,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             synopsis: "teamctl ask <MEMBER> [TEXT]",
         },
     )?;
-    let text = message_text(text)?;
-    if mailbox::check_text(&text)?.is_some() {
+    let text = Text::new(message_text(text)?)?;
+    if text.is_frame() {
         return Err(usage(
             "a question is plain text; send protocol frames with `teamctl send`",
         ));

@@ -8,7 +8,7 @@ use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::store::Entry;
-use teamctl::team::mailbox::{self, Delivery, DeliveryState, SendRequest};
+use teamctl::team::mailbox::{self, Delivery, DeliveryState, SendRequest, Text};
 
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
@@ -148,7 +148,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         .map(teamctl::time::parse_duration)
         .transpose()?;
     let color = args.color.map(|c| c.parse()).transpose()?;
-    mailbox::check_text(&text)?;
+    let text = Text::new(text)?;
     let (team, from) = sender(ctx, args.from.as_deref(), args.join, args.force)?;
     let recipients = match to {
         Some(to) => vec![to],

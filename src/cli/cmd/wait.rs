@@ -15,8 +15,8 @@ use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
 
+use crate::cli::args::type_values;
 use crate::cli::by_policy::{EventsTo, Runner};
-use crate::cli::cmd::watch::type_values;
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::output::warn;
