@@ -32,10 +32,9 @@ use crate::observe::wait::{
     frame_type, gone_reason, idle_detail, liveness, note_shutdown_events, shut_down_in, teammates,
 };
 use crate::observe::watch::{Changes, Waker, Watch};
-use crate::store::Entry;
-use crate::store::id;
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
+use crate::store::{Entry, id};
 use crate::team::config::Team;
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::first_line;
