@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use crate::observe::status::Liveness;
+use crate::host::tmux::Liveness;
 use crate::observe::wait::liveness;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::team::config::Team;

@@ -31,8 +31,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::host::proc::pid_alive;
+use crate::host::tmux::Liveness;
 use crate::observe::follow::{Following, Observer};
-use crate::observe::status::Liveness;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
 use crate::store::{Entry, id};
