@@ -50,7 +50,9 @@ const AFTER_HELP: &str = "Exit codes:
   3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
      --wait ran out
   4  read-back verification failed after a write
-  5  ask: the teammate went idle without answering";
+  5  ask: the teammate went idle without answering
+  6  wait, ask, run: the team's spend crossed --max-cost or --max-tokens (run also ends the
+     team)";
 
 /// Work with Claude Code agent teams from a shell
 #[derive(Debug, Parser)]
@@ -159,6 +161,7 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         Some(Error::LockTimeout { .. } | Error::Timeout(_)) => 3,
         Some(Error::VerifyFailed { .. }) => 4,
         Some(Error::Unanswered(_)) => 5,
+        Some(Error::Budget(_)) => 6,
         None => 1,
     }
 }

@@ -1,9 +1,10 @@
 //! The observe layer: reading a team over time, without changing it. It owns a team's state
 //! ([`status`]), what its members did and spent ([`spend`], from their transcripts), the
 //! stream of changes to its files ([`watch`]), a team followed while a command waits on it
-//! ([`follow`]) and the conditions a script waits for ([`wait`]). It imports the team, host and
-//! store layers; never ops or cli.
+//! ([`follow`]), the conditions a script waits for ([`wait`]) and a cap on what the team spends
+//! ([`budget`]). It imports the team, host and store layers; never ops or cli.
 
+pub mod budget;
 pub mod follow;
 pub mod spend;
 pub mod status;

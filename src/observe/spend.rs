@@ -22,7 +22,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::team::config::TeamConfig;
+use crate::team::config::{Team, TeamConfig};
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Kind, Session};
 use crate::team::transcript::{Activity, FileState, Tokens};
@@ -87,6 +87,21 @@ impl TeamSpend {
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
+}
+
+/// Reads the transcripts of the opened `team` through the index kept in `data_dir` (none: in
+/// memory only), then saves the index. A failure to save is returned beside the spend: it only
+/// makes the next read longer.
+pub fn read_team_indexed(
+    team: &Team,
+    data_dir: Option<&Path>,
+) -> (TeamSpend, Option<anyhow::Error>) {
+    let Some(cfg) = &team.config else {
+        return (TeamSpend::default(), None);
+    };
+    let mut index = Index::load(data_dir);
+    let spend = read_team(team.layout.root(), team.name.as_str(), cfg, &mut index);
+    (spend, index.save().err())
 }
 
 /// Reads the transcripts of `team` (whose config is `cfg`, under the config dir `root`)

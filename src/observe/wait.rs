@@ -32,7 +32,9 @@ use serde_json::Value;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
+use crate::observe::budget::{Budget, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
 use crate::store::{Entry, id};
@@ -941,42 +943,58 @@ pub struct Waited {
     /// Its file notifications, still open: dropping them is the slow part of exiting (see the
     /// binary's quick exit).
     pub waker: Waker,
+    /// The cap the team's spend crossed, when that ended the wait.
+    pub budget: Option<Exceeded>,
+    /// The team's spend as last read, when a cap was given.
+    pub spend: Option<TeamSpend>,
 }
 
-/// Blocks until `spec` is met in `team`, can no longer be met, or `timeout` passes: checks the
-/// files as they are first, then every change (the watch is in place before the first check).
-/// `log` (teamctl's sent log) dates messages that already left an inbox; `clock` stamps what
-/// is seen.
+/// How long and how a [`wait`] may go on.
+#[derive(Debug)]
+pub struct Limits {
+    /// Give up after this long.
+    pub timeout: Duration,
+    /// Poll at this interval instead of using file notifications.
+    pub poll: Option<Duration>,
+    /// Stop when the team's spend crosses this budget's cap (checked at the start too).
+    pub budget: Option<Budget>,
+}
+
+/// Blocks until `spec` is met in `team`, can no longer be met, the team's spend crosses the
+/// budget, or the timeout passes: checks the files as they are first, then every change (the
+/// watch is in place before the first check). `log` (teamctl's sent log) dates messages that
+/// already left an inbox; `clock` stamps what is seen.
 ///
 /// # Errors
 /// An unknown member, task or message id in `spec`; an error from `observer`.
 pub fn wait(
     team: Team,
     spec: Spec,
-    timeout: Duration,
-    poll: Option<Duration>,
+    limits: Limits,
     log: Option<&SentLog>,
     clock: &dyn Fn() -> DateTime<Utc>,
     observer: &mut dyn WaitObserver,
 ) -> Result<Waited> {
     let started = Instant::now();
-    let deadline = started + timeout;
+    let deadline = started + limits.timeout;
     let any = spec.any;
-    let (mut f, warnings) = Following::new(team, poll, clock());
+    let (mut f, warnings) = Following::new(team, limits.poll, clock());
     for w in warnings {
         observer.warn(&w);
     }
+    let capped = limits.budget.is_some();
+    let mut over = limits.budget.and_then(|b| f.cap(b));
     observer.changed(&f.watch, None)?;
     let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         observer.met(s)?;
     }
-    if !tracker.done(any) {
+    if !tracker.done(any) && over.is_none() {
         let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
         observer.blocking(&open);
     }
     let mut impossible = None;
-    while !tracker.done(any) {
+    while !tracker.done(any) && over.is_none() {
         if let Some(why) = tracker.impossible(any) {
             impossible = Some(why);
             break;
@@ -993,14 +1011,21 @@ pub fn wait(
         for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
             observer.met(&tracker.states[i])?;
         }
+        over = f.over_budget();
     }
+    let spend = f.budget().map(|b| {
+        b.save();
+        b.spend().clone()
+    });
     Ok(Waited {
-        met: tracker.done(any),
+        met: tracker.done(any) && over.is_none(),
         states: tracker.states,
         impossible,
         waited_ms: started.elapsed().as_millis() as u64,
         watch: f.watch,
         waker: f.waker,
+        budget: over,
+        spend: spend.filter(|_| capped),
     })
 }
 

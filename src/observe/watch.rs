@@ -400,6 +400,7 @@ impl Watch {
             rx,
             unwatched,
             interval: poll.unwrap_or(Duration::from_millis(250)),
+            extra: Vec::new(),
         }
     }
 
@@ -493,6 +494,89 @@ pub struct Waker {
     rx: mpsc::Receiver<notify::Result<notify::Event>>,
     unwatched: Vec<PathBuf>,
     interval: Duration,
+    /// Folders watched besides the team's (transcripts), each once.
+    extra: Vec<PathBuf>,
+}
+
+/// What woke a [`Waker`] up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wake {
+    /// Notifications for these paths.
+    Paths(Vec<PathBuf>),
+    /// Notifications were lost or are unavailable (polling): look at everything.
+    Rescan,
+    /// The time passed quietly.
+    Quiet,
+}
+
+impl Waker {
+    /// Watches `dirs` (not recursively) for changes: file notifications unless `poll` is given or
+    /// they are unavailable, else a clock of `poll` (default 250 ms).
+    pub fn for_dirs(dirs: &[PathBuf], poll: Option<Duration>) -> Waker {
+        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+        let watcher = if poll.is_none() {
+            notify::recommended_watcher(move |res| {
+                let _ = tx.send(res);
+            })
+            .ok()
+        } else {
+            None
+        };
+        let mut w = Waker {
+            watcher,
+            rx,
+            unwatched: Vec::new(),
+            interval: poll.unwrap_or(Duration::from_millis(250)),
+            extra: Vec::new(),
+        };
+        for d in dirs {
+            w.add(d);
+        }
+        w
+    }
+
+    /// Also watches `dir` (not recursively) from now on, if it exists and is not watched yet:
+    /// its changes wake the waker up (a [`Watch`] ignores the paths it does not follow).
+    pub fn add(&mut self, dir: &Path) {
+        if self.extra.iter().any(|d| d == dir) {
+            return;
+        }
+        if let Some(w) = self.watcher.as_mut()
+            && w.watch(dir, RecursiveMode::NonRecursive).is_ok()
+        {
+            self.extra.push(dir.to_path_buf());
+        }
+    }
+
+    /// Whether file notifications are in use (else a clock).
+    pub fn notifies(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// Waits at most `max` (at most the polling interval when polling) for a notification.
+    pub fn wait(&mut self, max: Duration) -> Wake {
+        if self.watcher.is_none() {
+            std::thread::sleep(max.min(self.interval));
+            return Wake::Rescan;
+        }
+        match self.rx.recv_timeout(max) {
+            Ok(first) => {
+                let mut paths = Vec::new();
+                for res in std::iter::once(first).chain(self.rx.try_iter()) {
+                    match res {
+                        Ok(ev) if !ev.need_rescan() => paths.extend(ev.paths),
+                        _ => return Wake::Rescan,
+                    }
+                }
+                Wake::Paths(paths)
+            }
+            Err(RecvTimeoutError::Timeout) => Wake::Quiet,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.watcher = None;
+                Wake::Rescan
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Waker {

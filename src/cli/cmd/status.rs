@@ -5,14 +5,14 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
 use teamctl::host::tmux::Liveness;
-use teamctl::observe::spend::{self, TeamSpend};
+use teamctl::observe::budget::usd;
+use teamctl::observe::spend;
 use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, Work};
 use teamctl::store::paths::MemberName;
 use teamctl::team::config;
 use teamctl::team::config::{LEAD, Team};
 use teamctl::team::mailbox;
 use teamctl::team::protocol;
-use teamctl::team::transcript::index::Index;
 use teamctl::team::transcript::{Activity, Tokens};
 use teamctl::time;
 
@@ -122,7 +122,10 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, idle_after, &live);
     };
-    let spend = read_spend(ctx, &team);
+    let (spend, unsaved) = spend::read_team_indexed(&team, ctx.data_dir.as_deref());
+    if let Some(e) = unsaved {
+        warn(&format!("{e:#}"));
+    }
     let lead = team
         .config
         .as_ref()
@@ -209,7 +212,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             (None, _) => "cost:        - (no transcripts found)".to_string(),
             (Some(t), c) => format!(
                 "cost:        {} (tokens: {})",
-                c.map_or("unknown".to_string(), dollars),
+                c.map_or("unknown".to_string(), usd),
                 tokens(t)
             ),
         },
@@ -261,7 +264,7 @@ fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
         rows.push([
             term::escape_lead(&m.name).into_owned(),
             m.waiting.map_or_else(dash, |w| w.to_string()),
-            m.cost_usd.map_or_else(dash, dollars),
+            m.cost_usd.map_or_else(dash, usd),
         ]);
     }
     let widths: Vec<usize> = (0..3)
@@ -305,15 +308,6 @@ fn doing(ctx: &Ctx, a: Option<&Activity>, max: usize) -> String {
     format!("{}{age}", term::cut(&what, room))
 }
 
-/// `$12.34`, `$0.0042`.
-fn dollars(c: f64) -> String {
-    if c >= 0.01 || c == 0.0 {
-        format!("${c:.2}")
-    } else {
-        format!("${c:.4}")
-    }
-}
-
 /// `1.2k in, 300 out, 1.5M cache read, 80.0k cache write`.
 fn tokens(t: &Tokens) -> String {
     let n = |v: u64| match v {
@@ -328,20 +322,6 @@ fn tokens(t: &Tokens) -> String {
         n(t.cache_read),
         n(t.cache_creation)
     )
-}
-
-/// The team's transcripts, read through the index in teamctl's data dir (saved afterwards; a
-/// failure to save only costs the next call a full read).
-pub(crate) fn read_spend(ctx: &Ctx, team: &Team) -> TeamSpend {
-    let Some(cfg) = &team.config else {
-        return TeamSpend::default();
-    };
-    let mut index = Index::load(ctx.data_dir.as_deref());
-    let spend = spend::read_team(ctx.layout.root(), team.name.as_str(), cfg, &mut index);
-    if let Err(e) = index.save() {
-        warn(&format!("{e:#}"));
-    }
-    spend
 }
 
 fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Result<()> {

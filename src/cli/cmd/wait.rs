@@ -10,14 +10,16 @@ use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::observe;
 use teamctl::observe::follow::Observer;
-use teamctl::observe::wait::{After, Condition, ConditionState, Spec, WaitObserver, Waited};
+use teamctl::observe::wait::{
+    After, Condition, ConditionState, Limits, Spec, WaitObserver, Waited,
+};
 use teamctl::observe::watch::{Changes, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
 
-use crate::cli::args::type_values;
+use crate::cli::args::{CapArgs, TotalsJson, type_values};
 use crate::cli::by_policy::{EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
@@ -50,12 +52,20 @@ use crate::cli::term::escape_line;
 /// never deadlocks on a permission prompt; one line per decision on stderr (with --json, JSON
 /// Lines on stderr, stdout keeping its one document). Only in a team teamctl leads.
 ///
+/// With --max-cost USD or --max-tokens N, the wait also ends, with exit 6, the moment the team's
+/// total spend crosses the cap: "budget exceeded: $X of $Y, by alice $a, bob $b". The total is
+/// read from the members' Claude Code transcripts (see `teamctl status --help`) and includes
+/// what the team spent before the wait started, so a team already over the cap ends it at once.
+///
 /// Exit codes: 0 met; 1 a condition can no longer become true (every teammate it depends on is
 /// gone, its task was deleted), or an unknown member, task or message id; 2 no condition, or
-/// contradictory ones; 3 --timeout passed (the state of each condition is printed).
+/// contradictory ones; 3 --timeout passed (the state of each condition is printed); 6 the
+/// budget was exceeded.
 ///
-/// With --json, one document at the end: {"schema_version":1,"team","met","conditions":
-/// [{"condition","args","met","at","detail","message","impossible"}],"waited_ms"}.
+/// With --json, one document at the end: {"schema_version":1,"team","met","outcome" (met,
+/// impossible, timeout or budget),"conditions":[{"condition","args","met","at","detail",
+/// "message","impossible"}],"totals":{"tokens":{"input","output","cache_read",
+/// "cache_creation"},"cost_usd"} (null without a cap),"waited_ms"}.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl wait --tasks-done --idle --timeout 1h     # the team finished its work
@@ -63,6 +73,7 @@ use crate::cli::term::escape_line;
   teamctl wait --message-from alice --timeout 10m --json | jq -r '.conditions[0].message.text'
   id=$(teamctl send bob \"ping\" --json | jq -r .id); teamctl wait --delivered \"$id\"
   teamctl wait --any --idle alice --terminated alice
+  teamctl wait --tasks-done --idle --max-cost 5.00 --timeout 2h   # exit 6 past $5
   teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
 pub(crate) struct WaitArgs {
     /// Every task is completed (and there is at least one)
@@ -119,6 +130,9 @@ pub(crate) struct WaitArgs {
     /// --policy`; decisions on stderr)
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+
+    #[command(flatten)]
+    cap: CapArgs,
 }
 
 #[derive(Serialize)]
@@ -126,12 +140,15 @@ struct Report<'a> {
     schema_version: u32,
     team: &'a str,
     met: bool,
+    outcome: &'static str,
     conditions: &'a [ConditionState],
+    totals: Option<TotalsJson>,
     waited_ms: u64,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let timeout = parse_duration(&args.timeout)?;
+    args.cap.cap()?;
     let kind: TypeFilter = args.frame.parse()?;
     let names = |v: &[String]| -> Result<Vec<String>> {
         v.iter()
@@ -205,6 +222,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         runner,
         timeout: &args.timeout,
     };
+    let limits = Limits {
+        timeout,
+        poll: args.poll.map(Duration::from_millis),
+        budget: args.cap.budget(ctx, &team.name)?,
+    };
     let Waited {
         states,
         met,
@@ -212,11 +234,12 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         waited_ms,
         watch,
         waker,
+        budget,
+        spend,
     } = observe::wait::wait(
         team,
         spec,
-        timeout,
-        args.poll.map(Duration::from_millis),
+        limits,
         ctx.sent_log.as_ref(),
         &|| ctx.clock(),
         &mut reporter,
@@ -224,12 +247,20 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
+    let outcome = match (met, &budget, &impossible) {
+        (true, _, _) => "met",
+        (_, Some(_), _) => "budget",
+        (_, _, Some(_)) => "impossible",
+        _ => "timeout",
+    };
     if ctx.out.json {
         ctx.out.json(&Report {
             schema_version: 1,
             team: watch.team().name.as_str(),
             met,
+            outcome,
             conditions: &states,
+            totals: spend.as_ref().map(TotalsJson::of),
             waited_ms,
         })?;
     } else if !met {
@@ -243,6 +274,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     }
     if met {
         return Ok(());
+    }
+    if let Some(e) = budget {
+        return Err(Error::Budget(e.to_string()).into());
     }
     if let Some(why) = impossible {
         bail!("the wait can no longer succeed: {why}");
