@@ -10,12 +10,14 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
+use teamctl::observe::budget::usd;
 use teamctl::observe::status::TaskCounts;
 use teamctl::ops::run::{
     self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
 use teamctl::time;
 
+use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;
 use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::{env, signals};
@@ -28,7 +30,7 @@ use crate::cli::{env, signals};
 /// (the binary and its version, tmux, and every start-up dialog that would block a session
 /// nobody watches: onboarding, API key approval, trust of --cwd, the bypass-permissions
 /// prompt; each is named with the setting that skips it), spawning, monitoring (each teammate
-/// is reported as it joins), running, then done, failed or timeout.
+/// is reported as it joins), running, then done, failed, timeout or budget.
 ///
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant
 /// message not waiting for a tool), no teammate is working (a pane teammate works while its pane
@@ -43,21 +45,30 @@ use crate::cli::{env, signals};
 /// Ctrl-C, SIGTERM and the timeout clean up too. While it runs, every other verb works on the
 /// team (`teamctl --team session-… status`). One run per --name at a time.
 ///
+/// With --max-cost USD or --max-tokens N, the run also ends, as at its timeout (the lead and
+/// its team ended, nothing left behind), the moment the team's total spend crosses the cap:
+/// state budget, exit 6, "budget exceeded: $X of $Y, by team-lead $a, worker $b". The spend
+/// is read from the lead's and its teammates' Claude Code transcripts as they grow (see
+/// `teamctl status --help`); what the run cost is reported at the end either way.
+///
 /// With --json, progress goes to stderr as JSON Lines ({"schema_version":1,"type":"progress",
 /// "state","message"} and {"schema_version":1,"type":"teammate_joined","name","agent_type",
 /// "backend","pane","state"}) and one document to stdout: {"schema_version":1,"type":"result",
 /// "name","team","lead_session_id","state","reason","dialog","teammates":[{"name","agent_type",
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
-/// "result","result_source","transcript","claude","tmux_session","kept","elapsed_ms"}.
+/// "result","result_source","transcript","claude","tmux_session","kept","elapsed_ms",
+/// "totals":{"tokens":{"input","output","cache_read","cache_creation"},"cost_usd"} (null
+/// when no transcript was found)}.
 ///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
-/// timeout, 130 Ctrl-C, 143 SIGTERM.
+/// timeout, 6 budget, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl run \"Review PR 42 with a team of two: one for the auth code, one for the tests\" \\
       --cwd ~/src/app --dangerously-skip-permissions --timeout 30m
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json > result.json
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
+  teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status")]
 pub(crate) struct RunArgs {
     /// The lead's first message
@@ -106,6 +117,9 @@ pub(crate) struct RunArgs {
     /// A label for this run: one run per label at a time; names the tmux session
     #[arg(long, value_name = "LABEL", default_value = "default")]
     name: String,
+
+    #[command(flatten)]
+    cap: CapArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -152,6 +166,7 @@ struct ResultJson<'a> {
     tmux_session: Option<&'a str>,
     kept: bool,
     elapsed_ms: u64,
+    totals: Option<TotalsJson>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
@@ -219,6 +234,15 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             args.name, args.timeout
         ))
         .into()),
+        State::Budget => Err(Error::Budget(
+            outcome
+                .reason
+                .as_deref()
+                .and_then(|r| r.lines().next())
+                .map(|r| r.trim_end_matches(';').to_string())
+                .unwrap_or_else(|| format!("run '{}' went over budget", args.name)),
+        )
+        .into()),
         _ => Err(anyhow!(
             "run '{}' failed{}",
             args.name,
@@ -250,6 +274,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
             tmux_session: o.tmux_session.as_deref(),
             kept: o.kept,
             elapsed_ms: o.elapsed_ms,
+            totals: o.spend.as_ref().map(TotalsJson::of),
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
@@ -272,6 +297,17 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
     }
     if let Some(p) = &o.transcript {
         eprintln!("transcript: {}", p.display());
+    }
+    if let Some(s) = &o.spend {
+        let t = &s.tokens;
+        eprintln!(
+            "cost: {} ({} input, {} output, {} cache read, {} cache write tokens)",
+            s.cost_usd.map_or("unknown".to_string(), usd),
+            t.input,
+            t.output,
+            t.cache_read,
+            t.cache_creation
+        );
     }
     if o.kept {
         if let Some(s) = &o.tmux_session {
@@ -340,6 +376,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         timeout,
         settle: time::parse_duration(&args.settle)?,
         keep: args.keep,
+        cap: args.cap.cap()?,
     })
 }
 
@@ -373,5 +410,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         root_without_sandbox: is_root && var("IS_SANDBOX").is_none(),
         run_dir: data.join("run"),
         version_timeout: Duration::from_secs(10),
+        data_dir: ctx.data_dir.clone(),
     })
 }

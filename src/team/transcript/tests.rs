@@ -213,3 +213,86 @@ fn an_oversized_line_is_skipped_not_kept() {
     assert_eq!(st.spend.tokens().input, 7);
     assert_eq!(st.offset, fs::metadata(&p).unwrap().len());
 }
+
+fn lines(entries: &[Value]) -> Vec<u8> {
+    entries.iter().flat_map(|e| line(e.clone())).collect()
+}
+
+fn parse(bytes: &[u8]) -> FileState {
+    let mut st = FileState::default();
+    for l in bytes.split(|&b| b == b'\n') {
+        st.feed(l);
+    }
+    st
+}
+
+fn user(text: &str) -> Value {
+    json!({"type":"user","message":{"role":"user","content":text}})
+}
+
+fn turn_entry(blocks: Value, stop: Value) -> Value {
+    json!({"type":"assistant","message":{"role":"assistant","content":blocks,"stop_reason":stop}})
+}
+
+/// `run`'s done rule reads the lead's turn from here.
+#[test]
+fn transcript_turns() {
+    // As 2.1.332 writes it (fields trimmed): prompt, Agent tool call, result, text.
+    let spawn = turn_entry(
+        json!([{"type":"tool_use","name":"Agent","input":{}}]),
+        json!("tool_use"),
+    );
+    let result = json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}});
+    let done = turn_entry(json!([{"type":"text","text":"done"}]), json!("end_turn"));
+    let meta = json!({"type":"mode"});
+    let t = parse(&lines(&[meta.clone(), user("Spawn: worker")]));
+    assert_eq!(
+        (t.turn.answered, t.turn.ended, t.turn.last_text.as_deref()),
+        (false, false, None)
+    );
+    let t = parse(&lines(&[user("go"), spawn.clone()]));
+    assert!(t.turn.answered && !t.turn.ended);
+    let t = parse(&lines(&[user("go"), spawn.clone(), result.clone()]));
+    assert!(!t.turn.ended);
+    let t = parse(&lines(&[
+        user("go"),
+        spawn.clone(),
+        result.clone(),
+        done.clone(),
+        meta.clone(),
+    ]));
+    assert!(t.turn.ended);
+    assert_eq!(t.turn.last_text.as_deref(), Some("done"));
+    assert_eq!(t.turn.messages, 4);
+    // A teammate's message starts a new turn; its final text becomes the result.
+    let msg = user("Another Claude session sent a message: <teammate-message …>");
+    let fin = turn_entry(
+        json!([{"type":"text","text":"FINAL"},{"type":"text","text":"two"}]),
+        json!("end_turn"),
+    );
+    let all = [user("go"), spawn, result, done.clone(), msg.clone()];
+    assert!(!parse(&lines(&all)).turn.ended);
+    let mut all = all.to_vec();
+    all.push(fin);
+    let t = parse(&lines(&all));
+    assert!(t.turn.ended);
+    assert_eq!(t.turn.last_text.as_deref(), Some("FINAL\ntwo"));
+    // No stop_reason (a block written while streaming): ended unless it calls a tool.
+    let t = parse(&lines(&[
+        user("go"),
+        turn_entry(json!([{"type":"text","text":"x"}]), Value::Null),
+    ]));
+    assert!(t.turn.ended);
+    let t = parse(&lines(&[
+        user("go"),
+        turn_entry(json!([{"type":"tool_use"}]), Value::Null),
+    ]));
+    assert!(!t.turn.ended);
+    // A half-written last line and meta user entries are skipped.
+    let mut b = lines(&[user("go"), done.clone()]);
+    b.extend_from_slice(br#"{"type":"user","mess"#);
+    let meta_user = json!({"type":"user","isMeta":true,"message":{"role":"user","content":"x"}});
+    b.extend_from_slice(b"\n");
+    b.extend_from_slice(&lines(&[meta_user]));
+    assert!(parse(&b).turn.ended);
+}
