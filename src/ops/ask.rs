@@ -22,13 +22,16 @@
 //! inbox stamped at or after the first question counts as the answer.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::observe::budget::{Budget, Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::spend::TeamSpend;
 use crate::observe::wait::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
@@ -284,6 +287,10 @@ pub struct Ask<'a> {
     pub lock: &'a LockOptions,
     /// teamctl's sent log, if any.
     pub sent_log: Option<&'a SentLog>,
+    /// Stop once the team's spend crosses this (unset: no cap).
+    pub cap: Cap,
+    /// teamctl's data dir (the transcript index), if any.
+    pub data_dir: Option<&'a Path>,
 }
 
 /// One question's end in an [`Asking`].
@@ -311,14 +318,20 @@ pub struct Asking {
     /// Its file notifications, still open: dropping them is the slow part of exiting (see the
     /// binary's quick exit).
     pub waker: Waker,
+    /// The cap the team's spend crossed, when that ended the wait.
+    pub budget: Option<Exceeded>,
+    /// The team's spend as last read, when a cap was given.
+    pub spend: Option<TeamSpend>,
 }
 
 /// Asks [`Ask::to`] (or every teammate) [`Ask::text`] and waits until each has answered, gone
-/// idle without answering, is gone, or the timeout passes. `clock` stamps what is seen.
+/// idle without answering, is gone, the team's spend crosses [`Ask::cap`], or the timeout
+/// passes. `clock` stamps what is seen.
 ///
 /// # Errors
-/// Before anything is sent: a teammate that is already gone (asking one), a team without
-/// teammates (asking all); a failed write asking one; an error from `observer`.
+/// Before anything is sent: a team already over its cap ([`crate::Error::Budget`]), a teammate
+/// that is already gone (asking one), a team without teammates (asking all); a failed write
+/// asking one; an error from `observer`.
 pub fn ask(
     req: &Ask,
     clock: &dyn Fn() -> DateTime<Utc>,
@@ -327,6 +340,12 @@ pub fn ask(
     let started = Instant::now();
     let deadline = started + req.timeout;
     let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
+    if req.cap.is_set() {
+        let budget = Budget::new(&req.team.layout, &req.team.name, req.cap, req.data_dir);
+        if let Some(e) = f.cap(budget) {
+            return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
+        }
+    }
     observer.changed(&f.watch, None)?;
     let all = req.to.is_none();
     let recipients = match &req.to {
@@ -427,7 +446,10 @@ pub fn ask(
                 a.ended_ms = Some(started.elapsed().as_millis() as u64);
             }
         }
-        if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
+        if asked.iter().all(|a| a.ended_ms.is_some())
+            || now_i >= deadline
+            || f.over_budget().is_some()
+        {
             break;
         }
         let mut wait = deadline - now_i;
@@ -445,6 +467,11 @@ pub fn ask(
             }
         }
     }
+    let budget = f.over_budget();
+    let spend = f.budget().map(|b| {
+        b.save();
+        b.spend().clone()
+    });
     Ok(Asking {
         asked,
         send_error,
@@ -452,6 +479,8 @@ pub fn ask(
         waited_ms: started.elapsed().as_millis() as u64,
         watch: f.watch,
         waker: f.waker,
+        budget: budget.filter(|_| spend.is_some()),
+        spend,
     })
 }
 

@@ -260,9 +260,11 @@ fn json_has_every_key_and_the_reply_as_inbox_shows_it() {
             "taken_at",
             "team",
             "to",
+            "totals",
             "waited_ms"
         ]
     );
+    assert_eq!(v["totals"], Value::Null);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["team"], "t");
     assert_eq!(v["to"], "alice");
@@ -458,11 +460,61 @@ fn ask_all_reports_each_teammate_and_exits_with_the_worst() {
     let v = parse(stdout.as_bytes());
     assert_eq!(
         keys(&v),
-        ["answers", "as", "schema_version", "team", "waited_ms"]
+        [
+            "answers",
+            "as",
+            "schema_version",
+            "team",
+            "totals",
+            "waited_ms"
+        ]
     );
     assert_eq!(v["answers"]["alice"]["outcome"], "answered");
     assert_eq!(v["answers"]["alice"]["reply"]["text"], "alice: fine");
     assert_eq!(v["answers"]["bob"]["outcome"], "idle");
+}
+
+#[test]
+fn a_turn_crossing_max_cost_stops_ask_with_exit_6() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "alice", "msg_1");
+    let child = spawn_ask(
+        &env,
+        &["alice", "costly?", "--max-cost", "0.0002", "--json"],
+    );
+    let path = env.inbox("t", "alice");
+    assert!(wait_until(Duration::from_secs(20), || {
+        read_entries(&path).iter().any(|e| e["text"] == "costly?")
+    }));
+    // alice's turn on the question takes the team past $0.0002.
+    take(&env, "alice", "costly?");
+    env.spend_as("t", "alice", "msg_2");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 6, "{stderr}");
+    assert!(
+        stderr.contains("error: budget exceeded: $0.0003 of $0.0002, by alice $0.0003"),
+        "{stderr}"
+    );
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["outcome"], "budget");
+    assert_eq!(v["totals"]["tokens"]["output"], 10);
+    assert_eq!(v["totals"]["cost_usd"], 0.00028000000000000003);
+}
+
+#[test]
+fn a_team_over_its_cap_is_not_asked() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "bob", "msg_1");
+    env.cmd()
+        .args(["ask", "alice", "more?", "--max-tokens", "14"])
+        .assert()
+        .code(6)
+        .stderr(predicate::str::starts_with(
+            "error: budget exceeded: 15 tokens of 14, by bob 15 (nothing was sent)",
+        ));
+    assert!(read_entries(&env.inbox("t", "alice")).is_empty());
 }
 
 #[test]

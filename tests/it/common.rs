@@ -111,6 +111,50 @@ impl TestEnv {
         path
     }
 
+    /// A response of `member` (10 input and 5 output tokens of claude-opus-5-5: $0.00014) appended
+    /// to its transcript in `team`, as a pane teammate's session writes it.
+    pub fn spend_as(&self, team: &str, member: &str, id: &str) {
+        let cfg: serde_json::Value = serde_json::from_slice(
+            &fs::read(self.root.join("teams").join(team).join("config.json")).unwrap(),
+        )
+        .unwrap();
+        let cwd = cfg["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == member)
+            .unwrap()["cwd"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut e = assistant_entry(
+            id,
+            "2026-11-29T10:00:00.000Z",
+            serde_json::json!([{"type": "text", "text": "working"}]),
+            "end_turn",
+            (10, 5),
+        );
+        e["teamName"] = team.into();
+        e["agentName"] = member.into();
+        let project: String = cwd
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let path = self
+            .root
+            .join("projects")
+            .join(project)
+            .join(format!("session-of-{member}.jsonl"));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        use std::io::Write;
+        writeln!(f, "{e}").unwrap();
+    }
+
     /// teamctl's data dir in this environment.
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("home/.local/share/teamctl")

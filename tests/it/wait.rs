@@ -366,53 +366,11 @@ fn message_from_after_a_message_you_sent() {
         ));
 }
 
-/// A response of `member` (10 input and 5 output tokens of claude-opus-5-5: $0.00014) appended
-/// to its transcript in team `t`, as a pane teammate's session writes it.
-fn spend_as(env: &TestEnv, member: &str, id: &str) {
-    let cfg: serde_json::Value =
-        serde_json::from_slice(&fs::read(env.root.join("teams/t/config.json")).unwrap()).unwrap();
-    let cwd = cfg["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == member)
-        .unwrap()["cwd"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut e = crate::common::assistant_entry(
-        id,
-        "2026-11-29T10:00:00.000Z",
-        json!([{"type": "text", "text": "working"}]),
-        "end_turn",
-        (10, 5),
-    );
-    e["teamName"] = "t".into();
-    e["agentName"] = member.into();
-    let project: String = cwd
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let path = env
-        .root
-        .join("projects")
-        .join(project)
-        .join(format!("session-of-{member}.jsonl"));
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut f = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    use std::io::Write;
-    writeln!(f, "{e}").unwrap();
-}
-
 #[test]
 fn a_turn_crossing_max_cost_ends_the_wait_with_exit_6() {
     let env = TestEnv::new();
     led_team(&env);
-    spend_as(&env, "alice", "msg_1");
+    env.spend_as("t", "alice", "msg_1");
     let (child, err) = spawn_wait(
         &env,
         &[
@@ -427,7 +385,7 @@ fn a_turn_crossing_max_cost_ends_the_wait_with_exit_6() {
     );
     until_waiting(&err);
     // The next response takes the team to $0.00028.
-    spend_as(&env, "alice", "msg_2");
+    env.spend_as("t", "alice", "msg_2");
     let (code, stdout, stderr) = finish(child, err);
     assert_eq!(code, 6, "{stderr}");
     assert!(
@@ -448,8 +406,8 @@ fn a_turn_crossing_max_cost_ends_the_wait_with_exit_6() {
 fn a_team_already_over_the_cap_ends_the_wait_at_once() {
     let env = TestEnv::new();
     led_team(&env);
-    spend_as(&env, "alice", "msg_1");
-    spend_as(&env, "bob", "msg_2");
+    env.spend_as("t", "alice", "msg_1");
+    env.spend_as("t", "bob", "msg_2");
     env.cmd()
         .args([
             "wait",

@@ -22,6 +22,7 @@ use teamctl::team::mailbox::{self, Mark, Text};
 use teamctl::team::model::MessageView;
 use teamctl::time::{iso_millis, parse_duration};
 
+use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::by_policy::{EventsTo, Runner};
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
@@ -53,18 +54,25 @@ use crate::cli::output::warn;
 /// JSON Lines on stderr). Only in a team teamctl leads; a bad policy is exit 2, nothing sent.
 ///
 /// With --json: {"schema_version":1,"team","to","as","question":{the entry sent},"outcome":
-/// "answered|idle|gone|timeout","reply":{as an entry of inbox --json}|null,"taken_at",
-/// "answered_at","waited_ms","detail"}. With --all: {"schema_version":1,"team","as","answers":
-/// {MEMBER: {"to","question","outcome","reply","taken_at","answered_at","waited_ms","detail"}},
-/// "waited_ms"}; exit 0 only if every teammate answered, else the worst outcome's code (gone 1,
-/// then timeout 3, then idle 5).
+/// "answered|idle|gone|timeout|budget","reply":{as an entry of inbox --json}|null,"taken_at",
+/// "answered_at","waited_ms","detail","totals"}. With --all: {"schema_version":1,"team","as",
+/// "answers":{MEMBER: {"to","question","outcome","reply","taken_at","answered_at","waited_ms",
+/// "detail"}},"waited_ms","totals"}; exit 0 only if every teammate answered, else the worst
+/// outcome's code (gone 1, then budget 6, then timeout 3, then idle 5). "totals" is
+/// {"tokens":{"input","output","cache_read","cache_creation"},"cost_usd"} with a cap, else null.
+///
+/// With --max-cost USD or --max-tokens N, ask stops with exit 6 the moment the team's total
+/// spend crosses the cap ("budget exceeded: $X of $Y, by alice $a, bob $b"); the total comes
+/// from the members' Claude Code transcripts and includes what the team spent before ask
+/// started, so a team already over the cap is not asked at all.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   answer=$(teamctl ask alice \"Which files did you change?\")
   teamctl ask --join --from ops bob \"Is the migration safe to run?\" --timeout 5m
   git diff | teamctl ask alice --summary \"review this diff\"
   teamctl ask --all \"Status report, one line please\" --json | jq '.answers[].reply.text'
-  teamctl ask alice \"Run the tests and report\" --policy ci-policy.json")]
+  teamctl ask alice \"Run the tests and report\" --policy ci-policy.json
+  teamctl ask --all \"Wrap up\" --max-cost 3.50   # exit 6 once the team has spent $3.50")]
 pub(crate) struct AskArgs {
     /// The teammate to ask (with --all: omit it; the only argument is TEXT)
     #[arg(value_name = "MEMBER")]
@@ -117,6 +125,9 @@ pub(crate) struct AskArgs {
     /// --policy`; decisions on stderr)
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+
+    #[command(flatten)]
+    cap: CapArgs,
 }
 
 #[derive(Serialize)]
@@ -139,6 +150,7 @@ struct Single<'a> {
     asker: &'a str,
     #[serde(flatten)]
     answer: AnswerJson<'a>,
+    totals: Option<TotalsJson>,
 }
 
 #[derive(Serialize)]
@@ -149,6 +161,7 @@ struct All<'a> {
     asker: &'a str,
     answers: BTreeMap<&'a str, AnswerJson<'a>>,
     waited_ms: u64,
+    totals: Option<TotalsJson>,
 }
 
 /// `ask`'s side of the wait: progress on stderr, and the policy's passes.
@@ -195,6 +208,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         ));
     }
     let timeout = parse_duration(&args.timeout)?;
+    let cap = args.cap.cap()?;
     // A bad policy is exit 2 before anything is sent.
     let runner = args
         .policy
@@ -232,6 +246,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         now: ctx.now,
         lock: &ctx.lock,
         sent_log: ctx.sent_log.as_ref(),
+        cap,
+        data_dir: ctx.data_dir.as_deref(),
     };
     let mut reporter = Reporter { ctx, runner };
     let Asking {
@@ -241,6 +257,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         waited_ms,
         watch,
         waker,
+        budget,
+        spend,
     } = ops::ask::ask(&req, &|| ctx.clock(), &mut reporter)?;
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
@@ -249,10 +267,12 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         warn(&w);
     }
 
+    let over = budget.is_some();
     let answers: Vec<AnswerJson> = asked
         .iter()
-        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms))
+        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms, over))
         .collect();
+    let totals = spend.as_ref().map(TotalsJson::of);
     if ctx.out.json {
         if args.all {
             ctx.out.json(&All {
@@ -261,6 +281,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 asker: asker.as_str(),
                 answers: answers.into_iter().map(|a| (a.to, a)).collect(),
                 waited_ms,
+                totals,
             })?;
         } else if let Some(a) = answers.into_iter().next() {
             ctx.out.json(&Single {
@@ -268,6 +289,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 team: team.name.as_str(),
                 asker: asker.as_str(),
                 answer: a,
+                totals,
             })?;
         }
     } else if args.all {
@@ -277,7 +299,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "ANSWER".to_string(),
         ]];
         for a in &asked {
-            let (outcome, detail) = describe(&watch, a);
+            let (outcome, detail) = describe(&watch, a, over);
             rows.push(vec![a.q.to.clone(), outcome.to_string(), detail]);
         }
         ctx.out.table(rows)?;
@@ -327,6 +349,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     if !gone.is_empty() {
         bail!("no answer: {}", gone.join("; "));
     }
+    if let Some(e) = budget
+        && !timed_out.is_empty()
+    {
+        return Err(Error::Budget(e.to_string()).into());
+    }
     if !timed_out.is_empty() {
         return Err(Error::Timeout(timed_out.join("; ")).into());
     }
@@ -355,7 +382,7 @@ fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {
     }
 }
 
-fn describe(watch: &Watch, a: &Asked) -> (&'static str, String) {
+fn describe(watch: &Watch, a: &Asked, over_budget: bool) -> (&'static str, String) {
     match &a.q.outcome {
         Some(Outcome::Answered(e)) => (
             "answered",
@@ -366,6 +393,10 @@ fn describe(watch: &Watch, a: &Asked) -> (&'static str, String) {
         ),
         Some(Outcome::Idle(note)) => ("idle", Question::idle_text(note)),
         Some(Outcome::Gone(why)) => ("gone", why.clone()),
+        None if over_budget => (
+            "budget",
+            "the team's spend crossed the cap before it answered".into(),
+        ),
         None if a.q.waiting(watch) => ("timeout", "the question still waits in its inbox".into()),
         None => ("timeout", "took the question, no answer yet".into()),
     }
@@ -377,9 +408,10 @@ fn answer_json<'a>(
     a: &'a Asked,
     asker: &str,
     waited_ms: u64,
+    over_budget: bool,
 ) -> AnswerJson<'a> {
     let iso = |t: Option<DateTime<Utc>>| t.map(iso_millis);
-    let (outcome, detail) = describe(watch, a);
+    let (outcome, detail) = describe(watch, a, over_budget);
     let reply = match &a.q.outcome {
         Some(Outcome::Answered(e)) => {
             let inbox = MemberName::parse(asker)
