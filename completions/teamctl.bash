@@ -40,6 +40,9 @@ _teamctl() {
             teamctl,inbox)
                 cmd="teamctl__subcmd__inbox"
                 ;;
+            teamctl,log)
+                cmd="teamctl__subcmd__log"
+                ;;
             teamctl,man)
                 cmd="teamctl__subcmd__man"
                 ;;
@@ -95,7 +98,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run delete send inbox tasks status watch ask wait pending approve deny shutdown doctor completions man"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run delete send inbox tasks status watch log ask wait pending approve deny shutdown doctor completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -171,7 +174,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__ask)
-            opts="-h -V --from --summary --all --join --idempotency-key --timeout --consume --raw --poll --policy --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --from --summary --all --join --idempotency-key --timeout --consume --raw --poll --policy --max-cost --max-tokens --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -198,6 +201,14 @@ _teamctl() {
                     return 0
                     ;;
                 --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -452,6 +463,52 @@ _teamctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        teamctl__subcmd__log)
+            opts="-n -f -h -V --since --lines --follow --timeout --poll --json --claude-dir --team --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         teamctl__subcmd__man)
             opts="-h -V --out --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -513,7 +570,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --max-cost --max-tokens --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -552,6 +609,14 @@ _teamctl() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -655,13 +720,17 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__status)
-            opts="-h -V --idle-after --all-teams --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --idle-after --stall-after --all-teams --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --idle-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stall-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -957,7 +1026,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --tasks-done --task --idle --message-from --type --after --terminated --delivered --any --as --timeout --poll --policy --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --tasks-done --task --idle --message-from --type --after --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1004,6 +1073,14 @@ _teamctl() {
                     return 0
                     ;;
                 --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -38,6 +38,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a m
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "log" -d 'Show what a member did: its prompts, messages, text and tool calls, from its transcript'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "ask" -d 'Ask a teammate something and wait for its answer'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Wait until the team\'s tasks are done, teammates are idle or gone, or a message arrives'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List the requests teammates are waiting on: tool permissions, plan approvals, sandbox hosts'
@@ -76,6 +77,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l timeout -d 'Give
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How long the done rule must hold before the run counts as done' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run: one run per label at a time; names the tmux session' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -236,6 +239,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l idle-after -d 'A member with no event for this long is idle' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -281,12 +285,25 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'F
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l since -d 'Only events since then: an age (10m, 2h) or a time (RFC 3339)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N events (of the history, with --follow)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l timeout -d 'With --follow: stop after this long (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l poll -d 'With --follow: poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing events as they are written'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from -d 'Ask as NAME: the answer lands in NAME\'s inbox [default: team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -325,6 +342,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Your ide
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -22,7 +22,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, inbox, man, pending, run, send,
+    approve, ask, completions, create, delete, deny, doctor, inbox, log, man, pending, run, send,
     shutdown, status, tasks, wait, watch,
 };
 use crate::cli::context::Ctx;
@@ -108,6 +108,7 @@ pub(crate) enum Command {
     Tasks(tasks::TasksArgs),
     Status(status::StatusArgs),
     Watch(watch::WatchArgs),
+    Log(log::LogArgs),
     Ask(ask::AskArgs),
     Wait(wait::WaitArgs),
     Pending(pending::PendingArgs),
@@ -142,6 +143,7 @@ pub(crate) fn dispatch(
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
+        Command::Log(args) => log::run(&ctx, args),
         Command::Ask(args) => ask::run(&ctx, args),
         Command::Wait(args) => wait::run(&ctx, args),
         Command::Pending(args) => pending::run(&ctx, args),

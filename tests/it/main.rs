@@ -13,6 +13,7 @@ mod format;
 mod inbox;
 mod interop;
 mod lock;
+mod log;
 mod man;
 mod policy;
 mod props;

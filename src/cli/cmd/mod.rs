@@ -11,6 +11,7 @@ pub(crate) mod delete;
 pub(crate) mod deny;
 pub(crate) mod doctor;
 pub(crate) mod inbox;
+pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod pending;
 pub(crate) mod run;

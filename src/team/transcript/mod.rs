@@ -504,46 +504,74 @@ impl FileState {
     }
 
     fn read_from(&mut self, f: &mut File) -> io::Result<()> {
-        let mut buf = vec![0u8; CHUNK];
-        let mut carry: Vec<u8> = Vec::new();
-        let mut pos = self.offset;
-        loop {
-            let n = match f.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            let chunk = &buf[..n];
-            let mut start = 0;
-            for nl in memchr::memchr_iter(b'\n', chunk) {
-                if self.skipping {
-                    self.skipping = false;
-                } else if carry.is_empty() {
-                    self.feed(&chunk[start..nl]);
-                } else {
-                    carry.extend_from_slice(&chunk[start..nl]);
-                    self.feed(&carry);
-                    carry.clear();
-                }
-                start = nl + 1;
-                self.offset = pos + start as u64;
-            }
-            pos += n as u64;
-            if self.skipping {
-                self.offset = pos;
+        let mut cur = Cursor {
+            offset: self.offset,
+            skipping: self.skipping,
+            oversized: self.oversized,
+        };
+        let read = read_lines(f, &mut cur, &mut |line| self.feed(line));
+        (self.offset, self.skipping, self.oversized) = (cur.offset, cur.skipping, cur.oversized);
+        read
+    }
+}
+
+/// Where reading a file stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    /// Bytes read: everything up to the last complete line.
+    pub offset: u64,
+    /// Inside a line longer than [`MAX_LINE`], skipped.
+    pub skipping: bool,
+    /// Lines skipped for their length.
+    pub oversized: u64,
+}
+
+/// Calls `each` with every complete line of `f` from `cur.offset` (where `f` is positioned) to
+/// its end, in 1 MiB reads, and moves the cursor past them. A line still being written is left
+/// for the next call; a line longer than [`MAX_LINE`] is skipped without being kept.
+///
+/// # Errors
+/// Read errors.
+pub fn read_lines(f: &mut File, cur: &mut Cursor, each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut carry: Vec<u8> = Vec::new();
+    let mut pos = cur.offset;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &buf[..n];
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            if cur.skipping {
+                cur.skipping = false;
+            } else if carry.is_empty() {
+                each(&chunk[start..nl]);
             } else {
-                carry.extend_from_slice(&chunk[start..]);
-                if carry.len() > MAX_LINE {
-                    carry = Vec::new();
-                    self.skipping = true;
-                    self.oversized += 1;
-                    self.offset = pos;
-                }
+                carry.extend_from_slice(&chunk[start..nl]);
+                each(&carry);
+                carry.clear();
+            }
+            start = nl + 1;
+            cur.offset = pos + start as u64;
+        }
+        pos += n as u64;
+        if cur.skipping {
+            cur.offset = pos;
+        } else {
+            carry.extend_from_slice(&chunk[start..]);
+            if carry.len() > MAX_LINE {
+                carry = Vec::new();
+                cur.skipping = true;
+                cur.oversized += 1;
+                cur.offset = pos;
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// FNV-1a of the (at most) 4 KiB before `offset`.
