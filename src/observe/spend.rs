@@ -117,16 +117,35 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
         cost_usd: Some(0.0),
         ..TeamSpend::default()
     };
-    // In-process teammates first: the lead's share leaves their part out.
+    // In-process teammates first: the lead's share leaves their part out. Up to 2.1.178 a
+    // teammate writes a copy of its whole history per turn: only the longest copy counts.
     let mut computed: BTreeMap<PathBuf, (Tokens, Option<f64>)> = BTreeMap::new();
-    for sessions in located.values() {
+    let mut copies: BTreeMap<(String, String), (u64, PathBuf)> = BTreeMap::new();
+    for (name, sessions) in located {
         for s in sessions.iter().filter(|s| s.kind == Kind::InProcess) {
             let st = index.update(&s.path).0;
+            if let Some(first) = &st.first_uuid {
+                let key = (name.clone(), first.clone());
+                match copies.get(&key) {
+                    Some((len, _)) if *len >= st.offset => continue,
+                    _ => {
+                        if let Some((_, shorter)) = copies.insert(key, (st.offset, s.path.clone()))
+                        {
+                            computed.remove(&shorter);
+                        }
+                    }
+                }
+            }
             computed.insert(s.path.clone(), (st.spend.tokens(), st.spend.computed_usd()));
         }
     }
     // Members in config order is the caller's business; sessions in name order here.
     for (name, sessions) in located {
+        // A shorter copy of an in-process teammate's history is left out (see above).
+        let sessions: Vec<&Session> = sessions
+            .iter()
+            .filter(|s| s.kind != Kind::InProcess || computed.contains_key(&s.path))
+            .collect();
         let mut m = MemberSpend {
             cost_usd: Some(0.0),
             ..MemberSpend::default()
@@ -364,5 +383,45 @@ mod tests {
             Some(0.0007000000000000001 + 0.00014000000000000001)
         );
         assert_eq!(s.members.len(), 3);
+    }
+
+    #[test]
+    fn old_per_turn_copies_of_an_in_process_history_count_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let lead_id = "21111111-2222-3333-4444-555555555555";
+        let cfg = TeamConfig::parse(
+            json!({"name":"lead-team","leadSessionId":lead_id,"members":[
+                {"name":"team-lead","cwd":"/w"},{"name":"inner","cwd":"/w","backendType":"in-process"}]})
+            .to_string()
+            .as_bytes(),
+            Path::new("config.json"),
+        )
+        .unwrap();
+        let proj = root.join("projects/-w");
+        write(
+            &proj.join(format!("{lead_id}.jsonl")),
+            &[response("l1", None, None)],
+        );
+        let subs = proj.join(lead_id).join("subagents");
+        let mut first = response("i1", None, None);
+        first["uuid"] = "u-1".into();
+        write(&subs.join("agent-a1.jsonl"), std::slice::from_ref(&first));
+        write(
+            &subs.join("agent-a2.jsonl"),
+            &[first.clone(), response("i2", None, None)],
+        );
+        // As Claude Code 2.1.160 writes them: the meta is only the name, as agentType.
+        for f in ["agent-a1", "agent-a2"] {
+            fs::write(
+                subs.join(format!("{f}.meta.json")),
+                r#"{"agentType":"inner"}"#,
+            )
+            .unwrap();
+        }
+        let s = read_team(root, "lead-team", &cfg, &mut Index::in_memory());
+        assert_eq!(s.members["inner"].tokens.input, 20);
+        assert_eq!(s.members["inner"].transcripts.len(), 1);
+        assert_eq!(s.tokens.input, 30);
     }
 }

@@ -121,6 +121,15 @@ pub struct Line<'a> {
     /// `agentName` (a teammate's entries).
     #[serde(default, rename = "agentName", borrow)]
     pub agent_name: Option<Cow<'a, str>>,
+    /// `version`: the Claude Code that wrote the entry.
+    #[serde(default, borrow)]
+    pub version: Option<Cow<'a, str>>,
+    /// `requestedModel` (2.1.322+): the model the client asked for, which it prices by.
+    #[serde(default, rename = "requestedModel", borrow)]
+    pub requested_model: Option<Cow<'a, str>>,
+    /// `uuid`.
+    #[serde(default, borrow)]
+    pub uuid: Option<Cow<'a, str>>,
     /// `isMeta`: text shown to the model that is no turn of its own.
     #[serde(default, rename = "isMeta")]
     pub is_meta: Option<bool>,

@@ -4,9 +4,11 @@
 //!   entry in `config.json`); its entries carry `teamName` and `agentName`. A teammate
 //!   restarted under a new session has several, all counted;
 //! - subagents write `<session file without .jsonl>/subagents/agent-*.jsonl`, each named by
-//!   the `.meta.json` beside it. One whose `name` is a member of the team (and whose
-//!   `teamName`, when given, is the team) is that in-process teammate's transcript; any other
-//!   subagent counts towards the session it ran in.
+//!   the `.meta.json` beside it. One whose `name` (up to 2.1.178: `agentType`) is a member of
+//!   the team (and whose `teamName`, when given, is the team) is that in-process teammate's
+//!   transcript; any other subagent counts towards the session it ran in. Up to 2.1.178 an
+//!   in-process teammate writes a new file per turn, each a copy of the whole history so far
+//!   (they share their first entry); [`crate::observe::spend`] counts only the longest.
 //!
 //! `<project>` is the cwd with every character other than `A-Z a-z 0-9` replaced by `-`
 //! (Claude Code cuts names over 200 characters and adds a hash; those are found by prefix).
@@ -110,8 +112,8 @@ fn is_plain_name(s: &str) -> bool {
     !s.is_empty() && s != "." && s != ".." && !s.contains('/') && !s.contains('\0')
 }
 
-/// The subagent transcripts of the session at `session`: `(name from .meta.json, team from it,
-/// path)`, in name order.
+/// The subagent transcripts of the session at `session`: `(name from .meta.json (its `name`,
+/// else its `agentType`), team from it, path)`, in name order.
 pub fn subagents(session: &Path) -> Vec<(Option<String>, Option<String>, PathBuf)> {
     let dir = session.with_extension("").join("subagents");
     let Ok(rd) = fs::read_dir(&dir) else {
@@ -138,7 +140,8 @@ pub fn subagents(session: &Path) -> Vec<(Option<String>, Option<String>, PathBuf
                 .and_then(Value::as_str)
                 .map(String::from)
         };
-        out.push((s("name"), s("teamName"), p));
+        // Up to 2.1.178 an in-process teammate's meta is only `{"agentType":"<its name>"}`.
+        out.push((s("name").or_else(|| s("agentType")), s("teamName"), p));
     }
     out.sort();
     out

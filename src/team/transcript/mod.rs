@@ -120,10 +120,13 @@ pub struct CostState {
 pub struct Response {
     /// `message.id`.
     pub id: String,
+    /// The model it is priced by: `requestedModel` when the entry has it, else
     /// `message.model`.
     pub model: String,
     /// Its usage, from its latest entry.
     pub usage: Usage,
+    /// The Claude Code version that wrote it (it decides the prices).
+    pub version: Option<String>,
 }
 
 /// Tokens and cost of one transcript file, response by response.
@@ -148,7 +151,7 @@ pub struct Spend {
 }
 
 impl Spend {
-    fn response(&mut self, id: &str, model: &str, usage: Usage) {
+    fn response(&mut self, id: &str, model: &str, usage: Usage, version: Option<&str>) {
         if let Some(p) = &mut self.pending
             && p.id == id
         {
@@ -163,13 +166,17 @@ impl Spend {
             id: id.to_string(),
             model: model.to_string(),
             usage,
+            version: version.map(String::from),
         });
         self.after_cost_state = self.cost_state.is_some();
     }
 
     fn commit(&mut self) {
         let Some(p) = self.pending.take() else { return };
-        let (tokens, cost) = (Tokens::of(&p.usage), pricing::cost(&p.model, &p.usage));
+        let (tokens, cost) = (
+            Tokens::of(&p.usage),
+            pricing::cost(&p.model, &p.usage, p.version.as_deref()),
+        );
         self.responses += 1;
         self.tokens.add(&tokens);
         match cost {
@@ -196,7 +203,7 @@ impl Spend {
     pub fn computed_usd(&self) -> Option<f64> {
         let mut c = self.cost_usd;
         if let Some(p) = &self.pending {
-            c += pricing::cost(&p.model, &p.usage)?;
+            c += pricing::cost(&p.model, &p.usage, p.version.as_deref())?;
         }
         (self.unpriced == 0).then_some(c)
     }
@@ -253,6 +260,9 @@ pub struct FileState {
     pub agent: Option<String>,
     /// Timestamp of its first entry.
     pub first_at: Option<String>,
+    /// `uuid` of its first entry (in-process teammates of Claude Code up to 2.1.178 write a new
+    /// file per turn, each a copy of the whole history: copies share it).
+    pub first_uuid: Option<String>,
     /// Timestamp of its newest entry.
     pub last_at: Option<String>,
     /// The model of its newest response.
@@ -343,6 +353,9 @@ impl FileState {
     }
 
     fn identity(&mut self, l: &Line) {
+        if self.first_uuid.is_none() {
+            self.first_uuid = l.uuid.as_ref().map(|u| u.to_string());
+        }
         if self.session_id.is_none() {
             self.session_id = l.session_id.as_ref().map(|s| s.to_string());
         }
@@ -357,11 +370,14 @@ impl FileState {
     fn assistant(&mut self, l: &Line) {
         let Some(m) = &l.message else { return };
         let model = m.model.as_deref().unwrap_or("");
+        // Claude Code prices (and records) a response by the model it asked for (2.1.322+).
+        let priced = l.requested_model.as_deref().unwrap_or(model);
         // `<synthetic>`: a message Claude Code made up itself (an API error), no API call.
         if let (Some(id), Some(u)) = (&m.id, &m.usage)
             && model != "<synthetic>"
         {
-            self.spend.response(id, model, u.clone());
+            self.spend
+                .response(id, priced, u.clone(), l.version.as_deref());
         }
         if !model.is_empty() && model != "<synthetic>" {
             self.model = Some(model.to_string());
