@@ -32,6 +32,9 @@
 //               plus SHELL, USER, LOGNAME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS
 //   mockTeamctl false: the mock completes assigned tasks with TaskUpdate, not `teamctl tasks
 //               done` (MOCK_TEAMCTL unset)
+//   mockEnv     extra variables for the mock (or args => those): its usage knobs (MOCK_USAGE_START,
+//               MOCK_USAGE_DELTA, MOCK_BLOCKS, MOCK_SIDE_ZERO, …; see mock-api.js). MOCK_* variables
+//               of the driver's own environment reach the mock too.
 //   mockLogLine(entry)     how the diagnostics print one line of the mock's log (raw by default)
 
 const fs = require('fs');
@@ -51,7 +54,7 @@ class Failure extends Error {}
 module.exports = function harness({
   name, team, argv, deadline = 90, session = team ? `teamctl-${team}` : null, synopsis = SYNOPSIS,
   teamctl: teamctlFlag = true, flags = {}, pollMs = 20, dirs = [], claudeJson = {}, settings = {},
-  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null,
+  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null, mockEnv = {},
 }) {
   const usage = (msg) => {
     process.stderr.write(`${name}: ${msg}\nusage: node ${name}.js ${synopsis}\n`);
@@ -292,7 +295,8 @@ module.exports = function harness({
     return new Promise((resolve, reject) => {
       const env = { PATH: process.env.PATH, MOCK_LOG: st.mockLog };
       if (mockTeamctl) env.MOCK_TEAMCTL = args.teamctl;
-      if (process.env.MOCK_SEND_RETRIES !== undefined) env.MOCK_SEND_RETRIES = process.env.MOCK_SEND_RETRIES;
+      for (const [k, v] of Object.entries(process.env)) if (k.startsWith('MOCK_') && k !== 'MOCK_LOG') env[k] = v;
+      Object.assign(env, typeof mockEnv === 'function' ? mockEnv(args) : mockEnv);
       st.mock = spawn(process.execPath, [path.join(HERE, 'mock-api.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let buf = '';
       const timer = setTimeout(() => reject(new Failure('mock did not print its port within 10 s')), 10000);

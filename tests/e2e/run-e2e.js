@@ -4,7 +4,7 @@
 // an interactive lead in a private tmux server (its own TMUX_TMPDIR); the lead talks to
 // mock-api.js on 127.0.0.1 in its lead mode.
 //
-//   node tests/e2e/run-e2e.js --teamctl <exe> [--scenario done|timeout|both] [--keep]
+//   node tests/e2e/run-e2e.js --teamctl <exe> [--scenario done|timeout|budget|all] [--keep]
 //                             [--verbose] [--claude-bin <path>] [--deadline <seconds>]
 //
 // done: `teamctl --json run "Spawn: worker <tok>" --teammate-mode tmux`: the mock answers the
@@ -14,6 +14,10 @@
 //   running: no tmux server/session, no process of that lead session, no team folder.
 // timeout: `run "Hang: 120000" --timeout 6s`: the lead's turn never ends; run must end `timeout`
 //   (exit 3) with the pane's last lines, and clean up the same way.
+// budget: `run "Spawn: worker <tok>" --max-cost 0.0003`: each of the mock's responses costs
+//   $0.00014 (10 input and 5 output tokens of claude-opus-5-5), so the team crosses the cap on
+//   its third response, long before its work is done; run must end `budget` (exit 6) with the
+//   totals above the cap, and clean up the same way.
 //
 // The setup, mock, environment (plus TEAMCTL_DATA_DIR), diagnostics and cleanup are harness.js's.
 //
@@ -28,9 +32,9 @@ const h = require('./harness')({
   team: null,
   argv: process.argv.slice(2),
   deadline: 120,
-  synopsis: '--teamctl <exe> [--scenario done|timeout|both] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  synopsis: '--teamctl <exe> [--scenario done|timeout|budget|all] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
   flags: {
-    '--scenario': { key: 'scenario', value: 'both', check: (v) => (['done', 'timeout', 'both'].includes(v) ? null : `bad --scenario ${v}`) },
+    '--scenario': { key: 'scenario', value: 'all', check: (v) => (['done', 'timeout', 'budget', 'all'].includes(v) ? null : `bad --scenario ${v}`) },
   },
   dirs: ['data'],
   env: (env, st) => ({ ...env, TEAMCTL_DATA_DIR: st.data }),
@@ -109,10 +113,28 @@ async function scenarioTimeout() {
   return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms };
 }
 
+async function scenarioBudget() {
+  const r = await teamctl(['--json', 'run', `Spawn: worker TOK-${hex(4)}`, '--claude-bin', args.claudeBin,
+    '--dangerously-skip-permissions', '--teammate-mode', 'tmux', '--timeout', '60s', '--max-cost', '0.0003',
+    '--name', 'e2e-budget']);
+  const result = JSON.parse(r.stdout.trim());
+  check(r.code === 6, `run exited ${r.code}, not 6 (state ${result.state}: ${result.reason})`);
+  check(result.state === 'budget', `state ${result.state}`);
+  check(/^budget exceeded: \$[0-9.]+ of \$0\.0003, by /.test(result.reason), `reason ${result.reason}`);
+  check(result.totals && result.totals.cost_usd > 0.0003, `totals ${JSON.stringify(result.totals)}`);
+  check(/^error: budget exceeded: /m.test(r.stderr), `stderr ${r.stderr}`);
+  const states = jsonLines(r.stderr).filter((e) => e.type === 'progress').map((e) => e.state);
+  check(states[states.length - 1] === 'budget', `progress ${states.join(',')}`);
+  await assertClean(result, 'budget');
+  return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms, cost_usd: result.totals.cost_usd };
+}
+
 h.run(async () => {
   const summary = {};
-  if (args.scenario !== 'timeout') summary.done = await scenarioDone();
-  if (args.scenario !== 'done') summary.timeout = await scenarioTimeout();
+  const all = args.scenario === 'all';
+  if (all || args.scenario === 'done') summary.done = await scenarioDone();
+  if (all || args.scenario === 'timeout') summary.timeout = await scenarioTimeout();
+  if (all || args.scenario === 'budget') summary.budget = await scenarioBudget();
   summary.total_ms = now() - T0;
   return summary;
 });

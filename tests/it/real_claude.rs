@@ -1,6 +1,6 @@
 //! End to end with the real Claude Code (teamctl sending to a teammate started by hand; a team
 //! made by `teamctl create`; `ask`, `wait` and the CI recipe in such a team; requests answered
-//! by `approve --follow --policy`): a 2.1.332 pane teammate (npm
+//! by `approve --follow --policy`; what the transcripts say: activity, cost, the spending cap): a 2.1.332 pane teammate (npm
 //! `@anthropic-ai/claude-code-linux-x64`, installed by `npm ci --prefix tests/e2e`) runs offline
 //! in a private tmux server against a mock of the Messages API on 127.0.0.1. teamctl sends it
 //! messages; the test checks each is consumed by the teammate and answered (via its
@@ -119,8 +119,9 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
 /// has it spawn a pane teammate `worker` with the Agent tool, the worker reports to team-lead,
 /// and the lead ends its turn with a final text. run must report the team with that teammate,
 /// print the final text and exit 0 leaving nothing running; a lead whose turn never ends must
-/// time out (exit 3) with its pane's last lines and clean up the same way. Driver:
-/// `tests/e2e/run-e2e.js`.
+/// time out (exit 3) with its pane's last lines and clean up the same way; a run with
+/// `--max-cost` below what the mock's responses cost ends `budget` (exit 6), cleaned up the same
+/// way. Driver: `tests/e2e/run-e2e.js`.
 #[test]
 fn real_claude_code_lead_run_headless_until_done() {
     let Some(e2e) = e2e_dir() else { return };
@@ -151,6 +152,7 @@ fn real_claude_code_lead_run_headless_until_done() {
         "done"
     );
     assert!(summary["timeout"]["elapsed_ms"].is_u64());
+    assert!(summary["budget"]["cost_usd"].as_f64().unwrap() > 0.0003);
 }
 
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
@@ -187,4 +189,51 @@ fn real_claude_code_requests_answered_by_policy() {
     assert_eq!(summary["plan"]["model_saw"], "[Plan Approved]");
     assert_eq!(summary["unmatched"]["still_pending"], true);
     assert_eq!(summary["end"]["why"], "team_gone");
+}
+
+/// What teamctl reads from real 2.1.332 transcripts (the mock reporting realistic usage, each
+/// response split over two entries): with a pane teammate and, in parallel, with an in-process
+/// one, `log --follow` prints the teammate's Bash call while it runs and `log -n 1` and `status`
+/// show it; `wait --max-cost` exits 6 when the teammate's turn crosses the cap; once the
+/// sessions end (SIGTERM), `status --json` reports per member and in total exactly the tokens
+/// and `totalCostUSD` Claude Code recorded, and the computed figures it reported while they ran
+/// equal those records. Driver: `tests/e2e/transcripts-e2e.js`.
+#[test]
+fn real_claude_code_transcripts_activity_cost_and_cap() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let runs: Vec<_> = ["tmux", "in-process"]
+        .into_iter()
+        .map(|mode| {
+            let (e2e, bin) = (e2e.clone(), bin.clone());
+            std::thread::spawn(move || {
+                driver(
+                    &e2e,
+                    "transcripts-e2e.js",
+                    &[
+                        "--teamctl".as_ref(),
+                        bin.as_os_str(),
+                        "--mode".as_ref(),
+                        mode.as_ref(),
+                    ],
+                )
+            })
+        })
+        .collect();
+    for r in runs {
+        let summary = r.join().unwrap();
+        assert!(
+            summary["activity"]["result_after_call_ms"]
+                .as_u64()
+                .unwrap()
+                >= 3000
+        );
+        let cost = &summary["cost"];
+        assert!(cost["worker_entries"].as_u64() > cost["worker_responses"].as_u64());
+        if summary["mode"] == "tmux" {
+            assert!(
+                summary["budget"]["spent_at_exit"].as_f64() > summary["budget"]["cap"].as_f64()
+            );
+        }
+    }
 }

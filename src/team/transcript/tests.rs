@@ -296,3 +296,17 @@ fn transcript_turns() {
     b.extend_from_slice(&lines(&[meta_user]));
     assert!(parse(&b).turn.ended);
 }
+
+#[test]
+fn claude_codes_figure_is_read_to_the_last_bit() {
+    // A total 2.1.332 wrote; the nearest shorter decimal is another number.
+    let mut st = FileState::default();
+    feed_all(
+        &mut st,
+        &[json!({"type":"cost-state","totalCostUSD":0.0,"modelUsage":{}})],
+    );
+    st.feed(br#"{"type":"cost-state","totalCostUSD":0.9736719999999999,"modelUsage":{}}"#);
+    let c = st.spend.claude_code().unwrap().total_cost_usd;
+    assert_eq!(c, 0.9736719999999999);
+    assert_ne!(c, 0.973672);
+}
