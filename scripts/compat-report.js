@@ -61,10 +61,13 @@ out.push('* **real lead, tmux / in-process teammate**: a real interactive Claude
 out.push('  team (with `TeamCreate` up to 2.1.177, its implicit `session-<8hex>` team from 2.1.178) and');
 out.push('  spawns a teammate (in a tmux pane, or in its own process); teamctl finds the team, joins it');
 out.push('  with `send --join --from ops`, and the teammate\'s answer must land in `ops.json`');
-out.push('  (`tests/e2e/lead-e2e.js`).');
+out.push('  (`tests/e2e/lead-e2e.js`); then, with the mock reporting realistic usage (each response');
+out.push('  split over two transcript entries, 1-hour cache writes, zero usage for requests without');
+out.push('  tools), `status --json` must show the teammate\'s Bash call as its activity while it runs,');
+out.push('  and, once the lead is ended, agree with Claude Code\'s own cost record (below).');
 out.push('');
-out.push('| Claude Code | ' + SHAPES.map(([, t]) => t).join(' | ') + ' | consumer | client writes `msgV` | lead signs (`lead_sig`) | lead\'s team | \`teamctl status\` format | remarks |');
-out.push('|---|' + SHAPES.map(() => '---|').join('') + '---|---|---|---|---|---|');
+out.push('| Claude Code | ' + SHAPES.map(([, t]) => t).join(' | ') + ' | consumer | client writes `msgV` | lead signs (`lead_sig`) | lead\'s team | \`teamctl status\` format | activity | cost after the session ended | remarks |');
+out.push('|---|' + SHAPES.map(() => '---|').join('') + '---|---|---|---|---|---|---|---|');
 for (const v of versions) {
   const cells = SHAPES.map(([s]) => cell(runs.get(`${v} ${s}`)));
   const consumer = seen(v, (o) => o.consumer && o.consumer.replace('marks_read', 'marks `read: true`').replace('deletes', 'deletes'));
@@ -86,7 +89,16 @@ for (const v of versions) {
     }
   }
   const format = seen(v, (o) => o.status_format);
-  out.push(`| ${v} | ${cells.join(' | ')} | ${consumer} | ${msgv} | ${sig} | ${team} | ${format} | ${remarks.join('; ')} |`);
+  const activity = seen(v, (o) => o.transcripts && o.transcripts.activity && `\`${o.transcripts.activity}\``);
+  const cost = seen(v, (o, s) => {
+    const t = o.transcripts;
+    if (!t) return undefined;
+    const shape = s === 'lead-inproc' ? 'in-process' : 'tmux';
+    if (!t.record) return `${shape}: computed, no record to compare`;
+    const how = t.record === 'cost-state' ? `\`${t.ended_source}\` = \`cost-state\`` : `computed = ${t.record.replace('lastCost', '`lastCost`')}`;
+    return `${shape}: ${how}${t.cost_match ? '' : ' **differs**'}`;
+  });
+  out.push(`| ${v} | ${cells.join(' | ')} | ${consumer} | ${msgv} | ${sig} | ${team} | ${format} | ${activity} | ${cost} | ${remarks.join('; ')} |`);
 }
 out.push('');
 out.push('Columns: **consumer** is what the teammate did with a message it delivered (deleted it, or');
@@ -96,7 +108,14 @@ out.push('and every version accepted them); **lead signs** whether the real lead
 out.push('teammate\'s inbox carry `lead_sig`; **lead\'s team** how the real lead formed its team;');
 out.push('**`teamctl status` format** what `status` concluded about the real lead\'s team after teamctl\'s');
 out.push('message was answered (`legacy`: read messages kept, `current`: deleted); **remarks** anything');
-out.push('a run saw that a user of teamctl would notice.');
+out.push('a run saw that a user of teamctl would notice; **activity** what `status --json` showed as');
+out.push('the teammate\'s activity while its `sleep 3` ran; **cost after the session ended** how the');
+out.push('figures `status` reports compared with Claude Code\'s own record once the lead was ended:');
+out.push('`claude_code` = `cost-state` means `status` reported Claude Code\'s `totalCostUSD` and tokens');
+out.push('exactly (cost_source `claude_code`) and its computed figures from before equalled them (1e-9);');
+out.push('computed = `lastCost` means the version keeps no record in the transcript, and the figure');
+out.push('`status` computed (cost_source `computed`) equalled `.claude.json` `lastCost` of the session');
+out.push('that exited last (the lead, covering its in-process teammate, or the pane teammate; 1e-9).');
 out.push('`?` means no passing run observed it.');
 out.push('');
 const retried = [...earlier.entries()].filter(([k]) => passed(runs.get(k)));
