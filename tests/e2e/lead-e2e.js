@@ -182,7 +182,10 @@ h.run(async () => {
     return mockLines().some((l) => (l.lastText || '').includes('You are worker'));
   });
 
-  // 3. teamctl finds the team and joins it; the worker answers ops.
+  // 3. teamctl finds the team and joins it; the worker answers ops. The worker's first turn over
+  // first: up to 2.1.159 a message landing while the client marks its inbox read can be marked
+  // read unseen (the consumer race below), and the turn's end is where that is likeliest.
+  await quiet(1500);
   const s0 = await teamctl(['--team', team.name, '--json', 'status']);
   check(s0.code === 0, `status exited ${s0.code}: ${s0.stderr}`);
   const st0 = lastJson(s0.stdout);

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::team::model::first_line;
 
@@ -209,9 +210,9 @@ pub struct Block<'a> {
     /// The call it answers (tool_result).
     #[serde(default, borrow)]
     pub tool_use_id: Option<Cow<'a, str>>,
-    /// The result's text (tool_result).
-    #[serde(default, deserialize_with = "text_or_skip")]
-    pub content: Option<String>,
+    /// The result (tool_result), unparsed: [`Block::result_text`] reads it when it is wanted.
+    #[serde(default, borrow)]
+    pub content: Option<&'a RawValue>,
     /// Whether the tool failed (tool_result).
     #[serde(default)]
     pub is_error: Option<bool>,
@@ -369,36 +370,62 @@ enum MaybeBlock<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Blocks are small next to the line; a Value detour keeps odd blocks from failing it.
-        let v = Value::deserialize(d)?;
-        Ok(match Block::deserialize(v) {
-            Ok(b) => MaybeBlock::Block(b.into_owned()),
-            Err(_) => MaybeBlock::Other,
-        })
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = MaybeBlock<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a content block")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                // An object that is no block (no type) is skipped, not an error.
+                let b: Result<Block<'a>, A::Error> =
+                    Block::deserialize(de::value::MapAccessDeserializer::new(map));
+                Ok(b.map_or(MaybeBlock::Other, MaybeBlock::Block))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 
 impl Block<'_> {
-    fn into_owned<'b>(self) -> Block<'b> {
-        let own = |c: Option<Cow<'_, str>>| c.map(|c| Cow::Owned(c.into_owned()));
-        Block {
-            kind: Cow::Owned(self.kind.into_owned()),
-            text: own(self.text),
-            name: own(self.name),
-            id: own(self.id),
-            input: self.input,
-            tool_use_id: own(self.tool_use_id),
-            content: self.content,
-            is_error: self.is_error,
-        }
+    /// A tool result's text: a string, or the text of `[{type: "text", text}, …]` parts joined
+    /// by newlines (other parts as `[image]` and the like).
+    pub fn result_text(&self) -> Option<String> {
+        let v: Value = serde_json::from_str(self.content?.get()).ok()?;
+        text_of(v)
     }
 }
 
 /// A string, or the text of `[{type: "text", text}, …]` parts joined by newlines (other parts
 /// as `[image]` and the like); anything else is `None`.
 fn text_or_skip<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    let v = Value::deserialize(d)?;
-    Ok(match v {
+    Ok(text_of(Value::deserialize(d)?))
+}
+
+fn text_of(v: Value) -> Option<String> {
+    match v {
         Value::String(s) => Some(s),
         Value::Array(parts) => Some(
             parts
@@ -414,7 +441,7 @@ fn text_or_skip<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
                 .join("\n"),
         ),
         _ => None,
-    })
+    }
 }
 
 /// Parses a line whose top-level type teamctl reads; `None` for a line that does not parse
@@ -558,7 +585,7 @@ mod tests {
         let Content::Blocks(b) = l.message.unwrap().content else {
             panic!()
         };
-        assert_eq!(b[0].content.as_deref(), Some("boom\n[image]"));
+        assert_eq!(b[0].result_text().as_deref(), Some("boom\n[image]"));
         assert_eq!(b[0].is_error, Some(true));
     }
 

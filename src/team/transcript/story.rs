@@ -203,7 +203,7 @@ impl Story {
                                 .rev()
                                 .find(|(i, _)| i == id)
                                 .map(|(_, n)| n.clone());
-                            let text = b.content.clone().unwrap_or_default();
+                            let text = b.result_text().unwrap_or_default();
                             let mut e =
                                 ev(Kind::ToolResult, tool, first_line(&text, 160), Some(text));
                             e.is_error = Some(b.is_error == Some(true));
