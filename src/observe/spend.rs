@@ -113,6 +113,14 @@ pub fn read_team(root: &Path, team: &str, cfg: &TeamConfig, index: &mut Index) -
 
 /// [`read_team`] for sessions already located.
 pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
+    // Everything read up to its end first (in parallel when there is much to read); below,
+    // each file is then only looked at.
+    let all: Vec<PathBuf> = located
+        .values()
+        .flatten()
+        .flat_map(|s| s.files().cloned())
+        .collect();
+    index.update_all(&all);
     let mut out = TeamSpend {
         cost_usd: Some(0.0),
         ..TeamSpend::default()

@@ -48,6 +48,124 @@ pub fn top_level_type(line: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// The members of the JSON object `obj` as (key, raw value) byte slices, values not parsed (a
+/// key with escapes is compared as written). `None` when `obj` is not a well-formed object.
+pub fn members(obj: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut out = Vec::new();
+    let mut i = skip_ws(obj, 0);
+    if obj.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(obj, i + 1);
+    if obj.get(i) == Some(&b'}') {
+        return Some(out);
+    }
+    loop {
+        if obj.get(i)? != &b'"' {
+            return None;
+        }
+        let key_end = skip_string(obj, i)?;
+        let key = &obj[i + 1..key_end - 1];
+        i = skip_ws(obj, key_end);
+        if obj.get(i)? != &b':' {
+            return None;
+        }
+        i = skip_ws(obj, i + 1);
+        let end = skip_value(obj, i)?;
+        out.push((key, &obj[i..end]));
+        i = skip_ws(obj, end);
+        match obj.get(i)? {
+            b',' => i = skip_ws(obj, i + 1),
+            b'}' => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// The elements of the JSON array `arr` as raw byte slices, not parsed.
+pub fn elements(arr: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut out = Vec::new();
+    let mut i = skip_ws(arr, 0);
+    if arr.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = skip_ws(arr, i + 1);
+    if arr.get(i) == Some(&b']') {
+        return Some(out);
+    }
+    loop {
+        let end = skip_value(arr, i)?;
+        out.push(&arr[i..end]);
+        i = skip_ws(arr, end);
+        match arr.get(i)? {
+            b',' => i = skip_ws(arr, i + 1),
+            b']' => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// What teamctl reads of a `user` entry, found by [`members`] without parsing the big parts
+/// (tool results and their `toolUseResult` copy are most of a transcript's bytes).
+#[derive(Debug, Default, PartialEq)]
+pub struct UserEntry {
+    /// `timestamp`.
+    pub timestamp: Option<String>,
+    /// `isMeta`.
+    pub is_meta: bool,
+    /// `sessionId`.
+    pub session_id: Option<String>,
+    /// `teamName`.
+    pub team_name: Option<String>,
+    /// `agentName`.
+    pub agent_name: Option<String>,
+    /// `uuid`.
+    pub uuid: Option<String>,
+    /// The ids of the tool calls its `tool_result` blocks answer.
+    pub results: Vec<String>,
+}
+
+/// Reads a `user` line the fast way; `None` when it is not well-formed.
+pub fn user_entry(line: &[u8]) -> Option<UserEntry> {
+    let str_of = |v: &[u8]| -> Option<String> {
+        if v.first() == Some(&b'"') {
+            serde_json::from_slice::<String>(v).ok()
+        } else {
+            None
+        }
+    };
+    let mut e = UserEntry::default();
+    for (k, v) in members(line)? {
+        match k {
+            b"timestamp" => e.timestamp = str_of(v),
+            b"isMeta" => e.is_meta = v == b"true",
+            b"sessionId" => e.session_id = str_of(v),
+            b"teamName" => e.team_name = str_of(v),
+            b"agentName" => e.agent_name = str_of(v),
+            b"uuid" => e.uuid = str_of(v),
+            b"message" => {
+                let Some(content) = members(v)?.into_iter().find(|(k, _)| *k == b"content") else {
+                    continue;
+                };
+                if content.1.first() != Some(&b'[') {
+                    continue;
+                }
+                for block in elements(content.1)? {
+                    let Some(m) = members(block) else { continue };
+                    let get = |key: &[u8]| m.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+                    if get(b"type") == Some(&b"\"tool_result\""[..])
+                        && let Some(id) = get(b"tool_use_id").and_then(str_of)
+                    {
+                        e.results.push(id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(e)
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
         i += 1;
@@ -55,16 +173,18 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// `b[i]` is the opening quote; returns the index after the closing one.
+/// `b[i]` is the opening quote; returns the index after the closing one. Jumps from quote to
+/// quote (a quote after an odd number of backslashes is escaped), so text full of escapes
+/// (`\n` in tool output) costs no more than plain text.
 fn skip_string(b: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {
-        let k = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
-        if b[k] == b'\\' {
-            j = k + 2;
-        } else {
+        let k = j + memchr::memchr(b'"', b.get(j..)?)?;
+        let backslashes = b[j..k].iter().rev().take_while(|&&c| c == b'\\').count();
+        if backslashes % 2 == 0 {
             return Some(k + 1);
         }
+        j = k + 1;
     }
 }
 
@@ -587,6 +707,29 @@ mod tests {
         };
         assert_eq!(b[0].result_text().as_deref(), Some("boom\n[image]"));
         assert_eq!(b[0].is_error, Some(true));
+    }
+
+    #[test]
+    fn user_entries_the_fast_way() {
+        let line = json!({"parentUuid": "p", "type": "user", "timestamp": "2026-12-01T00:00:00.000Z",
+            "sessionId": "s", "teamName": "t", "agentName": "a\"b", "uuid": "u1",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "tu1", "content": "x \\\" } ] {", "is_error": true},
+                {"type": "text", "text": "hi"},
+                {"tool_use_id": "tu2", "type": "tool_result", "content": [{"type": "text", "text": "y"}]}]},
+            "toolUseResult": {"stdout": "]}\"\n", "n": [1, 2.5e3, null, false]}})
+        .to_string();
+        let e = user_entry(line.as_bytes()).unwrap();
+        assert_eq!(e.results, ["tu1", "tu2"]);
+        assert_eq!(e.agent_name.as_deref(), Some("a\"b"));
+        assert_eq!(e.timestamp.as_deref(), Some("2026-12-01T00:00:00.000Z"));
+        assert!(!e.is_meta);
+        let prompt = r#"{"type":"user","isMeta":true,"message":{"content":"go"}}"#;
+        let e = user_entry(prompt.as_bytes()).unwrap();
+        assert!(e.is_meta && e.results.is_empty());
+        assert!(user_entry(br#"{"type":"user","message":{"content":[{"type":"#).is_none());
+        assert_eq!(members(b" { } "), Some(vec![]));
+        assert_eq!(elements(b"[ 1 , \"a\" ]"), Some(vec![&b"1"[..], &b"\"a\""[..]]));
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub const FILE_NAME: &str = "transcripts.json";
 /// Entries kept at most.
 pub const MAX_FILES: usize = 4096;
 
+/// Above this many bytes left to read, [`Index::update_all`] reads files in parallel.
+const PARALLEL_ABOVE: u64 = 32 << 20;
+
 const SCHEMA: u32 = 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -120,6 +123,75 @@ impl Index {
             self.dirty = true;
         }
         (&stored.state, up)
+    }
+
+    /// Reads what each of `paths` gained, several files at a time when there is much to read
+    /// (a cold index: one thread per processor, at most one per file), so that a first read of
+    /// gigabytes of transcripts goes at the speed of the disk rather than of one core.
+    pub fn update_all(&mut self, paths: &[PathBuf]) {
+        let generation = self.disk.generation + 1;
+        let mut todo: Vec<(PathBuf, FileState, u64)> = Vec::new();
+        let mut pending = 0u64;
+        for p in paths {
+            if todo.iter().any(|(q, _, _)| q == p) {
+                continue;
+            }
+            let st = self
+                .disk
+                .files
+                .remove(p)
+                .map(|s| s.state)
+                .unwrap_or_default();
+            let len = fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            let left = len.saturating_sub(st.offset);
+            pending += left;
+            todo.push((p.clone(), st, left));
+        }
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(todo.len());
+        if threads > 1 && pending > PARALLEL_ABOVE {
+            // Biggest first, each thread taking the next file left.
+            todo.sort_by(|a, b| b.2.cmp(&a.2));
+            let queue = std::sync::Mutex::new(todo.iter_mut().collect::<Vec<_>>());
+            let grew = std::sync::atomic::AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| {
+                        loop {
+                            let next = queue.lock().map(|mut q| q.pop()).ok().flatten();
+                            let Some((p, st, _)) = next else { break };
+                            let up = st.update(p).unwrap_or(Update::Missing);
+                            if matches!(up, Update::Grew | Update::Reread) {
+                                grew.store(true, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+            });
+            self.dirty |= grew.into_inner();
+            for (p, state, _) in todo {
+                self.disk.files.insert(
+                    p,
+                    Stored {
+                        seen: generation,
+                        state,
+                    },
+                );
+            }
+        } else {
+            for (p, state, _) in todo {
+                self.disk.files.insert(
+                    p.clone(),
+                    Stored {
+                        seen: generation,
+                        state,
+                    },
+                );
+                self.update(&p);
+            }
+        }
     }
 
     /// Who wrote the transcript at `path`: its identity from the file's state when it was read,

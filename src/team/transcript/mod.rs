@@ -303,6 +303,14 @@ impl FileState {
         ) {
             return;
         }
+        // Tool results are most of a transcript's bytes: a user entry is read without parsing
+        // them.
+        if kind == b"user" {
+            if let Some(u) = entry::user_entry(line) {
+                self.user_fast(u);
+            }
+            return;
+        }
         // Attachments are big; only read the head of one while the identity is unknown.
         if kind == b"attachment" {
             if self.team.is_none()
@@ -347,7 +355,6 @@ impl FileState {
                 }
             }
             "assistant" => self.assistant(&l),
-            "user" => self.user(&l),
             _ => {}
         }
     }
@@ -443,26 +450,38 @@ impl FileState {
         }
     }
 
-    fn user(&mut self, l: &Line) {
-        if l.is_meta == Some(true) {
+    fn user_fast(&mut self, u: entry::UserEntry) {
+        if self.first_uuid.is_none() {
+            self.first_uuid.clone_from(&u.uuid);
+        }
+        if self.session_id.is_none() {
+            self.session_id.clone_from(&u.session_id);
+        }
+        if self.team.is_none()
+            && let (Some(t), Some(a)) = (&u.team_name, &u.agent_name)
+        {
+            self.team = Some(t.clone());
+            self.agent = Some(a.clone());
+        }
+        if let Some(t) = &u.timestamp {
+            if self.first_at.is_none() {
+                self.first_at = Some(t.clone());
+            }
+            if self.last_at.as_deref().is_none_or(|last| last <= t.as_str()) {
+                self.last_at = Some(t.clone());
+            }
+        }
+        if u.is_meta {
             return;
         }
         self.turn.messages += 1;
         self.turn.ended = false;
-        let Some(m) = &l.message else { return };
-        let mut results = false;
-        if let Content::Blocks(blocks) = &m.content {
-            for b in blocks.iter().filter(|b| b.kind == "tool_result") {
-                results = true;
-                if let Some(id) = &b.tool_use_id {
-                    self.open_tools.retain(|o| o.id != id.as_ref());
-                }
-            }
-        }
-        if !results {
+        if u.results.is_empty() {
             self.turn.prompts += 1;
             // A new prompt: whatever was open will not get its result in this turn.
             self.open_tools.clear();
+        } else {
+            self.open_tools.retain(|o| !u.results.contains(&o.id));
         }
     }
 
