@@ -20,7 +20,7 @@ same inbox bytes (restored outside the timing):
   to that line on stdout, and `wait`'s reaction with and without a spending cap.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE]
-Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash.
+Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash, GNU time (/usr/bin/time), dd.
 """
 import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
 import threading, time, uuid
@@ -493,15 +493,20 @@ def make_transcript_team(root, total_mib):
 
 
 def run_rusage(cmd, env):
-    """Runs `cmd`, returns (wall ms, peak RSS MiB, stdout)."""
+    """Runs `cmd`, returns (wall ms, peak RSS MiB, stdout). The peak comes from GNU time, which
+    measures its own child (this Python's rusage of a child counts the fork before its exec)."""
+    fd, rss_file = tempfile.mkstemp(prefix="teamctl-rss-")
+    os.close(fd)
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file, *cmd], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     wall = (time.perf_counter() - t) * 1000
-    if status != 0:
-        raise SystemExit(f"{cmd} exited {status}")
-    return wall, ru.ru_maxrss / 1024, out
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd} exited {p.returncode}")
+    with open(rss_file) as f:
+        rss = int(f.read().split()[-1]) / 1024
+    os.unlink(rss_file)
+    return wall, rss, p.stdout
 
 
 def transcripts_bench(tmp, total_mib, warm_runs=20, follow_samples=200, wait_samples=100):
@@ -513,12 +518,21 @@ def transcripts_bench(tmp, total_mib, warm_runs=20, follow_samples=200, wait_sam
     paths = [p for p, _ in files.values()]
     total = sum(os.path.getsize(p) for p in paths)
     env = dict(env_base(), CLAUDE_CONFIG_DIR=root, TEAMCTL_TEAM=TEAM_T, TEAMCTL_DATA_DIR=data)
-    # Reading the same bytes, for scale: one pass of `cat` over the files (page cache warm).
-    cat = []
+    # Reading the same bytes, for scale: one pass of `cat` over the files (page cache warm), and
+    # of `dd iflag=direct` (the disk itself, bypassing the page cache).
+    cat, disk = [], []
     for _ in range(3):
         t = time.perf_counter()
         subprocess.run(["cat", *paths], stdout=subprocess.DEVNULL, check=True)
         cat.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        for p in paths:
+            r = subprocess.run(["dd", f"if={p}", "of=/dev/null", "bs=4M", "iflag=direct"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if r.returncode != 0:
+                break
+        else:
+            disk.append((time.perf_counter() - t) * 1000)
     cold = []
     for _ in range(3):
         shutil.rmtree(data, ignore_errors=True)
@@ -539,6 +553,7 @@ def transcripts_bench(tmp, total_mib, warm_runs=20, follow_samples=200, wait_sam
     follow = log_follow_bench(files["worker-1"][0], env, follow_samples)
     budget = budget_wait_bench(tmp, env, wait_samples)
     return {"total": total, "gen_s": gen_s, "cat_ms": med(cat),
+            "disk_ms": med(disk) if disk else None,
             "cold_ms": med([c[0] for c in cold]), "cold_rss": max(c[1] for c in cold),
             "warm_ms": med([w[0] for w in warm]),
             "warm_p90": sorted(w[0] for w in warm)[int(len(warm) * 0.9) - 1],
@@ -644,12 +659,16 @@ def write_transcripts(out, t):
         "them through its index in teamctl's data dir: cold (no index: every byte read once) "
         f"and warm ({t['runs']} runs, each after a 1 MiB turn was appended to one member's "
         "transcript, so it reads that and stats the rest). Peak memory is the process's "
-        "maximum resident set. The page cache holds the files: `cat` of the same files is the "
-        "read speed to compare with.")
+        "maximum resident set. The page cache holds the files (a cold index, not a cold cache); "
+        "`dd iflag=direct` (the disk, bypassing the cache) and `cat` (the cache) of the same "
+        "files are the read speeds to compare with.")
     out("")
     out("| status --json | time | read speed | peak memory |")
     out("|---|---:|---:|---:|")
-    out(f"| `cat` of the {mib:,.0f} MiB (for scale) | {t['cat_ms']:,.0f} ms | "
+    if t["disk_ms"]:
+        out(f"| `dd iflag=direct` of the {mib:,.0f} MiB: the disk (for scale) | "
+            f"{t['disk_ms']:,.0f} ms | {mib / (t['disk_ms'] / 1000):,.0f} MiB/s | |")
+    out(f"| `cat` of the {mib:,.0f} MiB: the page cache (for scale) | {t['cat_ms']:,.0f} ms | "
         f"{mib / (t['cat_ms'] / 1000):,.0f} MiB/s | |")
     out(f"| cold index | {t['cold_ms']:,.0f} ms | {mib / (t['cold_ms'] / 1000):,.0f} MiB/s | "
         f"{t['cold_rss']:.1f} MiB |")
