@@ -13,7 +13,7 @@ use crate::cli::output::Output;
 /// installed version; for bash, zsh and fish it is byte for byte the file committed under
 /// completions/. Where to put it is in the README's Install section.
 ///
-/// With --json: {"schema_version":1,"shell","script"}.
+/// With --json: `{"schema_version":1,"shell","script"}`.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl completions bash > ~/.local/share/bash-completion/completions/teamctl

@@ -15,7 +15,7 @@ use crate::cli::output::Output;
 /// committed under man/man1/. The directory is created if needed; files of the same name in
 /// it are replaced. Prints the path of each page written.
 ///
-/// With --json: {"schema_version":1,"dir","files":[path…]}.
+/// With --json: `{"schema_version":1,"dir","files":[path…]}`.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl man --out ~/.local/share/man/man1 && man teamctl-send
