@@ -76,8 +76,7 @@ fn row(md: &mut String, path: &[&str], cmd: &Command) {
     let about = cmd.get_about().map(|s| s.to_string()).unwrap_or_default();
     let _ = writeln!(
         md,
-        "| [`{} {}`]({}) | {} |",
-        "teamctl",
+        "| [`teamctl {}`]({}) | {} |",
         path.join(" "),
         file_of(path),
         cell(&about)

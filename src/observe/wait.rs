@@ -4,7 +4,7 @@
 //! A [`Tracker`] is built from a [`Watch`] (the files as they are) and then fed every batch of
 //! [`Changes`] the watch reports, so a condition is checked against the files first and then on
 //! every change; the watch is in place before the first check, so nothing between the two is
-//! lost. The rules, also in the README:
+//! lost. The rules, also in `teamctl wait --help`:
 //! - a member is **gone** when it left `config.json`, when a `shutdown_approved` frame from it
 //!   was seen, when its recorded tmux pane exists and is dead, or (in-process teammates) when the
 //!   lead process recorded in `leadProcess` is dead; a member with nothing recorded to check
