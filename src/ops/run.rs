@@ -41,12 +41,10 @@ use uuid::Uuid;
 use crate::error::usage;
 use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
-use crate::host::resolve;
-use crate::host::tmux;
+use crate::host::{resolve, tmux};
 use crate::observe::status::{TaskCounts, task_counts};
 use crate::store::paths::{Layout, TeamName};
-use crate::team::config::LEAD;
-use crate::team::config::TeamConfig;
+use crate::team::config::{LEAD, TeamConfig};
 use crate::team::tasks::Board;
 
 /// How often the files and the pane are looked at.
