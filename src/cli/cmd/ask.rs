@@ -11,8 +11,7 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
-use teamctl::observe::follow::Observer;
-use teamctl::observe::watch::{Changes, Watch};
+use teamctl::observe::watch::Watch;
 use teamctl::ops;
 use teamctl::ops::ask::{Ask, Asked, Asking, Outcome, Question};
 use teamctl::store::Entry;
@@ -22,7 +21,7 @@ use teamctl::team::mailbox::{self, Mark, Text};
 use teamctl::team::model::MessageView;
 use teamctl::time::{iso_millis, parse_duration};
 
-use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
 use crate::cli::env;
@@ -169,32 +168,6 @@ struct All<'a> {
     waited_ms: u64,
 }
 
-/// `ask`'s side of the wait: progress on stderr, and the policy's passes.
-struct Reporter<'a> {
-    ctx: &'a Ctx,
-    runner: Option<Runner>,
-}
-
-impl Observer for Reporter<'_> {
-    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
-        match self.runner.as_mut() {
-            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
-                r.step_reopened(self.ctx, watch.team())
-            }
-            _ => Ok(()),
-        }
-    }
-    fn note(&mut self, msg: &str) {
-        progress(msg);
-    }
-    fn warn(&mut self, msg: &str) {
-        warn(msg);
-    }
-    fn hint(&mut self, msg: &str) {
-        crate::cli::output::hint(msg);
-    }
-}
-
 pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let (to, text) = recipient_and_text(
         args.all,
@@ -251,7 +224,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         lock: &ctx.lock,
         sent_log: ctx.sent_log.as_ref(),
     };
-    let mut reporter = Reporter { ctx, runner };
+    let mut reporter = Blocking {
+        ctx,
+        runner,
+        verb: "ask",
+    };
     let Asking {
         asked,
         send_error,
@@ -352,11 +329,6 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         return Err(Error::Unanswered(idle.join("; ")).into());
     }
     Ok(())
-}
-
-/// A progress line on stderr (stdout carries only the answer).
-fn progress(msg: &str) {
-    eprintln!("ask: {}", crate::cli::term::escape_line(msg));
 }
 
 fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {

@@ -9,19 +9,16 @@ use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::observe;
-use teamctl::observe::follow::Observer;
-use teamctl::observe::wait::{After, Condition, ConditionState, Spec, WaitObserver, Waited};
-use teamctl::observe::watch::{Changes, Watch};
+use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Spec, Waited};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
 
 use crate::cli::args::type_values;
-use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
-use crate::cli::output::warn;
 use crate::cli::term::escape_line;
 
 /// Wait until the team's tasks are done, teammates are idle or gone, or a message arrives
@@ -219,10 +216,10 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         after,
         any: args.any,
     };
-    let mut reporter = Reporter {
+    let mut blocking = Blocking {
         ctx,
         runner,
-        timeout: &args.timeout,
+        verb: "wait",
     };
     let Waited {
         states,
@@ -238,7 +235,14 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         args.poll.map(Duration::from_millis),
         ctx.sent_log.as_ref(),
         &|| ctx.clock(),
-        &mut reporter,
+        Hooks {
+            observer: &mut blocking,
+            met: &mut |s| report(ctx, s),
+            blocking: &mut |open| {
+                let open: Vec<String> = open.iter().map(|s| label(s)).collect();
+                eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
+            },
+        },
     )?;
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
@@ -273,44 +277,6 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         states.len()
     ))
     .into())
-}
-
-/// `wait`'s side of the wait: met conditions on stdout, progress and warnings on stderr, and
-/// the policy's passes.
-struct Reporter<'a> {
-    ctx: &'a Ctx,
-    runner: Option<Runner>,
-    timeout: &'a str,
-}
-
-impl Observer for Reporter<'_> {
-    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
-        match self.runner.as_mut() {
-            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
-                r.step_reopened(self.ctx, watch.team())
-            }
-            _ => Ok(()),
-        }
-    }
-    fn note(&mut self, msg: &str) {
-        eprintln!("{}", escape_line(msg));
-    }
-    fn warn(&mut self, msg: &str) {
-        warn(msg);
-    }
-    fn hint(&mut self, msg: &str) {
-        crate::cli::output::hint(msg);
-    }
-}
-
-impl WaitObserver for Reporter<'_> {
-    fn met(&mut self, state: &ConditionState) -> Result<()> {
-        report(self.ctx, state)
-    }
-    fn blocking(&mut self, open: &[&ConditionState]) {
-        let open: Vec<String> = open.iter().map(|s| label(s)).collect();
-        eprintln!("waiting up to {} for: {}", self.timeout, open.join(", "));
-    }
 }
 
 fn label(s: &ConditionState) -> String {
