@@ -729,7 +729,10 @@ mod tests {
         assert!(e.is_meta && e.results.is_empty());
         assert!(user_entry(br#"{"type":"user","message":{"content":[{"type":"#).is_none());
         assert_eq!(members(b" { } "), Some(vec![]));
-        assert_eq!(elements(b"[ 1 , \"a\" ]"), Some(vec![&b"1"[..], &b"\"a\""[..]]));
+        assert_eq!(
+            elements(b"[ 1 , \"a\" ]"),
+            Some(vec![&b"1"[..], &b"\"a\""[..]])
+        );
     }
 
     #[test]

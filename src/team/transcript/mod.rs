@@ -467,7 +467,11 @@ impl FileState {
             if self.first_at.is_none() {
                 self.first_at = Some(t.clone());
             }
-            if self.last_at.as_deref().is_none_or(|last| last <= t.as_str()) {
+            if self
+                .last_at
+                .as_deref()
+                .is_none_or(|last| last <= t.as_str())
+            {
                 self.last_at = Some(t.clone());
             }
         }
