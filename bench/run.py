@@ -700,12 +700,14 @@ def write_transcripts(out, t):
             f"{q(lat, 0.99):.2f} ms | {lat[-1]:.2f} ms |")
     out("")
     out("""Why: a transcript is read as a stream of 1 MiB blocks split at newlines (`memchr`); each
-line's top-level `type` is found by a scan that jumps over strings without parsing them, and
-only `user`, `assistant`, `system` and `cost-state` lines are parsed, into structs that keep
-what teamctl reads. The index keeps, per file, the offset of the last whole line, a hash of
-the 4 KiB before it, and the running totals, so a warm call stats each file, checks that hash
-and reads only what was appended. `log --follow` wakes on inotify for the transcript's folder
-and reads from where it stopped. The budget check reads the appended bytes the same way.""")
+line's top-level `type` is found by a scan that jumps from quote to quote without parsing;
+bookkeeping lines (most of the bytes) are skipped unparsed, `user` lines are walked the same
+way without parsing their tool results, and only `assistant`, `system` and `cost-state` lines
+are parsed, into structs that keep what teamctl reads. A cold index reads several files at
+once. The index keeps, per file, the offset of the last whole line, a hash of the 4 KiB before
+it, and the running totals, so a warm call stats each file, checks that hash and reads only
+what was appended. `log --follow` wakes on inotify for the transcript's folder and reads from
+where it stopped. The budget check reads the appended bytes the same way.""")
 
 
 def machine():

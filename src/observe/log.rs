@@ -66,6 +66,8 @@ struct Followed {
     cursor: Cursor,
     story: Story,
     session_id: Option<String>,
+    /// Its first entry's time: sessions are read oldest first.
+    first_at: Option<String>,
 }
 
 /// A member's transcripts, read so far.
@@ -74,6 +76,8 @@ pub struct MemberLog {
     member: String,
     files: BTreeMap<PathBuf, Followed>,
     located_at: Instant,
+    /// Who wrote which file, so that looking again reads no file's head twice.
+    index: Index,
 }
 
 impl MemberLog {
@@ -97,6 +101,7 @@ impl MemberLog {
             member: member.to_string(),
             files: BTreeMap::new(),
             located_at: Instant::now(),
+            index: Index::in_memory(),
         };
         log.relocate();
         Ok(log)
@@ -114,12 +119,11 @@ impl MemberLog {
         let Some(cfg) = self.config() else {
             return false;
         };
-        let mut index = Index::in_memory();
         let located = locate::locate(
             self.team.layout.root(),
             self.team.name.as_str(),
             &cfg,
-            &mut index,
+            &mut self.index,
         );
         let lead = cfg.lead().map(|l| l.name.clone());
         let key = if Some(&self.member) == lead.as_ref() || self.member == LEAD {
@@ -127,26 +131,18 @@ impl MemberLog {
         } else {
             self.member.clone()
         };
-        let mut sessions: Vec<(Option<String>, PathBuf)> = located
-            .get(&key)
-            .into_iter()
-            .flatten()
-            .map(|s| {
-                let first = index.head(&s.path).and_then(|h| h.first_at);
-                (first, s.path.clone())
-            })
-            .collect();
-        sessions.sort();
         let mut new = false;
-        for (_, p) in sessions {
-            if !self.files.contains_key(&p) {
+        for s in located.get(&key).into_iter().flatten() {
+            if !self.files.contains_key(&s.path) {
                 new = true;
+                let first_at = self.index.head(&s.path).and_then(|h| h.first_at);
                 self.files.insert(
-                    p,
+                    s.path.clone(),
                     Followed {
                         cursor: Cursor::default(),
                         story: Story::default(),
                         session_id: None,
+                        first_at,
                     },
                 );
             }
@@ -167,11 +163,11 @@ impl MemberLog {
     /// event to `each`.
     fn read(&mut self, each: &mut dyn FnMut(LogLine)) {
         let member = self.member.clone();
-        let mut order: Vec<(Option<String>, PathBuf)> = Vec::new();
-        let mut index = Index::in_memory();
-        for p in self.files.keys() {
-            order.push((index.head(p).and_then(|h| h.first_at), p.clone()));
-        }
+        let mut order: Vec<(Option<String>, PathBuf)> = self
+            .files
+            .iter()
+            .map(|(p, f)| (f.first_at.clone(), p.clone()))
+            .collect();
         order.sort();
         for (_, p) in order {
             let Some(f) = self.files.get_mut(&p) else {
