@@ -80,7 +80,7 @@ impl fmt::Display for Exceeded {
                 by.join(", ")
             )
         } else {
-            members.sort_by(|a, b| b.2.cmp(&a.2));
+            members.sort_by_key(|m| std::cmp::Reverse(m.2));
             let by: Vec<String> = members.iter().map(|(n, _, t)| format!("{n} {t}")).collect();
             write!(
                 f,

@@ -453,7 +453,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
                 let mut blocks = Vec::new();
                 // A block that is not an object with a type is skipped, not an error.
                 while let Some(b) = seq.next_element::<MaybeBlock<'a>>()? {
-                    if let MaybeBlock::Block(b) = b {
+                    if let MaybeBlock(Some(b)) = b {
                         blocks.push(b);
                     }
                 }
@@ -483,10 +483,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
     }
 }
 
-enum MaybeBlock<'a> {
-    Block(Block<'a>),
-    Other,
-}
+/// A content block, or `None` for an element that is not one.
+struct MaybeBlock<'a>(Option<Block<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -500,29 +498,29 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
                 // An object that is no block (no type) is skipped, not an error.
                 let b: Result<Block<'a>, A::Error> =
                     Block::deserialize(de::value::MapAccessDeserializer::new(map));
-                Ok(b.map_or(MaybeBlock::Other, MaybeBlock::Block))
+                Ok(MaybeBlock(b.ok()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
             fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeBlock::Other)
+                Ok(MaybeBlock(None))
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))

@@ -153,7 +153,7 @@ impl Index {
             .min(todo.len());
         if threads > 1 && pending > PARALLEL_ABOVE {
             // Biggest first, each thread taking the next file left.
-            todo.sort_by(|a, b| b.2.cmp(&a.2));
+            todo.sort_by_key(|t| std::cmp::Reverse(t.2));
             let queue = std::sync::Mutex::new(todo.iter_mut().collect::<Vec<_>>());
             let grew = std::sync::atomic::AtomicBool::new(false);
             std::thread::scope(|scope| {
