@@ -260,10 +260,16 @@ async function statusOf(team) {
   return v;
 }
 
+// The team's turns over for now: nothing unread in the lead's inbox (a teammate's
+// idle_notification makes the lead take a turn, up to a second after it lands) and no request
+// to the mock for `ms`.
 async function quiet(ms) {
   await waitFor('the team to be quiet', 30000, () => {
     const l = mockLines();
-    return now() - (l.length ? Date.parse(l[l.length - 1].t) : 0) > ms;
+    const t = findTeam();
+    const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
+    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true);
+    return !unread && now() - (l.length ? Date.parse(l[l.length - 1].t) : 0) > ms;
   });
 }
 

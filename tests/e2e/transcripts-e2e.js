@@ -131,12 +131,17 @@ async function status(team) {
   return v;
 }
 
-// Waits until the mock has had no request for `ms` (the team's turns are over for now).
+// Waits until the team's turns are over for now: nothing unread in the lead's inbox (a
+// teammate's idle_notification makes the lead take a turn, up to a second after it lands) and no
+// request to the mock for `ms`.
 async function quiet(ms, what) {
   await waitFor(`the team to be quiet (${what})`, 30000, () => {
     const l = mockLines();
     const lastAt = l.length ? Date.parse(l[l.length - 1].t) : 0;
-    return now() - lastAt > ms;
+    const t = findTeam();
+    const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
+    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true);
+    return !unread && now() - lastAt > ms;
   });
 }
 
@@ -264,8 +269,11 @@ async function body(version) {
   const records = {};
   if (workerPid) {
     process.kill(workerPid, 'SIGTERM');
-    records.worker = await waitFor('the worker\'s cost-state', 20000, () => costState(workerFile));
+    await waitFor('the worker\'s cost-state', 20000, () => costState(workerFile));
     await waitFor('the worker to exit', 10000, () => !alive(workerPid));
+    // The last record once it has exited: a response still in flight at the signal is in the
+    // second cost-state it writes, not the first.
+    records.worker = costState(workerFile);
     const s = await status(team);
     const wm = s.member('worker');
     check(wm.cost_source === 'claude_code', `worker cost_source after it ended: ${wm.cost_source}`);
@@ -273,8 +281,9 @@ async function body(version) {
     check(sameTokens(wm.tokens, tokensOf(records.worker)), `worker tokens ${JSON.stringify(wm.tokens)} != ${JSON.stringify(tokensOf(records.worker))}`);
   }
   process.kill(st.leadPid, 'SIGTERM');
-  records.lead = await waitFor('the lead\'s cost-state', 20000, () => costState(leadFile));
+  await waitFor('the lead\'s cost-state', 20000, () => costState(leadFile));
   await waitFor('the lead to exit', 10000, () => !alive(st.leadPid));
+  records.lead = costState(leadFile);
   await waitFor('the lead to remove its team', 10000, () => !fs.existsSync(path.join(st.cfg, 'teams', team)));
   // The team's config put back: what `status` sees of a team whose sessions all ended.
   fs.mkdirSync(path.join(st.cfg, 'teams', team, 'inboxes'), { recursive: true });
