@@ -246,6 +246,9 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         },
         String::new(),
     ];
+    // Each field wrapped to the terminal, continued under its value.
+    let width = term::width();
+    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
     ctx.out.line(&lines.join("\n"))?;
     let mut rows = vec![
         ["NAME", "STATE", "LAST SEEN", "PENDING", "TASKS", "ALIVE"]
@@ -282,6 +285,29 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     }
     ctx.out.line("")?;
     work_table(ctx, &st.members)
+}
+
+/// `line` broken at spaces into lines of at most `width` columns (a longer word stays whole),
+/// each further line indented by `indent` spaces.
+fn wrap(line: &str, width: usize, indent: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    if line.width() <= width {
+        return line.to_string();
+    }
+    let mut out: Vec<String> = vec![String::new()];
+    for word in line.split(' ') {
+        let cur = out.last_mut().expect("one line at least");
+        let fresh = cur.trim().is_empty();
+        if !fresh && cur.width() + 1 + word.width() > width {
+            out.push(format!("{}{word}", " ".repeat(indent)));
+        } else if cur.is_empty() {
+            cur.push_str(word);
+        } else {
+            cur.push(' ');
+            cur.push_str(word);
+        }
+    }
+    out.join("\n")
 }
 
 /// NAME, WAITING, COST and DOING, the last cut to the width left.
