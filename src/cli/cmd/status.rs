@@ -288,7 +288,8 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
 }
 
 /// `line` broken at spaces into lines of at most `width` columns (a longer word stays whole),
-/// each further line indented by `indent` spaces.
+/// each further line behind `| ` at column `indent` (never whitespace alone: a line must not
+/// begin with text from a file, and CI logs strip leading spaces).
 fn wrap(line: &str, width: usize, indent: usize) -> String {
     use unicode_width::UnicodeWidthStr;
     if line.width() <= width {
@@ -299,7 +300,7 @@ fn wrap(line: &str, width: usize, indent: usize) -> String {
         let cur = out.last_mut().expect("one line at least");
         let fresh = cur.trim().is_empty();
         if !fresh && cur.width() + 1 + word.width() > width {
-            out.push(format!("{}{word}", " ".repeat(indent)));
+            out.push(format!("{}| {word}", " ".repeat(indent.saturating_sub(2))));
         } else if cur.is_empty() {
             cur.push_str(word);
         } else {
