@@ -286,8 +286,17 @@ async function transcripts(team) {
   });
   out.activity = `${act.kind} ${act.tool}`;
   await waitFor('the worker\'s turn after the command', 20000, () => mockLines().some((l) => (l.toolResults || []).length && l.reply && l.reply.text === 'done' && l.n > 0));
-  await quiet(2000);
-  const before = await statusOf(team);
+  // The snapshot again until no request reached the mock since it (under load a lead's turn on
+  // its teammate's idle_notification can come seconds later).
+  let before;
+  for (let tries = 0; ; tries += 1) {
+    await quiet(2000);
+    const n0 = mockLines().length;
+    before = await statusOf(team);
+    await sleep(1500);
+    if (mockLines().length === n0) break;
+    check(tries < 5, 'the team never stayed quiet for the snapshot');
+  }
   const lead0 = before.member('team-lead');
   const worker0 = before.member('worker');
   check(lead0.tokens && worker0.tokens, `no transcripts found: ${JSON.stringify(before.members)}`);

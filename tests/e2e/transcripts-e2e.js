@@ -231,7 +231,7 @@ async function body(version) {
   check(last.kind === 'tool_use' && last.summary === 'sleep 4', `log -n 1 while it runs: ${lg.stdout}`);
   check(act && act.kind === 'tool_use' && act.tool === 'Bash' && act.summary === 'sleep 4', `status activity while it runs: ${JSON.stringify(act)}`);
   check(!fol.lines.some((l) => l.v.kind === 'tool_result'), 'the result came before status and log looked');
-  const result = await waitFor('the follower to print the result', 20000, () => fol.lines.find((l) => l.v.kind === 'tool_result'));
+  const result = await waitFor('the follower to print the result', 40000, () => fol.lines.find((l) => l.v.kind === 'tool_result'));
   check(result.v.tool === 'Bash' && result.v.is_error === false, `tool_result ${JSON.stringify(result.v)}`);
   check(result.at - call.at >= 3000, `the call was printed ${result.at - call.at} ms before its result, not while it ran`);
   const activity = { call_after_send_ms: call.at - tSent, result_after_call_ms: result.at - call.at };
@@ -257,8 +257,18 @@ async function body(version) {
     await quiet(1500, 'after the worker\'s turn');
   }
 
-  // 3. Cost: computed while running, then Claude Code's own records once ended.
-  const files = (await status(team));
+  // 3. Cost: computed while running, then Claude Code's own records once ended. The snapshot is
+  // taken again until no request reached the mock since the last one (under load a lead's turn
+  // on its teammate's idle_notification can come seconds later).
+  let files;
+  for (let tries = 0; ; tries += 1) {
+    await quiet(1500, 'before the snapshot');
+    const n0 = mockLines().length;
+    files = await status(team);
+    await sleep(1500);
+    if (mockLines().length === n0) break;
+    check(tries < 5, 'the team never stayed quiet for the snapshot');
+  }
   const computed = {};
   for (const m of files.members.filter((x) => x.tokens)) computed[m.name] = { cost: m.cost_usd, tokens: m.tokens, source: m.cost_source, transcripts: m.transcripts };
   check(computed['team-lead'] && computed.worker, `members with transcripts: ${Object.keys(computed)}`);
