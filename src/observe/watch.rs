@@ -495,6 +495,22 @@ pub struct Waker {
     interval: Duration,
 }
 
+impl Waker {
+    /// Whether the OS's file notifications drive it (else it polls).
+    pub fn notifications(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// With file notifications: the longest [`Watch::next`] waits when nothing changes (250 ms
+    /// unless set; a folder that could not be watched yet is retried then). A follower that
+    /// wants an idle process to wake seldom sets it longer. No effect when polling.
+    pub fn set_idle_wake(&mut self, every: Duration) {
+        if self.watcher.is_some() {
+            self.interval = every;
+        }
+    }
+}
+
 impl std::fmt::Debug for Waker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Waker")
