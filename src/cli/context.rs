@@ -101,6 +101,12 @@ impl Ctx {
         if self.pinned { self.now } else { Utc::now() }
     }
 
+    /// The clock as a function another thread can own.
+    pub(crate) fn clock_fn(&self) -> impl Fn() -> DateTime<Utc> + Send + 'static {
+        let (pinned, now) = (self.pinned, self.now);
+        move || if pinned { now } else { Utc::now() }
+    }
+
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
     pub(crate) fn team_given(&self) -> bool {
         self.team.is_some()

@@ -12,6 +12,7 @@ pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod signals;
 pub(crate) mod term;
+pub(crate) mod tui;
 
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, doctor, inbox, man, pending, run, send,
-    shutdown, status, tasks, wait, watch,
+    shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -102,6 +103,7 @@ pub(crate) enum Command {
     Inbox(inbox::InboxArgs),
     Tasks(tasks::TasksArgs),
     Status(status::StatusArgs),
+    Top(top::TopArgs),
     Watch(watch::WatchArgs),
     Ask(ask::AskArgs),
     Wait(wait::WaitArgs),
@@ -136,6 +138,7 @@ pub(crate) fn dispatch(
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Top(args) => top::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::Ask(args) => ask::run(&ctx, args),
         Command::Wait(args) => wait::run(&ctx, args),

@@ -8,7 +8,7 @@
 //! marked delivered. What teamctl itself sent before (its sent log) seeds it. A [`View`] is one
 //! frame's worth of data; it holds absolute times, so the screen can age them without a reread.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -23,7 +23,7 @@ use crate::store::paths::MemberName;
 use crate::team::config::{LEAD, Team};
 use crate::team::model::{Frame, first_line};
 use crate::team::protocol::{self, Kind, Request};
-use crate::team::sentlog::{Sent, SentLog};
+use crate::team::sentlog::Sent;
 use crate::team::tasks::Board;
 use crate::time::iso_millis;
 
@@ -107,6 +107,14 @@ impl Timeline {
                 delivery: Delivery::Delivered,
                 source: "sent_log",
             });
+        }
+    }
+
+    /// Adds what is there now (a watch's first snapshot): as [`Timeline::apply`], except that
+    /// it is not a change.
+    pub fn load(&mut self, existing: &Changes) {
+        for ev in &existing.events {
+            self.apply_event(ev);
         }
     }
 
@@ -418,10 +426,9 @@ pub struct Inputs<'a> {
     pub idle_after: Duration,
     /// Which panes are alive.
     pub live: &'a Liveness,
-    /// teamctl's sent log, read (sharpens the format guess; answered requests).
+    /// teamctl's sent log, read: the answers teamctl wrote (a request answered there is not
+    /// pending, as with `pending`), and a sharper guess of the inbox format (as `status`).
     pub sent: &'a [Sent],
-    /// teamctl's sent log, to tell answered requests (as `pending`).
-    pub log: Option<&'a SentLog>,
     /// At most this many messages of the timeline.
     pub messages: usize,
 }
@@ -446,7 +453,7 @@ pub fn view(
         .and_then(|c| c.lead())
         .map(|m| m.name.clone());
     let requests = match MemberName::parse(lead_name.as_deref().unwrap_or(LEAD))
-        .and_then(|lead| protocol::pending(team, &lead, inputs.log, now))
+        .and_then(|lead| protocol::pending(team, &lead, None, now))
     {
         Ok(r) => r,
         Err(e) => {
@@ -454,8 +461,16 @@ pub fn view(
             Vec::new()
         }
     };
+    // Answered by teamctl (the sent log, passed in so that it is read once per change).
+    let answered: HashSet<&str> = inputs
+        .sent
+        .iter()
+        .filter(|s| s.team == team.name.as_str())
+        .filter_map(|s| s.answers.as_deref())
+        .collect();
     let requests: Vec<RequestRow> = requests
         .into_iter()
+        .filter(|r| !answered.contains(r.request_id.as_str()))
         .map(|r| RequestRow {
             request_id: r.request_id.clone(),
             kind: r.kind,
@@ -749,7 +764,7 @@ mod tests {
             .with_timezone(&Utc);
         let (_, existing) = crate::observe::watch::Watch::new(team.clone(), None, now);
         let mut timeline = Timeline::new(TIMELINE_LEN);
-        timeline.apply(&existing);
+        timeline.load(&existing);
         let live = Liveness::default();
         let v = view(
             &team,
@@ -759,7 +774,6 @@ mod tests {
                 idle_after: Duration::from_secs(300),
                 live: &live,
                 sent: &[],
-                log: None,
                 messages: 50,
             },
         )
