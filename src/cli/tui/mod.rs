@@ -447,3 +447,144 @@ fn reply(ctx: &Ctx, team: &Team, a: &Answer) -> Result<String, String> {
     };
     go().map_err(|e| format!("{e:#}"))
 }
+
+/// A team on screen without files: three members, a blocked task, a request, hostile text.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use serde_json::json;
+    use teamctl::observe::status::{State, TaskCounts};
+    use teamctl::observe::top::{
+        Card, Columns, Delivery, Header, MemberRow, Message, RequestRow, Timeline, View,
+    };
+    use teamctl::team::model::Frame;
+    use teamctl::team::protocol::{Kind, Request};
+
+    use super::app::App;
+
+    pub(crate) const NOW: &str = "2026-11-29T10:00:30.000Z";
+
+    pub(crate) fn now() -> chrono::DateTime<chrono::Utc> {
+        NOW.parse().unwrap()
+    }
+
+    fn member(name: &str, lead: bool, state: State, color: Option<&str>) -> MemberRow {
+        MemberRow {
+            name: name.into(),
+            lead,
+            color: color.map(String::from),
+            state,
+            waiting: None,
+            doing: None,
+            cost_usd: None,
+            unread: 0,
+            tasks_in_progress: 0,
+            tasks_owned: 0,
+            last_event_at: Some("2026-11-29T10:00:00.000Z".into()),
+            last_event_kind: Some("message".into()),
+            process_alive: None,
+            in_config: true,
+        }
+    }
+
+    pub(crate) fn message(from: &str, to: &str, text: &str, at: &str, d: Delivery) -> Message {
+        Message {
+            at: at.into(),
+            from: from.into(),
+            to: to.into(),
+            id: format!("{from}-{at}"),
+            frame: Frame::decode(text).map(|f| f.frame_type),
+            preview: Frame::decode(text).map_or_else(
+                || teamctl::team::model::first_line(text, 80),
+                |f| teamctl::observe::top::frame_summary(&f),
+            ),
+            text: Some(text.into()),
+            delivery: d,
+            source: "inbox",
+        }
+    }
+
+    pub(crate) fn view() -> View {
+        let mut alice = member("alice", false, State::Active, Some("blue"));
+        alice.waiting = Some("permission".into());
+        alice.unread = 2;
+        alice.tasks_in_progress = 1;
+        alice.tasks_owned = 1;
+        alice.process_alive = Some(true);
+        let mut bob = member("bob", false, State::Idle, Some("green"));
+        bob.waiting = Some("blocked".into());
+        bob.tasks_owned = 1;
+        bob.last_event_at = Some("2026-11-29T09:40:00.000Z".into());
+        let frame = json!({"type": "permission_request", "request_id": "perm-1-abc",
+            "agent_id": "alice", "tool_name": "Bash", "tool_use_id": "toolu_1",
+            "description": "Run the tests", "input": {"command": "npm test"}});
+        let request = Request {
+            request_id: "perm-1-abc".into(),
+            kind: Kind::Permission,
+            from: "alice".into(),
+            at: "2026-11-29T10:00:20.000Z".into(),
+            age_seconds: 10,
+            tool_name: Some("Bash".into()),
+            description: Some("Run the tests".into()),
+            input: Some(json!({"command": "npm test"})),
+            plan_file_path: None,
+            plan_content: None,
+            host: None,
+            frame: Frame::decode(&frame.to_string()).unwrap(),
+        };
+        let card = |id: &str, subject: &str, owner: Option<&str>, blocked: &[&str]| Card {
+            id: id.into(),
+            subject: subject.into(),
+            owner: owner.map(String::from),
+            active_form: None,
+            blocked_by: blocked.iter().map(|s| s.to_string()).collect(),
+        };
+        View {
+            team: Header {
+                name: "demo".into(),
+                description: None,
+                lead: Some("team-lead".into()),
+                lead_alive: Some(true),
+                teamctl_leads: true,
+                created_at: Some("2026-11-29T08:00:00.000Z".into()),
+                cost_usd: None,
+                last_change_at: Some("2026-11-29T10:00:20.000Z".into()),
+            },
+            members: vec![member("team-lead", true, State::Active, None), alice, bob],
+            tasks: Columns {
+                pending: vec![card("3", "Ship it", Some("bob"), &["2"])],
+                in_progress: vec![card("2", "Fix the race", Some("alice"), &[])],
+                completed: vec![card("1", "Find the race", Some("alice"), &[])],
+                counts: TaskCounts::default(),
+            },
+            messages: vec![
+                message(
+                    "team-lead",
+                    "alice",
+                    "Please fix the race",
+                    "2026-11-29T10:00:00.000Z",
+                    Delivery::Delivered,
+                ),
+                message(
+                    "alice",
+                    "team-lead",
+                    &frame.to_string(),
+                    "2026-11-29T10:00:20.000Z",
+                    Delivery::Unread,
+                ),
+            ],
+            requests: vec![RequestRow {
+                request_id: "perm-1-abc".into(),
+                kind: Kind::Permission,
+                from: "alice".into(),
+                at: "2026-11-29T10:00:20.000Z".into(),
+                summary: "Bash: npm test".into(),
+                request,
+            }],
+            warnings: Vec::new(),
+        }
+    }
+
+    pub(crate) fn app() -> App {
+        App::new(view(), Timeline::new(100), "team-lead".into(), true)
+    }
+}

@@ -135,6 +135,11 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     for c in text.chars() {
         let cw = c.width().unwrap_or(0);
         if w + cw > width && !line.is_empty() {
+            if c == ' ' {
+                out.push(std::mem::take(&mut line));
+                w = 0;
+                continue;
+            }
             // Carry the last word over when the break would split it.
             match line.rfind(' ') {
                 Some(i) if line[..i].width() >= width / 2 => {
@@ -235,7 +240,7 @@ pub(crate) fn draw(f: &mut Frame, app: &App, now: DateTime<Utc>) {
         Constraint::Length(fh),
     ])
     .areas(area);
-    f.render_widget(Paragraph::new(header(app, &t, now)), head);
+    f.render_widget(Paragraph::new(header(app, &t, now, area.width)), head);
     match &app.mode {
         Mode::Inbox { member, scroll } => inbox(f, app, &t, body, member, *scroll),
         Mode::Request { id, scroll } => request(f, app, &t, body, id, *scroll, now),
@@ -257,52 +262,68 @@ pub(crate) fn draw(f: &mut Frame, app: &App, now: DateTime<Utc>) {
     }
 }
 
-fn header(app: &App, t: &Theme, now: DateTime<Utc>) -> Line<'static> {
+/// The header: the team, its lead, its age, its cost, the last change, problems, you; parts
+/// that do not fit whole are left out from the end.
+fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Line<'static> {
     let h = &app.view.team;
-    let sep = || Span::styled(" · ", t.dim());
-    let mut spans = vec![Span::styled(format!(" {} ", esc(&h.name)), t.title(true))];
-    if let Some(lead) = &h.lead {
-        spans.push(Span::raw(" lead "));
-        spans.push(Span::styled(esc(lead), t.bold()));
+    let mut parts: Vec<Vec<Span<'static>>> = Vec::new();
+    let mut lead = Vec::new();
+    if let Some(name) = &h.lead {
+        lead.push(Span::raw("lead "));
+        lead.push(Span::styled(esc(name), t.bold()));
         match h.lead_alive {
-            Some(true) => spans.push(Span::styled(" (running)", t.fg(Color::Green))),
-            Some(false) => spans.push(Span::styled(" (not running)", t.fg(Color::Red))),
+            Some(true) => lead.push(Span::styled(" (running)", t.fg(Color::Green))),
+            Some(false) => lead.push(Span::styled(" (not running)", t.fg(Color::Red))),
             None => {}
         }
+        parts.push(lead);
     }
     if let Some(up) = h.created_at.as_deref().and_then(|c| elapsed(now, c)) {
-        spans.push(sep());
-        spans.push(Span::raw(format!("up {up}")));
+        parts.push(vec![Span::raw(format!("up {up}"))]);
     }
     if let Some(cost) = h.cost_usd {
-        spans.push(sep());
-        spans.push(Span::raw(format!("${cost:.2}")));
+        parts.push(vec![Span::raw(format!("${cost:.2}"))]);
     }
-    spans.push(sep());
-    match &app.trouble {
-        Some(why) => spans.push(Span::styled(esc(why), t.error())),
-        None => spans.push(Span::raw(match &h.last_change_at {
+    parts.push(match &app.trouble {
+        Some(why) => vec![Span::styled(esc(why), t.error())],
+        None => vec![Span::raw(match &h.last_change_at {
             Some(at) => format!(
                 "last change {} ({} ago)",
                 clock(at),
                 ago(now, Some(at.as_str()))
             ),
             None => "no change yet".into(),
-        })),
-    }
+        })],
+    });
     if !app.view.warnings.is_empty() {
-        spans.push(sep());
         let n = app.view.warnings.len();
-        spans.push(Span::styled(
+        parts.push(vec![Span::styled(
             format!("{n} unreadable file{}", if n == 1 { "" } else { "s" }),
             t.error(),
-        ));
+        )]);
     }
-    spans.push(sep());
-    spans.push(Span::styled(
+    parts.push(vec![Span::styled(
         format!("you: {}", esc(&app.identity)),
         t.dim(),
-    ));
+    )]);
+    let mut spans = vec![
+        Span::styled(format!(" {} ", esc(&h.name)), t.title(true)),
+        Span::raw(" "),
+    ];
+    let mut used: usize = spans.iter().map(Span::width).sum();
+    for (i, part) in parts.into_iter().enumerate() {
+        let sep = if i == 0 { 0 } else { 3 };
+        let w: usize = part.iter().map(Span::width).sum();
+        // The first part (or the trouble) is cut rather than left out.
+        if used + sep + w > usize::from(width) && i > 0 {
+            break;
+        }
+        if i > 0 {
+            spans.push(Span::styled(" · ", t.dim()));
+        }
+        used += sep + w;
+        spans.extend(part);
+    }
     Line::from(spans)
 }
 
@@ -948,4 +969,263 @@ pub(crate) fn text(buf: &Buffer) -> String {
         rows.pop();
     }
     rows.join("\n") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use teamctl::observe::top::Timeline;
+    use teamctl::observe::watch::{Changes, Event};
+
+    use super::*;
+    use crate::cli::tui::app::Effect;
+    use crate::cli::tui::fixture::{app, now};
+    use crate::cli::tui::frame_text;
+
+    fn buffer(app: &App, w: u16, h: u16) -> Buffer {
+        let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+        term.draw(|f| draw(f, app, now())).unwrap();
+        term.backend().buffer().clone()
+    }
+
+    fn key(app: &mut App, code: crossterm::event::KeyCode) -> Effect {
+        app.key(crossterm::event::KeyEvent::from(code))
+    }
+
+    /// Every character a terminal could act on, as `term.rs` counts them.
+    fn hostile(c: char) -> bool {
+        matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{61c}' | '\u{200e}'
+            | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+
+    #[test]
+    fn a_team_at_80_by_24() {
+        let text = frame_text(&app(), now(), 80, 24);
+        let want = " demo  lead team-lead (running) · up 2h 0m · last change 10:00:20 (10s ago)
+ Members (3) ───────────────────────────────────────────────────────────────────
+  NAME      STATE      WAITING    UNREAD TASKS SEEN  ALIVE
+› team-lead active                0      0/0   30s   -
+  alice     active     permission 2      1/1   30s   yes
+  bob       idle       blocked    0      0/1   20m   -
+ Tasks ─────────────────────────────────────────────────────────────────────────
+Pending 1                  In progress 1              Completed 1
+#3 [blocked by #2] @bob Sh #2 @alice Fix the race     #1 @alice Find the race
+ Waiting for the lead (1) · a approve · d deny · ⏎ details ─────────────────────
+› alice        permission 10s  Bash: npm test
+ Messages (2, 1 unread) ────────────────────────────────────────────────────────
+10:00:00   team-lead → alice  Please fix the race
+10:00:20 ● alice → team-lead  [permission_request] Bash: npm test
+
+
+
+
+
+
+
+
+
+↑↓ select  ⏎ inbox  m message  a/d approve/deny  ⇥ pane  ? help  q quit
+";
+        assert_eq!(text, want, "got:\n{text}");
+        assert_eq!(text.lines().count(), 24);
+    }
+
+    #[test]
+    fn wider_screens_give_the_room_to_the_text() {
+        let text = frame_text(&app(), now(), 120, 30);
+        assert!(text.contains("#3 [blocked by #2] @bob Ship it"), "{text}");
+        assert!(text.contains("· you: team-lead"), "{text}");
+        assert!(text.lines().all(|l| l.width() <= 120));
+        // Tiny screens draw what fits and do not panic.
+        for (w, h) in [(20, 6), (40, 10), (80, 8), (200, 80)] {
+            let t = frame_text(&app(), now(), w, h);
+            assert!(
+                t.lines().all(|l| l.width() <= usize::from(w)),
+                "{w}x{h}:\n{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn hostile_text_never_reaches_the_screen_raw() {
+        let mut a = app();
+        let evil = "\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{1b}]52;c;aGk=\u{7}\u{202e}evil\u{2066}\r\nsecond\tline\u{9b}31m";
+        a.view.members[1].name = format!("al{evil}");
+        a.view.members[1].waiting = Some(evil.into());
+        a.view.team.name = evil.into();
+        a.view.tasks.pending[0].subject = evil.into();
+        a.view.tasks.pending[0].owner = Some(evil.into());
+        a.view.requests[0].summary = evil.into();
+        a.view.requests[0].from = evil.into();
+        a.view.messages[0].preview = evil.into();
+        a.view.messages[0].from = evil.into();
+        a.identity = evil.into();
+        let mut t = Timeline::new(10);
+        let entry = serde_json::from_value(json!({"from": evil, "text": evil,
+            "timestamp": "2026-11-29T10:00:00.000Z", "msg_id": "m1", "read": false}))
+        .unwrap();
+        t.apply(&Changes {
+            events: vec![Event {
+                schema_version: 1,
+                event: "message",
+                team: "demo".into(),
+                at: "2026-11-29T10:00:01.000Z".into(),
+                to: Some("alice".into()),
+                from: Some(evil.into()),
+                id: Some("m1".into()),
+                member: None,
+                message: Some(entry),
+                task: None,
+                member_entry: None,
+                changes: None,
+            }],
+            warnings: Vec::new(),
+        });
+        a.timeline = t;
+        let screens = [
+            crate::cli::tui::app::Mode::Normal,
+            crate::cli::tui::app::Mode::Inbox {
+                member: "alice".into(),
+                scroll: 0,
+            },
+            crate::cli::tui::app::Mode::Request {
+                id: "perm-1-abc".into(),
+                scroll: 0,
+            },
+        ];
+        for mode in screens {
+            a.mode = mode;
+            let buf = buffer(&a, 100, 30);
+            for c in &buf.content {
+                assert!(
+                    !c.symbol().chars().any(hostile),
+                    "a control character reached the screen: {:?}",
+                    c.symbol()
+                );
+            }
+            let text = render_text(&buf);
+            assert!(text.contains("\\e]0;PWNED\\x07"), "{text}");
+        }
+        // The inbox shows the text's lines, each escaped, never a raw line break.
+        assert!(render_text(&buffer(&a, 100, 30)).contains("\\u{202e}evil\\u{2066}\\r"));
+    }
+
+    fn render_text(buf: &Buffer) -> String {
+        text(buf)
+    }
+
+    #[test]
+    fn no_color_means_no_colour() {
+        let mut a = app();
+        a.colors = false;
+        for c in &buffer(&a, 100, 30).content {
+            assert_eq!((c.fg, c.bg), (Color::Reset, Color::Reset), "{c:?}");
+        }
+        // With colour, some.
+        a.colors = true;
+        assert!(
+            buffer(&a, 100, 30)
+                .content
+                .iter()
+                .any(|c| c.fg != Color::Reset)
+        );
+    }
+
+    #[test]
+    fn keys_select_write_and_answer() {
+        use crossterm::event::KeyCode::*;
+        let mut a = app();
+        assert_eq!(a.member.as_deref(), Some("team-lead"));
+        key(&mut a, Down);
+        key(&mut a, Char('j'));
+        assert_eq!(a.member.as_deref(), Some("bob"));
+        key(&mut a, Char('k'));
+        assert_eq!(a.member.as_deref(), Some("alice"));
+        // m: a one-line input, sent on Enter.
+        key(&mut a, Char('m'));
+        for c in "hi there".chars() {
+            key(&mut a, Char(c));
+        }
+        key(&mut a, Left);
+        key(&mut a, Backspace);
+        let text = frame_text(&a, now(), 80, 24);
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .starts_with("to alice› hi thee"),
+            "{text}"
+        );
+        assert_eq!(
+            key(&mut a, Enter),
+            Effect::Send {
+                to: "alice".into(),
+                text: "hi thee".into()
+            }
+        );
+        // a, then y: the selected request.
+        key(&mut a, Char('a'));
+        let text = frame_text(&a, now(), 100, 24);
+        assert!(
+            text.contains("approve perm-1-abc from alice (Bash: npm test)? y: yes"),
+            "{text}"
+        );
+        match key(&mut a, Char('y')) {
+            Effect::Answer(ans) => assert!(ans.approve && ans.id == "perm-1-abc"),
+            e => panic!("{e:?}"),
+        }
+        // d: a reason first (the default when empty), then y; anything else cancels.
+        key(&mut a, Char('d'));
+        key(&mut a, Enter);
+        assert_eq!(key(&mut a, Char('n')), Effect::None);
+        assert_eq!(a.notice.as_ref().unwrap().text, "not answered");
+        key(&mut a, Char('d'));
+        for c in "no".chars() {
+            key(&mut a, Char(c));
+        }
+        key(&mut a, Enter);
+        match key(&mut a, Char('y')) {
+            Effect::Answer(ans) => assert!(!ans.approve && ans.reason == "no"),
+            e => panic!("{e:?}"),
+        }
+        // In a team teamctl does not lead, answering is refused with approve's words.
+        a.refusal = Some("refusing to answer as team-lead".into());
+        key(&mut a, Char('a'));
+        assert!(frame_text(&a, now(), 80, 24).contains("refusing to answer as team-lead"));
+        // Tab reaches the requests, Enter shows one in full.
+        a.refusal = None;
+        key(&mut a, Tab);
+        key(&mut a, Tab);
+        assert_eq!(a.focus, crate::cli::tui::app::Pane::Requests);
+        key(&mut a, Enter);
+        let text = frame_text(&a, now(), 80, 24);
+        assert!(
+            text.contains("tool: Bash") && text.contains("\"command\": \"npm test\""),
+            "{text}"
+        );
+        key(&mut a, Esc);
+        // Enter on a member: its inbox; Esc back; q quits; Ctrl-C quits even while typing.
+        key(&mut a, BackTab);
+        key(&mut a, BackTab);
+        key(&mut a, Enter);
+        assert!(frame_text(&a, now(), 80, 24).contains("Inbox of alice"));
+        key(&mut a, Esc);
+        assert_eq!(a.mode, crate::cli::tui::app::Mode::Normal);
+        key(&mut a, Char('m'));
+        let ctrl_c =
+            crossterm::event::KeyEvent::new(Char('c'), crossterm::event::KeyModifiers::CONTROL);
+        assert_eq!(a.key(ctrl_c), Effect::Quit);
+        assert_eq!(key(&mut app(), Char('q')), Effect::Quit);
+        // ? shows the keys.
+        let mut b = app();
+        key(&mut b, Char('?'));
+        assert!(frame_text(&b, now(), 80, 24).contains("approve the selected request"));
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_counts_wide_characters() {
+        assert_eq!(wrap("aaa bbb ccc", 7), ["aaa bbb", "ccc"]);
+        assert_eq!(wrap("日本語日本語", 6), ["日本語", "日本語"]);
+        assert_eq!(wrap("", 5), [""]);
+    }
 }
