@@ -16,7 +16,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::observe::status::{self, Liveness, MemberStatus, State, TaskCounts};
+use crate::host::tmux::Liveness;
+use crate::observe::status::{self, MemberStatus, State, TaskCounts};
 use crate::observe::watch::{Changes, Event};
 use crate::store::Entry;
 use crate::store::paths::MemberName;

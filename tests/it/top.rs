@@ -9,29 +9,25 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use predicates::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use teamctl::store::lock::LockOptions;
 use teamctl::team::tasks::{self, NewTask, Patch};
 
 use crate::ask::{led_team, write_as};
-use crate::common::{TestEnv, keys, read_entries, wait_until};
-use crate::create::tmux_installed;
+use crate::common::{Ran, TestEnv, keys, read_entries, tmux_installed, wait_until};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
 #[test]
 fn once_prints_one_frame_of_the_example_team() {
     let env = TestEnv::example();
-    let out = env
+    let text = env
         .cmd()
         .args(["--team", "demo-team", "top", "--once", "--width", "80"])
         .env("TEAMCTL_NOW", "2025-11-29T19:36:00.000Z")
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        .stdout_text();
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[0].starts_with(" demo-team  lead team-lead (not running) · up 6m"),
@@ -64,25 +60,20 @@ fn once_prints_one_frame_of_the_example_team() {
         ])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert_eq!(String::from_utf8(tall).unwrap().lines().count(), 24);
+        .stdout_text();
+    assert_eq!(tall.lines().count(), 24);
 }
 
 #[test]
 fn json_is_the_frames_data() {
     let env = TestEnv::example();
-    let out = env
+    let v = env
         .cmd()
         .args(["--team", "demo-team", "top", "--json"])
         .env("TEAMCTL_NOW", "2025-11-29T19:36:00.000Z")
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+        .stdout_json();
     assert_eq!(
         keys(&v),
         [

@@ -17,12 +17,12 @@ use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use teamctl::host::proc::pid_alive;
-use teamctl::observe::status::Liveness;
+use teamctl::host::tmux::Liveness;
 use teamctl::observe::top::{self, Inputs, TIMELINE_LEN, Timeline};
 use teamctl::observe::watch::{Changes, Watch};
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::{LEAD, Team};
-use teamctl::team::mailbox::{self, SendRequest};
+use teamctl::team::mailbox::{self, SendRequest, Text};
 use teamctl::team::protocol::{self, Verdict};
 use teamctl::team::sentlog::Sent;
 
@@ -394,7 +394,7 @@ fn send(ctx: &Ctx, team: &Team, to: &str, text: String) -> Result<String, String
         let req = SendRequest {
             to: MemberName::parse(to)?,
             from: from.clone(),
-            text,
+            text: Text::new(text)?,
             summary: None,
             color: None,
             force: false,
