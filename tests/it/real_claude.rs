@@ -200,7 +200,10 @@ fn real_claude_code_teammate_seen_and_answered_in_top() {
     let Some(e2e) = e2e_dir() else { return };
     let bin = bin();
     let summary = driver(&e2e, "top-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
-    assert!(summary["reply_on_screen_ms"].is_u64(), "the reply showed in top");
+    assert!(
+        summary["reply_on_screen_ms"].is_u64(),
+        "the reply showed in top"
+    );
     assert!(
         summary["approve_to_command_ms"].is_u64(),
         "the command approved in top ran"
