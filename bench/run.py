@@ -368,6 +368,8 @@ def top_bench(tmp, samples=200, idle_s=30):
     `idle_s` seconds, with no pane recorded and with one, and its CPU time and wake-ups are read
     from /proc."""
     claude, inboxes, env = led_team(tmp, "claude-top")
+    # A sent log of its own: what the other benchmarks sent to their team "t" is not this one's.
+    env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "top-data")
     tmux_dir = os.path.join(tmp, "tmux-top")
     os.makedirs(tmux_dir)
     tenv = dict(env, TMUX_TMPDIR=tmux_dir)
@@ -423,6 +425,9 @@ def top_bench(tmp, samples=200, idle_s=30):
             token = f"bench-{i:04d}-{uuid.uuid4().hex[:6]}"
             e = entry(i)
             e["from"], e["text"], e["summary"] = "alice", token, token
+            # Stamped now: the timeline is in time order, newest last (on screen).
+            e["timestamp"] = datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z")
             entries.append(e)
             t0 = locked_replace(lead, json.dumps(entries, indent=2), i)
             while True:

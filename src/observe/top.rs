@@ -597,6 +597,23 @@ fn request_summary(r: &Request) -> String {
     }
 }
 
+/// What can be checked about the members' processes now (no file records a pane's death):
+/// the tmux panes, asked only when a member has one recorded (asking tmux costs a process).
+pub fn liveness(team: &Team) -> Liveness {
+    let panes = team.config.as_ref().is_some_and(|c| {
+        c.members.iter().any(|m| {
+            m.tmux_pane_id
+                .as_deref()
+                .is_some_and(|p| p.starts_with('%'))
+        })
+    });
+    if panes {
+        Liveness::probe()
+    } else {
+        Liveness::default()
+    }
+}
+
 impl View {
     /// The next time the view would change with no file changing: the first moment an active
     /// member turns idle (its last event grows older than `idle_after`).

@@ -37,8 +37,8 @@ fn once_prints_one_frame_of_the_example_team() {
     for want in [
         "› team-lead  active",
         "  researcher active",
-        "#2 [blocked by #1]",
-        "#1 @researcher Find the ca",
+        "#2 Fix the session refresh #1 Find the cause of the C",
+        "   blocked by #1              @researcher",
         "19:34:10 ● researcher → team-lead  [idle_notification] available: [to tester]",
         "19:35:00 ● team-lead → researcher  [shutdown_request] All tasks are done",
         "q quit",
@@ -330,8 +330,9 @@ fn live_in_a_real_terminal_at_100_by_30() {
     write_as(&env, "alice", "team-lead", evil);
     let (script, exit, stty) = top_script(&env);
     let pane = Pane::start(&env, 100, 30, &script);
-    let screen = pane.wait_for("Members (3)");
-    assert!(screen.contains("q quit"), "{screen}");
+    pane.wait_for("Members (3)");
+    // (Read as drawn: a capture may catch a frame half written.)
+    pane.wait_for("q quit");
     // Teammate text, visible and inert.
     let screen = pane.wait_for("\\e]0;PWNED\\x07\\e]52;c;aGk=\\x07\\e[2J\\e[31m\\u{202e}evil");
     assert!(screen.lines().all(|l| l.chars().count() <= 100), "{screen}");
@@ -360,7 +361,8 @@ fn live_in_a_real_terminal_at_100_by_30() {
         &lock(),
     )
     .unwrap();
-    pane.wait_for("@bob Live task");
+    pane.wait_for("#1 Live task");
+    pane.wait_for("@bob");
     let patch = Patch {
         status: Some("in_progress".into()),
         ..Patch::default()

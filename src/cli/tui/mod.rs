@@ -97,7 +97,7 @@ impl<'c> Live<'c> {
             stamp: None,
             entries: Vec::new(),
         };
-        let live = probe(&team);
+        let live = top::liveness(&team);
         let view = top::view(
             &team,
             &timeline,
@@ -152,7 +152,7 @@ impl<'c> Live<'c> {
     /// The clock's tick: whether anything that no file tells about changed (a pane died, the
     /// lead's process ended, a member's last event aged past the idle threshold).
     fn tick(&mut self) -> bool {
-        let live = probe(&self.team);
+        let live = top::liveness(&self.team);
         let lead_alive = self
             .team
             .config
@@ -168,22 +168,6 @@ impl<'c> Live<'c> {
             .next_change(self.idle_after)
             .is_some_and(|t| self.ctx.clock() >= t);
         changed || aged
-    }
-}
-
-/// Which panes are alive: asks tmux only when a member has a tmux pane.
-fn probe(team: &Team) -> Liveness {
-    let panes = team.config.as_ref().is_some_and(|c| {
-        c.members.iter().any(|m| {
-            m.tmux_pane_id
-                .as_deref()
-                .is_some_and(|p| p.starts_with('%'))
-        })
-    });
-    if panes {
-        Liveness::probe()
-    } else {
-        Liveness::default()
     }
 }
 

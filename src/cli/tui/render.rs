@@ -167,12 +167,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 fn heights(app: &App, h: u16) -> [u16; 4] {
     let v = &app.view;
     let n = |x: usize| u16::try_from(x).unwrap_or(u16::MAX);
-    let tallest = v
-        .tasks
-        .pending
-        .len()
-        .max(v.tasks.in_progress.len())
-        .max(v.tasks.completed.len());
+    let tallest = board_height(app);
     let (want_members, want_tasks) = (
         2u16.saturating_add(n(v.members.len())),
         2u16.saturating_add(n(tallest)).max(3),
@@ -212,12 +207,7 @@ fn heights(app: &App, h: u16) -> [u16; 4] {
 /// the newest messages up to `messages`.
 pub(crate) fn natural_height(app: &App, messages: usize) -> u16 {
     let v = &app.view;
-    let tallest = v
-        .tasks
-        .pending
-        .len()
-        .max(v.tasks.in_progress.len())
-        .max(v.tasks.completed.len());
+    let tallest = board_height(app);
     let req = if v.requests.is_empty() {
         0
     } else {
@@ -441,29 +431,56 @@ fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>) 
     f.render_stateful_widget(table, area, &mut state);
 }
 
-fn card(c: &Card, t: &Theme, column: &str) -> Line<'static> {
-    let mut spans = vec![Span::styled(format!("#{} ", esc(&c.id)), t.bold())];
+/// A task on the board: `#2 Fix the race`, and under it, when there is any, who owns it and
+/// what blocks it (`@alice`, `blocked by #1`).
+fn card(c: &Card, t: &Theme, column: &str) -> Vec<Line<'static>> {
+    let style = if column == "completed" {
+        t.dim()
+    } else {
+        Style::new()
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(format!("#{} ", esc(&c.id)), t.bold()),
+        Span::styled(esc(&c.subject), style),
+    ])];
+    let mut meta = vec![Span::raw("   ")];
+    if let Some(o) = &c.owner {
+        meta.push(Span::styled(format!("@{} ", esc(o)), t.fg(Color::Cyan)));
+    }
     if !c.blocked_by.is_empty() {
         let ids: Vec<String> = c
             .blocked_by
             .iter()
             .map(|b| format!("#{}", esc(b)))
             .collect();
-        spans.push(Span::styled(
-            format!("[blocked by {}] ", ids.join(",")),
-            t.fg(Color::Red),
+        meta.push(Span::styled(
+            format!("blocked by {}", ids.join(",")),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
-    if let Some(o) = &c.owner {
-        spans.push(Span::styled(format!("@{} ", esc(o)), t.fg(Color::Cyan)));
+    if meta.len() > 1 {
+        lines.push(Line::from(meta));
     }
-    let style = if column == "completed" {
-        t.dim()
+    lines
+}
+
+/// How many lines a card takes.
+fn card_height(c: &Card) -> usize {
+    if c.owner.is_some() || !c.blocked_by.is_empty() {
+        2
     } else {
-        Style::new()
-    };
-    spans.push(Span::styled(esc(&c.subject), style));
-    Line::from(spans)
+        1
+    }
+}
+
+/// The tallest column of the board, in lines.
+fn board_height(app: &App) -> usize {
+    let b = &app.view.tasks;
+    [&b.pending, &b.in_progress, &b.completed]
+        .iter()
+        .map(|col| col.iter().map(card_height).sum::<usize>())
+        .max()
+        .unwrap_or(0)
 }
 
 fn tasks(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
@@ -480,16 +497,15 @@ fn tasks(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
         ("In progress", &b.in_progress, "in_progress"),
         ("Completed", &b.completed, "completed"),
     ];
-    let tallest = columns.iter().map(|c| c.1.len()).max().unwrap_or(0);
     let scroll = app
         .tasks_scroll
-        .min(tallest.saturating_sub(usize::from(inner.height.saturating_sub(1))));
+        .min(board_height(app).saturating_sub(usize::from(inner.height.saturating_sub(1))));
     for (rect, (title, cards, key)) in cols.iter().zip(columns) {
         let mut lines = vec![Line::from(Span::styled(
             format!("{title} {}", cards.len()),
             t.bold().add_modifier(Modifier::UNDERLINED),
         ))];
-        lines.extend(cards.iter().skip(scroll).map(|c| card(c, t, key)));
+        lines.extend(cards.iter().flat_map(|c| card(c, t, key)).skip(scroll));
         f.render_widget(Paragraph::new(lines), *rect);
     }
 }
@@ -1009,13 +1025,13 @@ mod tests {
   bob       idle       blocked    0      0/1   20m   -
  Tasks ─────────────────────────────────────────────────────────────────────────
 Pending 1                  In progress 1              Completed 1
-#3 [blocked by #2] @bob Sh #2 @alice Fix the race     #1 @alice Find the race
+#3 Ship it                 #2 Fix the race            #1 Find the race
+   @bob blocked by #2         @alice                     @alice
  Waiting for the lead (1) · a approve · d deny · ⏎ details ─────────────────────
 › alice        permission 10s  Bash: npm test
  Messages (2, 1 unread) ────────────────────────────────────────────────────────
 10:00:00   team-lead → alice  Please fix the race
 10:00:20 ● alice → team-lead  [permission_request] Bash: npm test
-
 
 
 
@@ -1033,7 +1049,10 @@ Pending 1                  In progress 1              Completed 1
     #[test]
     fn wider_screens_give_the_room_to_the_text() {
         let text = frame_text(&app(), now(), 120, 30);
-        assert!(text.contains("#3 [blocked by #2] @bob Ship it"), "{text}");
+        assert!(
+            text.contains("#3 Ship it") && text.contains("@bob blocked by #2"),
+            "{text}"
+        );
         assert!(text.contains("· you: team-lead"), "{text}");
         assert!(text.lines().all(|l| l.width() <= 120));
         // Tiny screens draw what fits and do not panic.
