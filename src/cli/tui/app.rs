@@ -159,8 +159,6 @@ pub(crate) struct App {
     /// Why the team cannot be read right now (its folder is gone).
     pub(crate) trouble: Option<String>,
     pub(crate) colors: bool,
-    /// Where file changes come from: `inotify` or `polling`.
-    pub(crate) source: &'static str,
 }
 
 impl App {
@@ -180,7 +178,6 @@ impl App {
             busy: None,
             trouble: None,
             colors,
-            source: "inotify",
         };
         app.set_view(app.view.clone());
         app

@@ -7,7 +7,6 @@ pub(crate) mod app;
 pub(crate) mod render;
 mod terminal;
 
-use std::collections::VecDeque;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -232,11 +231,6 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     let mut waker = watch.waker(opts.poll);
     waker.set_idle_wake(TICK);
     let mut live = Live::new(ctx, team, timeline, opts.colors, opts.idle_after)?;
-    live.app.source = if waker.notifications() {
-        "inotify"
-    } else {
-        "polling"
-    };
     // What changed before the watches were in place.
     let missed = watch.rescan(ctx.clock());
     live.app.timeline.apply(&missed);
@@ -282,29 +276,24 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
 
     let result = std::thread::scope(|scope| -> Result<()> {
         let mut next_tick = Instant::now() + TICK;
-        let mut queue: VecDeque<Msg> = VecDeque::new();
         loop {
+            // The clock's tick, also when changes keep coming faster than it.
+            if Instant::now() >= next_tick {
+                next_tick = Instant::now() + TICK;
+                if live.tick() {
+                    live.refresh();
+                }
+            }
             let now = ctx.clock();
             screen
                 .terminal
                 .draw(|f| render::draw(f, &live.app, now))
                 .context("could not draw on the terminal")?;
-            let first = match queue.pop_front() {
-                Some(m) => m,
-                None => {
-                    match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
-                        Ok(m) => m,
-                        Err(RecvTimeoutError::Timeout) => {
-                            next_tick = Instant::now() + TICK;
-                            if live.tick() {
-                                live.refresh();
-                            }
-                            continue;
-                        }
-                        Err(RecvTimeoutError::Disconnected) => {
-                            anyhow::bail!("top's event threads stopped")
-                        }
-                    }
+            let first = match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("top's event threads stopped")
                 }
             };
             // Everything already waiting is handled before the next draw: a burst of writes
@@ -357,7 +346,6 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                     }
                 }
             }
-            queue.clear();
             if changed {
                 live.refresh();
             }
