@@ -16,42 +16,72 @@ use crate::cli::tui;
 
 /// Watch a team live: members, tasks, messages and requests, as its files change
 ///
-/// A full-screen view of one team that follows its files as they change (inotify, or --poll):
-/// the members (the lead first) with their state, why they wait (permission, plan, blocked),
-/// unread messages, tasks and when they were last seen; the task board (pending, with what
-/// blocks them; in progress, with the owner; completed); the requests waiting for the lead,
-/// highlighted; and the team's messages, newest last, protocol frames named
-/// ([permission_request] Bash: npm test), unread ones marked ●. A message current Claude Code
-/// takes out of its inbox stays on screen. Times are UTC.
+/// A full-screen view of one team, redrawn as its files change (inotify as `watch`, or --poll
+/// MS), over `ssh -t` and inside tmux alike. It shows:
+/// the members, the lead first: their state (as `status`), why they wait (permission or plan: a
+/// request of theirs waits for the lead; blocked: every open task they own is blocked), unread
+/// messages in their inbox, tasks in progress/owned, how long since their last event, whether
+/// their pane or process is alive; the tasks as a board (pending, with what blocks them; in
+/// progress, with the owner; completed), with counts; the requests waiting for the lead
+/// (permission, plan, sandbox; as `pending`), highlighted, when there are any; the team's newest
+/// messages across inboxes, newest last, protocol frames named (`[permission_request] Bash: npm
+/// test`), ● for one still unread in its inbox. Current Claude Code deletes a message from its
+/// inbox once delivered: top keeps every message it saw arrive, and starts with what the
+/// inboxes hold and what teamctl's sent log recorded. A header gives the team, its lead, its
+/// age, the last change, problems and your identity; a footer the keys (below). Times are UTC.
 ///
-/// Keys: ↑/↓ or j/k select a member; Enter opens its inbox (Esc back); m writes to it, sent as
-/// `teamctl send` sends (your identity, the inbox lock, the read-back); Tab moves between panes;
-/// on a request, Enter shows it in full, a approves and d denies it (with a reason) after y,
-/// as `approve`/`deny` do, refused likewise in a team teamctl does not lead; ? help; q or
-/// Ctrl-C quits.
+/// A message typed with m is sent exactly as `send` sends it (your identity, the inbox's lock,
+/// the read-back); a request is answered with a or d, then y, exactly as `approve`/`deny` answer
+/// it, and refused as they refuse in a team teamctl does not lead.
 ///
-/// Teammate text is shown with every control character made visible, as in all human output.
-/// NO_COLOR turns colour off. The terminal is given back (raw mode off, main screen, cursor)
-/// on q, on SIGINT/SIGTERM/SIGHUP, on a panic and on a failed write. An idle team costs no
-/// CPU: besides file changes, top wakes once a second to check panes and age the times shown.
+/// Teammate text goes through the same neutralisation as all human output. NO_COLOR turns
+/// colour off (bold and reverse stay). It fits 80x24 (a header part that does not fit is left
+/// out whole; long text is cut) and redraws on resize. The terminal is given back (raw mode
+/// off, main screen, cursor shown) on q, on SIGINT, SIGTERM and SIGHUP (after a write in
+/// progress finished), on a panic and when a write to the terminal fails. An idle team costs
+/// no CPU: besides file changes, top wakes once a second, to age the times on screen and to
+/// notice a pane or the lead's process gone (it asks tmux only when a member has a pane).
 ///
-/// Needs a terminal: with stdout not a terminal, or TERM=dumb, it exits 2 (use `status` for a
-/// snapshot, `watch` for a stream of changes, or --once). --once prints one frame as plain text
-/// and exits. With --json: the data of one frame as one document, {"schema_version":1,"team":
-/// {"name","description","lead","lead_alive","teamctl_leads","created_at","cost_usd",
-/// "last_change_at"},"members":[{"name","lead","color","state","waiting","doing","cost_usd",
-/// "unread","tasks_in_progress","tasks_owned","last_event_at","last_event_kind",
-/// "process_alive","in_config"}],"tasks":{"pending","in_progress","completed":[{"id",
-/// "subject","owner","active_form","blocked_by"}],"counts":{…as status}},"messages":[{"at",
-/// "from","to","id","frame","preview","text","delivery","source"}],"requests":[{"request_id",
-/// "kind","from","at","summary","request":{…as pending}}],"warnings":[]}. "doing" and
-/// "cost_usd" are null until teamctl reads transcripts.
+/// Not yet: what each member is DOING, its COST, the team's total cost and Enter opening a
+/// member's transcript (`log`) come with transcript reading; until then the view has what
+/// `status` has and Enter opens the member's inbox.
+///
+/// Needs a terminal: with stdout not one, or TERM=dumb, it exits 2 (use `status` for a
+/// snapshot, `watch` for a stream of changes, or --once). --once prints one frame as plain
+/// text and exits: the terminal's width or --width N, tall enough for everything or --height N.
+///
+/// With --json: the data of one frame as one document (no terminal needed):
+/// `{"schema_version":1,"team":{"name","description","lead","lead_alive","teamctl_leads",
+/// "created_at","cost_usd","last_change_at"},"members":[{"name","lead","color","state",
+/// "waiting","doing","cost_usd","unread","tasks_in_progress","tasks_owned","last_event_at",
+/// "last_event_kind","process_alive","in_config"}],"tasks":{"pending","in_progress",
+/// "completed":[{"id","subject","owner","active_form","blocked_by"}],"counts":{as status}},
+/// "messages":[{"at","from","to","id","frame","preview","text","delivery","source"}],
+/// "requests":[{"request_id","kind","from","at","summary","request":{as pending}}],
+/// "warnings":[]}`. waiting is permission, plan, blocked or null; blocked_by the open blockers;
+/// delivery unread, read (older Claude Code) or delivered (taken out of its inbox); source inbox,
+/// or sent_log for a message known only from teamctl's sent log (its text is then null); doing
+/// and cost_usd are null until teamctl reads transcripts.
+///
+/// Exit codes: 0 on q or Ctrl-C, 2 without a terminal, 128+n on signal n.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Examples:
+#[command(after_long_help = "Keys:
+  ↑ ↓  j k     select a member (in the other panes: select a request, or scroll)
+  Tab S-Tab    next / previous pane: members, tasks, requests, messages
+  Enter        the selected member's inbox, every message in full (a request: in full)
+  Esc          back
+  m            write to the selected member, one line, Enter sends
+  a            approve the selected request (y confirms)
+  d            deny it, with a reason (Enter, then y confirms)
+  PgUp PgDn    scroll by ten; g G to the top / bottom
+  ?            the keys
+  q  Ctrl-C    quit
+
+Examples:
   teamctl top
   teamctl top --team review-42 --idle-after 2m
   teamctl top --once --width 100          # one frame, for a script or a bug report
-  ssh build-box -t teamctl top            # over ssh (-t: a terminal)")]
+  ssh -t build-box teamctl top            # over ssh (-t: a terminal)")]
 pub(crate) struct TopArgs {
     /// Print one frame as plain text and exit (no terminal needed)
     #[arg(long)]
