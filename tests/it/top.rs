@@ -290,10 +290,15 @@ fn quote(p: &Path) -> String {
 /// `teamctl top` in the pane, then its exit code and the terminal's settings into files, then
 /// a shell that stays (so the pane can be read after top is gone).
 fn top_script(env: &TestEnv) -> (String, PathBuf, PathBuf) {
+    top_script_with(env, "")
+}
+
+/// As [`top_script`], with `vars` (`NAME=value `) before the command.
+fn top_script_with(env: &TestEnv, vars: &str) -> (String, PathBuf, PathBuf) {
     let exit = env.dir.path().join("top.exit");
     let stty = env.dir.path().join("top.stty");
     let script = format!(
-        "{} --team t top; echo $? > {}; stty -a > {}; exec sleep 600",
+        "{vars}{} --team t top; echo $? > {}; stty -a > {}; exec sleep 600",
         quote(&crate::common::bin()),
         quote(&exit),
         quote(&stty)
@@ -467,6 +472,26 @@ fn live_at_80_by_24_resized_then_ended_by_a_signal() {
     assert!(wait_until(DEADLINE, || fs::read_to_string(&exit)
         .is_ok_and(|s| s.trim() == "143")));
     assert_restored(&pane, &stty);
+}
+
+#[test]
+fn a_panic_on_any_thread_gives_the_terminal_back() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    led_team(&env);
+    // The file watcher's thread panics at the first change (a test-only fault).
+    let (script, exit, stty) = top_script_with(&env, "TEAMCTL_TEST_FAULTS=top_panic ");
+    let pane = Pane::start(&env, 100, 30, &script);
+    pane.wait_for("Members (3)");
+    pane.wait_for("q quit");
+    write_as(&env, "alice", "team-lead", "a change");
+    assert!(wait_until(DEADLINE, || fs::read_to_string(&exit)
+        .is_ok_and(|s| s.trim() == "1")));
+    assert_restored(&pane, &stty);
+    let screen = pane.wait_for("error: top stopped: the file watcher panicked");
+    assert!(screen.contains("TEAMCTL_TEST_FAULTS=top_panic"), "{screen}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub(crate) mod app;
 pub(crate) mod render;
 mod terminal;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -40,6 +41,10 @@ pub(crate) struct Options {
     pub(crate) colors: bool,
 }
 
+/// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
+/// show that a panic on any thread gives the terminal back.
+pub(crate) static TEST_PANIC: AtomicBool = AtomicBool::new(false);
+
 /// How often the clock ticks: liveness checks and the ages on screen, nothing else.
 const TICK: Duration = Duration::from_secs(1);
 
@@ -50,6 +55,18 @@ enum Msg {
     Files(Changes),
     Signal,
     Done(Result<String, String>),
+}
+
+/// Tells the loop when the thread holding it ends by a panic (the panic hook has given the
+/// terminal back by then; the loop must stop, not draw on the main screen).
+struct Watchdog(mpsc::Sender<Msg>, &'static str);
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.0.send(Msg::TermGone(format!("{} panicked", self.1)));
+        }
+    }
 }
 
 /// teamctl's sent log, re-read only when the file changed (it can hold megabytes).
@@ -239,9 +256,14 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     // File changes, on a thread of their own (it blocks on the notifications).
     let clock = ctx.clock_fn();
     let files = tx.clone();
+    let dog = Watchdog(tx.clone(), "the file watcher");
     std::thread::spawn(move || {
+        let _dog = dog;
         loop {
             let changes = watch.next(&mut waker, TICK, &clock);
+            if TEST_PANIC.load(Ordering::SeqCst) && !changes.events.is_empty() {
+                panic!("TEAMCTL_TEST_FAULTS=top_panic: a change");
+            }
             if (!changes.events.is_empty() || !changes.warnings.is_empty())
                 && files.send(Msg::Files(changes)).is_err()
             {
@@ -258,7 +280,9 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     let mut screen = terminal::Screen::take().context("could not set up the terminal")?;
     // Keys and resizes, on a thread of their own (it blocks on the terminal).
     let keys = tx.clone();
+    let dog = Watchdog(tx.clone(), "the terminal reader");
     std::thread::spawn(move || {
+        let _dog = dog;
         loop {
             match crossterm::event::read() {
                 Ok(ev) => {
@@ -277,6 +301,9 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     let result = std::thread::scope(|scope| -> Result<()> {
         let mut next_tick = Instant::now() + TICK;
         loop {
+            if !terminal::taken() {
+                anyhow::bail!("top stopped: a panic gave the terminal back");
+            }
             // The clock's tick, also when changes keep coming faster than it.
             if Instant::now() >= next_tick {
                 next_tick = Instant::now() + TICK;
@@ -314,7 +341,9 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                             live.app.busy = Some(format!("sending to {to}…"));
                             let done = tx.clone();
                             let team = live.team.clone();
+                            let dog = Watchdog(tx.clone(), "sending");
                             scope.spawn(move || {
+                                let _dog = dog;
                                 let _ = done.send(Msg::Done(send(ctx, &team, &to, text)));
                             });
                         }
@@ -326,7 +355,9 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                             ));
                             let done = tx.clone();
                             let team = live.team.clone();
+                            let dog = Watchdog(tx.clone(), "answering");
                             scope.spawn(move || {
+                                let _dog = dog;
                                 let _ = done.send(Msg::Done(reply(ctx, &team, &a)));
                             });
                         }
@@ -334,6 +365,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                     Msg::Term(Event::Paste(text)) => live.app.paste(&text),
                     // A resize is drawn by the next frame (ratatui resizes its buffers).
                     Msg::Term(_) => {}
+                    Msg::TermGone(e) if !terminal::taken() => anyhow::bail!("top stopped: {e}"),
                     Msg::TermGone(e) => anyhow::bail!("lost the terminal: {e}"),
                     Msg::Signal => return Ok(()),
                     Msg::Done(r) => {

@@ -56,6 +56,12 @@ impl Drop for Screen {
     }
 }
 
+/// Whether the terminal is still ours: `false` once a panic (on any thread) gave it back, so
+/// the loop stops drawing on the main screen.
+pub(crate) fn taken() -> bool {
+    TAKEN.load(Ordering::SeqCst)
+}
+
 /// Gives the terminal back (once; errors ignored: the terminal may be gone).
 pub(crate) fn restore() {
     if !TAKEN.swap(false, Ordering::SeqCst) {
