@@ -519,3 +519,32 @@ fn a_dumb_terminal_is_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn no_color_in_a_real_terminal() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    led_team(&env);
+    let colour = |raw: &str| {
+        raw.split('\u{1b}').skip(1).any(|seq| {
+            let Some(params) = seq.strip_prefix('[').and_then(|s| s.split_once('m')) else {
+                return false;
+            };
+            params.0.split(';').any(|p| {
+                matches!(
+                    p.parse::<u16>(),
+                    Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+                )
+            })
+        })
+    };
+    for (vars, coloured) in [("NO_COLOR=1 ", false), ("", true)] {
+        let (script, _, _) = top_script_with(&env, vars);
+        let pane = Pane::start(&env, 100, 30, &script);
+        pane.wait_for("q quit");
+        let raw = pane.screen(true);
+        assert_eq!(colour(&raw), coloured, "{vars:?}: {raw:?}");
+    }
+}
