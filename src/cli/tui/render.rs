@@ -661,7 +661,11 @@ fn inbox(f: &mut Frame, app: &App, t: &Theme, area: Rect, member: &str, scroll: 
             head.push(Span::styled(format!("  [{}]", esc(fr)), t.fg(Color::Cyan)));
         }
         lines.push(Line::from(head));
-        match &m.text {
+        // A frame is compact JSON: shown indented, one field a line.
+        let pretty = m.frame.as_ref().and(m.text.as_deref()).and_then(|t| {
+            serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(t).ok()?).ok()
+        });
+        match pretty.as_ref().or(m.text.as_ref()) {
             Some(text) => {
                 for raw in text.split('\n') {
                     for part in wrap(&esc(raw), width) {
