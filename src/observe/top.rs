@@ -72,6 +72,8 @@ pub struct Message {
 pub struct Timeline {
     max: usize,
     lines: Vec<Message>,
+    /// Each line's time, parsed once (`None`: unparseable, sorted first).
+    times: Vec<Option<DateTime<Utc>>>,
     last_change: Option<DateTime<Utc>>,
 }
 
@@ -81,6 +83,7 @@ impl Timeline {
         Timeline {
             max: max.max(1),
             lines: Vec::new(),
+            times: Vec::new(),
             last_change: None,
         }
     }
@@ -114,7 +117,21 @@ impl Timeline {
     /// Adds what is there now (a watch's first snapshot): as [`Timeline::apply`], except that
     /// it is not a change.
     pub fn load(&mut self, existing: &Changes) {
-        for ev in &existing.events {
+        // Only the newest `max` can stay: pick them first (a big team's inboxes hold tens of
+        // thousands of entries, and inserting each in time order would move the rest).
+        let mut found: Vec<(Option<DateTime<Utc>>, &Event)> = existing
+            .events
+            .iter()
+            .filter(|ev| ev.event == "message")
+            .map(|ev| {
+                let at = ev.message.as_ref().and_then(|m| m.get("timestamp"));
+                (at.and_then(Value::as_str).and_then(parse), ev)
+            })
+            .collect();
+        // Stable: equal times keep the file order.
+        found.sort_by_key(|(at, _)| *at);
+        let skip = found.len().saturating_sub(self.max);
+        for (_, ev) in &found[skip..] {
             self.apply_event(ev);
         }
     }
@@ -164,11 +181,16 @@ impl Timeline {
     /// beyond the limit.
     fn insert(&mut self, m: Message) {
         let at = parse(&m.at);
-        let i = self.lines.partition_point(|x| parse(&x.at) <= at);
+        if self.lines.len() >= self.max && self.times.first().is_some_and(|first| at < *first) {
+            return;
+        }
+        let i = self.times.partition_point(|t| *t <= at);
         self.lines.insert(i, m);
+        self.times.insert(i, at);
         if self.lines.len() > self.max {
             let extra = self.lines.len() - self.max;
             self.lines.drain(..extra);
+            self.times.drain(..extra);
         }
     }
 
@@ -737,6 +759,33 @@ mod tests {
         let texts: Vec<&str> = t.messages().iter().map(|m| m.preview.as_str()).collect();
         assert_eq!(texts, ["second", "n0", "n1"]);
         assert_eq!(t.inbox_of("bob").count(), 3);
+    }
+
+    #[test]
+    fn loading_keeps_the_newest() {
+        let mut t = Timeline::new(3);
+        let evs: Vec<(&'static str, &str, Value)> = [7, 2, 9, 4, 8, 1]
+            .iter()
+            .map(|n| {
+                let at = format!("2026-11-29T10:00:0{n}.000Z");
+                (
+                    "message",
+                    "bob",
+                    msg("alice", &format!("m{n}"), &at, &format!("id{n}")),
+                )
+            })
+            .collect();
+        t.load(&changes(evs));
+        let texts: Vec<&str> = t.messages().iter().map(|m| m.preview.as_str()).collect();
+        assert_eq!(texts, ["m7", "m8", "m9"]);
+        assert_eq!(t.last_change(), None);
+        // Older than everything kept, at capacity: not kept.
+        t.apply(&changes(vec![(
+            "message",
+            "bob",
+            msg("alice", "old", "2026-11-29T09:00:00.000Z", "old"),
+        )]));
+        assert_eq!(t.messages()[0].preview, "m7");
     }
 
     #[test]
