@@ -26,5 +26,6 @@ mod send;
 mod status;
 mod store;
 mod tasks;
+mod top;
 mod wait;
 mod watch;
