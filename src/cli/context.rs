@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
+use teamctl::team::lead::Leads;
 use teamctl::team::sentlog::SentLog;
 use teamctl::time;
 
@@ -32,6 +33,8 @@ pub(crate) struct Ctx {
     pub(crate) sent_log: Option<SentLog>,
     /// teamctl's own data: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data directory.
     pub(crate) data_dir: Option<PathBuf>,
+    /// teamctl's private record of the teams it leads, in the data dir.
+    pub(crate) leads: Option<Leads>,
     cwd: PathBuf,
 }
 
@@ -80,6 +83,7 @@ impl Ctx {
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
             sent_log: data_dir.as_deref().map(SentLog::in_dir),
+            leads: data_dir.as_deref().map(Leads::in_dir),
             data_dir,
             cwd: std::env::current_dir().unwrap_or_default(),
         })
@@ -131,7 +135,7 @@ impl Ctx {
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
         let name = config::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
-        Team::open(&self.layout, &name)
+        Team::open(&self.layout, &name, self.leads.as_ref())
     }
 }
 

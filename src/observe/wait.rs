@@ -22,7 +22,6 @@
 //!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
@@ -281,8 +280,8 @@ fn is_active(watch: &Watch, name: &str) -> Option<bool> {
     member_entry(watch, name)?.get("isActive")?.as_bool()
 }
 
-fn mtime(path: &std::path::Path) -> Option<DateTime<Utc>> {
-    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+fn mtime(path: &crate::store::dir::Loc) -> Option<DateTime<Utc>> {
+    let modified = path.stat().ok()??.mtime;
     Some(modified.into())
 }
 
@@ -668,13 +667,14 @@ impl Tracker {
             .tasks()
             .iter()
             .filter_map(|(id, raw)| {
-                Task::from_raw(
+                Task::from_file(
                     raw.clone(),
-                    watch
+                    &watch
                         .team()
                         .layout
                         .tasks_dir(&watch.team().name)
                         .join(format!("{id}.json")),
+                    id,
                 )
                 .ok()
             })

@@ -1031,7 +1031,7 @@ pub fn answer_pending(
 }
 
 /// `(from, timestamp)` of every `idle_notification` in an inbox.
-fn idle_times(inbox: &Path) -> Result<Vec<(String, String)>> {
+fn idle_times(inbox: &crate::store::dir::Loc) -> Result<Vec<(String, String)>> {
     let entries = crate::store::read_inbox(inbox)?.unwrap_or_default();
     Ok(entries
         .iter()

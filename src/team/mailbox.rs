@@ -1,7 +1,7 @@
 //! Sending into and reading from a team's inboxes: the rules on top of [`crate::store`]
 //! (membership, deleted session teams, summaries, ids, filters, mark-read and consume).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
+use crate::store::dir::Loc;
 use crate::store::id;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{MemberName, RESERVED};
@@ -86,7 +87,7 @@ pub fn join(
         )));
     }
     let path = team.layout.config_path(&team.name);
-    if !path.exists() {
+    if path.stat()?.is_none() {
         bail!(
             "team '{}' has no config.json, so there is no member list to join",
             team.name
@@ -146,7 +147,7 @@ pub struct Delivery {
     /// Recipient.
     pub to: String,
     /// Its inbox file.
-    pub inbox: PathBuf,
+    pub inbox: Loc,
     /// The entry as written, or the entry already there with the same id; `None` when the
     /// sent log says it was sent and it has since left the inbox.
     pub entry: Option<Entry>,
@@ -358,7 +359,7 @@ impl DeliveryState {
 /// # Errors
 /// A corrupt inbox or I/O.
 pub fn wait_delivered(
-    inbox: &Path,
+    inbox: &Loc,
     id: &str,
     deadline: Instant,
     every: Duration,
@@ -533,7 +534,7 @@ pub fn read(team: &Team, member: &MemberName, filter: &Filter) -> Result<InboxRe
             Ok(view) if filter.matches(&view) => out.shown.push(Shown { entry, view }),
             Ok(_) => {}
             Err(m) => out.skipped.push(Skipped {
-                inbox: path.clone(),
+                inbox: path.to_path_buf(),
                 index,
                 field: m.field,
             }),

@@ -150,7 +150,7 @@ fn only_file(dir: &Path) -> bool {
 /// The append property; returns whether the entry was written.
 fn check_append(before: &[u8], entry: &Entry) -> Result<bool, TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("a.json");
+    let path = teamctl::store::dir::Loc::root(tmp.path()).join("a.json");
     fs::write(&path, before).unwrap();
     // Compared with lone surrogates read as U+FFFD (the append never rewrites such an entry:
     // it splices or refuses).
@@ -244,10 +244,10 @@ proptest! {
     #[test]
     fn task_update_refuses_unchanged_or_changes_only_status(bytes in any_task()) {
         let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("1.json");
+        let path = teamctl::store::dir::Loc::root(tmp.path()).join("1.json");
         fs::write(&path, &bytes).unwrap();
         let patch = Patch { status: Some("completed".into()), ..Patch::default() };
-        let result = tasks::update(tmp.path(), "1", &patch, &fast_lock());
+        let result = tasks::update(&teamctl::store::dir::Loc::root(tmp.path()), "1", &patch, &fast_lock());
         let after = fs::read(&path).unwrap();
         prop_assert!(only_file(tmp.path()), "a lock or temp file was left");
         match result {
@@ -342,7 +342,7 @@ fn interesting_inputs() {
 #[test]
 fn lone_surrogates_are_shown_as_replacement_characters() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("a.json");
+    let path = teamctl::store::dir::Loc::root(tmp.path()).join("a.json");
     fs::write(
         &path,
         "[\n  {\n    \"from\": \"a\",\n    \"text\": \"x\\ud800\"\n  }\n]",

@@ -216,6 +216,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     if let Some(r) = runner.as_mut() {
         r.step_reopened(ctx, watch.team())?;
     }
+    let mut bad_names = None;
     let recipients = match to {
         Some(to) => vec![to],
         None => {
@@ -223,10 +224,21 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             if names.is_empty() {
                 bail!("team '{}' has no teammates to ask", team.name);
             }
-            names
-                .iter()
-                .map(|n| MemberName::parse(n))
-                .collect::<Result<Vec<_>>>()?
+            let (ok, bad): (Vec<_>, Vec<_>) =
+                names.iter().partition(|n| MemberName::parse(n).is_ok());
+            // A member whose name breaks the naming rules cannot be asked; the others still
+            // are, and the exit code says not everyone was.
+            for n in bad {
+                let e = anyhow::anyhow!(
+                    "could not ask {}: its name in config.json breaks the naming rules",
+                    teamctl::store::paths::quote(n)
+                );
+                warn(&format!("{e:#}"));
+                bad_names.get_or_insert(e);
+            }
+            ok.into_iter()
+                .filter_map(|n| MemberName::parse(n).ok())
+                .collect()
         }
     };
     let mut shut = shut_down_in(&watch);
@@ -234,7 +246,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let mut last_probe = Instant::now();
 
     let mut asked: Vec<Asked> = Vec::new();
-    let mut send_error = None;
+    let mut send_error = bad_names;
     for to in &recipients {
         let mut q = Question::new(&watch, to.as_str(), asker.as_str());
         if let Some(why) = gone_reason(&watch, to.as_str(), &shut, &live) {
@@ -277,7 +289,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             ));
         }
         // Look at the teammate's inbox as it is after the write before anything else.
-        let synced = watch.reload_paths(std::slice::from_ref(&d.inbox), clock());
+        let synced = watch.reload_paths(&[d.inbox.to_path_buf()], clock());
         // A repeated question that already left the inbox is known only to the sent log.
         let stamp = d
             .entry

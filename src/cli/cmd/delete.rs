@@ -62,6 +62,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
         &args.reason,
         timeout,
         args.force,
+        ctx.leads.as_ref(),
         ctx.now,
         &ctx.lock,
     )?;

@@ -73,6 +73,7 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         path_var: std::env::var_os("PATH"),
         agent_teams_env: std::env::var(AGENT_TEAMS_VAR).ok(),
         now: SystemTime::now(),
+        leads: ctx.leads.clone(),
         sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);
