@@ -54,7 +54,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l description -
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l cwd -d 'The teammates\' working directory [default: the current one]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type) [default in config.json: general-purpose]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode passed to the teammates (--permission-mode)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts (--permission-mode; a lead\'s teammates inherit its mode)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l launch -d 'Start the teammates in tmux, or only provision the files' -r -f -a "tmux\t''
 none\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l timeout -d 'How long to wait for every teammate to take its brief' -r
@@ -62,14 +62,14 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start the teammates with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l prompt-file -d 'Read the prompt from a file (`-`: standard input)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l cwd -d 'The lead\'s working directory [default: the current one]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l model -d 'Model for the lead (--model); its teammates get the lead\'s' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l permission-mode -d 'Permission mode for the lead (--permission-mode); teammates inherit it' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts (--permission-mode; a lead\'s teammates inherit its mode)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l teammate-mode -d 'Where the lead starts its teammates [default: Claude Code\'s teammateMode setting]' -r -f -a "tmux\t''
 in-process\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l timeout -d 'Give up after this long (exit code 3)' -r
@@ -79,7 +79,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start the lead with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -12,9 +12,8 @@ use teamctl::team::lead::Leads;
 use teamctl::team::sentlog::SentLog;
 use teamctl::time;
 
-use crate::cli::GlobalArgs;
-use crate::cli::env;
 use crate::cli::output::Output;
+use crate::cli::{GlobalArgs, env};
 
 /// What the command line and the environment decided, as explicit inputs for the library.
 pub(crate) struct Ctx {

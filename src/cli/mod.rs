@@ -4,10 +4,13 @@
 //! It imports the library (`teamctl`) and nothing imports it.
 
 pub(crate) mod answer;
+pub(crate) mod args;
 pub(crate) mod by_policy;
 pub(crate) mod cmd;
+pub(crate) mod compose;
 pub(crate) mod context;
 pub(crate) mod env;
+pub(crate) mod launch;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod signals;

@@ -1,9 +1,12 @@
 //! How Claude Code is launched: the permission flags, the environment a lead passes to what it
 //! starts, the binary that was used, and POSIX shell quoting for the command lines.
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+
 use serde::Serialize;
 
-use crate::host::resolve::FoundBy;
+use crate::host::resolve::{self, FoundBy};
 
 /// Variables a Claude Code lead passes to the teammates it starts, on their command line
 /// (spec §8.1); teamctl passes the ones that are set, plus `CLAUDE_CONFIG_DIR` always.
@@ -53,6 +56,76 @@ pub enum Permission {
     Mode(String),
     /// `--dangerously-skip-permissions`.
     Skip,
+}
+
+impl Permission {
+    /// From the two flags people give: a mode wins over skipping.
+    pub fn from_flags(mode: Option<&str>, skip: bool) -> Permission {
+        match (mode, skip) {
+            (Some(m), _) => Permission::Mode(m.to_string()),
+            (None, true) => Permission::Skip,
+            (None, false) => Permission::Default,
+        }
+    }
+
+    /// The words for Claude Code's command line, shell-quoted.
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            Permission::Default => Vec::new(),
+            Permission::Mode(m) => vec!["--permission-mode".into(), shell_quote(m)],
+            Permission::Skip => vec!["--dangerously-skip-permissions".into()],
+        }
+    }
+
+    /// Whether it skips the permission prompts (Claude Code then shows its bypass dialog).
+    pub fn bypasses(&self) -> bool {
+        match self {
+            Permission::Skip => true,
+            Permission::Mode(m) => m == "bypassPermissions",
+            Permission::Default => false,
+        }
+    }
+}
+
+/// What starting Claude Code needs from the environment: where to find `claude` and the
+/// variables to give it.
+#[derive(Debug, Clone)]
+pub struct ClaudeEnv {
+    /// Binary resolution inputs.
+    pub resolve: resolve::Inputs,
+    /// The variables of [`PASSTHROUGH_ENV`] that are set.
+    pub passthrough: Vec<(String, String)>,
+    /// The variables of [`PANE_ENV`] that are set.
+    pub pane_env: Vec<(String, String)>,
+}
+
+impl ClaudeEnv {
+    /// Reads the variables through `var` (set and not empty, else `None`): `claude_bin` is
+    /// `--claude-bin`, `teammate_command` the `CLAUDE_CODE_TEAMMATE_COMMAND` override.
+    pub fn new(
+        claude_bin: Option<PathBuf>,
+        teammate_command: Option<PathBuf>,
+        path: Option<OsString>,
+        home: Option<PathBuf>,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> ClaudeEnv {
+        let set = |names: &[&str]| -> Vec<(String, String)> {
+            names
+                .iter()
+                .filter_map(|k| Some((k.to_string(), var(k)?)))
+                .collect()
+        };
+        ClaudeEnv {
+            resolve: resolve::Inputs::new(
+                claude_bin.filter(|p| !p.as_os_str().is_empty()),
+                teammate_command,
+                path,
+                home,
+            ),
+            passthrough: set(&PASSTHROUGH_ENV),
+            pane_env: set(&PANE_ENV),
+        }
+    }
 }
 
 /// The binary used, in the result.

@@ -22,6 +22,7 @@
 //!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
@@ -29,11 +30,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::host::proc::pid_alive;
-use crate::observe::status::Liveness;
-use crate::observe::watch::{Changes, Watch};
-use crate::store::Entry;
-use crate::store::id;
+use crate::host::tmux::Liveness;
+use crate::observe::follow::{Following, Observer};
+use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
+use crate::store::{Entry, id};
+use crate::team::config::Team;
 use crate::team::mailbox::{DeliveryState, TypeFilter};
 use crate::team::model::{Frame, first_line};
 use crate::team::sentlog::SentLog;
@@ -910,6 +912,96 @@ fn recipient_of(watch: &Watch, mid: &str, log: Option<&SentLog>) -> Result<Strin
         "message {mid} is in no inbox of team '{}' and not in the sent log",
         watch.team().name
     )
+}
+
+/// What the caller learns while [`wait`] blocks, beyond an [`Observer`]'s: each condition as
+/// it is met, and the open ones once the wait starts to block.
+pub trait WaitObserver: Observer {
+    /// `state` has just been met (or was already, at the start).
+    ///
+    /// # Errors
+    /// An error ends the wait with it.
+    fn met(&mut self, state: &ConditionState) -> Result<()>;
+    /// Not everything holds at the start: the wait blocks for `open`.
+    fn blocking(&mut self, open: &[&ConditionState]);
+}
+
+/// How a [`wait`] ended.
+pub struct Waited {
+    /// Every condition's state, in the order given.
+    pub states: Vec<ConditionState>,
+    /// Whether the wait was met (every condition, or one with `any`).
+    pub met: bool,
+    /// Why the wait can no longer be met, when that ended it.
+    pub impossible: Option<String>,
+    /// How long it waited.
+    pub waited_ms: u64,
+    /// The watch as it ended.
+    pub watch: Watch,
+    /// Its file notifications, still open: dropping them is the slow part of exiting (see the
+    /// binary's quick exit).
+    pub waker: Waker,
+}
+
+/// Blocks until `spec` is met in `team`, can no longer be met, or `timeout` passes: checks the
+/// files as they are first, then every change (the watch is in place before the first check).
+/// `log` (teamctl's sent log) dates messages that already left an inbox; `clock` stamps what
+/// is seen.
+///
+/// # Errors
+/// An unknown member, task or message id in `spec`; an error from `observer`.
+pub fn wait(
+    team: Team,
+    spec: Spec,
+    timeout: Duration,
+    poll: Option<Duration>,
+    log: Option<&SentLog>,
+    clock: &dyn Fn() -> DateTime<Utc>,
+    observer: &mut dyn WaitObserver,
+) -> Result<Waited> {
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let any = spec.any;
+    let (mut f, warnings) = Following::new(team, poll, clock());
+    for w in warnings {
+        observer.warn(&w);
+    }
+    observer.changed(&f.watch, None)?;
+    let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
+    for s in tracker.states.iter().filter(|s| s.met) {
+        observer.met(s)?;
+    }
+    if !tracker.done(any) {
+        let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
+        observer.blocking(&open);
+    }
+    let mut impossible = None;
+    while !tracker.done(any) {
+        if let Some(why) = tracker.impossible(any) {
+            impossible = Some(why);
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let changes = f.next(deadline - now, clock);
+        for w in &changes.warnings {
+            observer.warn(w);
+        }
+        observer.changed(&f.watch, Some(&changes))?;
+        for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
+            observer.met(&tracker.states[i])?;
+        }
+    }
+    Ok(Waited {
+        met: tracker.done(any),
+        states: tracker.states,
+        impossible,
+        waited_ms: started.elapsed().as_millis() as u64,
+        watch: f.watch,
+        waker: f.waker,
+    })
 }
 
 #[cfg(test)]

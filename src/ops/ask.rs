@@ -24,14 +24,22 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::observe::wait::{frame_type, idle_detail};
-use crate::observe::watch::{Changes, Watch};
-use crate::store::Entry;
-use crate::store::id;
+use crate::observe::follow::{Following, Observer};
+use crate::observe::wait::{
+    frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
+};
+use crate::observe::watch::{Changes, Waker, Watch};
+use crate::store::lock::LockOptions;
+use crate::store::paths::MemberName;
+use crate::store::{Entry, id};
+use crate::team::config::Team;
+use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::first_line;
+use crate::team::sentlog::SentLog;
 
 /// How long an `idle_notification` must stand, with no sign of a new turn, before the
 /// teammate counts as idle without answering.
@@ -250,4 +258,216 @@ impl Question {
     pub fn idle_text(note: &Entry) -> String {
         idle_detail(note)
     }
+}
+
+/// What to ask, of whom, as whom, and how long to wait.
+pub struct Ask<'a> {
+    /// The team, opened.
+    pub team: &'a Team,
+    /// Who asks: the answer lands in this member's inbox.
+    pub asker: &'a MemberName,
+    /// The teammate to ask, or `None` for every teammate (every member but the asker).
+    pub to: Option<MemberName>,
+    /// The question (plain text).
+    pub text: &'a Text,
+    /// `summary` of the question's entry.
+    pub summary: Option<String>,
+    /// Makes the question's id deterministic (see [`crate::team::mailbox::SendRequest`]).
+    pub idempotency_key: Option<String>,
+    /// How long to wait for every answer.
+    pub timeout: Duration,
+    /// Poll at this interval instead of using file notifications.
+    pub poll: Option<Duration>,
+    /// The time written into the question's entry.
+    pub now: DateTime<Utc>,
+    /// How long to wait for the inbox lock.
+    pub lock: &'a LockOptions,
+    /// teamctl's sent log, if any.
+    pub sent_log: Option<&'a SentLog>,
+}
+
+/// One question's end in an [`Asking`].
+pub struct Asked {
+    /// The question and its outcome (`None`: timed out).
+    pub q: Question,
+    /// The entry sent, when it is known.
+    pub question: Option<Entry>,
+    /// When it ended, in milliseconds since the wait started (`None`: timed out).
+    pub ended_ms: Option<u64>,
+}
+
+/// The result of [`ask`].
+pub struct Asking {
+    /// Each question, in the order asked.
+    pub asked: Vec<Asked>,
+    /// The first error writing a question (with every teammate asked, the others still are).
+    pub send_error: Option<anyhow::Error>,
+    /// Files that could not be read while waiting, each once.
+    pub warnings: Vec<String>,
+    /// How long the whole wait took.
+    pub waited_ms: u64,
+    /// The watch as it ended (to tell whether a question still waits in an inbox).
+    pub watch: Watch,
+    /// Its file notifications, still open: dropping them is the slow part of exiting (see the
+    /// binary's quick exit).
+    pub waker: Waker,
+}
+
+/// Asks [`Ask::to`] (or every teammate) [`Ask::text`] and waits until each has answered, gone
+/// idle without answering, is gone, or the timeout passes. `clock` stamps what is seen.
+///
+/// # Errors
+/// Before anything is sent: a teammate that is already gone (asking one), a team without
+/// teammates (asking all); a failed write asking one; an error from `observer`.
+pub fn ask(
+    req: &Ask,
+    clock: &dyn Fn() -> DateTime<Utc>,
+    observer: &mut dyn Observer,
+) -> Result<Asking> {
+    let started = Instant::now();
+    let deadline = started + req.timeout;
+    let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
+    observer.changed(&f.watch, None)?;
+    let all = req.to.is_none();
+    let mut bad_name = None;
+    let recipients = match &req.to {
+        Some(to) => vec![to.clone()],
+        None => {
+            let names = teammates(&f.watch, req.asker.as_str());
+            if names.is_empty() {
+                bail!("team '{}' has no teammates to ask", req.team.name);
+            }
+            // A member whose name breaks the naming rules cannot be asked; the others still
+            // are, and `send_error` says not everyone was.
+            let mut ok = Vec::new();
+            for n in &names {
+                match MemberName::parse(n) {
+                    Ok(m) => ok.push(m),
+                    Err(_) => {
+                        let e = anyhow::anyhow!(
+                            "could not ask {}: its name in config.json breaks the naming rules",
+                            crate::store::paths::quote(n)
+                        );
+                        observer.warn(&format!("{e:#}"));
+                        bad_name.get_or_insert(e);
+                    }
+                }
+            }
+            ok
+        }
+    };
+    let mut shut = shut_down_in(&f.watch);
+
+    let mut asked: Vec<Asked> = Vec::new();
+    let mut send_error = bad_name;
+    for to in &recipients {
+        let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
+        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, &f.live) {
+            if !all {
+                bail!("cannot ask {to}: {why} (nothing was sent)");
+            }
+            q.outcome = Some(Outcome::Gone(why));
+            asked.push(Asked {
+                q,
+                question: None,
+                ended_ms: Some(0),
+            });
+            continue;
+        }
+        let send = SendRequest {
+            to: to.clone(),
+            from: req.asker.clone(),
+            text: req.text.clone(),
+            summary: req.summary.clone(),
+            color: None,
+            force: false,
+            idempotency_key: req.idempotency_key.clone(),
+        };
+        let d = match mailbox::send(req.team, &send, req.now, req.lock, req.sent_log) {
+            Ok(d) => d,
+            Err(e) if all => {
+                observer.warn(&format!("could not ask {to}: {e:#}"));
+                send_error.get_or_insert(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(e) = &d.log_error {
+            observer.warn(e);
+        }
+        if !d.written {
+            observer.hint(&format!(
+                "{to} was already asked this ({}): nothing sent, waiting for its answer",
+                d.id
+            ));
+        }
+        // Look at the teammate's inbox as it is after the write before anything else.
+        let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
+        // A repeated question that already left the inbox is known only to the sent log.
+        let stamp = d
+            .entry
+            .as_ref()
+            .and_then(|e| e.get("timestamp"))
+            .and_then(|t| t.as_str().map(String::from))
+            .or_else(|| Some(req.sent_log?.find(req.team.name.as_str(), &d.id).ok()??.at));
+        q.sent(
+            &f.watch,
+            &d.id,
+            d.written,
+            stamp.as_deref(),
+            clock(),
+            Instant::now(),
+        );
+        q.observe(&synced, &f.watch, clock(), Instant::now());
+        asked.push(Asked {
+            q,
+            question: d.entry.clone(),
+            ended_ms: None,
+        });
+    }
+
+    loop {
+        let now_i = Instant::now();
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.tick(now_i);
+            if a.q.outcome.is_none()
+                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, &f.live)
+            {
+                a.q.outcome = Some(Outcome::Gone(why));
+            }
+            if a.q.outcome.is_some() {
+                a.ended_ms = Some(started.elapsed().as_millis() as u64);
+            }
+        }
+        if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
+            break;
+        }
+        let mut wait = deadline - now_i;
+        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
+            wait = wait.min(d.saturating_duration_since(now_i));
+        }
+        let changes = f.next(wait, clock);
+        warnings.extend(changes.warnings.iter().cloned());
+        observer.changed(&f.watch, Some(&changes))?;
+        note_shutdown_events(&changes, &mut shut);
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.observe(&changes, &f.watch, clock(), Instant::now());
+            for n in a.q.notes.drain(..) {
+                observer.note(&n);
+            }
+        }
+    }
+    Ok(Asking {
+        asked,
+        send_error,
+        warnings: dedup(warnings),
+        waited_ms: started.elapsed().as_millis() as u64,
+        watch: f.watch,
+        waker: f.waker,
+    })
+}
+
+fn dedup(v: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    v.into_iter().filter(|w| seen.insert(w.clone())).collect()
 }

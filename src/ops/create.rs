@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::error::{Error, usage};
-use crate::host::claude::{ClaudeInfo, Permission, shell_quote};
+use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
 use crate::store::id;
@@ -78,12 +78,8 @@ pub struct Spec {
 /// What launching needs beyond the spec: where to find `claude` and the environment to give it.
 #[derive(Debug, Clone)]
 pub struct LaunchEnv {
-    /// Binary resolution inputs.
-    pub resolve: resolve::Inputs,
-    /// Variables for the command line (from [`PASSTHROUGH_ENV`] that are set).
-    pub passthrough: Vec<(String, String)>,
-    /// Variables for the panes (from [`PANE_ENV`] that are set).
-    pub pane_env: Vec<(String, String)>,
+    /// The binary and the variables.
+    pub claude: ClaudeEnv,
     /// How long to wait for the teammates to start.
     pub timeout: Duration,
     /// How long `claude --version` may take.
@@ -275,11 +271,7 @@ pub fn teammate_command(
     if let Some(m) = &spec.model {
         parts.extend(["--model".into(), q(m)]);
     }
-    match &spec.permission {
-        Permission::Default => {}
-        Permission::Mode(m) => parts.extend(["--permission-mode".into(), q(m)]),
-        Permission::Skip => parts.push("--dangerously-skip-permissions".into()),
-    }
+    parts.extend(spec.permission.args());
     parts.join(" ")
 }
 
@@ -374,7 +366,7 @@ pub fn create(
     let mut claude = None;
     if spec.launch == Launch::Tmux {
         let env = launch.context("launching needs the claude binary's environment")?;
-        let Found { path, found_by } = resolve::find(&env.resolve)?;
+        let Found { path, found_by } = resolve::find(&env.claude.resolve)?;
         let version = resolve::version(&path, env.version_timeout);
         progress(
             Step::Validating,
@@ -648,7 +640,7 @@ fn start_panes(
             &root,
             spec,
             claude,
-            &env.passthrough,
+            &env.claude.passthrough,
             &m.name,
             color_of(i),
             lead_session_id,
@@ -657,7 +649,7 @@ fn start_panes(
         set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
         out.pane = Some(pane.clone());
         out.state = MemberState::Starting;
-        tmux::respawn(&pane, &cmd, &env.pane_env)?;
+        tmux::respawn(&pane, &cmd, &env.claude.pane_env)?;
         progress(
             Step::Launching,
             &format!("{} in pane {pane}: {cmd}", m.name),

@@ -15,14 +15,12 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::host::proc;
-use crate::host::tmux;
 use crate::host::tmux::session_name;
+use crate::host::{proc, tmux};
 use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
-use crate::team::config::LEAD;
-use crate::team::config::Team;
+use crate::team::config::{LEAD, Team};
 use crate::team::lead::Leads;
 use crate::team::mailbox;
 use crate::team::protocol::{self, ShutdownAnswer};

@@ -39,15 +39,13 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::usage;
-use crate::host::claude::{ClaudeInfo, Permission, shell_quote};
+use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
-use crate::host::resolve;
-use crate::host::tmux;
+use crate::host::{resolve, tmux};
 use crate::observe::status::{TaskCounts, task_counts};
 use crate::store::dir::{Kind, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName};
-use crate::team::config::LEAD;
-use crate::team::config::TeamConfig;
+use crate::team::config::{LEAD, TeamConfig};
 use crate::team::tasks::Board;
 
 /// How often the files and the pane are looked at.
@@ -134,16 +132,15 @@ pub struct Spec {
 /// What the run needs from the environment, read by the caller.
 #[derive(Debug, Clone)]
 pub struct RunEnv {
-    /// Binary resolution inputs.
-    pub resolve: resolve::Inputs,
+    /// The binary and the variables for the lead's pane (credentials, endpoints, `PATH`,
+    /// …): [`ClaudeEnv::pane_env`] and then [`ClaudeEnv::passthrough`].
+    pub claude: ClaudeEnv,
     /// Claude Code's global config file (`$CLAUDE_CONFIG_DIR/.claude.json`, else
     /// `~/.claude.json`).
     pub claude_json: PathBuf,
     /// The config dir to give the lead as `CLAUDE_CONFIG_DIR` (only when one was chosen:
     /// setting it to `~/.claude` would move `.claude.json`).
     pub config_dir: Option<PathBuf>,
-    /// Variables for the lead's pane (credentials, endpoints, `PATH`, …).
-    pub pane_env: Vec<(String, String)>,
     /// `ANTHROPIC_API_KEY`, to check it has been approved.
     pub api_key: Option<String>,
     /// Running as root without `IS_SANDBOX`: Claude Code then refuses to skip permissions.
@@ -605,11 +602,7 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
     if let Some(m) = &spec.model {
         parts.extend(["--model".into(), q(m)]);
     }
-    match &spec.permission {
-        Permission::Default => {}
-        Permission::Mode(m) => parts.extend(["--permission-mode".into(), q(m)]),
-        Permission::Skip => parts.push("--dangerously-skip-permissions".into()),
-    }
+    parts.extend(spec.permission.args());
     if let Some(t) = spec.teammate_mode {
         parts.extend(["--teammate-mode".into(), t.as_str().into()]);
     }
@@ -885,7 +878,7 @@ pub fn run(
         bail!("--cwd {} is not a directory", spec.cwd.display());
     }
     let _lock = lock_name(&env.run_dir, &spec.name)?;
-    let found = resolve::find(&env.resolve)?;
+    let found = resolve::find(&env.claude.resolve)?;
     let version = resolve::version(&found.path, env.version_timeout);
     out.claude = Some(ClaudeInfo {
         path: found.path.display().to_string(),
@@ -911,11 +904,7 @@ pub fn run(
             spec.name
         );
     }
-    let bypass = match &spec.permission {
-        Permission::Skip => true,
-        Permission::Mode(m) => m == "bypassPermissions",
-        Permission::Default => false,
-    };
+    let bypass = spec.permission.bypasses();
     if bypass && env.root_without_sandbox {
         out.reason = Some(
             "Claude Code refuses to skip permissions as root: set IS_SANDBOX=1 (in a sandbox) \
@@ -987,7 +976,8 @@ pub fn run(
     };
     out.tmux_session = Some(session.clone());
     let cmd = lead_command(spec, &found.path, &session_id, &prompt_file);
-    let mut pane_env = env.pane_env.clone();
+    let mut pane_env = env.claude.pane_env.clone();
+    pane_env.extend(env.claude.passthrough.iter().cloned());
     pane_env.push(("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into()));
     if let Some(d) = &env.config_dir {
         pane_env.push(("CLAUDE_CONFIG_DIR".into(), d.display().to_string()));

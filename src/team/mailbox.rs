@@ -129,8 +129,8 @@ pub struct SendRequest {
     pub to: MemberName,
     /// Sender.
     pub from: MemberName,
-    /// Body.
-    pub text: String,
+    /// Body, checked.
+    pub text: Text,
     /// Preview; `None` derives it from the first line (none for protocol frames).
     pub summary: Option<String>,
     /// Colour; `None` uses the sender's palette colour from `config.json`, if any.
@@ -160,25 +160,48 @@ pub struct Delivery {
     pub log_error: Option<String>,
 }
 
-/// Checks a message body before anything is written.
-///
-/// # Errors
-/// A usage error for an empty body or a frame only Claude Code itself may write.
-pub fn check_text(text: &str) -> Result<Option<Frame>> {
-    if text.trim().is_empty() {
-        return Err(usage("the message text is empty"));
+/// A message body that passed [`Text::new`]'s checks, so that a send need not check it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text {
+    text: String,
+    is_frame: bool,
+}
+
+impl Text {
+    /// Checks a message body before anything is written.
+    ///
+    /// # Errors
+    /// A usage error for an empty body or a frame only Claude Code itself may write.
+    pub fn new(text: impl Into<String>) -> Result<Text> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Err(usage("the message text is empty"));
+        }
+        let frame = Frame::decode(&text);
+        if let Some(f) = &frame
+            && UNSENDABLE_FRAMES.contains(&f.frame_type.as_str())
+        {
+            return Err(usage(format!(
+                "refusing to send a '{}' frame as a message: Claude Code writes or answers \
+                 these itself and ignores or rejects them from anyone else",
+                f.frame_type
+            )));
+        }
+        Ok(Text {
+            is_frame: frame.is_some(),
+            text,
+        })
     }
-    let frame = Frame::decode(text);
-    if let Some(f) = &frame
-        && UNSENDABLE_FRAMES.contains(&f.frame_type.as_str())
-    {
-        return Err(usage(format!(
-            "refusing to send a '{}' frame as a message: Claude Code writes or answers these \
-             itself and ignores or rejects them from anyone else",
-            f.frame_type
-        )));
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
-    Ok(frame)
+
+    /// Whether it is a protocol frame (JSON with a known `type`).
+    pub fn is_frame(&self) -> bool {
+        self.is_frame
+    }
 }
 
 /// Sends one message: checks, builds the entry, and appends it under the inbox lock with
@@ -194,10 +217,9 @@ pub fn send(
     opts: &LockOptions,
     log: Option<&SentLog>,
 ) -> Result<Delivery> {
-    let frame = check_text(&req.text)?;
     team.check_sender(&req.from, req.force)?;
     team.check_recipient(&req.to, req.force)?;
-    deliver(team, req, frame.is_some(), now, opts, log)
+    deliver(team, req, now, opts, log)
 }
 
 /// Sends a protocol frame that Claude Code itself writes (such as `task_assignment`) as `from`,
@@ -217,13 +239,16 @@ pub fn send_frame(
     let req = SendRequest {
         to: to.clone(),
         from: from.clone(),
-        text: serde_json::to_string(frame)?,
+        text: Text {
+            text: serde_json::to_string(frame)?,
+            is_frame: true,
+        },
         summary: None,
         color: None,
         force: true,
         idempotency_key: None,
     };
-    deliver(team, &req, true, now, opts, log)
+    deliver(team, &req, now, opts, log)
 }
 
 /// Builds the entry and appends it; with a sent log, a key already logged is not sent again,
@@ -231,15 +256,14 @@ pub fn send_frame(
 fn deliver(
     team: &Team,
     req: &SendRequest,
-    is_frame: bool,
     now: DateTime<Utc>,
     opts: &LockOptions,
     log: Option<&SentLog>,
 ) -> Result<Delivery> {
-    let summary = match (is_frame, &req.summary) {
+    let summary = match (req.text.is_frame(), &req.summary) {
         (true, _) => None,
         (false, Some(s)) => Some(s.clone()),
-        (false, None) => Some(crate::team::model::first_line(&req.text, 60)),
+        (false, None) => Some(crate::team::model::first_line(req.text.as_str(), 60)),
     };
     let color = req.color.or_else(|| {
         let cfg = team.config.as_ref()?;
@@ -255,7 +279,7 @@ fn deliver(
     };
     let msg = NewMessage {
         from: req.from.to_string(),
-        text: req.text.clone(),
+        text: req.text.as_str().to_string(),
         summary,
         timestamp: now,
         color,
@@ -293,7 +317,11 @@ fn deliver(
                     summary: msg.summary.clone(),
                     inbox: inbox.display().to_string(),
                     idempotency_key: req.idempotency_key.clone(),
-                    answers: is_frame.then(|| answered_request(&req.text)).flatten(),
+                    answers: req
+                        .text
+                        .is_frame()
+                        .then(|| answered_request(req.text.as_str()))
+                        .flatten(),
                 };
                 delivery.log_error = log.record(&sent).err().map(|e| format!("{e:#}"));
             }
@@ -618,13 +646,13 @@ mod tests {
 
     #[test]
     fn unsendable_frames_refused() {
-        assert!(check_text(r#"{"type":"idle_notification","from":"a"}"#).is_err());
-        assert!(check_text("  ").is_err());
+        assert!(Text::new(r#"{"type":"idle_notification","from":"a"}"#).is_err());
+        assert!(Text::new("  ").is_err());
         assert!(
-            check_text(r#"{"type":"shutdown_request","requestId":"x"}"#)
+            Text::new(r#"{"type":"shutdown_request","requestId":"x"}"#)
                 .unwrap()
-                .is_some()
+                .is_frame()
         );
-        assert!(check_text("hello").unwrap().is_none());
+        assert!(!Text::new("hello").unwrap().is_frame());
     }
 }

@@ -9,8 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
-use crate::store::Entry;
-use crate::store::id;
+use crate::store::{Entry, id};
 use crate::time::iso_millis;
 
 /// The eight colours Claude Code renders, in palette order (teammates get them from `blue` on).

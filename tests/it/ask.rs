@@ -76,7 +76,7 @@ pub fn write_stamped(
             let req = SendRequest {
                 to,
                 from,
-                text: text.to_string(),
+                text: mailbox::Text::new(text).unwrap(),
                 summary: None,
                 color: None,
                 force: true,

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -232,15 +233,36 @@ pub fn json_lines(out: &[u8]) -> Vec<Value> {
 
 /// Runs `teamctl ARGS --json`, asserts it succeeded and parses its stdout.
 pub fn run_json(env: &TestEnv, args: &[&str]) -> Value {
-    json(
-        &env.cmd()
-            .args(args)
-            .arg("--json")
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    )
+    env.cmd()
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .stdout_json()
+}
+
+/// What the tests read off a finished `teamctl` run's stdout.
+pub trait Ran {
+    /// Its bytes.
+    fn stdout_bytes(&self) -> Vec<u8>;
+    /// Its text (UTF-8, else the test fails).
+    fn stdout_text(&self) -> String {
+        String::from_utf8(self.stdout_bytes()).expect("stdout is UTF-8")
+    }
+    /// One JSON document.
+    fn stdout_json(&self) -> Value {
+        json(&self.stdout_bytes())
+    }
+    /// JSON Lines.
+    fn stdout_lines(&self) -> Vec<Value> {
+        json_lines(&self.stdout_bytes())
+    }
+}
+
+impl Ran for assert_cmd::assert::Assert {
+    fn stdout_bytes(&self) -> Vec<u8> {
+        self.get_output().stdout.clone()
+    }
 }
 
 pub fn read_entries(path: &Path) -> Vec<Value> {
@@ -298,4 +320,101 @@ pub fn node_peer() -> Option<PathBuf> {
     );
     eprintln!("skipping: the Node test peer is not installed (npm ci --prefix tests/peer)");
     None
+}
+
+/// The stand-in `claude` of tests/fixtures: answers `--version` and plays a teammate.
+pub fn fake_claude() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-claude")
+}
+
+/// Whether tmux runs here (in CI its absence is a failure, not a skip).
+pub fn tmux_installed() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is not installed (CI needs it)"
+        );
+        eprintln!("skipping: tmux is not installed");
+    }
+    ok
+}
+
+/// Whether the test's private tmux server (TMUX_TMPDIR is the test's temp dir) has a session
+/// with exactly this name.
+pub fn tmux_has_session(env: &TestEnv, name: &str) -> bool {
+    Command::new("tmux")
+        .args(["has-session", "-t", &format!("={name}")])
+        .env("TMUX_TMPDIR", env.dir.path())
+        .env_remove("TMUX")
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// Kills the test's private tmux server (TMUX_TMPDIR is the test's temp dir) when dropped.
+pub struct TmuxServer(pub PathBuf);
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("kill-server")
+            .env("TMUX_TMPDIR", &self.0)
+            .env_remove("TMUX")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// An executable shell script `name` in the test's temp dir.
+pub fn script(env: &TestEnv, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = env.dir.path().join(name);
+    fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// The test's temp dir, canonical, as a string (what a teammate's `cwd` holds).
+pub fn cwd(env: &TestEnv) -> String {
+    fs::canonicalize(env.dir.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs `teamctl` from `writers` threads at once, `each` times in a row per thread, with the
+/// arguments `args(writer, i)`; every run must exit 0. Returns each run's stdout, writer by
+/// writer, in the order each writer ran them.
+pub fn concurrent_runs(
+    env: &TestEnv,
+    writers: usize,
+    each: usize,
+    args: impl Fn(usize, usize) -> Vec<String> + Sync,
+) -> Vec<Vec<Vec<u8>>> {
+    let args = &args;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                s.spawn(move || {
+                    (0..each)
+                        .map(|i| {
+                            let out = env.std_cmd().args(args(w, i)).output().unwrap();
+                            assert!(
+                                out.status.success(),
+                                "{}",
+                                String::from_utf8_lossy(&out.stderr)
+                            );
+                            out.stdout
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }

@@ -2,62 +2,19 @@
 //! launching fake `claude` teammates in a private tmux server.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{NOW, TestEnv, json as parse, json_lines, keys, read_entries};
+use crate::common::{
+    NOW, Ran, TestEnv, TmuxServer, cwd, fake_claude, json as parse, json_lines, keys, read_entries,
+    run_json, script, tmux_has_session, tmux_installed,
+};
 
 /// 2026-11-29T10:00:00.000Z in milliseconds.
 const NOW_MS: i64 = 1_795_946_400_000;
-
-pub fn fake_claude() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-claude")
-}
-
-pub fn tmux_installed() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is not installed (CI needs it)"
-        );
-        eprintln!("skipping: tmux is not installed");
-    }
-    ok
-}
-
-/// Kills the test's private tmux server (TMUX_TMPDIR is the test's temp dir) when dropped.
-/// Whether the test's private tmux server (TMUX_TMPDIR is the test's temp dir) has a session
-/// with exactly this name.
-pub fn tmux_has_session(env: &TestEnv, name: &str) -> bool {
-    Command::new("tmux")
-        .args(["has-session", "-t", &format!("={name}")])
-        .env("TMUX_TMPDIR", env.dir.path())
-        .env_remove("TMUX")
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success()
-}
-
-pub struct TmuxServer(pub PathBuf);
-
-impl Drop for TmuxServer {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("kill-server")
-            .env("TMUX_TMPDIR", &self.0)
-            .env_remove("TMUX")
-            .stderr(Stdio::null())
-            .status();
-    }
-}
 
 fn uuid_v4(s: &str) -> bool {
     let b = s.as_bytes();
@@ -66,13 +23,6 @@ fn uuid_v4(s: &str) -> bool {
         && s.chars()
             .enumerate()
             .all(|(i, c)| matches!(i, 8 | 13 | 18 | 23) == (c == '-'))
-}
-
-fn cwd(env: &TestEnv) -> String {
-    fs::canonicalize(env.dir.path())
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
 }
 
 #[test]
@@ -202,9 +152,7 @@ fn json_progress_lines_then_the_result() {
         ])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let lines = json_lines(&out);
     let states: Vec<&str> = lines.iter().map(|l| l["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["validating", "provisioning", "provisioned"]);
@@ -430,9 +378,7 @@ fn tmux_launch_with_a_fake_claude_reaches_ready() {
         .env("TEAMCTL_CLAUDE_BIN", fake_claude())
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let lines = json_lines(&out);
     let states: Vec<&str> = lines.iter().map(|l| l["state"].as_str().unwrap()).collect();
     assert_eq!(
@@ -505,14 +451,6 @@ fn tmux_launch_with_a_fake_claude_reaches_ready() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("already exists"));
-}
-
-fn script(env: &TestEnv, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let p = env.dir.path().join(name);
-    fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-    p
 }
 
 #[test]
@@ -602,24 +540,10 @@ fn in_a_team_teamctl_leads_you_are_team_lead() {
         r#"[{"from":"alice","text":"report","timestamp":"2026-11-29T09:59:00.000Z","read":false}]"#,
     )
     .unwrap();
-    let v = parse(
-        &env.cmd()
-            .args(["inbox", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let v = run_json(&env, &["inbox"]);
     assert_eq!(v["messages"][0]["text"], "report");
     assert_eq!(v["messages"][0]["to"], "team-lead");
-    let v = parse(
-        &env.cmd()
-            .args(["status", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let v = run_json(&env, &["status"]);
     assert_eq!(
         v["identity"],
         json!({"name": "team-lead", "reachable": true, "reason": null})
@@ -700,15 +624,13 @@ fn send_join_adds_a_member_and_keeps_everything_else() {
             ),
         ),
     ] {
-        let v = parse(
-            &env.cmd()
-                .args(["status", "--json"])
-                .env("TEAMCTL_FROM", who)
-                .assert()
-                .success()
-                .get_output()
-                .stdout,
-        );
+        let v = env
+            .cmd()
+            .args(["status", "--json"])
+            .env("TEAMCTL_FROM", who)
+            .assert()
+            .success()
+            .stdout_json();
         assert_eq!(
             v["identity"],
             json!({"name": who, "reachable": reachable, "reason": reason})
@@ -790,7 +712,7 @@ fn the_binary_is_found_from_home_path_and_env() {
         if let Some(ex) = ex {
             cmd.env("TEAMCTL_CLAUDE_BIN", ex);
         }
-        let out = cmd.assert().success().get_output().stdout.clone();
+        let out = cmd.assert().success().stdout_bytes();
         let r = json_lines(&out).pop().unwrap();
         assert_eq!(r["state"], "ready", "{team}");
         assert_eq!(

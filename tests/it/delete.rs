@@ -5,8 +5,8 @@ use std::fs;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, json as parse, keys};
-use crate::create::{TmuxServer, fake_claude, tmux_has_session, tmux_installed};
+use crate::common::{Ran, TestEnv, json as parse, keys, run_json};
+use crate::common::{TmuxServer, fake_claude, tmux_has_session, tmux_installed};
 
 #[test]
 fn running_teammates_approve_and_everything_is_removed() {
@@ -26,9 +26,7 @@ fn running_teammates_approve_and_everything_is_removed() {
         .args(["--json", "delete", "gone", "--timeout", "20s"])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let v = parse(&out);
     assert_eq!(
         keys(&v),
@@ -100,14 +98,7 @@ fn a_team_without_running_teammates_is_removed_without_asking() {
         .args(["create", "idle", "--member", "alice:a", "--launch", "none"])
         .assert()
         .success();
-    let v = parse(
-        &env.cmd()
-            .args(["--json", "delete", "idle"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let v = run_json(&env, &["delete", "idle"]);
     assert_eq!(
         v["members"],
         json!([{"name":"alice","shutdown":"not_running"}])

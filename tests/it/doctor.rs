@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, keys};
+use crate::common::{Ran, TestEnv, json, keys};
 
 /// A PATH holding stub `claude` and `tmux` (or only the ones named).
 fn stub_path(env: &TestEnv, tools: &[&str]) -> PathBuf {
@@ -83,7 +83,7 @@ fn json_keys_and_summary() {
         .arg("--json")
         .assert()
         .success();
-    let v = json(&out.get_output().stdout);
+    let v = out.stdout_json();
     assert_eq!(keys(&v), ["checks", "schema_version", "summary"]);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(keys(&v["summary"]), ["fail", "ok", "warn"]);
@@ -127,7 +127,7 @@ fn agent_teams_from_settings_json_missing_tools_and_identity() {
         .arg("--json")
         .assert()
         .success();
-    let c = checks(&out.get_output().stdout);
+    let c = checks(&out.stdout_bytes());
     let teams = find(&c, "agent_teams", "ok");
     assert!(
         teams[0]["message"]
@@ -147,7 +147,7 @@ fn agent_teams_from_settings_json_missing_tools_and_identity() {
         .arg("--json")
         .assert()
         .success();
-    let c = checks(&out.get_output().stdout);
+    let c = checks(&out.stdout_bytes());
     assert_eq!(find(&c, "agent_teams", "warn").len(), 1);
     let id = find(&c, "identity", "warn");
     assert!(id[0]["message"].as_str().unwrap().contains("not a member"));
@@ -162,7 +162,7 @@ fn claude_not_found_lists_places_and_identity_says_its_source() {
         .env_remove("TEAMCTL_FROM")
         .assert()
         .success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let text = out.stdout_text();
     let warn_line = text
         .lines()
         .find(|l| l.starts_with("WARN  could not find the claude binary"))
@@ -188,7 +188,7 @@ fn claude_not_found_lists_places_and_identity_says_its_source() {
         .arg("--json")
         .assert()
         .success();
-    let c = checks(&out.get_output().stdout);
+    let c = checks(&out.stdout_bytes());
     let claude = find(&c, "claude", "warn");
     assert!(!claude[0]["message"].as_str().unwrap().contains('\n'));
     assert_eq!(claude[0]["details"].as_array().unwrap().len(), places.len());
@@ -214,7 +214,7 @@ fn identity_in_a_team_teamctl_leads_is_the_lead_by_default() {
         .env_remove("TEAMCTL_FROM")
         .assert()
         .success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let text = out.stdout_text();
     assert!(
         text.contains(
             "OK    you are 'team-lead' (the default in a team teamctl leads; TEAMCTL_FROM is not \
@@ -294,7 +294,7 @@ fn problems_fail_with_what_to_do_and_nothing_changes() {
         .collect();
     assert!(changed.is_empty(), "doctor changed {changed:?}");
 
-    let c = checks(&out.get_output().stdout);
+    let c = checks(&out.stdout_bytes());
     let fails: Vec<(&str, &str)> = c
         .iter()
         .filter(|c| c["level"] == "fail")

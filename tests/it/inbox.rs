@@ -5,7 +5,7 @@ use std::fs;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, keys, read_entries, run_json};
+use crate::common::{Ran, TestEnv, json, keys, read_entries, run_json};
 
 fn texts(v: &Value) -> Vec<String> {
     v["messages"]
@@ -181,7 +181,7 @@ fn filters() {
             .args(["inbox", "--json"])
             .assert()
             .success();
-        json(&out.get_output().stdout)
+        out.stdout_json()
     };
     assert_eq!(texts(&v), all);
 }
@@ -242,9 +242,7 @@ fn malformed_entries_are_skipped_with_a_warning_and_kept() {
         .assert()
         .success()
         .stderr(predicate::str::contains("skipped entry 0"))
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     assert_eq!(texts(&json(&out)), ["ok"]);
     let left = read_entries(&inbox);
     assert_eq!(left.len(), 1);

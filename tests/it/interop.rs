@@ -7,9 +7,8 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::thread;
 
-use crate::common::{TestEnv, json, json_lines, node_peer, read_entries};
+use crate::common::{TestEnv, concurrent_runs, json, json_lines, node_peer, read_entries};
 
 fn peer(script: &Path, args: &[&str]) -> Command {
     let mut c = Command::new("node");
@@ -52,34 +51,19 @@ fn teamctl_and_proper_lockfile_writers_and_consumer_lose_nothing() {
         })
         .collect();
     let mut sent: HashMap<String, String> = HashMap::new();
-    let env_ref = &env;
-    let teamctl_ids: Vec<(String, String)> = thread::scope(|s| {
-        let handles: Vec<_> = (0..4)
-            .map(|t| {
-                s.spawn(move || {
-                    (0..40)
-                        .map(|i| {
-                            let text = format!("teamctl{t}-{i}");
-                            let out = env_ref
-                                .std_cmd()
-                                .args(["send", "alice", &text, "--json", "--lock-timeout", "30s"])
-                                .output()
-                                .unwrap();
-                            assert!(
-                                out.status.success(),
-                                "{}",
-                                String::from_utf8_lossy(&out.stderr)
-                            );
-                            (json(&out.stdout)["id"].as_str().unwrap().to_string(), text)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let runs = concurrent_runs(&env, 4, 40, |t, i| {
+        let text = format!("teamctl{t}-{i}");
+        ["send", "alice", &text, "--json", "--lock-timeout", "30s"]
+            .map(String::from)
+            .to_vec()
+    });
+    let teamctl_ids = runs.iter().enumerate().flat_map(|(t, outs)| {
+        outs.iter().enumerate().map(move |(i, out)| {
+            (
+                json(out)["id"].as_str().unwrap().to_string(),
+                format!("teamctl{t}-{i}"),
+            )
+        })
     });
     sent.extend(teamctl_ids);
     for w in writers {

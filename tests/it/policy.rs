@@ -8,7 +8,9 @@ use std::time::Duration;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{JsonLines, TestEnv, json_lines, keys, read_entries, run_json, wait_until};
+use crate::common::{
+    JsonLines, Ran, TestEnv, json_lines, keys, read_entries, run_json, wait_until,
+};
 
 const DECISION_KEYS: [&str; 23] = [
     "answer",
@@ -155,9 +157,7 @@ fn policy_answers_each_kind_once() {
         .args(["approve", "--policy", &policy, "--json"])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let events = json_lines(&out);
     assert_eq!(events.len(), 6);
     for e in &events {
@@ -274,9 +274,7 @@ fn dry_run_decides_and_writes_nothing() {
         .args(["approve", "--policy", &policy, "--dry-run", "--json"])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let events = json_lines(&out);
     assert_eq!(events.len(), 6);
     assert!(
@@ -309,14 +307,12 @@ fn a_claude_code_settings_file_is_a_policy() {
         r#"{"model": "opus", "env": {"X": "1"}, "permissions": {"allow": ["Bash"],
             "ask": ["Bash(curl:*)"], "deny": ["Bash(rm:*)"], "defaultMode": "default"}}"#,
     );
-    let events = json_lines(
-        &env.cmd()
-            .args(["approve", "--policy", &settings, "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let events = env
+        .cmd()
+        .args(["approve", "--policy", &settings, "--json"])
+        .assert()
+        .success()
+        .stdout_lines();
     let answers: Vec<(&str, &str)> = events
         .iter()
         .map(|e| (e["answer"].as_str().unwrap(), e["list"].as_str().unwrap()))
@@ -674,14 +670,12 @@ fn two_followers_never_double_answer() {
 fn plan_approval_waits_for_the_teammate_to_go_idle() {
     let env = fixture(&[("worker", PLAN.to_string())]);
     let policy = write_policy(&env, POLICY);
-    let events = json_lines(
-        &env.cmd()
-            .args(["approve", "--policy", &policy, "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let events = env
+        .cmd()
+        .args(["approve", "--policy", &policy, "--json"])
+        .assert()
+        .success()
+        .stdout_lines();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["deferred"], true);
     assert_eq!(events[0]["answer"], "approve");

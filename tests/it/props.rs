@@ -369,7 +369,7 @@ fn lone_surrogates_via_the_cli() {
         .args(["inbox", "alice", "--json"])
         .assert()
         .success();
-    let v = crate::common::json(&out.get_output().stdout);
+    let v = crate::common::Ran::stdout_json(&out);
     assert_eq!(v["messages"][0]["text"], "half \u{fffd}");
     env.cmd()
         .args(["status"])

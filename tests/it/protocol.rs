@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use predicates::prelude::*;
 use serde_json::{Map, Value, json};
 
-use crate::common::{TestEnv, json as parse, keys, read_entries};
+use crate::common::{Ran, TestEnv, json as parse, keys, read_entries, run_json};
 
 const PERM: &str = r#"{"type":"permission_request","request_id":"perm-1795946340000-abc1234","agent_id":"worker","tool_name":"Bash","tool_use_id":"toolu_1","description":"Write the token","input":{"command":"echo hi > ran.txt","description":"Write the token"},"permission_suggestions":[]}"#;
 const PLAN: &str = r#"{"type":"plan_approval_request","from":"worker","timestamp":"2026-11-29T09:58:00.000Z","planFilePath":"/w/plan.md","planContent":"1. do it","requestId":"plan_approval-1795946280000@worker@alpha"}"#;
@@ -50,14 +50,7 @@ fn ids(v: &Value) -> Vec<&str> {
 }
 
 fn pending(env: &TestEnv) -> Value {
-    parse(
-        &env.cmd()
-            .args(["pending", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    )
+    run_json(env, &["pending"])
 }
 
 #[test]
@@ -113,9 +106,7 @@ fn approve_writes_the_bound_permission_response() {
         .args(["approve", "perm-1795946340000-abc1234", "--json"])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let v = parse(&out);
     assert_eq!(
         keys(&v),
@@ -300,9 +291,7 @@ fn shutdown_waits_for_each_answer() {
         ])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     t.join().unwrap();
     let v = parse(&out);
     assert_eq!(keys(&v), ["requests", "schema_version", "team"]);

@@ -4,7 +4,7 @@
 //! real_claude.rs.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, json as parse, json_lines, keys, wait_until};
-use crate::create::{TmuxServer, tmux_has_session, tmux_installed};
+use crate::common::{TmuxServer, cwd, script, tmux_has_session, tmux_installed};
 
 /// A stub lead: answers --version, forms `session-<8hex>` from --session-id with this
 /// process as leadProcess, adds an in-process teammate `worker` whose own transcript shows an
@@ -37,21 +37,6 @@ printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assis
 trap 'rm -rf "$dir"; exit 143' TERM
 echo 'stub lead ready'
 while :; do sleep 0.05; done"#;
-
-fn script(env: &TestEnv, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let p = env.dir.path().join(name);
-    fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-    p
-}
-
-fn cwd(env: &TestEnv) -> String {
-    fs::canonicalize(env.dir.path())
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
 
 /// `.claude.json` that skips every start-up dialog for the test's cwd.
 fn configured(env: &TestEnv) {

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{NOW, TestEnv, json, keys, read_entries};
+use crate::common::{NOW, Ran, TestEnv, json, keys, read_entries};
 
 #[test]
 fn human_happy_path() {
@@ -40,9 +40,7 @@ fn json_happy_path_exact_keys_and_entry_layout() {
         .args(["--from", "researcher"])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let v = json(&out);
     assert_eq!(
         keys(&v),
@@ -182,9 +180,7 @@ fn all_sends_to_every_member_but_the_sender() {
         ])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let v = json(&out);
     assert_eq!(keys(&v), ["deliveries", "schema_version", "team"]);
     let to: Vec<&str> = v["deliveries"]
@@ -220,9 +216,7 @@ fn idempotency_key_gives_the_documented_id_and_writes_once() {
             ])
             .assert()
             .success()
-            .get_output()
-            .stdout
-            .clone();
+            .stdout_bytes();
         let v = json(&out);
         assert_eq!(v["id"], "731a802a-49af-81e9-970b-02e51dd0f6e5");
         assert_eq!(v["written"], written);

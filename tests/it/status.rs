@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, json as parse, keys};
+use crate::common::{Ran, TestEnv, keys, run_json};
 
 const MEMBER_KEYS: [&str; 15] = [
     "agent_id",
@@ -96,8 +96,7 @@ fn member<'a>(v: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn json_states_and_signals() {
     let env = fixture();
-    let out = env.cmd().args(["status", "--json"]).assert().success();
-    let v = parse(&out.get_output().stdout);
+    let v = run_json(&env, &["status"]);
     assert_eq!(
         keys(&v),
         ["identity", "members", "schema_version", "tasks", "team"]
@@ -157,10 +156,7 @@ fn json_states_and_signals() {
         .args(["status", "--json", "--idle-after", "1h"])
         .assert()
         .success();
-    assert_eq!(
-        member(&parse(&out.get_output().stdout), "quiet")["state"],
-        "active"
-    );
+    assert_eq!(member(&out.stdout_json(), "quiet")["state"], "active");
 }
 
 #[test]
@@ -182,8 +178,7 @@ fn human_output() {
 fn several_teams_give_one_row_each() {
     let env = fixture();
     env.team("beta", &[("x", None)]);
-    let out = env.cmd().args(["status", "--json"]).assert().success();
-    let v = parse(&out.get_output().stdout);
+    let v = run_json(&env, &["status"]);
     assert_eq!(keys(&v), ["schema_version", "teams"]);
     let names: Vec<&str> = v["teams"]
         .as_array()
@@ -219,14 +214,13 @@ fn lead_process_liveness() {
     let start = teamctl::host::proc::proc_start(std::process::id()).unwrap();
     cfg["leadProcess"] = json!({"pid": std::process::id(), "procStart": start});
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
-    let out = env.cmd().args(["status", "--json"]).assert().success();
-    let v = parse(&out.get_output().stdout);
+    let v = run_json(&env, &["status"]);
     assert_eq!(v["team"]["lead_alive"], true);
     assert_eq!(member(&v, "team-lead")["process_alive"], true);
     cfg["leadProcess"]["procStart"] = "1".into();
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let out = env.cmd().args(["status", "--json"]).assert().success();
-    assert_eq!(parse(&out.get_output().stdout)["team"]["lead_alive"], false);
+    assert_eq!(out.stdout_json()["team"]["lead_alive"], false);
 }
 
 #[test]

@@ -1,38 +1,18 @@
 //! Library-level guarantees seen from outside: concurrent appends lose nothing.
 
 use std::collections::HashSet;
-use std::thread;
 
-use crate::common::{TestEnv, read_entries};
+use crate::common::{TestEnv, concurrent_runs, read_entries};
 
 #[test]
 fn eight_processes_times_fifty_sends_give_exactly_400_entries() {
     let env = TestEnv::new();
     env.team("alpha", &[("alice", None)]);
-    let env = &env;
-    thread::scope(|s| {
-        for p in 0..8 {
-            s.spawn(move || {
-                for i in 0..50 {
-                    let out = env
-                        .std_cmd()
-                        .args([
-                            "send",
-                            "alice",
-                            &format!("p{p}-m{i}"),
-                            "--from",
-                            &format!("w{p}"),
-                        ])
-                        .output()
-                        .unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-            });
-        }
+    concurrent_runs(&env, 8, 50, |p, i| {
+        let (text, from) = (format!("p{p}-m{i}"), format!("w{p}"));
+        ["send", "alice", &text, "--from", &from]
+            .map(String::from)
+            .to_vec()
     });
     let entries = read_entries(&env.inbox("alpha", "alice"));
     assert_eq!(entries.len(), 400);

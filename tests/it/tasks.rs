@@ -4,12 +4,11 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::thread;
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, keys, node_peer, read_entries, run_json};
+use crate::common::{Ran, TestEnv, concurrent_runs, keys, node_peer, read_entries, run_json};
 
 const TASK_KEYS: [&str; 12] = [
     "active_form",
@@ -108,7 +107,7 @@ fn list_filters_ordering_internal_and_invalid_files() {
         .stderr(predicate::str::contains("5.json: 'status' is 'doing'"))
         .stderr(predicate::str::contains("6.json"))
         .stderr(predicate::str::contains("7.json: 'owner' is not a string"));
-    let v = json(&out.get_output().stdout);
+    let v = out.stdout_json();
     assert_eq!(
         ids(&v),
         ["1", "2", "3", "10"],
@@ -134,7 +133,7 @@ fn list_filters_ordering_internal_and_invalid_files() {
         .env("TEAMCTL_FROM", "researcher")
         .args(["tasks", "--mine", "--json"])
         .assert();
-    assert_eq!(ids(&json(&mine.success().get_output().stdout)), ["1"]);
+    assert_eq!(ids(&mine.success().stdout_json()), ["1"]);
     let after: Vec<Vec<u8>> = ["5", "6", "7"]
         .iter()
         .map(|i| fs::read(dir.join(format!("{i}.json"))).unwrap())
@@ -478,30 +477,11 @@ fn concurrent_ids_with_the_proper_lockfile_peer_never_collide() {
                 .unwrap()
         })
         .collect();
-    let env = &env;
-    thread::scope(|s| {
-        for t in 0..3 {
-            s.spawn(move || {
-                for i in 0..15 {
-                    let out = env
-                        .std_cmd()
-                        .args([
-                            "tasks",
-                            "add",
-                            &format!("teamctl{t}-{i}"),
-                            "--lock-timeout",
-                            "30s",
-                        ])
-                        .output()
-                        .unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-            });
-        }
+    concurrent_runs(&env, 3, 15, |t, i| {
+        let subject = format!("teamctl{t}-{i}");
+        ["tasks", "add", &subject, "--lock-timeout", "30s"]
+            .map(String::from)
+            .to_vec()
     });
     for p in peers {
         let out = p.wait_with_output().unwrap();
@@ -511,7 +491,7 @@ fn concurrent_ids_with_the_proper_lockfile_peer_never_collide() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let v = run_json(env, &["--team", "alpha", "tasks"]);
+    let v = run_json(&env, &["--team", "alpha", "tasks"]);
     let tasks = v["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 85);
     let subjects: HashSet<&str> = tasks

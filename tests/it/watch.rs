@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{JsonLines, TestEnv, json, keys, node_peer};
+use crate::common::{JsonLines, Ran, TestEnv, json, keys, node_peer, run_json};
 
 const EVENT_KEYS: [&str; 12] = [
     "at",
@@ -295,9 +295,7 @@ fn send_wait_reports_delivery() {
         ])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
+        .stdout_bytes();
     let v = json(&out);
     assert_eq!(v["delivery"], "consumed");
     assert_eq!(
@@ -322,14 +320,7 @@ fn send_wait_reports_delivery() {
         .code(3)
         .stderr(predicate::str::contains("still pending"));
     // Without --wait there is no delivery state.
-    let v = json(
-        &env.cmd()
-            .args(["send", "tester", "x", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let v = run_json(&env, &["send", "tester", "x"]);
     assert_eq!(v["delivery"], Value::Null);
 }
 
@@ -364,14 +355,7 @@ fn sent_log_states_and_idempotency_after_consumption() {
         .args(["inbox", "tester", "--mark-read"])
         .assert()
         .success();
-    let v = json(
-        &env.cmd()
-            .args(["inbox", "--sent", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    );
+    let v = run_json(&env, &["inbox", "--sent"]);
     assert_eq!(keys(&v), ["schema_version", "sent", "team"]);
     let rows = v["sent"].as_array().unwrap();
     assert_eq!(

@@ -10,9 +10,9 @@ use clap::builder::PossibleValuesParser;
 use teamctl::error::usage;
 use teamctl::observe::watch::Watch;
 use teamctl::team::protocol::Verdict;
-use teamctl::time;
 
 use crate::cli::answer;
+use crate::cli::args::deadline;
 use crate::cli::by_policy::{EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
@@ -123,12 +123,7 @@ pub(crate) fn run(ctx: &Ctx, args: ApproveArgs) -> Result<()> {
 }
 
 fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()> {
-    let deadline = args
-        .timeout
-        .as_deref()
-        .map(time::parse_duration)
-        .transpose()?
-        .map(|d| Instant::now() + d);
+    let deadline = deadline(args.timeout.as_deref())?;
     if args.poll == Some(0) {
         return Err(usage("--poll must be at least 1 ms"));
     }

@@ -1,9 +1,9 @@
 //! `teamctl ask`: send a teammate a question and wait for its answer.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
@@ -11,20 +11,19 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
-use teamctl::observe::wait::{
-    gone_reason, liveness, note_shutdown_events, shut_down_in, teammates,
-};
-use teamctl::observe::watch::Watch;
-use teamctl::ops::ask::{Outcome, Question};
+use teamctl::observe::follow::Observer;
+use teamctl::observe::watch::{Changes, Watch};
+use teamctl::ops;
+use teamctl::ops::ask::{Ask, Asked, Asking, Outcome, Question};
 use teamctl::store::Entry;
 use teamctl::store::paths::MemberName;
 use teamctl::team::config::Team;
-use teamctl::team::mailbox::{self, Mark, SendRequest};
+use teamctl::team::mailbox::{self, Mark, Text};
 use teamctl::team::model::MessageView;
 use teamctl::time::{iso_millis, parse_duration};
 
 use crate::cli::by_policy::{EventsTo, Runner};
-use crate::cli::cmd::send::{message_text, sender};
+use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::output::warn;
@@ -152,37 +151,52 @@ struct All<'a> {
     waited_ms: u64,
 }
 
-/// One question's state in this run.
-struct Asked {
-    q: Question,
-    question: Option<Entry>,
-    ended_ms: Option<u64>,
+/// `ask`'s side of the wait: progress on stderr, and the policy's passes.
+struct Reporter<'a> {
+    ctx: &'a Ctx,
+    runner: Option<Runner>,
 }
 
-/// How often the liveness of panes and processes is checked while nothing changes.
-const LIVENESS_EVERY: Duration = Duration::from_millis(500);
+impl Observer for Reporter<'_> {
+    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
+        match self.runner.as_mut() {
+            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
+                r.step_reopened(self.ctx, watch.team())
+            }
+            _ => Ok(()),
+        }
+    }
+    fn note(&mut self, msg: &str) {
+        progress(msg);
+    }
+    fn warn(&mut self, msg: &str) {
+        warn(msg);
+    }
+    fn hint(&mut self, msg: &str) {
+        crate::cli::output::hint(msg);
+    }
+}
 
 pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
-    let (to, text) = if args.all {
-        if args.text.is_some() {
-            return Err(usage("with --all, give only the question TEXT (no member)"));
-        }
-        (None, args.to)
-    } else {
-        let to = args
-            .to
-            .ok_or_else(|| usage("missing member: teamctl ask <MEMBER> [TEXT]"))?;
-        (Some(MemberName::parse(&to)?), args.text)
-    };
-    let text = message_text(text)?;
-    if mailbox::check_text(&text)?.is_some() {
+    let (to, text) = recipient_and_text(
+        args.all,
+        args.to,
+        args.text,
+        &Words {
+            text: "question",
+            recipient: "member",
+            synopsis: "teamctl ask <MEMBER> [TEXT]",
+        },
+    )?;
+    let text = Text::new(message_text(text)?)?;
+    if text.is_frame() {
         return Err(usage(
             "a question is plain text; send protocol frames with `teamctl send`",
         ));
     }
     let timeout = parse_duration(&args.timeout)?;
     // A bad policy is exit 2 before anything is sent.
-    let mut runner = args
+    let runner = args
         .policy
         .as_deref()
         .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
@@ -206,164 +220,34 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         team.check_recipient(to, false)?;
     }
 
-    let started = Instant::now();
-    let deadline = started + timeout;
-    let clock = || ctx.clock();
-    let poll = args.poll.map(Duration::from_millis);
-    let (mut watch, _) = Watch::new(team.clone(), None, clock());
-    let mut waker = watch.waker(poll);
-    let mut warnings = watch.rescan(clock()).warnings;
-    if let Some(r) = runner.as_mut() {
-        r.step_reopened(ctx, watch.team())?;
-    }
-    let mut bad_names = None;
-    let recipients = match to {
-        Some(to) => vec![to],
-        None => {
-            let names = teammates(&watch, asker.as_str());
-            if names.is_empty() {
-                bail!("team '{}' has no teammates to ask", team.name);
-            }
-            let (ok, bad): (Vec<_>, Vec<_>) =
-                names.iter().partition(|n| MemberName::parse(n).is_ok());
-            // A member whose name breaks the naming rules cannot be asked; the others still
-            // are, and the exit code says not everyone was.
-            for n in bad {
-                let e = anyhow::anyhow!(
-                    "could not ask {}: its name in config.json breaks the naming rules",
-                    teamctl::store::paths::quote(n)
-                );
-                warn(&format!("{e:#}"));
-                bad_names.get_or_insert(e);
-            }
-            ok.into_iter()
-                .filter_map(|n| MemberName::parse(n).ok())
-                .collect()
-        }
+    let req = Ask {
+        team: &team,
+        asker: &asker,
+        to,
+        text: &text,
+        summary: args.summary.clone(),
+        idempotency_key: args.idempotency_key.clone(),
+        timeout,
+        poll: args.poll.map(Duration::from_millis),
+        now: ctx.now,
+        lock: &ctx.lock,
+        sent_log: ctx.sent_log.as_ref(),
     };
-    let mut shut = shut_down_in(&watch);
-    let mut live = liveness(&watch);
-    let mut last_probe = Instant::now();
-
-    let mut asked: Vec<Asked> = Vec::new();
-    let mut send_error = bad_names;
-    for to in &recipients {
-        let mut q = Question::new(&watch, to.as_str(), asker.as_str());
-        if let Some(why) = gone_reason(&watch, to.as_str(), &shut, &live) {
-            if !args.all {
-                bail!("cannot ask {to}: {why} (nothing was sent)");
-            }
-            q.outcome = Some(Outcome::Gone(why));
-            asked.push(Asked {
-                q,
-                question: None,
-                ended_ms: Some(0),
-            });
-            continue;
-        }
-        let req = SendRequest {
-            to: to.clone(),
-            from: asker.clone(),
-            text: text.clone(),
-            summary: args.summary.clone(),
-            color: None,
-            force: false,
-            idempotency_key: args.idempotency_key.clone(),
-        };
-        let d = match mailbox::send(&team, &req, ctx.now, &ctx.lock, ctx.sent_log.as_ref()) {
-            Ok(d) => d,
-            Err(e) if args.all => {
-                warn(&format!("could not ask {to}: {e:#}"));
-                send_error.get_or_insert(e);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(e) = &d.log_error {
-            warn(e);
-        }
-        if !d.written {
-            crate::cli::output::hint(&format!(
-                "{to} was already asked this ({}): nothing sent, waiting for its answer",
-                d.id
-            ));
-        }
-        // Look at the teammate's inbox as it is after the write before anything else.
-        let synced = watch.reload_paths(&[d.inbox.to_path_buf()], clock());
-        // A repeated question that already left the inbox is known only to the sent log.
-        let stamp = d
-            .entry
-            .as_ref()
-            .and_then(|e| e.get("timestamp"))
-            .and_then(|t| t.as_str().map(String::from))
-            .or_else(|| {
-                let log = ctx.sent_log.as_ref()?;
-                Some(log.find(team.name.as_str(), &d.id).ok()??.at)
-            });
-        q.sent(
-            &watch,
-            &d.id,
-            d.written,
-            stamp.as_deref(),
-            clock(),
-            Instant::now(),
-        );
-        q.observe(&synced, &watch, clock(), Instant::now());
-        asked.push(Asked {
-            q,
-            question: d.entry.clone(),
-            ended_ms: None,
-        });
-    }
-
-    loop {
-        let now_i = Instant::now();
-        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.tick(now_i);
-            if a.q.outcome.is_none()
-                && let Some(why) = gone_reason(&watch, &a.q.to, &shut, &live)
-            {
-                a.q.outcome = Some(Outcome::Gone(why));
-            }
-            if a.q.outcome.is_some() {
-                a.ended_ms = Some(started.elapsed().as_millis() as u64);
-            }
-        }
-        if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
-            break;
-        }
-        let mut wait = (deadline - now_i).min(LIVENESS_EVERY);
-        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
-            wait = wait.min(d.saturating_duration_since(now_i));
-        }
-        let changes = watch.next(&mut waker, wait, &clock);
-        warnings.extend(changes.warnings.iter().cloned());
-        if let Some(r) = runner.as_mut()
-            && (!changes.events.is_empty() || r.failed())
-        {
-            r.step_reopened(ctx, watch.team())?;
-        }
-        note_shutdown_events(&changes, &mut shut);
-        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.observe(&changes, &watch, clock(), Instant::now());
-            for n in a.q.notes.drain(..) {
-                progress(&n);
-            }
-        }
-        // Pane and process deaths leave no trace in the files: a clock, not every change
-        // (asking tmux costs a process), finds them.
-        if last_probe.elapsed() >= LIVENESS_EVERY {
-            live = liveness(&watch);
-            last_probe = Instant::now();
-        }
-    }
+    let mut reporter = Reporter { ctx, runner };
+    let Asking {
+        asked,
+        send_error,
+        warnings,
+        waited_ms,
+        watch,
+        waker,
+    } = ops::ask::ask(&req, &|| ctx.clock(), &mut reporter)?;
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
-    for w in dedup(warnings) {
+    for w in warnings {
         warn(&w);
     }
-    let waited_ms = started.elapsed().as_millis() as u64;
 
     let answers: Vec<AnswerJson> = asked
         .iter()
@@ -455,11 +339,6 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
 /// A progress line on stderr (stdout carries only the answer).
 fn progress(msg: &str) {
     eprintln!("ask: {}", crate::cli::term::escape_line(msg));
-}
-
-fn dedup(v: Vec<String>) -> Vec<String> {
-    let mut seen = HashSet::new();
-    v.into_iter().filter(|w| seen.insert(w.clone())).collect()
 }
 
 fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {

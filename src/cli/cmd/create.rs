@@ -8,8 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use teamctl::error::usage;
-use teamctl::host::claude::{ClaudeInfo, PANE_ENV, PASSTHROUGH_ENV, Permission};
-use teamctl::host::resolve;
+use teamctl::host::claude::ClaudeInfo;
 use teamctl::ops::create::{
     self, Launch, LaunchEnv, MemberOutcome, MemberSpec, Outcome, Spec, Step,
 };
@@ -19,6 +18,7 @@ use teamctl::time;
 
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::term::{self, escape_line as esc};
 
 /// Create a team that teamctl leads, brief its teammates and start them
@@ -79,17 +79,8 @@ pub(crate) struct CreateArgs {
     #[arg(long, value_name = "TYPE")]
     agent_type: Option<String>,
 
-    /// Permission mode passed to the teammates (--permission-mode)
-    #[arg(
-        long,
-        value_name = "MODE",
-        conflicts_with = "dangerously_skip_permissions"
-    )]
-    permission_mode: Option<String>,
-
-    /// Start the teammates with --dangerously-skip-permissions
-    #[arg(long)]
-    dangerously_skip_permissions: bool,
+    #[command(flatten)]
+    permission: PermissionArgs,
 
     /// Start the teammates in tmux, or only provision the files
     #[arg(long, value_enum, value_name = "HOW", default_value = "tmux")]
@@ -294,11 +285,7 @@ fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
     };
     let cwd = fs::canonicalize(&cwd)
         .with_context(|| format!("--cwd {} is not a directory", cwd.display()))?;
-    let permission = match (&args.permission_mode, args.dangerously_skip_permissions) {
-        (Some(m), _) => Permission::Mode(m.clone()),
-        (None, true) => Permission::Skip,
-        (None, false) => Permission::Default,
-    };
+    let permission = args.permission.permission();
     Ok(Spec {
         team,
         description: args.description.clone(),
@@ -315,24 +302,8 @@ fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
 }
 
 fn launch_env(args: &CreateArgs) -> Result<LaunchEnv> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let set = |names: &[&str]| -> Vec<(String, String)> {
-        names
-            .iter()
-            .filter_map(|k| Some((k.to_string(), var(k)?)))
-            .collect()
-    };
     Ok(LaunchEnv {
-        resolve: resolve::Inputs::new(
-            args.claude_bin
-                .clone()
-                .filter(|p| !p.as_os_str().is_empty()),
-            var(env::TEAMMATE_COMMAND).map(PathBuf::from),
-            std::env::var_os("PATH"),
-            dirs::home_dir(),
-        ),
-        passthrough: set(&PASSTHROUGH_ENV),
-        pane_env: set(&PANE_ENV),
+        claude: claude_env(args.claude_bin.clone()),
         timeout: time::parse_duration(&args.timeout)?,
         version_timeout: Duration::from_secs(5),
     })

@@ -3,7 +3,6 @@
 use anyhow::{Result, bail};
 use chrono::DateTime;
 use clap::Args;
-use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -11,10 +10,11 @@ use teamctl::store::paths::MemberName;
 use teamctl::store::{self, Entry};
 use teamctl::team::config::Team;
 use teamctl::team::mailbox::{self, DeliveryState, Filter, InboxRead, Mark};
-use teamctl::team::model::{FRAME_TYPES, MessageView};
+use teamctl::team::model::MessageView;
 use teamctl::team::sentlog::Sent;
 use teamctl::time;
 
+use crate::cli::args::type_values;
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::output::{hint, warn};
@@ -84,12 +84,6 @@ pub(crate) struct InboxArgs {
     /// List what you sent (teamctl's sent log) with each message's delivery state now
     #[arg(long, conflicts_with_all = ["all", "unread", "from", "kind", "mark_read", "consume"])]
     sent: bool,
-}
-
-fn type_values() -> PossibleValuesParser {
-    let mut v = vec!["message", "protocol"];
-    v.extend(FRAME_TYPES);
-    PossibleValuesParser::new(v)
 }
 
 #[derive(Serialize)]

@@ -9,8 +9,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use teamctl::error::{Error, usage};
-use teamctl::host::claude::{ClaudeInfo, PANE_ENV, PASSTHROUGH_ENV, Permission};
-use teamctl::host::resolve;
+use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::ops::run::{
     self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
@@ -18,6 +17,7 @@ use teamctl::ops::run::{
 use teamctl::time;
 
 use crate::cli::context::Ctx;
+use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
@@ -80,17 +80,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
 
-    /// Permission mode for the lead (--permission-mode); teammates inherit it
-    #[arg(
-        long,
-        value_name = "MODE",
-        conflicts_with = "dangerously_skip_permissions"
-    )]
-    permission_mode: Option<String>,
-
-    /// Start the lead with --dangerously-skip-permissions
-    #[arg(long)]
-    dangerously_skip_permissions: bool,
+    #[command(flatten)]
+    permission: PermissionArgs,
 
     /// Where the lead starts its teammates [default: Claude Code's teammateMode setting]
     #[arg(long, value_enum, value_name = "MODE")]
@@ -331,11 +322,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         .ok()
         .filter(|c| c.is_dir())
         .ok_or_else(|| anyhow!("--cwd {} is not a directory", cwd.display()))?;
-    let permission = match (&args.permission_mode, args.dangerously_skip_permissions) {
-        (Some(m), _) => Permission::Mode(m.clone()),
-        (None, true) => Permission::Skip,
-        (None, false) => Permission::Default,
-    };
+    let permission = args.permission.permission();
     let timeout = time::parse_duration(&args.timeout)?;
     if timeout.is_zero() {
         return Err(usage("--timeout must be more than 0"));
@@ -358,12 +345,6 @@ fn spec(args: &RunArgs) -> Result<Spec> {
 
 fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let mut pane_env: Vec<(String, String)> = Vec::new();
-    for k in PANE_ENV.iter().chain(PASSTHROUGH_ENV.iter()) {
-        if let Some(v) = var(k) {
-            pane_env.push((k.to_string(), v));
-        }
-    }
     let home = dirs::home_dir();
     // Claude Code keeps .claude.json in its config dir only when CLAUDE_CONFIG_DIR is set.
     let (claude_json, config_dir) = if ctx.config_dir_chosen() {
@@ -385,17 +366,9 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         m.uid() == 0
     });
     Ok(RunEnv {
-        resolve: resolve::Inputs::new(
-            args.claude_bin
-                .clone()
-                .filter(|p| !p.as_os_str().is_empty()),
-            var(env::TEAMMATE_COMMAND).map(PathBuf::from),
-            std::env::var_os("PATH"),
-            home,
-        ),
+        claude: claude_env(args.claude_bin.clone()),
         claude_json,
         config_dir,
-        pane_env,
         api_key: var("ANTHROPIC_API_KEY"),
         root_without_sandbox: is_root && var("IS_SANDBOX").is_none(),
         run_dir: data.join("run"),

@@ -1,20 +1,16 @@
 //! `teamctl send`: put a message into a teammate's inbox.
 
-use std::io::{IsTerminal, Read};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 use serde::Serialize;
-use std::time::{Duration, Instant};
-use teamctl::error::usage;
-
 use teamctl::Error;
 use teamctl::store::Entry;
-use teamctl::store::paths::MemberName;
-use teamctl::team::config::Team;
-use teamctl::team::mailbox::{self, Delivery, DeliveryState, Joined, SendRequest};
+use teamctl::team::mailbox::{self, Delivery, DeliveryState, SendRequest, Text};
 
+use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
 use crate::cli::env;
 
@@ -135,19 +131,16 @@ impl<'a> DeliveryJson<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
-    let (to, text) = if args.all {
-        if args.text.is_some() {
-            return Err(usage(
-                "with --all, give only the message TEXT (no recipient)",
-            ));
-        }
-        (None, args.to)
-    } else {
-        let to = args
-            .to
-            .ok_or_else(|| usage("missing recipient: teamctl send <TO> [TEXT]"))?;
-        (Some(MemberName::parse(&to)?), args.text)
-    };
+    let (to, text) = recipient_and_text(
+        args.all,
+        args.to,
+        args.text,
+        &Words {
+            text: "message",
+            recipient: "recipient",
+            synopsis: "teamctl send <TO> [TEXT]",
+        },
+    )?;
     let text = message_text(text)?;
     let wait = args
         .wait
@@ -155,7 +148,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         .map(teamctl::time::parse_duration)
         .transpose()?;
     let color = args.color.map(|c| c.parse()).transpose()?;
-    mailbox::check_text(&text)?;
+    let text = Text::new(text)?;
     let (team, from) = sender(ctx, args.from.as_deref(), args.join, args.force)?;
     let (recipients, unaddressable) = match to {
         Some(to) => (vec![to], Vec::new()),
@@ -259,34 +252,6 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     Ok(())
 }
 
-/// The team and your identity in it (`--from`, else [`Ctx::identity`]), checked before
-/// anything is written (no `team-lead` or `system` where that impersonates, unless `force`),
-/// after joining the team as that name with `--join`.
-pub(crate) fn sender(
-    ctx: &Ctx,
-    from: Option<&str>,
-    join: bool,
-    force: bool,
-) -> Result<(Team, MemberName)> {
-    if let Some(f) = from {
-        MemberName::parse(f)?;
-    }
-    let team = ctx.team()?;
-    let name = MemberName::parse(from.unwrap_or(&ctx.identity(&team)))?;
-    team.check_sender(&name, force)?;
-    if !join {
-        return Ok((team, name));
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    if mailbox::join(&team, &name, &cwd, ctx.now, &ctx.lock)? == Joined::Added {
-        crate::cli::output::hint(&format!(
-            "joined team '{}' as '{name}': teammates can now reply to you",
-            team.name
-        ));
-    }
-    Ok((ctx.team()?, name))
-}
-
 fn human(d: &Delivery) -> String {
     let id = crate::cli::term::escape_line(&d.id);
     let inbox = d.inbox.display().to_string();
@@ -301,22 +266,4 @@ fn human(d: &Delivery) -> String {
             d.to
         ),
     }
-}
-
-/// The message body: the argument, or stdin for `-` or when absent on a non-terminal stdin.
-pub(crate) fn message_text(arg: Option<String>) -> Result<String> {
-    match arg.as_deref() {
-        Some("-") => {}
-        Some(_) => return Ok(arg.unwrap_or_default()),
-        None if std::io::stdin().is_terminal() => {
-            return Err(usage("no message text: give TEXT or pipe it on stdin"));
-        }
-        None => {}
-    }
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .context("could not read the message from stdin")?;
-    // Like $(...): trailing newlines belong to the pipe, not the message.
-    Ok(text.trim_end_matches(['\n', '\r']).to_string())
 }

@@ -1,22 +1,24 @@
 //! `teamctl wait`: block until tasks are done, teammates are idle or gone, or a message came.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
-use teamctl::observe::wait::{After, Condition, ConditionState, Spec, Tracker, liveness};
-use teamctl::observe::watch::Watch;
+use teamctl::observe;
+use teamctl::observe::follow::Observer;
+use teamctl::observe::wait::{After, Condition, ConditionState, Spec, WaitObserver, Waited};
+use teamctl::observe::watch::{Changes, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
 
+use crate::cli::args::type_values;
 use crate::cli::by_policy::{EventsTo, Runner};
-use crate::cli::cmd::watch::type_values;
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::output::warn;
@@ -128,9 +130,6 @@ struct Report<'a> {
     waited_ms: u64,
 }
 
-/// How often the liveness of panes and processes is checked while nothing changes.
-const LIVENESS_EVERY: Duration = Duration::from_millis(500);
-
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let timeout = parse_duration(&args.timeout)?;
     let kind: TypeFilter = args.frame.parse()?;
@@ -170,7 +169,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         MemberName::parse(i)?;
     }
     // A bad policy is exit 2 before anything else.
-    let mut runner = args
+    let runner = args
         .policy
         .as_deref()
         .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
@@ -195,82 +194,46 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         ));
     }
 
-    let started = Instant::now();
-    let deadline = started + timeout;
-    let clock = || ctx.clock();
-    let (mut watch, _) = Watch::new(team, None, clock());
-    let mut waker = watch.waker(args.poll.map(Duration::from_millis));
-    for w in watch.rescan(clock()).warnings {
-        warn(&w);
-    }
-    let mut live = liveness(&watch);
-    let mut last_probe = Instant::now();
     let spec = Spec {
         conditions,
         me: me.clone(),
         after,
         any: args.any,
     };
-    if let Some(r) = runner.as_mut() {
-        r.step_reopened(ctx, watch.team())?;
-    }
-    let mut tracker = Tracker::new(&watch, spec, ctx.sent_log.as_ref(), &live, clock())?;
-    for s in tracker.states.iter().filter(|s| s.met) {
-        report(ctx, s)?;
-    }
-    if !tracker.done(args.any) {
-        let open: Vec<String> = tracker
-            .states
-            .iter()
-            .filter(|s| !s.met)
-            .map(label)
-            .collect();
-        eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
-    }
-    let mut failed = None;
-    while !tracker.done(args.any) {
-        if let Some(why) = tracker.impossible(args.any) {
-            failed = Some(why);
-            break;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        let changes = watch.next(&mut waker, (deadline - now).min(LIVENESS_EVERY), &clock);
-        for w in &changes.warnings {
-            warn(w);
-        }
-        if let Some(r) = runner.as_mut()
-            && (!changes.events.is_empty() || r.failed())
-        {
-            r.step_reopened(ctx, watch.team())?;
-        }
-        // Pane and process deaths leave no trace in the files: a clock, not every change
-        // (asking tmux costs a process), finds them.
-        if last_probe.elapsed() >= LIVENESS_EVERY {
-            live = liveness(&watch);
-            last_probe = Instant::now();
-        }
-        for i in tracker.observe(&changes, &watch, &live, clock()) {
-            report(ctx, &tracker.states[i])?;
-        }
-    }
+    let mut reporter = Reporter {
+        ctx,
+        runner,
+        timeout: &args.timeout,
+    };
+    let Waited {
+        states,
+        met,
+        impossible,
+        waited_ms,
+        watch,
+        waker,
+    } = observe::wait::wait(
+        team,
+        spec,
+        timeout,
+        args.poll.map(Duration::from_millis),
+        ctx.sent_log.as_ref(),
+        &|| ctx.clock(),
+        &mut reporter,
+    )?;
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
-    let met = tracker.done(args.any);
-    let waited_ms = started.elapsed().as_millis() as u64;
     if ctx.out.json {
         ctx.out.json(&Report {
             schema_version: 1,
             team: watch.team().name.as_str(),
             met,
-            conditions: &tracker.states,
+            conditions: &states,
             waited_ms,
         })?;
     } else if !met {
-        for s in tracker.states.iter().filter(|s| !s.met) {
+        for s in states.iter().filter(|s| !s.met) {
             ctx.out.line(&format!(
                 "not met: {}: {}",
                 label(s),
@@ -281,16 +244,54 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if met {
         return Ok(());
     }
-    if let Some(why) = failed {
+    if let Some(why) = impossible {
         bail!("the wait can no longer succeed: {why}");
     }
-    let open = tracker.states.iter().filter(|s| !s.met).count();
+    let open = states.iter().filter(|s| !s.met).count();
     Err(Error::Timeout(format!(
         "timed out after {}: {open} of {} conditions not met",
         args.timeout,
-        tracker.states.len()
+        states.len()
     ))
     .into())
+}
+
+/// `wait`'s side of the wait: met conditions on stdout, progress and warnings on stderr, and
+/// the policy's passes.
+struct Reporter<'a> {
+    ctx: &'a Ctx,
+    runner: Option<Runner>,
+    timeout: &'a str,
+}
+
+impl Observer for Reporter<'_> {
+    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
+        match self.runner.as_mut() {
+            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
+                r.step_reopened(self.ctx, watch.team())
+            }
+            _ => Ok(()),
+        }
+    }
+    fn note(&mut self, msg: &str) {
+        eprintln!("{}", escape_line(msg));
+    }
+    fn warn(&mut self, msg: &str) {
+        warn(msg);
+    }
+    fn hint(&mut self, msg: &str) {
+        crate::cli::output::hint(msg);
+    }
+}
+
+impl WaitObserver for Reporter<'_> {
+    fn met(&mut self, state: &ConditionState) -> Result<()> {
+        report(self.ctx, state)
+    }
+    fn blocking(&mut self, open: &[&ConditionState]) {
+        let open: Vec<String> = open.iter().map(|s| label(s)).collect();
+        eprintln!("waiting up to {} for: {}", self.timeout, open.join(", "));
+    }
 }
 
 fn label(s: &ConditionState) -> String {

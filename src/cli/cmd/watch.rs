@@ -1,7 +1,7 @@
 //! `teamctl watch`: follow a team as a stream of events.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
@@ -10,9 +10,9 @@ use teamctl::error::Error;
 use teamctl::observe::watch::{EVENT_KINDS, Event, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
-use teamctl::team::model::{FRAME_TYPES, Frame, first_line};
-use teamctl::time;
+use teamctl::team::model::{Frame, first_line};
 
+use crate::cli::args::{deadline, type_values};
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
 use crate::cli::term::escape_line;
@@ -71,13 +71,6 @@ pub(crate) struct WatchArgs {
     poll: Option<u64>,
 }
 
-/// The values of `--type`: `message`, `protocol` or a frame type.
-pub(crate) fn type_values() -> PossibleValuesParser {
-    let mut v = vec!["message", "protocol"];
-    v.extend(FRAME_TYPES);
-    PossibleValuesParser::new(v)
-}
-
 pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
     let only = if args.members.is_empty() {
         None
@@ -89,12 +82,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
                 .collect::<Result<Vec<_>>>()?,
         )
     };
-    let deadline = args
-        .timeout
-        .as_deref()
-        .map(time::parse_duration)
-        .transpose()?
-        .map(|d| Instant::now() + d);
+    let deadline = deadline(args.timeout.as_deref())?;
     let frame: Option<TypeFilter> = args.frame.as_deref().map(str::parse).transpose()?;
     let team = ctx.team()?;
     let (mut watch, existing) = Watch::new(team, only, ctx.clock());
