@@ -7,11 +7,8 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -745,34 +742,11 @@ pub fn find_on_path(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
     which::which_in_global(name, Some(joined)).ok()?.next()
 }
 
-/// The first line `bin <flag>` prints, waiting at most 5 s.
+/// The first line `bin <flag>` prints, waiting at most 5 s (see
+/// [`crate::host::resolve::first_line`]).
 fn version_of(bin: &Path, flag: &str) -> Option<String> {
-    let mut child = Command::new(bin)
-        .arg(flag)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let mut s = String::new();
-    child.stdout.take()?.read_to_string(&mut s).ok()?;
-    s.lines()
-        .next()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(String::from)
+    let (_, line) = crate::host::resolve::first_line(bin, flag, Duration::from_secs(5))?;
+    (!line.is_empty()).then_some(line)
 }
 
 /// Claude Code's idea of a true environment value: `1`, `true`, `yes`, `on` (any case).
