@@ -39,6 +39,23 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     pub(crate) fn new(g: &GlobalArgs) -> Result<Ctx> {
+        // A typed empty value is a mistake, never a request for the default (an empty
+        // variable, as shells leave them, still means unset).
+        let empty_env = |var: &str| std::env::var_os(var).is_some_and(|v| v.is_empty());
+        if g.team.as_deref() == Some("") && !empty_env(env::TEAM) {
+            return Err(teamctl::error::usage(
+                "--team needs a team name (an empty one names no team)",
+            ));
+        }
+        if g.claude_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+            && !empty_env(env::CLAUDE_CONFIG_DIR)
+        {
+            return Err(teamctl::error::usage(
+                "--claude-dir needs a folder (an empty one names none)",
+            ));
+        }
         let (root, layout_source) = match &g.claude_dir {
             Some(d) if !d.as_os_str().is_empty() => {
                 // clap fills the flag from the variable too; tell them apart for `doctor`.

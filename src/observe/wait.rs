@@ -414,12 +414,13 @@ impl Tracker {
             }
             let names: Vec<String> = watch.members().iter().map(|(n, _)| n.clone()).collect();
             let hint = crate::team::config::suggest(name, &names)
-                .map(|s| format!(" (did you mean '{s}'?)"))
+                .map(|s| format!(" (did you mean {}?)", crate::store::paths::quote(&s)))
                 .unwrap_or_default();
             bail!(
-                "'{name}' is not a member of team '{}'{hint}; members: {}",
+                "{} is not a member of team '{}'{hint}; members: {}",
+                crate::store::paths::quote(name),
                 watch.team().name,
-                names.join(", ")
+                crate::store::paths::shown_list(&names)
             )
         };
         let mut resolved = Vec::new();
@@ -751,15 +752,19 @@ impl Tracker {
                             Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
                                 idle.push(format!("{m} ({d})"));
                             }
-                            Some(Turn::Idle(_)) => {
-                                busy.push(format!("{m} ({} unread in its inbox)", unread(watch, m)))
+                            Some(Turn::Idle(_)) => busy.push(format!(
+                                "{} ({} unread in its inbox)",
+                                crate::store::paths::shown(m),
+                                unread(watch, m)
+                            )),
+                            Some(Turn::Busy(d)) => {
+                                busy.push(format!("{} ({d})", crate::store::paths::shown(m)))
                             }
-                            Some(Turn::Busy(d)) => busy.push(format!("{m} ({d})")),
-                            None => busy.push(format!("{m} (busy)")),
+                            None => busy.push(format!("{} (busy)", crate::store::paths::shown(m))),
                         }
                     }
                     let detail = if busy.is_empty() {
-                        idle.join(", ")
+                        crate::store::paths::shown_list(&idle)
                     } else {
                         format!("not idle: {}", busy.join(", "))
                     };
@@ -778,14 +783,7 @@ impl Tracker {
                             .collect::<Vec<_>>()
                             .join("; ")
                     } else {
-                        format!(
-                            "still running: {}",
-                            alive
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
+                        format!("still running: {}", crate::store::paths::shown_list(&alive))
                     };
                     (alive.is_empty(), detail, None)
                 }

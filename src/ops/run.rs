@@ -469,12 +469,15 @@ impl Observation {
             why.push("the lead's turn".to_string());
         }
         if !self.working.is_empty() {
-            why.push(format!("working: {}", self.working.join(", ")));
+            why.push(format!(
+                "working: {}",
+                crate::store::paths::shown_list(&self.working)
+            ));
         }
         if !self.undelivered.is_empty() {
             why.push(format!(
                 "undelivered mail for {}",
-                self.undelivered.join(", ")
+                crate::store::paths::shown_list(&self.undelivered)
             ));
         }
         why.join("; ")

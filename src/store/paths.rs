@@ -182,6 +182,26 @@ pub fn quote(name: &str) -> String {
     format!("{name:?}").replace('"', "'")
 }
 
+/// A member name read from a file, for a message: as it is when it follows the member-name
+/// rule, else [`quote`]d, so a newline or an escape sequence in it never breaks or paints the
+/// message it is listed in.
+pub fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if is_valid_member(name) {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(quote(name))
+    }
+}
+
+/// [`shown`] names joined with `, `.
+pub fn shown_list<S: AsRef<str>>(names: &[S]) -> String {
+    names
+        .iter()
+        .map(|n| shown(n.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

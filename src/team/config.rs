@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::error::usage;
 use crate::store;
 use crate::store::dir::{Kind, Loc};
-use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member, quote, shown_list};
 use crate::team::lead::{LeadRecord, Leads};
 
 /// The lead's member name in a team teamctl leads.
@@ -374,14 +374,14 @@ impl Team {
         };
         let members = self.member_names();
         let hint = match suggest(to.as_str(), &members) {
-            Some(s) => format!(" (did you mean '{s}'?)"),
+            Some(s) => format!(" (did you mean {}?)", quote(&s)),
             None => String::new(),
         };
         bail!(
             "'{to}' is not a member of team '{}'{hint}; members: {}. Pass --force to write anyway \
              (Claude Code creates an inbox for any name, but no teammate reads it)",
             self.name,
-            members.join(", ")
+            shown_list(&members)
         )
     }
 

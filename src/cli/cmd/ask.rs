@@ -33,7 +33,7 @@ use crate::cli::output::warn;
 /// Sends TEXT exactly as `send` does, then waits until MEMBER answers and prints the answer's
 /// text alone on stdout, so `answer=$(teamctl ask alice "...")` works. The answer is printed
 /// exactly as written when stdout is not a terminal (or with --raw); on a terminal its control
-/// characters are shown as escapes.
+/// and invisible characters are shown as escapes and each further line starts with `  | `.
 ///
 /// The answer is the first plain message from MEMBER that lands in your inbox after the question
 /// was written, and not in the turn MEMBER was in when it arrived: what MEMBER writes until that
@@ -289,7 +289,9 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         if args.raw || !out.is_terminal() {
             writeln!(out, "{text}")?;
         } else {
-            writeln!(out, "{}", crate::cli::term::escape_composed(text))?;
+            // One line per line of the answer, each further one behind `  | `: no line of the
+            // terminal begins with what the teammate wrote after a newline.
+            writeln!(out, "{}", crate::cli::term::escape_message(text))?;
         }
         out.flush()?;
     }

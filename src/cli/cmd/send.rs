@@ -245,7 +245,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         return Err(Error::Timeout(format!(
             "still pending after {}: {} has not taken the message",
             args.wait.unwrap_or_default(),
-            pending.join(", ")
+            teamctl::store::paths::shown_list(&pending)
         ))
         .into());
     }
