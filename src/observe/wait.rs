@@ -750,7 +750,7 @@ impl Tracker {
                             // The newest event decides, not isActive: a teammate's config write
                             // can be lost (see initial_turn).
                             Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
-                                idle.push(format!("{m} ({d})"));
+                                idle.push(format!("{} ({d})", crate::store::paths::shown(m)));
                             }
                             Some(Turn::Idle(_)) => busy.push(format!(
                                 "{} ({} unread in its inbox)",
@@ -764,7 +764,7 @@ impl Tracker {
                         }
                     }
                     let detail = if busy.is_empty() {
-                        crate::store::paths::shown_list(&idle)
+                        idle.join(", ")
                     } else {
                         format!("not idle: {}", busy.join(", "))
                     };
