@@ -185,6 +185,102 @@ pub fn read_inbox(path: &Loc) -> Result<Option<Vec<Entry>>> {
     })
 }
 
+/// [`read_inbox`], handing each entry to `each` as it is parsed instead of keeping them all:
+/// only what `each` returns (`None`: nothing) is kept. The file is parsed straight from disk
+/// first, so reading a large inbox needs about what `each` keeps, not the file's bytes and a
+/// parsed copy of every entry besides; a file that does not parse that way (torn by an in-place
+/// writer, an escaped lone surrogate, corrupt) is then read as [`read_inbox`] reads it. `each`
+/// gets the entry's index, and may run again from the first entry.
+///
+/// # Errors
+/// As [`read_inbox`].
+pub fn read_inbox_each<T>(
+    path: &Loc,
+    each: impl Fn(usize, Entry) -> Option<T>,
+) -> Result<Option<Vec<T>>> {
+    let collect = |de: &mut dyn FnMut(&mut dyn FnMut(usize, Entry)) -> Result<()>| {
+        let mut out = Vec::new();
+        de(&mut |i, e| {
+            if let Some(t) = each(i, e) {
+                out.push(t);
+            }
+        })?;
+        Ok(out)
+    };
+    let Some(file) = path
+        .open_file()
+        .with_context(|| format!("could not read {}", path.display()))?
+    else {
+        return Ok(None);
+    };
+    let streamed = collect(&mut |f| {
+        let reader = io::BufReader::with_capacity(256 * 1024, file.try_clone()?);
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        each_entry(&mut de, f)?;
+        de.end()?;
+        Ok(())
+    });
+    if let Ok(out) = streamed {
+        return Ok(Some(out));
+    }
+    drop(file);
+    let parse = |bytes: &[u8]| collect(&mut |f| parse_inbox_each(bytes, path, |i, e| f(i, e)));
+    read_unlocked(path, |bytes| {
+        parse(bytes).or_else(|e| match format::replace_lone_surrogates(bytes) {
+            Some(lossy) => parse(&lossy),
+            None => Err(e),
+        })
+    })
+}
+
+/// Deserializes a JSON array of objects from `de`, handing each object to `each`.
+fn each_entry<'de, D: serde::Deserializer<'de>>(
+    de: D,
+    each: &mut dyn FnMut(usize, Entry),
+) -> Result<(), D::Error> {
+    use serde::de::{SeqAccess, Visitor};
+    struct Each<'a>(&'a mut dyn FnMut(usize, Entry));
+    impl<'de> Visitor<'de> for Each<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON array of objects")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while let Some(e) = seq.next_element::<Entry>()? {
+                (self.0)(i, e);
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+    de.deserialize_seq(Each(each))
+}
+
+/// Parses an inbox as [`parse_inbox`] does, handing each entry to `each` in file order.
+///
+/// # Errors
+/// As [`parse_inbox`] (entries before the bad one have been handed over already).
+pub fn parse_inbox_each(
+    bytes: &[u8],
+    path: &Path,
+    mut each: impl FnMut(usize, Entry),
+) -> Result<()> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    if each_entry(&mut de, &mut each)
+        .and_then(|()| de.end())
+        .is_ok()
+    {
+        return Ok(());
+    }
+    // The exact reason (and the wording every caller knows) from the whole-file parser.
+    parse_inbox(bytes, path)?;
+    bail!(
+        "{} is not a JSON array of objects (left unchanged)",
+        path.display()
+    )
+}
+
 /// Reads `path` without a lock and parses it with `parse`. `Ok(None)` when it does not exist.
 ///
 /// Writers that rewrite a file in place (old Claude Code's inboxes, new Claude Code's
@@ -654,6 +750,29 @@ mod tests {
         assert!(verify_written(&dir, "a.json", &[written.as_bytes()]).is_err());
         fs::write(&p, &written).unwrap();
         verify_written(&dir, "a.json", &[written.as_bytes()]).unwrap();
+    }
+
+    #[test]
+    fn read_each_streams_and_falls_back_like_read_inbox() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Loc::root(tmp.path()).join("a.json");
+        let texts =
+            |p: &Loc| read_inbox_each(p, |i, e| Some((i, e["text"].as_str().unwrap().to_string())));
+        assert_eq!(texts(&p).unwrap(), None);
+        fs::write(&p, r#"[{"text":"a"},{"text":"b"}]"#).unwrap();
+        assert_eq!(
+            texts(&p).unwrap().unwrap(),
+            [(0, "a".to_string()), (1, "b".to_string())]
+        );
+        // A lone surrogate stops the streaming parse; read as read_inbox reads it.
+        fs::write(&p, r#"[{"text":"a"},{"text":"x\ud800"}]"#).unwrap();
+        assert_eq!(
+            texts(&p).unwrap().unwrap(),
+            [(0, "a".to_string()), (1, "x\u{fffd}".to_string())]
+        );
+        fs::write(&p, r#"[{"text":"a"},1]"#).unwrap();
+        let err = texts(&p).unwrap_err();
+        assert!(format!("{err:#}").contains("entry 1 of"), "{err:#}");
     }
 
     #[test]
