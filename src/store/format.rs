@@ -92,6 +92,39 @@ pub fn js_number(text: &str) -> Option<String> {
     Some(js_format(v))
 }
 
+/// The shortest digits of `v` (`digits` × 10^(`exp` - len + 1)) as ECMAScript picks them when
+/// two such strings are equally close to `v`: the one ending in an even digit (Rust picks the
+/// larger).
+fn even_on_a_tie(v: f64, digits: String, exp: i32) -> String {
+    let last = digits.bytes().last().map_or(0, |b| b - b'0');
+    if last.is_multiple_of(2) || digits.len() < 2 {
+        return digits;
+    }
+    // `v` exactly, as decimal digits: a double needs at most 767 significant ones.
+    let exact = format!("{:.800e}", v);
+    let Some((m, e)) = exact.split_once('e') else {
+        return digits;
+    };
+    if e.parse::<i32>().ok() != Some(exp) {
+        return digits;
+    }
+    let exact: String = m.chars().filter(|c| *c != '.').collect();
+    let down = {
+        let mut d = digits.clone().into_bytes();
+        let n = d.len();
+        d[n - 1] -= 1;
+        String::from_utf8(d).unwrap_or_default()
+    };
+    // A tie: `v` is exactly halfway, `down` followed by 5 and zeros.
+    let (head, tail) = exact.split_at(digits.len().min(exact.len()));
+    let halfway = head == down && tail.starts_with('5') && tail[1..].bytes().all(|b| b == b'0');
+    if halfway && format!("{down}e{}", exp - digits.len() as i32 + 1).parse::<f64>() == Ok(v) {
+        down
+    } else {
+        digits
+    }
+}
+
 /// ECMAScript's `Number::toString(10)` of `v` as `JSON.stringify` writes it: the shortest
 /// digits that read back as `v`, in plain notation for decimal exponents from -6 to 20, else
 /// `d.ddde±n`; `-0` is `0`, and a value that is not finite is `null`.
@@ -106,6 +139,7 @@ pub fn js_format(v: f64) -> String {
     let sci = format!("{:e}", v.abs());
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let digits = even_on_a_tie(v.abs(), digits, exp.parse().unwrap_or(0));
     let k = digits.len() as i64;
     // v = 0.digits × 10^n
     let n = exp.parse::<i64>().unwrap_or(0) + 1;
@@ -477,6 +511,8 @@ mod tests {
             ("-0e0", "0"),
             ("1E400", "null"),
             ("5e-324", "5e-324"),
+            // Two shortest forms, equally close: JavaScript takes the even one.
+            ("1.6642642685876773E15", "1664264268587677.2"),
         ] {
             assert_eq!(js_number(text).as_deref(), Some(js), "{text}");
         }

@@ -198,7 +198,7 @@ pub fn read_inbox_each<T>(
     path: &Loc,
     each: impl Fn(usize, Entry) -> Option<T>,
 ) -> Result<Option<Vec<T>>> {
-    let collect = |de: &mut dyn FnMut(&mut dyn FnMut(usize, Entry)) -> Result<()>| {
+    let collect = |de: &mut Source| {
         let mut out = Vec::new();
         de(&mut |i, e| {
             if let Some(t) = each(i, e) {
@@ -224,7 +224,7 @@ pub fn read_inbox_each<T>(
         return Ok(Some(out));
     }
     drop(file);
-    let parse = |bytes: &[u8]| collect(&mut |f| parse_inbox_each(bytes, path, |i, e| f(i, e)));
+    let parse = |bytes: &[u8]| collect(&mut |f| parse_inbox_each(bytes, path, &mut *f));
     read_unlocked(path, |bytes| {
         parse(bytes).or_else(|e| match format::replace_lone_surrogates(bytes) {
             Some(lossy) => parse(&lossy),
@@ -232,6 +232,9 @@ pub fn read_inbox_each<T>(
         })
     })
 }
+
+/// Something that parses an inbox, handing each entry to the function it is given.
+type Source<'a> = dyn FnMut(&mut dyn FnMut(usize, Entry)) -> Result<()> + 'a;
 
 /// Deserializes a JSON array of objects from `de`, handing each object to `each`.
 fn each_entry<'de, D: serde::Deserializer<'de>>(

@@ -10,6 +10,7 @@ mod create;
 mod delete;
 mod doctor;
 mod format;
+mod fuzz;
 mod inbox;
 mod interop;
 mod lock;
