@@ -456,6 +456,7 @@ pub fn create(
             &lead_session_id,
             now.timestamp_millis(),
             Some(&session),
+            Some(&spec.cwd),
         );
         record.tmux_session_id = Some(session_id);
         leads.record(layout, &spec.team, &record)?;
@@ -589,6 +590,7 @@ pub fn provision(
         lead_session_id,
         now.timestamp_millis(),
         tmux_session,
+        Some(&spec.cwd),
     );
     leads.record(layout, team, &record)?;
 

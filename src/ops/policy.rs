@@ -19,8 +19,8 @@
 //! operators. A `WebFetch` URL's host is read as Claude Code reads it, by the WHATWG URL
 //! standard.
 //!
-//! Path anchoring (Claude Code's four forms, with the teammate's `cwd` from `config.json` as
-//! its working directory and project root): `//x` is the absolute path `/x`; `~/x` is under the
+//! Path anchoring (Claude Code's four forms, with the teammate's working directory as
+//! `teamctl create` recorded it as its working directory and project root): `//x` is the absolute path `/x`; `~/x` is under the
 //! home directory given; `/x` and `./x` and any pattern with a slash are relative to the
 //! teammate's cwd; a pattern with no slash (`*.env`) matches a name at any depth below it.
 //! A path rule matches a path when it matches the path or one of its parent directories.
@@ -979,8 +979,9 @@ pub struct Outcome {
 
 /// Answers every pending request in `lead`'s inbox by `policy` (once: see
 /// [`protocol::answer_open`]); `dry_run` decides without writing. `home` anchors `~/` rules;
-/// each teammate's `cwd` comes from the team's `config.json`. Returns what was looked at, in
-/// inbox order.
+/// relative ones are anchored at the working directory `teamctl create` gave the teammates
+/// (from teamctl's private record; a member's `cwd` in `config.json` only when there is none).
+/// Returns what was looked at, in inbox order.
 ///
 /// A plan approval is answered only once the teammate has reported idle after asking (an
 /// `idle_notification` from it, timestamped at or after the request, in `lead`'s inbox):
@@ -1008,12 +1009,18 @@ pub fn answer_pending(
         if !seen.insert(request.request_id.clone()) {
             continue;
         }
+        // Where relative path rules are anchored: the working directory teamctl gave its
+        // teammates (its private record), not what a teammate wrote into config.json; the
+        // member's recorded cwd only when teamctl kept none (a team created before it did).
+        let recorded = team.lead.as_ref().and_then(|r| r.cwd.as_ref());
         let anchors = Anchors {
-            cwd: team
-                .config
-                .as_ref()
-                .and_then(|c| c.member(&request.from))
-                .and_then(|m| m.cwd.as_ref())
+            cwd: recorded
+                .or_else(|| {
+                    team.config
+                        .as_ref()
+                        .and_then(|c| c.member(&request.from))
+                        .and_then(|m| m.cwd.as_ref())
+                })
                 .map(PathBuf::from),
             home: home.map(Path::to_path_buf),
         };

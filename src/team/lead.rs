@@ -42,6 +42,10 @@ pub struct LeadRecord {
     /// Its tmux session id (`$3`), once started: a session of the same name made later by
     /// someone else is not ours.
     pub tmux_session_id: Option<String>,
+    /// The working directory `create` gave the teammates: where the policy anchors their
+    /// relative path rules (a teammate can rewrite its `cwd` in `config.json`).
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 impl LeadRecord {
@@ -161,6 +165,7 @@ pub fn new_record(
     lead_session_id: &str,
     created_at: i64,
     tmux_session: Option<&str>,
+    cwd: Option<&Path>,
 ) -> LeadRecord {
     LeadRecord {
         schema_version: 1,
@@ -170,6 +175,7 @@ pub fn new_record(
         created_at,
         tmux_session: tmux_session.map(String::from),
         tmux_session_id: None,
+        cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
     }
 }
 
@@ -188,7 +194,7 @@ mod tests {
         let leads = Leads::in_dir(&tmp.path().join("data"));
         let team = TeamName::parse("demo").unwrap();
         let (la, lb) = (Layout::new(&a), Layout::new(&b));
-        let rec = new_record(&la, &team, "s-1", 5, Some("teamctl-demo"));
+        let rec = new_record(&la, &team, "s-1", 5, Some("teamctl-demo"), None);
         leads.record(&la, &team, &rec).unwrap();
         assert_eq!(leads.find(&la, &team).unwrap(), Some(rec));
         assert_eq!(leads.find(&lb, &team).unwrap(), None);
