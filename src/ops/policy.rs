@@ -21,8 +21,9 @@
 //!
 //! Path anchoring (Claude Code's four forms, with the working directory `teamctl create`
 //! recorded for the teammates as their working directory and project root): `//x` is the
-//! absolute path `/x`; `~/x` is under the home directory given; `/x` and `./x` and any pattern with a slash are relative to the
-//! teammate's cwd; a pattern with no slash (`*.env`) matches a name at any depth below it.
+//! absolute path `/x`; `~/x` is under the home directory given; `/x` and `./x` and any
+//! pattern with a slash are relative to the teammate's cwd; a pattern with no slash (`*.env`)
+//! matches a name at any depth below it.
 //! A path rule matches a path when it matches the path or one of its parent directories.
 
 use std::collections::HashSet;
