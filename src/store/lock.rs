@@ -378,14 +378,25 @@ fn gate() -> std::sync::MutexGuard<'static, Gate> {
 }
 
 /// Stops this process from taking new locks and waits until every lock it holds has been
-/// released by its owner. The CLI calls this from its signal thread before exiting, so an
-/// interrupted write either completes (file replaced, lock removed) or never starts.
-pub fn drain() {
+/// released by its owner, or `max` has passed. The CLI calls this from its signal thread before
+/// exiting, so an interrupted write either completes (file replaced, lock removed) or never
+/// starts. Returns whether every lock was released; one a stuck writer still holds at `max` is
+/// left behind, stale after 10 s for every other writer, so a signal always ends the process.
+pub fn drain(max: Duration) -> bool {
+    let end = Instant::now() + max;
     let mut gate = gate();
     gate.draining = true;
     while !gate.held.is_empty() {
-        gate = CHANGED.wait(gate).unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if now >= end {
+            return false;
+        }
+        gate = CHANGED
+            .wait_timeout(gate, end - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
+    true
 }
 
 /// The lock directories this process holds right now.
