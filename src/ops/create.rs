@@ -356,6 +356,8 @@ pub fn create(
 ) -> Result<Outcome> {
     progress(Step::Validating, &format!("team '{}'", spec.team));
     validate_members(&spec.members)?;
+    // Where teamctl records that it leads the team must work before the team is written.
+    leads.prepare()?;
     if !spec.cwd.is_dir() {
         bail!("--cwd {} is not a directory", spec.cwd.display());
     }

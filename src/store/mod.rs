@@ -459,7 +459,7 @@ pub fn ensure_inbox(path: &Loc) -> Result<()> {
 
 /// [`ensure_inbox`], returning the handle on the inbox's folder for the locked write after it.
 fn ensure_inbox_in(path: &Loc) -> Result<Dir> {
-    let context = || format!("could not create {}", path.display());
+    let context = || format!("could not write {}", path.display());
     let dir = path.create_parent_dir().with_context(context)?;
     let name = leaf(path)?;
     if dir.expect_file(name).with_context(context)?.is_some() {
@@ -490,6 +490,24 @@ fn ensure_inbox_in(path: &Loc) -> Result<Dir> {
         Err(e) => return Err(e).with_context(context),
     }
     Ok(dir)
+}
+
+/// Checks, without writing anything, that a file could be made or replaced at `path`: every
+/// folder on the way that exists is a folder (not a symlink, not a FIFO), and what is at
+/// `path`, if anything, is a regular file. For a caller that writes elsewhere first.
+///
+/// # Errors
+/// An error naming what is in the way.
+pub fn check_file_place(path: &Loc) -> Result<()> {
+    let context = || format!("could not write {}", path.display());
+    match path.parent_dir() {
+        Ok(dir) => {
+            dir.expect_file(leaf(path)?).with_context(context)?;
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(context),
+    }
 }
 
 /// What [`append`] did.

@@ -82,6 +82,20 @@ impl Leads {
             .join(format!("{team}.{}.json", dir_key(layout)))
     }
 
+    /// Makes sure records can be written (the data dir and its `leads` folder, private, and
+    /// reached without a symlink below the data dir), before anything else is: `create` calls
+    /// it before it touches the config dir.
+    ///
+    /// # Errors
+    /// I/O errors, naming the folder.
+    pub fn prepare(&self) -> Result<()> {
+        let leads = self.data_dir.join("leads");
+        let context = || format!("teamctl cannot keep its records in {}", leads.display());
+        let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        data.sub_create("leads", 0o700).with_context(context)?;
+        Ok(())
+    }
+
     /// Writes (or replaces) the record of `team` under `layout`: folder 0700, file 0600.
     ///
     /// # Errors

@@ -86,6 +86,8 @@ pub fn join(
             team.name
         )));
     }
+    // The inbox's place is checked first, so a refused one leaves config.json as it was.
+    store::check_file_place(&team.inbox_path(name))?;
     let path = team.layout.config_path(&team.name);
     if path.stat()?.is_none() {
         bail!(

@@ -11,6 +11,7 @@ mod delete;
 mod doctor;
 mod format;
 mod fuzz;
+mod hostile_files;
 mod inbox;
 mod interop;
 mod lock;
