@@ -193,10 +193,9 @@ enum Plant {
 }
 
 fn plant(w: &World, rel: &str, how: Plant) -> PathBuf {
-    let p = if rel.starts_with("DATA/") {
-        w.data.join(&rel[5..])
-    } else {
-        w.env.root.join(rel)
+    let p = match rel.strip_prefix("DATA/") {
+        Some(r) => w.data.join(r),
+        None => w.env.root.join(rel),
     };
     match fs::symlink_metadata(&p) {
         Ok(m) if m.is_dir() => fs::remove_dir_all(&p).unwrap(),
@@ -292,7 +291,8 @@ fn hostile_nodes_are_refused_without_hanging_or_writing() {
     let add = &["tasks", "add", "Fix it"][..];
     let update = &["tasks", "update", "1", "--status", "completed"][..];
     let rm = &["tasks", "rm", "1"][..];
-    let cases: &[(&str, &[Plant], &[(&[&str], Want)])] = &[
+    type Runs<'a> = &'a [(&'a [&'a str], Want)];
+    let cases: &[(&str, &[Plant], Runs)] = &[
         (
             "teams/alpha/inboxes/alice.json",
             &[LinkFile, Fifo, Socket, Folder],
