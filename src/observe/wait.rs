@@ -4,7 +4,7 @@
 //! A [`Tracker`] is built from a [`Watch`] (the files as they are) and then fed every batch of
 //! [`Changes`] the watch reports, so a condition is checked against the files first and then on
 //! every change; the watch is in place before the first check, so nothing between the two is
-//! lost. The rules, also in the README:
+//! lost. The rules, also in `teamctl wait --help`:
 //! - a member is **gone** when it left `config.json`, when a `shutdown_approved` frame from it
 //!   was seen, when its recorded tmux pane exists and is dead, or (in-process teammates) when the
 //!   lead process recorded in `leadProcess` is dead; a member with nothing recorded to check
@@ -912,16 +912,14 @@ fn recipient_of(watch: &Watch, mid: &str, log: Option<&SentLog>) -> Result<Strin
     )
 }
 
-/// What the caller learns while [`wait`] blocks, beyond an [`Observer`]'s: each condition as
-/// it is met, and the open ones once the wait starts to block.
-pub trait WaitObserver: Observer {
-    /// `state` has just been met (or was already, at the start).
-    ///
-    /// # Errors
-    /// An error ends the wait with it.
-    fn met(&mut self, state: &ConditionState) -> Result<()>;
-    /// Not everything holds at the start: the wait blocks for `open`.
-    fn blocking(&mut self, open: &[&ConditionState]);
+/// Who hears what while [`wait`] blocks.
+pub struct Hooks<'a> {
+    /// The watch and its changes, progress, warnings and hints.
+    pub observer: &'a mut dyn Observer,
+    /// Each condition as it is met (or was already, at the start).
+    pub met: &'a mut dyn FnMut(&ConditionState) -> Result<()>,
+    /// The open conditions, once the wait starts to block.
+    pub blocking: &'a mut dyn FnMut(&[&ConditionState]),
 }
 
 /// How a [`wait`] ended.
@@ -944,7 +942,7 @@ pub struct Waited {
 /// Blocks until `spec` is met in `team`, can no longer be met, or `timeout` passes: checks the
 /// files as they are first, then every change (the watch is in place before the first check).
 /// `log` (teamctl's sent log) dates messages that already left an inbox; `clock` stamps what
-/// is seen.
+/// is seen; `hooks` hear what happens.
 ///
 /// # Errors
 /// An unknown member, task or message id in `spec`; an error from `observer`.
@@ -955,8 +953,13 @@ pub fn wait(
     poll: Option<Duration>,
     log: Option<&SentLog>,
     clock: &dyn Fn() -> DateTime<Utc>,
-    observer: &mut dyn WaitObserver,
+    hooks: Hooks,
 ) -> Result<Waited> {
+    let Hooks {
+        observer,
+        met,
+        blocking,
+    } = hooks;
     let started = Instant::now();
     let deadline = started + timeout;
     let any = spec.any;
@@ -967,11 +970,11 @@ pub fn wait(
     observer.changed(&f.watch, None)?;
     let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
-        observer.met(s)?;
+        met(s)?;
     }
     if !tracker.done(any) {
         let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
-        observer.blocking(&open);
+        blocking(&open);
     }
     let mut impossible = None;
     while !tracker.done(any) {
@@ -989,7 +992,7 @@ pub fn wait(
         }
         observer.changed(&f.watch, Some(&changes))?;
         for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
-            observer.met(&tracker.states[i])?;
+            met(&tracker.states[i])?;
         }
     }
     Ok(Waited {

@@ -1,6 +1,6 @@
 //! A question to one teammate and the wait for its answer, decided from a [`Watch`]'s changes.
 //!
-//! The rules (also in the README):
+//! The rules (also in `teamctl ask --help` and docs/design.md, "What counts as the answer"):
 //! - **taken**: the question left the teammate's inbox, or was marked `read: true`;
 //! - **answered**: the first plain message (not a protocol frame) from the teammate that lands
 //!   in the asker's inbox after the question was written, and not in the turn the teammate was

@@ -14,8 +14,8 @@ use crate::cli::context::Ctx;
 /// file; then removes the id from every other task's blocks and blockedBy, each under its own
 /// lock. A task that cannot be changed then (a corrupt file, a held lock) is reported as a
 /// warning: the delete has happened, and a reference to a deleted task blocks nothing. With
-/// --json: {"schema_version":1,"team","deleted":"3","updated":["1",…],"not_updated":[{"id",
-/// "error"}]}.
+/// --json: `{"schema_version":1,"team","deleted":"3","updated":["1",…],"not_updated":[{"id",
+/// "error"}]}`.
 #[derive(Debug, Args)]
 pub(crate) struct RmArgs {
     /// Task id (3 or #3)
