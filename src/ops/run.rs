@@ -808,15 +808,12 @@ fn live_panes(session: &str) -> HashMap<String, bool> {
 /// # Errors
 /// When another run of that name holds it.
 pub fn lock_name(run_dir: &Path, name: &str) -> Result<File> {
-    fs::create_dir_all(run_dir)
+    let dir = crate::team::sentlog::private_dir(run_dir)
         .with_context(|| format!("could not create {}", run_dir.display()))?;
     let path = run_dir.join(format!("{name}.lock"));
-    let mut f = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
+    // Never through a symlink, never a FIFO (see store::dir).
+    let mut f = dir
+        .open_or_create(format!("{name}.lock"), 0o600)
         .with_context(|| format!("could not open {}", path.display()))?;
     match f.try_lock() {
         Ok(()) => {}
@@ -958,17 +955,17 @@ pub fn run(
     let session_id = Uuid::new_v4().to_string();
     out.lead_session_id = Some(session_id.clone());
     let prompt_file = env.run_dir.join(format!("{}.prompt", spec.name));
-    // Only the user may read the prompt (it leaves the file as soon as the lead has it).
-    let written = {
-        use std::os::unix::fs::OpenOptionsExt;
-        File::options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&prompt_file)
-            .and_then(|mut f| f.write_all(spec.prompt.as_bytes()))
-    };
+    // Only the user may read the prompt (it leaves the file as soon as the lead has it): a new
+    // file, 0600, created exclusively in the private run folder, never through a symlink.
+    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+        let name = format!("{}.prompt", spec.name);
+        match dir.unlink(&name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        dir.create_new(&name, 0o600)?
+            .write_all(spec.prompt.as_bytes())
+    });
     written.with_context(|| format!("could not write {}", prompt_file.display()))?;
     let pane = match tmux::new_session(&session, "lead") {
         Ok(p) => p,

@@ -610,8 +610,8 @@ impl Dir {
         self.open_writable(name.as_ref(), OFlags::APPEND, mode)
     }
 
-    /// Opens the regular file `name` for writing without truncating it, creating it (`mode` &
-    /// ~umask) when missing (a lock file); refused as [`Dir::open_append`] refuses.
+    /// Opens the regular file `name` for reading and writing without truncating it, creating it
+    /// (`mode` & ~umask) when missing (a lock file); refused as [`Dir::open_append`] refuses.
     ///
     /// # Errors
     /// As [`Dir::open_append`].
@@ -622,10 +622,15 @@ impl Dir {
     fn open_writable(&self, name: &OsStr, extra: OFlags, mode: u32) -> io::Result<File> {
         let name = self.name(name)?;
         self.expect_file(name)?;
+        let access = if extra.contains(OFlags::APPEND) {
+            OFlags::WRONLY
+        } else {
+            OFlags::RDWR
+        };
         let fd = rustix::fs::openat(
             &self.fd,
             name,
-            OFlags::WRONLY
+            access
                 | OFlags::CREATE
                 | OFlags::NOFOLLOW
                 | OFlags::NONBLOCK
