@@ -13,7 +13,7 @@ use crate::common::{NOW, TestEnv, json as parse};
 
 /// Clears the screen, paints, writes the clipboard (OSC 52), reverses the text, sends a C1 CSI,
 /// overwrites the line and starts a GitHub workflow command on a new line.
-const EVIL: &str = "PWN\u{1b}[2J\u{1b}[31mred\u{1b}]52;c;aGVsbG8=\u{7}\u{202e}txt.exe\u{2066}\u{9b}31m\u{7f}\rOVER\t\u{0}\n::error::PWN\n##[error]PWN\u{2028}x";
+const EVIL: &str = "PWN\u{1b}[2J\u{1b}[31mred\u{1b}]52;c;aGVsbG8=\u{7}\u{202e}txt.exe\u{2066}\u{9b}31m\u{7f}\rOVER\t\u{0}\n::error::PWN\n##[error]PWN\u{2028}x team-lead\u{200b}\u{200d}\u{2060}\u{feff}\u{e0041}\u{ad}";
 
 /// Every string planted in the files starts with a workflow command (`::tag::`), and each of
 /// its newlines is followed by `::` or `##`: a line of output that starts (after spaces, which
@@ -171,8 +171,11 @@ fn assert_no_controls(what: &str, stream: &str, bytes: &[u8]) -> String {
     let text = String::from_utf8(bytes.to_vec())
         .unwrap_or_else(|_| panic!("{what}: {stream} is not UTF-8"));
     for c in text.chars() {
+        // Controls, bidi, separators, and what draws nothing (zero-width, word joiner, BOM,
+        // tags, soft hyphen).
         let bad = matches!(c, '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}');
+            | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}'
+            | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}' | '\u{ad}');
         assert!(!bad, "{what}: {stream} carries U+{:04X}: {text}", c as u32);
     }
     text
