@@ -1,7 +1,8 @@
 //! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
 //! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
-//! the folder layout and the naming rules ([`paths`]), cheap unlocked reads ([`light`]), and,
-//! in this module, the locked read-modify-write with read-back verification. It knows nothing
+//! the folder layout and the naming rules ([`paths`]), reaching files without following a
+//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), and, in this module,
+//! the locked read-modify-write with read-back verification. It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
 //! Inbox files: parse, render, atomic replace, and the locked read-modify-write with
