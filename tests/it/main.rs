@@ -27,5 +27,6 @@ mod send;
 mod status;
 mod store;
 mod tasks;
+mod top;
 mod wait;
 mod watch;
