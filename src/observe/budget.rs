@@ -9,11 +9,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::observe::spend::{self, TeamSpend};
+use crate::store::dir::Loc;
 use crate::store::paths::{Layout, TeamName};
 use crate::team::config::TeamConfig;
 use crate::team::transcript::index::Index;
@@ -98,7 +98,7 @@ impl fmt::Display for Exceeded {
 pub struct Budget {
     cap: Cap,
     root: PathBuf,
-    team: Option<(String, PathBuf)>,
+    team: Option<(String, Loc)>,
     cfg: TeamConfig,
     index: Index,
     located: BTreeMap<String, Vec<Session>>,
@@ -135,8 +135,6 @@ impl Budget {
                 created_at: None,
                 lead_session_id: session_id.map(String::from),
                 lead_process: None,
-                teamctl_leads: false,
-                teamctl_tmux_session: None,
             },
             index: Index::load(data_dir),
             located: BTreeMap::new(),
@@ -161,7 +159,7 @@ impl Budget {
     pub fn check(&mut self) -> Option<Exceeded> {
         if self.located_at.is_none_or(|t| t.elapsed() >= LOCATE_EVERY) {
             if let Some((_, path)) = &self.team
-                && let Ok(bytes) = fs::read(path)
+                && let Ok(Some(bytes)) = path.read()
                 && let Ok(cfg) = TeamConfig::parse(&bytes, path)
             {
                 // A torn read keeps the last good config.

@@ -46,7 +46,8 @@ use crate::host::{resolve, tmux};
 use crate::observe::budget::{Budget, Cap};
 use crate::observe::spend::TeamSpend;
 use crate::observe::status::{TaskCounts, task_counts};
-use crate::store::paths::{Layout, TeamName};
+use crate::store::dir::Loc;
+use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
 use crate::team::tasks::Board;
 use crate::team::transcript::FileState;
@@ -215,9 +216,16 @@ pub struct Blocker {
     pub fix: String,
 }
 
-/// Reads a JSON object file; `None` when missing or not an object.
+/// Reads a JSON object file; `None` when missing, not a regular file (a FIFO is never opened
+/// for a blocking read) or not an object.
 fn read_json(path: &Path) -> Option<Value> {
-    let v: Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let v: Value = serde_json::from_slice(&crate::store::dir::read_regular(path).ok()??).ok()?;
+    v.is_object().then_some(v)
+}
+
+/// [`read_json`] of a file under the config dir, reached without following a symlink.
+fn read_json_loc(path: &Loc) -> Option<Value> {
+    let v: Value = serde_json::from_slice(&path.read().ok()??).ok()?;
     v.is_object().then_some(v)
 }
 
@@ -362,12 +370,15 @@ impl Observation {
             why.push("the lead's turn".to_string());
         }
         if !self.working.is_empty() {
-            why.push(format!("working: {}", self.working.join(", ")));
+            why.push(format!(
+                "working: {}",
+                crate::store::paths::shown_list(&self.working)
+            ));
         }
         if !self.undelivered.is_empty() {
             why.push(format!(
                 "undelivered mail for {}",
-                self.undelivered.join(", ")
+                crate::store::paths::shown_list(&self.undelivered)
             ));
         }
         why.join("; ")
@@ -525,30 +536,32 @@ fn subagent_transcripts(lead_transcript: &Path) -> HashMap<String, PathBuf> {
 /// The team whose `leadSessionId` is `session_id` (its `session-<8hex>` folder first).
 pub fn find_team(layout: &Layout, session_id: &str) -> Option<(TeamName, TeamConfig)> {
     let first = format!("session-{}", session_id.get(..8).unwrap_or(session_id));
-    let teams = layout.root().join("teams");
     let mut names = vec![first.clone()];
-    if let Ok(rd) = fs::read_dir(&teams) {
+    if let Ok(listed) = layout.teams_dir().open_dir().and_then(|d| d.names()) {
         names.extend(
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
+            listed
+                .into_iter()
+                .filter_map(|n| n.into_string().ok())
                 .filter(|n| *n != first && !n.contains(".deleted-")),
         );
     }
     names.into_iter().find_map(|n| {
         let name = TeamName::parse(&n).ok()?;
         let path = layout.config_path(&name);
-        let cfg = TeamConfig::parse(&fs::read(&path).ok()?, &path).ok()?;
+        let cfg = TeamConfig::parse(&path.read().ok()??, &path).ok()?;
         (cfg.lead_session_id.as_deref() == Some(session_id)).then_some((name, cfg))
     })
 }
 
 /// Unread entries per inbox file of `team` (owner name → count), for the given owners.
 fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<String> {
-    let dir = layout.inboxes_dir(team);
     owners
         .iter()
         .filter(|o| {
-            let Ok(bytes) = fs::read(dir.join(format!("{o}.json"))) else {
+            let Ok(member) = MemberName::parse(o) else {
+                return false;
+            };
+            let Ok(Some(bytes)) = layout.inbox_path(team, &member).read() else {
                 return false;
             };
             match serde_json::from_slice::<Vec<Value>>(&bytes) {
@@ -667,15 +680,12 @@ fn live_panes(session: &str) -> HashMap<String, bool> {
 /// # Errors
 /// When another run of that name holds it.
 pub fn lock_name(run_dir: &Path, name: &str) -> Result<File> {
-    fs::create_dir_all(run_dir)
+    let dir = crate::team::sentlog::private_dir(run_dir)
         .with_context(|| format!("could not create {}", run_dir.display()))?;
     let path = run_dir.join(format!("{name}.lock"));
-    let mut f = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
+    // Never through a symlink, never a FIFO (see store::dir).
+    let mut f = dir
+        .open_or_create(format!("{name}.lock"), 0o600)
         .with_context(|| format!("could not open {}", path.display()))?;
     match f.try_lock() {
         Ok(()) => {}
@@ -776,17 +786,22 @@ pub fn run(
         );
         return Ok(finish(out, start));
     }
-    let settings: Vec<(PathBuf, Option<Value>)> = [
-        layout.root().join("settings.json"),
-        spec.cwd.join(".claude/settings.json"),
-        spec.cwd.join(".claude/settings.local.json"),
-    ]
-    .into_iter()
-    .map(|p| {
-        let v = read_json(&p);
-        (p, v)
-    })
-    .collect();
+    let config_settings = layout.root_loc().join("settings.json");
+    let mut settings: Vec<(PathBuf, Option<Value>)> = vec![(
+        config_settings.to_path_buf(),
+        read_json_loc(&config_settings),
+    )];
+    settings.extend(
+        [
+            spec.cwd.join(".claude/settings.json"),
+            spec.cwd.join(".claude/settings.local.json"),
+        ]
+        .into_iter()
+        .map(|p| {
+            let v = read_json(&p);
+            (p, v)
+        }),
+    );
     let cj = read_json(&env.claude_json);
     let blocked = blockers(
         &env.claude_json,
@@ -813,17 +828,17 @@ pub fn run(
     let session_id = Uuid::new_v4().to_string();
     out.lead_session_id = Some(session_id.clone());
     let prompt_file = env.run_dir.join(format!("{}.prompt", spec.name));
-    // Only the user may read the prompt (it leaves the file as soon as the lead has it).
-    let written = {
-        use std::os::unix::fs::OpenOptionsExt;
-        File::options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&prompt_file)
-            .and_then(|mut f| f.write_all(spec.prompt.as_bytes()))
-    };
+    // Only the user may read the prompt (it leaves the file as soon as the lead has it): a new
+    // file, 0600, created exclusively in the private run folder, never through a symlink.
+    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+        let name = format!("{}.prompt", spec.name);
+        match dir.unlink(&name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        dir.create_new(&name, 0o600)?
+            .write_all(spec.prompt.as_bytes())
+    });
     written.with_context(|| format!("could not write {}", prompt_file.display()))?;
     let pane = match tmux::new_session(&session, "lead") {
         Ok(p) => p,
@@ -981,7 +996,7 @@ fn watch(
         if let Some(name) = &team {
             let path = layout.config_path(name);
             // Claude Code rewrites config.json in place: a torn read keeps the last good one.
-            if let Ok(bytes) = fs::read(&path) {
+            if let Ok(Some(bytes)) = path.read() {
                 if let Ok(cfg) = TeamConfig::parse(&bytes, &path) {
                     last_cfg = Some(cfg);
                 }
@@ -989,14 +1004,8 @@ fn watch(
                 last_cfg = None;
             }
             if let Some(cfg) = &last_cfg {
-                let (obs, mates) = observe(
-                    layout,
-                    name,
-                    cfg,
-                    transcript.as_deref(),
-                    &panes,
-                    &mut readers,
-                );
+                let (obs, mates) =
+                    observe(layout, name, cfg, transcript.as_deref(), &panes, &mut readers);
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
                     let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);

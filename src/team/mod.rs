@@ -1,13 +1,14 @@
 //! The team layer: the team model on top of the files. It owns a team's `config.json`
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
-//! ([`protocol`]), teamctl's sent log ([`sentlog`]), which inbox format a team runs
-//! ([`generation`]) and, read-only, the members' session transcripts ([`transcript`]). It
-//! imports [`crate::store`], [`crate::error`] and [`crate::time`]; never the host, observe, ops
-//! or cli layers.
+//! ([`protocol`]), teamctl's sent log ([`sentlog`]), its private record of the teams it leads
+//! ([`lead`]), which inbox format a team runs ([`generation`]) and, read-only, the members'
+//! session transcripts ([`transcript`]). It imports [`crate::store`], [`crate::error`] and
+//! [`crate::time`]; never the host, observe, ops or cli layers.
 
 pub mod config;
 pub mod generation;
+pub mod lead;
 pub mod mailbox;
 pub mod model;
 pub mod protocol;

@@ -11,6 +11,8 @@ mod delete;
 mod docs;
 mod doctor;
 mod format;
+mod fuzz;
+mod hostile_files;
 mod inbox;
 mod interop;
 mod lock;

@@ -55,9 +55,10 @@ use crate::cli::term::escape_line as esc;
                 can reply to you; WARN otherwise. It says where the name came from:
                 TEAMCTL_FROM, the team-lead default of a team teamctl leads, or the user default
   symlink       symlinks where team files live: the config dir itself, teams/, tasks/ and
-                everything below (never followed); WARN for each, with what to do. Other parts
-                of the config dir (settings.json linked to a dotfiles repository) are not
-                looked at
+                everything below (never followed); FAIL for each below the config dir (teamctl
+                refuses the files behind it), WARN for the config dir itself, with what to do.
+                Other parts of the config dir (settings.json linked to a dotfiles repository)
+                are not looked at
 
 Examples:
   teamctl doctor
@@ -98,6 +99,7 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         path_var: std::env::var_os("PATH"),
         agent_teams_env: std::env::var(AGENT_TEAMS_VAR).ok(),
         now: SystemTime::now(),
+        leads: ctx.leads.clone(),
         sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);
