@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::observe::spend::{self, TeamSpend};
-use crate::store::dir::Loc;
+use crate::store::dir::{Kind, Loc};
 use crate::store::paths::{Layout, TeamName};
 use crate::team::config::TeamConfig;
 use crate::team::transcript::index::Index;
@@ -97,20 +97,24 @@ impl fmt::Display for Exceeded {
 #[derive(Debug)]
 pub struct Budget {
     cap: Cap,
-    root: PathBuf,
+    root: Loc,
     team: Option<(String, Loc)>,
     cfg: TeamConfig,
     index: Index,
     located: BTreeMap<String, Vec<Session>>,
     located_at: Option<Instant>,
     last: TeamSpend,
+    /// What the last look for sessions skipped.
+    locate_warnings: Vec<String>,
+    /// Warnings already handed out by [`Budget::new_warnings`].
+    reported: Vec<String>,
 }
 
 impl Budget {
     /// Follows the spend of `team` in the config dir of `layout` against `cap`; `data_dir` holds
     /// the transcript index (none: kept in memory).
     pub fn new(layout: &Layout, team: &TeamName, cap: Cap, data_dir: Option<&Path>) -> Budget {
-        let mut b = Budget::for_session(layout.root(), None, cap, data_dir);
+        let mut b = Budget::for_session(layout.root_loc(), None, cap, data_dir);
         b.set_team(layout, team);
         b
     }
@@ -118,14 +122,14 @@ impl Budget {
     /// Follows one lead session's spend (`projects/*/<session_id>.jsonl`) until its team is known
     /// ([`Budget::set_team`]); `run` uses it from the moment it starts the lead.
     pub fn for_session(
-        root: &Path,
+        root: &Loc,
         session_id: Option<&str>,
         cap: Cap,
         data_dir: Option<&Path>,
     ) -> Budget {
         Budget {
             cap,
-            root: root.to_path_buf(),
+            root: root.clone(),
             team: None,
             cfg: TeamConfig {
                 name: None,
@@ -140,6 +144,8 @@ impl Budget {
             located: BTreeMap::new(),
             located_at: None,
             last: TeamSpend::default(),
+            locate_warnings: Vec::new(),
+            reported: Vec::new(),
         }
     }
 
@@ -166,11 +172,31 @@ impl Budget {
                 self.cfg = cfg;
             }
             let name = self.team.as_ref().map_or("", |(n, _)| n.as_str());
-            self.located = locate::locate(&self.root, name, &self.cfg, &mut self.index);
+            let mut warnings = Vec::new();
+            self.located =
+                locate::locate(&self.root, name, &self.cfg, &mut self.index, &mut warnings);
+            self.locate_warnings = warnings;
             self.located_at = Some(Instant::now());
         }
         self.last = spend::read_located(&self.located, &mut self.index);
+        for w in &self.locate_warnings {
+            locate::note(&mut self.last.warnings, w.clone());
+        }
         self.exceeded()
+    }
+
+    /// The warnings of the reads so far (transcripts or folders skipped) not handed out
+    /// before: each is reported once, however often the budget is checked.
+    pub fn new_warnings(&mut self) -> Vec<String> {
+        let new: Vec<String> = self
+            .last
+            .warnings
+            .iter()
+            .filter(|w| !self.reported.contains(w))
+            .cloned()
+            .collect();
+        self.reported.extend(new.iter().cloned());
+        new
     }
 
     /// The cap crossed by the spend last read, if it is.
@@ -191,18 +217,29 @@ impl Budget {
     }
 
     /// The folders the transcripts are written in (to be woken up by their changes).
+    /// Only folders found as folders (no symlink below the config dir) are given; the watch
+    /// only wakes the budget up, every read goes through the handles.
     pub fn dirs(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = Vec::new();
+        // Reported by the reads already.
+        let mut ignored = Vec::new();
         for m in &self.cfg.members {
             if let Some(c) = &m.cwd {
-                dirs.extend(locate::project_dirs(&self.root, c));
+                dirs.extend(
+                    locate::project_dirs(&self.root, c, &mut ignored)
+                        .into_iter()
+                        .map(|l| l.to_path_buf()),
+                );
             }
         }
         for s in self.located.values().flatten() {
-            dirs.extend(s.path.parent().map(Path::to_path_buf));
-            let subs = s.path.with_extension("").join("subagents");
-            if subs.is_dir() {
-                dirs.push(subs);
+            dirs.extend(s.path.parent().map(|p| p.to_path_buf()));
+            if let Some(subs) = locate::subagents_dir(&s.path)
+                && subs
+                    .stat()
+                    .is_ok_and(|i| i.is_some_and(|i| i.kind == Kind::Dir))
+            {
+                dirs.push(subs.to_path_buf());
             }
         }
         dirs.sort();

@@ -70,14 +70,16 @@ impl Following {
 
     /// Checks `budget` now and after every wake-up from here on; the folders its transcripts are
     /// written in wake the follower up too. Returns the cap crossed, if the team's spend so far
-    /// already crosses it.
-    pub fn cap(&mut self, mut budget: Budget) -> Option<Exceeded> {
+    /// already crosses it, and what reading the transcripts skipped (later warnings come with
+    /// the changes of [`Following::next`]).
+    pub fn cap(&mut self, mut budget: Budget) -> (Option<Exceeded>, Vec<String>) {
         let over = budget.check();
+        let warnings = budget.new_warnings();
         for d in budget.dirs() {
             self.waker.add(&d);
         }
         self.budget = Some(budget);
-        over
+        (over, warnings)
     }
 
     /// The cap crossed by the team's spend as last read, if any.
@@ -93,7 +95,7 @@ impl Following {
     /// Waits up to `max` (at most [`LIVENESS_EVERY`]) for changes, applies them, and probes
     /// liveness again when it is due.
     pub fn next(&mut self, max: Duration, clock: &dyn Fn() -> DateTime<Utc>) -> Changes {
-        let changes = self
+        let mut changes = self
             .watch
             .next(&mut self.waker, max.min(LIVENESS_EVERY), clock);
         if self.last_probe.elapsed() >= LIVENESS_EVERY {
@@ -102,6 +104,7 @@ impl Following {
         }
         if let Some(b) = self.budget.as_mut() {
             b.check();
+            changes.warnings.extend(b.new_warnings());
             // New sessions write in new folders (a subagents folder, a teammate's project).
             if self.dirs_at.elapsed() >= LOCATE_EVERY {
                 for d in b.dirs() {

@@ -11,7 +11,6 @@
 //! the member (it was restarted) is picked up within a second.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -21,7 +20,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::observe::watch::{Wake, Waker};
-use crate::team::config::{LEAD, Team, TeamConfig};
+use crate::store::dir::{self, Loc};
+use crate::team::config::{LEAD, Team, TeamConfig, read_config};
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate;
 use crate::team::transcript::story::{Event, Kind, Story};
@@ -63,6 +63,8 @@ pub struct Filter {
 }
 
 struct Followed {
+    /// The file, reached through handles from the config dir down.
+    loc: Loc,
     cursor: Cursor,
     story: Story,
     session_id: Option<String>,
@@ -78,6 +80,10 @@ pub struct MemberLog {
     located_at: Instant,
     /// Who wrote which file, so that looking again reads no file's head twice.
     index: Index,
+    /// Transcripts and folders skipped, not handed out yet ([`MemberLog::take_warnings`]).
+    warnings: Vec<String>,
+    /// Every warning handed out (each is told once).
+    told: Vec<String>,
 }
 
 impl MemberLog {
@@ -102,6 +108,8 @@ impl MemberLog {
             files: BTreeMap::new(),
             located_at: Instant::now(),
             index: Index::in_memory(),
+            warnings: Vec::new(),
+            told: Vec::new(),
         };
         log.relocate();
         Ok(log)
@@ -112,6 +120,20 @@ impl MemberLog {
         self.files.keys().map(PathBuf::as_path).collect()
     }
 
+    /// What was skipped since the last call (a transcript or a folder that is a symlink, a
+    /// FIFO, …; never opened), each once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        self.warnings.extend(self.index.take_warnings());
+        let mut out = Vec::new();
+        for w in std::mem::take(&mut self.warnings) {
+            if !self.told.contains(&w) {
+                self.told.push(w.clone());
+                out.push(w);
+            }
+        }
+        out
+    }
+
     /// Looks for the member's session files again (a restart adds one); returns whether any is
     /// new.
     fn relocate(&mut self) -> bool {
@@ -120,10 +142,11 @@ impl MemberLog {
             return false;
         };
         let located = locate::locate(
-            self.team.layout.root(),
+            self.team.layout.root_loc(),
             self.team.name.as_str(),
             &cfg,
             &mut self.index,
+            &mut self.warnings,
         );
         let lead = cfg.lead().map(|l| l.name.clone());
         let key = if Some(&self.member) == lead.as_ref() || self.member == LEAD {
@@ -133,12 +156,13 @@ impl MemberLog {
         };
         let mut new = false;
         for s in located.get(&key).into_iter().flatten() {
-            if !self.files.contains_key(&s.path) {
+            if !self.files.contains_key(s.path.path()) {
                 new = true;
-                let first_at = self.index.head(&s.path).and_then(|h| h.first_at);
+                let first_at = self.index.head_of(&s.path).and_then(|h| h.first_at);
                 self.files.insert(
-                    s.path.clone(),
+                    s.path.to_path_buf(),
                     Followed {
+                        loc: s.path.clone(),
                         cursor: Cursor::default(),
                         story: Story::default(),
                         session_id: None,
@@ -152,10 +176,9 @@ impl MemberLog {
 
     /// `config.json` as it is now (a torn read: as opened).
     fn config(&self) -> Option<TeamConfig> {
-        let path = self.team.layout.config_path(&self.team.name);
-        std::fs::read(&path)
+        read_config(&self.team.layout.config_path(&self.team.name))
             .ok()
-            .and_then(|b| TeamConfig::parse(&b, &path).ok())
+            .flatten()
             .or_else(|| self.team.config.clone())
     }
 
@@ -173,8 +196,13 @@ impl MemberLog {
             let Some(f) = self.files.get_mut(&p) else {
                 continue;
             };
-            let Ok(mut file) = File::open(&p) else {
-                continue;
+            let mut file = match f.loc.open_file() {
+                Ok(Some(file)) => file,
+                Ok(None) => continue,
+                Err(e) => {
+                    locate::note(&mut self.warnings, locate::refusal(&p, &e));
+                    continue;
+                }
             };
             // A file that shrank was replaced: read it again from the start.
             if file.metadata().is_ok_and(|m| m.len() < f.cursor.offset) {
@@ -254,7 +282,13 @@ impl MemberLog {
                 Some(self.member.clone())
             };
             if let Some(c) = name.and_then(|n| cfg.member(&n)?.cwd.clone()) {
-                dirs.extend(locate::project_dirs(self.team.layout.root(), &c));
+                // Reported when located.
+                let mut ignored = Vec::new();
+                dirs.extend(
+                    locate::project_dirs(self.team.layout.root_loc(), &c, &mut ignored)
+                        .into_iter()
+                        .map(|l| l.to_path_buf()),
+                );
             }
         }
         dirs.sort();
@@ -265,7 +299,8 @@ impl MemberLog {
     /// Follows the member's transcripts after the history: every event appended is handed to
     /// `emit` as soon as the file notification (or, polling, the clock) says it is there, until
     /// `emit` says stop (returns `true`), the team is gone, or `deadline` passes. Returns why
-    /// it stopped.
+    /// it stopped. What is skipped on the way (a transcript that turned into a symlink, …) goes
+    /// to `warn`, each once.
     ///
     /// # Errors
     /// Errors from `emit`.
@@ -274,6 +309,7 @@ impl MemberLog {
         poll: Option<Duration>,
         deadline: Option<Instant>,
         emit: &mut dyn FnMut(&LogLine) -> Result<bool>,
+        warn: &mut dyn FnMut(&str),
     ) -> Result<Stop> {
         let mut waker = Waker::for_dirs(&self.dirs(), poll);
         // Whatever was written before the watches were in place.
@@ -308,7 +344,11 @@ impl MemberLog {
             };
             let woke = waker.wait(wait);
             if self.located_at.elapsed() >= RELOCATE_EVERY || woke == Wake::Rescan {
-                if !self.team.layout.team_dir(&self.team.name).exists() {
+                let team_dir = self.team.layout.team_dir(&self.team.name);
+                if !team_dir
+                    .stat()
+                    .is_ok_and(|i| i.is_some_and(|i| i.kind == dir::Kind::Dir))
+                {
                     pass(self, &mut failed, &mut stop);
                     return match failed {
                         Some(e) => Err(e),
@@ -325,6 +365,9 @@ impl MemberLog {
             // the notifications did.
             if woke != Wake::Quiet || self.located_at.elapsed() < Duration::from_millis(50) {
                 pass(self, &mut failed, &mut stop);
+            }
+            for w in self.take_warnings() {
+                warn(&w);
             }
         }
     }

@@ -22,6 +22,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+use crate::store::dir::Loc;
 use crate::team::config::{Team, TeamConfig};
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Kind, Session};
@@ -80,6 +81,8 @@ pub struct TeamSpend {
     pub cost_usd: Option<f64>,
     /// The sum of the costs that are known.
     pub known_cost_usd: f64,
+    /// Transcripts and folders skipped (a symlink, a FIFO, … where one belongs) or unreadable.
+    pub warnings: Vec<String>,
 }
 
 impl TeamSpend {
@@ -100,27 +103,34 @@ pub fn read_team_indexed(
         return (TeamSpend::default(), None);
     };
     let mut index = Index::load(data_dir);
-    let spend = read_team(team.layout.root(), team.name.as_str(), cfg, &mut index);
+    let spend = read_team(team.layout.root_loc(), team.name.as_str(), cfg, &mut index);
     (spend, index.save().err())
 }
 
 /// Reads the transcripts of `team` (whose config is `cfg`, under the config dir `root`)
 /// through `index`: only what was appended since the index last saw each file is parsed.
-pub fn read_team(root: &Path, team: &str, cfg: &TeamConfig, index: &mut Index) -> TeamSpend {
-    let located = locate::locate(root, team, cfg, index);
-    read_located(&located, index)
+pub fn read_team(root: &Loc, team: &str, cfg: &TeamConfig, index: &mut Index) -> TeamSpend {
+    let mut warnings = Vec::new();
+    let located = locate::locate(root, team, cfg, index, &mut warnings);
+    let mut spend = read_located(&located, index);
+    for w in std::mem::take(&mut spend.warnings) {
+        locate::note(&mut warnings, w);
+    }
+    spend.warnings = warnings;
+    spend
 }
 
 /// [`read_team`] for sessions already located.
 pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
     // Everything read up to its end first (in parallel when there is much to read); below,
-    // each file is then only looked at.
-    let all: Vec<PathBuf> = located
+    // each file's state is then only looked at.
+    let all: Vec<Loc> = located
         .values()
         .flatten()
         .flat_map(|s| s.files().cloned())
         .collect();
     index.update_all(&all);
+    let state = |index: &Index, p: &Loc| index.get(p).cloned().unwrap_or_default();
     let mut out = TeamSpend {
         cost_usd: Some(0.0),
         ..TeamSpend::default()
@@ -131,20 +141,24 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
     let mut copies: BTreeMap<(String, String), (u64, PathBuf)> = BTreeMap::new();
     for (name, sessions) in located {
         for s in sessions.iter().filter(|s| s.kind == Kind::InProcess) {
-            let st = index.update(&s.path).0;
+            let st = state(index, &s.path);
             if let Some(first) = &st.first_uuid {
                 let key = (name.clone(), first.clone());
                 match copies.get(&key) {
                     Some((len, _)) if *len >= st.offset => continue,
                     _ => {
-                        if let Some((_, shorter)) = copies.insert(key, (st.offset, s.path.clone()))
+                        if let Some((_, shorter)) =
+                            copies.insert(key, (st.offset, s.path.to_path_buf()))
                         {
                             computed.remove(&shorter);
                         }
                     }
                 }
             }
-            computed.insert(s.path.clone(), (st.spend.tokens(), st.spend.computed_usd()));
+            computed.insert(
+                s.path.to_path_buf(),
+                (st.spend.tokens(), st.spend.computed_usd()),
+            );
         }
     }
     // Members in config order is the caller's business; sessions in name order here.
@@ -152,7 +166,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
         // A shorter copy of an in-process teammate's history is left out (see above).
         let sessions: Vec<&Session> = sessions
             .iter()
-            .filter(|s| s.kind != Kind::InProcess || computed.contains_key(&s.path))
+            .filter(|s| s.kind != Kind::InProcess || computed.contains_key(s.path.path()))
             .collect();
         let mut m = MemberSpend {
             cost_usd: Some(0.0),
@@ -161,10 +175,9 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
         let mut all_claude_code = true;
         let mut newest: Option<(Option<String>, SystemTime)> = None;
         for s in sessions {
-            let mut files: Vec<(PathBuf, FileState)> = Vec::new();
+            let mut files: Vec<(&Loc, FileState)> = Vec::new();
             for p in s.files() {
-                let st = index.update(p).0.clone();
-                files.push((p.clone(), st));
+                files.push((p, state(index, p)));
             }
             let main = &files[0].1;
             // This session's own share, and its figure as a process.
@@ -172,7 +185,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
                 match (s.kind, main.spend.claude_code()) {
                     (Kind::InProcess, _) => {
                         let (t, c) = computed
-                            .get(&s.path)
+                            .get(s.path.path())
                             .copied()
                             .unwrap_or((main.spend.tokens(), main.spend.computed_usd()));
                         // Counted in the total through the session it ran in.
@@ -182,7 +195,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
                         let mut tokens = cs.tokens;
                         let mut cost = Some(cs.total_cost_usd);
                         for p in &s.in_process {
-                            if let Some((t, c)) = computed.get(p) {
+                            if let Some((t, c)) = computed.get(p.path()) {
                                 tokens.sub(t);
                                 cost = match (cost, c) {
                                     (Some(a), Some(b)) => Some((a - b).max(0.0)),
@@ -210,7 +223,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
                         }
                         let (mut all_tokens, mut all_cost) = (tokens, cost);
                         for p in &s.in_process {
-                            if let Some((t, c)) = computed.get(p) {
+                            if let Some((t, c)) = computed.get(p.path()) {
                                 all_tokens.add(t);
                                 all_cost = match (all_cost, c) {
                                     (Some(a), Some(b)) => Some(a + b),
@@ -244,8 +257,8 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
                 }
             }
             for (p, st) in &files {
-                m.transcripts.push(p.clone());
-                let mtime = std::fs::metadata(p).and_then(|m| m.modified()).ok();
+                m.transcripts.push(p.to_path_buf());
+                let mtime = p.stat().ok().flatten().map(|i| i.mtime);
                 if let Some(t) = mtime
                     && newest.as_ref().is_none_or(|(_, n)| t > *n)
                 {
@@ -253,7 +266,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
                     m.in_turn = st.turn.messages > 0 && !st.turn.ended;
                 }
                 if let Some(model) = &st.model
-                    && (m.model.is_none() || p == &s.path)
+                    && (m.model.is_none() || p.path() == s.path.path())
                 {
                     m.model = Some(model.clone());
                 }
@@ -281,6 +294,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
     if out.members.is_empty() {
         out.cost_usd = None;
     }
+    out.warnings = index.take_warnings();
     out
 }
 
@@ -364,7 +378,7 @@ mod tests {
             &[response("o1", Some("u"), Some("worker"))],
         );
         let mut ix = Index::in_memory();
-        let s = read_team(root, "t", &cfg, &mut ix);
+        let s = read_team(&Loc::root(root), "t", &cfg, &mut ix);
         let lead = &s.members["team-lead"];
         assert_eq!(lead.cost_source, Some(CostSource::ClaudeCode));
         assert_eq!(lead.tokens.input, 20);
@@ -427,7 +441,7 @@ mod tests {
             )
             .unwrap();
         }
-        let s = read_team(root, "lead-team", &cfg, &mut Index::in_memory());
+        let s = read_team(&Loc::root(root), "lead-team", &cfg, &mut Index::in_memory());
         assert_eq!(s.members["inner"].tokens.input, 20);
         assert_eq!(s.members["inner"].transcripts.len(), 1);
         assert_eq!(s.tokens.input, 30);

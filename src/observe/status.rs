@@ -481,6 +481,9 @@ pub fn team_status(
         },
         None => Totals::default(),
     };
+    if let Some(w) = work {
+        warnings.extend(w.spend.warnings.iter().cloned());
+    }
     let tasks = task_counts(&board);
     let last_activity_at = members
         .iter()

@@ -984,7 +984,14 @@ pub fn wait(
         observer.warn(&w);
     }
     let capped = limits.budget.is_some();
-    let mut over = limits.budget.and_then(|b| f.cap(b));
+    let mut over = None;
+    if let Some(b) = limits.budget {
+        let (o, skipped) = f.cap(b);
+        for w in skipped {
+            observer.warn(&w);
+        }
+        over = o;
+    }
     observer.changed(&f.watch, None)?;
     let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {

@@ -342,7 +342,11 @@ pub fn ask(
     let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
     if req.cap.is_set() {
         let budget = Budget::new(&req.team.layout, &req.team.name, req.cap, req.data_dir);
-        if let Some(e) = f.cap(budget) {
+        let (over, skipped) = f.cap(budget);
+        for w in &skipped {
+            observer.warn(w);
+        }
+        if let Some(e) = over {
             return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
         }
     }

@@ -518,12 +518,15 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
     parts.join(" ")
 }
 
-/// In-process teammates' transcripts of a lead session: member name → newest `.jsonl`.
-fn subagent_transcripts(lead_transcript: &Path) -> HashMap<String, PathBuf> {
-    let mut out: HashMap<String, (std::time::SystemTime, PathBuf)> = HashMap::new();
-    for (name, _, jsonl) in locate::subagents(lead_transcript) {
+/// In-process teammates' transcripts of a lead session: member name → newest `.jsonl` (found
+/// and looked at through handles, never through a symlink: see [`locate::subagents`]).
+fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
+    let mut out: HashMap<String, (std::time::SystemTime, Loc)> = HashMap::new();
+    // A run's progress has no place for them; `status` and `log` report what is skipped.
+    let mut skipped = Vec::new();
+    for (name, _, jsonl) in locate::subagents(lead_transcript, &mut skipped) {
         let Some(name) = name else { continue };
-        let Ok(mtime) = fs::metadata(&jsonl).and_then(|m| m.modified()) else {
+        let Ok(Some(mtime)) = jsonl.stat().map(|i| i.map(|i| i.mtime)) else {
             continue;
         };
         if out.get(&name).is_none_or(|(t, _)| mtime > *t) {
@@ -577,7 +580,7 @@ fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<Strin
 }
 
 /// The transcript at `p` read up to its end (what was appended since the last poll).
-fn poll<'a>(readers: &'a mut HashMap<PathBuf, FileState>, p: &Path) -> &'a FileState {
+fn poll<'a>(readers: &'a mut HashMap<PathBuf, FileState>, p: &Loc) -> &'a FileState {
     let st = readers.entry(p.to_path_buf()).or_default();
     // A file that cannot be read keeps its last state: the next poll tries again.
     let _ = st.update(p);
@@ -590,7 +593,7 @@ fn observe(
     layout: &Layout,
     team: &TeamName,
     cfg: &TeamConfig,
-    lead_transcript: Option<&Path>,
+    lead_transcript: Option<&Loc>,
     panes: &HashMap<String, bool>,
     readers: &mut HashMap<PathBuf, FileState>,
 ) -> (Observation, Vec<Teammate>) {
@@ -862,7 +865,7 @@ pub fn run(
         ),
     ));
     let mut budget = Budget::for_session(
-        layout.root(),
+        layout.root_loc(),
         Some(&session_id),
         spec.cap,
         env.data_dir.as_deref(),
@@ -944,7 +947,7 @@ fn watch(
         &format!("waiting for the team of lead session {session_id}"),
     ));
     let mut team: Option<TeamName> = None;
-    let mut transcript: Option<PathBuf> = None;
+    let mut transcript: Option<Loc> = None;
     let mut settle = Settle::default();
     let mut readers: HashMap<PathBuf, FileState> = HashMap::new();
     let mut joined: BTreeMap<String, Instant> = BTreeMap::new();
@@ -960,8 +963,8 @@ fn watch(
         }
         let panes = live_panes(session);
         if transcript.is_none() {
-            transcript = locate::find_session(layout.root(), session_id, &[]);
-            out.transcript.clone_from(&transcript);
+            transcript = locate::find_session(layout.root_loc(), session_id, &[], &mut Vec::new());
+            out.transcript = transcript.as_ref().map(|t| t.to_path_buf());
             if transcript.is_some() {
                 // The lead has its prompt (its shell read the file before it started).
                 let _ = fs::remove_file(prompt_file);
@@ -1005,7 +1008,7 @@ fn watch(
             }
             if let Some(cfg) = &last_cfg {
                 let (obs, mates) =
-                    observe(layout, name, cfg, transcript.as_deref(), &panes, &mut readers);
+                    observe(layout, name, cfg, transcript.as_ref(), &panes, &mut readers);
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
                     let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
@@ -1063,7 +1066,7 @@ fn watch(
                 (None, _) => "the lead formed no team".to_string(),
                 (Some(t), Some(cfg)) => {
                     let (obs, _) =
-                        observe(layout, t, cfg, transcript.as_deref(), &panes, &mut readers);
+                        observe(layout, t, cfg, transcript.as_ref(), &panes, &mut readers);
                     format!(
                         "the team's work was not done (waiting for {})",
                         obs.waiting_for()
@@ -1082,7 +1085,7 @@ fn watch(
     }
 
     // The result, read before cleanup removes the team.
-    let t = transcript.as_deref().map(|p| {
+    let t = transcript.as_ref().map(|p| {
         let mut st = FileState::default();
         let _ = st.update(p);
         st

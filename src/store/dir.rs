@@ -344,6 +344,10 @@ pub struct Info {
     pub size: u64,
     /// Last modification.
     pub mtime: SystemTime,
+    /// The device it is on.
+    pub dev: u64,
+    /// Its inode (with `dev`: which file it is, whatever its name).
+    pub ino: u64,
 }
 
 impl Info {
@@ -364,6 +368,8 @@ impl Info {
             gid: st.st_gid as u32,
             size: st.st_size.max(0) as u64,
             mtime,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
         }
     }
 }

@@ -79,6 +79,9 @@ pub(crate) fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
     let deadline = deadline(args.timeout.as_deref())?;
     let team = ctx.team()?;
     let mut log = MemberLog::open(team, &args.member)?;
+    for w in log.take_warnings() {
+        warn(&w);
+    }
     if log.files().is_empty() && !args.follow {
         warn(&format!("no transcript of {} found yet", args.member));
     }
@@ -98,10 +101,16 @@ pub(crate) fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
         Ok(())
     };
     log.history(Filter { since, last }, &mut |l| print(l))?;
+    for w in log.take_warnings() {
+        warn(&w);
+    }
     if args.follow {
-        log.follow(args.poll.map(Duration::from_millis), deadline, &mut |l| {
-            print(l).map(|()| false)
-        })?;
+        log.follow(
+            args.poll.map(Duration::from_millis),
+            deadline,
+            &mut |l| print(l).map(|()| false),
+            &mut |w| warn(w),
+        )?;
     }
     Ok(())
 }

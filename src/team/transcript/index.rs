@@ -11,14 +11,18 @@
 //! and entries whose file is gone are dropped.
 
 use std::collections::BTreeMap;
-use std::fs::{self, DirBuilder, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 
+use crate::store::dir::{Info, Loc};
+use crate::store::id;
+use crate::team::sentlog::private_dir;
+use crate::team::transcript::locate::refusal;
 use crate::team::transcript::{FileState, Update};
 
 /// The index's file name in the data dir.
@@ -71,26 +75,40 @@ struct OnDisk {
 /// The index, loaded (or empty), with the states read or updated since.
 #[derive(Debug, Default)]
 pub struct Index {
-    path: Option<PathBuf>,
+    /// The data dir it is kept in.
+    data_dir: Option<PathBuf>,
+    /// Why the index file is not used (a symlink, a FIFO, … in its place): it is then neither
+    /// read nor written.
+    refused: Option<String>,
     disk: OnDisk,
     dirty: bool,
+    /// Transcripts that could not be read since the last [`Index::take_warnings`].
+    warnings: Vec<String>,
 }
 
 impl Index {
-    /// Loads the index of `data_dir`; an empty one when there is no data dir, no index, or one
-    /// that cannot be read.
+    /// Loads the index of `data_dir`: `transcripts.json` there, opened below the data dir
+    /// without following a symlink and read only when it is a regular file. An empty index when
+    /// there is no data dir, no index, or one that cannot be read or parsed.
     pub fn load(data_dir: Option<&Path>) -> Index {
-        let path = data_dir.map(|d| d.join(FILE_NAME));
-        let disk = path
-            .as_deref()
-            .and_then(|p| fs::read(p).ok())
-            .and_then(|b| serde_json::from_slice::<OnDisk>(&b).ok())
-            .filter(|d| d.schema_version == SCHEMA)
-            .unwrap_or_default();
+        let mut refused = None;
+        let disk = match data_dir.map(|d| Loc::root(d).join(FILE_NAME).read()) {
+            Some(Ok(Some(b))) => serde_json::from_slice::<OnDisk>(&b)
+                .ok()
+                .filter(|d| d.schema_version == SCHEMA)
+                .unwrap_or_default(),
+            Some(Err(e)) if e.kind() != io::ErrorKind::NotFound => {
+                refused = Some(e.to_string());
+                OnDisk::default()
+            }
+            _ => OnDisk::default(),
+        };
         Index {
-            path,
+            data_dir: data_dir.map(Path::to_path_buf),
+            refused,
             disk,
             dirty: false,
+            warnings: Vec::new(),
         }
     }
 
@@ -104,104 +122,127 @@ impl Index {
         self.disk.files.get(path).map(|s| &s.state)
     }
 
-    /// Reads what `path` gained and returns its state (an empty one when the file cannot be
-    /// read).
-    pub fn update(&mut self, path: &Path) -> (&FileState, Update) {
+    /// What could not be read since the last call (a transcript that turned into a symlink or
+    /// a FIFO, an I/O error), each once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    fn warn(&mut self, w: String) {
+        crate::team::transcript::locate::note(&mut self.warnings, w);
+    }
+
+    /// Reads what the transcript at `loc` gained and returns its state (the last one, or an
+    /// empty one, when the file cannot be read; why is kept for [`Index::take_warnings`]).
+    pub fn update(&mut self, loc: &Loc) -> (&FileState, Update) {
         let generation = self.disk.generation + 1;
         let stored = self
             .disk
             .files
-            .entry(path.to_path_buf())
+            .entry(loc.to_path_buf())
             .or_insert_with(|| Stored {
                 seen: generation,
                 state: FileState::default(),
             });
         // Recency only matters when something else makes the index worth writing.
         stored.seen = generation;
-        let up = stored.state.update(path).unwrap_or(Update::Missing);
+        let (up, err) = match stored.state.update(loc) {
+            Ok(up) => (up, None),
+            Err(e) => (Update::Missing, Some(refusal(loc, &e))),
+        };
         if matches!(up, Update::Grew | Update::Reread) {
             self.dirty = true;
         }
+        if let Some(w) = err {
+            self.warn(w);
+        }
+        let stored = &self.disk.files[loc.path()];
         (&stored.state, up)
     }
 
-    /// Reads what each of `paths` gained, several files at a time when there is much to read
+    /// Reads what each of `locs` gained, several files at a time when there is much to read
     /// (a cold index: one thread per processor, at most one per file), so that a first read of
-    /// gigabytes of transcripts goes at the speed of the disk rather than of one core.
-    pub fn update_all(&mut self, paths: &[PathBuf]) {
+    /// gigabytes of transcripts goes at the speed of the disk rather than of one core. Each file
+    /// is opened through the handles, as [`FileState::update`] opens it.
+    pub fn update_all(&mut self, locs: &[Loc]) {
         let generation = self.disk.generation + 1;
-        let mut todo: Vec<(PathBuf, FileState, u64)> = Vec::new();
+        let mut todo: Vec<(Loc, FileState, u64)> = Vec::new();
         let mut pending = 0u64;
-        for p in paths {
-            if todo.iter().any(|(q, _, _)| q == p) {
+        for loc in locs {
+            if todo.iter().any(|(q, _, _)| q.path() == loc.path()) {
                 continue;
             }
             let st = self
                 .disk
                 .files
-                .remove(p)
+                .remove(loc.path())
                 .map(|s| s.state)
                 .unwrap_or_default();
-            let len = fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            let len = loc.stat().ok().flatten().map_or(0, |i| i.size);
             let left = len.saturating_sub(st.offset);
             pending += left;
-            todo.push((p.clone(), st, left));
+            todo.push((loc.clone(), st, left));
         }
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .min(todo.len());
+        let grew = std::sync::atomic::AtomicBool::new(false);
+        let errors = std::sync::Mutex::new(Vec::new());
+        let one = |(loc, st, _): &mut (Loc, FileState, u64)| match st.update(loc) {
+            Ok(Update::Grew | Update::Reread) => {
+                grew.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if let Ok(mut errs) = errors.lock() {
+                    errs.push(refusal(loc, &e));
+                }
+            }
+        };
         if threads > 1 && pending > PARALLEL_ABOVE {
             // Biggest first, each thread taking the next file left.
             todo.sort_by_key(|t| std::cmp::Reverse(t.2));
             let queue = std::sync::Mutex::new(todo.iter_mut().collect::<Vec<_>>());
-            let grew = std::sync::atomic::AtomicBool::new(false);
             std::thread::scope(|scope| {
                 for _ in 0..threads {
                     scope.spawn(|| {
                         loop {
                             let next = queue.lock().map(|mut q| q.pop()).ok().flatten();
-                            let Some((p, st, _)) = next else { break };
-                            let up = st.update(p).unwrap_or(Update::Missing);
-                            if matches!(up, Update::Grew | Update::Reread) {
-                                grew.store(true, std::sync::atomic::Ordering::Relaxed);
-                            }
+                            let Some(t) = next else { break };
+                            one(t);
                         }
                     });
                 }
             });
-            self.dirty |= grew.into_inner();
-            for (p, state, _) in todo {
-                self.disk.files.insert(
-                    p,
-                    Stored {
-                        seen: generation,
-                        state,
-                    },
-                );
-            }
         } else {
-            for (p, state, _) in todo {
-                self.disk.files.insert(
-                    p.clone(),
-                    Stored {
-                        seen: generation,
-                        state,
-                    },
-                );
-                self.update(&p);
+            for t in &mut todo {
+                one(t);
             }
+        }
+        self.dirty |= grew.into_inner();
+        for w in errors.into_inner().unwrap_or_default() {
+            self.warn(w);
+        }
+        for (loc, state, _) in todo {
+            self.disk.files.insert(
+                loc.to_path_buf(),
+                Stored {
+                    seen: generation,
+                    state,
+                },
+            );
         }
     }
 
-    /// Who wrote the transcript at `path`: its identity from the file's state when it was read,
-    /// else from its first [`HEAD_BYTES`] bytes (looked at again only when the file changed and
-    /// nothing was found yet).
-    pub fn head(&mut self, path: &Path) -> Option<Head> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = fs::metadata(path).ok()?;
+    /// Who wrote the transcript at `loc`, whose entry in its folder `info` describes (a regular
+    /// file): its identity from the file's state when it was read, else from its first
+    /// [`HEAD_BYTES`] bytes (looked at again only when the file changed and nothing was found
+    /// yet).
+    pub fn head(&mut self, loc: &Loc, info: &Info) -> Option<Head> {
+        let path = loc.path();
         if let Some(s) = self.disk.files.get(path)
-            && (s.state.dev, s.state.ino) == (meta.dev(), meta.ino())
+            && (s.state.dev, s.state.ino) == (info.dev, info.ino)
             && s.state.offset > 0
         {
             return Some(Head {
@@ -215,36 +256,61 @@ impl Index {
             });
         }
         if let Some(h) = self.disk.heads.get(path)
-            && (h.dev, h.ino) == (meta.dev(), meta.ino())
-            && (h.team.is_some() || h.len >= HEAD_BYTES || h.len == meta.len())
+            && (h.dev, h.ino) == (info.dev, info.ino)
+            && (h.team.is_some() || h.len >= HEAD_BYTES || h.len == info.size)
         {
             return Some(h.clone());
         }
-        let h = read_head(path, &meta).ok()?;
+        let h = match loc.open_file() {
+            Ok(Some(f)) => read_head(f).ok()?,
+            Ok(None) => return None,
+            Err(e) => {
+                self.warn(refusal(loc, &e));
+                return None;
+            }
+        };
         self.disk.heads.insert(path.to_path_buf(), h.clone());
         self.dirty = true;
         Some(h)
     }
 
+    /// [`Index::head`] of the transcript at `loc`, looked at first (`None` unless it is a
+    /// regular file).
+    pub fn head_of(&mut self, loc: &Loc) -> Option<Head> {
+        let info = loc.stat().ok().flatten()?;
+        (info.kind == crate::store::dir::Kind::File)
+            .then(|| self.head(loc, &info))
+            .flatten()
+    }
+
     /// Writes the index back if anything changed: entries whose file is gone are dropped, and the
-    /// least recently used beyond [`MAX_FILES`].
+    /// least recently used beyond [`MAX_FILES`]. It is written below the data dir (private:
+    /// 0700, the file 0600) through a handle on it, as a new temp file renamed over the old one,
+    /// never through a symlink; an index file that is a symlink, a FIFO or anything but a
+    /// regular file is left as it is, and the index is not kept.
     ///
     /// # Errors
-    /// The data dir or the file cannot be written.
+    /// The data dir or the file cannot be written, or the index file is refused.
     pub fn save(&mut self) -> Result<()> {
-        let Some(path) = self.path.clone() else {
+        let Some(data_dir) = self.data_dir.clone() else {
             return Ok(());
         };
         if !self.dirty {
             return Ok(());
         }
+        let path = data_dir.join(FILE_NAME);
+        if let Some(why) = &self.refused {
+            return Err(anyhow!("could not keep the transcript index: {why}"));
+        }
         self.disk.generation += 1;
         self.disk.schema_version = SCHEMA;
         let generation = self.disk.generation;
+        // Only whether a name is still there (never followed, nothing read).
+        let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
         self.disk
             .files
-            .retain(|p, s| s.seen == generation || p.exists());
-        self.disk.heads.retain(|p, _| p.exists());
+            .retain(|p, s| s.seen == generation || exists(p));
+        self.disk.heads.retain(|p, _| exists(p));
         if self.disk.heads.len() > MAX_FILES {
             let extra = self.disk.heads.len() - MAX_FILES;
             let drop: Vec<PathBuf> = self.disk.heads.keys().take(extra).cloned().collect();
@@ -258,7 +324,7 @@ impl Index {
             let keep_from = seen[MAX_FILES - 1];
             self.disk.files.retain(|_, s| s.seen >= keep_from);
         }
-        write_private(&path, &serde_json::to_vec(&self.disk)?)
+        write_private(&data_dir, &serde_json::to_vec(&self.disk)?)
             .with_context(|| format!("could not write {}", path.display()))?;
         self.dirty = false;
         Ok(())
@@ -268,13 +334,10 @@ impl Index {
 /// How much of a transcript is looked at to learn who wrote it.
 pub const HEAD_BYTES: u64 = 256 << 10;
 
-fn read_head(path: &Path, meta: &fs::Metadata) -> io::Result<Head> {
-    use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
+fn read_head(f: File) -> io::Result<Head> {
+    let meta = f.metadata()?;
     let mut buf = Vec::new();
-    fs::File::open(path)?
-        .take(HEAD_BYTES)
-        .read_to_end(&mut buf)?;
+    f.take(HEAD_BYTES).read_to_end(&mut buf)?;
     let mut state = FileState::default();
     // Only whole lines.
     let whole = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
@@ -295,52 +358,36 @@ fn read_head(path: &Path, meta: &fs::Metadata) -> io::Result<Head> {
     })
 }
 
-/// Writes `bytes` to `path` through a private temp file beside it and a rename.
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        if let Some(parent) = dir.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        match DirBuilder::new().mode(0o700).create(dir) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-            _ => {}
-        }
+/// Writes `bytes` as [`FILE_NAME`] in the private `data_dir`, through a handle on it: a new
+/// temp file (`O_CREAT | O_EXCL | O_NOFOLLOW`, 0600) renamed over the old index. An index file
+/// that is not a regular file is refused and left alone. (No fsync: it is a cache, and one
+/// that does not parse counts as empty.)
+fn write_private(data_dir: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = private_dir(data_dir)?;
+    dir.expect_file(FILE_NAME)?;
+    let tmp = format!("{FILE_NAME}.tmp.{}", id::temp_suffix());
+    let written = dir
+        .create_new(&tmp, 0o600)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| dir.rename(&tmp, FILE_NAME));
+    if written.is_err() {
+        let _ = dir.unlink(&tmp);
     }
-    let tmp = crate::store::paths::with_suffix(
-        path,
-        &format!(".tmp.{}.{:08x}", std::process::id(), rand32()),
-    );
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes));
-    match written.and_then(|()| fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
-}
-
-fn rand32() -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&uuid::Uuid::new_v4().as_bytes()[..4]);
-    u32::from_le_bytes(b)
+    written
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn saved_private_reloaded_and_corrupt_is_empty() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
-        let t = dir.path().join("t.jsonl");
+        let root = Loc::root(dir.path());
+        let t = root.join("t.jsonl");
         fs::write(
             &t,
             "{\"type\":\"assistant\",\"message\":{\"id\":\"m\",\"model\":\"claude-opus-5-5\",\"usage\":{\"input_tokens\":10,\"output_tokens\":5}}}\n",
@@ -353,6 +400,10 @@ mod tests {
         assert_eq!(
             fs::metadata(&file).unwrap().permissions().mode() & 0o777,
             0o600
+        );
+        assert_eq!(
+            fs::metadata(&data).unwrap().permissions().mode() & 0o777,
+            0o700
         );
         let mut again = Index::load(Some(&data));
         let before = again.get(&t).unwrap().clone();
@@ -372,7 +423,7 @@ mod tests {
         assert!(Index::load(Some(&data)).get(&t).is_some());
         // A file that is gone is dropped at the next save that changes something.
         fs::remove_file(&t).unwrap();
-        let other = dir.path().join("u.jsonl");
+        let other = root.join("u.jsonl");
         fs::write(
             &other,
             "{\"type\":\"user\",\"message\":{\"content\":\"x\"}}\n",
@@ -389,5 +440,55 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, [FILE_NAME]);
+    }
+
+    #[test]
+    fn an_index_that_is_not_a_regular_file_is_neither_read_nor_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        fs::create_dir(&data).unwrap();
+        let root = Loc::root(dir.path());
+        let t = root.join("t.jsonl");
+        fs::write(&t, "{\"type\":\"user\",\"message\":{\"content\":\"x\"}}\n").unwrap();
+        // A symlink to a file outside: never followed, never replaced.
+        let outside = dir.path().join("outside.json");
+        let planted = r#"{"schema_version":1,"generation":1,"files":{},"heads":{}}"#;
+        fs::write(&outside, planted).unwrap();
+        std::os::unix::fs::symlink(&outside, data.join(FILE_NAME)).unwrap();
+        let mut ix = Index::load(Some(&data));
+        assert!(ix.refused.as_deref().unwrap().contains("is a symlink"));
+        ix.update(&t);
+        let err = ix.save().unwrap_err().to_string();
+        assert!(err.contains("transcripts.json is a symlink"), "{err}");
+        assert!(
+            fs::symlink_metadata(data.join(FILE_NAME))
+                .unwrap()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&outside).unwrap(), planted);
+        // A FIFO: refused without blocking.
+        fs::remove_file(data.join(FILE_NAME)).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &data.join(FILE_NAME),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let mut ix = Index::load(Some(&data));
+        ix.update(&t);
+        assert!(ix.save().unwrap_err().to_string().contains("FIFO"));
+        // A transcript that is a symlink is never read.
+        let secret = dir.path().join("secret.jsonl");
+        fs::write(&secret, "{\"type\":\"assistant\",\"message\":{\"id\":\"m\",\"model\":\"claude-opus-5-5\",\"usage\":{\"input_tokens\":7}}}\n").unwrap();
+        let link = root.join("link.jsonl");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let mut ix = Index::in_memory();
+        let (st, up) = ix.update(&link);
+        assert_eq!((up, st.offset), (Update::Missing, 0));
+        let w = ix.take_warnings();
+        assert!(
+            w[0].starts_with("skipped ") && w[0].contains("is a symlink"),
+            "{w:?}"
+        );
     }
 }

@@ -14,6 +14,14 @@
 //! that long). [`index`] keeps each file's state between runs, so a later read parses only
 //! what was appended.
 //!
+//! The transcripts are the team's files too, so they are reached as every file under the config
+//! dir is ([`crate::store::dir`]): `projects/`, the project folders and `<session>/subagents/`
+//! are listed through folder handles opened from the config dir down with `O_DIRECTORY |
+//! O_NOFOLLOW`, and a transcript (or a `.meta.json`) is opened `O_NOFOLLOW | O_NONBLOCK` below
+//! such a handle and read only once `fstat` says it is a regular file. A symlink at any
+//! component, a FIFO, a socket or a device is skipped with a warning and never read, so nothing
+//! outside the config dir reaches `status`, `log` or the index.
+//!
 //! Spend, as Claude Code 2.1.332 records it (checked with the real client, see
 //! `docs/compatibility.md` for older versions):
 //! - each API response is an `assistant` entry (one per content block, so a response may span
@@ -34,10 +42,10 @@ pub mod story;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::store::dir::Loc;
 use crate::team::model::first_line;
 use crate::team::transcript::entry::{Content, Line, Usage};
 
@@ -497,18 +505,29 @@ impl FileState {
             .or(self.last_text.as_ref())
     }
 
-    /// Reads what `path` gained since the last read (all of it the first time). A file that is
-    /// not the one read before (another inode, shorter, or other bytes before the offset) is
-    /// read again from the start.
+    /// Reads what the transcript at `loc` gained since the last read (all of it the first
+    /// time). It is opened below the config dir without following a symlink anywhere, and read
+    /// only when it is a regular file (see [`crate::store::dir`]). A file that is not the one
+    /// read before (another inode, shorter, or other bytes before the offset) is read again from
+    /// the start.
     ///
     /// # Errors
-    /// I/O errors other than the file being missing.
-    pub fn update(&mut self, path: &Path) -> io::Result<Update> {
-        let mut f = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Update::Missing),
-            Err(e) => return Err(e),
-        };
+    /// A symlink, FIFO, socket, device or folder at `loc` or on the way (named, never opened
+    /// blocking); I/O errors other than the file being missing.
+    pub fn update(&mut self, loc: &Loc) -> io::Result<Update> {
+        match loc.open_file() {
+            Ok(Some(f)) => self.update_file(f),
+            Ok(None) => Ok(Update::Missing),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Update::Missing),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`FileState::update`] from a transcript already opened (a regular file).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn update_file(&mut self, mut f: File) -> io::Result<Update> {
         let meta = f.metadata()?;
         let mut fresh = false;
         if (self.dev, self.ino) != (meta.dev(), meta.ino())

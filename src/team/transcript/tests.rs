@@ -132,7 +132,7 @@ fn identity_turns_and_prompts() {
 #[test]
 fn a_growing_file_is_read_line_by_line_and_a_replaced_one_again() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t.jsonl");
+    let p = crate::store::dir::Loc::root(dir.path()).join("t.jsonl");
     let mut st = FileState::default();
     assert_eq!(st.update(&p).unwrap(), Update::Missing);
     let mut f = File::create(&p).unwrap();
@@ -189,7 +189,7 @@ fn a_growing_file_is_read_line_by_line_and_a_replaced_one_again() {
 #[test]
 fn an_oversized_line_is_skipped_not_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t.jsonl");
+    let p = crate::store::dir::Loc::root(dir.path()).join("t.jsonl");
     let mut f = OpenOptions::new()
         .create(true)
         .append(true)
