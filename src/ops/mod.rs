@@ -1,6 +1,7 @@
 //! The ops layer: what a user asks for that spans the layers. It owns a question and its wait
 //! ([`ask`]), answering teammates by rules ([`policy`]), standing a team up ([`create`]), a team
-//! led by Claude ([`run`]), taking a team down ([`delete`]) and the health checks ([`doctor`]).
+//! led by Claude ([`run`]), the settings an unattended Claude Code needs ([`prepare`]), taking a
+//! team down ([`delete`]) and the health checks ([`doctor`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
@@ -8,4 +9,5 @@ pub mod create;
 pub mod delete;
 pub mod doctor;
 pub mod policy;
+pub mod prepare;
 pub mod run;

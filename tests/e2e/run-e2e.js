@@ -4,8 +4,9 @@
 // an interactive lead in a private tmux server (its own TMUX_TMPDIR); the lead talks to
 // mock-api.js on 127.0.0.1 in its lead mode.
 //
-//   node tests/e2e/run-e2e.js --teamctl <exe> [--scenario done|timeout|both] [--keep]
-//                             [--verbose] [--claude-bin <path>] [--deadline <seconds>]
+//   node tests/e2e/run-e2e.js --teamctl <exe> [--scenario done|timeout|both|first-turn]
+//                             [--prepare] [--keep] [--verbose] [--claude-bin <path>]
+//                             [--deadline <seconds>]
 //
 // done: `teamctl --json run "Spawn: worker <tok>" --teammate-mode tmux`: the mock answers the
 //   lead's first turn with an Agent call spawning `worker` (a pane teammate), the worker's turn
@@ -14,6 +15,9 @@
 //   running: no tmux server/session, no process of that lead session, no team folder.
 // timeout: `run "Hang: 120000" --timeout 6s`: the lead's turn never ends; run must end `timeout`
 //   (exit 3) with the pane's last lines, and clean up the same way.
+// first-turn: `run "Hang: 120000"`: the lead's first turn must reach the mock with no start-up
+//   dialog in the way (any version: no team is needed); then SIGTERM, and run cleans up (exit
+//   143). With --prepare (harness.js), `teamctl prepare` alone settled the dialogs.
 //
 // The setup, mock, environment (plus TEAMCTL_DATA_DIR), diagnostics and cleanup are harness.js's.
 //
@@ -28,9 +32,9 @@ const h = require('./harness')({
   team: null,
   argv: process.argv.slice(2),
   deadline: 120,
-  synopsis: '--teamctl <exe> [--scenario done|timeout|both] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  synopsis: '--teamctl <exe> [--scenario done|timeout|both|first-turn] [--prepare] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
   flags: {
-    '--scenario': { key: 'scenario', value: 'both', check: (v) => (['done', 'timeout', 'both'].includes(v) ? null : `bad --scenario ${v}`) },
+    '--scenario': { key: 'scenario', value: 'both', check: (v) => (['done', 'timeout', 'both', 'first-turn'].includes(v) ? null : `bad --scenario ${v}`) },
   },
   dirs: ['data'],
   env: (env, st) => ({ ...env, TEAMCTL_DATA_DIR: st.data }),
@@ -38,7 +42,7 @@ const h = require('./harness')({
   mockLogLine: (j) => `${j.n} +${j.ms}ms ${j.ua} ${JSON.stringify(j.reply)} ${j.why}`,
 });
 
-const { args, st, CLAUDE_VERSION, T0, now, sleep, hex, check, teamctl, tmux } = h;
+const { args, st, CLAUDE_VERSION, T0, now, sleep, hex, check, teamctl, tmux, waitFor, mockSaw } = h;
 
 // Processes whose command line names this lead session (the lead: --session-id, its pane
 // teammates: --parent-session-id).
@@ -109,8 +113,36 @@ async function scenarioTimeout() {
   return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms };
 }
 
+async function scenarioFirstTurn() {
+  let child = null;
+  const pending = teamctl(['--json', 'run', 'Hang: 120000', '--claude-bin', args.claudeBin,
+    '--dangerously-skip-permissions', '--timeout', '120s', '--name', 'e2e-first-turn'], {},
+  { onSpawn: (p) => { child = p; } });
+  const t = now();
+  let finished = null;
+  pending.then((r) => { finished = r; });
+  // The lead's first turn reaches the mock, or run ends first (a dialog, an early exit).
+  await waitFor("the lead's first turn at the mock", 90000, () => mockSaw('hang 120000 ms') || finished);
+  check(!finished, `run ended before the lead's first turn: exit ${finished && finished.code}: ${finished && finished.stdout}`);
+  const firstTurnMs = now() - t;
+  child.kill('SIGTERM');
+  const r = await pending;
+  const result = JSON.parse(r.stdout.trim());
+  check(r.code === 143, `run exited ${r.code} after SIGTERM, not 143 (state ${result.state}: ${result.reason})`);
+  check(result.dialog === null, `dialog ${result.dialog}`);
+  check(!/Enter to confirm|Esc to cancel/.test(result.reason || ''), `a dialog in the pane: ${result.reason}`);
+  check(result.claude.version === `${CLAUDE_VERSION} (Claude Code)`, `claude ${JSON.stringify(result.claude)}`);
+  await assertClean(result, 'first-turn');
+  return { first_turn_ms: firstTurnMs, wall_ms: r.ms };
+}
+
 h.run(async () => {
   const summary = {};
+  if (args.scenario === 'first-turn') {
+    summary.first_turn = await scenarioFirstTurn();
+    summary.total_ms = now() - T0;
+    return summary;
+  }
   if (args.scenario !== 'timeout') summary.done = await scenarioDone();
   if (args.scenario !== 'done') summary.timeout = await scenarioTimeout();
   summary.total_ms = now() - T0;

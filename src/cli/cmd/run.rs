@@ -345,17 +345,15 @@ fn spec(args: &RunArgs) -> Result<Spec> {
 
 fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let home = dirs::home_dir();
+    let claude_json = ctx.claude_json()?;
     // Claude Code keeps .claude.json in its config dir only when CLAUDE_CONFIG_DIR is set.
-    let (claude_json, config_dir) = if ctx.config_dir_chosen() {
-        let root = std::path::absolute(ctx.layout.root())
-            .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?;
-        (root.join(".claude.json"), Some(root))
+    let config_dir = if ctx.config_dir_chosen() {
+        Some(
+            std::path::absolute(ctx.layout.root())
+                .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?,
+        )
     } else {
-        let home = home
-            .clone()
-            .context("could not find the home directory; pass --claude-dir")?;
-        (home.join(".claude.json"), None)
+        None
     };
     let data = ctx
         .data_dir
