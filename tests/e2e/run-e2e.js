@@ -133,13 +133,14 @@ async function scenarioFirstTurn() {
   check(!/Enter to confirm|Esc to cancel/.test(result.reason || ''), `a dialog in the pane: ${result.reason}`);
   check(result.claude.version === `${CLAUDE_VERSION} (Claude Code)`, `claude ${JSON.stringify(result.claude)}`);
   await assertClean(result, 'first-turn');
-  return { first_turn_ms: firstTurnMs, wall_ms: r.ms };
+  return { first_turn_ms: firstTurnMs, wall_ms: r.ms, claude: result.claude.version };
 }
 
 h.run(async () => {
   const summary = {};
   if (args.scenario === 'first-turn') {
     summary.first_turn = await scenarioFirstTurn();
+    summary.claude = summary.first_turn.claude;
     summary.total_ms = now() - T0;
     return summary;
   }

@@ -15,6 +15,7 @@ mod interop;
 mod lock;
 mod man;
 mod policy;
+mod prepare;
 mod props;
 mod protocol;
 mod real_claude;

@@ -153,6 +153,30 @@ fn real_claude_code_lead_run_headless_until_done() {
     assert!(summary["timeout"]["elapsed_ms"].is_u64());
 }
 
+/// `teamctl prepare` alone, on an empty config dir, settles every start-up dialog of a real
+/// 2.1.332 lead: `teamctl run` starts it and its first turn reaches the mock with no dialog in
+/// the way (then SIGTERM ends the run, which cleans up). Driver: `tests/e2e/run-e2e.js
+/// --scenario first-turn --prepare`; `scripts/compat.sh --shapes prepared` runs it for other
+/// versions (2.1.112 passes too).
+#[test]
+fn real_claude_code_lead_reaches_its_first_turn_after_teamctl_prepare() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "run-e2e.js",
+        &[
+            "--teamctl".as_ref(),
+            bin.as_os_str(),
+            "--scenario".as_ref(),
+            "first-turn".as_ref(),
+            "--prepare".as_ref(),
+        ],
+    );
+    assert_eq!(summary["prepared"]["changes"], 4);
+    assert!(summary["first_turn"]["first_turn_ms"].is_u64());
+}
+
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
 /// (default permission mode, made by `teamctl create`) gets an allowed `echo` run, a denied `rm`
 /// not run (the model receives "denied by policy rule Bash(rm:*)"), an unmatched `touch` left

@@ -19,7 +19,8 @@ use crate::cli::term::escape_line as esc;
 /// config dir (and where its path came from), the claude binary (found as `create` finds it)
 /// and its version, whether agent
 /// teams are enabled (CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS in the environment or in
-/// settings.json), tmux; then per team (--team, or every team): config.json, the inbox format
+/// settings.json), the start-up dialogs an unattended Claude Code in the current directory
+/// would stop at (onboarding, API key approval, trust; fixed by `teamctl prepare`), tmux; then per team (--team, or every team): config.json, the inbox format
 /// generation (legacy read-flag inboxes or current draining ones), corrupt or schema-invalid
 /// inboxes and tasks (Claude Code would silently drop or overwrite them), stale locks and lock
 /// paths that are files (another tool's, they block Claude Code's writers), leftover temp
@@ -73,6 +74,9 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         path_var: std::env::var_os("PATH"),
         agent_teams_env: std::env::var(AGENT_TEAMS_VAR).ok(),
         now: SystemTime::now(),
+        claude_json: ctx.claude_json().ok(),
+        api_key: std::env::var("ANTHROPIC_API_KEY").ok(),
+        cwd: std::env::current_dir().unwrap_or_default(),
         sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);
