@@ -291,7 +291,11 @@ fn claude_json_changes(
             out.push(Change {
                 dialog: Dialog::Trust,
                 file: path.to_path_buf(),
-                key: vec!["projects".into(), dir.clone(), "hasTrustDialogAccepted".into()],
+                key: vec![
+                    "projects".into(),
+                    dir.clone(),
+                    "hasTrustDialogAccepted".into(),
+                ],
                 value: Some(Value::Bool(true)),
             });
         }
@@ -472,8 +476,8 @@ mod tests {
             r#"{"customApiKeyResponses": 1}"#,
         ] {
             fs::write(&p, bad).unwrap();
-            let err = prepare(&request(tmp.path(), vec![tmp.path().into()], false), true)
-                .unwrap_err();
+            let err =
+                prepare(&request(tmp.path(), vec![tmp.path().into()], false), true).unwrap_err();
             assert!(format!("{err:#}").contains("left unchanged"), "{err:#}");
             assert_eq!(fs::read_to_string(&p).unwrap(), bad);
         }

@@ -256,7 +256,9 @@ fn create_new(path: &Path, bytes: &[u8], mode: u32) -> Result<bool> {
                 true
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
-            Err(e) => return Err(e).with_context(|| format!("could not create {}", path.display())),
+            Err(e) => {
+                return Err(e).with_context(|| format!("could not create {}", path.display()));
+            }
         },
         Err(e) => return Err(e).with_context(|| format!("could not create {}", path.display())),
     };
@@ -292,7 +294,10 @@ fn backup(path: &Path, target: &Path, dir: &Path, now: SystemTime) -> Option<Pat
         names.sort_unstable_by(|a, b| b.cmp(a));
         names
     };
-    let now_ms = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis();
+    let now_ms = now
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
     let newest = list(dir)
         .first()
         .and_then(|n| n[prefix.len()..].parse::<u128>().ok());
@@ -346,7 +351,10 @@ mod tests {
         assert_eq!(e.written, Written::Created);
         assert!(!e.existed);
         assert_eq!(fs::read_to_string(&p).unwrap(), "{\n  \"a\": true\n}");
-        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         // Unknown keys, their order and a number's text stay; the mode stays.
         fs::write(&p, "{\n  \"z\": 1.50,\n  \"a\": true,\n  \"m\": {}\n}").unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
@@ -357,7 +365,10 @@ mod tests {
             fs::read_to_string(&p).unwrap(),
             "{\n  \"z\": 1.50,\n  \"a\": true,\n  \"m\": {},\n  \"b\": true\n}"
         );
-        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
         assert!(e.backup.is_some_and(|b| b.is_file()));
         // No change: nothing written, no backup.
         let e = edit(&file(&p), true, SystemTime::now(), set("b")).unwrap();

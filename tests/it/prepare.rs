@@ -101,7 +101,14 @@ fn json_lists_the_changes_and_dry_run_writes_nothing() {
         .stdout_json();
     assert_eq!(
         keys(&out),
-        ["changed", "changes", "dry_run", "files", "notes", "schema_version"]
+        [
+            "changed",
+            "changes",
+            "dry_run",
+            "files",
+            "notes",
+            "schema_version"
+        ]
     );
     assert_eq!(out["schema_version"], 1);
     assert_eq!(out["dry_run"], true);
@@ -171,7 +178,9 @@ fn only_the_settings_change() {
         .args(["--cwd", ws, "--skip-permissions"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("prepared: 3 change(s) in 2 file(s) (backup: "));
+        .stdout(predicate::str::contains(
+            "prepared: 3 change(s) in 2 file(s) (backup: ",
+        ));
     let want = before
         .replace(
             "\"other-key-tail-12345\"\n",
@@ -265,7 +274,12 @@ fn notes_say_what_was_left_alone() {
         .unwrap()
         .iter()
         .map(|n| n.as_str().unwrap().to_string())
-        .for_each(|n| assert!(n.contains("ANTHROPIC_API_KEY") || n.contains("--cwd"), "{n}"));
+        .for_each(|n| {
+            assert!(
+                n.contains("ANTHROPIC_API_KEY") || n.contains("--cwd"),
+                "{n}"
+            )
+        });
     // Without a chosen config dir, .claude.json is the one in the home directory.
     let home = env.dir.path().join("home");
     env.cmd()
@@ -315,7 +329,10 @@ fn a_held_config_lock_is_waited_for() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains(".claude.json.lock"));
-    assert_eq!(fs::read_to_string(&cj).unwrap(), "{\n  \"userID\": \"u\"\n}");
+    assert_eq!(
+        fs::read_to_string(&cj).unwrap(),
+        "{\n  \"userID\": \"u\"\n}"
+    );
     holder.kill().unwrap();
     holder.wait().unwrap();
     fs::remove_dir(env.root.join(".claude.json.lock")).unwrap();
@@ -343,7 +360,14 @@ fn claude_codes_concurrent_config_edits_and_prepare_lose_nothing() {
     fs::write(&cj, "{}").unwrap();
     let editor = peer(
         &script,
-        &["config-edit", cj.to_str().unwrap(), "--count", "15", "--hold", "40"],
+        &[
+            "config-edit",
+            cj.to_str().unwrap(),
+            "--count",
+            "15",
+            "--hold",
+            "40",
+        ],
     )
     .spawn()
     .unwrap();

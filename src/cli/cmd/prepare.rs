@@ -133,7 +133,9 @@ pub(crate) fn run(ctx: &Ctx, args: PrepareArgs) -> Result<()> {
         .filter(|f| f.action != "unchanged")
         .collect();
     if done.changes.is_empty() {
-        return ctx.out.line("nothing to change: the settings are already in place");
+        return ctx
+            .out
+            .line("nothing to change: the settings are already in place");
     }
     if done.dry_run {
         return ctx.out.line(&format!(
