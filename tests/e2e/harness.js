@@ -35,6 +35,7 @@
 //   mockTeamctl false: the mock completes assigned tasks with TaskUpdate, not `teamctl tasks
 //               done` (MOCK_TEAMCTL unset)
 //   mockLogLine(entry)     how the diagnostics print one line of the mock's log (raw by default)
+//   onCleanup(st)          more to clean up first (tmux servers of the driver's own, …)
 
 const fs = require('fs');
 const os = require('os');
@@ -53,7 +54,7 @@ class Failure extends Error {}
 module.exports = function harness({
   name, team, argv, deadline = 90, session = team ? `teamctl-${team}` : null, synopsis = SYNOPSIS,
   teamctl: teamctlFlag = true, flags = {}, pollMs = 20, dirs = [], claudeJson = {}, settings = {},
-  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null,
+  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null, onCleanup = null,
 }) {
   const usage = (msg) => {
     process.stderr.write(`${name}: ${msg}\nusage: node ${name}.js ${synopsis}\n`);
@@ -199,6 +200,9 @@ module.exports = function harness({
   function cleanup() {
     if (cleanedUp) return;
     cleanedUp = true;
+    if (onCleanup) {
+      try { onCleanup(st); } catch (e) { process.stderr.write(`${name}: cleanup: ${e.message}\n`); }
+    }
     if (st.env) {
       // The panes' processes get SIGHUP; make sure they are gone before the temp root is.
       const pids = panes().map((p) => p.pid);
