@@ -22,8 +22,8 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, inbox, man, pending, prepare, run,
-    send, shutdown, status, tasks, wait, watch,
+    approve, ask, completions, create, delete, deny, doctor, inbox, man, pending, prepare, report,
+    run, send, shutdown, status, tasks, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -101,6 +101,7 @@ pub(crate) enum Command {
     Create(create::CreateArgs),
     Run(run::RunArgs),
     Prepare(prepare::PrepareArgs),
+    Report(report::ReportArgs),
     Delete(delete::DeleteArgs),
     Send(send::SendArgs),
     Inbox(inbox::InboxArgs),
@@ -136,6 +137,7 @@ pub(crate) fn dispatch(
         Command::Create(args) => create::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
         Command::Prepare(args) => prepare::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),

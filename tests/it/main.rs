@@ -20,6 +20,7 @@ mod prepare;
 mod props;
 mod protocol;
 mod real_claude;
+mod report;
 mod run;
 mod security;
 mod send;
