@@ -38,6 +38,14 @@ if [ ! -s "$prompt" ]; then
     exit 2
 fi
 mkdir -p "$records"
+# A retry of this unit (the engine starts it again after exit 1 or 3): keep the earlier attempt's
+# record out of the way, where `teamctl report "$records"/team-*.tar.gz` does not count it twice.
+for f in "$records/team-$index.tar.gz" "$records/team-$index.json"; do
+    if [ -e "$f" ]; then
+        mkdir -p "$records/retried"
+        mv "$f" "$records/retried/$(date +%s)-${f##*/}"
+    fi
+done
 
 # Onboarding, the API key, trust of the work dir and the bypass prompt, for this config dir.
 teamctl prepare --cwd "$work" --skip-permissions >&2

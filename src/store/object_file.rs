@@ -100,9 +100,9 @@ pub fn write_target(path: &Path) -> PathBuf {
 /// # Errors
 /// I/O errors, or a file that is not a JSON object (named, "left unchanged").
 pub fn read(path: &Path) -> Result<Option<Entry>> {
-    Ok(read_bytes(&write_target(path))?
+    read_bytes(&write_target(path))?
         .map(|b| parse_object(&b, path))
-        .transpose()?)
+        .transpose()
 }
 
 fn read_bytes(target: &Path) -> Result<Option<Vec<u8>>> {

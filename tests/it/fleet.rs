@@ -517,7 +517,15 @@ fn the_unit_script_drives_teamctl() {
         ]
     );
     assert!(records.join("team-1.json").is_file());
+    // A retry moves the earlier attempt's files aside (export writes only to a new path).
+    fs::write(records.join("team-1.tar.gz"), "earlier").unwrap();
     assert_eq!(unit("1", "0").status.code(), Some(0));
+    let aside: Vec<String> = fs::read_dir(records.join("retried"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(aside.len(), 2, "{aside:?}");
+    assert!(!records.join("team-1.tar.gz").exists());
     fs::remove_file(&log).unwrap();
     for (index, why) in [
         ("2", "no prompt for unit 2"),

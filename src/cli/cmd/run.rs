@@ -32,8 +32,8 @@ use crate::cli::{env, signals};
 /// time, held by an OS lock on $TEAMCTL_DATA_DIR/run/<name>.lock, so a second run of that name
 /// fails at once naming the first's pid; the claude binary and its version; tmux, and no tmux
 /// session teamctl-run-<name> yet; and every start-up dialog that would block a session nobody
-/// watches, below, each named with the setting that skips it: exit 1 at once instead of hanging
-/// until the timeout), spawning, monitoring (each teammate is reported as it joins: name, agent
+/// watches, below, each named with the setting that skips it and the `teamctl prepare` that
+/// writes them all: exit 1 at once instead of hanging until the timeout), spawning, monitoring (each teammate is reported as it joins: name, agent
 /// type, backend, pane), running, then done, failed or timeout.
 ///
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant message
@@ -82,7 +82,8 @@ use crate::cli::{env, signals};
               \"skipDangerousModePermissionPrompt\": true in settings.json (the config dir's, or
               <cwd>/.claude/settings[.local].json)
 Each is read from Claude Code's files (its global config is $CLAUDE_CONFIG_DIR/.claude.json, or
-~/.claude.json without that variable); the name is \"dialog\" in --json. As root, skipping
+~/.claude.json without that variable); the name is \"dialog\" in --json. `teamctl prepare
+--cwd DIR [--skip-permissions]` writes every one of these settings. As root, skipping
 permissions also needs IS_SANDBOX=1 (Claude Code refuses otherwise).
 
 Examples:
