@@ -279,10 +279,10 @@ fn start_up_dialogs(inputs: &Inputs, settings: &Path) -> Vec<Check> {
     let bypass = all.iter().any(|b| b.dialog == Dialog::Bypass);
     let blocking: Vec<_> = all.iter().filter(|b| b.dialog != Dialog::Bypass).collect();
     let bypass_note = if bypass {
-        "the bypass-permissions prompt is not accepted (only --dangerously-skip-permissions \
-         needs it: `teamctl prepare --skip-permissions`)"
+        "the bypass-permissions prompt: not accepted (only --dangerously-skip-permissions needs \
+         it: add --skip-permissions)"
     } else {
-        "the bypass-permissions prompt is accepted"
+        "the bypass-permissions prompt: accepted"
     };
     let prepare = format!(
         "teamctl prepare --cwd {}",
@@ -315,7 +315,7 @@ fn start_up_dialogs(inputs: &Inputs, settings: &Path) -> Vec<Check> {
     );
     c.details = blocking
         .iter()
-        .map(|b| format!("{} ({}): {}", b.dialog.title(), b.dialog.as_str(), b.fix))
+        .map(|b| format!("{} ({})", b.dialog.title(), b.dialog.as_str()))
         .chain(std::iter::once(bypass_note.to_string()))
         .collect();
     vec![c]

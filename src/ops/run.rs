@@ -1133,8 +1133,24 @@ fn watch(
             if let Some(d) = detect_dialog(&tmux::screen(pane)) {
                 out.state = State::Failed;
                 out.dialog = Some(d);
+                // A start-up dialog the files did not predict (a Claude Code that reads them
+                // differently): prepare writes the settings that skip it.
+                let hint = match d {
+                    Dialog::Onboarding | Dialog::ApiKey | Dialog::Trust | Dialog::Bypass => {
+                        format!(
+                            "; `teamctl prepare --cwd {}{}` writes the settings that skip it",
+                            shell_quote(&spec.cwd.to_string_lossy()),
+                            if spec.permission.bypasses() {
+                                " --skip-permissions"
+                            } else {
+                                ""
+                            }
+                        )
+                    }
+                    _ => String::new(),
+                };
                 out.reason = Some(format!(
-                    "the lead is stuck at {} ({}); nobody can answer it in a headless run; \
+                    "the lead is stuck at {} ({}); nobody can answer it in a headless run{hint}; \
                      last lines of its pane:\n{}",
                     d.title(),
                     d.as_str(),
