@@ -19,7 +19,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
@@ -30,9 +31,12 @@ use crate::store::format::Entry;
 use crate::store::lock::LockOptions;
 use crate::store::object_file::{self, ObjectFile, Written};
 
-/// How many times the settings are written again when a writer that skipped the lock
-/// (Claude Code 2.1.112 does when the lock is held) replaced the file right after.
-const ROUNDS: usize = 3;
+/// How many times the settings are written again when a writer that skipped the lock replaced
+/// the file right after.
+const ROUNDS: usize = 5;
+
+/// The longest [`settle`] watches a file.
+const SETTLE_MAX: Duration = Duration::from_secs(3);
 
 /// What to prepare, and where.
 #[derive(Debug, Clone)]
@@ -52,6 +56,12 @@ pub struct Request {
     pub skip_permissions: bool,
     /// How long to wait for `.claude.json`'s lock.
     pub lock: LockOptions,
+    /// After writing `.claude.json`, how long it must stay unchanged before its settings are
+    /// read back and judged kept. A Claude Code that found the lock held may answer with a
+    /// write of its own without the lock, from a copy read before ours landed (2.1.332 did, 40
+    /// ms after its `mkdir` failed); that write would drop our settings, so they are checked
+    /// once the file is quiet and written again if lost. Zero checks at once.
+    pub settle: Duration,
     /// The time (names a backup).
     pub now: SystemTime,
 }
@@ -84,6 +94,9 @@ pub struct FileReport {
     pub reformatted: bool,
     /// The backup copy made before replacing it (Claude Code's own backup scheme), if any.
     pub backup: Option<PathBuf>,
+    /// How many times the settings were written: 0 when nothing changed, more than 1 when a
+    /// writer that skipped the lock dropped them and they were written again.
+    pub writes: u32,
 }
 
 /// What [`prepare`] did.
@@ -155,9 +168,14 @@ pub fn prepare(req: &Request, write: bool) -> Result<Prepared> {
         backups: Some(req.backups.clone()),
     };
     let (mut changes, mut files) = (Vec::new(), Vec::new());
-    let report = edit_until_kept(&claude_json, write, req.now, &mut changes, |doc| {
-        claude_json_changes(doc, &req.claude_json, tail.as_deref(), &trust)
-    })?;
+    let report = edit_until_kept(
+        &claude_json,
+        write,
+        req.now,
+        req.settle,
+        &mut changes,
+        |doc| claude_json_changes(doc, &req.claude_json, tail.as_deref(), &trust),
+    )?;
     files.push(report);
     if req.skip_permissions {
         let settings = ObjectFile {
@@ -167,7 +185,7 @@ pub fn prepare(req: &Request, write: bool) -> Result<Prepared> {
             trailing_newline: true,
             backups: None,
         };
-        let report = edit_until_kept(&settings, write, req.now, &mut changes, |doc| {
+        let report = edit_until_kept(&settings, write, req.now, req.settle, &mut changes, |doc| {
             Ok(set_true(
                 doc,
                 &req.settings,
@@ -187,13 +205,15 @@ pub fn prepare(req: &Request, write: bool) -> Result<Prepared> {
     })
 }
 
-/// Edits `file` with `plan` and then reads it again: a writer that skipped the lock may have
+/// Edits `file` with `plan` and then, once the file has been quiet for `settle_for` (a locked
+/// file only: see [`Request::settle`]), reads it again: a writer that skipped the lock may have
 /// replaced it with a copy read before ours landed. Until every setting holds (at most
 /// [`ROUNDS`] times), it is written again. Adds each change made to `changes` once.
 fn edit_until_kept(
     file: &ObjectFile,
     write: bool,
     now: SystemTime,
+    settle_for: Duration,
     changes: &mut Vec<Change>,
     plan: impl Fn(&mut Entry) -> Result<Vec<Change>>,
 ) -> Result<FileReport> {
@@ -220,21 +240,54 @@ fn edit_until_kept(
             action,
             reformatted: edit.reformatted,
             backup: None,
+            writes: 0,
         });
+        r.writes += u32::from(edit.written != Written::Unchanged);
         if r.action == "unchanged" {
             r.action = action;
         }
         r.backup = r.backup.take().or(edit.backup);
+        if !write {
+            return Ok(report.unwrap_or_else(|| unreachable!("set above")));
+        }
+        if edit.written != Written::Unchanged && file.lock.is_some() {
+            settle(&file.path, settle_for);
+        }
         let mut doc = object_file::read(&file.path)?.unwrap_or_default();
-        if !write || plan(&mut doc)?.is_empty() {
+        if plan(&mut doc)?.is_empty() {
             return Ok(report.unwrap_or_else(|| unreachable!("set above")));
         }
     }
     bail!(
-        "another program kept replacing {} without taking its lock; the settings did not stay, \
-         try again once no Claude Code is starting",
+        "another program kept replacing {} without taking its lock ({ROUNDS} times); the \
+         settings did not stay: run teamctl prepare before Claude Code starts",
         file.path.display()
     )
+}
+
+/// Returns once `path` has not changed (its mtime, size and inode) for `quiet`, or after
+/// [`SETTLE_MAX`].
+fn settle(path: &Path, quiet: Duration) {
+    if quiet.is_zero() {
+        return;
+    }
+    let look = || {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(path)
+            .ok()
+            .map(|m| (m.modified().ok(), m.len(), m.ino()))
+    };
+    let start = Instant::now();
+    let mut seen = look();
+    let mut since = Instant::now();
+    while since.elapsed() < quiet && start.elapsed() < SETTLE_MAX {
+        thread::sleep(Duration::from_millis(20));
+        let now = look();
+        if now != seen {
+            seen = now;
+            since = Instant::now();
+        }
+    }
 }
 
 /// The changes `.claude.json` needs, made to `doc`.
@@ -346,6 +399,7 @@ mod tests {
             trust,
             skip_permissions: skip,
             lock: LockOptions::default(),
+            settle: Duration::ZERO,
             now: SystemTime::now(),
         }
     }

@@ -135,11 +135,13 @@ pub fn edit<T>(
         fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     }
     for _ in 0..ATTEMPTS {
+        super::pause(super::faults().before_lock);
         let guard = file
             .lock
             .as_ref()
             .map(|opts| lock::acquire(&file.path, opts))
             .transpose()?;
+        super::pause(super::faults().after_lock);
         let result = attempt(file, &target, true, guard.as_ref(), now, &change);
         if let Some(g) = guard {
             g.release()?;

@@ -136,7 +136,7 @@ fn json_lists_the_changes_and_dry_run_writes_nothing() {
     assert_eq!(
         out["files"],
         json!([{"path": cj, "existed": false, "action": "unchanged", "reformatted": false,
-                "backup": null}])
+                "backup": null, "writes": 0}])
     );
     assert_eq!(out["notes"], json!([]));
     assert!(!cj.exists(), "a dry run writes nothing");
@@ -148,6 +148,7 @@ fn json_lists_the_changes_and_dry_run_writes_nothing() {
         .stdout_json();
     assert_eq!(out["dry_run"], false);
     assert_eq!(out["files"][0]["action"], "created");
+    assert_eq!(out["files"][0]["writes"], 1);
     let out = prepare(&env)
         .args(["--cwd", ws, "--json"])
         .assert()
@@ -464,4 +465,55 @@ fn doctor_points_to_prepare() {
     assert!(c["message"].as_str().unwrap().contains("onboarding"), "{c}");
     prepare(&env).args(["--cwd", &cwd(&env)]).assert().success();
     assert_eq!(check(&env)["level"], "ok");
+}
+
+/// A writer that answers the held lock as Claude Code 2.1.332 was seen to at start-up (strace):
+/// it reads the file while prepare holds the lock and writes its change from that copy, without
+/// the lock, after prepare's write landed, dropping prepare's setting. prepare sees the file
+/// change, finds its setting gone and writes it again; both changes stay.
+#[test]
+fn a_setting_dropped_by_an_unlocked_write_is_written_again() {
+    let Some(script) = node_peer() else { return };
+    let env = TestEnv::new();
+    let w = work(&env, "work");
+    let cj = env.root.join(".claude.json");
+    fs::write(&cj, "{\n  \"hasCompletedOnboarding\": true\n}").unwrap();
+    let mut peer = peer(
+        &script,
+        &[
+            "config-edit",
+            cj.to_str().unwrap(),
+            "--count",
+            "1",
+            "--when-held",
+            "1",
+            "--fallback-ms",
+            "150",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    let mut stdout = BufReader::new(peer.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("\"waiting\""), "{first}");
+    // Hold the lock long enough for the peer to see it held and read the file meanwhile.
+    let out = prepare(&env)
+        .env("TEAMCTL_TEST_FAULTS", "after_lock=100ms")
+        .args(["--cwd", w.to_str().unwrap(), "--json"])
+        .assert()
+        .success()
+        .stdout_json();
+    let mut peer_out = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut peer_out).unwrap();
+    assert!(peer.wait().unwrap().success());
+    assert!(peer_out.contains("\"unlocked_write\""), "{peer_out}");
+    assert_eq!(out["files"][0]["writes"], 2, "{out}");
+    let v = read(&cj);
+    assert_eq!(
+        v["projects"][w.to_str().unwrap()]["hasTrustDialogAccepted"],
+        true,
+        "{v}"
+    );
+    assert_eq!(v["peerEdits"], 1, "{v}");
 }

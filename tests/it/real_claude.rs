@@ -177,6 +177,29 @@ fn real_claude_code_lead_reaches_its_first_turn_after_teamctl_prepare() {
     assert!(summary["first_turn"]["first_turn_ms"].is_u64());
 }
 
+/// `teamctl prepare` for one new folder after another (four at a time) while a real 2.1.332
+/// lead started by `run` boots and writes its own `.claude.json`: every folder prepare trusted
+/// stays trusted and every key the client wrote stays (2.1.332 sometimes answers a held lock
+/// with a write that skips it: prepare checks once the file is quiet and writes again).
+/// Driver: `tests/e2e/run-e2e.js --scenario concurrent-prepare --prepare`.
+#[test]
+fn real_claude_code_and_concurrent_prepares_lose_nothing() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "run-e2e.js",
+        &[
+            "--teamctl".as_ref(),
+            bin.as_os_str(),
+            "--scenario".as_ref(),
+            "concurrent-prepare".as_ref(),
+            "--prepare".as_ref(),
+        ],
+    );
+    assert!(summary["concurrent_prepare"]["prepares"].as_u64().unwrap() >= 1);
+}
+
 /// The fleet recipe's unit script (examples/fleet/teamctl-unit.sh, each pod of the Kubernetes
 /// Indexed Job) for indexes 0, 1 and 2 at once, each with its own empty config dir, against the
 /// mock API with the real 2.1.332 client: `prepare` settles each config dir, each team is done,

@@ -16,7 +16,7 @@ const USAGE = `usage:
   node peer.js hold    <inbox.json> --ms N
   node peer.js check   <inbox.json>
   node peer.js task-add <tasks-dir> --count N [--prefix TEXT]
-  node peer.js config-edit <.claude.json> --count N [--key NAME] [--hold MS]
+  node peer.js config-edit <.claude.json> --count N [--key NAME] [--hold MS] [--fallback-ms MS] [--when-held POLL_MS]
 `;
 
 // Claude Code's inbox lock: lock dir is the literal string inbox + ".lock",
@@ -324,19 +324,43 @@ async function cmdTaskAdd(argv) {
 // to stderr as {"event":"lock_retry"}; giving up is exit 3. stdout: {"event":"edited","n"}.
 const CONFIG_RETRY_MS = [200, 400, 800, 1600, 3200, 4000];
 
+// With --fallback-ms, a held lock is answered as 2.1.332 was seen to answer it at start-up
+// (strace): read the file at once, and MS later write the change from that copy without the lock
+// ({"event":"unlocked_write"} on stdout), dropping whatever the lock holder wrote meanwhile.
+// With --when-held POLL_MS, each edit first waits (polling) until someone holds the lock.
 async function cmdConfigEdit(argv) {
-  const { inbox: file, flags } = parseArgs(argv, { "--count": "required", "--key": "optional", "--hold": "optional" });
+  const { inbox: file, flags } = parseArgs(argv, {
+    "--count": "required", "--key": "optional", "--hold": "optional", "--fallback-ms": "optional",
+    "--when-held": "optional",
+  });
+  const poll = "--when-held" in flags ? intArg(flags, "--when-held") : null;
   const count = intArg(flags, "--count");
   const hold = intArg(flags, "--hold", 0);
+  const fallback = "--fallback-ms" in flags ? intArg(flags, "--fallback-ms") : null;
   const key = flags["--key"] ?? "peerEdits";
+  const writeConfig = async (cfg) => {
+    const tmp = `${file}.tmp.${process.pid}.${Date.now()}`;
+    await fsp.writeFile(tmp, JSON.stringify(cfg, null, 2), { encoding: "utf-8", mode: 0o600, flag: "wx" });
+    await fsp.rename(tmp, file);
+  };
   for (let i = 1; i <= count; i++) {
     let release;
+    if (poll !== null) await emit({ event: "waiting" });
+    while (poll !== null && !fs.existsSync(file + ".lock")) await sleep(poll);
     for (let attempt = 0; ; attempt++) {
       try {
         release = await lockfile.lock(file, { lockfilePath: file + ".lock" });
         break;
       } catch (e) {
         if (e.code !== "ELOCKED") throw e;
+        if (fallback !== null) {
+          const cfg = JSON.parse(await fsp.readFile(file, "utf8"));
+          cfg[key] = (typeof cfg[key] === "number" ? cfg[key] : 0) + 1;
+          await sleep(fallback);
+          await writeConfig(cfg);
+          await emit({ event: "unlocked_write", n: cfg[key] });
+          break;
+        }
         if (attempt >= CONFIG_RETRY_MS.length) {
           await emit({ event: "lock_failed", code: e.code });
           return 3;
@@ -345,6 +369,7 @@ async function cmdConfigEdit(argv) {
         await sleep(CONFIG_RETRY_MS[attempt] * (1 + Math.random()));
       }
     }
+    if (!release) continue;
     try {
       const raw = await fsp.readFile(file, "utf8");
       let cfg;
@@ -355,9 +380,7 @@ async function cmdConfigEdit(argv) {
       }
       cfg[key] = (typeof cfg[key] === "number" ? cfg[key] : 0) + 1;
       if (hold) await sleep(hold);
-      const tmp = `${file}.tmp.${process.pid}.${Date.now()}`;
-      await fsp.writeFile(tmp, JSON.stringify(cfg, null, 2), { encoding: "utf-8", mode: 0o600, flag: "wx" });
-      await fsp.rename(tmp, file);
+      await writeConfig(cfg);
       await emit({ event: "edited", n: cfg[key] });
     } finally {
       await release();

@@ -1,7 +1,7 @@
 //! `teamctl prepare`: settle Claude Code's start-up dialogs for an unattended session.
 
 use std::path::PathBuf;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 use clap::Args;
@@ -26,16 +26,22 @@ use crate::cli::context::Ctx;
 /// their mode. It writes as Claude Code does, so a Claude Code starting at the same moment
 /// loses nothing: .claude.json under its lock (.claude.json.lock, waited for politely up to
 /// --lock-timeout), re-read under the lock, a backup in <config dir>/backups (at most one a
-/// minute, five kept), replaced atomically and read back; a new .claude.json is made 0600. A
-/// file that does not parse is refused (exit 1) and left as it is. Running it again changes
+/// minute, five kept), replaced atomically and read back; a new .claude.json is made 0600. Then,
+/// once the file has been quiet for half a second, it checks that the settings stayed and
+/// writes them again if not: a Claude Code 2.1.332 that finds the lock held may answer with a
+/// write of its own that skips the lock, made from a copy read before ours landed. Best run
+/// before Claude Code starts. A file that does not parse is refused (exit 1) and left as it is. Running it again changes
 /// nothing and says so. --dry-run says what it would change and writes nothing.
 ///
 /// With --json: {"schema_version":1,"dry_run","changed","changes":[{"dialog","file","key",
-/// "value"}],"files":[{"path","existed","action","reformatted","backup"}],"notes":[…]}. "dialog"
+/// "value"}],"files":[{"path","existed","action","reformatted","backup","writes"}],"notes":[…]}.
+/// "dialog"
 /// is onboarding, api_key, trust or bypass (the names `run` reports); "key" is the list of keys
 /// from the top of the file; "value" is what was set (null for the API key); "action" is
 /// created, replaced or unchanged; "reformatted" means the file was not in Claude Code's own
-/// layout, so more bytes than the changed keys were rewritten.
+/// layout, so more bytes than the changed keys were rewritten; "writes" counts the writes (more
+/// than one when a Claude Code starting at that moment dropped the settings with a write of its
+/// own that skipped the lock, and they were written again).
 ///
 /// Exit codes: 0 done (nothing to change too), 1 a file that does not parse or a --cwd that is
 /// not a folder (nothing written), 3 the lock stayed held past --lock-timeout, 4 read-back
@@ -81,6 +87,7 @@ pub(crate) fn run(ctx: &Ctx, args: PrepareArgs) -> Result<()> {
         trust: args.cwd,
         skip_permissions: args.skip_permissions,
         lock: ctx.lock,
+        settle: Duration::from_millis(500),
         now: SystemTime::now(),
     };
     let mut done = prepare::prepare(&req, !args.dry_run)?;
