@@ -250,7 +250,7 @@ fn edit_until_kept(
         if !write {
             return Ok(report.unwrap_or_else(|| unreachable!("set above")));
         }
-        if edit.written != Written::Unchanged && file.lock.is_some() {
+        if edit.written != Written::Unchanged && (file.lock.is_some() || edit.overwritten) {
             settle(&file.path, settle_for);
         }
         let mut doc = object_file::read(&file.path)?.unwrap_or_default();

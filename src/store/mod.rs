@@ -273,11 +273,26 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// # Errors
 /// Any I/O error, with the path that failed.
 pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
+    atomic_write_if(path, parts, || Ok(true)).map(|_| ())
+}
+
+/// [`atomic_write_parts`], asking `go` once the temp file is written and synced, right before
+/// the rename: `Ok(false)` from it removes the temp file and writes nothing (`Ok(false)`
+/// returned). What `go` checks (that the file is still as it was read) then holds for as short
+/// a time as the process can make it: no write or fsync comes between the check and the rename.
+///
+/// # Errors
+/// Any I/O error, with the path that failed, or `go`'s error (nothing is written).
+pub fn atomic_write_if(
+    path: &Path,
+    parts: &[&[u8]],
+    go: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
     let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
     let old = fs::symlink_metadata(path)
         .ok()
         .filter(|m| m.file_type().is_file());
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<bool> {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         if let Some(old) = &old {
@@ -304,10 +319,14 @@ pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
         f.sync_all()
             .with_context(|| format!("could not sync {}", tmp.display()))?;
         pause(faults.before_rename);
+        if !go()? {
+            return Ok(false);
+        }
         fs::rename(&tmp, path)
-            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))?;
+        Ok(true)
     })();
-    if result.is_err() {
+    if !matches!(result, Ok(true)) {
         let _ = fs::remove_file(&tmp);
         return result;
     }
@@ -317,7 +336,7 @@ pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
             .and_then(|d| d.sync_all())
             .with_context(|| format!("could not sync {}", dir.display()))?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Gives `f` the owner, group and permission bits of `old`, as far as the process may.

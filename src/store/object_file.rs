@@ -14,9 +14,10 @@
 //! - The layout is `JSON.stringify(value, null, 2)`, plus a newline for `settings.json`.
 //!
 //! Invariants here: a file that does not parse as a JSON object is never written; the bytes
-//! read under the lock are compared with the file again just before the rename (a writer that
-//! skipped the lock restarts the edit); the file is read back after the rename and must be
-//! byte-equal to what was written before the lock is released.
+//! read under the lock are compared with the file again once the temp file is written and
+//! synced, right before the rename (a writer that skipped the lock restarts the edit); the file
+//! is read back after the rename, before the lock is released: when it differs, a writer that
+//! skipped the lock replaced it, and [`Edit::overwritten`] says so (the caller reads it again).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -27,10 +28,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use crate::error::Error;
 use crate::store::format::{Entry, render};
 use crate::store::lock::{self, LockOptions};
 use crate::store::paths::with_suffix;
-use crate::store::{atomic_write, id, parse_object, verify_written};
+use crate::store::{atomic_write_if, id, parse_object, verify_written};
 
 /// At most one backup of a file this often (Claude Code: 60 s).
 pub const BACKUP_EVERY: Duration = Duration::from_secs(60);
@@ -83,6 +85,10 @@ pub struct Edit<T> {
     pub reformatted: bool,
     /// The backup copy made before replacing it, if one was made.
     pub backup: Option<PathBuf>,
+    /// Whether another writer replaced the file between our rename and the read-back (one
+    /// that skipped the lock): what it wrote may or may not keep our change, so the caller
+    /// reads the file again.
+    pub overwritten: bool,
 }
 
 /// The file a write of `path` replaces: the target of a symlink at `path` (one level, relative
@@ -190,6 +196,7 @@ fn attempt<T>(
         existed: before.is_some(),
         reformatted,
         backup: None,
+        overwritten: false,
     };
     if !changed || !write {
         return Ok((edit, true));
@@ -206,19 +213,32 @@ fn attempt<T>(
             if let Some(dir) = &file.backups {
                 edit.backup = backup(&file.path, target, dir, now);
             }
-            // A writer that skipped the lock (2.1.112 writes without it when the lock is held)
-            // may have replaced the file since it was read: never write over its change.
-            if read_bytes(target)?.as_ref() != Some(old) {
+            // A writer that skipped the lock (2.1.112 writes without it when the lock is held,
+            // 2.1.332 sometimes) may have replaced the file since it was read: never write over
+            // its change. Checked after the temp file is written and synced, right before the
+            // rename, so the window left is a read and a stat wide.
+            let same = || -> Result<bool> {
+                if let Some(g) = guard {
+                    g.verify()?;
+                }
+                Ok(read_bytes(target)?.as_ref() == Some(old))
+            };
+            if !atomic_write_if(target, &[bytes.as_bytes()], same)? {
                 return Ok((edit, false));
             }
-            if let Some(g) = guard {
-                g.verify()?;
-            }
-            atomic_write(target, bytes.as_bytes())?;
             edit.written = Written::Replaced;
         }
     }
-    verify_written(target, &[bytes.as_bytes()])?;
+    super::pause(super::faults().before_verify);
+    // Under our lock only a writer that skips it can differ from what we wrote: say so, and
+    // leave it to the caller to read the file again (our change may be in its copy or not).
+    match verify_written(target, &[bytes.as_bytes()]) {
+        Ok(()) => {}
+        Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::VerifyFailed { .. })) => {
+            edit.overwritten = true;
+        }
+        Err(e) => return Err(e),
+    }
     Ok((edit, true))
 }
 

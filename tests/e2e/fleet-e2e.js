@@ -88,9 +88,16 @@ h.run(async () => {
   const report = JSON.parse(rj.stdout);
   check(report.teams.length === 3, `report: ${rj.stdout}`);
   check(report.teams.every((t) => t.outcome === 'done'), `report outcomes: ${rj.stdout}`);
-  check(report.totals.teams === 3 && report.totals.done === 3, `report totals: ${JSON.stringify(report.totals)}`);
+  check(report.totals.teams === 3 && report.totals.outcomes.done === 3, `report totals: ${JSON.stringify(report.totals)}`);
+  check(report.unreadable.length === 0, `unreadable: ${JSON.stringify(report.unreadable)}`);
+  for (const i of UNITS) {
+    const t = report.teams[i];
+    check(t.name === `unit-${i}` && t.result === `FINAL ANSWER: the team reported ${tokens[i]}`, `report team ${i}: ${JSON.stringify(t)}`);
+  }
   const md = await exec(args.teamctl, ['report', ...records]);
-  check(md.code === 0 && md.stdout.includes('| done |'), `report: ${md.code}\n${md.stdout}\n${md.stderr}`);
+  check(md.code === 0 && md.stdout.startsWith('# 3 teams: 3 done\n'), `report: ${md.code}\n${md.stdout}\n${md.stderr}`);
+  for (const i of UNITS) check(md.stdout.includes(`| ${i + 1} | unit\\-${i} | done |`), `no row for unit-${i}:\n${md.stdout}`);
+  out.report_md_bytes = md.stdout.length;
   out.wall_ms = wall;
   out.claude = `${CLAUDE_VERSION} (Claude Code)`;
   return out;

@@ -46,7 +46,7 @@ const h = require('./harness')({
   mockLogLine: (j) => `${j.n} +${j.ms}ms ${j.ua} ${JSON.stringify(j.reply)} ${j.why}`,
 });
 
-const { args, st, CLAUDE_VERSION, T0, now, sleep, hex, check, teamctl, tmux, waitFor, mockSaw } = h;
+const { args, st, CLAUDE_VERSION, T0, now, sleep, hex, check, fail, teamctl, tmux, waitFor, mockSaw } = h;
 
 // Processes whose command line names this lead session (the lead: --session-id, its pane
 // teammates: --parent-session-id).
@@ -153,6 +153,7 @@ async function scenarioConcurrentPrepare() {
   const trusted = [];
   let rewritten = 0;
   const everKeys = new Set();
+  const snapshots = [];
   let stopWatch = () => {};
   const out = await scenarioFirstTurn({
     alongside: async (done) => {
@@ -169,7 +170,7 @@ async function scenarioConcurrentPrepare() {
         try {
           const v = JSON.parse(t);
           for (const k of Object.keys(v)) everKeys.add(k);
-          if (process.env.RUN_E2E_WATCH_CONFIG) process.stderr.write(`${now() - T0} ms: ${t.length} bytes, ${Object.keys(v).length} keys, numStartups ${v.numStartups}\n`);
+          snapshots.push({ ms: now() - T0, keys: Object.keys(v), projects: Object.keys(v.projects || {}).length });
         } catch (_) { /* torn: not written so */ }
       }, 2);
       stopWatch = () => clearInterval(timer);
@@ -180,7 +181,7 @@ async function scenarioConcurrentPrepare() {
         while (next < 400 && !done()) {
           const dir = path.join(st.root, `extra-${next++}`);
           fs.mkdirSync(dir);
-          const r = await teamctl(['--json', 'prepare', '--cwd', dir]);
+          const r = await teamctl(['--json', '--lock-timeout', '30s', 'prepare', '--cwd', dir]);
           codes[r.code] = (codes[r.code] || 0) + 1;
           check(r.code === 0, `prepare --cwd ${dir} exited ${r.code}: ${r.stderr}`);
           // Written again: a write of the client that skipped the lock had dropped it.
@@ -203,7 +204,17 @@ async function scenarioConcurrentPrepare() {
   // fullscreenBootPending marks a boot in progress: the client removes it itself.
   const transient = new Set(['fullscreenBootPending']);
   const gone = [...everKeys].filter((k) => !(k in cj) && !transient.has(k));
-  check(gone.length === 0, `keys the client wrote were lost: ${gone.join(', ')}`);
+  if (gone.length) {
+    // Where each went: the snapshot that dropped it, and whether that write also added or
+    // dropped a project (prepare's writes add one; the client's own do not).
+    const where = gone.map((k) => {
+      const i = snapshots.findIndex((x, j) => j > 0 && snapshots[j - 1].keys.includes(k) && !x.keys.includes(k));
+      const a = snapshots[i - 1];
+      const b = snapshots[i];
+      return i < 0 ? `${k}: ?` : `${k}: dropped at +${b.ms} ms (${a.keys.length} -> ${b.keys.length} keys, projects ${a.projects} -> ${b.projects})`;
+    });
+    fail(`keys the client wrote were lost: ${where.join('; ')}`);
+  }
   const backups = fs.existsSync(path.join(st.cfg, 'backups')) ? fs.readdirSync(path.join(st.cfg, 'backups')).length : 0;
   return { ...out, prepares: trusted.length, client_keys: Object.keys(cj).length, keys_seen: everKeys.size, rewritten, backups };
 }

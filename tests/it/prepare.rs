@@ -517,3 +517,41 @@ fn a_setting_dropped_by_an_unlocked_write_is_written_again() {
     );
     assert_eq!(v["peerEdits"], 1, "{v}");
 }
+
+/// A writer that skips the lock replaces the file between prepare's rename and its read-back
+/// (2.1.332 did, under load: prepare then failed its read-back with exit 4). prepare reads the
+/// file again once it is quiet, finds its setting gone, and writes it again over the other
+/// writer's copy, which it keeps.
+#[test]
+fn a_file_replaced_before_the_read_back_is_checked_again() {
+    let env = TestEnv::new();
+    let w = work(&env, "work");
+    let ws = w.to_str().unwrap().to_string();
+    let cj = env.root.join(".claude.json");
+    fs::write(&cj, "{\n  \"numStartups\": 1\n}").unwrap();
+    let writer = {
+        let cj = cj.clone();
+        let ws = ws.clone();
+        std::thread::spawn(move || {
+            // Wait for prepare's write, then replace it from the copy read before it.
+            let ok = crate::common::wait_until(std::time::Duration::from_secs(20), || {
+                fs::read_to_string(&cj).is_ok_and(|t| t.contains(&ws))
+            });
+            assert!(ok, "prepare never wrote");
+            let tmp = cj.with_extension("json.tmp.client");
+            fs::write(&tmp, "{\n  \"numStartups\": 2\n}").unwrap();
+            fs::rename(&tmp, &cj).unwrap();
+        })
+    };
+    let out = prepare(&env)
+        .env("TEAMCTL_TEST_FAULTS", "before_verify=500ms")
+        .args(["--cwd", &ws, "--json"])
+        .assert()
+        .success()
+        .stdout_json();
+    writer.join().unwrap();
+    assert_eq!(out["files"][0]["writes"], 2, "{out}");
+    let v = read(&cj);
+    assert_eq!(v["numStartups"], 2, "{v}");
+    assert_eq!(v["projects"][&ws]["hasTrustDialogAccepted"], true, "{v}");
+}
