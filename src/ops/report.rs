@@ -319,7 +319,7 @@ pub fn markdown(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "- {}: {}",
-                inline(&u.record.to_string_lossy(), 200),
+                code_span(&u.record.to_string_lossy()),
                 inline(&u.error, 300)
             );
         }
@@ -347,7 +347,7 @@ pub fn markdown(r: &Report) -> String {
             t.messages,
             t.tasks.completed,
             t.tasks.total,
-            inline(&t.record.to_string_lossy(), 200)
+            code_span(&t.record.to_string_lossy())
         );
         if let Some(a) = &t.result {
             out.push_str("The lead's answer:\n\n");
@@ -393,6 +393,30 @@ pub fn inline(text: &str, max: usize) -> String {
         }
     }
     if out.is_empty() { "—".into() } else { out }
+}
+
+/// Text as a code span (a path): one line, controls as visible escapes, fenced by more
+/// backticks than any run inside it.
+pub fn code_span(text: &str) -> String {
+    let mut body = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => body.push(' '),
+            c if is_control(c) => {
+                let _ = write!(body, "\\u{{{:x}}}", c as u32);
+            }
+            c => body.push(c),
+        }
+    }
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A span that starts or ends with a backtick needs a space inside its fence.
+    let pad = if body.starts_with('`') || body.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
 }
 
 /// Untrusted text as a fenced code block (at most `max` characters), ending in a newline.
@@ -482,6 +506,9 @@ mod tests {
         );
         assert_eq!(inline("", 10), "—");
         assert_eq!(inline("abcdef", 3), "abc…");
+        assert_eq!(code_span("/r/team-0.tar.gz"), "`/r/team-0.tar.gz`");
+        assert_eq!(code_span("a``b\n"), "```a``b ```");
+        assert_eq!(code_span("`x"), "`` `x ``");
         let f = fenced("``` not a fence\n````", 100);
         assert!(f.starts_with("`````text\n"), "{f}");
         assert!(f.ends_with("\n`````\n"), "{f}");

@@ -168,6 +168,10 @@ fn an_unreadable_record_is_named_and_the_rest_reported() {
         ))
         .stdout_text();
     assert!(out.contains("# 1 team: 1 done"), "{out}");
+    assert!(
+        out.contains(&format!("- `{}`: could not read it", missing.display())),
+        "{out}"
+    );
     assert!(out.contains("**Records that could not be read:**"), "{out}");
     let v = run().arg("--json").assert().code(1).stdout_json();
     assert_eq!(v["teams"].as_array().unwrap().len(), 1);
