@@ -13,10 +13,12 @@ same inbox bytes (restored outside the timing):
 - the latency of `teamctl ask` from the rename that writes the answer to the process's exit, and
   of `teamctl wait --tasks-done` from the rename that completes the last task to its exit;
 - the latency of `teamctl approve --follow --policy` from the rename that writes a permission
-  request to its decision (answer written and verified) on stdout.
+  request to its decision (answer written and verified) on stdout;
+- the latency of `teamctl top` in a tmux pane from the rename that writes a message to the
+  message on the pane's screen (`tmux capture-pane`), and what an idle `top` costs.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE]
-Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash.
+Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash, tmux.
 """
 import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
 import threading, time, uuid
@@ -125,7 +127,8 @@ def main():
         watch = watch_bench(inbox, env)
         blocking = {"ask": ask_bench(tmp, env), "wait": wait_bench(tmp, env),
                     "policy": policy_bench(tmp)}
-        write_report(out, args.runs, sends, reads, sizes, conc, status, watch, blocking)
+        topb = top_bench(tmp, big=os.path.join(tmp, "claude-status"))
+        write_report(out, args.runs, sends, reads, sizes, conc, status, watch, blocking, topb)
     finally:
         shutil.rmtree(tmp)
     text = "\n".join(report) + "\n"
@@ -358,6 +361,121 @@ def policy_bench(tmp, samples=200):
     return lat
 
 
+def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30):
+    """`teamctl top` runs in a 100x30 pane of a private tmux server; the bench writes a message
+    into team-lead's inbox as Claude Code does (lock directory, temp file, rename) and polls
+    `tmux capture-pane` until the message is on the screen. Then top is left alone for
+    `idle_s` seconds, with no pane recorded and with one, and its CPU time and wake-ups are read
+    from /proc. With `big` (status_bench's config dir: 50 members x 1,000 messages), the same
+    latency on that team, a message into worker-0's inbox."""
+    claude, inboxes, env = led_team(tmp, "claude-top")
+    # A sent log of its own: what the other benchmarks sent to their team "t" is not this one's.
+    env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "top-data")
+    tmux_dir = os.path.join(tmp, "tmux-top")
+    os.makedirs(tmux_dir)
+    tenv = dict(env, TMUX_TMPDIR=tmux_dir)
+    tenv.pop("TMUX", None)
+    socks = [f"teamctl-bench-top-{os.getpid()}-{n}" for n in (1, 2, 3)]
+    tmux = ["tmux", "-L", socks[0], "-f", "/dev/null"]
+    lead = os.path.join(inboxes, "team-lead.json")
+
+    def screen():
+        return subprocess.run(tmux + ["capture-pane", "-p", "-t", "top"], env=tenv,
+                              capture_output=True, text=True).stdout
+
+    def wait_screen(what, timeout=10):
+        end = time.time() + timeout
+        while what not in screen():
+            if time.time() > end:
+                raise SystemExit(f"top never showed {what!r}:\n{screen()}")
+
+    def start(members="Members (2)"):
+        subprocess.run(tmux + ["new-session", "-d", "-s", "top", "-x", "100", "-y", "30",
+                               f"exec {BIN} top"], env=tenv, check=True)
+        wait_screen(members, timeout=60)
+        pid = subprocess.run(tmux + ["display-message", "-p", "-t", "top", "#{pane_pid}"],
+                             env=tenv, capture_output=True, text=True).stdout.strip()
+        return int(pid)
+
+    def cpu(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])
+        switches = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        switches += int(line.split()[1])
+        return ticks / os.sysconf("SC_CLK_TCK"), switches
+
+    def idle(pid):
+        time.sleep(2)  # let the last frame settle (a benchmark, not a test)
+        c0, s0 = cpu(pid)
+        t0 = time.time()
+        time.sleep(idle_s)
+        c1, s1 = cpu(pid)
+        wall = time.time() - t0
+        return {"cpu_pct": (c1 - c0) / wall * 100, "wakeups": (s1 - s0) / wall}
+
+    def latencies(inbox, entries, n, sender, first):
+        lat, polls = [], []
+        for i in range(n):
+            token = f"bench-{i:04d}-{uuid.uuid4().hex[:6]}"
+            e = entry(first + i)
+            e["from"], e["text"], e["summary"] = sender, token, token
+            # Stamped now: the timeline is in time order, newest last (on screen).
+            e["timestamp"] = datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z")
+            entries.append(e)
+            t0 = locked_replace(inbox, json.dumps(entries, indent=2), i)
+            while True:
+                p0 = time.perf_counter()
+                seen = token in screen()
+                polls.append((time.perf_counter() - p0) * 1000)
+                if seen:
+                    lat.append((time.perf_counter() - t0) * 1000)
+                    break
+                if time.perf_counter() - t0 > 10:
+                    raise SystemExit(f"top did not show {token} within 10 s")
+            time.sleep(0.02)
+        lat.sort()
+        polls.sort()
+        return lat, polls
+
+    try:
+        pid = start()
+        lat, polls = latencies(lead, [], samples, "alice", 0)
+        quiet = idle(pid)
+        subprocess.run(tmux + ["kill-server"], env=tenv)
+        # The same idle team with a tmux pane recorded: top asks tmux once a second (a server
+        # of its own: a killed one may not be gone at once).
+        tmux[2] = socks[1]
+        cfg_path = os.path.join(claude, "teams", "t", "config.json")
+        with open(cfg_path) as f:
+            cfg = json.load(f)
+        cfg["members"][1]["tmuxPaneId"] = "%999"
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f, indent=2)
+        pid = start()
+        paned = idle(pid)
+        big_lat = None
+        if big:
+            subprocess.run(tmux + ["kill-server"], env=tenv)
+            tmux[2] = socks[2]
+            tenv["CLAUDE_CONFIG_DIR"] = big
+            tenv.pop("TEAMCTL_TEAM", None)
+            start("Members (51)")
+            inbox = os.path.join(big, "teams", "big", "inboxes", "worker-0.json")
+            with open(inbox) as f:
+                entries = json.load(f)
+            big_lat, _ = latencies(inbox, entries, big_samples, "worker-1", 100000)
+    finally:
+        subprocess.run(tmux + ["kill-server"], env=tenv, stderr=subprocess.DEVNULL)
+    return {"lat": lat, "poll_ms": polls[len(polls) // 2], "idle": quiet, "idle_pane": paned,
+            "idle_s": idle_s, "big": big_lat}
+
+
 def status_bench(tmp, env, runs):
     claude = os.path.join(tmp, "claude-status")
     team = os.path.join(claude, "teams", "big")
@@ -407,7 +525,7 @@ def machine():
             f"rustc {rustc[1] if len(rustc) > 1 else '?'} (release build), Node {node}, {jq}")
 
 
-def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking):
+def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, topb):
     names = ["teamctl send", "Node proper-lockfile", "jq + mv script"]
     out("# Performance")
     out("")
@@ -515,6 +633,35 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking):
     out(f"| inotify | {len(lat)} | {p(0.5):.2f} ms | {p(0.9):.2f} ms | {p(0.99):.2f} ms | "
         f"{lat[-1]:.2f} ms |")
     out("")
+    out("## top: from a write to the screen, and idle")
+    out("")
+    out("`teamctl top` runs in a 100x30 pane of a private tmux server. From the rename that "
+        "writes a message into an inbox (team-lead's in a team of two; worker-0's in the team of "
+        "the status benchmark) as Claude Code writes it (lock directory, temp file, rename) to "
+        "the message on the pane's screen, found by polling `tmux capture-pane` (one capture "
+        f"takes {topb['poll_ms']:.1f} ms here, so each sample is late by up to that much); one "
+        "message at a time. Goal: p50 under 50 ms.")
+    out("")
+    lat = topb["lat"]
+    p = lambda x: lat[min(len(lat) - 1, int(len(lat) * x))]
+    out("| top, rename to screen | samples | p50 | p90 | p99 | max |")
+    out("|---|---:|---:|---:|---:|---:|")
+    out(f"| a team of 2, tmux pane | {len(lat)} | {p(0.5):.1f} ms | {p(0.9):.1f} ms | "
+        f"{p(0.99):.1f} ms | {lat[-1]:.1f} ms |")
+    if topb["big"]:
+        lat = topb["big"]
+        out(f"| 50 members x 1,000 messages (the status team) | {len(lat)} | {p(0.5):.1f} ms | "
+            f"{p(0.9):.1f} ms | {p(0.99):.1f} ms | {lat[-1]:.1f} ms |")
+    out("")
+    out(f"Left alone for {topb['idle_s']} s (nothing written), read from /proc: CPU time over "
+        "wall time, and context switches (all threads) per second.")
+    out("")
+    out("| idle top | CPU | wake-ups/s |")
+    out("|---|---:|---:|")
+    for name, key in (("no tmux pane recorded", "idle"),
+                      ("a tmux pane recorded (tmux asked once a second)", "idle_pane")):
+        out(f"| {name} | {topb[key]['cpu_pct']:.2f}% | {topb[key]['wakeups']:.1f} |")
+    out("")
     out("## Why the costs grow the way they do")
     out("")
     out("""- **Fixed cost.** A send is one short-lived process: exec, read `config.json`, take the
@@ -546,6 +693,12 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking):
 - **ask and wait** wake on the same notifications as `watch` and re-read only the changed file
   before deciding; what remains is writing the result and exiting. `ask` also checks tmux
   panes only when a member has one recorded.
+- **top** wakes on the same notifications, adds what changed to its timeline, reads the team
+  again (status, tasks, pending requests: linear in the team's bytes, like `status`) and draws
+  one frame; ratatui writes only the cells that changed. So on a big team a change costs what
+  `status` costs (every inbox read again), plus the changed inbox read by the watch. Idle, it wakes once a second: for the
+  ages on screen and to see whether a pane or the lead's process died, which no file records
+  (asking tmux is a process spawn, so only when a member has a pane).
 - **status** reads every inbox with a parser that borrows strings from the file and skips the
   keys it does not need, plus every task file: linear in the team's total bytes.""")
 

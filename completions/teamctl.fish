@@ -39,6 +39,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a me
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "tasks" -d 'Show and change the team\'s shared task list'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "status" -d 'Show each member\'s state and what is waiting for them'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "top" -d 'Watch a team live: members, tasks, messages and requests, as its files change'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "watch" -d 'Follow the team\'s inboxes, tasks and members as a stream of events'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "ask" -d 'Ask a teammate something and wait for its answer'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Wait until the team\'s tasks are done, teammates are idle or gone, or a message arrives'
@@ -260,6 +261,17 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l all-teams -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l width -d 'With --once: the frame\'s width [default: the terminal\'s, else 80]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l height -d 'With --once: the frame\'s height [default: tall enough to show everything]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l idle-after -d 'A member with no event for this long is idle' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l once -d 'Print one frame as plain text and exit (no terminal needed)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l count -d 'Stop after N matching events (exit 0)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l timeout -d 'Stop after this long; exit 3 if --count was not reached' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l from -d 'Only message events from this sender' -r

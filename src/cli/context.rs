@@ -2,6 +2,7 @@
 //! identity and teamctl's own data dir, decided once from the command line and the environment.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -119,6 +120,12 @@ impl Ctx {
         if self.pinned { self.now } else { Utc::now() }
     }
 
+    /// The clock as a function another thread can own.
+    pub(crate) fn clock_fn(&self) -> impl Fn() -> DateTime<Utc> + Send + 'static {
+        let (pinned, now) = (self.pinned, self.now);
+        move || if pinned { now } else { Utc::now() }
+    }
+
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
     pub(crate) fn team_given(&self) -> bool {
         self.team.is_some()
@@ -155,7 +162,8 @@ impl Ctx {
 
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
 /// `after_lock=<duration>`,
-/// `before_rename=<duration>`, `before_verify=<duration>` and `fail_write`.
+/// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write` and `top_panic` (top's
+/// file watcher panics at the first change).
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
     let mut f = teamctl::store::Faults::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -167,6 +175,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,
+            "top_panic" => crate::cli::tui::TEST_PANIC.store(true, Ordering::SeqCst),
             _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
         }
     }

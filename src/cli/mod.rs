@@ -17,6 +17,7 @@ pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod signals;
 pub(crate) mod term;
+pub(crate) mod tui;
 
 use std::path::PathBuf;
 
@@ -25,7 +26,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, doctor, inbox, man, pending, prepare, report,
-    run, send, shutdown, status, tasks, wait, watch,
+    run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -85,6 +86,8 @@ const AFTER_HELP: &str = "Environment:
                         to the lead's pane
   CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS  read only by `doctor`, to report whether agent teams
                         are enabled
+  NO_COLOR              set and not empty: `top` draws without colour
+  TERM                  dumb: `top` does not draw (exit 2)
 
 Exit codes:
   0    success (an empty inbox too; also a retried send that found its message already there)
@@ -96,7 +99,7 @@ Exit codes:
        name already going); delete: a team teamctl does not lead, without --force
   2    usage error, including a team or member name that breaks the naming rules; writing as
        team-lead in a team teamctl does not lead, or as system, without --force (send, tasks
-       add/update --owner, approve, deny, shutdown)
+       add/update --owner, approve, deny, shutdown); top without a terminal
   3    the lock was not acquired before --lock-timeout (nothing was written); or watch
        --timeout passed before --count events, or send --wait, shutdown --wait, ask or wait ran
        out; run --timeout passed before the team's work was done
@@ -165,6 +168,7 @@ pub(crate) enum Command {
     Inbox(inbox::InboxArgs),
     Tasks(tasks::TasksArgs),
     Status(status::StatusArgs),
+    Top(top::TopArgs),
     Watch(watch::WatchArgs),
     Ask(ask::AskArgs),
     Wait(wait::WaitArgs),
@@ -201,6 +205,7 @@ pub(crate) fn dispatch(
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Top(args) => top::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
         Command::Ask(args) => ask::run(&ctx, args),
         Command::Wait(args) => wait::run(&ctx, args),

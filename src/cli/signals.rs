@@ -4,8 +4,10 @@
 //!
 //! A command that must clean up first (`run`: end the lead it started) calls [`defer`]: the
 //! first signal is then only recorded, the command sees it through [`received`], cleans up and
-//! returns, and `main` exits with [`exit_code`].
+//! returns, and `main` exits with [`exit_code`]. One that waits on something else than the
+//! clock (`top`, blocked on its events) also registers a [`notify`] to be woken.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -32,6 +34,16 @@ pub(crate) fn defer() {
     DEFER.store(true, Ordering::SeqCst);
 }
 
+/// What to call when a deferred signal arrives (see [`notify`]).
+static NOTIFY: OnceLock<Box<dyn Fn() + Send + Sync>> = OnceLock::new();
+
+/// Leaves the first signal to the command, as [`defer`], and calls `wake` when it arrives (on
+/// the signal thread), so a command blocked on something else sees it at once.
+pub(crate) fn notify(wake: Box<dyn Fn() + Send + Sync>) {
+    let _ = NOTIFY.set(wake);
+    defer();
+}
+
 /// Whether a signal has arrived.
 pub(crate) fn received() -> bool {
     RECEIVED.load(Ordering::SeqCst) != 0
@@ -50,6 +62,9 @@ pub(crate) fn install() {
             first = false;
             RECEIVED.store(sig, Ordering::SeqCst);
             if DEFER.load(Ordering::SeqCst) {
+                if let Some(wake) = NOTIFY.get() {
+                    wake();
+                }
                 continue;
             }
             std::thread::spawn(move || {

@@ -379,7 +379,9 @@ impl Watch {
         let mut unwatched = Vec::new();
         if poll.is_none()
             && let Ok(mut w) = notify::recommended_watcher(move |res| {
-                let _ = tx.send(res);
+                if wakes(&res) {
+                    let _ = tx.send(res);
+                }
             })
         {
             let dirs = self.dirs();
@@ -495,12 +497,45 @@ pub struct Waker {
     interval: Duration,
 }
 
+impl Waker {
+    /// Whether the OS's file notifications drive it (else it polls).
+    pub fn notifications(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// With file notifications: the longest [`Watch::next`] waits when nothing changes (250 ms
+    /// unless set; a folder that could not be watched yet is retried then). A follower that
+    /// wants an idle process to wake seldom sets it longer. No effect when polling.
+    pub fn set_idle_wake(&mut self, every: Duration) {
+        if self.watcher.is_some() {
+            self.interval = every;
+        }
+    }
+}
+
 impl std::fmt::Debug for Waker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Waker")
             .field("notifications", &self.watcher.is_some())
             .field("interval", &self.interval)
             .finish()
+    }
+}
+
+/// Whether a notification can mean a change. inotify also reports every open and every
+/// close after reading (notify watches with `IN_OPEN`), and a follower's own reads would then
+/// wake it again at once, forever: a busy loop on an idle team. Claude Code's readers poll the
+/// inboxes every second, so their reads are left out too. A close after writing stays.
+fn wakes(res: &notify::Result<notify::Event>) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode};
+    match res {
+        Ok(ev) => match ev.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+            EventKind::Access(_) => false,
+            _ => true,
+        },
+        Err(_) => true,
     }
 }
 
@@ -521,4 +556,62 @@ fn changes(old: &Entry, new: &Entry) -> Map<String, Value> {
         out.insert(k.clone(), Value::Object(ch));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::store::paths::{Layout, TeamName};
+
+    #[test]
+    fn reads_do_not_wake_a_follower_writes_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::create_dir_all(root.join("teams/t/inboxes")).unwrap();
+        fs::create_dir_all(root.join("tasks/t")).unwrap();
+        fs::write(
+            root.join("teams/t/config.json"),
+            r#"{"name":"t","members":[{"agentId":"team-lead@t","name":"team-lead"}]}"#,
+        )
+        .unwrap();
+        let inbox = root.join("teams/t/inboxes/alice.json");
+        fs::write(&inbox, "[]").unwrap();
+        fs::write(
+            root.join("tasks/t/1.json"),
+            r#"{"id":"1","subject":"s","status":"pending","blocks":[],"blockedBy":[]}"#,
+        )
+        .unwrap();
+        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap()).unwrap();
+        let (mut w, _) = Watch::new(team, None, Utc::now());
+        let mut waker = w.waker(None);
+        assert!(waker.notifications());
+        // Reading every file (as the follower itself and Claude Code's pollers do) is no change.
+        for _ in 0..3 {
+            w.rescan(Utc::now());
+            fs::read(&inbox).unwrap();
+        }
+        let start = Instant::now();
+        let mut wakes = 0;
+        while start.elapsed() < Duration::from_millis(600) {
+            let ch = w.next(&mut waker, Duration::from_millis(300), &Utc::now);
+            assert!(ch.events.is_empty(), "{:?}", ch.events);
+            wakes += 1;
+        }
+        // 250 ms at most per call when nothing happens: 3, or 4 with a slow machine's rounding.
+        assert!(wakes <= 4, "{wakes} wake-ups in 600 ms on an idle team");
+        // A write wakes it, with what was written.
+        fs::write(
+            &inbox,
+            r#"[{"from":"bob","text":"hi","timestamp":"2026-11-29T10:00:00.000Z"}]"#,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while seen.is_empty() && Instant::now() < deadline {
+            seen = w.next(&mut waker, Duration::from_secs(1), &Utc::now).events;
+        }
+        assert_eq!(seen.first().map(|e| e.event), Some("message"));
+    }
 }

@@ -109,6 +109,13 @@ impl TestEnv {
         cmd
     }
 
+    /// `program` (not teamctl: tmux, a shell) with the same hermetic environment.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
     fn hermetic(&self, cmd: &mut std::process::Command) {
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().into_owned();

@@ -28,5 +28,6 @@ mod send;
 mod status;
 mod store;
 mod tasks;
+mod top;
 mod wait;
 mod watch;

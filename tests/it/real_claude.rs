@@ -253,3 +253,24 @@ fn real_claude_code_requests_answered_by_policy() {
     assert_eq!(summary["unmatched"]["still_pending"], true);
     assert_eq!(summary["end"]["why"], "team_gone");
 }
+
+/// `teamctl top` with a real 2.1.332 teammate (made by `teamctl create`, default permission
+/// mode), driven through its keys in a pane of the same private tmux server: a message typed
+/// with `m` reaches the teammate and its reply shows in top (the timeline, and in full in
+/// team-lead's inbox); its permission request shows under "Waiting for the lead", `a` and `y`
+/// approve it and the command runs; `q` gives the terminal back. Driver:
+/// `tests/e2e/top-e2e.js`.
+#[test]
+fn real_claude_code_teammate_seen_and_answered_in_top() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(&e2e, "top-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
+    assert!(
+        summary["reply_on_screen_ms"].is_u64(),
+        "the reply showed in top"
+    );
+    assert!(
+        summary["approve_to_command_ms"].is_u64(),
+        "the command approved in top ran"
+    );
+}

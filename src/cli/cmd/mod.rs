@@ -20,5 +20,6 @@ pub(crate) mod send;
 pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;
+pub(crate) mod top;
 pub(crate) mod wait;
 pub(crate) mod watch;
