@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
+use teamctl::team::lead::Leads;
 use teamctl::team::sentlog::SentLog;
 use teamctl::time;
 
@@ -32,11 +33,30 @@ pub(crate) struct Ctx {
     pub(crate) sent_log: Option<SentLog>,
     /// teamctl's own data: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data directory.
     pub(crate) data_dir: Option<PathBuf>,
+    /// teamctl's private record of the teams it leads, in the data dir.
+    pub(crate) leads: Option<Leads>,
     cwd: PathBuf,
 }
 
 impl Ctx {
     pub(crate) fn new(g: &GlobalArgs) -> Result<Ctx> {
+        // A typed empty value is a mistake, never a request for the default (an empty
+        // variable, as shells leave them, still means unset).
+        let empty_env = |var: &str| std::env::var_os(var).is_some_and(|v| v.is_empty());
+        if g.team.as_deref() == Some("") && !empty_env(env::TEAM) {
+            return Err(teamctl::error::usage(
+                "--team needs a team name (an empty one names no team)",
+            ));
+        }
+        if g.claude_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+            && !empty_env(env::CLAUDE_CONFIG_DIR)
+        {
+            return Err(teamctl::error::usage(
+                "--claude-dir needs a folder (an empty one names none)",
+            ));
+        }
         let (root, layout_source) = match &g.claude_dir {
             Some(d) if !d.as_os_str().is_empty() => {
                 // clap fills the flag from the variable too; tell them apart for `doctor`.
@@ -80,6 +100,7 @@ impl Ctx {
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
             sent_log: data_dir.as_deref().map(SentLog::in_dir),
+            leads: data_dir.as_deref().map(Leads::in_dir),
             data_dir,
             cwd: std::env::current_dir().unwrap_or_default(),
         })
@@ -156,7 +177,7 @@ impl Ctx {
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
         let name = config::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
-        Team::open(&self.layout, &name)
+        Team::open(&self.layout, &name, self.leads.as_ref())
     }
 }
 

@@ -47,7 +47,9 @@ Names: a team name matches `^[a-z0-9-]+$` (Claude Code stores a team's config an
 under two different sanitisers; only such names map to one folder), a member name \
 `^[A-Za-z0-9_-]{1,64}$`; anything else is refused before a file is touched (exit 2). No symlinks \
 under the config dir: Claude Code builds some lock paths from strings and others from realpath, \
-and with a symlink the two disagree; `teamctl doctor` reports them and no write goes through one.
+and with a symlink the two disagree; teamctl follows none below the config dir (nor reads a FIFO, \
+socket or device there): the command that needs such a file fails, and `teamctl doctor` reports \
+them.
 
 Which team: --team (TEAMCTL_TEAM), else the only team that has a config.json, else the one team \
 whose lead's cwd is the current directory; otherwise an error lists the teams.

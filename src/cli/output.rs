@@ -71,7 +71,14 @@ impl Output {
 /// every control character escaped).
 pub(crate) fn write_json<W: Write, T: Serialize>(out: &mut W, value: &T) -> Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, term::JsonFormatter);
-    value.serialize(&mut ser)?;
+    // serde_json hides the io::Error of a failed write from the error chain (its `source` is
+    // the io::Error's own source): give it back, so a closed pipe is seen as one (`main`).
+    value
+        .serialize(&mut ser)
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => anyhow::Error::from(io::Error::new(kind, e)),
+            None => e.into(),
+        })?;
     writeln!(out)?;
     Ok(())
 }

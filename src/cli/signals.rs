@@ -1,5 +1,6 @@
 //! SIGINT, SIGTERM and SIGHUP: finish (or never start) the locked write in progress, release
-//! every lock directory, then exit with 128 + the signal number. A second signal exits at once;
+//! every lock directory (waiting at most 5 s for a write that is stuck), then exit with 128 +
+//! the signal number. A second signal exits at once;
 //! a lock left behind then is stale after 10 s and Claude Code reclaims it.
 //!
 //! A command that must clean up first (`run`: end the lead it started) calls [`defer`]: the
@@ -68,7 +69,9 @@ pub(crate) fn install() {
                 continue;
             }
             std::thread::spawn(move || {
-                teamctl::store::lock::drain();
+                // A write that cannot finish within this (a hung file system) does not keep
+                // the process alive; its lock goes stale for the other writers.
+                teamctl::store::lock::drain(std::time::Duration::from_secs(5));
                 std::process::exit(128 + sig);
             });
         }

@@ -13,8 +13,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -181,7 +179,17 @@ pub fn team_status(
     let owners = team.inbox_owners()?;
     for owner in &owners {
         let path = team.inbox_path(owner);
-        let Ok(bytes) = fs::read(&path) else { continue };
+        let bytes = match path.read() {
+            Ok(Some(b)) => b,
+            Ok(None) => continue,
+            Err(e) => {
+                warnings.push(format!(
+                    "could not read {}: {e} (left unchanged)",
+                    path.display()
+                ));
+                continue;
+            }
+        };
         let lossy;
         let entries: Vec<LightEntry> = match serde_json::from_slice(&bytes) {
             Ok(e) => e,
@@ -245,7 +253,7 @@ pub fn team_status(
         }
         pending.insert(owner.to_string(), unread);
         if unread == 0
-            && let Ok(mtime) = fs::metadata(&path).and_then(|m| m.modified())
+            && let Ok(Some(mtime)) = path.stat().map(|i| i.map(|i| i.mtime))
         {
             seen.entry(owner.to_string())
                 .or_default()
@@ -264,8 +272,6 @@ pub fn team_status(
             created_at: None,
             lead_session_id: None,
             lead_process: None,
-            teamctl_leads: false,
-            teamctl_tmux_session: None,
         });
     let lead_alive = cfg
         .lead_process
@@ -402,11 +408,11 @@ pub fn task_counts(board: &Board) -> TaskCounts {
 
 /// `status` of `sessions/<pid>.json` when Claude Code wrote one.
 fn session_status(team: &Team, pid: u32) -> Option<String> {
-    let path: PathBuf = team
+    let path = team
         .layout
-        .root()
+        .root_loc()
         .join("sessions")
         .join(format!("{pid}.json"));
-    let v: serde_json::Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&path.read().ok()??).ok()?;
     v.get("status")?.as_str().map(String::from)
 }

@@ -825,7 +825,7 @@ mod tests {
     fn the_example_team_as_a_view() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude");
         let layout = Layout::new(&root);
-        let team = Team::open(&layout, &TeamName::parse("demo-team").unwrap()).unwrap();
+        let team = Team::open(&layout, &TeamName::parse("demo-team").unwrap(), None).unwrap();
         let now = DateTime::parse_from_rfc3339("2025-11-29T19:36:00Z")
             .unwrap()
             .with_timezone(&Utc);

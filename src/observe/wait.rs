@@ -22,7 +22,6 @@
 //!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -283,8 +282,8 @@ fn is_active(watch: &Watch, name: &str) -> Option<bool> {
     member_entry(watch, name)?.get("isActive")?.as_bool()
 }
 
-fn mtime(path: &std::path::Path) -> Option<DateTime<Utc>> {
-    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+fn mtime(path: &crate::store::dir::Loc) -> Option<DateTime<Utc>> {
+    let modified = path.stat().ok()??.mtime;
     Some(modified.into())
 }
 
@@ -415,12 +414,13 @@ impl Tracker {
             }
             let names: Vec<String> = watch.members().iter().map(|(n, _)| n.clone()).collect();
             let hint = crate::team::config::suggest(name, &names)
-                .map(|s| format!(" (did you mean '{s}'?)"))
+                .map(|s| format!(" (did you mean {}?)", crate::store::paths::quote(&s)))
                 .unwrap_or_default();
             bail!(
-                "'{name}' is not a member of team '{}'{hint}; members: {}",
+                "{} is not a member of team '{}'{hint}; members: {}",
+                crate::store::paths::quote(name),
                 watch.team().name,
-                names.join(", ")
+                crate::store::paths::shown_list(&names)
             )
         };
         let mut resolved = Vec::new();
@@ -670,13 +670,14 @@ impl Tracker {
             .tasks()
             .iter()
             .filter_map(|(id, raw)| {
-                Task::from_raw(
+                Task::from_file(
                     raw.clone(),
-                    watch
+                    &watch
                         .team()
                         .layout
                         .tasks_dir(&watch.team().name)
                         .join(format!("{id}.json")),
+                    id,
                 )
                 .ok()
             })
@@ -749,13 +750,17 @@ impl Tracker {
                             // The newest event decides, not isActive: a teammate's config write
                             // can be lost (see initial_turn).
                             Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
-                                idle.push(format!("{m} ({d})"));
+                                idle.push(format!("{} ({d})", crate::store::paths::shown(m)));
                             }
-                            Some(Turn::Idle(_)) => {
-                                busy.push(format!("{m} ({} unread in its inbox)", unread(watch, m)))
+                            Some(Turn::Idle(_)) => busy.push(format!(
+                                "{} ({} unread in its inbox)",
+                                crate::store::paths::shown(m),
+                                unread(watch, m)
+                            )),
+                            Some(Turn::Busy(d)) => {
+                                busy.push(format!("{} ({d})", crate::store::paths::shown(m)))
                             }
-                            Some(Turn::Busy(d)) => busy.push(format!("{m} ({d})")),
-                            None => busy.push(format!("{m} (busy)")),
+                            None => busy.push(format!("{} (busy)", crate::store::paths::shown(m))),
                         }
                     }
                     let detail = if busy.is_empty() {
@@ -778,14 +783,7 @@ impl Tracker {
                             .collect::<Vec<_>>()
                             .join("; ")
                     } else {
-                        format!(
-                            "still running: {}",
-                            alive
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
+                        format!("still running: {}", crate::store::paths::shown_list(&alive))
                     };
                     (alive.is_empty(), detail, None)
                 }

@@ -137,9 +137,9 @@ impl Watch {
         }
         sources.extend(self.inboxes.keys().map(|m| Source::Inbox(m.clone())));
         let tasks_dir = self.team.layout.tasks_dir(&self.team.name);
-        if let Ok(rd) = std::fs::read_dir(&tasks_dir) {
-            for e in rd.flatten() {
-                if let Some(s) = self.source_of(&e.path()) {
+        if let Ok(names) = tasks_dir.open_dir().and_then(|d| d.names()) {
+            for n in names {
+                if let Some(s) = self.source_of(&tasks_dir.join(n)) {
                     sources.push(s);
                 }
             }
@@ -166,8 +166,8 @@ impl Watch {
     /// The folders to watch: the team folder (config and inboxes) and the task folder.
     pub fn dirs(&self) -> Vec<PathBuf> {
         vec![
-            self.team.layout.team_dir(&self.team.name),
-            self.team.layout.tasks_dir(&self.team.name),
+            self.team.layout.team_dir(&self.team.name).to_path_buf(),
+            self.team.layout.tasks_dir(&self.team.name).to_path_buf(),
         ]
     }
 
@@ -178,18 +178,19 @@ impl Watch {
         }
         let parent = path.parent()?;
         let layout = &self.team.layout;
-        if path == layout.config_path(&self.team.name) {
+        if path == layout.config_path(&self.team.name).path() {
             return Some(Source::Config);
         }
         let stem = name.strip_suffix(".json")?;
-        if parent == layout.inboxes_dir(&self.team.name) && is_valid_member(stem) {
+        if parent == layout.inboxes_dir(&self.team.name).path() && is_valid_member(stem) {
             let wanted = self
                 .only
                 .as_ref()
                 .is_none_or(|o| o.iter().any(|m| m.as_str() == stem));
             return wanted.then(|| Source::Inbox(stem.to_string()));
         }
-        if parent == layout.tasks_dir(&self.team.name) && !name.starts_with('.') {
+        // Only `<number>.json` is a task file (its name is joined into a path).
+        if parent == layout.tasks_dir(&self.team.name).path() && crate::team::tasks::is_id(stem) {
             return Some(Source::Task(stem.to_string()));
         }
         None
@@ -258,7 +259,7 @@ impl Watch {
         for (eid, e) in arrived {
             out.events.push(message_event("message", eid, e));
         }
-        if path.exists() {
+        if path.stat().is_ok_and(|i| i.is_some()) {
             self.inboxes.insert(member.to_string(), new);
         }
     }
@@ -583,7 +584,7 @@ mod tests {
             r#"{"id":"1","subject":"s","status":"pending","blocks":[],"blockedBy":[]}"#,
         )
         .unwrap();
-        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap()).unwrap();
+        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
         let (mut w, _) = Watch::new(team, None, Utc::now());
         let mut waker = w.waker(None);
         assert!(waker.notifications());

@@ -329,6 +329,7 @@ pub fn ask(
     let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
     observer.changed(&f.watch, None)?;
     let all = req.to.is_none();
+    let mut bad_name = None;
     let recipients = match &req.to {
         Some(to) => vec![to.clone()],
         None => {
@@ -336,16 +337,29 @@ pub fn ask(
             if names.is_empty() {
                 bail!("team '{}' has no teammates to ask", req.team.name);
             }
-            names
-                .iter()
-                .map(|n| MemberName::parse(n))
-                .collect::<Result<Vec<_>>>()?
+            // A member whose name breaks the naming rules cannot be asked; the others still
+            // are, and `send_error` says not everyone was.
+            let mut ok = Vec::new();
+            for n in &names {
+                match MemberName::parse(n) {
+                    Ok(m) => ok.push(m),
+                    Err(_) => {
+                        let e = anyhow::anyhow!(
+                            "could not ask {}: its name in config.json breaks the naming rules",
+                            crate::store::paths::quote(n)
+                        );
+                        observer.warn(&format!("{e:#}"));
+                        bad_name.get_or_insert(e);
+                    }
+                }
+            }
+            ok
         }
     };
     let mut shut = shut_down_in(&f.watch);
 
     let mut asked: Vec<Asked> = Vec::new();
-    let mut send_error = None;
+    let mut send_error = bad_name;
     for to in &recipients {
         let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
         if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, &f.live) {
@@ -388,9 +402,7 @@ pub fn ask(
             ));
         }
         // Look at the teammate's inbox as it is after the write before anything else.
-        let synced = f
-            .watch
-            .reload_paths(std::slice::from_ref(&d.inbox), clock());
+        let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
         // A repeated question that already left the inbox is known only to the sent log.
         let stamp = d
             .entry

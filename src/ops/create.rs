@@ -12,7 +12,6 @@
 //!   clears; each inbox is `[]` before its brief is appended under the inbox lock.
 
 use std::collections::HashSet;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -30,9 +29,10 @@ use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
 use crate::store::id;
 use crate::store::lock::{self, LockOptions};
-use crate::store::paths::{Layout, MemberName, TeamName, with_suffix};
+use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::store::{self, Entry};
 use crate::team::config::{LEAD, TEAMCTL_KEY};
+use crate::team::lead::{self, Leads};
 use crate::team::model::{Color, Frame, NewMessage};
 
 /// One teammate to create.
@@ -349,16 +349,19 @@ pub fn create(
     layout: &Layout,
     spec: &Spec,
     launch: Option<&LaunchEnv>,
+    leads: &Leads,
     now: DateTime<Utc>,
     opts: &LockOptions,
     progress: &mut dyn FnMut(Step, &str),
 ) -> Result<Outcome> {
     progress(Step::Validating, &format!("team '{}'", spec.team));
     validate_members(&spec.members)?;
+    // Where teamctl records that it leads the team must work before the team is written.
+    leads.prepare()?;
     if !spec.cwd.is_dir() {
         bail!("--cwd {} is not a directory", spec.cwd.display());
     }
-    if layout.config_path(&spec.team).exists() {
+    if layout.config_path(&spec.team).stat()?.is_some() {
         return Err(already_exists(layout, &spec.team));
     }
     let session = session_name(&spec.team);
@@ -399,7 +402,15 @@ pub fn create(
     );
     let lead_session_id = Uuid::new_v4().to_string();
     let tmux_session = (spec.launch == Launch::Tmux).then_some(session.as_str());
-    let briefs = provision(layout, spec, &lead_session_id, tmux_session, now, opts)?;
+    let briefs = provision(
+        layout,
+        spec,
+        &lead_session_id,
+        tmux_session,
+        now,
+        opts,
+        leads,
+    )?;
     let mut members: Vec<MemberOutcome> = spec
         .members
         .iter()
@@ -438,6 +449,20 @@ pub fn create(
         opts,
         progress,
     );
+    // The session's id beside its name in the private record: `delete` kills this session and
+    // no other, not even a later one of the same name.
+    if let Some(session_id) = tmux::session_id(&session) {
+        let mut record = lead::new_record(
+            layout,
+            &spec.team,
+            &lead_session_id,
+            now.timestamp_millis(),
+            Some(&session),
+            Some(&spec.cwd),
+        );
+        record.tmux_session_id = Some(session_id);
+        leads.record(layout, &spec.team, &record)?;
+    }
     if let Err(e) = launched {
         tmux::kill_session(&session).ok();
         for m in members.iter_mut().filter(|m| m.pane.is_none()) {
@@ -482,18 +507,23 @@ pub fn provision(
     tmux_session: Option<&str>,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    leads: &Leads,
 ) -> Result<Vec<String>> {
     let team = &spec.team;
-    let dir = layout.team_dir(team);
     let config = layout.config_path(team);
     let exists = || already_exists(layout, team);
-    if config.exists() {
+    // Anything named config.json (a symlink too) is a team that exists.
+    if config.stat()?.is_some() {
         return Err(exists());
     }
-    fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let dir_loc = layout.team_dir(team);
+    let dir = dir_loc
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", dir_loc.display()))?;
     // Claude Code's own config lock, taken without waiting: a second create fails fast.
-    let guard = match lock::acquire(
-        &config,
+    let guard = match lock::acquire_in(
+        &dir,
+        "config.json",
         &LockOptions {
             timeout: Duration::ZERO,
             ..*opts
@@ -509,35 +539,33 @@ pub fn provision(
         }
         Err(e) => return Err(e),
     };
-    if config.exists() {
+    if dir.stat("config.json")?.is_some() {
         return Err(exists());
     }
-    // What a failed earlier attempt left (never the lock we hold).
-    let lock_name = lock::lock_dir(&config);
-    for e in fs::read_dir(&dir).with_context(|| format!("could not list {}", dir.display()))? {
-        let p = e?.path();
-        if p == lock_name {
+    // What a failed earlier attempt left (never the lock we hold), removed without following
+    // a symlink anywhere.
+    for name in dir
+        .names()
+        .with_context(|| format!("could not list {}", dir_loc.display()))?
+    {
+        if name == "config.json.lock" {
             continue;
         }
-        let r = if p.is_dir() && !p.is_symlink() {
-            fs::remove_dir_all(&p)
-        } else {
-            fs::remove_file(&p)
-        };
-        r.with_context(|| format!("could not clear {}", p.display()))?;
+        dir.remove_tree(&name)
+            .with_context(|| format!("could not clear {}", dir_loc.join(&name).display()))?;
     }
+    let tasks_root = layout.tasks_root();
     let tasks = layout.tasks_dir(team);
-    match fs::remove_dir_all(&tasks) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            return Err(e).with_context(|| format!("could not clear {}", tasks.display()));
-        }
-        _ => {}
-    }
-    fs::create_dir_all(&tasks).with_context(|| format!("could not create {}", tasks.display()))?;
+    tasks_root
+        .create_dir_all()
+        .and_then(|d| d.remove_tree(team.as_str()))
+        .with_context(|| format!("could not clear {}", tasks.display()))?;
+    tasks
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", tasks.display()))?;
 
-    let inboxes = layout.inboxes_dir(team);
-    fs::create_dir_all(&inboxes)
-        .with_context(|| format!("could not create {}", inboxes.display()))?;
+    dir.sub_create("inboxes", 0o777)
+        .with_context(|| format!("could not create {}", layout.inboxes_dir(team).display()))?;
     let lead = MemberName::parse(LEAD)?;
     store::atomic_write(&layout.inbox_path(team, &lead), b"[]")?;
     let mut ids = Vec::new();
@@ -556,12 +584,24 @@ pub fn provision(
         ids.push(msg.msg_id);
     }
 
+    // teamctl's private record that it leads this team, before the team exists: what decides
+    // that teamctl speaks as its lead and may take it down (never config.json's own say-so).
+    let record = lead::new_record(
+        layout,
+        team,
+        lead_session_id,
+        now.timestamp_millis(),
+        tmux_session,
+        Some(&spec.cwd),
+    );
+    leads.record(layout, team, &record)?;
+
     let doc = config_doc(spec, lead_session_id, now, tmux_session);
-    let tmp = with_suffix(&config, &format!(".tmp.{}", id::temp_suffix()));
-    store::atomic_write(&tmp, store::render(&doc).as_bytes())?;
+    let tmp = format!("config.json.tmp.{}", id::temp_suffix());
+    store::atomic_write_in(&dir, &tmp, store::render(&doc).as_bytes())?;
     // link(2) publishes the file and fails if one appeared meanwhile: never an overwrite.
-    let linked = fs::hard_link(&tmp, &config);
-    let _ = fs::remove_file(&tmp);
+    let linked = dir.hard_link(&tmp, "config.json");
+    let _ = dir.unlink(&tmp);
     match linked {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),

@@ -43,7 +43,8 @@ use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
 use crate::observe::status::{TaskCounts, task_counts};
-use crate::store::paths::{Layout, TeamName};
+use crate::store::dir::{Kind, Loc};
+use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
 use crate::team::tasks::Board;
 
@@ -203,9 +204,16 @@ pub struct Blocker {
     pub fix: String,
 }
 
-/// Reads a JSON object file; `None` when missing or not an object.
+/// Reads a JSON object file; `None` when missing, not a regular file (a FIFO is never opened
+/// for a blocking read) or not an object.
 fn read_json(path: &Path) -> Option<Value> {
-    let v: Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let v: Value = serde_json::from_slice(&crate::store::dir::read_regular(path).ok()??).ok()?;
+    v.is_object().then_some(v)
+}
+
+/// [`read_json`] of a file under the config dir, reached without following a symlink.
+fn read_json_loc(path: &Loc) -> Option<Value> {
+    let v: Value = serde_json::from_slice(&path.read().ok()??).ok()?;
     v.is_object().then_some(v)
 }
 
@@ -405,8 +413,8 @@ pub struct TranscriptReader {
 impl TranscriptReader {
     /// Reads what `path` gained and returns the state so far, and the file's length. A file
     /// that shrank was rewritten and is read again from the start.
-    pub fn poll(&mut self, path: &Path) -> (&Transcript, u64) {
-        let Ok(mut f) = File::open(path) else {
+    pub fn poll(&mut self, path: &Loc) -> (&Transcript, u64) {
+        let Ok(Some(mut f)) = path.open_file() else {
             return (&self.state, self.offset);
         };
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
@@ -459,12 +467,15 @@ impl Observation {
             why.push("the lead's turn".to_string());
         }
         if !self.working.is_empty() {
-            why.push(format!("working: {}", self.working.join(", ")));
+            why.push(format!(
+                "working: {}",
+                crate::store::paths::shown_list(&self.working)
+            ));
         }
         if !self.undelivered.is_empty() {
             why.push(format!(
                 "undelivered mail for {}",
-                self.undelivered.join(", ")
+                crate::store::paths::shown_list(&self.undelivered)
             ));
         }
         why.join("; ")
@@ -602,36 +613,51 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
 }
 
 /// The `.jsonl` files called `<session_id>.jsonl` in any `projects/*` folder.
-pub fn find_transcript(root: &Path, session_id: &str) -> Option<PathBuf> {
+pub fn find_transcript(root: &Loc, session_id: &str) -> Option<Loc> {
     let name = format!("{session_id}.jsonl");
-    fs::read_dir(root.join("projects"))
+    let projects = root.join("projects");
+    projects
+        .open_dir()
+        .and_then(|d| d.names())
         .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join(&name))
-        .find(|p| p.is_file())
+        .into_iter()
+        .map(|n| projects.join(n).join(&name))
+        .find(|p| {
+            p.stat()
+                .is_ok_and(|i| i.is_some_and(|i| i.kind == Kind::File))
+        })
 }
 
 /// In-process teammates' transcripts of a lead session: member name → newest `.jsonl`.
-pub fn subagent_transcripts(lead_transcript: &Path) -> HashMap<String, PathBuf> {
-    let mut out: HashMap<String, (std::time::SystemTime, PathBuf)> = HashMap::new();
-    let dir = lead_transcript.with_extension("").join("subagents");
-    let Ok(rd) = fs::read_dir(&dir) else {
+pub fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
+    let mut out: HashMap<String, (std::time::SystemTime, Loc)> = HashMap::new();
+    let (Some(parent), Some(stem)) = (
+        lead_transcript.parent(),
+        lead_transcript
+            .name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".jsonl")),
+    ) else {
         return HashMap::new();
     };
-    for e in rd.filter_map(|e| e.ok()) {
-        let p = e.path();
-        let Some(file) = p.file_name().and_then(|f| f.to_str()) else {
+    let dir = parent.join(stem).join("subagents");
+    let Ok(names) = dir.open_dir().and_then(|d| d.names()) else {
+        return HashMap::new();
+    };
+    for file in names {
+        let Some(file) = file.to_str() else {
             continue;
         };
         let Some(stem) = file.strip_suffix(".meta.json") else {
             continue;
         };
-        let Some(name) = read_json(&p).and_then(|m| m.get("name")?.as_str().map(String::from))
+        let Some(name) =
+            read_json_loc(&dir.join(file)).and_then(|m| m.get("name")?.as_str().map(String::from))
         else {
             continue;
         };
         let jsonl = dir.join(format!("{stem}.jsonl"));
-        let Ok(mtime) = fs::metadata(&jsonl).and_then(|m| m.modified()) else {
+        let Ok(Some(mtime)) = jsonl.stat().map(|i| i.map(|i| i.mtime)) else {
             continue;
         };
         if out.get(&name).is_none_or(|(t, _)| mtime > *t) {
@@ -644,30 +670,32 @@ pub fn subagent_transcripts(lead_transcript: &Path) -> HashMap<String, PathBuf> 
 /// The team whose `leadSessionId` is `session_id` (its `session-<8hex>` folder first).
 pub fn find_team(layout: &Layout, session_id: &str) -> Option<(TeamName, TeamConfig)> {
     let first = format!("session-{}", session_id.get(..8).unwrap_or(session_id));
-    let teams = layout.root().join("teams");
     let mut names = vec![first.clone()];
-    if let Ok(rd) = fs::read_dir(&teams) {
+    if let Ok(listed) = layout.teams_dir().open_dir().and_then(|d| d.names()) {
         names.extend(
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
+            listed
+                .into_iter()
+                .filter_map(|n| n.into_string().ok())
                 .filter(|n| *n != first && !n.contains(".deleted-")),
         );
     }
     names.into_iter().find_map(|n| {
         let name = TeamName::parse(&n).ok()?;
         let path = layout.config_path(&name);
-        let cfg = TeamConfig::parse(&fs::read(&path).ok()?, &path).ok()?;
+        let cfg = TeamConfig::parse(&path.read().ok()??, &path).ok()?;
         (cfg.lead_session_id.as_deref() == Some(session_id)).then_some((name, cfg))
     })
 }
 
 /// Unread entries per inbox file of `team` (owner name → count), for the given owners.
 fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<String> {
-    let dir = layout.inboxes_dir(team);
     owners
         .iter()
         .filter(|o| {
-            let Ok(bytes) = fs::read(dir.join(format!("{o}.json"))) else {
+            let Ok(member) = MemberName::parse(o) else {
+                return false;
+            };
+            let Ok(Some(bytes)) = layout.inbox_path(team, &member).read() else {
                 return false;
             };
             match serde_json::from_slice::<Vec<Value>>(&bytes) {
@@ -688,14 +716,14 @@ fn observe(
     layout: &Layout,
     team: &TeamName,
     cfg: &TeamConfig,
-    lead_transcript: Option<&Path>,
+    lead_transcript: Option<&Loc>,
     panes: &HashMap<String, bool>,
-    readers: &mut HashMap<PathBuf, TranscriptReader>,
+    readers: &mut HashMap<Loc, TranscriptReader>,
 ) -> (Observation, Vec<Teammate>) {
     let mut h = DefaultHasher::new();
     let mut lead_turn_ended = false;
     if let Some(p) = lead_transcript {
-        let (t, len) = readers.entry(p.to_path_buf()).or_default().poll(p);
+        let (t, len) = readers.entry(p.clone()).or_default().poll(p);
         lead_turn_ended = t.turn_ended;
         len.hash(&mut h);
     }
@@ -778,15 +806,12 @@ fn live_panes(session: &str) -> HashMap<String, bool> {
 /// # Errors
 /// When another run of that name holds it.
 pub fn lock_name(run_dir: &Path, name: &str) -> Result<File> {
-    fs::create_dir_all(run_dir)
+    let dir = crate::team::sentlog::private_dir(run_dir)
         .with_context(|| format!("could not create {}", run_dir.display()))?;
     let path = run_dir.join(format!("{name}.lock"));
-    let mut f = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
+    // Never through a symlink, never a FIFO (see store::dir).
+    let mut f = dir
+        .open_or_create(format!("{name}.lock"), 0o600)
         .with_context(|| format!("could not open {}", path.display()))?;
     match f.try_lock() {
         Ok(()) => {}
@@ -886,17 +911,22 @@ pub fn run(
         );
         return Ok(finish(out, start));
     }
-    let settings: Vec<(PathBuf, Option<Value>)> = [
-        layout.root().join("settings.json"),
-        spec.cwd.join(".claude/settings.json"),
-        spec.cwd.join(".claude/settings.local.json"),
-    ]
-    .into_iter()
-    .map(|p| {
-        let v = read_json(&p);
-        (p, v)
-    })
-    .collect();
+    let config_settings = layout.root_loc().join("settings.json");
+    let mut settings: Vec<(PathBuf, Option<Value>)> = vec![(
+        config_settings.to_path_buf(),
+        read_json_loc(&config_settings),
+    )];
+    settings.extend(
+        [
+            spec.cwd.join(".claude/settings.json"),
+            spec.cwd.join(".claude/settings.local.json"),
+        ]
+        .into_iter()
+        .map(|p| {
+            let v = read_json(&p);
+            (p, v)
+        }),
+    );
     let cj = read_json(&env.claude_json);
     let blocked = blockers(
         &env.claude_json,
@@ -931,17 +961,17 @@ pub fn run(
     let session_id = Uuid::new_v4().to_string();
     out.lead_session_id = Some(session_id.clone());
     let prompt_file = env.run_dir.join(format!("{}.prompt", spec.name));
-    // Only the user may read the prompt (it leaves the file as soon as the lead has it).
-    let written = {
-        use std::os::unix::fs::OpenOptionsExt;
-        File::options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&prompt_file)
-            .and_then(|mut f| f.write_all(spec.prompt.as_bytes()))
-    };
+    // Only the user may read the prompt (it leaves the file as soon as the lead has it): a new
+    // file, 0600, created exclusively in the private run folder, never through a symlink.
+    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+        let name = format!("{}.prompt", spec.name);
+        match dir.unlink(&name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        dir.create_new(&name, 0o600)?
+            .write_all(spec.prompt.as_bytes())
+    });
     written.with_context(|| format!("could not write {}", prompt_file.display()))?;
     let pane = match tmux::new_session(&session, "lead") {
         Ok(p) => p,
@@ -1035,9 +1065,9 @@ fn watch(
         &format!("waiting for the team of lead session {session_id}"),
     ));
     let mut team: Option<TeamName> = None;
-    let mut transcript: Option<PathBuf> = None;
+    let mut transcript: Option<Loc> = None;
     let mut settle = Settle::default();
-    let mut readers: HashMap<PathBuf, TranscriptReader> = HashMap::new();
+    let mut readers: HashMap<Loc, TranscriptReader> = HashMap::new();
     let mut joined: BTreeMap<String, Instant> = BTreeMap::new();
     let mut reported: Vec<String> = Vec::new();
     let mut last_cfg: Option<TeamConfig> = None;
@@ -1051,8 +1081,8 @@ fn watch(
         }
         let panes = live_panes(session);
         if transcript.is_none() {
-            transcript = find_transcript(layout.root(), session_id);
-            out.transcript.clone_from(&transcript);
+            transcript = find_transcript(layout.root_loc(), session_id);
+            out.transcript = transcript.as_ref().map(|t| t.to_path_buf());
             if transcript.is_some() {
                 // The lead has its prompt (its shell read the file before it started).
                 let _ = fs::remove_file(prompt_file);
@@ -1076,7 +1106,7 @@ fn watch(
         if let Some(name) = &team {
             let path = layout.config_path(name);
             // Claude Code rewrites config.json in place: a torn read keeps the last good one.
-            if let Ok(bytes) = fs::read(&path) {
+            if let Ok(Some(bytes)) = path.read() {
                 if let Ok(cfg) = TeamConfig::parse(&bytes, &path) {
                     last_cfg = Some(cfg);
                 }
@@ -1084,14 +1114,8 @@ fn watch(
                 last_cfg = None;
             }
             if let Some(cfg) = &last_cfg {
-                let (obs, mates) = observe(
-                    layout,
-                    name,
-                    cfg,
-                    transcript.as_deref(),
-                    &panes,
-                    &mut readers,
-                );
+                let (obs, mates) =
+                    observe(layout, name, cfg, transcript.as_ref(), &panes, &mut readers);
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
                     let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
@@ -1165,7 +1189,7 @@ fn watch(
                 (None, _) => "the lead formed no team".to_string(),
                 (Some(t), Some(cfg)) => {
                     let (obs, _) =
-                        observe(layout, t, cfg, transcript.as_deref(), &panes, &mut readers);
+                        observe(layout, t, cfg, transcript.as_ref(), &panes, &mut readers);
                     format!(
                         "the team's work was not done (waiting for {})",
                         obs.waiting_for()
@@ -1185,8 +1209,8 @@ fn watch(
 
     // The result, read before cleanup removes the team.
     let t = transcript
-        .as_deref()
-        .and_then(|p| fs::read(p).ok())
+        .as_ref()
+        .and_then(|p| p.read().ok().flatten())
         .map(|b| parse_transcript(&b));
     if let Some(text) = t.and_then(|t| t.last_text) {
         out.result = Some(text);
@@ -1472,11 +1496,11 @@ mod tests {
     #[test]
     fn the_reader_follows_a_growing_transcript() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.jsonl");
+        let p = Loc::root(dir.path()).join("t.jsonl");
         let mut r = TranscriptReader::default();
         assert_eq!(r.poll(&p).1, 0);
         let done = assistant(json!([{"type":"text","text":"one"}]), json!("end_turn"));
-        let mut f = File::create(&p).unwrap();
+        let mut f = File::create(p.path()).unwrap();
         f.write_all(&lines(&[user("go")])).unwrap();
         // Half a line: not taken yet.
         let whole = lines(&[done]);

@@ -19,9 +19,8 @@
 //! is read back after the rename, before the lock is released: when it differs, a writer that
 //! skipped the lock replaced it, and [`Edit::overwritten`] says so (the caller reads it again).
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -29,10 +28,10 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::store::dir::{Dir, Loc};
 use crate::store::format::{Entry, render};
 use crate::store::lock::{self, LockOptions};
-use crate::store::paths::with_suffix;
-use crate::store::{atomic_write_if, id, parse_object, verify_written};
+use crate::store::{id, parse_object, verify_written, write_in_if};
 
 /// At most one backup of a file this often (Claude Code: 60 s).
 pub const BACKUP_EVERY: Duration = Duration::from_secs(60);
@@ -111,12 +110,41 @@ pub fn read(path: &Path) -> Result<Option<Entry>> {
         .transpose()
 }
 
+/// `path` as a [`Loc`]: its folder is the root (the user's, opened as given), the file a name
+/// below it that is reached without following a symlink.
+fn loc_of(path: &Path) -> Result<Loc> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        bail!("{} names no file", path.display());
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    Ok(Loc::root(dir).join(name))
+}
+
+/// The file's bytes (`None`: it does not exist). Anything but a regular file is an error.
 fn read_bytes(target: &Path) -> Result<Option<Vec<u8>>> {
-    match fs::read(target) {
-        Ok(b) => Ok(Some(b)),
+    match loc_of(target)?.read() {
+        Ok(b) => Ok(b),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("could not read {}", target.display())),
     }
+}
+
+/// The open folder of `target` and the file's name in it.
+fn dir_of(target: &Path) -> Result<(Dir, String)> {
+    let loc = loc_of(target)?;
+    let dir = loc
+        .parent_dir()
+        .with_context(|| format!("could not write {}", target.display()))?;
+    let name = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{} is not a file name teamctl uses", target.display()))?
+        .to_string();
+    Ok((dir, name))
 }
 
 /// Runs `change` on the file's object (an empty one when the file does not exist) and, when it
@@ -142,11 +170,10 @@ pub fn edit<T>(
     }
     for _ in 0..ATTEMPTS {
         super::pause(super::faults().before_lock);
-        let guard = file
-            .lock
-            .as_ref()
-            .map(|opts| lock::acquire(&file.path, opts))
-            .transpose()?;
+        let guard = match &file.lock {
+            Some(opts) => Some(lock::acquire(&loc_of(&file.path)?, opts)?),
+            None => None,
+        };
         super::pause(super::faults().after_lock);
         let result = attempt(file, &target, true, guard.as_ref(), now, &change);
         if let Some(g) = guard {
@@ -202,9 +229,10 @@ fn attempt<T>(
         return Ok((edit, true));
     }
     let bytes = layout(&doc);
+    let (dir, name) = dir_of(target)?;
     match &before {
         None => {
-            if !create_new(target, bytes.as_bytes(), file.new_mode)? {
+            if !create_new(&dir, &name, bytes.as_bytes(), file.new_mode)? {
                 return Ok((edit, false));
             }
             edit.written = Written::Created;
@@ -223,7 +251,7 @@ fn attempt<T>(
                 }
                 Ok(read_bytes(target)?.as_ref() == Some(old))
             };
-            if !atomic_write_if(target, &[bytes.as_bytes()], same)? {
+            if !write_in_if(&dir, &name, &[bytes.as_bytes()], file.new_mode, same)? {
                 return Ok((edit, false));
             }
             edit.written = Written::Replaced;
@@ -232,7 +260,7 @@ fn attempt<T>(
     super::pause(super::faults().before_verify);
     // Under our lock only a writer that skips it can differ from what we wrote: say so, and
     // leave it to the caller to read the file again (our change may be in its copy or not).
-    match verify_written(target, &[bytes.as_bytes()]) {
+    match verify_written(&dir, &name, &[bytes.as_bytes()]) {
         Ok(()) => {}
         Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::VerifyFailed { .. })) => {
             edit.overwritten = true;
@@ -242,52 +270,27 @@ fn attempt<T>(
     Ok((edit, true))
 }
 
-/// Creates `path` holding `bytes` with `mode` (before the umask), only if it does not exist:
-/// the bytes go to a temp file first, which is then hard-linked to the name, so no reader sees
-/// a half-written file. `Ok(false)` when the file exists.
-fn create_new(path: &Path, bytes: &[u8], mode: u32) -> Result<bool> {
-    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
-    let linked = (|| -> io::Result<Option<bool>> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&tmp)?;
+/// Creates `name` in `dir` holding `bytes` with `mode` (before the umask), only if it does not
+/// exist: the bytes go to a temp file first, which is then hard-linked to the name, so no
+/// reader sees a half-written file. `Ok(false)` when the file exists.
+fn create_new(dir: &Dir, name: &str, bytes: &[u8], mode: u32) -> Result<bool> {
+    let path = dir.path().join(name);
+    let tmp = format!("{name}.tmp.{}", id::temp_suffix());
+    let linked = (|| -> io::Result<bool> {
+        let mut f = dir.create_new(&tmp, mode)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        match fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(Some(true)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Some(false)),
-            // A file system without hard links: create-new below.
-            Err(_) => Ok(None),
+        match dir.hard_link(&tmp, name) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
         }
     })();
-    let _ = fs::remove_file(&tmp);
-    let created = match linked {
-        Ok(Some(created)) => created,
-        Ok(None) => match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(path)
-        {
-            Ok(mut f) => {
-                f.write_all(bytes)
-                    .and_then(|()| f.sync_all())
-                    .with_context(|| format!("could not write {}", path.display()))?;
-                true
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
-            Err(e) => {
-                return Err(e).with_context(|| format!("could not create {}", path.display()));
-            }
-        },
-        Err(e) => return Err(e).with_context(|| format!("could not create {}", path.display())),
-    };
-    if created && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .with_context(|| format!("could not sync {}", dir.display()))?;
+    let _ = dir.unlink(&tmp);
+    let created = linked.with_context(|| format!("could not create {}", path.display()))?;
+    if created {
+        dir.sync()
+            .with_context(|| format!("could not sync {}", dir.path().display()))?;
     }
     Ok(created)
 }
@@ -487,8 +490,9 @@ mod tests {
     fn another_writers_new_file_is_never_clobbered() {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("x.json");
-        assert!(create_new(&p, b"{}", 0o600).unwrap());
-        assert!(!create_new(&p, b"{\"a\":1}", 0o600).unwrap());
+        let dir = Loc::root(tmp.path()).open_dir().unwrap();
+        assert!(create_new(&dir, "x.json", b"{}", 0o600).unwrap());
+        assert!(!create_new(&dir, "x.json", b"{\"a\":1}", 0o600).unwrap());
         assert_eq!(fs::read(&p).unwrap(), b"{}");
         assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
     }

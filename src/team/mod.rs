@@ -1,12 +1,14 @@
 //! The team layer: the team model on top of the files. It owns a team's `config.json`
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
-//! ([`protocol`]), teamctl's sent log ([`sentlog`]) and which inbox format a team runs
+//! ([`protocol`]), teamctl's sent log ([`sentlog`]), its private record of the teams it leads
+//! ([`lead`]) and which inbox format a team runs
 //! ([`generation`]). It imports [`crate::store`], [`crate::error`] and [`crate::time`]; never
 //! the host, observe, ops or cli layers.
 
 pub mod config;
 pub mod generation;
+pub mod lead;
 pub mod mailbox;
 pub mod model;
 pub mod protocol;

@@ -38,7 +38,12 @@ pub fn led_team(env: &TestEnv) {
 }
 
 pub fn open(env: &TestEnv) -> Team {
-    Team::open(&Layout::new(&env.root), &TeamName::parse("t").unwrap()).unwrap()
+    Team::open(
+        &Layout::new(&env.root),
+        &TeamName::parse("t").unwrap(),
+        None,
+    )
+    .unwrap()
 }
 
 /// `from` writes `text` (a plain message or a frame) into `to`'s inbox, as Claude Code would.
@@ -110,7 +115,12 @@ pub fn take_in(env: &TestEnv, team: &str, member: &str, needle: &str) -> Value {
     let found = found.unwrap();
     let entry: store::Entry = serde_json::from_value(found.clone()).unwrap();
     let n = mailbox::mark(
-        &Team::open(&Layout::new(&env.root), &TeamName::parse(team).unwrap()).unwrap(),
+        &Team::open(
+            &Layout::new(&env.root),
+            &TeamName::parse(team).unwrap(),
+            None,
+        )
+        .unwrap(),
         &MemberName::parse(member).unwrap(),
         &[entry],
         Mark::Consume,
@@ -436,7 +446,12 @@ fn join_then_ask_gets_the_answer_in_your_own_inbox() {
         .spawn()
         .unwrap();
     take_in(&env, "c", "alice", "hi?");
-    let team = Team::open(&Layout::new(&env.root), &TeamName::parse("c").unwrap()).unwrap();
+    let team = Team::open(
+        &Layout::new(&env.root),
+        &TeamName::parse("c").unwrap(),
+        None,
+    )
+    .unwrap();
     write_in(&team, "alice", "ops", "hello ops");
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -81,12 +81,55 @@ impl TestEnv {
         fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     }
 
-    /// Marks `team` as one teamctl leads, with the key `teamctl create --launch none` writes.
+    /// teamctl's data dir in this environment when `TEAMCTL_DATA_DIR` is not set (the user's
+    /// data directory: `XDG_DATA_HOME/teamctl`).
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("home/.local/share/teamctl")
+    }
+
+    /// Marks `team` as one teamctl leads, as `teamctl create --launch none` does: teamctl's
+    /// private record in the default data dir, and the key in config.json (which decides
+    /// nothing on its own).
     pub fn lead_by_teamctl(&self, team: &str) {
+        self.lead_by_teamctl_in(team, &self.data_dir());
+    }
+
+    /// [`TestEnv::lead_by_teamctl`] with the record in the data dir `data`.
+    pub fn lead_by_teamctl_in(&self, team: &str, data: &Path) {
         self.edit_config(team, |cfg| {
             cfg["teamctl"] =
                 serde_json::json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
         });
+        self.record_lead_in(team, data);
+    }
+
+    /// Writes teamctl's private record that it leads `team` into the data dir `data`, with
+    /// the team's current leadSessionId and createdAt, through the library `create` uses.
+    pub fn record_lead_in(&self, team: &str, data: &Path) {
+        use teamctl::store::paths::{Layout, TeamName};
+        let path = self.root.join("teams").join(team).join("config.json");
+        let cfg: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let layout = Layout::new(&self.root);
+        let name = TeamName::parse(team).unwrap();
+        let rec = teamctl::team::lead::new_record(
+            &layout,
+            &name,
+            cfg["leadSessionId"].as_str().unwrap(),
+            cfg["createdAt"].as_i64().unwrap(),
+            None,
+            None,
+        );
+        teamctl::team::lead::Leads::in_dir(data)
+            .record(&layout, &name, &rec)
+            .unwrap();
+    }
+
+    /// Removes teamctl's private record that it leads `team` (from the default data dir).
+    pub fn unlead(&self, team: &str) {
+        use teamctl::store::paths::{Layout, TeamName};
+        teamctl::team::lead::Leads::in_dir(&self.data_dir())
+            .remove(&Layout::new(&self.root), &TeamName::parse(team).unwrap())
+            .unwrap();
     }
 
     pub fn inbox(&self, team: &str, member: &str) -> PathBuf {

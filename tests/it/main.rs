@@ -12,6 +12,8 @@ mod docs;
 mod doctor;
 mod fleet;
 mod format;
+mod fuzz;
+mod hostile_files;
 mod inbox;
 mod interop;
 mod lock;

@@ -355,7 +355,8 @@ fn live_in_a_real_terminal_at_100_by_30() {
     // A message and a task change, written the way Claude Code writes them (under the locks).
     write_as(&env, "alice", "team-lead", "Token: LIVE-1 from alice");
     pane.wait_for("alice → team-lead  Token: LIVE-1 from alice");
-    let dir = env.root.join("tasks/t");
+    let dir = teamctl::store::paths::Layout::new(&env.root)
+        .tasks_dir(&teamctl::store::paths::TeamName::parse("t").unwrap());
     let t = tasks::create(
         &dir,
         &NewTask {

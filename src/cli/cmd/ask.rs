@@ -34,8 +34,9 @@ use crate::cli::output::warn;
 /// MEMBER answers and prints the answer's text alone on stdout, so `answer=$(teamctl ask alice
 /// "...")` works. Progress (`ask: alice took the question`, …) goes to stderr. The answer is data:
 /// printed exactly as written when stdout is not a terminal (a pipe, `$(…)`) or with --raw; on a
-/// terminal its control characters are shown as escapes. It wakes on file notifications as
-/// `watch` does (--poll MS to poll instead).
+/// terminal its control and invisible characters are shown as escapes and each further line
+/// starts with `  | `. It wakes on file notifications as `watch` does (--poll MS to poll
+/// instead).
 ///
 /// The answer is the first plain message (not a protocol frame) from MEMBER that lands in the
 /// inbox of the identity you asked as after the question was written, and not in the turn MEMBER
@@ -284,7 +285,9 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         if args.raw || !out.is_terminal() {
             writeln!(out, "{text}")?;
         } else {
-            writeln!(out, "{}", crate::cli::term::escape_composed(text))?;
+            // One line per line of the answer, each further one behind `  | `: no line of the
+            // terminal begins with what the teammate wrote after a newline.
+            writeln!(out, "{}", crate::cli::term::escape_message(text))?;
         }
         out.flush()?;
     }

@@ -174,10 +174,15 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
             eprintln!("{}: {}", state.as_str(), term::escape_message(message));
         }
     };
+    let leads = ctx.leads.as_ref().context(
+        "teamctl keeps a private record of the teams it leads in its data dir, and has none: \
+         set TEAMCTL_DATA_DIR",
+    )?;
     let outcome = match create::create(
         &ctx.layout,
         &spec,
         launch.as_ref(),
+        leads,
         ctx.now,
         &ctx.lock,
         &mut progress,

@@ -60,9 +60,10 @@ use crate::cli::term::escape_line as esc;
                 can reply to you; WARN otherwise. It says where the name came from:
                 TEAMCTL_FROM, the team-lead default of a team teamctl leads, or the user default
   symlink       symlinks where team files live: the config dir itself, teams/, tasks/ and
-                everything below (never followed); WARN for each, with what to do. Other parts
-                of the config dir (settings.json linked to a dotfiles repository) are not
-                looked at
+                everything below (never followed); FAIL for each below the config dir (teamctl
+                refuses the files behind it), WARN for the config dir itself, with what to do.
+                Other parts of the config dir (settings.json linked to a dotfiles repository)
+                are not looked at
 
 Examples:
   teamctl doctor
@@ -106,6 +107,7 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         claude_json: ctx.claude_json().ok(),
         api_key: std::env::var("ANTHROPIC_API_KEY").ok(),
         cwd: std::env::current_dir().unwrap_or_default(),
+        leads: ctx.leads.clone(),
         sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);

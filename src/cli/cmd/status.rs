@@ -234,7 +234,7 @@ fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Res
     let mut rows = Vec::new();
     let sent = ctx.sent();
     for name in config::list_teams(&ctx.layout)? {
-        let t = Team::open(&ctx.layout, &name)?;
+        let t = Team::open(&ctx.layout, &name, ctx.leads.as_ref())?;
         let st = status::team_status(&t, ctx.now, idle_after, live, &sent)?;
         rows.push(TeamRow {
             name: name.to_string(),

@@ -106,6 +106,10 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
     let deadline = deadline(args.timeout.as_deref())?;
     let frame: Option<TypeFilter> = args.frame.as_deref().map(str::parse).transpose()?;
     let team = ctx.team()?;
+    // Zero events asked for: all of them are seen already.
+    if args.count == Some(0) {
+        return Ok(());
+    }
     let (mut watch, existing) = Watch::new(team, only, ctx.clock());
     let mut seen = 0;
     let json = ctx.out.json;

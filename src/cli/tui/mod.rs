@@ -140,7 +140,7 @@ impl<'c> Live<'c> {
 
     /// Reads the team again (its config may have changed) and computes a new view.
     fn refresh(&mut self) {
-        let team = match Team::open(&self.ctx.layout, &self.name) {
+        let team = match Team::open(&self.ctx.layout, &self.name, self.ctx.leads.as_ref()) {
             Ok(t) => t,
             Err(e) => {
                 self.app.trouble = Some(format!("{e:#}"));
@@ -386,7 +386,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     // The terminal first (raw mode off, main screen, cursor), then what a signal asks for.
     drop(screen);
     if signals::received() {
-        teamctl::store::lock::drain();
+        teamctl::store::lock::drain(std::time::Duration::from_secs(5));
     }
     result
 }
