@@ -32,6 +32,8 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print hel
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "run" -d 'Run a team led by Claude itself, headless, until its work is done'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "prepare" -d 'Settle Claude Code\'s start-up dialogs for sessions nobody watches'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "report" -d 'Put many teams\' records side by side: one report, with totals'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "delete" -d 'Shut down a team teamctl created and remove its files'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "send" -d 'Send a message to a teammate\'s inbox'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "inbox" -d 'Read a member\'s inbox (by default your own)'
@@ -88,6 +90,21 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave t
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l cwd -d 'Trust this folder, as Claude Code\'s trust dialog would (repeatable)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l skip-permissions -l dangerously-skip-permissions -d 'Also accept the bypass-permissions prompt (for --dangerously-skip-permissions)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l dry-run -d 'Say what would change; write nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F

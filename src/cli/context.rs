@@ -112,6 +112,25 @@ impl Ctx {
         !self.layout_source.starts_with("the default")
     }
 
+    /// Claude Code's global config file, as Claude Code finds it: a legacy
+    /// `<config dir>/.config.json` when that file exists, else `.claude.json` in the config dir
+    /// when one was chosen (Claude Code keeps it there only when `CLAUDE_CONFIG_DIR` is set),
+    /// else `~/.claude.json`. Absolute.
+    pub(crate) fn claude_json(&self) -> Result<PathBuf> {
+        let root = std::path::absolute(self.layout.root())
+            .with_context(|| format!("could not resolve {}", self.layout.root().display()))?;
+        let legacy = root.join(".config.json");
+        if legacy.is_file() {
+            return Ok(legacy);
+        }
+        if self.config_dir_chosen() {
+            return Ok(root.join(".claude.json"));
+        }
+        Ok(dirs::home_dir()
+            .context("could not find the home directory; pass --claude-dir")?
+            .join(".claude.json"))
+    }
+
     /// The team named with `--team` or `TEAMCTL_TEAM`, if any (not resolved).
     pub(crate) fn team_name(&self) -> Option<&str> {
         self.team.as_deref()

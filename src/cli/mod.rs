@@ -25,8 +25,8 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, inbox, log, man, pending, run, send,
-    shutdown, status, tasks, top, wait, watch,
+    approve, ask, completions, create, delete, deny, doctor, inbox, log, man, pending, prepare,
+    report, run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -108,8 +108,8 @@ Exit codes:
        out; run --timeout passed before the team's work was done
   4    read-back verification failed after a write
   5    ask: the teammate went idle without answering
-  6    wait, ask, run: the team's spend, read from its transcripts, crossed --max-cost or
-       --max-tokens (run also ends the team, as at its timeout)
+  6    budget exceeded (wait, ask, run): the team's spend, read from its transcripts, crossed
+       --max-cost or --max-tokens (run also ends the team, as at its timeout)
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 
@@ -166,6 +166,8 @@ pub(crate) struct GlobalArgs {
 pub(crate) enum Command {
     Create(create::CreateArgs),
     Run(run::RunArgs),
+    Prepare(prepare::PrepareArgs),
+    Report(report::ReportArgs),
     Delete(delete::DeleteArgs),
     Send(send::SendArgs),
     Inbox(inbox::InboxArgs),
@@ -202,6 +204,8 @@ pub(crate) fn dispatch(
     match command {
         Command::Create(args) => create::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
+        Command::Prepare(args) => prepare::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),

@@ -489,7 +489,7 @@ pub fn create(
         Some(why) => {
             tmux::kill_session(&session).ok();
             outcome.state = Step::Failed;
-            outcome.reason = Some(why);
+            outcome.reason = Some(with_dialog_hint(why, spec));
         }
     }
     Ok(outcome)
@@ -791,6 +791,38 @@ fn wait_ready(
     }
 }
 
+/// `why`, plus what settles it when a teammate's last lines show a start-up dialog (the
+/// onboarding screens, the API key approval, the trust dialog, the bypass prompt).
+fn with_dialog_hint(why: String, spec: &Spec) -> String {
+    use crate::ops::run::{Dialog, detect_dialog};
+    let dialogs: Vec<Dialog> = why
+        .split("last lines of its pane:")
+        .skip(1)
+        .filter_map(detect_dialog)
+        .filter(|d| {
+            matches!(
+                d,
+                Dialog::Onboarding | Dialog::ApiKey | Dialog::Trust | Dialog::Bypass
+            )
+        })
+        .collect();
+    let Some(first) = dialogs.first() else {
+        return why;
+    };
+    let skip = if dialogs.contains(&Dialog::Bypass) || spec.permission.bypasses() {
+        " --skip-permissions"
+    } else {
+        ""
+    };
+    format!(
+        "{why}\nthe teammate waits at {} ({}): `teamctl prepare --cwd {}{skip}` settles \
+         Claude Code's start-up dialogs",
+        first.title(),
+        first.as_str(),
+        shell_quote(&spec.cwd.to_string_lossy())
+    )
+}
+
 fn describe(what: &str, who: &[&MemberOutcome], panes: &[tmux::Pane]) -> String {
     let mut out = Vec::new();
     for m in who {
@@ -882,5 +914,33 @@ mod tests {
              --agent-color blue --parent-session-id 3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d \
              --agent-type reviewer --model claude-opus-5-5 --permission-mode acceptEdits"
         );
+    }
+
+    #[test]
+    fn a_dialog_in_a_pane_names_prepare() {
+        let spec = Spec {
+            team: TeamName::parse("review-42").unwrap(),
+            description: None,
+            cwd: PathBuf::from("/work/my repo"),
+            members: vec![],
+            model: None,
+            agent_type: None,
+            permission: Permission::Mode("default".into()),
+            launch: Launch::Tmux,
+        };
+        let trust = "'alice' did not take its brief within 30 s (pane %1); last lines of its pane:\n \
+                     Accessing workspace:\n /work/my repo\n ❯ 1. Yes, I trust this folder\n \
+                     Enter to confirm · Esc to cancel";
+        let hinted = with_dialog_hint(trust.into(), &spec);
+        assert!(
+            hinted.ends_with(
+                "the teammate waits at the workspace trust dialog (trust): `teamctl prepare \
+                 --cwd '/work/my repo'` settles Claude Code's start-up dialogs"
+            ),
+            "{hinted}"
+        );
+        let plain =
+            "'alice' exited before taking its brief (pane %1); last lines of its pane:\nbye";
+        assert_eq!(with_dialog_hint(plain.into(), &spec), plain);
     }
 }

@@ -40,7 +40,7 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// Which check: `config_dir`, `symlink`, `teams`, `team_config`, `format`, `claude`,
-    /// `agent_teams`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
+    /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
     pub check: &'static str,
     /// The verdict.
     pub level: Level,
@@ -77,6 +77,12 @@ pub struct Inputs {
     pub agent_teams_env: Option<String>,
     /// The current time (file ages are measured from it).
     pub now: SystemTime,
+    /// Claude Code's global config file (`.claude.json`), when it could be found.
+    pub claude_json: Option<PathBuf>,
+    /// `ANTHROPIC_API_KEY`, to check it has been approved.
+    pub api_key: Option<String>,
+    /// The current directory: the folder whose trust is checked.
+    pub cwd: PathBuf,
     /// teamctl's sent log (its entries are no evidence of a team's inbox format).
     pub sent: Vec<crate::team::sentlog::Sent>,
     /// teamctl's private record of the teams it leads.
@@ -223,6 +229,8 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
         )),
     }
 
+    out.extend(start_up_dialogs(inputs, &settings));
+
     match find_on_path("tmux", path) {
         Some(bin) => out.push(ok(
             "tmux",
@@ -243,6 +251,76 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
         )),
     }
     out
+}
+
+/// The start-up dialogs a Claude Code started unattended in the current directory would stop
+/// at (as `run` checks them), with `teamctl prepare` as the fix; the bypass prompt is only
+/// mentioned, as only --dangerously-skip-permissions needs it.
+fn start_up_dialogs(inputs: &Inputs, settings: &Path) -> Vec<Check> {
+    use crate::ops::run::{Dialog, blockers};
+    let check = "start_up_dialogs";
+    let Some(cj_path) = &inputs.claude_json else {
+        return Vec::new();
+    };
+    let read = |p: &Path| {
+        fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    };
+    let cj = read(cj_path);
+    let settings = vec![(settings.to_path_buf(), read(settings))];
+    let cwd = fs::canonicalize(&inputs.cwd).unwrap_or_else(|_| inputs.cwd.clone());
+    let all = blockers(
+        cj_path,
+        cj.as_ref(),
+        &settings,
+        &cwd,
+        inputs.api_key.as_deref(),
+        true,
+    );
+    let bypass = all.iter().any(|b| b.dialog == Dialog::Bypass);
+    let blocking: Vec<_> = all.iter().filter(|b| b.dialog != Dialog::Bypass).collect();
+    let bypass_note = if bypass {
+        "the bypass-permissions prompt: not accepted (only --dangerously-skip-permissions needs \
+         it: add --skip-permissions)"
+    } else {
+        "the bypass-permissions prompt: accepted"
+    };
+    let prepare = format!(
+        "teamctl prepare --cwd {}",
+        crate::host::claude::shell_quote(&cwd.to_string_lossy())
+    );
+    if blocking.is_empty() {
+        let mut c = ok(
+            check,
+            None,
+            Some(cj_path),
+            format!(
+                "an unattended Claude Code in {} would ask nothing at start-up",
+                cwd.display()
+            ),
+        );
+        c.details = vec![bypass_note.to_string()];
+        return vec![c];
+    }
+    let names: Vec<&str> = blocking.iter().map(|b| b.dialog.as_str()).collect();
+    let mut c = warn(
+        check,
+        None,
+        Some(cj_path),
+        format!(
+            "an unattended Claude Code (run, create, CI) in {} would stop at: {}",
+            cwd.display(),
+            names.join(", ")
+        ),
+        &format!("{prepare} (add --skip-permissions for --dangerously-skip-permissions)"),
+    );
+    c.details = blocking
+        .iter()
+        .map(|b| format!("{} ({})", b.dialog.title(), b.dialog.as_str()))
+        .chain(std::iter::once(bypass_note.to_string()))
+        .collect();
+    vec![c]
 }
 
 /// Symlinks where team files live: the config dir itself, `teams/` and `tasks/` and

@@ -1,7 +1,8 @@
 //! The ops layer: what a user asks for that spans the layers. It owns a question and its wait
 //! ([`ask`]), answering teammates by rules ([`policy`], reading Bash command lines as bash does:
-//! [`bash`]), standing a team up ([`create`]), a team
-//! led by Claude ([`run`]), taking a team down ([`delete`]) and the health checks ([`doctor`]).
+//! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
+//! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
+//! taking a team down ([`delete`]) and the health checks ([`doctor`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
@@ -10,4 +11,6 @@ pub mod create;
 pub mod delete;
 pub mod doctor;
 pub mod policy;
+pub mod prepare;
+pub mod report;
 pub mod run;

@@ -250,17 +250,10 @@ pub fn blockers(
     if cj.get("hasCompletedOnboarding").and_then(Value::as_bool) != Some(true) {
         out.push(Blocker {
             dialog: Dialog::Onboarding,
-            fix: format!(
-                "set \"hasCompletedOnboarding\": true (and a \"theme\") in {at}, or run claude \
-                 once by hand"
-            ),
+            fix: format!("`teamctl prepare` sets \"hasCompletedOnboarding\": true in {at}"),
         });
     }
-    if let Some(key) = api_key.map(str::trim).filter(|k| !k.is_empty()) {
-        let tail: String = {
-            let chars: Vec<char> = key.chars().collect();
-            chars[chars.len().saturating_sub(20)..].iter().collect()
-        };
+    if let Some(tail) = api_key.and_then(crate::ops::prepare::approved_key) {
         let approved = cj
             .pointer("/customApiKeyResponses/approved")
             .and_then(Value::as_array)
@@ -269,8 +262,8 @@ pub fn blockers(
             out.push(Blocker {
                 dialog: Dialog::ApiKey,
                 fix: format!(
-                    "add the last 20 characters of ANTHROPIC_API_KEY to \
-                     \"customApiKeyResponses\": {{\"approved\": [...]}} in {at}"
+                    "`teamctl prepare` (with ANTHROPIC_API_KEY set) adds the key's last 20 \
+                     characters to \"customApiKeyResponses\": {{\"approved\": [...]}} in {at}"
                 ),
             });
         }
@@ -287,7 +280,9 @@ pub fn blockers(
         out.push(Blocker {
             dialog: Dialog::Trust,
             fix: format!(
-                "set \"projects\": {{\"{}\": {{\"hasTrustDialogAccepted\": true}}}} in {at}",
+                "`teamctl prepare --cwd {}` sets \"projects\": {{\"{}\": \
+                 {{\"hasTrustDialogAccepted\": true}}}} in {at}",
+                crate::host::claude::shell_quote(&cwd.to_string_lossy()),
                 cwd.display()
             ),
         });
@@ -310,7 +305,10 @@ pub fn blockers(
                 .unwrap_or_else(|| "settings.json".into());
             out.push(Blocker {
                 dialog: Dialog::Bypass,
-                fix: format!("set \"skipDangerousModePermissionPrompt\": true in {file}"),
+                fix: format!(
+                    "`teamctl prepare --skip-permissions` sets \
+                     \"skipDangerousModePermissionPrompt\": true in {file}"
+                ),
             });
         }
     }
@@ -820,8 +818,16 @@ pub fn run(
             .iter()
             .map(|b| format!("{} ({}): {}", b.dialog.title(), b.dialog.as_str(), b.fix))
             .collect();
+        let mut prepare = format!(
+            "teamctl prepare --cwd {}",
+            shell_quote(&spec.cwd.to_string_lossy())
+        );
+        if blocked.iter().any(|b| b.dialog == Dialog::Bypass) {
+            prepare.push_str(" --skip-permissions");
+        }
         out.reason = Some(format!(
-            "the lead would stop at a start-up dialog nobody can answer; {}",
+            "the lead would stop at a start-up dialog nobody can answer; {}; `{prepare}` \
+             settles them all",
             lines.join("; ")
         ));
         return Ok(finish(out, start));
@@ -1050,8 +1056,24 @@ fn watch(
             if let Some(d) = detect_dialog(&tmux::screen(pane)) {
                 out.state = State::Failed;
                 out.dialog = Some(d);
+                // A start-up dialog the files did not predict (a Claude Code that reads them
+                // differently): prepare writes the settings that skip it.
+                let hint = match d {
+                    Dialog::Onboarding | Dialog::ApiKey | Dialog::Trust | Dialog::Bypass => {
+                        format!(
+                            "; `teamctl prepare --cwd {}{}` writes the settings that skip it",
+                            shell_quote(&spec.cwd.to_string_lossy()),
+                            if spec.permission.bypasses() {
+                                " --skip-permissions"
+                            } else {
+                                ""
+                            }
+                        )
+                    }
+                    _ => String::new(),
+                };
                 out.reason = Some(format!(
-                    "the lead is stuck at {} ({}); nobody can answer it in a headless run; \
+                    "the lead is stuck at {} ({}); nobody can answer it in a headless run{hint}; \
                      last lines of its pane:\n{}",
                     d.title(),
                     d.as_str(),

@@ -37,6 +37,7 @@ pub mod format;
 pub mod id;
 pub(crate) mod light;
 pub mod lock;
+pub mod object_file;
 pub mod paths;
 
 use std::fs::{File, Permissions};
@@ -394,13 +395,30 @@ pub fn atomic_write_mode(path: &Loc, bytes: &[u8], mode: u32) -> Result<()> {
 /// [`atomic_write`] of the concatenation of `parts` into `name` in `dir`; a new file gets
 /// `new_mode` & ~umask.
 fn write_in(dir: &Dir, name: &str, parts: &[&[u8]], new_mode: u32) -> Result<()> {
+    write_in_if(dir, name, parts, new_mode, || Ok(true)).map(|_| ())
+}
+
+/// [`write_in`], asking `go` once the temp file is written and synced, right before the
+/// rename: `Ok(false)` from it removes the temp file and writes nothing (`Ok(false)` returned).
+/// What `go` checks (that the file is still as it was read) then holds for as short a time as
+/// the process can make it: no write or fsync comes between the check and the rename.
+///
+/// # Errors
+/// Any I/O error, with the path that failed, or `go`'s error (nothing is written).
+pub fn write_in_if(
+    dir: &Dir,
+    name: &str,
+    parts: &[&[u8]],
+    new_mode: u32,
+    go: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
     let path = dir.path().join(name);
     let tmp = format!("{name}.tmp.{}", id::temp_suffix());
     let tmp_path = dir.path().join(&tmp);
     let old = dir
         .expect_file(name)
         .with_context(|| format!("could not write {}", path.display()))?;
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<bool> {
         // Never wider than the old file, not even until the chmod below.
         let mode = old.map_or(new_mode, |o| o.mode & 0o777);
         let mut f = dir
@@ -423,16 +441,20 @@ fn write_in(dir: &Dir, name: &str, parts: &[&[u8]], new_mode: u32) -> Result<()>
         f.sync_all()
             .with_context(|| format!("could not sync {}", tmp_path.display()))?;
         pause(faults.before_rename);
-        dir.rename(&tmp, name).map_err(anyhow::Error::from)
+        if !go()? {
+            return Ok(false);
+        }
+        dir.rename(&tmp, name)?;
+        Ok(true)
     })();
-    if result.is_err() {
+    if !matches!(result, Ok(true)) {
         let _ = dir.unlink(&tmp);
         return result;
     }
     // The rename is durable only once the folder entry is on disk.
     dir.sync()
         .with_context(|| format!("could not sync {}", dir.path().display()))?;
-    Ok(())
+    Ok(true)
 }
 
 /// Gives `f` the owner, group and permission bits of `old`, as far as the process may.
@@ -671,7 +693,7 @@ pub fn parse_object(bytes: &[u8], path: &Path) -> Result<Entry> {
 
 /// Reads `name` back (still under the lock) and checks it holds exactly the concatenation of
 /// `written`, comparing chunk by chunk so a large inbox is not read into memory twice.
-fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result<()> {
+pub(crate) fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result<()> {
     let path = dir.path().join(name);
     let context = || format!("could not read back {}", path.display());
     let mut f = dir
@@ -693,13 +715,16 @@ fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result<()> {
         return Ok(());
     }
     let back = dir.read(name).with_context(context)?.unwrap_or_default();
-    let reason = match parse_inbox(&back, &path) {
+    let reason = match serde_json::from_slice::<Value>(&back) {
         Err(_) => "the file no longer parses".to_string(),
-        Ok(entries) => format!(
+        Ok(Value::Array(entries)) => format!(
             "the file differs from what was written ({} entries found); another program wrote \
              it without taking the lock",
             entries.len()
         ),
+        Ok(_) => "the file differs from what was written; another program wrote it without \
+                  taking the lock"
+            .to_string(),
     };
     Err(verify_error(&path, &reason))
 }

@@ -293,13 +293,20 @@ fn start_up_dialogs_are_named_from_the_files_before_anything_starts() {
     assert_eq!(r["lead_session_id"], Value::Null);
     let reason = r["reason"].as_str().unwrap();
     for want in [
-        "the onboarding screens (onboarding): set \"hasCompletedOnboarding\": true",
-        "the API key approval (api_key): add the last 20 characters of ANTHROPIC_API_KEY",
+        "the onboarding screens (onboarding): `teamctl prepare` sets \"hasCompletedOnboarding\": true",
+        "the API key approval (api_key): `teamctl prepare` (with ANTHROPIC_API_KEY set) adds the \
+         key's last 20 characters",
         &format!(
-            "the workspace trust dialog (trust): set \"projects\": {{\"{}\"",
+            "the workspace trust dialog (trust): `teamctl prepare --cwd {0}` sets \"projects\": \
+             {{\"{0}\"",
             cwd(&env)
         ),
-        "the bypass-permissions prompt (bypass): set \"skipDangerousModePermissionPrompt\": true",
+        "the bypass-permissions prompt (bypass): `teamctl prepare --skip-permissions` sets \
+         \"skipDangerousModePermissionPrompt\": true",
+        &format!(
+            "`teamctl prepare --cwd {} --skip-permissions` settles them all",
+            cwd(&env)
+        ),
     ] {
         assert!(reason.contains(want), "{want} not in {reason}");
     }

@@ -48,8 +48,9 @@ use crate::cli::term::{self, escape_line as esc};
 /// The teammates run unattended only if Claude Code asks nothing at start-up: onboarding done,
 /// the API key approved, the --cwd folder trusted, and with --dangerously-skip-permissions the
 /// bypass prompt accepted (skipDangerousModePermissionPrompt in settings.json; IS_SANDBOX=1 when
-/// running as root). Otherwise a teammate waits at that dialog and create fails at the timeout,
-/// showing it.
+/// running as root); `teamctl prepare --cwd DIR --skip-permissions` writes all of them. Otherwise
+/// a teammate waits at that dialog and create fails at the timeout, showing it and naming the
+/// `teamctl prepare` that settles it.
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.

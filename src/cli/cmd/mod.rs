@@ -14,6 +14,8 @@ pub(crate) mod inbox;
 pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod pending;
+pub(crate) mod prepare;
+pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod send;
 pub(crate) mod shutdown;

@@ -34,9 +34,10 @@ use crate::cli::{env, signals};
 /// time, held by an OS lock on $TEAMCTL_DATA_DIR/run/<name>.lock, so a second run of that name
 /// fails at once naming the first's pid; the claude binary and its version; tmux, and no tmux
 /// session teamctl-run-<name> yet; and every start-up dialog that would block a session nobody
-/// watches, below, each named with the setting that skips it: exit 1 at once instead of hanging
-/// until the timeout), spawning, monitoring (each teammate is reported as it joins: name, agent
-/// type, backend, pane), running, then done, failed, timeout or budget.
+/// watches, below, each named with the setting that skips it and the `teamctl prepare` that
+/// writes them all: exit 1 at once instead of hanging until the timeout), spawning, monitoring
+/// (each teammate is reported as it joins: name, agent type, backend, pane), running, then done,
+/// failed, timeout or budget.
 ///
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant message
 /// not waiting for a tool), no teammate is working (a pane teammate works while its pane is alive
@@ -93,7 +94,8 @@ use crate::cli::{env, signals};
               \"skipDangerousModePermissionPrompt\": true in settings.json (the config dir's, or
               <cwd>/.claude/settings[.local].json)
 Each is read from Claude Code's files (its global config is $CLAUDE_CONFIG_DIR/.claude.json, or
-~/.claude.json without that variable); the name is \"dialog\" in --json. As root, skipping
+~/.claude.json without that variable); the name is \"dialog\" in --json. `teamctl prepare
+--cwd DIR [--skip-permissions]` writes every one of these settings. As root, skipping
 permissions also needs IS_SANDBOX=1 (Claude Code refuses otherwise).
 
 Examples:
@@ -416,17 +418,15 @@ fn spec(args: &RunArgs) -> Result<Spec> {
 
 fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let home = dirs::home_dir();
+    let claude_json = ctx.claude_json()?;
     // Claude Code keeps .claude.json in its config dir only when CLAUDE_CONFIG_DIR is set.
-    let (claude_json, config_dir) = if ctx.config_dir_chosen() {
-        let root = std::path::absolute(ctx.layout.root())
-            .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?;
-        (root.join(".claude.json"), Some(root))
+    let config_dir = if ctx.config_dir_chosen() {
+        Some(
+            std::path::absolute(ctx.layout.root())
+                .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?,
+        )
     } else {
-        let home = home
-            .clone()
-            .context("could not find the home directory; pass --claude-dir")?;
-        (home.join(".claude.json"), None)
+        None
     };
     let data = ctx
         .data_dir

@@ -470,7 +470,7 @@ mod tests {
         fs::remove_file(data.join(FILE_NAME)).unwrap();
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
-            &data.join(FILE_NAME),
+            data.join(FILE_NAME),
             rustix::fs::Mode::from_raw_mode(0o600),
         )
         .unwrap();
