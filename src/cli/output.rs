@@ -126,3 +126,34 @@ pub(crate) fn hint(msg: &str) {
 pub(crate) fn error(err: &anyhow::Error) {
     eprintln!("error: {}", term::escape_message(&format!("{err:#}")));
 }
+
+/// One event of a member's story as `teamctl log` prints it (and `top`'s story view shows it):
+/// `10:00:01  tool_use     Bash: cargo test`. Everything but the kind came from the teammate
+/// (the time too: an entry's timestamp is a string it wrote): one line, controls escaped.
+pub(crate) fn log_line(l: &teamctl::observe::log::LogLine) -> String {
+    use teamctl::team::transcript::story::Kind;
+    let time =
+        l.at.as_deref()
+            .and_then(|t| t.get(11..19))
+            .unwrap_or("--:--:--");
+    let tool = l.tool.as_deref().unwrap_or("?");
+    let body = match l.kind {
+        Kind::ToolUse => format!("{tool}: {}", l.summary),
+        Kind::ToolResult => format!(
+            "{tool} {}: {}",
+            if l.is_error == Some(true) {
+                "error"
+            } else {
+                "ok"
+            },
+            l.summary
+        ),
+        _ => l.summary.clone(),
+    };
+    format!(
+        "{}  {:<11}  {}",
+        term::escape_line(time),
+        l.kind.as_str(),
+        term::escape_line(&body)
+    )
+}

@@ -199,6 +199,20 @@ impl Budget {
         new
     }
 
+    /// Looks for the transcripts' owners again at the next [`Budget::check`], however recent
+    /// the last look (a file appeared that is nobody's yet).
+    pub fn relocate_soon(&mut self) {
+        self.located_at = None;
+    }
+
+    /// Whether `path` is one of the transcripts found at the last look.
+    pub fn knows(&self, path: &Path) -> bool {
+        self.located
+            .values()
+            .flatten()
+            .any(|s| s.files().any(|f| f.path() == path))
+    }
+
     /// The cap crossed by the spend last read, if it is.
     pub fn exceeded(&self) -> Option<Exceeded> {
         let s = &self.last;

@@ -268,6 +268,17 @@ impl MemberLog {
         Ok(())
     }
 
+    /// Reads what was appended since the last read, oldest session first, and hands each event
+    /// to `each`; looks for new sessions first when the last look is a second old. For a caller
+    /// with its own clock and notifications (`top`'s story view); [`MemberLog::follow`] waits
+    /// by itself.
+    pub fn poll(&mut self, each: &mut dyn FnMut(LogLine)) {
+        if self.located_at.elapsed() >= RELOCATE_EVERY {
+            self.relocate();
+        }
+        self.read(each);
+    }
+
     /// The folders the member's files are written in (its project, a subagents folder).
     pub fn dirs(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = self

@@ -8,7 +8,7 @@
 //! marked delivered. What teamctl itself sent before (its sent log) seeds it. A [`View`] is one
 //! frame's worth of data; it holds absolute times, so the screen can age them without a reread.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -17,7 +17,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::host::tmux::Liveness;
-use crate::observe::status::{self, MemberStatus, State, TaskCounts};
+use crate::observe::spend::{CostSource, TeamSpend};
+use crate::observe::status::{self, MemberStatus, State, TaskCounts, Work};
 use crate::observe::watch::{Changes, Event};
 use crate::store::Entry;
 use crate::store::paths::MemberName;
@@ -26,6 +27,7 @@ use crate::team::model::{Frame, first_line};
 use crate::team::protocol::{self, Kind, Request};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::Board;
+use crate::team::transcript::{Activity, Tokens};
 use crate::time::iso_millis;
 
 /// How many messages a [`Timeline`] keeps by default (the oldest go first).
@@ -323,7 +325,7 @@ fn tool_input_summary(input: Option<&Value>) -> Option<String> {
     .map(|s| first_line(s, 80))
 }
 
-/// A member's row (`top --json` `members[]`): what `status` knows, plus why it waits.
+/// A member's row (`top --json` `members[]`): what `status` knows, transcripts included.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemberRow {
     /// Name.
@@ -334,14 +336,23 @@ pub struct MemberRow {
     pub color: Option<String>,
     /// Active, idle, terminated or unknown (as `status`).
     pub state: State,
-    /// Why it is not progressing: `permission` (a request of its awaits the lead: a tool or a
-    /// sandbox host), `plan` (its plan awaits approval), `blocked` (every open task it owns is
-    /// blocked); `null` otherwise.
+    /// Why it is not progressing (as `status`): `permission` (a request of its awaits the lead:
+    /// a tool or a sandbox host), `plan` (its plan awaits approval), `blocked` (every open task
+    /// it owns is blocked), `stalled` (inside a turn, its transcript quiet for the stall
+    /// threshold); `null` otherwise.
     pub waiting: Option<String>,
-    /// What it is doing now (from its transcript); `null` until teamctl reads transcripts.
+    /// What it is doing, in one line: `Bash: npm test` (a tool call without its result yet),
+    /// `text: All done` (the last text it wrote); `null` without a transcript.
     pub doing: Option<String>,
-    /// What it has cost in USD (from its transcript); `null` until teamctl reads transcripts.
+    /// The same, exact (as `status` `activity`).
+    pub activity: Option<Activity>,
+    /// What it has cost in USD (as `status`: `null` without a transcript, or for a model
+    /// without a price).
     pub cost_usd: Option<f64>,
+    /// `claude_code` or `computed` (`null` with the cost).
+    pub cost_source: Option<CostSource>,
+    /// Tokens by kind from its transcripts (`null` without one).
+    pub tokens: Option<Tokens>,
     /// Unread entries in its inbox.
     pub unread: usize,
     /// Tasks it owns that are in progress.
@@ -418,8 +429,11 @@ pub struct Header {
     pub teamctl_leads: bool,
     /// `createdAt`, RFC 3339.
     pub created_at: Option<String>,
-    /// The team's total cost in USD; `null` until teamctl reads transcripts.
+    /// The team's total cost in USD (as `status` `totals`: `null` without transcripts, or when
+    /// one cost is unknown).
     pub cost_usd: Option<f64>,
+    /// The team's tokens by kind (`null` without transcripts).
+    pub tokens: Option<Tokens>,
     /// The newest of: the last change teamctl saw in the files, the newest event in them.
     pub last_change_at: Option<String>,
 }
@@ -454,6 +468,10 @@ pub struct Inputs<'a> {
     pub sent: &'a [Sent],
     /// At most this many messages of the timeline.
     pub messages: usize,
+    /// The members' work, read from their transcripts (`None`: not read).
+    pub spend: Option<&'a TeamSpend>,
+    /// A member inside a turn whose transcript has not grown for this long is stalled.
+    pub stall_after: Duration,
 }
 
 /// Computes the view of `team` at `now`: reads its files (no locks) and takes the messages from
@@ -467,14 +485,12 @@ pub fn view(
     now: DateTime<Utc>,
     inputs: &Inputs<'_>,
 ) -> Result<View> {
-    let st = status::team_status(team, now, inputs.idle_after, inputs.live, inputs.sent, None)?;
-    let mut warnings = st.warnings;
-    let board = Board::load(&team.layout.tasks_dir(&team.name))?;
     let lead_name = team
         .config
         .as_ref()
         .and_then(|c| c.lead())
         .map(|m| m.name.clone());
+    let mut warnings = Vec::new();
     let requests = match MemberName::parse(lead_name.as_deref().unwrap_or(LEAD))
         .and_then(|lead| protocol::pending(team, &lead, None, now))
     {
@@ -491,9 +507,30 @@ pub fn view(
         .filter(|s| s.team == team.name.as_str())
         .filter_map(|s| s.answers.as_deref())
         .collect();
-    let requests: Vec<RequestRow> = requests
+    let requests: Vec<Request> = requests
         .into_iter()
         .filter(|r| !answered.contains(r.request_id.as_str()))
+        .collect();
+    // The transcripts as read by the caller, once: `status` turns them into each member's
+    // activity, cost and why it waits.
+    let no_spend = TeamSpend::default();
+    let work = Work {
+        spend: inputs.spend.unwrap_or(&no_spend),
+        requests: &requests,
+        stall_after: inputs.stall_after,
+    };
+    let st = status::team_status(
+        team,
+        now,
+        inputs.idle_after,
+        inputs.live,
+        inputs.sent,
+        Some(&work),
+    )?;
+    warnings.extend(st.warnings);
+    let board = Board::load(&team.layout.tasks_dir(&team.name))?;
+    let requests: Vec<RequestRow> = requests
+        .into_iter()
         .map(|r| RequestRow {
             request_id: r.request_id.clone(),
             kind: r.kind,
@@ -503,29 +540,12 @@ pub fn view(
             request: r,
         })
         .collect();
-
-    let mut waiting: HashMap<&str, &str> = HashMap::new();
-    for r in &requests {
-        let why = match r.kind {
-            Kind::PlanApproval => "plan",
-            Kind::Permission | Kind::SandboxPermission => "permission",
-        };
-        waiting.entry(r.from.as_str()).or_insert(why);
-    }
     let mut tasks = Columns {
         counts: status::task_counts(&board),
         ..Columns::default()
     };
-    let mut open_by_owner: HashMap<&str, (usize, usize)> = HashMap::new();
     for t in board.tasks.iter().filter(|t| !t.is_internal()) {
         let v = board.view(t);
-        if let Some(owner) = t.owner.as_deref()
-            && t.status != "completed"
-        {
-            let e = open_by_owner.entry(owner).or_default();
-            e.0 += 1;
-            e.1 += usize::from(v.blocked);
-        }
         let card = Card {
             id: v.id,
             subject: v.subject,
@@ -542,16 +562,7 @@ pub fn view(
     let mut members: Vec<MemberRow> = st
         .members
         .iter()
-        .map(|m| {
-            let blocked = open_by_owner
-                .get(m.name.as_str())
-                .is_some_and(|(open, blocked)| *open > 0 && open == blocked);
-            let waiting = waiting
-                .get(m.name.as_str())
-                .map(|w| w.to_string())
-                .or_else(|| blocked.then(|| "blocked".to_string()));
-            row(m, lead_name.as_deref() == Some(m.name.as_str()), waiting)
-        })
+        .map(|m| row(m, lead_name.as_deref() == Some(m.name.as_str())))
         .collect();
     // The lead first; the rest keep their order.
     members.sort_by_key(|m| !m.lead);
@@ -574,7 +585,8 @@ pub fn view(
             lead_alive: st.team.lead_alive,
             teamctl_leads: team.teamctl_leads(),
             created_at: st.team.created_at,
-            cost_usd: None,
+            cost_usd: st.totals.cost_usd,
+            tokens: st.totals.tokens,
             last_change_at,
         },
         members,
@@ -585,15 +597,18 @@ pub fn view(
     })
 }
 
-fn row(m: &MemberStatus, lead: bool, waiting: Option<String>) -> MemberRow {
+fn row(m: &MemberStatus, lead: bool) -> MemberRow {
     MemberRow {
         name: m.name.clone(),
         lead,
         color: m.color.clone(),
         state: m.state,
-        waiting,
-        doing: None,
-        cost_usd: None,
+        waiting: m.waiting.map(|w| w.to_string()),
+        doing: m.activity.as_ref().map(doing),
+        activity: m.activity.clone(),
+        cost_usd: m.cost_usd,
+        cost_source: m.cost_source,
+        tokens: m.tokens,
         unread: m.pending,
         tasks_in_progress: m.tasks_in_progress,
         tasks_owned: m.tasks_owned,
@@ -601,6 +616,14 @@ fn row(m: &MemberStatus, lead: bool, waiting: Option<String>) -> MemberRow {
         last_event_kind: m.last_event_kind.clone(),
         process_alive: m.process_alive,
         in_config: m.in_config,
+    }
+}
+
+/// An activity in one line: `Bash: npm test`, `text: All done`.
+pub fn doing(a: &Activity) -> String {
+    match &a.tool {
+        Some(t) => format!("{t}: {}", first_line(&a.summary, 160)),
+        None => format!("text: {}", first_line(&a.summary, 160)),
     }
 }
 
@@ -842,6 +865,8 @@ mod tests {
                 live: &live,
                 sent: &[],
                 messages: 50,
+                spend: None,
+                stall_after: Duration::from_secs(300),
             },
         )
         .unwrap();

@@ -96,6 +96,17 @@ pub struct Changes {
     pub warnings: Vec<String>,
 }
 
+/// What a wake-up says about the folders watched besides the team's own ([`Watch::next_seen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outside {
+    /// Nothing changed there.
+    None,
+    /// These paths were notified.
+    Paths(Vec<PathBuf>),
+    /// Nothing tells (polling, or notifications were lost): anything may have changed.
+    Unknown,
+}
+
 /// Which part of the team a path belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Source {
@@ -415,10 +426,22 @@ impl Watch {
         max: Duration,
         now: &dyn Fn() -> DateTime<Utc>,
     ) -> Changes {
+        self.next_seen(waker, max, now).0
+    }
+
+    /// As [`Watch::next`], and what woke it besides the team's own files: the paths notified
+    /// in the other folders the waker watches ([`Waker::add`]: transcripts), or
+    /// [`Outside::Unknown`] when nothing says (polling, lost notifications).
+    pub fn next_seen(
+        &mut self,
+        waker: &mut Waker,
+        max: Duration,
+        now: &dyn Fn() -> DateTime<Utc>,
+    ) -> (Changes, Outside) {
         let wait = max.min(waker.interval);
         let Some(watcher) = waker.watcher.as_mut() else {
             std::thread::sleep(wait);
-            return self.rescan(now());
+            return (self.rescan(now()), Outside::Unknown);
         };
         match waker.rx.recv_timeout(wait) {
             Ok(first) => {
@@ -434,9 +457,21 @@ impl Watch {
                     }
                 }
                 if rescan {
-                    self.rescan(now())
+                    (self.rescan(now()), Outside::Unknown)
                 } else {
-                    self.reload_paths(&paths, now())
+                    let dirs = self.dirs();
+                    let outside: Vec<PathBuf> = paths
+                        .iter()
+                        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
+                        .cloned()
+                        .collect();
+                    let changes = self.reload_paths(&paths, now());
+                    let outside = if outside.is_empty() {
+                        Outside::None
+                    } else {
+                        Outside::Paths(outside)
+                    };
+                    (changes, outside)
                 }
             }
             // A folder that could not be watched (not there yet) is polled.
@@ -447,12 +482,12 @@ impl Watch {
                         waker.unwatched.push(dir);
                     }
                 }
-                self.rescan(now())
+                (self.rescan(now()), Outside::None)
             }
-            Err(RecvTimeoutError::Timeout) => Changes::default(),
+            Err(RecvTimeoutError::Timeout) => (Changes::default(), Outside::None),
             Err(RecvTimeoutError::Disconnected) => {
                 waker.watcher = None;
-                self.rescan(now())
+                (self.rescan(now()), Outside::Unknown)
             }
         }
     }

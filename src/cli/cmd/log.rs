@@ -7,13 +7,11 @@ use anyhow::Result;
 use clap::Args;
 use teamctl::observe::log::{Filter, LogLine, MemberLog};
 use teamctl::store::paths::MemberName;
-use teamctl::team::transcript::story::Kind;
 use teamctl::time::parse_since;
 
 use crate::cli::args::deadline;
 use crate::cli::context::Ctx;
-use crate::cli::output::{warn, write_json};
-use crate::cli::term::escape_line;
+use crate::cli::output::{log_line, warn, write_json};
 
 /// Show what a member did: its prompts, messages, text and tool calls, from its transcript
 ///
@@ -95,7 +93,7 @@ pub(crate) fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
         if json {
             write_json(&mut out, l)?;
         } else {
-            writeln!(out, "{}", human(l))?;
+            writeln!(out, "{}", log_line(l))?;
         }
         out.flush()?;
         Ok(())
@@ -113,28 +111,4 @@ pub(crate) fn run(ctx: &Ctx, args: LogArgs) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// `10:00:01  tool_use     Bash: cargo test`
-fn human(l: &LogLine) -> String {
-    let time =
-        l.at.as_deref()
-            .and_then(|t| t.get(11..19))
-            .unwrap_or("--:--:--");
-    let tool = l.tool.as_deref().unwrap_or("?");
-    let body = match l.kind {
-        Kind::ToolUse => format!("{tool}: {}", l.summary),
-        Kind::ToolResult => format!(
-            "{tool} {}: {}",
-            if l.is_error == Some(true) {
-                "error"
-            } else {
-                "ok"
-            },
-            l.summary
-        ),
-        _ => l.summary.clone(),
-    };
-    // Everything but the time and the kind came from the teammate: one line, controls escaped.
-    format!("{time}  {:<11}  {}", l.kind.as_str(), escape_line(&body))
 }

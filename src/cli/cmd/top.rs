@@ -12,6 +12,7 @@ use teamctl::time;
 
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::output::warn;
 use crate::cli::tui;
 
 /// Watch a team live: members, tasks, messages and requests, as its files change
@@ -101,6 +102,10 @@ pub(crate) struct TopArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     idle_after: String,
 
+    /// A member inside a turn whose transcript has not grown for this long is stalled
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    stall_after: String,
+
     /// Poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS")]
     poll: Option<u64>,
@@ -115,6 +120,7 @@ struct Json<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
     let idle_after = time::parse_duration(&args.idle_after)?;
+    let stall_after = time::parse_duration(&args.stall_after)?;
     if args.poll == Some(0) {
         return Err(usage("--poll must be at least 1 ms"));
     }
@@ -137,11 +143,15 @@ pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
     let opts = tui::Options {
         poll: args.poll.map(Duration::from_millis),
         idle_after,
+        stall_after,
         colors: std::env::var_os(env::NO_COLOR).is_none_or(|v| v.is_empty()),
     };
     let team = ctx.team()?;
     if ctx.out.json {
         let view = tui::view(ctx, team, &opts)?;
+        for w in &view.warnings {
+            warn(w);
+        }
         return ctx.out.json(&Json {
             schema_version: 1,
             view: &view,
@@ -154,7 +164,10 @@ pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
                 .filter(|_| stdout)
                 .map_or(80, |(w, _)| w.max(20))
         });
-        let text = tui::once(ctx, team, &opts, width, args.height)?;
+        let (text, warnings) = tui::once(ctx, team, &opts, width, args.height)?;
+        for w in &warnings {
+            warn(w);
+        }
         return ctx.out.line(text.trim_end_matches('\n'));
     }
     tui::run(ctx, team, &opts)

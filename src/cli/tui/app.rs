@@ -1,6 +1,9 @@
 //! The live view's state and what each key does; no terminal here, so it is tested directly.
 
+use std::collections::VecDeque;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use teamctl::observe::log::LogLine;
 use teamctl::observe::top::{Timeline, View};
 
 /// The panes `Tab` moves between.
@@ -96,6 +99,12 @@ pub(crate) struct Answer {
 pub(crate) enum Mode {
     Normal,
     Help,
+    /// A member's story (its transcript, as `teamctl log --follow`), `scroll` lines up from
+    /// the newest.
+    Story {
+        member: String,
+        scroll: usize,
+    },
     /// A member's inbox, `scroll` lines up from the newest.
     Inbox {
         member: String,
@@ -136,6 +145,20 @@ pub(crate) struct Notice {
     pub(crate) error: bool,
 }
 
+/// A member's story as read so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Story {
+    pub(crate) member: String,
+    /// The newest events, oldest first.
+    pub(crate) lines: VecDeque<LogLine>,
+    /// Why it cannot be shown (not a member of the config).
+    pub(crate) error: Option<String>,
+    /// What reading it skipped (a transcript that is a symlink, …).
+    pub(crate) warnings: Vec<String>,
+    /// How many transcript files it has.
+    pub(crate) files: usize,
+}
+
 /// The whole state of the screen.
 pub(crate) struct App {
     pub(crate) view: View,
@@ -159,6 +182,8 @@ pub(crate) struct App {
     /// Why the team cannot be read right now (its folder is gone).
     pub(crate) trouble: Option<String>,
     pub(crate) colors: bool,
+    /// The story shown in [`Mode::Story`] (the event loop reads it).
+    pub(crate) story: Option<Story>,
 }
 
 impl App {
@@ -178,6 +203,7 @@ impl App {
             busy: None,
             trouble: None,
             colors,
+            story: None,
         };
         app.set_view(app.view.clone());
         app
@@ -293,6 +319,26 @@ impl App {
                 KeyCode::Char('q') => Effect::Quit,
                 _ => Effect::None,
             },
+            Mode::Story { member, scroll } => {
+                let scroll = match key.code {
+                    KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => return Effect::None,
+                    KeyCode::Char('q') => return Effect::Quit,
+                    KeyCode::Char('m') => {
+                        self.mode = Mode::Compose {
+                            to: member,
+                            input: Input::default(),
+                        };
+                        return Effect::None;
+                    }
+                    KeyCode::Char('i') => {
+                        self.mode = Mode::Inbox { member, scroll: 0 };
+                        return Effect::None;
+                    }
+                    code => scrolled(scroll, code),
+                };
+                self.mode = Mode::Story { member, scroll };
+                Effect::None
+            }
             Mode::Inbox { member, scroll } => {
                 let scroll = match key.code {
                     KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => return Effect::None,
@@ -302,6 +348,10 @@ impl App {
                             to: member,
                             input: Input::default(),
                         };
+                        return Effect::None;
+                    }
+                    KeyCode::Char('l') => {
+                        self.mode = Mode::Story { member, scroll: 0 };
                         return Effect::None;
                     }
                     code => scrolled(scroll, code),
@@ -406,6 +456,15 @@ impl App {
                 None => self.say("no request is waiting", true),
             },
             KeyCode::Enter => match &self.member {
+                Some(m) => {
+                    self.mode = Mode::Story {
+                        member: m.clone(),
+                        scroll: 0,
+                    }
+                }
+                None => self.say("no member to open", true),
+            },
+            KeyCode::Char('i') => match &self.member {
                 Some(m) => {
                     self.mode = Mode::Inbox {
                         member: m.clone(),

@@ -2,11 +2,20 @@
 //! actions, a one-second clock for liveness and ages), the actions (a message, an answer) run
 //! off the loop so a busy lock never freezes the screen, and the one-frame `--once` rendering.
 //! The data comes from [`teamctl::observe::top`]; [`app`] holds the state, [`render`] draws.
+//!
+//! The members' transcripts are read through a [`Budget`] (with no cap: only its index, so a
+//! read parses what was appended since the last) and handed to `status` with the rest, once
+//! per refresh. Their folders wake the loop too, but a transcript is appended many times a
+//! second while its member works: a change there refreshes at most every [`TRANSCRIPT_EVERY`]
+//! (a message or a task change still refreshes at once), and a frame is drawn only when
+//! something on it changed.
 
 pub(crate) mod app;
 pub(crate) mod render;
 mod terminal;
 
+use std::collections::{BTreeSet, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
@@ -18,8 +27,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use teamctl::host::proc::pid_alive;
 use teamctl::host::tmux::Liveness;
+use teamctl::observe::budget::{Budget, Cap};
+use teamctl::observe::log::{Filter, LogLine, MemberLog};
 use teamctl::observe::top::{self, Inputs, TIMELINE_LEN, Timeline};
-use teamctl::observe::watch::{Changes, Watch};
+use teamctl::observe::watch::{Changes, Outside, Watch};
+use teamctl::store::dir::Kind as NodeKind;
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::{LEAD, Team};
 use teamctl::team::mailbox::{self, SendRequest, Text};
@@ -32,6 +44,7 @@ use crate::cli::signals;
 use crate::cli::tui::app::{Answer, App, Effect};
 
 /// How `top` runs.
+#[derive(Clone, Copy)]
 pub(crate) struct Options {
     /// Poll every so often instead of using file notifications.
     pub(crate) poll: Option<Duration>,
@@ -39,6 +52,8 @@ pub(crate) struct Options {
     pub(crate) idle_after: Duration,
     /// Colour (off under `NO_COLOR`).
     pub(crate) colors: bool,
+    /// A member inside a turn whose transcript has not grown for this long is stalled.
+    pub(crate) stall_after: Duration,
 }
 
 /// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
@@ -48,11 +63,20 @@ pub(crate) static TEST_PANIC: AtomicBool = AtomicBool::new(false);
 /// How often the clock ticks: liveness checks and the ages on screen, nothing else.
 const TICK: Duration = Duration::from_secs(1);
 
+/// A change in the transcripts refreshes the view at most this often (they are appended many
+/// times a second while a member works).
+pub(crate) const TRANSCRIPT_EVERY: Duration = Duration::from_millis(250);
+
+/// How many events of a member's story the story view keeps (the oldest go first).
+const STORY_LEN: usize = 5000;
+
 /// What the loop reacts to.
 enum Msg {
     Term(Event),
     TermGone(String),
     Files(Changes),
+    /// Something changed in the transcripts' folders (the paths, when notifications say).
+    Transcripts(Option<Vec<PathBuf>>),
     Signal,
     Done(Result<String, String>),
 }
@@ -99,33 +123,41 @@ struct Live<'c> {
     sent: SentCache,
     live: Liveness,
     idle_after: Duration,
+    stall_after: Duration,
+    /// The members' transcripts, read through the index (no cap).
+    budget: Budget,
+    /// The story being shown, read as it grows.
+    story: Option<MemberLog>,
 }
 
 impl<'c> Live<'c> {
-    fn new(
-        ctx: &'c Ctx,
-        team: Team,
-        timeline: Timeline,
-        colors: bool,
-        idle_after: Duration,
-    ) -> Result<Live<'c>> {
+    fn new(ctx: &'c Ctx, team: Team, timeline: Timeline, opts: &Options) -> Result<Live<'c>> {
         let mut sent = SentCache {
             stamp: None,
             entries: Vec::new(),
         };
         let live = top::liveness(&team);
+        let mut budget = Budget::new(
+            &ctx.layout,
+            &team.name,
+            Cap::default(),
+            ctx.data_dir.as_deref(),
+        );
+        budget.check();
         let view = top::view(
             &team,
             &timeline,
             ctx.clock(),
             &Inputs {
-                idle_after,
+                idle_after: opts.idle_after,
                 live: &live,
                 sent: sent.get(ctx),
                 messages: TIMELINE_LEN,
+                spend: Some(budget.spend()),
+                stall_after: opts.stall_after,
             },
         )?;
-        let mut app = App::new(view, timeline, ctx.identity(&team), colors);
+        let mut app = App::new(view, timeline, ctx.identity(&team), opts.colors);
         app.refusal = refusal(&team);
         Ok(Live {
             ctx,
@@ -134,39 +166,150 @@ impl<'c> Live<'c> {
             app,
             sent,
             live,
-            idle_after,
+            idle_after: opts.idle_after,
+            stall_after: opts.stall_after,
+            budget,
+            story: None,
         })
     }
 
-    /// Reads the team again (its config may have changed) and computes a new view.
-    fn refresh(&mut self) {
+    /// Reads the team again (its config may have changed), what its transcripts gained, and
+    /// computes a new view. Returns whether anything on screen changed.
+    fn refresh(&mut self) -> bool {
         let team = match Team::open(&self.ctx.layout, &self.name, self.ctx.leads.as_ref()) {
             Ok(t) => t,
             Err(e) => {
-                self.app.trouble = Some(format!("{e:#}"));
-                return;
+                let trouble = Some(format!("{e:#}"));
+                let changed = self.app.trouble != trouble;
+                self.app.trouble = trouble;
+                return changed;
             }
         };
+        self.budget.check();
         let inputs = Inputs {
             idle_after: self.idle_after,
             live: &self.live,
             sent: self.sent.get(self.ctx),
             messages: TIMELINE_LEN,
+            spend: Some(self.budget.spend()),
+            stall_after: self.stall_after,
         };
-        match top::view(&team, &self.app.timeline, self.ctx.clock(), &inputs) {
+        let mut changed = match top::view(&team, &self.app.timeline, self.ctx.clock(), &inputs) {
             Ok(v) => {
+                let changed = self.app.trouble.is_some() || v != self.app.view;
                 self.app.trouble = None;
-                self.app.set_view(v);
+                if changed {
+                    self.app.set_view(v);
+                }
+                changed
             }
-            Err(e) => self.app.trouble = Some(format!("{e:#}")),
-        }
+            Err(e) => {
+                self.app.trouble = Some(format!("{e:#}"));
+                true
+            }
+        };
         self.app.identity = self.ctx.identity(&team);
         self.app.refusal = refusal(&team);
         self.team = team;
+        changed |= self.read_story();
+        changed
+    }
+
+    /// Opens or closes the story the screen asks for; returns whether it changed.
+    fn sync_story(&mut self) -> bool {
+        let wanted = match &self.app.mode {
+            app::Mode::Story { member, .. } => Some(member.clone()),
+            _ => None,
+        };
+        let open = self.app.story.as_ref().map(|s| s.member.clone());
+        if wanted == open {
+            return false;
+        }
+        self.story = None;
+        self.app.story = None;
+        let Some(member) = wanted else {
+            return true;
+        };
+        let mut shown = app::Story {
+            member: member.clone(),
+            lines: VecDeque::new(),
+            error: None,
+            warnings: Vec::new(),
+            files: 0,
+        };
+        match MemberLog::open(self.team.clone(), &member) {
+            Ok(mut log) => {
+                let mut lines = VecDeque::new();
+                let _ = log.history(
+                    Filter {
+                        since: None,
+                        last: Some(STORY_LEN),
+                    },
+                    &mut |l: &LogLine| {
+                        lines.push_back(l.clone());
+                        Ok(())
+                    },
+                );
+                shown.lines = lines;
+                shown.files = log.files().len();
+                shown.warnings = log.take_warnings();
+                self.story = Some(log);
+            }
+            Err(e) => shown.error = Some(format!("{e:#}")),
+        }
+        self.app.story = Some(shown);
+        true
+    }
+
+    /// Reads what the story's transcripts gained; returns whether anything did.
+    fn read_story(&mut self) -> bool {
+        let (Some(log), Some(shown)) = (self.story.as_mut(), self.app.story.as_mut()) else {
+            return false;
+        };
+        let mut added = 0;
+        log.poll(&mut |l| {
+            shown.lines.push_back(l);
+            added += 1;
+        });
+        while shown.lines.len() > STORY_LEN {
+            shown.lines.pop_front();
+        }
+        let warnings = log.take_warnings();
+        let files = log.files().len();
+        let changed = added > 0 || !warnings.is_empty() || files != shown.files;
+        shown.warnings.extend(warnings);
+        shown.files = files;
+        // Scrolled up, the lines on screen stay where they are.
+        if let app::Mode::Story { scroll, .. } = &mut self.app.mode
+            && *scroll > 0
+        {
+            *scroll += added;
+        }
+        changed
+    }
+
+    /// The folders whose changes should wake the loop besides the team's own: the transcripts'
+    /// (as the budget found them), the story's, and `projects/` itself (a new project folder).
+    fn transcript_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = self.budget.dirs();
+        if let Some(log) = &self.story {
+            dirs.extend(log.dirs());
+        }
+        let projects = self.team.layout.root_loc().join("projects");
+        if projects
+            .stat()
+            .is_ok_and(|i| i.is_some_and(|i| i.kind == NodeKind::Dir))
+        {
+            dirs.push(projects.to_path_buf());
+        }
+        dirs.sort();
+        dirs.dedup();
+        dirs
     }
 
     /// The clock's tick: whether anything that no file tells about changed (a pane died, the
-    /// lead's process ended, a member's last event aged past the idle threshold).
+    /// lead's process ended, a member's last event aged past the idle threshold, a member inside
+    /// a turn went quiet for the stall threshold).
     fn tick(&mut self) -> bool {
         let live = top::liveness(&self.team);
         let lead_alive = self
@@ -178,12 +321,27 @@ impl<'c> Live<'c> {
         let changed =
             live.tmux_panes != self.live.tmux_panes || lead_alive != self.app.view.team.lead_alive;
         self.live = live;
+        let now = self.ctx.clock();
         let aged = self
             .app
             .view
             .next_change(self.idle_after)
-            .is_some_and(|t| self.ctx.clock() >= t);
-        changed || aged
+            .is_some_and(|t| now >= t);
+        let stalled = self.budget.spend().members.iter().any(|(name, m)| {
+            let quiet = m.in_turn
+                && m.last_write.is_some_and(|t| {
+                    SystemTime::from(now)
+                        .duration_since(t)
+                        .is_ok_and(|d| d >= self.stall_after)
+                });
+            quiet
+                && self
+                    .app
+                    .view
+                    .member(name)
+                    .is_some_and(|r| r.waiting.is_none())
+        });
+        changed || aged || stalled
     }
 }
 
@@ -206,28 +364,32 @@ fn first_timeline(ctx: &Ctx, team: &Team, existing: &Changes) -> Timeline {
 }
 
 /// One frame as plain text, `width` wide and `height` tall (`None`: tall enough for
-/// everything).
+/// everything), and the warnings of the files that could not be read.
 pub(crate) fn once(
     ctx: &Ctx,
     team: Team,
     opts: &Options,
     width: u16,
     height: Option<u16>,
-) -> Result<String> {
+) -> Result<(String, Vec<String>)> {
     let (_, existing) = Watch::new(team.clone(), None, ctx.clock());
     let timeline = first_timeline(ctx, &team, &existing);
-    let live = Live::new(ctx, team, timeline, false, opts.idle_after)?;
+    let mut live = Live::new(ctx, team, timeline, &Options { colors: false, ..*opts })?;
+    live.budget.save();
     let height = height.unwrap_or_else(|| render::natural_height(&live.app, 10));
-    Ok(frame_text(&live.app, ctx.clock(), width, height))
+    Ok((
+        frame_text(&live.app, ctx.clock(), width, height),
+        live.app.view.warnings.clone(),
+    ))
 }
 
 /// The view model as `top --json` prints it.
 pub(crate) fn view(ctx: &Ctx, team: Team, opts: &Options) -> Result<top::View> {
     let (_, existing) = Watch::new(team.clone(), None, ctx.clock());
     let timeline = first_timeline(ctx, &team, &existing);
-    Ok(Live::new(ctx, team, timeline, false, opts.idle_after)?
-        .app
-        .view)
+    let mut live = Live::new(ctx, team, timeline, &Options { colors: false, ..*opts })?;
+    live.budget.save();
+    Ok(live.app.view)
 }
 
 /// `app` drawn at `width` x `height`, as text.
@@ -247,7 +409,21 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     let timeline = first_timeline(ctx, &team, &existing);
     let mut waker = watch.waker(opts.poll);
     waker.set_idle_wake(TICK);
-    let mut live = Live::new(ctx, team, timeline, opts.colors, opts.idle_after)?;
+    let mut live = Live::new(ctx, team, timeline, opts)?;
+    // The transcripts' folders wake the loop too; new ones are handed to the watcher thread.
+    let (dirs_tx, dirs_rx) = mpsc::channel::<PathBuf>();
+    let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
+    let hand_dirs = |live: &Live, watched: &mut BTreeSet<PathBuf>| {
+        for d in live.transcript_dirs() {
+            if watched.insert(d.clone()) {
+                let _ = dirs_tx.send(d);
+            }
+        }
+    };
+    for d in live.transcript_dirs() {
+        watched.insert(d.clone());
+        waker.add(&d);
+    }
     // What changed before the watches were in place.
     let missed = watch.rescan(ctx.clock());
     live.app.timeline.apply(&missed);
@@ -260,12 +436,25 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     std::thread::spawn(move || {
         let _dog = dog;
         loop {
-            let changes = watch.next(&mut waker, TICK, &clock);
+            for d in dirs_rx.try_iter() {
+                waker.add(&d);
+            }
+            let (changes, outside) = watch.next_seen(&mut waker, TICK, &clock);
             if TEST_PANIC.load(Ordering::SeqCst) && !changes.events.is_empty() {
                 panic!("TEAMCTL_TEST_FAULTS=top_panic: a change");
             }
             if (!changes.events.is_empty() || !changes.warnings.is_empty())
                 && files.send(Msg::Files(changes)).is_err()
+            {
+                break;
+            }
+            let transcripts = match outside {
+                Outside::None => None,
+                Outside::Paths(p) => Some(Msg::Transcripts(Some(p))),
+                Outside::Unknown => Some(Msg::Transcripts(None)),
+            };
+            if let Some(m) = transcripts
+                && files.send(m).is_err()
             {
                 break;
             }
@@ -300,23 +489,39 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
 
     let result = std::thread::scope(|scope| -> Result<()> {
         let mut next_tick = Instant::now() + TICK;
+        // A transcript change waiting for its turn, and when the last one was read.
+        let mut transcripts_due: Option<Instant> = None;
+        let mut transcripts_read = Instant::now();
+        let mut dirty = true;
         loop {
             if !terminal::taken() {
                 anyhow::bail!("top stopped: a panic gave the terminal back");
             }
-            // The clock's tick, also when changes keep coming faster than it.
+            // The clock's tick, also when changes keep coming faster than it: the ages on
+            // screen move, so it draws.
             if Instant::now() >= next_tick {
                 next_tick = Instant::now() + TICK;
                 if live.tick() {
                     live.refresh();
                 }
+                dirty = true;
             }
-            let now = ctx.clock();
-            screen
-                .terminal
-                .draw(|f| render::draw(f, &live.app, now))
-                .context("could not draw on the terminal")?;
-            let first = match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+            if transcripts_due.is_some_and(|t| Instant::now() >= t) {
+                transcripts_due = None;
+                transcripts_read = Instant::now();
+                dirty |= live.refresh();
+                hand_dirs(&live, &mut watched);
+            }
+            if dirty {
+                let now = ctx.clock();
+                screen
+                    .terminal
+                    .draw(|f| render::draw(f, &live.app, now))
+                    .context("could not draw on the terminal")?;
+                dirty = false;
+            }
+            let until = transcripts_due.map_or(next_tick, |t| t.min(next_tick));
+            let first = match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => {
@@ -328,43 +533,66 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             let mut batch = vec![first];
             batch.extend(rx.try_iter());
             let mut changed = false;
+            let mut transcripts = false;
             for msg in batch {
                 match msg {
                     Msg::Files(c) => {
                         live.app.timeline.apply(&c);
                         changed = true;
                     }
-                    Msg::Term(Event::Key(k)) => match live.app.key(k) {
-                        Effect::None => {}
-                        Effect::Quit => return Ok(()),
-                        Effect::Send { to, text } => {
-                            live.app.busy = Some(format!("sending to {to}…"));
-                            let done = tx.clone();
-                            let team = live.team.clone();
-                            let dog = Watchdog(tx.clone(), "sending");
-                            scope.spawn(move || {
-                                let _dog = dog;
-                                let _ = done.send(Msg::Done(send(ctx, &team, &to, text)));
-                            });
+                    Msg::Transcripts(paths) => {
+                        transcripts = true;
+                        // A file nobody owns yet (a new session): look for owners again.
+                        let unknown = paths.as_ref().is_none_or(|ps| {
+                            ps.iter().any(|p| {
+                                p.extension().is_some_and(|e| e == "jsonl")
+                                    && !live.budget.knows(p)
+                            })
+                        });
+                        if unknown {
+                            live.budget.relocate_soon();
                         }
-                        Effect::Answer(a) => {
-                            live.app.busy = Some(format!(
-                                "{} {}…",
-                                if a.approve { "approving" } else { "denying" },
-                                a.id
-                            ));
-                            let done = tx.clone();
-                            let team = live.team.clone();
-                            let dog = Watchdog(tx.clone(), "answering");
-                            scope.spawn(move || {
-                                let _dog = dog;
-                                let _ = done.send(Msg::Done(reply(ctx, &team, &a)));
-                            });
+                    }
+                    Msg::Term(Event::Key(k)) => {
+                        dirty = true;
+                        match live.app.key(k) {
+                            Effect::None => {}
+                            Effect::Quit => return Ok(()),
+                            Effect::Send { to, text } => {
+                                live.app.busy = Some(format!("sending to {to}…"));
+                                let done = tx.clone();
+                                let team = live.team.clone();
+                                let dog = Watchdog(tx.clone(), "sending");
+                                scope.spawn(move || {
+                                    let _dog = dog;
+                                    let _ = done.send(Msg::Done(send(ctx, &team, &to, text)));
+                                });
+                            }
+                            Effect::Answer(a) => {
+                                live.app.busy = Some(format!(
+                                    "{} {}…",
+                                    if a.approve { "approving" } else { "denying" },
+                                    a.id
+                                ));
+                                let done = tx.clone();
+                                let team = live.team.clone();
+                                let dog = Watchdog(tx.clone(), "answering");
+                                scope.spawn(move || {
+                                    let _dog = dog;
+                                    let _ = done.send(Msg::Done(reply(ctx, &team, &a)));
+                                });
+                            }
                         }
-                    },
-                    Msg::Term(Event::Paste(text)) => live.app.paste(&text),
+                        if live.sync_story() {
+                            hand_dirs(&live, &mut watched);
+                        }
+                    }
+                    Msg::Term(Event::Paste(text)) => {
+                        live.app.paste(&text);
+                        dirty = true;
+                    }
                     // A resize is drawn by the next frame (ratatui resizes its buffers).
-                    Msg::Term(_) => {}
+                    Msg::Term(_) => dirty = true,
                     Msg::TermGone(e) if !terminal::taken() => anyhow::bail!("top stopped: {e}"),
                     Msg::TermGone(e) => anyhow::bail!("lost the terminal: {e}"),
                     Msg::Signal => return Ok(()),
@@ -374,17 +602,26 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                             Ok(line) => live.app.say(&line, false),
                             Err(e) => live.app.say(&e, true),
                         }
+                        dirty = true;
                         // The write shows as a file change too; the notice needs no refresh.
                     }
                 }
             }
             if changed {
-                live.refresh();
+                // A message or a task at once (the transcripts are read with it).
+                transcripts_due = None;
+                transcripts_read = Instant::now();
+                dirty |= live.refresh();
+                hand_dirs(&live, &mut watched);
+            } else if transcripts && transcripts_due.is_none() {
+                // At most every TRANSCRIPT_EVERY: a burst of appends is one read.
+                transcripts_due = Some((transcripts_read + TRANSCRIPT_EVERY).max(Instant::now()));
             }
         }
     });
     // The terminal first (raw mode off, main screen, cursor), then what a signal asks for.
     drop(screen);
+    live.budget.save();
     if signals::received() {
         teamctl::store::lock::drain(std::time::Duration::from_secs(5));
     }
@@ -462,6 +699,7 @@ pub(crate) mod fixture {
     };
     use teamctl::team::model::Frame;
     use teamctl::team::protocol::{Kind, Request};
+    use teamctl::team::transcript::{Activity, Tokens};
 
     use super::app::App;
 
@@ -479,7 +717,10 @@ pub(crate) mod fixture {
             state,
             waiting: None,
             doing: None,
+            activity: None,
             cost_usd: None,
+            cost_source: None,
+            tokens: None,
             unread: 0,
             tasks_in_progress: 0,
             tasks_owned: 0,
@@ -507,8 +748,34 @@ pub(crate) mod fixture {
         }
     }
 
+    fn activity(at: &str, tool: Option<&str>, summary: &str) -> Activity {
+        Activity {
+            at: Some(at.into()),
+            kind: if tool.is_some() { "tool_use" } else { "text" }.into(),
+            tool: tool.map(String::from),
+            summary: summary.into(),
+        }
+    }
+
     pub(crate) fn view() -> View {
+        let mut lead = member("team-lead", true, State::Active, None);
+        let a = activity("2026-11-29T10:00:10.000Z", None, "Waiting for alice's fix");
+        lead.doing = Some(teamctl::observe::top::doing(&a));
+        lead.activity = Some(a);
+        lead.cost_usd = Some(1.2);
+        lead.tokens = Some(Tokens {
+            input: 1000,
+            ..Tokens::default()
+        });
         let mut alice = member("alice", false, State::Active, Some("blue"));
+        let a = activity("2026-11-29T10:00:25.000Z", Some("Bash"), "npm test");
+        alice.doing = Some(teamctl::observe::top::doing(&a));
+        alice.activity = Some(a);
+        alice.cost_usd = Some(0.42);
+        alice.tokens = Some(Tokens {
+            input: 500,
+            ..Tokens::default()
+        });
         alice.waiting = Some("permission".into());
         alice.unread = 2;
         alice.tasks_in_progress = 1;
@@ -550,10 +817,14 @@ pub(crate) mod fixture {
                 lead_alive: Some(true),
                 teamctl_leads: true,
                 created_at: Some("2026-11-29T08:00:00.000Z".into()),
-                cost_usd: None,
+                cost_usd: Some(1.62),
+                tokens: Some(Tokens {
+                    input: 1500,
+                    ..Tokens::default()
+                }),
                 last_change_at: Some("2026-11-29T10:00:20.000Z".into()),
             },
-            members: vec![member("team-lead", true, State::Active, None), alice, bob],
+            members: vec![lead, alice, bob],
             tasks: Columns {
                 pending: vec![card("3", "Ship it", Some("bob"), &["2"])],
                 in_progress: vec![card("2", "Fix the race", Some("alice"), &[])],

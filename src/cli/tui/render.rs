@@ -1,6 +1,6 @@
 //! Drawing the live view with ratatui: the header, the members table, the task board, the
-//! requests waiting for the lead, the message timeline and the footer; a member's inbox, a
-//! request in full and the help as screens of their own. Every string from the team's files
+//! requests waiting for the lead, the message timeline and the footer; a member's story, its
+//! inbox, a request in full and the help as screens of their own. Every string from the team's files
 //! goes through [`crate::cli::term::escape_line`] first: ratatui drops C0 and C1 controls but
 //! passes bidi overrides and would leave the rest of an escape sequence on screen.
 
@@ -11,12 +11,14 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, HighlightSpacing, Paragraph, Row, Table};
+use teamctl::observe::budget::usd;
 use teamctl::observe::status::State;
-use teamctl::observe::top::{Card, Delivery, Message, RequestRow};
+use teamctl::observe::top::{Card, Delivery, MemberRow, Message, RequestRow};
 use teamctl::team::protocol::Kind;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::cli::term::escape_line;
+use crate::cli::output::log_line;
+use crate::cli::term::{cut, escape_line};
 use crate::cli::tui::app::{App, Mode, Pane};
 
 /// Teammate text as one safe line.
@@ -232,6 +234,7 @@ pub(crate) fn draw(f: &mut Frame, app: &App, now: DateTime<Utc>) {
     .areas(area);
     f.render_widget(Paragraph::new(header(app, &t, now, area.width)), head);
     match &app.mode {
+        Mode::Story { member, scroll } => story(f, app, &t, body, member, *scroll),
         Mode::Inbox { member, scroll } => inbox(f, app, &t, body, member, *scroll),
         Mode::Request { id, scroll } => request(f, app, &t, body, id, *scroll, now),
         _ => dashboard(f, app, &t, body, now),
@@ -271,17 +274,24 @@ fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Line<'static>
     if let Some(up) = h.created_at.as_deref().and_then(|c| elapsed(now, c)) {
         parts.push(vec![Span::raw(format!("up {up}"))]);
     }
-    if let Some(cost) = h.cost_usd {
-        parts.push(vec![Span::raw(format!("${cost:.2}"))]);
+    match (h.cost_usd, &h.tokens) {
+        (Some(cost), _) => parts.push(vec![Span::styled(format!("cost {}", usd(cost)), t.bold())]),
+        (None, Some(tokens)) => parts.push(vec![Span::raw(format!(
+            "{} tokens, cost unknown",
+            count(tokens.total())
+        ))]),
+        (None, None) => {}
     }
+    // The last change, with its clock time when there is room.
+    let mut short = None;
     parts.push(match &app.trouble {
         Some(why) => vec![Span::styled(esc(why), t.error())],
         None => vec![Span::raw(match &h.last_change_at {
-            Some(at) => format!(
-                "last change {} ({} ago)",
-                clock(at),
-                ago(now, Some(at.as_str()))
-            ),
+            Some(at) => {
+                let ago = ago(now, Some(at.as_str()));
+                short = Some((parts.len(), format!("last change {ago} ago")));
+                format!("last change {} ({ago} ago)", clock(at))
+            }
             None => "no change yet".into(),
         })],
     });
@@ -304,6 +314,14 @@ fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Line<'static>
     for (i, part) in parts.into_iter().enumerate() {
         let sep = if i == 0 { 0 } else { 3 };
         let w: usize = part.iter().map(Span::width).sum();
+        let mut part = part;
+        let mut w = w;
+        if used + sep + w > usize::from(width)
+            && let Some((_, text)) = short.as_ref().filter(|(at, _)| *at == i)
+        {
+            part = vec![Span::raw(text.clone())];
+            w = text.width();
+        }
         // The first part (or the trouble) is cut rather than left out.
         if used + sep + w > usize::from(width) && i > 0 {
             break;
@@ -346,40 +364,101 @@ fn dashboard(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>
     messages(f, app, t, ms);
 }
 
+/// `1.2k`, `3.4M`, `800`.
+fn count(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
+/// A member's COST cell: `$0.42`; `12.3k tok` for a model without a price; `-` without a
+/// transcript.
+fn cost_cell(m: &MemberRow) -> String {
+    match (m.cost_usd, &m.tokens) {
+        (Some(c), _) => usd(c),
+        (None, Some(tokens)) => format!("{} tok", count(tokens.total())),
+        (None, None) => "-".into(),
+    }
+}
+
+/// A member's DOING cell, cut to `width` columns with its age kept: `Bash: npm test (5s)`.
+fn doing_cell(m: &MemberRow, now: DateTime<Utc>, width: usize) -> String {
+    let Some(what) = &m.doing else {
+        return String::new();
+    };
+    let age = m
+        .activity
+        .as_ref()
+        .and_then(|a| a.at.as_deref())
+        .filter(|at| DateTime::parse_from_rfc3339(at).is_ok())
+        .map(|at| format!(" ({})", ago(now, Some(at))))
+        .unwrap_or_default();
+    let what = esc(what);
+    if what.width() + age.width() <= width {
+        return format!("{what}{age}");
+    }
+    let room = width.saturating_sub(age.width());
+    if room < 6 {
+        return cut(&what, width);
+    }
+    format!("{}{age}", cut(&what, room))
+}
+
 fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>) {
     let v = &app.view;
     let focused = app.focus == Pane::Members;
     let block = pane(t, format!(" Members ({}) ", v.members.len()), focused);
     let doing = v.members.iter().any(|m| m.doing.is_some());
-    let cost = v.members.iter().any(|m| m.cost_usd.is_some());
-    let name_w = v
-        .members
-        .iter()
-        .map(|m| esc(&m.name).width())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 18);
+    let cost = v.members.iter().any(|m| m.tokens.is_some() || m.cost_usd.is_some());
+    let alive = v.members.iter().any(|m| m.process_alive.is_some());
+    let fit = |head: &str, cells: &mut dyn Iterator<Item = usize>| -> u16 {
+        u16::try_from(cells.chain([head.width()]).max().unwrap_or(4)).unwrap_or(u16::MAX)
+    };
+    let name_w = fit("NAME", &mut v.members.iter().map(|m| esc(&m.name).width())).clamp(4, 18);
+    let state_w = fit("STATE", &mut v.members.iter().map(|m| m.state.to_string().width()));
+    let waiting_w = fit(
+        "WAITING",
+        &mut v
+            .members
+            .iter()
+            .map(|m| esc(m.waiting.as_deref().unwrap_or("")).width()),
+    )
+    .min(10);
+    let cost_w = fit("COST", &mut v.members.iter().map(|m| cost_cell(m).width()));
     let mut head = vec!["NAME", "STATE", "WAITING"];
     let mut widths = vec![
-        Constraint::Length(u16::try_from(name_w).unwrap_or(18)),
-        Constraint::Length(10),
-        Constraint::Length(10),
+        Constraint::Length(name_w),
+        Constraint::Length(state_w),
+        Constraint::Length(waiting_w),
     ];
+    let mut fixed = name_w + state_w + waiting_w;
     if doing {
         head.push("DOING");
         widths.push(Constraint::Fill(1));
     }
     if cost {
         head.push("COST");
-        widths.push(Constraint::Length(8));
+        widths.push(Constraint::Length(cost_w));
+        fixed += cost_w;
     }
-    head.extend(["UNREAD", "TASKS", "SEEN", "ALIVE"]);
+    head.extend(["UNREAD", "TASKS", "SEEN"]);
     widths.extend([
         Constraint::Length(6),
         Constraint::Length(5),
-        Constraint::Length(5),
-        Constraint::Length(5),
+        Constraint::Length(4),
     ]);
+    fixed += 6 + 5 + 4;
+    if alive {
+        head.push("ALIVE");
+        widths.push(Constraint::Length(5));
+        fixed += 5;
+    }
+    // What is left for DOING: the width less the highlight mark, the fixed columns and the
+    // spaces between the columns. DOING is the one that narrows.
+    let gaps = u16::try_from(widths.len().saturating_sub(1)).unwrap_or(0);
+    let doing_w = usize::from(area.width.saturating_sub(2 + fixed + gaps));
     let rows = v.members.iter().map(|m| {
         let mut cells = vec![
             Cell::from(Span::styled(esc(&m.name), t.member(m.color.as_deref()))),
@@ -390,29 +469,35 @@ fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>) 
             )),
         ];
         if doing {
-            cells.push(Cell::from(esc(m.doing.as_deref().unwrap_or(""))));
+            let style = match m.activity.as_ref().map(|a| a.kind.as_str()) {
+                Some("tool_use") => t.fg(Color::Cyan),
+                _ => Style::new(),
+            };
+            cells.push(Cell::from(Span::styled(
+                doing_cell(m, now, doing_w),
+                style,
+            )));
         }
         if cost {
-            cells.push(Cell::from(
-                m.cost_usd.map_or("-".into(), |c| format!("${c:.2}")),
-            ));
+            cells.push(Cell::from(cost_cell(m)));
         }
         let unread = if m.unread > 0 {
             Span::styled(m.unread.to_string(), t.bold())
         } else {
             Span::styled("0", t.dim())
         };
-        let alive = match m.process_alive {
-            Some(true) => Span::styled("yes", t.fg(Color::Green)),
-            Some(false) => Span::styled("no", t.fg(Color::Red)),
-            None => Span::styled("-", t.dim()),
-        };
         cells.extend([
             Cell::from(unread),
             Cell::from(format!("{}/{}", m.tasks_in_progress, m.tasks_owned)),
             Cell::from(ago(now, m.last_event_at.as_deref())),
-            Cell::from(alive),
         ]);
+        if alive {
+            cells.push(Cell::from(match m.process_alive {
+                Some(true) => Span::styled("yes", t.fg(Color::Green)),
+                Some(false) => Span::styled("no", t.fg(Color::Red)),
+                None => Span::styled("-", t.dim()),
+            }));
+        }
         Row::new(cells)
     });
     let selected = if focused {
@@ -628,6 +713,68 @@ fn scrolled_lines(
     lines.into_iter().skip(start).take(height).collect()
 }
 
+/// A member's story: its transcript as `teamctl log --follow` prints it, newest last, growing.
+fn story(f: &mut Frame, app: &App, t: &Theme, area: Rect, member: &str, scroll: usize) {
+    let mut lines: Vec<Line> = Vec::new();
+    let (events, files) = match &app.story {
+        Some(s) if s.member == member => {
+            if let Some(e) = &s.error {
+                lines.push(Line::from(Span::styled(esc(e), t.error())));
+            }
+            for w in &s.warnings {
+                lines.push(Line::from(Span::styled(
+                    format!("skipped: {}", esc(w)),
+                    t.error(),
+                )));
+            }
+            if s.error.is_none() && s.lines.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    if s.files == 0 {
+                        format!("(no transcript of {} found yet)", esc(member))
+                    } else {
+                        "(nothing in its transcript yet)".to_string()
+                    },
+                    t.dim(),
+                )));
+            }
+            for l in &s.lines {
+                let style = match l.kind {
+                    teamctl::team::transcript::story::Kind::ToolUse => t.fg(Color::Cyan),
+                    teamctl::team::transcript::story::Kind::Error => t.error(),
+                    teamctl::team::transcript::story::Kind::ToolResult
+                        if l.is_error == Some(true) =>
+                    {
+                        t.fg(Color::Red)
+                    }
+                    teamctl::team::transcript::story::Kind::Message
+                    | teamctl::team::transcript::story::Kind::Prompt => t.bold(),
+                    _ => Style::new(),
+                };
+                lines.push(Line::from(Span::styled(log_line(l), style)));
+            }
+            (s.lines.len(), s.files)
+        }
+        _ => {
+            lines.push(Line::from(Span::styled("(reading…)", t.dim())));
+            (0, 0)
+        }
+    };
+    let mut title = format!(
+        " Story of {} ({events} events, {files} transcript{}) · ↑↓ scroll · i inbox · m message · Esc back ",
+        esc(member),
+        if files == 1 { "" } else { "s" }
+    );
+    if scroll > 0 {
+        title.push_str(&format!("↑{scroll} "));
+    }
+    let block = pane(t, title, true);
+    let h = usize::from(area.height.saturating_sub(1));
+    f.render_widget(
+        Paragraph::new(scrolled_lines(lines, h, scroll, true)).block(block),
+        area,
+    );
+}
+
 fn inbox(f: &mut Frame, app: &App, t: &Theme, area: Rect, member: &str, scroll: usize) {
     let width = usize::from(area.width.saturating_sub(4));
     let msgs: Vec<&Message> = app.timeline.inbox_of(member).collect();
@@ -689,7 +836,7 @@ fn inbox(f: &mut Frame, app: &App, t: &Theme, area: Rect, member: &str, scroll: 
         )));
     }
     let title = format!(
-        " Inbox of {} ({} messages, {unread} unread) · ↑↓ scroll · m message · Esc back ",
+        " Inbox of {} ({} messages, {unread} unread) · ↑↓ scroll · l story · m message · Esc back ",
         esc(member),
         msgs.len()
     );
@@ -778,13 +925,14 @@ fn request(
     );
 }
 
-const HELP: [(&str, &str); 13] = [
+const HELP: [(&str, &str); 14] = [
     (
         "↑ ↓  j k",
         "select a member (or a request, or scroll: see Tab)",
     ),
     ("Tab  S-Tab", "next / previous pane"),
-    ("Enter", "the selected member's inbox (a request: in full)"),
+    ("Enter", "the member's story, live (a request: in full)"),
+    ("i", "the member's inbox, every message in full"),
     ("Esc", "back"),
     ("m", "write to the selected member (as `teamctl send`)"),
     ("a", "approve the selected request (y confirms)"),
@@ -934,8 +1082,16 @@ fn footer(app: &App, t: &Theme, width: u16) -> Vec<Line<'static>> {
                 .map(|l| Line::from(Span::styled(l, t.alert())))
                 .collect()
         }
+        Mode::Story { .. } => keys(&[
+            ("↑↓", "scroll"),
+            ("i", "inbox"),
+            ("m", "message"),
+            ("Esc", "back"),
+            ("q", "quit"),
+        ]),
         Mode::Inbox { .. } => keys(&[
             ("↑↓", "scroll"),
+            ("l", "story"),
             ("m", "message"),
             ("Esc", "back"),
             ("q", "quit"),
@@ -958,7 +1114,8 @@ fn footer(app: &App, t: &Theme, width: u16) -> Vec<Line<'static>> {
         ]),
         Mode::Normal => keys(&[
             ("↑↓", "select"),
-            ("⏎", "inbox"),
+            ("⏎", "story"),
+            ("i", "inbox"),
             ("m", "message"),
             ("a/d", "approve/deny"),
             ("⇥", "pane"),
@@ -997,8 +1154,13 @@ mod tests {
     use teamctl::observe::top::Timeline;
     use teamctl::observe::watch::{Changes, Event};
 
+    use std::collections::VecDeque;
+
+    use teamctl::observe::log::LogLine;
+    use teamctl::team::transcript::story::Kind;
+
     use super::*;
-    use crate::cli::tui::app::Effect;
+    use crate::cli::tui::app::{Effect, Story};
     use crate::cli::tui::fixture::{app, now};
     use crate::cli::tui::frame_text;
 
@@ -1021,12 +1183,12 @@ mod tests {
     #[test]
     fn a_team_at_80_by_24() {
         let text = frame_text(&app(), now(), 80, 24);
-        let want = " demo  lead team-lead (running) · up 2h 0m · last change 10:00:20 (10s ago)
+        let want = " demo  lead team-lead (running) · up 2h 0m · cost $1.62 · last change 10s ago
  Members (3) ───────────────────────────────────────────────────────────────────
-  NAME      STATE      WAITING    UNREAD TASKS SEEN  ALIVE
-› team-lead active                0      0/0   30s   -
-  alice     active     permission 2      1/1   30s   yes
-  bob       idle       blocked    0      0/1   20m   -
+  NAME      STATE  WAITING    DOING                COST  UNREAD TASKS SEEN ALIVE
+› team-lead active            text: Waiting… (20s) $1.20 0      0/0   30s  -
+  alice     active permission Bash: npm test (5s)  $0.42 2      1/1   30s  yes
+  bob       idle   blocked                         -     0      0/1   20m  -
  Tasks ─────────────────────────────────────────────────────────────────────────
 Pending 1                  In progress 1              Completed 1
 #3 Ship it                 #2 Fix the race            #1 Find the race
@@ -1044,7 +1206,7 @@ Pending 1                  In progress 1              Completed 1
 
 
 
-↑↓ select  ⏎ inbox  m message  a/d approve/deny  ⇥ pane  ? help  q quit
+↑↓ select  ⏎ story  i inbox  m message  a/d approve/deny  ⇥ pane  ? help  q quit
 ";
         assert_eq!(text, want, "got:\n{text}");
         assert_eq!(text.lines().count(), 24);
@@ -1227,10 +1389,19 @@ Pending 1                  In progress 1              Completed 1
             "{text}"
         );
         key(&mut a, Esc);
-        // Enter on a member: its inbox; Esc back; q quits; Ctrl-C quits even while typing.
+        // Enter on a member: its story; i its inbox; Esc back; q quits; Ctrl-C quits even
+        // while typing.
         key(&mut a, BackTab);
         key(&mut a, BackTab);
         key(&mut a, Enter);
+        assert!(frame_text(&a, now(), 80, 24).contains("Story of alice"));
+        key(&mut a, Char('i'));
+        assert!(frame_text(&a, now(), 80, 24).contains("Inbox of alice"));
+        key(&mut a, Char('l'));
+        assert!(frame_text(&a, now(), 80, 24).contains("Story of alice"));
+        key(&mut a, Esc);
+        assert_eq!(a.mode, crate::cli::tui::app::Mode::Normal);
+        key(&mut a, Char('i'));
         assert!(frame_text(&a, now(), 80, 24).contains("Inbox of alice"));
         key(&mut a, Esc);
         assert_eq!(a.mode, crate::cli::tui::app::Mode::Normal);
@@ -1243,6 +1414,123 @@ Pending 1                  In progress 1              Completed 1
         let mut b = app();
         key(&mut b, Char('?'));
         assert!(frame_text(&b, now(), 80, 24).contains("approve the selected request"));
+    }
+
+    fn log(at: &str, kind: Kind, tool: Option<&str>, summary: &str) -> LogLine {
+        LogLine {
+            schema_version: 1,
+            at: Some(at.into()),
+            member: "alice".into(),
+            session_id: Some("s".into()),
+            kind,
+            tool: tool.map(String::from),
+            summary: summary.into(),
+            text: Some(summary.into()),
+            is_error: (kind == Kind::ToolResult).then_some(false),
+        }
+    }
+
+    #[test]
+    fn the_story_of_a_member_as_log_prints_it() {
+        use crossterm::event::KeyCode::*;
+        let mut a = app();
+        key(&mut a, Down);
+        key(&mut a, Enter);
+        // Before the loop has read it.
+        assert!(frame_text(&a, now(), 80, 24).contains("(reading…)"));
+        let lines: VecDeque<LogLine> = [
+            log(
+                "2026-11-29T09:59:00.000Z",
+                Kind::Message,
+                None,
+                "from team-lead: fix the race",
+            ),
+            log(
+                "2026-11-29T10:00:01.000Z",
+                Kind::Text,
+                None,
+                "Looking.\u{1b}]52;c;aGk=\u{7}\u{202e}",
+            ),
+            log(
+                "2026-11-29T10:00:25.000Z",
+                Kind::ToolUse,
+                Some("Bash"),
+                "npm test",
+            ),
+        ]
+        .into_iter()
+        .collect();
+        a.story = Some(Story {
+            member: "alice".into(),
+            lines,
+            error: None,
+            warnings: vec!["projects/x/s.jsonl is a symlink".into()],
+            files: 1,
+        });
+        let text = frame_text(&a, now(), 100, 12);
+        let want = " demo  lead team-lead (running) · up 2h 0m · cost $1.62 · last change 10:00:20 (10s ago)
+ Story of alice (3 events, 1 transcript) · ↑↓ scroll · i inbox · m message · Esc back ──────────────
+skipped: projects/x/s.jsonl is a symlink
+09:59:00  message      from team-lead: fix the race
+10:00:01  text         Looking.\\e]52;c;aGk=\\x07\\u{202e}
+10:00:25  tool_use     Bash: npm test
+
+
+
+
+
+↑↓ scroll  i inbox  m message  Esc back  q quit
+";
+        assert_eq!(text, want, "got:\n{text}");
+        // The same lines as `teamctl log` prints.
+        for l in &a.story.as_ref().unwrap().lines {
+            assert!(text.contains(&crate::cli::output::log_line(l)), "{text}");
+        }
+        // No control character reaches the screen.
+        for c in &buffer(&a, 100, 12).content {
+            assert!(!c.symbol().chars().any(hostile), "{:?}", c.symbol());
+        }
+        // Scrolled: the oldest at the top, then back to the newest.
+        let small = frame_text(&a, now(), 100, 5);
+        assert!(small.contains("10:00:25  tool_use"), "{small}");
+        key(&mut a, Up);
+        key(&mut a, Up);
+        let small = frame_text(&a, now(), 100, 5);
+        assert!(small.contains("09:59:00  message") && small.contains("↑2"), "{small}");
+        key(&mut a, End);
+        // A member without a transcript, and one that is not a member.
+        a.story.as_mut().unwrap().lines.clear();
+        a.story.as_mut().unwrap().warnings.clear();
+        a.story.as_mut().unwrap().files = 0;
+        assert!(frame_text(&a, now(), 80, 24).contains("(no transcript of alice found yet)"));
+        a.story.as_mut().unwrap().error = Some("'alice' is not a member of team 'demo'".into());
+        assert!(frame_text(&a, now(), 80, 24).contains("'alice' is not a member of team 'demo'"));
+    }
+
+    #[test]
+    fn doing_narrows_first_and_keeps_its_age() {
+        let mut a = app();
+        a.view.members[1].doing = Some("Bash: npm test -- --run the whole suite again please".into());
+        let narrow = frame_text(&a, now(), 80, 24);
+        let row = narrow.lines().find(|l| l.contains("alice")).unwrap();
+        assert!(row.contains("Bash: npm test… (5s) $0.42"), "{narrow}");
+        let wide = frame_text(&a, now(), 140, 24);
+        assert!(
+            wide.contains("Bash: npm test -- --run the whole suite again please (5s)"),
+            "{wide}"
+        );
+        // Cost unknown (a model without a price): the tokens; no transcript: a dash.
+        a.view.members[1].cost_usd = None;
+        a.view.team.cost_usd = None;
+        let text = frame_text(&a, now(), 100, 24);
+        assert!(text.contains("500 tok"), "{text}");
+        assert!(text.contains("1.5k tokens, cost unknown"), "{text}");
+        // A team without transcripts has neither column.
+        for m in &mut a.view.members {
+            (m.doing, m.activity, m.cost_usd, m.tokens) = (None, None, None, None);
+        }
+        let text = frame_text(&a, now(), 100, 24);
+        assert!(!text.contains("DOING") && !text.contains("COST"), "{text}");
     }
 
     #[test]
