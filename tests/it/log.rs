@@ -15,7 +15,7 @@ use crate::common::{JsonLines, Ran, TestEnv, assistant_entry, keys};
 
 /// alice's session in team `t`: her brief, a text, a Bash call that fails, a message from
 /// bob, all as a 2.1.332 pane teammate writes them (trimmed).
-fn alice_session(env: &TestEnv) -> std::path::PathBuf {
+pub(crate) fn alice_session(env: &TestEnv) -> std::path::PathBuf {
     let cfg: Value =
         serde_json::from_slice(&fs::read(env.root.join("teams/t/config.json")).unwrap()).unwrap();
     let cwd = cfg["members"][1]["cwd"].as_str().unwrap().to_string();

@@ -14,7 +14,10 @@ use teamctl::store::lock::LockOptions;
 use teamctl::team::tasks::{self, NewTask, Patch};
 
 use crate::ask::{led_team, write_as};
-use crate::common::{Ran, TestEnv, keys, read_entries, tmux_installed, wait_until};
+use crate::common::{
+    Ran, TestEnv, assistant_entry, keys, read_entries, tmux_installed, wait_until,
+};
+use crate::log::alice_session;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -97,14 +100,17 @@ fn json_is_the_frames_data() {
             "lead",
             "lead_alive",
             "name",
-            "teamctl_leads"
+            "teamctl_leads",
+            "tokens"
         ]
     );
     assert_eq!(v["team"]["last_change_at"], "2025-11-29T19:35:00.000Z");
     assert_eq!(
         keys(&v["members"][0]),
         [
+            "activity",
             "color",
+            "cost_source",
             "cost_usd",
             "doing",
             "in_config",
@@ -116,6 +122,7 @@ fn json_is_the_frames_data() {
             "state",
             "tasks_in_progress",
             "tasks_owned",
+            "tokens",
             "unread",
             "waiting"
         ]
@@ -142,6 +149,115 @@ fn json_is_the_frames_data() {
     assert_eq!(last["preview"], "[shutdown_request] All tasks are done");
     assert_eq!(last["delivery"], "unread");
     assert_eq!(v["requests"], json!([]));
+}
+
+/// A line appended to a transcript the way Claude Code appends (one write).
+fn append(path: &Path, entry: &serde_json::Value) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(format!("{entry}\n").as_bytes()).unwrap();
+}
+
+/// alice calls `tool` on `input` (a call without its result yet), in her session.
+fn call(id: &str, tool: &str, input: serde_json::Value) -> serde_json::Value {
+    let mut e = assistant_entry(
+        id,
+        "2026-11-29T09:59:55.000Z",
+        json!([{"type": "tool_use", "id": format!("tu-{id}"), "name": tool, "input": input}]),
+        "tool_use",
+        (10, 5),
+    );
+    e["sessionId"] = "s-alice".into();
+    e["teamName"] = "t".into();
+    e["agentName"] = "alice".into();
+    e
+}
+
+#[test]
+fn once_and_json_show_doing_cost_and_the_total() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let path = alice_session(&env);
+    // Her last text, escaped on screen, exact in JSON.
+    let once = |w: &str| {
+        env.cmd()
+            .args(["--team", "t", "top", "--once", "--width", w])
+            .assert()
+            .success()
+            .stdout_text()
+    };
+    let text = once("100");
+    let row = text
+        .lines()
+        .find(|l| l.contains("alice"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        row.contains("text: Looking.\\e[31m red (59m)") && row.contains("$0.0001"),
+        "{text}"
+    );
+    assert!(
+        text.lines().next().unwrap().contains("cost $0.0001"),
+        "{text}"
+    );
+    assert!(text.contains("DOING") && text.contains("COST"), "{text}");
+    // A tool call in progress is what she is doing.
+    append(
+        &path,
+        &call("m2", "Read", json!({"file_path": "src/parser.rs"})),
+    );
+    let text = once("80");
+    let row = text.lines().find(|l| l.contains("alice")).unwrap();
+    assert!(row.contains("Read: src/parser.rs (5s)"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let v = env
+        .cmd()
+        .args(["--team", "t", "top", "--json"])
+        .assert()
+        .success()
+        .stdout_json();
+    let alice = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "alice")
+        .unwrap();
+    assert_eq!(alice["doing"], "Read: src/parser.rs");
+    assert_eq!(
+        alice["activity"],
+        json!({"at": "2026-11-29T09:59:55.000Z", "kind": "tool_use", "tool": "Read",
+               "summary": "src/parser.rs"})
+    );
+    assert_eq!(alice["cost_source"], "computed");
+    assert!(alice["cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(alice["tokens"]["input"], 20);
+    // As status says it, the same numbers.
+    let st = env
+        .cmd()
+        .args(["--team", "t", "status", "--json"])
+        .assert()
+        .success()
+        .stdout_json();
+    let st_alice = st["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "alice")
+        .unwrap();
+    assert_eq!(alice["activity"], st_alice["activity"]);
+    assert_eq!(alice["cost_usd"], st_alice["cost_usd"]);
+    assert_eq!(v["team"]["cost_usd"], st["totals"]["cost_usd"]);
+    assert_eq!(v["team"]["tokens"], st["totals"]["tokens"]);
+    // bob has no transcript.
+    let bob = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "bob")
+        .unwrap();
+    assert_eq!(
+        (&bob["doing"], &bob["cost_usd"], &bob["tokens"]),
+        (&json!(null), &json!(null), &json!(null))
+    );
 }
 
 #[test]
@@ -421,6 +537,75 @@ fn live_in_a_real_terminal_at_100_by_30() {
     // q: top exits 0 and the terminal is back.
     pane.keys(&["q"]);
     assert!(wait_until(DEADLINE, || exit.exists()));
+    assert!(wait_until(DEADLINE, || fs::read_to_string(&exit)
+        .is_ok_and(|s| s.trim() == "0")));
+    assert_restored(&pane, &stty);
+}
+
+#[test]
+fn live_doing_follows_the_transcript_and_enter_opens_the_story() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    led_team(&env);
+    let path = alice_session(&env);
+    let (script, exit, stty) = top_script(&env);
+    let pane = Pane::start(&env, 100, 30, &script);
+    pane.wait_for("Members (3)");
+    pane.wait_for("text: Looking.\\e[31m red");
+    // A tool call appended to her transcript is what she is doing, on screen within the
+    // deadline (file notifications on her project folder, a coalesced refresh).
+    append(
+        &path,
+        &call("m2", "Read", json!({"file_path": "src/parser.rs"})),
+    );
+    pane.wait_for("Read: src/parser.rs");
+    // Appended many times a second: top keeps up and shows the newest.
+    for i in 0..40 {
+        append(
+            &path,
+            &call(
+                &format!("m{}", i + 3),
+                "Grep",
+                json!({"pattern": format!("needle{i}")}),
+            ),
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    pane.wait_for("Grep: needle39");
+    // Enter on alice: her story, the lines `teamctl log` prints, growing.
+    pane.keys(&["j"]);
+    pane.keys(&["Enter"]);
+    pane.wait_for("Story of alice (46 events, 1 transcript)");
+    // g: the oldest; G: the newest again.
+    pane.keys(&["g"]);
+    pane.wait_for("09:00:01  tool_use     Bash: cargo test --lib parser");
+    pane.keys(&["G"]);
+    let log = env
+        .cmd()
+        .args(["--team", "t", "log", "alice", "-n", "3"])
+        .assert()
+        .success()
+        .stdout_text();
+    let screen = pane.wait_for("Grep: needle39");
+    for line in log.lines() {
+        assert!(screen.contains(line), "{line:?} not on screen:\n{screen}");
+    }
+    let mut result = json!({"type": "user", "timestamp": "2026-11-29T10:00:01.000Z",
+        "sessionId": "s-alice", "message": {"role": "user", "content": [{"type": "tool_result",
+        "tool_use_id": "tu-m42", "content": "src/parser.rs:3: needle39"}]}});
+    result["agentName"] = "alice".into();
+    append(&path, &result);
+    pane.wait_for("tool_result  Grep ok: src/parser.rs:3: needle39");
+    // i: her inbox; l: back to the story; Esc: the team.
+    pane.keys(&["i"]);
+    pane.wait_for("Inbox of alice");
+    pane.keys(&["l"]);
+    pane.wait_for("Story of alice");
+    pane.keys(&["Escape"]);
+    pane.wait_for("Members (3)");
+    pane.keys(&["q"]);
     assert!(wait_until(DEADLINE, || fs::read_to_string(&exit)
         .is_ok_and(|s| s.trim() == "0")));
     assert_restored(&pane, &stty);

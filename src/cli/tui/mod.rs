@@ -374,7 +374,15 @@ pub(crate) fn once(
 ) -> Result<(String, Vec<String>)> {
     let (_, existing) = Watch::new(team.clone(), None, ctx.clock());
     let timeline = first_timeline(ctx, &team, &existing);
-    let mut live = Live::new(ctx, team, timeline, &Options { colors: false, ..*opts })?;
+    let mut live = Live::new(
+        ctx,
+        team,
+        timeline,
+        &Options {
+            colors: false,
+            ..*opts
+        },
+    )?;
     live.budget.save();
     let height = height.unwrap_or_else(|| render::natural_height(&live.app, 10));
     Ok((
@@ -387,7 +395,15 @@ pub(crate) fn once(
 pub(crate) fn view(ctx: &Ctx, team: Team, opts: &Options) -> Result<top::View> {
     let (_, existing) = Watch::new(team.clone(), None, ctx.clock());
     let timeline = first_timeline(ctx, &team, &existing);
-    let mut live = Live::new(ctx, team, timeline, &Options { colors: false, ..*opts })?;
+    let mut live = Live::new(
+        ctx,
+        team,
+        timeline,
+        &Options {
+            colors: false,
+            ..*opts
+        },
+    )?;
     live.budget.save();
     Ok(live.app.view)
 }
@@ -545,8 +561,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                         // A file nobody owns yet (a new session): look for owners again.
                         let unknown = paths.as_ref().is_none_or(|ps| {
                             ps.iter().any(|p| {
-                                p.extension().is_some_and(|e| e == "jsonl")
-                                    && !live.budget.knows(p)
+                                p.extension().is_some_and(|e| e == "jsonl") && !live.budget.knows(p)
                             })
                         });
                         if unknown {

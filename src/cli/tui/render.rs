@@ -215,7 +215,8 @@ pub(crate) fn natural_height(app: &App, messages: usize) -> u16 {
     } else {
         1 + v.requests.len()
     };
-    let msgs = 1 + v.messages.len().clamp(1, messages);
+    // The messages get at least four rows on any screen (see `heights`).
+    let msgs = (1 + v.messages.len().min(messages)).max(4);
     let rows = 2 + (2 + v.members.len()) + (2 + tallest).max(3) + req + msgs;
     u16::try_from(rows).unwrap_or(u16::MAX)
 }
@@ -411,13 +412,19 @@ fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>) 
     let focused = app.focus == Pane::Members;
     let block = pane(t, format!(" Members ({}) ", v.members.len()), focused);
     let doing = v.members.iter().any(|m| m.doing.is_some());
-    let cost = v.members.iter().any(|m| m.tokens.is_some() || m.cost_usd.is_some());
+    let cost = v
+        .members
+        .iter()
+        .any(|m| m.tokens.is_some() || m.cost_usd.is_some());
     let alive = v.members.iter().any(|m| m.process_alive.is_some());
     let fit = |head: &str, cells: &mut dyn Iterator<Item = usize>| -> u16 {
         u16::try_from(cells.chain([head.width()]).max().unwrap_or(4)).unwrap_or(u16::MAX)
     };
     let name_w = fit("NAME", &mut v.members.iter().map(|m| esc(&m.name).width())).clamp(4, 18);
-    let state_w = fit("STATE", &mut v.members.iter().map(|m| m.state.to_string().width()));
+    let state_w = fit(
+        "STATE",
+        &mut v.members.iter().map(|m| m.state.to_string().width()),
+    );
     let waiting_w = fit(
         "WAITING",
         &mut v
@@ -473,10 +480,7 @@ fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>) 
                 Some("tool_use") => t.fg(Color::Cyan),
                 _ => Style::new(),
             };
-            cells.push(Cell::from(Span::styled(
-                doing_cell(m, now, doing_w),
-                style,
-            )));
+            cells.push(Cell::from(Span::styled(doing_cell(m, now, doing_w), style)));
         }
         if cost {
             cells.push(Cell::from(cost_cell(m)));
@@ -1496,7 +1500,10 @@ skipped: projects/x/s.jsonl is a symlink
         key(&mut a, Up);
         key(&mut a, Up);
         let small = frame_text(&a, now(), 100, 5);
-        assert!(small.contains("09:59:00  message") && small.contains("↑2"), "{small}");
+        assert!(
+            small.contains("09:59:00  message") && small.contains("↑2"),
+            "{small}"
+        );
         key(&mut a, End);
         // A member without a transcript, and one that is not a member.
         a.story.as_mut().unwrap().lines.clear();
@@ -1510,7 +1517,8 @@ skipped: projects/x/s.jsonl is a symlink
     #[test]
     fn doing_narrows_first_and_keeps_its_age() {
         let mut a = app();
-        a.view.members[1].doing = Some("Bash: npm test -- --run the whole suite again please".into());
+        a.view.members[1].doing =
+            Some("Bash: npm test -- --run the whole suite again please".into());
         let narrow = frame_text(&a, now(), 80, 24);
         let row = narrow.lines().find(|l| l.contains("alice")).unwrap();
         assert!(row.contains("Bash: npm test… (5s) $0.42"), "{narrow}");
