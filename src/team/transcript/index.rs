@@ -334,23 +334,54 @@ impl Index {
 /// How much of a transcript is looked at to learn who wrote it.
 pub const HEAD_BYTES: u64 = 256 << 10;
 
-fn read_head(f: File) -> io::Result<Head> {
+/// Bytes of over-long lines [`read_head`] skips at most before it gives up on a file.
+pub const HEAD_SKIP: u64 = 64 << 20;
+
+/// Who wrote the file: its first whole lines, [`HEAD_BYTES`] of them at most, are fed to a
+/// [`FileState`] until one names the team. A line longer than [`HEAD_BYTES`] (a prompt of
+/// megabytes, pasted) is skipped, not kept, so that the lines after it still tell: up to
+/// [`HEAD_SKIP`] bytes of such lines.
+fn read_head(mut f: File) -> io::Result<Head> {
     let meta = f.metadata()?;
-    let mut buf = Vec::new();
-    f.take(HEAD_BYTES).read_to_end(&mut buf)?;
     let mut state = FileState::default();
-    // Only whole lines.
-    let whole = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    for line in buf[..whole].split(|&b| b == b'\n') {
-        state.feed(line);
-        if state.team.is_some() {
+    let mut line: Vec<u8> = Vec::new();
+    // Inside a line too long to look at.
+    let mut long = false;
+    let (mut read, mut looked) = (0u64, 0u64);
+    let mut buf = vec![0u8; 64 << 10];
+    'file: while looked < HEAD_BYTES && read < HEAD_BYTES + HEAD_SKIP {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
             break;
+        }
+        read += n as u64;
+        let mut rest = &buf[..n];
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if !long {
+                line.extend_from_slice(&rest[..i]);
+                looked += line.len() as u64 + 1;
+                state.feed(&line);
+                if state.team.is_some() || looked >= HEAD_BYTES {
+                    break 'file;
+                }
+            }
+            line.clear();
+            long = false;
+            rest = &rest[i + 1..];
+        }
+        if !long {
+            line.extend_from_slice(rest);
+            if line.len() as u64 > HEAD_BYTES {
+                line = Vec::new();
+                long = true;
+            }
         }
     }
     Ok(Head {
         dev: meta.dev(),
         ino: meta.ino(),
-        len: buf.len() as u64,
+        // Looked at again only when it grows and was read whole (see `head`).
+        len: read,
         team: state.team,
         agent: state.agent,
         first_at: state.first_at,

@@ -4,9 +4,11 @@
 //!   entry in `config.json`); its entries carry `teamName` and `agentName`. A teammate
 //!   restarted under a new session has several, all counted;
 //! - subagents write `<session file without .jsonl>/subagents/agent-*.jsonl`, each named by
-//!   the `.meta.json` beside it. One whose `name` (up to 2.1.178: `agentType`) is a member of
-//!   the team (and whose `teamName`, when given, is the team) is that in-process teammate's
-//!   transcript; any other subagent counts towards the session it ran in. Up to 2.1.178 an
+//!   the `.meta.json` beside it. A subagent of the lead's session whose `name` (up to 2.1.178:
+//!   `agentType`) is an in-process member of the team (its `backendType` `in-process`, or none
+//!   yet), and whose `teamName`, when given, is the team, is that in-process teammate's
+//!   transcript; any other subagent (a pane teammate's, one naming a pane teammate or another
+//!   team) counts towards the session it ran in. Up to 2.1.178 an
 //!   in-process teammate writes a new file per turn, each a copy of the whole history so far
 //!   (they share their first entry); [`crate::observe::spend`] counts only the longest.
 //!
@@ -292,6 +294,12 @@ pub fn locate(
         .map(|m| m.name.clone())
         .unwrap_or_else(|| LEAD.to_string());
     let is_member = |n: &str| cfg.members.iter().any(|m| m.name == n);
+    // Who can run inside the lead's process: a member whose backend is in-process, or not
+    // known yet (a new member has none until its pane or process is up).
+    let in_process = |n: &str| {
+        cfg.member(n)
+            .is_some_and(|m| m.backend_type.as_deref().is_none_or(|b| b == "in-process"))
+    };
     let dirs_of = |name: &str, warnings: &mut Vec<String>| -> Vec<Loc> {
         cfg.member(name)
             .and_then(|m| m.cwd.as_deref())
@@ -311,8 +319,12 @@ pub fn locate(
             in_process: Vec::new(),
         };
         for (name, sub_team, p) in subagents(&path, warnings) {
+            // A `.meta.json` is the subagent's own word: it makes a transcript an in-process
+            // teammate's only in the lead's session (in-process teammates run in the lead's
+            // process; a pane teammate's subagents are its own), for an in-process member of
+            // this team.
             let teammate = name
-                .filter(|n| n != owner && is_member(n))
+                .filter(|n| kind == Kind::Lead && n != owner && in_process(n))
                 .filter(|_| sub_team.as_deref().is_none_or(|t| t == team));
             match teammate {
                 Some(n) => {
