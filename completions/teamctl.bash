@@ -1091,7 +1091,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__top)
-            opts="-h -V --once --width --height --idle-after --poll --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --once --width --height --idle-after --stall-after --poll --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1106,6 +1106,10 @@ _teamctl() {
                     return 0
                     ;;
                 --idle-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stall-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

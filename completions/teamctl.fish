@@ -268,6 +268,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s V -l version 
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l width -d 'With --once: the frame\'s width [default: the terminal\'s, else 80]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l height -d 'With --once: the frame\'s height [default: tall enough to show everything]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l idle-after -d 'A member with no event for this long is idle' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r

@@ -9,9 +9,11 @@
 //
 // Steps: `j` selects the worker, `m`, "Please echo. Token: …", Enter sends it (as team-lead,
 // exactly as `send` does); the teammate's reply (its SendMessage into team-lead's inbox) must
-// show in top's timeline, and in full in team-lead's inbox (`k`, Enter); `m` "Run: …" makes the
+// show in top's timeline; Enter shows the worker's story (its transcript) with the message, its
+// row DOING and COST; `k`, `i` team-lead's inbox with the reply in full; `m` "Run: …" makes the
 // worker ask its lead for permission to run Bash: the request must show under "Waiting for the
-// lead", `a` then `y` must approve it and the command must run; `q` must end top (exit 0) with
+// lead" and the worker's row must say permission with the Bash call in DOING, `a` then `y` must
+// approve it and the command must run; `q` must end top (exit 0) with
 // the terminal given back (main screen, cursor shown).
 
 const fs = require('fs');
@@ -61,8 +63,17 @@ h.run(async () => {
   await onScreen('worker → team-lead  echo');
   const replyOnScreenMs = now() - tSent;
   const fileToScreenMs = now() - tFile;
-  keys('k');
+  // Enter on the worker: its story (its transcript, as `teamctl log --follow` prints it),
+  // with the message it was given; its row's DOING and COST come from the same transcript.
   keys('Enter');
+  await onScreen('Story of worker');
+  await onScreen(`Token: ${tok}`);
+  keys('Escape');
+  await onScreen('DOING');
+  await waitFor('the worker\'s cost on screen', 20000, () => /worker .*\$\d+\.\d+/.test(screen()));
+  // i on team-lead: its inbox, the reply in full.
+  keys('k');
+  keys('i');
   await onScreen('Inbox of team-lead');
   await onScreen(`ECHO ${tok}`);
   keys('Escape');
@@ -90,6 +101,9 @@ h.run(async () => {
     return false;
   });
   const requestOnScreenMs = now() - tAsk;
+  // While it waits, its row says why and what: permission, and the Bash call in DOING.
+  await waitFor('the worker waiting for permission, its Bash call in DOING', 20000, () => screen().split('\n')
+    .some((l) => l.includes('worker') && l.includes('permission') && l.includes(`Bash: echo ${run}`)));
   const ran = path.join(st.work, `ran-${run}.txt`);
   check(!fs.existsSync(ran), 'the command ran before it was approved');
   keys('a');

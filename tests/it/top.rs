@@ -37,9 +37,13 @@ fn once_prints_one_frame_of_the_example_team() {
         "{text}"
     );
     assert!(lines.iter().all(|l| l.chars().count() <= 80), "{text}");
+    assert!(lines[0].contains("· $0.23 ·"), "the team's total: {text}");
     for want in [
         "› team-lead  active",
         "  researcher active",
+        // From the example's transcripts: what each is doing (a path by its end) and its cost.
+        "text: Waiting fo… (1m) $0.14",
+        "Read: …ession.ts (20s) $0.10",
         "#2 Fix the session refresh #1 Find the cause of the C",
         "   blocked by #1              @researcher",
         "19:34:10 ● researcher → team-lead  [idle_notification] available: [to tester]",
@@ -196,7 +200,7 @@ fn once_and_json_show_doing_cost_and_the_total() {
         "{text}"
     );
     assert!(
-        text.lines().next().unwrap().contains("cost $0.0001"),
+        text.lines().next().unwrap().contains("· $0.0001 ·"),
         "{text}"
     );
     assert!(text.contains("DOING") && text.contains("COST"), "{text}");

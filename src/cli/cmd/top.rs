@@ -19,17 +19,26 @@ use crate::cli::tui;
 ///
 /// A full-screen view of one team, redrawn as its files change (inotify as `watch`, or --poll
 /// MS), over `ssh -t` and inside tmux alike. It shows:
-/// the members, the lead first: their state (as `status`), why they wait (permission or plan: a
-/// request of theirs waits for the lead; blocked: every open task they own is blocked), unread
-/// messages in their inbox, tasks in progress/owned, how long since their last event, whether
-/// their pane or process is alive; the tasks as a board (pending, with what blocks them; in
-/// progress, with the owner; completed), with counts; the requests waiting for the lead
-/// (permission, plan, sandbox; as `pending`), highlighted, when there are any; the team's newest
-/// messages across inboxes, newest last, protocol frames named (`[permission_request] Bash: npm
-/// test`), ● for one still unread in its inbox. Current Claude Code deletes a message from its
-/// inbox once delivered: top keeps every message it saw arrive, and starts with what the
-/// inboxes hold and what teamctl's sent log recorded. A header gives the team, its lead, its
-/// age, the last change, problems and your identity; a footer the keys (below). Times are UTC.
+/// the members, the lead first: their state (as `status`), why they wait (as `status`:
+/// permission or plan, a request of theirs waits for the lead; blocked, every open task they
+/// own is blocked; stalled, inside a turn with their transcript quiet for --stall-after), what
+/// they are DOING (from their Claude Code transcript: the tool call in progress with a summary
+/// of its input, or the last text they wrote, and how long ago), what they have cost (COST;
+/// their tokens when a model has no price), unread messages in their inbox, tasks in
+/// progress/owned, how long since their last event, whether their pane or process is alive;
+/// the tasks as a board (pending, with what blocks them; in progress, with the owner;
+/// completed), with counts; the requests waiting for the lead (permission, plan, sandbox; as
+/// `pending`), highlighted, when there are any; the team's newest messages across inboxes,
+/// newest last, protocol frames named (`[permission_request] Bash: npm test`), ● for one still
+/// unread in its inbox. Current Claude Code deletes a message from its inbox once delivered:
+/// top keeps every message it saw arrive, and starts with what the inboxes hold and what
+/// teamctl's sent log recorded. A header gives the team, its lead, its age, its total cost (as
+/// `status`), the last change, problems and your identity; a footer the keys (below). Times
+/// are UTC.
+///
+/// Enter on a member opens its story: its transcript as `teamctl log MEMBER --follow` prints
+/// it, growing as the member works (Esc back); i opens its inbox instead, every message in
+/// full.
 ///
 /// A message typed with m is sent exactly as `send` sends it (your identity, the inbox's lock,
 /// the read-back); a request is answered with a or d, then y, exactly as `approve`/`deny` answer
@@ -37,39 +46,47 @@ use crate::cli::tui;
 ///
 /// Teammate text goes through the same neutralisation as all human output. NO_COLOR turns
 /// colour off (bold and reverse stay). It fits 80x24 (a header part that does not fit is left
-/// out whole; long text is cut) and redraws on resize. The terminal is given back (raw mode
-/// off, main screen, cursor shown) on q, on SIGINT, SIGTERM and SIGHUP (after a write in
-/// progress finished), on a panic and when a write to the terminal fails. An idle team costs
-/// no CPU: besides file changes, top wakes once a second, to age the times on screen and to
-/// notice a pane or the lead's process gone (it asks tmux only when a member has a pane).
-///
-/// Not yet: what each member is DOING, its COST, the team's total cost and Enter opening a
-/// member's transcript (`log`) come with transcript reading; until then the view has what
-/// `status` has and Enter opens the member's inbox.
+/// out whole; DOING is the column that narrows; long text is cut) and redraws on resize. The
+/// terminal is given back (raw mode off, main screen, cursor shown) on q, on SIGINT, SIGTERM
+/// and SIGHUP (after a write in progress finished), on a panic and when a write to the
+/// terminal fails. An idle team costs no CPU: besides file changes, top wakes once a second,
+/// to age the times on screen and to notice a pane or the lead's process gone (it asks tmux
+/// only when a member has a pane). The transcripts' folders are watched too; as a working
+/// member appends to its transcript many times a second, such changes are read at most four
+/// times a second (a message or a task change at once), only what was appended is parsed (the
+/// index `status` keeps), and a frame is drawn only when something on it changed.
 ///
 /// Needs a terminal: with stdout not one, or TERM=dumb, it exits 2 (use `status` for a
 /// snapshot, `watch` for a stream of changes, or --once). --once prints one frame as plain
 /// text and exits: the terminal's width or --width N, tall enough for everything or --height N.
+/// Transcripts or folders it skipped (a symlink, a FIFO where a transcript belongs) are
+/// warnings on stderr, as with `status`.
 ///
 /// With --json: the data of one frame as one document (no terminal needed):
 /// `{"schema_version":1,"team":{"name","description","lead","lead_alive","teamctl_leads",
-/// "created_at","cost_usd","last_change_at"},"members":[{"name","lead","color","state",
-/// "waiting","doing","cost_usd","unread","tasks_in_progress","tasks_owned","last_event_at",
-/// "last_event_kind","process_alive","in_config"}],"tasks":{"pending","in_progress",
-/// "completed":[{"id","subject","owner","active_form","blocked_by"}],"counts":{as status}},
-/// "messages":[{"at","from","to","id","frame","preview","text","delivery","source"}],
-/// "requests":[{"request_id","kind","from","at","summary","request":{as pending}}],
-/// "warnings":[]}`. waiting is permission, plan, blocked or null; blocked_by the open blockers;
-/// delivery unread, read (older Claude Code) or delivered (taken out of its inbox); source inbox,
-/// or sent_log for a message known only from teamctl's sent log (its text is then null); doing
-/// and cost_usd are null until teamctl reads transcripts.
+/// "created_at","cost_usd","tokens","last_change_at"},"members":[{"name","lead","color",
+/// "state","waiting","doing","activity":{"at","kind","tool","summary"},"cost_usd",
+/// "cost_source","tokens":{"input","output","cache_read","cache_creation"},"unread",
+/// "tasks_in_progress","tasks_owned","last_event_at","last_event_kind","process_alive",
+/// "in_config"}],"tasks":{"pending","in_progress","completed":[{"id","subject","owner",
+/// "active_form","blocked_by"}],"counts":{as status}},"messages":[{"at","from","to","id",
+/// "frame","preview","text","delivery","source"}],"requests":[{"request_id","kind","from",
+/// "at","summary","request":{as pending}}],"warnings":[]}`. waiting is permission, plan,
+/// blocked, stalled or null; doing is the activity in one line (`Bash: npm test`, `text: All
+/// done`); activity, cost_usd, cost_source and tokens are as in `status --json` (null without
+/// a transcript), and the team's cost_usd and tokens are status's totals; blocked_by the open
+/// blockers; delivery unread, read (older Claude Code) or delivered (taken out of its inbox);
+/// source inbox, or sent_log for a message known only from teamctl's sent log (its text is
+/// then null).
 ///
 /// Exit codes: 0 on q or Ctrl-C, 2 without a terminal, 128+n on signal n.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Keys:
   ↑ ↓  j k     select a member (in the other panes: select a request, or scroll)
   Tab S-Tab    next / previous pane: members, tasks, requests, messages
-  Enter        the selected member's inbox, every message in full (a request: in full)
+  Enter        the selected member's story: its transcript, live, as `log --follow`
+               (a request: in full)
+  i            the selected member's inbox, every message in full (l: its story)
   Esc          back
   m            write to the selected member, one line, Enter sends
   a            approve the selected request (y confirms)

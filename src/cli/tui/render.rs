@@ -276,7 +276,7 @@ fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Line<'static>
         parts.push(vec![Span::raw(format!("up {up}"))]);
     }
     match (h.cost_usd, &h.tokens) {
-        (Some(cost), _) => parts.push(vec![Span::styled(format!("cost {}", usd(cost)), t.bold())]),
+        (Some(cost), _) => parts.push(vec![Span::styled(usd(cost), t.bold())]),
         (None, Some(tokens)) => parts.push(vec![Span::raw(format!(
             "{} tokens, cost unknown",
             count(tokens.total())
@@ -404,7 +404,33 @@ fn doing_cell(m: &MemberRow, now: DateTime<Utc>, width: usize) -> String {
     if room < 6 {
         return cut(&what, width);
     }
+    // A path is told by its end: `Read: …/auth/session.ts`.
+    if let Some((tool, path)) = what.split_once(": ")
+        && path.contains('/')
+        && !path.contains(char::is_whitespace)
+        && tool.width() + 4 < room
+    {
+        return format!("{tool}: {}{age}", cut_front(path, room - tool.width() - 2));
+    }
     format!("{}{age}", cut(&what, room))
+}
+
+/// `text` (already escaped) cut from the front to at most `max` columns, with `…` when cut.
+fn cut_front(text: &str, max: usize) -> String {
+    if text.width() <= max {
+        return text.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }
 
 fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>) {
@@ -1187,7 +1213,7 @@ mod tests {
     #[test]
     fn a_team_at_80_by_24() {
         let text = frame_text(&app(), now(), 80, 24);
-        let want = " demo  lead team-lead (running) · up 2h 0m · cost $1.62 · last change 10s ago
+        let want = " demo  lead team-lead (running) · up 2h 0m · $1.62 · last change 10s ago
  Members (3) ───────────────────────────────────────────────────────────────────
   NAME      STATE  WAITING    DOING                COST  UNREAD TASKS SEEN ALIVE
 › team-lead active            text: Waiting… (20s) $1.20 0      0/0   30s  -
@@ -1472,7 +1498,7 @@ Pending 1                  In progress 1              Completed 1
             files: 1,
         });
         let text = frame_text(&a, now(), 100, 12);
-        let want = " demo  lead team-lead (running) · up 2h 0m · cost $1.62 · last change 10:00:20 (10s ago)
+        let want = " demo  lead team-lead (running) · up 2h 0m · $1.62 · last change 10:00:20 (10s ago) · you: team-lead
  Story of alice (3 events, 1 transcript) · ↑↓ scroll · i inbox · m message · Esc back ──────────────
 skipped: projects/x/s.jsonl is a symlink
 09:59:00  message      from team-lead: fix the race
@@ -1522,6 +1548,10 @@ skipped: projects/x/s.jsonl is a symlink
         let narrow = frame_text(&a, now(), 80, 24);
         let row = narrow.lines().find(|l| l.contains("alice")).unwrap();
         assert!(row.contains("Bash: npm test… (5s) $0.42"), "{narrow}");
+        // A path keeps its end.
+        a.view.members[0].doing = Some("Read: /home/alice/src/app/src/auth/session.ts".into());
+        let narrow = frame_text(&a, now(), 80, 24);
+        assert!(narrow.contains("Read: …sion.ts (20s)"), "{narrow}");
         let wide = frame_text(&a, now(), 140, 24);
         assert!(
             wide.contains("Bash: npm test -- --run the whole suite again please (5s)"),
