@@ -811,7 +811,7 @@ fn transcript_commands(w: &World, what: &str, planted: &[&Path]) -> BTreeMap<&'s
 }
 
 /// The member `name` of a `status --json` / `top --json` document.
-fn member<'a>(doc: &'a str, name: &str) -> Value {
+fn member(doc: &str, name: &str) -> Value {
     let v: Value = serde_json::from_str(doc).unwrap();
     v["members"]
         .as_array()
