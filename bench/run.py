@@ -369,14 +369,49 @@ def policy_bench(tmp, samples=200):
     return lat
 
 
-def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30):
+def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30, doing_samples=50,
+              load_s=30):
     """`teamctl top` runs in a 100x30 pane of a private tmux server; the bench writes a message
     into team-lead's inbox as Claude Code does (lock directory, temp file, rename) and polls
     `tmux capture-pane` until the message is on the screen. Then top is left alone for
     `idle_s` seconds, with no pane recorded and with one, and its CPU time and wake-ups are read
     from /proc. With `big` (status_bench's config dir: 50 members x 1,000 messages), the same
-    latency on that team, a message into worker-0's inbox."""
+    latency on that team, a message into worker-0's inbox. alice has a transcript (her cwd's
+    project folder): after the idle measures, a tool call is appended to it one at a time and
+    timed to its DOING on screen, then 20 times a second for `load_s` seconds while top's CPU
+    and wake-ups are read."""
     claude, inboxes, env = led_team(tmp, "claude-top")
+    # alice works in /bench/alice: her session's transcript, as a pane teammate writes it.
+    cfg_path = os.path.join(claude, "teams", "t", "config.json")
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    cfg["members"][1]["cwd"] = "/bench/alice"
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f, indent=2)
+    project = os.path.join(claude, "projects", "-bench-alice")
+    os.makedirs(project)
+    transcript = os.path.join(project, "s-alice.jsonl")
+    calls = [0]
+
+    def call(pattern):
+        calls[0] += 1
+        e = {"parentUuid": None, "isSidechain": False, "type": "assistant", "sessionId": "s-alice",
+             "teamName": "t", "agentName": "alice",
+             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                 timespec="milliseconds").replace("+00:00", "Z"),
+             "message": {"id": f"msg_{calls[0]}", "type": "message", "role": "assistant",
+                         "model": "claude-opus-4-7", "stop_reason": "tool_use",
+                         "content": [{"type": "tool_use", "id": f"tu_{calls[0]}", "name": "Grep",
+                                      "input": {"pattern": pattern}}],
+                         "usage": {"input_tokens": 1200, "output_tokens": 80,
+                                   "cache_read_input_tokens": 20000,
+                                   "cache_creation_input_tokens": 400}}}
+        # One write of a whole line, as Claude Code appends.
+        with open(transcript, "a") as f:
+            f.write(json.dumps(e) + "\n")
+        return time.perf_counter()
+
+    call("start")
     # A sent log of its own: what the other benchmarks sent to their team "t" is not this one's.
     env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "top-data")
     tmux_dir = os.path.join(tmp, "tmux-top")
@@ -451,15 +486,44 @@ def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30):
         polls.sort()
         return lat, polls
 
+    def doing_latencies(n):
+        lat = []
+        for i in range(n):
+            token = f"needle-{i:04d}-{uuid.uuid4().hex[:6]}"
+            t0 = call(token)
+            while token not in screen():
+                if time.perf_counter() - t0 > 10:
+                    raise SystemExit(f"top did not show {token} within 10 s")
+            lat.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.3)
+        lat.sort()
+        return lat
+
+    def under_load(pid, rate=20):
+        c0, s0 = cpu(pid)
+        t0 = time.time()
+        i = 0
+        while time.time() - t0 < load_s:
+            i += 1
+            call(f"load-{i:05d}")
+            time.sleep(max(0.0, t0 + i / rate - time.time()))
+        c1, s1 = cpu(pid)
+        wall = time.time() - t0
+        wait_screen(f"load-{i:05d}")
+        return {"cpu_pct": (c1 - c0) / wall * 100, "wakeups": (s1 - s0) / wall,
+                "appends": i, "rate": i / wall}
+
     try:
         pid = start()
         lat, polls = latencies(lead, [], samples, "alice", 0)
         quiet = idle(pid)
+        doing = doing_latencies(doing_samples)
+        load = under_load(pid)
+        after = idle(pid)
         subprocess.run(tmux + ["kill-server"], env=tenv)
         # The same idle team with a tmux pane recorded: top asks tmux once a second (a server
         # of its own: a killed one may not be gone at once).
         tmux[2] = socks[1]
-        cfg_path = os.path.join(claude, "teams", "t", "config.json")
         with open(cfg_path) as f:
             cfg = json.load(f)
         cfg["members"][1]["tmuxPaneId"] = "%999"
@@ -481,7 +545,8 @@ def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30):
     finally:
         subprocess.run(tmux + ["kill-server"], env=tenv, stderr=subprocess.DEVNULL)
     return {"lat": lat, "poll_ms": polls[len(polls) // 2], "idle": quiet, "idle_pane": paned,
-            "idle_s": idle_s, "big": big_lat}
+            "idle_s": idle_s, "big": big_lat, "doing": doing, "load": load, "load_s": load_s,
+            "idle_after_load": after}
 
 
 def status_bench(tmp, env, runs):
@@ -976,8 +1041,28 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, 
     out("| idle top | CPU | wake-ups/s |")
     out("|---|---:|---:|")
     for name, key in (("no tmux pane recorded", "idle"),
-                      ("a tmux pane recorded (tmux asked once a second)", "idle_pane")):
+                      ("a tmux pane recorded (tmux asked once a second)", "idle_pane"),
+                      ("again, after the transcript load below", "idle_after_load")):
         out(f"| {name} | {topb[key]['cpu_pct']:.2f}% | {topb[key]['wakeups']:.1f} |")
+    out("")
+    out("A member at work appends to its transcript many times a second. alice's transcript "
+        "(her cwd's project folder) gets one Claude Code style line at a time (a whole line in "
+        "one write): a Grep call, timed from the write to its pattern in her DOING on screen; "
+        f"then {topb['load']['appends']} lines in {topb['load_s']} s "
+        f"({topb['load']['rate']:.1f} a second) while top's CPU time and context switches are "
+        "read. top reads a transcript change at most every 250 ms, so the refreshes (and "
+        "frames) stay at four a second whatever the rate.")
+    out("")
+    lat = topb["doing"]
+    out("| top, transcript write to DOING | samples | p50 | p90 | p99 | max |")
+    out("|---|---:|---:|---:|---:|---:|")
+    out(f"| one append at a time | {len(lat)} | {p(0.5):.1f} ms | {p(0.9):.1f} ms | "
+        f"{p(0.99):.1f} ms | {lat[-1]:.1f} ms |")
+    out("")
+    out("| top while a transcript grows | CPU | wake-ups/s |")
+    out("|---|---:|---:|")
+    out(f"| {topb['load']['rate']:.0f} appends a second | {topb['load']['cpu_pct']:.2f}% | "
+        f"{topb['load']['wakeups']:.1f} |")
     out("")
     out("## Why the costs grow the way they do")
     out("")
@@ -1015,7 +1100,11 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, 
   one frame; ratatui writes only the cells that changed. So on a big team a change costs what
   `status` costs (every inbox read again), plus the changed inbox read by the watch. Idle, it wakes once a second: for the
   ages on screen and to see whether a pane or the lead's process died, which no file records
-  (asking tmux is a process spawn, so only when a member has a pane).
+  (asking tmux is a process spawn, so only when a member has a pane). The members' transcript
+  folders wake it too, but a change there is read at most every 250 ms (a burst of appends is
+  one refresh), through the transcript index (only the appended bytes are parsed), and a frame
+  is drawn only when the view changed: a transcript appended 20 times a second costs four
+  refreshes a second, not twenty.
 - **status** reads every inbox with a parser that borrows strings from the file and skips the
   keys it does not need, plus every task file: linear in the team's total bytes.""")
 

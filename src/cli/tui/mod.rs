@@ -18,6 +18,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
@@ -75,10 +76,30 @@ enum Msg {
     Term(Event),
     TermGone(String),
     Files(Changes),
-    /// Something changed in the transcripts' folders (the paths, when notifications say).
-    Transcripts(Option<Vec<PathBuf>>),
+    /// Something changed in the transcripts' folders (what, in [`Pending`]).
+    Transcripts,
     Signal,
     Done(Result<String, String>),
+}
+
+/// The transcript changes the watcher saw and the loop has not read yet. The watcher tells the
+/// loop once ([`Msg::Transcripts`]) until the loop takes them: a transcript appended twenty
+/// times a second wakes the loop only when it reads.
+#[derive(Default)]
+struct Pending {
+    /// The loop was told and has not taken them yet.
+    told: bool,
+    /// The paths notified.
+    paths: BTreeSet<PathBuf>,
+    /// Nothing says which (polling, lost notifications).
+    unknown: bool,
+}
+
+/// Takes what the watcher saw; whether a file nobody owns yet is among it.
+fn take(pending: &Mutex<Pending>, budget: &Budget) -> bool {
+    let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
+    let p = std::mem::take(&mut *p);
+    p.unknown || p.paths.iter().any(|path| !budget.knows(path))
 }
 
 /// Tells the loop when the thread holding it ends by a panic (the panic hook has given the
@@ -448,6 +469,8 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     // File changes, on a thread of their own (it blocks on the notifications).
     let clock = ctx.clock_fn();
     let files = tx.clone();
+    let pending = Arc::new(Mutex::new(Pending::default()));
+    let seen = Arc::clone(&pending);
     let dog = Watchdog(tx.clone(), "the file watcher");
     std::thread::spawn(move || {
         let _dog = dog;
@@ -464,14 +487,21 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             {
                 break;
             }
-            let transcripts = match outside {
-                Outside::None => None,
-                Outside::Paths(p) => Some(Msg::Transcripts(Some(p))),
-                Outside::Unknown => Some(Msg::Transcripts(None)),
+            let tell = {
+                let mut p = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                match outside {
+                    Outside::None => false,
+                    Outside::Paths(paths) => {
+                        p.paths.extend(paths);
+                        !std::mem::replace(&mut p.told, true)
+                    }
+                    Outside::Unknown => {
+                        p.unknown = true;
+                        !std::mem::replace(&mut p.told, true)
+                    }
+                }
             };
-            if let Some(m) = transcripts
-                && files.send(m).is_err()
-            {
+            if tell && files.send(Msg::Transcripts).is_err() {
                 break;
             }
         }
@@ -525,6 +555,9 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             if transcripts_due.is_some_and(|t| Instant::now() >= t) {
                 transcripts_due = None;
                 transcripts_read = Instant::now();
+                if take(&pending, &live.budget) {
+                    live.budget.relocate_soon();
+                }
                 dirty |= live.refresh();
                 hand_dirs(&live, &mut watched);
             }
@@ -556,18 +589,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                         live.app.timeline.apply(&c);
                         changed = true;
                     }
-                    Msg::Transcripts(paths) => {
-                        transcripts = true;
-                        // A file nobody owns yet (a new session): look for owners again.
-                        let unknown = paths.as_ref().is_none_or(|ps| {
-                            ps.iter().any(|p| {
-                                p.extension().is_some_and(|e| e == "jsonl") && !live.budget.knows(p)
-                            })
-                        });
-                        if unknown {
-                            live.budget.relocate_soon();
-                        }
-                    }
+                    Msg::Transcripts => transcripts = true,
                     Msg::Term(Event::Key(k)) => {
                         dirty = true;
                         match live.app.key(k) {
@@ -626,6 +648,9 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                 // A message or a task at once (the transcripts are read with it).
                 transcripts_due = None;
                 transcripts_read = Instant::now();
+                if take(&pending, &live.budget) {
+                    live.budget.relocate_soon();
+                }
                 dirty |= live.refresh();
                 hand_dirs(&live, &mut watched);
             } else if transcripts && transcripts_due.is_none() {

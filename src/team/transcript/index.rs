@@ -522,4 +522,38 @@ mod tests {
             "{w:?}"
         );
     }
+
+    #[test]
+    fn a_first_line_longer_than_the_head_does_not_hide_its_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Loc::root(dir.path());
+        let t = root.join("t.jsonl");
+        let named = r#"{"type":"user","teamName":"t","agentName":"alice","timestamp":"2026-11-29T10:00:00.000Z","message":{"role":"user","content":"go"}}"#;
+        let huge = format!(
+            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}",
+            "x".repeat(3 * HEAD_BYTES as usize)
+        );
+        fs::write(t.path(), format!("{huge}\n{named}\n")).unwrap();
+        let info = t.stat().unwrap().unwrap();
+        let h = Index::in_memory().head(&t, &info).unwrap();
+        assert_eq!(
+            (h.team.as_deref(), h.agent.as_deref()),
+            (Some("t"), Some("alice"))
+        );
+        // A file of nothing but over-long lines is given up on after HEAD_SKIP.
+        let u = root.join("u.jsonl");
+        let line = "y".repeat(HEAD_BYTES as usize * 2) + "\n";
+        let mut f = fs::File::create(u.path()).unwrap();
+        for _ in 0..((HEAD_SKIP / HEAD_BYTES) / 2 + 4) {
+            f.write_all(line.as_bytes()).unwrap();
+        }
+        let info = u.stat().unwrap().unwrap();
+        let h = Index::in_memory().head(&u, &info).unwrap();
+        assert_eq!(h.team, None);
+        assert!(
+            h.len >= HEAD_BYTES + HEAD_SKIP && h.len < info.size,
+            "{}",
+            h.len
+        );
+    }
 }
