@@ -102,6 +102,18 @@ fn take(pending: &Mutex<Pending>, budget: &Budget) -> bool {
     p.unknown || p.paths.iter().any(|path| !budget.knows(path))
 }
 
+/// Moves the start of the transcript window after a read that found the transcripts `grew` (or
+/// not). It runs from the last read that found something, so that the read after the close
+/// that follows a write (which finds nothing) does not delay the next write's; a second read
+/// in a row that finds nothing starts it too (a file in a watched folder that is nobody's,
+/// appended all the time, is read at most every [`TRANSCRIPT_EVERY`]).
+fn window(start: &mut Instant, found_last: &mut bool, grew: bool) {
+    if grew || !*found_last {
+        *start = Instant::now();
+    }
+    *found_last = grew;
+}
+
 /// Tells the loop when the thread holding it ends by a panic (the panic hook has given the
 /// terminal back by then; the loop must stop, not draw on the main screen).
 struct Watchdog(mpsc::Sender<Msg>, &'static str);
@@ -149,6 +161,8 @@ struct Live<'c> {
     budget: Budget,
     /// The story being shown, read as it grows.
     story: Option<MemberLog>,
+    /// Whether the last refresh found the transcripts grown.
+    grew: bool,
 }
 
 impl<'c> Live<'c> {
@@ -191,6 +205,7 @@ impl<'c> Live<'c> {
             stall_after: opts.stall_after,
             budget,
             story: None,
+            grew: false,
         })
     }
 
@@ -206,7 +221,9 @@ impl<'c> Live<'c> {
                 return changed;
             }
         };
+        let before = self.budget.spend().clone();
         self.budget.check();
+        self.grew = *self.budget.spend() != before;
         let inputs = Inputs {
             idle_after: self.idle_after,
             live: &self.live,
@@ -215,7 +232,7 @@ impl<'c> Live<'c> {
             spend: Some(self.budget.spend()),
             stall_after: self.stall_after,
         };
-        let mut changed = match top::view(&team, &self.app.timeline, self.ctx.clock(), &inputs) {
+        let changed = match top::view(&team, &self.app.timeline, self.ctx.clock(), &inputs) {
             Ok(v) => {
                 let changed = self.app.trouble.is_some() || v != self.app.view;
                 self.app.trouble = None;
@@ -232,8 +249,9 @@ impl<'c> Live<'c> {
         self.app.identity = self.ctx.identity(&team);
         self.app.refusal = refusal(&team);
         self.team = team;
-        changed |= self.read_story();
-        changed
+        let story = self.read_story();
+        self.grew |= story;
+        changed | story
     }
 
     /// Opens or closes the story the screen asks for; returns whether it changed.
@@ -535,9 +553,10 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
 
     let result = std::thread::scope(|scope| -> Result<()> {
         let mut next_tick = Instant::now() + TICK;
-        // A transcript change waiting for its turn, and when the last one was read.
+        // A transcript change waiting for its turn, and when a read last found one.
         let mut transcripts_due: Option<Instant> = None;
         let mut transcripts_read = Instant::now();
+        let mut found_last = true;
         let mut dirty = true;
         loop {
             if !terminal::taken() {
@@ -554,11 +573,11 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             }
             if transcripts_due.is_some_and(|t| Instant::now() >= t) {
                 transcripts_due = None;
-                transcripts_read = Instant::now();
                 if take(&pending, &live.budget) {
                     live.budget.relocate_soon();
                 }
                 dirty |= live.refresh();
+                window(&mut transcripts_read, &mut found_last, live.grew);
                 hand_dirs(&live, &mut watched);
             }
             if dirty {
@@ -647,11 +666,11 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             if changed {
                 // A message or a task at once (the transcripts are read with it).
                 transcripts_due = None;
-                transcripts_read = Instant::now();
                 if take(&pending, &live.budget) {
                     live.budget.relocate_soon();
                 }
                 dirty |= live.refresh();
+                window(&mut transcripts_read, &mut found_last, live.grew);
                 hand_dirs(&live, &mut watched);
             } else if transcripts && transcripts_due.is_none() {
                 // At most every TRANSCRIPT_EVERY: a burst of appends is one read.
