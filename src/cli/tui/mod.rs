@@ -16,7 +16,7 @@ mod terminal;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -56,10 +56,6 @@ pub(crate) struct Options {
     /// A member inside a turn whose transcript has not grown for this long is stalled.
     pub(crate) stall_after: Duration,
 }
-
-/// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
-/// show that a panic on any thread gives the terminal back.
-pub(crate) static TEST_PANIC: AtomicBool = AtomicBool::new(false);
 
 /// How often the clock ticks: liveness checks and the ages on screen, nothing else.
 const TICK: Duration = Duration::from_secs(1);
@@ -497,7 +493,8 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                 waker.add(&d);
             }
             let (changes, outside) = watch.next_seen(&mut waker, TICK, &clock);
-            if TEST_PANIC.load(Ordering::SeqCst) && !changes.events.is_empty() {
+            if crate::cli::context::TEST_PANIC.load(Ordering::SeqCst) && !changes.events.is_empty()
+            {
                 panic!("TEAMCTL_TEST_FAULTS=top_panic: a change");
             }
             if (!changes.events.is_empty() || !changes.warnings.is_empty())
