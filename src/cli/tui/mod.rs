@@ -76,6 +76,8 @@ enum Msg {
     Transcripts,
     Signal,
     Done(Result<String, String>),
+    /// A member's story, read ([`open_story`]).
+    Story(String, Box<(Option<MemberLog>, app::Story)>),
 }
 
 /// The transcript changes the watcher saw and the loop has not read yet. The watcher tells the
@@ -157,6 +159,8 @@ struct Live<'c> {
     budget: Budget,
     /// The story being shown, read as it grows.
     story: Option<MemberLog>,
+    /// Whose story is shown or being read.
+    story_of: Option<String>,
     /// Whether the last refresh found the transcripts grown.
     grew: bool,
 }
@@ -201,6 +205,7 @@ impl<'c> Live<'c> {
             stall_after: opts.stall_after,
             budget,
             story: None,
+            story_of: None,
             grew: false,
         })
     }
@@ -250,50 +255,48 @@ impl<'c> Live<'c> {
         changed | story
     }
 
-    /// Opens or closes the story the screen asks for; returns whether it changed.
-    fn sync_story(&mut self) -> bool {
+    /// Opens or closes the story the screen asks for; returns whether it changed. A story is
+    /// read on a thread of its own when the loop gave one (`opened`: a transcript of a hundred
+    /// megabytes takes a while), the screen saying it is reading meanwhile.
+    fn sync_story(&mut self, opened: Option<&mpsc::Sender<Msg>>) -> bool {
         let wanted = match &self.app.mode {
             app::Mode::Story { member, .. } => Some(member.clone()),
             _ => None,
         };
-        let open = self.app.story.as_ref().map(|s| s.member.clone());
-        if wanted == open {
+        if wanted == self.story_of {
             return false;
         }
         self.story = None;
         self.app.story = None;
+        self.story_of.clone_from(&wanted);
         let Some(member) = wanted else {
             return true;
         };
-        let mut shown = app::Story {
-            member: member.clone(),
-            lines: VecDeque::new(),
-            error: None,
-            warnings: Vec::new(),
-            files: 0,
-        };
-        match MemberLog::open(self.team.clone(), &member) {
-            Ok(mut log) => {
-                let mut lines = VecDeque::new();
-                let _ = log.history(
-                    Filter {
-                        since: None,
-                        last: Some(STORY_LEN),
-                    },
-                    &mut |l: &LogLine| {
-                        lines.push_back(l.clone());
-                        Ok(())
-                    },
-                );
-                shown.lines = lines;
-                shown.files = log.files().len();
-                shown.warnings = log.take_warnings();
-                self.story = Some(log);
+        let team = self.team.clone();
+        match opened {
+            Some(tx) => {
+                let tx = tx.clone();
+                let dog = Watchdog(tx.clone(), "the story reader");
+                std::thread::spawn(move || {
+                    let _dog = dog;
+                    let read = open_story(team, &member);
+                    let _ = tx.send(Msg::Story(member, Box::new(read)));
+                });
             }
-            Err(e) => shown.error = Some(format!("{e:#}")),
+            None => {
+                let read = open_story(team, &member);
+                self.opened(&member, read);
+            }
         }
-        self.app.story = Some(shown);
         true
+    }
+
+    /// A story read ([`open_story`]), shown if the screen still asks for it.
+    fn opened(&mut self, member: &str, read: (Option<MemberLog>, app::Story)) {
+        if self.story_of.as_deref() == Some(member) {
+            self.story = read.0;
+            self.app.story = Some(read.1);
+        }
     }
 
     /// Reads what the story's transcripts gained; returns whether anything did.
@@ -388,6 +391,39 @@ fn refusal(team: &Team) -> Option<String> {
             " (`teamctl approve --force` writes anyway)",
         )
     })
+}
+
+/// `member`'s story in `team`: its log, followed from here on, and what it holds so far (the
+/// last [`STORY_LEN`] events), or why there is none.
+fn open_story(team: Team, member: &str) -> (Option<MemberLog>, app::Story) {
+    let mut shown = app::Story {
+        member: member.to_string(),
+        lines: VecDeque::new(),
+        error: None,
+        warnings: Vec::new(),
+        files: 0,
+    };
+    match MemberLog::open(team, member) {
+        Ok(mut log) => {
+            let _ = log.history(
+                Filter {
+                    since: None,
+                    last: Some(STORY_LEN),
+                },
+                &mut |l: &LogLine| {
+                    shown.lines.push_back(l.clone());
+                    Ok(())
+                },
+            );
+            shown.files = log.files().len();
+            shown.warnings = log.take_warnings();
+            (Some(log), shown)
+        }
+        Err(e) => {
+            shown.error = Some(format!("{e:#}"));
+            (None, shown)
+        }
+    }
 }
 
 /// The timeline at start: what teamctl sent, then what the inboxes hold.
@@ -636,9 +672,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                                 });
                             }
                         }
-                        if live.sync_story() {
-                            hand_dirs(&live, &mut watched);
-                        }
+                        live.sync_story(Some(&tx));
                     }
                     Msg::Term(Event::Paste(text)) => {
                         live.app.paste(&text);
@@ -649,6 +683,13 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                     Msg::TermGone(e) if !terminal::taken() => anyhow::bail!("top stopped: {e}"),
                     Msg::TermGone(e) => anyhow::bail!("lost the terminal: {e}"),
                     Msg::Signal => return Ok(()),
+                    Msg::Story(member, read) => {
+                        live.opened(&member, *read);
+                        // Its folders wake the loop too; what was written meanwhile is read.
+                        hand_dirs(&live, &mut watched);
+                        live.read_story();
+                        dirty = true;
+                    }
                     Msg::Done(r) => {
                         live.app.busy = None;
                         match r {
