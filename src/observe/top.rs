@@ -27,6 +27,7 @@ use crate::team::model::{Frame, first_line};
 use crate::team::protocol::{self, Kind, Request};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::Board;
+use crate::team::transcript::entry::input_summary;
 use crate::team::transcript::{Activity, Tokens};
 use crate::time::iso_millis;
 
@@ -253,7 +254,12 @@ pub fn frame_summary(f: &Frame) -> String {
     let detail = match f.frame_type.as_str() {
         "permission_request" => {
             let tool = s("tool_name").unwrap_or("?");
-            match tool_input_summary(f.fields.get("input")).or(s("description").map(String::from)) {
+            match f
+                .fields
+                .get("input")
+                .and_then(|i| input_summary(tool, i))
+                .or(s("description").map(String::from))
+            {
                 Some(what) => format!("{tool}: {what}"),
                 None => tool.to_string(),
             }
@@ -306,23 +312,6 @@ pub fn frame_summary(f: &Frame) -> String {
     } else {
         format!("[{}] {detail}", f.frame_type)
     }
-}
-
-/// The one thing a tool call's input is about: the command, the file, the pattern, the URL.
-fn tool_input_summary(input: Option<&Value>) -> Option<String> {
-    let input = input?;
-    [
-        "command",
-        "file_path",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "notebook_path",
-    ]
-    .iter()
-    .find_map(|k| input.get(*k).and_then(Value::as_str))
-    .map(|s| first_line(s, 80))
 }
 
 /// A member's row (`top --json` `members[]`): what `status` knows, transcripts included.
@@ -632,7 +621,12 @@ fn request_summary(r: &Request) -> String {
     match r.kind {
         Kind::Permission => {
             let tool = r.tool_name.as_deref().unwrap_or("?");
-            match tool_input_summary(r.input.as_ref()).or(r.description.clone()) {
+            match r
+                .input
+                .as_ref()
+                .and_then(|i| input_summary(tool, i))
+                .or(r.description.clone())
+            {
                 Some(what) => format!("{tool}: {what}"),
                 None => tool.to_string(),
             }

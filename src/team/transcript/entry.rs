@@ -571,9 +571,15 @@ pub fn parse(line: &[u8]) -> Option<Line<'_>> {
 /// A one-line summary of a tool call's input: the command, the file, the pattern, the URL,
 /// whom a message goes to; otherwise the first string input, or the input as compact JSON.
 pub fn tool_summary(tool: &str, input: Option<&Value>) -> String {
-    let Some(input) = input else {
-        return String::new();
-    };
+    match input {
+        Some(i) => input_summary(tool, i).unwrap_or_else(|| first_line(&i.to_string(), 160)),
+        None => String::new(),
+    }
+}
+
+/// The one thing a tool call's input is about (see [`tool_summary`]), or `None` when no input
+/// field says it.
+pub fn input_summary(tool: &str, input: &Value) -> Option<String> {
     let s = |k: &str| input.get(k).and_then(Value::as_str);
     let line = |t: &str| first_line(t, 160);
     let picked = match tool {
@@ -606,8 +612,8 @@ pub fn tool_summary(tool: &str, input: Option<&Value>) -> String {
             .map(|t| format!("{} todos", t.len())),
         _ => None,
     };
-    if let Some(p) = picked {
-        return p;
+    if picked.is_some() {
+        return picked;
     }
     for k in [
         "command",
@@ -621,10 +627,10 @@ pub fn tool_summary(tool: &str, input: Option<&Value>) -> String {
         "name",
     ] {
         if let Some(v) = s(k) {
-            return line(v);
+            return Some(line(v));
         }
     }
-    line(&input.to_string())
+    None
 }
 
 #[cfg(test)]
