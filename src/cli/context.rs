@@ -129,8 +129,12 @@ impl Ctx {
 
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
-        let name = config::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
-        Team::open(&self.layout, &name)
+        Team::open(&self.layout, &self.team_resolved()?)
+    }
+
+    /// The name of the team this command addresses (the team folder may be gone).
+    pub(crate) fn team_resolved(&self) -> Result<teamctl::store::paths::TeamName> {
+        config::resolve(&self.layout, self.team.as_deref(), &self.cwd)
     }
 }
 

@@ -22,8 +22,8 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, inbox, man, pending, run, send,
-    shutdown, status, tasks, wait, watch,
+    approve, ask, completions, create, delete, deny, doctor, export, inbox, man, pending, run,
+    send, shutdown, status, tasks, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -113,6 +113,7 @@ pub(crate) enum Command {
     Deny(deny::DenyArgs),
     Shutdown(shutdown::ShutdownArgs),
     Doctor(doctor::DoctorArgs),
+    Export(export::ExportArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
@@ -147,6 +148,7 @@ pub(crate) fn dispatch(
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
+        Command::Export(args) => export::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }

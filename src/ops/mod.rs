@@ -1,11 +1,13 @@
 //! The ops layer: what a user asks for that spans the layers. It owns a question and its wait
 //! ([`ask`]), answering teammates by rules ([`policy`]), standing a team up ([`create`]), a team
-//! led by Claude ([`run`]), taking a team down ([`delete`]) and the health checks ([`doctor`]).
+//! led by Claude ([`run`]), taking a team down ([`delete`]), the health checks ([`doctor`]) and
+//! a record of a team that outlives it ([`export`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
 pub mod create;
 pub mod delete;
 pub mod doctor;
+pub mod export;
 pub mod policy;
 pub mod run;

@@ -1,6 +1,7 @@
 //! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
 //! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
-//! the folder layout and the naming rules ([`paths`]), cheap unlocked reads ([`light`]), and,
+//! the folder layout and the naming rules ([`paths`]), cheap unlocked reads ([`light`]), copies
+//! of files that change while they are read ([`snapshot`]), and,
 //! in this module, the locked read-modify-write with read-back verification. It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
@@ -32,6 +33,7 @@ pub mod id;
 pub(crate) mod light;
 pub mod lock;
 pub mod paths;
+pub mod snapshot;
 
 use std::fs::{self, File, Metadata, OpenOptions, Permissions};
 use std::io::{self, Write};

@@ -1,0 +1,821 @@
+//! A record of a team that outlives it: its files, its conversation and its state, gathered into
+//! a folder or a `.tar.gz` for a CI artifact or an archive ([`export`]), or just the report
+//! ([`gather`] + [`markdown::render`]).
+//!
+//! The bundle holds:
+//! - `team/config.json`, `team/inboxes/<member>.json`, `tasks/<file>` (every task file and
+//!   `.highwatermark`), copied byte for byte;
+//! - `sent.jsonl`: the team's lines of teamctl's sent log;
+//! - `transcripts/<member>/<session>.jsonl`: the lead's transcript (found by `leadSessionId`)
+//!   and those of its in-process teammates (`<session>/subagents/`), cut at their last whole line;
+//! - `summary.json` ([`Summary`]): the `status --json` document, the tasks, every message in time
+//!   order (from the inboxes, the sent log and the transcripts, so delivered and consumed messages
+//!   are there too), the lead's final answer, the transcripts and a sha256 of every file;
+//! - `report.md` ([`markdown`]): the same for people, safe to append to `$GITHUB_STEP_SUMMARY`.
+//!
+//! Reads only: no lock is taken (each file is copied as one whole version, see
+//! [`crate::store::snapshot`]), nothing is written into the config dir, and the bundle appears
+//! at its path only once complete. Names read from the team's files decide no path: only valid
+//! member names, task ids and session ids become file names in the bundle.
+
+mod bundle;
+pub mod markdown;
+
+use std::collections::{HashMap, VecDeque};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use bundle::Bundle;
+pub use bundle::Format;
+
+use crate::observe::status::{Liveness, MemberStatus, TaskCounts, TeamInfo, team_status};
+use crate::ops::run::{find_transcript, parse_transcript, subagent_transcripts};
+use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::store::snapshot::{self, Copy as FileCopy};
+use crate::store::{self, id};
+use crate::team::config::{LEAD, Team, TeamConfig};
+use crate::team::conversation::{self, Said, Seen};
+use crate::team::model::{Frame, Kind, MessageView};
+use crate::team::sentlog::Sent;
+use crate::team::tasks::{Board, Task, TaskView};
+use crate::time::iso_millis;
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The config dir.
+    pub layout: &'a Layout,
+    /// The team.
+    pub team: &'a TeamName,
+    /// The lead's session when known otherwise (`run` knows it before `config.json` exists and
+    /// after it is gone); else `leadSessionId` of `config.json`.
+    pub lead_session_id: Option<&'a str>,
+    /// teamctl's sent log (every team's lines: the team's are taken).
+    pub sent: &'a [Sent],
+    /// The time of the record.
+    pub now: DateTime<Utc>,
+    /// The run this record ends, if any.
+    pub run: Option<RunInfo>,
+}
+
+/// The run a record ends (`run --export`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// `--name`.
+    pub name: String,
+    /// The run's state as the record was taken: `done`, `failed`, `timeout`, …
+    pub state: String,
+    /// Why it failed or timed out.
+    pub reason: Option<String>,
+    /// The lead's answer as the run found it (its transcript, else its pane).
+    pub result: Option<String>,
+}
+
+/// The `status --json` document as recorded (without `identity`: nobody asks).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    /// Team-level facts.
+    pub team: TeamInfo,
+    /// Members.
+    pub members: Vec<MemberStatus>,
+    /// Task counts.
+    pub tasks: TaskCounts,
+}
+
+/// Where a message is now, as far as the record tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageState {
+    /// In its recipient's inbox, not taken yet.
+    Unread,
+    /// In its recipient's inbox, marked read (Claude Code 2.1.159 and older).
+    Read,
+    /// Its recipient's transcript shows it was delivered.
+    Delivered,
+    /// It left its recipient's inbox (teamctl sent it; the inbox no longer holds it).
+    Consumed,
+    /// Only its sender's side knows of it.
+    Sent,
+}
+
+/// Where the record knows a message from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// An inbox file.
+    Inbox,
+    /// teamctl's sent log.
+    SentLog,
+    /// A transcript.
+    Transcript,
+}
+
+/// One message of the conversation (`summary.json` `messages[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// When it was sent (its `timestamp`), else when it was delivered.
+    pub at: Option<String>,
+    /// Sender.
+    pub from: String,
+    /// Recipient (`*`: a broadcast).
+    pub to: String,
+    /// Plain message or protocol frame.
+    pub kind: Kind,
+    /// The frame's type (protocol frames).
+    pub frame_type: Option<String>,
+    /// Its summary, if any.
+    pub summary: Option<String>,
+    /// The text as written (`null`: only the sent log knows of it, which keeps no text).
+    pub text: Option<String>,
+    /// Its id (`msg_id`, or the entry id teamctl derives), when known.
+    pub id: Option<String>,
+    /// Where it is now.
+    pub state: MessageState,
+    /// When its recipient's transcript shows it delivered.
+    pub delivered_at: Option<String>,
+    /// Where the record knows it from.
+    pub sources: Vec<Source>,
+}
+
+/// A transcript in the record (`summary.json` `transcripts[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TranscriptInfo {
+    /// Whose.
+    pub member: String,
+    /// Its session id.
+    pub session_id: Option<String>,
+    /// `lead`, `in_process` or `pane`.
+    pub kind: &'static str,
+    /// Its path in the bundle (`null`: not found).
+    pub path: Option<String>,
+    /// Where it was found.
+    pub source: Option<String>,
+    /// Whole lines copied.
+    pub lines: usize,
+    /// Bytes copied.
+    pub bytes: u64,
+}
+
+/// A file of the bundle (`summary.json` `files[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileInfo {
+    /// Its path in the bundle.
+    pub path: String,
+    /// Size.
+    pub bytes: u64,
+    /// SHA-256, hex.
+    pub sha256: String,
+    /// Whether it was copied as one settled version (`false`: it kept changing, or did not
+    /// parse, until the deadline; the bytes are the last read).
+    pub settled: bool,
+}
+
+/// `summary.json`. Every key always present.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Always 1.
+    pub schema_version: u32,
+    /// When the record was taken.
+    pub generated_at: String,
+    /// `teamctl <version>`.
+    pub generator: String,
+    /// The team.
+    pub team: String,
+    /// Whether `teams/<team>` existed when the record was taken.
+    pub team_folder: bool,
+    /// The run this record ends (`run --export`), else `null`.
+    pub run: Option<RunInfo>,
+    /// The `status --json` document.
+    pub status: Status,
+    /// Every task (`tasks --json` shape), internal ones too.
+    pub tasks: Vec<TaskView>,
+    /// Every message on record, oldest first.
+    pub messages: Vec<Message>,
+    /// The lead's last answer (its last text), when there is one.
+    pub result: Option<String>,
+    /// Whether that answer ended the lead's turn (its final answer).
+    pub result_final: bool,
+    /// The transcripts.
+    pub transcripts: Vec<TranscriptInfo>,
+    /// Cost per member and in total: `null` until teamctl reads every member's transcript.
+    pub cost: Option<serde_json::Value>,
+    /// Every file of the bundle but `summary.json` and `report.md`.
+    pub files: Vec<FileInfo>,
+    /// What could not be read or was odd (files left as they are).
+    pub warnings: Vec<String>,
+}
+
+/// What [`export`] wrote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Exported {
+    /// The bundle's path.
+    pub out: PathBuf,
+    /// Its form.
+    pub format: Format,
+    /// Files in it.
+    pub files: usize,
+    /// Bytes of the files (before compression).
+    pub bytes: u64,
+    /// Its size on disk (the archive's, compressed; a folder's files).
+    pub size: u64,
+    /// Messages on record.
+    pub messages: usize,
+    /// Transcripts copied.
+    pub transcripts: usize,
+    /// Warnings (also in `summary.json`).
+    pub warnings: Vec<String>,
+}
+
+/// Receives each file as it is copied.
+type Sink<'a> = dyn FnMut(&str, &FileCopy) -> Result<()> + 'a;
+
+/// Writes the record of `req` to `out`: a folder, or a `.tar.gz` ([`Format::of`]).
+///
+/// # Errors
+/// `out` exists or lies inside the config dir; I/O writing the bundle. A file of the team that
+/// cannot be read is a warning in the record, not an error.
+pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
+    check_out(req.layout, out)?;
+    let mut bundle = Bundle::create(out)?;
+    let mut files = 0;
+    let summary = gather(req, &mut |rel, copy| {
+        files += 1;
+        bundle.add(rel, &copy.bytes, copy.mtime)
+    })?;
+    let mtime = Some(std::time::SystemTime::from(req.now));
+    let mut doc = serde_json::to_vec_pretty(&summary)?;
+    doc.push(b'\n');
+    bundle.add("summary.json", &doc, mtime)?;
+    bundle.add("report.md", markdown::render(&summary).as_bytes(), mtime)?;
+    let bytes = bundle.written();
+    let size = bundle.finish()?;
+    Ok((
+        Exported {
+            out: out.to_path_buf(),
+            format: Format::of(out),
+            files: files + 2,
+            bytes,
+            size,
+            messages: summary.messages.len(),
+            transcripts: summary
+                .transcripts
+                .iter()
+                .filter(|t| t.path.is_some())
+                .count(),
+            warnings: summary.warnings.clone(),
+        },
+        summary,
+    ))
+}
+
+/// Refuses a bundle inside the config dir (export never writes there).
+fn check_out(layout: &Layout, out: &Path) -> Result<()> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| {
+        // The nearest existing ancestor, resolved, plus the rest.
+        let p = abs(p);
+        let mut base = p.as_path();
+        let mut rest = Vec::new();
+        while !base.exists() {
+            match (base.parent(), base.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_owned());
+                    base = parent;
+                }
+                _ => break,
+            }
+        }
+        let mut c = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+        c.extend(rest.iter().rev());
+        c
+    };
+    let root = canon(layout.root());
+    if canon(out).starts_with(&root) {
+        bail!(
+            "--out {} is inside the Claude config dir {}: export never writes there; pick a \
+             path outside it",
+            out.display(),
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Reads everything the record holds, handing each copied file to `sink` as it goes, and
+/// returns the summary (its `files` filled in).
+///
+/// # Errors
+/// From `sink`; the team's folders cannot be listed.
+pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
+    let mut g = Gathering {
+        sink,
+        files: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let layout = req.layout;
+    let name = req.team;
+    let team_dir = layout.team_dir(name);
+    let team_folder = team_dir.is_dir();
+
+    // config.json
+    let config_path = layout.config_path(name);
+    let config = g
+        .json("team/config.json", &config_path)?
+        .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
+    let team = Team {
+        layout: layout.clone(),
+        name: name.clone(),
+        config: config.clone(),
+    };
+
+    // Inboxes.
+    let mut inboxes: Vec<(String, Vec<store::Entry>)> = Vec::new();
+    for owner in team.inbox_owners().unwrap_or_default() {
+        let path = team.inbox_path(&owner);
+        let rel = format!("team/inboxes/{owner}.json");
+        if let Some(c) = g.json(&rel, &path)? {
+            match store::parse_inbox(&c.bytes, &path).or_else(|e| {
+                match store::format::replace_lone_surrogates(&c.bytes) {
+                    Some(lossy) => store::parse_inbox(&lossy, &path),
+                    None => Err(e),
+                }
+            }) {
+                Ok(entries) => inboxes.push((owner.to_string(), entries)),
+                Err(e) => g.warnings.push(format!("{e:#}")),
+            }
+        }
+    }
+
+    // Tasks.
+    let tasks_dir = layout.tasks_dir(name);
+    let mut board = Board::default();
+    let mut task_files: Vec<String> = fs::read_dir(&tasks_dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| {
+                    n == ".highwatermark" || n.strip_suffix(".json").is_some_and(is_valid_member)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    task_files.sort();
+    for file in task_files {
+        let path = tasks_dir.join(&file);
+        if file.starts_with('.') {
+            g.raw(&format!("tasks/{file}"), &path)?;
+            continue;
+        }
+        let Some(c) = g.json(&format!("tasks/{file}"), &path)? else {
+            continue;
+        };
+        match store::parse_object(&c.bytes, &path)
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|raw| Task::from_raw(raw, path.clone()))
+        {
+            Ok(t) => board.tasks.push(t),
+            Err(e) => g
+                .warnings
+                .push(format!("skipped task file {}: {e}", path.display())),
+        }
+    }
+    board.tasks.sort_by(|a, b| {
+        let n = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX);
+        n(&a.id).cmp(&n(&b.id)).then_with(|| a.id.cmp(&b.id))
+    });
+    let tasks: Vec<TaskView> = board.tasks.iter().map(|t| board.view(t)).collect();
+
+    // The sent log's lines of this team.
+    let sent: Vec<&Sent> = req
+        .sent
+        .iter()
+        .filter(|s| s.team == name.as_str())
+        .collect();
+    if !sent.is_empty() {
+        let mut lines = Vec::new();
+        for s in &sent {
+            lines.extend(serde_json::to_vec(s)?);
+            lines.push(b'\n');
+        }
+        g.add(
+            "sent.jsonl",
+            &FileCopy {
+                bytes: lines,
+                mtime: None,
+                retries: 0,
+                settled: true,
+            },
+        )?;
+    }
+
+    // Transcripts: the lead's, then its in-process teammates'.
+    let session = req
+        .lead_session_id
+        .map(String::from)
+        .or_else(|| config.as_ref().and_then(|c| c.lead_session_id.clone()));
+    let lead_name = config
+        .as_ref()
+        .and_then(|c| c.lead().map(|l| l.name.clone()))
+        .unwrap_or_else(|| LEAD.to_string());
+    let teamctl_leads = config.as_ref().is_some_and(|c| c.teamctl_leads);
+    let mut transcripts = Vec::new();
+    let mut said: Vec<Said> = Vec::new();
+    let mut result = None;
+    let mut result_final = false;
+    if let Some(sid) = session.as_deref() {
+        if !is_session_id(sid) {
+            g.warnings.push(format!(
+                "leadSessionId {sid:?} is not a session id; its transcript was not looked for"
+            ));
+        } else {
+            match find_transcript(layout.root(), sid) {
+                Some(path) => {
+                    let rel = format!("transcripts/{}/{sid}.jsonl", safe_name(&lead_name));
+                    if let Some((info, copy)) =
+                        g.transcript(&rel, &path, &lead_name, Some(sid), "lead", &mut said)?
+                    {
+                        let t = parse_transcript(&copy.bytes);
+                        result_final = t.turn_ended && t.last_text.is_some();
+                        result = t.last_text;
+                        transcripts.push(info);
+                    }
+                    let mut subs: Vec<(String, PathBuf)> =
+                        subagent_transcripts(&path).into_iter().collect();
+                    subs.sort();
+                    for (member, p) in subs {
+                        let Some(file) = p.file_name().and_then(|f| f.to_str()) else {
+                            continue;
+                        };
+                        let stem = file.strip_suffix(".jsonl").unwrap_or(file);
+                        if !is_valid_member(stem) {
+                            continue;
+                        }
+                        let rel = format!("transcripts/{}/{stem}.jsonl", safe_name(&member));
+                        if let Some((info, _)) =
+                            g.transcript(&rel, &p, &member, None, "in_process", &mut said)?
+                        {
+                            transcripts.push(info);
+                        }
+                    }
+                }
+                None if !teamctl_leads => {
+                    g.warnings.push(format!(
+                        "the lead's transcript ({sid}.jsonl) was not found under {}",
+                        layout.root().join("projects").display()
+                    ));
+                    transcripts.push(TranscriptInfo {
+                        member: lead_name.clone(),
+                        session_id: Some(sid.to_string()),
+                        kind: "lead",
+                        path: None,
+                        source: None,
+                        lines: 0,
+                        bytes: 0,
+                    });
+                }
+                None => {}
+            }
+        }
+    }
+    if result.is_none()
+        && let Some(r) = req.run.as_ref().and_then(|r| r.result.clone())
+    {
+        result = Some(r);
+    }
+
+    let messages = conversation(&inboxes, &sent, said, team_folder);
+
+    // The status document, as `status --json` would show it now.
+    let st = team_status(
+        &team,
+        req.now,
+        Duration::from_secs(300),
+        &Liveness::default(),
+        req.sent,
+    )?;
+    g.warnings.extend(st.warnings.iter().cloned());
+    let mut warnings = g.warnings;
+    warnings.dedup();
+    Ok(Summary {
+        schema_version: 1,
+        generated_at: iso_millis(req.now),
+        generator: format!("teamctl {}", env!("CARGO_PKG_VERSION")),
+        team: name.to_string(),
+        team_folder,
+        run: req.run.clone(),
+        status: Status {
+            team: st.team,
+            members: st.members,
+            tasks: crate::observe::status::task_counts(&board),
+        },
+        tasks,
+        messages,
+        result,
+        result_final,
+        transcripts,
+        cost: None,
+        files: g.files,
+        warnings,
+    })
+}
+
+struct Gathering<'s, 'a> {
+    sink: &'s mut Sink<'a>,
+    files: Vec<FileInfo>,
+    warnings: Vec<String>,
+}
+
+impl Gathering<'_, '_> {
+    fn add(&mut self, rel: &str, copy: &FileCopy) -> Result<()> {
+        (self.sink)(rel, copy)?;
+        self.files.push(FileInfo {
+            path: rel.to_string(),
+            bytes: copy.bytes.len() as u64,
+            sha256: hex(&Sha256::digest(&copy.bytes)),
+            settled: copy.settled,
+        });
+        Ok(())
+    }
+
+    /// Copies a JSON file; a file that cannot be read is a warning.
+    fn json(&mut self, rel: &str, path: &Path) -> Result<Option<FileCopy>> {
+        self.copy(rel, path, &|b: &[u8]| {
+            serde_json::from_slice::<serde::de::IgnoredAny>(b).is_ok()
+                || store::format::replace_lone_surrogates(b)
+                    .is_some_and(|l| serde_json::from_slice::<serde::de::IgnoredAny>(&l).is_ok())
+        })
+    }
+
+    /// Copies a file of any content (one whole version of it).
+    fn raw(&mut self, rel: &str, path: &Path) -> Result<Option<FileCopy>> {
+        self.copy(rel, path, &|_: &[u8]| true)
+    }
+
+    fn copy(
+        &mut self,
+        rel: &str,
+        path: &Path,
+        valid: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<Option<FileCopy>> {
+        match snapshot::copy_json(path, valid) {
+            Ok(Some(c)) => {
+                if !c.settled {
+                    self.warnings.push(format!(
+                        "{} kept changing or did not parse; copied as last read",
+                        path.display()
+                    ));
+                }
+                self.add(rel, &c)?;
+                Ok(Some(c))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.warnings.push(format!("{e:#}"));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Copies a transcript and reads its messages into `said`.
+    fn transcript(
+        &mut self,
+        rel: &str,
+        path: &Path,
+        member: &str,
+        session: Option<&str>,
+        kind: &'static str,
+        said: &mut Vec<Said>,
+    ) -> Result<Option<(TranscriptInfo, FileCopy)>> {
+        let c = match snapshot::copy_lines(path) {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                self.warnings.push(format!(
+                    "{} disappeared before it was copied",
+                    path.display()
+                ));
+                return Ok(None);
+            }
+            Err(e) => {
+                self.warnings.push(format!("{e:#}"));
+                return Ok(None);
+            }
+        };
+        let mut reader = conversation::Reader::new(member);
+        let mut lines = 0;
+        for line in c.bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            lines += 1;
+            reader.feed(line);
+        }
+        said.extend(reader.finish());
+        self.add(rel, &c)?;
+        let info = TranscriptInfo {
+            member: member.to_string(),
+            session_id: session
+                .map(String::from)
+                .or_else(|| path.file_stem().and_then(|s| s.to_str()).map(String::from)),
+            kind,
+            path: Some(rel.to_string()),
+            source: Some(path.display().to_string()),
+            lines,
+            bytes: c.bytes.len() as u64,
+        };
+        Ok(Some((info, c)))
+    }
+}
+
+/// Whether `s` can be a Claude Code session id (a UUID; nothing that could step out of a
+/// folder).
+fn is_session_id(s: &str) -> bool {
+    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
+/// `name` as a folder name in the bundle: itself when it is a valid member name, else a name
+/// derived from its hash.
+fn safe_name(name: &str) -> String {
+    if is_valid_member(name) && MemberName::parse(name).is_ok() {
+        name.to_string()
+    } else {
+        format!("member-{}", &hex(&Sha256::digest(name.as_bytes()))[..12])
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The conversation: every message on record, merged across the inboxes, the sent log and the
+/// transcripts, oldest first.
+///
+/// A message is one record when: its id is the same (an inbox entry, a `SendMessage` result, a
+/// sent log line); or, for a delivery seen in a transcript, it has the same sender, recipient
+/// and text as a message not yet matched (the earliest), or the same sender, recipient and
+/// summary as a sent log line (which keeps no text).
+pub fn conversation(
+    inboxes: &[(String, Vec<store::Entry>)],
+    sent: &[&Sent],
+    said: Vec<Said>,
+    team_folder: bool,
+) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let message = |at: Option<String>, from: &str, to: &str, text: Option<String>| {
+        let frame = text.as_deref().and_then(Frame::decode);
+        Message {
+            at,
+            from: from.to_string(),
+            to: to.to_string(),
+            kind: if frame.is_some() {
+                Kind::Protocol
+            } else {
+                Kind::Message
+            },
+            frame_type: frame.map(|f| f.frame_type),
+            summary: None,
+            text,
+            id: None,
+            state: MessageState::Sent,
+            delivered_at: None,
+            sources: Vec::new(),
+        }
+    };
+    for (owner, entries) in inboxes {
+        for e in entries {
+            let Ok(v) = MessageView::from_entry(e, "", owner) else {
+                continue;
+            };
+            let mut m = message(Some(v.timestamp.clone()), &v.from, owner, Some(v.text));
+            m.summary = v.summary;
+            m.state = if v.read {
+                MessageState::Read
+            } else {
+                MessageState::Unread
+            };
+            m.sources.push(Source::Inbox);
+            let eid = id::entry_id(e);
+            m.id = Some(eid.clone());
+            by_id.insert(eid, out.len());
+            out.push(m);
+        }
+    }
+    let (sends, deliveries): (Vec<Said>, Vec<Said>) =
+        said.into_iter().partition(|s| s.seen != Seen::Delivered);
+    for s in sends {
+        if let Some(&i) = s.msg_id.as_ref().and_then(|id| by_id.get(id)) {
+            out[i].sources.push(Source::Transcript);
+            continue;
+        }
+        let mut m = message(s.at, &s.from, &s.to, Some(s.text));
+        m.summary = s.summary;
+        m.sources.push(Source::Transcript);
+        if let Some(id) = s.msg_id {
+            m.id = Some(id.clone());
+            by_id.insert(id, out.len());
+        }
+        out.push(m);
+    }
+    for s in sent {
+        if let Some(&i) = by_id.get(&s.id) {
+            out[i].sources.push(Source::SentLog);
+            continue;
+        }
+        let mut m = message(Some(s.at.clone()), &s.from, &s.to, None);
+        m.summary = s.summary.clone();
+        m.id = Some(s.id.clone());
+        m.state = if team_folder {
+            MessageState::Consumed
+        } else {
+            MessageState::Sent
+        };
+        m.sources.push(Source::SentLog);
+        by_id.insert(s.id.clone(), out.len());
+        out.push(m);
+    }
+
+    // Deliveries: matched to what was sent, earliest first.
+    let order = |out: &[Message], mut v: Vec<usize>| {
+        v.sort_by_key(|&i| (time_key(out[i].at.as_deref()), i));
+        VecDeque::from(v)
+    };
+    let mut by_text: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
+    let mut by_summary: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
+    for (i, m) in out.iter().enumerate() {
+        match (&m.text, &m.summary) {
+            (Some(t), _) => by_text
+                .entry((m.from.clone(), m.to.clone(), t.clone()))
+                .or_default()
+                .push(i),
+            (None, Some(sum)) => by_summary
+                .entry((m.from.clone(), m.to.clone(), sum.clone()))
+                .or_default()
+                .push(i),
+            (None, None) => {}
+        }
+    }
+    let mut by_text: HashMap<_, VecDeque<usize>> = by_text
+        .into_iter()
+        .map(|(k, v)| (k, order(&out, v)))
+        .collect();
+    let mut by_summary: HashMap<_, VecDeque<usize>> = by_summary
+        .into_iter()
+        .map(|(k, v)| (k, order(&out, v)))
+        .collect();
+    for d in deliveries {
+        let key = (d.from.clone(), d.to.clone(), d.text.clone());
+        let broadcast = (d.from.clone(), "*".to_string(), d.text.clone());
+        let found = by_text
+            .get_mut(&key)
+            .and_then(VecDeque::pop_front)
+            .or_else(|| {
+                let sum = d.summary.clone()?;
+                by_summary
+                    .get_mut(&(d.from.clone(), d.to.clone(), sum))
+                    .and_then(VecDeque::pop_front)
+            })
+            .or_else(|| by_text.get(&broadcast).and_then(|q| q.front().copied()));
+        match found {
+            Some(i) => {
+                let m = &mut out[i];
+                if m.text.is_none() {
+                    m.text = Some(d.text);
+                }
+                m.delivered_at = d.at;
+                if m.to != "*" {
+                    m.state = MessageState::Delivered;
+                }
+                if !m.sources.contains(&Source::Transcript) {
+                    m.sources.push(Source::Transcript);
+                }
+            }
+            None => {
+                let mut m = message(d.at.clone(), &d.from, &d.to, Some(d.text));
+                m.summary = d.summary;
+                m.delivered_at = d.at;
+                m.state = MessageState::Delivered;
+                m.sources.push(Source::Transcript);
+                out.push(m);
+            }
+        }
+    }
+    for m in &mut out {
+        m.sources.sort_by_key(|s| *s as u8);
+        m.sources.dedup();
+    }
+    let mut idx: Vec<usize> = (0..out.len()).collect();
+    idx.sort_by_key(|&i| (time_key(out[i].at.as_deref()), i));
+    let mut slots: Vec<Option<Message>> = out.into_iter().map(Some).collect();
+    idx.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// Sort key of a timestamp: parsed ones in time order, then the rest.
+fn time_key(t: Option<&str>) -> (bool, i64) {
+    match t.and_then(|t| DateTime::parse_from_rfc3339(t).ok()) {
+        Some(d) => (false, d.timestamp_micros()),
+        None => (true, 0),
+    }
+}
