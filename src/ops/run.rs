@@ -22,7 +22,9 @@
 //! Cleanup (unless kept) ends the lead as a user closing its terminal would: SIGTERM to the
 //! lead process (Claude Code then stops its teammates, kills their panes and removes its team
 //! folder), then the tmux session is killed. Claude Code leaves `tasks/<team>` and the
-//! transcripts behind; so does this.
+//! transcripts behind; so does this. With [`Spec::export`], a record of the team
+//! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out or
+//! interrupted, once the lead was started.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File};
@@ -43,8 +45,10 @@ use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
 use crate::observe::status::{TaskCounts, task_counts};
+use crate::ops::export::{self, Exported, RunInfo};
 use crate::store::paths::{Layout, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
+use crate::team::sentlog::SentLog;
 use crate::team::tasks::Board;
 
 /// How often the files and the pane are looked at.
@@ -126,6 +130,9 @@ pub struct Spec {
     pub settle: Duration,
     /// Leave the lead and its team running at the end.
     pub keep: bool,
+    /// Write a record of the team here ([`crate::ops::export`]) at the last moment before the
+    /// lead is told to stop (done, failed, timeout or interrupted alike).
+    pub export: Option<PathBuf>,
 }
 
 /// What the run needs from the environment, read by the caller.
@@ -148,6 +155,10 @@ pub struct RunEnv {
     pub run_dir: PathBuf,
     /// How long `claude --version` may take.
     pub version_timeout: Duration,
+    /// teamctl's sent log (for the record's messages), when there is one.
+    pub sent_log: Option<SentLog>,
+    /// The clock that stamps the record.
+    pub clock: fn() -> chrono::DateTime<chrono::Utc>,
 }
 
 /// A start-up dialog that would block a session nobody watches.
@@ -542,6 +553,9 @@ pub struct Outcome {
     pub kept: bool,
     /// Milliseconds from start to the end (before cleanup).
     pub elapsed_ms: u64,
+    /// The record written with [`Spec::export`] (or why it could not be), once the lead was
+    /// started.
+    pub export: Option<Result<Exported, String>>,
 }
 
 /// A progress event.
@@ -551,6 +565,10 @@ pub enum Event<'a> {
     Progress(State, &'a str),
     /// A teammate joined the lead's team.
     Joined(&'a Teammate),
+    /// The lead's team formed (its name).
+    TeamFormed(&'a TeamName),
+    /// The record was written ([`Spec::export`]).
+    Exported(&'a Exported),
 }
 
 /// The tmux session of the run called `name`.
@@ -838,6 +856,7 @@ pub fn run(
         tmux_session: None,
         kept: false,
         elapsed_ms: 0,
+        export: None,
     };
 
     // validating
@@ -973,11 +992,19 @@ pub fn run(
         )
     });
     let _ = fs::remove_file(&prompt_file);
+    out.elapsed_ms = start.elapsed().as_millis() as u64;
+    if let Some(path) = &spec.export {
+        let failed = watched.as_ref().err().map(|e| format!("{e:#}"));
+        let record = record(layout, spec, env, &session_id, &out, failed, path);
+        if let Ok(done) = &record {
+            progress(Event::Exported(done));
+        }
+        out.export = Some(record);
+    }
     if let Err(e) = watched {
         cleanup(&session, &pane);
         return Err(e);
     }
-    out.elapsed_ms = start.elapsed().as_millis() as u64;
     if spec.keep {
         out.kept = true;
     } else {
@@ -985,6 +1012,50 @@ pub fn run(
         out.tmux_session = None;
     }
     Ok(out)
+}
+
+/// Writes the record of the run's team (or of the team it would have had, `session-<8 hex>`,
+/// when none formed: the lead's transcript is still worth keeping) to `path`.
+fn record(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    session_id: &str,
+    out: &Outcome,
+    failed: Option<String>,
+    path: &Path,
+) -> Result<Exported, String> {
+    let team = out
+        .team
+        .clone()
+        .unwrap_or_else(|| format!("session-{}", session_id.get(..8).unwrap_or(session_id)));
+    let team = TeamName::parse(&team).map_err(|e| format!("{e:#}"))?;
+    let sent = env
+        .sent_log
+        .as_ref()
+        .and_then(|l| l.entries().ok())
+        .unwrap_or_default();
+    let req = export::Request {
+        layout,
+        team: &team,
+        lead_session_id: Some(session_id),
+        sent: &sent,
+        now: (env.clock)(),
+        run: Some(RunInfo {
+            name: spec.name.clone(),
+            state: if failed.is_some() {
+                State::Failed.as_str()
+            } else {
+                out.state.as_str()
+            }
+            .to_string(),
+            reason: failed.or_else(|| out.reason.clone()),
+            result: out.result.clone(),
+        }),
+    };
+    export::export(&req, path)
+        .map(|(done, _)| done)
+        .map_err(|e| format!("{e:#}"))
 }
 
 fn finish(mut out: Outcome, start: Instant) -> Outcome {
@@ -1064,6 +1135,7 @@ fn watch(
                 State::Running,
                 &format!("team {name} formed{pid}"),
             ));
+            progress(Event::TeamFormed(&name));
             out.team = Some(name.to_string());
             team = Some(name);
         }
@@ -1434,6 +1506,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             settle: Duration::from_secs(1),
             keep: false,
+            export: None,
         };
         assert_eq!(
             lead_command(

@@ -5,10 +5,12 @@
 //!   teamctl) or rewritten in place (older Claude Code). A copy counts once the file's identity
 //!   (device, inode, size, mtime) is the same before the open, on the open file and after the
 //!   read, and the bytes parse; otherwise it is read again with backoff, for up to
-//!   [`STABLE_DEADLINE`]. A file that never settles is copied as last read, and says so.
-//! - A JSON Lines file (a transcript) only grows: the copy ends at its last newline, so a line
-//!   still being written is left out, never cut in half. A file replaced while it is read is
-//!   read again.
+//!   [`STABLE_DEADLINE`]. A file that never settles, or whose one version does not parse
+//!   ([`STABLE_INVALID`] reads in a row), is copied as last read, and says so.
+//! - A JSON Lines file (a transcript) only grows: the copy ends at the last newline it held when
+//!   it was opened, so a line still being written is left out, never cut in half, and what is
+//!   appended meanwhile is not read. It is streamed ([`open_lines`]): however big, it is never
+//!   held in memory whole.
 //!
 //! Only regular files are read, never through a symlink (`O_NOFOLLOW`): what sits in a team's
 //! folders is untrusted, and a link there must not pull another file into a copy.
@@ -22,8 +24,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-/// The longest a JSON file that keeps changing (or never parses) is read again.
+/// The longest a JSON file that keeps changing is read again.
 pub const STABLE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// How many times in a row the same version of a JSON file must fail to parse before it is
+/// copied as it is (about 150 ms: an in-place writer is done by then).
+pub const STABLE_INVALID: u32 = 3;
 
 /// One copy of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,8 +41,10 @@ pub struct Copy {
     /// How many times it was read again because it changed (or did not parse) under the read.
     pub retries: u32,
     /// Whether the copy is one settled, valid version. `false`: the file kept changing, or did
-    /// not parse, until the deadline; the bytes are the last read.
+    /// not parse; the bytes are the last read.
     pub settled: bool,
+    /// Whether it was still changing when the deadline came.
+    pub changing: bool,
 }
 
 /// Who the file is: it changed when any of these did.
@@ -93,6 +101,9 @@ fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>> {
 pub fn copy_json(path: &Path, valid: impl Fn(&[u8]) -> bool) -> Result<Option<Copy>> {
     let start = Instant::now();
     let mut retries = 0;
+    // The same invalid version read this many times in a row is how the file is.
+    let mut same_invalid = 0;
+    let mut last: Option<(Identity, Vec<u8>)> = None;
     loop {
         let before = match fs::symlink_metadata(path) {
             Ok(m) => Identity::of(&m),
@@ -110,12 +121,18 @@ pub fn copy_json(path: &Path, valid: impl Fn(&[u8]) -> bool) -> Result<Option<Co
             && after == Some(before)
             && bytes.len() as u64 == before.len;
         let settled = same && valid(&bytes);
-        if settled || start.elapsed() >= STABLE_DEADLINE {
+        if same && !settled {
+            let seen = Some((before, bytes.clone()));
+            same_invalid = if last == seen { same_invalid + 1 } else { 0 };
+            last = seen;
+        }
+        if settled || same_invalid >= STABLE_INVALID || start.elapsed() >= STABLE_DEADLINE {
             return Ok(Some(Copy {
                 bytes,
                 mtime: opened.modified().ok(),
                 retries,
                 settled,
+                changing: !same,
             }));
         }
         retries += 1;
@@ -123,35 +140,74 @@ pub fn copy_json(path: &Path, valid: impl Fn(&[u8]) -> bool) -> Result<Option<Co
     }
 }
 
-/// Copies a JSON Lines file that only grows: every whole line it holds (see the module docs).
-/// `Ok(None)` when the file does not exist.
+/// A JSON Lines file that only grows, opened to be streamed up to its last newline as it was
+/// when opened (see the module docs): the lines appended later, and a line still being written,
+/// are left out.
+#[derive(Debug)]
+pub struct Lines {
+    /// The whole lines, [`Lines::len`] bytes of them.
+    pub reader: io::Take<File>,
+    /// How many bytes [`Lines::reader`] gives.
+    pub len: u64,
+    /// The file's mtime when it was opened.
+    pub mtime: Option<SystemTime>,
+}
+
+/// How far back from the end the last newline is looked for at a time.
+const TAIL: u64 = 64 * 1024;
+
+/// Opens a JSON Lines file that only grows ([`Lines`]). `Ok(None)` when it does not exist.
 ///
 /// # Errors
 /// A symlink, something other than a regular file, or an I/O error.
-pub fn copy_lines(path: &Path) -> Result<Option<Copy>> {
-    let mut retries = 0;
-    loop {
-        let Some((mut f, opened)) = open_regular(path)? else {
-            return Ok(None);
-        };
-        let mut bytes = Vec::with_capacity(opened.len() as usize);
-        f.read_to_end(&mut bytes)
-            .with_context(|| format!("could not read {}", path.display()))?;
-        let cut = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(cut);
-        // Replaced while it was read (a rewrite, not an append): read the new one.
-        let replaced = fs::symlink_metadata(path)
-            .is_ok_and(|m| (m.dev(), m.ino()) != (opened.dev(), opened.ino()));
-        if !replaced || retries >= 5 {
-            return Ok(Some(Copy {
-                bytes,
-                mtime: opened.modified().ok(),
-                retries,
-                settled: !replaced,
-            }));
+pub fn open_lines(path: &Path) -> Result<Option<Lines>> {
+    use std::os::unix::fs::FileExt;
+    let Some((f, m)) = open_regular(path)? else {
+        return Ok(None);
+    };
+    let size = m.len();
+    let mut end = size;
+    let mut buf = vec![0u8; TAIL as usize];
+    let len = loop {
+        if end == 0 {
+            break 0;
         }
-        retries += 1;
-    }
+        let start = end.saturating_sub(TAIL);
+        let chunk = &mut buf[..(end - start) as usize];
+        f.read_exact_at(chunk, start)
+            .with_context(|| format!("could not read {}", path.display()))?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            break start + i as u64 + 1;
+        }
+        end = start;
+    };
+    Ok(Some(Lines {
+        reader: f.take(len),
+        len,
+        mtime: m.modified().ok(),
+    }))
+}
+
+/// Copies a JSON Lines file that only grows into memory: every whole line it holds (for small
+/// files; [`open_lines`] streams). `Ok(None)` when the file does not exist.
+///
+/// # Errors
+/// As [`open_lines`].
+pub fn copy_lines(path: &Path) -> Result<Option<Copy>> {
+    let Some(mut l) = open_lines(path)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::with_capacity(l.len as usize);
+    l.reader
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("could not read {}", path.display()))?;
+    Ok(Some(Copy {
+        bytes,
+        mtime: l.mtime,
+        retries: 0,
+        settled: true,
+        changing: false,
+    }))
 }
 
 #[cfg(test)]
@@ -189,6 +245,17 @@ mod tests {
     }
 
     #[test]
+    fn a_corrupt_json_file_is_copied_as_it_is_without_waiting_long() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        fs::write(&p, b"{not json").unwrap();
+        let t = Instant::now();
+        let c = copy_json(&p, parses).unwrap().unwrap();
+        assert_eq!((c.bytes.as_slice(), c.settled), (&b"{not json"[..], false));
+        assert!(t.elapsed() < STABLE_DEADLINE);
+    }
+
+    #[test]
     fn a_torn_json_file_is_read_again_until_it_parses() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.json");
@@ -221,5 +288,10 @@ mod tests {
         );
         fs::write(&p, b"no newline").unwrap();
         assert!(copy_lines(&p).unwrap().unwrap().bytes.is_empty());
+        // A last line longer than one look back.
+        let long = format!("{{\"a\":\"{}\"}}\n", "x".repeat(200_000));
+        fs::write(&p, format!("{long}{long}{{\"half")).unwrap();
+        let l = open_lines(&p).unwrap().unwrap();
+        assert_eq!(l.len, 2 * long.len() as u64);
     }
 }

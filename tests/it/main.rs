@@ -9,6 +9,7 @@ mod crash;
 mod create;
 mod delete;
 mod doctor;
+mod export;
 mod format;
 mod inbox;
 mod interop;

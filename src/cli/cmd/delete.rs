@@ -1,13 +1,18 @@
 //! `teamctl delete`: shut down a team teamctl leads and remove its files.
 
+use std::path::PathBuf;
+
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use teamctl::ops::delete::{self, MemberShutdown};
+use teamctl::ops::delete::{self, MemberShutdown, Record};
+use teamctl::ops::export::Format;
 use teamctl::store::paths::TeamName;
 use teamctl::time;
 
+use crate::cli::cmd::export;
 use crate::cli::context::Ctx;
+use crate::cli::output::warn;
 use crate::cli::term::escape_line as esc;
 
 /// Shut down a team teamctl created and remove its files
@@ -18,8 +23,13 @@ use crate::cli::term::escape_line as esc;
 /// tasks/<team>. A team folder without config.json (a failed create) is just removed. Teams
 /// that a Claude Code lead owns are refused unless --force is given.
 ///
+/// With --export PATH, a record of the team (see `teamctl export`) is written after the
+/// teammates are stopped and before the folders are removed, so their last answers are in it;
+/// when it cannot be written, the folders are left in place (exit 1).
+///
 /// Prints one line per teammate and the folders removed. With --json:
-/// {"schema_version":1,"team","members":[{"name","shutdown"}],"tmux_session","removed":[…]};
+/// {"schema_version":1,"team","members":[{"name","shutdown"}],"tmux_session","removed":[…],
+/// "export":{"out","format","files","bytes","size","messages","transcripts","warnings"} or null};
 /// shutdown is approved, exited, timeout or not_running.
 #[derive(Debug, Args)]
 pub(crate) struct DeleteArgs {
@@ -42,6 +52,12 @@ pub(crate) struct DeleteArgs {
     /// Also remove a team teamctl does not lead (its teammates are not asked)
     #[arg(long)]
     force: bool,
+
+    /// Write a record of the team first (as `teamctl export --out PATH`), after its teammates
+    /// are stopped and before its folders are removed; if it cannot be written, nothing is
+    /// removed
+    #[arg(long, value_name = "PATH")]
+    export: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -51,11 +67,25 @@ struct Json<'a> {
     members: &'a [MemberShutdown],
     tmux_session: Option<&'a str>,
     removed: Vec<String>,
+    export: Option<ExportJson>,
+}
+
+#[derive(Serialize)]
+struct ExportJson {
+    out: String,
+    format: Format,
+    files: usize,
+    bytes: u64,
+    size: u64,
+    messages: usize,
+    transcripts: usize,
+    warnings: Vec<String>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     let name = TeamName::parse(&args.name)?;
     let timeout = time::parse_duration(&args.timeout)?;
+    let sent = ctx.sent();
     let d = delete::delete(
         &ctx.layout,
         &name,
@@ -64,7 +94,15 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
         args.force,
         ctx.now,
         &ctx.lock,
+        args.export
+            .as_deref()
+            .map(|out| Record { out, sent: &sent }),
     )?;
+    if let Some(e) = &d.export {
+        for w in &e.warnings {
+            warn(w);
+        }
+    }
     let removed: Vec<String> = d.removed.iter().map(|p| p.display().to_string()).collect();
     if ctx.out.json {
         return ctx.out.json(&Json {
@@ -73,6 +111,16 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
             members: &d.members,
             tmux_session: d.tmux_session.as_deref(),
             removed,
+            export: d.export.as_ref().map(|e| ExportJson {
+                out: e.out.display().to_string(),
+                format: e.format,
+                files: e.files,
+                bytes: e.bytes,
+                size: e.size,
+                messages: e.messages,
+                transcripts: e.transcripts,
+                warnings: e.warnings.clone(),
+            }),
         });
     }
     for m in &d.members {
@@ -85,6 +133,10 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     }
     if let Some(s) = &d.tmux_session {
         ctx.out.line(&format!("killed tmux session {}", esc(s)))?;
+    }
+    if let Some(e) = &d.export {
+        ctx.out
+            .line(&format!("record written to {}", export::summary_line(e)))?;
     }
     for r in &removed {
         ctx.out.line(&format!("removed {}", esc(r)))?;

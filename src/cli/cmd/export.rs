@@ -90,7 +90,7 @@ pub(crate) fn run(ctx: &Ctx, args: ExportArgs) -> Result<()> {
         run: None,
     };
     if args.report_only {
-        let summary = export::gather(&req, &mut |_, _| Ok(()))?;
+        let summary = export::summarize(&req)?;
         if ctx.out.json {
             return ctx.out.json(&summary);
         }
@@ -135,13 +135,14 @@ fn print(ctx: &Ctx, team: &TeamName, d: &Exported) -> Result<()> {
             warnings: &d.warnings,
         });
     }
-    ctx.out.line(&summary_line(team, d))
+    ctx.out
+        .line(&format!("exported team {team} to {}", summary_line(d)))
 }
 
-/// `exported team x to PATH (…)`.
-pub(crate) fn summary_line(team: &TeamName, d: &Exported) -> String {
+/// `PATH (8 files, 11568 bytes; 3 messages, 1 transcripts)`.
+pub(crate) fn summary_line(d: &Exported) -> String {
     format!(
-        "exported team {team} to {} ({} files, {} bytes{}; {} messages, {} transcripts)",
+        "{} ({} files, {} bytes{}; {} messages, {} transcripts)",
         esc(&d.out.display().to_string()),
         d.files,
         d.bytes,

@@ -11,13 +11,16 @@ use serde::Serialize;
 use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
+use teamctl::ops::export::{Exported, Format};
 use teamctl::ops::run::{
     self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
 use teamctl::time;
 
+use crate::cli::cmd::export;
 use crate::cli::context::Ctx;
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::output::warn;
 use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
@@ -106,6 +109,11 @@ pub(crate) struct RunArgs {
     /// A label for this run: one run per label at a time; names the tmux session
     #[arg(long, value_name = "LABEL", default_value = "default")]
     name: String,
+
+    /// Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at
+    /// the last moment before the lead is told to stop, whatever the run's end
+    #[arg(long, value_name = "PATH")]
+    export: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -152,6 +160,59 @@ struct ResultJson<'a> {
     tmux_session: Option<&'a str>,
     kept: bool,
     elapsed_ms: u64,
+    export: Option<ExportJson>,
+}
+
+/// The record `--export` wrote (`error` set, the rest null, when it could not be written).
+#[derive(Serialize)]
+struct ExportJson {
+    out: Option<String>,
+    format: Option<Format>,
+    files: Option<usize>,
+    bytes: Option<u64>,
+    size: Option<u64>,
+    messages: Option<usize>,
+    transcripts: Option<usize>,
+    warnings: Vec<String>,
+    error: Option<String>,
+}
+
+impl ExportJson {
+    fn of(r: Result<&Exported, &str>) -> ExportJson {
+        match r {
+            Ok(d) => ExportJson {
+                out: Some(d.out.display().to_string()),
+                format: Some(d.format),
+                files: Some(d.files),
+                bytes: Some(d.bytes),
+                size: Some(d.size),
+                messages: Some(d.messages),
+                transcripts: Some(d.transcripts),
+                warnings: d.warnings.clone(),
+                error: None,
+            },
+            Err(e) => ExportJson {
+                out: None,
+                format: None,
+                files: None,
+                bytes: None,
+                size: None,
+                messages: None,
+                transcripts: None,
+                warnings: Vec::new(),
+                error: Some(e.to_string()),
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ExportedJson {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    export: ExportJson,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
@@ -188,6 +249,22 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                     .map(|p| format!(", pane {p}"))
                     .unwrap_or_default()
             )),
+            Event::TeamFormed(_) => None,
+            Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
+                schema_version: 1,
+                kind: "exported",
+                export: ExportJson::of(Ok(d)),
+            })
+            .ok(),
+            Event::Exported(d) => {
+                for w in &d.warnings {
+                    warn(w);
+                }
+                Some(format!(
+                    "exported: record written to {}",
+                    export::summary_line(d)
+                ))
+            }
         };
         if let Some(l) = line {
             eprintln!("{l}");
@@ -212,8 +289,26 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
         }),
     ));
     print(ctx, &args.name, &outcome)?;
+    if args.export.is_some() && outcome.export.is_none() {
+        warn("no record was written: the lead was never started");
+    }
+    let export_error = match &outcome.export {
+        Some(Err(e)) => Some(e.as_str()),
+        _ => None,
+    };
+    if let Some(e) = export_error
+        && outcome.state != State::Done
+    {
+        warn(&format!("the run's record could not be written: {e}"));
+    }
     match outcome.state {
-        State::Done => Ok(()),
+        State::Done => match export_error {
+            None => Ok(()),
+            Some(e) => Err(anyhow!(
+                "run '{}' was done, but its record could not be written: {e}",
+                args.name
+            )),
+        },
         State::Timeout => Err(Error::Timeout(format!(
             "run '{}' timed out after {}",
             args.name, args.timeout
@@ -250,6 +345,10 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
             tmux_session: o.tmux_session.as_deref(),
             kept: o.kept,
             elapsed_ms: o.elapsed_ms,
+            export: o
+                .export
+                .as_ref()
+                .map(|r| ExportJson::of(r.as_ref().map_err(String::as_str))),
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
@@ -340,6 +439,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         timeout,
         settle: time::parse_duration(&args.settle)?,
         keep: args.keep,
+        export: args.export.clone(),
     })
 }
 
@@ -373,5 +473,7 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         root_without_sandbox: is_root && var("IS_SANDBOX").is_none(),
         run_dir: data.join("run"),
         version_timeout: Duration::from_secs(10),
+        sent_log: ctx.sent_log.clone(),
+        clock: chrono::Utc::now,
     })
 }

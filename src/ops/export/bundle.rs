@@ -3,7 +3,7 @@
 //! sees half a record and a failed export leaves nothing behind.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -126,12 +126,29 @@ impl Bundle {
     /// # Errors
     /// I/O.
     pub(crate) fn add(&mut self, rel: &str, bytes: &[u8], mtime: Option<SystemTime>) -> Result<()> {
+        self.add_reader(rel, bytes.len() as u64, mtime, &mut &bytes[..])
+    }
+
+    /// Adds the file `rel` with the `len` bytes `reader` gives.
+    ///
+    /// # Errors
+    /// I/O, or a reader that ends before `len` bytes.
+    pub(crate) fn add_reader(
+        &mut self,
+        rel: &str,
+        len: u64,
+        mtime: Option<SystemTime>,
+        reader: &mut dyn io::Read,
+    ) -> Result<()> {
         debug_assert!(
             rel.split('/')
                 .all(|p| !p.is_empty() && p != "." && p != "..")
         );
-        self.written += bytes.len() as u64;
         let fail = || format!("could not write {rel} into {}", self.out.display());
+        let mut exact = Exact {
+            inner: reader,
+            left: len,
+        };
         match &mut self.kind {
             Kind::Folder => {
                 let path = self.tmp.join(rel);
@@ -144,24 +161,28 @@ impl Bundle {
                     .mode(0o644)
                     .open(&path)
                     .with_context(fail)?;
-                f.write_all(bytes).with_context(fail)?;
+                io::copy(&mut exact, &mut f).with_context(fail)?;
                 if let Some(t) = mtime {
                     let _ = f.set_modified(t);
                 }
             }
             Kind::TarGz { tar, root } => {
                 let mut h = tar::Header::new_gnu();
-                h.set_size(bytes.len() as u64);
+                h.set_size(len);
                 h.set_mode(0o644);
                 h.set_entry_type(tar::EntryType::Regular);
                 let secs = mtime
                     .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
                     .map_or(0, |d| d.as_secs());
                 h.set_mtime(secs);
-                tar.append_data(&mut h, format!("{root}/{rel}"), bytes)
+                tar.append_data(&mut h, format!("{root}/{rel}"), &mut exact)
                     .with_context(fail)?;
             }
         }
+        if exact.left > 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof)).with_context(fail);
+        }
+        self.written += len;
         Ok(())
     }
 
@@ -196,6 +217,32 @@ impl Bundle {
             Ok(size)
         })();
         done.with_context(|| format!("could not write {}", self.out.display()))
+    }
+}
+
+/// A reader cut at exactly `left` bytes; one that ends sooner is an error.
+struct Exact<'a> {
+    inner: &'a mut dyn io::Read,
+    left: u64,
+}
+
+impl io::Read for Exact<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let max = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..max])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file shrank while it was copied",
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 

@@ -42,13 +42,11 @@ fn visible(c: char) -> String {
 /// as spaces, controls as visible escapes, every ASCII punctuation character escaped.
 pub fn inline(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    let mut n = 0;
-    for c in text.trim().chars() {
+    for (n, c) in text.trim().chars().enumerate() {
         if n == max {
             out.push('…');
             break;
         }
-        n += 1;
         match c {
             '\n' | '\r' | '\t' => out.push(' '),
             c if is_control(c) => {

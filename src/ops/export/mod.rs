@@ -23,6 +23,7 @@ pub mod markdown;
 
 use std::collections::{HashMap, VecDeque};
 use std::fs;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -35,7 +36,7 @@ use bundle::Bundle;
 pub use bundle::Format;
 
 use crate::observe::status::{Liveness, MemberStatus, TaskCounts, TeamInfo, team_status};
-use crate::ops::run::{find_transcript, parse_transcript, subagent_transcripts};
+use crate::ops::run::{Transcript, find_transcript, subagent_transcripts};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
 use crate::store::{self, id};
@@ -232,8 +233,33 @@ pub struct Exported {
     pub warnings: Vec<String>,
 }
 
+/// A file handed to the bundle as it is copied.
+enum Content<'a> {
+    /// Copied whole (a small JSON file).
+    Bytes(&'a FileCopy),
+    /// Streamed (a transcript): `len` bytes from `reader`.
+    Stream {
+        len: u64,
+        mtime: Option<std::time::SystemTime>,
+        reader: &'a mut dyn Read,
+    },
+}
+
 /// Receives each file as it is copied.
-type Sink<'a> = dyn FnMut(&str, &FileCopy) -> Result<()> + 'a;
+type Sink<'a> = dyn FnMut(&str, Content) -> Result<()> + 'a;
+
+/// The record of `req` without writing it anywhere (for `export --report-only`).
+///
+/// # Errors
+/// The team's folders cannot be listed.
+pub fn summarize(req: &Request) -> Result<Summary> {
+    gather(req, &mut |_, content| {
+        if let Content::Stream { reader, .. } = content {
+            io::copy(reader, &mut io::sink())?;
+        }
+        Ok(())
+    })
+}
 
 /// Writes the record of `req` to `out`: a folder, or a `.tar.gz` ([`Format::of`]).
 ///
@@ -244,9 +270,12 @@ pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
     check_out(req.layout, out)?;
     let mut bundle = Bundle::create(out)?;
     let mut files = 0;
-    let summary = gather(req, &mut |rel, copy| {
+    let summary = gather(req, &mut |rel, content| {
         files += 1;
-        bundle.add(rel, &copy.bytes, copy.mtime)
+        match content {
+            Content::Bytes(c) => bundle.add(rel, &c.bytes, c.mtime),
+            Content::Stream { len, mtime, reader } => bundle.add_reader(rel, len, mtime, reader),
+        }
     })?;
     let mtime = Some(std::time::SystemTime::from(req.now));
     let mut doc = serde_json::to_vec_pretty(&summary)?;
@@ -309,10 +338,7 @@ fn check_out(layout: &Layout, out: &Path) -> Result<()> {
 
 /// Reads everything the record holds, handing each copied file to `sink` as it goes, and
 /// returns the summary (its `files` filled in).
-///
-/// # Errors
-/// From `sink`; the team's folders cannot be listed.
-pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
+fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     let mut g = Gathering {
         sink,
         files: Vec::new(),
@@ -334,20 +360,15 @@ pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         config: config.clone(),
     };
 
-    // Inboxes.
+    // Inboxes (one that does not parse is reported by the status below).
     let mut inboxes: Vec<(String, Vec<store::Entry>)> = Vec::new();
-    for owner in team.inbox_owners().unwrap_or_default() {
-        let path = team.inbox_path(&owner);
+    for owner in names_in(&layout.inboxes_dir(name), ".json") {
+        let path = layout.inboxes_dir(name).join(format!("{owner}.json"));
         let rel = format!("team/inboxes/{owner}.json");
         if let Some(c) = g.json(&rel, &path)? {
-            match store::parse_inbox(&c.bytes, &path).or_else(|e| {
-                match store::format::replace_lone_surrogates(&c.bytes) {
-                    Some(lossy) => store::parse_inbox(&lossy, &path),
-                    None => Err(e),
-                }
-            }) {
-                Ok(entries) => inboxes.push((owner.to_string(), entries)),
-                Err(e) => g.warnings.push(format!("{e:#}")),
+            let lossy = store::format::replace_lone_surrogates(&c.bytes);
+            if let Ok(entries) = store::parse_inbox(lossy.as_deref().unwrap_or(&c.bytes), &path) {
+                inboxes.push((owner, entries));
             }
         }
     }
@@ -375,14 +396,11 @@ pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         let Some(c) = g.json(&format!("tasks/{file}"), &path)? else {
             continue;
         };
-        match store::parse_object(&c.bytes, &path)
+        if let Ok(t) = store::parse_object(&c.bytes, &path)
             .map_err(|e| format!("{e:#}"))
             .and_then(|raw| Task::from_raw(raw, path.clone()))
         {
-            Ok(t) => board.tasks.push(t),
-            Err(e) => g
-                .warnings
-                .push(format!("skipped task file {}: {e}", path.display())),
+            board.tasks.push(t);
         }
     }
     board.tasks.sort_by(|a, b| {
@@ -410,6 +428,7 @@ pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
                 mtime: None,
                 retries: 0,
                 settled: true,
+                changing: false,
             },
         )?;
     }
@@ -437,10 +456,16 @@ pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
             match find_transcript(layout.root(), sid) {
                 Some(path) => {
                     let rel = format!("transcripts/{}/{sid}.jsonl", safe_name(&lead_name));
-                    if let Some((info, copy)) =
-                        g.transcript(&rel, &path, &lead_name, Some(sid), "lead", &mut said)?
-                    {
-                        let t = parse_transcript(&copy.bytes);
+                    let mut t = Transcript::default();
+                    if let Some(info) = g.transcript(
+                        &rel,
+                        &path,
+                        &lead_name,
+                        Some(sid),
+                        "lead",
+                        &mut said,
+                        &mut |line| t.feed(line),
+                    )? {
                         result_final = t.turn_ended && t.last_text.is_some();
                         result = t.last_text;
                         transcripts.push(info);
@@ -457,9 +482,15 @@ pub fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
                             continue;
                         }
                         let rel = format!("transcripts/{}/{stem}.jsonl", safe_name(&member));
-                        if let Some((info, _)) =
-                            g.transcript(&rel, &p, &member, None, "in_process", &mut said)?
-                        {
+                        if let Some(info) = g.transcript(
+                            &rel,
+                            &p,
+                            &member,
+                            None,
+                            "in_process",
+                            &mut said,
+                            &mut |_| {},
+                        )? {
                             transcripts.push(info);
                         }
                     }
@@ -533,7 +564,7 @@ struct Gathering<'s, 'a> {
 
 impl Gathering<'_, '_> {
     fn add(&mut self, rel: &str, copy: &FileCopy) -> Result<()> {
-        (self.sink)(rel, copy)?;
+        (self.sink)(rel, Content::Bytes(copy))?;
         self.files.push(FileInfo {
             path: rel.to_string(),
             bytes: copy.bytes.len() as u64,
@@ -565,9 +596,9 @@ impl Gathering<'_, '_> {
     ) -> Result<Option<FileCopy>> {
         match snapshot::copy_json(path, valid) {
             Ok(Some(c)) => {
-                if !c.settled {
+                if c.changing {
                     self.warnings.push(format!(
-                        "{} kept changing or did not parse; copied as last read",
+                        "{} kept changing while it was copied; copied as last read",
                         path.display()
                     ));
                 }
@@ -582,7 +613,8 @@ impl Gathering<'_, '_> {
         }
     }
 
-    /// Copies a transcript and reads its messages into `said`.
+    /// Copies a transcript, reading its messages into `said` and handing each line to `line`.
+    #[allow(clippy::too_many_arguments)]
     fn transcript(
         &mut self,
         rel: &str,
@@ -591,9 +623,10 @@ impl Gathering<'_, '_> {
         session: Option<&str>,
         kind: &'static str,
         said: &mut Vec<Said>,
-    ) -> Result<Option<(TranscriptInfo, FileCopy)>> {
-        let c = match snapshot::copy_lines(path) {
-            Ok(Some(c)) => c,
+        line: &mut dyn FnMut(&[u8]),
+    ) -> Result<Option<TranscriptInfo>> {
+        let mut l = match snapshot::open_lines(path) {
+            Ok(Some(l)) => l,
             Ok(None) => {
                 self.warnings.push(format!(
                     "{} disappeared before it was copied",
@@ -607,14 +640,34 @@ impl Gathering<'_, '_> {
             }
         };
         let mut reader = conversation::Reader::new(member);
-        let mut lines = 0;
-        for line in c.bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            lines += 1;
-            reader.feed(line);
-        }
+        let mut tee = Tee {
+            inner: &mut l.reader,
+            hash: Sha256::new(),
+            partial: Vec::new(),
+            lines: 0,
+            bytes: 0,
+            on_line: &mut |b: &[u8]| {
+                reader.feed(b);
+                line(b);
+            },
+        };
+        (self.sink)(
+            rel,
+            Content::Stream {
+                len: l.len,
+                mtime: l.mtime,
+                reader: &mut tee,
+            },
+        )?;
+        let (lines, bytes, sha) = (tee.lines, tee.bytes, hex(&tee.hash.finalize_reset()));
         said.extend(reader.finish());
-        self.add(rel, &c)?;
-        let info = TranscriptInfo {
+        self.files.push(FileInfo {
+            path: rel.to_string(),
+            bytes,
+            sha256: sha,
+            settled: true,
+        });
+        Ok(Some(TranscriptInfo {
             member: member.to_string(),
             session_id: session
                 .map(String::from)
@@ -623,10 +676,65 @@ impl Gathering<'_, '_> {
             path: Some(rel.to_string()),
             source: Some(path.display().to_string()),
             lines,
-            bytes: c.bytes.len() as u64,
-        };
-        Ok(Some((info, c)))
+            bytes,
+        }))
     }
+}
+
+/// The longest line a transcript's reader is given (longer ones are skipped: no entry the
+/// record reads is that long); the copy keeps them.
+const MAX_LINE: usize = 16 << 20;
+
+/// Reads through a transcript as the bundle copies it: hashes it, counts its lines and hands
+/// each to `on_line`.
+struct Tee<'a> {
+    inner: &'a mut dyn Read,
+    hash: Sha256,
+    partial: Vec<u8>,
+    lines: usize,
+    bytes: u64,
+    on_line: &'a mut dyn FnMut(&[u8]),
+}
+
+impl Read for Tee<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = &buf[..n];
+        self.hash.update(got);
+        self.bytes += n as u64;
+        let mut rest = got;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if self.partial.len() <= MAX_LINE {
+                self.partial.extend_from_slice(&rest[..i]);
+                if !self.partial.is_empty() {
+                    (self.on_line)(&self.partial);
+                }
+            }
+            self.lines += 1;
+            self.partial.clear();
+            rest = &rest[i + 1..];
+        }
+        if self.partial.len() <= MAX_LINE {
+            self.partial.extend_from_slice(rest);
+        }
+        Ok(n)
+    }
+}
+
+/// The names `<name><ext>` of the entries of `dir` (files, symlinks, anything: the copy
+/// refuses what is not a regular file) whose `<name>` is a valid member name, sorted.
+fn names_in(dir: &Path, ext: &str) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter_map(|n| n.strip_suffix(ext).map(String::from))
+                .filter(|n| is_valid_member(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 /// Whether `s` can be a Claude Code session id (a UUID; nothing that could step out of a
