@@ -37,6 +37,9 @@ _teamctl() {
             teamctl,doctor)
                 cmd="teamctl__subcmd__doctor"
                 ;;
+            teamctl,export)
+                cmd="teamctl__subcmd__export"
+                ;;
             teamctl,inbox)
                 cmd="teamctl__subcmd__inbox"
                 ;;
@@ -95,7 +98,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run delete send inbox tasks status watch ask wait pending approve deny shutdown doctor completions man"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run delete send inbox tasks status watch ask wait pending approve deny shutdown doctor export completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -317,7 +320,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__delete)
-            opts="-h -V --timeout --reason --force --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --timeout --reason --force --export --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -328,6 +331,10 @@ _teamctl() {
                     return 0
                     ;;
                 --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --export)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -391,6 +398,36 @@ _teamctl() {
                 return 0
             fi
             case "${prev}" in
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__export)
+            opts="-h -V --out --report-only --json --claude-dir --team --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --claude-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -513,7 +550,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -552,6 +589,10 @@ _teamctl() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --export)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

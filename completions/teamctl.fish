@@ -45,6 +45,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approv
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the man pages (teamctl.1 and one teamctl-<command>.1 per command) into a directory'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
@@ -75,7 +76,8 @@ in-process\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l timeout -d 'Give up after this long (exit code 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How long the done rule must hold before the run counts as done' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run: one run per label at a time; names the tmux session' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run (1 to 64 of A-Za-z0-9_-): one run per label at a time; names the tmux session' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -86,6 +88,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Pr
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l export -d 'Write a record of the team first (as `teamctl export --out PATH`), after its teammates are stopped and before its folders are removed; if it cannot be written, nothing is removed' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -94,7 +97,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Prin
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity) [default: team-lead in a team teamctl leads, else user]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut at a word to about 60 characters; none for protocol frames, as Claude Code writes them]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
 blue\t''
 green\t''
@@ -103,8 +106,8 @@ purple\t''
 orange\t''
 pink\t''
 cyan\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a send whose id is already in the inbox or in the sent log writes nothing and exits 0, so a script can retry safely' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l wait -d 'Wait until the recipient has taken the message (exit 3 if it has not by then)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic (docs/design.md, "Message ids"): a send whose id is already in the inbox, or in the sent log (the recipient may have consumed the first copy), writes nothing, says so and exits 0, so a script can retry safely' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l wait -d 'Wait until the recipient has taken the message (exit 3 if it has not by then); without a value, 2m' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -283,7 +286,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from -d 'Ask as NAME: the answer lands in NAME\'s inbox [default: team-lead in a team teamctl leads, else user]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question; if that was already taken, an entry from MEMBER in your inbox stamped at or after it counts as its answer (the only record left is time)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
@@ -382,6 +385,14 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout 
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l out -d 'Where to write the record: a new folder, or an archive if it ends in .tar.gz or .tgz [default: ./<team>-record-<YYYYmmdd-HHMMSS>]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l report-only -d 'Print report.md on stdout and write nothing (with --json: summary.json)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use teamctl::observe::follow::Observer;
+use teamctl::observe::watch::{Changes, Watch};
 use teamctl::ops::policy::{self, Answer, Outcome, Policy};
 use teamctl::store::paths::MemberName;
 use teamctl::team::config::Team;
@@ -322,6 +324,36 @@ impl Runner {
             }
         }
         Ok(())
+    }
+}
+
+/// What `ask` and `wait` do while they block: answer teammates' requests by the policy, if
+/// one was given (on the first call, on new events, and again after a pass that could not
+/// write), and report progress, warnings and hints on stderr.
+pub(crate) struct Blocking<'a> {
+    pub(crate) ctx: &'a Ctx,
+    pub(crate) runner: Option<Runner>,
+    /// Progress lines start `<verb>: `.
+    pub(crate) verb: &'static str,
+}
+
+impl Observer for Blocking<'_> {
+    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
+        match self.runner.as_mut() {
+            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
+                r.step_reopened(self.ctx, watch.team())
+            }
+            _ => Ok(()),
+        }
+    }
+    fn note(&mut self, msg: &str) {
+        eprintln!("{}: {}", self.verb, esc(msg));
+    }
+    fn warn(&mut self, msg: &str) {
+        warn(msg);
+    }
+    fn hint(&mut self, msg: &str) {
+        crate::cli::output::hint(msg);
     }
 }
 

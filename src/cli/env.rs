@@ -1,4 +1,5 @@
-//! Environment variables teamctl reads (all listed in the README).
+//! Environment variables teamctl reads (listed in `teamctl --help`, "Environment"; the
+//! test-only ones in docs/development.md).
 
 /// The Claude config dir, as Claude Code itself reads it.
 pub(crate) const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";

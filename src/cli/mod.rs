@@ -11,6 +11,8 @@ pub(crate) mod compose;
 pub(crate) mod context;
 pub(crate) mod env;
 pub(crate) mod launch;
+#[cfg(test)]
+mod markdown;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod signals;
@@ -32,25 +34,81 @@ const ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron job 
 
 const LONG_ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron job or CI.
 
-teamctl reads and writes the files a running Claude Code team uses (under $CLAUDE_CONFIG_DIR, \
-default ~/.claude): it takes Claude Code's own lock directories, replaces files atomically and \
-reads every write back, so it never loses or corrupts a message Claude Code wrote.
+teamctl reads and writes the files a running Claude Code team uses, under the config dir \
+($CLAUDE_CONFIG_DIR, default ~/.claude): `teams/<team>/config.json` (the members), \
+`teams/<team>/inboxes/<member>.json` (each member's mailbox, a JSON array that its Claude Code \
+polls once a second) and `tasks/<team>/<id>.json` (the shared task list). It takes Claude Code's \
+own lock directories, replaces files atomically and reads every write back, so it never loses or \
+corrupts a message Claude Code wrote. Nothing runs in the background: every command reads and \
+writes those files and exits.
+
+Names: a team name matches `^[a-z0-9-]+$` (Claude Code stores a team's config and its inboxes \
+under two different sanitisers; only such names map to one folder), a member name \
+`^[A-Za-z0-9_-]{1,64}$`; anything else is refused before a file is touched (exit 2). No symlinks \
+under the config dir: Claude Code builds some lock paths from strings and others from realpath, \
+and with a symlink the two disagree; `teamctl doctor` reports them and no write goes through one.
+
+Which team: --team (TEAMCTL_TEAM), else the only team that has a config.json, else the one team \
+whose lead's cwd is the current directory; otherwise an error lists the teams.
+
+Your identity: TEAMCTL_FROM if set; otherwise team-lead in a team teamctl leads (one made by \
+`teamctl create`: teammates report to their lead, so `teamctl inbox` shows their reports and \
+idle_notifications, and `teamctl send` speaks as their lead); otherwise user. It is the sender \
+of `send` and `ask`, the inbox `inbox` reads by default, the owner `tasks --mine` means, the \
+claimant of `tasks claim` and the assignedBy of task assignments.
+
+Durations (--lock-timeout, --timeout, --wait, --since, --idle-after, …): a number with a unit, \
+ms, s, m, h, d (also spelled out: min, hours, days, …), combined (`1h 30m`), fractions (`1.5s`), \
+or a bare number of seconds (`30`).
 
 What teammates write is untrusted: human output shows control characters (escape sequences, \
 bidi overrides, newlines inside a field) as visible escapes such as \\e and \\u{202e}, and \
 --json keeps the exact text. A replaced file keeps its permission bits; teamctl's sent log is \
 private (0600).";
 
-const AFTER_HELP: &str = "Exit codes:
-  0  success (an empty inbox too)
-  1  failure: unknown team or recipient, corrupt file, foreign lock file, I/O, a failed create,
-     a teammate that is gone (ask), a wait that can no longer succeed
-  2  usage error, including a team or member name that breaks the naming rules, or writing
-     as team-lead in a team teamctl does not lead (or as system) without --force
-  3  the lock was not acquired before --lock-timeout (nothing was written), or a --timeout or
-     --wait ran out
-  4  read-back verification failed after a write
-  5  ask: the teammate went idle without answering";
+const AFTER_HELP: &str = "Environment:
+  CLAUDE_CONFIG_DIR     Claude Code's config dir (--claude-dir), default $HOME/.claude
+  TEAMCTL_TEAM          the team (--team)
+  TEAMCTL_FROM          your identity (above); default team-lead in a team teamctl leads, else
+                        user
+  TEAMCTL_LOCK_TIMEOUT  how long to wait for a lock (--lock-timeout)
+  TEAMCTL_CLAUDE_BIN    the claude binary `create` and `run` start (--claude-bin) and `doctor`
+                        checks
+  CLAUDE_CODE_TEAMMATE_COMMAND  read (never set) when looking for claude: Claude Code's own
+                        teammate-binary override
+  PATH, HOME            where claude is looked for; passed to the teammates' panes
+  TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
+  TEAMCTL_DATA_DIR      where the sent log and `run`'s per-name locks (run/<name>.lock) live,
+                        default the user's data directory (~/.local/share/teamctl)
+  ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
+                        key approval, or refuse --dangerously-skip-permissions as root; passed
+                        to the lead's pane
+  CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS  read only by `doctor`, to report whether agent teams
+                        are enabled
+
+Exit codes:
+  0    success (an empty inbox too; also a retried send that found its message already there)
+  1    the command failed: unknown team, recipient, task or request, a teammate that is gone
+       (ask), a wait that can no longer succeed, a corrupt file, a foreign lock file, a refused
+       claim, a rejected shutdown, I/O; create: the team already exists, another create of it
+       is running, claude or tmux not found, or the result is failed; run: failed (a start-up
+       dialog, a permission prompt, the lead exited, claude or tmux not found, a run of that
+       name already going); delete: a team teamctl does not lead, without --force
+  2    usage error, including a team or member name that breaks the naming rules; writing as
+       team-lead in a team teamctl does not lead, or as system, without --force (send, tasks
+       add/update --owner, approve, deny, shutdown)
+  3    the lock was not acquired before --lock-timeout (nothing was written); or watch
+       --timeout passed before --count events, or send --wait, shutdown --wait, ask or wait ran
+       out; run --timeout passed before the team's work was done
+  4    read-back verification failed after a write
+  5    ask: the teammate went idle without answering
+  128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
+       after ending its lead)
+
+Errors are printed once, as `error: …` on stderr, on one line; an error that carries several (a
+failed create shows its panes' last lines) indents the further ones behind `  | `. Text quoted
+from a file is neutralised as above. A closed stdout pipe (`teamctl inbox | head -1`) ends the
+command quietly with 0.";
 
 /// Work with Claude Code agent teams from a shell
 #[derive(Debug, Parser)]
@@ -180,8 +238,8 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    /// Completions and man pages are generated from `Cli` and committed; this fails when they
-    /// are stale. `TEAMCTL_BLESS=1 cargo test generated` rewrites them.
+    /// Completions, man pages and the command reference (`docs/commands/`) are generated from
+    /// `Cli` and committed; this fails when they are stale. `TEAMCTL_BLESS=1 cargo test generated` rewrites them.
     #[test]
     fn generated_files_are_current() {
         let tmp = tempfile::tempdir().unwrap();
@@ -194,11 +252,16 @@ mod tests {
                 .unwrap();
         }
         clap_mangen::generate_to(Cli::command(), &man).unwrap();
+        let commands = tmp.path().join("docs/commands");
+        fs::create_dir_all(&commands).unwrap();
+        for (name, text) in super::markdown::pages(Cli::command()) {
+            fs::write(commands.join(name), text).unwrap();
+        }
 
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let bless = std::env::var_os("TEAMCTL_BLESS").is_some();
         let mut stale = Vec::new();
-        for dir in ["completions", "man/man1"] {
+        for dir in ["completions", "man/man1", "docs/commands"] {
             let (fresh, committed) = (tmp.path().join(dir), root.join(dir));
             if bless {
                 let _ = fs::remove_dir_all(&committed);

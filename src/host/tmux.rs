@@ -4,6 +4,7 @@
 //! tmux is found on `PATH` and talks to the server the environment selects (`TMUX_TMPDIR`,
 //! `TMUX`), so a caller (or a test) that sets `TMUX_TMPDIR` gets a private server.
 
+use std::collections::HashMap;
 use std::process::{Command, Output};
 
 use anyhow::{Context, Result, bail};
@@ -204,4 +205,32 @@ pub fn kill_session(session: &str) -> Result<bool> {
 /// The tmux session teamctl starts a team's teammates in.
 pub fn session_name(team: &TeamName) -> String {
     format!("teamctl-{team}")
+}
+
+/// What the caller knows about processes (kept outside so tests can pin it).
+#[derive(Debug, Clone, Default)]
+pub struct Liveness {
+    /// tmux pane id → alive, from the default tmux server; `None` when tmux is unavailable.
+    pub tmux_panes: Option<HashMap<String, bool>>,
+}
+
+impl Liveness {
+    /// Asks the default tmux server for its panes (if `tmux` runs at all).
+    pub fn probe() -> Liveness {
+        let out = Command::new("tmux")
+            .args(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        let tmux_panes = out.ok().filter(|o| o.status.success()).map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| {
+                    let (id, dead) = l.split_once(' ')?;
+                    Some((id.to_string(), dead.trim() != "1"))
+                })
+                .collect()
+        });
+        Liveness { tmux_panes }
+    }
 }

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -23,6 +22,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::host::proc::pid_alive;
+use crate::host::tmux::Liveness;
 use crate::store::light::{LightEntry, LightFrame};
 use crate::store::paths::RESERVED;
 use crate::team::config::Team;
@@ -141,34 +141,6 @@ pub struct TeamStatus {
     pub tasks: TaskCounts,
     /// Files that could not be read (reported, left as they are).
     pub warnings: Vec<String>,
-}
-
-/// What the caller knows about processes (kept outside so tests can pin it).
-#[derive(Debug, Clone, Default)]
-pub struct Liveness {
-    /// tmux pane id → alive, from the default tmux server; `None` when tmux is unavailable.
-    pub tmux_panes: Option<HashMap<String, bool>>,
-}
-
-impl Liveness {
-    /// Asks the default tmux server for its panes (if `tmux` runs at all).
-    pub fn probe() -> Liveness {
-        let out = Command::new("tmux")
-            .args(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output();
-        let tmux_panes = out.ok().filter(|o| o.status.success()).map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .filter_map(|l| {
-                    let (id, dead) = l.split_once(' ')?;
-                    Some((id.to_string(), dead.trim() != "1"))
-                })
-                .collect()
-        });
-        Liveness { tmux_panes }
-    }
 }
 
 #[derive(Default)]

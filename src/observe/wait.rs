@@ -4,7 +4,7 @@
 //! A [`Tracker`] is built from a [`Watch`] (the files as they are) and then fed every batch of
 //! [`Changes`] the watch reports, so a condition is checked against the files first and then on
 //! every change; the watch is in place before the first check, so nothing between the two is
-//! lost. The rules, also in the README:
+//! lost. The rules, also in `teamctl wait --help`:
 //! - a member is **gone** when it left `config.json`, when a `shutdown_approved` frame from it
 //!   was seen, when its recorded tmux pane exists and is dead, or (in-process teammates) when the
 //!   lead process recorded in `leadProcess` is dead; a member with nothing recorded to check
@@ -23,6 +23,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
@@ -30,10 +31,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::host::proc::pid_alive;
-use crate::observe::status::Liveness;
-use crate::observe::watch::{Changes, Watch};
+use crate::host::tmux::Liveness;
+use crate::observe::follow::{Following, Observer};
+use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
 use crate::store::{Entry, id};
+use crate::team::config::Team;
 use crate::team::mailbox::{DeliveryState, TypeFilter};
 use crate::team::model::{Frame, first_line};
 use crate::team::sentlog::SentLog;
@@ -909,6 +912,99 @@ fn recipient_of(watch: &Watch, mid: &str, log: Option<&SentLog>) -> Result<Strin
         "message {mid} is in no inbox of team '{}' and not in the sent log",
         watch.team().name
     )
+}
+
+/// Who hears what while [`wait`] blocks.
+pub struct Hooks<'a> {
+    /// The watch and its changes, progress, warnings and hints.
+    pub observer: &'a mut dyn Observer,
+    /// Each condition as it is met (or was already, at the start).
+    pub met: &'a mut dyn FnMut(&ConditionState) -> Result<()>,
+    /// The open conditions, once the wait starts to block.
+    pub blocking: &'a mut dyn FnMut(&[&ConditionState]),
+}
+
+/// How a [`wait`] ended.
+pub struct Waited {
+    /// Every condition's state, in the order given.
+    pub states: Vec<ConditionState>,
+    /// Whether the wait was met (every condition, or one with `any`).
+    pub met: bool,
+    /// Why the wait can no longer be met, when that ended it.
+    pub impossible: Option<String>,
+    /// How long it waited.
+    pub waited_ms: u64,
+    /// The watch as it ended.
+    pub watch: Watch,
+    /// Its file notifications, still open: dropping them is the slow part of exiting (see the
+    /// binary's quick exit).
+    pub waker: Waker,
+}
+
+/// Blocks until `spec` is met in `team`, can no longer be met, or `timeout` passes: checks the
+/// files as they are first, then every change (the watch is in place before the first check).
+/// `log` (teamctl's sent log) dates messages that already left an inbox; `clock` stamps what
+/// is seen; `hooks` hear what happens.
+///
+/// # Errors
+/// An unknown member, task or message id in `spec`; an error from `observer`.
+pub fn wait(
+    team: Team,
+    spec: Spec,
+    timeout: Duration,
+    poll: Option<Duration>,
+    log: Option<&SentLog>,
+    clock: &dyn Fn() -> DateTime<Utc>,
+    hooks: Hooks,
+) -> Result<Waited> {
+    let Hooks {
+        observer,
+        met,
+        blocking,
+    } = hooks;
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let any = spec.any;
+    let (mut f, warnings) = Following::new(team, poll, clock());
+    for w in warnings {
+        observer.warn(&w);
+    }
+    observer.changed(&f.watch, None)?;
+    let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
+    for s in tracker.states.iter().filter(|s| s.met) {
+        met(s)?;
+    }
+    if !tracker.done(any) {
+        let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
+        blocking(&open);
+    }
+    let mut impossible = None;
+    while !tracker.done(any) {
+        if let Some(why) = tracker.impossible(any) {
+            impossible = Some(why);
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let changes = f.next(deadline - now, clock);
+        for w in &changes.warnings {
+            observer.warn(w);
+        }
+        observer.changed(&f.watch, Some(&changes))?;
+        for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
+            met(&tracker.states[i])?;
+        }
+    }
+    Ok(Waited {
+        met: tracker.done(any),
+        states: tracker.states,
+        impossible,
+        waited_ms: started.elapsed().as_millis() as u64,
+        watch: f.watch,
+        waker: f.waker,
+    })
 }
 
 #[cfg(test)]

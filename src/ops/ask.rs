@@ -1,6 +1,6 @@
 //! A question to one teammate and the wait for its answer, decided from a [`Watch`]'s changes.
 //!
-//! The rules (also in the README):
+//! The rules (also in `teamctl ask --help` and docs/design.md, "What counts as the answer"):
 //! - **taken**: the question left the teammate's inbox, or was marked `read: true`;
 //! - **answered**: the first plain message (not a protocol frame) from the teammate that lands
 //!   in the asker's inbox after the question was written, and not in the turn the teammate was
@@ -28,8 +28,9 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::observe::follow::{Following, Observer};
 use crate::observe::wait::{
-    frame_type, gone_reason, idle_detail, liveness, note_shutdown_events, shut_down_in, teammates,
+    frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::lock::LockOptions;
@@ -259,9 +260,6 @@ impl Question {
     }
 }
 
-/// How often the liveness of panes and processes is checked while nothing changes.
-const LIVENESS_EVERY: Duration = Duration::from_millis(500);
-
 /// What to ask, of whom, as whom, and how long to wait.
 pub struct Ask<'a> {
     /// The team, opened.
@@ -286,23 +284,6 @@ pub struct Ask<'a> {
     pub lock: &'a LockOptions,
     /// teamctl's sent log, if any.
     pub sent_log: Option<&'a SentLog>,
-}
-
-/// What the caller learns while [`ask`] waits: the watch as it starts, each batch of changes,
-/// progress notes, warnings and hints. `ask --policy` answers teammates' requests here.
-pub trait Observer {
-    /// Called once the watch is set up, before anything is sent (`changes` is `None`), and
-    /// again after each wake-up (`changes` may be empty).
-    ///
-    /// # Errors
-    /// An error ends the wait with it.
-    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()>;
-    /// A progress line (what was seen along the way).
-    fn note(&mut self, msg: &str);
-    /// A warning (a recipient that could not be asked, the sent log not written).
-    fn warn(&mut self, msg: &str);
-    /// A hint (a repeated question that sent nothing).
-    fn hint(&mut self, msg: &str);
 }
 
 /// One question's end in an [`Asking`].
@@ -345,15 +326,13 @@ pub fn ask(
 ) -> Result<Asking> {
     let started = Instant::now();
     let deadline = started + req.timeout;
-    let (mut watch, _) = Watch::new(req.team.clone(), None, clock());
-    let mut waker = watch.waker(req.poll);
-    let mut warnings = watch.rescan(clock()).warnings;
-    observer.changed(&watch, None)?;
+    let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
+    observer.changed(&f.watch, None)?;
     let all = req.to.is_none();
     let recipients = match &req.to {
         Some(to) => vec![to.clone()],
         None => {
-            let names = teammates(&watch, req.asker.as_str());
+            let names = teammates(&f.watch, req.asker.as_str());
             if names.is_empty() {
                 bail!("team '{}' has no teammates to ask", req.team.name);
             }
@@ -363,15 +342,13 @@ pub fn ask(
                 .collect::<Result<Vec<_>>>()?
         }
     };
-    let mut shut = shut_down_in(&watch);
-    let mut live = liveness(&watch);
-    let mut last_probe = Instant::now();
+    let mut shut = shut_down_in(&f.watch);
 
     let mut asked: Vec<Asked> = Vec::new();
     let mut send_error = None;
     for to in &recipients {
-        let mut q = Question::new(&watch, to.as_str(), req.asker.as_str());
-        if let Some(why) = gone_reason(&watch, to.as_str(), &shut, &live) {
+        let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
+        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, &f.live) {
             if !all {
                 bail!("cannot ask {to}: {why} (nothing was sent)");
             }
@@ -411,7 +388,9 @@ pub fn ask(
             ));
         }
         // Look at the teammate's inbox as it is after the write before anything else.
-        let synced = watch.reload_paths(std::slice::from_ref(&d.inbox), clock());
+        let synced = f
+            .watch
+            .reload_paths(std::slice::from_ref(&d.inbox), clock());
         // A repeated question that already left the inbox is known only to the sent log.
         let stamp = d
             .entry
@@ -420,14 +399,14 @@ pub fn ask(
             .and_then(|t| t.as_str().map(String::from))
             .or_else(|| Some(req.sent_log?.find(req.team.name.as_str(), &d.id).ok()??.at));
         q.sent(
-            &watch,
+            &f.watch,
             &d.id,
             d.written,
             stamp.as_deref(),
             clock(),
             Instant::now(),
         );
-        q.observe(&synced, &watch, clock(), Instant::now());
+        q.observe(&synced, &f.watch, clock(), Instant::now());
         asked.push(Asked {
             q,
             question: d.entry.clone(),
@@ -440,7 +419,7 @@ pub fn ask(
         for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
             a.q.tick(now_i);
             if a.q.outcome.is_none()
-                && let Some(why) = gone_reason(&watch, &a.q.to, &shut, &live)
+                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, &f.live)
             {
                 a.q.outcome = Some(Outcome::Gone(why));
             }
@@ -451,25 +430,19 @@ pub fn ask(
         if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
             break;
         }
-        let mut wait = (deadline - now_i).min(LIVENESS_EVERY);
+        let mut wait = deadline - now_i;
         for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
             wait = wait.min(d.saturating_duration_since(now_i));
         }
-        let changes = watch.next(&mut waker, wait, clock);
+        let changes = f.next(wait, clock);
         warnings.extend(changes.warnings.iter().cloned());
-        observer.changed(&watch, Some(&changes))?;
+        observer.changed(&f.watch, Some(&changes))?;
         note_shutdown_events(&changes, &mut shut);
         for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.observe(&changes, &watch, clock(), Instant::now());
+            a.q.observe(&changes, &f.watch, clock(), Instant::now());
             for n in a.q.notes.drain(..) {
                 observer.note(&n);
             }
-        }
-        // Pane and process deaths leave no trace in the files: a clock, not every change
-        // (asking tmux costs a process), finds them.
-        if last_probe.elapsed() >= LIVENESS_EVERY {
-            live = liveness(&watch);
-            last_probe = Instant::now();
         }
     }
     Ok(Asking {
@@ -477,8 +450,8 @@ pub fn ask(
         send_error,
         warnings: dedup(warnings),
         waited_ms: started.elapsed().as_millis() as u64,
-        watch,
-        waker,
+        watch: f.watch,
+        waker: f.waker,
     })
 }
 

@@ -196,10 +196,13 @@ pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
 /// backoff (10, 20, 40, 80, then 100 ms). The file is reported only once the same unparseable
 /// bytes with the same mtime have been read [`TORN_RETRIES`] times in a row, about 150 ms: a
 /// file that keeps changing is being written, not corrupt, and is retried for up to
-/// [`TORN_DEADLINE`]. An empty file is retried for the whole deadline too: no Claude Code
-/// writes one (an empty inbox is `[]`), but an in-place writer (`writeFile`: truncate, then
-/// write) leaves one between its two steps, and on a loaded machine that gap outlasted the
-/// 150 ms (seen with 2.1.112 rewriting `config.json`, under a load of 8 on 2 cores).
+/// [`TORN_DEADLINE`]. Two shapes that only an in-place writer caught between its two steps
+/// leaves are retried for the whole deadline too, since on a loaded machine that gap outlasts
+/// the 150 ms: an empty file (`writeFile`: truncate, then write; no Claude Code writes an empty
+/// file, an empty inbox is `[]`; seen with 2.1.112 rewriting `config.json` under a load of 8 on
+/// 2 cores), and a whole JSON document followed by more bytes (2.1.312 and later write a locked
+/// config update through `open(r+)` and truncate after it, so a shorter document stands on the
+/// old one's tail until then; seen with 2.1.332 under a load of 14 on 2 cores).
 ///
 /// # Errors
 /// I/O errors, or the parse error once the file is stably unparseable or the deadline passed.
@@ -224,8 +227,8 @@ pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Resu
                 } else {
                     0
                 };
-                let empty = seen.1.is_empty();
-                if (stable >= TORN_RETRIES && !empty) || start.elapsed() >= TORN_DEADLINE {
+                let mid_write = seen.1.is_empty() || has_trailing_bytes(&seen.1);
+                if (stable >= TORN_RETRIES && !mid_write) || start.elapsed() >= TORN_DEADLINE {
                     return Err(e);
                 }
                 last_failed = Some(seen);
@@ -234,6 +237,14 @@ pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Resu
         thread::sleep(Duration::from_millis((10u64 << attempt.min(4)).min(100)));
         attempt += 1;
     }
+}
+
+/// Whether `bytes` hold one whole JSON document followed by more than whitespace: what an
+/// in-place writer that truncates last leaves between its write and its truncate.
+fn has_trailing_bytes(bytes: &[u8]) -> bool {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    matches!(values.next(), Some(Ok(_))) && values.byte_offset() < bytes.trim_ascii_end().len()
 }
 
 /// How many times in a row [`read_unlocked`] must read the same unparseable file before it
@@ -694,5 +705,15 @@ mod tests {
         assert!(append(&p, &e, false, &LockOptions::default()).is_err());
         assert_eq!(fs::read(&p).unwrap(), b"{\"not\": \"an array\"}");
         assert!(!lock::lock_dir(&p).exists(), "lock released on error");
+    }
+
+    #[test]
+    fn a_document_on_an_older_tail_is_mid_write() {
+        assert!(has_trailing_bytes(b"{\"a\": 1}\n  \"b\": 2\n}"));
+        assert!(has_trailing_bytes(b"[]]"));
+        assert!(!has_trailing_bytes(b"{\"a\": 1}\n"));
+        assert!(!has_trailing_bytes(b"{\"a\": "));
+        assert!(!has_trailing_bytes(b""));
+        assert!(!has_trailing_bytes(b"nonsense"));
     }
 }

@@ -8,6 +8,7 @@ mod completions;
 mod crash;
 mod create;
 mod delete;
+mod docs;
 mod doctor;
 mod export;
 mod format;

@@ -20,33 +20,40 @@ use crate::cli::output::warn;
 /// Approve a teammate's request (see `teamctl pending`), as its lead
 ///
 /// Writes the response frame a Claude Code lead writes into the requester's inbox, from
-/// team-lead: permission_response (subtype success, bound to the request's tool call by
-/// tool_use_id and approved_request with the input digest current Claude Code checks),
-/// plan_approval_response (approved, with planDigest = sha256 of the plan) or
-/// sandbox_permission_response (allow). Refused (exit 2) in a team teamctl does not lead unless
-/// --force: there the answer would speak for someone else's lead (and the teammates of a Claude
-/// Code lead ignore answers from anyone else).
+/// team-lead: permission_response (subtype success, bound to the call by tool_use_id and
+/// approved_request = {tool_use_id, tool_name, input_digest}, where input_digest is the sha256
+/// hex of tool_name, a NUL byte and the input as JSON with every object's keys sorted, which
+/// 2.1.332 checks), plan_approval_response (approved, feedback, permissionMode, planDigest =
+/// sha256 hex of the plan text) or sandbox_permission_response (allow). An unknown or already
+/// answered id fails (exit 1). Refused (exit 2) in a team teamctl does not lead unless --force:
+/// there the answer would speak for someone else's lead (and the teammates of a Claude Code lead
+/// act only on their own lead's answers: they hold its signing key).
 ///
 /// With --policy FILE instead of an id: answers every pending request by the rules in FILE (a
-/// teamctl policy, or a Claude Code settings.json whose permissions block is used; see the
-/// README, "Answering by policy"): deny rules first, then ask (left for a person), then allow;
-/// plans and sandbox hosts by the policy's "plans" and "sandbox_hosts"; anything else by
-/// "unmatched" (leave or deny). A denial tells the teammate "denied by policy rule <rule>". With
-/// --follow it keeps answering as requests arrive (file notifications, like watch), until
-/// --timeout, Ctrl-C or the team is gone. Each request is answered once, also when several
-/// teamctl processes answer the same team (the sent log's answer lock). One line per decision
-/// on stderr; --dry-run decides and reports but writes nothing. A plan approval is written only
+/// teamctl policy, or a Claude Code settings.json whose permissions block is used; the language,
+/// the order and the output: docs/policy.md): deny rules first, then ask (left for a person),
+/// then allow; plans and sandbox hosts by the policy's "plans" and "sandbox_hosts"; anything else
+/// by "unmatched" (leave or deny). A denial tells the teammate "denied by policy rule <rule>".
+/// Without --follow it makes one pass over what is pending and exits; with --follow it first
+/// answers what is there, then every request as it arrives (file notifications, like watch, or
+/// polling every --poll ms), until --timeout, Ctrl-C or the team is gone (its config.json
+/// removed, as `teamctl delete` does). Each request is answered once, also when several teamctl
+/// processes answer the same team (the sent log's answer lock). One line per decision on
+/// stderr; --dry-run decides and reports but writes nothing. A plan approval is written only
 /// once the teammate has reported idle after asking (earlier, Claude Code 2.1.332 loses it).
 ///
-/// With --json: {"schema_version":1,"team","request_id","kind","to","inbox","id","response"}.
-/// With --policy and --json: JSON Lines on stdout, one per decision: {"schema_version":1,
+/// With --json: `{"schema_version":1,"team","request_id","kind","to","inbox","id","response"}`.
+/// With --policy and --json: JSON Lines on stdout, one per decision: `{"schema_version":1,
 /// "event":"decision","team","at","request_id","kind","from","asks","tool_name","input","host",
 /// "plan_file_path","answer","rule","list","reason","dry_run","deferred","written","inbox","id",
-/// "response","error"}, and with --follow a last {"schema_version":1,"event":"end","team","at","why",
-/// "approved","denied","left"} ("why": timeout or team_gone).
+/// "response","error"}`, and with --follow a last `{"schema_version":1,"event":"end","team",
+/// "at","why","approved","denied","left"}` ("why": timeout or team_gone); what each key means:
+/// docs/policy.md, "Output".
 ///
-/// Exit codes: 0 (with --follow: at --timeout, or when the team is gone), 1 a failure, 2 a bad
-/// policy file or rule (nothing is answered) or a team teamctl does not lead, 130 on Ctrl-C.
+/// Exit codes: 0 (with --follow: at --timeout, or when the team is gone: a timeout is the normal
+/// end of a bounded follow), 1 a failure (unknown team, I/O; the one pass without --follow on a
+/// file it cannot read), 2 a bad policy file, rule or flag combination (nothing is answered) or a
+/// team teamctl does not lead, 130 on Ctrl-C.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl approve perm-1795946340000-abc1234

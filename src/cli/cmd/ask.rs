@@ -11,9 +11,9 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
-use teamctl::observe::watch::{Changes, Watch};
+use teamctl::observe::watch::Watch;
 use teamctl::ops;
-use teamctl::ops::ask::{Ask, Asked, Asking, Observer, Outcome, Question};
+use teamctl::ops::ask::{Ask, Asked, Asking, Outcome, Question};
 use teamctl::store::Entry;
 use teamctl::store::paths::MemberName;
 use teamctl::team::config::Team;
@@ -21,7 +21,7 @@ use teamctl::team::mailbox::{self, Mark, Text};
 use teamctl::team::model::MessageView;
 use teamctl::time::{iso_millis, parse_duration};
 
-use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
 use crate::cli::env;
@@ -29,34 +29,50 @@ use crate::cli::output::warn;
 
 /// Ask a teammate something and wait for its answer
 ///
-/// Sends TEXT exactly as `send` does, then waits until MEMBER answers and prints the answer's
-/// text alone on stdout, so `answer=$(teamctl ask alice "...")` works. The answer is printed
-/// exactly as written when stdout is not a terminal (or with --raw); on a terminal its control
-/// characters are shown as escapes.
+/// Sends TEXT exactly as `send` does (text or stdin, --from, --join, --summary,
+/// --idempotency-key, the member check with "did you mean", every refusal), then waits until
+/// MEMBER answers and prints the answer's text alone on stdout, so `answer=$(teamctl ask alice
+/// "...")` works. Progress (`ask: alice took the question`, …) goes to stderr. The answer is data:
+/// printed exactly as written when stdout is not a terminal (a pipe, `$(…)`) or with --raw; on a
+/// terminal its control characters are shown as escapes. It wakes on file notifications as
+/// `watch` does (--poll MS to poll instead).
 ///
-/// The answer is the first plain message from MEMBER that lands in your inbox after the question
-/// was written, and not in the turn MEMBER was in when it arrived: what MEMBER writes until that
-/// turn ends (its idle_notification) answers something else, say its brief. Outcomes: answered
-/// (exit 0); MEMBER went idle without answering (its turn on the question ended, the question
-/// taken, and no answer: exit 5, saying what the idle_notification says); MEMBER is gone (shut down, left config.json, or its recorded tmux pane
-/// or process died: exit 1 at once); --timeout passed (exit 3, saying whether the question still
-/// waits in MEMBER's inbox or was taken).
+/// The answer is the first plain message (not a protocol frame) from MEMBER that lands in the
+/// inbox of the identity you asked as after the question was written, and not in the turn MEMBER
+/// was in when it arrived: what MEMBER writes until that turn ends (its idle_notification)
+/// answers something else, say its brief, and ask says so on stderr. The whole rule, and why
+/// nothing in it rests on timestamps: docs/design.md, "What counts as the answer".
 ///
-/// Refused before anything is written (exit 2): asking as an identity MEMBER cannot reply to
-/// (`user`, `team-lead` of a team a Claude Code session leads, a non-member without --join).
+/// Outcomes: answered (exit 0); MEMBER went idle without answering (exit 5: an idle_notification
+/// from it written after the question, the question taken, no answer, and no sign of a new turn
+/// for 1.5 s after both; the error says what the notification says: reason, summary, the turn's
+/// last words); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
+/// died: exit 1 at once; see `teamctl wait --help`); --timeout passed (exit 3, saying whether the
+/// question still waits in MEMBER's inbox or was taken). A teammate that is gone before the
+/// question is written is not asked (exit 1, nothing written).
+///
+/// Refused before anything is written (exit 2): asking as an identity MEMBER cannot reply to, by
+/// the rules `status` prints on its `you:` line (`user`, `team-lead` of a team a Claude Code
+/// session leads, a non-member: use --join --from NAME).
+///
+/// --all asks every teammate (members with agentType, color or backendType, not the lead, not
+/// you: a name added by `send --join` is not asked), waits for each, and prints a table of
+/// outcomes and answers; exit 0 only if every teammate answered, else the worst outcome's code:
+/// gone (1), then timeout (3), then idle (5).
 ///
 /// With --policy FILE, requests the teammates send their lead while `ask` waits (tool
 /// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
-/// --follow --policy` answers them (see `teamctl approve --help`): a teammate that must run a
-/// command to answer does not block the question. One line per decision on stderr (with --json,
-/// JSON Lines on stderr). Only in a team teamctl leads; a bad policy is exit 2, nothing sent.
+/// --follow --policy` answers them (docs/policy.md): a teammate that must run a command to answer
+/// is not stuck on a permission prompt. One line per decision on stderr (with --json, a JSON
+/// Lines decision event on stderr; stdout keeps the answer). Only in a team teamctl leads (else
+/// exit 2); a bad policy file is exit 2 and nothing is sent.
 ///
-/// With --json: {"schema_version":1,"team","to","as","question":{the entry sent},"outcome":
-/// "answered|idle|gone|timeout","reply":{as an entry of inbox --json}|null,"taken_at",
-/// "answered_at","waited_ms","detail"}. With --all: {"schema_version":1,"team","as","answers":
-/// {MEMBER: {"to","question","outcome","reply","taken_at","answered_at","waited_ms","detail"}},
-/// "waited_ms"}; exit 0 only if every teammate answered, else the worst outcome's code (gone 1,
-/// then timeout 3, then idle 5).
+/// With --json: `{"schema_version":1,"team","to","as","question":{the entry sent},"outcome",
+/// "reply","taken_at","answered_at","waited_ms","detail"}`: outcome is answered, idle, gone or
+/// timeout; reply is the answer with the keys of an `inbox --json` message, or null; detail is
+/// what the idle notification says, why MEMBER is gone, or where the question is at a timeout
+/// (null when answered). With --all: `{"schema_version":1,"team","as","answers":{MEMBER:{"to",
+/// "question","outcome","reply","taken_at","answered_at","waited_ms","detail"}},"waited_ms"}`.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   answer=$(teamctl ask alice \"Which files did you change?\")
@@ -91,7 +107,9 @@ pub(crate) struct AskArgs {
     join: bool,
 
     /// Make the question's id deterministic: asking again with the same key sends nothing and
-    /// waits for (or finds) the answer to the first question
+    /// waits for (or finds) the answer to the first question; if that was already taken, an
+    /// entry from MEMBER in your inbox stamped at or after it counts as its answer (the only
+    /// record left is time)
     #[arg(long, value_name = "KEY")]
     idempotency_key: Option<String>,
 
@@ -150,32 +168,6 @@ struct All<'a> {
     waited_ms: u64,
 }
 
-/// `ask`'s side of the wait: progress on stderr, and the policy's passes.
-struct Reporter<'a> {
-    ctx: &'a Ctx,
-    runner: Option<Runner>,
-}
-
-impl Observer for Reporter<'_> {
-    fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
-        match self.runner.as_mut() {
-            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
-                r.step_reopened(self.ctx, watch.team())
-            }
-            _ => Ok(()),
-        }
-    }
-    fn note(&mut self, msg: &str) {
-        progress(msg);
-    }
-    fn warn(&mut self, msg: &str) {
-        warn(msg);
-    }
-    fn hint(&mut self, msg: &str) {
-        crate::cli::output::hint(msg);
-    }
-}
-
 pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     let (to, text) = recipient_and_text(
         args.all,
@@ -232,7 +224,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         lock: &ctx.lock,
         sent_log: ctx.sent_log.as_ref(),
     };
-    let mut reporter = Reporter { ctx, runner };
+    let mut reporter = Blocking {
+        ctx,
+        runner,
+        verb: "ask",
+    };
     let Asking {
         asked,
         send_error,
@@ -333,11 +329,6 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         return Err(Error::Unanswered(idle.join("; ")).into());
     }
     Ok(())
-}
-
-/// A progress line on stderr (stdout carries only the answer).
-fn progress(msg: &str) {
-    eprintln!("ask: {}", crate::cli::term::escape_line(msg));
 }
 
 fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {

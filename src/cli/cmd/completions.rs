@@ -11,9 +11,10 @@ use crate::cli::output::Output;
 ///
 /// The script is generated from this binary's own command line, so it always matches the
 /// installed version; for bash, zsh and fish it is byte for byte the file committed under
-/// completions/. Where to put it is in the README's Install section.
+/// completions/ (a test checks it). Where to put it is in the README's Install section. Needs
+/// no config dir and no team.
 ///
-/// With --json: {"schema_version":1,"shell","script"}.
+/// With --json: `{"schema_version":1,"shell","script"}`. Exit 2 for an unknown shell.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl completions bash > ~/.local/share/bash-completion/completions/teamctl

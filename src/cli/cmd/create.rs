@@ -23,22 +23,47 @@ use crate::cli::term::{self, escape_line as esc};
 
 /// Create a team that teamctl leads, brief its teammates and start them
 ///
-/// Steps, each printed as progress on stderr: validating (names, the claude binary, tmux, that
-/// the team does not exist: a folder without config.json is what a failed attempt left and is
-/// cleared), provisioning (config.json in Claude Code's shape with a "teamctl" key saying
-/// teamctl leads the team, tasks/<team>/, each teammate's inbox holding only its brief from
-/// team-lead), launching (one window per teammate in the detached tmux session teamctl-<team>,
-/// with the command line a Claude Code lead uses), waiting (until every teammate has taken its
-/// brief or sent an idle_notification to team-lead), then ready or failed.
+/// Stands up a team the way a Claude Code lead does it (Claude Code removed TeamCreate, and
+/// `claude -p` no longer forms a team). Teammates come from --member NAME:BRIEF (repeat),
+/// --member-file FILE, or --member NAME with --brief-file NAME:FILE; their colours follow that
+/// order, from blue (the lead takes red).
+///
+/// Steps, each printed on stderr as `<state>: …`: validating (the team name; member names valid,
+/// unique ignoring case, not main, team-lead, user or system, a brief each; the claude binary and
+/// `claude --version`; tmux, and no tmux session teamctl-<team> yet; a team whose folder has a
+/// config.json exists already: an error, never overwritten), provisioning (under Claude Code's
+/// config lock, taken without waiting, so of two creates of one team exactly one proceeds and the
+/// other fails at once: a folder without config.json, what a failed attempt left, is cleared;
+/// tasks/<team>/, each teammate's inbox holding only its brief from team-lead, and last
+/// config.json in Claude Code's shape with a "teamctl" key saying teamctl leads the team),
+/// launching (one window per teammate in the detached tmux session teamctl-<team>, running the
+/// command line a Claude Code lead uses; --launch none stops before this step), waiting (a
+/// teammate is ready once its brief is gone from its inbox or marked read, or an
+/// idle_notification from it is in team-lead's inbox), then ready (provisioned with --launch
+/// none) or failed: as soon as a pane exits first, or at --timeout, naming each teammate that did
+/// not start with the last lines of its pane. On failure the tmux session is killed and the files
+/// stay for inspection (`teamctl delete <team>` removes them). How each step is done:
+/// docs/design.md, "How create stands up a team".
+///
+/// The teammates run unattended only if Claude Code asks nothing at start-up: onboarding done,
+/// the API key approved, the --cwd folder trusted, and with --dangerously-skip-permissions the
+/// bypass prompt accepted (skipDangerousModePermissionPrompt in settings.json; IS_SANDBOX=1 when
+/// running as root). Otherwise a teammate waits at that dialog and create fails at the timeout,
+/// showing it.
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
 ///
-/// Prints the result as key: value lines, one row per teammate. With --json: one line per step
-/// {"schema_version":1,"type":"progress","state","message"} then
-/// {"schema_version":1,"type":"result","team","state","reason","lead","lead_session_id",
+/// Prints `created team <team> (<state>)`, the config path, the binary, the tmux session and a
+/// table of teammates (name, colour, pane, state). With --json, JSON Lines on stdout: one line
+/// per step `{"schema_version":1,"type":"progress","state","message"}`, then the result
+/// `{"schema_version":1,"type":"result","team","state","reason","lead","lead_session_id",
 /// "config","members":[{"name","color","pane","state"}],"claude":{"path","found_by","version"},
-/// "tmux_session"}; state is ready, provisioned (--launch none) or failed (exit code 1).
+/// "tmux_session"}`. A progress state is validating, provisioning, launching, waiting or failed;
+/// the result's is ready, provisioned (--launch none) or failed (with reason; exit 1). A member's
+/// state is provisioned, starting, ready, exited or not_started. claude and tmux_session are null
+/// with --launch none. An error before the result (validation, "already exists", a concurrent
+/// create) ends the stream with a failed progress line.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl create review-42 --member alice:\"Review the auth changes in PR 42\" \\

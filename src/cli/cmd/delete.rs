@@ -17,20 +17,26 @@ use crate::cli::term::escape_line as esc;
 
 /// Shut down a team teamctl created and remove its files
 ///
-/// For a team made by `teamctl create`: sends each running teammate a shutdown_request from
-/// team-lead (as a Claude Code lead does), waits up to --timeout for its shutdown_approved or
-/// for its pane to end, kills the tmux session teamctl-<team>, then removes teams/<team> and
-/// tasks/<team>. A team folder without config.json (a failed create) is just removed. Teams
-/// that a Claude Code lead owns are refused unless --force is given.
+/// For a team made by `teamctl create`: each teammate whose pane is alive gets a
+/// shutdown_request from team-lead, as a Claude Code lead sends it (teamctl passes no
+/// --lead-verify-key, so its teammates accept it); teamctl waits up to --timeout for each
+/// shutdown_approved in team-lead.json or for the pane to end, kills the tmux session
+/// teamctl-<team>, waits (at most 5 s) until the processes that ran in its panes have exited (a
+/// teammate still exiting could write into the team folder again), then removes teams/<team> and
+/// tasks/<team> (each renamed to `<name>.deleted-<uuid>` first, as Claude Code does). A team
+/// folder without config.json (a failed create) is just removed. A team teamctl does not lead
+/// (its Claude Code lead owns it) is refused unless --force; then nobody is asked and only the
+/// folders are removed.
 ///
 /// With --export PATH, a record of the team (see `teamctl export`) is written after the
 /// teammates are stopped and before the folders are removed, so their last answers are in it;
 /// when it cannot be written, the folders are left in place (exit 1).
 ///
-/// Prints one line per teammate and the folders removed. With --json:
-/// {"schema_version":1,"team","members":[{"name","shutdown"}],"tmux_session","removed":[…],
-/// "export":{"out","format","files","bytes","size","messages","transcripts","warnings"} or null};
-/// shutdown is approved, exited, timeout or not_running.
+/// Prints one line per teammate (approved, exited, timeout, or not_running: not asked) and the
+/// folders removed. With --json: `{"schema_version":1,"team","members":[{"name","shutdown"}],
+/// "tmux_session","removed":[paths],"export"}`; shutdown is approved, exited, timeout or
+/// not_running; tmux_session is the session killed, or null; export is the record written
+/// (`{"out","format","files","bytes","size","messages","transcripts","warnings"}`), or null.
 #[derive(Debug, Args)]
 pub(crate) struct DeleteArgs {
     /// The team to delete

@@ -15,7 +15,7 @@ use crate::cli::context::Ctx;
 /// (approved false, the reason as feedback) or sandbox_permission_response (allow false).
 /// Refused (exit 2) in a team teamctl does not lead unless --force.
 ///
-/// With --json: {"schema_version":1,"team","request_id","kind","to","inbox","id","response"}.
+/// With --json: `{"schema_version":1,"team","request_id","kind","to","inbox","id","response"}`.
 #[derive(Debug, Args)]
 pub(crate) struct DenyArgs {
     /// The request id (`teamctl pending` lists them)

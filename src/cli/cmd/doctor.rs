@@ -15,26 +15,51 @@ use crate::cli::term::escape_line as esc;
 
 /// Check the setup and a team's files, and say what to fix
 ///
-/// Prints one line per finding, OK, WARN or FAIL, each problem followed by what to do: the
-/// config dir (and where its path came from), the claude binary (found as `create` finds it)
-/// and its version, whether agent
-/// teams are enabled (CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS in the environment or in
-/// settings.json), tmux; then per team (--team, or every team): config.json, the inbox format
-/// generation (legacy read-flag inboxes or current draining ones), corrupt or schema-invalid
-/// inboxes and tasks (Claude Code would silently drop or overwrite them), stale locks and lock
-/// paths that are files (another tool's, they block Claude Code's writers), leftover temp
-/// files, members without an inbox file, whether your identity (TEAMCTL_FROM) is a member
-/// teammates can reply to, and symlinks where team files live (the config dir, teams/, tasks/
-/// and below: through a symlink Claude Code's writers can miss each other's locks).
+/// Checks the machine and the team's files (the checks are below) and prints one line per
+/// finding, OK, WARN or FAIL, each problem followed by `fix: …`, what to do about it. It changes
+/// nothing: no lock is taken, no file written or removed. Exits 1 when any check fails (with
+/// `error: doctor found N failing check(s)` on stderr); warnings alone exit 0.
 ///
-/// It changes nothing: no lock is taken, no file written or removed. Exits 1 when any check
-/// fails (warnings alone exit 0).
-///
-/// With --json: {"schema_version":1,"checks":[{"check","level","team","path","message",
-/// "details","fix"}],
-/// "summary":{"ok","warn","fail"}}; "level" is "ok", "warn" or "fail".
+/// With --json: `{"schema_version":1,"checks":[{"check","level","team","path","message",
+/// "details","fix"}],"summary":{"ok","warn","fail"}}`; check is one of the names below, level is
+/// ok, warn or fail; team, path and fix are null when they do not apply (fix is null exactly for
+/// ok); message is one line, and details the items behind it (for claude not found: every place
+/// searched, as `<path> (<rule>)`), [] when there are none.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Examples:
+#[command(after_long_help = "Checks:
+  config_dir    the config dir exists, and where its path came from (--claude-dir,
+                $CLAUDE_CONFIG_DIR, the default ~/.claude); FAIL when missing
+  claude        the claude binary, found as `create` finds it (TEAMCTL_CLAUDE_BIN,
+                CLAUDE_CODE_TEAMMATE_COMMAND, PATH, the usual install places), and its
+                --version; WARN when missing, listing every place searched, one per line
+  agent_teams   CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS truthy (1, true, yes, on) in the
+                environment or in settings.json env; WARN when neither
+  tmux          tmux on PATH (pane teammates need it); WARN when missing
+  teams         the teams to check: --team, or every folder under teams/; WARN when there
+                are none, FAIL when the team given does not exist
+  team_config   per team: config.json parses (FAIL if not; FAIL for a session-* team without
+                one, which Claude Code treats as deleted; WARN for another team without one)
+  format        the inbox format generation, judged as `status` judges it: current (a delivered
+                message is deleted: Claude Code 2.1.160 or later; msgV written from 2.1.196) or
+                legacy (it stays with read: true: 2.1.159 or earlier); WARN when both appear
+  inbox         every inbox parses as an array of objects whose from, text and timestamp are
+                strings; FAIL otherwise (Claude Code would read it as empty and overwrite it, or
+                drop the entries)
+  task          every task file is a valid task; FAIL otherwise
+  lock          a lock path that is a file (another tool's; it blocks Claude Code's writers):
+                FAIL; a lock directory older than 10 s (its holder died): WARN
+  temp_file     leftover *.tmp.* files next to inboxes and tasks: WARN, saying whether teamctl
+                cleans it up by itself (docs/design.md, \"Temp files\")
+  member_inbox  members in config.json without an inbox file: WARN
+  identity      your identity is a member of config.json and not a reserved name, so teammates
+                can reply to you; WARN otherwise. It says where the name came from:
+                TEAMCTL_FROM, the team-lead default of a team teamctl leads, or the user default
+  symlink       symlinks where team files live: the config dir itself, teams/, tasks/ and
+                everything below (never followed); WARN for each, with what to do. Other parts
+                of the config dir (settings.json linked to a dotfiles repository) are not
+                looked at
+
+Examples:
   teamctl doctor
   teamctl doctor --team my-team --json | jq '.checks[] | select(.level != \"ok\")'")]
 pub(crate) struct DoctorArgs {}

@@ -3,7 +3,6 @@
 use anyhow::{Result, bail};
 use chrono::DateTime;
 use clap::Args;
-use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -11,33 +10,47 @@ use teamctl::store::paths::MemberName;
 use teamctl::store::{self, Entry};
 use teamctl::team::config::Team;
 use teamctl::team::mailbox::{self, DeliveryState, Filter, InboxRead, Mark};
-use teamctl::team::model::{FRAME_TYPES, MessageView};
+use teamctl::team::model::MessageView;
 use teamctl::team::sentlog::Sent;
 use teamctl::time;
 
+use crate::cli::args::type_values;
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::output::{hint, warn};
 
 /// Read a member's inbox (by default your own)
 ///
-/// Reads without locking, as Claude Code does, and changes nothing unless --mark-read or
-/// --consume is given; those take the inbox's lock and touch only the entries shown. Entries
-/// whose from, text or timestamp is not a string are skipped with a warning and stay in the file.
+/// MEMBER defaults to your identity: the inbox where replies to you land. --all reads every
+/// inbox of the team and lists them as one, in time order: oldest first by timestamp; entries
+/// with the same timestamp keep inbox-name order, then file order.
 ///
-/// Prints a table (id, time, from, to, message; protocol frames named in brackets). With
-/// --json: {"schema_version":1,"team","messages":[{"id","inbox","to","from","text","summary",
-/// "timestamp","color","read","kind","protocol"}],"action","updated"} in file order (with
-/// --all: oldest first by timestamp, ties in inbox-name then file order), every key
-/// present (null where absent); "kind" is "message" or "protocol", "protocol" the decoded frame;
-/// "action" is null, "mark_read" or "consume" and "updated" how many entries it changed.
+/// Reads without locking, as Claude Code does, and changes nothing unless asked: --mark-read sets
+/// "read": true on the entries shown (old Claude Code's way), --consume removes them (new Claude
+/// Code's way). Both take the inbox's lock, re-read it, and touch only the entries shown
+/// (matched by their full content); an entry that changed meanwhile is left alone. Entries whose
+/// from, text or timestamp is not a string are skipped with a warning on stderr and stay in the
+/// file.
+///
+/// Prints a table of id (first 8 characters), time, from, to and a preview; protocol frames are
+/// named in brackets (`[shutdown_request] All tasks are done`). With --json:
+/// `{"schema_version":1,"team","messages":[{"id","inbox","to","from","text","summary",
+/// "timestamp","color","read","kind","protocol"}],"action","updated"}`, in file order (with
+/// --all, in the time order above), every key present. id is the entry's id (its msg_id, else
+/// messageId, else a hash: docs/design.md, "Message ids"); inbox and to are the inbox file and
+/// the member it belongs to; from, text and timestamp are as written; summary and color as
+/// written, or null; read is true only when the entry has "read": true (Claude Code treats a
+/// missing read as unread); kind is "message", or "protocol" when text is a Claude Code protocol
+/// frame; protocol is the decoded frame (its type and all its fields), or null; action is null,
+/// "mark_read" or "consume", and updated how many entries that changed. `ask`, `wait` and
+/// `watch` show messages with these keys too.
 ///
 /// --sent lists teamctl's own record of what was sent to this team (the inbox forgets a message
 /// once it is taken) with its delivery state now: pending (still in the inbox), read (marked
 /// read: older Claude Code) or consumed (gone: taken by its reader). With --json:
-/// {"schema_version":1,"team","sent":[{"id","team","to","from","at","summary","inbox",
-/// "idempotency_key","answers","delivery"}]}, oldest first ("answers": the request id a
-/// protocol answer was for).
+/// `{"schema_version":1,"team","sent":[{"id","team","to","from","at","summary","inbox",
+/// "idempotency_key","answers","delivery"}]}`, oldest first ("answers": the request id a
+/// protocol answer was for, else null).
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl inbox                      # your own inbox (TEAMCTL_FROM, else team-lead or user)
@@ -84,12 +97,6 @@ pub(crate) struct InboxArgs {
     /// List what you sent (teamctl's sent log) with each message's delivery state now
     #[arg(long, conflicts_with_all = ["all", "unread", "from", "kind", "mark_read", "consume"])]
     sent: bool,
-}
-
-fn type_values() -> PossibleValuesParser {
-    let mut v = vec!["message", "protocol"];
-    v.extend(FRAME_TYPES);
-    PossibleValuesParser::new(v)
 }
 
 #[derive(Serialize)]

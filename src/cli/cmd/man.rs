@@ -13,9 +13,10 @@ use crate::cli::output::Output;
 ///
 /// The pages are generated from this binary's own command line, byte for byte the files
 /// committed under man/man1/. The directory is created if needed; files of the same name in
-/// it are replaced. Prints the path of each page written.
+/// it are replaced. Prints the path of each page written. Needs no config dir and no team.
 ///
-/// With --json: {"schema_version":1,"dir","files":[path…]}.
+/// With --json: `{"schema_version":1,"dir","files":[path…]}`. Exit 1 when the directory cannot
+/// be created or written.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl man --out ~/.local/share/man/man1 && man teamctl-send

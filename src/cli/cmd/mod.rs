@@ -1,5 +1,7 @@
 //! The verbs, one file each with its `Args` beside its `run` (nested verbs get a folder:
-//! `tasks/`). What verbs share lives one level up, in [`crate::cli`].
+//! `tasks/`). A verb imports the library (`teamctl`) and what verbs share, one level up in
+//! [`crate::cli`]; never another verb. It builds the library's inputs from its arguments, calls
+//! one or two library functions and renders the result.
 
 pub(crate) mod approve;
 pub(crate) mod ask;

@@ -13,12 +13,17 @@ use crate::cli::context::Ctx;
 ///
 /// Reads the lead's inbox (team-lead.json) without changing it and lists every
 /// permission_request, plan_approval_request and sandbox_permission_request that has no answer
-/// yet (none written by teamctl, per its sent log, and none waiting in the requester's inbox).
-/// Answer them with `teamctl approve ID` or `teamctl deny ID --reason TEXT`.
+/// yet (none written by teamctl, per its sent log, and none waiting in the requester's inbox):
+/// who asks, the tool and its input, the plan file and text, or the host; the id and the age.
+/// Answer them with `teamctl approve ID` or `teamctl deny ID --reason TEXT`, or by rules with
+/// `teamctl approve --policy FILE`. A pane teammate started without
+/// --dangerously-skip-permissions asks for a tool permission this way and blocks until it is
+/// answered (seen with the real Claude Code 2.1.332).
 ///
-/// With --json: {"schema_version":1,"team","requests":[{"request_id","kind","from","at",
+/// With --json: `{"schema_version":1,"team","requests":[{"request_id","kind","from","at",
 /// "age_seconds","tool_name","description","input","plan_file_path","plan_content","host",
-/// "frame"}]}; "kind" is permission, plan_approval or sandbox_permission.
+/// "frame"}]}`; "kind" is permission, plan_approval or sandbox_permission; "frame" is the
+/// request as sent.
 #[derive(Debug, Args)]
 pub(crate) struct PendingArgs {
     /// Whose inbox holds the requests

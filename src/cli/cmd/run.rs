@@ -25,41 +25,73 @@ use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
 ///
-/// Starts an interactive `claude` lead (agent teams enabled) in a detached tmux session
-/// teamctl-run-<name>, gives it PROMPT as its first message, and watches the team it forms
-/// (2.1.178+: its session-<8hex> team) until the work is done. Steps, on stderr: validating
-/// (the binary and its version, tmux, and every start-up dialog that would block a session
-/// nobody watches: onboarding, API key approval, trust of --cwd, the bypass-permissions
-/// prompt; each is named with the setting that skips it), spawning, monitoring (each teammate
-/// is reported as it joins), running, then done, failed or timeout.
+/// Today only an interactive Claude Code session leads a team (its implicit session-<8hex> team,
+/// 2.1.178 and later): `claude -p` forms none and exits while its teammates still work. `run`
+/// starts such an interactive lead (agent teams enabled) in a detached tmux session
+/// teamctl-run-<name>, gives it PROMPT as its first message, watches the team it forms, and ends
+/// it when the work is done. (`create` is the other way round: teamctl is the lead.)
 ///
-/// Done means: the lead's turn has ended (its transcript's last message is an assistant
-/// message not waiting for a tool), no teammate is working (a pane teammate works while its pane
-/// is alive and its isActive is not false; an in-process one until its own transcript shows an
-/// ended turn), no inbox of the lead or of a running teammate holds an unread entry, and all of
-/// that held, with nothing moving, for --settle (README: "The done rule"). Failed: a dialog or permission prompt shows in the lead's pane, or the
-/// lead exits early (its last lines are shown).
+/// Steps, each printed on stderr as `<state>: …`: validating (--name; one run per name at a
+/// time, held by an OS lock on $TEAMCTL_DATA_DIR/run/<name>.lock, so a second run of that name
+/// fails at once naming the first's pid; the claude binary and its version; tmux, and no tmux
+/// session teamctl-run-<name> yet; and every start-up dialog that would block a session nobody
+/// watches, below, each named with the setting that skips it: exit 1 at once instead of hanging
+/// until the timeout), spawning, monitoring (each teammate is reported as it joins: name, agent
+/// type, backend, pane), running, then done, failed or timeout.
 ///
-/// The lead's final answer (its last assistant text, from its transcript; the pane as a
-/// fallback) is printed on stdout; the summary goes to stderr. Then, unless --keep, the lead
-/// is ended (SIGTERM: it stops its teammates and removes its team) and the tmux session killed;
-/// Ctrl-C, SIGTERM and the timeout clean up too. While it runs, every other verb works on the
-/// team (`teamctl --team session-… status`). One run per --name at a time.
+/// Done means: the lead's turn has ended (its transcript's last message is an assistant message
+/// not waiting for a tool), no teammate is working (a pane teammate works while its pane is alive
+/// and its isActive is not false; an in-process one until its own transcript shows an ended
+/// turn), no inbox of the lead or of a running teammate holds an unread entry, and all of that
+/// held, with nothing moving, for --settle (the whole rule: docs/design.md, "The done rule").
+/// Failed: a dialog or permission prompt shows in the lead's pane, or the lead exits first (its
+/// last lines are shown). Timeout: at --timeout, with the last lines of the lead's pane.
 ///
-/// With --json, progress goes to stderr as JSON Lines ({"schema_version":1,"type":"progress",
-/// "state","message"} and {"schema_version":1,"type":"teammate_joined","name","agent_type",
-/// "backend","pane","state"}) and one document to stdout: {"schema_version":1,"type":"result",
+/// The lead's final answer (the text of the last assistant message of its transcript; the pane's
+/// last lines when there is none) is printed alone on stdout; the team, its teammates and their
+/// state, the task counts and the transcript path go to stderr. Then, unless --keep, the lead is
+/// ended (SIGTERM, what a closed terminal does: it stops its teammates and removes its team
+/// folder), given up to 5 s, and the tmux session killed; Claude Code leaves tasks/<team>/ and
+/// the transcripts behind, and so does run. Ctrl-C, SIGTERM and the timeout clean up the same
+/// way before teamctl exits (130, 143, 3); a second signal exits at once. With --keep the lead
+/// stays: stderr says `tmux attach -t teamctl-run-<name>` and which team to talk to, and a later
+/// run of that name is refused until that session is ended. While a run goes on every other verb
+/// works on its team (`teamctl --team session-… status`, `send`, `inbox`, `watch`); runs with
+/// different names never see each other's teams.
+///
+/// With --json, progress goes to stderr as JSON Lines (`{"schema_version":1,"type":"progress",
+/// "state","message"}` and `{"schema_version":1,"type":"teammate_joined","name","agent_type",
+/// "backend","pane","state"}`) and one document to stdout: `{"schema_version":1,"type":"result",
 /// "name","team","lead_session_id","state","reason","dialog","teammates":[{"name","agent_type",
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
-/// "result","result_source","transcript","claude","tmux_session","kept","elapsed_ms"}.
+/// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
+/// "kept","elapsed_ms"}`. state is done, failed (with reason, and dialog when a dialog was the
+/// cause: onboarding, api_key, trust, bypass, permission_prompt, other) or timeout; a teammate's
+/// state is starting, working, idle or exited; result_source is transcript, pane or null;
+/// tmux_session is set only with --keep (kept: true); team and lead_session_id are null when the
+/// run failed before they existed. An error before the result (no binary, no tmux, a run of that
+/// name already going) ends the progress stream with a failed line and prints no document.
 ///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
 /// timeout, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Examples:
+#[command(after_long_help = "Start-up dialogs:
+  onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json
+  api_key     shown unless ANTHROPIC_API_KEY is unset, or its last 20 characters are in
+              customApiKeyResponses.approved
+  trust       shown unless projects[\"<--cwd or a parent>\"].hasTrustDialogAccepted is true
+  bypass      with --dangerously-skip-permissions or --permission-mode bypassPermissions: shown
+              unless \"bypassPermissionsModeAccepted\": true in .claude.json, or
+              \"skipDangerousModePermissionPrompt\": true in settings.json (the config dir's, or
+              <cwd>/.claude/settings[.local].json)
+Each is read from Claude Code's files (its global config is $CLAUDE_CONFIG_DIR/.claude.json, or
+~/.claude.json without that variable); the name is \"dialog\" in --json. As root, skipping
+permissions also needs IS_SANDBOX=1 (Claude Code refuses otherwise).
+
+Examples:
   teamctl run \"Review PR 42 with a team of two: one for the auth code, one for the tests\" \\
-      --cwd ~/src/app --dangerously-skip-permissions --timeout 30m
-  teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json > result.json
+      --cwd ~/src/app --dangerously-skip-permissions --timeout 30m > review.md
+  teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status")]
 pub(crate) struct RunArgs {
@@ -106,7 +138,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
     claude_bin: Option<PathBuf>,
 
-    /// A label for this run: one run per label at a time; names the tmux session
+    /// A label for this run (1 to 64 of A-Za-z0-9_-): one run per label at a time; names the
+    /// tmux session
     #[arg(long, value_name = "LABEL", default_value = "default")]
     name: String,
 

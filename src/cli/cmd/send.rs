@@ -22,22 +22,44 @@ const COLORS: [&str; 8] = [
 ///
 /// Appends one entry to teams/<team>/inboxes/<TO>.json exactly as Claude Code writes it: under
 /// the inbox's lock directory, atomically (temp file + rename), read back before the lock is
-/// released. A teammate's Claude Code picks it up within about a second.
+/// released. A teammate's Claude Code picks it up within about a second. TEXT comes from the
+/// argument, or from stdin when it is `-` or absent and stdin is not a terminal (trailing
+/// newlines dropped, as `$(...)` does). With --all, every member in config.json except the
+/// sender gets it, one locked write each: a failure for one recipient is reported, the others
+/// still get the message, and the exit code is then 1.
 ///
-/// Refused (exit 2) without --force: writing as team-lead in a team teamctl does not lead (that
-/// would speak for its lead), or as system (Claude Code itself). Send under your own name
-/// instead: `teamctl send --join --from NAME …`.
+/// A recipient that is not a member of config.json fails with "did you mean …?" unless --force:
+/// Claude Code would silently create a phantom inbox that nobody reads. Also refused: an empty
+/// message; a session-* team whose config.json is gone (Claude Code treats it as deleted and
+/// removes anything written to it); frames only Claude Code itself may write (idle_notification,
+/// teammate_terminated, task_assignment, task_completed, shutdown_rejected, shutdown_response,
+/// mode_set_request, team_permission_update); and, exit 2 with nothing written unless --force,
+/// writing as team-lead in a team teamctl does not lead (that would speak for its lead) or as
+/// system (Claude Code itself) anywhere (docs/security.md, "Impersonation").
+///
+/// Replies: Claude Code 2.1.332 teammates can reply only to names that are members in the team's
+/// config.json, never to user, system or main, and to team-lead only as the real lead. In a team
+/// teamctl leads you are that lead, so replies reach you. Elsewhere, send under your own name
+/// and join: `teamctl send --join --from ops alice "…"`; replies then land in inboxes/ops.json
+/// (`teamctl inbox ops`). --join adds your identity to config.json as a member (Claude Code's
+/// member shape, under the config.json.lock directory, keeping every other key and member as
+/// it was) and creates your inbox; already a member, nothing is written; a reserved name (main,
+/// team-lead, user, system) is refused (exit 2) with what to use instead.
 ///
 /// Every message written is also recorded in teamctl's sent log (see `teamctl inbox --sent`).
 /// With --wait, waits until the recipient has taken the message (removed it from its inbox, or
-/// marked it read on older Claude Code): exit 0 "delivered", or exit 3 when it is still pending.
+/// marked it read on older Claude Code): prints `delivered …` and exits 0, or says it is still
+/// pending and exits 3.
 ///
-/// Prints one line with the message id and the inbox path. With --json:
-/// {"schema_version":1,"team","to","inbox","message":{the entry as written},"id","written",
-/// "delivery"}; with --all: {"schema_version":1,"team","deliveries":[{"to","inbox","message",
-/// "id","written","delivery"}]}. "written" is false when --idempotency-key found the message
-/// already sent ("message" is then the entry still in the inbox, or null); "delivery" is
-/// "pending", "read" or "consumed" with --wait, else null.
+/// Prints `sent <id> to <to> (<inbox path>)`. When teammates cannot answer the sender (the
+/// default user, a reserved name, a name that is not a member of config.json) the message is
+/// still sent, and `hint: teammates cannot answer you: …` on stderr says why and what to do (the
+/// reason `status` shows on its `you:` line). With --json: `{"schema_version":1,"team","to",
+/// "inbox","message":{the entry as written},"id","written","delivery"}`; with --all:
+/// `{"schema_version":1,"team","deliveries":[{"to","inbox","message","id","written",
+/// "delivery"}]}`. "written" is false when --idempotency-key found the message already sent
+/// ("message" is then the entry still in the inbox, or null when only the sent log still knows
+/// it); "delivery" is "pending", "read" or "consumed" with --wait, else null.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl send alice \"Do not touch auth.ts\"
@@ -59,7 +81,8 @@ pub(crate) struct SendArgs {
     #[arg(long, value_name = "NAME", env = env::FROM)]
     from: Option<String>,
 
-    /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
+    /// Short preview shown by Claude Code [default: the first line, cut at a word to about 60
+    /// characters; none for protocol frames, as Claude Code writes them]
     #[arg(long, value_name = "TEXT")]
     summary: Option<String>,
 
@@ -81,12 +104,14 @@ pub(crate) struct SendArgs {
     #[arg(long)]
     join: bool,
 
-    /// Make the message id deterministic: a send whose id is already in the inbox or in the sent
-    /// log writes nothing and exits 0, so a script can retry safely
+    /// Make the message id deterministic (docs/design.md, "Message ids"): a send whose id is
+    /// already in the inbox, or in the sent log (the recipient may have consumed the first copy),
+    /// writes nothing, says so and exits 0, so a script can retry safely
     #[arg(long, value_name = "KEY")]
     idempotency_key: Option<String>,
 
-    /// Wait until the recipient has taken the message (exit 3 if it has not by then)
+    /// Wait until the recipient has taken the message (exit 3 if it has not by then); without a
+    /// value, 2m
     #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "2m",
           require_equals = true)]
     wait: Option<String>,

@@ -23,8 +23,8 @@ use crate::cli::context::Ctx;
 /// speak for someone else's lead (a teammate started by a Claude Code lead acts only on its own
 /// lead's request).
 ///
-/// With --json: {"schema_version":1,"team","requests":[{"member","request_id","state",
-/// "reason"}]}; "state" is sent, approved, rejected or pending (after --wait ran out).
+/// With --json: `{"schema_version":1,"team","requests":[{"member","request_id","state",
+/// "reason"}]}`; "state" is sent, approved, rejected or pending (after --wait ran out).
 #[derive(Debug, Args)]
 pub(crate) struct ShutdownArgs {
     /// The teammates to shut down

@@ -4,7 +4,8 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
-use teamctl::observe::status::{self, Liveness, MemberStatus, TaskCounts, TeamInfo};
+use teamctl::host::tmux::Liveness;
+use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo};
 use teamctl::team::config;
 use teamctl::team::config::Team;
 use teamctl::team::mailbox;
@@ -16,30 +17,55 @@ use crate::cli::term::escape_line as esc;
 
 /// Show each member's state and what is waiting for them
 ///
-/// For the team: when it was made, whether its lead process runs, which inbox format its Claude
-/// Code uses (judged from what its readers did: legacy keeps a read message with read: true,
-/// 2.1.159 and older; current deletes it, 2.1.160 and later; mixed; unknown), the task counts, then one row per member: type, colour, backend, state, last
-/// seen, unread messages in its inbox, tasks in progress/owned, and whether its process or tmux
-/// pane is alive where that can be checked.
+/// Who is working, idle or gone, and what is waiting for them. A header (created, lead session
+/// and whether the lead process runs, the inbox format generation, last event, task counts),
+/// then one row per member: type, colour, backend, state, last seen (and what it was), unread
+/// messages in its inbox, tasks in progress/owned, and whether its process is alive where that
+/// can be checked. The `you:` line says whether teammates can reply to your identity, and if
+/// not, why (a reserved name, not a member of config.json, or team-lead of a team that a Claude
+/// Code lead owns). Reads take no locks.
 ///
-/// State: terminated (a shutdown_approved from it is in an inbox, or it left config.json while
-/// its inbox remains), active (an event younger than --idle-after: its newest message or
-/// idle_notification, its inbox drained, or isActive: true), idle (older), unknown (no signal).
-/// Reads take no locks.
+/// The inbox format says how the team's Claude Code treats a delivered message, judged from what
+/// its readers did, never from the msgV that teamctl itself writes into every team: legacy (an
+/// entry kept with read: true: Claude Code 2.1.159 or older), current (deleted: a message teamctl
+/// sent, per its sent log, is gone; or an entry with msgV that teamctl did not write, from a
+/// 2.1.196+ client: Claude Code 2.1.160 or later), mixed (inboxes of both kinds) or unknown
+/// (nothing shows it yet). A team upgraded in place from 2.1.159 keeps its old read: true
+/// entries (newer readers skip them) and reads as legacy or mixed until they go.
 ///
-/// With several teams and no --team (or with --all-teams): one row per team, which is also how
-/// to find session-xxxxxxxx team names.
+/// Liveness, only where it can be checked without guessing: the lead's leadProcess.pid
+/// (running, and the same process: its start time must equal procStart), tmux panes on the
+/// default tmux server (when tmux is on PATH), and the status in sessions/<pid>.json when Claude
+/// Code wrote one (2.1.332 pane teammates write only sessions/<pid>.<hash>.key, which has none).
 ///
-/// Also says whether teammates can reply to you (your identity: a member of config.json, not a
-/// reserved name; team-lead only in a team teamctl leads).
+/// With several teams and no --team, or with --all-teams, it prints one row per team (members,
+/// last activity, lead running), which is how to find session-xxxxxxxx team names.
 ///
-/// With --json: {"schema_version":1,"identity":{"name","reachable","reason"},"team":{"name","description","created_at","lead_agent_id",
-/// "lead_session_id","lead_pid","lead_alive","format","last_activity_at"},"members":[{"name",
-/// "agent_id","agent_type","color","backend","state","last_event_at","last_event_kind",
-/// "is_active","process_alive","session_status","pending","tasks_in_progress","tasks_owned",
-/// "in_config"}],"tasks":{"pending","in_progress","completed","blocked","ready"}}; for all teams:
-/// {"schema_version":1,"teams":[{"name","members","last_activity_at","lead_alive"}]}.
+/// With --json: `{"schema_version":1,"identity":{"name","reachable","reason"},"team":{"name",
+/// "description","created_at","lead_agent_id","lead_session_id","lead_pid","lead_alive",
+/// "format","last_activity_at"},"members":[{"name","agent_id","agent_type","color","backend",
+/// "state","last_event_at","last_event_kind","is_active","process_alive","session_status",
+/// "pending","tasks_in_progress","tasks_owned","in_config"}],"tasks":{"pending","in_progress",
+/// "completed","blocked","ready"}}`; format is legacy, current, mixed or unknown (above);
+/// last_event_kind is message, a frame type (idle_notification, shutdown_approved, …),
+/// inbox_drained or is_active; process_alive and lead_alive are null where nothing can be
+/// checked. For all teams: `{"schema_version":1,"teams":[{"name","members","last_activity_at",
+/// "lead_alive"}]}`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "States:
+  terminated  a shutdown_approved frame from it is in an inbox of the team (older builds:
+              shutdown_response with approve: true), or it left config.json while its inbox
+              remains
+  active      its last event is younger than --idle-after: its newest message or
+              idle_notification in any inbox, its inbox drained (no unread entry; the file's
+              mtime), or isActive: true
+  idle        its last event is older than that
+  unknown     no signal at all
+
+Examples:
+  teamctl status
+  teamctl status --all-teams
+  teamctl status --json | jq '.members[] | {name, state}'")]
 pub(crate) struct StatusArgs {
     /// A member with no event for this long is idle
     #[arg(long, value_name = "DURATION", default_value = "5m")]

@@ -1,61 +1,79 @@
 //! `teamctl wait`: block until tasks are done, teammates are idle or gone, or a message came.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
-use teamctl::observe::wait::{After, Condition, ConditionState, Spec, Tracker, liveness};
-use teamctl::observe::watch::Watch;
+use teamctl::observe;
+use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Spec, Waited};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
 
 use crate::cli::args::type_values;
-use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
-use crate::cli::output::warn;
 use crate::cli::term::escape_line;
 
 /// Wait until the team's tasks are done, teammates are idle or gone, or a message arrives
 ///
-/// Blocks until every given condition holds (--any: the first), printing each as it becomes
-/// true, and exits 0. Each condition is checked against the files as they are first (already
-/// true: return at once), then on every change; the watch starts before the first check, so no
-/// change in between is lost.
+/// Blocks until every given condition holds (--any: the first; the conditions are below),
+/// prints each as it becomes true (`10:04:31 met: idle alice: alice (idle_notification:
+/// available)`), and exits 0. Each condition is checked against the files as they are first
+/// (already true: it returns at once), then on every change; the watch is in place before the
+/// first check, so no change in between is lost.
 ///
-/// Conditions:
-///   --tasks-done           every task (Claude Code's internal ones aside) is completed, and
-///                          there is at least one
-///   --task ID              that task is completed (repeatable)
-///   --idle [MEMBER...]     each member (default: every teammate) is idle: nothing waits unread
-///                          in its inbox and its newest event is the end of a turn (an
-///                          idle_notification, or isActive turning false)
-///   --message-from NAME    a message from NAME lands in your inbox after the wait started (or
-///                          after --after); --type picks which kind counts (default: message)
-///   --terminated [MEMBER...]  each member (default: every teammate) is gone: shut down, left
-///                          config.json, or its recorded tmux pane or process died
-///   --delivered ID         the message left its recipient's inbox or was marked read
+/// A member is gone when it left config.json, when a shutdown_approved frame from it was seen,
+/// when its recorded tmux pane (tmuxPaneId `%N`, on the tmux server the environment selects)
+/// exists and is dead, or, for an in-process teammate, when the lead process recorded in
+/// leadProcess is dead. A teammate with nothing recorded to check (one made with `create
+/// --launch none` and started by hand) counts as alive.
 ///
 /// With --policy FILE, requests the teammates send their lead while the wait blocks (tool
 /// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
-/// --follow --policy` answers them (see `teamctl approve --help`), so a CI script that waits
+/// --follow --policy` answers them (docs/policy.md), so a CI script that waits for --tasks-done
 /// never deadlocks on a permission prompt; one line per decision on stderr (with --json, JSON
-/// Lines on stderr, stdout keeping its one document). Only in a team teamctl leads.
+/// Lines decision events on stderr, stdout keeping its one document). Only in a team teamctl
+/// leads (else exit 2); a bad policy file is exit 2.
 ///
-/// Exit codes: 0 met; 1 a condition can no longer become true (every teammate it depends on is
-/// gone, its task was deleted), or an unknown member, task or message id; 2 no condition, or
-/// contradictory ones; 3 --timeout passed (the state of each condition is printed).
+/// Exit codes: 0 met; 1 at once when a condition can no longer become true (a member it waits to
+/// be idle, or a message from, is gone; every teammate is gone while tasks are open; its task was
+/// deleted; the recipient of a message is gone; with --any, only when every condition is
+/// impossible), or naming an unknown member, task or message id; 2 no condition, or
+/// contradictory ones (--idle alice --terminated alice without --any); 3 at --timeout, printing
+/// the state of each condition that is not met.
 ///
-/// With --json, one document at the end: {"schema_version":1,"team","met","conditions":
-/// [{"condition","args","met","at","detail","message","impossible"}],"waited_ms"}.
+/// With --json, one document at the end: `{"schema_version":1,"team","met","conditions":
+/// [{"condition","args","met","at","detail","message","impossible"}],"waited_ms"}`; condition is
+/// tasks_done, task, idle, message_from, terminated or delivered; message is the entry that met
+/// a message_from (else null), impossible why a condition can no longer hold (else null).
 #[derive(Debug, Args)]
-#[command(after_long_help = "Examples:
+#[command(after_long_help = "Conditions:
+  --tasks-done      every task of the team (Claude Code's internal ones aside) is completed, and
+                    there is at least one
+  --task ID         that task is completed (repeatable; an unknown id is exit 1)
+  --idle [MEMBER...]  each member (default: every teammate) is idle: nothing waits unread in its
+                    inbox, and its newest event is the end of a turn: an idle_notification from
+                    it, or isActive turning false in config.json (taking an entry from its inbox,
+                    a new entry for it, a plain message from it or isActive turning true make it
+                    busy; the newest event decides, not the current isActive: docs/design.md,
+                    \"When a teammate is idle\")
+  --message-from NAME  a message from NAME lands in your inbox (your identity, or --as NAME)
+                    after the wait started, or after --after ID (an entry of your inbox, or a
+                    message in the sent log: then entries stamped at or after it) or --after TIME
+                    (RFC 3339 or an age like 10m); --type says what counts: message (default:
+                    plain messages), protocol, or a frame type such as idle_notification
+  --terminated [MEMBER...]  each member (default: every teammate) is gone (above)
+  --delivered ID    the message left its recipient's inbox or was marked read (the rule of
+                    send --wait)
+
+Examples:
   teamctl wait --tasks-done --idle --timeout 1h     # the team finished its work
   teamctl wait --task 3 --task 4
   teamctl wait --message-from alice --timeout 10m --json | jq -r '.conditions[0].message.text'
@@ -128,9 +146,6 @@ struct Report<'a> {
     waited_ms: u64,
 }
 
-/// How often the liveness of panes and processes is checked while nothing changes.
-const LIVENESS_EVERY: Duration = Duration::from_millis(500);
-
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let timeout = parse_duration(&args.timeout)?;
     let kind: TypeFilter = args.frame.parse()?;
@@ -170,7 +185,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         MemberName::parse(i)?;
     }
     // A bad policy is exit 2 before anything else.
-    let mut runner = args
+    let runner = args
         .policy
         .as_deref()
         .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
@@ -195,82 +210,53 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         ));
     }
 
-    let started = Instant::now();
-    let deadline = started + timeout;
-    let clock = || ctx.clock();
-    let (mut watch, _) = Watch::new(team, None, clock());
-    let mut waker = watch.waker(args.poll.map(Duration::from_millis));
-    for w in watch.rescan(clock()).warnings {
-        warn(&w);
-    }
-    let mut live = liveness(&watch);
-    let mut last_probe = Instant::now();
     let spec = Spec {
         conditions,
         me: me.clone(),
         after,
         any: args.any,
     };
-    if let Some(r) = runner.as_mut() {
-        r.step_reopened(ctx, watch.team())?;
-    }
-    let mut tracker = Tracker::new(&watch, spec, ctx.sent_log.as_ref(), &live, clock())?;
-    for s in tracker.states.iter().filter(|s| s.met) {
-        report(ctx, s)?;
-    }
-    if !tracker.done(args.any) {
-        let open: Vec<String> = tracker
-            .states
-            .iter()
-            .filter(|s| !s.met)
-            .map(label)
-            .collect();
-        eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
-    }
-    let mut failed = None;
-    while !tracker.done(args.any) {
-        if let Some(why) = tracker.impossible(args.any) {
-            failed = Some(why);
-            break;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        let changes = watch.next(&mut waker, (deadline - now).min(LIVENESS_EVERY), &clock);
-        for w in &changes.warnings {
-            warn(w);
-        }
-        if let Some(r) = runner.as_mut()
-            && (!changes.events.is_empty() || r.failed())
-        {
-            r.step_reopened(ctx, watch.team())?;
-        }
-        // Pane and process deaths leave no trace in the files: a clock, not every change
-        // (asking tmux costs a process), finds them.
-        if last_probe.elapsed() >= LIVENESS_EVERY {
-            live = liveness(&watch);
-            last_probe = Instant::now();
-        }
-        for i in tracker.observe(&changes, &watch, &live, clock()) {
-            report(ctx, &tracker.states[i])?;
-        }
-    }
+    let mut blocking = Blocking {
+        ctx,
+        runner,
+        verb: "wait",
+    };
+    let Waited {
+        states,
+        met,
+        impossible,
+        waited_ms,
+        watch,
+        waker,
+    } = observe::wait::wait(
+        team,
+        spec,
+        timeout,
+        args.poll.map(Duration::from_millis),
+        ctx.sent_log.as_ref(),
+        &|| ctx.clock(),
+        Hooks {
+            observer: &mut blocking,
+            met: &mut |s| report(ctx, s),
+            blocking: &mut |open| {
+                let open: Vec<String> = open.iter().map(|s| label(s)).collect();
+                eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
+            },
+        },
+    )?;
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
-    let met = tracker.done(args.any);
-    let waited_ms = started.elapsed().as_millis() as u64;
     if ctx.out.json {
         ctx.out.json(&Report {
             schema_version: 1,
             team: watch.team().name.as_str(),
             met,
-            conditions: &tracker.states,
+            conditions: &states,
             waited_ms,
         })?;
     } else if !met {
-        for s in tracker.states.iter().filter(|s| !s.met) {
+        for s in states.iter().filter(|s| !s.met) {
             ctx.out.line(&format!(
                 "not met: {}: {}",
                 label(s),
@@ -281,14 +267,14 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if met {
         return Ok(());
     }
-    if let Some(why) = failed {
+    if let Some(why) = impossible {
         bail!("the wait can no longer succeed: {why}");
     }
-    let open = tracker.states.iter().filter(|s| !s.met).count();
+    let open = states.iter().filter(|s| !s.met).count();
     Err(Error::Timeout(format!(
         "timed out after {}: {open} of {} conditions not met",
         args.timeout,
-        tracker.states.len()
+        states.len()
     ))
     .into())
 }

@@ -19,21 +19,42 @@ use crate::cli::term::escape_line;
 
 /// Follow the team's inboxes, tasks and members as a stream of events
 ///
-/// Prints one line per change as it happens, like `tail -f`: message (a new inbox entry),
-/// consumed (an entry left an inbox: its reader took it), read (an entry's read became true:
-/// older Claude Code), task_created, task_updated (with the changed fields), task_deleted,
-/// member_joined, member_left, member_updated (e.g. isActive). Changes are found by comparing
-/// content, so a burst of writes still gives every event, in order. Uses inotify, or polling
-/// with --poll.
+/// Follows the team's inboxes (all, or the named members'), its task list and its config.json,
+/// and prints one line per change as it happens, like `tail -f` (the events are below). Changes
+/// are found by comparing parsed content (entries by id, tasks by file, members by name), never
+/// by mtime, so a burst of writes coalesced into one notification still gives every event, in
+/// file order. `*.tmp.*` files and `*.lock` directories are ignored. inotify drives it; --poll MS
+/// (also the fallback when notifications are unavailable) re-reads instead. Only new events by
+/// default; --existing first prints what is there now.
+///
+/// For scripts: --count N exits 0 after N matching events; --timeout ends the watch, with exit 3
+/// if --count was not reached. --from keeps message events from one sender, --event some kinds,
+/// --type one kind of message. To wait for a reply: `teamctl watch ops --from alice --event
+/// message --count 1 --timeout 10m --json`.
 ///
 /// With --json: JSON Lines, one object per event, flushed per line:
-/// {"schema_version":1,"event","team","at","to","from","id","member","message","task",
-/// "member_entry","changes"}, every key present (null where it does not apply).
+/// `{"schema_version":1,"event","team","at","to","from","id","member","message","task",
+/// "member_entry","changes"}`, every key present (null where it does not apply); message is an
+/// entry with the keys of `inbox --json`, task the task now (as in `tasks --json`), changes each
+/// changed key with its from and to.
 ///
 /// Exit codes: 0 when --count events were seen (or at --timeout without --count), 3 when
-/// --timeout passed before --count was reached, 130 on Ctrl-C.
+/// --timeout passed before --count was reached, 130 on Ctrl-C; a closed pipe ends it quietly
+/// with 0.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Examples:
+#[command(after_long_help = "Events:
+  message         a new entry in an inbox (to = the inbox's owner, from, id, message = the
+                  entry)
+  consumed        an entry left an inbox: its reader took it (current Claude Code)
+  read            an entry's read became true (older Claude Code)
+  task_created    a task file appeared
+  task_updated    a task file changed (changes lists each changed key with from and to)
+  task_deleted    a task file went
+  member_joined   a member entry in config.json appeared
+  member_left     a member entry went
+  member_updated  a member entry changed (e.g. isActive)
+
+Examples:
   teamctl watch                                  # everything, as it happens
   teamctl watch ops --from alice --event message --count 1 --timeout 10m --json
   teamctl watch --event task_updated --json | jq -c '.changes'")]

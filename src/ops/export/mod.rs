@@ -35,7 +35,8 @@ use sha2::{Digest, Sha256};
 use bundle::Bundle;
 pub use bundle::Format;
 
-use crate::observe::status::{Liveness, MemberStatus, TaskCounts, TeamInfo, team_status};
+use crate::host::tmux::Liveness;
+use crate::observe::status::{MemberStatus, TaskCounts, TeamInfo, team_status};
 use crate::ops::run::{Transcript, find_transcript, subagent_transcripts};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};

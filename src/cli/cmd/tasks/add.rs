@@ -12,11 +12,13 @@ use crate::cli::term::escape_line as esc;
 
 /// Add a task to the team's list
 ///
-/// Allocates the next id exactly as Claude Code does (under the list lock:
-/// max(numeric *.json, .highwatermark) + 1), writes the task in Claude Code's key order, and
-/// records each --blocked-by on both tasks. With --owner, mails the owner a task_assignment
-/// frame, as Claude Code does. Prints the new id; with --json:
-/// {"schema_version":1,"team","task":{…},"assignment":{"to","inbox","id"}|null}.
+/// Allocates the next id exactly as Claude Code does (under the list lock, the lock directory of
+/// the anchor file .lock, i.e. .lock.lock: max(numeric *.json, .highwatermark) + 1), writes the
+/// task in Claude Code's key order (id, subject, description, activeForm, status, owner, blocks,
+/// blockedBy; the description defaults to the subject), and records each --blocked-by on both
+/// tasks (blocks on the blocker), each under its own lock. With --owner, mails the owner a
+/// task_assignment frame, as Claude Code does. Prints the new id; with --json:
+/// `{"schema_version":1,"team","task":{…},"assignment":{"to","inbox","id"}|null}`.
 #[derive(Debug, Args)]
 pub(crate) struct AddArgs {
     /// What the task is

@@ -16,7 +16,7 @@ use crate::cli::term::escape_line as esc;
 /// (already_resolved), or when an existing task in its blockedBy is not completed (blocked).
 /// Claiming as team-lead in a team teamctl does not lead, or as system, is refused (exit 2)
 /// without --force.
-/// With --json: {"schema_version":1,"team","task":{…}}.
+/// With --json: `{"schema_version":1,"team","task":{…}}`.
 #[derive(Debug, Args)]
 pub(crate) struct ClaimArgs {
     /// Task id (3 or #3)

@@ -12,7 +12,7 @@ use crate::cli::term::escape_line as esc;
 /// Mark a task completed, and say which tasks it unblocked
 ///
 /// Sets status completed under the task's lock. Prints the tasks that became ready because of
-/// it; with --json: {"schema_version":1,"team","task":{…},"now_ready":["2",…]}.
+/// it; with --json: `{"schema_version":1,"team","task":{…},"now_ready":["2",…]}`.
 #[derive(Debug, Args)]
 pub(crate) struct DoneArgs {
     /// Task id (3 or #3)

@@ -12,13 +12,16 @@ use crate::cli::output::warn;
 
 /// List the team's tasks, with what is ready and what is blocked
 ///
-/// Prints a table (id, status, owner, subject, blocked by), ids in numeric order. "ready" means
+/// Prints a table (id, status such as `pending (ready)` or `pending (blocked)`, owner, subject,
+/// open blockers), ids in numeric order. --mine means owned by your identity. "ready" means
 /// pending, no owner and not blocked; "blocked" means some id in blockedBy is an existing task
 /// that is not completed. Files that are not valid tasks are reported on stderr and left alone;
 /// tasks with a truthy metadata._internal are hidden unless --all.
 ///
-/// With --json: {"schema_version":1,"team","tasks":[{"id","subject","description","active_form",
-/// "status","owner","blocks","blocked_by","blocked","open_blockers","ready","metadata"}]}.
+/// With --json: `{"schema_version":1,"team","tasks":[{"id","subject","description",
+/// "active_form","status","owner","blocks","blocked_by","blocked","open_blockers","ready",
+/// "metadata"}]}`; open_blockers are the ids that block it now. The other tasks subcommands
+/// print the task with these keys too.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
     /// Only tasks with this status

@@ -25,7 +25,10 @@ use crate::cli::context::Ctx;
 /// The task list is tasks/<team>/<id>.json, shared by the whole team. Without a subcommand this
 /// lists it (see `teamctl tasks list --help`). Changes take the same locks as Claude Code: the
 /// list lock (.lock.lock) to allocate an id or delete, the task's own lock (<id>.json.lock) for
-/// everything else. "blocked" and "ready" are computed, never stored.
+/// everything else. "blocked" and "ready" are computed, never stored. Ids are numbers, given as
+/// `3` or `#3`. A new owner (add --owner, update --owner) is mailed a task_assignment frame, as
+/// Claude Code does, unless you assign yourself; an owner that is not a member of config.json
+/// needs --force.
 #[derive(Debug, Args)]
 #[command(
     args_conflicts_with_subcommands = true,

@@ -12,7 +12,7 @@ use crate::cli::context::Ctx;
 ///
 /// Under the list lock, raises .highwatermark to the id (ids are never reused) and removes the
 /// file; then removes the id from every other task's blocks and blockedBy, each under its own
-/// lock. With --json: {"schema_version":1,"team","deleted":"3","updated":["1",…]}.
+/// lock. With --json: `{"schema_version":1,"team","deleted":"3","updated":["1",…]}`.
 #[derive(Debug, Args)]
 pub(crate) struct RmArgs {
     /// Task id (3 or #3)

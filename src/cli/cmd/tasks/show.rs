@@ -11,7 +11,7 @@ use crate::cli::term::{self, escape_line as esc};
 
 /// Show one task with everything, including the tasks it blocks
 ///
-/// With --json: {"schema_version":1,"team","task":{…as in `tasks list`…},"dependents":[{…}]},
+/// With --json: `{"schema_version":1,"team","task":{…as in tasks list…},"dependents":[{…}]}`,
 /// "dependents" being the tasks listed in its blocks.
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {

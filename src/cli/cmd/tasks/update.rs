@@ -15,11 +15,11 @@ use crate::cli::term::escape_line as esc;
 /// Change a task: status, owner, text, dependencies
 ///
 /// Takes the task's lock (<id>.json.lock), re-reads it and merges the change the way Claude Code
-/// does: existing keys keep their place, new keys go last, --no-owner removes the key (never
-/// "owner": null). A new owner is mailed a task_assignment frame, as Claude Code does.
+/// does, as `{...old, ...patch}`: existing keys keep their place, new keys (usually owner) go
+/// last, --no-owner removes the key (never "owner": null, which makes Claude Code skip the task). A new owner is mailed a task_assignment frame, as Claude Code does.
 /// Dependencies are recorded on both tasks, each under its own lock.
 ///
-/// With --json: {"schema_version":1,"team","task":{…},"changed","assignment":{…}|null}.
+/// With --json: `{"schema_version":1,"team","task":{…},"changed","assignment":{…}|null}`.
 #[derive(Debug, Args)]
 pub(crate) struct UpdateArgs {
     /// Task id (3 or #3)
