@@ -1068,7 +1068,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__watch)
-            opts="-h -V --existing --count --timeout --from --event --type --poll --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --existing --count --timeout --from --event --type --task-status --exec --exec-timeout --poll --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1092,6 +1092,18 @@ _teamctl() {
                     ;;
                 --type)
                     COMPREPLY=($(compgen -W "message protocol idle_notification shutdown_request shutdown_approved shutdown_rejected shutdown_response plan_approval_request plan_approval_response permission_request permission_response sandbox_permission_request sandbox_permission_response task_assignment mode_set_request team_permission_update teammate_terminated task_completed" -- "${cur}"))
+                    return 0
+                    ;;
+                --task-status)
+                    COMPREPLY=($(compgen -W "pending in_progress completed" -- "${cur}"))
+                    return 0
+                    ;;
+                --exec)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --poll)

@@ -258,7 +258,7 @@ task_deleted\t''
 member_joined\t''
 member_left\t''
 member_updated\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`)' -r -f -a "message\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`); repeatable: any of them' -r -f -a "message\t''
 protocol\t''
 idle_notification\t''
 shutdown_request\t''
@@ -276,6 +276,11 @@ mode_set_request\t''
 team_permission_update\t''
 teammate_terminated\t''
 task_completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l task-status -d 'Only task events that bring a task to this status: created with it, or updated to it' -r -f -a "pending\t''
+in_progress\t''
+completed\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l exec -d 'Run CMD (with `sh -c`) once per event, one at a time, in order: the event\'s JSON line on its standard input, TEAMCTL_EVENT and TEAMCTL_TEAM in its environment' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l exec-timeout -d 'How long one run of --exec may take before its process group is killed' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r

@@ -15,6 +15,7 @@ pub(crate) mod launch;
 mod markdown;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
+pub(crate) mod record;
 pub(crate) mod signals;
 pub(crate) mod term;
 

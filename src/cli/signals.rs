@@ -5,6 +5,10 @@
 //! A command that must clean up first (`run`: end the lead it started) calls [`defer`]: the
 //! first signal is then only recorded, the command sees it through [`received`], cleans up and
 //! returns, and `main` exits with [`exit_code`].
+//!
+//! Before a signal ends teamctl, a hook that `watch --exec` is running is ended (its process
+//! group: it runs in one of its own, out of the terminal's reach) and the telemetry is flushed
+//! ([`before_exit`]).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -27,6 +31,33 @@ pub(crate) fn exit_code() -> Option<u8> {
     }
 }
 
+/// The process group of a hook running now (`watch --exec`), 0 for none: a signal that ends
+/// teamctl ends it too (it runs in a group of its own, so the terminal's Ctrl-C misses it).
+static HOOK_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// Records the running hook's process group (0: none).
+pub(crate) fn hook_group(pgid: i32) {
+    HOOK_GROUP.store(pgid, Ordering::SeqCst);
+}
+
+/// What runs just before a signal ends teamctl (the OpenTelemetry flush).
+static BEFORE_EXIT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Runs `f` before a signal ends teamctl (after the locks are released).
+#[allow(dead_code)] // the telemetry registers its flush here
+pub(crate) fn before_exit(f: fn()) {
+    let _ = BEFORE_EXIT.set(f);
+}
+
+/// Ends the running hook, then whatever was registered with [`before_exit`].
+fn last_words() {
+    let pgid = HOOK_GROUP.swap(0, Ordering::SeqCst);
+    teamctl::host::hook::kill_group(pgid, libc::SIGTERM);
+    if let Some(f) = BEFORE_EXIT.get() {
+        f();
+    }
+}
+
 /// Leaves the first signal to the command, which polls [`received`].
 pub(crate) fn defer() {
     DEFER.store(true, Ordering::SeqCst);
@@ -45,6 +76,10 @@ pub(crate) fn install() {
         let mut first = true;
         for sig in signals.forever() {
             if !first {
+                teamctl::host::hook::kill_group(
+                    HOOK_GROUP.swap(0, Ordering::SeqCst),
+                    libc::SIGKILL,
+                );
                 std::process::exit(128 + sig);
             }
             first = false;
@@ -54,6 +89,7 @@ pub(crate) fn install() {
             }
             std::thread::spawn(move || {
                 teamctl::store::lock::drain();
+                last_words();
                 std::process::exit(128 + sig);
             });
         }

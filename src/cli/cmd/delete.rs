@@ -6,13 +6,12 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use teamctl::ops::delete::{self, MemberShutdown, Record};
-use teamctl::ops::export::Format;
 use teamctl::store::paths::TeamName;
 use teamctl::time;
 
-use crate::cli::cmd::export;
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
+use crate::cli::record::{RecordJson, summary_line};
 use crate::cli::term::escape_line as esc;
 
 /// Shut down a team teamctl created and remove its files
@@ -36,7 +35,8 @@ use crate::cli::term::escape_line as esc;
 /// folders removed. With --json: `{"schema_version":1,"team","members":[{"name","shutdown"}],
 /// "tmux_session","removed":[paths],"export"}`; shutdown is approved, exited, timeout or
 /// not_running; tmux_session is the session killed, or null; export is the record written
-/// (`{"out","format","files","bytes","size","messages","transcripts","warnings"}`), or null.
+/// (`{"out","format","files","bytes","size","messages","transcripts","warnings","error"}`), or
+/// null.
 #[derive(Debug, Args)]
 pub(crate) struct DeleteArgs {
     /// The team to delete
@@ -73,19 +73,7 @@ struct Json<'a> {
     members: &'a [MemberShutdown],
     tmux_session: Option<&'a str>,
     removed: Vec<String>,
-    export: Option<ExportJson>,
-}
-
-#[derive(Serialize)]
-struct ExportJson {
-    out: String,
-    format: Format,
-    files: usize,
-    bytes: u64,
-    size: u64,
-    messages: usize,
-    transcripts: usize,
-    warnings: Vec<String>,
+    export: Option<RecordJson>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
@@ -117,16 +105,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
             members: &d.members,
             tmux_session: d.tmux_session.as_deref(),
             removed,
-            export: d.export.as_ref().map(|e| ExportJson {
-                out: e.out.display().to_string(),
-                format: e.format,
-                files: e.files,
-                bytes: e.bytes,
-                size: e.size,
-                messages: e.messages,
-                transcripts: e.transcripts,
-                warnings: e.warnings.clone(),
-            }),
+            export: d.export.as_ref().map(|e| RecordJson::of(Ok(e))),
         });
     }
     for m in &d.members {
@@ -142,7 +121,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     }
     if let Some(e) = &d.export {
         ctx.out
-            .line(&format!("record written to {}", export::summary_line(e)))?;
+            .line(&format!("record written to {}", summary_line(e)))?;
     }
     for r in &removed {
         ctx.out.line(&format!("removed {}", esc(r)))?;

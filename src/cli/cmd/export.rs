@@ -12,7 +12,7 @@ use teamctl::team::config::Team;
 
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
-use crate::cli::term::escape_line as esc;
+use crate::cli::record::summary_line;
 
 /// Write a record of the team that outlives it: its files, its conversation, a report
 ///
@@ -137,20 +137,4 @@ fn print(ctx: &Ctx, team: &TeamName, d: &Exported) -> Result<()> {
     }
     ctx.out
         .line(&format!("exported team {team} to {}", summary_line(d)))
-}
-
-/// `PATH (8 files, 11568 bytes; 3 messages, 1 transcripts)`.
-pub(crate) fn summary_line(d: &Exported) -> String {
-    format!(
-        "{} ({} files, {} bytes{}; {} messages, {} transcripts)",
-        esc(&d.out.display().to_string()),
-        d.files,
-        d.bytes,
-        match d.format {
-            Format::TarGz => format!(", {} compressed", d.size),
-            Format::Folder => String::new(),
-        },
-        d.messages,
-        d.transcripts
-    )
 }

@@ -11,16 +11,15 @@ use serde::Serialize;
 use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
-use teamctl::ops::export::{Exported, Format};
 use teamctl::ops::run::{
     self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
 use teamctl::time;
 
-use crate::cli::cmd::export;
 use crate::cli::context::Ctx;
 use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::output::warn;
+use crate::cli::record::{RecordJson, summary_line};
 use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
@@ -193,50 +192,7 @@ struct ResultJson<'a> {
     tmux_session: Option<&'a str>,
     kept: bool,
     elapsed_ms: u64,
-    export: Option<ExportJson>,
-}
-
-/// The record `--export` wrote (`error` set, the rest null, when it could not be written).
-#[derive(Serialize)]
-struct ExportJson {
-    out: Option<String>,
-    format: Option<Format>,
-    files: Option<usize>,
-    bytes: Option<u64>,
-    size: Option<u64>,
-    messages: Option<usize>,
-    transcripts: Option<usize>,
-    warnings: Vec<String>,
-    error: Option<String>,
-}
-
-impl ExportJson {
-    fn of(r: Result<&Exported, &str>) -> ExportJson {
-        match r {
-            Ok(d) => ExportJson {
-                out: Some(d.out.display().to_string()),
-                format: Some(d.format),
-                files: Some(d.files),
-                bytes: Some(d.bytes),
-                size: Some(d.size),
-                messages: Some(d.messages),
-                transcripts: Some(d.transcripts),
-                warnings: d.warnings.clone(),
-                error: None,
-            },
-            Err(e) => ExportJson {
-                out: None,
-                format: None,
-                files: None,
-                bytes: None,
-                size: None,
-                messages: None,
-                transcripts: None,
-                warnings: Vec::new(),
-                error: Some(e.to_string()),
-            },
-        }
-    }
+    export: Option<RecordJson>,
 }
 
 #[derive(Serialize)]
@@ -245,7 +201,7 @@ struct ExportedJson {
     #[serde(rename = "type")]
     kind: &'static str,
     #[serde(flatten)]
-    export: ExportJson,
+    export: RecordJson,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
@@ -286,17 +242,14 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
                 schema_version: 1,
                 kind: "exported",
-                export: ExportJson::of(Ok(d)),
+                export: RecordJson::of(Ok(d)),
             })
             .ok(),
             Event::Exported(d) => {
                 for w in &d.warnings {
                     warn(w);
                 }
-                Some(format!(
-                    "exported: record written to {}",
-                    export::summary_line(d)
-                ))
+                Some(format!("exported: record written to {}", summary_line(d)))
             }
         };
         if let Some(l) = line {
@@ -381,7 +334,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
             export: o
                 .export
                 .as_ref()
-                .map(|r| ExportJson::of(r.as_ref().map_err(String::as_str))),
+                .map(|r| RecordJson::of(r.as_ref().map_err(String::as_str))),
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
