@@ -64,6 +64,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
@@ -83,6 +84,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s V -l version -d 'Print version'
@@ -286,6 +288,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'First print what is there now, as events'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
@@ -302,6 +305,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l all -d 'Ask ever
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l join -d 'Join the team first as --from, so teammates can answer you'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed [default: leave it there]'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the answer exactly as written even to a terminal [default: exact when piped, control characters shown as escapes on a terminal]'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s V -l version -d 'Print version'
@@ -338,6 +342,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team t
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l any -d 'Return when the first condition holds instead of all'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s V -l version -d 'Print version'

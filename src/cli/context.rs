@@ -70,7 +70,9 @@ impl Ctx {
             .map(PathBuf::from)
             .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")));
         Ok(Ctx {
-            layout: Layout::new(root),
+            // Absolute: file notifications name absolute paths (a relative config dir saw no
+            // change in `watch`, `wait` and `ask`).
+            layout: Layout::new(std::path::absolute(&root).unwrap_or(root)),
             layout_source: layout_source.to_string(),
             team: g.team.clone().filter(|t| !t.is_empty()),
             out: Output { json: g.json },

@@ -13,6 +13,7 @@ pub(crate) mod env;
 pub(crate) mod launch;
 #[cfg(test)]
 mod markdown;
+pub(crate) mod otel;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod record;

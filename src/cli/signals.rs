@@ -41,20 +41,20 @@ pub(crate) fn hook_group(pgid: i32) {
 }
 
 /// What runs just before a signal ends teamctl (the OpenTelemetry flush).
-static BEFORE_EXIT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+static BEFORE_EXIT: std::sync::OnceLock<fn(u8)> = std::sync::OnceLock::new();
 
-/// Runs `f` before a signal ends teamctl (after the locks are released).
-#[allow(dead_code)] // the telemetry registers its flush here
-pub(crate) fn before_exit(f: fn()) {
+/// Runs `f` with the exit code before a signal ends teamctl (after the locks are released).
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) fn before_exit(f: fn(u8)) {
     let _ = BEFORE_EXIT.set(f);
 }
 
 /// Ends the running hook, then whatever was registered with [`before_exit`].
-fn last_words() {
+fn last_words(code: u8) {
     let pgid = HOOK_GROUP.swap(0, Ordering::SeqCst);
     teamctl::host::hook::kill_group(pgid, libc::SIGTERM);
     if let Some(f) = BEFORE_EXIT.get() {
-        f();
+        f(code);
     }
 }
 
@@ -89,7 +89,7 @@ pub(crate) fn install() {
             }
             std::thread::spawn(move || {
                 teamctl::store::lock::drain();
-                last_words();
+                last_words(u8::try_from(128 + sig).unwrap_or(1));
                 std::process::exit(128 + sig);
             });
         }

@@ -112,7 +112,11 @@ impl TestEnv {
     fn hermetic(&self, cmd: &mut std::process::Command) {
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().into_owned();
-            if k.starts_with("TEAMCTL_") || k.starts_with("XDG_") || k == "NO_COLOR" {
+            if k.starts_with("TEAMCTL_")
+                || k.starts_with("XDG_")
+                || k.starts_with("OTEL_")
+                || k == "NO_COLOR"
+            {
                 cmd.env_remove(&k);
             }
         }

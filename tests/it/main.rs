@@ -16,6 +16,8 @@ mod inbox;
 mod interop;
 mod lock;
 mod man;
+#[cfg(feature = "otel")]
+mod otel;
 mod policy;
 mod props;
 mod protocol;

@@ -25,6 +25,7 @@ use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 
 /// Ask a teammate something and wait for its answer
@@ -134,6 +135,9 @@ pub(crate) struct AskArgs {
     /// --policy`; decisions on stderr)
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Serialize)]
@@ -169,6 +173,7 @@ struct All<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
+    otel::start("ask", args.otel.otel_content);
     let (to, text) = recipient_and_text(
         args.all,
         args.to,

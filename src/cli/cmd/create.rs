@@ -19,6 +19,7 @@ use teamctl::time;
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::{self, escape_line as esc};
 
 /// Create a team that teamctl leads, brief its teammates and start them
@@ -118,6 +119,9 @@ pub(crate) struct CreateArgs {
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
     claude_bin: Option<PathBuf>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -152,6 +156,7 @@ struct ResultJson<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
+    otel::start("create", args.otel.otel_content);
     let team = TeamName::parse(&args.name)?;
     time::parse_duration(&args.timeout)?;
     let spec = spec(&args, team)?;
@@ -161,6 +166,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     };
     let out = ctx.out;
     let mut progress = |state: Step, message: &str| {
+        otel::step(state.as_str(), message);
         if out.json {
             // Progress is best effort: a closed stdout shows up at the result.
             let _ = out.json(&ProgressJson {
@@ -189,6 +195,12 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
             return Err(e);
         }
     };
+    if otel::enabled()
+        && let Ok(team) = teamctl::team::config::Team::open(&ctx.layout, &spec.team)
+    {
+        // Its teammates' spans, from when each joined.
+        otel::members(&teamctl::observe::watch::Watch::new(team, None, ctx.clock()).0);
+    }
     print(ctx, &spec, &outcome)?;
     match outcome.state {
         Step::Failed => Err(anyhow!(

@@ -3,6 +3,9 @@
 use std::fs;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -11,13 +14,17 @@ use serde::Serialize;
 use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
+use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
     self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
+use teamctl::store::paths::{Layout, TeamName};
+use teamctl::team::config::Team;
 use teamctl::time;
 
 use crate::cli::context::Ctx;
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 use crate::cli::record::{RecordJson, summary_line};
 use crate::cli::{env, signals};
@@ -146,6 +153,9 @@ pub(crate) struct RunArgs {
     /// the last moment before the lead is told to stop, whatever the run's end
     #[arg(long, value_name = "PATH")]
     export: Option<PathBuf>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -205,11 +215,21 @@ struct ExportedJson {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
+    otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
     let env = run_env(ctx, &args)?;
     let json = ctx.out.json;
+    let follower = Follower::default();
     let mut progress = |e: Event| {
+        match &e {
+            Event::Progress(state, message) => otel::step(state.as_str(), message),
+            Event::TeamFormed(name) if otel::enabled() => {
+                otel::team(name.as_str());
+                follower.start(&ctx.layout, name);
+            }
+            _ => {}
+        }
         // Progress is best effort: a closed stderr must not stop the run.
         let line = match e {
             Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
@@ -267,6 +287,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             return Err(e);
         }
     };
+    follower.stop();
     progress(Event::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
@@ -308,6 +329,43 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                 .map(|d| format!(": {} ({})", d.title(), d.as_str()))
                 .unwrap_or_default()
         )),
+    }
+}
+
+/// With telemetry on, follows the run's team once it forms, so its members and messages reach
+/// the trace (`run` itself only polls the files it needs).
+#[derive(Default)]
+struct Follower {
+    stop: Arc<AtomicBool>,
+    thread: std::cell::RefCell<Option<thread::JoinHandle<()>>>,
+}
+
+impl Follower {
+    fn start(&self, layout: &Layout, name: &TeamName) {
+        if self.thread.borrow().is_some() {
+            return;
+        }
+        let Ok(team) = Team::open(layout, name) else {
+            return;
+        };
+        let stop = self.stop.clone();
+        *self.thread.borrow_mut() = Some(thread::spawn(move || {
+            let clock = chrono::Utc::now;
+            let (mut watch, _) = Watch::new(team, None, clock());
+            otel::members(&watch);
+            let mut waker = watch.waker(None);
+            otel::changes(&watch.rescan(clock()));
+            while !stop.load(Ordering::SeqCst) {
+                otel::changes(&watch.next(&mut waker, Duration::from_millis(200), &clock));
+            }
+        }));
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.borrow_mut().take() {
+            let _ = t.join();
+        }
     }
 }
 

@@ -19,6 +19,7 @@ use crate::cli::args::type_values;
 use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::escape_line;
 
 /// Wait until the team's tasks are done, teammates are idle or gone, or a message arrives
@@ -135,6 +136,9 @@ pub(crate) struct WaitArgs {
     /// --policy`; decisions on stderr)
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Serialize)]
@@ -147,6 +151,7 @@ struct Report<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+    otel::start("wait", args.otel.otel_content);
     let timeout = parse_duration(&args.timeout)?;
     let kind: TypeFilter = args.frame.parse()?;
     let names = |v: &[String]| -> Result<Vec<String>> {

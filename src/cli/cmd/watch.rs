@@ -21,6 +21,7 @@ use teamctl::time;
 
 use crate::cli::args::{deadline, type_values};
 use crate::cli::context::Ctx;
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 use crate::cli::signals;
 use crate::cli::term::escape_line;
@@ -127,9 +128,13 @@ pub(crate) struct WatchArgs {
     /// Poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS")]
     poll: Option<u64>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
+    otel::start("watch", args.otel.otel_content);
     let only = if args.members.is_empty() {
         None
     } else {
@@ -158,12 +163,14 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
         .clone()
         .map(|cmd| Hooks::start(cmd, exec_timeout, team.name.to_string()));
     let (mut watch, existing) = Watch::new(team, only, ctx.clock());
+    otel::members(&watch);
     let mut seen = 0;
     let json = ctx.out.json;
     let mut emit = |changes: Changes| -> Result<bool> {
         for w in &changes.warnings {
             warn(w);
         }
+        otel::changes(&changes);
         let mut out = std::io::stdout().lock();
         for ev in changes.events.iter().filter(|e| filter.matches(e)) {
             if let Some(h) = &hooks {
