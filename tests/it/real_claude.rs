@@ -119,7 +119,9 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
 /// has it spawn a pane teammate `worker` with the Agent tool, the worker reports to team-lead,
 /// and the lead ends its turn with a final text. run must report the team with that teammate,
 /// print the final text and exit 0 leaving nothing running; a lead whose turn never ends must
-/// time out (exit 3) with its pane's last lines and clean up the same way. Driver:
+/// time out (exit 3) with its pane's last lines and clean up the same way. Both leave their
+/// record (`--export`: the lead's transcript, the whole conversation, the final answer), and the
+/// done run's trace and metrics reach an OTLP receiver on 127.0.0.1. Driver:
 /// `tests/e2e/run-e2e.js`.
 #[test]
 fn real_claude_code_lead_run_headless_until_done() {
@@ -151,6 +153,8 @@ fn real_claude_code_lead_run_headless_until_done() {
         "done"
     );
     assert!(summary["timeout"]["elapsed_ms"].is_u64());
+    assert!(summary["done"]["record"]["messages"].as_u64() >= Some(3));
+    assert!(summary["done"]["otel"]["worker_events"].as_u64() >= Some(1));
 }
 
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
