@@ -68,6 +68,9 @@ use crate::cli::output::warn;
 /// Lines decision event on stderr; stdout keeps the answer). Only in a team teamctl leads (else
 /// exit 2); a bad policy file is exit 2 and nothing is sent.
 ///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
+/// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
+///
 /// With --json: `{"schema_version":1,"team","to","as","question":{the entry sent},"outcome",
 /// "reply","taken_at","answered_at","waited_ms","detail"}`: outcome is answered, idle, gone or
 /// timeout; reply is the answer with the keys of an `inbox --json` message, or null; detail is

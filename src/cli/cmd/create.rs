@@ -55,6 +55,9 @@ use crate::cli::term::{self, escape_line as esc};
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
 ///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), its steps and a span per
+/// teammate are exported (docs/observability.md, "OpenTelemetry").
+///
 /// Prints `created team <team> (<state>)`, the config path, the binary, the tmux session and a
 /// table of teammates (name, colour, pane, state). With --json, JSON Lines on stdout: one line
 /// per step `{"schema_version":1,"type":"progress","state","message"}`, then the result

@@ -65,13 +65,27 @@ use crate::cli::{env, signals};
 /// works on its team (`teamctl --team session-… status`, `send`, `inbox`, `watch`); runs with
 /// different names never see each other's teams.
 ///
+/// With --export PATH, the team's record (as `teamctl export --out PATH`: its files, the lead's
+/// transcript, the whole conversation, the tasks and the final answer, with the run's state) is
+/// written at the last moment before the lead is told to stop, whatever the end: done, failed,
+/// timeout or interrupted, once the lead was started (a lead that formed no team still leaves
+/// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
+/// done.
+///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
+/// a span per teammate, the messages and task changes) and metrics are exported
+/// (docs/observability.md, "OpenTelemetry").
+///
 /// With --json, progress goes to stderr as JSON Lines (`{"schema_version":1,"type":"progress",
 /// "state","message"}` and `{"schema_version":1,"type":"teammate_joined","name","agent_type",
 /// "backend","pane","state"}`) and one document to stdout: `{"schema_version":1,"type":"result",
 /// "name","team","lead_session_id","state","reason","dialog","teammates":[{"name","agent_type",
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
-/// "kept","elapsed_ms"}`. state is done, failed (with reason, and dialog when a dialog was the
+/// "kept","elapsed_ms","export"}`, export being the record written (`{"out","format","files",
+/// "bytes","size","messages","transcripts","warnings","error"}`, error set and the rest null when
+/// it could not be written) or null without --export; with --export, also a progress line
+/// `{"schema_version":1,"type":"exported",…}` with the same keys. state is done, failed (with reason, and dialog when a dialog was the
 /// cause: onboarding, api_key, trust, bypass, permission_prompt, other) or timeout; a teammate's
 /// state is starting, working, idle or exited; result_source is transcript, pane or null;
 /// tmux_session is set only with --keep (kept: true); team and lead_session_id are null when the

@@ -50,6 +50,9 @@ use crate::cli::term::escape_line;
 /// contradictory ones (--idle alice --terminated alice without --any); 3 at --timeout, printing
 /// the state of each condition that is not met.
 ///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
+/// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
+///
 /// With --json, one document at the end: `{"schema_version":1,"team","met","conditions":
 /// [{"condition","args","met","at","detail","message","impossible"}],"waited_ms"}`; condition is
 /// tasks_done, task, idle, message_from, terminated or delivered; message is the entry that met

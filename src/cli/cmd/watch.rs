@@ -52,6 +52,9 @@ use crate::cli::term::escape_line;
 /// stops the watch. At --count or --timeout the watch ends once the hook has run for every event
 /// seen.
 ///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
+/// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
+///
 /// With --json: JSON Lines, one object per event, flushed per line:
 /// `{"schema_version":1,"event","team","at","to","from","id","member","message","task",
 /// "member_entry","changes"}`, every key present (null where it does not apply); message is an
