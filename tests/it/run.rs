@@ -87,6 +87,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "claude",
             "dialog",
             "elapsed_ms",
+            "export",
             "kept",
             "lead_session_id",
             "name",
@@ -116,6 +117,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     assert_eq!(r["result_source"], "transcript");
     assert_eq!(r["tmux_session"], Value::Null);
     assert_eq!(r["kept"], false);
+    assert_eq!(r["export"], Value::Null);
     assert!(r["elapsed_ms"].is_u64());
     assert_eq!(
         r["teammates"],
@@ -169,6 +171,83 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     // Cleaned up: the lead ended (and removed its team), the tmux session is gone.
     assert!(!env.root.join("teams").join(&team).exists());
     assert!(!tmux_has_session(&env, "teamctl-run-default"));
+}
+
+/// `run --export`: the record is taken before the lead is ended (its team and config are in
+/// it), with the run's state; one that cannot be written makes a done run exit 1.
+#[test]
+fn export_records_the_team_before_the_lead_is_ended() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(&env, "stub-lead", STUB_LEAD);
+    let rec = env.dir.path().join("rec");
+    let out = run_cmd(&env, &lead)
+        .args([
+            "--json",
+            "go",
+            "--settle",
+            "0s",
+            "--export",
+            rec.to_str().unwrap(),
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(
+        keys(&r["export"]),
+        [
+            "bytes",
+            "error",
+            "files",
+            "format",
+            "messages",
+            "out",
+            "size",
+            "transcripts",
+            "warnings"
+        ]
+    );
+    assert_eq!(r["export"]["out"], rec.display().to_string());
+    assert_eq!(
+        r["export"]["transcripts"], 2,
+        "the lead's and the in-process worker's"
+    );
+    let exported: Vec<Value> = json_lines(&out.stderr)
+        .into_iter()
+        .filter(|e| e["type"] == "exported")
+        .collect();
+    assert_eq!(exported.len(), 1);
+    assert_eq!(exported[0]["out"], r["export"]["out"]);
+    let team = r["team"].as_str().unwrap();
+    assert!(
+        !env.root.join("teams").join(team).exists(),
+        "the lead removed its team after"
+    );
+    let s: Value = serde_json::from_slice(&fs::read(rec.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["team"], team);
+    assert_eq!(s["team_folder"], true);
+    assert_eq!(
+        s["run"],
+        json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER"})
+    );
+    assert_eq!(s["result"], "STUB ANSWER");
+    assert!(rec.join("team/config.json").is_file());
+
+    // A record that cannot be written: the run is still done, and says so, with exit 1.
+    run_cmd(&env, &lead)
+        .args(["go", "--settle", "0s", "--export", rec.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stdout("STUB ANSWER\n")
+        .stderr(predicate::str::contains(
+            "error: run 'default' was done, but its record could not be written",
+        ));
 }
 
 #[test]
