@@ -846,47 +846,65 @@ pub fn conversation(
         out.push(m);
     }
 
-    // Deliveries: matched to what was sent, earliest first.
-    let order = |out: &[Message], mut v: Vec<usize>| {
-        v.sort_by_key(|&i| (time_key(out[i].at.as_deref()), i));
-        VecDeque::from(v)
-    };
-    let mut by_text: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
-    let mut by_summary: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
-    for (i, m) in out.iter().enumerate() {
+    // Deliveries: matched to what was sent, earliest first. The indexes hold a hash of (sender,
+    // recipient, text or summary), so no text is copied; a match is checked field by field.
+    let times: Vec<(bool, i64)> = out.iter().map(|m| time_key(m.at.as_deref())).collect();
+    let mut by_text: HashMap<u64, VecDeque<usize>> = HashMap::new();
+    let mut by_summary: HashMap<u64, VecDeque<usize>> = HashMap::new();
+    let mut idx: Vec<usize> = (0..out.len()).collect();
+    idx.sort_by_key(|&i| (times[i], i));
+    for &i in &idx {
+        let m = &out[i];
         match (&m.text, &m.summary) {
             (Some(t), _) => by_text
-                .entry((m.from.clone(), m.to.clone(), t.clone()))
+                .entry(key3(&m.from, &m.to, t))
                 .or_default()
-                .push(i),
+                .push_back(i),
             (None, Some(sum)) => by_summary
-                .entry((m.from.clone(), m.to.clone(), sum.clone()))
+                .entry(key3(&m.from, &m.to, sum))
                 .or_default()
-                .push(i),
+                .push_back(i),
             (None, None) => {}
         }
     }
-    let mut by_text: HashMap<_, VecDeque<usize>> = by_text
-        .into_iter()
-        .map(|(k, v)| (k, order(&out, v)))
-        .collect();
-    let mut by_summary: HashMap<_, VecDeque<usize>> = by_summary
-        .into_iter()
-        .map(|(k, v)| (k, order(&out, v)))
-        .collect();
+    // The first index in `q` whose message has these fields (taken out when `take`).
+    fn first(
+        q: Option<&mut VecDeque<usize>>,
+        out: &[Message],
+        is: impl Fn(&Message) -> bool,
+        take: bool,
+    ) -> Option<usize> {
+        let q = q?;
+        let pos = q.iter().position(|&i| is(&out[i]))?;
+        if take { q.remove(pos) } else { Some(q[pos]) }
+    }
     for d in deliveries {
-        let key = (d.from.clone(), d.to.clone(), d.text.clone());
-        let broadcast = (d.from.clone(), "*".to_string(), d.text.clone());
-        let found = by_text
-            .get_mut(&key)
-            .and_then(VecDeque::pop_front)
-            .or_else(|| {
-                let sum = d.summary.clone()?;
-                by_summary
-                    .get_mut(&(d.from.clone(), d.to.clone(), sum))
-                    .and_then(VecDeque::pop_front)
-            })
-            .or_else(|| by_text.get(&broadcast).and_then(|q| q.front().copied()));
+        let same_text = |m: &Message, to: &str| {
+            m.from == d.from && m.to == to && m.text.as_deref() == Some(d.text.as_str())
+        };
+        let found = first(
+            by_text.get_mut(&key3(&d.from, &d.to, &d.text)),
+            &out,
+            |m| same_text(m, &d.to),
+            true,
+        )
+        .or_else(|| {
+            let sum = d.summary.as_deref()?;
+            first(
+                by_summary.get_mut(&key3(&d.from, &d.to, sum)),
+                &out,
+                |m| m.from == d.from && m.to == d.to && m.summary.as_deref() == Some(sum),
+                true,
+            )
+        })
+        .or_else(|| {
+            first(
+                by_text.get_mut(&key3(&d.from, "*", &d.text)),
+                &out,
+                |m| same_text(m, "*"),
+                false,
+            )
+        });
         match found {
             Some(i) => {
                 let m = &mut out[i];
@@ -916,9 +934,16 @@ pub fn conversation(
         m.sources.dedup();
     }
     let mut idx: Vec<usize> = (0..out.len()).collect();
-    idx.sort_by_key(|&i| (time_key(out[i].at.as_deref()), i));
+    idx.sort_by_cached_key(|&i| (time_key(out[i].at.as_deref()), i));
     let mut slots: Vec<Option<Message>> = out.into_iter().map(Some).collect();
     idx.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+fn key3(a: &str, b: &str, c: &str) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    (a, b, c).hash(&mut h);
+    h.finish()
 }
 
 /// Sort key of a timestamp: parsed ones in time order, then the rest.
