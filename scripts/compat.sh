@@ -10,6 +10,8 @@
 #   create       a team `teamctl create` made and leads                      (create-e2e.js)
 #   lead-tmux    a real lead's own team, teammate in a tmux pane             (lead-e2e.js)
 #   lead-inproc  a real lead's own team, in-process teammate                 (lead-e2e.js)
+#   prepared     `teamctl prepare` alone on an empty config dir; a lead started by `teamctl run`
+#                reaches its first turn with no start-up dialog     (run-e2e.js --scenario first-turn)
 # Each version is fetched once into $TEAMCTL_COMPAT_CACHE (default ~/.cache/teamctl-compat):
 # the native package @anthropic-ai/claude-code-linux-x64 from 2.1.113, the JavaScript package
 # @anthropic-ai/claude-code (cli.js, run by node) up to 2.1.112.
@@ -24,7 +26,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.210 2.1.322 2.1.323 2.1.332)
-shapes="standalone,create,lead-tmux,lead-inproc"
+shapes="standalone,create,lead-tmux,lead-inproc,prepared"
 report=docs/compatibility.md
 append=0
 tries=2
@@ -77,6 +79,7 @@ run_shape() { # version shape bin attempt
         create) node tests/e2e/create-e2e.js --teamctl "$teamctl" --claude-bin "$bin" ;;
         lead-tmux) node tests/e2e/lead-e2e.js --teamctl "$teamctl" --claude-bin "$bin" --mode tmux ;;
         lead-inproc) node tests/e2e/lead-e2e.js --teamctl "$teamctl" --claude-bin "$bin" --mode in-process ;;
+        prepared) node tests/e2e/run-e2e.js --teamctl "$teamctl" --claude-bin "$bin" --scenario first-turn --prepare ;;
         *) echo "compat: unknown shape $shape" >&2; return 2 ;;
     esac >"$base.out" 2>"$base.err"
     rc=$?

@@ -22,6 +22,8 @@ pub enum Error {
     Timeout(String),
     /// A teammate went idle without answering what it was asked (`ask`). Exit 5.
     Unanswered(String),
+    /// The team's spend crossed `--max-cost` or `--max-tokens` (`wait`, `ask`, `run`). Exit 6.
+    Budget(String),
     /// After writing, the file did not read back as written. Exit 4.
     VerifyFailed {
         /// The file that was written.
@@ -34,7 +36,10 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(msg) | Error::Timeout(msg) | Error::Unanswered(msg) => f.write_str(msg),
+            Error::Usage(msg)
+            | Error::Timeout(msg)
+            | Error::Unanswered(msg)
+            | Error::Budget(msg) => f.write_str(msg),
             Error::LockTimeout { lock, waited } => write!(
                 f,
                 "could not lock {} within {} ms: another writer holds it (nothing was written)",

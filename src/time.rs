@@ -23,10 +23,24 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     // worked before humantime did the parsing, so this one case stays ours.
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let n: f64 = s.parse().map_err(|_| bad_duration(s))?;
+        if n.is_finite() && n > MAX_DURATION.as_secs_f64() || n == f64::INFINITY {
+            return Ok(MAX_DURATION);
+        }
         return Duration::try_from_secs_f64(n).map_err(|_| bad_duration(s));
     }
-    humantime::parse_duration(s).map_err(|_| bad_duration(s))
+    match humantime::parse_duration(s) {
+        Ok(d) => Ok(d.min(MAX_DURATION)),
+        // humantime reports a number too large for a Duration as its own error kind: that is
+        // still a duration, only a long one.
+        Err(humantime::DurationError::NumberOverflow) => Ok(MAX_DURATION),
+        Err(_) => Err(bad_duration(s)),
+    }
 }
+
+/// The longest duration teamctl uses: 100 years. A longer one (`9223372036854775807s`, a
+/// script's way of saying "for ever") is clamped to it when parsed, so every deadline made from
+/// it (`now + d`, `now - d`) fits and nothing can panic after a write.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600 + 25 * 24 * 3600);
 
 fn bad_duration(s: &str) -> anyhow::Error {
     usage(format!(
@@ -79,6 +93,20 @@ mod tests {
         assert_eq!(parse_duration("10 m").unwrap(), Duration::from_secs(600));
         for bad in ["", "x", "5x", "-1s", "ms", ".", "1..2"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        // Too long for a deadline: clamped, never a panic later.
+        for long in [
+            "9223372036854775807s",
+            "18446744073709551615s",
+            "99999999999999999999999999",
+            "9223372036854775807",
+            "200years",
+            &"9".repeat(400),
+        ] {
+            assert_eq!(parse_duration(long).unwrap(), MAX_DURATION, "{long}");
+            let now = std::time::Instant::now();
+            let _ = now + parse_duration(long).unwrap();
+            assert!(parse_since(long, Utc::now()).is_ok(), "{long}");
         }
     }
 

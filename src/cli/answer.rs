@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use teamctl::error::usage;
 use teamctl::store::paths::MemberName;
+use teamctl::team::mailbox::Delivery;
 use teamctl::team::protocol::{self, Kind, Verdict};
 
 use crate::cli::context::Ctx;
@@ -68,14 +69,19 @@ pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool
             response: &frame,
         });
     }
-    let what = match (&verdict, request.kind) {
-        (Verdict::Approve { .. }, _) => "approved",
-        (Verdict::Deny { .. }, _) => "denied",
+    ctx.out.line(&line(&verdict, &request, &d))
+}
+
+/// `approved perm-… from alice: answer written to …` (teammate text escaped).
+pub(crate) fn line(verdict: &Verdict, request: &protocol::Request, d: &Delivery) -> String {
+    let what = match verdict {
+        Verdict::Approve { .. } => "approved",
+        Verdict::Deny { .. } => "denied",
     };
-    ctx.out.line(&format!(
+    format!(
         "{what} {} from {}: answer written to {}",
         esc(&request.request_id),
         esc(&request.from),
         esc(&d.inbox.display().to_string())
-    ))
+    )
 }

@@ -1,10 +1,18 @@
-//! Argument helpers several verbs share: a deadline from `--timeout`, the values of `--type`.
+//! Argument helpers several verbs share: a deadline from `--timeout`, the values of `--type`,
+//! the spending cap (`--max-cost`, `--max-tokens`) and the totals it reports.
 
 use std::time::Instant;
 
 use anyhow::Result;
+use clap::Args;
 use clap::builder::PossibleValuesParser;
+use serde::Serialize;
+use teamctl::error::usage;
+use teamctl::observe::budget::{Budget, Cap};
+use teamctl::observe::spend::TeamSpend;
+use teamctl::store::paths::TeamName;
 use teamctl::team::model::FRAME_TYPES;
+use teamctl::team::transcript::Tokens;
 use teamctl::time;
 
 /// The moment `--timeout` (a duration from now) ends, or `None` without one.
@@ -20,4 +28,72 @@ pub(crate) fn type_values() -> PossibleValuesParser {
     let mut v = vec!["message", "protocol"];
     v.extend(FRAME_TYPES);
     PossibleValuesParser::new(v)
+}
+
+/// `--max-cost` and `--max-tokens`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CapArgs {
+    /// Stop with exit 6 once the team's total cost crosses USD (from its transcripts, what it
+    /// spent before this command started included)
+    #[arg(long, value_name = "USD")]
+    pub(crate) max_cost: Option<String>,
+
+    /// Stop with exit 6 once the team's total tokens (input, output, cache reads and writes)
+    /// cross N, counted the same way
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tokens: Option<u64>,
+}
+
+impl CapArgs {
+    /// The cap (unset without either flag).
+    pub(crate) fn cap(&self) -> Result<Cap> {
+        let max_cost_usd = self
+            .max_cost
+            .as_deref()
+            .map(|c| {
+                c.trim()
+                    .trim_start_matches('$')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "invalid --max-cost '{c}': use an amount in USD such as 2.50"
+                        ))
+                    })
+            })
+            .transpose()?;
+        Ok(Cap {
+            max_cost_usd,
+            max_tokens: self.max_tokens,
+        })
+    }
+
+    /// A budget over `team` when a cap is given.
+    pub(crate) fn budget(
+        &self,
+        ctx: &crate::cli::context::Ctx,
+        team: &TeamName,
+    ) -> Result<Option<Budget>> {
+        let cap = self.cap()?;
+        Ok(cap
+            .is_set()
+            .then(|| Budget::new(&ctx.layout, team, cap, ctx.data_dir.as_deref())))
+    }
+}
+
+/// The team's totals in a verb's `--json` (`totals`): `{"tokens": {…}, "cost_usd"}`.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct TotalsJson {
+    pub(crate) tokens: Tokens,
+    pub(crate) cost_usd: Option<f64>,
+}
+
+impl TotalsJson {
+    pub(crate) fn of(s: &TeamSpend) -> TotalsJson {
+        TotalsJson {
+            tokens: s.tokens,
+            cost_usd: s.cost_usd,
+        }
+    }
 }

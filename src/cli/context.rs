@@ -2,12 +2,14 @@
 //! identity and teamctl's own data dir, decided once from the command line and the environment.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
+use teamctl::team::lead::Leads;
 use teamctl::team::sentlog::SentLog;
 use teamctl::time;
 
@@ -31,11 +33,30 @@ pub(crate) struct Ctx {
     pub(crate) sent_log: Option<SentLog>,
     /// teamctl's own data: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data directory.
     pub(crate) data_dir: Option<PathBuf>,
+    /// teamctl's private record of the teams it leads, in the data dir.
+    pub(crate) leads: Option<Leads>,
     cwd: PathBuf,
 }
 
 impl Ctx {
     pub(crate) fn new(g: &GlobalArgs) -> Result<Ctx> {
+        // A typed empty value is a mistake, never a request for the default (an empty
+        // variable, as shells leave them, still means unset).
+        let empty_env = |var: &str| std::env::var_os(var).is_some_and(|v| v.is_empty());
+        if g.team.as_deref() == Some("") && !empty_env(env::TEAM) {
+            return Err(teamctl::error::usage(
+                "--team needs a team name (an empty one names no team)",
+            ));
+        }
+        if g.claude_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+            && !empty_env(env::CLAUDE_CONFIG_DIR)
+        {
+            return Err(teamctl::error::usage(
+                "--claude-dir needs a folder (an empty one names none)",
+            ));
+        }
         let (root, layout_source) = match &g.claude_dir {
             Some(d) if !d.as_os_str().is_empty() => {
                 // clap fills the flag from the variable too; tell them apart for `doctor`.
@@ -81,6 +102,7 @@ impl Ctx {
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
             sent_log: data_dir.as_deref().map(SentLog::in_dir),
+            leads: data_dir.as_deref().map(Leads::in_dir),
             data_dir,
             cwd: std::env::current_dir().unwrap_or_default(),
         })
@@ -92,6 +114,25 @@ impl Ctx {
         !self.layout_source.starts_with("the default")
     }
 
+    /// Claude Code's global config file, as Claude Code finds it: a legacy
+    /// `<config dir>/.config.json` when that file exists, else `.claude.json` in the config dir
+    /// when one was chosen (Claude Code keeps it there only when `CLAUDE_CONFIG_DIR` is set),
+    /// else `~/.claude.json`. Absolute.
+    pub(crate) fn claude_json(&self) -> Result<PathBuf> {
+        let root = std::path::absolute(self.layout.root())
+            .with_context(|| format!("could not resolve {}", self.layout.root().display()))?;
+        let legacy = root.join(".config.json");
+        if legacy.is_file() {
+            return Ok(legacy);
+        }
+        if self.config_dir_chosen() {
+            return Ok(root.join(".claude.json"));
+        }
+        Ok(dirs::home_dir()
+            .context("could not find the home directory; pass --claude-dir")?
+            .join(".claude.json"))
+    }
+
     /// The team named with `--team` or `TEAMCTL_TEAM`, if any (not resolved).
     pub(crate) fn team_name(&self) -> Option<&str> {
         self.team.as_deref()
@@ -100,6 +141,12 @@ impl Ctx {
     /// The clock: `TEAMCTL_NOW` when pinned (tests), else the real time.
     pub(crate) fn clock(&self) -> DateTime<Utc> {
         if self.pinned { self.now } else { Utc::now() }
+    }
+
+    /// The clock as a function another thread can own.
+    pub(crate) fn clock_fn(&self) -> impl Fn() -> DateTime<Utc> + Send + 'static {
+        let (pinned, now) = (self.pinned, self.now);
+        move || if pinned { now } else { Utc::now() }
     }
 
     /// Whether a team was named (`--team` or `TEAMCTL_TEAM`).
@@ -131,7 +178,7 @@ impl Ctx {
 
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
-        Team::open(&self.layout, &self.team_resolved()?)
+        Team::open(&self.layout, &self.team_resolved()?, self.leads.as_ref())
     }
 
     /// The name of the team this command addresses (the team folder may be gone).
@@ -142,7 +189,8 @@ impl Ctx {
 
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
 /// `after_lock=<duration>`,
-/// `before_rename=<duration>`, `before_verify=<duration>` and `fail_write`.
+/// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write` and `top_panic` (top's
+/// file watcher panics at the first change).
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
     let mut f = teamctl::store::Faults::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -154,6 +202,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,
+            "top_panic" => crate::cli::tui::TEST_PANIC.store(true, Ordering::SeqCst),
             _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
         }
     }

@@ -20,3 +20,7 @@ pub(crate) const NOW: &str = "TEAMCTL_NOW";
 /// Test hook: fault injection for crash tests (`before_lock=200ms,after_lock=200ms,
 /// before_rename=1s,before_verify=2s,fail_write`). Never set it in production.
 pub(crate) const TEST_FAULTS: &str = "TEAMCTL_TEST_FAULTS";
+/// Set and not empty: no colour in `top` (https://no-color.org).
+pub(crate) const NO_COLOR: &str = "NO_COLOR";
+/// The terminal type; `dumb` means `top` cannot draw.
+pub(crate) const TERM: &str = "TERM";

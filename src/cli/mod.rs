@@ -19,6 +19,7 @@ pub(crate) mod quick_exit;
 pub(crate) mod record;
 pub(crate) mod signals;
 pub(crate) mod term;
+pub(crate) mod tui;
 
 use std::path::PathBuf;
 
@@ -26,8 +27,8 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, export, inbox, man, pending, run,
-    send, shutdown, status, tasks, wait, watch,
+    approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
+    prepare, report, run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -48,7 +49,9 @@ Names: a team name matches `^[a-z0-9-]+$` (Claude Code stores a team's config an
 under two different sanitisers; only such names map to one folder), a member name \
 `^[A-Za-z0-9_-]{1,64}$`; anything else is refused before a file is touched (exit 2). No symlinks \
 under the config dir: Claude Code builds some lock paths from strings and others from realpath, \
-and with a symlink the two disagree; `teamctl doctor` reports them and no write goes through one.
+and with a symlink the two disagree; teamctl follows none below the config dir (nor reads a FIFO, \
+socket or device there): the command that needs such a file fails, and `teamctl doctor` reports \
+them.
 
 Which team: --team (TEAMCTL_TEAM), else the only team that has a config.json, else the one team \
 whose lead's cwd is the current directory; otherwise an error lists the teams.
@@ -80,13 +83,16 @@ const AFTER_HELP: &str = "Environment:
                         teammate-binary override
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
-  TEAMCTL_DATA_DIR      where the sent log and `run`'s per-name locks (run/<name>.lock) live,
-                        default the user's data directory (~/.local/share/teamctl)
+  TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock) and the
+                        index of the transcripts read (transcripts.json) live, default the
+                        user's data directory (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
                         key approval, or refuse --dangerously-skip-permissions as root; passed
                         to the lead's pane
   CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS  read only by `doctor`, to report whether agent teams
                         are enabled
+  NO_COLOR              set and not empty: `top` draws without colour
+  TERM                  dumb: `top` does not draw (exit 2)
 
 Exit codes:
   0    success (an empty inbox too; also a retried send that found its message already there)
@@ -98,12 +104,14 @@ Exit codes:
        name already going); delete: a team teamctl does not lead, without --force
   2    usage error, including a team or member name that breaks the naming rules; writing as
        team-lead in a team teamctl does not lead, or as system, without --force (send, tasks
-       add/update --owner, approve, deny, shutdown)
+       add/update --owner, approve, deny, shutdown); top without a terminal
   3    the lock was not acquired before --lock-timeout (nothing was written); or watch
        --timeout passed before --count events, or send --wait, shutdown --wait, ask or wait ran
        out; run --timeout passed before the team's work was done
   4    read-back verification failed after a write
   5    ask: the teammate went idle without answering
+  6    budget exceeded (wait, ask, run): the team's spend, read from its transcripts, crossed
+       --max-cost or --max-tokens (run also ends the team, as at its timeout)
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 
@@ -160,12 +168,16 @@ pub(crate) struct GlobalArgs {
 pub(crate) enum Command {
     Create(create::CreateArgs),
     Run(run::RunArgs),
+    Prepare(prepare::PrepareArgs),
+    Report(report::ReportArgs),
     Delete(delete::DeleteArgs),
     Send(send::SendArgs),
     Inbox(inbox::InboxArgs),
     Tasks(tasks::TasksArgs),
     Status(status::StatusArgs),
+    Top(top::TopArgs),
     Watch(watch::WatchArgs),
+    Log(log::LogArgs),
     Ask(ask::AskArgs),
     Wait(wait::WaitArgs),
     Pending(pending::PendingArgs),
@@ -195,12 +207,16 @@ pub(crate) fn dispatch(
     match command {
         Command::Create(args) => create::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
+        Command::Prepare(args) => prepare::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Delete(args) => delete::run(&ctx, args),
         Command::Send(args) => send::run(&ctx, args),
         Command::Inbox(args) => inbox::run(&ctx, args),
         Command::Tasks(args) => tasks::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Top(args) => top::run(&ctx, args),
         Command::Watch(args) => watch::run(&ctx, args),
+        Command::Log(args) => log::run(&ctx, args),
         Command::Ask(args) => ask::run(&ctx, args),
         Command::Wait(args) => wait::run(&ctx, args),
         Command::Pending(args) => pending::run(&ctx, args),
@@ -221,6 +237,7 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         Some(Error::LockTimeout { .. } | Error::Timeout(_)) => 3,
         Some(Error::VerifyFailed { .. }) => 4,
         Some(Error::Unanswered(_)) => 5,
+        Some(Error::Budget(_)) => 6,
         None => 1,
     }
 }

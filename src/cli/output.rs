@@ -67,11 +67,46 @@ impl Output {
     }
 }
 
+impl Output {
+    /// A table like [`Output::table`], but without the outer padding and with two spaces between
+    /// columns, for tables that must fit a narrow terminal.
+    pub(crate) fn narrow_table(&self, rows: Vec<Vec<String>>) -> Result<()> {
+        use tabled::settings::{Padding, object::Columns};
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .enumerate()
+                    .map(|(i, cell)| match i {
+                        0 => term::escape_lead(&cell).into_owned(),
+                        _ => term::escape_line(&cell).into_owned(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut table = tabled::builder::Builder::from(rows).build();
+        table
+            .with(Style::empty())
+            .with(Padding::new(0, 2, 0, 0))
+            .modify(Columns::last(), Padding::zero());
+        let text = Table::to_string(&table);
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        self.line(&lines.join("\n"))
+    }
+}
+
 /// `value` as one compact JSON line on `out` ([`term::JsonFormatter`]: the exact text, with
 /// every control character escaped).
 pub(crate) fn write_json<W: Write, T: Serialize>(out: &mut W, value: &T) -> Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, term::JsonFormatter);
-    value.serialize(&mut ser)?;
+    // serde_json hides the io::Error of a failed write from the error chain (its `source` is
+    // the io::Error's own source): give it back, so a closed pipe is seen as one (`main`).
+    value
+        .serialize(&mut ser)
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => anyhow::Error::from(io::Error::new(kind, e)),
+            None => e.into(),
+        })?;
     writeln!(out)?;
     Ok(())
 }

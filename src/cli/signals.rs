@@ -1,15 +1,18 @@
 //! SIGINT, SIGTERM and SIGHUP: finish (or never start) the locked write in progress, release
-//! every lock directory, then exit with 128 + the signal number. A second signal exits at once;
+//! every lock directory (waiting at most 5 s for a write that is stuck), then exit with 128 +
+//! the signal number. A second signal exits at once;
 //! a lock left behind then is stale after 10 s and Claude Code reclaims it.
 //!
 //! A command that must clean up first (`run`: end the lead it started) calls [`defer`]: the
 //! first signal is then only recorded, the command sees it through [`received`], cleans up and
-//! returns, and `main` exits with [`exit_code`].
+//! returns, and `main` exits with [`exit_code`]. One that waits on something else than the
+//! clock (`top`, blocked on its events) also registers a [`notify`] to be woken.
 //!
 //! Before a signal ends teamctl, a hook that `watch --exec` is running is ended (its process
 //! group: it runs in one of its own, out of the terminal's reach) and the telemetry is flushed
 //! ([`before_exit`]).
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -63,6 +66,16 @@ pub(crate) fn defer() {
     DEFER.store(true, Ordering::SeqCst);
 }
 
+/// What to call when a deferred signal arrives (see [`notify`]).
+static NOTIFY: OnceLock<Box<dyn Fn() + Send + Sync>> = OnceLock::new();
+
+/// Leaves the first signal to the command, as [`defer`], and calls `wake` when it arrives (on
+/// the signal thread), so a command blocked on something else sees it at once.
+pub(crate) fn notify(wake: Box<dyn Fn() + Send + Sync>) {
+    let _ = NOTIFY.set(wake);
+    defer();
+}
+
 /// Whether a signal has arrived.
 pub(crate) fn received() -> bool {
     RECEIVED.load(Ordering::SeqCst) != 0
@@ -85,10 +98,15 @@ pub(crate) fn install() {
             first = false;
             RECEIVED.store(sig, Ordering::SeqCst);
             if DEFER.load(Ordering::SeqCst) {
+                if let Some(wake) = NOTIFY.get() {
+                    wake();
+                }
                 continue;
             }
             std::thread::spawn(move || {
-                teamctl::store::lock::drain();
+                // A write that cannot finish within this (a hung file system) does not keep
+                // the process alive; its lock goes stale for the other writers.
+                teamctl::store::lock::drain(std::time::Duration::from_secs(5));
                 last_words(u8::try_from(128 + sig).unwrap_or(1));
                 std::process::exit(128 + sig);
             });

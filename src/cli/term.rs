@@ -3,10 +3,13 @@
 //! output begins with such text.
 //!
 //! Neutralised: C0 controls (U+0000–U+001F, newline and tab included), DEL, C1 controls
-//! (U+0080–U+009F), the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069),
-//! the bidi marks (U+200E, U+200F, U+061C) and the line and paragraph separators (U+2028,
-//! U+2029). They print as `\e` (ESC), `\r`, `\n`, `\t`, `\0`, `\x07` (other C0), `\x7f` (DEL)
-//! and `\u{9b}`, `\u{202e}`, … (the others). A literal backslash is printed as it is: human
+//! (U+0080–U+009F), the line and paragraph separators (U+2028, U+2029) and every character that
+//! draws nothing: the format characters (the bidi embeddings, overrides, isolates and marks,
+//! the zero-width space and joiners U+200B–U+200D, the word joiner U+2060, U+FEFF, the tag
+//! characters U+E0000–U+E007F, …) and the other default-ignorable code points (the variation
+//! selectors, except U+FE0E/U+FE0F right after a non-ASCII character, where they pick an emoji's
+//! glyph). They print as `\e` (ESC), `\r`, `\n`, `\t`, `\0`, `\x07` (other C0), `\x7f` (DEL)
+//! and `\u{9b}`, `\u{202e}`, `\u{200b}`, … (the others). A literal backslash is printed as it is: human
 //! output is for reading, not for decoding (`--json` carries the exact text), and doubling every
 //! backslash would garble Windows paths and regexes in messages for no safety gain, since a
 //! backslash never moves the cursor. So `\e` on screen may be either an ESC or the two
@@ -19,15 +22,38 @@ use std::fmt::Write as _;
 /// runners may strip leading spaces before they look for `::error::`-style workflow commands).
 pub(crate) const CONTINUATION: &str = "  | ";
 
-/// Whether `c` must not reach a terminal raw.
+/// Whether `c` must not reach a terminal raw: a control character, or one that is invisible
+/// ([`is_invisible`]).
 fn is_control(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1f}'
         | '\u{7f}'..='\u{9f}'
-        | '\u{61c}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}')
+        | '\u{2028}' | '\u{2029}')
+        || is_invisible(c)
+}
+
+/// Characters that draw nothing, so `team-lead` followed by one looks like `team-lead`: the
+/// Unicode format characters (category Cf: the zero-width space, joiners and marks
+/// U+200B–U+200F, the bidi embeddings, overrides and isolates, the word joiner and invisible
+/// operators U+2060–U+206F, U+FEFF, the tag characters U+E0000–U+E007F, …) and the other
+/// default-ignorable code points (U+00AD, U+034F, the Hangul fillers, the variation selectors
+/// U+FE00–U+FE0F and U+E0100–U+E01EF, …), as of Unicode 15.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{ad}' | '\u{34f}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}'
+        | '\u{890}'..='\u{891}' | '\u{8e2}' | '\u{115f}'..='\u{1160}' | '\u{17b4}'..='\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e0fff}')
+}
+
+/// Whether `c`, escaped on its own, may pass raw after `prev`: the text and emoji presentation
+/// selectors U+FE0E and U+FE0F right after a non-ASCII character that shows (`❤️`), where they
+/// only pick a glyph. After ASCII (`team-lead` + U+FE0F) they hide, and are escaped.
+fn presentation_after(prev: Option<char>, c: char) -> bool {
+    matches!(c, '\u{fe0e}' | '\u{fe0f}') && prev.is_some_and(|p| !p.is_ascii() && !is_control(p))
 }
 
 fn push_escape(out: &mut String, c: char) {
@@ -47,16 +73,24 @@ fn push_escape(out: &mut String, c: char) {
 }
 
 fn escape_where(text: &str, hostile: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !text.chars().any(&hostile) {
+    let mut prev = None;
+    let must = |prev: Option<char>, c: char| hostile(c) && !presentation_after(prev, c);
+    if !text.chars().any(|c| {
+        let m = must(prev, c);
+        prev = Some(c);
+        m
+    }) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
+    let mut prev = None;
     for c in text.chars() {
-        if hostile(c) {
+        if must(prev, c) {
             push_escape(&mut out, c);
         } else {
             out.push(c);
         }
+        prev = Some(c);
     }
     Cow::Owned(out)
 }
@@ -116,7 +150,10 @@ impl serde_json::ser::Formatter for JsonFormatter {
         for (i, c) in fragment.char_indices() {
             if is_control(c) {
                 writer.write_all(&fragment.as_bytes()[start..i])?;
-                write!(writer, "\\u{:04x}", c as u32)?;
+                // A character past U+FFFF is two escapes, its UTF-16 surrogates.
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    write!(writer, "\\u{:04x}", unit)?;
+                }
                 start = i + c.len_utf8();
             }
         }
@@ -145,6 +182,46 @@ pub(crate) fn escape_lead(text: &str) -> Cow<'_, str> {
     Cow::Owned(format!("\"{inner}\""))
 }
 
+/// The columns human output may use: the terminal's width when stdout is one, else `COLUMNS`
+/// when set, else 80.
+pub(crate) fn width() -> usize {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        // SAFETY: TIOCGWINSZ fills a winsize and reads nothing else.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        if ok && ws.ws_col > 0 {
+            return usize::from(ws.ws_col);
+        }
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&c: &usize| c > 0)
+        .unwrap_or(80)
+}
+
+/// `text` (already escaped) cut to at most `max` display columns, with `…` when cut.
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let total: usize = text.chars().map(|c| c.width().unwrap_or(0)).sum();
+    if total <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,8 +233,18 @@ mod tests {
             "a\\e[2Jb\\r\\n\\t\\x07\\x7f\\u{9b}\\u{202e}\\u{2066}\\u{2028}\\0"
         );
         assert_eq!(escape_line("\u{1b}]52;c;aGk=\u{7}"), "\\e]52;c;aGk=\\x07");
-        // Plain text, backslashes and other scripts pass untouched (and unallocated).
-        let s = "C:\\tmp é ✓ שלום 日本";
+        // What draws nothing: zero-width characters, the word joiner, BOM, tags, selectors.
+        assert_eq!(
+            escape_line(
+                "team-lead\u{200b}\u{200c}\u{200d}\u{2060}\u{feff}\u{ad}\u{e0041}\u{e007f}"
+            ),
+            "team-lead\\u{200b}\\u{200c}\\u{200d}\\u{2060}\\u{feff}\\u{ad}\\u{e0041}\\u{e007f}"
+        );
+        assert_eq!(escape_line("alice\u{fe0f}"), "alice\\u{fe0f}");
+        assert_eq!(escape_line("x\u{e0100}"), "x\\u{e0100}");
+        // Plain text, backslashes, other scripts and an emoji's presentation selector pass
+        // untouched (and unallocated).
+        let s = "C:\\tmp é ✓ שלום 日本 ❤\u{fe0f}";
         assert!(matches!(escape_line(s), Cow::Borrowed(x) if x == s));
     }
 
@@ -184,6 +271,22 @@ mod tests {
         assert_eq!(text, r#"{"k\u202e":"a\u001bb\u009bc\u007f\u2066é✓\"\\"}"#);
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, v);
+        // Invisible characters too, past U+FFFF as surrogate pairs.
+        let v = serde_json::json!({"k": "a\u{200b}b\u{e0041}c"});
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, JsonFormatter);
+        serde::Serialize::serialize(&v, &mut ser).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, r#"{"k":"a\u200bb\udb40\udc41c"}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
+    }
+
+    #[test]
+    fn cut_counts_columns() {
+        assert_eq!(cut("abcdef", 6), "abcdef");
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("日本語です", 5), "日本…");
+        assert_eq!(cut("abc", 0), "…");
     }
 
     #[test]

@@ -17,8 +17,10 @@ use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -250,32 +252,63 @@ fn version_key(name: &str) -> Vec<u64> {
 }
 
 /// Runs `<bin> --version` and returns its first output line, or `None` when it fails or takes
-/// longer than `timeout` (the process is then killed).
+/// longer than `timeout` (its whole process group is then killed and the child reaped).
 pub fn version(bin: &Path, timeout: Duration) -> Option<String> {
+    let (status, line) = first_line(bin, "--version", timeout)?;
+    (status.success() && !line.is_empty()).then_some(line)
+}
+
+/// Runs `<bin> <arg>` in a process group of its own and returns its exit status and the first
+/// line it printed, trimmed; `None` when it cannot start or does not finish within `timeout`.
+/// Then, and whenever it leaves something behind holding its output open, the whole group is
+/// killed (`SIGKILL`): a `claude` that is a shell script starting `node` does not leave `node`
+/// running, and nothing it starts can make teamctl wait past `timeout`. The child is always
+/// reaped.
+pub fn first_line(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatus, String)> {
     let mut child = Command::new(bin)
-        .arg("--version")
+        .arg(arg)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .ok()?;
+    let group = child.id();
+    let kill_group = || {
+        if let Some(pid) = rustix::process::Pid::from_raw(group as i32) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    };
+    // Read on a thread: a grandchild can hold the pipe open after the child exits.
+    let mut stdout = child.stdout.take()?;
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        let _ = tx.send(out);
+    });
     let end = Instant::now() + timeout;
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => {
-                let mut out = String::new();
-                child.stdout.take()?.read_to_string(&mut out).ok()?;
-                let line = out.lines().next()?.trim().to_string();
-                return (status.success() && !line.is_empty()).then_some(line);
-            }
+            Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < end => thread::sleep(Duration::from_millis(10)),
             _ => {
-                let _ = child.kill();
+                kill_group();
                 let _ = child.wait();
                 return None;
             }
         }
-    }
+    };
+    let out = match rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
+        Ok(out) => out,
+        Err(_) => {
+            kill_group();
+            rx.recv_timeout(Duration::from_secs(1)).ok()?
+        }
+    };
+    let text = String::from_utf8_lossy(&out);
+    let line = text.lines().next().unwrap_or("").trim().to_string();
+    Some((status, line))
 }
 
 #[cfg(test)]
@@ -391,5 +424,41 @@ mod tests {
             version(&tmp.path().join("missing"), Duration::from_secs(1)),
             None
         );
+    }
+
+    /// A `claude` that is a script starting a child that never ends (as a wrapper starts
+    /// `node`): at the timeout the whole group is gone, the script reaped, not left running.
+    #[test]
+    fn a_version_that_never_returns_leaves_nothing_running() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pids = tmp.path().join("pids");
+        let hang = tmp.path().join("hang");
+        exe(
+            &hang,
+            &format!("sleep 300 & echo $$ $! > {}; wait", pids.display()),
+        );
+        let t = Instant::now();
+        assert_eq!(version(&hang, Duration::from_millis(300)), None);
+        assert!(t.elapsed() < Duration::from_secs(3));
+        let text = fs::read_to_string(&pids).unwrap();
+        for pid in text.split_whitespace() {
+            let gone = (0..200).any(|_| {
+                let alive = Path::new(&format!("/proc/{pid}")).exists()
+                    && !fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .unwrap_or_default()
+                        .contains(") Z ");
+                if alive {
+                    thread::sleep(Duration::from_millis(10));
+                }
+                !alive
+            });
+            assert!(gone, "process {pid} is still running");
+        }
+        // Exits at once but leaves a child holding its output open: no wait past the timeout.
+        let early = tmp.path().join("early");
+        exe(&early, "echo 1.2.3; sleep 300 &");
+        let t = Instant::now();
+        let _ = version(&early, Duration::from_millis(300));
+        assert!(t.elapsed() < Duration::from_secs(3));
     }
 }

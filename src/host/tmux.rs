@@ -54,6 +54,21 @@ pub fn has_session(name: &str) -> bool {
     run(&["has-session", "-t", &format!("={name}")]).is_ok_and(|o| o.status.success())
 }
 
+/// The id (`$3`) of the session with exactly this name, when it exists: unique for the life of
+/// the tmux server, so a session made later under the same name has another.
+pub fn session_id(name: &str) -> Option<String> {
+    let out = run(&[
+        "display-message",
+        "-p",
+        "-t",
+        &format!("={name}:"),
+        "#{session_id}",
+    ])
+    .ok()?;
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && id.starts_with('$')).then_some(id)
+}
+
 /// What a new window runs until [`respawn`] replaces it: something that waits quietly.
 const PLACEHOLDER: &str = "exec sleep 86400";
 

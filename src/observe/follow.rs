@@ -8,6 +8,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use crate::host::tmux::Liveness;
+use crate::observe::budget::{Budget, Exceeded, LOCATE_EVERY};
 use crate::observe::wait::liveness;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::team::config::Team;
@@ -44,6 +45,8 @@ pub struct Following {
     /// Which panes and processes run, as last probed.
     pub live: Liveness,
     last_probe: Instant,
+    budget: Option<Budget>,
+    dirs_at: Instant,
 }
 
 impl Following {
@@ -59,19 +62,56 @@ impl Following {
             waker,
             live,
             last_probe: Instant::now(),
+            budget: None,
+            dirs_at: Instant::now(),
         };
         (following, warnings)
+    }
+
+    /// Checks `budget` now and after every wake-up from here on; the folders its transcripts are
+    /// written in wake the follower up too. Returns the cap crossed, if the team's spend so far
+    /// already crosses it, and what reading the transcripts skipped (later warnings come with
+    /// the changes of [`Following::next`]).
+    pub fn cap(&mut self, mut budget: Budget) -> (Option<Exceeded>, Vec<String>) {
+        let over = budget.check();
+        let warnings = budget.new_warnings();
+        for d in budget.dirs() {
+            self.waker.add(&d);
+        }
+        self.budget = Some(budget);
+        (over, warnings)
+    }
+
+    /// The cap crossed by the team's spend as last read, if any.
+    pub fn over_budget(&self) -> Option<Exceeded> {
+        self.budget.as_ref()?.exceeded()
+    }
+
+    /// The budget being checked, if any (its spend, to report; its index, to save).
+    pub fn budget(&mut self) -> Option<&mut Budget> {
+        self.budget.as_mut()
     }
 
     /// Waits up to `max` (at most [`LIVENESS_EVERY`]) for changes, applies them, and probes
     /// liveness again when it is due.
     pub fn next(&mut self, max: Duration, clock: &dyn Fn() -> DateTime<Utc>) -> Changes {
-        let changes = self
+        let mut changes = self
             .watch
             .next(&mut self.waker, max.min(LIVENESS_EVERY), clock);
         if self.last_probe.elapsed() >= LIVENESS_EVERY {
             self.live = liveness(&self.watch);
             self.last_probe = Instant::now();
+        }
+        if let Some(b) = self.budget.as_mut() {
+            b.check();
+            changes.warnings.extend(b.new_warnings());
+            // New sessions write in new folders (a subagents folder, a teammate's project).
+            if self.dirs_at.elapsed() >= LOCATE_EVERY {
+                for d in b.dirs() {
+                    self.waker.add(&d);
+                }
+                self.dirs_at = Instant::now();
+            }
         }
         changes
     }

@@ -10,12 +10,20 @@
 //!   then), or `isActive: true` in `config.json`;
 //! - `idle`: the last event is older than that;
 //! - `unknown`: no signal at all.
+//!
+//! With the transcripts read ([`Work`], see [`crate::observe::spend`]), each member also gets its
+//! tokens, cost, model and current activity, and the reason it is waiting, the first that holds:
+//! - `permission`: a tool or sandbox permission request of its waits unanswered in the lead's
+//!   inbox;
+//! - `plan`: a plan approval request of its waits there;
+//! - `blocked`: it owns open tasks and every one of them is blocked by another open task;
+//! - `stalled`: its newest session is inside a turn (its last entry is not an ended assistant
+//!   turn) but its transcripts have not grown for the stall threshold (and it is neither
+//!   terminated nor known dead).
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs;
-use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
@@ -23,10 +31,13 @@ use serde::Serialize;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
+use crate::observe::spend::{CostSource, TeamSpend};
 use crate::store::light::{LightEntry, LightFrame};
 use crate::store::paths::RESERVED;
 use crate::team::config::Team;
+use crate::team::protocol::{Kind as RequestKind, Request};
 use crate::team::tasks::Board;
+use crate::team::transcript::{Activity, Tokens};
 
 /// A member's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,6 +60,31 @@ impl fmt::Display for State {
             State::Idle => "idle",
             State::Terminated => "terminated",
             State::Unknown => "unknown",
+        })
+    }
+}
+
+/// Why a member is not progressing (`status --json` `waiting`; see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Waiting {
+    /// A permission request of its waits for an answer.
+    Permission,
+    /// Its plan waits for approval.
+    Plan,
+    /// Every task it owns is blocked.
+    Blocked,
+    /// Inside a turn, but its transcript has not grown for the stall threshold.
+    Stalled,
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Waiting::Permission => "permission",
+            Waiting::Plan => "plan",
+            Waiting::Blocked => "blocked",
+            Waiting::Stalled => "stalled",
         })
     }
 }
@@ -87,6 +123,40 @@ pub struct MemberStatus {
     pub tasks_owned: usize,
     /// Whether it is listed in `config.json`.
     pub in_config: bool,
+    /// Tokens by kind from its transcripts (`null` without one).
+    pub tokens: Option<Tokens>,
+    /// What it has cost in USD (`null` without a transcript, or for a model without a price).
+    pub cost_usd: Option<f64>,
+    /// `claude_code` or `computed` (`null` with the cost).
+    pub cost_source: Option<CostSource>,
+    /// The model of its newest response.
+    pub model: Option<String>,
+    /// What it is doing: the tool call in progress, or the last text it wrote.
+    pub activity: Option<Activity>,
+    /// Why it is not progressing: `permission`, `plan`, `blocked`, `stalled` or `null`.
+    pub waiting: Option<Waiting>,
+    /// Its transcript files.
+    pub transcripts: Vec<String>,
+}
+
+/// The team's totals from the transcripts (`status --json` `totals`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Tokens by kind of every session (`null` without transcripts).
+    pub tokens: Option<Tokens>,
+    /// What every session cost in USD (`null` without transcripts, or when one cost is unknown).
+    pub cost_usd: Option<f64>,
+}
+
+/// What `status` adds from the transcripts and the open requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Work<'a> {
+    /// The members' work, read from the transcripts.
+    pub spend: &'a TeamSpend,
+    /// The requests waiting in the lead's inbox.
+    pub requests: &'a [Request],
+    /// A member inside a turn whose transcript has not grown for this long is stalled.
+    pub stall_after: Duration,
 }
 
 /// The team-level part of a status.
@@ -139,6 +209,8 @@ pub struct TeamStatus {
     pub members: Vec<MemberStatus>,
     /// Task counts.
     pub tasks: TaskCounts,
+    /// Totals from the transcripts.
+    pub totals: Totals,
     /// Files that could not be read (reported, left as they are).
     pub warnings: Vec<String>,
 }
@@ -158,7 +230,7 @@ impl Seen {
 }
 
 /// Reads everything `status` shows about `team`, at `now`, calling a member idle after
-/// `idle_after` without events.
+/// `idle_after` without events; with `work`, also what the transcripts and open requests say.
 ///
 /// # Errors
 /// Only when the team's folders cannot be listed; unreadable files become warnings.
@@ -168,6 +240,7 @@ pub fn team_status(
     idle_after: Duration,
     live: &Liveness,
     sent: &[crate::team::sentlog::Sent],
+    work: Option<&Work>,
 ) -> Result<TeamStatus> {
     let mut warnings = Vec::new();
     let ours = crate::team::generation::Ours::new(
@@ -178,10 +251,25 @@ pub fn team_status(
     let mut seen: HashMap<String, Seen> = HashMap::new();
     let mut pending: HashMap<String, usize> = HashMap::new();
     let (mut current, mut legacy) = (0usize, 0usize);
-    let owners = team.inbox_owners()?;
+    // An inboxes folder that cannot be listed (a symlink, a FIFO, … in its place) is said, and
+    // the rest of the team is shown.
+    let owners = team.inbox_owners().unwrap_or_else(|e| {
+        warnings.push(format!("{e:#}"));
+        Vec::new()
+    });
     for owner in &owners {
         let path = team.inbox_path(owner);
-        let Ok(bytes) = fs::read(&path) else { continue };
+        let bytes = match path.read() {
+            Ok(Some(b)) => b,
+            Ok(None) => continue,
+            Err(e) => {
+                warnings.push(format!(
+                    "could not read {}: {e} (left unchanged)",
+                    path.display()
+                ));
+                continue;
+            }
+        };
         let lossy;
         let entries: Vec<LightEntry> = match serde_json::from_slice(&bytes) {
             Ok(e) => e,
@@ -245,7 +333,7 @@ pub fn team_status(
         }
         pending.insert(owner.to_string(), unread);
         if unread == 0
-            && let Ok(mtime) = fs::metadata(&path).and_then(|m| m.modified())
+            && let Ok(Some(mtime)) = path.stat().map(|i| i.map(|i| i.mtime))
         {
             seen.entry(owner.to_string())
                 .or_default()
@@ -264,15 +352,17 @@ pub fn team_status(
             created_at: None,
             lead_session_id: None,
             lead_process: None,
-            teamctl_leads: false,
-            teamctl_tmux_session: None,
         });
     let lead_alive = cfg
         .lead_process
         .as_ref()
         .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
     let lead_name = cfg.lead().map(|l| l.name.clone());
-    let board = Board::load(&team.layout.tasks_dir(&team.name))?;
+    // Likewise a task folder that cannot be listed.
+    let board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
+        warnings.push(format!("{e:#}"));
+        Board::default()
+    });
     for s in &board.skipped {
         warnings.push(format!(
             "skipped {}: {} (left unchanged)",
@@ -325,6 +415,38 @@ pub fn team_status(
             .tasks
             .iter()
             .filter(|t| t.owner.as_deref() == Some(&name));
+        let spend = work.and_then(|w| w.spend.members.get(&name));
+        let waiting = work.and_then(|w| {
+            let asks = |k: &[RequestKind]| {
+                w.requests
+                    .iter()
+                    .any(|r| r.from == name && k.contains(&r.kind))
+            };
+            let open: Vec<_> = owned
+                .clone()
+                .filter(|t| t.status != "completed" && !t.is_internal())
+                .collect();
+            let stalled = spend.is_some_and(|s| {
+                s.in_turn
+                    && s.last_write.is_some_and(|t| {
+                        SystemTime::from(now)
+                            .duration_since(t)
+                            .is_ok_and(|d| d >= w.stall_after)
+                    })
+            }) && state != State::Terminated
+                && process_alive != Some(false);
+            if asks(&[RequestKind::Permission, RequestKind::SandboxPermission]) {
+                Some(Waiting::Permission)
+            } else if asks(&[RequestKind::PlanApproval]) {
+                Some(Waiting::Plan)
+            } else if !open.is_empty() && open.iter().all(|t| board.view(t).blocked) {
+                Some(Waiting::Blocked)
+            } else if stalled {
+                Some(Waiting::Stalled)
+            } else {
+                None
+            }
+        });
         members.push(MemberStatus {
             agent_id: m.and_then(|m| m.agent_id.clone()),
             agent_type: m.and_then(|m| m.agent_type.clone()),
@@ -344,8 +466,32 @@ pub fn team_status(
             tasks_in_progress: owned.clone().filter(|t| t.status == "in_progress").count(),
             tasks_owned: owned.filter(|t| t.status != "completed").count(),
             in_config: m.is_some(),
+            tokens: spend.map(|s| s.tokens),
+            cost_usd: spend.and_then(|s| s.cost_usd),
+            cost_source: spend.and_then(|s| s.cost_source),
+            model: spend.and_then(|s| s.model.clone()),
+            activity: spend.and_then(|s| s.activity.clone()),
+            waiting,
+            transcripts: spend
+                .map(|s| {
+                    s.transcripts
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
             name,
         });
+    }
+    let totals = match work.map(|w| w.spend).filter(|s| !s.is_empty()) {
+        Some(s) => Totals {
+            tokens: Some(s.tokens),
+            cost_usd: s.cost_usd,
+        },
+        None => Totals::default(),
+    };
+    if let Some(w) = work {
+        warnings.extend(w.spend.warnings.iter().cloned());
     }
     let tasks = task_counts(&board);
     let last_activity_at = members
@@ -380,6 +526,7 @@ pub fn team_status(
         team: team_info,
         members,
         tasks,
+        totals,
         warnings,
     })
 }
@@ -402,11 +549,11 @@ pub fn task_counts(board: &Board) -> TaskCounts {
 
 /// `status` of `sessions/<pid>.json` when Claude Code wrote one.
 fn session_status(team: &Team, pid: u32) -> Option<String> {
-    let path: PathBuf = team
+    let path = team
         .layout
-        .root()
+        .root_loc()
         .join("sessions")
         .join(format!("{pid}.json"));
-    let v: serde_json::Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&path.read().ok()??).ok()?;
     v.get("status")?.as_str().map(String::from)
 }

@@ -22,7 +22,6 @@
 //!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -32,7 +31,9 @@ use serde_json::Value;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
+use crate::observe::budget::{Budget, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
 use crate::store::{Entry, id};
@@ -283,8 +284,8 @@ fn is_active(watch: &Watch, name: &str) -> Option<bool> {
     member_entry(watch, name)?.get("isActive")?.as_bool()
 }
 
-fn mtime(path: &std::path::Path) -> Option<DateTime<Utc>> {
-    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+fn mtime(path: &crate::store::dir::Loc) -> Option<DateTime<Utc>> {
+    let modified = path.stat().ok()??.mtime;
     Some(modified.into())
 }
 
@@ -415,12 +416,13 @@ impl Tracker {
             }
             let names: Vec<String> = watch.members().iter().map(|(n, _)| n.clone()).collect();
             let hint = crate::team::config::suggest(name, &names)
-                .map(|s| format!(" (did you mean '{s}'?)"))
+                .map(|s| format!(" (did you mean {}?)", crate::store::paths::quote(&s)))
                 .unwrap_or_default();
             bail!(
-                "'{name}' is not a member of team '{}'{hint}; members: {}",
+                "{} is not a member of team '{}'{hint}; members: {}",
+                crate::store::paths::quote(name),
                 watch.team().name,
-                names.join(", ")
+                crate::store::paths::shown_list(&names)
             )
         };
         let mut resolved = Vec::new();
@@ -670,13 +672,14 @@ impl Tracker {
             .tasks()
             .iter()
             .filter_map(|(id, raw)| {
-                Task::from_raw(
+                Task::from_file(
                     raw.clone(),
-                    watch
+                    &watch
                         .team()
                         .layout
                         .tasks_dir(&watch.team().name)
                         .join(format!("{id}.json")),
+                    id,
                 )
                 .ok()
             })
@@ -749,13 +752,17 @@ impl Tracker {
                             // The newest event decides, not isActive: a teammate's config write
                             // can be lost (see initial_turn).
                             Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
-                                idle.push(format!("{m} ({d})"));
+                                idle.push(format!("{} ({d})", crate::store::paths::shown(m)));
                             }
-                            Some(Turn::Idle(_)) => {
-                                busy.push(format!("{m} ({} unread in its inbox)", unread(watch, m)))
+                            Some(Turn::Idle(_)) => busy.push(format!(
+                                "{} ({} unread in its inbox)",
+                                crate::store::paths::shown(m),
+                                unread(watch, m)
+                            )),
+                            Some(Turn::Busy(d)) => {
+                                busy.push(format!("{} ({d})", crate::store::paths::shown(m)))
                             }
-                            Some(Turn::Busy(d)) => busy.push(format!("{m} ({d})")),
-                            None => busy.push(format!("{m} (busy)")),
+                            None => busy.push(format!("{} (busy)", crate::store::paths::shown(m))),
                         }
                     }
                     let detail = if busy.is_empty() {
@@ -778,14 +785,7 @@ impl Tracker {
                             .collect::<Vec<_>>()
                             .join("; ")
                     } else {
-                        format!(
-                            "still running: {}",
-                            alive
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
+                        format!("still running: {}", crate::store::paths::shown_list(&alive))
                     };
                     (alive.is_empty(), detail, None)
                 }
@@ -939,20 +939,34 @@ pub struct Waited {
     /// Its file notifications, still open: dropping them is the slow part of exiting (see the
     /// binary's quick exit).
     pub waker: Waker,
+    /// The cap the team's spend crossed, when that ended the wait.
+    pub budget: Option<Exceeded>,
+    /// The team's spend as last read, when a cap was given.
+    pub spend: Option<TeamSpend>,
 }
 
-/// Blocks until `spec` is met in `team`, can no longer be met, or `timeout` passes: checks the
-/// files as they are first, then every change (the watch is in place before the first check).
-/// `log` (teamctl's sent log) dates messages that already left an inbox; `clock` stamps what
-/// is seen; `hooks` hear what happens.
+/// How long and how a [`wait`] may go on.
+#[derive(Debug)]
+pub struct Limits {
+    /// Give up after this long.
+    pub timeout: Duration,
+    /// Poll at this interval instead of using file notifications.
+    pub poll: Option<Duration>,
+    /// Stop when the team's spend crosses this budget's cap (checked at the start too).
+    pub budget: Option<Budget>,
+}
+
+/// Blocks until `spec` is met in `team`, can no longer be met, the team's spend crosses the
+/// budget, or the timeout passes: checks the files as they are first, then every change (the
+/// watch is in place before the first check). `log` (teamctl's sent log) dates messages that
+/// already left an inbox; `clock` stamps what is seen; `hooks` hear what happens.
 ///
 /// # Errors
 /// An unknown member, task or message id in `spec`; an error from `observer`.
 pub fn wait(
     team: Team,
     spec: Spec,
-    timeout: Duration,
-    poll: Option<Duration>,
+    limits: Limits,
     log: Option<&SentLog>,
     clock: &dyn Fn() -> DateTime<Utc>,
     hooks: Hooks,
@@ -963,23 +977,32 @@ pub fn wait(
         blocking,
     } = hooks;
     let started = Instant::now();
-    let deadline = started + timeout;
+    let deadline = started + limits.timeout;
     let any = spec.any;
-    let (mut f, warnings) = Following::new(team, poll, clock());
+    let (mut f, warnings) = Following::new(team, limits.poll, clock());
     for w in warnings {
         observer.warn(&w);
+    }
+    let capped = limits.budget.is_some();
+    let mut over = None;
+    if let Some(b) = limits.budget {
+        let (o, skipped) = f.cap(b);
+        for w in skipped {
+            observer.warn(&w);
+        }
+        over = o;
     }
     observer.changed(&f.watch, None)?;
     let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         met(s)?;
     }
-    if !tracker.done(any) {
+    if !tracker.done(any) && over.is_none() {
         let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
         blocking(&open);
     }
     let mut impossible = None;
-    while !tracker.done(any) {
+    while !tracker.done(any) && over.is_none() {
         if let Some(why) = tracker.impossible(any) {
             impossible = Some(why);
             break;
@@ -996,14 +1019,21 @@ pub fn wait(
         for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
             met(&tracker.states[i])?;
         }
+        over = f.over_budget();
     }
+    let spend = f.budget().map(|b| {
+        b.save();
+        b.spend().clone()
+    });
     Ok(Waited {
-        met: tracker.done(any),
+        met: tracker.done(any) && over.is_none(),
         states: tracker.states,
         impossible,
         waited_ms: started.elapsed().as_millis() as u64,
         watch: f.watch,
         waker: f.waker,
+        budget: over,
+        spend: spend.filter(|_| capped),
     })
 }
 

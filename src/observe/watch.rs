@@ -199,9 +199,9 @@ impl Watch {
         }
         sources.extend(self.inboxes.keys().map(|m| Source::Inbox(m.clone())));
         let tasks_dir = self.team.layout.tasks_dir(&self.team.name);
-        if let Ok(rd) = std::fs::read_dir(&tasks_dir) {
-            for e in rd.flatten() {
-                if let Some(s) = self.source_of(&e.path()) {
+        if let Ok(names) = tasks_dir.open_dir().and_then(|d| d.names()) {
+            for n in names {
+                if let Some(s) = self.source_of(&tasks_dir.join(n)) {
                     sources.push(s);
                 }
             }
@@ -228,8 +228,8 @@ impl Watch {
     /// The folders to watch: the team folder (config and inboxes) and the task folder.
     pub fn dirs(&self) -> Vec<PathBuf> {
         vec![
-            self.team.layout.team_dir(&self.team.name),
-            self.team.layout.tasks_dir(&self.team.name),
+            self.team.layout.team_dir(&self.team.name).to_path_buf(),
+            self.team.layout.tasks_dir(&self.team.name).to_path_buf(),
         ]
     }
 
@@ -240,18 +240,19 @@ impl Watch {
         }
         let parent = path.parent()?;
         let layout = &self.team.layout;
-        if path == layout.config_path(&self.team.name) {
+        if path == layout.config_path(&self.team.name).path() {
             return Some(Source::Config);
         }
         let stem = name.strip_suffix(".json")?;
-        if parent == layout.inboxes_dir(&self.team.name) && is_valid_member(stem) {
+        if parent == layout.inboxes_dir(&self.team.name).path() && is_valid_member(stem) {
             let wanted = self
                 .only
                 .as_ref()
                 .is_none_or(|o| o.iter().any(|m| m.as_str() == stem));
             return wanted.then(|| Source::Inbox(stem.to_string()));
         }
-        if parent == layout.tasks_dir(&self.team.name) && !name.starts_with('.') {
+        // Only `<number>.json` is a task file (its name is joined into a path).
+        if parent == layout.tasks_dir(&self.team.name).path() && crate::team::tasks::is_id(stem) {
             return Some(Source::Task(stem.to_string()));
         }
         None
@@ -320,7 +321,7 @@ impl Watch {
         for (eid, e) in arrived {
             out.events.push(message_event("message", eid, e));
         }
-        if path.exists() {
+        if path.stat().is_ok_and(|i| i.is_some()) {
             self.inboxes.insert(member.to_string(), new);
         }
     }
@@ -441,7 +442,9 @@ impl Watch {
         let mut unwatched = Vec::new();
         if poll.is_none()
             && let Ok(mut w) = notify::recommended_watcher(move |res| {
-                let _ = tx.send(res);
+                if wakes(&res) {
+                    let _ = tx.send(res);
+                }
             })
         {
             let dirs = self.dirs();
@@ -462,6 +465,7 @@ impl Watch {
             rx,
             unwatched,
             interval: poll.unwrap_or(Duration::from_millis(250)),
+            extra: Vec::new(),
         }
     }
 
@@ -555,6 +559,105 @@ pub struct Waker {
     rx: mpsc::Receiver<notify::Result<notify::Event>>,
     unwatched: Vec<PathBuf>,
     interval: Duration,
+    /// Folders watched besides the team's (transcripts), each once.
+    extra: Vec<PathBuf>,
+}
+
+/// What woke a [`Waker`] up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wake {
+    /// Notifications for these paths.
+    Paths(Vec<PathBuf>),
+    /// Notifications were lost or are unavailable (polling): look at everything.
+    Rescan,
+    /// The time passed quietly.
+    Quiet,
+}
+
+impl Waker {
+    /// Watches `dirs` (not recursively) for changes: file notifications unless `poll` is given or
+    /// they are unavailable, else a clock of `poll` (default 250 ms).
+    pub fn for_dirs(dirs: &[PathBuf], poll: Option<Duration>) -> Waker {
+        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+        let watcher = if poll.is_none() {
+            notify::recommended_watcher(move |res| {
+                let _ = tx.send(res);
+            })
+            .ok()
+        } else {
+            None
+        };
+        let mut w = Waker {
+            watcher,
+            rx,
+            unwatched: Vec::new(),
+            interval: poll.unwrap_or(Duration::from_millis(250)),
+            extra: Vec::new(),
+        };
+        for d in dirs {
+            w.add(d);
+        }
+        w
+    }
+
+    /// Also watches `dir` (not recursively) from now on, if it exists and is not watched yet:
+    /// its changes wake the waker up (a [`Watch`] ignores the paths it does not follow).
+    pub fn add(&mut self, dir: &Path) {
+        if self.extra.iter().any(|d| d == dir) {
+            return;
+        }
+        if let Some(w) = self.watcher.as_mut()
+            && w.watch(dir, RecursiveMode::NonRecursive).is_ok()
+        {
+            self.extra.push(dir.to_path_buf());
+        }
+    }
+
+    /// Whether file notifications are in use (else a clock).
+    pub fn notifies(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// Waits at most `max` (at most the polling interval when polling) for a notification.
+    pub fn wait(&mut self, max: Duration) -> Wake {
+        if self.watcher.is_none() {
+            std::thread::sleep(max.min(self.interval));
+            return Wake::Rescan;
+        }
+        match self.rx.recv_timeout(max) {
+            Ok(first) => {
+                let mut paths = Vec::new();
+                for res in std::iter::once(first).chain(self.rx.try_iter()) {
+                    match res {
+                        Ok(ev) if !ev.need_rescan() => paths.extend(ev.paths),
+                        _ => return Wake::Rescan,
+                    }
+                }
+                Wake::Paths(paths)
+            }
+            Err(RecvTimeoutError::Timeout) => Wake::Quiet,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.watcher = None;
+                Wake::Rescan
+            }
+        }
+    }
+}
+
+impl Waker {
+    /// Whether the OS's file notifications drive it (else it polls).
+    pub fn notifications(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// With file notifications: the longest [`Watch::next`] waits when nothing changes (250 ms
+    /// unless set; a folder that could not be watched yet is retried then). A follower that
+    /// wants an idle process to wake seldom sets it longer. No effect when polling.
+    pub fn set_idle_wake(&mut self, every: Duration) {
+        if self.watcher.is_some() {
+            self.interval = every;
+        }
+    }
 }
 
 impl std::fmt::Debug for Waker {
@@ -563,6 +666,23 @@ impl std::fmt::Debug for Waker {
             .field("notifications", &self.watcher.is_some())
             .field("interval", &self.interval)
             .finish()
+    }
+}
+
+/// Whether a notification can mean a change. inotify also reports every open and every
+/// close after reading (notify watches with `IN_OPEN`), and a follower's own reads would then
+/// wake it again at once, forever: a busy loop on an idle team. Claude Code's readers poll the
+/// inboxes every second, so their reads are left out too. A close after writing stays.
+fn wakes(res: &notify::Result<notify::Event>) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode};
+    match res {
+        Ok(ev) => match ev.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+            EventKind::Access(_) => false,
+            _ => true,
+        },
+        Err(_) => true,
     }
 }
 
@@ -587,7 +707,10 @@ fn changes(old: &Entry, new: &Entry) -> Map<String, Value> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
+    use crate::store::paths::{Layout, TeamName};
     use serde_json::json;
 
     fn task_event(kind: &'static str, status: &str, changes: Option<Value>) -> Event {
@@ -612,5 +735,55 @@ mod tests {
         assert!(!f.matches(&task_event("task_deleted", "completed", None)));
         assert!(!f.matches(&Event::new("message", "t", "now")));
         assert!(Filter::default().matches(&Event::new("message", "t", "now")));
+    }
+
+    #[test]
+    fn reads_do_not_wake_a_follower_writes_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::create_dir_all(root.join("teams/t/inboxes")).unwrap();
+        fs::create_dir_all(root.join("tasks/t")).unwrap();
+        fs::write(
+            root.join("teams/t/config.json"),
+            r#"{"name":"t","members":[{"agentId":"team-lead@t","name":"team-lead"}]}"#,
+        )
+        .unwrap();
+        let inbox = root.join("teams/t/inboxes/alice.json");
+        fs::write(&inbox, "[]").unwrap();
+        fs::write(
+            root.join("tasks/t/1.json"),
+            r#"{"id":"1","subject":"s","status":"pending","blocks":[],"blockedBy":[]}"#,
+        )
+        .unwrap();
+        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
+        let (mut w, _) = Watch::new(team, None, Utc::now());
+        let mut waker = w.waker(None);
+        assert!(waker.notifications());
+        // Reading every file (as the follower itself and Claude Code's pollers do) is no change.
+        for _ in 0..3 {
+            w.rescan(Utc::now());
+            fs::read(&inbox).unwrap();
+        }
+        let start = Instant::now();
+        let mut wakes = 0;
+        while start.elapsed() < Duration::from_millis(600) {
+            let ch = w.next(&mut waker, Duration::from_millis(300), &Utc::now);
+            assert!(ch.events.is_empty(), "{:?}", ch.events);
+            wakes += 1;
+        }
+        // 250 ms at most per call when nothing happens: 3, or 4 with a slow machine's rounding.
+        assert!(wakes <= 4, "{wakes} wake-ups in 600 ms on an idle team");
+        // A write wakes it, with what was written.
+        fs::write(
+            &inbox,
+            r#"[{"from":"bob","text":"hi","timestamp":"2026-11-29T10:00:00.000Z"}]"#,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while seen.is_empty() && Instant::now() < deadline {
+            seen = w.next(&mut waker, Duration::from_secs(1), &Utc::now).events;
+        }
+        assert_eq!(seen.first().map(|e| e.event), Some("message"));
     }
 }

@@ -22,13 +22,16 @@
 //! inbox stamped at or after the first question counts as the answer.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::observe::budget::{Budget, Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::spend::TeamSpend;
 use crate::observe::wait::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
@@ -284,6 +287,10 @@ pub struct Ask<'a> {
     pub lock: &'a LockOptions,
     /// teamctl's sent log, if any.
     pub sent_log: Option<&'a SentLog>,
+    /// Stop once the team's spend crosses this (unset: no cap).
+    pub cap: Cap,
+    /// teamctl's data dir (the transcript index), if any.
+    pub data_dir: Option<&'a Path>,
 }
 
 /// One question's end in an [`Asking`].
@@ -311,14 +318,20 @@ pub struct Asking {
     /// Its file notifications, still open: dropping them is the slow part of exiting (see the
     /// binary's quick exit).
     pub waker: Waker,
+    /// The cap the team's spend crossed, when that ended the wait.
+    pub budget: Option<Exceeded>,
+    /// The team's spend as last read, when a cap was given.
+    pub spend: Option<TeamSpend>,
 }
 
 /// Asks [`Ask::to`] (or every teammate) [`Ask::text`] and waits until each has answered, gone
-/// idle without answering, is gone, or the timeout passes. `clock` stamps what is seen.
+/// idle without answering, is gone, the team's spend crosses [`Ask::cap`], or the timeout
+/// passes. `clock` stamps what is seen.
 ///
 /// # Errors
-/// Before anything is sent: a teammate that is already gone (asking one), a team without
-/// teammates (asking all); a failed write asking one; an error from `observer`.
+/// Before anything is sent: a team already over its cap ([`crate::Error::Budget`]), a teammate
+/// that is already gone (asking one), a team without teammates (asking all); a failed write
+/// asking one; an error from `observer`.
 pub fn ask(
     req: &Ask,
     clock: &dyn Fn() -> DateTime<Utc>,
@@ -327,8 +340,19 @@ pub fn ask(
     let started = Instant::now();
     let deadline = started + req.timeout;
     let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
+    if req.cap.is_set() {
+        let budget = Budget::new(&req.team.layout, &req.team.name, req.cap, req.data_dir);
+        let (over, skipped) = f.cap(budget);
+        for w in &skipped {
+            observer.warn(w);
+        }
+        if let Some(e) = over {
+            return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
+        }
+    }
     observer.changed(&f.watch, None)?;
     let all = req.to.is_none();
+    let mut bad_name = None;
     let recipients = match &req.to {
         Some(to) => vec![to.clone()],
         None => {
@@ -336,16 +360,29 @@ pub fn ask(
             if names.is_empty() {
                 bail!("team '{}' has no teammates to ask", req.team.name);
             }
-            names
-                .iter()
-                .map(|n| MemberName::parse(n))
-                .collect::<Result<Vec<_>>>()?
+            // A member whose name breaks the naming rules cannot be asked; the others still
+            // are, and `send_error` says not everyone was.
+            let mut ok = Vec::new();
+            for n in &names {
+                match MemberName::parse(n) {
+                    Ok(m) => ok.push(m),
+                    Err(_) => {
+                        let e = anyhow::anyhow!(
+                            "could not ask {}: its name in config.json breaks the naming rules",
+                            crate::store::paths::quote(n)
+                        );
+                        observer.warn(&format!("{e:#}"));
+                        bad_name.get_or_insert(e);
+                    }
+                }
+            }
+            ok
         }
     };
     let mut shut = shut_down_in(&f.watch);
 
     let mut asked: Vec<Asked> = Vec::new();
-    let mut send_error = None;
+    let mut send_error = bad_name;
     for to in &recipients {
         let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
         if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, &f.live) {
@@ -388,9 +425,7 @@ pub fn ask(
             ));
         }
         // Look at the teammate's inbox as it is after the write before anything else.
-        let synced = f
-            .watch
-            .reload_paths(std::slice::from_ref(&d.inbox), clock());
+        let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
         // A repeated question that already left the inbox is known only to the sent log.
         let stamp = d
             .entry
@@ -427,7 +462,10 @@ pub fn ask(
                 a.ended_ms = Some(started.elapsed().as_millis() as u64);
             }
         }
-        if asked.iter().all(|a| a.ended_ms.is_some()) || now_i >= deadline {
+        if asked.iter().all(|a| a.ended_ms.is_some())
+            || now_i >= deadline
+            || f.over_budget().is_some()
+        {
             break;
         }
         let mut wait = deadline - now_i;
@@ -445,6 +483,11 @@ pub fn ask(
             }
         }
     }
+    let budget = f.over_budget();
+    let spend = f.budget().map(|b| {
+        b.save();
+        b.spend().clone()
+    });
     Ok(Asking {
         asked,
         send_error,
@@ -452,6 +495,8 @@ pub fn ask(
         waited_ms: started.elapsed().as_millis() as u64,
         watch: f.watch,
         waker: f.waker,
+        budget: budget.filter(|_| spend.is_some()),
+        spend,
     })
 }
 

@@ -12,7 +12,6 @@
 //!   clears; each inbox is `[]` before its brief is appended under the inbox lock.
 
 use std::collections::HashSet;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -30,9 +29,10 @@ use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
 use crate::store::id;
 use crate::store::lock::{self, LockOptions};
-use crate::store::paths::{Layout, MemberName, TeamName, with_suffix};
+use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::store::{self, Entry};
 use crate::team::config::{LEAD, TEAMCTL_KEY};
+use crate::team::lead::{self, Leads};
 use crate::team::model::{Color, Frame, NewMessage};
 
 /// One teammate to create.
@@ -349,16 +349,19 @@ pub fn create(
     layout: &Layout,
     spec: &Spec,
     launch: Option<&LaunchEnv>,
+    leads: &Leads,
     now: DateTime<Utc>,
     opts: &LockOptions,
     progress: &mut dyn FnMut(Step, &str),
 ) -> Result<Outcome> {
     progress(Step::Validating, &format!("team '{}'", spec.team));
     validate_members(&spec.members)?;
+    // Where teamctl records that it leads the team must work before the team is written.
+    leads.prepare()?;
     if !spec.cwd.is_dir() {
         bail!("--cwd {} is not a directory", spec.cwd.display());
     }
-    if layout.config_path(&spec.team).exists() {
+    if layout.config_path(&spec.team).stat()?.is_some() {
         return Err(already_exists(layout, &spec.team));
     }
     let session = session_name(&spec.team);
@@ -399,7 +402,15 @@ pub fn create(
     );
     let lead_session_id = Uuid::new_v4().to_string();
     let tmux_session = (spec.launch == Launch::Tmux).then_some(session.as_str());
-    let briefs = provision(layout, spec, &lead_session_id, tmux_session, now, opts)?;
+    let briefs = provision(
+        layout,
+        spec,
+        &lead_session_id,
+        tmux_session,
+        now,
+        opts,
+        leads,
+    )?;
     let mut members: Vec<MemberOutcome> = spec
         .members
         .iter()
@@ -438,6 +449,20 @@ pub fn create(
         opts,
         progress,
     );
+    // The session's id beside its name in the private record: `delete` kills this session and
+    // no other, not even a later one of the same name.
+    if let Some(session_id) = tmux::session_id(&session) {
+        let mut record = lead::new_record(
+            layout,
+            &spec.team,
+            &lead_session_id,
+            now.timestamp_millis(),
+            Some(&session),
+            Some(&spec.cwd),
+        );
+        record.tmux_session_id = Some(session_id);
+        leads.record(layout, &spec.team, &record)?;
+    }
     if let Err(e) = launched {
         tmux::kill_session(&session).ok();
         for m in members.iter_mut().filter(|m| m.pane.is_none()) {
@@ -464,7 +489,7 @@ pub fn create(
         Some(why) => {
             tmux::kill_session(&session).ok();
             outcome.state = Step::Failed;
-            outcome.reason = Some(why);
+            outcome.reason = Some(with_dialog_hint(why, spec));
         }
     }
     Ok(outcome)
@@ -482,18 +507,23 @@ pub fn provision(
     tmux_session: Option<&str>,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    leads: &Leads,
 ) -> Result<Vec<String>> {
     let team = &spec.team;
-    let dir = layout.team_dir(team);
     let config = layout.config_path(team);
     let exists = || already_exists(layout, team);
-    if config.exists() {
+    // Anything named config.json (a symlink too) is a team that exists.
+    if config.stat()?.is_some() {
         return Err(exists());
     }
-    fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let dir_loc = layout.team_dir(team);
+    let dir = dir_loc
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", dir_loc.display()))?;
     // Claude Code's own config lock, taken without waiting: a second create fails fast.
-    let guard = match lock::acquire(
-        &config,
+    let guard = match lock::acquire_in(
+        &dir,
+        "config.json",
         &LockOptions {
             timeout: Duration::ZERO,
             ..*opts
@@ -509,35 +539,33 @@ pub fn provision(
         }
         Err(e) => return Err(e),
     };
-    if config.exists() {
+    if dir.stat("config.json")?.is_some() {
         return Err(exists());
     }
-    // What a failed earlier attempt left (never the lock we hold).
-    let lock_name = lock::lock_dir(&config);
-    for e in fs::read_dir(&dir).with_context(|| format!("could not list {}", dir.display()))? {
-        let p = e?.path();
-        if p == lock_name {
+    // What a failed earlier attempt left (never the lock we hold), removed without following
+    // a symlink anywhere.
+    for name in dir
+        .names()
+        .with_context(|| format!("could not list {}", dir_loc.display()))?
+    {
+        if name == "config.json.lock" {
             continue;
         }
-        let r = if p.is_dir() && !p.is_symlink() {
-            fs::remove_dir_all(&p)
-        } else {
-            fs::remove_file(&p)
-        };
-        r.with_context(|| format!("could not clear {}", p.display()))?;
+        dir.remove_tree(&name)
+            .with_context(|| format!("could not clear {}", dir_loc.join(&name).display()))?;
     }
+    let tasks_root = layout.tasks_root();
     let tasks = layout.tasks_dir(team);
-    match fs::remove_dir_all(&tasks) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            return Err(e).with_context(|| format!("could not clear {}", tasks.display()));
-        }
-        _ => {}
-    }
-    fs::create_dir_all(&tasks).with_context(|| format!("could not create {}", tasks.display()))?;
+    tasks_root
+        .create_dir_all()
+        .and_then(|d| d.remove_tree(team.as_str()))
+        .with_context(|| format!("could not clear {}", tasks.display()))?;
+    tasks
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", tasks.display()))?;
 
-    let inboxes = layout.inboxes_dir(team);
-    fs::create_dir_all(&inboxes)
-        .with_context(|| format!("could not create {}", inboxes.display()))?;
+    dir.sub_create("inboxes", 0o777)
+        .with_context(|| format!("could not create {}", layout.inboxes_dir(team).display()))?;
     let lead = MemberName::parse(LEAD)?;
     store::atomic_write(&layout.inbox_path(team, &lead), b"[]")?;
     let mut ids = Vec::new();
@@ -556,12 +584,24 @@ pub fn provision(
         ids.push(msg.msg_id);
     }
 
+    // teamctl's private record that it leads this team, before the team exists: what decides
+    // that teamctl speaks as its lead and may take it down (never config.json's own say-so).
+    let record = lead::new_record(
+        layout,
+        team,
+        lead_session_id,
+        now.timestamp_millis(),
+        tmux_session,
+        Some(&spec.cwd),
+    );
+    leads.record(layout, team, &record)?;
+
     let doc = config_doc(spec, lead_session_id, now, tmux_session);
-    let tmp = with_suffix(&config, &format!(".tmp.{}", id::temp_suffix()));
-    store::atomic_write(&tmp, store::render(&doc).as_bytes())?;
+    let tmp = format!("config.json.tmp.{}", id::temp_suffix());
+    store::atomic_write_in(&dir, &tmp, store::render(&doc).as_bytes())?;
     // link(2) publishes the file and fails if one appeared meanwhile: never an overwrite.
-    let linked = fs::hard_link(&tmp, &config);
-    let _ = fs::remove_file(&tmp);
+    let linked = dir.hard_link(&tmp, "config.json");
+    let _ = dir.unlink(&tmp);
     match linked {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
@@ -751,6 +791,38 @@ fn wait_ready(
     }
 }
 
+/// `why`, plus what settles it when a teammate's last lines show a start-up dialog (the
+/// onboarding screens, the API key approval, the trust dialog, the bypass prompt).
+fn with_dialog_hint(why: String, spec: &Spec) -> String {
+    use crate::ops::run::{Dialog, detect_dialog};
+    let dialogs: Vec<Dialog> = why
+        .split("last lines of its pane:")
+        .skip(1)
+        .filter_map(detect_dialog)
+        .filter(|d| {
+            matches!(
+                d,
+                Dialog::Onboarding | Dialog::ApiKey | Dialog::Trust | Dialog::Bypass
+            )
+        })
+        .collect();
+    let Some(first) = dialogs.first() else {
+        return why;
+    };
+    let skip = if dialogs.contains(&Dialog::Bypass) || spec.permission.bypasses() {
+        " --skip-permissions"
+    } else {
+        ""
+    };
+    format!(
+        "{why}\nthe teammate waits at {} ({}): `teamctl prepare --cwd {}{skip}` settles \
+         Claude Code's start-up dialogs",
+        first.title(),
+        first.as_str(),
+        shell_quote(&spec.cwd.to_string_lossy())
+    )
+}
+
 fn describe(what: &str, who: &[&MemberOutcome], panes: &[tmux::Pane]) -> String {
     let mut out = Vec::new();
     for m in who {
@@ -842,5 +914,33 @@ mod tests {
              --agent-color blue --parent-session-id 3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d \
              --agent-type reviewer --model claude-opus-5-5 --permission-mode acceptEdits"
         );
+    }
+
+    #[test]
+    fn a_dialog_in_a_pane_names_prepare() {
+        let spec = Spec {
+            team: TeamName::parse("review-42").unwrap(),
+            description: None,
+            cwd: PathBuf::from("/work/my repo"),
+            members: vec![],
+            model: None,
+            agent_type: None,
+            permission: Permission::Mode("default".into()),
+            launch: Launch::Tmux,
+        };
+        let trust = "'alice' did not take its brief within 30 s (pane %1); last lines of its pane:\n \
+                     Accessing workspace:\n /work/my repo\n ❯ 1. Yes, I trust this folder\n \
+                     Enter to confirm · Esc to cancel";
+        let hinted = with_dialog_hint(trust.into(), &spec);
+        assert!(
+            hinted.ends_with(
+                "the teammate waits at the workspace trust dialog (trust): `teamctl prepare \
+                 --cwd '/work/my repo'` settles Claude Code's start-up dialogs"
+            ),
+            "{hinted}"
+        );
+        let plain =
+            "'alice' exited before taking its brief (pane %1); last lines of its pane:\nbye";
+        assert_eq!(with_dialog_hint(plain.into(), &spec), plain);
     }
 }

@@ -19,9 +19,11 @@ use uuid::Uuid;
 use crate::host::tmux::session_name;
 use crate::host::{proc, tmux};
 use crate::ops::export::{self, Exported};
+use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, Team};
+use crate::team::lead::Leads;
 use crate::team::mailbox;
 use crate::team::protocol::{self, ShutdownAnswer};
 use crate::team::sentlog::Sent;
@@ -87,24 +89,41 @@ pub fn delete(
     reason: &str,
     timeout: Duration,
     force: bool,
+    leads: Option<&Leads>,
     now: DateTime<Utc>,
     opts: &LockOptions,
     record: Option<Record>,
 ) -> Result<Deleted> {
-    let team = Team::open(layout, name)?;
-    let leads = team.teamctl_leads();
-    if team.config.is_some() && !leads && !force {
+    let team = Team::open(layout, name, leads)?;
+    let leads_it = team.teamctl_leads();
+    if team.config.is_some() && !leads_it && !force {
+        let record = match leads {
+            Some(l) => format!(
+                "there is no record of creating it in teamctl's data dir {}",
+                l.data_dir().display()
+            ),
+            None => "teamctl has no data dir to keep such records in".to_string(),
+        };
         bail!(
-            "teamctl does not lead team '{name}' (it was not made by `teamctl create`); its \
-             Claude Code lead owns it. Pass --force to remove its folders anyway"
+            "teamctl does not lead team '{name}': {record} (a team made by `teamctl create` \
+             with another TEAMCTL_DATA_DIR is deleted with that one), and config.json cannot \
+             say so since its teammates write it. Pass --force to remove its folders anyway \
+             (no tmux session is killed without the record)"
         );
     }
-    let session = team
-        .config
+    // Only the session teamctl itself started, as its private record names it: the team's
+    // session name, and the same session (its id), never one config.json names.
+    let session = session_name(name);
+    let ours = team
+        .lead
         .as_ref()
-        .and_then(|c| c.teamctl_tmux_session.clone())
-        .unwrap_or_else(|| session_name(name));
-    let has_session = leads && tmux::has_session(&session);
+        .filter(|r| r.tmux_session.as_deref() == Some(session.as_str()))
+        .is_some_and(|r| match (&r.tmux_session_id, tmux::session_id(&session)) {
+            (_, None) => false,
+            (Some(recorded), Some(live)) => *recorded == live,
+            (None, Some(_)) => true,
+        });
+    let has_session = ours;
     let panes = if has_session {
         tmux::panes(&session)
     } else {
@@ -139,7 +158,11 @@ pub fn delete(
     while !waiting.is_empty() {
         // Panes first: a teammate writes its approval before it exits, so an approval from
         // a pane seen dead here is already in the inbox read next.
-        let panes = tmux::panes(&session);
+        let panes = if has_session {
+            tmux::panes(&session)
+        } else {
+            Vec::new()
+        };
         let mut approved = Vec::new();
         for (request_id, _) in waiting.values() {
             if protocol::shutdown_answer(&team, &lead, request_id)?
@@ -171,13 +194,17 @@ pub fn delete(
     // teammate that is still exiting can write into the team folder (Claude Code's mailbox
     // writer creates `inboxes/` as needed), so the folders are removed once they are gone.
     // Each with its start time, so a pid reused meanwhile does not count.
-    let processes: Vec<(u32, Option<String>)> = tmux::panes(&session)
-        .iter()
-        .filter(|p| !p.dead)
-        .filter_map(|p| tmux::pane_pid(&p.id))
-        .flat_map(descendants)
-        .map(|pid| (pid, proc::proc_start(pid)))
-        .collect();
+    let processes: Vec<(u32, Option<String>)> = if has_session {
+        tmux::panes(&session)
+    } else {
+        Vec::new()
+    }
+    .iter()
+    .filter(|p| !p.dead)
+    .filter_map(|p| tmux::pane_pid(&p.id))
+    .flat_map(descendants)
+    .map(|pid| (pid, proc::proc_start(pid)))
+    .collect();
     let killed = has_session && tmux::kill_session(&session)?;
     let end = Instant::now() + EXIT_GRACE;
     while processes
@@ -196,6 +223,8 @@ pub fn delete(
                 sent: r.sent,
                 now,
                 run: None,
+                leads,
+                data_dir: leads.map(Leads::data_dir),
             };
             let (done, _) = export::export(&req, r.out).with_context(|| {
                 format!(
@@ -210,8 +239,11 @@ pub fn delete(
     let mut removed = Vec::new();
     for dir in [layout.team_dir(name), layout.tasks_dir(name)] {
         if remove(&dir)? {
-            removed.push(dir);
+            removed.push(dir.to_path_buf());
         }
+    }
+    if let Some(leads) = leads {
+        leads.remove(layout, name)?;
     }
     Ok(Deleted {
         members,
@@ -251,19 +283,37 @@ fn descendants(pid: u32) -> Vec<u32> {
     out
 }
 
-/// Renames `dir` to `<dir>.deleted-<uuid>` and removes that. `Ok(false)` when it was missing.
-fn remove(dir: &Path) -> Result<bool> {
-    let Some(file_name) = dir.file_name() else {
+/// Renames `dir` to `<dir>.deleted-<uuid>` and removes that, through a handle on its parent
+/// folder and never following a symlink. `Ok(false)` when it was missing.
+fn remove(dir: &Loc) -> Result<bool> {
+    let Some(file_name) = dir.name() else {
         bail!("refusing to remove {}", dir.display());
     };
+    let parent = match dir.parent_dir() {
+        Ok(p) => p,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("could not remove {}", dir.display())),
+    };
+    match parent.stat(file_name)? {
+        None => return Ok(false),
+        Some(i) if i.kind != Kind::Dir => {
+            bail!(
+                "could not remove {}: it is {}, not a folder (left as it is)",
+                dir.display(),
+                i.kind.describe()
+            )
+        }
+        Some(_) => {}
+    }
     let mut gone = file_name.to_owned();
     gone.push(format!(".deleted-{}", Uuid::new_v4()));
-    let gone = dir.with_file_name(gone);
-    match fs::rename(dir, &gone) {
+    match parent.rename(file_name, &gone) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e).with_context(|| format!("could not remove {}", dir.display())),
     }
-    fs::remove_dir_all(&gone).with_context(|| format!("could not remove {}", gone.display()))?;
+    parent
+        .remove_tree(&gone)
+        .with_context(|| format!("could not remove {}", parent.path().join(&gone).display()))?;
     Ok(true)
 }

@@ -7,15 +7,13 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::{self, STALE_TEMP};
@@ -42,7 +40,7 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// Which check: `config_dir`, `symlink`, `teams`, `team_config`, `format`, `claude`,
-    /// `agent_teams`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
+    /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
     pub check: &'static str,
     /// The verdict.
     pub level: Level,
@@ -79,8 +77,16 @@ pub struct Inputs {
     pub agent_teams_env: Option<String>,
     /// The current time (file ages are measured from it).
     pub now: SystemTime,
+    /// Claude Code's global config file (`.claude.json`), when it could be found.
+    pub claude_json: Option<PathBuf>,
+    /// `ANTHROPIC_API_KEY`, to check it has been approved.
+    pub api_key: Option<String>,
+    /// The current directory: the folder whose trust is checked.
+    pub cwd: PathBuf,
     /// teamctl's sent log (its entries are no evidence of a team's inbox format).
     pub sent: Vec<crate::team::sentlog::Sent>,
+    /// teamctl's private record of the teams it leads.
+    pub leads: Option<crate::team::lead::Leads>,
 }
 
 /// Runs every check, in the order they are printed.
@@ -179,9 +185,11 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
         }
     }
 
-    let settings = inputs.layout.root().join("settings.json");
-    let from_settings = fs::read(&settings)
+    let settings = inputs.layout.root_loc().join("settings.json");
+    let from_settings = settings
+        .read()
         .ok()
+        .flatten()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .and_then(|v| {
             v.get("env")?.get(AGENT_TEAMS_VAR).map(|x| match x {
@@ -221,6 +229,8 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
         )),
     }
 
+    out.extend(start_up_dialogs(inputs, &settings));
+
     match find_on_path("tmux", path) {
         Some(bin) => out.push(ok(
             "tmux",
@@ -243,15 +253,90 @@ fn machine(inputs: &Inputs) -> Vec<Check> {
     out
 }
 
+/// The start-up dialogs a Claude Code started unattended in the current directory would stop
+/// at (as `run` checks them), with `teamctl prepare` as the fix; the bypass prompt is only
+/// mentioned, as only --dangerously-skip-permissions needs it.
+fn start_up_dialogs(inputs: &Inputs, settings: &Path) -> Vec<Check> {
+    use crate::ops::run::{Dialog, blockers};
+    let check = "start_up_dialogs";
+    let Some(cj_path) = &inputs.claude_json else {
+        return Vec::new();
+    };
+    let read = |p: &Path| {
+        fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    };
+    let cj = read(cj_path);
+    let settings = vec![(settings.to_path_buf(), read(settings))];
+    let cwd = fs::canonicalize(&inputs.cwd).unwrap_or_else(|_| inputs.cwd.clone());
+    let all = blockers(
+        cj_path,
+        cj.as_ref(),
+        &settings,
+        &cwd,
+        inputs.api_key.as_deref(),
+        true,
+    );
+    let bypass = all.iter().any(|b| b.dialog == Dialog::Bypass);
+    let blocking: Vec<_> = all.iter().filter(|b| b.dialog != Dialog::Bypass).collect();
+    let bypass_note = if bypass {
+        "the bypass-permissions prompt: not accepted (only --dangerously-skip-permissions needs \
+         it: add --skip-permissions)"
+    } else {
+        "the bypass-permissions prompt: accepted"
+    };
+    let prepare = format!(
+        "teamctl prepare --cwd {}",
+        crate::host::claude::shell_quote(&cwd.to_string_lossy())
+    );
+    if blocking.is_empty() {
+        let mut c = ok(
+            check,
+            None,
+            Some(cj_path),
+            format!(
+                "an unattended Claude Code in {} would ask nothing at start-up",
+                cwd.display()
+            ),
+        );
+        c.details = vec![bypass_note.to_string()];
+        return vec![c];
+    }
+    let names: Vec<&str> = blocking.iter().map(|b| b.dialog.as_str()).collect();
+    let mut c = warn(
+        check,
+        None,
+        Some(cj_path),
+        format!(
+            "an unattended Claude Code (run, create, CI) in {} would stop at: {}",
+            cwd.display(),
+            names.join(", ")
+        ),
+        &format!("{prepare} (add --skip-permissions for --dangerously-skip-permissions)"),
+    );
+    c.details = blocking
+        .iter()
+        .map(|b| format!("{} ({})", b.dialog.title(), b.dialog.as_str()))
+        .chain(std::iter::once(bypass_note.to_string()))
+        .collect();
+    vec![c]
+}
+
 /// Symlinks where team files live: the config dir itself, `teams/` and `tasks/` and
 /// everything under them (never followed). Other parts of the config dir (`settings.json`,
 /// `CLAUDE.md`, often linked to a dotfiles repository) are none of teamctl's business.
 fn symlinks(layout: &Layout) -> Vec<Check> {
     let root = layout.root();
     let mut found = Vec::new();
-    for p in [root.to_path_buf(), layout.teams_dir(), root.join("tasks")] {
+    for p in [
+        root.to_path_buf(),
+        layout.teams_dir().to_path_buf(),
+        layout.tasks_root().to_path_buf(),
+    ] {
         if fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
             found.push(p.clone());
+            continue;
         }
         if p != root {
             walk_symlinks(&p, &mut |p| found.push(p));
@@ -277,7 +362,10 @@ fn symlinks(layout: &Layout) -> Vec<Check> {
             let to = fs::read_link(&p)
                 .map(|t| t.display().to_string())
                 .unwrap_or_else(|_| "?".into());
-            warn(
+            // The config dir itself is followed (it is the user's choice); below it teamctl
+            // follows no symlink, so a command that needs the file fails.
+            let level = if p == root { warn } else { fail };
+            level(
                 "symlink",
                 team.as_deref(),
                 Some(&p),
@@ -285,7 +373,7 @@ fn symlinks(layout: &Layout) -> Vec<Check> {
                 "replace it with what it points to (or point --claude-dir / CLAUDE_CONFIG_DIR at \
                  the real path): Claude Code takes some locks on the path as written and others \
                  on its realpath, so through a symlink two writers can miss each other's lock; \
-                 teamctl replaces a symlinked file instead of writing through it",
+                 below the config dir teamctl refuses to read or write through one",
             )
         })
         .collect()
@@ -307,14 +395,19 @@ fn walk_symlinks(dir: &Path, found: &mut dyn FnMut(PathBuf)) {
 
 /// Every folder under `teams/` with a name teamctl accepts (with or without `config.json`).
 fn team_dirs(layout: &Layout) -> Vec<TeamName> {
-    let mut v: Vec<TeamName> = fs::read_dir(layout.teams_dir())
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .filter_map(|e| TeamName::parse(e.file_name().to_str()?).ok())
-                .collect()
+    let Ok(dir) = layout.teams_dir().open_dir() else {
+        return Vec::new();
+    };
+    let mut v: Vec<TeamName> = dir
+        .names()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| TeamName::parse(n.to_str()?).ok())
+        .filter(|t| {
+            dir.stat(t.as_str())
+                .is_ok_and(|i| i.is_some_and(|i| i.kind == Kind::Dir))
         })
-        .unwrap_or_default();
+        .collect();
     v.sort();
     v
 }
@@ -324,7 +417,7 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
     let mut out = Vec::new();
     let name = Some(t.as_str());
     let dir = layout.team_dir(t);
-    if !dir.is_dir() {
+    if dir.open_dir().is_err() {
         out.push(fail(
             "teams",
             name,
@@ -396,7 +489,11 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
         let Some(member) = file.strip_suffix(".json") else {
             continue;
         };
-        if !is_valid_member(member) || !path.is_file() {
+        if !is_valid_member(member)
+            || !path
+                .stat()
+                .is_ok_and(|i| i.is_some_and(|i| i.kind == Kind::File))
+        {
             continue;
         }
         inbox_names.push(member.to_string());
@@ -509,22 +606,27 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
                 ));
             }
         }
+        let you_lead = inputs
+            .leads
+            .as_ref()
+            .and_then(|l| l.find(layout, t).ok().flatten())
+            .is_some_and(|r| r.matches(cfg));
         let (identity, source) = match inputs.identity.as_deref() {
             Some(id) => (id, "from TEAMCTL_FROM"),
-            None if cfg.teamctl_leads => (
+            None if you_lead => (
                 crate::team::config::LEAD,
                 "the default in a team teamctl leads; TEAMCTL_FROM is not set",
             ),
             None => ("user", "the default; TEAMCTL_FROM is not set"),
         };
-        out.push(identity_check(t, cfg, identity, source));
+        out.push(identity_check(t, cfg, identity, source, you_lead));
     }
     out
 }
 
 fn inbox_check(
     t: &TeamName,
-    path: &Path,
+    path: &Loc,
     member: &str,
     ours: &crate::team::generation::Ours,
     generations: &mut (usize, usize),
@@ -588,7 +690,7 @@ fn inbox_check(
 }
 
 /// Lock paths and temp files in `folder`.
-fn litter(inputs: &Inputs, t: &TeamName, folder: &Path) -> Vec<Check> {
+fn litter(inputs: &Inputs, t: &TeamName, folder: &Loc) -> Vec<Check> {
     let name = Some(t.as_str());
     let stale_after = LockOptions::default().stale;
     let mut out = Vec::new();
@@ -657,10 +759,16 @@ fn litter(inputs: &Inputs, t: &TeamName, folder: &Path) -> Vec<Check> {
 }
 
 /// Whether `identity` can be answered in team `t`; `source` says where the name came from.
-fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str, source: &str) -> Check {
+fn identity_check(
+    t: &TeamName,
+    cfg: &TeamConfig,
+    identity: &str,
+    source: &str,
+    teamctl_leads: bool,
+) -> Check {
     let name = Some(t.as_str());
     // In a team teamctl leads, you are its lead: teammates report to `team-lead`.
-    let you_lead = cfg.teamctl_leads && identity == crate::team::config::LEAD;
+    let you_lead = teamctl_leads && identity == crate::team::config::LEAD;
     let reserved = MemberName::parse(identity).is_ok_and(|m| m.is_reserved()) && !you_lead;
     if cfg.member(identity).is_some() && !reserved {
         return ok(
@@ -691,11 +799,14 @@ fn identity_check(t: &TeamName, cfg: &TeamConfig, identity: &str, source: &str) 
 }
 
 /// Files and folders directly in `dir`, sorted; none when it cannot be listed.
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+/// The entries of the folder `dir` (reached without following a symlink), sorted.
+fn files_in(dir: &Loc) -> Vec<Loc> {
+    let mut v: Vec<Loc> = dir
+        .open_dir()
+        .and_then(|d| d.names())
+        .map(|names| names.into_iter().map(|n| dir.join(n)).collect())
         .unwrap_or_default();
-    v.sort();
+    v.sort_by(|a, b| a.path().cmp(b.path()));
     v
 }
 
@@ -709,34 +820,11 @@ pub fn find_on_path(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
     which::which_in_global(name, Some(joined)).ok()?.next()
 }
 
-/// The first line `bin <flag>` prints, waiting at most 5 s.
+/// The first line `bin <flag>` prints, waiting at most 5 s (see
+/// [`crate::host::resolve::first_line`]).
 fn version_of(bin: &Path, flag: &str) -> Option<String> {
-    let mut child = Command::new(bin)
-        .arg(flag)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let mut s = String::new();
-    child.stdout.take()?.read_to_string(&mut s).ok()?;
-    s.lines()
-        .next()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(String::from)
+    let (_, line) = crate::host::resolve::first_line(bin, flag, Duration::from_secs(5))?;
+    (!line.is_empty()).then_some(line)
 }
 
 /// Claude Code's idea of a true environment value: `1`, `true`, `yes`, `on` (any case).

@@ -1,13 +1,18 @@
 //! The ops layer: what a user asks for that spans the layers. It owns a question and its wait
-//! ([`ask`]), answering teammates by rules ([`policy`]), standing a team up ([`create`]), a team
-//! led by Claude ([`run`]), taking a team down ([`delete`]), the health checks ([`doctor`]) and
-//! a record of a team that outlives it ([`export`]).
+//! ([`ask`]), answering teammates by rules ([`policy`], reading Bash command lines as bash does:
+//! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
+//! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
+//! taking a team down ([`delete`]), the health checks ([`doctor`]) and a record of a team that
+//! outlives it ([`export`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
+pub mod bash;
 pub mod create;
 pub mod delete;
 pub mod doctor;
 pub mod export;
 pub mod policy;
+pub mod prepare;
+pub mod report;
 pub mod run;

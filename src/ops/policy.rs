@@ -11,10 +11,19 @@
 //! `mcp__server`, `mcp__server__*`, `mcp__server__tool`. A command made of several
 //! (`a && b`, `a | b`, `a; b`) is allowed only when every part is, and denied when any part is.
 //!
-//! Path anchoring (Claude Code's four forms, with the teammate's `cwd` from `config.json` as
-//! its working directory and project root): `//x` is the absolute path `/x`; `~/x` is under the
-//! home directory given; `/x` and `./x` and any pattern with a slash are relative to the
-//! teammate's cwd; a pattern with no slash (`*.env`) matches a name at any depth below it.
+//! A Bash command is read as bash reads it ([`crate::ops::bash`], fuzzed against bash): an
+//! allow rule approves it only when it is certain which simple commands it runs (no
+//! substitution, expansion, `$'…'`, here-document or compound command), each matched as its
+//! words (shell-quoted, single spaces). Deny and ask rules match more: the whole text, every
+//! simple command anywhere in it (inside substitutions too) and a plain split of the text at
+//! operators. A `WebFetch` URL's host is read as Claude Code reads it, by the WHATWG URL
+//! standard.
+//!
+//! Path anchoring (Claude Code's four forms, with the working directory `teamctl create`
+//! recorded for the teammates as their working directory and project root): `//x` is the
+//! absolute path `/x`; `~/x` is under the home directory given; `/x` and `./x` and any
+//! pattern with a slash are relative to the teammate's cwd; a pattern with no slash (`*.env`)
+//! matches a name at any depth below it.
 //! A path rule matches a path when it matches the path or one of its parent directories.
 
 use std::collections::HashSet;
@@ -27,6 +36,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
+use crate::ops::bash;
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
 use crate::team::config::Team;
@@ -698,17 +708,16 @@ fn request_path(tool: &str, input: &Value, anchors: &Anchors) -> Option<PathBuf>
     Some(normalize(&abs))
 }
 
-/// The host of an `http(s)://` URL, lower-cased, without user info or port.
-fn url_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?;
-    let host = if host.starts_with('[') {
-        host.split(']').next().map(|h| format!("{h}]"))?
-    } else {
-        host.split(':').next()?.to_string()
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+/// The host of an `http(s)://` URL as Claude Code's `new URL(url).hostname` reads it: parsed
+/// by the WHATWG URL standard (the `url` crate, as Node's URL class), so `https://a.com\@b.com/`
+/// is `a.com`, a backslash is a slash, hosts are lower-cased and IDNA-encoded, IPv6 hosts are
+/// bracketed. `None` for anything else (nothing to match a domain rule against).
+pub fn url_host(u: &str) -> Option<String> {
+    let url = url::Url::parse(u).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    url.host_str().filter(|h| !h.is_empty()).map(String::from)
 }
 
 /// A host, or `*.example.com` for its subdomains.
@@ -814,10 +823,9 @@ impl Policy {
     fn decide_permission(&self, request: &Request, anchors: &Anchors) -> Decision {
         let tool = request.tool_name.as_deref().unwrap_or("");
         let input = request.input.clone().unwrap_or(Value::Object(Map::new()));
-        // A Bash command is judged whole and by its parts.
-        let (parts, substitutes) = match (tool, input.get("command").and_then(Value::as_str)) {
-            ("Bash", Some(cmd)) => split_command(cmd),
-            _ => (Vec::new(), false),
+        let command = match (tool, input.get("command").and_then(Value::as_str)) {
+            ("Bash", Some(cmd)) => Some(cmd),
+            _ => None,
         };
         let with_command = |c: &str| {
             let mut i = input.clone();
@@ -826,20 +834,26 @@ impl Policy {
             }
             i
         };
-        // Deny and ask also look inside command substitutions.
-        let inner = match (tool, input.get("command").and_then(Value::as_str)) {
-            ("Bash", Some(cmd)) if substitutes => {
+        // A Bash command as bash reads it (for allow rules: only when certain), and for deny
+        // and ask rules every reading there is: bash's simple commands anywhere in it, inside
+        // substitutions and compound commands too, and a plain split of the text at operators
+        // with substitutions opened up.
+        let parsed = command.map(bash::parse);
+        let mut units: Vec<Value> = vec![input.clone()];
+        if let (Some(cmd), Some(parsed)) = (command, &parsed) {
+            let (parts, substitutes) = split_command(cmd);
+            let mut texts: Vec<String> = parts;
+            if substitutes {
                 let mut opened = cmd.to_string();
                 for open in ["$(", "<(", ">(", "`", ")"] {
                     opened = opened.replace(open, ";");
                 }
-                split_command(&opened).0
+                texts.extend(split_command(&opened).0);
             }
-            _ => Vec::new(),
-        };
-        let units: Vec<Value> = std::iter::once(input.clone())
-            .chain(parts.iter().chain(&inner).map(|p| with_command(p)))
-            .collect();
+            texts.extend(parsed.anywhere.iter().cloned());
+            texts.extend(parsed.certain.iter().flatten().map(|c| c.text.clone()));
+            units.extend(texts.iter().map(|t| with_command(t)));
+        }
         let find_any = |rules: &[Rule]| {
             rules
                 .iter()
@@ -854,38 +868,59 @@ impl Policy {
             let reason = format!("ask rule {}: left for a person", r.text);
             return decision(Answer::Leave, &r.text, "permissions.ask", reason);
         }
-        // Allow: a rule for the whole call; for a compound command only a rule that names
-        // every use of Bash or this exact command, else one rule per part.
-        let whole = self.allow.iter().find(|r| {
-            r.matches(tool, &input, anchors)
-                && (parts.len() <= 1 && !substitutes
-                    || matches!(r.spec, Spec::Any | Spec::BashExact(_)))
-        });
+        let Some(parsed) = parsed else {
+            // Any other tool: a rule for the call.
+            if let Some(r) = self.allow.iter().find(|r| r.matches(tool, &input, anchors)) {
+                let reason = format!("allowed by policy rule {}", r.text);
+                return decision(Answer::Approve, &r.text, "permissions.allow", reason);
+            }
+            return self.no_match();
+        };
+        // Bash: a rule for every use of Bash allows anything.
+        if let Some(r) = self
+            .allow
+            .iter()
+            .find(|r| r.spec == Spec::Any && r.covers_tool(tool))
+        {
+            let reason = format!("allowed by policy rule {}", r.text);
+            return decision(Answer::Approve, &r.text, "permissions.allow", reason);
+        }
+        // Otherwise only a command read with certainty: an exact rule naming the whole line,
+        // or a rule for each simple command in it.
+        let Some(commands) = &parsed.certain else {
+            return self.no_match();
+        };
+        let whole = self
+            .allow
+            .iter()
+            .find(|r| matches!(r.spec, Spec::BashExact(_)) && r.matches(tool, &input, anchors));
         if let Some(r) = whole {
             let reason = format!("allowed by policy rule {}", r.text);
             return decision(Answer::Approve, &r.text, "permissions.allow", reason);
         }
-        if parts.len() > 1 && !substitutes {
-            let per_part: Option<Vec<&Rule>> = parts
-                .iter()
-                .map(|p| {
-                    let u = with_command(p);
-                    self.allow.iter().find(|r| r.matches(tool, &u, anchors))
-                })
-                .collect();
-            if let Some(rules) = per_part {
-                let mut names: Vec<&str> = Vec::new();
-                for r in rules {
-                    if !names.contains(&r.text.as_str()) {
-                        names.push(&r.text);
-                    }
-                }
-                let joined = names.join(", ");
-                let reason = format!("allowed part by part by policy rules {joined}");
-                return decision(Answer::Approve, &joined, "permissions.allow", reason);
+        let per_part: Option<Vec<&Rule>> = commands
+            .iter()
+            .map(|c| {
+                let u = with_command(&c.text);
+                self.allow.iter().find(|r| r.matches(tool, &u, anchors))
+            })
+            .collect();
+        let Some(rules) = per_part else {
+            return self.no_match();
+        };
+        let mut names: Vec<&str> = Vec::new();
+        for r in rules {
+            if !names.contains(&r.text.as_str()) {
+                names.push(&r.text);
             }
         }
-        self.no_match()
+        let joined = names.join(", ");
+        let reason = if commands.len() == 1 {
+            format!("allowed by policy rule {joined}")
+        } else {
+            format!("allowed part by part by policy rules {joined}")
+        };
+        decision(Answer::Approve, &joined, "permissions.allow", reason)
     }
 }
 
@@ -945,8 +980,9 @@ pub struct Outcome {
 
 /// Answers every pending request in `lead`'s inbox by `policy` (once: see
 /// [`protocol::answer_open`]); `dry_run` decides without writing. `home` anchors `~/` rules;
-/// each teammate's `cwd` comes from the team's `config.json`. Returns what was looked at, in
-/// inbox order.
+/// relative ones are anchored at the working directory `teamctl create` gave the teammates
+/// (from teamctl's private record; a member's `cwd` in `config.json` only when there is none).
+/// Returns what was looked at, in inbox order.
 ///
 /// A plan approval is answered only once the teammate has reported idle after asking (an
 /// `idle_notification` from it, timestamped at or after the request, in `lead`'s inbox):
@@ -974,12 +1010,18 @@ pub fn answer_pending(
         if !seen.insert(request.request_id.clone()) {
             continue;
         }
+        // Where relative path rules are anchored: the working directory teamctl gave its
+        // teammates (its private record), not what a teammate wrote into config.json; the
+        // member's recorded cwd only when teamctl kept none (a team created before it did).
+        let recorded = team.lead.as_ref().and_then(|r| r.cwd.as_ref());
         let anchors = Anchors {
-            cwd: team
-                .config
-                .as_ref()
-                .and_then(|c| c.member(&request.from))
-                .and_then(|m| m.cwd.as_ref())
+            cwd: recorded
+                .or_else(|| {
+                    team.config
+                        .as_ref()
+                        .and_then(|c| c.member(&request.from))
+                        .and_then(|m| m.cwd.as_ref())
+                })
                 .map(PathBuf::from),
             home: home.map(Path::to_path_buf),
         };
@@ -1031,7 +1073,7 @@ pub fn answer_pending(
 }
 
 /// `(from, timestamp)` of every `idle_notification` in an inbox.
-fn idle_times(inbox: &Path) -> Result<Vec<(String, String)>> {
+fn idle_times(inbox: &crate::store::dir::Loc) -> Result<Vec<(String, String)>> {
     let entries = crate::store::read_inbox(inbox)?.unwrap_or_default();
     Ok(entries
         .iter()
@@ -1300,6 +1342,40 @@ mod tests {
         assert_eq!(fetch("https://example.com.evil.net/"), Answer::Leave);
         assert_eq!(fetch("https://a.docs.rs/x"), Answer::Approve);
         assert_eq!(fetch("https://docs.rs/x"), Answer::Leave);
+        // Hosts as WHATWG URL parsers (Node, Claude Code) read them: a backslash is a slash,
+        // so this host is evil.com.
+        assert_eq!(fetch("https://evil.com\\@example.com/"), Answer::Leave);
+        assert_eq!(fetch("https://evil.com\\.example.com/"), Answer::Leave);
+        assert_eq!(fetch("https://example.com\\@evil.com/"), Answer::Approve);
+        assert_eq!(fetch("https://EXAMPLE.COM./"), Answer::Leave);
+        assert_eq!(fetch("https://exam%70le.com/"), Answer::Approve);
+        assert_eq!(fetch("ftp://example.com/"), Answer::Leave);
+        assert_eq!(fetch("not a url"), Answer::Leave);
+    }
+
+    /// Issue 22, item 9: ANSI-C quoting hid `touch PW` from the old splitter.
+    #[test]
+    fn what_bash_runs_is_what_rules_judge() {
+        let p = policy(&["Bash(echo:*)"], &["Bash(touch:*)"]);
+        assert_eq!(bash(&p, "echo $'\\''; touch PW #'").0, Answer::Deny);
+        let p = policy(&["Bash(echo:*)"], &[]);
+        for line in [
+            "echo $'\\''; touch PW #'",
+            "echo $(touch PW)",
+            "echo ${X@P}",
+            "echo ok; {touch,PW}",
+            "echo <(touch PW)",
+            "(echo ok)",
+            "echo 'unterminated",
+        ] {
+            assert_eq!(bash(&p, line).0, Answer::Leave, "{line:?}");
+        }
+        // Quoting bash removes does not hide the command from an allow rule...
+        assert_eq!(bash(&p, "ec'ho' \"a b\" c\\ d").0, Answer::Approve);
+        // ...nor can a quoted space make one word look like two.
+        let p = policy(&["Bash(git status)"], &[]);
+        assert_eq!(bash(&p, "'git status'").0, Answer::Leave);
+        assert_eq!(bash(&p, "git  status").0, Answer::Approve);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A team led by Claude itself, headless: an interactive `claude` lead in a detached tmux
 //! session of its own, given a prompt, watched until its team's work is done
-//! (`validating → spawning → monitoring → running → done`, or `failed` / `timeout`).
+//! (`validating → spawning → monitoring → running → done`, or `failed` / `timeout` /
+//! `budget`).
 //!
 //! The lead is started with `--session-id <uuid>` chosen here, so its team (Claude Code
 //! 2.1.178+: `session-<first 8 hex>`; older: whatever its TeamCreate makes) is the one whose
@@ -44,12 +45,17 @@ use crate::error::usage;
 use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
+use crate::observe::budget::{Budget, Cap};
+use crate::observe::spend::TeamSpend;
 use crate::observe::status::{TaskCounts, task_counts};
 use crate::ops::export::{self, Exported, RunInfo};
-use crate::store::paths::{Layout, TeamName};
+use crate::store::dir::Loc;
+use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
 use crate::team::sentlog::SentLog;
 use crate::team::tasks::Board;
+use crate::team::transcript::FileState;
+use crate::team::transcript::locate;
 
 /// How often the files and the pane are looked at.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -72,6 +78,8 @@ pub enum State {
     Failed,
     /// `--timeout` ran out.
     Timeout,
+    /// The team's spend crossed `--max-cost` or `--max-tokens`.
+    Budget,
 }
 
 impl State {
@@ -85,6 +93,7 @@ impl State {
             State::Done => "done",
             State::Failed => "failed",
             State::Timeout => "timeout",
+            State::Budget => "budget",
         }
     }
 }
@@ -133,6 +142,8 @@ pub struct Spec {
     /// Write a record of the team here ([`crate::ops::export`]) at the last moment before the
     /// lead is told to stop (done, failed, timeout or interrupted alike).
     pub export: Option<PathBuf>,
+    /// End the run (as at the timeout) once the team's spend crosses this.
+    pub cap: Cap,
 }
 
 /// What the run needs from the environment, read by the caller.
@@ -159,6 +170,8 @@ pub struct RunEnv {
     pub sent_log: Option<SentLog>,
     /// The clock that stamps the record.
     pub clock: fn() -> chrono::DateTime<chrono::Utc>,
+    /// teamctl's data dir (the transcript index), if any.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// A start-up dialog that would block a session nobody watches.
@@ -214,9 +227,16 @@ pub struct Blocker {
     pub fix: String,
 }
 
-/// Reads a JSON object file; `None` when missing or not an object.
+/// Reads a JSON object file; `None` when missing, not a regular file (a FIFO is never opened
+/// for a blocking read) or not an object.
 fn read_json(path: &Path) -> Option<Value> {
-    let v: Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let v: Value = serde_json::from_slice(&crate::store::dir::read_regular(path).ok()??).ok()?;
+    v.is_object().then_some(v)
+}
+
+/// [`read_json`] of a file under the config dir, reached without following a symlink.
+fn read_json_loc(path: &Loc) -> Option<Value> {
+    let v: Value = serde_json::from_slice(&path.read().ok()??).ok()?;
     v.is_object().then_some(v)
 }
 
@@ -241,17 +261,10 @@ pub fn blockers(
     if cj.get("hasCompletedOnboarding").and_then(Value::as_bool) != Some(true) {
         out.push(Blocker {
             dialog: Dialog::Onboarding,
-            fix: format!(
-                "set \"hasCompletedOnboarding\": true (and a \"theme\") in {at}, or run claude \
-                 once by hand"
-            ),
+            fix: format!("`teamctl prepare` sets \"hasCompletedOnboarding\": true in {at}"),
         });
     }
-    if let Some(key) = api_key.map(str::trim).filter(|k| !k.is_empty()) {
-        let tail: String = {
-            let chars: Vec<char> = key.chars().collect();
-            chars[chars.len().saturating_sub(20)..].iter().collect()
-        };
+    if let Some(tail) = api_key.and_then(crate::ops::prepare::approved_key) {
         let approved = cj
             .pointer("/customApiKeyResponses/approved")
             .and_then(Value::as_array)
@@ -260,8 +273,8 @@ pub fn blockers(
             out.push(Blocker {
                 dialog: Dialog::ApiKey,
                 fix: format!(
-                    "add the last 20 characters of ANTHROPIC_API_KEY to \
-                     \"customApiKeyResponses\": {{\"approved\": [...]}} in {at}"
+                    "`teamctl prepare` (with ANTHROPIC_API_KEY set) adds the key's last 20 \
+                     characters to \"customApiKeyResponses\": {{\"approved\": [...]}} in {at}"
                 ),
             });
         }
@@ -278,7 +291,9 @@ pub fn blockers(
         out.push(Blocker {
             dialog: Dialog::Trust,
             fix: format!(
-                "set \"projects\": {{\"{}\": {{\"hasTrustDialogAccepted\": true}}}} in {at}",
+                "`teamctl prepare --cwd {}` sets \"projects\": {{\"{}\": \
+                 {{\"hasTrustDialogAccepted\": true}}}} in {at}",
+                crate::host::claude::shell_quote(&cwd.to_string_lossy()),
                 cwd.display()
             ),
         });
@@ -301,7 +316,10 @@ pub fn blockers(
                 .unwrap_or_else(|| "settings.json".into());
             out.push(Blocker {
                 dialog: Dialog::Bypass,
-                fix: format!("set \"skipDangerousModePermissionPrompt\": true in {file}"),
+                fix: format!(
+                    "`teamctl prepare --skip-permissions` sets \
+                     \"skipDangerousModePermissionPrompt\": true in {file}"
+                ),
             });
         }
     }
@@ -335,117 +353,6 @@ pub fn detect_dialog(screen: &str) -> Option<Dialog> {
     })
 }
 
-/// What a transcript (`projects/…/<session>.jsonl`) says about its session's turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Transcript {
-    /// Whether any assistant entry exists (the first turn has produced something).
-    pub answered: bool,
-    /// Whether the last `user`/`assistant` entry is an assistant entry not waiting for a tool.
-    pub turn_ended: bool,
-    /// The text blocks of the newest assistant entry that has text.
-    pub last_text: Option<String>,
-    /// `user`/`assistant` entries seen.
-    pub messages: usize,
-}
-
-/// Parses a transcript; lines that do not parse (a line being written) are skipped.
-pub fn parse_transcript(bytes: &[u8]) -> Transcript {
-    let mut t = Transcript::default();
-    for line in bytes.split(|&b| b == b'\n') {
-        t.feed(line);
-    }
-    t
-}
-
-impl Transcript {
-    /// Takes one more line of the transcript into account (one that does not parse is
-    /// skipped).
-    pub fn feed(&mut self, line: &[u8]) {
-        let Ok(e) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        let kind = e.get("type").and_then(Value::as_str);
-        if !matches!(kind, Some("user" | "assistant")) {
-            return;
-        }
-        // Meta entries (command output shown to the model) are not a turn of their own.
-        if e.get("isMeta").and_then(Value::as_bool) == Some(true) {
-            return;
-        }
-        self.messages += 1;
-        let msg = e.get("message");
-        let content = msg.and_then(|m| m.get("content"));
-        if kind == Some("user") {
-            self.turn_ended = false;
-            return;
-        }
-        self.answered = true;
-        let blocks = content.and_then(Value::as_array);
-        let uses_tool = blocks.is_some_and(|b| {
-            b.iter()
-                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-        });
-        let stop = msg
-            .and_then(|m| m.get("stop_reason"))
-            .and_then(Value::as_str);
-        self.turn_ended = match stop {
-            Some("tool_use") => false,
-            Some(_) => true,
-            None => !uses_tool,
-        };
-        let text: Vec<&str> = blocks
-            .into_iter()
-            .flatten()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .filter(|s| !s.trim().is_empty())
-            .collect();
-        if !text.is_empty() {
-            self.last_text = Some(text.join("\n"));
-        }
-    }
-}
-
-/// Follows a transcript as it grows, reading only what was appended since the last poll (a
-/// long session's transcript runs to megabytes; it is looked at five times a second).
-#[derive(Debug, Clone, Default)]
-pub struct TranscriptReader {
-    offset: u64,
-    partial: Vec<u8>,
-    state: Transcript,
-}
-
-impl TranscriptReader {
-    /// Reads what `path` gained and returns the state so far, and the file's length. A file
-    /// that shrank was rewritten and is read again from the start.
-    pub fn poll(&mut self, path: &Path) -> (&Transcript, u64) {
-        let Ok(mut f) = File::open(path) else {
-            return (&self.state, self.offset);
-        };
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < self.offset {
-            *self = TranscriptReader::default();
-        }
-        if len > self.offset {
-            use std::io::{Seek, SeekFrom};
-            let mut buf = Vec::new();
-            if f.seek(SeekFrom::Start(self.offset)).is_ok() && f.read_to_end(&mut buf).is_ok() {
-                self.offset += buf.len() as u64;
-                self.partial.extend_from_slice(&buf);
-                // Only whole lines: the last one may still be being written.
-                if let Some(cut) = self.partial.iter().rposition(|&b| b == b'\n') {
-                    let rest = self.partial.split_off(cut + 1);
-                    for line in self.partial.split(|&b| b == b'\n') {
-                        self.state.feed(line);
-                    }
-                    self.partial = rest;
-                }
-            }
-        }
-        (&self.state, self.offset)
-    }
-}
-
 /// One poll's view of the done rule's signals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Observation {
@@ -472,12 +379,15 @@ impl Observation {
             why.push("the lead's turn".to_string());
         }
         if !self.working.is_empty() {
-            why.push(format!("working: {}", self.working.join(", ")));
+            why.push(format!(
+                "working: {}",
+                crate::store::paths::shown_list(&self.working)
+            ));
         }
         if !self.undelivered.is_empty() {
             why.push(format!(
                 "undelivered mail for {}",
-                self.undelivered.join(", ")
+                crate::store::paths::shown_list(&self.undelivered)
             ));
         }
         why.join("; ")
@@ -525,9 +435,9 @@ pub struct Teammate {
 /// What happened.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// `done`, `failed` or `timeout`.
+    /// `done`, `failed`, `timeout` or `budget`.
     pub state: State,
-    /// Why it failed or timed out.
+    /// Why it failed, timed out or went over budget.
     pub reason: Option<String>,
     /// The dialog that blocked it, if that was the reason.
     pub dialog: Option<Dialog>,
@@ -556,6 +466,9 @@ pub struct Outcome {
     /// The record written with [`Spec::export`] (or why it could not be), once the lead was
     /// started.
     pub export: Option<Result<Exported, String>>,
+    /// What the team spent, from its transcripts, read after cleanup (when the sessions have
+    /// recorded their own figures).
+    pub spend: Option<TeamSpend>,
 }
 
 /// A progress event.
@@ -621,37 +534,15 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
     parts.join(" ")
 }
 
-/// The `.jsonl` files called `<session_id>.jsonl` in any `projects/*` folder.
-pub fn find_transcript(root: &Path, session_id: &str) -> Option<PathBuf> {
-    let name = format!("{session_id}.jsonl");
-    fs::read_dir(root.join("projects"))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join(&name))
-        .find(|p| p.is_file())
-}
-
-/// In-process teammates' transcripts of a lead session: member name → newest `.jsonl`.
-pub fn subagent_transcripts(lead_transcript: &Path) -> HashMap<String, PathBuf> {
-    let mut out: HashMap<String, (std::time::SystemTime, PathBuf)> = HashMap::new();
-    let dir = lead_transcript.with_extension("").join("subagents");
-    let Ok(rd) = fs::read_dir(&dir) else {
-        return HashMap::new();
-    };
-    for e in rd.filter_map(|e| e.ok()) {
-        let p = e.path();
-        let Some(file) = p.file_name().and_then(|f| f.to_str()) else {
-            continue;
-        };
-        let Some(stem) = file.strip_suffix(".meta.json") else {
-            continue;
-        };
-        let Some(name) = read_json(&p).and_then(|m| m.get("name")?.as_str().map(String::from))
-        else {
-            continue;
-        };
-        let jsonl = dir.join(format!("{stem}.jsonl"));
-        let Ok(mtime) = fs::metadata(&jsonl).and_then(|m| m.modified()) else {
+/// In-process teammates' transcripts of a lead session: member name → newest `.jsonl` (found
+/// and looked at through handles, never through a symlink: see [`locate::subagents`]).
+fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
+    let mut out: HashMap<String, (std::time::SystemTime, Loc)> = HashMap::new();
+    // A run's progress has no place for them; `status` and `log` report what is skipped.
+    let mut skipped = Vec::new();
+    for (name, _, jsonl) in locate::subagents(lead_transcript, &mut skipped) {
+        let Some(name) = name else { continue };
+        let Ok(Some(mtime)) = jsonl.stat().map(|i| i.map(|i| i.mtime)) else {
             continue;
         };
         if out.get(&name).is_none_or(|(t, _)| mtime > *t) {
@@ -664,30 +555,32 @@ pub fn subagent_transcripts(lead_transcript: &Path) -> HashMap<String, PathBuf> 
 /// The team whose `leadSessionId` is `session_id` (its `session-<8hex>` folder first).
 pub fn find_team(layout: &Layout, session_id: &str) -> Option<(TeamName, TeamConfig)> {
     let first = format!("session-{}", session_id.get(..8).unwrap_or(session_id));
-    let teams = layout.root().join("teams");
     let mut names = vec![first.clone()];
-    if let Ok(rd) = fs::read_dir(&teams) {
+    if let Ok(listed) = layout.teams_dir().open_dir().and_then(|d| d.names()) {
         names.extend(
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
+            listed
+                .into_iter()
+                .filter_map(|n| n.into_string().ok())
                 .filter(|n| *n != first && !n.contains(".deleted-")),
         );
     }
     names.into_iter().find_map(|n| {
         let name = TeamName::parse(&n).ok()?;
         let path = layout.config_path(&name);
-        let cfg = TeamConfig::parse(&fs::read(&path).ok()?, &path).ok()?;
+        let cfg = TeamConfig::parse(&path.read().ok()??, &path).ok()?;
         (cfg.lead_session_id.as_deref() == Some(session_id)).then_some((name, cfg))
     })
 }
 
 /// Unread entries per inbox file of `team` (owner name → count), for the given owners.
 fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<String> {
-    let dir = layout.inboxes_dir(team);
     owners
         .iter()
         .filter(|o| {
-            let Ok(bytes) = fs::read(dir.join(format!("{o}.json"))) else {
+            let Ok(member) = MemberName::parse(o) else {
+                return false;
+            };
+            let Ok(Some(bytes)) = layout.inbox_path(team, &member).read() else {
                 return false;
             };
             match serde_json::from_slice::<Vec<Value>>(&bytes) {
@@ -702,22 +595,30 @@ fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<Strin
         .collect()
 }
 
+/// The transcript at `p` read up to its end (what was appended since the last poll).
+fn poll<'a>(readers: &'a mut HashMap<PathBuf, FileState>, p: &Loc) -> &'a FileState {
+    let st = readers.entry(p.to_path_buf()).or_default();
+    // A file that cannot be read keeps its last state: the next poll tries again.
+    let _ = st.update(p);
+    st
+}
+
 /// Looks at the team once: the done rule's signals, and each teammate's state. `readers`
 /// follow the transcripts from one poll to the next.
 fn observe(
     layout: &Layout,
     team: &TeamName,
     cfg: &TeamConfig,
-    lead_transcript: Option<&Path>,
+    lead_transcript: Option<&Loc>,
     panes: &HashMap<String, bool>,
-    readers: &mut HashMap<PathBuf, TranscriptReader>,
+    readers: &mut HashMap<PathBuf, FileState>,
 ) -> (Observation, Vec<Teammate>) {
     let mut h = DefaultHasher::new();
     let mut lead_turn_ended = false;
     if let Some(p) = lead_transcript {
-        let (t, len) = readers.entry(p.to_path_buf()).or_default().poll(p);
-        lead_turn_ended = t.turn_ended;
-        len.hash(&mut h);
+        let t = poll(readers, p);
+        lead_turn_ended = t.turn.ended;
+        t.offset.hash(&mut h);
     }
     let subs = lead_transcript
         .map(subagent_transcripts)
@@ -747,9 +648,9 @@ fn observe(
             (Some("in-process"), _) => match subs.get(&m.name) {
                 None => "starting",
                 Some(p) => {
-                    let (t, len) = readers.entry(p.clone()).or_default().poll(p);
-                    len.hash(&mut h);
-                    if t.turn_ended { "idle" } else { "working" }
+                    let t = poll(readers, p);
+                    t.offset.hash(&mut h);
+                    if t.turn.ended { "idle" } else { "working" }
                 }
             },
             (None, None) => "starting",
@@ -798,15 +699,12 @@ fn live_panes(session: &str) -> HashMap<String, bool> {
 /// # Errors
 /// When another run of that name holds it.
 pub fn lock_name(run_dir: &Path, name: &str) -> Result<File> {
-    fs::create_dir_all(run_dir)
+    let dir = crate::team::sentlog::private_dir(run_dir)
         .with_context(|| format!("could not create {}", run_dir.display()))?;
     let path = run_dir.join(format!("{name}.lock"));
-    let mut f = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
+    // Never through a symlink, never a FIFO (see store::dir).
+    let mut f = dir
+        .open_or_create(format!("{name}.lock"), 0o600)
         .with_context(|| format!("could not open {}", path.display()))?;
     match f.try_lock() {
         Ok(()) => {}
@@ -857,6 +755,7 @@ pub fn run(
         kept: false,
         elapsed_ms: 0,
         export: None,
+        spend: None,
     };
 
     // validating
@@ -907,17 +806,22 @@ pub fn run(
         );
         return Ok(finish(out, start));
     }
-    let settings: Vec<(PathBuf, Option<Value>)> = [
-        layout.root().join("settings.json"),
-        spec.cwd.join(".claude/settings.json"),
-        spec.cwd.join(".claude/settings.local.json"),
-    ]
-    .into_iter()
-    .map(|p| {
-        let v = read_json(&p);
-        (p, v)
-    })
-    .collect();
+    let config_settings = layout.root_loc().join("settings.json");
+    let mut settings: Vec<(PathBuf, Option<Value>)> = vec![(
+        config_settings.to_path_buf(),
+        read_json_loc(&config_settings),
+    )];
+    settings.extend(
+        [
+            spec.cwd.join(".claude/settings.json"),
+            spec.cwd.join(".claude/settings.local.json"),
+        ]
+        .into_iter()
+        .map(|p| {
+            let v = read_json(&p);
+            (p, v)
+        }),
+    );
     let cj = read_json(&env.claude_json);
     let blocked = blockers(
         &env.claude_json,
@@ -933,8 +837,16 @@ pub fn run(
             .iter()
             .map(|b| format!("{} ({}): {}", b.dialog.title(), b.dialog.as_str(), b.fix))
             .collect();
+        let mut prepare = format!(
+            "teamctl prepare --cwd {}",
+            shell_quote(&spec.cwd.to_string_lossy())
+        );
+        if blocked.iter().any(|b| b.dialog == Dialog::Bypass) {
+            prepare.push_str(" --skip-permissions");
+        }
         out.reason = Some(format!(
-            "the lead would stop at a start-up dialog nobody can answer; {}",
+            "the lead would stop at a start-up dialog nobody can answer; {}; `{prepare}` \
+             settles them all",
             lines.join("; ")
         ));
         return Ok(finish(out, start));
@@ -944,17 +856,17 @@ pub fn run(
     let session_id = Uuid::new_v4().to_string();
     out.lead_session_id = Some(session_id.clone());
     let prompt_file = env.run_dir.join(format!("{}.prompt", spec.name));
-    // Only the user may read the prompt (it leaves the file as soon as the lead has it).
-    let written = {
-        use std::os::unix::fs::OpenOptionsExt;
-        File::options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&prompt_file)
-            .and_then(|mut f| f.write_all(spec.prompt.as_bytes()))
-    };
+    // Only the user may read the prompt (it leaves the file as soon as the lead has it): a new
+    // file, 0600, created exclusively in the private run folder, never through a symlink.
+    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+        let name = format!("{}.prompt", spec.name);
+        match dir.unlink(&name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        dir.create_new(&name, 0o600)?
+            .write_all(spec.prompt.as_bytes())
+    });
     written.with_context(|| format!("could not write {}", prompt_file.display()))?;
     let pane = match tmux::new_session(&session, "lead") {
         Ok(p) => p,
@@ -977,6 +889,12 @@ pub fn run(
             "claude {version} in tmux session {session} (pane {pane}), session id {session_id}"
         ),
     ));
+    let mut budget = Budget::for_session(
+        layout.root_loc(),
+        Some(&session_id),
+        spec.cap,
+        env.data_dir.as_deref(),
+    );
     let watched = tmux::respawn(&pane, &cmd, &pane_env).and_then(|()| {
         watch(
             layout,
@@ -987,6 +905,7 @@ pub fn run(
             &prompt_file,
             &mut out,
             start,
+            &mut budget,
             progress,
             interrupted,
         )
@@ -1011,6 +930,10 @@ pub fn run(
         cleanup(&session, &pane);
         out.tmux_session = None;
     }
+    // After cleanup: a session that ended has recorded its own figure by now.
+    budget.check();
+    budget.save();
+    out.spend = Some(budget.spend().clone()).filter(|s| !s.is_empty());
     Ok(out)
 }
 
@@ -1051,7 +974,10 @@ fn record(
             .to_string(),
             reason: failed.or_else(|| out.reason.clone()),
             result: out.result.clone(),
+            elapsed_ms: out.elapsed_ms,
         }),
+        leads: None,
+        data_dir: env.data_dir.as_deref(),
     };
     export::export(&req, path)
         .map(|(done, _)| done)
@@ -1091,6 +1017,7 @@ fn watch(
     prompt_file: &Path,
     out: &mut Outcome,
     start: Instant,
+    budget: &mut Budget,
     progress: &mut dyn FnMut(Event),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<()> {
@@ -1100,9 +1027,9 @@ fn watch(
         &format!("waiting for the team of lead session {session_id}"),
     ));
     let mut team: Option<TeamName> = None;
-    let mut transcript: Option<PathBuf> = None;
+    let mut transcript: Option<Loc> = None;
     let mut settle = Settle::default();
-    let mut readers: HashMap<PathBuf, TranscriptReader> = HashMap::new();
+    let mut readers: HashMap<PathBuf, FileState> = HashMap::new();
     let mut joined: BTreeMap<String, Instant> = BTreeMap::new();
     let mut reported: Vec<String> = Vec::new();
     let mut last_cfg: Option<TeamConfig> = None;
@@ -1116,8 +1043,8 @@ fn watch(
         }
         let panes = live_panes(session);
         if transcript.is_none() {
-            transcript = find_transcript(layout.root(), session_id);
-            out.transcript.clone_from(&transcript);
+            transcript = locate::find_session(layout.root_loc(), session_id, &[], &mut Vec::new());
+            out.transcript = transcript.as_ref().map(|t| t.to_path_buf());
             if transcript.is_some() {
                 // The lead has its prompt (its shell read the file before it started).
                 let _ = fs::remove_file(prompt_file);
@@ -1137,12 +1064,23 @@ fn watch(
             ));
             progress(Event::TeamFormed(&name));
             out.team = Some(name.to_string());
+            budget.set_team(layout, &name);
             team = Some(name);
+        }
+        if spec.cap.is_set()
+            && let Some(e) = budget.check()
+        {
+            out.state = State::Budget;
+            out.reason = Some(format!(
+                "{e}; last lines of the lead's pane:\n{}",
+                tail_or_empty(pane)
+            ));
+            break;
         }
         if let Some(name) = &team {
             let path = layout.config_path(name);
             // Claude Code rewrites config.json in place: a torn read keeps the last good one.
-            if let Ok(bytes) = fs::read(&path) {
+            if let Ok(Some(bytes)) = path.read() {
                 if let Ok(cfg) = TeamConfig::parse(&bytes, &path) {
                     last_cfg = Some(cfg);
                 }
@@ -1150,14 +1088,8 @@ fn watch(
                 last_cfg = None;
             }
             if let Some(cfg) = &last_cfg {
-                let (obs, mates) = observe(
-                    layout,
-                    name,
-                    cfg,
-                    transcript.as_deref(),
-                    &panes,
-                    &mut readers,
-                );
+                let (obs, mates) =
+                    observe(layout, name, cfg, transcript.as_ref(), &panes, &mut readers);
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
                     let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
@@ -1199,8 +1131,24 @@ fn watch(
             if let Some(d) = detect_dialog(&tmux::screen(pane)) {
                 out.state = State::Failed;
                 out.dialog = Some(d);
+                // A start-up dialog the files did not predict (a Claude Code that reads them
+                // differently): prepare writes the settings that skip it.
+                let hint = match d {
+                    Dialog::Onboarding | Dialog::ApiKey | Dialog::Trust | Dialog::Bypass => {
+                        format!(
+                            "; `teamctl prepare --cwd {}{}` writes the settings that skip it",
+                            shell_quote(&spec.cwd.to_string_lossy()),
+                            if spec.permission.bypasses() {
+                                " --skip-permissions"
+                            } else {
+                                ""
+                            }
+                        )
+                    }
+                    _ => String::new(),
+                };
                 out.reason = Some(format!(
-                    "the lead is stuck at {} ({}); nobody can answer it in a headless run; \
+                    "the lead is stuck at {} ({}); nobody can answer it in a headless run{hint}; \
                      last lines of its pane:\n{}",
                     d.title(),
                     d.as_str(),
@@ -1215,7 +1163,7 @@ fn watch(
                 (None, _) => "the lead formed no team".to_string(),
                 (Some(t), Some(cfg)) => {
                     let (obs, _) =
-                        observe(layout, t, cfg, transcript.as_deref(), &panes, &mut readers);
+                        observe(layout, t, cfg, transcript.as_ref(), &panes, &mut readers);
                     format!(
                         "the team's work was not done (waiting for {})",
                         obs.waiting_for()
@@ -1234,11 +1182,12 @@ fn watch(
     }
 
     // The result, read before cleanup removes the team.
-    let t = transcript
-        .as_deref()
-        .and_then(|p| fs::read(p).ok())
-        .map(|b| parse_transcript(&b));
-    if let Some(text) = t.and_then(|t| t.last_text) {
+    let t = transcript.as_ref().map(|p| {
+        let mut st = FileState::default();
+        let _ = st.update(p);
+        st
+    });
+    if let Some(text) = t.and_then(|t| t.turn.last_text) {
         out.result = Some(text);
         out.result_source = Some("transcript");
     } else {
@@ -1279,86 +1228,6 @@ fn tail_or_empty(pane: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn lines(entries: &[Value]) -> Vec<u8> {
-        let mut s = String::new();
-        for e in entries {
-            s.push_str(&e.to_string());
-            s.push('\n');
-        }
-        s.into_bytes()
-    }
-
-    fn user(text: &str) -> Value {
-        json!({"type":"user","message":{"role":"user","content":text}})
-    }
-
-    fn assistant(blocks: Value, stop: Value) -> Value {
-        json!({"type":"assistant","message":{"role":"assistant","content":blocks,"stop_reason":stop}})
-    }
-
-    #[test]
-    fn transcript_turns() {
-        // As 2.1.332 writes it (fields trimmed): prompt, Agent tool call, result, text.
-        let spawn = assistant(
-            json!([{"type":"tool_use","name":"Agent","input":{}}]),
-            json!("tool_use"),
-        );
-        let result = json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}});
-        let done = assistant(json!([{"type":"text","text":"done"}]), json!("end_turn"));
-        let meta = json!({"type":"mode"});
-        let t = parse_transcript(&lines(&[meta.clone(), user("Spawn: worker")]));
-        assert_eq!(
-            (t.answered, t.turn_ended, t.last_text.as_deref()),
-            (false, false, None)
-        );
-        let t = parse_transcript(&lines(&[user("go"), spawn.clone()]));
-        assert!(t.answered && !t.turn_ended);
-        let t = parse_transcript(&lines(&[user("go"), spawn.clone(), result.clone()]));
-        assert!(!t.turn_ended);
-        let t = parse_transcript(&lines(&[
-            user("go"),
-            spawn.clone(),
-            result.clone(),
-            done.clone(),
-            meta.clone(),
-        ]));
-        assert!(t.turn_ended);
-        assert_eq!(t.last_text.as_deref(), Some("done"));
-        assert_eq!(t.messages, 4);
-        // A teammate's message starts a new turn; its final text becomes the result.
-        let msg = user("Another Claude session sent a message: <teammate-message …>");
-        let fin = assistant(
-            json!([{"type":"text","text":"FINAL"},{"type":"text","text":"two"}]),
-            json!("end_turn"),
-        );
-        let all = [user("go"), spawn, result, done.clone(), msg.clone()];
-        assert!(!parse_transcript(&lines(&all)).turn_ended);
-        let mut all = all.to_vec();
-        all.push(fin);
-        let t = parse_transcript(&lines(&all));
-        assert!(t.turn_ended);
-        assert_eq!(t.last_text.as_deref(), Some("FINAL\ntwo"));
-        // No stop_reason (a block written while streaming): ended unless it calls a tool.
-        let t = parse_transcript(&lines(&[
-            user("go"),
-            assistant(json!([{"type":"text","text":"x"}]), Value::Null),
-        ]));
-        assert!(t.turn_ended);
-        let t = parse_transcript(&lines(&[
-            user("go"),
-            assistant(json!([{"type":"tool_use"}]), Value::Null),
-        ]));
-        assert!(!t.turn_ended);
-        // A half-written last line and meta user entries are skipped.
-        let mut b = lines(&[user("go"), done.clone()]);
-        b.extend_from_slice(br#"{"type":"user","mess"#);
-        let meta_user =
-            json!({"type":"user","isMeta":true,"message":{"role":"user","content":"x"}});
-        b.extend_from_slice(b"\n");
-        b.extend_from_slice(&lines(&[meta_user]));
-        assert!(parse_transcript(&b).turn_ended);
-    }
 
     fn obs(ended: bool, working: &[&str], undelivered: &[&str], fp: u64) -> Observation {
         Observation {
@@ -1507,6 +1376,7 @@ mod tests {
             settle: Duration::from_secs(1),
             keep: false,
             export: None,
+            cap: Cap::default(),
         };
         assert_eq!(
             lead_command(
@@ -1517,34 +1387,6 @@ mod tests {
             ),
             "cd '/w/my repo' && exec /bin/claude --session-id 0b1c --model claude-opus-5-5 \
              --dangerously-skip-permissions --teammate-mode in-process -- \"$(cat /d/n.prompt)\""
-        );
-    }
-
-    #[test]
-    fn the_reader_follows_a_growing_transcript() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.jsonl");
-        let mut r = TranscriptReader::default();
-        assert_eq!(r.poll(&p).1, 0);
-        let done = assistant(json!([{"type":"text","text":"one"}]), json!("end_turn"));
-        let mut f = File::create(&p).unwrap();
-        f.write_all(&lines(&[user("go")])).unwrap();
-        // Half a line: not taken yet.
-        let whole = lines(&[done]);
-        f.write_all(&whole[..10]).unwrap();
-        assert!(!r.poll(&p).0.turn_ended);
-        f.write_all(&whole[10..]).unwrap();
-        let (t, len) = r.poll(&p);
-        assert!(t.turn_ended);
-        assert_eq!(t.last_text.as_deref(), Some("one"));
-        assert_eq!(len, fs::metadata(&p).unwrap().len());
-        assert_eq!(r.poll(&p).0.messages, 2);
-        // Rewritten shorter: read again from the start.
-        fs::write(&p, lines(&[user("x")])).unwrap();
-        let (t, _) = r.poll(&p);
-        assert_eq!(
-            (t.messages, t.turn_ended, t.last_text.clone()),
-            (1, false, None)
         );
     }
 

@@ -3,8 +3,8 @@
 //!
 //! [`canonical_inbox`] accepts exactly the bytes that [`render`] would produce for an array of
 //! objects, with two liberties that keep bytes as they are: duplicate keys are not looked for,
-//! and numbers are accepted as written when they follow JSON's grammar with a lowercase,
-//! signed exponent (the form `JSON.stringify` and serde_json's `arbitrary_precision` print).
+//! and numbers are accepted as written when they follow JSON's grammar; one with an exponent
+//! only in the form `JSON.stringify` writes its value (`1e+21`, `1e-7`; see [`js_number`]).
 //! Anything else (other indentation, `\/`, escaped non-ASCII, `1E5`, a trailing newline) is not
 //! canonical and takes the slow path: parse and render.
 
@@ -15,10 +15,161 @@ use serde_json::{Map, Value};
 pub type Entry = Map<String, Value>;
 
 /// Renders `value` exactly as `JSON.stringify(value, null, 2)`: two-space indent, keys in
-/// insertion order, no trailing newline, `[]`/`{}` when empty.
+/// insertion order, no trailing newline, `[]`/`{}` when empty. A number keeps the text it was
+/// read with, except one written with an exponent, which is written as `JSON.stringify` writes
+/// its value ([`js_number`]: `1E5` → `100000`, never serde_json's `1e+5`).
 pub fn render<T: Serialize + ?Sized>(value: &T) -> String {
-    // Serializing maps with string keys cannot fail.
-    serde_json::to_string_pretty(value).unwrap_or_default()
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter::default());
+    // Serializing maps with string keys into memory cannot fail.
+    if value.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// serde_json's pretty layout (two spaces), with numbers as [`render`] says.
+#[derive(Default)]
+struct JsFormatter(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for JsFormatter {
+    fn write_number_str<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        value: &str,
+    ) -> std::io::Result<()> {
+        match js_number(value) {
+            Some(js) => w.write_all(js.as_bytes()),
+            None => w.write_all(value.as_bytes()),
+        }
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// For a JSON number written with an exponent (`1E5`, `2.5e+3`, `1e-7`), the text
+/// `JSON.stringify` writes for its value (`100000`, `2500`, `1e-7`; `null` for one too large
+/// for a double, as JavaScript reads it as `Infinity`); `None` for a number without an
+/// exponent, whose text is kept as written.
+pub fn js_number(text: &str) -> Option<String> {
+    if !text.contains(['e', 'E']) {
+        return None;
+    }
+    let v: f64 = text.parse().ok()?;
+    Some(js_format(v))
+}
+
+/// The shortest digits of `v` (`digits` × 10^(`exp` - len + 1)) as ECMAScript picks them when
+/// two such strings are equally close to `v`: the one ending in an even digit (Rust picks the
+/// larger).
+fn even_on_a_tie(v: f64, digits: String, exp: i32) -> String {
+    let last = digits.bytes().last().map_or(0, |b| b - b'0');
+    if last.is_multiple_of(2) || digits.len() < 2 {
+        return digits;
+    }
+    // `v` exactly, as decimal digits: a double needs at most 767 significant ones.
+    let exact = format!("{:.800e}", v);
+    let Some((m, e)) = exact.split_once('e') else {
+        return digits;
+    };
+    if e.parse::<i32>().ok() != Some(exp) {
+        return digits;
+    }
+    let exact: String = m.chars().filter(|c| *c != '.').collect();
+    let down = {
+        let mut d = digits.clone().into_bytes();
+        let n = d.len();
+        d[n - 1] -= 1;
+        String::from_utf8(d).unwrap_or_default()
+    };
+    // A tie: `v` is exactly halfway, `down` followed by 5 and zeros.
+    let (head, tail) = exact.split_at(digits.len().min(exact.len()));
+    let halfway = head == down && tail.starts_with('5') && tail[1..].bytes().all(|b| b == b'0');
+    if halfway && format!("{down}e{}", exp - digits.len() as i32 + 1).parse::<f64>() == Ok(v) {
+        down
+    } else {
+        digits
+    }
+}
+
+/// ECMAScript's `Number::toString(10)` of `v` as `JSON.stringify` writes it: the shortest
+/// digits that read back as `v`, in plain notation for decimal exponents from -6 to 20, else
+/// `d.ddde±n`; `-0` is `0`, and a value that is not finite is `null`.
+pub fn js_format(v: f64) -> String {
+    if !v.is_finite() {
+        return "null".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    // Rust's `{:e}` is the shortest round-trip digits: `d.ddde±x` or `de±x`.
+    let sci = format!("{:e}", v.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let digits = even_on_a_tie(v.abs(), digits, exp.parse().unwrap_or(0));
+    let k = digits.len() as i64;
+    // v = 0.digits × 10^n
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let mut out = String::new();
+    if v < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let e = n - 1;
+        out.push('e');
+        out.push(if e < 0 { '-' } else { '+' });
+        out.push_str(&e.abs().to_string());
+    }
+    out
 }
 
 /// `entry` rendered as an element of a top-level array: indented by two spaces, no newline
@@ -242,8 +393,19 @@ impl Checker<'_> {
         }
     }
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?(e[+-][0-9]+)?`
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?(e[+-][0-9]+)?`, and when it has an exponent, exactly as
+    /// `JSON.stringify` writes its value ([`js_number`]: what [`render`] writes).
     fn number(&mut self) -> Option<()> {
+        let start = self.i;
+        self.number_grammar()?;
+        let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
+        match js_number(text) {
+            Some(js) if js != text => None,
+            _ => Some(()),
+        }
+    }
+
+    fn number_grammar(&mut self) -> Option<()> {
         if self.peek()? == b'-' {
             self.i += 1;
         }
@@ -331,6 +493,45 @@ mod tests {
     }
 
     #[test]
+    fn numbers_with_an_exponent_are_written_as_json_stringify_writes_them() {
+        // Each pair: the text in a file, what `JSON.stringify(JSON.parse(text))` writes.
+        for (text, js) in [
+            ("1E5", "100000"),
+            ("1e5", "100000"),
+            ("2.5E+3", "2500"),
+            ("1e21", "1e+21"),
+            ("1.5e300", "1.5e+300"),
+            ("1e-7", "1e-7"),
+            ("1.25e-7", "1.25e-7"),
+            ("1e-6", "0.000001"),
+            ("-1.5E-3", "-0.0015"),
+            ("123456789e-2", "1234567.89"),
+            ("1e20", "100000000000000000000"),
+            ("0e5", "0"),
+            ("-0e0", "0"),
+            ("1E400", "null"),
+            ("5e-324", "5e-324"),
+            // Two shortest forms, equally close: JavaScript takes the even one.
+            ("1.6642642685876773E15", "1664264268587677.2"),
+        ] {
+            assert_eq!(js_number(text).as_deref(), Some(js), "{text}");
+        }
+        assert_eq!(js_number("1.50"), None, "no exponent: kept as written");
+        let e: Vec<Entry> =
+            serde_json::from_str(r#"[{"n":1E5,"m":1.50,"k":-0,"e":1e-7,"b":1E400}]"#).unwrap();
+        assert_eq!(
+            render(&e),
+            "[\n  {\n    \"n\": 100000,\n    \"m\": 1.50,\n    \"k\": -0,\n    \"e\": 1e-7,\n    \"b\": null\n  }\n]"
+        );
+        // The checker takes exponents only in that form.
+        assert_eq!(
+            canonical_inbox(b"[\n  {\n    \"n\": 1e+21\n  }\n]"),
+            Some(1)
+        );
+        assert_eq!(canonical_inbox(b"[\n  {\n    \"n\": 1e+5\n  }\n]"), None);
+    }
+
+    #[test]
     fn accepts_what_render_produces() {
         for json in [
             "[]",
@@ -410,7 +611,7 @@ mod tests {
     fn accepted_mutations_are_fixed_points() {
         let base = canon(
             // No key is one mutation away from another, so no duplicate keys can appear.
-            r#"[{"p":"x\n","q":[1,-2.5,3e+7],"r":{"s":null,"t":true}},{"v":"\u0007é","w":[]}]"#,
+            r#"[{"p":"x\n","q":[1,-2.5,3e+27],"r":{"s":null,"t":true}},{"v":"\u0007é","w":[]}]"#,
         );
         let bytes = base.as_bytes();
         let alphabet = b" \n\",:[]{}\\aeu0-+.1";

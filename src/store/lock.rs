@@ -13,8 +13,12 @@
 //!    process holds, and only while it still carries the mtime we gave it).
 //! 4. Release with `rmdir`. A process-wide registry lets the CLI release everything before it
 //!    exits on SIGINT/SIGTERM ([`drain`]).
+//!
+//! Every step goes through one handle on the protected file's folder ([`crate::store::dir`]):
+//! `mkdirat`, `fstatat` and `utimensat` without following a symlink, `unlinkat`; a symlink
+//! named `F.lock` is someone else's lock file, reported and never followed or removed.
 
-use std::fs::{self, File, FileTimes};
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -25,6 +29,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::error::Error;
+use crate::store::dir::{Dir, Kind, Loc};
 use crate::store::paths::with_suffix;
 
 /// How long to try for a lock, and the protocol's fixed timings.
@@ -70,6 +75,9 @@ pub fn backoff(attempt: u32) -> Duration {
 #[derive(Debug)]
 pub struct LockGuard {
     dir: PathBuf,
+    /// The folder the lock directory is in, and its name there.
+    parent: Arc<Dir>,
+    name: OsString,
     state: Arc<Mutex<HeldState>>,
     refresher: Option<(Sender<()>, JoinHandle<()>)>,
 }
@@ -97,9 +105,13 @@ impl LockGuard {
         if let Some(why) = &state.compromised {
             bail!("lock {} was compromised: {why}", self.dir.display());
         }
-        let meta = fs::metadata(&self.dir)
+        let info = self
+            .parent
+            .stat(&self.name)
+            .with_context(|| format!("could not stat the lock {}", self.dir.display()))?
+            .filter(|i| i.kind == Kind::Dir)
             .with_context(|| format!("lock {} disappeared while held", self.dir.display()))?;
-        if meta.modified()? != state.mtime {
+        if info.mtime != state.mtime {
             bail!(
                 "lock {} was touched by another process while held",
                 self.dir.display()
@@ -122,7 +134,7 @@ impl LockGuard {
             let _ = handle.join();
         }
         let mut gate = gate();
-        let result = match fs::remove_dir(&self.dir) {
+        let result = match self.parent.rmdir(&self.name) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e).with_context(|| format!("could not release {}", self.dir.display())),
@@ -147,27 +159,43 @@ impl Drop for LockGuard {
 ///
 /// # Errors
 /// [`Error::LockTimeout`] when it stays held; an error naming the path when it exists but is
-/// not a directory, when its folder is missing, or on other I/O errors.
-pub fn acquire(target: &Path, opts: &LockOptions) -> Result<LockGuard> {
-    acquire_dir(&lock_dir(target), opts)
+/// not a directory, when its folder is missing or reached through a symlink, or on other I/O
+/// errors.
+pub fn acquire(target: &Loc, opts: &LockOptions) -> Result<LockGuard> {
+    let parent = target
+        .parent_dir()
+        .with_context(|| format!("could not lock {}", lock_dir(target).display()))?;
+    let name = target
+        .name()
+        .and_then(OsStr::to_str)
+        .with_context(|| format!("could not lock {}", target.display()))?;
+    acquire_in(&parent, name, opts)
 }
 
-/// Takes the lock directory `dir` itself (for locks whose directory name is given explicitly).
+/// Takes the lock directory of the file `target_name` in `parent` (`<target_name>.lock`),
+/// waiting up to `opts.timeout`.
 ///
 /// # Errors
 /// As [`acquire`].
-pub fn acquire_dir(dir: &Path, opts: &LockOptions) -> Result<LockGuard> {
+pub fn acquire_in(parent: &Dir, target_name: &str, opts: &LockOptions) -> Result<LockGuard> {
+    let parent = Arc::new(
+        parent
+            .try_clone()
+            .with_context(|| format!("could not open {}", parent.path().display()))?,
+    );
+    let name = OsString::from(format!("{target_name}.lock"));
+    let dir = parent.path().join(&name);
     let start = Instant::now();
     let deadline = start + opts.timeout;
     let mut attempt = 0;
     loop {
-        if let Some(guard) = try_acquire(dir, opts)? {
+        if let Some(guard) = try_acquire(&parent, &name, &dir, opts)? {
             return Ok(guard);
         }
         let now = Instant::now();
         if now >= deadline {
             return Err(Error::LockTimeout {
-                lock: dir.to_path_buf(),
+                lock: dir,
                 waited: now - start,
             }
             .into());
@@ -178,41 +206,46 @@ pub fn acquire_dir(dir: &Path, opts: &LockOptions) -> Result<LockGuard> {
 }
 
 /// One attempt: `Ok(None)` when the lock is held by someone else.
-fn try_acquire(dir: &Path, opts: &LockOptions) -> Result<Option<LockGuard>> {
+fn try_acquire(
+    parent: &Arc<Dir>,
+    name: &OsStr,
+    dir: &Path,
+    opts: &LockOptions,
+) -> Result<Option<LockGuard>> {
     // At most: mkdir, (stat →) rmdir stale, mkdir again with no stale check.
     let mut stale_check = true;
     for _ in 0..3 {
-        if mkdir_registered(dir)? {
-            return take_ownership(dir, opts).map(Some);
+        if mkdir_registered(parent, name, dir)? {
+            return take_ownership(parent, name, dir, opts).map(Some);
         }
-        let meta = match fs::metadata(dir) {
-            Ok(m) => m,
+        let info = match parent.stat(name) {
+            Ok(Some(i)) => i,
             // Released between our mkdir and stat: try again at once, as proper-lockfile does.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Ok(None) => {
                 stale_check = false;
                 continue;
             }
             Err(e) => return Err(e).with_context(|| format!("could not stat {}", dir.display())),
         };
-        if !meta.is_dir() {
+        if info.kind != Kind::Dir {
             bail!(
-                "{} exists but is not a lock directory (a lock file of another tool?); \
+                "{} exists but is not a lock directory ({}; a lock file of another tool?); \
                  Claude Code cannot take its lock either. Remove it by hand once no program uses it",
-                dir.display()
+                dir.display(),
+                info.kind.describe()
             );
         }
         if !stale_check {
             return Ok(None);
         }
-        let mtime = meta.modified()?;
         let age = SystemTime::now()
-            .duration_since(mtime)
+            .duration_since(info.mtime)
             .unwrap_or(Duration::ZERO);
         if age <= opts.stale {
             return Ok(None);
         }
         // Stale: its holder died. Remove it and try once more without the stale check.
-        match fs::remove_dir(dir) {
+        match parent.rmdir(name) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
@@ -227,12 +260,12 @@ fn try_acquire(dir: &Path, opts: &LockOptions) -> Result<Option<LockGuard>> {
 
 /// `mkdir dir`, recording it in the registry in the same step so that a signal never sees a
 /// lock this process made but does not know about. `Ok(false)` when it exists.
-fn mkdir_registered(dir: &Path) -> Result<bool> {
+fn mkdir_registered(parent: &Dir, name: &OsStr, dir: &Path) -> Result<bool> {
     let mut gate = gate();
     if gate.draining {
         bail!("interrupted: not taking {}", dir.display());
     }
-    match fs::create_dir(dir) {
+    match parent.mkdir(name, 0o777) {
         Ok(()) => {
             gate.held.push(dir.to_path_buf());
             Ok(true)
@@ -248,7 +281,12 @@ fn mkdir_registered(dir: &Path) -> Result<bool> {
     }
 }
 
-fn take_ownership(dir: &Path, opts: &LockOptions) -> Result<LockGuard> {
+fn take_ownership(
+    parent: &Arc<Dir>,
+    name: &OsStr,
+    dir: &Path,
+    opts: &LockOptions,
+) -> Result<LockGuard> {
     // proper-lockfile sets the mtime to the next whole second + 5 ms to probe whether the file
     // system keeps milliseconds; a lock that looks like it was made by proper-lockfile is one
     // Claude Code will treat exactly like its own.
@@ -257,38 +295,38 @@ fn take_ownership(dir: &Path, opts: &LockOptions) -> Result<LockGuard> {
         .unwrap_or_default()
         .as_millis();
     let target = UNIX_EPOCH + Duration::from_millis((now_ms.div_ceil(1000) * 1000 + 5) as u64);
-    let mtime = match set_mtime(dir, target) {
+    let mtime = match parent.set_dir_times(name, target) {
         Ok(m) => m,
         Err(e) => {
             let mut gate = gate();
-            let _ = fs::remove_dir(dir);
+            let _ = parent.rmdir(name);
             gate.held.retain(|d| d != dir);
             CHANGED.notify_all();
-            return Err(e);
+            return Err(e).with_context(|| format!("could not set the mtime of {}", dir.display()));
         }
     };
     let state = Arc::new(Mutex::new(HeldState {
         mtime,
         compromised: None,
     }));
-    let refresher = spawn_refresher(dir.to_path_buf(), Arc::clone(&state), opts.update);
+    let refresher = spawn_refresher(
+        Arc::clone(parent),
+        name.to_owned(),
+        Arc::clone(&state),
+        opts.update,
+    );
     Ok(LockGuard {
         dir: dir.to_path_buf(),
+        parent: Arc::clone(parent),
+        name: name.to_owned(),
         state,
         refresher: Some(refresher),
     })
 }
 
-/// Sets atime and mtime of `dir`; returns the mtime the file system then reports.
-fn set_mtime(dir: &Path, t: SystemTime) -> Result<SystemTime> {
-    let f = File::open(dir).with_context(|| format!("could not open {}", dir.display()))?;
-    f.set_times(FileTimes::new().set_accessed(t).set_modified(t))
-        .with_context(|| format!("could not set the mtime of {}", dir.display()))?;
-    Ok(f.metadata()?.modified()?)
-}
-
 fn spawn_refresher(
-    dir: PathBuf,
+    parent: Arc<Dir>,
+    name: OsString,
     state: Arc<Mutex<HeldState>>,
     every: Duration,
 ) -> (Sender<()>, JoinHandle<()>) {
@@ -296,15 +334,21 @@ fn spawn_refresher(
     let handle = thread::spawn(move || {
         while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-            let current = fs::metadata(&dir).and_then(|m| m.modified());
+            let current = parent.stat(&name);
             match current {
-                Ok(m) if m == st.mtime => match set_mtime(&dir, SystemTime::now()) {
-                    Ok(new) => st.mtime = new,
-                    Err(e) => st.compromised = Some(format!("{e:#}")),
-                },
+                Ok(Some(i)) if i.kind == Kind::Dir && i.mtime == st.mtime => {
+                    match parent.set_dir_times(&name, SystemTime::now()) {
+                        Ok(new) => st.mtime = new,
+                        Err(e) => st.compromised = Some(e.to_string()),
+                    }
+                }
                 // Never touch a lock that is no longer ours.
-                Ok(_) => {
+                Ok(Some(_)) => {
                     st.compromised = Some("its mtime was changed by someone else".into());
+                    return;
+                }
+                Ok(None) => {
+                    st.compromised = Some("it disappeared".into());
                     return;
                 }
                 Err(e) => {
@@ -334,14 +378,25 @@ fn gate() -> std::sync::MutexGuard<'static, Gate> {
 }
 
 /// Stops this process from taking new locks and waits until every lock it holds has been
-/// released by its owner. The CLI calls this from its signal thread before exiting, so an
-/// interrupted write either completes (file replaced, lock removed) or never starts.
-pub fn drain() {
+/// released by its owner, or `max` has passed. The CLI calls this from its signal thread before
+/// exiting, so an interrupted write either completes (file replaced, lock removed) or never
+/// starts. Returns whether every lock was released; one a stuck writer still holds at `max` is
+/// left behind, stale after 10 s for every other writer, so a signal always ends the process.
+pub fn drain(max: Duration) -> bool {
+    let end = Instant::now() + max;
     let mut gate = gate();
     gate.draining = true;
     while !gate.held.is_empty() {
-        gate = CHANGED.wait(gate).unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if now >= end {
+            return false;
+        }
+        gate = CHANGED
+            .wait_timeout(gate, end - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
+    true
 }
 
 /// The lock directories this process holds right now.
@@ -352,6 +407,7 @@ pub fn held() -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::{self, File};
 
     #[test]
     fn backoff_schedule_matches_proper_lockfile() {
@@ -362,7 +418,7 @@ mod tests {
     #[test]
     fn acquire_release_and_registry() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("x.json");
+        let f = Loc::root(tmp.path()).join("x.json");
         let g = acquire(&f, &LockOptions::default()).unwrap();
         assert!(tmp.path().join("x.json.lock").is_dir());
         assert!(held().contains(&tmp.path().join("x.json.lock")));
@@ -378,7 +434,7 @@ mod tests {
     #[test]
     fn held_lock_times_out() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("x.json");
+        let f = Loc::root(tmp.path()).join("x.json");
         fs::create_dir(lock_dir(&f)).unwrap();
         let err = acquire(&f, &LockOptions::with_timeout(Duration::from_millis(50))).unwrap_err();
         assert!(matches!(
@@ -394,7 +450,7 @@ mod tests {
     #[test]
     fn stale_lock_is_reclaimed() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("x.json");
+        let f = Loc::root(tmp.path()).join("x.json");
         fs::create_dir(lock_dir(&f)).unwrap();
         let old = SystemTime::now() - Duration::from_secs(20);
         File::open(lock_dir(&f)).unwrap().set_modified(old).unwrap();
@@ -405,7 +461,7 @@ mod tests {
     #[test]
     fn foreign_lock_file_is_reported_and_kept() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("x.json");
+        let f = Loc::root(tmp.path()).join("x.json");
         fs::write(lock_dir(&f), b"").unwrap();
         let err = acquire(&f, &LockOptions::default()).unwrap_err();
         assert!(
@@ -418,7 +474,7 @@ mod tests {
     #[test]
     fn a_held_lock_is_refreshed() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("x.json");
+        let f = Loc::root(tmp.path()).join("x.json");
         let opts = LockOptions {
             update: Duration::from_millis(20),
             ..LockOptions::default()
@@ -437,7 +493,7 @@ mod tests {
     #[test]
     fn touched_lock_is_compromised() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("x.json");
+        let f = Loc::root(tmp.path()).join("x.json");
         let g = acquire(&f, &LockOptions::default()).unwrap();
         File::open(g.dir())
             .unwrap()

@@ -1,8 +1,9 @@
 //! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
 //! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
-//! the folder layout and the naming rules ([`paths`]), cheap unlocked reads ([`light`]), copies
-//! of files that change while they are read ([`snapshot`]), and,
-//! in this module, the locked read-modify-write with read-back verification. It knows nothing
+//! the folder layout and the naming rules ([`paths`]), reaching files without following a
+//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), copies of files that
+//! change while they are read ([`snapshot`]), and, in this module,
+//! the locked read-modify-write with read-back verification. It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
 //! Inbox files: parse, render, atomic replace, and the locked read-modify-write with
@@ -23,21 +24,27 @@
 //! - A file that is not a JSON array of objects is never written (an error names it).
 //! - Modes: a replacement keeps the permission bits of the file it replaces (and its owner and
 //!   group where the process may set them); a new file is created as Claude Code creates it,
-//!   0666 & ~umask. A symlink at the path is replaced, never written through.
+//!   0666 & ~umask.
+//! - Paths: every file is reached through [`dir`]: from the config dir down, no symlink is
+//!   followed at any component, and a file is read only once `fstat` says it is a regular file
+//!   (a FIFO, socket, device, folder or symlink where a file belongs is an error naming it,
+//!   found before the lock is taken, and again without blocking under it).
 //! - Temp files: `<file>.tmp.<8 lowercase hex>`, created exclusively, removed on any failure.
 //!   One left by a killed writer is removed by the next locked write of the same file once it
 //!   is older than [`STALE_TEMP`] (only that exact name pattern, only regular files).
 
+pub mod dir;
 pub mod format;
 pub mod id;
 pub(crate) mod light;
 pub mod lock;
+pub mod object_file;
 pub mod paths;
 pub mod snapshot;
 
-use std::fs::{self, File, Metadata, OpenOptions, Permissions};
+use std::fs::{File, Permissions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::thread;
@@ -47,9 +54,9 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::error::Error;
+use dir::{Dir, Info, Kind, Loc};
 use light::LightEntry;
 use lock::LockOptions;
-use paths::with_suffix;
 
 pub use format::Entry;
 
@@ -111,41 +118,34 @@ pub fn is_own_temp_name(name: &str, target_name: &str) -> bool {
         })
 }
 
-/// The temp files of `path` ([`is_own_temp_name`]) in its folder that are regular files
-/// older than [`STALE_TEMP`] at `now`.
-pub fn stale_temps(path: &Path, now: SystemTime) -> Vec<PathBuf> {
-    let (Some(dir), Some(target)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
-    else {
-        return Vec::new();
-    };
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| is_own_temp_name(n, target))
-        })
-        .filter(|e| {
-            e.metadata().is_ok_and(|m| {
-                m.is_file()
-                    && m.modified()
-                        .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > STALE_TEMP))
-            })
-        })
-        .map(|e| e.path())
-        .collect()
+/// Removes the temp files of `name` in `dir` ([`is_own_temp_name`]) that are regular files
+/// older than [`STALE_TEMP`]; called with its lock held, so no live teamctl or Claude Code
+/// writer of the file can own one. Best effort: a file that cannot be removed is left for the
+/// next writer.
+fn remove_stale_temps(dir: &Dir, name: &str) {
+    let now = SystemTime::now();
+    let Ok(names) = dir.names() else { return };
+    for n in names {
+        let Some(n) = n.to_str().filter(|n| is_own_temp_name(n, name)) else {
+            continue;
+        };
+        let stale = dir.stat(n).ok().flatten().is_some_and(|i| {
+            i.kind == Kind::File
+                && now
+                    .duration_since(i.mtime)
+                    .is_ok_and(|age| age > STALE_TEMP)
+        });
+        if stale {
+            let _ = dir.unlink(n);
+        }
+    }
 }
 
-/// Removes the stale temp files of `path` ([`stale_temps`]); called with its lock held, so no
-/// live teamctl or Claude Code writer of `path` can own one. Best effort: a file that cannot
-/// be removed is left for the next writer.
-fn remove_stale_temps(path: &Path) {
-    for tmp in stale_temps(path, SystemTime::now()) {
-        let _ = fs::remove_file(tmp);
-    }
+/// The last name of `loc` as UTF-8 (every name teamctl builds is).
+fn leaf(loc: &Loc) -> Result<&str> {
+    loc.name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{} is not a file name teamctl uses", loc.display()))
 }
 
 /// Parses an inbox: a JSON array of objects.
@@ -180,13 +180,112 @@ pub use format::render;
 ///
 /// # Errors
 /// I/O errors, or a file that still does not parse after the retries.
-pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
+pub fn read_inbox(path: &Loc) -> Result<Option<Vec<Entry>>> {
     read_unlocked(path, |bytes| {
         parse_inbox(bytes, path).or_else(|e| match format::replace_lone_surrogates(bytes) {
             Some(lossy) => parse_inbox(&lossy, path),
             None => Err(e),
         })
     })
+}
+
+/// [`read_inbox`], handing each entry to `each` as it is parsed instead of keeping them all:
+/// only what `each` returns (`None`: nothing) is kept. The file is parsed straight from disk
+/// first, so reading a large inbox needs about what `each` keeps, not the file's bytes and a
+/// parsed copy of every entry besides; a file that does not parse that way (torn by an in-place
+/// writer, an escaped lone surrogate, corrupt) is then read as [`read_inbox`] reads it. `each`
+/// gets the entry's index, and may run again from the first entry.
+///
+/// # Errors
+/// As [`read_inbox`].
+pub fn read_inbox_each<T>(
+    path: &Loc,
+    each: impl Fn(usize, Entry) -> Option<T>,
+) -> Result<Option<Vec<T>>> {
+    let collect = |de: &mut Source| {
+        let mut out = Vec::new();
+        de(&mut |i, e| {
+            if let Some(t) = each(i, e) {
+                out.push(t);
+            }
+        })?;
+        Ok(out)
+    };
+    let Some(file) = path
+        .open_file()
+        .with_context(|| format!("could not read {}", path.display()))?
+    else {
+        return Ok(None);
+    };
+    let streamed = collect(&mut |f| {
+        let reader = io::BufReader::with_capacity(256 * 1024, file.try_clone()?);
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        each_entry(&mut de, f)?;
+        de.end()?;
+        Ok(())
+    });
+    if let Ok(out) = streamed {
+        return Ok(Some(out));
+    }
+    drop(file);
+    let parse = |bytes: &[u8]| collect(&mut |f| parse_inbox_each(bytes, path, &mut *f));
+    read_unlocked(path, |bytes| {
+        parse(bytes).or_else(|e| match format::replace_lone_surrogates(bytes) {
+            Some(lossy) => parse(&lossy),
+            None => Err(e),
+        })
+    })
+}
+
+/// Something that parses an inbox, handing each entry to the function it is given.
+type Source<'a> = dyn FnMut(&mut dyn FnMut(usize, Entry)) -> Result<()> + 'a;
+
+/// Deserializes a JSON array of objects from `de`, handing each object to `each`.
+fn each_entry<'de, D: serde::Deserializer<'de>>(
+    de: D,
+    each: &mut dyn FnMut(usize, Entry),
+) -> Result<(), D::Error> {
+    use serde::de::{SeqAccess, Visitor};
+    struct Each<'a>(&'a mut dyn FnMut(usize, Entry));
+    impl<'de> Visitor<'de> for Each<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON array of objects")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while let Some(e) = seq.next_element::<Entry>()? {
+                (self.0)(i, e);
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+    de.deserialize_seq(Each(each))
+}
+
+/// Parses an inbox as [`parse_inbox`] does, handing each entry to `each` in file order.
+///
+/// # Errors
+/// As [`parse_inbox`] (entries before the bad one have been handed over already).
+pub fn parse_inbox_each(
+    bytes: &[u8],
+    path: &Path,
+    mut each: impl FnMut(usize, Entry),
+) -> Result<()> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    if each_entry(&mut de, &mut each)
+        .and_then(|()| de.end())
+        .is_ok()
+    {
+        return Ok(());
+    }
+    // The exact reason (and the wording every caller knows) from the whole-file parser.
+    parse_inbox(bytes, path)?;
+    bail!(
+        "{} is not a JSON array of objects (left unchanged)",
+        path.display()
+    )
 }
 
 /// Reads `path` without a lock and parses it with `parse`. `Ok(None)` when it does not exist.
@@ -206,18 +305,19 @@ pub fn read_inbox(path: &Path) -> Result<Option<Vec<Entry>>> {
 ///
 /// # Errors
 /// I/O errors, or the parse error once the file is stably unparseable or the deadline passed.
-pub fn read_unlocked<T>(path: &Path, parse: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
+pub fn read_unlocked<T>(path: &Loc, parse: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
     let start = std::time::Instant::now();
     let mut attempt = 0u32;
     let mut stable = 0;
     let mut last_failed: Option<(Option<SystemTime>, Vec<u8>)> = None;
     loop {
-        let mtime = fs::metadata(path).and_then(|m| m.modified()).ok();
-        let bytes = match fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        let context = || format!("could not read {}", path.display());
+        let Some(mut f) = path.open_file().with_context(context)? else {
+            return Ok(None);
         };
+        let mtime = f.metadata().and_then(|m| m.modified()).ok();
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut f, &mut bytes).with_context(context)?;
         match parse(&bytes) {
             Ok(value) => return Ok(Some(value)),
             Err(e) => {
@@ -255,82 +355,120 @@ pub const TORN_RETRIES: u32 = 4;
 pub const TORN_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Replaces `path` atomically: writes `<path>.tmp.<8 hex>` (create-new), fsyncs it, renames it
-/// over `path` and fsyncs the folder. The temp file is removed on any failure.
+/// over `path` and fsyncs the folder, all through one handle on the folder ([`dir`]). The temp
+/// file is removed on any failure.
 ///
 /// Modes: when `path` is a regular file, the new one gets its permission bits before any byte is
 /// written (a `chmod 600` inbox stays private), and its owner and group where the process may
 /// set them (`EPERM` is not an error: only root gives files away). Otherwise the new file is
-/// created 0666 & ~umask, as Claude Code creates it. A symlink at `path` is replaced by the new
-/// file, never followed.
+/// created 0666 & ~umask, as Claude Code creates it. Anything but a regular file at `path` (a
+/// symlink, a FIFO, a folder) is refused and left as it is.
 ///
 /// # Errors
 /// Any I/O error, with the path that failed.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
-    atomic_write_parts(path, &[bytes])
+pub fn atomic_write(path: &Loc, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent_dir()
+        .with_context(|| format!("could not write {}", path.display()))?;
+    write_in(&dir, leaf(path)?, &[bytes], 0o666)
 }
 
-/// [`atomic_write`] of the concatenation of `parts`.
+/// [`atomic_write`] of `name` in the open folder `dir` (for a caller that already holds a
+/// handle on the folder, such as under a lock taken with [`lock::acquire_in`]).
 ///
 /// # Errors
 /// Any I/O error, with the path that failed.
-pub fn atomic_write_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
-    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
-    let old = fs::symlink_metadata(path)
-        .ok()
-        .filter(|m| m.file_type().is_file());
-    let result = (|| -> Result<()> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        if let Some(old) = &old {
-            // Never wider than the old file, not even until the chmod below.
-            options.mode(old.mode() & 0o777);
-        }
-        let mut f = options
-            .open(&tmp)
-            .with_context(|| format!("could not create {}", tmp.display()))?;
+pub fn atomic_write_in(dir: &Dir, name: &str, bytes: &[u8]) -> Result<()> {
+    write_in(dir, name, &[bytes], 0o666)
+}
+
+/// [`atomic_write`], creating a new file with `mode` (& ~umask) instead of 0666 (teamctl's own
+/// private files).
+///
+/// # Errors
+/// Any I/O error, with the path that failed.
+pub fn atomic_write_mode(path: &Loc, bytes: &[u8], mode: u32) -> Result<()> {
+    let dir = path
+        .parent_dir()
+        .with_context(|| format!("could not write {}", path.display()))?;
+    write_in(&dir, leaf(path)?, &[bytes], mode)
+}
+
+/// [`atomic_write`] of the concatenation of `parts` into `name` in `dir`; a new file gets
+/// `new_mode` & ~umask.
+fn write_in(dir: &Dir, name: &str, parts: &[&[u8]], new_mode: u32) -> Result<()> {
+    write_in_if(dir, name, parts, new_mode, || Ok(true)).map(|_| ())
+}
+
+/// [`write_in`], asking `go` once the temp file is written and synced, right before the
+/// rename: `Ok(false)` from it removes the temp file and writes nothing (`Ok(false)` returned).
+/// What `go` checks (that the file is still as it was read) then holds for as short a time as
+/// the process can make it: no write or fsync comes between the check and the rename.
+///
+/// # Errors
+/// Any I/O error, with the path that failed, or `go`'s error (nothing is written).
+pub fn write_in_if(
+    dir: &Dir,
+    name: &str,
+    parts: &[&[u8]],
+    new_mode: u32,
+    go: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
+    let path = dir.path().join(name);
+    let tmp = format!("{name}.tmp.{}", id::temp_suffix());
+    let tmp_path = dir.path().join(&tmp);
+    let old = dir
+        .expect_file(name)
+        .with_context(|| format!("could not write {}", path.display()))?;
+    let result = (|| -> Result<bool> {
+        // Never wider than the old file, not even until the chmod below.
+        let mode = old.map_or(new_mode, |o| o.mode & 0o777);
+        let mut f = dir
+            .create_new(&tmp, mode)
+            .with_context(|| format!("could not create {}", tmp_path.display()))?;
         if let Some(old) = &old {
             keep_owner_and_mode(&f, old)
-                .with_context(|| format!("could not set the mode of {}", tmp.display()))?;
+                .with_context(|| format!("could not set the mode of {}", tmp_path.display()))?;
         }
         let faults = faults();
         for part in parts {
             if faults.fail_write {
                 // ENOSPC, what a full file system reports (test seam, see `Faults`).
                 Err(io::Error::from_raw_os_error(28))
-                    .with_context(|| format!("could not write {}", tmp.display()))?;
+                    .with_context(|| format!("could not write {}", tmp_path.display()))?;
             }
             f.write_all(part)
-                .with_context(|| format!("could not write {}", tmp.display()))?;
+                .with_context(|| format!("could not write {}", tmp_path.display()))?;
         }
         f.sync_all()
-            .with_context(|| format!("could not sync {}", tmp.display()))?;
+            .with_context(|| format!("could not sync {}", tmp_path.display()))?;
         pause(faults.before_rename);
-        fs::rename(&tmp, path)
-            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+        if !go()? {
+            return Ok(false);
+        }
+        dir.rename(&tmp, name)?;
+        Ok(true)
     })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    if !matches!(result, Ok(true)) {
+        let _ = dir.unlink(&tmp);
         return result;
     }
     // The rename is durable only once the folder entry is on disk.
-    if let Some(dir) = path.parent() {
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .with_context(|| format!("could not sync {}", dir.display()))?;
-    }
-    Ok(())
+    dir.sync()
+        .with_context(|| format!("could not sync {}", dir.path().display()))?;
+    Ok(true)
 }
 
 /// Gives `f` the owner, group and permission bits of `old`, as far as the process may.
-fn keep_owner_and_mode(f: &File, old: &Metadata) -> io::Result<()> {
+fn keep_owner_and_mode(f: &File, old: &Info) -> io::Result<()> {
     const EPERM: i32 = 1;
     // Owner first: a chown may clear set-id bits, which the chmod then restores.
     let new = f.metadata()?;
-    if (old.uid(), old.gid()) != (new.uid(), new.gid()) {
-        let kept = std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid())).or_else(|e| {
+    if (old.uid, old.gid) != (new.uid(), new.gid()) {
+        let kept = std::os::unix::fs::fchown(f, Some(old.uid), Some(old.gid)).or_else(|e| {
             match e.raw_os_error() {
                 // Not root: at least the group, when the process is in it.
-                Some(EPERM) => std::os::unix::fs::fchown(f, None, Some(old.gid())),
+                Some(EPERM) => std::os::unix::fs::fchown(f, None, Some(old.gid)),
                 _ => Err(e),
             }
         });
@@ -340,7 +478,7 @@ fn keep_owner_and_mode(f: &File, old: &Metadata) -> io::Result<()> {
             return Err(e);
         }
     }
-    f.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
+    f.set_permissions(Permissions::from_mode(old.mode & 0o7777))
 }
 
 /// Creates the inbox (and its folder) as `[]` if it is missing, as Claude Code does before it
@@ -349,37 +487,62 @@ fn keep_owner_and_mode(f: &File, old: &Metadata) -> io::Result<()> {
 /// name exists), so a writer killed halfway leaves no empty inbox behind.
 ///
 /// # Errors
-/// I/O errors other than the file already existing.
-pub fn ensure_inbox(path: &Path) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+/// I/O errors other than the file already existing; anything but a regular file at `path` or
+/// a folder on the way that is a symlink (nothing is written then).
+pub fn ensure_inbox(path: &Loc) -> Result<()> {
+    ensure_inbox_in(path).map(|_| ())
+}
+
+/// [`ensure_inbox`], returning the handle on the inbox's folder for the locked write after it.
+fn ensure_inbox_in(path: &Loc) -> Result<Dir> {
+    let context = || format!("could not write {}", path.display());
+    let dir = path.create_parent_dir().with_context(context)?;
+    let name = leaf(path)?;
+    if dir.expect_file(name).with_context(context)?.is_some() {
+        return Ok(dir);
     }
-    if path.exists() {
-        return Ok(());
-    }
-    let tmp = with_suffix(path, &format!(".tmp.{}", id::temp_suffix()));
+    let tmp = format!("{name}.tmp.{}", id::temp_suffix());
     let linked = (|| -> io::Result<bool> {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = dir.create_new(&tmp, 0o666)?;
         f.write_all(b"[]")?;
-        match fs::hard_link(&tmp, path) {
+        match dir.hard_link(&tmp, name) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(true),
             // A file system without hard links: fall back to create-new below.
             Err(_) => Ok(false),
         }
     })();
-    let _ = fs::remove_file(&tmp);
+    let _ = dir.unlink(&tmp);
     match linked {
-        Ok(true) => return Ok(()),
+        Ok(true) => return Ok(dir),
         Ok(false) => {}
-        Err(e) => return Err(e).with_context(|| format!("could not create {}", path.display())),
+        Err(e) => return Err(e).with_context(context),
     }
-    match OpenOptions::new().write(true).create_new(true).open(path) {
+    match dir.create_new(name, 0o666) {
         Ok(mut f) => f
             .write_all(b"[]")
-            .with_context(|| format!("could not write {}", path.display())),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("could not create {}", path.display())),
+            .with_context(|| format!("could not write {}", path.display()))?,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(context),
+    }
+    Ok(dir)
+}
+
+/// Checks, without writing anything, that a file could be made or replaced at `path`: every
+/// folder on the way that exists is a folder (not a symlink, not a FIFO), and what is at
+/// `path`, if anything, is a regular file. For a caller that writes elsewhere first.
+///
+/// # Errors
+/// An error naming what is in the way.
+pub fn check_file_place(path: &Loc) -> Result<()> {
+    let context = || format!("could not write {}", path.display());
+    match path.parent_dir() {
+        Ok(dir) => {
+            dir.expect_file(leaf(path)?).with_context(context)?;
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(context),
     }
 }
 
@@ -398,13 +561,15 @@ pub enum Appended {
 ///
 /// # Errors
 /// [`Error::LockTimeout`], [`Error::VerifyFailed`], a corrupt inbox (left unchanged) or I/O.
-pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
-    ensure_inbox(path)?;
+pub fn append(path: &Loc, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
+    // Made and checked before the lock: a FIFO or a symlink there is refused without it.
+    let dir = ensure_inbox_in(path)?;
+    let name = leaf(path)?;
     pause(faults().before_lock);
-    let guard = lock::acquire(path, opts)?;
+    let guard = lock::acquire_in(&dir, name, opts)?;
     pause(faults().after_lock);
-    remove_stale_temps(path);
-    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    remove_stale_temps(&dir, name);
+    let bytes = read_locked(&dir, name, path)?;
     if dedupe && let Some(existing) = find_id(&bytes, path, &id::entry_id(entry))? {
         guard.release()?;
         return Ok(Appended::AlreadyPresent(existing));
@@ -419,11 +584,19 @@ pub fn append(path: &Path, entry: &Entry, dedupe: bool, opts: &LockOptions) -> R
     };
     let parts = [prefix, &tail];
     guard.verify()?;
-    atomic_write_parts(path, &parts)?;
+    write_in(&dir, name, &parts, 0o666)?;
     pause(faults().before_verify);
-    verify_written(path, &parts)?;
+    verify_written(&dir, name, &parts)?;
     guard.release()?;
     Ok(Appended::Written)
+}
+
+/// Reads `name` in `dir` with its lock held: a regular file, opened without blocking (what is
+/// not one fails at once, so the lock is never held waiting).
+fn read_locked(dir: &Dir, name: &str, path: &Path) -> Result<Vec<u8>> {
+    dir.read(name)
+        .with_context(|| format!("could not read {}", path.display()))?
+        .with_context(|| format!("could not read {}: it disappeared", path.display()))
 }
 
 /// The entry whose id is `wanted`, if any, reading only the fields ids are made of.
@@ -447,7 +620,7 @@ fn find_id(bytes: &[u8], path: &Path, wanted: &str) -> Result<Option<Entry>> {
 /// # Errors
 /// [`Error::LockTimeout`], [`Error::VerifyFailed`], a missing or corrupt inbox, or I/O.
 pub fn update<T>(
-    path: &Path,
+    path: &Loc,
     opts: &LockOptions,
     change: impl FnOnce(&mut Vec<Entry>) -> (bool, T),
 ) -> Result<T> {
@@ -468,27 +641,39 @@ pub fn update<T>(
 /// [`Error::LockTimeout`], [`Error::VerifyFailed`], a missing file, `parse` and `change` errors,
 /// or I/O.
 pub fn rewrite<D: serde::Serialize, T>(
-    path: &Path,
+    path: &Loc,
     opts: &LockOptions,
     parse: impl FnOnce(&[u8]) -> Result<D>,
     change: impl FnOnce(&mut D) -> Result<(bool, T)>,
 ) -> Result<T> {
-    if !path.exists() {
-        bail!("could not update {}: it does not exist", path.display());
+    let missing = || anyhow::anyhow!("could not update {}: it does not exist", path.display());
+    let dir = match path.parent_dir() {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) => return Err(e).with_context(|| format!("could not update {}", path.display())),
+    };
+    let name = leaf(path)?;
+    // Checked before the lock: a FIFO or a symlink there is refused without it.
+    if dir
+        .expect_file(name)
+        .with_context(|| format!("could not update {}", path.display()))?
+        .is_none()
+    {
+        return Err(missing());
     }
     pause(faults().before_lock);
-    let guard = lock::acquire(path, opts)?;
+    let guard = lock::acquire_in(&dir, name, opts)?;
     pause(faults().after_lock);
-    remove_stale_temps(path);
-    let bytes = fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    remove_stale_temps(&dir, name);
+    let bytes = read_locked(&dir, name, path)?;
     let mut doc = parse(&bytes)?;
     let (changed, out) = change(&mut doc)?;
     if changed {
         let bytes = render(&doc);
         guard.verify()?;
-        atomic_write(path, bytes.as_bytes())?;
+        write_in(&dir, name, &[bytes.as_bytes()], 0o666)?;
         pause(faults().before_verify);
-        verify_written(path, &[bytes.as_bytes()])?;
+        verify_written(&dir, name, &[bytes.as_bytes()])?;
     }
     guard.release()?;
     Ok(out)
@@ -508,11 +693,15 @@ pub fn parse_object(bytes: &[u8], path: &Path) -> Result<Entry> {
     }
 }
 
-/// Reads `path` back (still under the lock) and checks it holds exactly the concatenation of
+/// Reads `name` back (still under the lock) and checks it holds exactly the concatenation of
 /// `written`, comparing chunk by chunk so a large inbox is not read into memory twice.
-fn verify_written(path: &Path, written: &[&[u8]]) -> Result<()> {
+pub(crate) fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result<()> {
+    let path = dir.path().join(name);
     let context = || format!("could not read back {}", path.display());
-    let mut f = File::open(path).with_context(context)?;
+    let mut f = dir
+        .open_file(name)
+        .with_context(context)?
+        .with_context(|| format!("could not read back {}: it disappeared", path.display()))?;
     let mut want = written.iter().flat_map(|p| p.iter().copied());
     let mut buf = vec![0u8; 64 * 1024];
     let same = loop {
@@ -527,16 +716,19 @@ fn verify_written(path: &Path, written: &[&[u8]]) -> Result<()> {
     if same {
         return Ok(());
     }
-    let back = fs::read(path).with_context(context)?;
-    let reason = match parse_inbox(&back, path) {
+    let back = dir.read(name).with_context(context)?.unwrap_or_default();
+    let reason = match serde_json::from_slice::<Value>(&back) {
         Err(_) => "the file no longer parses".to_string(),
-        Ok(entries) => format!(
+        Ok(Value::Array(entries)) => format!(
             "the file differs from what was written ({} entries found); another program wrote \
              it without taking the lock",
             entries.len()
         ),
+        Ok(_) => "the file differs from what was written; another program wrote it without \
+                  taking the lock"
+            .to_string(),
     };
-    Err(verify_error(path, &reason))
+    Err(verify_error(&path, &reason))
 }
 
 fn verify_error(path: &Path, reason: &str) -> anyhow::Error {
@@ -550,6 +742,7 @@ fn verify_error(path: &Path, reason: &str) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn entry(json: &str) -> Entry {
         serde_json::from_str(json).unwrap()
@@ -584,7 +777,7 @@ mod tests {
     #[test]
     fn append_writes_and_verifies() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("inboxes/a.json");
+        let p = Loc::root(tmp.path()).join("inboxes").join("a.json");
         let e = entry(r#"{"from":"u","text":"hi","timestamp":"t","msg_id":"m1"}"#);
         assert_eq!(
             append(&p, &e, true, &LockOptions::default()).unwrap(),
@@ -604,24 +797,48 @@ mod tests {
     #[test]
     fn verification_fails_on_a_tampered_file() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("a.json");
+        let p = Loc::root(tmp.path()).join("a.json");
         let written = render(&vec![entry(r#"{"from":"u","text":"hi"}"#)]);
         fs::write(&p, render(&vec![entry(r#"{"from":"x","text":"other"}"#)])).unwrap();
-        let err = verify_written(&p, &[written.as_bytes()]).unwrap_err();
+        let dir = p.parent_dir().unwrap();
+        let err = verify_written(&dir, "a.json", &[written.as_bytes()]).unwrap_err();
         assert!(matches!(
             err.downcast_ref::<Error>(),
             Some(Error::VerifyFailed { .. })
         ));
         fs::write(&p, "[{").unwrap();
-        assert!(verify_written(&p, &[written.as_bytes()]).is_err());
+        assert!(verify_written(&dir, "a.json", &[written.as_bytes()]).is_err());
         fs::write(&p, &written).unwrap();
-        verify_written(&p, &[written.as_bytes()]).unwrap();
+        verify_written(&dir, "a.json", &[written.as_bytes()]).unwrap();
+    }
+
+    #[test]
+    fn read_each_streams_and_falls_back_like_read_inbox() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Loc::root(tmp.path()).join("a.json");
+        let texts =
+            |p: &Loc| read_inbox_each(p, |i, e| Some((i, e["text"].as_str().unwrap().to_string())));
+        assert_eq!(texts(&p).unwrap(), None);
+        fs::write(&p, r#"[{"text":"a"},{"text":"b"}]"#).unwrap();
+        assert_eq!(
+            texts(&p).unwrap().unwrap(),
+            [(0, "a".to_string()), (1, "b".to_string())]
+        );
+        // A lone surrogate stops the streaming parse; read as read_inbox reads it.
+        fs::write(&p, r#"[{"text":"a"},{"text":"x\ud800"}]"#).unwrap();
+        assert_eq!(
+            texts(&p).unwrap().unwrap(),
+            [(0, "a".to_string()), (1, "x\u{fffd}".to_string())]
+        );
+        fs::write(&p, r#"[{"text":"a"},1]"#).unwrap();
+        let err = texts(&p).unwrap_err();
+        assert!(format!("{err:#}").contains("entry 1 of"), "{err:#}");
     }
 
     #[test]
     fn a_stably_corrupt_file_is_reported_after_the_retries() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("a.json");
+        let p = Loc::root(tmp.path()).join("a.json");
         fs::write(&p, b"[{").unwrap();
         let start = std::time::Instant::now();
         assert!(read_inbox(&p).is_err());
@@ -637,7 +854,7 @@ mod tests {
     #[test]
     fn an_empty_file_is_waited_for_until_the_writer_fills_it() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("a.json");
+        let p = Loc::root(tmp.path()).join("a.json");
         fs::write(&p, b"").unwrap();
         let writer = {
             let p = p.clone();
@@ -673,7 +890,7 @@ mod tests {
     #[test]
     fn ensure_inbox_creates_once_and_leaves_no_temp() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("inboxes/a.json");
+        let p = Loc::root(tmp.path()).join("inboxes").join("a.json");
         ensure_inbox(&p).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"[]");
         fs::write(&p, b"[{}]").unwrap();
@@ -685,7 +902,7 @@ mod tests {
     #[test]
     fn dedupe_works_with_duplicate_keys() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("a.json");
+        let p = Loc::root(tmp.path()).join("a.json");
         fs::write(
             &p,
             r#"[{"from":"a","from":"b","text":"t","timestamp":"x","msg_id":"m1"}]"#,
@@ -699,7 +916,7 @@ mod tests {
     #[test]
     fn corrupt_inbox_is_left_alone() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("a.json");
+        let p = Loc::root(tmp.path()).join("a.json");
         fs::write(&p, b"{\"not\": \"an array\"}").unwrap();
         let e = entry(r#"{"from":"u","text":"hi"}"#);
         assert!(append(&p, &e, false, &LockOptions::default()).is_err());

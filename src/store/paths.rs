@@ -2,13 +2,15 @@
 //!
 //! Paths are plain string joins, as Node's `path.join` builds them: no symlink is resolved, so
 //! lock directories are the same strings Claude Code uses. Names are checked before any path
-//! is built, so `..`, `/` and friends never reach the file system.
+//! is built, so `..`, `/` and friends never reach the file system; and every path is a
+//! [`Loc`], opened from the config dir down without following a symlink.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::error::usage;
+use crate::store::dir::Loc;
 
 /// A team name teamctl accepts: `^[a-z0-9-]+$`, the only names for which Claude Code's two
 /// sanitisers (config vs. inboxes and tasks) give the same folder.
@@ -105,52 +107,66 @@ impl fmt::Display for MemberName {
     }
 }
 
-/// Where a team's files live under one Claude config dir.
+/// Where a team's files live under one Claude config dir. Every location it gives is a
+/// [`Loc`]: the config dir as the trusted root, then names that passed the naming rules, so
+/// opening one never follows a symlink below the config dir ([`crate::store::dir`]).
 #[derive(Debug, Clone)]
 pub struct Layout {
-    root: PathBuf,
+    root: Loc,
 }
 
 impl Layout {
     /// A layout rooted at `root` (`$CLAUDE_CONFIG_DIR` or `~/.claude`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Layout { root: root.into() }
+        Layout {
+            root: Loc::root(root),
+        }
     }
 
     /// The config dir itself.
     pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The config dir as the root of every location below it.
+    pub fn root_loc(&self) -> &Loc {
         &self.root
     }
 
     /// `<root>/teams`.
-    pub fn teams_dir(&self) -> PathBuf {
+    pub fn teams_dir(&self) -> Loc {
         self.root.join("teams")
     }
 
     /// `<root>/teams/<team>`.
-    pub fn team_dir(&self, team: &TeamName) -> PathBuf {
+    pub fn team_dir(&self, team: &TeamName) -> Loc {
         self.teams_dir().join(team.as_str())
     }
 
     /// `<root>/teams/<team>/config.json`.
-    pub fn config_path(&self, team: &TeamName) -> PathBuf {
+    pub fn config_path(&self, team: &TeamName) -> Loc {
         self.team_dir(team).join("config.json")
     }
 
     /// `<root>/teams/<team>/inboxes`.
-    pub fn inboxes_dir(&self, team: &TeamName) -> PathBuf {
+    pub fn inboxes_dir(&self, team: &TeamName) -> Loc {
         self.team_dir(team).join("inboxes")
     }
 
     /// `<root>/teams/<team>/inboxes/<member>.json`.
-    pub fn inbox_path(&self, team: &TeamName, member: &MemberName) -> PathBuf {
+    pub fn inbox_path(&self, team: &TeamName, member: &MemberName) -> Loc {
         self.inboxes_dir(team)
             .join(format!("{}.json", member.as_str()))
     }
 
+    /// `<root>/tasks`.
+    pub fn tasks_root(&self) -> Loc {
+        self.root.join("tasks")
+    }
+
     /// `<root>/tasks/<team>`.
-    pub fn tasks_dir(&self, team: &TeamName) -> PathBuf {
-        self.root.join("tasks").join(team.as_str())
+    pub fn tasks_dir(&self, team: &TeamName) -> Loc {
+        self.tasks_root().join(team.as_str())
     }
 }
 
@@ -162,8 +178,28 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// A name shown in an error: quoted, with control characters escaped.
-pub(crate) fn quote(name: &str) -> String {
+pub fn quote(name: &str) -> String {
     format!("{name:?}").replace('"', "'")
+}
+
+/// A member name read from a file, for a message: as it is when it follows the member-name
+/// rule, else [`quote`]d, so a newline or an escape sequence in it never breaks or paints the
+/// message it is listed in.
+pub fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if is_valid_member(name) {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(quote(name))
+    }
+}
+
+/// [`shown`] names joined with `, `.
+pub fn shown_list<S: AsRef<str>>(names: &[S]) -> String {
+    names
+        .iter()
+        .map(|n| shown(n.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -205,13 +241,13 @@ mod tests {
         let t = TeamName::parse("demo").unwrap();
         let m = MemberName::parse("alice").unwrap();
         assert_eq!(
-            l.inbox_path(&t, &m),
-            PathBuf::from("/c/teams/demo/inboxes/alice.json")
+            l.inbox_path(&t, &m).path(),
+            Path::new("/c/teams/demo/inboxes/alice.json")
         );
         assert_eq!(
             with_suffix(&l.inbox_path(&t, &m), ".lock"),
             PathBuf::from("/c/teams/demo/inboxes/alice.json.lock")
         );
-        assert_eq!(l.tasks_dir(&t), PathBuf::from("/c/tasks/demo"));
+        assert_eq!(l.tasks_dir(&t).path(), Path::new("/c/tasks/demo"));
     }
 }

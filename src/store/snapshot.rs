@@ -12,17 +12,22 @@
 //!   appended meanwhile is not read. It is streamed ([`open_lines`]): however big, it is never
 //!   held in memory whole.
 //!
-//! Only regular files are read, never through a symlink (`O_NOFOLLOW`): what sits in a team's
-//! folders is untrusted, and a link there must not pull another file into a copy.
+//! Only regular files are read, reached through folder handles from the config dir down and
+//! never through a symlink at any component ([`crate::store::dir`]); a FIFO, socket or device
+//! is refused without being opened in a way that could block. What sits in a team's folders is
+//! untrusted, and a link there must not pull another file into a copy.
 
-use std::fs::{self, File, Metadata};
+use std::ffi::OsStr;
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::store::dir::{Dir, Info, Loc, Unexpected};
 
 /// The longest a JSON file that keeps changing is read again.
 pub const STABLE_DEADLINE: Duration = Duration::from_secs(2);
@@ -65,31 +70,56 @@ impl Identity {
             mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
         }
     }
+
+    fn of_info(i: &Info) -> Identity {
+        let ns = i
+            .mtime
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or_else(|e| -(e.duration().as_nanos() as i128));
+        Identity {
+            dev: i.dev,
+            ino: i.ino,
+            len: i.size,
+            mtime_ns: ns,
+        }
+    }
 }
 
-/// Opens `path` for reading without following a symlink; `Ok(None)` when it does not exist.
+/// The error for a file that could not be opened: `skipped <path> is a symlink, which teamctl
+/// never follows (…)` for one that is not a regular file, else `could not read <path>: …`.
+fn refused(path: &Path, e: &io::Error) -> anyhow::Error {
+    match e.get_ref().and_then(|i| i.downcast_ref::<Unexpected>()) {
+        Some(u) => anyhow!("skipped {u}"),
+        None => anyhow!("could not read {}: {e}", path.display()),
+    }
+}
+
+/// The folder `loc` is in, opened through handles from the root; `Ok(None)` when it (or a
+/// folder on the way) is missing.
+fn parent(loc: &Loc) -> Result<Option<Dir>> {
+    match loc.parent_dir() {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(refused(loc, &e)),
+    }
+}
+
+/// Opens `name` in `dir` for reading, only when it is a regular file (never following a
+/// symlink, never opening a FIFO or a device); `Ok(None)` when it does not exist.
 ///
 /// # Errors
 /// When it is a symlink or not a regular file, or cannot be opened.
-fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>> {
-    let f = match File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(f) => f,
+fn open_regular(dir: &Dir, name: &OsStr, path: &Path) -> Result<Option<(File, Metadata)>> {
+    let f = match dir.open_file(name) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Ok(None),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            bail!("{} is a symlink (not copied)", path.display())
-        }
-        Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        Err(e) => return Err(refused(path, &e)),
     };
     let m = f
         .metadata()
         .with_context(|| format!("could not read {}", path.display()))?;
-    if !m.is_file() {
-        bail!("{} is not a regular file (not copied)", path.display());
-    }
     Ok(Some((f, m)))
 }
 
@@ -98,25 +128,32 @@ fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>> {
 ///
 /// # Errors
 /// A symlink, something other than a regular file, or an I/O error.
-pub fn copy_json(path: &Path, valid: impl Fn(&[u8]) -> bool) -> Result<Option<Copy>> {
+pub fn copy_json(loc: &Loc, valid: impl Fn(&[u8]) -> bool) -> Result<Option<Copy>> {
+    let path: &Path = loc;
+    let Some(name) = loc.name() else {
+        bail!("{} is the root, not a file in it", path.display());
+    };
+    let Some(dir) = parent(loc)? else {
+        return Ok(None);
+    };
     let start = Instant::now();
     let mut retries = 0;
     // The same invalid version read this many times in a row is how the file is.
     let mut same_invalid = 0;
     let mut last: Option<(Identity, Vec<u8>)> = None;
     loop {
-        let before = match fs::symlink_metadata(path) {
-            Ok(m) => Identity::of(&m),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        let before = match dir.stat(name) {
+            Ok(Some(i)) => Identity::of_info(&i),
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(refused(path, &e)),
         };
-        let Some((mut f, opened)) = open_regular(path)? else {
+        let Some((mut f, opened)) = open_regular(&dir, name, path)? else {
             return Ok(None);
         };
         let mut bytes = Vec::with_capacity(opened.len() as usize);
         f.read_to_end(&mut bytes)
             .with_context(|| format!("could not read {}", path.display()))?;
-        let after = fs::symlink_metadata(path).ok().map(|m| Identity::of(&m));
+        let after = dir.stat(name).ok().flatten().map(|i| Identity::of_info(&i));
         let same = Identity::of(&opened) == before
             && after == Some(before)
             && bytes.len() as u64 == before.len;
@@ -160,9 +197,16 @@ const TAIL: u64 = 64 * 1024;
 ///
 /// # Errors
 /// A symlink, something other than a regular file, or an I/O error.
-pub fn open_lines(path: &Path) -> Result<Option<Lines>> {
+pub fn open_lines(loc: &Loc) -> Result<Option<Lines>> {
     use std::os::unix::fs::FileExt;
-    let Some((f, m)) = open_regular(path)? else {
+    let path: &Path = loc;
+    let Some(name) = loc.name() else {
+        bail!("{} is the root, not a file in it", path.display());
+    };
+    let Some(dir) = parent(loc)? else {
+        return Ok(None);
+    };
+    let Some((f, m)) = open_regular(&dir, name, path)? else {
         return Ok(None);
     };
     let size = m.len();
@@ -193,8 +237,9 @@ pub fn open_lines(path: &Path) -> Result<Option<Lines>> {
 ///
 /// # Errors
 /// As [`open_lines`].
-pub fn copy_lines(path: &Path) -> Result<Option<Copy>> {
-    let Some(mut l) = open_lines(path)? else {
+pub fn copy_lines(loc: &Loc) -> Result<Option<Copy>> {
+    let path: &Path = loc;
+    let Some(mut l) = open_lines(loc)? else {
         return Ok(None);
     };
     let mut bytes = Vec::with_capacity(l.len as usize);
@@ -213,7 +258,12 @@ pub fn copy_lines(path: &Path) -> Result<Option<Copy>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::io::Write;
+
+    fn at(dir: &Path, name: &str) -> Loc {
+        Loc::root(dir).join(name)
+    }
 
     fn parses(b: &[u8]) -> bool {
         serde_json::from_slice::<serde_json::Value>(b).is_ok()
@@ -222,7 +272,7 @@ mod tests {
     #[test]
     fn copies_a_json_file_and_refuses_links() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.json");
+        let p = at(dir.path(), "a.json");
         assert_eq!(copy_json(&p, parses).unwrap(), None);
         fs::write(&p, b"[1]").unwrap();
         let c = copy_json(&p, parses).unwrap().unwrap();
@@ -232,22 +282,31 @@ mod tests {
         );
         let secret = dir.path().join("secret");
         fs::write(&secret, b"[2]").unwrap();
-        let link = dir.path().join("l.json");
+        let link = at(dir.path(), "l.json");
         std::os::unix::fs::symlink(&secret, &link).unwrap();
         let err = copy_json(&link, parses).unwrap_err().to_string();
         assert!(err.contains("symlink"), "{err}");
         assert!(copy_lines(&link).is_err());
-        let fifo = dir.path().join("f.json");
+        let fifo = at(dir.path(), "f.json");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let err = copy_json(&fifo, parses).unwrap_err().to_string();
-        assert!(err.contains("not a regular file"), "{err}");
+        assert!(err.contains("FIFO"), "{err}");
+        assert!(copy_lines(&fifo).is_err());
+        // A folder on the way that is a symlink is not gone through either.
+        fs::create_dir(dir.path().join("real")).unwrap();
+        fs::write(dir.path().join("real/a.json"), b"[3]").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("via")).unwrap();
+        let through = Loc::root(dir.path()).join("via").join("a.json");
+        let err = copy_json(&through, parses).unwrap_err().to_string();
+        assert!(err.contains("symlink"), "{err}");
+        assert!(open_lines(&through).is_err());
     }
 
     #[test]
     fn a_corrupt_json_file_is_copied_as_it_is_without_waiting_long() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.json");
+        let p = at(dir.path(), "a.json");
         fs::write(&p, b"{not json").unwrap();
         let t = Instant::now();
         let c = copy_json(&p, parses).unwrap().unwrap();
@@ -258,10 +317,10 @@ mod tests {
     #[test]
     fn a_torn_json_file_is_read_again_until_it_parses() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.json");
+        let p = at(dir.path(), "a.json");
         fs::write(&p, b"[{\"a\":").unwrap();
         let writer = {
-            let p = p.clone();
+            let p = p.to_path_buf();
             thread::spawn(move || {
                 thread::sleep(Duration::from_millis(60));
                 fs::write(&p, b"[{\"a\":1}]").unwrap();
@@ -276,7 +335,7 @@ mod tests {
     #[test]
     fn a_growing_lines_file_is_copied_to_its_last_newline() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.jsonl");
+        let p = at(dir.path(), "t.jsonl");
         let mut f = File::create(&p).unwrap();
         f.write_all(b"{\"a\":1}\n{\"b\":").unwrap();
         let c = copy_lines(&p).unwrap().unwrap();

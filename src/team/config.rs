@@ -2,20 +2,23 @@
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use crate::error::usage;
 use crate::store;
-use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::store::dir::{Kind, Loc};
+use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member, quote, shown_list};
+use crate::team::lead::{LeadRecord, Leads};
 
 /// The lead's member name in a team teamctl leads.
 pub const LEAD: &str = "team-lead";
 
-/// The top-level key of `config.json` where teamctl records that it leads the team (Claude
-/// Code keeps keys it does not know).
+/// The top-level key `teamctl create` writes into `config.json` (Claude Code keeps keys it does
+/// not know), for people reading the file. It decides nothing: teammates can write it too, so
+/// whether teamctl leads a team is decided by its private record ([`crate::team::lead`]).
 pub const TEAMCTL_KEY: &str = "teamctl";
 
 /// One entry of `members` in `config.json`.
@@ -65,11 +68,6 @@ pub struct TeamConfig {
     pub lead_session_id: Option<String>,
     /// `leadProcess`.
     pub lead_process: Option<LeadProcess>,
-    /// Whether teamctl leads this team (`"teamctl": {"leads": true}`, written by
-    /// `teamctl create`).
-    pub teamctl_leads: bool,
-    /// The tmux session teamctl started the teammates in (`teamctl.tmuxSession`).
-    pub teamctl_tmux_session: Option<String>,
 }
 
 impl TeamConfig {
@@ -122,16 +120,6 @@ impl TeamConfig {
             created_at: map.get("createdAt").and_then(Value::as_i64),
             lead_session_id: s(&map, "leadSessionId"),
             lead_process,
-            teamctl_leads: map
-                .get(crate::team::config::TEAMCTL_KEY)
-                .and_then(|t| t.get("leads"))
-                .and_then(Value::as_bool)
-                == Some(true),
-            teamctl_tmux_session: map
-                .get(crate::team::config::TEAMCTL_KEY)
-                .and_then(|t| t.get("tmuxSession"))
-                .and_then(Value::as_str)
-                .map(String::from),
         })
     }
 
@@ -154,7 +142,7 @@ impl TeamConfig {
 ///
 /// # Errors
 /// I/O errors, or a file that still does not parse after the retries.
-pub fn read_config(path: &Path) -> Result<Option<TeamConfig>> {
+pub fn read_config(path: &Loc) -> Result<Option<TeamConfig>> {
     store::read_unlocked(path, |bytes| TeamConfig::parse(bytes, path))
 }
 
@@ -163,16 +151,24 @@ pub fn read_config(path: &Path) -> Result<Option<TeamConfig>> {
 /// # Errors
 /// When `teams/` exists but cannot be listed.
 pub fn list_teams(layout: &Layout) -> Result<Vec<TeamName>> {
-    let dir = layout.teams_dir();
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
+    let loc = layout.teams_dir();
+    let dir = match loc.open_dir() {
+        Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        Err(e) => return Err(e).with_context(|| format!("could not list {}", loc.display())),
     };
-    let mut teams: Vec<TeamName> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| TeamName::parse(e.file_name().to_str()?).ok())
-        .filter(|t| layout.config_path(t).is_file())
+    let names = dir
+        .names()
+        .with_context(|| format!("could not list {}", loc.display()))?;
+    let mut teams: Vec<TeamName> = names
+        .iter()
+        .filter_map(|n| TeamName::parse(n.to_str()?).ok())
+        .filter(|t| {
+            layout
+                .config_path(t)
+                .stat()
+                .is_ok_and(|i| i.is_some_and(|i| i.kind == Kind::File))
+        })
         .collect();
     teams.sort();
     Ok(teams)
@@ -196,6 +192,8 @@ pub fn resolve(layout: &Layout, explicit: Option<&str>, cwd: &Path) -> Result<Te
         [one] => return Ok(one.clone()),
         _ => {}
     }
+    // The lead's `cwd` is compared as text, never looked up: it is written by the team, and a
+    // path from a file must not make teamctl touch the file system (an automount, a FIFO).
     let here = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let mut led_here = teams.iter().filter(|t| {
         let lead_cwd = read_config(&layout.config_path(t))
@@ -204,7 +202,7 @@ pub fn resolve(layout: &Layout, explicit: Option<&str>, cwd: &Path) -> Result<Te
             .and_then(|c| c.lead().and_then(|l| l.cwd.clone()));
         lead_cwd.is_some_and(|c| {
             let c = Path::new(&c);
-            c == cwd || fs::canonicalize(c).is_ok_and(|c| c == here)
+            c == cwd || c == here
         })
     });
     match (led_here.next(), led_here.next()) {
@@ -219,7 +217,8 @@ pub fn resolve(layout: &Layout, explicit: Option<&str>, cwd: &Path) -> Result<Te
     }
 }
 
-/// A team opened for mailbox work: its name, layout and `config.json` (if it has one).
+/// A team opened for mailbox work: its name, layout and `config.json` (if it has one), and
+/// teamctl's private record of leading it (if it does).
 #[derive(Debug, Clone)]
 pub struct Team {
     /// Where its files are.
@@ -228,28 +227,37 @@ pub struct Team {
     pub name: TeamName,
     /// `config.json`, or `None` when the team folder has none.
     pub config: Option<TeamConfig>,
+    /// teamctl's record of creating this team, when it exists and matches `config.json`
+    /// ([`crate::team::lead`]): the only evidence that teamctl leads it.
+    pub lead: Option<LeadRecord>,
 }
 
 impl Team {
-    /// Opens the team `name` under `layout`.
+    /// Opens the team `name` under `layout`; `leads` is teamctl's private record of the teams
+    /// it leads (`None`: teamctl leads none here).
     ///
     /// # Errors
     /// When the team folder does not exist (listing the teams that do), when a `session-*`
     /// team's `config.json` is gone (Claude Code treats the team as deleted and removes inboxes
     /// written into it), or when `config.json` does not parse.
-    pub fn open(layout: &Layout, name: &TeamName) -> Result<Team> {
+    pub fn open(layout: &Layout, name: &TeamName, leads: Option<&Leads>) -> Result<Team> {
         let dir = layout.team_dir(name);
-        if !dir.is_dir() {
-            let known: Vec<String> = list_teams(layout)?.iter().map(|t| t.to_string()).collect();
-            let known = if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            };
-            bail!(
-                "team '{name}' not found in {} (teams: {known})",
-                layout.teams_dir().display()
-            );
+        match dir.open_dir() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let known: Vec<String> =
+                    list_teams(layout)?.iter().map(|t| t.to_string()).collect();
+                let known = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                bail!(
+                    "team '{name}' not found in {} (teams: {known})",
+                    layout.teams_dir().display()
+                );
+            }
+            Err(e) => return Err(e).with_context(|| format!("could not open team '{name}'")),
         }
         let config = read_config(&layout.config_path(name))?;
         if config.is_none() && name.is_session_team() {
@@ -258,21 +266,28 @@ impl Team {
                  as deleted and would remove anything written to it"
             );
         }
+        let lead = match (leads, &config) {
+            (Some(leads), Some(cfg)) => leads.find(layout, name)?.filter(|rec| rec.matches(cfg)),
+            _ => None,
+        };
         Ok(Team {
             layout: layout.clone(),
             name: name.clone(),
             config,
+            lead,
         })
     }
 
     /// The inbox file of `member`.
-    pub fn inbox_path(&self, member: &MemberName) -> PathBuf {
+    pub fn inbox_path(&self, member: &MemberName) -> Loc {
         self.layout.inbox_path(&self.name, member)
     }
 
-    /// Whether teamctl leads this team (it was made by `teamctl create`).
+    /// Whether teamctl leads this team: it was made by `teamctl create` with this data dir,
+    /// as teamctl's private record says ([`crate::team::lead`]); nothing in the team's own
+    /// files can make this true.
     pub fn teamctl_leads(&self) -> bool {
-        self.config.as_ref().is_some_and(|c| c.teamctl_leads)
+        self.lead.is_some()
     }
 
     /// Whether a Claude Code session leads this team: a `session-*` team, or one whose
@@ -359,33 +374,41 @@ impl Team {
         };
         let members = self.member_names();
         let hint = match suggest(to.as_str(), &members) {
-            Some(s) => format!(" (did you mean '{s}'?)"),
+            Some(s) => format!(" (did you mean {}?)", quote(&s)),
             None => String::new(),
         };
         bail!(
             "'{to}' is not a member of team '{}'{hint}; members: {}. Pass --force to write anyway \
              (Claude Code creates an inbox for any name, but no teammate reads it)",
             self.name,
-            members.join(", ")
+            shown_list(&members)
         )
     }
 
-    /// Every member in `config.json` except `sender`, as valid member names.
+    /// Every member in `config.json` except `sender`: the names that pass the naming rules, and
+    /// apart from them the ones that do not (which cannot be written to; the caller reports
+    /// them after serving the others).
     ///
     /// # Errors
-    /// When the team has no `config.json` or a member's name cannot be addressed.
-    pub fn all_recipients(&self, sender: &MemberName) -> Result<Vec<MemberName>> {
+    /// When the team has no `config.json`.
+    pub fn all_recipients(&self, sender: &MemberName) -> Result<(Vec<MemberName>, Vec<String>)> {
         if self.config.is_none() {
             bail!(
                 "team '{}' has no config.json: --all needs its member list",
                 self.name
             );
         }
-        self.member_names()
-            .iter()
-            .filter(|n| *n != sender.as_str())
-            .map(|n| MemberName::parse(n))
-            .collect()
+        let (mut ok, mut bad) = (Vec::new(), Vec::new());
+        for n in self.member_names() {
+            if n == sender.as_str() {
+                continue;
+            }
+            match MemberName::parse(&n) {
+                Ok(m) => ok.push(m),
+                Err(_) => bad.push(n),
+            }
+        }
+        Ok((ok, bad))
     }
 
     /// The members that have an inbox file, sorted (for `inbox --all`). Temp files and lock
@@ -394,20 +417,28 @@ impl Team {
     /// # Errors
     /// When the inbox folder exists but cannot be listed.
     pub fn inbox_owners(&self) -> Result<Vec<MemberName>> {
-        let dir = self.layout.inboxes_dir(&self.name);
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
+        let loc = self.layout.inboxes_dir(&self.name);
+        let dir = match loc.open_dir() {
+            Ok(d) => d,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", loc.display())),
         };
+        let entries = dir
+            .names()
+            .with_context(|| format!("could not list {}", loc.display()))?;
         let mut names: Vec<MemberName> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|e| {
-                let name = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
-                is_valid_member(&name)
-                    .then(|| MemberName::parse(&name).ok())
+            .iter()
+            .filter_map(|n| {
+                let n = n.to_str()?;
+                let name = n.strip_suffix(".json")?;
+                if !is_valid_member(name) {
+                    return None;
+                }
+                dir.stat(n)
+                    .ok()
                     .flatten()
+                    .filter(|i| i.kind == Kind::File)?;
+                MemberName::parse(name).ok()
             })
             .collect();
         names.sort();
@@ -487,7 +518,7 @@ mod tests {
     fn config_members() {
         let tmp = tempfile::tempdir().unwrap();
         write_team(tmp.path(), "one", "/w");
-        let c = read_config(&tmp.path().join("teams/one/config.json"))
+        let c = read_config(&Layout::new(tmp.path()).config_path(&TeamName::parse("one").unwrap()))
             .unwrap()
             .unwrap();
         let names: Vec<&str> = c.members.iter().map(|m| m.name.as_str()).collect();

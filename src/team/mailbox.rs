@@ -1,7 +1,7 @@
 //! Sending into and reading from a team's inboxes: the rules on top of [`crate::store`]
 //! (membership, deleted session teams, summaries, ids, filters, mark-read and consume).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
+use crate::store::dir::Loc;
 use crate::store::id;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{MemberName, RESERVED};
@@ -85,8 +86,10 @@ pub fn join(
             team.name
         )));
     }
+    // The inbox's place is checked first, so a refused one leaves config.json as it was.
+    store::check_file_place(&team.inbox_path(name))?;
     let path = team.layout.config_path(&team.name);
-    if !path.exists() {
+    if path.stat()?.is_none() {
         bail!(
             "team '{}' has no config.json, so there is no member list to join",
             team.name
@@ -146,7 +149,7 @@ pub struct Delivery {
     /// Recipient.
     pub to: String,
     /// Its inbox file.
-    pub inbox: PathBuf,
+    pub inbox: Loc,
     /// The entry as written, or the entry already there with the same id; `None` when the
     /// sent log says it was sent and it has since left the inbox.
     pub entry: Option<Entry>,
@@ -386,7 +389,7 @@ impl DeliveryState {
 /// # Errors
 /// A corrupt inbox or I/O.
 pub fn wait_delivered(
-    inbox: &Path,
+    inbox: &Loc,
     id: &str,
     deadline: Instant,
     every: Duration,
@@ -480,8 +483,8 @@ pub struct Skipped {
 /// An entry that matched, raw and as shown.
 #[derive(Debug, Clone)]
 pub struct Shown {
-    /// The entry exactly as read.
-    pub entry: Entry,
+    /// The entry exactly as read, when it was kept (to mark or consume it).
+    pub entry: Option<Entry>,
     /// Its view.
     pub view: MessageView,
 }
@@ -542,31 +545,50 @@ pub fn in_time_order(reads: &mut [InboxRead], limit: Option<usize>) -> Vec<(usiz
         .collect()
 }
 
-/// Reads `member`'s inbox without locking and applies `filter`.
+/// Reads `member`'s inbox without locking and applies `filter`. With `keep`, each shown
+/// entry is kept as read (to mark or consume it); without, only its view is, and entries are
+/// turned into views one by one as the file is parsed, so a large inbox needs about the file
+/// and what is shown, not several copies of it.
 ///
 /// # Errors
 /// A corrupt inbox (left unchanged) or I/O.
-pub fn read(team: &Team, member: &MemberName, filter: &Filter) -> Result<InboxRead> {
+pub fn read(team: &Team, member: &MemberName, filter: &Filter, keep: bool) -> Result<InboxRead> {
     let path = team.inbox_path(member);
-    let Some(entries) = store::read_inbox(&path)? else {
+    let inbox = path.display().to_string();
+    let skipped = std::cell::RefCell::new(Vec::new());
+    let shown = store::read_inbox_each(&path, |index, entry| {
+        if index == 0 {
+            // A torn file is read again from its first entry.
+            skipped.borrow_mut().clear();
+        }
+        let view = if keep {
+            MessageView::from_entry(&entry, &inbox, member.as_str()).map(|v| (v, Some(entry)))
+        } else {
+            MessageView::from_owned(entry, &inbox, member.as_str())
+                .map(|v| (v, None))
+                .map_err(|(m, _)| m)
+        };
+        match view {
+            Ok((view, entry)) if filter.matches(&view) => Some(Shown { entry, view }),
+            Ok(_) => None,
+            Err(m) => {
+                skipped.borrow_mut().push(Skipped {
+                    inbox: path.to_path_buf(),
+                    index,
+                    field: m.field,
+                });
+                None
+            }
+        }
+    })?;
+    let Some(shown) = shown else {
         return Ok(InboxRead::default());
     };
-    let inbox = path.display().to_string();
     let mut out = InboxRead {
+        shown,
+        skipped: skipped.into_inner(),
         exists: true,
-        ..InboxRead::default()
     };
-    for (index, entry) in entries.into_iter().enumerate() {
-        match MessageView::from_entry(&entry, &inbox, member.as_str()) {
-            Ok(view) if filter.matches(&view) => out.shown.push(Shown { entry, view }),
-            Ok(_) => {}
-            Err(m) => out.skipped.push(Skipped {
-                inbox: path.clone(),
-                index,
-                field: m.field,
-            }),
-        }
-    }
     if let Some(n) = filter.limit {
         let drop = out.shown.len().saturating_sub(n);
         out.shown.drain(..drop);

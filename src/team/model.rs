@@ -248,6 +248,48 @@ impl MessageView {
         })
     }
 
+    /// [`MessageView::from_entry`] taking the entry: its strings move into the view instead of
+    /// being copied (for reading a large inbox). A malformed entry is handed back.
+    pub fn from_owned(
+        mut entry: Entry,
+        inbox: &str,
+        to: &str,
+    ) -> Result<MessageView, (Malformed, Entry)> {
+        for field in ["text", "from", "timestamp"] {
+            if !matches!(entry.get(field), Some(Value::String(_))) {
+                return Err((Malformed { field }, entry));
+            }
+        }
+        let id = id::entry_id(&entry);
+        let mut take = |field: &str| match entry.get_mut(field) {
+            Some(Value::String(s)) => Some(std::mem::take(s)),
+            _ => None,
+        };
+        let text = take("text").unwrap_or_default();
+        let from = take("from").unwrap_or_default();
+        let timestamp = take("timestamp").unwrap_or_default();
+        let summary = take("summary");
+        let color = take("color");
+        let protocol = Frame::decode(&text);
+        Ok(MessageView {
+            id,
+            inbox: inbox.to_string(),
+            to: to.to_string(),
+            from,
+            timestamp,
+            summary,
+            color,
+            read: entry.get("read") == Some(&Value::Bool(true)),
+            kind: if protocol.is_some() {
+                Kind::Protocol
+            } else {
+                Kind::Message
+            },
+            protocol,
+            text,
+        })
+    }
+
     /// A one-line preview: the frame's type, else the summary, else the first line of text.
     pub fn preview(&self) -> String {
         if let Some(f) = &self.protocol {

@@ -10,15 +10,19 @@
 //! Privacy: the log holds every message text's summary and every recipient, so it is the
 //! user's alone: both generations are 0600 and the folder 0700, made so at each write when
 //! found wider (the folder only when the process owns it). The log is never written through a
-//! symlink.
+//! symlink: every file is opened with `O_NOFOLLOW | O_NONBLOCK` below a handle on the folder
+//! and used only when `fstat` says it is a regular file, so nothing can be swapped in between a
+//! check and the open.
 
-use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
+use std::fs::{self, DirBuilder, File, Permissions};
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::store::dir::{Dir, Loc};
 
 /// When the current log passes this size it is rotated.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
@@ -50,14 +54,21 @@ pub struct Sent {
 /// The log at an explicit location.
 #[derive(Debug, Clone)]
 pub struct SentLog {
+    dir: PathBuf,
     path: PathBuf,
 }
+
+/// The current generation's file name.
+const CURRENT: &str = "sent.jsonl";
+/// The rotated generation's file name.
+const ROTATED: &str = "sent.jsonl.1";
 
 impl SentLog {
     /// The log `sent.jsonl` in `dir` (created on first write).
     pub fn in_dir(dir: &Path) -> SentLog {
         SentLog {
-            path: dir.join("sent.jsonl"),
+            dir: dir.to_path_buf(),
+            path: dir.join(CURRENT),
         }
     }
 
@@ -66,46 +77,33 @@ impl SentLog {
         &self.path
     }
 
+    #[cfg(test)]
     fn rotated(&self) -> PathBuf {
-        crate::store::paths::with_suffix(&self.path, ".1")
+        self.dir.join(ROTATED)
     }
 
     /// Appends `sent`, rotating first if the log is over [`MAX_BYTES`]. Makes the log private
     /// first (files 0600, folder 0700).
     ///
     /// # Errors
-    /// I/O errors, naming the log; a log file that is a symlink.
+    /// I/O errors, naming the log; a log file that is a symlink (or anything but a regular
+    /// file), refused without following or blocking.
     pub fn record(&self, sent: &Sent) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
-        self.make_dir().with_context(context)?;
-        for path in [&self.path, &self.rotated()] {
-            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-                bail!(
-                    "{} is a symlink; teamctl never writes its sent log through one (remove it)",
-                    path.display()
-                );
-            }
-        }
+        let dir = private_dir(&self.dir).with_context(context)?;
+        // Refused before anything is written: the rotation would rename over it.
+        dir.expect_file(ROTATED).with_context(context)?;
         let mut line = serde_json::to_string(sent)?;
         line.push('\n');
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&self.path)
-            .with_context(context)?;
-        self.make_private(&f).with_context(context)?;
+        // O_NOFOLLOW | O_NONBLOCK, then fstat: no window between a check and the open.
+        let mut f = dir.open_append(CURRENT, 0o600).with_context(context)?;
+        make_private(&dir, &f).with_context(context)?;
         f.lock().with_context(context)?;
         // Rotate under the lock; another process that still has the old file open appends its
         // line to the rotated generation, which lookups read too.
         if f.metadata().with_context(context)?.len() > MAX_BYTES {
-            fs::rename(&self.path, self.rotated()).with_context(context)?;
-            let fresh = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(&self.path)
-                .with_context(context)?;
+            dir.rename(CURRENT, ROTATED).with_context(context)?;
+            let fresh = dir.open_append(CURRENT, 0o600).with_context(context)?;
             fresh.lock().with_context(context)?;
             f = fresh;
         }
@@ -116,88 +114,38 @@ impl SentLog {
     /// Takes the answer lock: an exclusive OS lock on `answers.lock` beside the log, held
     /// while a request is checked for an answer and answered, so that of two processes
     /// answering the same request exactly one writes (the other then finds the answer in the
-    /// log). Released when the returned file is dropped.
+    /// log). Released when the returned file is dropped. The file is opened without following a
+    /// symlink and used only when it is a regular file.
     ///
     /// # Errors
     /// I/O errors, naming the lock file.
     pub fn lock_answers(&self) -> Result<File> {
-        let path = self.path.with_file_name("answers.lock");
+        let path = self.dir.join("answers.lock");
         let context = || format!("could not lock {}", path.display());
-        self.make_dir().with_context(context)?;
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
+        let dir = private_dir(&self.dir).with_context(context)?;
+        let f = dir
+            .open_or_create("answers.lock", 0o600)
             .with_context(context)?;
         f.lock().with_context(context)?;
         Ok(f)
     }
 
-    /// Creates the log's folder when missing: its parents as the user's umask makes them, the
-    /// folder itself private (0700).
-    fn make_dir(&self) -> io::Result<()> {
-        let Some(dir) = self.path.parent() else {
-            return Ok(());
-        };
-        if let Some(parent) = dir.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        match DirBuilder::new().mode(0o700).create(dir) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
-            _ => Ok(()),
-        }
-    }
-
-    /// Tightens the open log `f`, the rotated generation and the folder to 0600 / 0700 where
-    /// they are wider. The folder is changed only when it belongs to the owner of the log (a
-    /// `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).
-    fn make_private(&self, f: &File) -> io::Result<()> {
-        let tighten = |m: &fs::Metadata, private: u32| {
-            let mode = m.mode() & 0o7777;
-            (mode & !private != 0).then(|| Permissions::from_mode(mode & private))
-        };
-        let meta = f.metadata()?;
-        if let Some(p) = tighten(&meta, 0o600) {
-            f.set_permissions(p)?;
-        }
-        let rotated = self.rotated();
-        if let Ok(m) = fs::symlink_metadata(&rotated)
-            && m.file_type().is_file()
-            && let Some(p) = tighten(&m, 0o600)
-        {
-            fs::set_permissions(&rotated, p)?;
-        }
-        if let Some(dir) = self.path.parent()
-            && let Ok(m) = fs::symlink_metadata(dir)
-            && m.is_dir()
-            && m.uid() == meta.uid()
-            && let Some(p) = tighten(&m, 0o700)
-        {
-            fs::set_permissions(dir, p)?;
-        }
-        Ok(())
-    }
-
     /// Every line of both generations, oldest first. Lines that do not parse are skipped.
     ///
     /// # Errors
-    /// I/O errors other than a missing log.
+    /// I/O errors other than a missing log; a log file that is not a regular file.
     pub fn entries(&self) -> Result<Vec<Sent>> {
         let mut out = Vec::new();
-        for path in [self.rotated(), self.path.clone()] {
-            let f = match File::open(&path) {
-                Ok(f) => f,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    return Err(e).with_context(|| format!("could not read {}", path.display()));
-                }
+        let root = Loc::root(&self.dir);
+        for name in [ROTATED, CURRENT] {
+            let loc = root.join(name);
+            let context = || format!("could not read {}", loc.display());
+            let Some(f) = loc.open_file().with_context(context)? else {
+                continue;
             };
-            f.lock_shared()
-                .with_context(|| format!("could not read {}", path.display()))?;
+            f.lock_shared().with_context(context)?;
             for line in BufReader::new(f).lines() {
-                if let Ok(sent) = serde_json::from_str::<Sent>(&line?) {
+                if let Ok(sent) = serde_json::from_str::<Sent>(&line.with_context(context)?) {
                     out.push(sent);
                 }
             }
@@ -215,6 +163,48 @@ impl SentLog {
             .into_iter()
             .find(|s| s.team == team && s.id == id))
     }
+}
+
+/// teamctl's private data dir `dir`, made when missing (its parents as the user's umask makes
+/// them, the folder itself 0700) and opened. Found wider, it is tightened to 0700 when the
+/// process owns it (a `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).
+///
+/// # Errors
+/// I/O errors.
+pub fn private_dir(dir: &Path) -> io::Result<Dir> {
+    if let Some(parent) = dir.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        fs::create_dir_all(parent)?;
+    }
+    match DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    let handle = Loc::root(dir).open_dir()?;
+    let st = rustix::fs::fstat(&handle)?;
+    let mode = st.st_mode & 0o7777;
+    if st.st_uid == rustix::process::geteuid().as_raw() && mode & !0o700 != 0 {
+        rustix::fs::fchmod(&handle, rustix::fs::Mode::from_raw_mode(mode & 0o700))?;
+    }
+    Ok(handle)
+}
+
+/// Tightens the open log `f` and the rotated generation to 0600 where they are wider.
+fn make_private(dir: &Dir, f: &File) -> io::Result<()> {
+    let tighten = |m: &fs::Metadata, private: u32| {
+        let mode = m.mode() & 0o7777;
+        (mode & !private != 0).then(|| Permissions::from_mode(mode & private))
+    };
+    if let Some(p) = tighten(&f.metadata()?, 0o600) {
+        f.set_permissions(p)?;
+    }
+    if let Some(rotated) = dir.open_file(ROTATED)?
+        && let Some(p) = tighten(&rotated.metadata()?, 0o600)
+    {
+        rotated.set_permissions(p)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -289,6 +279,22 @@ mod tests {
         std::os::unix::fs::symlink(&target, log.path()).unwrap();
         let err = log.record(&sent(0)).unwrap_err();
         assert!(format!("{err:#}").contains("is a symlink"), "{err:#}");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+        // answers.lock too, and a FIFO never blocks.
+        fs::remove_file(log.path()).unwrap();
+        let lock = tmp.path().join("teamctl/answers.lock");
+        std::os::unix::fs::symlink(&target, &lock).unwrap();
+        let err = log.lock_answers().unwrap_err();
+        assert!(format!("{err:#}").contains("is a symlink"), "{err:#}");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            log.path(),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let err = log.record(&sent(0)).unwrap_err();
+        assert!(format!("{err:#}").contains("FIFO"), "{err:#}");
+        assert!(format!("{err:#}").contains("FIFO"), "{err:#}");
         assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
     }
 }

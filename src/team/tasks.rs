@@ -10,7 +10,6 @@
 //! tasks, each under its own lock. Blocked and ready are computed, never stored.
 
 use std::collections::HashMap;
-use std::fs::{self, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +18,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::usage;
+use crate::store::dir::{Dir, Kind, Loc};
 use crate::store::lock::{self, LockOptions};
 use crate::store::{self, Entry};
 
@@ -31,13 +31,19 @@ pub const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
 /// A usage error for anything else (which also keeps paths out of ids).
 pub fn parse_id(s: &str) -> Result<String> {
     let s = s.strip_prefix('#').unwrap_or(s);
-    if (1..=19).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()) {
+    if is_id(s) {
         Ok(s.to_string())
     } else {
         Err(usage(format!(
             "invalid task id '{s}': task ids are numbers like 3"
         )))
     }
+}
+
+/// Whether `s` is a task id: 1 to 19 decimal digits. A task's file is `<id>.json`, and only
+/// such names are ever joined into a path.
+pub fn is_id(s: &str) -> bool {
+    (1..=19).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// One task file.
@@ -113,6 +119,22 @@ impl Task {
         })
     }
 
+    /// Reads the task in file `<id>.json`: as [`Task::from_raw`], and its `id` must be `id`
+    /// (a task is known by its file's name; an `id` that says otherwise is not trusted).
+    ///
+    /// # Errors
+    /// As [`Task::from_raw`], and an `id` that is not the file's.
+    pub fn from_file(raw: Entry, path: &Path, id: &str) -> Result<Task, String> {
+        let task = Task::from_raw(raw, path.to_path_buf())?;
+        if task.id != id {
+            return Err(format!(
+                "its 'id' is {}, not {id} as its file name says",
+                crate::store::paths::quote(&task.id)
+            ));
+        }
+        Ok(task)
+    }
+
     /// Whether `metadata._internal` is truthy (Claude Code hides such tasks).
     pub fn is_internal(&self) -> bool {
         match self.metadata.as_ref().and_then(|m| m.get("_internal")) {
@@ -177,30 +199,61 @@ impl Board {
     ///
     /// # Errors
     /// When the folder cannot be listed.
-    pub fn load(dir: &Path) -> Result<Board> {
-        let entries = match fs::read_dir(dir) {
-            Ok(e) => e,
+    pub fn load(dir: &Loc) -> Result<Board> {
+        let handle = match dir.open_dir() {
+            Ok(d) => d,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Board::default()),
             Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
         };
+        let names = handle
+            .names()
+            .with_context(|| format!("could not list {}", dir.display()))?;
         let mut board = Board::default();
-        for entry in entries {
-            let path = entry?.path();
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        for name in names {
+            let Some(name) = name.to_str() else {
                 continue;
             };
-            if name.starts_with('.') || !name.ends_with(".json") || !path.is_file() {
+            if name.starts_with('.') || !name.ends_with(".json") {
                 continue;
+            }
+            let path = dir.join(name);
+            let Some(id) = name.strip_suffix(".json").filter(|id| is_id(id)) else {
+                board.skipped.push(Skipped {
+                    path: path.to_path_buf(),
+                    reason: "its name is not <number>.json, so it is not a task file".into(),
+                });
+                continue;
+            };
+            match handle.stat(name) {
+                Ok(Some(i)) if i.kind == Kind::File => {}
+                // A task deleted while we listed is simply gone.
+                Ok(None) => continue,
+                Ok(Some(i)) => {
+                    board.skipped.push(Skipped {
+                        path: path.to_path_buf(),
+                        reason: format!("it is {}, not a regular file", i.kind.describe()),
+                    });
+                    continue;
+                }
+                Err(e) => {
+                    board.skipped.push(Skipped {
+                        path: path.to_path_buf(),
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
             }
             let parsed = store::read_unlocked(&path, |b| store::parse_object(b, &path))
                 .map_err(|e| format!("{e:#}"))
                 .and_then(|raw| raw.ok_or_else(|| "it disappeared".to_string()))
-                .and_then(|raw| Task::from_raw(raw, path.clone()));
+                .and_then(|raw| Task::from_file(raw, &path, id));
             match parsed {
                 Ok(task) => board.tasks.push(task),
-                // A task deleted while we listed is simply gone.
                 Err(reason) if reason == "it disappeared" => {}
-                Err(reason) => board.skipped.push(Skipped { path, reason }),
+                Err(reason) => board.skipped.push(Skipped {
+                    path: path.to_path_buf(),
+                    reason,
+                }),
             }
         }
         board.tasks.sort_by(|a, b| id_order(&a.id, &b.id));
@@ -266,15 +319,22 @@ fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-fn task_path(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!("{id}.json"))
+/// `<dir>/<id>.json`; `id` must be a task id ([`is_id`]), which keeps it one plain name.
+fn task_path(dir: &Loc, id: &str) -> Result<Loc> {
+    if !is_id(id) {
+        return Err(usage(format!(
+            "invalid task id {}: task ids are numbers like 3",
+            crate::store::paths::quote(id)
+        )));
+    }
+    Ok(dir.join(format!("{id}.json")))
 }
 
-fn load_one(dir: &Path, id: &str) -> Result<Task> {
-    let path = task_path(dir, id);
+fn load_one(dir: &Loc, id: &str) -> Result<Task> {
+    let path = task_path(dir, id)?;
     let raw = store::read_unlocked(&path, |b| store::parse_object(b, &path))?
         .ok_or_else(|| anyhow::anyhow!("no task #{id} in {}", dir.display()))?;
-    Task::from_raw(raw, path.clone()).map_err(|why| {
+    Task::from_file(raw, &path, id).map_err(|why| {
         anyhow::anyhow!(
             "{} is not a valid task: {why} (left unchanged)",
             path.display()
@@ -303,26 +363,20 @@ pub struct NewTask {
 ///
 /// # Errors
 /// An unknown blocker (nothing is created), lock timeout, I/O.
-pub fn create(dir: &Path, new: &NewTask, opts: &LockOptions) -> Result<Task> {
+pub fn create(dir: &Loc, new: &NewTask, opts: &LockOptions) -> Result<Task> {
     if new.subject.trim().is_empty() {
         return Err(usage("the task subject is empty"));
     }
     for b in &new.blocked_by {
         load_one(dir, b).with_context(|| format!("could not add a task blocked by #{b}"))?;
     }
-    fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let anchor = dir.join(".lock");
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&anchor)
-    {
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e).with_context(|| format!("could not create {}", anchor.display())),
-    }
-    let guard = lock::acquire(&anchor, opts)?;
-    let id = next_id(dir)?.to_string();
+    let handle = dir
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", dir.display()))?;
+    // Checked before the list lock is taken, so a FIFO there never holds it.
+    check_list_files(&handle)?;
+    let guard = list_lock(&handle, opts)?;
+    let id = next_id(&handle)?.to_string();
     let mut raw = Map::new();
     raw.insert("id".into(), id.clone().into());
     raw.insert("subject".into(), new.subject.clone().into());
@@ -343,10 +397,10 @@ pub fn create(dir: &Path, new: &NewTask, opts: &LockOptions) -> Result<Task> {
     raw.insert("blocks".into(), Value::Array(Vec::new()));
     let blocked_by = new.blocked_by.iter().cloned().map(Value::String).collect();
     raw.insert("blockedBy".into(), Value::Array(blocked_by));
-    let path = task_path(dir, &id);
+    task_path(dir, &id)?;
     let bytes = store::render(&raw);
     guard.verify()?;
-    store::atomic_write(&path, bytes.as_bytes())?;
+    store::atomic_write_in(&handle, &format!("{id}.json"), bytes.as_bytes())?;
     guard.release()?;
     for b in &new.blocked_by {
         add_ref(dir, b, "blocks", &id, opts)?;
@@ -354,29 +408,91 @@ pub fn create(dir: &Path, new: &NewTask, opts: &LockOptions) -> Result<Task> {
     load_one(dir, &id)
 }
 
-/// `max(numeric *.json names, .highwatermark) + 1`.
-fn next_id(dir: &Path) -> Result<u64> {
-    let mut max = high_water_mark(dir);
-    for e in fs::read_dir(dir).with_context(|| format!("could not list {}", dir.display()))? {
-        let name = e?.file_name();
-        let n = name
-            .to_str()
-            .and_then(|n| n.strip_suffix(".json"))
-            .and_then(|n| n.parse().ok());
-        max = max.max(n.unwrap_or(0));
+/// The list's anchor file `.lock` (made empty when missing, as Claude Code does) and
+/// `.highwatermark` must be regular files when they exist; checked before the list lock.
+fn check_list_files(dir: &Dir) -> Result<()> {
+    for name in [".lock", HIGH_WATER_MARK] {
+        dir.expect_file(name)
+            .with_context(|| format!("could not use the task list {}", dir.path().display()))?;
     }
-    Ok(max + 1)
+    match dir.create_new(".lock", 0o666) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e)
+            .with_context(|| format!("could not create {}", dir.path().join(".lock").display())),
+    }
 }
 
-fn high_water_mark(dir: &Path) -> u64 {
-    fs::read_to_string(dir.join(".highwatermark"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0)
+/// The list lock: the lock directory of the anchor `.lock` (`.lock.lock`).
+fn list_lock(dir: &Dir, opts: &LockOptions) -> Result<lock::LockGuard> {
+    lock::acquire_in(dir, ".lock", opts)
+}
+
+const HIGH_WATER_MARK: &str = ".highwatermark";
+
+/// `max(numeric *.json names, .highwatermark) + 1`; an error, never a wrap, when that does not
+/// fit (a planted `.highwatermark` of 18446744073709551615 must not make ids start over).
+fn next_id(dir: &Dir) -> Result<u64> {
+    let mut max = high_water_mark(dir)?;
+    let names = dir
+        .names()
+        .with_context(|| format!("could not list {}", dir.path().display()))?;
+    for name in names {
+        let Some(n) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+            continue;
+        };
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let n: u64 = n
+            .parse()
+            .map_err(|_| ids_exhausted(dir, &name.to_string_lossy()))?;
+        max = max.max(n);
+    }
+    let next = max
+        .checked_add(1)
+        .filter(|n| is_id(&n.to_string()))
+        .ok_or_else(|| ids_exhausted(dir, &max.to_string()))?;
+    Ok(next)
+}
+
+fn ids_exhausted(dir: &Dir, what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "no task id left in {}: the highest id in use ({}) leaves no next one (a planted \
+         .highwatermark or task file?); nothing was written",
+        dir.path().display(),
+        crate::store::paths::quote(what)
+    )
+}
+
+/// The id in `.highwatermark` (0 when missing, empty or not a number, as Claude Code's
+/// `parseInt` or 0). A number too large for an id is an error. Read without blocking: only a
+/// regular file is read.
+fn high_water_mark(dir: &Dir) -> Result<u64> {
+    let path = dir.path().join(HIGH_WATER_MARK);
+    let bytes = dir
+        .read(HIGH_WATER_MARK)
+        .with_context(|| format!("could not read {}", path.display()))?
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let digits: &str = {
+        let t = text.trim();
+        let end = t
+            .bytes()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(t.len());
+        &t[..end]
+    };
+    if digits.is_empty() {
+        return Ok(0);
+    }
+    digits
+        .parse()
+        .map_err(|_| ids_exhausted(dir, &format!(".highwatermark {digits}")))
 }
 
 /// Adds `id` to the id list `key` (`blocks` or `blockedBy`) of task `target`, under its lock.
-fn add_ref(dir: &Path, target: &str, key: &str, id: &str, opts: &LockOptions) -> Result<()> {
+fn add_ref(dir: &Loc, target: &str, key: &str, id: &str, opts: &LockOptions) -> Result<()> {
     modify(dir, target, opts, |raw| {
         let list = raw.entry(key).or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(items) = list else {
@@ -394,13 +510,13 @@ fn add_ref(dir: &Path, target: &str, key: &str, id: &str, opts: &LockOptions) ->
 /// The locked read-merge-write of one task (`<id>.json.lock`); `change` returns whether it
 /// changed anything. Returns the task before and after.
 fn modify(
-    dir: &Path,
+    dir: &Loc,
     id: &str,
     opts: &LockOptions,
     change: impl FnOnce(&mut Entry) -> Result<bool>,
 ) -> Result<(Task, Task)> {
-    let path = task_path(dir, id);
-    if !path.is_file() {
+    let path = task_path(dir, id)?;
+    if !path.stat()?.is_some_and(|i| i.kind == Kind::File) {
         bail!("no task #{id} in {}", dir.display());
     }
     store::rewrite(
@@ -408,14 +524,14 @@ fn modify(
         opts,
         |b| store::parse_object(b, &path),
         |raw| {
-            let before = Task::from_raw(raw.clone(), path.clone()).map_err(|why| {
+            let before = Task::from_file(raw.clone(), &path, id).map_err(|why| {
                 anyhow::anyhow!(
                     "{} is not a valid task: {why} (left unchanged)",
                     path.display()
                 )
             })?;
             let changed = change(raw)?;
-            let after = Task::from_raw(raw.clone(), path.clone()).map_err(anyhow::Error::msg)?;
+            let after = Task::from_file(raw.clone(), &path, id).map_err(anyhow::Error::msg)?;
             Ok((changed, (before, after)))
         },
     )
@@ -441,7 +557,7 @@ pub struct Patch {
 ///
 /// # Errors
 /// An unknown task or status, an invalid task file (left unchanged), lock timeout, I/O.
-pub fn update(dir: &Path, id: &str, patch: &Patch, opts: &LockOptions) -> Result<(Task, Task)> {
+pub fn update(dir: &Loc, id: &str, patch: &Patch, opts: &LockOptions) -> Result<(Task, Task)> {
     if let Some(s) = &patch.status
         && !STATUSES.contains(&s.as_str())
     {
@@ -479,7 +595,7 @@ pub fn update(dir: &Path, id: &str, patch: &Patch, opts: &LockOptions) -> Result
 ///
 /// # Errors
 /// Either task unknown, a task blocking itself, lock timeout, I/O.
-pub fn link(dir: &Path, blocker: &str, blocked: &str, opts: &LockOptions) -> Result<()> {
+pub fn link(dir: &Loc, blocker: &str, blocked: &str, opts: &LockOptions) -> Result<()> {
     if blocker == blocked {
         return Err(usage(format!("task #{blocker} cannot block itself")));
     }
@@ -545,7 +661,7 @@ impl std::error::Error for ClaimRefused {}
 ///
 /// # Errors
 /// [`ClaimRefused`], an unknown task, lock timeout, I/O.
-pub fn claim(dir: &Path, id: &str, who: &str, opts: &LockOptions) -> Result<Task> {
+pub fn claim(dir: &Loc, id: &str, who: &str, opts: &LockOptions) -> Result<Task> {
     let (_, after) = modify(dir, id, opts, |raw| {
         let task = Task::from_raw(raw.clone(), PathBuf::new()).map_err(anyhow::Error::msg)?;
         let refusal = match &task.owner {
@@ -573,38 +689,52 @@ pub fn claim(dir: &Path, id: &str, who: &str, opts: &LockOptions) -> Result<Task
     Ok(after)
 }
 
+/// What a delete did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// The tasks whose `blocks` or `blockedBy` no longer name the deleted one.
+    pub changed: Vec<String>,
+    /// The tasks that still name it, and why they could not be changed (the task itself is
+    /// deleted: such a reference names a task that no longer exists, which blocks nothing).
+    pub not_changed: Vec<(String, String)>,
+}
+
 /// Deletes task `id` as Claude Code does: under the list lock raise `.highwatermark` to the id
 /// (so it is never reused) and remove the file; then remove the id from every other task's
-/// `blocks` and `blockedBy`, each under its own lock. Returns the ids of the tasks changed.
+/// `blocks` and `blockedBy`, each under its own lock. A task that cannot be changed then is
+/// reported in [`Removed::not_changed`], not as an error: the delete has happened.
 ///
 /// # Errors
-/// An unknown task, lock timeout, I/O.
-pub fn delete(dir: &Path, id: &str, opts: &LockOptions) -> Result<Vec<String>> {
+/// An unknown task, lock timeout, I/O (before the file is removed).
+pub fn delete(dir: &Loc, id: &str, opts: &LockOptions) -> Result<Removed> {
     load_one(dir, id)?;
-    let anchor = dir.join(".lock");
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&anchor)
-    {
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e).with_context(|| format!("could not create {}", anchor.display())),
-    }
-    let guard = lock::acquire(&anchor, opts)?;
+    let handle = dir
+        .open_dir()
+        .with_context(|| format!("could not open {}", dir.display()))?;
+    check_list_files(&handle)?;
+    let guard = list_lock(&handle, opts)?;
     let n: u64 = id.parse().unwrap_or(0);
-    if n > high_water_mark(dir) {
-        store::atomic_write(&dir.join(".highwatermark"), n.to_string().as_bytes())?;
+    if n > high_water_mark(&handle)? {
+        store::atomic_write_in(&handle, HIGH_WATER_MARK, n.to_string().as_bytes())?;
     }
-    let path = task_path(dir, id);
-    fs::remove_file(&path).with_context(|| format!("could not remove {}", path.display()))?;
+    let name = format!("{id}.json");
+    handle
+        .unlink(&name)
+        .with_context(|| format!("could not remove {}", dir.join(&name).display()))?;
     guard.release()?;
-    let mut changed = Vec::new();
-    for other in Board::load(dir)?.tasks {
-        if !other.blocks.contains(&id.to_string()) && !other.blocked_by.contains(&id.to_string()) {
+    let mut removed = Removed::default();
+    let board = match Board::load(dir) {
+        Ok(b) => b,
+        Err(e) => {
+            removed.not_changed.push(("*".into(), format!("{e:#}")));
+            return Ok(removed);
+        }
+    };
+    for other in board.tasks {
+        if !other.blocks.iter().any(|b| b == id) && !other.blocked_by.iter().any(|b| b == id) {
             continue;
         }
-        modify(dir, &other.id, opts, |raw| {
+        let result = modify(dir, &other.id, opts, |raw| {
             let before = raw.clone();
             for key in ["blocks", "blockedBy"] {
                 if let Some(Value::Array(items)) = raw.get_mut(key) {
@@ -612,8 +742,11 @@ pub fn delete(dir: &Path, id: &str, opts: &LockOptions) -> Result<Vec<String>> {
                 }
             }
             Ok(*raw != before)
-        })?;
-        changed.push(other.id);
+        });
+        match result {
+            Ok(_) => removed.changed.push(other.id),
+            Err(e) => removed.not_changed.push((other.id, format!("{e:#}"))),
+        }
     }
-    Ok(changed)
+    Ok(removed)
 }

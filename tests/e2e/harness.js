@@ -8,7 +8,9 @@
 //   h.run(async () => { ...; return summary; });
 //
 // Common flags: --teamctl <exe> (required), --claude-bin <path>, --deadline <s>, --keep,
-// --verbose, --help. Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
+// --verbose, --help, --prepare (settle the start-up dialogs with `teamctl prepare --cwd <work>
+// --skip-permissions` on the empty config dir, instead of writing the keys into .claude.json and
+// settings.json here; a driver's own extra keys are still written first, and must survive). Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on
 // stderr), 2 usage error, 77 skipped (claude binary or tmux not installed).
 // The client: --claude-bin, else $CLAUDE_E2E_BIN, else $CLAUDE_BIN, else the npm binary;
 // $CLAUDE_E2E_VERSION is the version it is (default 2.1.332; scripts/compat.sh sets both).
@@ -32,7 +34,11 @@
 //               plus SHELL, USER, LOGNAME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS
 //   mockTeamctl false: the mock completes assigned tasks with TaskUpdate, not `teamctl tasks
 //               done` (MOCK_TEAMCTL unset)
+//   mockEnv     extra variables for the mock (or args => those): its usage knobs (MOCK_USAGE_START,
+//               MOCK_USAGE_DELTA, MOCK_BLOCKS, MOCK_SIDE_ZERO, …; see mock-api.js). MOCK_* variables
+//               of the driver's own environment reach the mock too.
 //   mockLogLine(entry)     how the diagnostics print one line of the mock's log (raw by default)
+//   onCleanup(st)          more to clean up first (tmux servers of the driver's own, …)
 
 const fs = require('fs');
 const os = require('os');
@@ -44,20 +50,21 @@ const HERE = __dirname;
 const CLAUDE_VERSION = process.env.CLAUDE_E2E_VERSION || '2.1.332';
 const DEFAULT_BIN = path.join(HERE, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
-const SYNOPSIS = '--teamctl <exe> [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]';
+const SYNOPSIS = '--teamctl <exe> [--prepare] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]';
 
 class Failure extends Error {}
 
 module.exports = function harness({
   name, team, argv, deadline = 90, session = team ? `teamctl-${team}` : null, synopsis = SYNOPSIS,
   teamctl: teamctlFlag = true, flags = {}, pollMs = 20, dirs = [], claudeJson = {}, settings = {},
-  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null,
+  env: makeEnv = null, ownTmux = false, mockTeamctl = true, mockLogLine = null, mockEnv = {},
+  onCleanup = null,
 }) {
   const usage = (msg) => {
     process.stderr.write(`${name}: ${msg}\nusage: node ${name}.js ${synopsis}\n`);
     process.exit(2);
   };
-  const args = { keep: false, verbose: false, deadline, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
+  const args = { keep: false, verbose: false, prepare: false, deadline, claudeBin: process.env.CLAUDE_E2E_BIN || process.env.CLAUDE_BIN || DEFAULT_BIN };
   if (teamctlFlag) flags = { '--teamctl': { key: 'teamctl', required: true, path: true }, ...flags };
   for (const f of Object.values(flags)) args[f.key] = f.value;
   for (let i = 0; i < argv.length; i++) {
@@ -66,6 +73,7 @@ module.exports = function harness({
       case '--claude-bin': args.claudeBin = path.resolve(need()); break;
       case '--deadline': args.deadline = Number(need()); break;
       case '--keep': args.keep = true; break;
+      case '--prepare': if (!teamctlFlag) usage('--prepare needs a driver that runs teamctl'); args.prepare = true; break;
       case '--verbose': case '-v': args.verbose = true; break;
       case '--help': case '-h': usage('help'); break;
       default: {
@@ -120,13 +128,16 @@ module.exports = function harness({
     }
   }
 
-  // Runs `exe argv` with the test environment; resolves {code, stdout, stderr, ms}.
-  function exec(exe, argv2, extraEnv = {}) {
+  // Runs `exe argv` with the test environment; resolves {code, stdout, stderr, ms} (code: the
+  // exit code, or 128 + the number of the signal that ended it). `onSpawn(child)` gets the
+  // process (to signal it).
+  function exec(exe, argv2, extraEnv = {}, { onSpawn = null } = {}) {
     return new Promise((resolve) => {
       const t = now();
       const p = spawn(exe, argv2, {
         env: { ...st.env, ...extraEnv }, cwd: st.work, stdio: ['ignore', 'pipe', 'pipe'],
       });
+      if (onSpawn) onSpawn(p);
       let out = '';
       let err = '';
       p.stdout.on('data', (d) => { out += d; });
@@ -141,7 +152,7 @@ module.exports = function harness({
       });
     });
   }
-  const teamctl = (argv2, extraEnv = {}) => exec(args.teamctl, ['--claude-dir', st.cfg, ...argv2], extraEnv);
+  const teamctl = (argv2, extraEnv = {}, opts = {}) => exec(args.teamctl, ['--claude-dir', st.cfg, ...argv2], extraEnv, opts);
   const lastJson = (s) => JSON.parse(s.trim().split('\n').pop());
   const tmuxArgs = ownTmux ? ['-L', st.sock, '-f', '/dev/null'] : [];
   const tmux = (...a) => spawnSync('tmux', [...tmuxArgs, ...a], { env: st.env || process.env, encoding: 'utf8', timeout: 10000 });
@@ -193,6 +204,9 @@ module.exports = function harness({
   function cleanup() {
     if (cleanedUp) return;
     cleanedUp = true;
+    if (onCleanup) {
+      try { onCleanup(st); } catch (e) { process.stderr.write(`${name}: cleanup: ${e.message}\n`); }
+    }
     if (st.env) {
       // The panes' processes get SIGHUP; make sure they are gone before the temp root is.
       const pids = panes().map((p) => p.pid);
@@ -272,19 +286,24 @@ module.exports = function harness({
     for (const d of dirs) st[d] = path.join(st.root, d);
     for (const d of [st.home, st.cfg, st.work, st.tmp, st.tmuxDir, ...dirs.map((d) => st[d])]) fs.mkdirSync(d, { recursive: true });
     st.mockLog = path.join(st.root, 'mock.log');
-    writeJson(path.join(st.cfg, '.claude.json'), {
-      hasCompletedOnboarding: true,
-      lastOnboardingVersion: CLAUDE_VERSION,
-      theme: 'dark',
-      bypassPermissionsModeAccepted: true,
-      customApiKeyResponses: { approved: [API_KEY.trim().slice(-20)], rejected: [] },
-      projects: { [st.work]: { hasTrustDialogAccepted: true } },
-      ...(typeof claudeJson === 'function' ? claudeJson(args) : claudeJson),
-    });
-    writeJson(path.join(st.cfg, 'settings.json'), {
-      skipDangerousModePermissionPrompt: true,
-      ...(typeof settings === 'function' ? settings(args) : settings),
-    });
+    const extraJson = typeof claudeJson === 'function' ? claudeJson(args) : claudeJson;
+    const extraSettings = typeof settings === 'function' ? settings(args) : settings;
+    if (args.prepare) {
+      // Only the driver's own keys: `teamctl prepare` writes the rest (see prepareConfig).
+      if (Object.keys(extraJson).length) writeJson(path.join(st.cfg, '.claude.json'), extraJson);
+      if (Object.keys(extraSettings).length) writeJson(path.join(st.cfg, 'settings.json'), extraSettings);
+    } else {
+      writeJson(path.join(st.cfg, '.claude.json'), {
+        hasCompletedOnboarding: true,
+        lastOnboardingVersion: CLAUDE_VERSION,
+        theme: 'dark',
+        bypassPermissionsModeAccepted: true,
+        customApiKeyResponses: { approved: [API_KEY.trim().slice(-20)], rejected: [] },
+        projects: { [st.work]: { hasTrustDialogAccepted: true } },
+        ...extraJson,
+      });
+      writeJson(path.join(st.cfg, 'settings.json'), { skipDangerousModePermissionPrompt: true, ...extraSettings });
+    }
     trace(`temp root ${st.root}`);
   }
 
@@ -292,7 +311,8 @@ module.exports = function harness({
     return new Promise((resolve, reject) => {
       const env = { PATH: process.env.PATH, MOCK_LOG: st.mockLog };
       if (mockTeamctl) env.MOCK_TEAMCTL = args.teamctl;
-      if (process.env.MOCK_SEND_RETRIES !== undefined) env.MOCK_SEND_RETRIES = process.env.MOCK_SEND_RETRIES;
+      for (const [k, v] of Object.entries(process.env)) if (k.startsWith('MOCK_') && k !== 'MOCK_LOG') env[k] = v;
+      Object.assign(env, typeof mockEnv === 'function' ? mockEnv(args) : mockEnv);
       st.mock = spawn(process.execPath, [path.join(HERE, 'mock-api.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let buf = '';
       const timer = setTimeout(() => reject(new Failure('mock did not print its port within 10 s')), 10000);
@@ -309,6 +329,32 @@ module.exports = function harness({
         }
       });
     });
+  }
+
+  const extraKeys = () => ({
+    claudeJson: typeof claudeJson === 'function' ? claudeJson(args) : claudeJson,
+    settings: typeof settings === 'function' ? settings(args) : settings,
+  });
+
+  // --prepare: `teamctl prepare` settles every start-up dialog (onboarding, the API key, trust of
+  // the work dir, the bypass prompt) in the config dir, keeping the driver's own keys; a second
+  // run must change nothing. Returns what it reported.
+  async function prepareConfig(extra) {
+    const r = await teamctl(['--json', 'prepare', '--cwd', st.work, '--skip-permissions']);
+    check(r.code === 0, `teamctl prepare exited ${r.code}: ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    const dialogs = out.changes.map((c) => c.dialog).sort().join(',');
+    check(dialogs === 'api_key,bypass,onboarding,trust', `prepare changed ${dialogs}`);
+    const cj = readJson(path.join(st.cfg, '.claude.json'));
+    const se = readJson(path.join(st.cfg, 'settings.json'));
+    for (const [k, v] of Object.entries(extra.claudeJson)) check(JSON.stringify(cj[k]) === JSON.stringify(v), `prepare lost .claude.json ${k}`);
+    for (const [k, v] of Object.entries(extra.settings)) check(JSON.stringify(se[k]) === JSON.stringify(v), `prepare lost settings.json ${k}`);
+    check(cj.customApiKeyResponses.approved.includes(API_KEY.trim().slice(-20)), 'prepare: key not approved');
+    check(cj.projects[st.work].hasTrustDialogAccepted === true, 'prepare: work dir not trusted');
+    const again = await teamctl(['--json', 'prepare', '--cwd', st.work, '--skip-permissions']);
+    check(again.code === 0 && JSON.parse(again.stdout).changed === false, `second prepare: ${again.stdout}`);
+    trace(`prepared: ${dialogs}`);
+    return { changes: out.changes.length, ms: r.ms };
   }
 
   // Sets up, runs `body`, prints its summary (exit 0) or the diagnostics (exit 1), cleans up.
@@ -352,10 +398,11 @@ module.exports = function harness({
         });
       }
       st.env = makeEnv ? makeEnv(env, st) : env;
+      if (args.prepare) st.prepared = await prepareConfig(extraKeys());
       return body();
     })().then((summary) => {
       clearTimeout(watchdog);
-      const line = { ok: true, ...summary };
+      const line = { ok: true, ...(st.prepared ? { prepared: st.prepared } : {}), ...summary };
       cleanup();
       if (!('total_ms' in line)) line.total_ms = now() - T0;
       process.stdout.write(JSON.stringify(line) + '\n');

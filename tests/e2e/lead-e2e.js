@@ -21,7 +21,15 @@
 //     any sender name: `observed.reply_from` records it);
 //  4. observations: the consumer (teamctl's message deleted, or kept with read: true), msgV on
 //     the client's own entries, whether the lead signs (`--lead-verify-key` on the teammate's
-//     command line, `lead_sig` on its entries), the format teamctl status reports.
+//     command line, `lead_sig` on its entries), the format teamctl status reports;
+//  5. the transcripts (the mock reports realistic usage, each response split over two entries,
+//     and zero usage for requests without tools: the title calls up to 2.1.210 that no
+//     transcript records): `send worker "Exec: sleep 3"` and `status --json` must show the
+//     worker's Bash call as its activity while it runs; the costs `status` computes are kept;
+//     the lead is ended (SIGTERM) and, with the team's config.json put back, `status` must
+//     agree with Claude Code's own record: the sessions' `cost-state` (2.1.322+: exact, and
+//     reported as cost_source claude_code) or `.claude.json` `lastCost` of the lead's session
+//     (older versions: lead + in-process teammate, 1e-9).
 //
 // The temp root, mock, diagnostics and cleanup are harness.js's; the lead's tmux server is the
 // driver's own (`tmux -L`), started with the lead's environment.
@@ -49,9 +57,20 @@ const h = require('./harness')({
   // teamctl's).
   ownTmux: true,
   mockTeamctl: false,
+  mockEnv: {
+    MOCK_USAGE_START: JSON.stringify({
+      input_tokens: '$n+1000',
+      cache_read_input_tokens: 30000,
+      cache_creation_input_tokens: 20000,
+      cache_creation: { ephemeral_1h_input_tokens: 5000, ephemeral_5m_input_tokens: 15000 },
+    }),
+    MOCK_USAGE_DELTA: '{"output_tokens":"$n+700"}',
+    MOCK_BLOCKS: 'text',
+    MOCK_SIDE_ZERO: '1',
+  },
 });
 
-const { args, st, T0, now, hex, trace, fail, check, waitFor, teamctl, lastJson, readJson, shq, tmux, panes, capture, clientVersion, mockLines } = h;
+const { args, st, T0, now, sleep, hex, trace, fail, check, waitFor, teamctl, lastJson, readJson, shq, tmux, panes, capture, clientVersion, mockLines } = h;
 
 // The command lines of `pid` and its descendants (Linux /proc).
 function commandLines(pid) {
@@ -68,6 +87,8 @@ function commandLines(pid) {
       } catch (_) { /* gone */ }
     }
   }
+  if (out.record) check(out.cost_match, `status disagrees with Claude Code's ${out.record}: ${JSON.stringify(out)} (see the trace)`);
+  if (out.tokens_match === false) fail(`status tokens disagree with Claude Code's cost-state: ${JSON.stringify(after.totals)}`);
   return out;
 }
 
@@ -161,7 +182,10 @@ h.run(async () => {
     return mockLines().some((l) => (l.lastText || '').includes('You are worker'));
   });
 
-  // 3. teamctl finds the team and joins it; the worker answers ops.
+  // 3. teamctl finds the team and joins it; the worker answers ops. The worker's first turn over
+  // first: up to 2.1.159 a message landing while the client marks its inbox read can be marked
+  // read unseen (the consumer race below), and the turn's end is where that is likeliest.
+  await quiet(1500);
   const s0 = await teamctl(['--team', team.name, '--json', 'status']);
   check(s0.code === 0, `status exited ${s0.code}: ${s0.stderr}`);
   const st0 = lastJson(s0.stdout);
@@ -204,6 +228,7 @@ h.run(async () => {
     lead_sig: leadSigSeen || Boolean(workerPane && /--lead-verify-key/.test(workerPane.cmd)),
     status_format: lastJson(s1.stdout).team.format,
   };
+  observed.transcripts = await transcripts(team.name);
   return {
     claude: version,
     mode: args.mode,
@@ -217,3 +242,109 @@ h.run(async () => {
     total_ms: now() - T0,
   };
 });
+
+// The last cost-state of a transcript, or null.
+function costState(file) {
+  let last = null;
+  try {
+    for (const l of fs.readFileSync(file, 'utf8').split('\n')) if (l.startsWith('{"type":"cost-state"')) last = JSON.parse(l);
+  } catch (_) { /* none */ }
+  return last;
+}
+
+async function statusOf(team) {
+  const r = await teamctl(['--team', team, '--json', 'status']);
+  check(r.code === 0, `status exited ${r.code}: ${r.stderr}`);
+  const v = lastJson(r.stdout);
+  v.member = (n) => v.members.find((m) => m.name === n);
+  return v;
+}
+
+// The team's turns over for now: nothing unread in the lead's inbox (a teammate's
+// idle_notification makes the lead take a turn, up to a second after it lands) and no request
+// to the mock for `ms`.
+async function quiet(ms) {
+  await waitFor('the team to be quiet', 30000, () => {
+    const l = mockLines();
+    const t = findTeam();
+    const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
+    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true);
+    return !unread && now() - (l.length ? Date.parse(l[l.length - 1].t) : 0) > ms;
+  });
+}
+
+// Step 5: activity while a tool runs, and cost against Claude Code's own record.
+async function transcripts(team) {
+  const out = { activity: null, record: null, cost_match: false, tokens_match: null, ended_source: null };
+  await quiet(1500);
+  const send = await teamctl(['--team', team, '--json', 'send', '--join', '--from', 'ops', 'worker', 'Exec: sleep 3']);
+  check(send.code === 0, `send exited ${send.code}: ${send.stderr}`);
+  // While the command runs (the mock has answered with Bash, no later request of the worker yet).
+  const act = await waitFor('status to show the worker\'s Bash call', 15000, async () => {
+    const w = (await statusOf(team)).member('worker');
+    return w.activity && w.activity.kind === 'tool_use' && w.activity.tool === 'Bash' && w.activity.summary === 'sleep 3' ? w.activity : null;
+  });
+  out.activity = `${act.kind} ${act.tool}`;
+  await waitFor('the worker\'s turn after the command', 20000, () => mockLines().some((l) => (l.toolResults || []).length && l.reply && l.reply.text === 'done' && l.n > 0));
+  // The snapshot again until no request reached the mock since it (under load a lead's turn on
+  // its teammate's idle_notification can come seconds later).
+  let before;
+  for (let tries = 0; ; tries += 1) {
+    await quiet(2000);
+    const n0 = mockLines().length;
+    before = await statusOf(team);
+    await sleep(1500);
+    if (mockLines().length === n0) break;
+    check(tries < 5, 'the team never stayed quiet for the snapshot');
+  }
+  const lead0 = before.member('team-lead');
+  const worker0 = before.member('worker');
+  check(lead0.tokens && worker0.tokens, `no transcripts found: ${JSON.stringify(before.members)}`);
+  check(lead0.cost_source === 'computed' || lead0.cost_usd === null, `lead cost_source while running: ${lead0.cost_source}`);
+  const computedLead = lead0.cost_usd;
+  const computedWorker = worker0.cost_usd;
+  const leadFile = lead0.transcripts[0];
+  const workerFile = worker0.transcripts[0];
+  const config = fs.readFileSync(path.join(st.cfg, 'teams', team, 'config.json'));
+  const leadSession = JSON.parse(config).leadSessionId;
+  process.kill(st.leadPid, 'SIGTERM');
+  await waitFor('the lead to exit', 20000, () => { const p = panes().find((x) => x.id === st.leadPane); return !p || p.dead; });
+  await waitFor('the lead to remove its team', 10000, () => !fs.existsSync(path.join(st.cfg, 'teams', team)));
+  await sleep(500); // a SIGHUPed pane teammate may still be writing its record
+  fs.mkdirSync(path.join(st.cfg, 'teams', team, 'inboxes'), { recursive: true });
+  fs.writeFileSync(path.join(st.cfg, 'teams', team, 'config.json'), config);
+  const after = await statusOf(team);
+  const lead = after.member('team-lead');
+  out.ended_source = lead.cost_source;
+  const leadCs = costState(leadFile);
+  const eps = 1e-9;
+  if (leadCs) {
+    out.record = 'cost-state';
+    const workerCs = args.mode === 'tmux' ? costState(workerFile) : null;
+    const total = leadCs.totalCostUSD + (workerCs ? workerCs.totalCostUSD : 0);
+    const computed = computedLead + computedWorker;
+    out.cost_match = after.totals.cost_usd === total && Math.abs(computed - total) < eps && lead.cost_source === 'claude_code';
+    let tokens = 0;
+    for (const cs of [leadCs, workerCs].filter(Boolean)) for (const m of Object.values(cs.modelUsage)) tokens += m.inputTokens + m.outputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens;
+    const t = after.totals.tokens;
+    out.tokens_match = t.input + t.output + t.cache_read + t.cache_creation === tokens;
+    trace(`cost-state: lead ${leadCs.totalCostUSD} worker ${workerCs && workerCs.totalCostUSD}; status ${after.totals.cost_usd}; computed ${computed}`);
+  } else {
+    const p = (readJson(path.join(st.cfg, '.claude.json')) || {}).projects || {};
+    const rec = p[st.work] || {};
+    // One slot per cwd: the session that exited last (the lead, or its pane teammate).
+    const workerSession = path.basename(workerFile, '.jsonl');
+    const whose = rec.lastSessionId === leadSession ? 'lead' : rec.lastSessionId === workerSession && args.mode === 'tmux' ? 'worker' : null;
+    trace(`.claude.json lastSessionId ${rec.lastSessionId} (lead ${leadSession}, worker ${workerSession}), lastCost ${rec.lastCost}`);
+    if (whose && typeof rec.lastCost === 'number') {
+      out.record = `lastCost (${whose})`;
+      // The lead's record covers its in-process teammate, not a pane one.
+      const computed = whose === 'worker' ? computedWorker : args.mode === 'tmux' ? computedLead : computedLead + computedWorker;
+      out.cost_match = Math.abs(computed - rec.lastCost) < eps;
+      trace(`lastCost ${rec.lastCost}, computed ${computed}`);
+    }
+  }
+  if (out.record) check(out.cost_match, `status disagrees with Claude Code's ${out.record}: ${JSON.stringify(out)} (see the trace)`);
+  if (out.tokens_match === false) fail(`status tokens disagree with Claude Code's cost-state: ${JSON.stringify(after.totals)}`);
+  return out;
+}

@@ -47,8 +47,20 @@
 //       any <teammate-message> with `REPORT <tok>` in the conversation -> text
 //       "FINAL ANSWER: the team reported <tok>" (every later lead turn ends with it)
 //     * text `Hang: <ms>` -> text "ok" after <ms> ms (a lead whose turn does not end)
+//     * `Subagent: <tok>` in a <teammate-message> -> ONE tool_use Agent without a name (a plain
+//       subagent, not a teammate); the subagent's own prompt gets the default "ok"
 //     * else                     -> text "ok", end_turn
 //   anything else (HEAD/GET/other POST) -> 200 {}
+//
+// Usage and shape knobs (environment), for the transcript and cost tests:
+//   MOCK_USAGE_START  JSON merged into message_start's usage; a string "$n+K" becomes K plus the
+//                     request number, e.g. {"input_tokens":"$n+1000","cache_read_input_tokens":30000}
+//   MOCK_USAGE_DELTA  JSON used as message_delta's usage (default {"output_tokens":5})
+//   MOCK_BLOCKS       comma list of blocks sent before the real one: thinking, text (a response
+//                     the client then writes as several assistant entries)
+//   MOCK_MODEL        the model message_start reports (default: the requested one)
+//   MOCK_SIDE_ZERO    a request without tools (session-title generation, 2.1.112-2.1.210)
+//                     reports zero usage, so a client's own figure is what its transcripts hold
 //
 // Each request is logged as one JSON line to $MOCK_LOG (appended) or stderr.
 
@@ -251,6 +263,15 @@ function decide(body) {
       why: `task_assignment ${assigned[1]}`,
     };
   }
+  // `Subagent: <tok>`: a plain subagent (an Agent call without a teammate name).
+  const subm = last.role === 'user' ? messageTexts(last).join('\n').match(/<teammate-message[^>]*>\s*Subagent: ([A-Za-z0-9_-]+)/) : null;
+  if (subm) {
+    const t = tool('Agent') || tool('Task');
+    const props = (t && t.input_schema && t.input_schema.properties) || {};
+    const input = { description: `sub ${subm[1]}`, prompt: `plain subagent ${subm[1]}` };
+    if (props.subagent_type) input.subagent_type = 'general-purpose';
+    return { kind: 'tool_use', name: t ? t.name : 'Agent', input, why: `plain subagent ${subm[1]}` };
+  }
   // Lead mode (teamctl run).
   const lastText = last.role === 'user' ? messageTexts(last).join('\n') : '';
   const spawnM = lastText.match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/);
@@ -325,30 +346,54 @@ function sse(events) {
   return events.map(([type, data]) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`).join('');
 }
 
-function reply(model, d) {
+// A usage knob's JSON with "$n+K" strings replaced by K + n.
+function knob(name, n) {
+  if (!process.env[name]) return null;
+  return JSON.parse(process.env[name].replace(/"\$n\+(\d+)"/g, (_, b) => String(Number(b) + n)));
+}
+
+// `n`: the request number; `side`: a request without tools (title generation).
+function reply(model, d, n = 0, side = false) {
   const id = `msg_mock_${crypto.randomBytes(12).toString('hex')}`;
-  const usage = { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const zero = side && process.env.MOCK_SIDE_ZERO;
+  const usage = zero
+    ? { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+    : { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...(knob('MOCK_USAGE_START', n) || {}) };
   const events = [['message_start', {
     message: {
-      id, type: 'message', role: 'assistant', model: model || 'claude-opus-5-5', content: [],
+      id, type: 'message', role: 'assistant', model: process.env.MOCK_MODEL || model || 'claude-opus-5-5', content: [],
       stop_reason: null, stop_sequence: null, usage,
     },
   }]];
+  let index = 0;
+  for (const b of (process.env.MOCK_BLOCKS || '').split(',').filter(Boolean)) {
+    if (b === 'thinking') {
+      events.push(['content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }]);
+      events.push(['content_block_delta', { index, delta: { type: 'thinking_delta', thinking: `Thinking about request ${n}.` } }]);
+      events.push(['content_block_delta', { index, delta: { type: 'signature_delta', signature: 'c2lnbmF0dXJl' } }]);
+    } else {
+      events.push(['content_block_start', { index, content_block: { type: 'text', text: '' } }]);
+      events.push(['content_block_delta', { index, delta: { type: 'text_delta', text: `Preamble text of request ${n}.` } }]);
+    }
+    events.push(['content_block_stop', { index }]);
+    index += 1;
+  }
   let stop;
   if (d.kind === 'tool_use') {
     events.push(['content_block_start', {
-      index: 0,
+      index,
       content_block: { type: 'tool_use', id: `toolu_mock_${crypto.randomBytes(12).toString('hex')}`, name: d.name, input: {} },
     }]);
-    events.push(['content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(d.input) } }]);
+    events.push(['content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(d.input) } }]);
     stop = 'tool_use';
   } else {
-    events.push(['content_block_start', { index: 0, content_block: { type: 'text', text: '' } }]);
-    events.push(['content_block_delta', { index: 0, delta: { type: 'text_delta', text: d.text } }]);
+    events.push(['content_block_start', { index, content_block: { type: 'text', text: '' } }]);
+    events.push(['content_block_delta', { index, delta: { type: 'text_delta', text: d.text } }]);
     stop = 'end_turn';
   }
-  events.push(['content_block_stop', { index: 0 }]);
-  events.push(['message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }]);
+  events.push(['content_block_stop', { index }]);
+  const delta = zero ? { output_tokens: 0 } : (knob('MOCK_USAGE_DELTA', n) || { output_tokens: 5 });
+  events.push(['message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: delta }]);
   events.push(['message_stop', {}]);
   return sse(events);
 }
@@ -395,7 +440,8 @@ const server = http.createServer((req, res) => {
         reply: d.kind === 'tool_use' ? { tool: d.name, input: d.input } : { text: d.text }, why: d.why,
         ...(d.retry ? { retry: d.retry } : {}),
       });
-      const payload = Buffer.from(reply(body.model, d), 'utf8');
+      const side = !(Array.isArray(body.tools) && body.tools.length > 0);
+      const payload = Buffer.from(reply(body.model, d, n, side), 'utf8');
       if (body.stream === false) {
         // Not used by Claude Code, but answer sensibly.
         const content = d.kind === 'tool_use'

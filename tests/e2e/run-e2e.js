@@ -4,8 +4,10 @@
 // an interactive lead in a private tmux server (its own TMUX_TMPDIR); the lead talks to
 // mock-api.js on 127.0.0.1 in its lead mode.
 //
-//   node tests/e2e/run-e2e.js --teamctl <exe> [--scenario done|timeout|both] [--keep]
-//                             [--verbose] [--claude-bin <path>] [--deadline <seconds>]
+//   node tests/e2e/run-e2e.js --teamctl <exe>
+//                             [--scenario done|timeout|budget|all|first-turn|concurrent-prepare]
+//                             [--prepare] [--keep] [--verbose] [--claude-bin <path>]
+//                             [--deadline <seconds>]
 //
 // done: `teamctl --json run "Spawn: worker <tok>" --teammate-mode tmux --export <dir>`: the mock
 //   answers the lead's first turn with an Agent call spawning `worker` (a pane teammate), the
@@ -13,12 +15,25 @@
 //   …". run must end `done` (exit 0) with the team, the worker in it, that final text, and
 //   nothing left running: no tmux server/session, no process of that lead session, no team
 //   folder. The record (taken before the lead was told to stop) holds the team's config, the
-//   lead's transcript, the whole conversation and the final answer. With an OTLP/HTTP (JSON)
-//   receiver on 127.0.0.1 as OTEL_EXPORTER_OTLP_ENDPOINT, the run's trace (its span, the
-//   worker's span, its steps and the worker's message) and metrics arrive there.
+//   lead's and the worker's transcripts, the whole conversation, the final answer and the cost
+//   per member. With an OTLP/HTTP (JSON) receiver on 127.0.0.1 as OTEL_EXPORTER_OTLP_ENDPOINT,
+//   the run's trace (its span, the worker's span, its steps and the worker's message) and
+//   metrics arrive there.
 // timeout: `run "Hang: 120000" --timeout 6s --export <x>.tar.gz`: the lead's turn never ends;
 //   run must end `timeout` (exit 3) with the pane's last lines, clean up the same way, and still
 //   leave its record.
+// budget: `run "Spawn: worker <tok>" --max-cost 0.0003 --export <dir>`: each of the mock's
+//   responses costs $0.00014 (10 input and 5 output tokens of claude-opus-5-5), so the team
+//   crosses the cap on its third response, long before its work is done; run must end `budget`
+//   (exit 6) with the totals above the cap, clean up the same way, and leave its record (state
+//   budget, its cost above the cap).
+// first-turn: `run "Hang: 120000"`: the lead's first turn must reach the mock with no start-up
+//   dialog in the way (any version: no team is needed); then SIGTERM, and run cleans up (exit
+//   143). With --prepare (harness.js), `teamctl prepare` alone settled the dialogs.
+// concurrent-prepare: first-turn, while `teamctl prepare --cwd <a new folder>` runs again and
+//   again as the lead starts up and writes its own .claude.json (numStartups, its project, …):
+//   afterwards every folder prepare trusted is still trusted, and the client's own keys are
+//   there too (neither writer lost the other's change).
 //
 // The setup, mock, environment (plus TEAMCTL_DATA_DIR), diagnostics and cleanup are harness.js's.
 //
@@ -35,9 +50,9 @@ const h = require('./harness')({
   team: null,
   argv: process.argv.slice(2),
   deadline: 120,
-  synopsis: '--teamctl <exe> [--scenario done|timeout|both] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  synopsis: '--teamctl <exe> [--scenario done|timeout|budget|all|first-turn|concurrent-prepare] [--prepare] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
   flags: {
-    '--scenario': { key: 'scenario', value: 'both', check: (v) => (['done', 'timeout', 'both'].includes(v) ? null : `bad --scenario ${v}`) },
+    '--scenario': { key: 'scenario', value: 'all', check: (v) => (['done', 'timeout', 'budget', 'all', 'first-turn', 'concurrent-prepare'].includes(v) ? null : `bad --scenario ${v}`) },
   },
   dirs: ['data'],
   env: (env, st) => ({ ...env, TEAMCTL_DATA_DIR: st.data }),
@@ -45,7 +60,7 @@ const h = require('./harness')({
   mockLogLine: (j) => `${j.n} +${j.ms}ms ${j.ua} ${JSON.stringify(j.reply)} ${j.why}`,
 });
 
-const { args, st, CLAUDE_VERSION, T0, now, sleep, hex, check, teamctl, tmux } = h;
+const { args, st, CLAUDE_VERSION, T0, now, sleep, hex, check, fail, teamctl, tmux, waitFor, mockSaw } = h;
 
 // Processes whose command line names this lead session (the lead: --session-id, its pane
 // teammates: --parent-session-id).
@@ -194,10 +209,142 @@ async function scenarioTimeout() {
   return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms };
 }
 
+async function scenarioBudget() {
+  const r = await teamctl(['--json', 'run', `Spawn: worker TOK-${hex(4)}`, '--claude-bin', args.claudeBin,
+    '--dangerously-skip-permissions', '--teammate-mode', 'tmux', '--timeout', '60s', '--max-cost', '0.0003',
+    '--name', 'e2e-budget']);
+  const result = JSON.parse(r.stdout.trim());
+  check(r.code === 6, `run exited ${r.code}, not 6 (state ${result.state}: ${result.reason})`);
+  check(result.state === 'budget', `state ${result.state}`);
+  check(/^budget exceeded: \$[0-9.]+ of \$0\.0003, by /.test(result.reason), `reason ${result.reason}`);
+  check(result.totals && result.totals.cost_usd > 0.0003, `totals ${JSON.stringify(result.totals)}`);
+  check(/^error: budget exceeded: /m.test(r.stderr), `stderr ${r.stderr}`);
+  const states = jsonLines(r.stderr).filter((e) => e.type === 'progress').map((e) => e.state);
+  check(states[states.length - 1] === 'budget', `progress ${states.join(',')}`);
+  await assertClean(result, 'budget');
+  return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms, cost_usd: result.totals.cost_usd };
+}
+
+async function scenarioFirstTurn({ alongside = null } = {}) {
+  let child = null;
+  const pending = teamctl(['--json', 'run', 'Hang: 120000', '--claude-bin', args.claudeBin,
+    '--dangerously-skip-permissions', '--timeout', '120s', '--name', 'e2e-first-turn'], {},
+  { onSpawn: (p) => { child = p; } });
+  const t = now();
+  let finished = null;
+  pending.then((r) => { finished = r; });
+  // The lead's first turn reaches the mock, or run ends first (a dialog, an early exit).
+  const firstTurn = () => mockSaw('hang 120000 ms') || finished;
+  // Settled at once, so a failure beside is reported after the wait, not as an unhandled
+  // rejection that would skip the cleanup.
+  const beside = alongside ? alongside(firstTurn).then((v) => ({ v }), (e) => ({ e })) : null;
+  await waitFor("the lead's first turn at the mock", 90000, firstTurn);
+  const b = beside ? await beside : { v: null };
+  if (b.e) throw b.e;
+  const besideOut = b.v;
+  check(!finished, `run ended before the lead's first turn: exit ${finished && finished.code}: ${finished && finished.stdout}`);
+  const firstTurnMs = now() - t;
+  child.kill('SIGTERM');
+  const r = await pending;
+  const result = JSON.parse(r.stdout.trim());
+  check(r.code === 143, `run exited ${r.code} after SIGTERM, not 143 (state ${result.state}: ${result.reason})`);
+  check(result.dialog === null, `dialog ${result.dialog}`);
+  check(!/Enter to confirm|Esc to cancel/.test(result.reason || ''), `a dialog in the pane: ${result.reason}`);
+  check(result.claude.version === `${CLAUDE_VERSION} (Claude Code)`, `claude ${JSON.stringify(result.claude)}`);
+  await assertClean(result, 'first-turn');
+  return { first_turn_ms: firstTurnMs, wall_ms: r.ms, claude: result.claude.version, beside: besideOut };
+}
+
+// Prepares a new folder again and again until `done()`, while the lead starts up; then checks
+// that no write of either side was lost.
+async function scenarioConcurrentPrepare() {
+  const trusted = [];
+  let rewritten = 0;
+  const everKeys = new Set();
+  const snapshots = [];
+  let stopWatch = () => {};
+  const out = await scenarioFirstTurn({
+    alongside: async (done) => {
+      const codes = {};
+      // Every distinct content of .claude.json while both write: the keys the client wrote must
+      // all still be there at the end.
+      const file = path.join(st.cfg, '.claude.json');
+      let last = null;
+      const timer = setInterval(() => {
+        let t = null;
+        try { t = fs.readFileSync(file, 'utf8'); } catch (_) { /* gone */ }
+        if (t === last) return;
+        last = t;
+        try {
+          const v = JSON.parse(t);
+          for (const k of Object.keys(v)) everKeys.add(k);
+          snapshots.push({ ms: now() - T0, keys: Object.keys(v), projects: Object.keys(v.projects || {}).length });
+        } catch (_) { /* torn: not written so */ }
+      }, 2);
+      stopWatch = () => clearInterval(timer);
+      // Four prepares at a time (each waits for the file to settle before it checks its
+      // settings), so the lock is often held when the client wants it.
+      let next = 0;
+      const worker = async () => {
+        while (next < 400 && !done()) {
+          const dir = path.join(st.root, `extra-${next++}`);
+          fs.mkdirSync(dir);
+          const r = await teamctl(['--json', '--lock-timeout', '30s', 'prepare', '--cwd', dir]);
+          codes[r.code] = (codes[r.code] || 0) + 1;
+          check(r.code === 0, `prepare --cwd ${dir} exited ${r.code}: ${r.stderr}`);
+          // Written again: a write of the client that skipped the lock had dropped it.
+          if (JSON.parse(r.stdout).files[0].writes > 1) rewritten++;
+          trusted.push(dir);
+        }
+      };
+      await Promise.all([worker(), worker(), worker(), worker()]);
+      return codes;
+    },
+  });
+  stopWatch();
+  const cj = JSON.parse(fs.readFileSync(path.join(st.cfg, '.claude.json'), 'utf8'));
+  const lost = trusted.filter((d) => !(cj.projects && cj.projects[d] && cj.projects[d].hasTrustDialogAccepted === true));
+  check(lost.length === 0, `${lost.length} of ${trusted.length} folders prepare trusted were lost: ${lost.slice(0, 3)}`);
+  check(cj.projects[st.work] && cj.projects[st.work].hasTrustDialogAccepted === true, 'the work dir lost its trust');
+  check(cj.hasCompletedOnboarding === true, 'onboarding lost');
+  // The client's own writes: every key it ever put in the file is still there. (Its counters
+  // may be missing altogether: 2.1.332 skips a counter-only save when the lock is held.)
+  // fullscreenBootPending marks a boot in progress: the client removes it itself.
+  const transient = new Set(['fullscreenBootPending']);
+  const gone = [...everKeys].filter((k) => !(k in cj) && !transient.has(k));
+  if (gone.length) {
+    // Where each went: the snapshot that dropped it, and whether that write also added or
+    // dropped a project (prepare's writes add one; the client's own do not).
+    const where = gone.map((k) => {
+      const i = snapshots.findIndex((x, j) => j > 0 && snapshots[j - 1].keys.includes(k) && !x.keys.includes(k));
+      const a = snapshots[i - 1];
+      const b = snapshots[i];
+      return i < 0 ? `${k}: ?` : `${k}: dropped at +${b.ms} ms (${a.keys.length} -> ${b.keys.length} keys, projects ${a.projects} -> ${b.projects})`;
+    });
+    fail(`keys the client wrote were lost: ${where.join('; ')}`);
+  }
+  const backups = fs.existsSync(path.join(st.cfg, 'backups')) ? fs.readdirSync(path.join(st.cfg, 'backups')).length : 0;
+  return { ...out, prepares: trusted.length, client_keys: Object.keys(cj).length, keys_seen: everKeys.size, rewritten, backups };
+}
+
 h.run(async () => {
   const summary = {};
-  if (args.scenario !== 'timeout') summary.done = await scenarioDone();
-  if (args.scenario !== 'done') summary.timeout = await scenarioTimeout();
+  if (args.scenario === 'concurrent-prepare') {
+    summary.concurrent_prepare = await scenarioConcurrentPrepare();
+    summary.claude = summary.concurrent_prepare.claude;
+    summary.total_ms = now() - T0;
+    return summary;
+  }
+  if (args.scenario === 'first-turn') {
+    summary.first_turn = await scenarioFirstTurn();
+    summary.claude = summary.first_turn.claude;
+    summary.total_ms = now() - T0;
+    return summary;
+  }
+  const all = args.scenario === 'all';
+  if (all || args.scenario === 'done') summary.done = await scenarioDone();
+  if (all || args.scenario === 'timeout') summary.timeout = await scenarioTimeout();
+  if (all || args.scenario === 'budget') summary.budget = await scenarioBudget();
   summary.total_ms = now() - T0;
   return summary;
 });

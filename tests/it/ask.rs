@@ -38,7 +38,12 @@ pub fn led_team(env: &TestEnv) {
 }
 
 pub fn open(env: &TestEnv) -> Team {
-    Team::open(&Layout::new(&env.root), &TeamName::parse("t").unwrap()).unwrap()
+    Team::open(
+        &Layout::new(&env.root),
+        &TeamName::parse("t").unwrap(),
+        None,
+    )
+    .unwrap()
 }
 
 /// `from` writes `text` (a plain message or a frame) into `to`'s inbox, as Claude Code would.
@@ -110,7 +115,12 @@ pub fn take_in(env: &TestEnv, team: &str, member: &str, needle: &str) -> Value {
     let found = found.unwrap();
     let entry: store::Entry = serde_json::from_value(found.clone()).unwrap();
     let n = mailbox::mark(
-        &Team::open(&Layout::new(&env.root), &TeamName::parse(team).unwrap()).unwrap(),
+        &Team::open(
+            &Layout::new(&env.root),
+            &TeamName::parse(team).unwrap(),
+            None,
+        )
+        .unwrap(),
         &MemberName::parse(member).unwrap(),
         &[entry],
         Mark::Consume,
@@ -260,9 +270,11 @@ fn json_has_every_key_and_the_reply_as_inbox_shows_it() {
             "taken_at",
             "team",
             "to",
+            "totals",
             "waited_ms"
         ]
     );
+    assert_eq!(v["totals"], Value::Null);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["team"], "t");
     assert_eq!(v["to"], "alice");
@@ -436,7 +448,12 @@ fn join_then_ask_gets_the_answer_in_your_own_inbox() {
         .spawn()
         .unwrap();
     take_in(&env, "c", "alice", "hi?");
-    let team = Team::open(&Layout::new(&env.root), &TeamName::parse("c").unwrap()).unwrap();
+    let team = Team::open(
+        &Layout::new(&env.root),
+        &TeamName::parse("c").unwrap(),
+        None,
+    )
+    .unwrap();
     write_in(&team, "alice", "ops", "hello ops");
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -458,11 +475,61 @@ fn ask_all_reports_each_teammate_and_exits_with_the_worst() {
     let v = parse(stdout.as_bytes());
     assert_eq!(
         keys(&v),
-        ["answers", "as", "schema_version", "team", "waited_ms"]
+        [
+            "answers",
+            "as",
+            "schema_version",
+            "team",
+            "totals",
+            "waited_ms"
+        ]
     );
     assert_eq!(v["answers"]["alice"]["outcome"], "answered");
     assert_eq!(v["answers"]["alice"]["reply"]["text"], "alice: fine");
     assert_eq!(v["answers"]["bob"]["outcome"], "idle");
+}
+
+#[test]
+fn a_turn_crossing_max_cost_stops_ask_with_exit_6() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "alice", "msg_1");
+    let child = spawn_ask(
+        &env,
+        &["alice", "costly?", "--max-cost", "0.0002", "--json"],
+    );
+    let path = env.inbox("t", "alice");
+    assert!(wait_until(Duration::from_secs(20), || {
+        read_entries(&path).iter().any(|e| e["text"] == "costly?")
+    }));
+    // alice's turn on the question takes the team past $0.0002.
+    take(&env, "alice", "costly?");
+    env.spend_as("t", "alice", "msg_2");
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 6, "{stderr}");
+    assert!(
+        stderr.contains("error: budget exceeded: $0.0003 of $0.0002, by alice $0.0003"),
+        "{stderr}"
+    );
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["outcome"], "budget");
+    assert_eq!(v["totals"]["tokens"]["output"], 10);
+    assert_eq!(v["totals"]["cost_usd"], 0.00028000000000000003);
+}
+
+#[test]
+fn a_team_over_its_cap_is_not_asked() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "bob", "msg_1");
+    env.cmd()
+        .args(["ask", "alice", "more?", "--max-tokens", "14"])
+        .assert()
+        .code(6)
+        .stderr(predicate::str::starts_with(
+            "error: budget exceeded: 15 tokens of 14, by bob 15 (nothing was sent)",
+        ));
+    assert!(read_entries(&env.inbox("t", "alice")).is_empty());
 }
 
 #[test]

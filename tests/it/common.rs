@@ -81,12 +81,121 @@ impl TestEnv {
         fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     }
 
-    /// Marks `team` as one teamctl leads, with the key `teamctl create --launch none` writes.
+    /// teamctl's data dir in this environment when `TEAMCTL_DATA_DIR` is not set (the user's
+    /// data directory: `XDG_DATA_HOME/teamctl`).
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("home/.local/share/teamctl")
+    }
+
+    /// Marks `team` as one teamctl leads, as `teamctl create --launch none` does: teamctl's
+    /// private record in the default data dir, and the key in config.json (which decides
+    /// nothing on its own).
     pub fn lead_by_teamctl(&self, team: &str) {
+        self.lead_by_teamctl_in(team, &self.data_dir());
+    }
+
+    /// [`TestEnv::lead_by_teamctl`] with the record in the data dir `data`.
+    pub fn lead_by_teamctl_in(&self, team: &str, data: &Path) {
         self.edit_config(team, |cfg| {
             cfg["teamctl"] =
                 serde_json::json!({"leads": true, "version": "0.1.0", "launch": "none", "tmuxSession": null});
         });
+        self.record_lead_in(team, data);
+    }
+
+    /// Writes teamctl's private record that it leads `team` into the data dir `data`, with
+    /// the team's current leadSessionId and createdAt, through the library `create` uses.
+    pub fn record_lead_in(&self, team: &str, data: &Path) {
+        use teamctl::store::paths::{Layout, TeamName};
+        let path = self.root.join("teams").join(team).join("config.json");
+        let cfg: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let layout = Layout::new(&self.root);
+        let name = TeamName::parse(team).unwrap();
+        let rec = teamctl::team::lead::new_record(
+            &layout,
+            &name,
+            cfg["leadSessionId"].as_str().unwrap(),
+            cfg["createdAt"].as_i64().unwrap(),
+            None,
+            None,
+        );
+        teamctl::team::lead::Leads::in_dir(data)
+            .record(&layout, &name, &rec)
+            .unwrap();
+    }
+
+    /// Removes teamctl's private record that it leads `team` (from the default data dir).
+    pub fn unlead(&self, team: &str) {
+        use teamctl::store::paths::{Layout, TeamName};
+        teamctl::team::lead::Leads::in_dir(&self.data_dir())
+            .remove(&Layout::new(&self.root), &TeamName::parse(team).unwrap())
+            .unwrap();
+    }
+
+    /// Writes a transcript `projects/<cwd as Claude Code names it>/<session>.jsonl` holding
+    /// `entries`, one a line; returns its path.
+    pub fn transcript(&self, cwd: &str, session: &str, entries: &[Value]) -> PathBuf {
+        let project: String = cwd
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let path = self
+            .root
+            .join("projects")
+            .join(project)
+            .join(format!("{session}.jsonl"));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = String::new();
+        for e in entries {
+            text.push_str(&e.to_string());
+            text.push('\n');
+        }
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// A response of `member` (10 input and 5 output tokens of claude-opus-5-5: $0.00014) appended
+    /// to its transcript in `team`, as a pane teammate's session writes it.
+    pub fn spend_as(&self, team: &str, member: &str, id: &str) {
+        let cfg: serde_json::Value = serde_json::from_slice(
+            &fs::read(self.root.join("teams").join(team).join("config.json")).unwrap(),
+        )
+        .unwrap();
+        let cwd = cfg["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == member)
+            .unwrap()["cwd"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut e = assistant_entry(
+            id,
+            "2026-11-29T10:00:00.000Z",
+            serde_json::json!([{"type": "text", "text": "working"}]),
+            "end_turn",
+            (10, 5),
+        );
+        e["teamName"] = team.into();
+        e["agentName"] = member.into();
+        let project: String = cwd
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let path = self
+            .root
+            .join("projects")
+            .join(project)
+            .join(format!("session-of-{member}.jsonl"));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        use std::io::Write;
+        writeln!(f, "{e}").unwrap();
     }
 
     pub fn inbox(&self, team: &str, member: &str) -> PathBuf {
@@ -105,6 +214,13 @@ impl TestEnv {
     /// The same, as a plain `std::process::Command` (for concurrent children).
     pub fn std_cmd(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(bin());
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    /// `program` (not teamctl: tmux, a shell) with the same hermetic environment.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
         self.hermetic(&mut cmd);
         cmd
     }
@@ -133,6 +249,22 @@ impl TestEnv {
             .env_remove("TMUX")
             .current_dir(self.dir.path());
     }
+}
+
+/// A transcript's `assistant` entry as Claude Code 2.1.332 writes it (trimmed): response `id`,
+/// `blocks`, its stop reason and usage.
+pub fn assistant_entry(
+    id: &str,
+    at: &str,
+    blocks: Value,
+    stop: &str,
+    (input, output): (u64, u64),
+) -> Value {
+    serde_json::json!({"parentUuid": null, "isSidechain": false, "type": "assistant", "timestamp": at,
+        "message": {"id": id, "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": blocks, "stop_reason": stop,
+            "usage": {"input_tokens": input, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": output}}})
 }
 
 /// A child printing JSON Lines on stdout, read on a thread so every wait has a deadline.

@@ -255,6 +255,29 @@ fn sigint_and_sigterm_release_the_lock_teamctl_holds() {
     }
 }
 
+/// A write that cannot finish (stuck holding the lock, here a 60 s pause) does not keep
+/// teamctl alive after SIGTERM: it waits at most 5 s, exits 143, and the lock it leaves goes
+/// stale for the other writers.
+#[test]
+fn sigterm_ends_teamctl_even_when_a_write_is_stuck() {
+    let (env, inbox) = env();
+    let lock = lock_of(&inbox);
+    let mut child = spawn_send(&env, "stuck", "after_lock=60s");
+    assert!(wait_until(Duration::from_secs(10), || lock.is_dir()));
+    let sent_at = Instant::now();
+    signal(child.id(), "TERM");
+    let ended = wait_until(Duration::from_secs(20), || {
+        child.try_wait().unwrap().is_some()
+    });
+    if !ended {
+        child.kill().unwrap();
+    }
+    assert!(ended, "SIGTERM did not end teamctl");
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert!(sent_at.elapsed() < Duration::from_secs(15));
+    check_inbox(&inbox, &[]);
+}
+
 /// Only `<inbox>.tmp.<8 lowercase hex>` regular files older than a minute are removed, and
 /// only by a send to that same inbox.
 #[test]

@@ -168,7 +168,14 @@ fn claude_not_found_lists_places_and_identity_says_its_source() {
         .find(|l| l.starts_with("WARN  could not find the claude binary"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(warn_line.len() < 120, "{warn_line}");
-    let places: Vec<&str> = text.lines().filter(|l| l.starts_with("      - ")).collect();
+    // The places searched: the detail lines right under the claude warning.
+    let places: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("WARN  could not find the claude binary"))
+        .skip(1)
+        .skip_while(|l| !l.starts_with("      - "))
+        .take_while(|l| l.starts_with("      - "))
+        .collect();
     assert!(places.len() >= 8, "{text}");
     assert!(
         places.iter().any(|l| l.ends_with(&format!(

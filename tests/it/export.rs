@@ -95,9 +95,9 @@ fn fixture() -> TestEnv {
         &t,
         lines(&[
             json!({"type":"user","timestamp":"2026-11-29T09:50:00.000Z","message":{"role":"user","content":"Spawn: worker"}}),
-            json!({"type":"assistant","timestamp":"2026-11-29T09:50:01.000Z","message":{"content":[{"type":"tool_use","id":"a","name":"Agent","input":{"name":"worker","prompt":"Report back"}}],"stop_reason":"tool_use"}}),
+            json!({"type":"assistant","timestamp":"2026-11-29T09:50:01.000Z","message":{"id":"msg_l1","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"a","name":"Agent","input":{"name":"worker","prompt":"Report back"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}}),
             json!({"type":"user","timestamp":"2026-11-29T09:55:00.000Z","message":{"content":"Another Claude session sent a message:\n<teammate-message teammate_id=\"worker\" color=\"blue\" summary=\"report\">\nREPORT 42\n</teammate-message>\n\nThis came from another Claude session"}}),
-            json!({"type":"assistant","timestamp":"2026-11-29T09:55:01.000Z","message":{"content":[{"type":"text","text":"FINAL ANSWER: 42"}],"stop_reason":"end_turn"}}),
+            json!({"type":"assistant","timestamp":"2026-11-29T09:55:01.000Z","message":{"id":"msg_l2","model":"claude-opus-5-5","content":[{"type":"text","text":"FINAL ANSWER: 42"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}}),
         ]),
     )
     .unwrap();
@@ -106,10 +106,31 @@ fn fixture() -> TestEnv {
     fs::write(subs.join("agent-a1b2.meta.json"), r#"{"name":"helper"}"#).unwrap();
     fs::write(
         subs.join("agent-a1b2.jsonl"),
-        lines(&[json!({"type":"user","timestamp":"2026-11-29T09:51:00.000Z","message":{"content":"<teammate-message teammate_id=\"team-lead\">\nhelp out\n</teammate-message>"}})]),
+        lines(&[
+            json!({"type":"user","timestamp":"2026-11-29T09:51:00.000Z","message":{"content":"<teammate-message teammate_id=\"team-lead\">\nhelp out\n</teammate-message>"}}),
+            json!({"type":"assistant","timestamp":"2026-11-29T09:51:01.000Z","message":{"id":"msg_h1","model":"claude-opus-5-5","content":[{"type":"text","text":"helping"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}}),
+        ]),
+    )
+    .unwrap();
+    // The worker, a pane teammate: a session of its own in the project of its cwd (/tmp), its
+    // entries naming the team and itself; it got its prompt and sent its report.
+    fs::write(
+        worker_transcript(&env),
+        lines(&[
+            json!({"type":"user","teamName":"demo","agentName":"worker","timestamp":"2026-11-29T09:50:02.000Z","message":{"content":"<teammate-message teammate_id=\"team-lead\">\nReport back\n</teammate-message>"}}),
+            json!({"type":"assistant","teamName":"demo","agentName":"worker","timestamp":"2026-11-29T09:54:59.000Z","message":{"id":"msg_w1","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"s1","name":"SendMessage","input":{"to":"team-lead","summary":"report","message":"REPORT 42"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}}),
+        ]),
     )
     .unwrap();
     env
+}
+
+const WORKER_SID: &str = "9a8b7c6d-0000-4000-8000-00000000beef";
+
+fn worker_transcript(env: &TestEnv) -> PathBuf {
+    let dir = env.root.join("projects/-tmp");
+    fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{WORKER_SID}.jsonl"))
 }
 
 fn tree(dir: &Path) -> Vec<String> {
@@ -154,7 +175,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         ]
     );
     assert_eq!(v["format"], "folder");
-    assert_eq!(v["transcripts"], 2);
+    assert_eq!(v["transcripts"], 3);
     // Reads only: the config dir is byte for byte as it was.
     assert_eq!(snapshot(&env.root), before);
     assert_eq!(
@@ -172,9 +193,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "team/inboxes/worker.json",
             "transcripts/helper/agent-a1b2.jsonl",
             format!("transcripts/team-lead/{SID}.jsonl").as_str(),
+            format!("transcripts/worker/{WORKER_SID}.jsonl").as_str(),
         ]
     );
-    assert_eq!(v["files"], 12);
+    assert_eq!(v["files"], 13);
     // Byte for byte.
     for (copy, orig) in [
         ("team/config.json", env.root.join("teams/demo/config.json")),
@@ -186,6 +208,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         (
             &format!("transcripts/team-lead/{SID}.jsonl"),
             lead_transcript(&env),
+        ),
+        (
+            &format!("transcripts/worker/{WORKER_SID}.jsonl"),
+            worker_transcript(&env),
         ),
     ] {
         assert_eq!(
@@ -220,8 +246,59 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(s["team_folder"], true);
     assert_eq!(s["result"], "FINAL ANSWER: 42");
     assert_eq!(s["result_final"], true);
-    assert_eq!(s["cost"], Value::Null);
-    assert_eq!(keys(&s["status"]), ["members", "tasks", "team"]);
+    // What each member cost, as status --json reports it (each response 10 input and 5 output
+    // tokens of claude-opus-5-5: $0.00014; no session has ended, so computed).
+    let cost = &s["cost"];
+    assert_eq!(
+        keys(cost),
+        [
+            "cost_source",
+            "cost_usd",
+            "known_cost_usd",
+            "members",
+            "tokens"
+        ]
+    );
+    assert_eq!(
+        cost["tokens"],
+        json!({"input": 40, "output": 20, "cache_read": 0, "cache_creation": 0})
+    );
+    assert!((cost["cost_usd"].as_f64().unwrap() - 0.00056).abs() < 1e-12);
+    assert_eq!(cost["cost_source"], "computed");
+    let per: Vec<Value> = cost["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            json!([
+                m["name"],
+                m["tokens"]["input"],
+                m["cost_source"],
+                m["model"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        per,
+        [
+            json!(["team-lead", 20, "computed", "claude-opus-5-5"]),
+            json!(["worker", 10, "computed", "claude-opus-5-5"]),
+            json!(["helper", 10, "computed", "claude-opus-5-5"]),
+        ]
+    );
+    assert_eq!(
+        keys(&cost["members"][0]),
+        ["cost_source", "cost_usd", "model", "name", "tokens"]
+    );
+    assert_eq!(keys(&s["status"]), ["members", "tasks", "team", "totals"]);
+    assert_eq!(s["status"]["totals"]["cost_usd"], cost["cost_usd"]);
+    assert_eq!(s["status"]["totals"]["tokens"], cost["tokens"]);
+    let lead = &s["status"]["members"][0];
+    assert_eq!(
+        (&lead["name"], &lead["cost_source"]),
+        (&json!("team-lead"), &json!("computed"))
+    );
+    assert_eq!(lead["tokens"]["input"], 20);
     assert_eq!(s["status"]["team"]["lead_session_id"], SID);
     assert_eq!(s["status"]["tasks"]["completed"], 1);
     let tasks: Vec<&str> = s["tasks"]
@@ -250,7 +327,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(
         brief,
         [
-            json!(["team-lead", "worker", null, "sent", ["transcript"]]),
+            json!(["team-lead", "worker", null, "delivered", ["transcript"]]),
             json!(["team-lead", "helper", null, "delivered", ["transcript"]]),
             json!(["worker", "team-lead", null, "delivered", ["transcript"]]),
             json!(["worker", "team-lead", null, "unread", ["inbox"]]),
@@ -292,6 +369,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(tr[0]["lines"], 4);
     assert_eq!(tr[1]["member"], "helper");
     assert_eq!(tr[1]["kind"], "in_process");
+    assert_eq!(tr[2]["member"], "worker");
+    assert_eq!(tr[2]["kind"], "pane");
+    assert_eq!(tr[2]["session_id"], WORKER_SID);
+    assert_eq!(tr[2]["lines"], 2);
     // Every file's digest.
     for f in s["files"].as_array().unwrap() {
         let bytes = fs::read(out.join(f["path"].as_str().unwrap())).unwrap();
@@ -307,7 +388,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         .collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(
-        warnings[0].ends_with("helper.json is a symlink (not copied)"),
+        warnings[0].contains("helper.json is a symlink, which teamctl never follows"),
         "{warnings:?}"
     );
     assert!(
@@ -330,6 +411,15 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     check_markdown(&report);
     assert!(report.contains("FINAL ANSWER: 42"));
     assert!(!report.contains("SECRET"));
+    // Each member's state and cost, and the team's.
+    assert!(
+        report.contains("10 / 5 / 0 / 0 | \\$0.0001 (computed) |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Team total: **\\$0.0006 (computed)**, tokens 40 / 20 / 0 / 0"),
+        "{report}"
+    );
 
     // The same as an archive: one folder named after it, the same files.
     let tgz = env.dir.path().join("rec.tar.gz");
@@ -563,6 +653,7 @@ fn a_transcript_appended_during_the_export_is_copied_to_a_whole_line() {
 fn a_missing_transcript_is_said_and_the_rest_recorded() {
     let env = fixture();
     fs::remove_file(lead_transcript(&env)).unwrap();
+    fs::remove_file(worker_transcript(&env)).unwrap();
     let out = env.dir.path().join("rec.tgz");
     let assert = env
         .cmd()
@@ -658,7 +749,7 @@ fn delete_writes_the_record_before_removing_the_team() {
     let v = run_json(&env, &["delete", "demo", "--export", out.to_str().unwrap()]);
     assert_eq!(v["export"]["out"], out.display().to_string());
     assert_eq!(v["export"]["format"], "tar_gz");
-    assert_eq!(v["export"]["transcripts"], 2);
+    assert_eq!(v["export"]["transcripts"], 3);
     assert!(out.is_file());
     assert!(!env.root.join("teams/demo").exists() && !env.root.join("tasks/demo").exists());
 

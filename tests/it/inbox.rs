@@ -346,3 +346,48 @@ fn all_is_in_time_order_and_limit_spans_inboxes() {
     assert_eq!(left("a"), ["a1", "a3"]);
     assert_eq!(left("b"), ["b2"]);
 }
+
+/// A reader that stops early (`teamctl inbox --json | head -c1`) is how a pipeline says it has
+/// enough: even a document far larger than the pipe's buffer ends with exit 0 and nothing on
+/// stderr, for JSON and for tables.
+#[test]
+fn a_closed_pipe_ends_quietly_however_large_the_output() {
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    let big: Vec<serde_json::Value> = (0..300)
+        .map(|i| {
+            serde_json::json!({"from": "bob", "text": format!("{i} {}", "x".repeat(1000)),
+                "timestamp": "2026-11-29T10:00:00.000Z", "read": false, "msg_id": format!("m{i}")})
+        })
+        .collect();
+    fs::write(
+        env.inbox("alpha", "alice"),
+        serde_json::to_string(&big).unwrap(),
+    )
+    .unwrap();
+    for json in [true, false] {
+        let mut cmd = env.std_cmd();
+        cmd.args(["inbox", "alice"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one byte, then close the pipe while teamctl is still writing.
+        let mut out = child.stdout.take().unwrap();
+        let mut one = [0u8; 1];
+        std::io::Read::read_exact(&mut out, &mut one).unwrap();
+        drop(out);
+        let result = child.wait_with_output().unwrap();
+        assert_eq!(result.status.code(), Some(0), "json {json}: {result:?}");
+        assert!(
+            result.stderr.is_empty(),
+            "json {json}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+}

@@ -409,6 +409,7 @@ fn refused_in_a_team_teamctl_does_not_lead() {
     let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
     cfg.as_object_mut().unwrap().remove("teamctl");
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    env.unlead("alpha");
     let policy = write_policy(&env, POLICY);
     env.cmd()
         .args([

@@ -221,6 +221,7 @@ fn teams_led_by_claude_code_are_refused_without_force() {
     cfg.as_object_mut().unwrap().remove("teamctl");
     cfg["leadProcess"] = json!({"pid": 1, "pidSpace": "x", "claimedAt": 1});
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    env.unlead("alpha");
     let before = fs::read(env.inbox("alpha", "team-lead")).unwrap();
     env.cmd()
         .args(["approve", "perm-1795946340000-abc1234"])
@@ -261,7 +262,7 @@ fn fake_teammate(env: &TestEnv, name: &'static str, approve: bool) -> thread::Jo
                 let e: teamctl::store::Entry = serde_json::from_value(json!({"from": name, "text": frame.to_string(),
                     "timestamp": "2026-11-29T10:00:01.000Z", "msgV": 1, "msg_id": format!("answer-{name}"), "type": "message", "read": false})).unwrap();
                 teamctl::store::append(
-                    &lead,
+                    &teamctl::store::dir::Loc::root(lead.parent().unwrap()).join("team-lead.json"),
                     &e,
                     false,
                     &teamctl::store::lock::LockOptions::default(),

@@ -16,8 +16,10 @@ use crate::common::{TmuxServer, cwd, script, tmux_has_session, tmux_installed};
 
 /// A stub lead: answers --version, forms `session-<8hex>` from --session-id with this
 /// process as leadProcess, adds an in-process teammate `worker` whose own transcript shows an
-/// ended turn, writes the lead's transcript (the prompt, then `STUB ANSWER`), and on SIGTERM
-/// removes its team as Claude Code does.
+/// ended turn, writes the lead's transcript (the prompt, then `STUB ANSWER`, a response of 1000
+/// input and 500 output tokens: $0.014; the worker's: $0.00014), and on SIGTERM records its
+/// cost-state ($0.5, as Claude Code 2.1.332 does at exit) and removes its team as Claude Code
+/// does.
 const STUB_LEAD: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
 while [ $# -gt 0 ]; do
   case "$1" in --session-id) sid=$2; shift 2;; --) shift; prompt=$1; break;; *) shift;; esac
@@ -33,8 +35,9 @@ printf '{"name":"%s","leadAgentId":"team-lead@%s","leadSessionId":"%s","leadProc
 echo '[]' > "$dir/inboxes/team-lead.json"
 printf '{"name":"worker"}' > "$proj/$sid/subagents/agent-aworker-1.meta.json"
 printf '{"type":"user","message":{"role":"user","content":"Report"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"reported"}],"stop_reason":"end_turn"}}\n' > "$proj/$sid/subagents/agent-aworker-1.jsonl"
-printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"STUB ANSWER"}],"stop_reason":"end_turn"}}\n' > "$proj/$sid.jsonl"
-trap 'rm -rf "$dir"; exit 143' TERM
+printf '{"type":"assistant","message":{"id":"w1","model":"claude-opus-5-5","role":"assistant","content":[],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}}\n' >> "$proj/$sid/subagents/agent-aworker-1.jsonl"
+printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"STUB ANSWER"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":500}}}\n' > "$proj/$sid.jsonl"
+trap 'printf '"'"'{"type":"cost-state","totalCostUSD":0.5,"modelUsage":{"claude-opus-5-5":{"inputTokens":1010,"outputTokens":505,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.5}}}\n'"'"' >> "$proj/$sid.jsonl"; rm -rf "$dir"; exit 143' TERM
 echo 'stub lead ready'
 while :; do sleep 0.05; done"#;
 
@@ -100,9 +103,16 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "team",
             "teammates",
             "tmux_session",
+            "totals",
             "transcript",
             "type"
         ]
+    );
+    // What the run cost, read after cleanup: the lead's own figure, written as it ended.
+    assert_eq!(
+        r["totals"],
+        json!({"tokens": {"input": 1010, "output": 505, "cache_read": 0, "cache_creation": 0},
+               "cost_usd": 0.5})
     );
     let sid = r["lead_session_id"].as_str().unwrap();
     let team = format!("session-{}", &sid[..8]);
@@ -229,9 +239,12 @@ fn export_records_the_team_before_the_lead_is_ended() {
         !env.root.join("teams").join(team).exists(),
         "the lead removed its team after"
     );
-    let s: Value = serde_json::from_slice(&fs::read(rec.join("summary.json")).unwrap()).unwrap();
+    let mut s: Value =
+        serde_json::from_slice(&fs::read(rec.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["team"], team);
     assert_eq!(s["team_folder"], true);
+    assert!(s["run"]["elapsed_ms"].is_u64());
+    s["run"].as_object_mut().unwrap().remove("elapsed_ms");
     assert_eq!(
         s["run"],
         json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER"})
@@ -248,6 +261,96 @@ fn export_records_the_team_before_the_lead_is_ended() {
         .stderr(predicate::str::contains(
             "error: run 'default' was done, but its record could not be written",
         ));
+}
+
+#[test]
+fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(&env, "stub-lead", STUB_LEAD);
+    // The stub's responses cost $0.01414: over a cap of $0.01 before its work counts as done.
+    // --export: the record is taken at that end too, before the lead is told to stop.
+    let rec = env.dir.path().join("rec.tar.gz");
+    let out = run_cmd(&env, &lead)
+        .args(["--json", "Plan it", "--settle", "30s", "--timeout", "30s"])
+        .args(["--max-cost", "0.01", "--export", rec.to_str().unwrap()])
+        .assert()
+        .code(6)
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "budget");
+    assert_eq!(r["export"]["error"], Value::Null);
+    assert_eq!(r["export"]["format"], "tar_gz");
+    let mut summary = String::new();
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(fs::File::open(&rec).unwrap()));
+    for e in ar.entries().unwrap() {
+        let mut e = e.unwrap();
+        if e.path().unwrap().ends_with("summary.json") {
+            std::io::Read::read_to_string(&mut e, &mut summary).unwrap();
+        }
+    }
+    let s: Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(s["run"]["state"], "budget");
+    assert!(
+        s["run"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("budget exceeded"),
+        "{}",
+        s["run"]
+    );
+    // What it cost when the record was taken: the sessions still ran, so computed from their
+    // responses (the lead's own share, and the in-process worker's).
+    let per: Vec<Value> = s["cost"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| json!([m["name"], m["cost_source"]]))
+        .collect();
+    assert_eq!(
+        per,
+        [
+            json!(["team-lead", "computed"]),
+            json!(["worker", "computed"])
+        ]
+    );
+    assert!((s["cost"]["cost_usd"].as_f64().unwrap() - 0.01414).abs() < 1e-9);
+    assert!((s["cost"]["members"][1]["cost_usd"].as_f64().unwrap() - 0.00014).abs() < 1e-12);
+    // `teamctl report` reads that cost back.
+    let report = crate::common::run_json(&env, &["report", rec.to_str().unwrap()]);
+    assert_eq!(report["teams"][0]["outcome"], "budget");
+    assert_eq!(report["teams"][0]["cost_usd"], s["cost"]["cost_usd"]);
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("budget exceeded: $0.01 of $0.01, by team-lead $0.01, worker $0.0001;"),
+        "{}",
+        r["reason"]
+    );
+    assert_eq!(r["totals"]["cost_usd"], 0.5);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("error: budget exceeded: $0.01 of $0.01, by team-lead"),
+        "{stderr}"
+    );
+    // Nothing left behind.
+    let team = format!("session-{}", &r["lead_session_id"].as_str().unwrap()[..8]);
+    assert!(!env.root.join("teams").join(&team).exists());
+    assert!(!tmux_has_session(&env, "teamctl-run-default"));
+    run_cmd(&env, &lead)
+        .args(["go", "--max-cost", "-1"])
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -315,13 +418,20 @@ fn start_up_dialogs_are_named_from_the_files_before_anything_starts() {
     assert_eq!(r["lead_session_id"], Value::Null);
     let reason = r["reason"].as_str().unwrap();
     for want in [
-        "the onboarding screens (onboarding): set \"hasCompletedOnboarding\": true",
-        "the API key approval (api_key): add the last 20 characters of ANTHROPIC_API_KEY",
+        "the onboarding screens (onboarding): `teamctl prepare` sets \"hasCompletedOnboarding\": true",
+        "the API key approval (api_key): `teamctl prepare` (with ANTHROPIC_API_KEY set) adds the \
+         key's last 20 characters",
         &format!(
-            "the workspace trust dialog (trust): set \"projects\": {{\"{}\"",
+            "the workspace trust dialog (trust): `teamctl prepare --cwd {0}` sets \"projects\": \
+             {{\"{0}\"",
             cwd(&env)
         ),
-        "the bypass-permissions prompt (bypass): set \"skipDangerousModePermissionPrompt\": true",
+        "the bypass-permissions prompt (bypass): `teamctl prepare --skip-permissions` sets \
+         \"skipDangerousModePermissionPrompt\": true",
+        &format!(
+            "`teamctl prepare --cwd {} --skip-permissions` settles them all",
+            cwd(&env)
+        ),
     ] {
         assert!(reason.contains(want), "{want} not in {reason}");
     }
@@ -499,7 +609,7 @@ fn ctrl_c_ends_the_lead_and_exits_130() {
     );
     // A lead whose turn never ends: its transcript ends with the prompt.
     let lead_text = fs::read_to_string(&lead).unwrap().replace(
-        r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"never"}],"stop_reason":"end_turn"}}\n"#,
+        r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"never"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":500}}}\n"#,
         "",
     );
     assert!(!lead_text.contains("never"));

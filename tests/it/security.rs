@@ -13,7 +13,7 @@ use crate::common::{NOW, TestEnv, json as parse};
 
 /// Clears the screen, paints, writes the clipboard (OSC 52), reverses the text, sends a C1 CSI,
 /// overwrites the line and starts a GitHub workflow command on a new line.
-const EVIL: &str = "PWN\u{1b}[2J\u{1b}[31mred\u{1b}]52;c;aGVsbG8=\u{7}\u{202e}txt.exe\u{2066}\u{9b}31m\u{7f}\rOVER\t\u{0}\n::error::PWN\n##[error]PWN\u{2028}x";
+const EVIL: &str = "PWN\u{1b}[2J\u{1b}[31mred\u{1b}]52;c;aGVsbG8=\u{7}\u{202e}txt.exe\u{2066}\u{9b}31m\u{7f}\rOVER\t\u{0}\n::error::PWN\n##[error]PWN\u{2028}x team-lead\u{200b}\u{200d}\u{2060}\u{feff}\u{e0041}\u{ad}";
 
 /// Every string planted in the files starts with a workflow command (`::tag::`), and each of
 /// its newlines is followed by `::` or `##`: a line of output that starts (after spaces, which
@@ -138,6 +138,8 @@ fn corpus() -> Corpus {
         "from": evil("from"), "at": evil("at"), "summary": evil("summary"),
         "inbox": evil("inbox"), "idempotency_key": evil("key"), "answers": null});
     fs::write(data.join("sent.jsonl"), format!("{sent}\n")).unwrap();
+    // teamctl leads this team (its private record, as `create` writes it).
+    env.record_lead_in("evil", &data);
     Corpus {
         env,
         data,
@@ -169,8 +171,11 @@ fn assert_no_controls(what: &str, stream: &str, bytes: &[u8]) -> String {
     let text = String::from_utf8(bytes.to_vec())
         .unwrap_or_else(|_| panic!("{what}: {stream} is not UTF-8"));
     for c in text.chars() {
+        // Controls, bidi, separators, and what draws nothing (zero-width, word joiner, BOM,
+        // tags, soft hyphen).
         let bad = matches!(c, '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}');
+            | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}'
+            | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}' | '\u{ad}');
         assert!(!bad, "{what}: {stream} carries U+{:04X}: {text}", c as u32);
     }
     text
@@ -508,20 +513,31 @@ fn the_sent_log_is_private() {
 
 #[test]
 fn a_symlinked_inbox_is_never_written_through() {
+    use predicates::prelude::*;
     let env = TestEnv::new();
     env.team("alpha", &[("alice", Some("blue"))]);
     let target = env.dir.path().join("precious.json");
     fs::write(&target, "[]").unwrap();
     let inbox = env.inbox("alpha", "alice");
     std::os::unix::fs::symlink(&target, &inbox).unwrap();
-    env.cmd().args(["send", "alice", "hi"]).assert().success();
+    env.cmd()
+        .args(["send", "alice", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: "))
+        .stderr(predicate::str::contains("alice.json is a symlink"));
     assert_eq!(
         fs::read_to_string(&target).unwrap(),
         "[]",
         "target untouched"
     );
-    assert!(fs::symlink_metadata(&inbox).unwrap().file_type().is_file());
-    assert_eq!(crate::common::read_entries(&inbox).len(), 1);
+    assert!(
+        fs::symlink_metadata(&inbox)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the symlink is left as it is"
+    );
 }
 
 #[test]
@@ -602,7 +618,7 @@ fn writing_as_the_lead_or_claude_code_is_refused_unless_forced() {
         .success();
 
     // In a team teamctl leads, team-lead is teamctl itself; `system` never is.
-    env.edit_config("alpha", |v| v["teamctl"] = json!({"leads": true}));
+    env.lead_by_teamctl("alpha");
     env.cmd()
         .args(["send", "alice", "hi", "--from", "team-lead"])
         .assert()
@@ -635,9 +651,11 @@ fn doctor_reports_symlinks_where_team_files_live() {
     fs::create_dir_all(&shared).unwrap();
     std::os::unix::fs::symlink(&shared, env.root.join("tasks")).unwrap();
     let out = env.cmd().args(["doctor"]).output().unwrap();
+    // Below the config dir teamctl follows none: the commands that need those files fail.
+    assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("WARN  ") && text.contains("inboxes/alice.json is a symlink (to "),
+        text.contains("FAIL  ") && text.contains("inboxes/alice.json is a symlink (to "),
         "{text}"
     );
     assert!(text.contains("tasks is a symlink"), "{text}");
@@ -645,7 +663,8 @@ fn doctor_reports_symlinks_where_team_files_live() {
         text.contains("fix: replace it with what it points to"),
         "{text}"
     );
-    let v = crate::common::run_json(&env, &["doctor"]);
+    let out = env.cmd().args(["doctor", "--json"]).output().unwrap();
+    let v = crate::common::json(&out.stdout);
     let warned: Vec<(&str, &Value)> = v["checks"]
         .as_array()
         .unwrap()
@@ -655,7 +674,7 @@ fn doctor_reports_symlinks_where_team_files_live() {
         .collect();
     assert_eq!(
         warned,
-        [("warn", &json!("alpha")), ("warn", &Value::Null)],
+        [("fail", &json!("alpha")), ("fail", &Value::Null)],
         "{v}"
     );
 }

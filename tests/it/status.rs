@@ -6,17 +6,21 @@ use std::time::{Duration, SystemTime};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{Ran, TestEnv, keys, run_json};
+use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, run_json};
 
-const MEMBER_KEYS: [&str; 15] = [
+const MEMBER_KEYS: [&str; 22] = [
+    "activity",
     "agent_id",
     "agent_type",
     "backend",
     "color",
+    "cost_source",
+    "cost_usd",
     "in_config",
     "is_active",
     "last_event_at",
     "last_event_kind",
+    "model",
     "name",
     "pending",
     "process_alive",
@@ -24,6 +28,9 @@ const MEMBER_KEYS: [&str; 15] = [
     "state",
     "tasks_in_progress",
     "tasks_owned",
+    "tokens",
+    "transcripts",
+    "waiting",
 ];
 
 /// TEAMCTL_NOW is 2026-11-29T10:00:00Z.
@@ -99,8 +106,17 @@ fn json_states_and_signals() {
     let v = run_json(&env, &["status"]);
     assert_eq!(
         keys(&v),
-        ["identity", "members", "schema_version", "tasks", "team"]
+        [
+            "identity",
+            "members",
+            "schema_version",
+            "tasks",
+            "team",
+            "totals"
+        ]
     );
+    // No transcripts: the work keys are there, null.
+    assert_eq!(v["totals"], json!({"tokens": null, "cost_usd": null}));
     assert_eq!(
         v["identity"],
         json!({"name": "user", "reachable": false, "reason": "'user' is reserved by Claude Code and teammates never reply to it; use your own name with `send --join --from NAME`"})
@@ -123,6 +139,17 @@ fn json_states_and_signals() {
     assert_eq!(v["team"]["last_activity_at"], "2026-11-29T09:59:30.000Z");
     for m in v["members"].as_array().unwrap() {
         assert_eq!(keys(m), MEMBER_KEYS);
+        for k in [
+            "tokens",
+            "cost_usd",
+            "cost_source",
+            "model",
+            "activity",
+            "waiting",
+        ] {
+            assert_eq!(m[k], Value::Null, "{k}");
+        }
+        assert_eq!(m["transcripts"], json!([]));
     }
     let state = |n: &str| member(&v, n)["state"].as_str().unwrap().to_string();
     assert_eq!(state("fresh"), "active");
@@ -172,6 +199,202 @@ fn human_output() {
         ))
         .stdout(predicate::str::contains("10m ago (idle_notification)"))
         .stdout(predicate::str::contains("terminated"));
+}
+
+const LEAD_SESSION: &str = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
+
+/// The fixture plus transcripts: the lead's session ended (with Claude Code's cost-state), fresh
+/// runs a Bash command (its transcript last written 10 minutes ago), quiet asks for permission,
+/// silent owns only a blocked task.
+fn with_transcripts() -> (TestEnv, std::path::PathBuf) {
+    let env = fixture();
+    env.transcript(
+        "/tmp",
+        LEAD_SESSION,
+        &[
+            json!({"type":"user","timestamp":"2026-11-29T09:00:00.000Z","sessionId":LEAD_SESSION,"message":{"role":"user","content":"Review the auth module"}}),
+            assistant_entry("msg_1", "2026-11-29T09:00:01.000Z", json!([{"type":"text","text":"Done: 2 issues."}]), "end_turn", (1000, 500)),
+            json!({"type":"cost-state","sessionId":LEAD_SESSION,"totalCostUSD":0.25,"modelUsage":{"claude-opus-5-5":{"inputTokens":1000,"outputTokens":500,"cacheReadInputTokens":7,"cacheCreationInputTokens":9,"costUSD":0.25}}}),
+        ],
+    );
+    let mut call = assistant_entry(
+        "msg_2",
+        "2026-11-29T09:50:00.000Z",
+        json!([{"type":"tool_use","id":"tu_1","name":"Bash","input":{"command":"cargo test \u{1b}[2J --all\nsecond line"}}]),
+        "tool_use",
+        (10, 5),
+    );
+    call["teamName"] = "alpha".into();
+    call["agentName"] = "fresh".into();
+    let fresh = env.transcript(
+        "/tmp",
+        "aaaaaaaa-0000-0000-0000-000000000001",
+        &[
+            json!({"type":"user","teamName":"alpha","agentName":"fresh","timestamp":"2026-11-29T09:49:00.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"team-lead\">Run the tests</teammate-message>"}}),
+            call,
+        ],
+    );
+    let ten_minutes_ago = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_945_800);
+    File::options()
+        .write(true)
+        .open(&fresh)
+        .unwrap()
+        .set_modified(ten_minutes_ago)
+        .unwrap();
+    // quiet asks team-lead for permission.
+    let mut lead: Value =
+        serde_json::from_slice(&fs::read(env.inbox("alpha", "team-lead")).unwrap()).unwrap();
+    let req = json!({"type":"permission_request","request_id":"perm-1","agent_id":"quiet","tool_name":"Bash","tool_use_id":"tu_9","description":"rm","input":{"command":"rm -rf x"},"permission_suggestions":[]});
+    lead.as_array_mut().unwrap().push(json!({"from":"quiet","text":req.to_string(),"timestamp":"2026-11-29T09:58:00.000Z","read":false}));
+    fs::write(
+        env.inbox("alpha", "team-lead"),
+        serde_json::to_string_pretty(&lead).unwrap(),
+    )
+    .unwrap();
+    let tasks = env.root.join("tasks/alpha");
+    fs::write(tasks.join("4.json"), r#"{"id":"4","subject":"d","description":"","status":"pending","blocks":[],"blockedBy":["1"],"owner":"silent"}"#).unwrap();
+    (env, fresh)
+}
+
+#[test]
+fn work_cost_and_waiting_from_transcripts() {
+    let (env, fresh) = with_transcripts();
+    let out = env.cmd().args(["status", "--json"]).assert().success();
+    let v = parse(&out.get_output().stdout);
+    let lead = member(&v, "team-lead");
+    assert_eq!(
+        lead["tokens"],
+        json!({"input": 1000, "output": 500, "cache_read": 7, "cache_creation": 9})
+    );
+    assert_eq!(lead["cost_usd"], 0.25);
+    assert_eq!(lead["cost_source"], "claude_code");
+    assert_eq!(lead["model"], "claude-opus-5-5");
+    assert_eq!(
+        lead["activity"],
+        json!({"at": "2026-11-29T09:00:01.000Z", "kind": "text", "tool": null, "summary": "Done: 2 issues."})
+    );
+    assert_eq!(lead["transcripts"].as_array().unwrap().len(), 1);
+    let f = member(&v, "fresh");
+    assert_eq!(f["cost_source"], "computed");
+    // 10/1e6*4 + 5/1e6*20: claude-opus-5-5's prices, summed as Claude Code sums them.
+    assert_eq!(f["cost_usd"], 0.00014000000000000001);
+    assert_eq!(keys(&f["activity"]), ["at", "kind", "summary", "tool"]);
+    assert_eq!(f["activity"]["kind"], "tool_use");
+    assert_eq!(f["activity"]["tool"], "Bash");
+    // --json keeps the text exact.
+    assert_eq!(f["activity"]["summary"], "cargo test \u{1b}[2J --all");
+    assert_eq!(f["waiting"], "stalled");
+    assert_eq!(f["transcripts"], json!([fresh.display().to_string()]));
+    assert_eq!(member(&v, "quiet")["waiting"], "permission");
+    assert_eq!(member(&v, "silent")["waiting"], "blocked");
+    assert_eq!(member(&v, "busy")["waiting"], Value::Null);
+    assert_eq!(member(&v, "busy")["tokens"], Value::Null);
+    assert_eq!(keys(&v["totals"]), ["cost_usd", "tokens"]);
+    assert_eq!(v["totals"]["cost_usd"], 0.25 + 0.00014000000000000001);
+    assert_eq!(v["totals"]["tokens"]["input"], 1010);
+    // A longer stall threshold: not stalled.
+    let out = env
+        .cmd()
+        .args(["status", "--json", "--stall-after", "1h"])
+        .assert()
+        .success();
+    assert_eq!(
+        member(&parse(&out.get_output().stdout), "fresh")["waiting"],
+        Value::Null
+    );
+
+    // People: the columns, escaped, in 80 columns.
+    let out = env
+        .cmd()
+        .args(["status"])
+        .env("COLUMNS", "80")
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("cost:        $0.25 (tokens: 1.0k in, 505 out, 7 cache read, 9 cache write)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NAME       WAITING     COST     DOING"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("fresh ") && l.contains("stalled"))
+        .unwrap();
+    assert!(
+        row.contains("Bash: cargo test \\e[2J --all (10m ago)"),
+        "{row}"
+    );
+    assert!(!text.contains('\u{1b}'));
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("team-lead ") && l.contains("$0.25"))
+        .unwrap();
+    assert!(row.contains("text: Done: 2 issues. (59m ago)"), "{row}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    // A narrow terminal cuts DOING, keeping its age.
+    let out = env
+        .cmd()
+        .args(["status"])
+        .env("COLUMNS", "50")
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("fresh ") && l.contains("stalled"))
+        .unwrap();
+    assert!(
+        row.ends_with("… (10m ago)") && row.chars().count() <= 50,
+        "{row}"
+    );
+}
+
+#[test]
+fn the_index_reads_only_what_was_appended() {
+    let (env, fresh) = with_transcripts();
+    let tokens = |env: &TestEnv| {
+        let out = env.cmd().args(["status", "--json"]).assert().success();
+        member(&parse(&out.get_output().stdout), "fresh")["tokens"]["input"].clone()
+    };
+    assert_eq!(tokens(&env), 10);
+    let index = env.data_dir().join("transcripts.json");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(&index).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let ix: Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+    let entry = &ix["files"][fresh.display().to_string()]["state"];
+    assert_eq!(entry["offset"], fs::metadata(&fresh).unwrap().len());
+    // Appended: a half line first (not read yet), then the rest.
+    let more = assistant_entry(
+        "msg_3",
+        "2026-11-29T09:59:00.000Z",
+        json!([{"type":"text","text":"ok"}]),
+        "end_turn",
+        (30, 1),
+    );
+    let line = format!("{more}\n");
+    let mut f = fs::OpenOptions::new().append(true).open(&fresh).unwrap();
+    use std::io::Write;
+    f.write_all(&line.as_bytes()[..25]).unwrap();
+    assert_eq!(tokens(&env), 10);
+    f.write_all(&line.as_bytes()[25..]).unwrap();
+    assert_eq!(tokens(&env), 40);
+    assert_eq!(tokens(&env), 40, "nothing counted twice");
+    // A corrupt index counts as none; the transcript itself is never written.
+    let before = fs::read(&fresh).unwrap();
+    fs::write(&index, "{\"schema_version\":1,\"files\":{").unwrap();
+    assert_eq!(tokens(&env), 40);
+    // Replaced by a shorter file: read again from the start.
+    fs::write(&fresh, format!("{more}\n")).unwrap();
+    assert_eq!(tokens(&env), 30);
+    assert_ne!(fs::read(&fresh).unwrap(), before);
 }
 
 #[test]
@@ -251,6 +474,10 @@ fn usage_error() {
     let env = fixture();
     env.cmd()
         .args(["status", "--idle-after", "soon"])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["status", "--stall-after", "later"])
         .assert()
         .code(2);
 }

@@ -416,8 +416,18 @@ fn rm_raises_the_high_water_mark_and_strips_references() {
         .assert()
         .success();
     let v = run_json(&env, &["tasks", "rm", "3"]);
-    assert_eq!(keys(&v), ["deleted", "schema_version", "team", "updated"]);
+    assert_eq!(
+        keys(&v),
+        [
+            "deleted",
+            "not_updated",
+            "schema_version",
+            "team",
+            "updated"
+        ]
+    );
     assert_eq!(v["updated"], serde_json::json!(["2"]));
+    assert_eq!(v["not_updated"], serde_json::json!([]));
     assert!(!task_file(&env, "3").exists());
     assert_eq!(
         fs::read_to_string(env.root.join("tasks/demo-team/.highwatermark")).unwrap(),

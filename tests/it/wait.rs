@@ -65,9 +65,20 @@ fn tasks_done_returns_when_the_last_task_completes() {
     let v = parse(stdout.as_bytes());
     assert_eq!(
         keys(&v),
-        ["conditions", "met", "schema_version", "team", "waited_ms"]
+        [
+            "conditions",
+            "met",
+            "outcome",
+            "schema_version",
+            "team",
+            "totals",
+            "waited_ms"
+        ]
     );
     assert_eq!(v["met"], true);
+    assert_eq!(v["outcome"], "met");
+    // No cap, no transcripts read.
+    assert_eq!(v["totals"], serde_json::Value::Null);
     let c = &v["conditions"][0];
     assert_eq!(
         keys(c),
@@ -353,4 +364,75 @@ fn message_from_after_a_message_you_sent() {
         .stderr(predicate::str::contains(
             "neither in team-lead's inbox nor in the sent log",
         ));
+}
+
+#[test]
+fn a_turn_crossing_max_cost_ends_the_wait_with_exit_6() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "alice", "msg_1");
+    let (child, err) = spawn_wait(
+        &env,
+        &[
+            "--message-from",
+            "bob",
+            "--max-cost",
+            "$0.0002",
+            "--json",
+            "--timeout",
+            "1m",
+        ],
+    );
+    until_waiting(&err);
+    // The next response takes the team to $0.00028.
+    env.spend_as("t", "alice", "msg_2");
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 6, "{stderr}");
+    assert!(
+        stderr.contains("error: budget exceeded: $0.0003 of $0.0002, by alice $0.0003\n"),
+        "{stderr}"
+    );
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["outcome"], "budget");
+    assert_eq!(v["met"], false);
+    assert_eq!(
+        v["totals"],
+        json!({"tokens": {"input": 20, "output": 10, "cache_read": 0, "cache_creation": 0},
+               "cost_usd": 0.00028000000000000003})
+    );
+}
+
+#[test]
+fn a_team_already_over_the_cap_ends_the_wait_at_once() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "alice", "msg_1");
+    env.spend_as("t", "bob", "msg_2");
+    env.cmd()
+        .args([
+            "wait",
+            "--message-from",
+            "bob",
+            "--max-tokens",
+            "20",
+            "--timeout",
+            "1m",
+        ])
+        .assert()
+        .code(6)
+        .stderr(predicate::str::starts_with(
+            "error: budget exceeded: 30 tokens of 20, by alice 15, bob 15",
+        ));
+    // Under the cap, a wait that is met reports the totals.
+    let one = add_task(&env, "one", "alice");
+    env.cmd().args(["tasks", "done", &one]).assert().success();
+    let v = run_json(&env, &["wait", "--tasks-done", "--max-tokens", "30"]);
+    assert_eq!(v["outcome"], "met");
+    assert_eq!(v["totals"]["tokens"]["input"], 20);
+    assert_eq!(v["totals"]["cost_usd"], 0.00028000000000000003);
+    env.cmd()
+        .args(["wait", "--tasks-done", "--max-cost", "lots"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid --max-cost 'lots'"));
 }

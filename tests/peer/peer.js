@@ -16,6 +16,7 @@ const USAGE = `usage:
   node peer.js hold    <inbox.json> --ms N
   node peer.js check   <inbox.json>
   node peer.js task-add <tasks-dir> --count N [--prefix TEXT]
+  node peer.js config-edit <.claude.json> --count N [--key NAME] [--hold MS] [--fallback-ms MS] [--when-held POLL_MS]
 `;
 
 // Claude Code's inbox lock: lock dir is the literal string inbox + ".lock",
@@ -312,6 +313,82 @@ async function cmdTaskAdd(argv) {
   return 0;
 }
 
+// ---------------------------------------------------------------- config
+
+// Claude Code 2.1.332's saveConfigWithLock for .claude.json: the lock directory is the literal
+// path + ".lock" (realpath default), taken with no retries by proper-lockfile itself; on ELOCKED
+// Claude Code waits 200, 400, 800, 1600, 3200, 4000 ms (each times 1 + a random fraction) and
+// tries again, then gives up. Under the lock: re-read, change, JSON.stringify(c, null, 2),
+// written atomically with mode 0600. Each edit adds 1 to the number at --key (default
+// "peerEdits"), holding the lock --hold ms (default 0) before writing. A lock wait is logged
+// to stderr as {"event":"lock_retry"}; giving up is exit 3. stdout: {"event":"edited","n"}.
+const CONFIG_RETRY_MS = [200, 400, 800, 1600, 3200, 4000];
+
+// With --fallback-ms, a held lock is answered as 2.1.332 was seen to answer it at start-up
+// (strace): read the file at once, and MS later write the change from that copy without the lock
+// ({"event":"unlocked_write"} on stdout), dropping whatever the lock holder wrote meanwhile.
+// With --when-held POLL_MS, each edit first waits (polling) until someone holds the lock.
+async function cmdConfigEdit(argv) {
+  const { inbox: file, flags } = parseArgs(argv, {
+    "--count": "required", "--key": "optional", "--hold": "optional", "--fallback-ms": "optional",
+    "--when-held": "optional",
+  });
+  const poll = "--when-held" in flags ? intArg(flags, "--when-held") : null;
+  const count = intArg(flags, "--count");
+  const hold = intArg(flags, "--hold", 0);
+  const fallback = "--fallback-ms" in flags ? intArg(flags, "--fallback-ms") : null;
+  const key = flags["--key"] ?? "peerEdits";
+  const writeConfig = async (cfg) => {
+    const tmp = `${file}.tmp.${process.pid}.${Date.now()}`;
+    await fsp.writeFile(tmp, JSON.stringify(cfg, null, 2), { encoding: "utf-8", mode: 0o600, flag: "wx" });
+    await fsp.rename(tmp, file);
+  };
+  for (let i = 1; i <= count; i++) {
+    let release;
+    if (poll !== null) await emit({ event: "waiting" });
+    while (poll !== null && !fs.existsSync(file + ".lock")) await sleep(poll);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        release = await lockfile.lock(file, { lockfilePath: file + ".lock" });
+        break;
+      } catch (e) {
+        if (e.code !== "ELOCKED") throw e;
+        if (fallback !== null) {
+          const cfg = JSON.parse(await fsp.readFile(file, "utf8"));
+          cfg[key] = (typeof cfg[key] === "number" ? cfg[key] : 0) + 1;
+          await sleep(fallback);
+          await writeConfig(cfg);
+          await emit({ event: "unlocked_write", n: cfg[key] });
+          break;
+        }
+        if (attempt >= CONFIG_RETRY_MS.length) {
+          await emit({ event: "lock_failed", code: e.code });
+          return 3;
+        }
+        await logErr({ event: "lock_retry" });
+        await sleep(CONFIG_RETRY_MS[attempt] * (1 + Math.random()));
+      }
+    }
+    if (!release) continue;
+    try {
+      const raw = await fsp.readFile(file, "utf8");
+      let cfg;
+      try {
+        cfg = JSON.parse(raw);
+      } catch (e) {
+        throw new FatalError(`${file}: cannot parse: ${e.message}`);
+      }
+      cfg[key] = (typeof cfg[key] === "number" ? cfg[key] : 0) + 1;
+      if (hold) await sleep(hold);
+      await writeConfig(cfg);
+      await emit({ event: "edited", n: cfg[key] });
+    } finally {
+      await release();
+    }
+  }
+  return 0;
+}
+
 // ---------------------------------------------------------------- main
 
 const COMMANDS = {
@@ -320,6 +397,7 @@ const COMMANDS = {
   hold: cmdHold,
   check: cmdCheck,
   "task-add": cmdTaskAdd,
+  "config-edit": cmdConfigEdit,
 };
 
 async function main() {

@@ -158,7 +158,7 @@ fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()
         warn(w);
     }
     let why = loop {
-        if !config.exists() {
+        if !config.stat().is_ok_and(|i| i.is_some()) {
             break "team_gone";
         }
         // A change, or an answer that could not be written last time (tried every second).

@@ -21,6 +21,7 @@ use teamctl::team::mailbox::{self, Mark, Text};
 use teamctl::team::model::MessageView;
 use teamctl::time::{iso_millis, parse_duration};
 
+use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
@@ -35,8 +36,9 @@ use crate::cli::output::warn;
 /// MEMBER answers and prints the answer's text alone on stdout, so `answer=$(teamctl ask alice
 /// "...")` works. Progress (`ask: alice took the question`, …) goes to stderr. The answer is data:
 /// printed exactly as written when stdout is not a terminal (a pipe, `$(…)`) or with --raw; on a
-/// terminal its control characters are shown as escapes. It wakes on file notifications as
-/// `watch` does (--poll MS to poll instead).
+/// terminal its control and invisible characters are shown as escapes and each further line
+/// starts with `  | `. It wakes on file notifications as `watch` does (--poll MS to poll
+/// instead).
 ///
 /// The answer is the first plain message (not a protocol frame) from MEMBER that lands in the
 /// inbox of the identity you asked as after the question was written, and not in the turn MEMBER
@@ -72,18 +74,27 @@ use crate::cli::output::warn;
 /// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
 /// With --json: `{"schema_version":1,"team","to","as","question":{the entry sent},"outcome",
-/// "reply","taken_at","answered_at","waited_ms","detail"}`: outcome is answered, idle, gone or
-/// timeout; reply is the answer with the keys of an `inbox --json` message, or null; detail is
-/// what the idle notification says, why MEMBER is gone, or where the question is at a timeout
-/// (null when answered). With --all: `{"schema_version":1,"team","as","answers":{MEMBER:{"to",
-/// "question","outcome","reply","taken_at","answered_at","waited_ms","detail"}},"waited_ms"}`.
+/// "reply","taken_at","answered_at","waited_ms","detail","totals"}`: outcome is answered, idle,
+/// gone, timeout or budget; reply is the answer with the keys of an `inbox --json` message, or
+/// null; detail is what the idle notification says, why MEMBER is gone, or where the question
+/// is at a timeout (null when answered); totals is the team's spend when a cap was given,
+/// `{"tokens":{"input","output","cache_read","cache_creation"},"cost_usd"}`, else null. With
+/// --all: `{"schema_version":1,"team","as","answers":{MEMBER:{"to","question","outcome","reply",
+/// "taken_at","answered_at","waited_ms","detail"}},"waited_ms","totals"}`.
+///
+/// With --max-cost USD or --max-tokens N, ask stops with exit 6 the moment the team's total
+/// spend crosses the cap ("budget exceeded: $X of $Y, by alice $a, bob $b"; with --all, budget
+/// ranks between gone and timeout); the total comes from the members' Claude Code transcripts
+/// (see `teamctl status --help`) and includes what the team spent before ask started, so a team
+/// already over the cap is not asked at all.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   answer=$(teamctl ask alice \"Which files did you change?\")
   teamctl ask --join --from ops bob \"Is the migration safe to run?\" --timeout 5m
   git diff | teamctl ask alice --summary \"review this diff\"
   teamctl ask --all \"Status report, one line please\" --json | jq '.answers[].reply.text'
-  teamctl ask alice \"Run the tests and report\" --policy ci-policy.json")]
+  teamctl ask alice \"Run the tests and report\" --policy ci-policy.json
+  teamctl ask --all \"Wrap up\" --max-cost 3.50   # exit 6 once the team has spent $3.50")]
 pub(crate) struct AskArgs {
     /// The teammate to ask (with --all: omit it; the only argument is TEXT)
     #[arg(value_name = "MEMBER")]
@@ -140,6 +151,9 @@ pub(crate) struct AskArgs {
     policy: Option<PathBuf>,
 
     #[command(flatten)]
+    cap: CapArgs,
+
+    #[command(flatten)]
     otel: OtelArgs,
 }
 
@@ -163,6 +177,7 @@ struct Single<'a> {
     asker: &'a str,
     #[serde(flatten)]
     answer: AnswerJson<'a>,
+    totals: Option<TotalsJson>,
 }
 
 #[derive(Serialize)]
@@ -173,6 +188,7 @@ struct All<'a> {
     asker: &'a str,
     answers: BTreeMap<&'a str, AnswerJson<'a>>,
     waited_ms: u64,
+    totals: Option<TotalsJson>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
@@ -194,6 +210,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         ));
     }
     let timeout = parse_duration(&args.timeout)?;
+    let cap = args.cap.cap()?;
     // A bad policy is exit 2 before anything is sent.
     let runner = args
         .policy
@@ -231,6 +248,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         now: ctx.now,
         lock: &ctx.lock,
         sent_log: ctx.sent_log.as_ref(),
+        cap,
+        data_dir: ctx.data_dir.as_deref(),
     };
     let mut reporter = Blocking {
         ctx,
@@ -244,6 +263,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         waited_ms,
         watch,
         waker,
+        budget,
+        spend,
     } = ops::ask::ask(&req, &|| ctx.clock(), &mut reporter)?;
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
@@ -252,10 +273,12 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         warn(&w);
     }
 
+    let over = budget.is_some();
     let answers: Vec<AnswerJson> = asked
         .iter()
-        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms))
+        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms, over))
         .collect();
+    let totals = spend.as_ref().map(TotalsJson::of);
     if ctx.out.json {
         if args.all {
             ctx.out.json(&All {
@@ -264,6 +287,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 asker: asker.as_str(),
                 answers: answers.into_iter().map(|a| (a.to, a)).collect(),
                 waited_ms,
+                totals,
             })?;
         } else if let Some(a) = answers.into_iter().next() {
             ctx.out.json(&Single {
@@ -271,6 +295,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 team: team.name.as_str(),
                 asker: asker.as_str(),
                 answer: a,
+                totals,
             })?;
         }
     } else if args.all {
@@ -280,7 +305,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "ANSWER".to_string(),
         ]];
         for a in &asked {
-            let (outcome, detail) = describe(&watch, a);
+            let (outcome, detail) = describe(&watch, a, over);
             rows.push(vec![a.q.to.clone(), outcome.to_string(), detail]);
         }
         ctx.out.table(rows)?;
@@ -292,7 +317,9 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         if args.raw || !out.is_terminal() {
             writeln!(out, "{text}")?;
         } else {
-            writeln!(out, "{}", crate::cli::term::escape_composed(text))?;
+            // One line per line of the answer, each further one behind `  | `: no line of the
+            // terminal begins with what the teammate wrote after a newline.
+            writeln!(out, "{}", crate::cli::term::escape_message(text))?;
         }
         out.flush()?;
     }
@@ -330,6 +357,11 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     if !gone.is_empty() {
         bail!("no answer: {}", gone.join("; "));
     }
+    if let Some(e) = budget
+        && !timed_out.is_empty()
+    {
+        return Err(Error::Budget(e.to_string()).into());
+    }
     if !timed_out.is_empty() {
         return Err(Error::Timeout(timed_out.join("; ")).into());
     }
@@ -353,7 +385,7 @@ fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {
     }
 }
 
-fn describe(watch: &Watch, a: &Asked) -> (&'static str, String) {
+fn describe(watch: &Watch, a: &Asked, over_budget: bool) -> (&'static str, String) {
     match &a.q.outcome {
         Some(Outcome::Answered(e)) => (
             "answered",
@@ -364,6 +396,10 @@ fn describe(watch: &Watch, a: &Asked) -> (&'static str, String) {
         ),
         Some(Outcome::Idle(note)) => ("idle", Question::idle_text(note)),
         Some(Outcome::Gone(why)) => ("gone", why.clone()),
+        None if over_budget => (
+            "budget",
+            "the team's spend crossed the cap before it answered".into(),
+        ),
         None if a.q.waiting(watch) => ("timeout", "the question still waits in its inbox".into()),
         None => ("timeout", "took the question, no answer yet".into()),
     }
@@ -375,9 +411,10 @@ fn answer_json<'a>(
     a: &'a Asked,
     asker: &str,
     waited_ms: u64,
+    over_budget: bool,
 ) -> AnswerJson<'a> {
     let iso = |t: Option<DateTime<Utc>>| t.map(iso_millis);
-    let (outcome, detail) = describe(watch, a);
+    let (outcome, detail) = describe(watch, a, over_budget);
     let reply = match &a.q.outcome {
         Some(Outcome::Answered(e)) => {
             let inbox = MemberName::parse(asker)

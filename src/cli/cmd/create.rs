@@ -49,8 +49,9 @@ use crate::cli::term::{self, escape_line as esc};
 /// The teammates run unattended only if Claude Code asks nothing at start-up: onboarding done,
 /// the API key approved, the --cwd folder trusted, and with --dangerously-skip-permissions the
 /// bypass prompt accepted (skipDangerousModePermissionPrompt in settings.json; IS_SANDBOX=1 when
-/// running as root). Otherwise a teammate waits at that dialog and create fails at the timeout,
-/// showing it.
+/// running as root); `teamctl prepare --cwd DIR --skip-permissions` writes all of them. Otherwise
+/// a teammate waits at that dialog and create fails at the timeout, showing it and naming the
+/// `teamctl prepare` that settles it.
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
@@ -182,10 +183,15 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
             eprintln!("{}: {}", state.as_str(), term::escape_message(message));
         }
     };
+    let leads = ctx.leads.as_ref().context(
+        "teamctl keeps a private record of the teams it leads in its data dir, and has none: \
+         set TEAMCTL_DATA_DIR",
+    )?;
     let outcome = match create::create(
         &ctx.layout,
         &spec,
         launch.as_ref(),
+        leads,
         ctx.now,
         &ctx.lock,
         &mut progress,
@@ -199,7 +205,8 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
         }
     };
     if otel::enabled()
-        && let Ok(team) = teamctl::team::config::Team::open(&ctx.layout, &spec.team)
+        && let Ok(team) =
+            teamctl::team::config::Team::open(&ctx.layout, &spec.team, ctx.leads.as_ref())
     {
         // Its teammates' spans, from when each joined.
         otel::members(&teamctl::observe::watch::Watch::new(team, None, ctx.clock()).0);

@@ -23,9 +23,14 @@ use crate::cli::term::escape_line as esc;
 /// teamctl-<team>, waits (at most 5 s) until the processes that ran in its panes have exited (a
 /// teammate still exiting could write into the team folder again), then removes teams/<team> and
 /// tasks/<team> (each renamed to `<name>.deleted-<uuid>` first, as Claude Code does). A team
-/// folder without config.json (a failed create) is just removed. A team teamctl does not lead
-/// (its Claude Code lead owns it) is refused unless --force; then nobody is asked and only the
-/// folders are removed.
+/// folder without config.json (a failed create) is just removed.
+///
+/// Whether teamctl leads the team, and which tmux session it kills, come from the record
+/// `create` kept in teamctl's data dir (TEAMCTL_DATA_DIR), never from config.json, which
+/// teammates write too: only the session teamctl-<team> that create started (the same tmux
+/// session, by its id) is killed. A team teamctl does not lead (its Claude Code lead owns it, or
+/// it was created with another data dir: delete it with that one) is refused unless --force;
+/// then nobody is asked, no tmux session is killed, and only the folders are removed.
 ///
 /// With --export PATH, a record of the team (see `teamctl export`) is written after the
 /// teammates are stopped and before the folders are removed, so their last answers are in it;
@@ -86,6 +91,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
         &args.reason,
         timeout,
         args.force,
+        ctx.leads.as_ref(),
         ctx.now,
         &ctx.lock,
         args.export

@@ -34,6 +34,11 @@ use crate::cli::term::escape_line as esc;
                 --version; WARN when missing, listing every place searched, one per line
   agent_teams   CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS truthy (1, true, yes, on) in the
                 environment or in settings.json env; WARN when neither
+  start_up_dialogs  the start-up dialogs an unattended Claude Code (run, create, CI) in the
+                current directory would stop at: onboarding, API key approval (when
+                ANTHROPIC_API_KEY is set), trust of the folder; WARN naming each, with
+                `teamctl prepare --cwd <dir>` as the fix (the bypass prompt is only mentioned:
+                only --dangerously-skip-permissions needs it)
   tmux          tmux on PATH (pane teammates need it); WARN when missing
   teams         the teams to check: --team, or every folder under teams/; WARN when there
                 are none, FAIL when the team given does not exist
@@ -55,9 +60,10 @@ use crate::cli::term::escape_line as esc;
                 can reply to you; WARN otherwise. It says where the name came from:
                 TEAMCTL_FROM, the team-lead default of a team teamctl leads, or the user default
   symlink       symlinks where team files live: the config dir itself, teams/, tasks/ and
-                everything below (never followed); WARN for each, with what to do. Other parts
-                of the config dir (settings.json linked to a dotfiles repository) are not
-                looked at
+                everything below (never followed); FAIL for each below the config dir (teamctl
+                refuses the files behind it), WARN for the config dir itself, with what to do.
+                Other parts of the config dir (settings.json linked to a dotfiles repository)
+                are not looked at
 
 Examples:
   teamctl doctor
@@ -98,6 +104,10 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
         path_var: std::env::var_os("PATH"),
         agent_teams_env: std::env::var(AGENT_TEAMS_VAR).ok(),
         now: SystemTime::now(),
+        claude_json: ctx.claude_json().ok(),
+        api_key: std::env::var("ANTHROPIC_API_KEY").ok(),
+        cwd: std::env::current_dir().unwrap_or_default(),
+        leads: ctx.leads.clone(),
         sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);

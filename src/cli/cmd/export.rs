@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use teamctl::ops::export::{self, Exported, Format, Request, markdown};
+use teamctl::store::dir::Kind;
 use teamctl::store::paths::TeamName;
 use teamctl::team::config::Team;
 
@@ -77,8 +78,8 @@ struct Json<'a> {
 pub(crate) fn run(ctx: &Ctx, args: ExportArgs) -> Result<()> {
     let name = ctx.team_resolved()?;
     // A team whose folder is gone can still be recorded from what it left (its tasks).
-    if !ctx.layout.tasks_dir(&name).is_dir() {
-        Team::open(&ctx.layout, &name)?;
+    if !matches!(ctx.layout.tasks_dir(&name).stat(), Ok(Some(i)) if i.kind == Kind::Dir) {
+        Team::open(&ctx.layout, &name, ctx.leads.as_ref())?;
     }
     let sent = ctx.sent();
     let req = Request {
@@ -88,6 +89,8 @@ pub(crate) fn run(ctx: &Ctx, args: ExportArgs) -> Result<()> {
         sent: &sent,
         now: ctx.now,
         run: None,
+        leads: ctx.leads.as_ref(),
+        data_dir: ctx.data_dir.as_deref(),
     };
     if args.report_only {
         let summary = export::summarize(&req)?;

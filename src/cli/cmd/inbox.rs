@@ -221,7 +221,7 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
     let mut reads: Vec<(MemberName, InboxRead)> = Vec::new();
     let mut failed = 0;
     for owner in owners {
-        match mailbox::read(&team, &owner, &filter) {
+        match mailbox::read(&team, &owner, &filter, action.is_some()) {
             Ok(r) => reads.push((owner, r)),
             Err(e) if member.is_none() => {
                 warn(&format!("{e:#}"));
@@ -257,7 +257,7 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
     let mut updated = 0;
     if let Some(how) = action {
         for (owner, r) in &reads {
-            let entries: Vec<_> = r.shown.iter().map(|s| s.entry.clone()).collect();
+            let entries: Vec<_> = r.shown.iter().filter_map(|s| s.entry.clone()).collect();
             updated += mailbox::mark(&team, owner, &entries, how, &ctx.lock)?;
         }
     }
@@ -284,7 +284,15 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
             updated,
         })?;
     } else {
-        print_human(ctx, &views, &reads, member.as_ref())?;
+        let rows = human_rows(&views, &reads, member.as_ref());
+        // The rows are all that is printed: the messages' full text goes before the table is
+        // laid out (a large inbox is not held twice).
+        drop(views);
+        drop(reads);
+        match rows {
+            Ok(rows) => ctx.out.table(rows)?,
+            Err(line) => ctx.out.line(&line)?,
+        }
         match action {
             Some(Mark::Read) => ctx.out.line(&format!("marked {updated} message(s) read"))?,
             Some(Mark::Consume) => ctx.out.line(&format!("consumed {updated} message(s)"))?,
@@ -297,18 +305,18 @@ pub(crate) fn run(ctx: &Ctx, args: InboxArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_human(
-    ctx: &Ctx,
+/// The table of `views` (header first), or the line to print when there is none.
+fn human_rows(
     views: &[&MessageView],
     reads: &[(MemberName, InboxRead)],
     member: Option<&MemberName>,
-) -> Result<()> {
+) -> Result<Vec<Vec<String>>, String> {
     if views.is_empty() {
         let line = match (member, reads.first()) {
             (Some(m), Some((_, r))) if !r.exists => format!("no messages ({m} has no inbox yet)"),
             _ => "no messages".to_string(),
         };
-        return ctx.out.line(&line);
+        return Err(line);
     }
     let mut rows = vec![
         ["ID", "TIME", "FROM", "TO", "MESSAGE"]
@@ -326,7 +334,7 @@ fn print_human(
         let short: String = v.id.chars().take(8).collect();
         rows.push(vec![short, time, v.from.clone(), v.to.clone(), preview]);
     }
-    ctx.out.table(rows)
+    Ok(rows)
 }
 
 /// Current Claude Code teammates can reply only to members of config.json, never to `user`.

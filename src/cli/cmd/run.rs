@@ -13,6 +13,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
+use teamctl::observe::budget::usd;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
@@ -22,6 +23,7 @@ use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
 use teamctl::time;
 
+use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;
 use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::otel::{self, OtelArgs};
@@ -41,9 +43,10 @@ use crate::cli::{env, signals};
 /// time, held by an OS lock on $TEAMCTL_DATA_DIR/run/<name>.lock, so a second run of that name
 /// fails at once naming the first's pid; the claude binary and its version; tmux, and no tmux
 /// session teamctl-run-<name> yet; and every start-up dialog that would block a session nobody
-/// watches, below, each named with the setting that skips it: exit 1 at once instead of hanging
-/// until the timeout), spawning, monitoring (each teammate is reported as it joins: name, agent
-/// type, backend, pane), running, then done, failed or timeout.
+/// watches, below, each named with the setting that skips it and the `teamctl prepare` that
+/// writes them all: exit 1 at once instead of hanging until the timeout), spawning, monitoring
+/// (each teammate is reported as it joins: name, agent type, backend, pane), running, then done,
+/// failed, timeout or budget.
 ///
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant message
 /// not waiting for a tool), no teammate is working (a pane teammate works while its pane is alive
@@ -52,6 +55,12 @@ use crate::cli::{env, signals};
 /// held, with nothing moving, for --settle (the whole rule: docs/design.md, "The done rule").
 /// Failed: a dialog or permission prompt shows in the lead's pane, or the lead exits first (its
 /// last lines are shown). Timeout: at --timeout, with the last lines of the lead's pane.
+///
+/// With --max-cost USD or --max-tokens N, the run also ends, as at its timeout (the lead and
+/// its team ended, nothing left behind), the moment the team's total spend crosses the cap:
+/// state budget, exit 6, "budget exceeded: $X of $Y, by team-lead $a, worker $b". The spend
+/// is read from the lead's and its teammates' Claude Code transcripts as they grow (see
+/// `teamctl status --help`); what the run cost is reported at the end either way.
 ///
 /// The lead's final answer (the text of the last assistant message of its transcript; the pane's
 /// last lines when there is none) is printed alone on stdout; the team, its teammates and their
@@ -82,18 +91,21 @@ use crate::cli::{env, signals};
 /// "name","team","lead_session_id","state","reason","dialog","teammates":[{"name","agent_type",
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
-/// "kept","elapsed_ms","export"}`, export being the record written (`{"out","format","files",
-/// "bytes","size","messages","transcripts","warnings","error"}`, error set and the rest null when
-/// it could not be written) or null without --export; with --export, also a progress line
-/// `{"schema_version":1,"type":"exported",…}` with the same keys. state is done, failed (with reason, and dialog when a dialog was the
-/// cause: onboarding, api_key, trust, bypass, permission_prompt, other) or timeout; a teammate's
+/// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
+/// "cost_usd"},"export"}`. state is done, failed (with reason, and dialog when a dialog was the
+/// cause: onboarding, api_key, trust, bypass, permission_prompt, other), timeout or budget;
+/// totals is what the run cost, read from its transcripts after cleanup (null when none was
+/// found); export is the record written (`{"out","format","files","bytes","size","messages",
+/// "transcripts","warnings","error"}`, error set and the rest null when it could not be
+/// written) or null without --export; with --export, also a progress line
+/// `{"schema_version":1,"type":"exported",…}` with the same keys. A teammate's
 /// state is starting, working, idle or exited; result_source is transcript, pane or null;
 /// tmux_session is set only with --keep (kept: true); team and lead_session_id are null when the
 /// run failed before they existed. An error before the result (no binary, no tmux, a run of that
 /// name already going) ends the progress stream with a failed line and prints no document.
 ///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
-/// timeout, 130 Ctrl-C, 143 SIGTERM.
+/// timeout, 6 budget, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Start-up dialogs:
   onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json
@@ -105,7 +117,8 @@ use crate::cli::{env, signals};
               \"skipDangerousModePermissionPrompt\": true in settings.json (the config dir's, or
               <cwd>/.claude/settings[.local].json)
 Each is read from Claude Code's files (its global config is $CLAUDE_CONFIG_DIR/.claude.json, or
-~/.claude.json without that variable); the name is \"dialog\" in --json. As root, skipping
+~/.claude.json without that variable); the name is \"dialog\" in --json. `teamctl prepare
+--cwd DIR [--skip-permissions]` writes every one of these settings. As root, skipping
 permissions also needs IS_SANDBOX=1 (Claude Code refuses otherwise).
 
 Examples:
@@ -113,6 +126,7 @@ Examples:
       --cwd ~/src/app --dangerously-skip-permissions --timeout 30m > review.md
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
+  teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status")]
 pub(crate) struct RunArgs {
     /// The lead's first message
@@ -169,6 +183,9 @@ pub(crate) struct RunArgs {
     export: Option<PathBuf>,
 
     #[command(flatten)]
+    cap: CapArgs,
+
+    #[command(flatten)]
     otel: OtelArgs,
 }
 
@@ -216,6 +233,7 @@ struct ResultJson<'a> {
     tmux_session: Option<&'a str>,
     kept: bool,
     elapsed_ms: u64,
+    totals: Option<TotalsJson>,
     export: Option<RecordJson>,
 }
 
@@ -335,6 +353,15 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             args.name, args.timeout
         ))
         .into()),
+        State::Budget => Err(Error::Budget(
+            outcome
+                .reason
+                .as_deref()
+                .and_then(|r| r.lines().next())
+                .map(|r| r.trim_end_matches(';').to_string())
+                .unwrap_or_else(|| format!("run '{}' went over budget", args.name)),
+        )
+        .into()),
         _ => Err(anyhow!(
             "run '{}' failed{}",
             args.name,
@@ -359,7 +386,7 @@ impl Follower {
         if self.thread.borrow().is_some() {
             return;
         }
-        let Ok(team) = Team::open(layout, name) else {
+        let Ok(team) = Team::open(layout, name, None) else {
             return;
         };
         let stop = self.stop.clone();
@@ -403,6 +430,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
             tmux_session: o.tmux_session.as_deref(),
             kept: o.kept,
             elapsed_ms: o.elapsed_ms,
+            totals: o.spend.as_ref().map(TotalsJson::of),
             export: o
                 .export
                 .as_ref()
@@ -429,6 +457,17 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
     }
     if let Some(p) = &o.transcript {
         eprintln!("transcript: {}", p.display());
+    }
+    if let Some(s) = &o.spend {
+        let t = &s.tokens;
+        eprintln!(
+            "cost: {} ({} input, {} output, {} cache read, {} cache write tokens)",
+            s.cost_usd.map_or("unknown".to_string(), usd),
+            t.input,
+            t.output,
+            t.cache_read,
+            t.cache_creation
+        );
     }
     if o.kept {
         if let Some(s) = &o.tmux_session {
@@ -498,22 +537,21 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         settle: time::parse_duration(&args.settle)?,
         keep: args.keep,
         export: args.export.clone(),
+        cap: args.cap.cap()?,
     })
 }
 
 fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let home = dirs::home_dir();
+    let claude_json = ctx.claude_json()?;
     // Claude Code keeps .claude.json in its config dir only when CLAUDE_CONFIG_DIR is set.
-    let (claude_json, config_dir) = if ctx.config_dir_chosen() {
-        let root = std::path::absolute(ctx.layout.root())
-            .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?;
-        (root.join(".claude.json"), Some(root))
+    let config_dir = if ctx.config_dir_chosen() {
+        Some(
+            std::path::absolute(ctx.layout.root())
+                .with_context(|| format!("could not resolve {}", ctx.layout.root().display()))?,
+        )
     } else {
-        let home = home
-            .clone()
-            .context("could not find the home directory; pass --claude-dir")?;
-        (home.join(".claude.json"), None)
+        None
     };
     let data = ctx
         .data_dir
@@ -533,5 +571,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         version_timeout: Duration::from_secs(10),
         sent_log: ctx.sent_log.clone(),
         clock: chrono::Utc::now,
+        data_dir: ctx.data_dir.clone(),
     })
 }

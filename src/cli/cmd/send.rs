@@ -175,12 +175,23 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     let color = args.color.map(|c| c.parse()).transpose()?;
     let text = Text::new(text)?;
     let (team, from) = sender(ctx, args.from.as_deref(), args.join, args.force)?;
-    let recipients = match to {
-        Some(to) => vec![to],
+    let (recipients, unaddressable) = match to {
+        Some(to) => (vec![to], Vec::new()),
         None => team.all_recipients(&from)?,
     };
     let mut deliveries = Vec::new();
     let mut first_error = None;
+    // A member whose name breaks the naming rules has no inbox teamctl may write; the others
+    // still get the message, and the exit code says not everyone did.
+    for name in &unaddressable {
+        let e = anyhow::anyhow!(
+            "member {} in config.json has a name that breaks the naming rules, so it has no \
+             inbox teamctl may write",
+            teamctl::store::paths::quote(name)
+        );
+        crate::cli::output::warn(&format!("{e:#}"));
+        first_error.get_or_insert(e);
+    }
     for to in recipients {
         let req = SendRequest {
             to: to.clone(),
@@ -259,7 +270,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
         return Err(Error::Timeout(format!(
             "still pending after {}: {} has not taken the message",
             args.wait.unwrap_or_default(),
-            pending.join(", ")
+            teamctl::store::paths::shown_list(&pending)
         ))
         .into());
     }

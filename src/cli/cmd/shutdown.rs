@@ -148,7 +148,10 @@ pub(crate) fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         .map(|r| r.member.as_str())
         .collect();
     if !rejected.is_empty() {
-        bail!("shutdown rejected by {}", rejected.join(", "));
+        bail!(
+            "shutdown rejected by {}",
+            teamctl::store::paths::shown_list(&rejected)
+        );
     }
     let pending: Vec<&str> = rows
         .iter()
@@ -158,7 +161,7 @@ pub(crate) fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
     if !pending.is_empty() {
         return Err(Error::Timeout(format!(
             "no answer to the shutdown request from {}",
-            pending.join(", ")
+            teamctl::store::paths::shown_list(&pending)
         ))
         .into());
     }

@@ -5,15 +5,20 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
 use teamctl::host::tmux::Liveness;
-use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo};
+use teamctl::observe::budget::usd;
+use teamctl::observe::spend;
+use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, Work};
+use teamctl::store::paths::MemberName;
 use teamctl::team::config;
-use teamctl::team::config::Team;
+use teamctl::team::config::{LEAD, Team};
 use teamctl::team::mailbox;
+use teamctl::team::protocol;
+use teamctl::team::transcript::{Activity, Tokens};
 use teamctl::time;
 
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
-use crate::cli::term::escape_line as esc;
+use crate::cli::term::{self, escape_line as esc};
 
 /// Show each member's state and what is waiting for them
 ///
@@ -38,6 +43,18 @@ use crate::cli::term::escape_line as esc;
 /// default tmux server (when tmux is on PATH), and the status in sessions/<pid>.json when Claude
 /// Code wrote one (2.1.332 pane teammates write only sessions/<pid>.<hash>.key, which has none).
 ///
+/// From the members' Claude Code transcripts ($CLAUDE_CONFIG_DIR/projects/…, read-only) it
+/// adds what each one is doing (DOING: the tool call in progress with a summary of its input,
+/// or the last text it wrote), what it has cost (COST, and the team's total on the cost: line)
+/// and why it is not progressing (WAITING): permission (a permission request of its is
+/// unanswered in the lead's inbox), plan (its plan awaits approval), blocked (every task it owns
+/// is blocked), stalled (inside a turn, but its transcript has not grown for --stall-after).
+/// Cost is Claude Code's own figure (cost_source claude_code) for a session that ended and
+/// recorded one, else computed from the responses' token usage with the prices of the Claude
+/// Code version that wrote them (computed), or null for a model it cannot price (the tokens are
+/// still counted). Only what was appended since the last call is read: an index of the
+/// transcripts read is kept in teamctl's data dir (docs/design.md, "Transcripts").
+///
 /// With several teams and no --team, or with --all-teams, it prints one row per team (members,
 /// last activity, lead running), which is how to find session-xxxxxxxx team names.
 ///
@@ -45,12 +62,17 @@ use crate::cli::term::escape_line as esc;
 /// "description","created_at","lead_agent_id","lead_session_id","lead_pid","lead_alive",
 /// "format","last_activity_at"},"members":[{"name","agent_id","agent_type","color","backend",
 /// "state","last_event_at","last_event_kind","is_active","process_alive","session_status",
-/// "pending","tasks_in_progress","tasks_owned","in_config"}],"tasks":{"pending","in_progress",
-/// "completed","blocked","ready"}}`; format is legacy, current, mixed or unknown (above);
-/// last_event_kind is message, a frame type (idle_notification, shutdown_approved, …),
-/// inbox_drained or is_active; process_alive and lead_alive are null where nothing can be
-/// checked. For all teams: `{"schema_version":1,"teams":[{"name","members","last_activity_at",
-/// "lead_alive"}]}`.
+/// "pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
+/// "cache_read","cache_creation"},"cost_usd","cost_source","model","activity":{"at","kind",
+/// "tool","summary"},"waiting","transcripts"}],"tasks":{"pending","in_progress","completed",
+/// "blocked","ready"},"totals":{"tokens":{…},"cost_usd"}}`; format is legacy, current, mixed or
+/// unknown (above); last_event_kind is message, a frame type (idle_notification,
+/// shutdown_approved, …), inbox_drained or is_active; process_alive and lead_alive are null where
+/// nothing can be checked; cost_source is claude_code or computed; activity's kind is tool_use (a
+/// call without its result yet) or text (the last text written); waiting is permission, plan,
+/// blocked, stalled or null; the transcript keys are null (transcripts []) for a member without
+/// one, and totals' are null when no member has one. For all teams: `{"schema_version":1,
+/// "teams":[{"name","members","last_activity_at","lead_alive"}]}`.
 #[derive(Debug, Args)]
 #[command(after_long_help = "States:
   terminated  a shutdown_approved frame from it is in an inbox of the team (older builds:
@@ -71,6 +93,10 @@ pub(crate) struct StatusArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     idle_after: String,
 
+    /// A member inside a turn whose transcript has not grown for this long is stalled
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    stall_after: String,
+
     /// One row per team instead of one team's members
     #[arg(long)]
     all_teams: bool,
@@ -90,6 +116,7 @@ struct Json<'a> {
     team: &'a TeamInfo,
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
+    totals: &'a Totals,
 }
 
 #[derive(Serialize)]
@@ -108,6 +135,7 @@ struct TeamRow {
 
 pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let idle_after = time::parse_duration(&args.idle_after)?;
+    let stall_after = time::parse_duration(&args.stall_after)?;
     let live = Liveness::probe();
     let single = if args.all_teams {
         None
@@ -122,7 +150,29 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, idle_after, &live);
     };
-    let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent())?;
+    let (spend, unsaved) = spend::read_team_indexed(&team, ctx.data_dir.as_deref());
+    if let Some(e) = unsaved {
+        warn(&format!("{e:#}"));
+    }
+    let lead = team
+        .config
+        .as_ref()
+        .and_then(|c| c.lead())
+        .map(|l| l.name.clone())
+        .unwrap_or_else(|| LEAD.to_string());
+    let requests = match MemberName::parse(&lead) {
+        Ok(l) => protocol::pending(&team, &l, ctx.sent_log.as_ref(), ctx.now).unwrap_or_else(|e| {
+            warn(&format!("{e:#}"));
+            Vec::new()
+        }),
+        Err(_) => Vec::new(),
+    };
+    let work = Work {
+        spend: &spend,
+        requests: &requests,
+        stall_after,
+    };
+    let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent(), Some(&work))?;
     for w in &st.warnings {
         warn(w);
     }
@@ -139,6 +189,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             team: &st.team,
             members: &st.members,
             tasks: &st.tasks,
+            totals: &st.totals,
         });
     }
     let t = &st.team;
@@ -185,25 +236,25 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             "tasks:       {} pending, {} in progress, {} completed ({} ready, {} blocked)",
             n.pending, n.in_progress, n.completed, n.ready, n.blocked
         ),
+        match (&st.totals.tokens, st.totals.cost_usd) {
+            (None, _) => "cost:        - (no transcripts found)".to_string(),
+            (Some(t), c) => format!(
+                "cost:        {} (tokens: {})",
+                c.map_or("unknown".to_string(), usd),
+                tokens(t)
+            ),
+        },
         String::new(),
     ];
+    // Each field wrapped to the terminal, continued under its value.
+    let width = term::width();
+    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
     ctx.out.line(&lines.join("\n"))?;
     let mut rows = vec![
-        [
-            "NAME",
-            "TYPE",
-            "COLOR",
-            "BACKEND",
-            "STATE",
-            "LAST SEEN",
-            "PENDING",
-            "TASKS",
-            "ALIVE",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ["NAME", "STATE", "LAST SEEN", "PENDING", "TASKS", "ALIVE"]
+            .map(String::from)
+            .to_vec(),
     ];
-    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     for m in &st.members {
         let seen = match (&m.last_event_at, &m.last_event_kind) {
             (Some(at), Some(kind)) => format!("{} ({kind})", ago(ctx.now, at)),
@@ -217,9 +268,6 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         };
         rows.push(vec![
             m.name.clone(),
-            dash(&m.agent_type),
-            dash(&m.color),
-            dash(&m.backend),
             m.state.to_string(),
             seen,
             m.pending.to_string(),
@@ -227,15 +275,116 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
             alive.into(),
         ]);
     }
-    ctx.out.table(rows)
+    ctx.out.narrow_table(rows)?;
+    if st
+        .members
+        .iter()
+        .all(|m| m.tokens.is_none() && m.waiting.is_none())
+    {
+        return Ok(());
+    }
+    ctx.out.line("")?;
+    work_table(ctx, &st.members)
+}
+
+/// `line` broken at spaces into lines of at most `width` columns (a longer word stays whole),
+/// each further line behind `| ` at column `indent` (never whitespace alone: a line must not
+/// begin with text from a file, and CI logs strip leading spaces).
+fn wrap(line: &str, width: usize, indent: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    if line.width() <= width {
+        return line.to_string();
+    }
+    let mut out: Vec<String> = vec![String::new()];
+    for word in line.split(' ') {
+        let cur = out.last_mut().expect("one line at least");
+        let fresh = cur.trim().is_empty();
+        if !fresh && cur.width() + 1 + word.width() > width {
+            out.push(format!("{}| {word}", " ".repeat(indent.saturating_sub(2))));
+        } else if cur.is_empty() {
+            cur.push_str(word);
+        } else {
+            cur.push(' ');
+            cur.push_str(word);
+        }
+    }
+    out.join("\n")
+}
+
+/// NAME, WAITING, COST and DOING, the last cut to the width left.
+fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
+    let dash = || "-".to_string();
+    let mut rows: Vec<[String; 3]> = vec![["NAME", "WAITING", "COST"].map(String::from)];
+    for m in members {
+        rows.push([
+            term::escape_lead(&m.name).into_owned(),
+            m.waiting.map_or_else(dash, |w| w.to_string()),
+            m.cost_usd.map_or_else(dash, usd),
+        ]);
+    }
+    let widths: Vec<usize> = (0..3)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let left = term::width()
+        .saturating_sub(widths.iter().sum::<usize>() + 2 * 3)
+        .max(10);
+    let mut out = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let doing = match i {
+            0 => "DOING".to_string(),
+            _ => doing(ctx, members[i - 1].activity.as_ref(), left),
+        };
+        let line = format!(
+            "{:w0$}  {:w1$}  {:w2$}  {doing}",
+            r[0],
+            r[1],
+            r[2],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        );
+        out.push(line.trim_end().to_string());
+    }
+    ctx.out.line(&out.join("\n"))
+}
+
+/// `Bash: cargo test (2m ago)`, `text: All done (10s ago)`, cut to `max` columns (the age kept).
+fn doing(ctx: &Ctx, a: Option<&Activity>, max: usize) -> String {
+    let Some(a) = a else { return "-".into() };
+    let age =
+        a.at.as_deref()
+            .map(|t| format!(" ({})", esc(&ago(ctx.now, t))))
+            .unwrap_or_default();
+    let what = match &a.tool {
+        Some(t) => format!("{}: {}", esc(t), esc(&a.summary)),
+        None => format!("text: {}", esc(&a.summary)),
+    };
+    let room = max.saturating_sub(age.chars().count()).max(4);
+    format!("{}{age}", term::cut(&what, room))
+}
+
+/// `1.2k in, 300 out, 1.5M cache read, 80.0k cache write`.
+fn tokens(t: &Tokens) -> String {
+    let n = |v: u64| match v {
+        v if v >= 1_000_000 => format!("{:.1}M", v as f64 / 1e6),
+        v if v >= 1_000 => format!("{:.1}k", v as f64 / 1e3),
+        v => v.to_string(),
+    };
+    format!(
+        "{} in, {} out, {} cache read, {} cache write",
+        n(t.input),
+        n(t.output),
+        n(t.cache_read),
+        n(t.cache_creation)
+    )
 }
 
 fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Result<()> {
     let mut rows = Vec::new();
     let sent = ctx.sent();
     for name in config::list_teams(&ctx.layout)? {
-        let t = Team::open(&ctx.layout, &name)?;
-        let st = status::team_status(&t, ctx.now, idle_after, live, &sent)?;
+        let t = Team::open(&ctx.layout, &name, ctx.leads.as_ref())?;
+        let st = status::team_status(&t, ctx.now, idle_after, live, &sent, None)?;
         rows.push(TeamRow {
             name: name.to_string(),
             members: st.members.iter().filter(|m| m.in_config).count(),

@@ -9,13 +9,13 @@ use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::observe;
-use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Spec, Waited};
+use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Limits, Spec, Waited};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
 use teamctl::time::{parse_duration, parse_since};
 
-use crate::cli::args::type_values;
+use crate::cli::args::{CapArgs, TotalsJson, type_values};
 use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
@@ -43,20 +43,28 @@ use crate::cli::term::escape_line;
 /// Lines decision events on stderr, stdout keeping its one document). Only in a team teamctl
 /// leads (else exit 2); a bad policy file is exit 2.
 ///
+/// With --max-cost USD or --max-tokens N, the wait also ends, with exit 6, the moment the team's
+/// total spend crosses the cap: "budget exceeded: $X of $Y, by alice $a, bob $b". The total is
+/// read from the members' Claude Code transcripts (see `teamctl status --help`) and includes
+/// what the team spent before the wait started, so a team already over the cap ends it at once.
+///
 /// Exit codes: 0 met; 1 at once when a condition can no longer become true (a member it waits to
 /// be idle, or a message from, is gone; every teammate is gone while tasks are open; its task was
 /// deleted; the recipient of a message is gone; with --any, only when every condition is
 /// impossible), or naming an unknown member, task or message id; 2 no condition, or
 /// contradictory ones (--idle alice --terminated alice without --any); 3 at --timeout, printing
-/// the state of each condition that is not met.
+/// the state of each condition that is not met; 6 the budget was exceeded.
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
 /// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
-/// With --json, one document at the end: `{"schema_version":1,"team","met","conditions":
-/// [{"condition","args","met","at","detail","message","impossible"}],"waited_ms"}`; condition is
-/// tasks_done, task, idle, message_from, terminated or delivered; message is the entry that met
-/// a message_from (else null), impossible why a condition can no longer hold (else null).
+/// With --json, one document at the end: `{"schema_version":1,"team","met","outcome",
+/// "conditions":[{"condition","args","met","at","detail","message","impossible"}],"totals",
+/// "waited_ms"}`; outcome is met, impossible, timeout or budget; condition is tasks_done, task,
+/// idle, message_from, terminated or delivered; message is the entry that met a message_from
+/// (else null), impossible why a condition can no longer hold (else null); totals is the team's
+/// spend when a cap was given, `{"tokens":{"input","output","cache_read","cache_creation"},
+/// "cost_usd"}`, else null.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Conditions:
   --tasks-done      every task of the team (Claude Code's internal ones aside) is completed, and
@@ -83,6 +91,7 @@ Examples:
   teamctl wait --message-from alice --timeout 10m --json | jq -r '.conditions[0].message.text'
   id=$(teamctl send bob \"ping\" --json | jq -r .id); teamctl wait --delivered \"$id\"
   teamctl wait --any --idle alice --terminated alice
+  teamctl wait --tasks-done --idle --max-cost 5.00 --timeout 2h   # exit 6 past $5
   teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
 pub(crate) struct WaitArgs {
     /// Every task is completed (and there is at least one)
@@ -141,6 +150,9 @@ pub(crate) struct WaitArgs {
     policy: Option<PathBuf>,
 
     #[command(flatten)]
+    cap: CapArgs,
+
+    #[command(flatten)]
     otel: OtelArgs,
 }
 
@@ -149,13 +161,16 @@ struct Report<'a> {
     schema_version: u32,
     team: &'a str,
     met: bool,
+    outcome: &'static str,
     conditions: &'a [ConditionState],
+    totals: Option<TotalsJson>,
     waited_ms: u64,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     otel::start("wait", args.otel.otel_content);
     let timeout = parse_duration(&args.timeout)?;
+    args.cap.cap()?;
     let kind: TypeFilter = args.frame.parse()?;
     let names = |v: &[String]| -> Result<Vec<String>> {
         v.iter()
@@ -229,6 +244,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         runner,
         verb: "wait",
     };
+    let limits = Limits {
+        timeout,
+        poll: args.poll.map(Duration::from_millis),
+        budget: args.cap.budget(ctx, &team.name)?,
+    };
     let Waited {
         states,
         met,
@@ -236,11 +256,12 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         waited_ms,
         watch,
         waker,
+        budget,
+        spend,
     } = observe::wait::wait(
         team,
         spec,
-        timeout,
-        args.poll.map(Duration::from_millis),
+        limits,
         ctx.sent_log.as_ref(),
         &|| ctx.clock(),
         Hooks {
@@ -255,12 +276,20 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
+    let outcome = match (met, &budget, &impossible) {
+        (true, _, _) => "met",
+        (_, Some(_), _) => "budget",
+        (_, _, Some(_)) => "impossible",
+        _ => "timeout",
+    };
     if ctx.out.json {
         ctx.out.json(&Report {
             schema_version: 1,
             team: watch.team().name.as_str(),
             met,
+            outcome,
             conditions: &states,
+            totals: spend.as_ref().map(TotalsJson::of),
             waited_ms,
         })?;
     } else if !met {
@@ -274,6 +303,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     }
     if met {
         return Ok(());
+    }
+    if let Some(e) = budget {
+        return Err(Error::Budget(e.to_string()).into());
     }
     if let Some(why) = impossible {
         bail!("the wait can no longer succeed: {why}");

@@ -161,6 +161,10 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
     };
     let exec_timeout = time::parse_duration(&args.exec_timeout)?;
     let team = ctx.team()?;
+    // Zero events asked for: all of them are seen already.
+    if args.count == Some(0) {
+        return Ok(());
+    }
     let hooks = args
         .exec
         .clone()

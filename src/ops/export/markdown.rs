@@ -14,7 +14,10 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use crate::observe::spend::CostSource;
 use crate::ops::export::{MessageState, Summary};
+use crate::ops::report;
+use crate::team::transcript::Tokens;
 
 /// The size the report keeps under (GitHub refuses a step summary over 1 MiB).
 pub const BUDGET: usize = 900 * 1024;
@@ -198,6 +201,8 @@ pub fn render(s: &Summary) -> String {
             "Last event",
             "Unread",
             "Tasks open",
+            "Tokens in / out / cache read / cache write",
+            "Cost",
         ]));
         for m in &s.status.members {
             md.push_str(&row(&[
@@ -214,9 +219,22 @@ pub fn render(s: &Summary) -> String {
                 },
                 m.pending.to_string(),
                 m.tasks_owned.to_string(),
+                m.tokens.as_ref().map_or("—".into(), tokens),
+                cost(m.cost_usd, m.cost_source, m.tokens.is_some()),
             ]));
         }
         md.push('\n');
+    }
+    match &s.cost {
+        Some(c) => {
+            let _ = writeln!(
+                md,
+                "Team total: **{}**, tokens {} (in / out / cache read / cache write).\n",
+                cost(c.cost_usd, c.cost_source, true),
+                tokens(&c.tokens)
+            );
+        }
+        None => md.push_str("No transcript was found, so the cost is not known.\n\n"),
     }
 
     md.push_str("### Tasks\n\n");
@@ -328,6 +346,39 @@ pub fn render(s: &Summary) -> String {
         md.push('\n');
     }
     md
+}
+
+/// `12`, `4.5k`, `1.2M`.
+fn count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// Tokens by kind: `in / out / cache read / cache write`.
+fn tokens(t: &Tokens) -> String {
+    format!(
+        "{} / {} / {} / {}",
+        count(t.input),
+        count(t.output),
+        count(t.cache_read),
+        count(t.cache_creation)
+    )
+}
+
+/// `$0.0042 (computed)`, `$1.20 (Claude Code)`; `unknown` for a model without a price (when
+/// there are tokens), `—` without a transcript.
+fn cost(usd: Option<f64>, source: Option<CostSource>, known: bool) -> String {
+    // `\$`: two dollar signs in a line must not read as a formula on GitHub.
+    let shown = |v: f64| report::usd(v).replace('$', "\\$");
+    match (usd, source) {
+        (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", shown(v)),
+        (Some(v), _) => format!("{} (computed)", shown(v)),
+        (None, _) if known => "unknown (a model without a price)".into(),
+        (None, _) => "—".into(),
+    }
 }
 
 /// `message: summary`, or the frame type.

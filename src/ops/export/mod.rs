@@ -21,7 +21,7 @@
 mod bundle;
 pub mod markdown;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -36,16 +36,20 @@ use bundle::Bundle;
 pub use bundle::Format;
 
 use crate::host::tmux::Liveness;
-use crate::observe::status::{MemberStatus, TaskCounts, TeamInfo, team_status};
-use crate::ops::run::{Transcript, find_transcript, subagent_transcripts};
+use crate::observe::spend::{self, CostSource, TeamSpend};
+use crate::observe::status::{MemberStatus, TaskCounts, TeamInfo, Totals, Work, team_status};
+use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
 use crate::store::{self, id};
 use crate::team::config::{LEAD, Team, TeamConfig};
 use crate::team::conversation::{self, Said, Seen};
+use crate::team::lead::Leads;
 use crate::team::model::{Frame, Kind, MessageView};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
+use crate::team::transcript::index::Index;
+use crate::team::transcript::{FileState, Tokens, locate};
 use crate::time::iso_millis;
 
 /// What to record.
@@ -64,6 +68,11 @@ pub struct Request<'a> {
     pub now: DateTime<Utc>,
     /// The run this record ends, if any.
     pub run: Option<RunInfo>,
+    /// teamctl's record of the teams it leads (a team teamctl made has no lead transcript).
+    pub leads: Option<&'a Leads>,
+    /// teamctl's data dir, whose transcript index makes reading the transcripts' cost quicker
+    /// (`None`: read in memory only).
+    pub data_dir: Option<&'a Path>,
 }
 
 /// The run a record ends (`run --export`).
@@ -77,6 +86,8 @@ pub struct RunInfo {
     pub reason: Option<String>,
     /// The lead's answer as the run found it (its transcript, else its pane).
     pub result: Option<String>,
+    /// Milliseconds from the run's start to the record.
+    pub elapsed_ms: u64,
 }
 
 /// The `status --json` document as recorded (without `identity`: nobody asks).
@@ -88,6 +99,93 @@ pub struct Status {
     pub members: Vec<MemberStatus>,
     /// Task counts.
     pub tasks: TaskCounts,
+    /// The team's tokens and cost from the transcripts (`status --json` `totals`).
+    pub totals: Totals,
+}
+
+/// What the team cost, per member and in total (`summary.json` `cost`), as `status --json`
+/// reports it ([`crate::observe::spend`]): read from every member's transcripts when the record
+/// was taken.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cost {
+    /// Each member with a transcript, in `status` order.
+    pub members: Vec<MemberCost>,
+    /// Tokens by kind of every session.
+    pub tokens: Tokens,
+    /// What every session cost in USD (`null` when one cost is unknown: a model without a
+    /// price).
+    pub cost_usd: Option<f64>,
+    /// The sum of the costs that are known.
+    pub known_cost_usd: f64,
+    /// `claude_code` when every member's figure is Claude Code's own, `computed` otherwise,
+    /// `null` with the cost.
+    pub cost_source: Option<CostSource>,
+}
+
+/// One member's cost (`summary.json` `cost.members[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberCost {
+    /// Name.
+    pub name: String,
+    /// Tokens by kind.
+    pub tokens: Tokens,
+    /// Cost in USD (`null` for a model without a price).
+    pub cost_usd: Option<f64>,
+    /// `claude_code` (Claude Code's own figure, from an ended session) or `computed` (from the
+    /// responses' usage with Claude Code's prices).
+    pub cost_source: Option<CostSource>,
+    /// The model of its newest response.
+    pub model: Option<String>,
+}
+
+impl Cost {
+    /// The cost of `spend`, members in the order of `members` (then any others); `None` when
+    /// no transcript was found.
+    pub fn of(spend: &TeamSpend, members: &[MemberStatus]) -> Option<Cost> {
+        if spend.is_empty() {
+            return None;
+        }
+        let mut names: Vec<&String> = members
+            .iter()
+            .map(|m| &m.name)
+            .filter(|n| spend.members.contains_key(*n))
+            .collect();
+        for n in spend.members.keys() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        let members: Vec<MemberCost> = names
+            .into_iter()
+            .map(|n| {
+                let m = &spend.members[n];
+                MemberCost {
+                    name: n.clone(),
+                    tokens: m.tokens,
+                    cost_usd: m.cost_usd,
+                    cost_source: m.cost_source,
+                    model: m.model.clone(),
+                }
+            })
+            .collect();
+        let cost_source = spend.cost_usd.map(|_| {
+            if members
+                .iter()
+                .all(|m| m.cost_source == Some(CostSource::ClaudeCode))
+            {
+                CostSource::ClaudeCode
+            } else {
+                CostSource::Computed
+            }
+        });
+        Some(Cost {
+            members,
+            tokens: spend.tokens,
+            cost_usd: spend.cost_usd,
+            known_cost_usd: spend.known_cost_usd,
+            cost_source,
+        })
+    }
 }
 
 /// Where a message is now, as far as the record tells.
@@ -205,8 +303,8 @@ pub struct Summary {
     pub result_final: bool,
     /// The transcripts.
     pub transcripts: Vec<TranscriptInfo>,
-    /// Cost per member and in total: `null` until teamctl reads every member's transcript.
-    pub cost: Option<serde_json::Value>,
+    /// Cost per member and in total ([`Cost`]); `null` when no transcript was found.
+    pub cost: Option<Cost>,
     /// Every file of the bundle but `summary.json` and `report.md`.
     pub files: Vec<FileInfo>,
     /// What could not be read or was odd (files left as they are).
@@ -348,23 +446,53 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     let layout = req.layout;
     let name = req.team;
     let team_dir = layout.team_dir(name);
-    let team_folder = team_dir.is_dir();
+    let team_folder = match team_dir.stat() {
+        Ok(Some(i)) => {
+            if i.kind != dir::Kind::Dir {
+                g.warnings.push(format!(
+                    "skipped {}",
+                    dir::Unexpected {
+                        path: team_dir.to_path_buf(),
+                        found: i.kind,
+                        wanted: dir::Kind::Dir,
+                    }
+                ));
+            }
+            i.kind == dir::Kind::Dir
+        }
+        Ok(None) => false,
+        Err(e) => {
+            g.warnings.push(locate::refusal(&team_dir, &e));
+            false
+        }
+    };
 
     // config.json
     let config_path = layout.config_path(name);
     let config = g
         .json("team/config.json", &config_path)?
         .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
+    let lead_record = match (req.leads, &config) {
+        (Some(leads), Some(cfg)) => leads
+            .find(layout, name)
+            .ok()
+            .flatten()
+            .filter(|r| r.matches(cfg)),
+        _ => None,
+    };
+    let teamctl_leads = lead_record.is_some();
     let team = Team {
         layout: layout.clone(),
         name: name.clone(),
         config: config.clone(),
+        lead: lead_record,
     };
 
     // Inboxes (one that does not parse is reported by the status below).
     let mut inboxes: Vec<(String, Vec<store::Entry>)> = Vec::new();
-    for owner in names_in(&layout.inboxes_dir(name), ".json") {
-        let path = layout.inboxes_dir(name).join(format!("{owner}.json"));
+    let inboxes_dir = layout.inboxes_dir(name);
+    for owner in g.names_in(&inboxes_dir, ".json") {
+        let path = inboxes_dir.join(format!("{owner}.json"));
         let rel = format!("team/inboxes/{owner}.json");
         if let Some(c) = g.json(&rel, &path)? {
             let lossy = store::format::replace_lone_surrogates(&c.bytes);
@@ -377,16 +505,12 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     // Tasks.
     let tasks_dir = layout.tasks_dir(name);
     let mut board = Board::default();
-    let mut task_files: Vec<String> = fs::read_dir(&tasks_dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| {
-                    n == ".highwatermark" || n.strip_suffix(".json").is_some_and(is_valid_member)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut task_files: Vec<String> = g.names_in(&tasks_dir, ".json");
+    task_files.retain(|n| !n.is_empty());
+    let mut task_files: Vec<String> = task_files.into_iter().map(|n| n + ".json").collect();
+    if matches!(tasks_dir.join(".highwatermark").stat(), Ok(Some(_))) {
+        task_files.push(".highwatermark".into());
+    }
     task_files.sort();
     for file in task_files {
         let path = tasks_dir.join(&file);
@@ -399,7 +523,7 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         };
         if let Ok(t) = store::parse_object(&c.bytes, &path)
             .map_err(|e| format!("{e:#}"))
-            .and_then(|raw| Task::from_raw(raw, path.clone()))
+            .and_then(|raw| Task::from_raw(raw, path.to_path_buf()))
         {
             board.tasks.push(t);
         }
@@ -434,7 +558,9 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         )?;
     }
 
-    // Transcripts: the lead's, then its in-process teammates'.
+    // Transcripts: every member's sessions as `status` finds them (the lead's, pane
+    // teammates', in-process teammates', several for a member that was restarted), each with
+    // its subagents'; what they cost, read once through the transcript index.
     let session = req
         .lead_session_id
         .map(String::from)
@@ -443,77 +569,122 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         .as_ref()
         .and_then(|c| c.lead().map(|l| l.name.clone()))
         .unwrap_or_else(|| LEAD.to_string());
-    let teamctl_leads = config.as_ref().is_some_and(|c| c.teamctl_leads);
+    let session = match session {
+        Some(sid) if !is_session_id(&sid) => {
+            g.warnings.push(format!(
+                "leadSessionId {sid:?} is not a session id; its transcript was not looked for"
+            ));
+            None
+        }
+        other => other,
+    };
+    // What locate reads: config.json (with the run's own session id, which it knows before
+    // config.json exists and after it is gone), else only the lead's session.
+    let located_cfg = match (&config, &session) {
+        (Some(c), sid) => {
+            let mut c = c.clone();
+            if sid.is_some() {
+                c.lead_session_id.clone_from(sid);
+            }
+            Some(c)
+        }
+        (None, Some(sid)) => {
+            let doc =
+                serde_json::json!({"name": name.as_str(), "leadSessionId": sid, "members": []});
+            TeamConfig::parse(doc.to_string().as_bytes(), &config_path).ok()
+        }
+        (None, None) => None,
+    };
+    let mut index = Index::load(req.data_dir);
+    let mut located: BTreeMap<String, Vec<locate::Session>> = BTreeMap::new();
+    let mut spend = TeamSpend::default();
+    if let Some(cfg) = &located_cfg {
+        located = locate::locate(
+            layout.root_loc(),
+            name.as_str(),
+            cfg,
+            &mut index,
+            &mut g.warnings,
+        );
+        spend = spend::read_located(&located, &mut index);
+        for w in std::mem::take(&mut spend.warnings) {
+            locate::note(&mut g.warnings, w);
+        }
+        // A cache: a failure to save it only makes the next read longer.
+        let _ = index.save();
+    }
     let mut transcripts = Vec::new();
     let mut said: Vec<Said> = Vec::new();
     let mut result = None;
     let mut result_final = false;
-    if let Some(sid) = session.as_deref() {
-        if !is_session_id(sid) {
-            g.warnings.push(format!(
-                "leadSessionId {sid:?} is not a session id; its transcript was not looked for"
-            ));
-        } else {
-            match find_transcript(layout.root(), sid) {
-                Some(path) => {
-                    let rel = format!("transcripts/{}/{sid}.jsonl", safe_name(&lead_name));
-                    let mut t = Transcript::default();
-                    if let Some(info) = g.transcript(
-                        &rel,
-                        &path,
-                        &lead_name,
-                        Some(sid),
-                        "lead",
-                        &mut said,
-                        &mut |line| t.feed(line),
-                    )? {
-                        result_final = t.turn_ended && t.last_text.is_some();
-                        result = t.last_text;
-                        transcripts.push(info);
+    // The lead first, then the others in name order.
+    let mut owners: Vec<&String> = located.keys().collect();
+    owners.sort_by_key(|n| **n != lead_name);
+    for owner in owners {
+        let folder = safe_name(owner);
+        for s in &located[owner] {
+            let kind = match s.kind {
+                locate::Kind::Lead => "lead",
+                locate::Kind::Pane => "pane",
+                locate::Kind::InProcess => "in_process",
+            };
+            let stem = file_stem(&s.path);
+            let rel = format!("transcripts/{folder}/{stem}.jsonl");
+            let sid = (s.kind != locate::Kind::InProcess).then(|| stem.clone());
+            let mut st = FileState::default();
+            let is_lead = s.kind == locate::Kind::Lead && result.is_none();
+            let info = g.transcript(
+                &rel,
+                &s.path,
+                owner,
+                sid.as_deref(),
+                kind,
+                Some(&mut said),
+                &mut |line| {
+                    if is_lead {
+                        st.feed(line);
                     }
-                    let mut subs: Vec<(String, PathBuf)> =
-                        subagent_transcripts(&path).into_iter().collect();
-                    subs.sort();
-                    for (member, p) in subs {
-                        let Some(file) = p.file_name().and_then(|f| f.to_str()) else {
-                            continue;
-                        };
-                        let stem = file.strip_suffix(".jsonl").unwrap_or(file);
-                        if !is_valid_member(stem) {
-                            continue;
-                        }
-                        let rel = format!("transcripts/{}/{stem}.jsonl", safe_name(&member));
-                        if let Some(info) = g.transcript(
-                            &rel,
-                            &p,
-                            &member,
-                            None,
-                            "in_process",
-                            &mut said,
-                            &mut |_| {},
-                        )? {
-                            transcripts.push(info);
-                        }
-                    }
+                },
+            )?;
+            if let Some(info) = info {
+                if is_lead {
+                    result_final = st.turn.ended && st.turn.last_text.is_some();
+                    result = st.turn.last_text.take();
                 }
-                None if !teamctl_leads => {
-                    g.warnings.push(format!(
-                        "the lead's transcript ({sid}.jsonl) was not found under {}",
-                        layout.root().join("projects").display()
-                    ));
-                    transcripts.push(TranscriptInfo {
-                        member: lead_name.clone(),
-                        session_id: Some(sid.to_string()),
-                        kind: "lead",
-                        path: None,
-                        source: None,
-                        lines: 0,
-                        bytes: 0,
-                    });
+                transcripts.push(info);
+            }
+            for sub in &s.subagents {
+                let rel = format!(
+                    "transcripts/{folder}/{stem}/subagents/{}.jsonl",
+                    file_stem(sub)
+                );
+                if let Some(info) =
+                    g.transcript(&rel, sub, owner, None, "subagent", None, &mut |_| {})?
+                {
+                    transcripts.push(info);
                 }
-                None => {}
             }
         }
+    }
+    if let Some(sid) = session.as_deref()
+        && !located
+            .get(&lead_name)
+            .is_some_and(|v| v.iter().any(|s| s.kind == locate::Kind::Lead))
+        && !teamctl_leads
+    {
+        g.warnings.push(format!(
+            "the lead's transcript ({sid}.jsonl) was not found under {}",
+            layout.root().join("projects").display()
+        ));
+        transcripts.push(TranscriptInfo {
+            member: lead_name.clone(),
+            session_id: Some(sid.to_string()),
+            kind: "lead",
+            path: None,
+            source: None,
+            lines: 0,
+            bytes: 0,
+        });
     }
     if result.is_none()
         && let Some(r) = req.run.as_ref().and_then(|r| r.result.clone())
@@ -523,17 +694,26 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
 
     let messages = conversation(&inboxes, &sent, said, team_folder);
 
-    // The status document, as `status --json` would show it now.
+    // The status document, as `status --json` would show it now (with what each member
+    // cost: observe::spend, read above).
+    let work = Work {
+        spend: &spend,
+        requests: &[],
+        stall_after: Duration::from_secs(300),
+    };
     let st = team_status(
         &team,
         req.now,
         Duration::from_secs(300),
         &Liveness::default(),
         req.sent,
+        Some(&work),
     )?;
     g.warnings.extend(st.warnings.iter().cloned());
+    let cost = Cost::of(&spend, &st.members);
     let mut warnings = g.warnings;
-    warnings.dedup();
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
     Ok(Summary {
         schema_version: 1,
         generated_at: iso_millis(req.now),
@@ -545,13 +725,14 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
             team: st.team,
             members: st.members,
             tasks: crate::observe::status::task_counts(&board),
+            totals: st.totals,
         },
         tasks,
         messages,
         result,
         result_final,
         transcripts,
-        cost: None,
+        cost,
         files: g.files,
         warnings,
     })
@@ -564,6 +745,29 @@ struct Gathering<'s, 'a> {
 }
 
 impl Gathering<'_, '_> {
+    /// The names `<name><ext>` in the folder `dir` (anything: the copy refuses what is not a
+    /// regular file) whose `<name>` is a valid member name, sorted. The folder is opened through
+    /// handles from the config dir down: a symlink or a file in its place is reported, and
+    /// nothing is listed.
+    fn names_in(&mut self, dir: &Loc, ext: &str) -> Vec<String> {
+        let listed = match dir.open_dir().and_then(|d| d.names()) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => {
+                locate::note(&mut self.warnings, locate::refusal(dir, &e));
+                return Vec::new();
+            }
+        };
+        let mut names: Vec<String> = listed
+            .into_iter()
+            .filter_map(|n| n.into_string().ok())
+            .filter_map(|n| n.strip_suffix(ext).map(String::from))
+            .filter(|n| is_valid_member(n))
+            .collect();
+        names.sort();
+        names
+    }
+
     fn add(&mut self, rel: &str, copy: &FileCopy) -> Result<()> {
         (self.sink)(rel, Content::Bytes(copy))?;
         self.files.push(FileInfo {
@@ -576,7 +780,7 @@ impl Gathering<'_, '_> {
     }
 
     /// Copies a JSON file; a file that cannot be read is a warning.
-    fn json(&mut self, rel: &str, path: &Path) -> Result<Option<FileCopy>> {
+    fn json(&mut self, rel: &str, path: &Loc) -> Result<Option<FileCopy>> {
         self.copy(rel, path, &|b: &[u8]| {
             serde_json::from_slice::<serde::de::IgnoredAny>(b).is_ok()
                 || store::format::replace_lone_surrogates(b)
@@ -585,14 +789,14 @@ impl Gathering<'_, '_> {
     }
 
     /// Copies a file of any content (one whole version of it).
-    fn raw(&mut self, rel: &str, path: &Path) -> Result<Option<FileCopy>> {
+    fn raw(&mut self, rel: &str, path: &Loc) -> Result<Option<FileCopy>> {
         self.copy(rel, path, &|_: &[u8]| true)
     }
 
     fn copy(
         &mut self,
         rel: &str,
-        path: &Path,
+        path: &Loc,
         valid: &dyn Fn(&[u8]) -> bool,
     ) -> Result<Option<FileCopy>> {
         match snapshot::copy_json(path, valid) {
@@ -619,11 +823,11 @@ impl Gathering<'_, '_> {
     fn transcript(
         &mut self,
         rel: &str,
-        path: &Path,
+        path: &Loc,
         member: &str,
         session: Option<&str>,
         kind: &'static str,
-        said: &mut Vec<Said>,
+        said: Option<&mut Vec<Said>>,
         line: &mut dyn FnMut(&[u8]),
     ) -> Result<Option<TranscriptInfo>> {
         let mut l = match snapshot::open_lines(path) {
@@ -640,6 +844,8 @@ impl Gathering<'_, '_> {
                 return Ok(None);
             }
         };
+        // A plain subagent's messages are its own business, not the team's conversation.
+        let reading = said.is_some();
         let mut reader = conversation::Reader::new(member);
         let mut tee = Tee {
             inner: &mut l.reader,
@@ -648,7 +854,9 @@ impl Gathering<'_, '_> {
             lines: 0,
             bytes: 0,
             on_line: &mut |b: &[u8]| {
-                reader.feed(b);
+                if reading {
+                    reader.feed(b);
+                }
                 line(b);
             },
         };
@@ -661,7 +869,9 @@ impl Gathering<'_, '_> {
             },
         )?;
         let (lines, bytes, sha) = (tee.lines, tee.bytes, hex(&tee.hash.finalize_reset()));
-        said.extend(reader.finish());
+        if let Some(said) = said {
+            said.extend(reader.finish());
+        }
         self.files.push(FileInfo {
             path: rel.to_string(),
             bytes,
@@ -722,20 +932,17 @@ impl Read for Tee<'_> {
     }
 }
 
-/// The names `<name><ext>` of the entries of `dir` (files, symlinks, anything: the copy
-/// refuses what is not a regular file) whose `<name>` is a valid member name, sorted.
-fn names_in(dir: &Path, ext: &str) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter_map(|n| n.strip_suffix(ext).map(String::from))
-                .filter(|n| is_valid_member(n))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+/// The last name of `loc` without `.jsonl`, as a file name in the bundle: itself when it is
+/// made of letters, digits, `-` and `_` (a session id, `agent-<id>`), else a name derived from
+/// its hash.
+fn file_stem(loc: &Loc) -> String {
+    let name = loc.name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    if is_valid_member(stem) {
+        stem.to_string()
+    } else {
+        format!("file-{}", &hex(&Sha256::digest(stem.as_bytes()))[..12])
+    }
 }
 
 /// Whether `s` can be a Claude Code session id (a UUID; nothing that could step out of a

@@ -1,0 +1,449 @@
+//! What each member of a team has done and spent, from the transcripts
+//! ([`crate::team::transcript`]): tokens, cost and where the cost figure comes from, the model,
+//! the current activity, the transcript files.
+//!
+//! Cost, per session (a process: the lead, a pane teammate):
+//! - `claude_code`: the session ended and left a `cost-state` nothing followed: Claude Code's
+//!   own `totalCostUSD` and `modelUsage` tokens. It covers everything that ran in the process,
+//!   so the in-process teammates' own figures (computed from their files) are taken out of the
+//!   lead's share and the team total is the sum of the sessions' figures, exactly what Claude
+//!   Code recorded;
+//! - `computed`: otherwise, from each response's `usage` with Claude Code's own prices
+//!   ([`crate::team::transcript::pricing`]), for the session's file and its subagents';
+//! - unknown (`null`): a response of a model without a price; the tokens are still counted.
+//!
+//! Claude Code's own figure also counts the small side requests it makes without writing them to
+//! the transcript (it records them in `cost-state` only), so while a session runs the computed
+//! figure can be a little lower than what it will record at the end.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::store::dir::Loc;
+use crate::team::config::{Team, TeamConfig};
+use crate::team::transcript::index::Index;
+use crate::team::transcript::locate::{self, Kind, Session};
+use crate::team::transcript::{Activity, FileState, Tokens};
+
+/// Where a cost figure comes from (`status --json` `cost_source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostSource {
+    /// Claude Code's own accounting (`cost-state`), written when the session ended.
+    ClaudeCode,
+    /// Computed from the responses' usage with Claude Code's prices.
+    Computed,
+}
+
+impl CostSource {
+    /// Its snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CostSource::ClaudeCode => "claude_code",
+            CostSource::Computed => "computed",
+        }
+    }
+}
+
+/// One member's work, from its transcripts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemberSpend {
+    /// Tokens by kind.
+    pub tokens: Tokens,
+    /// Cost in USD; `None` when a model has no price.
+    pub cost_usd: Option<f64>,
+    /// Where the cost comes from (`None` with the cost).
+    pub cost_source: Option<CostSource>,
+    /// The model of its newest response.
+    pub model: Option<String>,
+    /// What it is doing.
+    pub activity: Option<Activity>,
+    /// Its transcript files (sessions, then their subagents).
+    pub transcripts: Vec<PathBuf>,
+    /// When its newest transcript was last written.
+    pub last_write: Option<SystemTime>,
+    /// Whether its newest session is inside a turn (its last entry is not an ended assistant
+    /// turn).
+    pub in_turn: bool,
+}
+
+/// A team's work: each member with a transcript, and the totals.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TeamSpend {
+    /// By member name.
+    pub members: BTreeMap<String, MemberSpend>,
+    /// Tokens of every session.
+    pub tokens: Tokens,
+    /// The sum of every session's cost; `None` when one is unknown.
+    pub cost_usd: Option<f64>,
+    /// The sum of the costs that are known.
+    pub known_cost_usd: f64,
+    /// Transcripts and folders skipped (a symlink, a FIFO, … where one belongs) or unreadable.
+    pub warnings: Vec<String>,
+}
+
+impl TeamSpend {
+    /// Whether any transcript was found.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+}
+
+/// Reads the transcripts of the opened `team` through the index kept in `data_dir` (none: in
+/// memory only), then saves the index. A failure to save is returned beside the spend: it only
+/// makes the next read longer.
+pub fn read_team_indexed(
+    team: &Team,
+    data_dir: Option<&Path>,
+) -> (TeamSpend, Option<anyhow::Error>) {
+    let Some(cfg) = &team.config else {
+        return (TeamSpend::default(), None);
+    };
+    let mut index = Index::load(data_dir);
+    let spend = read_team(team.layout.root_loc(), team.name.as_str(), cfg, &mut index);
+    (spend, index.save().err())
+}
+
+/// Reads the transcripts of `team` (whose config is `cfg`, under the config dir `root`)
+/// through `index`: only what was appended since the index last saw each file is parsed.
+pub fn read_team(root: &Loc, team: &str, cfg: &TeamConfig, index: &mut Index) -> TeamSpend {
+    let mut warnings = Vec::new();
+    let located = locate::locate(root, team, cfg, index, &mut warnings);
+    let mut spend = read_located(&located, index);
+    for w in std::mem::take(&mut spend.warnings) {
+        locate::note(&mut warnings, w);
+    }
+    spend.warnings = warnings;
+    spend
+}
+
+/// [`read_team`] for sessions already located.
+pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
+    // Everything read up to its end first (in parallel when there is much to read); below,
+    // each file's state is then only looked at.
+    let all: Vec<Loc> = located
+        .values()
+        .flatten()
+        .flat_map(|s| s.files().cloned())
+        .collect();
+    index.update_all(&all);
+    let state = |index: &Index, p: &Loc| index.get(p).cloned().unwrap_or_default();
+    let mut out = TeamSpend {
+        cost_usd: Some(0.0),
+        ..TeamSpend::default()
+    };
+    // In-process teammates first: the lead's share leaves their part out. Up to 2.1.178 a
+    // teammate writes a copy of its whole history per turn: only the longest copy counts.
+    let mut computed: BTreeMap<PathBuf, (Tokens, Option<f64>)> = BTreeMap::new();
+    let mut copies: BTreeMap<(String, String), (u64, PathBuf)> = BTreeMap::new();
+    for (name, sessions) in located {
+        for s in sessions.iter().filter(|s| s.kind == Kind::InProcess) {
+            let st = state(index, &s.path);
+            if let Some(first) = &st.first_uuid {
+                let key = (name.clone(), first.clone());
+                match copies.get(&key) {
+                    Some((len, _)) if *len >= st.offset => continue,
+                    _ => {
+                        if let Some((_, shorter)) =
+                            copies.insert(key, (st.offset, s.path.to_path_buf()))
+                        {
+                            computed.remove(&shorter);
+                        }
+                    }
+                }
+            }
+            computed.insert(
+                s.path.to_path_buf(),
+                (st.spend.tokens(), st.spend.computed_usd()),
+            );
+        }
+    }
+    // Members in config order is the caller's business; sessions in name order here.
+    for (name, sessions) in located {
+        // A shorter copy of an in-process teammate's history is left out (see above).
+        let sessions: Vec<&Session> = sessions
+            .iter()
+            .filter(|s| s.kind != Kind::InProcess || computed.contains_key(s.path.path()))
+            .collect();
+        let mut m = MemberSpend {
+            cost_usd: Some(0.0),
+            ..MemberSpend::default()
+        };
+        let mut all_claude_code = true;
+        let mut newest: Option<(Option<String>, SystemTime)> = None;
+        for s in sessions {
+            let mut files: Vec<(&Loc, FileState)> = Vec::new();
+            for p in s.files() {
+                files.push((p, state(index, p)));
+            }
+            let main = &files[0].1;
+            // This session's own share, and its figure as a process.
+            let (share_tokens, share_cost, session_tokens, session_cost, source) =
+                match (s.kind, main.spend.claude_code()) {
+                    (Kind::InProcess, _) => {
+                        let (t, c) = computed
+                            .get(s.path.path())
+                            .copied()
+                            .unwrap_or((main.spend.tokens(), main.spend.computed_usd()));
+                        // Counted in the total through the session it ran in.
+                        (t, c, Tokens::default(), Some(0.0), CostSource::Computed)
+                    }
+                    (_, Some(cs)) => {
+                        let mut tokens = cs.tokens;
+                        let mut cost = Some(cs.total_cost_usd);
+                        for p in &s.in_process {
+                            if let Some((t, c)) = computed.get(p.path()) {
+                                tokens.sub(t);
+                                cost = match (cost, c) {
+                                    (Some(a), Some(b)) => Some((a - b).max(0.0)),
+                                    _ => None,
+                                };
+                            }
+                        }
+                        (
+                            tokens,
+                            cost,
+                            cs.tokens,
+                            Some(cs.total_cost_usd),
+                            CostSource::ClaudeCode,
+                        )
+                    }
+                    (_, None) => {
+                        let mut tokens = Tokens::default();
+                        let mut cost = Some(0.0);
+                        for (_, st) in &files {
+                            tokens.add(&st.spend.tokens());
+                            cost = match (cost, st.spend.computed_usd()) {
+                                (Some(a), Some(b)) => Some(a + b),
+                                _ => None,
+                            };
+                        }
+                        let (mut all_tokens, mut all_cost) = (tokens, cost);
+                        for p in &s.in_process {
+                            if let Some((t, c)) = computed.get(p.path()) {
+                                all_tokens.add(t);
+                                all_cost = match (all_cost, c) {
+                                    (Some(a), Some(b)) => Some(a + b),
+                                    _ => None,
+                                };
+                            }
+                        }
+                        (tokens, cost, all_tokens, all_cost, CostSource::Computed)
+                    }
+                };
+            all_claude_code &= source == CostSource::ClaudeCode;
+            m.tokens.add(&share_tokens);
+            m.cost_usd = match (m.cost_usd, share_cost) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            out.tokens.add(&session_tokens);
+            match session_cost {
+                Some(c) => {
+                    out.known_cost_usd += c;
+                    out.cost_usd = out.cost_usd.map(|t| t + c);
+                }
+                None => {
+                    // The known part still counts towards a budget.
+                    let own: f64 = files
+                        .iter()
+                        .filter_map(|(_, f)| f.spend.computed_usd())
+                        .sum();
+                    out.known_cost_usd += own;
+                    out.cost_usd = None;
+                }
+            }
+            for (p, st) in &files {
+                m.transcripts.push(p.to_path_buf());
+                let mtime = p.stat().ok().flatten().map(|i| i.mtime);
+                if let Some(t) = mtime
+                    && newest.as_ref().is_none_or(|(_, n)| t > *n)
+                {
+                    newest = Some((st.last_at.clone(), t));
+                    m.in_turn = st.turn.messages > 0 && !st.turn.ended;
+                }
+                if let Some(model) = &st.model
+                    && (m.model.is_none() || p.path() == s.path.path())
+                {
+                    m.model = Some(model.clone());
+                }
+            }
+            // The activity of the session written last (its own file, not a subagent's).
+            let act = main.activity().cloned();
+            if act.is_some()
+                && m.activity
+                    .as_ref()
+                    .is_none_or(|a| a.at.as_deref() <= act.as_ref().and_then(|x| x.at.as_deref()))
+            {
+                m.activity = act;
+            }
+        }
+        m.last_write = newest.map(|(_, t)| t);
+        m.cost_source = m.cost_usd.map(|_| {
+            if all_claude_code {
+                CostSource::ClaudeCode
+            } else {
+                CostSource::Computed
+            }
+        });
+        out.members.insert(name.clone(), m);
+    }
+    if out.members.is_empty() {
+        out.cost_usd = None;
+    }
+    out.warnings = index.take_warnings();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    fn write(path: &Path, lines: &[serde_json::Value]) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut s = String::new();
+        for l in lines {
+            s.push_str(&l.to_string());
+            s.push('\n');
+        }
+        fs::write(path, s).unwrap();
+    }
+
+    fn response(id: &str, team: Option<&str>, agent: Option<&str>) -> serde_json::Value {
+        json!({"type":"assistant","teamName":team,"agentName":agent,"timestamp":"2026-12-01T00:00:00.000Z",
+            "message":{"id":id,"model":"claude-opus-5-5","content":[{"type":"text","text":id}],"stop_reason":"end_turn",
+            "usage":{"input_tokens":10,"output_tokens":5}}})
+    }
+
+    fn cost_state(total: f64, input: u64, output: u64) -> serde_json::Value {
+        json!({"type":"cost-state","totalCostUSD":total,"modelUsage":{"claude-opus-5-5":{"inputTokens":input,"outputTokens":output,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":total}}})
+    }
+
+    #[test]
+    fn lead_pane_and_in_process_as_claude_code_recorded_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let proj = root.join("projects/-w");
+        let lead_id = "11111111-2222-3333-4444-555555555555";
+        let cfg = TeamConfig::parse(
+            json!({"name":"t","createdAt":0,"leadSessionId":lead_id,"leadAgentId":"team-lead@t","members":[
+                {"name":"team-lead","agentId":"team-lead@t","cwd":"/w"},
+                {"name":"worker","cwd":"/w","backendType":"tmux"},
+                {"name":"inner","cwd":"/w","backendType":"in-process"}]})
+            .to_string()
+            .as_bytes(),
+            Path::new("config.json"),
+        )
+        .unwrap();
+        // The lead: 2 responses of its own, 3 of its in-process teammate, and its cost-state over
+        // all five, as 2.1.332 wrote them.
+        let lead = proj.join(format!("{lead_id}.jsonl"));
+        write(
+            &lead,
+            &[
+                response("l1", None, None),
+                response("l2", None, None),
+                cost_state(0.0007000000000000001, 50, 25),
+            ],
+        );
+        let subs = proj.join(lead_id).join("subagents");
+        write(
+            &subs.join("agent-ainner-1.jsonl"),
+            &[
+                response("i1", None, None),
+                response("i2", None, None),
+                response("i3", None, None),
+            ],
+        );
+        fs::write(
+            subs.join("agent-ainner-1.meta.json"),
+            r#"{"name":"inner","teamName":"t"}"#,
+        )
+        .unwrap();
+        // A plain subagent of the lead counts towards the lead.
+        write(&subs.join("agent-x.jsonl"), &[response("x1", None, None)]);
+        // The pane teammate, still running (no cost-state).
+        write(
+            &proj.join("w1.jsonl"),
+            &[response("w1", Some("t"), Some("worker"))],
+        );
+        // Someone else's session in the same project.
+        write(
+            &proj.join("other.jsonl"),
+            &[response("o1", Some("u"), Some("worker"))],
+        );
+        let mut ix = Index::in_memory();
+        let s = read_team(&Loc::root(root), "t", &cfg, &mut ix);
+        let lead = &s.members["team-lead"];
+        assert_eq!(lead.cost_source, Some(CostSource::ClaudeCode));
+        assert_eq!(lead.tokens.input, 20);
+        assert_eq!(lead.cost_usd, Some(0.0007000000000000001 - 0.00042));
+        assert_eq!(
+            lead.transcripts.len(),
+            2,
+            "its file and its plain subagent's"
+        );
+        let inner = &s.members["inner"];
+        assert_eq!(
+            (inner.cost_source, inner.cost_usd),
+            (Some(CostSource::Computed), Some(0.00042))
+        );
+        let worker = &s.members["worker"];
+        assert_eq!(
+            (worker.cost_source, worker.cost_usd, worker.tokens.input),
+            (Some(CostSource::Computed), Some(0.00014000000000000001), 10)
+        );
+        assert_eq!(worker.activity.as_ref().unwrap().summary, "w1");
+        assert_eq!(s.tokens.input, 60);
+        assert_eq!(
+            s.cost_usd,
+            Some(0.0007000000000000001 + 0.00014000000000000001)
+        );
+        assert_eq!(s.members.len(), 3);
+    }
+
+    #[test]
+    fn old_per_turn_copies_of_an_in_process_history_count_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let lead_id = "21111111-2222-3333-4444-555555555555";
+        let cfg = TeamConfig::parse(
+            json!({"name":"lead-team","leadSessionId":lead_id,"members":[
+                {"name":"team-lead","cwd":"/w"},{"name":"inner","cwd":"/w","backendType":"in-process"}]})
+            .to_string()
+            .as_bytes(),
+            Path::new("config.json"),
+        )
+        .unwrap();
+        let proj = root.join("projects/-w");
+        write(
+            &proj.join(format!("{lead_id}.jsonl")),
+            &[response("l1", None, None)],
+        );
+        let subs = proj.join(lead_id).join("subagents");
+        let mut first = response("i1", None, None);
+        first["uuid"] = "u-1".into();
+        write(&subs.join("agent-a1.jsonl"), std::slice::from_ref(&first));
+        write(
+            &subs.join("agent-a2.jsonl"),
+            &[first.clone(), response("i2", None, None)],
+        );
+        // As Claude Code 2.1.160 writes them: the meta is only the name, as agentType.
+        for f in ["agent-a1", "agent-a2"] {
+            fs::write(
+                subs.join(format!("{f}.meta.json")),
+                r#"{"agentType":"inner"}"#,
+            )
+            .unwrap();
+        }
+        let s = read_team(&Loc::root(root), "lead-team", &cfg, &mut Index::in_memory());
+        assert_eq!(s.members["inner"].tokens.input, 20);
+        assert_eq!(s.members["inner"].transcripts.len(), 1);
+        assert_eq!(s.tokens.input, 30);
+    }
+}

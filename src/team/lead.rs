@@ -1,0 +1,223 @@
+//! teamctl's private record of the teams it leads: the evidence, kept outside the team's files,
+//! that decides whether teamctl speaks as `team-lead` in a team and may take it down.
+//!
+//! A team's files are written by its teammates too, so nothing in `config.json` can say who
+//! leads it. `teamctl create` writes one record per team into teamctl's own data dir
+//! (`<data dir>/leads/<team>.<16 hex>.json`, the hex naming the config dir; folder 0700, file
+//! 0600) before it publishes `config.json`. teamctl leads a team only while a record for that
+//! config dir and team exists and matches the team's `leadSessionId` and `createdAt` (which
+//! `create` generated): a team deleted and made again by someone else, or a record copied from
+//! another config dir, does not match. A teammate can make teamctl lead *less* (by editing
+//! those keys) but never more. The record also holds the tmux session `create` started, the
+//! only one `delete` ever kills.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::store;
+use crate::store::dir::Loc;
+use crate::store::paths::{Layout, TeamName};
+use crate::team::config::TeamConfig;
+use crate::team::sentlog;
+
+/// One record: what `create` made, as it made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeadRecord {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The team.
+    pub team: String,
+    /// The config dir the team lives in (canonical).
+    pub config_dir: String,
+    /// `leadSessionId` as written into `config.json`.
+    pub lead_session_id: String,
+    /// `createdAt` as written into `config.json` (ms since the epoch).
+    pub created_at: i64,
+    /// The tmux session `create` started its teammates in, if any.
+    pub tmux_session: Option<String>,
+    /// Its tmux session id (`$3`), once started: a session of the same name made later by
+    /// someone else is not ours.
+    pub tmux_session_id: Option<String>,
+    /// The working directory `create` gave the teammates: where the policy anchors their
+    /// relative path rules (a teammate can rewrite its `cwd` in `config.json`).
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+impl LeadRecord {
+    /// Whether this record is the one for `config` (the team's current `config.json`).
+    pub fn matches(&self, config: &TeamConfig) -> bool {
+        config.lead_session_id.as_deref() == Some(self.lead_session_id.as_str())
+            && config.created_at == Some(self.created_at)
+    }
+}
+
+/// The records, in `<data dir>/leads`.
+#[derive(Debug, Clone)]
+pub struct Leads {
+    data_dir: PathBuf,
+}
+
+impl Leads {
+    /// The records kept in `data_dir` (teamctl's private data dir).
+    pub fn in_dir(data_dir: &Path) -> Leads {
+        Leads {
+            data_dir: data_dir.to_path_buf(),
+        }
+    }
+
+    /// The data dir.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Where the record of `team` under `layout` lives.
+    pub fn path(&self, layout: &Layout, team: &TeamName) -> Loc {
+        Loc::root(&self.data_dir)
+            .join("leads")
+            .join(format!("{team}.{}.json", dir_key(layout)))
+    }
+
+    /// Makes sure records can be written (the data dir and its `leads` folder, private, and
+    /// reached without a symlink below the data dir), before anything else is: `create` calls
+    /// it before it touches the config dir.
+    ///
+    /// # Errors
+    /// I/O errors, naming the folder.
+    pub fn prepare(&self) -> Result<()> {
+        let leads = self.data_dir.join("leads");
+        let context = || format!("teamctl cannot keep its records in {}", leads.display());
+        let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        data.sub_create("leads", 0o700).with_context(context)?;
+        Ok(())
+    }
+
+    /// Writes (or replaces) the record of `team` under `layout`: folder 0700, file 0600.
+    ///
+    /// # Errors
+    /// I/O errors, naming the file.
+    pub fn record(&self, layout: &Layout, team: &TeamName, rec: &LeadRecord) -> Result<()> {
+        let path = self.path(layout, team);
+        let context = || {
+            format!(
+                "could not record that teamctl leads team '{team}' in {}",
+                path.display()
+            )
+        };
+        let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        data.sub_create("leads", 0o700).with_context(context)?;
+        let mut bytes = serde_json::to_vec_pretty(rec)?;
+        bytes.push(b'\n');
+        store::atomic_write_mode(&path, &bytes, 0o600).with_context(context)
+    }
+
+    /// The record of `team` under `layout`, whatever `config.json` says; `None` when there is
+    /// none.
+    ///
+    /// # Errors
+    /// A record that cannot be read or parsed (a symlink, a FIFO, …).
+    pub fn find(&self, layout: &Layout, team: &TeamName) -> Result<Option<LeadRecord>> {
+        let path = self.path(layout, team);
+        let Some(bytes) = path
+            .read()
+            .with_context(|| format!("could not read {}", path.display()))?
+        else {
+            return Ok(None);
+        };
+        let rec: LeadRecord = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a teamctl lead record", path.display()))?;
+        Ok((rec.team == team.as_str() && rec.config_dir == config_dir_text(layout)).then_some(rec))
+    }
+
+    /// Removes the record of `team` under `layout` (after `delete`). A missing one is fine.
+    ///
+    /// # Errors
+    /// I/O errors other than it being missing.
+    pub fn remove(&self, layout: &Layout, team: &TeamName) -> Result<()> {
+        let path = self.path(layout, team);
+        let dir = match path.parent_dir() {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(e).with_context(|| format!("could not remove {}", path.display()));
+            }
+        };
+        match dir.unlink(path.name().unwrap_or_default()) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("could not remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The config dir as records name it: canonical where it exists, else absolute.
+fn config_dir_text(layout: &Layout) -> String {
+    let root = layout.root();
+    std::fs::canonicalize(root)
+        .or_else(|_| std::path::absolute(root))
+        .unwrap_or_else(|_| root.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// 16 hex digits of sha256 of [`config_dir_text`]: keeps records of same-named teams in two
+/// config dirs apart.
+fn dir_key(layout: &Layout) -> String {
+    let digest = Sha256::digest(config_dir_text(layout).as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new record for `team` under `layout`.
+pub fn new_record(
+    layout: &Layout,
+    team: &TeamName,
+    lead_session_id: &str,
+    created_at: i64,
+    tmux_session: Option<&str>,
+    cwd: Option<&Path>,
+) -> LeadRecord {
+    LeadRecord {
+        schema_version: 1,
+        team: team.to_string(),
+        config_dir: config_dir_text(layout),
+        lead_session_id: lead_session_id.to_string(),
+        created_at,
+        tmux_session: tmux_session.map(String::from),
+        tmux_session_id: None,
+        cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn records_are_private_and_keyed_by_config_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        fs::create_dir_all(&a).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        let leads = Leads::in_dir(&tmp.path().join("data"));
+        let team = TeamName::parse("demo").unwrap();
+        let (la, lb) = (Layout::new(&a), Layout::new(&b));
+        let rec = new_record(&la, &team, "s-1", 5, Some("teamctl-demo"), None);
+        leads.record(&la, &team, &rec).unwrap();
+        assert_eq!(leads.find(&la, &team).unwrap(), Some(rec));
+        assert_eq!(leads.find(&lb, &team).unwrap(), None);
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&tmp.path().join("data")), 0o700);
+        assert_eq!(mode(&tmp.path().join("data/leads")), 0o700);
+        assert_eq!(mode(&leads.path(&la, &team)), 0o600);
+        leads.remove(&la, &team).unwrap();
+        assert_eq!(leads.find(&la, &team).unwrap(), None);
+        leads.remove(&la, &team).unwrap();
+    }
+}

@@ -1,0 +1,312 @@
+//! Tests of the line-by-line state and the reading of a growing file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn line(v: Value) -> Vec<u8> {
+    let mut b = v.to_string().into_bytes();
+    b.push(b'\n');
+    b
+}
+
+fn assistant(id: &str, blocks: Value, stop: &str, input: u64, output: u64) -> Value {
+    json!({"type":"assistant","timestamp":"2026-12-01T02:56:46.576Z","sessionId":"s1",
+        "message":{"id":id,"model":"claude-opus-5-5","content":blocks,"stop_reason":stop,
+        "usage":{"input_tokens":input,"output_tokens":output,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}})
+}
+
+fn feed_all(st: &mut FileState, entries: &[Value]) {
+    for e in entries {
+        let l = line(e.clone());
+        st.feed(&l[..l.len() - 1]);
+    }
+}
+
+#[test]
+fn one_response_split_over_entries_is_counted_once() {
+    let mut st = FileState::default();
+    feed_all(
+        &mut st,
+        &[
+            assistant("m1", json!([{"type":"text","text":"a"}]), "tool_use", 10, 1),
+            assistant(
+                "m1",
+                json!([{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]),
+                "tool_use",
+                10,
+                5,
+            ),
+        ],
+    );
+    assert_eq!(st.spend.tokens().input, 10);
+    assert_eq!(st.spend.tokens().output, 5);
+    // 10/1e6*4 + 5/1e6*20 in floating point, as Claude Code sums it.
+    assert_eq!(st.spend.computed_usd(), Some(0.00014000000000000001));
+    let a = st.activity().unwrap();
+    assert_eq!(
+        (a.kind.as_str(), a.tool.as_deref(), a.summary.as_str()),
+        ("tool_use", Some("Bash"), "ls")
+    );
+    // The result closes the call: the activity is the last text again.
+    feed_all(
+        &mut st,
+        &[
+            json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}}),
+            assistant(
+                "m2",
+                json!([{"type":"text","text":"done\nok"}]),
+                "end_turn",
+                10,
+                5,
+            ),
+        ],
+    );
+    let a = st.activity().unwrap();
+    assert_eq!((a.kind.as_str(), a.summary.as_str()), ("text", "done"));
+    assert!(st.turn.ended);
+    assert_eq!(st.spend.computed_usd(), Some(0.00028000000000000003));
+    assert_eq!(
+        st.spend.responses, 1,
+        "the second is pending until the next starts"
+    );
+    // The session ends: Claude Code's own figure.
+    feed_all(
+        &mut st,
+        &[
+            json!({"type":"cost-state","totalCostUSD":0.25,"modelUsage":{"claude-opus-5-5":{"inputTokens":20,"outputTokens":10,"cacheReadInputTokens":3,"cacheCreationInputTokens":4,"costUSD":0.25}}}),
+        ],
+    );
+    let cs = st.spend.claude_code().unwrap();
+    assert_eq!(cs.total_cost_usd, 0.25);
+    assert_eq!(
+        cs.tokens,
+        Tokens {
+            input: 20,
+            output: 10,
+            cache_read: 3,
+            cache_creation: 4
+        }
+    );
+    // Resumed: a response after it means the figure no longer covers the session.
+    feed_all(&mut st, &[assistant("m3", json!([]), "end_turn", 1, 1)]);
+    assert!(st.spend.claude_code().is_none());
+    // A model without a price: tokens, no cost.
+    let mut other = FileState::default();
+    let mut e = assistant("x", json!([]), "end_turn", 3, 4);
+    e["message"]["model"] = "gpt-x".into();
+    feed_all(&mut other, &[e]);
+    assert_eq!(other.spend.tokens().output, 4);
+    assert_eq!(other.spend.computed_usd(), None);
+}
+
+#[test]
+fn identity_turns_and_prompts() {
+    let mut st = FileState::default();
+    feed_all(
+        &mut st,
+        &[
+            json!({"type":"mode","mode":"normal"}),
+            json!({"type":"user","timestamp":"2026-12-01T02:56:46.215Z","sessionId":"s9","teamName":"t","agentName":"worker","message":{"content":"<teammate-message teammate_id=\"team-lead\">hi</teammate-message>"}}),
+            json!({"type":"user","isMeta":true,"message":{"content":"x"}}),
+        ],
+    );
+    assert_eq!(
+        (
+            st.team.as_deref(),
+            st.agent.as_deref(),
+            st.session_id.as_deref()
+        ),
+        (Some("t"), Some("worker"), Some("s9"))
+    );
+    assert_eq!(
+        (st.turn.prompts, st.turn.messages, st.turn.ended),
+        (1, 1, false)
+    );
+    assert_eq!(st.first_at.as_deref(), Some("2026-12-01T02:56:46.215Z"));
+}
+
+#[test]
+fn a_growing_file_is_read_line_by_line_and_a_replaced_one_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = crate::store::dir::Loc::root(dir.path()).join("t.jsonl");
+    let mut st = FileState::default();
+    assert_eq!(st.update(&p).unwrap(), Update::Missing);
+    let mut f = File::create(&p).unwrap();
+    let first = line(assistant(
+        "m1",
+        json!([{"type":"text","text":"one"}]),
+        "end_turn",
+        10,
+        5,
+    ));
+    f.write_all(&first).unwrap();
+    let second = line(assistant(
+        "m2",
+        json!([{"type":"text","text":"two"}]),
+        "end_turn",
+        10,
+        5,
+    ));
+    // Half a line: left for the next read.
+    f.write_all(&second[..20]).unwrap();
+    assert_eq!(st.update(&p).unwrap(), Update::Grew);
+    assert_eq!(st.offset, first.len() as u64);
+    assert_eq!(st.turn.last_text.as_deref(), Some("one"));
+    assert_eq!(st.update(&p).unwrap(), Update::Unchanged);
+    f.write_all(&second[20..]).unwrap();
+    assert_eq!(st.update(&p).unwrap(), Update::Grew);
+    assert_eq!(st.turn.last_text.as_deref(), Some("two"));
+    assert_eq!(st.spend.tokens().input, 20);
+    // Rewritten in place with other bytes of the same length: read afresh.
+    let mut other = first.clone();
+    other.extend(line(assistant(
+        "m9",
+        json!([{"type":"text","text":"TWO"}]),
+        "end_turn",
+        90,
+        5,
+    )));
+    assert_eq!(other.len(), first.len() + second.len());
+    fs::write(&p, &other).unwrap();
+    assert_eq!(st.update(&p).unwrap(), Update::Reread);
+    assert_eq!(st.spend.tokens().input, 100);
+    // Truncated: afresh.
+    fs::write(&p, &first).unwrap();
+    assert_eq!(st.update(&p).unwrap(), Update::Reread);
+    assert_eq!(st.spend.tokens().input, 10);
+    // Replaced by another file (another inode): afresh.
+    let q = dir.path().join("q");
+    fs::write(&q, [first.clone(), second.clone()].concat()).unwrap();
+    fs::rename(&q, &p).unwrap();
+    assert_eq!(st.update(&p).unwrap(), Update::Reread);
+    assert_eq!(st.spend.tokens().input, 20);
+}
+
+#[test]
+fn an_oversized_line_is_skipped_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = crate::store::dir::Loc::root(dir.path()).join("t.jsonl");
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&p)
+        .unwrap();
+    let mut st = FileState::default();
+    // A line longer than MAX_LINE, written in pieces.
+    let big = format!(
+        "{{\"type\":\"attachment\",\"x\":\"{}",
+        "a".repeat(MAX_LINE / 2)
+    );
+    f.write_all(big.as_bytes()).unwrap();
+    st.update(&p).unwrap();
+    f.write_all(big.as_bytes()).unwrap();
+    st.update(&p).unwrap();
+    assert_eq!(st.oversized, 1);
+    f.write_all(b"\"}\n").unwrap();
+    f.write_all(&line(assistant("m1", json!([]), "end_turn", 7, 1)))
+        .unwrap();
+    st.update(&p).unwrap();
+    assert_eq!(st.spend.tokens().input, 7);
+    assert_eq!(st.offset, fs::metadata(&p).unwrap().len());
+}
+
+fn lines(entries: &[Value]) -> Vec<u8> {
+    entries.iter().flat_map(|e| line(e.clone())).collect()
+}
+
+fn parse(bytes: &[u8]) -> FileState {
+    let mut st = FileState::default();
+    for l in bytes.split(|&b| b == b'\n') {
+        st.feed(l);
+    }
+    st
+}
+
+fn user(text: &str) -> Value {
+    json!({"type":"user","message":{"role":"user","content":text}})
+}
+
+fn turn_entry(blocks: Value, stop: Value) -> Value {
+    json!({"type":"assistant","message":{"role":"assistant","content":blocks,"stop_reason":stop}})
+}
+
+/// `run`'s done rule reads the lead's turn from here.
+#[test]
+fn transcript_turns() {
+    // As 2.1.332 writes it (fields trimmed): prompt, Agent tool call, result, text.
+    let spawn = turn_entry(
+        json!([{"type":"tool_use","name":"Agent","input":{}}]),
+        json!("tool_use"),
+    );
+    let result = json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}});
+    let done = turn_entry(json!([{"type":"text","text":"done"}]), json!("end_turn"));
+    let meta = json!({"type":"mode"});
+    let t = parse(&lines(&[meta.clone(), user("Spawn: worker")]));
+    assert_eq!(
+        (t.turn.answered, t.turn.ended, t.turn.last_text.as_deref()),
+        (false, false, None)
+    );
+    let t = parse(&lines(&[user("go"), spawn.clone()]));
+    assert!(t.turn.answered && !t.turn.ended);
+    let t = parse(&lines(&[user("go"), spawn.clone(), result.clone()]));
+    assert!(!t.turn.ended);
+    let t = parse(&lines(&[
+        user("go"),
+        spawn.clone(),
+        result.clone(),
+        done.clone(),
+        meta.clone(),
+    ]));
+    assert!(t.turn.ended);
+    assert_eq!(t.turn.last_text.as_deref(), Some("done"));
+    assert_eq!(t.turn.messages, 4);
+    // A teammate's message starts a new turn; its final text becomes the result.
+    let msg = user("Another Claude session sent a message: <teammate-message …>");
+    let fin = turn_entry(
+        json!([{"type":"text","text":"FINAL"},{"type":"text","text":"two"}]),
+        json!("end_turn"),
+    );
+    let all = [user("go"), spawn, result, done.clone(), msg.clone()];
+    assert!(!parse(&lines(&all)).turn.ended);
+    let mut all = all.to_vec();
+    all.push(fin);
+    let t = parse(&lines(&all));
+    assert!(t.turn.ended);
+    assert_eq!(t.turn.last_text.as_deref(), Some("FINAL\ntwo"));
+    // No stop_reason (a block written while streaming): ended unless it calls a tool.
+    let t = parse(&lines(&[
+        user("go"),
+        turn_entry(json!([{"type":"text","text":"x"}]), Value::Null),
+    ]));
+    assert!(t.turn.ended);
+    let t = parse(&lines(&[
+        user("go"),
+        turn_entry(json!([{"type":"tool_use"}]), Value::Null),
+    ]));
+    assert!(!t.turn.ended);
+    // A half-written last line and meta user entries are skipped.
+    let mut b = lines(&[user("go"), done.clone()]);
+    b.extend_from_slice(br#"{"type":"user","mess"#);
+    let meta_user = json!({"type":"user","isMeta":true,"message":{"role":"user","content":"x"}});
+    b.extend_from_slice(b"\n");
+    b.extend_from_slice(&lines(&[meta_user]));
+    assert!(parse(&b).turn.ended);
+}
+
+#[test]
+fn claude_codes_figure_is_read_to_the_last_bit() {
+    // A total 2.1.332 wrote; the nearest shorter decimal is another number.
+    let mut st = FileState::default();
+    feed_all(
+        &mut st,
+        &[json!({"type":"cost-state","totalCostUSD":0.0,"modelUsage":{}})],
+    );
+    st.feed(br#"{"type":"cost-state","totalCostUSD":0.9736719999999999,"modelUsage":{}}"#);
+    let c = st.spend.claude_code().unwrap().total_cost_usd;
+    assert_eq!(c, 0.9736719999999999);
+    assert_ne!(c, 0.973672);
+}
