@@ -155,6 +155,12 @@ function checkRecord(rec, result, tok) {
   check(lead && lead.session_id === result.lead_session_id && lead.lines > 0, `transcripts ${JSON.stringify(s.transcripts)}`);
   const copy = fs.readFileSync(path.join(rec, lead.path));
   check(copy.equals(fs.readFileSync(result.transcript).subarray(0, copy.length)), 'the lead transcript copy is a prefix of the transcript');
+  // The worker's own session (a pane teammate), as status finds it.
+  const worker = s.transcripts.find((t) => t.member === 'worker');
+  check(worker && worker.kind === 'pane' && worker.lines > 0 && fs.existsSync(path.join(rec, worker.path)),
+    `no worker transcript in ${JSON.stringify(s.transcripts)}`);
+  // What each member cost, as status --json reports it: the sessions still ran, so computed.
+  const cost = checkCost(s, ['team-lead', 'worker']);
   // The whole conversation: the lead's prompt to the worker, the worker's report and its idle
   // notification, each once.
   const said = s.messages.map((m) => `${m.from}>${m.to}:${m.frame_type || m.text}`);
@@ -163,7 +169,27 @@ function checkRecord(rec, result, tok) {
   }
   const report = fs.readFileSync(path.join(rec, 'report.md'), 'utf8');
   check(report.includes(`FINAL ANSWER: the team reported ${tok}`) && report.includes(`REPORT ${tok}`), 'report.md lacks the answer or the report');
-  return { messages: s.messages.length, transcripts: s.transcripts.length, files: result.export.files, bytes: result.export.bytes };
+  check(/\| worker \|.*\\\$[0-9.]+ \(computed\) \|/.test(report) && /Team total: \*\*\\\$/.test(report),
+    'report.md lacks the cost per member or the total');
+  return {
+    messages: s.messages.length, transcripts: s.transcripts.length, files: result.export.files,
+    bytes: result.export.bytes, cost_usd: cost,
+  };
+}
+
+// A record's cost: per member (those named), in total, equal to the sum and to status.totals.
+function checkCost(s, names) {
+  const c = s.cost;
+  check(c && c.cost_usd > 0 && c.tokens.input > 0 && c.cost_source === 'computed', `cost ${JSON.stringify(c)}`);
+  for (const n of names) {
+    const m = c.members.find((x) => x.name === n);
+    check(m && m.cost_usd > 0 && m.cost_source && m.tokens.output > 0, `cost of ${n}: ${JSON.stringify(c.members)}`);
+    const st = s.status.members.find((x) => x.name === n);
+    check(st && st.cost_usd === m.cost_usd && st.cost_source === m.cost_source, `status of ${n}: ${JSON.stringify(st)}`);
+  }
+  const sum = c.members.reduce((a, m) => a + m.cost_usd, 0);
+  check(Math.abs(sum - c.cost_usd) < 1e-9 && s.status.totals.cost_usd === c.cost_usd, `cost total ${c.cost_usd}, members ${sum}`);
+  return c.cost_usd;
 }
 
 // The run's trace and metrics, as the OTLP receiver got them.
@@ -185,7 +211,17 @@ function checkTelemetry(got, result) {
   check(names.includes('teamctl.messages') && names.includes('teamctl.command.duration'), `metrics ${names}`);
   const counted = metrics.filter((m) => m.name === 'teamctl.messages').flatMap((m) => m.sum.dataPoints).map((p) => attrs(p.attributes));
   check(counted.some((p) => p['teamctl.member'] === 'worker' && p['teamctl.team'] === result.team), `teamctl.messages ${JSON.stringify(counted)}`);
-  return { spans: spans.length, worker_events: msgs.length, metrics: names.length };
+  // What each member used and cost, as the run read it after cleanup (its totals).
+  const gauge = (name) => metrics.filter((m) => m.name === name).flatMap((m) => m.gauge.dataPoints)
+    .map((p) => ({ ...attrs(p.attributes), value: Number(p.asDouble ?? p.asInt) }));
+  const costs = gauge('teamctl.cost.usd');
+  const total = costs.reduce((a, p) => a + p.value, 0);
+  check(costs.some((p) => p['teamctl.member'] === 'worker' && p.value > 0)
+    && Math.abs(total - result.totals.cost_usd) < 1e-9, `teamctl.cost.usd ${JSON.stringify(costs)} vs ${JSON.stringify(result.totals)}`);
+  const tokens = gauge('teamctl.tokens');
+  const input = tokens.filter((p) => p['gen_ai.token.type'] === 'input').reduce((a, p) => a + p.value, 0);
+  check(input === result.totals.tokens.input, `teamctl.tokens ${JSON.stringify(tokens)} vs ${JSON.stringify(result.totals)}`);
+  return { spans: spans.length, worker_events: msgs.length, metrics: names.length, cost_points: costs.length };
 }
 
 async function scenarioTimeout() {
@@ -210,9 +246,10 @@ async function scenarioTimeout() {
 }
 
 async function scenarioBudget() {
+  const rec = path.join(st.tmp, 'record-budget');
   const r = await teamctl(['--json', 'run', `Spawn: worker TOK-${hex(4)}`, '--claude-bin', args.claudeBin,
     '--dangerously-skip-permissions', '--teammate-mode', 'tmux', '--timeout', '60s', '--max-cost', '0.0003',
-    '--name', 'e2e-budget']);
+    '--name', 'e2e-budget', '--export', rec]);
   const result = JSON.parse(r.stdout.trim());
   check(r.code === 6, `run exited ${r.code}, not 6 (state ${result.state}: ${result.reason})`);
   check(result.state === 'budget', `state ${result.state}`);
@@ -222,7 +259,14 @@ async function scenarioBudget() {
   const states = jsonLines(r.stderr).filter((e) => e.type === 'progress').map((e) => e.state);
   check(states[states.length - 1] === 'budget', `progress ${states.join(',')}`);
   await assertClean(result, 'budget');
-  return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms, cost_usd: result.totals.cost_usd };
+  // The record, taken at the cap before the lead was told to stop: its state, and a cost over
+  // the cap (what the transcripts said then).
+  check(result.export && result.export.error === null, `export ${JSON.stringify(result.export)}`);
+  const s = JSON.parse(fs.readFileSync(path.join(rec, 'summary.json'), 'utf8'));
+  check(s.run.state === 'budget' && /^budget exceeded/.test(s.run.reason), `run ${JSON.stringify(s.run)}`);
+  const recorded = checkCost(s, ['team-lead']);
+  check(recorded > 0.0003, `recorded cost ${recorded}`);
+  return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms, cost_usd: result.totals.cost_usd, recorded_cost_usd: recorded };
 }
 
 async function scenarioFirstTurn({ alongside = null } = {}) {

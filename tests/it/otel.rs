@@ -206,6 +206,19 @@ fn wait_for_researcher(env: &TestEnv, env_vars: &[(&str, &str)], extra: &[&str])
 #[test]
 fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
     let env = TestEnv::example();
+    // The researcher's own session (a pane teammate in /home/alice/src/app): one response of 10
+    // input and 5 output tokens of claude-opus-5-5 ($0.00014).
+    let proj = env.root.join("projects/-home-alice-src-app");
+    fs::create_dir_all(&proj).unwrap();
+    fs::write(
+        proj.join("6a6a6a6a-0000-4000-8000-000000000001.jsonl"),
+        format!(
+            "{}\n",
+            json!({"type":"assistant","teamName":"demo-team","agentName":"researcher","timestamp":"2026-11-29T10:00:00.000Z",
+                "message":{"id":"r1","model":"claude-opus-5-5","content":[{"type":"text","text":"looking"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}})
+        ),
+    )
+    .unwrap();
     let r = Receiver::start(false);
     let endpoint = r.endpoint();
     let (code, stderr) = wait_for_researcher(
@@ -327,6 +340,49 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
     assert_eq!(
         s(&h.data_points[0].attributes, "teamctl.command").as_deref(),
         Some("wait")
+    );
+    // What each member used and cost, from its transcripts: gauges by member (and token kind),
+    // and the usage on the member's span.
+    let Some(metric::Data::Gauge(g)) = &seen["teamctl.cost.usd"].data else {
+        panic!("teamctl.cost.usd is not a gauge")
+    };
+    assert_eq!(
+        g.data_points.len(),
+        1,
+        "only the researcher has a transcript"
+    );
+    let p = &g.data_points[0];
+    assert_eq!(
+        s(&p.attributes, "teamctl.member").as_deref(),
+        Some("researcher")
+    );
+    assert_eq!(
+        s(&p.attributes, "teamctl.cost.source").as_deref(),
+        Some("computed")
+    );
+    assert_eq!(
+        p.value,
+        Some(
+            opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsDouble(
+                0.00014000000000000001
+            )
+        )
+    );
+    let Some(metric::Data::Gauge(g)) = &seen["teamctl.tokens"].data else {
+        panic!("teamctl.tokens is not a gauge")
+    };
+    let input = g
+        .data_points
+        .iter()
+        .find(|p| s(&p.attributes, "gen_ai.token.type").as_deref() == Some("input"))
+        .unwrap();
+    assert_eq!(
+        input.value,
+        Some(opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsInt(10))
+    );
+    assert_eq!(
+        s(&researcher.attributes, "gen_ai.usage.output_tokens").as_deref(),
+        Some("5")
     );
 }
 

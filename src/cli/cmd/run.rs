@@ -327,6 +327,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             _ => "",
         }),
     ));
+    if let Some(s) = &outcome.spend {
+        otel::spend(s);
+    }
     print(ctx, &args.name, &outcome)?;
     if args.export.is_some() && outcome.export.is_none() {
         warn("no record was written: the lead was never started");

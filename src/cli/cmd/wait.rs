@@ -273,6 +273,15 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             },
         },
     )?;
+    // What each member used and cost, for the telemetry (read only when it is exported).
+    if otel::enabled() {
+        match &spend {
+            Some(s) => otel::spend(s),
+            None => otel::spend(
+                &observe::spend::read_team_indexed(watch.team(), ctx.data_dir.as_deref()).0,
+            ),
+        }
+    }
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
-use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
+use opentelemetry::metrics::{Counter, Gauge, Histogram, MeterProvider as _};
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
@@ -18,6 +18,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::{SdkTracerProvider, Span, Tracer};
 use serde_json::Value;
+use teamctl::observe::spend::TeamSpend;
 use teamctl::observe::watch::{Changes, Event, Watch};
 use teamctl::ops::policy::Outcome;
 use teamctl::team::model::Frame;
@@ -151,6 +152,16 @@ pub(super) fn start(verb: &'static str, content: bool, config: Config) {
             .with_unit("s")
             .with_description("How long the command ran")
             .build(),
+        tokens: meter
+            .u64_gauge("teamctl.tokens")
+            .with_unit("{token}")
+            .with_description("Tokens a member has used so far, by kind (gen_ai.token.type)")
+            .build(),
+        cost: meter
+            .f64_gauge("teamctl.cost.usd")
+            .with_unit("USD")
+            .with_description("What a member has cost so far")
+            .build(),
         traces,
         metrics,
         failure,
@@ -252,6 +263,8 @@ pub(super) struct Recorder {
     task_changes: Counter<u64>,
     decisions: Counter<u64>,
     duration: Histogram<f64>,
+    tokens: Gauge<u64>,
+    cost: Gauge<f64>,
     traces: Option<SdkTracerProvider>,
     metrics: Option<SdkMeterProvider>,
     failure: Failure,
@@ -267,6 +280,46 @@ impl Recorder {
         if let Some(root) = &self.root {
             root.span()
                 .set_attribute(KeyValue::new("teamctl.team", name.to_string()));
+        }
+    }
+
+    /// What each member has used and cost (from its transcripts): the `teamctl.tokens` and
+    /// `teamctl.cost.usd` gauges, and the GenAI usage attributes on its span.
+    pub(super) fn spend(&mut self, spend: &TeamSpend) {
+        let team = self.team_attr();
+        for (name, m) in &spend.members {
+            let mut attrs = vec![team.clone(), KeyValue::new("teamctl.member", name.clone())];
+            if let Some(model) = &m.model {
+                attrs.push(KeyValue::new("gen_ai.request.model", model.clone()));
+            }
+            for (kind, n) in [
+                ("input", m.tokens.input),
+                ("output", m.tokens.output),
+                ("cache_read", m.tokens.cache_read),
+                ("cache_creation", m.tokens.cache_creation),
+            ] {
+                let mut a = attrs.clone();
+                a.push(KeyValue::new("gen_ai.token.type", kind));
+                self.tokens.record(n, &a);
+            }
+            if let (Some(usd), Some(source)) = (m.cost_usd, m.cost_source) {
+                let mut a = attrs.clone();
+                a.push(KeyValue::new("teamctl.cost.source", source.as_str()));
+                self.cost.record(usd, &a);
+            }
+            if let Some(span) = self.members.get_mut(name) {
+                span.set_attribute(KeyValue::new(
+                    "gen_ai.usage.input_tokens",
+                    i64::try_from(m.tokens.input).unwrap_or(i64::MAX),
+                ));
+                span.set_attribute(KeyValue::new(
+                    "gen_ai.usage.output_tokens",
+                    i64::try_from(m.tokens.output).unwrap_or(i64::MAX),
+                ));
+                if let Some(usd) = m.cost_usd {
+                    span.set_attribute(KeyValue::new("teamctl.cost.usd", usd));
+                }
+            }
         }
     }
 

@@ -6,8 +6,10 @@
 //!   events for messages (`teamctl.message`: the event, who to whom, kind, frame type, id and
 //!   size), task changes (`teamctl.task`: id, status, owner) and policy decisions
 //!   (`teamctl.decision`); no teammate text unless `--otel-content`;
-//! - metrics: `teamctl.messages`, `teamctl.task.changes`, `teamctl.policy.decisions` (counters)
-//!   and `teamctl.command.duration` (seconds), with the team and member as attributes.
+//! - metrics: `teamctl.messages`, `teamctl.task.changes`, `teamctl.policy.decisions` (counters),
+//!   `teamctl.command.duration` (seconds), and for `run` and `wait` `teamctl.tokens` (by
+//!   `gen_ai.token.type`) and `teamctl.cost.usd` (gauges per member, from the transcripts), with
+//!   the team and member as attributes.
 //!
 //! Nothing is set up, and nothing costs more than a few environment lookups, when no endpoint is
 //! set. Export problems never change a command's result or exit code: the first is one warning on
@@ -252,6 +254,16 @@ pub(crate) fn decision(o: &teamctl::ops::policy::Outcome) {
     }
     #[cfg(not(feature = "otel"))]
     let _ = o;
+}
+
+/// What each member of the team has used and cost so far (`run`, `wait`).
+pub(crate) fn spend(spend: &teamctl::observe::spend::TeamSpend) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.spend(spend));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = spend;
 }
 
 /// A step of the command (`run`, `create`): its state and one line.
