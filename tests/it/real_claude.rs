@@ -209,10 +209,10 @@ fn real_claude_code_and_concurrent_prepares_lose_nothing() {
 /// The fleet recipe's unit script (examples/fleet/teamctl-unit.sh, each pod of the Kubernetes
 /// Indexed Job) for indexes 0, 1 and 2 at once, each with its own empty config dir, against the
 /// mock API with the real 2.1.332 client: `prepare` settles each config dir, each team is done,
-/// three records, one per index, and `teamctl report` shows the three teams done. Driver:
+/// three records, one per index, each with what its members cost, and `teamctl report` shows the
+/// three teams done with those costs and their total. Driver:
 /// `tests/e2e/fleet-e2e.js`.
 #[test]
-#[ignore = "needs run --export (issue 20, branch record) and --max-cost (issue 18, branch transcripts); un-ignore once both are on main"]
 fn real_claude_code_fleet_units_leave_one_record_each() {
     let Some(e2e) = e2e_dir() else { return };
     let bin = bin();
@@ -221,7 +221,9 @@ fn real_claude_code_fleet_units_leave_one_record_each() {
         "fleet-e2e.js",
         &["--teamctl".as_ref(), bin.as_os_str()],
     );
-    assert_eq!(summary["units"].as_array().unwrap().len(), 3);
+    let units = summary["units"].as_array().unwrap();
+    assert_eq!(units.len(), 3);
+    assert!(units.iter().all(|u| u["cost_usd"].as_f64() > Some(0.0)));
 }
 
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker
