@@ -24,8 +24,8 @@
 //! lead process (Claude Code then stops its teammates, kills their panes and removes its team
 //! folder), then the tmux session is killed. Claude Code leaves `tasks/<team>` and the
 //! transcripts behind; so does this. With [`Spec::export`], a record of the team
-//! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out or
-//! interrupted, once the lead was started.
+//! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out,
+//! over budget or interrupted, once the lead was started.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File};
@@ -140,7 +140,7 @@ pub struct Spec {
     /// Leave the lead and its team running at the end.
     pub keep: bool,
     /// Write a record of the team here ([`crate::ops::export`]) at the last moment before the
-    /// lead is told to stop (done, failed, timeout or interrupted alike).
+    /// lead is told to stop (done, failed, timeout, budget or interrupted alike).
     pub export: Option<PathBuf>,
     /// End the run (as at the timeout) once the team's spend crosses this.
     pub cap: Cap,

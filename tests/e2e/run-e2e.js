@@ -139,7 +139,7 @@ async function scenarioDone() {
   await assertClean(result, 'done');
   const record = checkRecord(rec, result, tok);
   const otel = checkTelemetry(otlp.got, result);
-  return { states, elapsed_ms: result.elapsed_ms, wall_ms: r.ms, teammates: result.teammates.length, record, otel };
+  return { states, elapsed_ms: result.elapsed_ms, wall_ms: r.ms, teammates: result.teammates.length, record, otel, totals_cost_usd: result.totals.cost_usd };
 }
 
 // The record `run --export` took before the lead was told to stop.

@@ -19,19 +19,27 @@ use crate::cli::record::summary_line;
 ///
 /// A folder, or a gzipped tar archive when PATH ends in .tar.gz or .tgz, holding: team/config.json,
 /// team/inboxes/*.json, tasks/* (every task file), sent.jsonl (the team's lines of teamctl's sent
-/// log), transcripts/<member>/<session>.jsonl (the lead's, found by leadSessionId, and its
-/// in-process teammates'), summary.json and report.md.
+/// log), transcripts/<member>/<session>.jsonl (every member's sessions as `status` finds them:
+/// the lead's, pane teammates' own, in-process teammates', several for a member that was
+/// restarted; plain subagents under transcripts/<member>/<session>/subagents/), summary.json
+/// and report.md.
 ///
 /// summary.json: {"schema_version":1,"generated_at","generator","team","team_folder","run",
-/// "status":{"team","members","tasks"} (the status --json document), "tasks":[…] (tasks --json),
+/// "status":{"team","members","tasks","totals"} (the status --json document, tokens and cost per
+/// member included), "tasks":[…] (tasks --json),
 /// "messages":[{"at","from","to","kind","frame_type","summary","text","id","state",
 /// "delivered_at","sources"}] (every message on record, oldest first: from the inboxes, the sent
 /// log and the transcripts, so consumed messages are there too; state is unread, read, delivered,
 /// consumed or sent), "result","result_final" (the lead's last answer, and whether it ended its
-/// turn), "transcripts":[{"member","session_id","kind","path","source","lines","bytes"}],"cost"
-/// (null for now),"files":[{"path","bytes","sha256","settled"}],"warnings"}.
+/// turn), "transcripts":[{"member","session_id","kind","path","source","lines","bytes"}] (kind
+/// lead, pane, in_process or subagent), "cost":{"members":[{"name","tokens","cost_usd",
+/// "cost_source","model"}],"tokens":{"input","output","cache_read","cache_creation"},"cost_usd",
+/// "known_cost_usd","cost_source"} (what the team cost when the record was taken, as status
+/// reports it; null when no transcript was found),"files":[{"path","bytes","sha256","settled"}],
+/// "warnings"}.
 ///
-/// report.md is the same for people: the team and its members, the tasks with owners, the
+/// report.md is the same for people: the team and its members (state, tokens, cost) with the
+/// team's total, the tasks with owners, the
 /// conversation as a timeline (who to whom, when, protocol frames by type) and the lead's final
 /// answer. It is GitHub-flavoured Markdown that can be appended to $GITHUB_STEP_SUMMARY as it is:
 /// teammate text cannot break it (short fields are escaped, message texts fenced, control
@@ -39,7 +47,9 @@ use crate::cli::record::summary_line;
 ///
 /// Reads only: no lock is taken (each file is copied as one whole version, read again if it
 /// changed meanwhile; a transcript up to its last whole line), nothing is written into the config
-/// dir, and the record appears at PATH only once complete. `run --export` and `delete --export`
+/// dir, and the record appears at PATH only once complete. Files are reached without following a
+/// symlink anywhere below the config dir: a symlink, FIFO or device where a file of the team
+/// belongs is reported and left out. `run --export` and `delete --export`
 /// take the same record at the last moment before the team is ended.
 ///
 /// With --json: {"schema_version":1,"team","out","format","files","bytes","size","messages",

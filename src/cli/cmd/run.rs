@@ -74,16 +74,16 @@ use crate::cli::{env, signals};
 /// works on its team (`teamctl --team session-… status`, `send`, `inbox`, `watch`); runs with
 /// different names never see each other's teams.
 ///
-/// With --export PATH, the team's record (as `teamctl export --out PATH`: its files, the lead's
-/// transcript, the whole conversation, the tasks and the final answer, with the run's state) is
-/// written at the last moment before the lead is told to stop, whatever the end: done, failed,
-/// timeout or interrupted, once the lead was started (a lead that formed no team still leaves
+/// With --export PATH, the team's record (as `teamctl export --out PATH`: its files, every
+/// member's transcripts, the whole conversation, the tasks, the final answer and what each
+/// member cost, with the run's state) is written at the last moment before the lead is told to
+/// stop, whatever the end: done, failed, timeout, budget or interrupted, once the lead was started (a lead that formed no team still leaves
 /// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
 /// done.
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
-/// a span per teammate, the messages and task changes) and metrics are exported
-/// (docs/observability.md, "OpenTelemetry").
+/// a span per teammate, the messages and task changes) and metrics (each member's tokens and
+/// cost among them) are exported (docs/observability.md, "OpenTelemetry").
 ///
 /// With --json, progress goes to stderr as JSON Lines (`{"schema_version":1,"type":"progress",
 /// "state","message"}` and `{"schema_version":1,"type":"teammate_joined","name","agent_type",

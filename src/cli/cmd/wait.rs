@@ -56,7 +56,8 @@ use crate::cli::term::escape_line;
 /// the state of each condition that is not met; 6 the budget was exceeded.
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
-/// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
+/// a trace and metrics, each member's tokens and cost at the end among them
+/// (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
 /// With --json, one document at the end: `{"schema_version":1,"team","met","outcome",
 /// "conditions":[{"condition","args","met","at","detail","message","impossible"}],"totals",

@@ -6,16 +6,22 @@
 //! - `team/config.json`, `team/inboxes/<member>.json`, `tasks/<file>` (every task file and
 //!   `.highwatermark`), copied byte for byte;
 //! - `sent.jsonl`: the team's lines of teamctl's sent log;
-//! - `transcripts/<member>/<session>.jsonl`: the lead's transcript (found by `leadSessionId`)
-//!   and those of its in-process teammates (`<session>/subagents/`), cut at their last whole line;
+//! - `transcripts/<member>/<session>.jsonl`: every member's sessions as
+//!   [`crate::team::transcript::locate`] finds them (the lead's, pane teammates' own sessions,
+//!   in-process teammates' subagent files, several for a member that was restarted), and the
+//!   plain subagents of a session under `transcripts/<member>/<session>/subagents/`, cut at
+//!   their last whole line;
 //! - `summary.json` ([`Summary`]): the `status --json` document, the tasks, every message in time
 //!   order (from the inboxes, the sent log and the transcripts, so delivered and consumed messages
-//!   are there too), the lead's final answer, the transcripts and a sha256 of every file;
+//!   are there too), the lead's final answer, the transcripts, what each member cost and the
+//!   team in total ([`Cost`], from [`crate::observe::spend`]) and a sha256 of every file;
 //! - `report.md` ([`markdown`]): the same for people, safe to append to `$GITHUB_STEP_SUMMARY`.
 //!
 //! Reads only: no lock is taken (each file is copied as one whole version, see
-//! [`crate::store::snapshot`]), nothing is written into the config dir, and the bundle appears
-//! at its path only once complete. Names read from the team's files decide no path: only valid
+//! [`crate::store::snapshot`]; every file reached through [`crate::store::dir`] handles, so a
+//! symlink, FIFO or device in the team's folders is reported and left out), nothing is written
+//! into the config dir (the transcript index in teamctl's data dir is brought up to date, as
+//! `status` does), and the bundle appears at its path only once complete. Names read from the team's files decide no path: only valid
 //! member names, task ids and session ids become file names in the bundle.
 
 mod bundle;
@@ -505,9 +511,11 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     // Tasks.
     let tasks_dir = layout.tasks_dir(name);
     let mut board = Board::default();
-    let mut task_files: Vec<String> = g.names_in(&tasks_dir, ".json");
-    task_files.retain(|n| !n.is_empty());
-    let mut task_files: Vec<String> = task_files.into_iter().map(|n| n + ".json").collect();
+    let mut task_files: Vec<String> = g
+        .names_in(&tasks_dir, ".json")
+        .into_iter()
+        .map(|n| n + ".json")
+        .collect();
     if matches!(tasks_dir.join(".highwatermark").stat(), Ok(Some(_))) {
         task_files.push(".highwatermark".into());
     }
