@@ -2,7 +2,7 @@
 //! identity and teamctl's own data dir, decided once from the command line and the environment.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -15,6 +15,10 @@ use teamctl::time;
 
 use crate::cli::output::Output;
 use crate::cli::{GlobalArgs, env};
+
+/// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
+/// show that a panic on any thread gives the terminal back.
+pub(crate) static TEST_PANIC: AtomicBool = AtomicBool::new(false);
 
 /// What the command line and the environment decided, as explicit inputs for the library.
 pub(crate) struct Ctx {
@@ -202,7 +206,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,
-            "top_panic" => crate::cli::tui::TEST_PANIC.store(true, Ordering::SeqCst),
+            "top_panic" => TEST_PANIC.store(true, Ordering::SeqCst),
             _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
         }
     }

@@ -47,18 +47,7 @@ impl Output {
     /// ([`term::escape_line`]); the first cell of a row, which starts the printed line, is
     /// quoted unless it is a plain token ([`term::escape_lead`]).
     pub(crate) fn table(&self, rows: Vec<Vec<String>>) -> Result<()> {
-        let rows: Vec<Vec<String>> = rows
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .enumerate()
-                    .map(|(i, cell)| match i {
-                        0 => term::escape_lead(&cell).into_owned(),
-                        _ => term::escape_line(&cell).into_owned(),
-                    })
-                    .collect()
-            })
-            .collect();
+        let rows = escape_cells(rows);
         let mut table = tabled::builder::Builder::from(rows).build();
         table.with(Style::blank());
         let text = Table::to_string(&table);
@@ -72,18 +61,7 @@ impl Output {
     /// columns, for tables that must fit a narrow terminal.
     pub(crate) fn narrow_table(&self, rows: Vec<Vec<String>>) -> Result<()> {
         use tabled::settings::{Padding, object::Columns};
-        let rows: Vec<Vec<String>> = rows
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .enumerate()
-                    .map(|(i, cell)| match i {
-                        0 => term::escape_lead(&cell).into_owned(),
-                        _ => term::escape_line(&cell).into_owned(),
-                    })
-                    .collect()
-            })
-            .collect();
+        let rows = escape_cells(rows);
         let mut table = tabled::builder::Builder::from(rows).build();
         table
             .with(Style::empty())
@@ -125,4 +103,20 @@ pub(crate) fn hint(msg: &str) {
 /// pane; further lines are indented behind [`term::CONTINUATION`]).
 pub(crate) fn error(err: &anyhow::Error) {
     eprintln!("error: {}", term::escape_message(&format!("{err:#}")));
+}
+
+/// Every cell as one line ([`term::escape_line`]); the first cell of a row, which starts the
+/// printed line, quoted unless it is a plain token ([`term::escape_lead`]).
+fn escape_cells(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    rows.into_iter()
+        .map(|row| {
+            row.into_iter()
+                .enumerate()
+                .map(|(i, cell)| match i {
+                    0 => term::escape_lead(&cell).into_owned(),
+                    _ => term::escape_line(&cell).into_owned(),
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -1,5 +1,6 @@
 //! How Claude Code is launched: the permission flags, the environment a lead passes to what it
-//! starts, the binary that was used, and POSIX shell quoting for the command lines.
+//! starts, the binary that was used, the start-up dialogs that block a session nobody watches
+//! (and the API key suffix that approves one), and POSIX shell quoting for the command lines.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -149,4 +150,61 @@ pub fn shell_quote(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
+}
+
+/// A start-up dialog that would block a session nobody watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialog {
+    /// First-run screens (theme choice, …).
+    Onboarding,
+    /// "Detected a custom API key … Do you want to use this API key?"
+    ApiKey,
+    /// "Is this a project you created or one you trust?"
+    Trust,
+    /// "WARNING: Claude Code running in Bypass Permissions mode".
+    Bypass,
+    /// A tool asks for permission in the lead's pane.
+    PermissionPrompt,
+    /// Some other dialog waits for Enter.
+    Other,
+}
+
+impl Dialog {
+    /// Its snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialog::Onboarding => "onboarding",
+            Dialog::ApiKey => "api_key",
+            Dialog::Trust => "trust",
+            Dialog::Bypass => "bypass",
+            Dialog::PermissionPrompt => "permission_prompt",
+            Dialog::Other => "other",
+        }
+    }
+
+    /// What it is, for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            Dialog::Onboarding => "the onboarding screens",
+            Dialog::ApiKey => "the API key approval",
+            Dialog::Trust => "the workspace trust dialog",
+            Dialog::Bypass => "the bypass-permissions prompt",
+            Dialog::PermissionPrompt => "a permission prompt",
+            Dialog::Other => "a dialog",
+        }
+    }
+}
+
+/// The string Claude Code records to approve `key`: its last 20 UTF-16 units after trimming
+/// (JavaScript's `key.trim().slice(-20)`); `None` for an empty key.
+pub fn approved_key(key: &str) -> Option<String> {
+    let key = key.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if key.is_empty() {
+        return None;
+    }
+    let units: Vec<u16> = key.encode_utf16().collect();
+    Some(String::from_utf16_lossy(
+        &units[units.len().saturating_sub(20)..],
+    ))
 }

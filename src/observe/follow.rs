@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 
 use crate::host::tmux::Liveness;
 use crate::observe::budget::{Budget, Exceeded, LOCATE_EVERY};
-use crate::observe::wait::liveness;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::team::config::Team;
 
@@ -115,4 +115,24 @@ impl Following {
         }
         changes
     }
+}
+
+/// What can be checked about the members' processes now: the tmux panes, only when a member
+/// has one recorded (asking tmux costs a process).
+pub fn liveness(watch: &Watch) -> Liveness {
+    if needs_panes(watch) {
+        Liveness::probe()
+    } else {
+        Liveness::default()
+    }
+}
+
+/// Whether any member's recorded tmux pane needs checking (so [`Liveness::probe`] is worth
+/// running).
+fn needs_panes(watch: &Watch) -> bool {
+    watch.members().iter().any(|(_, m)| {
+        m.get("tmuxPaneId")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.starts_with('%'))
+    })
 }

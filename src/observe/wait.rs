@@ -205,26 +205,6 @@ pub fn note_shutdown_events(changes: &Changes, shut_down: &mut HashSet<String>) 
     );
 }
 
-/// What can be checked about the members' processes now: the tmux panes, only when a member
-/// has one recorded (asking tmux costs a process).
-pub fn liveness(watch: &Watch) -> Liveness {
-    if needs_panes(watch) {
-        Liveness::probe()
-    } else {
-        Liveness::default()
-    }
-}
-
-/// Whether any member's recorded tmux pane needs checking (so [`Liveness::probe`] is worth
-/// running).
-fn needs_panes(watch: &Watch) -> bool {
-    watch.members().iter().any(|(_, m)| {
-        m.get("tmuxPaneId")
-            .and_then(Value::as_str)
-            .is_some_and(|p| p.starts_with('%'))
-    })
-}
-
 /// Why `name` can no longer act, or `None` while it may (see the module docs for the rules).
 pub fn gone_reason(
     watch: &Watch,

@@ -610,7 +610,7 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
             .leads
             .as_ref()
             .and_then(|l| l.find(layout, t).ok().flatten())
-            .is_some_and(|r| r.matches(cfg));
+            .is_some_and(|r| cfg.recorded_by(&r));
         let (identity, source) = match inputs.identity.as_deref() {
             Some(id) => (id, "from TEAMCTL_FROM"),
             None if you_lead => (

@@ -26,7 +26,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::ops::run::Dialog;
+use crate::host::claude::{Dialog, approved_key};
 use crate::store::format::Entry;
 use crate::store::lock::LockOptions;
 use crate::store::object_file::{self, ObjectFile, Written};
@@ -110,19 +110,6 @@ pub struct Prepared {
     pub files: Vec<FileReport>,
     /// What was left alone and why (no API key to approve, no folder to trust).
     pub notes: Vec<String>,
-}
-
-/// The string Claude Code records to approve `key`: its last 20 UTF-16 units after trimming
-/// (JavaScript's `key.trim().slice(-20)`); `None` for an empty key.
-pub fn approved_key(key: &str) -> Option<String> {
-    let key = key.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
-    if key.is_empty() {
-        return None;
-    }
-    let units: Vec<u16> = key.encode_utf16().collect();
-    Some(String::from_utf16_lossy(
-        &units[units.len().saturating_sub(20)..],
-    ))
 }
 
 /// Writes the settings `req` asks for into `.claude.json` (and `settings.json` for the bypass

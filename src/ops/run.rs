@@ -42,6 +42,8 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::usage;
+pub use crate::host::claude::Dialog;
+use crate::host::claude::approved_key;
 use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
@@ -174,50 +176,6 @@ pub struct RunEnv {
     pub data_dir: Option<PathBuf>,
 }
 
-/// A start-up dialog that would block a session nobody watches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dialog {
-    /// First-run screens (theme choice, …).
-    Onboarding,
-    /// "Detected a custom API key … Do you want to use this API key?"
-    ApiKey,
-    /// "Is this a project you created or one you trust?"
-    Trust,
-    /// "WARNING: Claude Code running in Bypass Permissions mode".
-    Bypass,
-    /// A tool asks for permission in the lead's pane.
-    PermissionPrompt,
-    /// Some other dialog waits for Enter.
-    Other,
-}
-
-impl Dialog {
-    /// Its snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialog::Onboarding => "onboarding",
-            Dialog::ApiKey => "api_key",
-            Dialog::Trust => "trust",
-            Dialog::Bypass => "bypass",
-            Dialog::PermissionPrompt => "permission_prompt",
-            Dialog::Other => "other",
-        }
-    }
-
-    /// What it is, for people.
-    pub fn title(self) -> &'static str {
-        match self {
-            Dialog::Onboarding => "the onboarding screens",
-            Dialog::ApiKey => "the API key approval",
-            Dialog::Trust => "the workspace trust dialog",
-            Dialog::Bypass => "the bypass-permissions prompt",
-            Dialog::PermissionPrompt => "a permission prompt",
-            Dialog::Other => "a dialog",
-        }
-    }
-}
-
 /// A dialog found before starting, with the setting that skips it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Blocker {
@@ -264,7 +222,7 @@ pub fn blockers(
             fix: format!("`teamctl prepare` sets \"hasCompletedOnboarding\": true in {at}"),
         });
     }
-    if let Some(tail) = api_key.and_then(crate::ops::prepare::approved_key) {
+    if let Some(tail) = api_key.and_then(approved_key) {
         let approved = cj
             .pointer("/customApiKeyResponses/approved")
             .and_then(Value::as_array)

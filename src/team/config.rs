@@ -71,6 +71,13 @@ pub struct TeamConfig {
 }
 
 impl TeamConfig {
+    /// Whether `record` (teamctl's private lead record) is the one for this `config.json`: the
+    /// same lead session and creation time.
+    pub fn recorded_by(&self, record: &LeadRecord) -> bool {
+        self.lead_session_id.as_deref() == Some(record.lead_session_id.as_str())
+            && self.created_at == Some(record.created_at)
+    }
+
     /// Parses the JSON of a `config.json`.
     ///
     /// # Errors
@@ -267,7 +274,9 @@ impl Team {
             );
         }
         let lead = match (leads, &config) {
-            (Some(leads), Some(cfg)) => leads.find(layout, name)?.filter(|rec| rec.matches(cfg)),
+            (Some(leads), Some(cfg)) => {
+                leads.find(layout, name)?.filter(|rec| cfg.recorded_by(rec))
+            }
             _ => None,
         };
         Ok(Team {

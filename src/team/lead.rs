@@ -21,7 +21,6 @@ use sha2::{Digest, Sha256};
 use crate::store;
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, TeamName};
-use crate::team::config::TeamConfig;
 use crate::team::sentlog;
 
 /// One record: what `create` made, as it made it.
@@ -46,14 +45,6 @@ pub struct LeadRecord {
     /// relative path rules (a teammate can rewrite its `cwd` in `config.json`).
     #[serde(default)]
     pub cwd: Option<String>,
-}
-
-impl LeadRecord {
-    /// Whether this record is the one for `config` (the team's current `config.json`).
-    pub fn matches(&self, config: &TeamConfig) -> bool {
-        config.lead_session_id.as_deref() == Some(self.lead_session_id.as_str())
-            && config.created_at == Some(self.created_at)
-    }
 }
 
 /// The records, in `<data dir>/leads`.

@@ -7,7 +7,7 @@ pub(crate) mod app;
 pub(crate) mod render;
 mod terminal;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -40,10 +40,6 @@ pub(crate) struct Options {
     /// Colour (off under `NO_COLOR`).
     pub(crate) colors: bool,
 }
-
-/// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
-/// show that a panic on any thread gives the terminal back.
-pub(crate) static TEST_PANIC: AtomicBool = AtomicBool::new(false);
 
 /// How often the clock ticks: liveness checks and the ages on screen, nothing else.
 const TICK: Duration = Duration::from_secs(1);
@@ -261,7 +257,8 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
         let _dog = dog;
         loop {
             let changes = watch.next(&mut waker, TICK, &clock);
-            if TEST_PANIC.load(Ordering::SeqCst) && !changes.events.is_empty() {
+            if crate::cli::context::TEST_PANIC.load(Ordering::SeqCst) && !changes.events.is_empty()
+            {
                 panic!("TEAMCTL_TEST_FAULTS=top_panic: a change");
             }
             if (!changes.events.is_empty() || !changes.warnings.is_empty())

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::observe::spend::CostSource;
-use crate::ops::export::{MessageState, Summary};
+use crate::ops::export::summary::{Message, MessageState, Summary};
 use crate::ops::report;
 use crate::team::transcript::Tokens;
 
@@ -382,7 +382,7 @@ fn cost(usd: Option<f64>, source: Option<CostSource>, known: bool) -> String {
 }
 
 /// `message: summary`, or the frame type.
-fn what(m: &crate::ops::export::Message) -> String {
+fn what(m: &Message) -> String {
     match (&m.frame_type, &m.summary) {
         (Some(f), _) => format!("*{}*", inline(f, 40)),
         (None, Some(sum)) => format!("message: {}", inline(sum, 100)),

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::store::dir::{Info, Loc};
 use crate::store::id;
 use crate::team::sentlog::private_dir;
-use crate::team::transcript::locate::refusal;
+use crate::team::transcript::skip::{note, refusal};
 use crate::team::transcript::{FileState, Update};
 
 /// The index's file name in the data dir.
@@ -129,7 +129,7 @@ impl Index {
     }
 
     fn warn(&mut self, w: String) {
-        crate::team::transcript::locate::note(&mut self.warnings, w);
+        note(&mut self.warnings, w);
     }
 
     /// Reads what the transcript at `loc` gained and returns its state (the last one, or an

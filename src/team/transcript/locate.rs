@@ -28,6 +28,7 @@ use serde_json::Value;
 use crate::store::dir::{self, Dir, Loc, Unexpected};
 use crate::team::config::{LEAD, TeamConfig};
 use crate::team::transcript::index::Index;
+pub use crate::team::transcript::skip::{note, refusal};
 
 /// How a session ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,23 +58,6 @@ impl Session {
     /// Every file of the session (its own, then its subagents').
     pub fn files(&self) -> impl Iterator<Item = &Loc> {
         std::iter::once(&self.path).chain(&self.subagents)
-    }
-}
-
-/// Adds `w` to `warnings` unless it is there already (a folder looked into for several
-/// members is reported once).
-pub fn note(warnings: &mut Vec<String>, w: String) {
-    if !warnings.contains(&w) {
-        warnings.push(w);
-    }
-}
-
-/// The warning for a transcript or folder that could not be used: `skipped <path> is a
-/// symlink, which teamctl never follows (…)` for one that is not what it should be.
-pub fn refusal(path: &std::path::Path, e: &io::Error) -> String {
-    match e.get_ref().and_then(|i| i.downcast_ref::<Unexpected>()) {
-        Some(u) => format!("skipped {u}"),
-        None => format!("could not read {}: {e}", path.display()),
     }
 }
 

@@ -37,6 +37,7 @@ pub mod entry;
 pub mod index;
 pub mod locate;
 pub mod pricing;
+pub mod skip;
 pub mod story;
 
 use std::fs::File;
