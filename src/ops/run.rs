@@ -870,9 +870,11 @@ pub fn run(
     });
     let _ = fs::remove_file(&prompt_file);
     out.elapsed_ms = start.elapsed().as_millis() as u64;
-    // The team's members as config.json names them, read while it still exists (the lead
-    // removes it as it ends): without a cap nothing has read it yet, and the totals after
-    // cleanup would leave out the pane teammates' own sessions.
+    // The team's members as config.json names them, read now while it still exists (the lead
+    // removes it as it ends): without a cap nothing has read it yet, and with one the last
+    // look may predate a teammate; either way the totals after cleanup would leave out pane
+    // teammates' own sessions.
+    budget.relocate();
     budget.check();
     if let Some(path) = &spec.export {
         let failed = watched.as_ref().err().map(|e| format!("{e:#}"));

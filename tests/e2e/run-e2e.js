@@ -139,6 +139,7 @@ async function scenarioDone() {
   await assertClean(result, 'done');
   const record = checkRecord(rec, result, tok);
   const otel = checkTelemetry(otlp.got, result);
+  check(result.totals.cost_usd >= record.cost_usd - 1e-12, `totals ${result.totals.cost_usd} under the record's ${record.cost_usd}`);
   return { states, elapsed_ms: result.elapsed_ms, wall_ms: r.ms, teammates: result.teammates.length, record, otel, totals_cost_usd: result.totals.cost_usd };
 }
 
@@ -266,6 +267,9 @@ async function scenarioBudget() {
   check(s.run.state === 'budget' && /^budget exceeded/.test(s.run.reason), `run ${JSON.stringify(s.run)}`);
   const recorded = checkCost(s, ['team-lead']);
   check(recorded > 0.0003, `recorded cost ${recorded}`);
+  // The run's totals, read after cleanup, count every session the record counted (the pane
+  // worker's too) and can only have grown since.
+  check(result.totals.cost_usd >= recorded - 1e-12, `totals ${result.totals.cost_usd} under the record's ${recorded}`);
   return { elapsed_ms: result.elapsed_ms, wall_ms: r.ms, cost_usd: result.totals.cost_usd, recorded_cost_usd: recorded };
 }
 
