@@ -769,3 +769,51 @@ fn delete_writes_the_record_before_removing_the_team() {
     assert!(env.root.join("teams/demo/config.json").is_file());
     assert!(env.root.join("tasks/demo/1.json").is_file());
 }
+
+/// A teammate restarted under a new session has each of its sessions in the record (as
+/// `status` finds them), and its cost counts both.
+#[test]
+fn a_restarted_teammate_has_each_session_recorded() {
+    let env = fixture();
+    let again =
+        worker_transcript(&env).with_file_name("9a8b7c6d-0000-4000-8000-00000000f00d.jsonl");
+    fs::write(
+        &again,
+        lines(&[
+            json!({"type":"assistant","teamName":"demo","agentName":"worker","timestamp":"2026-11-29T09:57:00.000Z","message":{"id":"msg_w2","model":"claude-opus-5-5","content":[{"type":"text","text":"back"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}}),
+        ]),
+    )
+    .unwrap();
+    let out = env.dir.path().join("rec");
+    run_json(
+        &env,
+        &["--team", "demo", "export", "--out", out.to_str().unwrap()],
+    );
+    let s: Value = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let sessions: Vec<&str> = s["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["member"] == "worker")
+        .map(|t| {
+            assert_eq!(t["kind"], "pane");
+            t["session_id"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        sessions,
+        [WORKER_SID, "9a8b7c6d-0000-4000-8000-00000000f00d"]
+    );
+    assert_eq!(
+        fs::read(out.join("transcripts/worker/9a8b7c6d-0000-4000-8000-00000000f00d.jsonl"))
+            .unwrap(),
+        fs::read(&again).unwrap()
+    );
+    let worker = s["cost"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "worker")
+        .unwrap();
+    assert_eq!(worker["tokens"]["input"], 20);
+}
