@@ -8,7 +8,8 @@ same inbox bytes (restored outside the timing):
   by a jq+mv shell script (mkdir lock, jq, mv, rmdir), at inbox sizes 10 / 1,000 / 10,000;
 - `teamctl inbox --json` vs `jq -c '.[]'`;
 - 8 concurrent senders into one inbox (each process sends one message), for all three writers;
-- `teamctl status --json` on 50 members x 1,000 messages and 100 tasks;
+- `teamctl status --json` on 50 members x 1,000 messages and 100 tasks, and `teamctl export`
+  of that team with a 20 MiB lead transcript;
 - the latency of `teamctl watch` from the rename that writes a message to the event on stdout;
 - the latency of `teamctl ask` from the rename that writes the answer to the process's exit, and
   of `teamctl wait --tasks-done` from the rename that completes the last task to its exit;
@@ -558,8 +559,19 @@ def status_bench(tmp, env, runs):
     members = [{"agentId": "team-lead@big", "name": "team-lead", "agentType": "team-lead"}]
     members += [{"agentId": f"{n}@big", "name": n, "color": "blue", "backendType": "tmux",
                  "tmuxPaneId": f"%{i}", "isActive": False} for i, n in enumerate(names)]
+    sid = "0b1c2d3e-0000-4000-8000-000000000001"
     with open(os.path.join(team, "config.json"), "w") as f:
-        json.dump({"name": "big", "leadAgentId": "team-lead@big", "members": members}, f, indent=2)
+        json.dump({"name": "big", "leadAgentId": "team-lead@big", "leadSessionId": sid,
+                   "members": members}, f, indent=2)
+    # The lead's transcript: 20,000 lines, about 20 MiB (a long session's).
+    proj = os.path.join(claude, "projects", "-bench")
+    os.makedirs(proj)
+    with open(os.path.join(proj, f"{sid}.jsonl"), "w") as f:
+        for i in range(20000):
+            kind = "user" if i % 2 == 0 else "assistant"
+            f.write(json.dumps({"type": kind, "timestamp": "2026-11-29T10:00:00.000Z",
+                                "message": {"role": kind, "content": [
+                                    {"type": "text", "text": f"line {i} " + "x" * 1000}]}}) + "\n")
     for i, n in enumerate(names):
         entries = []
         for j in range(1000):
@@ -581,7 +593,24 @@ def status_bench(tmp, env, runs):
     m = timed([BIN, "status", "--json"], env, lambda: None, runs)
     size = sum(os.path.getsize(os.path.join(team, "inboxes", f)) for f in os.listdir(
         os.path.join(team, "inboxes")))
-    return m, size
+    exports = {}
+    for kind, out in (("folder", "rec"), ("tar.gz", "rec.tar.gz")):
+        path = os.path.join(tmp, out)
+
+        def clean(path=path):
+            shutil.rmtree(path, ignore_errors=True)
+            if os.path.exists(path):
+                os.remove(path)
+        exports[kind] = timed([BIN, "--team", "big", "export", "--out", path], env, clean,
+                              min(runs, 10))
+        clean()
+        run([BIN, "--team", "big", "export", "--out", path], env)
+        exports[kind + " size"] = sum(
+            os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs
+        ) if os.path.isdir(path) else os.path.getsize(path)
+    exports["report"] = timed([BIN, "--team", "big", "export", "--report-only"], env,
+                              lambda: None, min(runs, 10))
+    return m, size, exports
 
 
 # --- transcripts -------------------------------------------------------------------------------
@@ -968,10 +997,23 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, 
     out("")
     out("## status on a big team")
     out("")
-    m, size = status
+    m, size, exports = status
     out("| team | inbox bytes | teamctl status --json |")
     out("|---|---:|---:|")
     out(f"| 50 members x 1,000 messages, 100 tasks | {size / 1048576:.1f} MiB | {ms(m)} |")
+    out("")
+    out("## export on a big team")
+    out("")
+    out("The same team with a 20 MiB lead transcript (20,000 lines): the whole record "
+        "(`teamctl export --out`: every file copied, the conversation merged, summary.json and "
+        "report.md), and the report alone (`--report-only`, nothing written).")
+    out("")
+    out("| record | time | size |")
+    out("|---|---:|---:|")
+    for kind in ("folder", "tar.gz"):
+        out(f"| `--out rec{'' if kind == 'folder' else '.tar.gz'}` | {ms(exports[kind])} | "
+            f"{exports[kind + ' size'] / 1048576:.1f} MiB |")
+    out(f"| `--report-only` | {ms(exports['report'])} | |")
     out("")
     out("## watch latency")
     out("")

@@ -15,10 +15,11 @@
 //!
 //! The layers, each a folder, imports pointing down only:
 //! - [`ops`]: what a user asks for that spans the layers (ask, policy, create, run, delete,
-//!   doctor);
+//!   doctor, export);
 //! - [`observe`]: reading a team over time (status, watch, wait);
 //! - [`team`] and [`host`]: the team model on top of the files (config, mailbox, tasks,
-//!   protocol, sent log) and the machine around them (tmux, processes, the `claude` binary);
+//!   protocol, sent log, transcripts' messages) and the machine around them (tmux, processes,
+//!   the `claude` binary, hooks);
 //! - [`store`]: the files themselves (lock, format, locked read-modify-write, ids, paths);
 //! - [`error`] and [`time`], which every layer may use.
 #![warn(missing_docs)]

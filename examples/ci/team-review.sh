@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A Claude Code team reviews a change from CI: two teammates with a task each, wait until the
 # work is done and everyone is idle, ask each for a report, collect the reports, and shut the
-# team down whatever happens (the trap runs on failure too).
+# team down whatever happens (the trap runs on failure too), keeping its record: the whole
+# conversation, the tasks and a report.md for the job summary.
 #
 # Needs: teamctl, claude (Claude Code, its start-up dialogs settled: see the README's "From
 # CI"), tmux, jq. Settings, all optional:
@@ -11,11 +12,13 @@
 #   WORK_TIMEOUT   how long the team may work       (default: 30m)
 #   REPORT_PROMPT  what each teammate is asked last (default: a one-message review)
 #   OUT            where the reports go             (default: reports.md)
+#   RECORD         where the team's record goes     (default: team-record.tar.gz)
 set -euo pipefail
 
 teamctl=${TEAMCTL:-teamctl}
 team=${TEAM:-review-${GITHUB_RUN_ID:-$$}}
 out=${OUT:-reports.md}
+record=${RECORD:-team-record.tar.gz}
 export TEAMCTL_TEAM=$team
 
 claude=()
@@ -26,8 +29,9 @@ if [[ -n ${CLAUDE_BIN:-} ]]; then claude=(--claude-bin "$CLAUDE_BIN"); fi
 assigned to you and mark each one completed when it is done." \
     --member bob:"You review the tests on this branch. Work on the tasks assigned to you and \
 mark each one completed when it is done."
-# From here on the team is shut down and its files removed, whatever happens.
-trap '"$teamctl" delete "$team" --timeout 30s >&2 || true' EXIT
+# From here on the team is shut down and its files removed, whatever happens; its record is
+# taken first.
+trap '"$teamctl" delete "$team" --timeout 30s --export "$record" >&2 || true' EXIT
 
 "$teamctl" tasks add "Review the authentication changes" --owner alice >&2
 "$teamctl" tasks add "Review the tests" --owner bob >&2

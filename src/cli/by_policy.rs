@@ -210,6 +210,7 @@ impl Runner {
     }
 
     fn report(&self, ctx: &Ctx, team: &Team, o: &Outcome) -> Result<()> {
+        crate::cli::otel::decision(o);
         let r = &o.request;
         let d = &o.decision;
         if self.json {
@@ -340,6 +341,10 @@ pub(crate) struct Blocking<'a> {
 
 impl Observer for Blocking<'_> {
     fn changed(&mut self, watch: &Watch, changes: Option<&Changes>) -> Result<()> {
+        match changes {
+            None => crate::cli::otel::members(watch),
+            Some(c) => crate::cli::otel::changes(c),
+        }
         match self.runner.as_mut() {
             Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
                 r.step_reopened(self.ctx, watch.team())

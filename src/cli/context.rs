@@ -95,7 +95,9 @@ impl Ctx {
             .map(PathBuf::from)
             .or_else(|| dirs::data_dir().map(|d| d.join("teamctl")));
         Ok(Ctx {
-            layout: Layout::new(root),
+            // Absolute: file notifications name absolute paths (a relative config dir saw no
+            // change in `watch`, `wait` and `ask`).
+            layout: Layout::new(std::path::absolute(&root).unwrap_or(root)),
             layout_source: layout_source.to_string(),
             team: g.team.clone().filter(|t| !t.is_empty()),
             out: Output { json: g.json },
@@ -180,8 +182,12 @@ impl Ctx {
 
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
-        let name = config::resolve(&self.layout, self.team.as_deref(), &self.cwd)?;
-        Team::open(&self.layout, &name, self.leads.as_ref())
+        Team::open(&self.layout, &self.team_resolved()?, self.leads.as_ref())
+    }
+
+    /// The name of the team this command addresses (the team folder may be gone).
+    pub(crate) fn team_resolved(&self) -> Result<teamctl::store::paths::TeamName> {
+        config::resolve(&self.layout, self.team.as_deref(), &self.cwd)
     }
 }
 

@@ -13,8 +13,10 @@ pub(crate) mod env;
 pub(crate) mod launch;
 #[cfg(test)]
 mod markdown;
+pub(crate) mod otel;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
+pub(crate) mod record;
 pub(crate) mod signals;
 pub(crate) mod term;
 pub(crate) mod tui;
@@ -25,8 +27,8 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, inbox, log, man, pending, prepare,
-    report, run, send, shutdown, status, tasks, top, wait, watch,
+    approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
+    prepare, report, run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::Ctx;
 use crate::cli::output::Output;
@@ -183,6 +185,7 @@ pub(crate) enum Command {
     Deny(deny::DenyArgs),
     Shutdown(shutdown::ShutdownArgs),
     Doctor(doctor::DoctorArgs),
+    Export(export::ExportArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
@@ -221,6 +224,7 @@ pub(crate) fn dispatch(
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
+        Command::Export(args) => export::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }

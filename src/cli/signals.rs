@@ -7,6 +7,10 @@
 //! first signal is then only recorded, the command sees it through [`received`], cleans up and
 //! returns, and `main` exits with [`exit_code`]. One that waits on something else than the
 //! clock (`top`, blocked on its events) also registers a [`notify`] to be woken.
+//!
+//! Before a signal ends teamctl, a hook that `watch --exec` is running is ended (its process
+//! group: it runs in one of its own, out of the terminal's reach) and the telemetry is flushed
+//! ([`before_exit`]).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -27,6 +31,33 @@ pub(crate) fn exit_code() -> Option<u8> {
     match RECEIVED.load(Ordering::SeqCst) {
         0 => None,
         sig => u8::try_from(128 + sig).ok(),
+    }
+}
+
+/// The process group of a hook running now (`watch --exec`), 0 for none: a signal that ends
+/// teamctl ends it too (it runs in a group of its own, so the terminal's Ctrl-C misses it).
+static HOOK_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// Records the running hook's process group (0: none).
+pub(crate) fn hook_group(pgid: i32) {
+    HOOK_GROUP.store(pgid, Ordering::SeqCst);
+}
+
+/// What runs just before a signal ends teamctl (the OpenTelemetry flush).
+static BEFORE_EXIT: std::sync::OnceLock<fn(u8)> = std::sync::OnceLock::new();
+
+/// Runs `f` with the exit code before a signal ends teamctl (after the locks are released).
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) fn before_exit(f: fn(u8)) {
+    let _ = BEFORE_EXIT.set(f);
+}
+
+/// Ends the running hook, then whatever was registered with [`before_exit`].
+fn last_words(code: u8) {
+    let pgid = HOOK_GROUP.swap(0, Ordering::SeqCst);
+    teamctl::host::hook::kill_group(pgid, libc::SIGTERM);
+    if let Some(f) = BEFORE_EXIT.get() {
+        f(code);
     }
 }
 
@@ -58,6 +89,10 @@ pub(crate) fn install() {
         let mut first = true;
         for sig in signals.forever() {
             if !first {
+                teamctl::host::hook::kill_group(
+                    HOOK_GROUP.swap(0, Ordering::SeqCst),
+                    libc::SIGKILL,
+                );
                 std::process::exit(128 + sig);
             }
             first = false;
@@ -72,6 +107,7 @@ pub(crate) fn install() {
                 // A write that cannot finish within this (a hung file system) does not keep
                 // the process alive; its lock goes stale for the other writers.
                 teamctl::store::lock::drain(std::time::Duration::from_secs(5));
+                last_words(u8::try_from(128 + sig).unwrap_or(1));
                 std::process::exit(128 + sig);
             });
         }

@@ -155,6 +155,13 @@ impl Budget {
         self.located_at = None;
     }
 
+    /// Makes the next [`Budget::check`] read `config.json` and look for sessions again, however
+    /// recently it did (`run`, before its lead removes the team: the members that joined since
+    /// the last look are counted after it too).
+    pub fn relocate(&mut self) {
+        self.located_at = None;
+    }
+
     /// The cap.
     pub fn cap(&self) -> Cap {
         self.cap

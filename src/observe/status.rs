@@ -251,7 +251,12 @@ pub fn team_status(
     let mut seen: HashMap<String, Seen> = HashMap::new();
     let mut pending: HashMap<String, usize> = HashMap::new();
     let (mut current, mut legacy) = (0usize, 0usize);
-    let owners = team.inbox_owners()?;
+    // An inboxes folder that cannot be listed (a symlink, a FIFO, … in its place) is said, and
+    // the rest of the team is shown.
+    let owners = team.inbox_owners().unwrap_or_else(|e| {
+        warnings.push(format!("{e:#}"));
+        Vec::new()
+    });
     for owner in &owners {
         let path = team.inbox_path(owner);
         let bytes = match path.read() {
@@ -353,7 +358,11 @@ pub fn team_status(
         .as_ref()
         .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
     let lead_name = cfg.lead().map(|l| l.name.clone());
-    let board = Board::load(&team.layout.tasks_dir(&team.name))?;
+    // Likewise a task folder that cannot be listed.
+    let board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
+        warnings.push(format!("{e:#}"));
+        Board::default()
+    });
     for s in &board.skipped {
         warnings.push(format!(
             "skipped {}: {} (left unchanged)",

@@ -23,6 +23,8 @@ use crate::store::id;
 use crate::store::paths::{MemberName, is_valid_member};
 use crate::store::{self, Entry};
 use crate::team::config::Team;
+use crate::team::mailbox::TypeFilter;
+use crate::team::model::Frame;
 use crate::time::iso_millis;
 
 /// One change. Every key is always present (`null` where it does not apply).
@@ -86,6 +88,66 @@ pub const EVENT_KINDS: [&str; 9] = [
     "member_left",
     "member_updated",
 ];
+
+/// Which events a follower wants (`watch --event/--from/--type/--task-status`). Each part that
+/// is given must hold; an empty one holds for every event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Only these kinds ([`EVENT_KINDS`]).
+    pub events: Vec<String>,
+    /// Only message events from this sender.
+    pub from: Option<String>,
+    /// Only message events of one of these types (a plain message, any frame, a frame type).
+    pub types: Vec<TypeFilter>,
+    /// Only task events that bring a task to this status: a task created with it, or updated
+    /// to it (an update that leaves the status as it was does not count).
+    pub task_status: Option<String>,
+}
+
+impl Filter {
+    /// Whether `e` is wanted.
+    pub fn matches(&self, e: &Event) -> bool {
+        if !self.events.is_empty() && !self.events.iter().any(|k| k == e.event) {
+            return false;
+        }
+        if self.from.is_some() && e.from != self.from {
+            return false;
+        }
+        if !self.types.is_empty() {
+            let Some(msg) = &e.message else { return false };
+            let text = msg.get("text").and_then(Value::as_str).unwrap_or("");
+            let decoded = Frame::decode(text);
+            let ok = self.types.iter().any(|f| match f {
+                TypeFilter::Message => decoded.is_none(),
+                TypeFilter::Protocol => decoded.is_some(),
+                TypeFilter::Frame(t) => decoded.as_ref().is_some_and(|d| &d.frame_type == t),
+            });
+            if !ok {
+                return false;
+            }
+        }
+        if let Some(want) = &self.task_status {
+            let now = e
+                .task
+                .as_ref()
+                .and_then(|t| t.get("status"))
+                .and_then(Value::as_str);
+            let ok = match e.event {
+                "task_created" => now == Some(want.as_str()),
+                "task_updated" => e
+                    .changes
+                    .as_ref()
+                    .and_then(|c| c.get("status"))
+                    .is_some_and(|c| c.get("to").and_then(Value::as_str) == Some(want.as_str())),
+                _ => false,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}
 
 /// What changed since the last look, and what could not be read (the old state is kept).
 #[derive(Debug, Default)]
@@ -684,6 +746,31 @@ mod tests {
 
     use super::*;
     use crate::store::paths::{Layout, TeamName};
+    use serde_json::json;
+
+    fn task_event(kind: &'static str, status: &str, changes: Option<Value>) -> Event {
+        let mut e = Event::new(kind, "t", "now");
+        e.task = json!({"id":"1","status":status}).as_object().cloned();
+        e.changes = changes.and_then(|c| c.as_object().cloned());
+        e
+    }
+
+    #[test]
+    fn a_task_status_filter_keeps_what_brings_a_task_to_it() {
+        let f = Filter {
+            task_status: Some("completed".into()),
+            ..Filter::default()
+        };
+        let done = json!({"status":{"from":"in_progress","to":"completed"}});
+        let renamed = json!({"subject":{"from":"a","to":"b"}});
+        assert!(f.matches(&task_event("task_updated", "completed", Some(done))));
+        assert!(!f.matches(&task_event("task_updated", "completed", Some(renamed))));
+        assert!(f.matches(&task_event("task_created", "completed", None)));
+        assert!(!f.matches(&task_event("task_created", "pending", None)));
+        assert!(!f.matches(&task_event("task_deleted", "completed", None)));
+        assert!(!f.matches(&Event::new("message", "t", "now")));
+        assert!(Filter::default().matches(&Event::new("message", "t", "now")));
+    }
 
     #[test]
     fn reads_do_not_wake_a_follower_writes_do() {

@@ -1,12 +1,13 @@
 //! Taking down a team teamctl leads: ask each running teammate to shut down (the lead's
 //! `shutdown_request` frame), wait for its `shutdown_approved` or for its pane to end, kill the
 //! tmux session, then remove the team and task folders (renamed to `<name>.deleted-<uuid>`
-//! first, as new Claude Code does, so no reader sees a half-removed team).
+//! first, as new Claude Code does, so no reader sees a half-removed team). A record of the team
+//! ([`Record`]) can be written just before the folders go.
 
 use std::collections::HashMap;
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,7 @@ use uuid::Uuid;
 
 use crate::host::tmux::session_name;
 use crate::host::{proc, tmux};
+use crate::ops::export::{self, Exported};
 use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
@@ -24,6 +26,7 @@ use crate::team::config::{LEAD, Team};
 use crate::team::lead::Leads;
 use crate::team::mailbox;
 use crate::team::protocol::{self, ShutdownAnswer};
+use crate::team::sentlog::Sent;
 
 /// How a teammate ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,14 +60,28 @@ pub struct Deleted {
     pub tmux_session: Option<String>,
     /// The folders removed.
     pub removed: Vec<PathBuf>,
+    /// The record written before they were ([`Record`]).
+    pub export: Option<Exported>,
+}
+
+/// A record of the team to write at the last moment before its folders are removed
+/// ([`crate::ops::export`]): after the teammates are shut down and their session killed, so
+/// their answers are in it.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// Where (a folder, or a `.tar.gz`).
+    pub out: &'a Path,
+    /// teamctl's sent log.
+    pub sent: &'a [Sent],
 }
 
 /// Deletes `team`: see the module docs. A folder without `config.json` (a failed create) is
-/// simply removed.
+/// simply removed. With `record`, the team's record is written first; when it cannot be, the
+/// folders are left in place.
 ///
 /// # Errors
-/// When the team does not exist, when teamctl does not lead it and `force` is not set, lock or
-/// I/O errors.
+/// When the team does not exist, when teamctl does not lead it and `force` is not set, when the
+/// record cannot be written, lock or I/O errors.
 #[allow(clippy::too_many_arguments)]
 pub fn delete(
     layout: &Layout,
@@ -75,6 +92,7 @@ pub fn delete(
     leads: Option<&Leads>,
     now: DateTime<Utc>,
     opts: &LockOptions,
+    record: Option<Record>,
 ) -> Result<Deleted> {
     let team = Team::open(layout, name, leads)?;
     let leads_it = team.teamctl_leads();
@@ -196,6 +214,28 @@ pub fn delete(
     {
         thread::sleep(Duration::from_millis(20));
     }
+    let export = match record {
+        Some(r) => {
+            let req = export::Request {
+                layout,
+                team: name,
+                lead_session_id: None,
+                sent: r.sent,
+                now,
+                run: None,
+                leads,
+                data_dir: leads.map(Leads::data_dir),
+            };
+            let (done, _) = export::export(&req, r.out).with_context(|| {
+                format!(
+                    "could not write the record of team '{name}', so its folders were left in \
+                     place (its teammates were stopped)"
+                )
+            })?;
+            Some(done)
+        }
+        None => None,
+    };
     let mut removed = Vec::new();
     for dir in [layout.team_dir(name), layout.tasks_dir(name)] {
         if remove(&dir)? {
@@ -209,6 +249,7 @@ pub fn delete(
         members,
         tmux_session: killed.then_some(session),
         removed,
+        export,
     })
 }
 

@@ -2,7 +2,8 @@
 //! ([`ask`]), answering teammates by rules ([`policy`], reading Bash command lines as bash does:
 //! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
 //! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
-//! taking a team down ([`delete`]) and the health checks ([`doctor`]).
+//! taking a team down ([`delete`]), the health checks ([`doctor`]) and a record of a team that
+//! outlives it ([`export`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
@@ -10,6 +11,7 @@ pub mod bash;
 pub mod create;
 pub mod delete;
 pub mod doctor;
+pub mod export;
 pub mod policy;
 pub mod prepare;
 pub mod report;

@@ -208,18 +208,11 @@ fn team(record: &Path, s: &Value) -> Result<Team> {
         completed,
         total: completed + count("/status/tasks/pending") + count("/status/tasks/in_progress"),
     };
-    // Where a record keeps its cost (the first that says).
-    let cost_usd = [
-        "/cost/cost_usd",
-        "/cost/total_usd",
-        "/cost/total/cost_usd",
-        "/cost/totals/cost_usd",
-        "/status/totals/cost_usd",
-        "/run/cost_usd",
-        "/run/totals/cost_usd",
-    ]
-    .iter()
-    .find_map(|p| s.pointer(p).and_then(Value::as_f64));
+    // What the team cost (`cost.cost_usd` of export's summary.json: every session, as
+    // `status --json` totals it); `null` when a cost is unknown or no transcript was found.
+    let cost_usd = ["/cost/cost_usd", "/status/totals/cost_usd"]
+        .iter()
+        .find_map(|p| s.pointer(p).and_then(Value::as_f64));
     let len = |p: &str| s.pointer(p).and_then(Value::as_array).map_or(0, Vec::len);
     Ok(Team {
         record: record.to_path_buf(),
@@ -468,7 +461,8 @@ mod tests {
             "tasks": [],
             "messages": [{}, {}, {}],
             "result": "FINAL",
-            "cost": {"total_usd": 1.25}
+            "cost": {"members": [], "tokens": {"input": 1, "output": 1, "cache_read": 0, "cache_creation": 0},
+                     "cost_usd": 1.25, "known_cost_usd": 1.25, "cost_source": "computed"}
         })
     }
 

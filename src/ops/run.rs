@@ -23,7 +23,9 @@
 //! Cleanup (unless kept) ends the lead as a user closing its terminal would: SIGTERM to the
 //! lead process (Claude Code then stops its teammates, kills their panes and removes its team
 //! folder), then the tmux session is killed. Claude Code leaves `tasks/<team>` and the
-//! transcripts behind; so does this.
+//! transcripts behind; so does this. With [`Spec::export`], a record of the team
+//! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out,
+//! over budget or interrupted, once the lead was started.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File};
@@ -48,9 +50,11 @@ use crate::host::{resolve, tmux};
 use crate::observe::budget::{Budget, Cap};
 use crate::observe::spend::TeamSpend;
 use crate::observe::status::{TaskCounts, task_counts};
+use crate::ops::export::{self, Exported, RunInfo};
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
+use crate::team::sentlog::SentLog;
 use crate::team::tasks::Board;
 use crate::team::transcript::FileState;
 use crate::team::transcript::locate;
@@ -137,6 +141,9 @@ pub struct Spec {
     pub settle: Duration,
     /// Leave the lead and its team running at the end.
     pub keep: bool,
+    /// Write a record of the team here ([`crate::ops::export`]) at the last moment before the
+    /// lead is told to stop (done, failed, timeout, budget or interrupted alike).
+    pub export: Option<PathBuf>,
     /// End the run (as at the timeout) once the team's spend crosses this.
     pub cap: Cap,
 }
@@ -161,6 +168,10 @@ pub struct RunEnv {
     pub run_dir: PathBuf,
     /// How long `claude --version` may take.
     pub version_timeout: Duration,
+    /// teamctl's sent log (for the record's messages), when there is one.
+    pub sent_log: Option<SentLog>,
+    /// The clock that stamps the record.
+    pub clock: fn() -> chrono::DateTime<chrono::Utc>,
     /// teamctl's data dir (the transcript index), if any.
     pub data_dir: Option<PathBuf>,
 }
@@ -410,6 +421,9 @@ pub struct Outcome {
     pub kept: bool,
     /// Milliseconds from start to the end (before cleanup).
     pub elapsed_ms: u64,
+    /// The record written with [`Spec::export`] (or why it could not be), once the lead was
+    /// started.
+    pub export: Option<Result<Exported, String>>,
     /// What the team spent, from its transcripts, read after cleanup (when the sessions have
     /// recorded their own figures).
     pub spend: Option<TeamSpend>,
@@ -422,6 +436,10 @@ pub enum Event<'a> {
     Progress(State, &'a str),
     /// A teammate joined the lead's team.
     Joined(&'a Teammate),
+    /// The lead's team formed (its name).
+    TeamFormed(&'a TeamName),
+    /// The record was written ([`Spec::export`]).
+    Exported(&'a Exported),
 }
 
 /// The tmux session of the run called `name`.
@@ -694,6 +712,7 @@ pub fn run(
         tmux_session: None,
         kept: false,
         elapsed_ms: 0,
+        export: None,
         spend: None,
     };
 
@@ -850,11 +869,25 @@ pub fn run(
         )
     });
     let _ = fs::remove_file(&prompt_file);
+    out.elapsed_ms = start.elapsed().as_millis() as u64;
+    // The team's members as config.json names them, read now while it still exists (the lead
+    // removes it as it ends): without a cap nothing has read it yet, and with one the last
+    // look may predate a teammate; either way the totals after cleanup would leave out pane
+    // teammates' own sessions.
+    budget.relocate();
+    budget.check();
+    if let Some(path) = &spec.export {
+        let failed = watched.as_ref().err().map(|e| format!("{e:#}"));
+        let record = record(layout, spec, env, &session_id, &out, failed, path);
+        if let Ok(done) = &record {
+            progress(Event::Exported(done));
+        }
+        out.export = Some(record);
+    }
     if let Err(e) = watched {
         cleanup(&session, &pane);
         return Err(e);
     }
-    out.elapsed_ms = start.elapsed().as_millis() as u64;
     if spec.keep {
         out.kept = true;
     } else {
@@ -866,6 +899,53 @@ pub fn run(
     budget.save();
     out.spend = Some(budget.spend().clone()).filter(|s| !s.is_empty());
     Ok(out)
+}
+
+/// Writes the record of the run's team (or of the team it would have had, `session-<8 hex>`,
+/// when none formed: the lead's transcript is still worth keeping) to `path`.
+fn record(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    session_id: &str,
+    out: &Outcome,
+    failed: Option<String>,
+    path: &Path,
+) -> Result<Exported, String> {
+    let team = out
+        .team
+        .clone()
+        .unwrap_or_else(|| format!("session-{}", session_id.get(..8).unwrap_or(session_id)));
+    let team = TeamName::parse(&team).map_err(|e| format!("{e:#}"))?;
+    let sent = env
+        .sent_log
+        .as_ref()
+        .and_then(|l| l.entries().ok())
+        .unwrap_or_default();
+    let req = export::Request {
+        layout,
+        team: &team,
+        lead_session_id: Some(session_id),
+        sent: &sent,
+        now: (env.clock)(),
+        run: Some(RunInfo {
+            name: spec.name.clone(),
+            state: if failed.is_some() {
+                State::Failed.as_str()
+            } else {
+                out.state.as_str()
+            }
+            .to_string(),
+            reason: failed.or_else(|| out.reason.clone()),
+            result: out.result.clone(),
+            elapsed_ms: out.elapsed_ms,
+        }),
+        leads: None,
+        data_dir: env.data_dir.as_deref(),
+    };
+    export::export(&req, path)
+        .map(|(done, _)| done)
+        .map_err(|e| format!("{e:#}"))
 }
 
 fn finish(mut out: Outcome, start: Instant) -> Outcome {
@@ -946,6 +1026,7 @@ fn watch(
                 State::Running,
                 &format!("team {name} formed{pid}"),
             ));
+            progress(Event::TeamFormed(&name));
             out.team = Some(name.to_string());
             budget.set_team(layout, &name);
             team = Some(name);
@@ -1258,6 +1339,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             settle: Duration::from_secs(1),
             keep: false,
+            export: None,
             cap: Cap::default(),
         };
         assert_eq!(

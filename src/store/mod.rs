@@ -1,7 +1,8 @@
 //! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
 //! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
 //! the folder layout and the naming rules ([`paths`]), reaching files without following a
-//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), and, in this module,
+//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), copies of files that
+//! change while they are read ([`snapshot`]), and, in this module,
 //! the locked read-modify-write with read-back verification. It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
@@ -39,6 +40,7 @@ pub(crate) mod light;
 pub mod lock;
 pub mod object_file;
 pub mod paths;
+pub mod snapshot;
 
 use std::fs::{File, Permissions};
 use std::io::{self, Write};

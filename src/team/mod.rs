@@ -2,11 +2,13 @@
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
 //! ([`protocol`]), teamctl's sent log ([`sentlog`]), its private record of the teams it leads
-//! ([`lead`]), which inbox format a team runs ([`generation`]) and, read-only, the members'
-//! session transcripts ([`transcript`]). It imports [`crate::store`], [`crate::error`] and
+//! ([`lead`]), which inbox format a team runs ([`generation`]), read-only, the members'
+//! session transcripts ([`transcript`]) and the messages a transcript records
+//! ([`conversation`]). It imports [`crate::store`], [`crate::error`] and
 //! [`crate::time`]; never the host, observe, ops or cli layers.
 
 pub mod config;
+pub mod conversation;
 pub mod generation;
 pub mod lead;
 pub mod mailbox;

@@ -70,6 +70,7 @@ h.run(async () => {
   const rr = await exec('bash', [recipe], {
     TEAM: 'ci-review', TEAMCTL: h.args.teamctl, CLAUDE_BIN: h.args.claudeBin, CLAUDE_CONFIG_DIR: st.cfg,
     REPORT_PROMPT: `Report now. Token: ${rtok}`, WORK_TIMEOUT: '60s', OUT: path.join(st.work, 'reports.md'),
+    RECORD: path.join(st.work, 'team-record.tar.gz'),
   });
   check(rr.code === 0, `team-review.sh exited ${rr.code}:\n${rr.stderr}\n${rr.stdout}`);
   const reports = fs.readFileSync(path.join(st.work, 'reports.md'), 'utf8');
@@ -77,6 +78,10 @@ h.run(async () => {
     check(reports.includes(`## ${m}\n\nECHO ${rtok}`), `reports.md lacks ${m}'s report:\n${reports}`);
   }
   check(!fs.existsSync(path.join(st.cfg, 'teams', 'ci-review')), 'the recipe left its team behind');
+  // The record the recipe's delete took: the reports are in its conversation and its report.md.
+  const record = require('child_process').spawnSync('tar', ['-xzOf', path.join(st.work, 'team-record.tar.gz'),
+    'team-record/report.md'], { encoding: 'utf8' });
+  check(record.status === 0 && record.stdout.includes(`ECHO ${rtok}`), `team-record.tar.gz: ${record.stderr}`);
 
   return {
     claude: lastJson(c.stdout).claude.version,

@@ -11,8 +11,9 @@
 //                               [--deadline <seconds>]
 //
 // Then, per unit: exit 0, its config dir prepared by `teamctl prepare` alone, its record
-// (team-<i>.tar.gz) and run's result (team-<i>.json: done, that final answer); and
-// `teamctl report` over the three records: three teams, all done, in both forms.
+// (team-<i>.tar.gz, holding what each member cost) and run's result (team-<i>.json: done, that
+// final answer); and `teamctl report` over the three records: three teams, all done, each with
+// the cost its record holds and the total, in both forms.
 //
 // Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on stderr),
 // 2 usage error, 77 skipped (claude binary or tmux not installed).
@@ -93,10 +94,21 @@ h.run(async () => {
   for (const i of UNITS) {
     const t = report.teams[i];
     check(t.name === `unit-${i}` && t.result === `FINAL ANSWER: the team reported ${tokens[i]}`, `report team ${i}: ${JSON.stringify(t)}`);
+    // The cost the record holds (each member's, in total), as report shows it.
+    const sj = spawnSync('tar', ['-xzOf', records[i], `team-${i}/summary.json`], { encoding: 'utf8' });
+    const summary = JSON.parse(sj.stdout);
+    check(summary.cost && summary.cost.cost_usd > 0 && summary.cost.members.some((m) => m.name === 'worker' && m.cost_usd > 0),
+      `unit ${i}: record cost ${JSON.stringify(summary.cost)}`);
+    check(t.cost_usd === summary.cost.cost_usd, `report team ${i} cost ${t.cost_usd}, record ${summary.cost.cost_usd}`);
+    out.units[i].cost_usd = t.cost_usd;
   }
+  const sum = report.teams.reduce((a, t) => a + t.cost_usd, 0);
+  check(Math.abs(report.totals.cost_usd - sum) < 1e-12, `report total cost ${report.totals.cost_usd}, teams ${sum}`);
   const md = await exec(args.teamctl, ['report', ...records]);
   check(md.code === 0 && md.stdout.startsWith('# 3 teams: 3 done\n'), `report: ${md.code}\n${md.stdout}\n${md.stderr}`);
-  for (const i of UNITS) check(md.stdout.includes(`| ${i + 1} | unit\\-${i} | done |`), `no row for unit-${i}:\n${md.stdout}`);
+  for (const i of UNITS) {
+    check(new RegExp(`\\| ${i + 1} \\| unit\\\\-${i} \\| done \\| [^|]+ \\| \\$0\\.[0-9]+ \\|`).test(md.stdout), `no row with a cost for unit-${i}:\n${md.stdout}`);
+  }
   out.report_md_bytes = md.stdout.length;
   out.wall_ms = wall;
   out.claude = `${CLAUDE_VERSION} (Claude Code)`;

@@ -228,7 +228,11 @@ impl TestEnv {
     fn hermetic(&self, cmd: &mut std::process::Command) {
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().into_owned();
-            if k.starts_with("TEAMCTL_") || k.starts_with("XDG_") || k == "NO_COLOR" {
+            if k.starts_with("TEAMCTL_")
+                || k.starts_with("XDG_")
+                || k.starts_with("OTEL_")
+                || k == "NO_COLOR"
+            {
                 cmd.env_remove(&k);
             }
         }
@@ -267,29 +271,65 @@ pub fn assistant_entry(
 pub struct JsonLines {
     pub child: std::process::Child,
     pub lines: std::sync::mpsc::Receiver<Value>,
+    /// Every stdout line as printed, and stderr (with [`JsonLines::spawn_with_stderr`]).
+    pub raw: std::sync::Arc<std::sync::Mutex<(Vec<String>, Option<String>)>>,
 }
 
 impl JsonLines {
     /// Starts `cmd` with its stdout piped (stderr inherited).
     pub fn spawn(mut cmd: std::process::Command) -> JsonLines {
-        use std::io::BufRead;
+        cmd.stderr(std::process::Stdio::inherit());
+        Self::start(cmd)
+    }
+
+    /// Starts `cmd` with its stdout and stderr piped ([`JsonLines::stderr`]).
+    pub fn spawn_with_stderr(mut cmd: std::process::Command) -> JsonLines {
+        cmd.stderr(std::process::Stdio::piped());
+        Self::start(cmd)
+    }
+
+    fn start(mut cmd: std::process::Command) -> JsonLines {
+        use std::io::{BufRead, Read};
         use std::process::Stdio;
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
+        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
+        let raw = std::sync::Arc::new(std::sync::Mutex::new((Vec::new(), None)));
         let (tx, lines) = std::sync::mpsc::channel();
+        let keep = raw.clone();
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                keep.lock().unwrap().0.push(line.clone());
                 if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
                     break;
                 }
             }
         });
-        JsonLines { child, lines }
+        if let Some(mut err) = child.stderr.take() {
+            let keep = raw.clone();
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                keep.lock().unwrap().1 = Some(s);
+            });
+        }
+        JsonLines { child, lines, raw }
+    }
+
+    /// Every stdout line so far, as printed.
+    pub fn raw_lines(&self) -> Vec<String> {
+        self.raw.lock().unwrap().0.clone()
+    }
+
+    /// Waits for the child to end and returns its stderr (when piped).
+    pub fn stderr(&mut self) -> String {
+        let _ = self.child.wait();
+        let end = Instant::now() + Duration::from_secs(10);
+        // The reader thread takes what is left once the pipe closes.
+        while Instant::now() < end && self.raw.lock().unwrap().1.is_none() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.raw.lock().unwrap().1.clone().unwrap_or_default()
     }
 
     /// The next line, within 30 s.

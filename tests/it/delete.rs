@@ -31,6 +31,7 @@ fn running_teammates_approve_and_everything_is_removed() {
     assert_eq!(
         keys(&v),
         [
+            "export",
             "members",
             "removed",
             "schema_version",

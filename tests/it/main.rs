@@ -10,6 +10,7 @@ mod create;
 mod delete;
 mod docs;
 mod doctor;
+mod export;
 mod fleet;
 mod format;
 mod fuzz;
@@ -19,6 +20,8 @@ mod interop;
 mod lock;
 mod log;
 mod man;
+#[cfg(feature = "otel")]
+mod otel;
 mod policy;
 mod prepare;
 mod props;

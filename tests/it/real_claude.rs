@@ -121,7 +121,9 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
 /// print the final text and exit 0 leaving nothing running; a lead whose turn never ends must
 /// time out (exit 3) with its pane's last lines and clean up the same way; a run with
 /// `--max-cost` below what the mock's responses cost ends `budget` (exit 6), cleaned up the same
-/// way. Driver: `tests/e2e/run-e2e.js`.
+/// way. All three leave their record (`--export`: the lead's and the worker's transcripts, the
+/// whole conversation, the final answer, the cost per member), and the done run's trace and
+/// metrics reach an OTLP receiver on 127.0.0.1. Driver: `tests/e2e/run-e2e.js`.
 #[test]
 fn real_claude_code_lead_run_headless_until_done() {
     let Some(e2e) = e2e_dir() else { return };
@@ -152,6 +154,8 @@ fn real_claude_code_lead_run_headless_until_done() {
         "done"
     );
     assert!(summary["timeout"]["elapsed_ms"].is_u64());
+    assert!(summary["done"]["record"]["messages"].as_u64() >= Some(3));
+    assert!(summary["done"]["otel"]["worker_events"].as_u64() >= Some(1));
     assert!(summary["budget"]["cost_usd"].as_f64().unwrap() > 0.0003);
 }
 
@@ -205,10 +209,10 @@ fn real_claude_code_and_concurrent_prepares_lose_nothing() {
 /// The fleet recipe's unit script (examples/fleet/teamctl-unit.sh, each pod of the Kubernetes
 /// Indexed Job) for indexes 0, 1 and 2 at once, each with its own empty config dir, against the
 /// mock API with the real 2.1.332 client: `prepare` settles each config dir, each team is done,
-/// three records, one per index, and `teamctl report` shows the three teams done. Driver:
+/// three records, one per index, each with what its members cost, and `teamctl report` shows the
+/// three teams done with those costs and their total. Driver:
 /// `tests/e2e/fleet-e2e.js`.
 #[test]
-#[ignore = "needs run --export (issue 20, branch record) and --max-cost (issue 18, branch transcripts); un-ignore once both are on main"]
 fn real_claude_code_fleet_units_leave_one_record_each() {
     let Some(e2e) = e2e_dir() else { return };
     let bin = bin();
@@ -217,7 +221,9 @@ fn real_claude_code_fleet_units_leave_one_record_each() {
         "fleet-e2e.js",
         &["--teamctl".as_ref(), bin.as_os_str()],
     );
-    assert_eq!(summary["units"].as_array().unwrap().len(), 3);
+    let units = summary["units"].as_array().unwrap();
+    assert_eq!(units.len(), 3);
+    assert!(units.iter().all(|u| u["cost_usd"].as_f64() > Some(0.0)));
 }
 
 /// `approve --follow --policy` answers real 2.1.332 teammates as requests arrive: the worker

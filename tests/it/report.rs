@@ -28,7 +28,7 @@ fn summary(name: &str, state: Option<&str>, cost: Option<f64>) -> Value {
         "result": format!("the answer of {name}"),
         "result_final": true,
         "transcripts": [],
-        "cost": cost.map(|c| json!({"total_usd": c})),
+        "cost": cost.map(|c| json!({"members": [], "tokens": {"input": 10, "output": 5, "cache_read": 0, "cache_creation": 0}, "cost_usd": c, "known_cost_usd": c, "cost_source": "computed"})),
         "files": [],
         "warnings": []
     })

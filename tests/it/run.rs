@@ -90,6 +90,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "claude",
             "dialog",
             "elapsed_ms",
+            "export",
             "kept",
             "lead_session_id",
             "name",
@@ -126,6 +127,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     assert_eq!(r["result_source"], "transcript");
     assert_eq!(r["tmux_session"], Value::Null);
     assert_eq!(r["kept"], false);
+    assert_eq!(r["export"], Value::Null);
     assert!(r["elapsed_ms"].is_u64());
     assert_eq!(
         r["teammates"],
@@ -181,6 +183,86 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     assert!(!tmux_has_session(&env, "teamctl-run-default"));
 }
 
+/// `run --export`: the record is taken before the lead is ended (its team and config are in
+/// it), with the run's state; one that cannot be written makes a done run exit 1.
+#[test]
+fn export_records_the_team_before_the_lead_is_ended() {
+    if !tmux_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let _server = TmuxServer(env.dir.path().to_path_buf());
+    configured(&env);
+    let lead = script(&env, "stub-lead", STUB_LEAD);
+    let rec = env.dir.path().join("rec");
+    let out = run_cmd(&env, &lead)
+        .args([
+            "--json",
+            "go",
+            "--settle",
+            "0s",
+            "--export",
+            rec.to_str().unwrap(),
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(
+        keys(&r["export"]),
+        [
+            "bytes",
+            "error",
+            "files",
+            "format",
+            "messages",
+            "out",
+            "size",
+            "transcripts",
+            "warnings"
+        ]
+    );
+    assert_eq!(r["export"]["out"], rec.display().to_string());
+    assert_eq!(
+        r["export"]["transcripts"], 2,
+        "the lead's and the in-process worker's"
+    );
+    let exported: Vec<Value> = json_lines(&out.stderr)
+        .into_iter()
+        .filter(|e| e["type"] == "exported")
+        .collect();
+    assert_eq!(exported.len(), 1);
+    assert_eq!(exported[0]["out"], r["export"]["out"]);
+    let team = r["team"].as_str().unwrap();
+    assert!(
+        !env.root.join("teams").join(team).exists(),
+        "the lead removed its team after"
+    );
+    let mut s: Value =
+        serde_json::from_slice(&fs::read(rec.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["team"], team);
+    assert_eq!(s["team_folder"], true);
+    assert!(s["run"]["elapsed_ms"].is_u64());
+    s["run"].as_object_mut().unwrap().remove("elapsed_ms");
+    assert_eq!(
+        s["run"],
+        json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER"})
+    );
+    assert_eq!(s["result"], "STUB ANSWER");
+    assert!(rec.join("team/config.json").is_file());
+
+    // A record that cannot be written: the run is still done, and says so, with exit 1.
+    run_cmd(&env, &lead)
+        .args(["go", "--settle", "0s", "--export", rec.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stdout("STUB ANSWER\n")
+        .stderr(predicate::str::contains(
+            "error: run 'default' was done, but its record could not be written",
+        ));
+}
+
 #[test]
 fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
     if !tmux_installed() {
@@ -191,15 +273,58 @@ fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
     configured(&env);
     let lead = script(&env, "stub-lead", STUB_LEAD);
     // The stub's responses cost $0.01414: over a cap of $0.01 before its work counts as done.
+    // --export: the record is taken at that end too, before the lead is told to stop.
+    let rec = env.dir.path().join("rec.tar.gz");
     let out = run_cmd(&env, &lead)
         .args(["--json", "Plan it", "--settle", "30s", "--timeout", "30s"])
-        .args(["--max-cost", "0.01"])
+        .args(["--max-cost", "0.01", "--export", rec.to_str().unwrap()])
         .assert()
         .code(6)
         .get_output()
         .clone();
     let r = parse(&out.stdout);
     assert_eq!(r["state"], "budget");
+    assert_eq!(r["export"]["error"], Value::Null);
+    assert_eq!(r["export"]["format"], "tar_gz");
+    let mut summary = String::new();
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(fs::File::open(&rec).unwrap()));
+    for e in ar.entries().unwrap() {
+        let mut e = e.unwrap();
+        if e.path().unwrap().ends_with("summary.json") {
+            std::io::Read::read_to_string(&mut e, &mut summary).unwrap();
+        }
+    }
+    let s: Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(s["run"]["state"], "budget");
+    assert!(
+        s["run"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("budget exceeded"),
+        "{}",
+        s["run"]
+    );
+    // What it cost when the record was taken: the sessions still ran, so computed from their
+    // responses (the lead's own share, and the in-process worker's).
+    let per: Vec<Value> = s["cost"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| json!([m["name"], m["cost_source"]]))
+        .collect();
+    assert_eq!(
+        per,
+        [
+            json!(["team-lead", "computed"]),
+            json!(["worker", "computed"])
+        ]
+    );
+    assert!((s["cost"]["cost_usd"].as_f64().unwrap() - 0.01414).abs() < 1e-9);
+    assert!((s["cost"]["members"][1]["cost_usd"].as_f64().unwrap() - 0.00014).abs() < 1e-12);
+    // `teamctl report` reads that cost back.
+    let report = crate::common::run_json(&env, &["report", rec.to_str().unwrap()]);
+    assert_eq!(report["teams"][0]["outcome"], "budget");
+    assert_eq!(report["teams"][0]["cost_usd"], s["cost"]["cost_usd"]);
     assert!(
         r["reason"]
             .as_str()

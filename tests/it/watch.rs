@@ -418,3 +418,163 @@ fn sent_log_states_and_idempotency_after_consumption() {
         .success();
     assert!(elsewhere.join("sent.jsonl").is_file());
 }
+
+/// `watch --exec`: the hook gets every event exactly once, in order, the line `--json` prints
+/// on its stdin, whether it is slow, fails, hangs past --exec-timeout or reads nothing; a
+/// message that comes and goes while a hook runs still reaches it (arrival and consumption).
+#[test]
+fn exec_runs_the_hook_once_per_event_in_order_whatever_it_does() {
+    let hooks = [
+        ("slow", "sleep 0.2; cat >> \"$LOG\""),
+        ("fails", "cat >> \"$LOG\"; echo oops >&2; exit 7"),
+        ("hangs", "cat >> \"$LOG\"; exec sleep 60"),
+        ("deaf", "echo \"$TEAMCTL_EVENT $TEAMCTL_TEAM\" >> \"$LOG\""),
+    ];
+    for (name, hook) in hooks {
+        let env = TestEnv::example();
+        let log = env.dir.path().join("log");
+        // --existing: 8 events; then a message that arrives and is taken (2), and a task (1).
+        let mut cmd = env.std_cmd();
+        cmd.args([
+            "watch",
+            "--json",
+            "--existing",
+            "--timeout",
+            "120s",
+            "--count",
+            "11",
+        ])
+        .args(["--exec", hook, "--exec-timeout", "300ms"])
+        .env("LOG", &log);
+        let mut w = JsonLines::spawn_with_stderr(cmd);
+        let mut seen: Vec<Value> = (0..8).map(|_| w.next()).collect();
+        env.cmd()
+            .args(["send", "researcher", "quick one", "--summary", "q"])
+            .assert()
+            .success();
+        let arrived = w.next();
+        assert_eq!(arrived["event"], "message", "{name}");
+        // Taken while the hook is still busy with the events before it.
+        fs::write(
+            env.inbox("demo-team", "researcher"),
+            researcher_without(&env, arrived["id"].as_str().unwrap()),
+        )
+        .unwrap();
+        seen.push(arrived);
+        seen.push(w.next());
+        env.cmd()
+            .args(["tasks", "add", "Ship it"])
+            .assert()
+            .success();
+        seen.push(w.next());
+        let status = w.child.wait().unwrap();
+        assert!(status.success(), "{name}: watch exited {status}");
+        assert_eq!(
+            kinds(&seen)[8..],
+            ["message", "consumed", "task_created"],
+            "{name}"
+        );
+        // The watch ended only once the hook had run for every event.
+        let got = fs::read_to_string(&log).unwrap();
+        let want: Vec<String> = seen
+            .iter()
+            .map(|e| format!("{} demo-team", e["event"].as_str().unwrap()))
+            .collect();
+        let got: Vec<&str> = got.lines().collect();
+        if name == "deaf" {
+            assert_eq!(got, want, "{name}");
+        } else {
+            // Byte for byte the lines --json printed, each once, in order.
+            assert_eq!(got, w.raw_lines(), "{name}");
+            assert_eq!(got.len(), 11);
+        }
+        let stderr = w.stderr();
+        match name {
+            "fails" => {
+                assert_eq!(
+                    stderr.matches("--exec exited with status 7").count(),
+                    11,
+                    "{stderr}"
+                );
+                assert!(
+                    stderr.contains("oops"),
+                    "the hook's own output goes to stderr"
+                );
+            }
+            "hangs" => assert_eq!(
+                stderr.matches("its process group was killed").count(),
+                11,
+                "{stderr}"
+            ),
+            _ => assert!(!stderr.contains("warning"), "{name}: {stderr}"),
+        }
+    }
+}
+
+/// The researcher's inbox of the example team without the entry `id`.
+fn researcher_without(env: &TestEnv, id: &str) -> String {
+    let path = env.inbox("demo-team", "researcher");
+    let entries: Vec<Value> = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    let kept: Vec<&Value> = entries.iter().filter(|e| e["msg_id"] != id).collect();
+    serde_json::to_string_pretty(&kept).unwrap()
+}
+
+/// `--task-status completed` keeps the events that complete a task, and `--type` repeated keeps
+/// any of the types given (a teammate asking for permission).
+#[test]
+fn filters_for_a_completed_task_and_a_permission_request() {
+    let env = TestEnv::example();
+    let w = Watcher::start(&env, &["--task-status", "completed", "--count", "1"]);
+    env.cmd()
+        .args(["tasks", "add", "New one"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["tasks", "update", "3", "--subject", "Renamed"])
+        .assert()
+        .success();
+    env.cmd().args(["tasks", "done", "3"]).assert().success();
+    let e = w.next();
+    assert_eq!(e["event"], "task_updated");
+    assert_eq!(e["id"], "3");
+    assert_eq!(e["changes"]["status"]["to"], "completed");
+    assert!(w.finish().success());
+
+    let w = Watcher::start(
+        &env,
+        &[
+            "--event",
+            "message",
+            "--type",
+            "permission_request",
+            "--type",
+            "sandbox_permission_request",
+            "--count",
+            "2",
+        ],
+    );
+    let perm = r#"{"type":"permission_request","request_id":"perm-1-abcdefg","agent_id":"researcher","tool_name":"Bash","tool_use_id":"t1","description":"d","input":{"command":"ls"},"permission_suggestions":[]}"#;
+    let sandbox = r#"{"type":"sandbox_permission_request","requestId":"sandbox-1-abcdefg","workerId":"researcher@demo-team","workerName":"researcher","workerColor":"blue","hostPattern":{"host":"example.com"},"createdAt":1}"#;
+    let path = env.inbox("demo-team", "team-lead");
+    let mut entries: Vec<Value> = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    for (i, text) in ["plain", perm, sandbox].iter().enumerate() {
+        entries.push(serde_json::json!({"from":"researcher","text":text,"timestamp":format!("2026-11-29T10:00:0{i}.000Z"),"read":false}));
+    }
+    fs::write(&path, serde_json::to_string_pretty(&entries).unwrap()).unwrap();
+    let types: Vec<String> = (0..2)
+        .map(|_| {
+            let e = w.next();
+            let text = e["message"]["text"].as_str().unwrap().to_string();
+            serde_json::from_str::<Value>(&text).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(types, ["permission_request", "sandbox_permission_request"]);
+    assert!(w.finish().success());
+    env.cmd()
+        .args(["watch", "--task-status", "done"])
+        .assert()
+        .code(2);
+}

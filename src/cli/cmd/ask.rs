@@ -26,6 +26,7 @@ use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::compose::{Words, message_text, recipient_and_text, sender};
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 
 /// Ask a teammate something and wait for its answer
@@ -68,6 +69,9 @@ use crate::cli::output::warn;
 /// is not stuck on a permission prompt. One line per decision on stderr (with --json, a JSON
 /// Lines decision event on stderr; stdout keeps the answer). Only in a team teamctl leads (else
 /// exit 2); a bad policy file is exit 2 and nothing is sent.
+///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
+/// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
 /// With --json: `{"schema_version":1,"team","to","as","question":{the entry sent},"outcome",
 /// "reply","taken_at","answered_at","waited_ms","detail","totals"}`: outcome is answered, idle,
@@ -148,6 +152,9 @@ pub(crate) struct AskArgs {
 
     #[command(flatten)]
     cap: CapArgs,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Serialize)]
@@ -185,6 +192,7 @@ struct All<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
+    otel::start("ask", args.otel.otel_content);
     let (to, text) = recipient_and_text(
         args.all,
         args.to,

@@ -19,6 +19,7 @@ use teamctl::time;
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::{self, escape_line as esc};
 
 /// Create a team that teamctl leads, brief its teammates and start them
@@ -54,6 +55,9 @@ use crate::cli::term::{self, escape_line as esc};
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
+///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), its steps and a span per
+/// teammate are exported (docs/observability.md, "OpenTelemetry").
 ///
 /// Prints `created team <team> (<state>)`, the config path, the binary, the tmux session and a
 /// table of teammates (name, colour, pane, state). With --json, JSON Lines on stdout: one line
@@ -119,6 +123,9 @@ pub(crate) struct CreateArgs {
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
     claude_bin: Option<PathBuf>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -153,6 +160,7 @@ struct ResultJson<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
+    otel::start("create", args.otel.otel_content);
     let team = TeamName::parse(&args.name)?;
     time::parse_duration(&args.timeout)?;
     let spec = spec(&args, team)?;
@@ -162,6 +170,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     };
     let out = ctx.out;
     let mut progress = |state: Step, message: &str| {
+        otel::step(state.as_str(), message);
         if out.json {
             // Progress is best effort: a closed stdout shows up at the result.
             let _ = out.json(&ProgressJson {
@@ -195,6 +204,13 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
             return Err(e);
         }
     };
+    if otel::enabled()
+        && let Ok(team) =
+            teamctl::team::config::Team::open(&ctx.layout, &spec.team, ctx.leads.as_ref())
+    {
+        // Its teammates' spans, from when each joined.
+        otel::members(&teamctl::observe::watch::Watch::new(team, None, ctx.clock()).0);
+    }
     print(ctx, &spec, &outcome)?;
     match outcome.state {
         Step::Failed => Err(anyhow!(

@@ -1,13 +1,17 @@
 //! `teamctl delete`: shut down a team teamctl leads and remove its files.
 
+use std::path::PathBuf;
+
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use teamctl::ops::delete::{self, MemberShutdown};
+use teamctl::ops::delete::{self, MemberShutdown, Record};
 use teamctl::store::paths::TeamName;
 use teamctl::time;
 
 use crate::cli::context::Ctx;
+use crate::cli::output::warn;
+use crate::cli::record::{RecordJson, summary_line};
 use crate::cli::term::escape_line as esc;
 
 /// Shut down a team teamctl created and remove its files
@@ -28,10 +32,16 @@ use crate::cli::term::escape_line as esc;
 /// it was created with another data dir: delete it with that one) is refused unless --force;
 /// then nobody is asked, no tmux session is killed, and only the folders are removed.
 ///
+/// With --export PATH, a record of the team (see `teamctl export`) is written after the
+/// teammates are stopped and before the folders are removed, so their last answers are in it;
+/// when it cannot be written, the folders are left in place (exit 1).
+///
 /// Prints one line per teammate (approved, exited, timeout, or not_running: not asked) and the
 /// folders removed. With --json: `{"schema_version":1,"team","members":[{"name","shutdown"}],
-/// "tmux_session","removed":[paths]}`; shutdown is approved, exited, timeout or not_running;
-/// tmux_session is the session killed, or null.
+/// "tmux_session","removed":[paths],"export"}`; shutdown is approved, exited, timeout or
+/// not_running; tmux_session is the session killed, or null; export is the record written
+/// (`{"out","format","files","bytes","size","messages","transcripts","warnings","error"}`), or
+/// null.
 #[derive(Debug, Args)]
 pub(crate) struct DeleteArgs {
     /// The team to delete
@@ -53,6 +63,12 @@ pub(crate) struct DeleteArgs {
     /// Also remove a team teamctl does not lead (its teammates are not asked)
     #[arg(long)]
     force: bool,
+
+    /// Write a record of the team first (as `teamctl export --out PATH`), after its teammates
+    /// are stopped and before its folders are removed; if it cannot be written, nothing is
+    /// removed
+    #[arg(long, value_name = "PATH")]
+    export: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -62,11 +78,13 @@ struct Json<'a> {
     members: &'a [MemberShutdown],
     tmux_session: Option<&'a str>,
     removed: Vec<String>,
+    export: Option<RecordJson>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     let name = TeamName::parse(&args.name)?;
     let timeout = time::parse_duration(&args.timeout)?;
+    let sent = ctx.sent();
     let d = delete::delete(
         &ctx.layout,
         &name,
@@ -76,7 +94,15 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
         ctx.leads.as_ref(),
         ctx.now,
         &ctx.lock,
+        args.export
+            .as_deref()
+            .map(|out| Record { out, sent: &sent }),
     )?;
+    if let Some(e) = &d.export {
+        for w in &e.warnings {
+            warn(w);
+        }
+    }
     let removed: Vec<String> = d.removed.iter().map(|p| p.display().to_string()).collect();
     if ctx.out.json {
         return ctx.out.json(&Json {
@@ -85,6 +111,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
             members: &d.members,
             tmux_session: d.tmux_session.as_deref(),
             removed,
+            export: d.export.as_ref().map(|e| RecordJson::of(Ok(e))),
         });
     }
     for m in &d.members {
@@ -97,6 +124,10 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     }
     if let Some(s) = &d.tmux_session {
         ctx.out.line(&format!("killed tmux session {}", esc(s)))?;
+    }
+    if let Some(e) = &d.export {
+        ctx.out
+            .line(&format!("record written to {}", summary_line(e)))?;
     }
     for r in &removed {
         ctx.out.line(&format!("removed {}", esc(r)))?;

@@ -10,6 +10,7 @@ pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod deny;
 pub(crate) mod doctor;
+pub(crate) mod export;
 pub(crate) mod inbox;
 pub(crate) mod log;
 pub(crate) mod man;

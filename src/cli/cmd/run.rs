@@ -3,6 +3,9 @@
 use std::fs;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -12,14 +15,20 @@ use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::budget::usd;
 use teamctl::observe::status::TaskCounts;
+use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
     self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
+use teamctl::store::paths::{Layout, TeamName};
+use teamctl::team::config::Team;
 use teamctl::time;
 
 use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::otel::{self, OtelArgs};
+use crate::cli::output::warn;
+use crate::cli::record::{RecordJson, summary_line};
 use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
@@ -65,6 +74,17 @@ use crate::cli::{env, signals};
 /// works on its team (`teamctl --team session-… status`, `send`, `inbox`, `watch`); runs with
 /// different names never see each other's teams.
 ///
+/// With --export PATH, the team's record (as `teamctl export --out PATH`: its files, every
+/// member's transcripts, the whole conversation, the tasks, the final answer and what each
+/// member cost, with the run's state) is written at the last moment before the lead is told to
+/// stop, whatever the end: done, failed, timeout, budget or interrupted, once the lead was started (a lead that formed no team still leaves
+/// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
+/// done.
+///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
+/// a span per teammate, the messages and task changes) and metrics (each member's tokens and
+/// cost among them) are exported (docs/observability.md, "OpenTelemetry").
+///
 /// With --json, progress goes to stderr as JSON Lines (`{"schema_version":1,"type":"progress",
 /// "state","message"}` and `{"schema_version":1,"type":"teammate_joined","name","agent_type",
 /// "backend","pane","state"}`) and one document to stdout: `{"schema_version":1,"type":"result",
@@ -72,10 +92,13 @@ use crate::cli::{env, signals};
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
-/// "cost_usd"}}`. state is done, failed (with reason, and dialog when a dialog was the
+/// "cost_usd"},"export"}`. state is done, failed (with reason, and dialog when a dialog was the
 /// cause: onboarding, api_key, trust, bypass, permission_prompt, other), timeout or budget;
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
-/// found); a teammate's
+/// found); export is the record written (`{"out","format","files","bytes","size","messages",
+/// "transcripts","warnings","error"}`, error set and the rest null when it could not be
+/// written) or null without --export; with --export, also a progress line
+/// `{"schema_version":1,"type":"exported",…}` with the same keys. A teammate's
 /// state is starting, working, idle or exited; result_source is transcript, pane or null;
 /// tmux_session is set only with --keep (kept: true); team and lead_session_id are null when the
 /// run failed before they existed. An error before the result (no binary, no tmux, a run of that
@@ -154,8 +177,16 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "LABEL", default_value = "default")]
     name: String,
 
+    /// Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at
+    /// the last moment before the lead is told to stop, whatever the run's end
+    #[arg(long, value_name = "PATH")]
+    export: Option<PathBuf>,
+
     #[command(flatten)]
     cap: CapArgs,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -203,14 +234,34 @@ struct ResultJson<'a> {
     kept: bool,
     elapsed_ms: u64,
     totals: Option<TotalsJson>,
+    export: Option<RecordJson>,
+}
+
+#[derive(Serialize)]
+struct ExportedJson {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    export: RecordJson,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
+    otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
     let env = run_env(ctx, &args)?;
     let json = ctx.out.json;
+    let follower = Follower::default();
     let mut progress = |e: Event| {
+        match &e {
+            Event::Progress(state, message) => otel::step(state.as_str(), message),
+            Event::TeamFormed(name) if otel::enabled() => {
+                otel::team(name.as_str());
+                follower.start(&ctx.layout, name);
+            }
+            _ => {}
+        }
         // Progress is best effort: a closed stderr must not stop the run.
         let line = match e {
             Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
@@ -239,6 +290,19 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                     .map(|p| format!(", pane {p}"))
                     .unwrap_or_default()
             )),
+            Event::TeamFormed(_) => None,
+            Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
+                schema_version: 1,
+                kind: "exported",
+                export: RecordJson::of(Ok(d)),
+            })
+            .ok(),
+            Event::Exported(d) => {
+                for w in &d.warnings {
+                    warn(w);
+                }
+                Some(format!("exported: record written to {}", summary_line(d)))
+            }
         };
         if let Some(l) = line {
             eprintln!("{l}");
@@ -255,6 +319,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             return Err(e);
         }
     };
+    follower.stop();
     progress(Event::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
@@ -262,9 +327,30 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             _ => "",
         }),
     ));
+    if let Some(s) = &outcome.spend {
+        otel::spend(s);
+    }
     print(ctx, &args.name, &outcome)?;
+    if args.export.is_some() && outcome.export.is_none() {
+        warn("no record was written: the lead was never started");
+    }
+    let export_error = match &outcome.export {
+        Some(Err(e)) => Some(e.as_str()),
+        _ => None,
+    };
+    if let Some(e) = export_error
+        && outcome.state != State::Done
+    {
+        warn(&format!("the run's record could not be written: {e}"));
+    }
     match outcome.state {
-        State::Done => Ok(()),
+        State::Done => match export_error {
+            None => Ok(()),
+            Some(e) => Err(anyhow!(
+                "run '{}' was done, but its record could not be written: {e}",
+                args.name
+            )),
+        },
         State::Timeout => Err(Error::Timeout(format!(
             "run '{}' timed out after {}",
             args.name, args.timeout
@@ -290,6 +376,43 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     }
 }
 
+/// With telemetry on, follows the run's team once it forms, so its members and messages reach
+/// the trace (`run` itself only polls the files it needs).
+#[derive(Default)]
+struct Follower {
+    stop: Arc<AtomicBool>,
+    thread: std::cell::RefCell<Option<thread::JoinHandle<()>>>,
+}
+
+impl Follower {
+    fn start(&self, layout: &Layout, name: &TeamName) {
+        if self.thread.borrow().is_some() {
+            return;
+        }
+        let Ok(team) = Team::open(layout, name, None) else {
+            return;
+        };
+        let stop = self.stop.clone();
+        *self.thread.borrow_mut() = Some(thread::spawn(move || {
+            let clock = chrono::Utc::now;
+            let (mut watch, _) = Watch::new(team, None, clock());
+            otel::members(&watch);
+            let mut waker = watch.waker(None);
+            otel::changes(&watch.rescan(clock()));
+            while !stop.load(Ordering::SeqCst) {
+                otel::changes(&watch.next(&mut waker, Duration::from_millis(200), &clock));
+            }
+        }));
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.borrow_mut().take() {
+            let _ = t.join();
+        }
+    }
+}
+
 fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
     if ctx.out.json {
         return ctx.out.json(&ResultJson {
@@ -311,6 +434,10 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
             kept: o.kept,
             elapsed_ms: o.elapsed_ms,
             totals: o.spend.as_ref().map(TotalsJson::of),
+            export: o
+                .export
+                .as_ref()
+                .map(|r| RecordJson::of(r.as_ref().map_err(String::as_str))),
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
@@ -412,6 +539,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         timeout,
         settle: time::parse_duration(&args.settle)?,
         keep: args.keep,
+        export: args.export.clone(),
         cap: args.cap.cap()?,
     })
 }
@@ -444,6 +572,8 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         root_without_sandbox: is_root && var("IS_SANDBOX").is_none(),
         run_dir: data.join("run"),
         version_timeout: Duration::from_secs(10),
+        sent_log: ctx.sent_log.clone(),
+        clock: chrono::Utc::now,
         data_dir: ctx.data_dir.clone(),
     })
 }

@@ -19,6 +19,7 @@ use crate::cli::args::{CapArgs, TotalsJson, type_values};
 use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::escape_line;
 
 /// Wait until the team's tasks are done, teammates are idle or gone, or a message arrives
@@ -53,6 +54,10 @@ use crate::cli::term::escape_line;
 /// impossible), or naming an unknown member, task or message id; 2 no condition, or
 /// contradictory ones (--idle alice --terminated alice without --any); 3 at --timeout, printing
 /// the state of each condition that is not met; 6 the budget was exceeded.
+///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
+/// a trace and metrics, each member's tokens and cost at the end among them
+/// (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
 /// With --json, one document at the end: `{"schema_version":1,"team","met","outcome",
 /// "conditions":[{"condition","args","met","at","detail","message","impossible"}],"totals",
@@ -147,6 +152,9 @@ pub(crate) struct WaitArgs {
 
     #[command(flatten)]
     cap: CapArgs,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 #[derive(Serialize)]
@@ -161,6 +169,7 @@ struct Report<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+    otel::start("wait", args.otel.otel_content);
     let timeout = parse_duration(&args.timeout)?;
     args.cap.cap()?;
     let kind: TypeFilter = args.frame.parse()?;
@@ -265,6 +274,15 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             },
         },
     )?;
+    // What each member used and cost, for the telemetry (read only when it is exported).
+    if otel::enabled() {
+        match &spend {
+            Some(s) => otel::spend(s),
+            None => otel::spend(
+                &observe::spend::read_team_indexed(watch.team(), ctx.data_dir.as_deref()).0,
+            ),
+        }
+    }
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();

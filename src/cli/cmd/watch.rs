@@ -1,20 +1,29 @@
 //! `teamctl watch`: follow a team as a stream of events.
 
 use std::io::Write;
+use std::os::fd::AsFd;
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::thread;
 use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 use teamctl::error::Error;
-use teamctl::observe::watch::{EVENT_KINDS, Event, Watch};
+use teamctl::host::hook::{self, Ended};
+use teamctl::observe::watch::{Changes, EVENT_KINDS, Event, Filter, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::model::{Frame, first_line};
+use teamctl::team::tasks::STATUSES;
+use teamctl::time;
 
 use crate::cli::args::{deadline, type_values};
 use crate::cli::context::Ctx;
+use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
+use crate::cli::signals;
 use crate::cli::term::escape_line;
 
 /// Follow the team's inboxes, tasks and members as a stream of events
@@ -29,8 +38,22 @@ use crate::cli::term::escape_line;
 ///
 /// For scripts: --count N exits 0 after N matching events; --timeout ends the watch, with exit 3
 /// if --count was not reached. --from keeps message events from one sender, --event some kinds,
-/// --type one kind of message. To wait for a reply: `teamctl watch ops --from alice --event
-/// message --count 1 --timeout 10m --json`.
+/// --type some kinds of message, --task-status the task events that bring a task to a status. To
+/// wait for a reply: `teamctl watch ops --from alice --event message --count 1 --timeout 10m
+/// --json`.
+///
+/// Hooks: --exec CMD runs `sh -c CMD` once per matching event, with the event's JSON (exactly
+/// the line --json prints) on its standard input and TEAMCTL_EVENT (the event's kind) and
+/// TEAMCTL_TEAM in its environment, the way Claude Code's own hooks take their JSON on standard
+/// input. One at a time, in order, each event exactly once; the watch goes on reading while a
+/// hook runs, so nothing is missed. The hook's output goes to stderr (stdout stays the event
+/// stream). A hook that fails is reported on stderr; one that runs past --exec-timeout has its
+/// whole process group killed (SIGTERM, then SIGKILL a second later) and is reported; neither
+/// stops the watch. At --count or --timeout the watch ends once the hook has run for every event
+/// seen.
+///
+/// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
+/// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
 /// With --json: JSON Lines, one object per event, flushed per line:
 /// `{"schema_version":1,"event","team","at","to","from","id","member","message","task",
@@ -57,7 +80,11 @@ use crate::cli::term::escape_line;
 Examples:
   teamctl watch                                  # everything, as it happens
   teamctl watch ops --from alice --event message --count 1 --timeout 10m --json
-  teamctl watch --event task_updated --json | jq -c '.changes'")]
+  teamctl watch --event task_updated --json | jq -c '.changes'
+  # a notification when a teammate asks for permission, or a task completes
+  teamctl watch --event message --type permission_request --type sandbox_permission_request \\
+      --exec 'notify-send \"$TEAMCTL_TEAM\" \"$(jq -r .from) asks for permission\"'
+  teamctl watch --task-status completed --exec 'jq -r .task.subject >> done.txt'")]
 pub(crate) struct WatchArgs {
     /// Only these members' inboxes [default: every inbox]
     #[arg(value_name = "MEMBER")]
@@ -83,16 +110,34 @@ pub(crate) struct WatchArgs {
     #[arg(long, value_name = "KIND", value_parser = PossibleValuesParser::new(EVENT_KINDS))]
     event: Vec<String>,
 
-    /// Only message events carrying this frame type (or `message`/`protocol`)
+    /// Only message events carrying this frame type (or `message`/`protocol`); repeatable: any
+    /// of them
     #[arg(long = "type", value_name = "TYPE", value_parser = type_values())]
-    frame: Option<String>,
+    frame: Vec<String>,
+
+    /// Only task events that bring a task to this status: created with it, or updated to it
+    #[arg(long, value_name = "STATUS", value_parser = PossibleValuesParser::new(STATUSES))]
+    task_status: Option<String>,
+
+    /// Run CMD (with `sh -c`) once per event, one at a time, in order: the event's JSON line on
+    /// its standard input, TEAMCTL_EVENT and TEAMCTL_TEAM in its environment
+    #[arg(long, value_name = "CMD")]
+    exec: Option<String>,
+
+    /// How long one run of --exec may take before its process group is killed
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    exec_timeout: String,
 
     /// Poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS")]
     poll: Option<u64>,
+
+    #[command(flatten)]
+    otel: OtelArgs,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
+    otel::start("watch", args.otel.otel_content);
     let only = if args.members.is_empty() {
         None
     } else {
@@ -104,25 +149,40 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
         )
     };
     let deadline = deadline(args.timeout.as_deref())?;
-    let frame: Option<TypeFilter> = args.frame.as_deref().map(str::parse).transpose()?;
+    let filter = Filter {
+        events: args.event.clone(),
+        from: args.from.clone(),
+        types: args
+            .frame
+            .iter()
+            .map(|t| t.parse())
+            .collect::<Result<Vec<TypeFilter>>>()?,
+        task_status: args.task_status.clone(),
+    };
+    let exec_timeout = time::parse_duration(&args.exec_timeout)?;
     let team = ctx.team()?;
     // Zero events asked for: all of them are seen already.
     if args.count == Some(0) {
         return Ok(());
     }
+    let hooks = args
+        .exec
+        .clone()
+        .map(|cmd| Hooks::start(cmd, exec_timeout, team.name.to_string()));
     let (mut watch, existing) = Watch::new(team, only, ctx.clock());
+    otel::members(&watch);
     let mut seen = 0;
     let json = ctx.out.json;
-    let mut emit = |changes: teamctl::observe::watch::Changes| -> Result<bool> {
+    let mut emit = |changes: Changes| -> Result<bool> {
         for w in &changes.warnings {
             warn(w);
         }
+        otel::changes(&changes);
         let mut out = std::io::stdout().lock();
-        for ev in changes
-            .events
-            .iter()
-            .filter(|e| matches(e, &args, frame.as_ref()))
-        {
+        for ev in changes.events.iter().filter(|e| filter.matches(e)) {
+            if let Some(h) = &hooks {
+                h.send(ev);
+            }
             if json {
                 crate::cli::output::write_json(&mut out, ev)?;
             } else {
@@ -136,13 +196,18 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
         }
         Ok(false)
     };
-    if args.existing && emit(existing)? {
-        return Ok(());
+    let followed = if args.existing && emit(existing)? {
+        Ok(true)
+    } else {
+        let poll = args.poll.map(Duration::from_millis);
+        let clock = || ctx.clock();
+        watch.follow(poll, deadline, &clock, &mut emit)
+    };
+    // Every event seen reaches the hook, once, before the watch ends (a closed stdout too).
+    if let Some(h) = hooks {
+        h.finish();
     }
-    let poll = args.poll.map(Duration::from_millis);
-    let clock = || ctx.clock();
-    let done = watch.follow(poll, deadline, &clock, &mut emit)?;
-    match (done, args.count) {
+    match (followed?, args.count) {
         (false, Some(n)) => Err(Error::Timeout(format!(
             "saw {seen} of {n} events before --timeout {}",
             args.timeout.unwrap_or_default()
@@ -152,27 +217,67 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
     }
 }
 
-fn matches(e: &Event, args: &WatchArgs, frame: Option<&TypeFilter>) -> bool {
-    if !args.event.is_empty() && !args.event.iter().any(|k| k == e.event) {
-        return false;
+/// `--exec`: a worker that runs the hook once per event, one at a time, in the order sent, while
+/// the watch goes on reading (a slow hook must not make it miss a message that comes and goes
+/// meanwhile).
+struct Hooks {
+    tx: mpsc::Sender<(&'static str, String, Vec<u8>)>,
+    worker: thread::JoinHandle<()>,
+}
+
+impl Hooks {
+    fn start(cmd: String, timeout: Duration, team: String) -> Hooks {
+        let (tx, rx) = mpsc::channel::<(&'static str, String, Vec<u8>)>();
+        let worker = thread::spawn(move || {
+            for (kind, label, line) in rx {
+                // The hook's output goes to stderr: stdout is the event stream.
+                let err = || {
+                    std::io::stderr()
+                        .as_fd()
+                        .try_clone_to_owned()
+                        .map_or(Stdio::null(), Stdio::from)
+                };
+                let env = [("TEAMCTL_EVENT", kind), ("TEAMCTL_TEAM", team.as_str())];
+                let running = match hook::spawn(&cmd, &env, line, err(), err()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        warn(&format!("{e:#} (event {label})"));
+                        continue;
+                    }
+                };
+                signals::hook_group(running.pgid());
+                let (ended, took) = running.wait(timeout);
+                signals::hook_group(0);
+                let why = match ended {
+                    Ended::Exited(0) => continue,
+                    Ended::Exited(c) => format!("exited with status {c}"),
+                    Ended::Signaled(s) => format!("was ended by signal {s}"),
+                    Ended::TimedOut => format!(
+                        "ran past --exec-timeout ({:.1} s) and its process group was killed",
+                        took.as_secs_f64()
+                    ),
+                };
+                warn(&format!("--exec {why} (event {label}); the watch goes on"));
+            }
+        });
+        Hooks { tx, worker }
     }
-    if args.from.is_some() && e.from != args.from {
-        return false;
-    }
-    if let Some(f) = frame {
-        let Some(msg) = &e.message else { return false };
-        let text = msg.get("text").and_then(|t| t.as_str()).unwrap_or("");
-        let decoded = Frame::decode(text);
-        let ok = match f {
-            TypeFilter::Message => decoded.is_none(),
-            TypeFilter::Protocol => decoded.is_some(),
-            TypeFilter::Frame(t) => decoded.is_some_and(|d| &d.frame_type == t),
-        };
-        if !ok {
-            return false;
+
+    fn send(&self, ev: &Event) {
+        let mut line = Vec::new();
+        if crate::cli::output::write_json(&mut line, ev).is_err() {
+            return;
         }
+        let id: String = ev.id.as_deref().unwrap_or("").chars().take(8).collect();
+        let label = format!("{} {id}", ev.event).trim_end().to_string();
+        let _ = self.tx.send((ev.event, label, line));
     }
-    true
+
+    /// Waits until the hook has run for every event sent.
+    fn finish(self) {
+        drop(self.tx);
+        let _ = self.worker.join();
+    }
 }
 
 /// `10:00:01  message         alice → ops  #abcd1234  summary`

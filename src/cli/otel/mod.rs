@@ -1,0 +1,374 @@
+//! OpenTelemetry: what `run`, `wait`, `ask`, `watch` and `create` see, exported over OTLP/HTTP
+//! when an endpoint is set in the standard variables ([`Config::from_vars`]).
+//!
+//! - a trace per command: its span (`teamctl <verb>`), a span per teammate's time in the team
+//!   (from its `joinedAt`, or when first seen, to when it left or the command ended), and span
+//!   events for messages (`teamctl.message`: the event, who to whom, kind, frame type, id and
+//!   size), task changes (`teamctl.task`: id, status, owner) and policy decisions
+//!   (`teamctl.decision`); no teammate text unless `--otel-content`;
+//! - metrics: `teamctl.messages`, `teamctl.task.changes`, `teamctl.policy.decisions` (counters),
+//!   `teamctl.command.duration` (seconds), and for `run` and `wait` `teamctl.tokens` (by
+//!   `gen_ai.token.type`) and `teamctl.cost.usd` (gauges per member, from the transcripts), with
+//!   the team and member as attributes.
+//!
+//! Nothing is set up, and nothing costs more than a few environment lookups, when no endpoint is
+//! set. Export problems never change a command's result or exit code: the first is one warning on
+//! stderr. The exporters are flushed before exit, bounded by [`FLUSH_DEADLINE`]. A build without
+//! the `otel` feature keeps this interface and exports nothing.
+
+#[cfg(feature = "otel")]
+mod export;
+
+use std::time::Duration;
+
+use clap::Args;
+
+/// The longest teamctl waits for the telemetry to be sent when it exits.
+pub(crate) const FLUSH_DEADLINE: Duration = Duration::from_secs(2);
+
+/// `--otel-content` for the verbs that export telemetry.
+#[derive(Debug, Clone, Copy, Args)]
+pub(crate) struct OtelArgs {
+    /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message
+    /// texts, summaries, task subjects and what a request asks (by default only names, kinds,
+    /// ids and sizes: teammate text may be confidential)
+    #[arg(long)]
+    pub(crate) otel_content: bool,
+}
+
+/// The OTLP/HTTP encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// `http/protobuf` (the default).
+    Protobuf,
+    /// `http/json`.
+    Json,
+}
+
+/// Where one signal goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// The full URL (`…/v1/traces`, `…/v1/metrics`).
+    pub(crate) endpoint: String,
+    pub(crate) protocol: Protocol,
+    pub(crate) headers: Vec<(String, String)>,
+    /// Per request.
+    pub(crate) timeout: Duration,
+}
+
+/// What the standard OpenTelemetry variables ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Config {
+    pub(crate) traces: Option<Target>,
+    pub(crate) metrics: Option<Target>,
+    /// `OTEL_SERVICE_NAME`, else `service.name` of `OTEL_RESOURCE_ATTRIBUTES`, else `teamctl`.
+    pub(crate) service_name: String,
+    /// `OTEL_RESOURCE_ATTRIBUTES`.
+    pub(crate) resource: Vec<(String, String)>,
+    /// Problems with the variables (each a warning; the rest still works).
+    pub(crate) problems: Vec<String>,
+}
+
+impl Config {
+    /// Reads the variables through `var` (empty counts as unset): `OTEL_EXPORTER_OTLP_ENDPOINT`
+    /// (`/v1/traces`, `/v1/metrics` appended) or the per-signal `…_TRACES_ENDPOINT` /
+    /// `…_METRICS_ENDPOINT` (used as they are), `…_PROTOCOL`, `…_HEADERS` and `…_TIMEOUT` (each
+    /// per signal or for both), `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, and
+    /// `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER`/`OTEL_METRICS_EXPORTER` = `none`. `None`: no
+    /// endpoint, nothing to export.
+    pub(crate) fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Option<Config> {
+        let get = |k: &str| {
+            var(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
+            return None;
+        }
+        let base = get("OTEL_EXPORTER_OTLP_ENDPOINT");
+        let mut problems = Vec::new();
+        let mut target = |signal: &str, path: &str, exporter: &str| -> Option<Target> {
+            if get(exporter).is_some_and(|v| v.eq_ignore_ascii_case("none")) {
+                return None;
+            }
+            let up = signal.to_uppercase();
+            let endpoint = match (get(&format!("OTEL_EXPORTER_OTLP_{up}_ENDPOINT")), &base) {
+                (Some(e), _) => e,
+                (None, Some(b)) => format!("{}/{path}", b.trim_end_matches('/')),
+                (None, None) => return None,
+            };
+            let protocol = match get(&format!("OTEL_EXPORTER_OTLP_{up}_PROTOCOL"))
+                .or_else(|| get("OTEL_EXPORTER_OTLP_PROTOCOL"))
+                .as_deref()
+            {
+                None | Some("http/protobuf") => Protocol::Protobuf,
+                Some("http/json") => Protocol::Json,
+                Some(other) => {
+                    problems.push(format!(
+                        "OTEL_EXPORTER_OTLP_PROTOCOL {other:?} is not supported (teamctl speaks \
+                         http/protobuf and http/json); using http/protobuf"
+                    ));
+                    Protocol::Protobuf
+                }
+            };
+            let headers = get(&format!("OTEL_EXPORTER_OTLP_{up}_HEADERS"))
+                .or_else(|| get("OTEL_EXPORTER_OTLP_HEADERS"))
+                .map(|h| pairs(&h))
+                .unwrap_or_default();
+            let timeout = get(&format!("OTEL_EXPORTER_OTLP_{up}_TIMEOUT"))
+                .or_else(|| get("OTEL_EXPORTER_OTLP_TIMEOUT"))
+                .and_then(|t| t.parse::<u64>().ok())
+                .map_or(Duration::from_secs(10), Duration::from_millis);
+            Some(Target {
+                endpoint,
+                protocol,
+                headers,
+                // A command must not wait long for its telemetry.
+                timeout: timeout.min(FLUSH_DEADLINE),
+            })
+        };
+        let traces = target("traces", "v1/traces", "OTEL_TRACES_EXPORTER");
+        let metrics = target("metrics", "v1/metrics", "OTEL_METRICS_EXPORTER");
+        if traces.is_none() && metrics.is_none() {
+            return None;
+        }
+        let resource = get("OTEL_RESOURCE_ATTRIBUTES")
+            .map(|r| pairs(&r))
+            .unwrap_or_default();
+        let service_name = get("OTEL_SERVICE_NAME")
+            .or_else(|| {
+                resource
+                    .iter()
+                    .find(|(k, _)| k == "service.name")
+                    .map(|(_, v)| v.clone())
+            })
+            .unwrap_or_else(|| "teamctl".into());
+        Some(Config {
+            traces,
+            metrics,
+            service_name,
+            resource,
+            problems,
+        })
+    }
+}
+
+/// `k=v,k2=v2` with percent-encoded values (W3C baggage style, as the variables use).
+fn pairs(s: &str) -> Vec<(String, String)> {
+    s.split(',')
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            let k = k.trim();
+            (!k.is_empty()).then(|| (k.to_string(), percent_decode(v.trim())))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Starts the telemetry of the command `verb` when an endpoint is set (once per process).
+pub(crate) fn start(verb: &'static str, content: bool) {
+    let Some(config) = Config::from_vars(&|k| std::env::var(k).ok()) else {
+        return;
+    };
+    #[cfg(feature = "otel")]
+    {
+        export::start(verb, content, config);
+        crate::cli::signals::before_exit(export::finish);
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = (verb, content, config);
+        crate::cli::output::warn(
+            "an OpenTelemetry endpoint is set, but this teamctl was built without the otel \
+             feature: nothing is exported",
+        );
+    }
+}
+
+/// Whether telemetry is being recorded.
+pub(crate) fn enabled() -> bool {
+    #[cfg(feature = "otel")]
+    {
+        export::enabled()
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        false
+    }
+}
+
+/// The team the command works on.
+pub(crate) fn team(name: &str) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.team(name));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = name;
+}
+
+/// The members of the followed team as it is now (each gets its span).
+pub(crate) fn members(watch: &teamctl::observe::watch::Watch) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.members(watch));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = watch;
+}
+
+/// What changed in the followed team.
+pub(crate) fn changes(changes: &teamctl::observe::watch::Changes) {
+    #[cfg(feature = "otel")]
+    if export::enabled() && !changes.events.is_empty() {
+        export::with(|r| r.changes(changes));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = changes;
+}
+
+/// One decision of a policy.
+pub(crate) fn decision(o: &teamctl::ops::policy::Outcome) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.decision(o));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = o;
+}
+
+/// What each member of the team has used and cost so far (`run`, `wait`).
+pub(crate) fn spend(spend: &teamctl::observe::spend::TeamSpend) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.spend(spend));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = spend;
+}
+
+/// A step of the command (`run`, `create`): its state and one line.
+pub(crate) fn step(state: &str, message: &str) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.step(state, message));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (state, message);
+}
+
+/// Ends the command's trace with its exit code and sends everything (at most
+/// [`FLUSH_DEADLINE`]); the first export problem is one warning on stderr.
+pub(crate) fn finish(code: u8) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::finish(code);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = code;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Option<Config> {
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_vars(&|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn nothing_without_an_endpoint() {
+        assert_eq!(config(&[]), None);
+        assert_eq!(config(&[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]), None);
+        assert_eq!(
+            config(&[
+                ("OTEL_SERVICE_NAME", "x"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+            ]),
+            None
+        );
+        assert_eq!(
+            config(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318"),
+                ("OTEL_SDK_DISABLED", "true")
+            ]),
+            None
+        );
+    }
+
+    #[test]
+    fn endpoints_protocols_headers_and_resource() {
+        let c = config(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318/"),
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://m:9/custom"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b,x-team=t"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "500"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "service.name=ci,deployment.environment=prod",
+            ),
+        ])
+        .unwrap();
+        let t = c.traces.unwrap();
+        assert_eq!(t.endpoint, "http://h:4318/v1/traces");
+        assert_eq!(t.protocol, Protocol::Protobuf);
+        assert_eq!(
+            t.headers,
+            [
+                ("api-key".into(), "a b".into()),
+                ("x-team".into(), "t".into())
+            ]
+        );
+        assert_eq!(t.timeout, Duration::from_millis(500));
+        let m = c.metrics.unwrap();
+        assert_eq!(m.endpoint, "http://m:9/custom");
+        assert_eq!(m.protocol, Protocol::Json);
+        assert_eq!(m.timeout, Duration::from_millis(500));
+        assert_eq!(c.service_name, "ci");
+        assert_eq!(c.resource.len(), 2);
+
+        // One signal only; grpc is not spoken; a long timeout is cut to the flush deadline.
+        let c = config(&[
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t/v1/traces"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_SERVICE_NAME", "svc"),
+        ])
+        .unwrap();
+        assert!(c.metrics.is_none());
+        assert_eq!(c.traces.as_ref().unwrap().timeout, FLUSH_DEADLINE);
+        assert_eq!(c.service_name, "svc");
+        assert_eq!(c.problems.len(), 1);
+        let c = config(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ])
+        .unwrap();
+        assert!(c.traces.is_some() && c.metrics.is_none());
+    }
+}

@@ -1,0 +1,304 @@
+//! Where an export goes: a folder, or a gzipped tar archive (`.tar.gz`, `.tgz`), written beside
+//! its final place under a temporary name and renamed into it once whole, so a reader never
+//! sees half a record and a failed export leaves nothing behind.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, Result, bail};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+/// The form of a bundle, from its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// A folder.
+    Folder,
+    /// A gzipped tar archive holding one folder.
+    TarGz,
+}
+
+impl Format {
+    /// `tar_gz` when `path` ends in `.tar.gz` or `.tgz`, else `folder`.
+    pub fn of(path: &Path) -> Format {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+            Format::TarGz
+        } else {
+            Format::Folder
+        }
+    }
+}
+
+/// A bundle being written.
+pub(crate) struct Bundle {
+    out: PathBuf,
+    tmp: PathBuf,
+    kind: Kind,
+    written: u64,
+}
+
+enum Kind {
+    Folder,
+    TarGz {
+        tar: Box<tar::Builder<GzEncoder<BufWriter<File>>>>,
+        root: String,
+    },
+}
+
+impl Bundle {
+    /// Starts a bundle at `out` (see [`Format::of`]). `out` must not exist, or be an empty
+    /// folder (for a folder bundle).
+    ///
+    /// # Errors
+    /// `out` exists (and is not an empty folder), its parent cannot be made, I/O.
+    pub(crate) fn create(out: &Path) -> Result<Bundle> {
+        let format = Format::of(out);
+        match fs::symlink_metadata(out) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Ok(m)
+                if format == Format::Folder
+                    && m.is_dir()
+                    && fs::read_dir(out).is_ok_and(|mut d| d.next().is_none()) => {}
+            Ok(_) => bail!(
+                "{} already exists; give --out a new path (or remove it)",
+                out.display()
+            ),
+            Err(e) => return Err(e).with_context(|| format!("could not check {}", out.display())),
+        }
+        let Some(name) = out.file_name() else {
+            bail!("--out {} names no file or folder", out.display());
+        };
+        let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(p) = parent {
+            fs::create_dir_all(p).with_context(|| format!("could not create {}", p.display()))?;
+        }
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".partial-{}", uuid::Uuid::new_v4().simple()));
+        let tmp = out.with_file_name(tmp_name);
+        let kind = match format {
+            Format::Folder => {
+                fs::create_dir(&tmp)
+                    .with_context(|| format!("could not create {}", tmp.display()))?;
+                Kind::Folder
+            }
+            Format::TarGz => {
+                let f = File::options()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o644)
+                    .open(&tmp)
+                    .with_context(|| format!("could not create {}", tmp.display()))?;
+                let gz = GzEncoder::new(BufWriter::new(f), Compression::default());
+                let mut tar = tar::Builder::new(gz);
+                tar.mode(tar::HeaderMode::Deterministic);
+                let root = name.to_string_lossy();
+                let root = root
+                    .strip_suffix(".tar.gz")
+                    .or_else(|| root.strip_suffix(".tgz"))
+                    .or_else(|| root.strip_suffix(".TAR.GZ"))
+                    .unwrap_or(&root)
+                    .to_string();
+                Kind::TarGz {
+                    tar: Box::new(tar),
+                    root,
+                }
+            }
+        };
+        Ok(Bundle {
+            out: out.to_path_buf(),
+            tmp,
+            kind,
+            written: 0,
+        })
+    }
+
+    /// Adds the file `rel` (a relative path of `/`-separated plain names teamctl chose).
+    ///
+    /// # Errors
+    /// I/O.
+    pub(crate) fn add(&mut self, rel: &str, bytes: &[u8], mtime: Option<SystemTime>) -> Result<()> {
+        self.add_reader(rel, bytes.len() as u64, mtime, &mut &bytes[..])
+    }
+
+    /// Adds the file `rel` with the `len` bytes `reader` gives.
+    ///
+    /// # Errors
+    /// I/O, or a reader that ends before `len` bytes.
+    pub(crate) fn add_reader(
+        &mut self,
+        rel: &str,
+        len: u64,
+        mtime: Option<SystemTime>,
+        reader: &mut dyn io::Read,
+    ) -> Result<()> {
+        debug_assert!(
+            rel.split('/')
+                .all(|p| !p.is_empty() && p != "." && p != "..")
+        );
+        let fail = || format!("could not write {rel} into {}", self.out.display());
+        let mut exact = Exact {
+            inner: reader,
+            left: len,
+        };
+        match &mut self.kind {
+            Kind::Folder => {
+                let path = self.tmp.join(rel);
+                if let Some(dir) = path.parent() {
+                    fs::create_dir_all(dir).with_context(fail)?;
+                }
+                let mut f = File::options()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o644)
+                    .open(&path)
+                    .with_context(fail)?;
+                io::copy(&mut exact, &mut f).with_context(fail)?;
+                if let Some(t) = mtime {
+                    let _ = f.set_modified(t);
+                }
+            }
+            Kind::TarGz { tar, root } => {
+                let mut h = tar::Header::new_gnu();
+                h.set_size(len);
+                h.set_mode(0o644);
+                h.set_entry_type(tar::EntryType::Regular);
+                let secs = mtime
+                    .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_secs());
+                h.set_mtime(secs);
+                tar.append_data(&mut h, format!("{root}/{rel}"), &mut exact)
+                    .with_context(fail)?;
+            }
+        }
+        if exact.left > 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof)).with_context(fail);
+        }
+        self.written += len;
+        Ok(())
+    }
+
+    /// Bytes added so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Finishes the bundle and moves it to its place; returns its size on disk.
+    ///
+    /// # Errors
+    /// I/O (the temporary bundle is removed).
+    pub(crate) fn finish(mut self) -> Result<u64> {
+        let done = (|| -> Result<u64> {
+            let kind = std::mem::replace(&mut self.kind, Kind::Folder);
+            let size = match kind {
+                Kind::Folder => {
+                    File::open(&self.tmp)?.sync_all()?;
+                    self.written
+                }
+                Kind::TarGz { tar, .. } => {
+                    let gz = tar.into_inner()?;
+                    let f = gz.finish()?.into_inner().map_err(|e| e.into_error())?;
+                    f.sync_all()?;
+                    f.metadata()?.len()
+                }
+            };
+            fs::rename(&self.tmp, &self.out)?;
+            if let Some(dir) = self.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+                let _ = File::open(dir).and_then(|d| d.sync_all());
+            }
+            Ok(size)
+        })();
+        done.with_context(|| format!("could not write {}", self.out.display()))
+    }
+}
+
+/// A reader cut at exactly `left` bytes; one that ends sooner is an error.
+struct Exact<'a> {
+    inner: &'a mut dyn io::Read,
+    left: u64,
+}
+
+impl io::Read for Exact<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let max = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..max])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file shrank while it was copied",
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+impl Drop for Bundle {
+    fn drop(&mut self) {
+        // Not finished (an error, a panic): leave nothing behind.
+        if self.tmp.exists() {
+            let _ = fs::remove_dir_all(&self.tmp).or_else(|_| fs::remove_file(&self.tmp));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_folder_and_an_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let mut b = Bundle::create(&out).unwrap();
+        b.add("a/b.json", b"[]", None).unwrap();
+        assert!(!out.exists(), "in place only once finished");
+        b.finish().unwrap();
+        assert_eq!(fs::read(out.join("a/b.json")).unwrap(), b"[]");
+        assert!(
+            Bundle::create(&out).is_err(),
+            "never over an earlier record"
+        );
+        let empty = dir.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        Bundle::create(&empty).unwrap().finish().unwrap();
+
+        let tgz = dir.path().join("sub/rec.tar.gz");
+        let mut b = Bundle::create(&tgz).unwrap();
+        b.add("x.txt", b"hello", None).unwrap();
+        b.finish().unwrap();
+        let mut names = Vec::new();
+        let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(File::open(&tgz).unwrap()));
+        for e in ar.entries().unwrap() {
+            let mut e = e.unwrap();
+            let mut s = String::new();
+            e.read_to_string(&mut s).unwrap();
+            names.push((e.path().unwrap().display().to_string(), s));
+        }
+        assert_eq!(names, [("rec/x.txt".to_string(), "hello".to_string())]);
+
+        // Dropped unfinished: nothing left.
+        let b = Bundle::create(&dir.path().join("gone.tgz")).unwrap();
+        drop(b);
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("partial"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}

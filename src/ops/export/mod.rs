@@ -1,0 +1,939 @@
+//! A record of a team that outlives it: its files, its conversation and its state, gathered into
+//! a folder or a `.tar.gz` for a CI artifact or an archive ([`export`]), or just the report
+//! ([`gather`] + [`markdown::render`]).
+//!
+//! The bundle holds:
+//! - `team/config.json`, `team/inboxes/<member>.json`, `tasks/<file>` (every task file and
+//!   `.highwatermark`), copied byte for byte;
+//! - `sent.jsonl`: the team's lines of teamctl's sent log;
+//! - `transcripts/<member>/<session>.jsonl`: every member's sessions as
+//!   [`crate::team::transcript::locate`] finds them (the lead's, pane teammates' own sessions,
+//!   in-process teammates' subagent files, several for a member that was restarted), and the
+//!   plain subagents of a session under `transcripts/<member>/<session>/subagents/`, cut at
+//!   their last whole line;
+//! - `summary.json` ([`Summary`]): the `status --json` document, the tasks, every message in time
+//!   order (from the inboxes, the sent log and the transcripts, so delivered and consumed messages
+//!   are there too), the lead's final answer, the transcripts, what each member cost and the
+//!   team in total ([`Cost`], from [`crate::observe::spend`]) and a sha256 of every file;
+//! - `report.md` ([`markdown`]): the same for people, safe to append to `$GITHUB_STEP_SUMMARY`.
+//!
+//! Reads only: no lock is taken (each file is copied as one whole version, see
+//! [`crate::store::snapshot`]; every file reached through [`crate::store::dir`] handles, so a
+//! symlink, FIFO or device in the team's folders is reported and left out), nothing is written
+//! into the config dir (the transcript index in teamctl's data dir is brought up to date, as
+//! `status` does), and the bundle appears at its path only once complete. Names read from the team's files decide no path: only valid
+//! member names, task ids and session ids become file names in the bundle.
+
+mod bundle;
+pub mod markdown;
+pub mod summary;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use bundle::Bundle;
+pub use bundle::Format;
+pub use summary::{
+    Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Status, Summary,
+    TranscriptInfo,
+};
+
+use crate::host::tmux::Liveness;
+use crate::observe::spend::{self, TeamSpend};
+use crate::observe::status::{Work, team_status};
+use crate::store::dir::{self, Loc};
+use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
+use crate::store::snapshot::{self, Copy as FileCopy};
+use crate::store::{self, id};
+use crate::team::config::{LEAD, Team, TeamConfig};
+use crate::team::conversation::{self, Said, Seen};
+use crate::team::lead::Leads;
+use crate::team::model::{Frame, Kind, MessageView};
+use crate::team::sentlog::Sent;
+use crate::team::tasks::{Board, Task, TaskView};
+use crate::team::transcript::index::Index;
+use crate::team::transcript::{FileState, locate};
+use crate::time::iso_millis;
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The config dir.
+    pub layout: &'a Layout,
+    /// The team.
+    pub team: &'a TeamName,
+    /// The lead's session when known otherwise (`run` knows it before `config.json` exists and
+    /// after it is gone); else `leadSessionId` of `config.json`.
+    pub lead_session_id: Option<&'a str>,
+    /// teamctl's sent log (every team's lines: the team's are taken).
+    pub sent: &'a [Sent],
+    /// The time of the record.
+    pub now: DateTime<Utc>,
+    /// The run this record ends, if any.
+    pub run: Option<RunInfo>,
+    /// teamctl's record of the teams it leads (a team teamctl made has no lead transcript).
+    pub leads: Option<&'a Leads>,
+    /// teamctl's data dir, whose transcript index makes reading the transcripts' cost quicker
+    /// (`None`: read in memory only).
+    pub data_dir: Option<&'a Path>,
+}
+
+/// What [`export`] wrote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Exported {
+    /// The bundle's path.
+    pub out: PathBuf,
+    /// Its form.
+    pub format: Format,
+    /// Files in it.
+    pub files: usize,
+    /// Bytes of the files (before compression).
+    pub bytes: u64,
+    /// Its size on disk (the archive's, compressed; a folder's files).
+    pub size: u64,
+    /// Messages on record.
+    pub messages: usize,
+    /// Transcripts copied.
+    pub transcripts: usize,
+    /// Warnings (also in `summary.json`).
+    pub warnings: Vec<String>,
+}
+
+/// A file handed to the bundle as it is copied.
+enum Content<'a> {
+    /// Copied whole (a small JSON file).
+    Bytes(&'a FileCopy),
+    /// Streamed (a transcript): `len` bytes from `reader`.
+    Stream {
+        len: u64,
+        mtime: Option<std::time::SystemTime>,
+        reader: &'a mut dyn Read,
+    },
+}
+
+/// Receives each file as it is copied.
+type Sink<'a> = dyn FnMut(&str, Content) -> Result<()> + 'a;
+
+/// The record of `req` without writing it anywhere (for `export --report-only`).
+///
+/// # Errors
+/// The team's folders cannot be listed.
+pub fn summarize(req: &Request) -> Result<Summary> {
+    gather(req, &mut |_, content| {
+        if let Content::Stream { reader, .. } = content {
+            io::copy(reader, &mut io::sink())?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes the record of `req` to `out`: a folder, or a `.tar.gz` ([`Format::of`]).
+///
+/// # Errors
+/// `out` exists or lies inside the config dir; I/O writing the bundle. A file of the team that
+/// cannot be read is a warning in the record, not an error.
+pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
+    check_out(req.layout, out)?;
+    let mut bundle = Bundle::create(out)?;
+    let mut files = 0;
+    let summary = gather(req, &mut |rel, content| {
+        files += 1;
+        match content {
+            Content::Bytes(c) => bundle.add(rel, &c.bytes, c.mtime),
+            Content::Stream { len, mtime, reader } => bundle.add_reader(rel, len, mtime, reader),
+        }
+    })?;
+    let mtime = Some(std::time::SystemTime::from(req.now));
+    let mut doc = serde_json::to_vec_pretty(&summary)?;
+    doc.push(b'\n');
+    bundle.add("summary.json", &doc, mtime)?;
+    bundle.add("report.md", markdown::render(&summary).as_bytes(), mtime)?;
+    let bytes = bundle.written();
+    let size = bundle.finish()?;
+    Ok((
+        Exported {
+            out: out.to_path_buf(),
+            format: Format::of(out),
+            files: files + 2,
+            bytes,
+            size,
+            messages: summary.messages.len(),
+            transcripts: summary
+                .transcripts
+                .iter()
+                .filter(|t| t.path.is_some())
+                .count(),
+            warnings: summary.warnings.clone(),
+        },
+        summary,
+    ))
+}
+
+/// Refuses a bundle inside the config dir (export never writes there).
+fn check_out(layout: &Layout, out: &Path) -> Result<()> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| {
+        // The nearest existing ancestor, resolved, plus the rest.
+        let p = abs(p);
+        let mut base = p.as_path();
+        let mut rest = Vec::new();
+        while !base.exists() {
+            match (base.parent(), base.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_owned());
+                    base = parent;
+                }
+                _ => break,
+            }
+        }
+        let mut c = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+        c.extend(rest.iter().rev());
+        c
+    };
+    let root = canon(layout.root());
+    if canon(out).starts_with(&root) {
+        bail!(
+            "--out {} is inside the Claude config dir {}: export never writes there; pick a \
+             path outside it",
+            out.display(),
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Reads everything the record holds, handing each copied file to `sink` as it goes, and
+/// returns the summary (its `files` filled in).
+fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
+    let mut g = Gathering {
+        sink,
+        files: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let layout = req.layout;
+    let name = req.team;
+    let team_dir = layout.team_dir(name);
+    let team_folder = match team_dir.stat() {
+        Ok(Some(i)) => {
+            if i.kind != dir::Kind::Dir {
+                g.warnings.push(format!(
+                    "skipped {}",
+                    dir::Unexpected {
+                        path: team_dir.to_path_buf(),
+                        found: i.kind,
+                        wanted: dir::Kind::Dir,
+                    }
+                ));
+            }
+            i.kind == dir::Kind::Dir
+        }
+        Ok(None) => false,
+        Err(e) => {
+            g.warnings.push(locate::refusal(&team_dir, &e));
+            false
+        }
+    };
+
+    // config.json
+    let config_path = layout.config_path(name);
+    let config = g
+        .json("team/config.json", &config_path)?
+        .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
+    let lead_record = match (req.leads, &config) {
+        (Some(leads), Some(cfg)) => leads
+            .find(layout, name)
+            .ok()
+            .flatten()
+            .filter(|r| cfg.recorded_by(r)),
+        _ => None,
+    };
+    let teamctl_leads = lead_record.is_some();
+    let team = Team {
+        layout: layout.clone(),
+        name: name.clone(),
+        config: config.clone(),
+        lead: lead_record,
+    };
+
+    // Inboxes (one that does not parse is reported by the status below).
+    let mut inboxes: Vec<(String, Vec<store::Entry>)> = Vec::new();
+    let inboxes_dir = layout.inboxes_dir(name);
+    for owner in g.names_in(&inboxes_dir, ".json") {
+        let path = inboxes_dir.join(format!("{owner}.json"));
+        let rel = format!("team/inboxes/{owner}.json");
+        if let Some(c) = g.json(&rel, &path)? {
+            let lossy = store::format::replace_lone_surrogates(&c.bytes);
+            if let Ok(entries) = store::parse_inbox(lossy.as_deref().unwrap_or(&c.bytes), &path) {
+                inboxes.push((owner, entries));
+            }
+        }
+    }
+
+    // Tasks.
+    let tasks_dir = layout.tasks_dir(name);
+    let mut board = Board::default();
+    let mut task_files: Vec<String> = g
+        .names_in(&tasks_dir, ".json")
+        .into_iter()
+        .map(|n| n + ".json")
+        .collect();
+    if matches!(tasks_dir.join(".highwatermark").stat(), Ok(Some(_))) {
+        task_files.push(".highwatermark".into());
+    }
+    task_files.sort();
+    for file in task_files {
+        let path = tasks_dir.join(&file);
+        if file.starts_with('.') {
+            g.raw(&format!("tasks/{file}"), &path)?;
+            continue;
+        }
+        let Some(c) = g.json(&format!("tasks/{file}"), &path)? else {
+            continue;
+        };
+        if let Ok(t) = store::parse_object(&c.bytes, &path)
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|raw| Task::from_raw(raw, path.to_path_buf()))
+        {
+            board.tasks.push(t);
+        }
+    }
+    board.tasks.sort_by(|a, b| {
+        let n = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX);
+        n(&a.id).cmp(&n(&b.id)).then_with(|| a.id.cmp(&b.id))
+    });
+    let tasks: Vec<TaskView> = board.tasks.iter().map(|t| board.view(t)).collect();
+
+    // The sent log's lines of this team.
+    let sent: Vec<&Sent> = req
+        .sent
+        .iter()
+        .filter(|s| s.team == name.as_str())
+        .collect();
+    if !sent.is_empty() {
+        let mut lines = Vec::new();
+        for s in &sent {
+            lines.extend(serde_json::to_vec(s)?);
+            lines.push(b'\n');
+        }
+        g.add(
+            "sent.jsonl",
+            &FileCopy {
+                bytes: lines,
+                mtime: None,
+                retries: 0,
+                settled: true,
+                changing: false,
+            },
+        )?;
+    }
+
+    // Transcripts: every member's sessions as `status` finds them (the lead's, pane
+    // teammates', in-process teammates', several for a member that was restarted), each with
+    // its subagents'; what they cost, read once through the transcript index.
+    let session = req
+        .lead_session_id
+        .map(String::from)
+        .or_else(|| config.as_ref().and_then(|c| c.lead_session_id.clone()));
+    let lead_name = config
+        .as_ref()
+        .and_then(|c| c.lead().map(|l| l.name.clone()))
+        .unwrap_or_else(|| LEAD.to_string());
+    let session = match session {
+        Some(sid) if !is_session_id(&sid) => {
+            g.warnings.push(format!(
+                "leadSessionId {sid:?} is not a session id; its transcript was not looked for"
+            ));
+            None
+        }
+        other => other,
+    };
+    // What locate reads: config.json (with the run's own session id, which it knows before
+    // config.json exists and after it is gone), else only the lead's session.
+    let located_cfg = match (&config, &session) {
+        (Some(c), sid) => {
+            let mut c = c.clone();
+            if sid.is_some() {
+                c.lead_session_id.clone_from(sid);
+            }
+            Some(c)
+        }
+        (None, Some(sid)) => {
+            let doc =
+                serde_json::json!({"name": name.as_str(), "leadSessionId": sid, "members": []});
+            TeamConfig::parse(doc.to_string().as_bytes(), &config_path).ok()
+        }
+        (None, None) => None,
+    };
+    let mut index = Index::load(req.data_dir);
+    let mut located: BTreeMap<String, Vec<locate::Session>> = BTreeMap::new();
+    let mut spend = TeamSpend::default();
+    if let Some(cfg) = &located_cfg {
+        located = locate::locate(
+            layout.root_loc(),
+            name.as_str(),
+            cfg,
+            &mut index,
+            &mut g.warnings,
+        );
+        spend = spend::read_located(&located, &mut index);
+        for w in std::mem::take(&mut spend.warnings) {
+            locate::note(&mut g.warnings, w);
+        }
+        // A cache: a failure to save it only makes the next read longer.
+        let _ = index.save();
+    }
+    let mut transcripts = Vec::new();
+    let mut said: Vec<Said> = Vec::new();
+    let mut result = None;
+    let mut result_final = false;
+    // The lead first, then the others in name order.
+    let mut owners: Vec<&String> = located.keys().collect();
+    owners.sort_by_key(|n| **n != lead_name);
+    for owner in owners {
+        let folder = safe_name(owner);
+        for s in &located[owner] {
+            let kind = match s.kind {
+                locate::Kind::Lead => "lead",
+                locate::Kind::Pane => "pane",
+                locate::Kind::InProcess => "in_process",
+            };
+            let stem = file_stem(&s.path);
+            let rel = format!("transcripts/{folder}/{stem}.jsonl");
+            let sid = (s.kind != locate::Kind::InProcess).then(|| stem.clone());
+            let mut st = FileState::default();
+            let is_lead = s.kind == locate::Kind::Lead && result.is_none();
+            let info = g.transcript(
+                &rel,
+                &s.path,
+                owner,
+                sid.as_deref(),
+                kind,
+                Some(&mut said),
+                &mut |line| {
+                    if is_lead {
+                        st.feed(line);
+                    }
+                },
+            )?;
+            if let Some(info) = info {
+                if is_lead {
+                    result_final = st.turn.ended && st.turn.last_text.is_some();
+                    result = st.turn.last_text.take();
+                }
+                transcripts.push(info);
+            }
+            for sub in &s.subagents {
+                let rel = format!(
+                    "transcripts/{folder}/{stem}/subagents/{}.jsonl",
+                    file_stem(sub)
+                );
+                if let Some(info) =
+                    g.transcript(&rel, sub, owner, None, "subagent", None, &mut |_| {})?
+                {
+                    transcripts.push(info);
+                }
+            }
+        }
+    }
+    if let Some(sid) = session.as_deref()
+        && !located
+            .get(&lead_name)
+            .is_some_and(|v| v.iter().any(|s| s.kind == locate::Kind::Lead))
+        && !teamctl_leads
+    {
+        g.warnings.push(format!(
+            "the lead's transcript ({sid}.jsonl) was not found under {}",
+            layout.root().join("projects").display()
+        ));
+        transcripts.push(TranscriptInfo {
+            member: lead_name.clone(),
+            session_id: Some(sid.to_string()),
+            kind: "lead",
+            path: None,
+            source: None,
+            lines: 0,
+            bytes: 0,
+        });
+    }
+    if result.is_none()
+        && let Some(r) = req.run.as_ref().and_then(|r| r.result.clone())
+    {
+        result = Some(r);
+    }
+
+    let messages = conversation(&inboxes, &sent, said, team_folder);
+
+    // The status document, as `status --json` would show it now (with what each member
+    // cost: observe::spend, read above).
+    let work = Work {
+        spend: &spend,
+        requests: &[],
+        stall_after: Duration::from_secs(300),
+    };
+    let st = team_status(
+        &team,
+        req.now,
+        Duration::from_secs(300),
+        &Liveness::default(),
+        req.sent,
+        Some(&work),
+    )?;
+    g.warnings.extend(st.warnings.iter().cloned());
+    let cost = Cost::of(&spend, &st.members);
+    let mut warnings = g.warnings;
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
+    Ok(Summary {
+        schema_version: 1,
+        generated_at: iso_millis(req.now),
+        generator: format!("teamctl {}", env!("CARGO_PKG_VERSION")),
+        team: name.to_string(),
+        team_folder,
+        run: req.run.clone(),
+        status: Status {
+            team: st.team,
+            members: st.members,
+            tasks: crate::observe::status::task_counts(&board),
+            totals: st.totals,
+        },
+        tasks,
+        messages,
+        result,
+        result_final,
+        transcripts,
+        cost,
+        files: g.files,
+        warnings,
+    })
+}
+
+struct Gathering<'s, 'a> {
+    sink: &'s mut Sink<'a>,
+    files: Vec<FileInfo>,
+    warnings: Vec<String>,
+}
+
+impl Gathering<'_, '_> {
+    /// The names `<name><ext>` in the folder `dir` (anything: the copy refuses what is not a
+    /// regular file) whose `<name>` is a valid member name, sorted. The folder is opened through
+    /// handles from the config dir down: a symlink or a file in its place is reported, and
+    /// nothing is listed.
+    fn names_in(&mut self, dir: &Loc, ext: &str) -> Vec<String> {
+        let listed = match dir.open_dir().and_then(|d| d.names()) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => {
+                locate::note(&mut self.warnings, locate::refusal(dir, &e));
+                return Vec::new();
+            }
+        };
+        let mut names: Vec<String> = listed
+            .into_iter()
+            .filter_map(|n| n.into_string().ok())
+            .filter_map(|n| n.strip_suffix(ext).map(String::from))
+            .filter(|n| is_valid_member(n))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn add(&mut self, rel: &str, copy: &FileCopy) -> Result<()> {
+        (self.sink)(rel, Content::Bytes(copy))?;
+        self.files.push(FileInfo {
+            path: rel.to_string(),
+            bytes: copy.bytes.len() as u64,
+            sha256: hex(&Sha256::digest(&copy.bytes)),
+            settled: copy.settled,
+        });
+        Ok(())
+    }
+
+    /// Copies a JSON file; a file that cannot be read is a warning.
+    fn json(&mut self, rel: &str, path: &Loc) -> Result<Option<FileCopy>> {
+        self.copy(rel, path, &|b: &[u8]| {
+            serde_json::from_slice::<serde::de::IgnoredAny>(b).is_ok()
+                || store::format::replace_lone_surrogates(b)
+                    .is_some_and(|l| serde_json::from_slice::<serde::de::IgnoredAny>(&l).is_ok())
+        })
+    }
+
+    /// Copies a file of any content (one whole version of it).
+    fn raw(&mut self, rel: &str, path: &Loc) -> Result<Option<FileCopy>> {
+        self.copy(rel, path, &|_: &[u8]| true)
+    }
+
+    fn copy(
+        &mut self,
+        rel: &str,
+        path: &Loc,
+        valid: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<Option<FileCopy>> {
+        match snapshot::copy_json(path, valid) {
+            Ok(Some(c)) => {
+                if c.changing {
+                    self.warnings.push(format!(
+                        "{} kept changing while it was copied; copied as last read",
+                        path.display()
+                    ));
+                }
+                self.add(rel, &c)?;
+                Ok(Some(c))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.warnings.push(format!("{e:#}"));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Copies a transcript, reading its messages into `said` and handing each line to `line`.
+    #[allow(clippy::too_many_arguments)]
+    fn transcript(
+        &mut self,
+        rel: &str,
+        path: &Loc,
+        member: &str,
+        session: Option<&str>,
+        kind: &'static str,
+        said: Option<&mut Vec<Said>>,
+        line: &mut dyn FnMut(&[u8]),
+    ) -> Result<Option<TranscriptInfo>> {
+        let mut l = match snapshot::open_lines(path) {
+            Ok(Some(l)) => l,
+            Ok(None) => {
+                self.warnings.push(format!(
+                    "{} disappeared before it was copied",
+                    path.display()
+                ));
+                return Ok(None);
+            }
+            Err(e) => {
+                self.warnings.push(format!("{e:#}"));
+                return Ok(None);
+            }
+        };
+        // A plain subagent's messages are its own business, not the team's conversation.
+        let reading = said.is_some();
+        let mut reader = conversation::Reader::new(member);
+        let mut tee = Tee {
+            inner: &mut l.reader,
+            hash: Sha256::new(),
+            partial: Vec::new(),
+            lines: 0,
+            bytes: 0,
+            on_line: &mut |b: &[u8]| {
+                if reading {
+                    reader.feed(b);
+                }
+                line(b);
+            },
+        };
+        (self.sink)(
+            rel,
+            Content::Stream {
+                len: l.len,
+                mtime: l.mtime,
+                reader: &mut tee,
+            },
+        )?;
+        let (lines, bytes, sha) = (tee.lines, tee.bytes, hex(&tee.hash.finalize_reset()));
+        if let Some(said) = said {
+            said.extend(reader.finish());
+        }
+        self.files.push(FileInfo {
+            path: rel.to_string(),
+            bytes,
+            sha256: sha,
+            settled: true,
+        });
+        Ok(Some(TranscriptInfo {
+            member: member.to_string(),
+            session_id: session
+                .map(String::from)
+                .or_else(|| path.file_stem().and_then(|s| s.to_str()).map(String::from)),
+            kind,
+            path: Some(rel.to_string()),
+            source: Some(path.display().to_string()),
+            lines,
+            bytes,
+        }))
+    }
+}
+
+/// The longest line a transcript's reader is given (longer ones are skipped: no entry the
+/// record reads is that long); the copy keeps them.
+const MAX_LINE: usize = 16 << 20;
+
+/// Reads through a transcript as the bundle copies it: hashes it, counts its lines and hands
+/// each to `on_line`.
+struct Tee<'a> {
+    inner: &'a mut dyn Read,
+    hash: Sha256,
+    partial: Vec<u8>,
+    lines: usize,
+    bytes: u64,
+    on_line: &'a mut dyn FnMut(&[u8]),
+}
+
+impl Read for Tee<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = &buf[..n];
+        self.hash.update(got);
+        self.bytes += n as u64;
+        let mut rest = got;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if self.partial.len() <= MAX_LINE {
+                self.partial.extend_from_slice(&rest[..i]);
+                if !self.partial.is_empty() {
+                    (self.on_line)(&self.partial);
+                }
+            }
+            self.lines += 1;
+            self.partial.clear();
+            rest = &rest[i + 1..];
+        }
+        if self.partial.len() <= MAX_LINE {
+            self.partial.extend_from_slice(rest);
+        }
+        Ok(n)
+    }
+}
+
+/// The last name of `loc` without `.jsonl`, as a file name in the bundle: itself when it is
+/// made of letters, digits, `-` and `_` (a session id, `agent-<id>`), else a name derived from
+/// its hash.
+fn file_stem(loc: &Loc) -> String {
+    let name = loc.name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    if is_valid_member(stem) {
+        stem.to_string()
+    } else {
+        format!("file-{}", &hex(&Sha256::digest(stem.as_bytes()))[..12])
+    }
+}
+
+/// Whether `s` can be a Claude Code session id (a UUID; nothing that could step out of a
+/// folder).
+fn is_session_id(s: &str) -> bool {
+    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
+/// `name` as a folder name in the bundle: itself when it is a valid member name, else a name
+/// derived from its hash.
+fn safe_name(name: &str) -> String {
+    if is_valid_member(name) && MemberName::parse(name).is_ok() {
+        name.to_string()
+    } else {
+        format!("member-{}", &hex(&Sha256::digest(name.as_bytes()))[..12])
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The conversation: every message on record, merged across the inboxes, the sent log and the
+/// transcripts, oldest first.
+///
+/// A message is one record when: its id is the same (an inbox entry, a `SendMessage` result, a
+/// sent log line); or, for a delivery seen in a transcript, it has the same sender, recipient
+/// and text as a message not yet matched (the earliest), or the same sender, recipient and
+/// summary as a sent log line (which keeps no text).
+pub fn conversation(
+    inboxes: &[(String, Vec<store::Entry>)],
+    sent: &[&Sent],
+    said: Vec<Said>,
+    team_folder: bool,
+) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let message = |at: Option<String>, from: &str, to: &str, text: Option<String>| {
+        let frame = text.as_deref().and_then(Frame::decode);
+        Message {
+            at,
+            from: from.to_string(),
+            to: to.to_string(),
+            kind: if frame.is_some() {
+                Kind::Protocol
+            } else {
+                Kind::Message
+            },
+            frame_type: frame.map(|f| f.frame_type),
+            summary: None,
+            text,
+            id: None,
+            state: MessageState::Sent,
+            delivered_at: None,
+            sources: Vec::new(),
+        }
+    };
+    for (owner, entries) in inboxes {
+        for e in entries {
+            let Ok(v) = MessageView::from_entry(e, "", owner) else {
+                continue;
+            };
+            let mut m = message(Some(v.timestamp.clone()), &v.from, owner, Some(v.text));
+            m.summary = v.summary;
+            m.state = if v.read {
+                MessageState::Read
+            } else {
+                MessageState::Unread
+            };
+            m.sources.push(Source::Inbox);
+            let eid = id::entry_id(e);
+            m.id = Some(eid.clone());
+            by_id.insert(eid, out.len());
+            out.push(m);
+        }
+    }
+    let (sends, deliveries): (Vec<Said>, Vec<Said>) =
+        said.into_iter().partition(|s| s.seen != Seen::Delivered);
+    for s in sends {
+        if let Some(&i) = s.msg_id.as_ref().and_then(|id| by_id.get(id)) {
+            out[i].sources.push(Source::Transcript);
+            continue;
+        }
+        let mut m = message(s.at, &s.from, &s.to, Some(s.text));
+        m.summary = s.summary;
+        m.sources.push(Source::Transcript);
+        if let Some(id) = s.msg_id {
+            m.id = Some(id.clone());
+            by_id.insert(id, out.len());
+        }
+        out.push(m);
+    }
+    for s in sent {
+        if let Some(&i) = by_id.get(&s.id) {
+            out[i].sources.push(Source::SentLog);
+            continue;
+        }
+        let mut m = message(Some(s.at.clone()), &s.from, &s.to, None);
+        m.summary = s.summary.clone();
+        m.id = Some(s.id.clone());
+        m.state = if team_folder {
+            MessageState::Consumed
+        } else {
+            MessageState::Sent
+        };
+        m.sources.push(Source::SentLog);
+        by_id.insert(s.id.clone(), out.len());
+        out.push(m);
+    }
+
+    // Deliveries: matched to what was sent, earliest first. The indexes hold a hash of (sender,
+    // recipient, text or summary), so no text is copied; a match is checked field by field.
+    let times: Vec<(bool, i64)> = out.iter().map(|m| time_key(m.at.as_deref())).collect();
+    let mut by_text: HashMap<u64, VecDeque<usize>> = HashMap::new();
+    let mut by_summary: HashMap<u64, VecDeque<usize>> = HashMap::new();
+    let mut idx: Vec<usize> = (0..out.len()).collect();
+    idx.sort_by_key(|&i| (times[i], i));
+    for &i in &idx {
+        let m = &out[i];
+        match (&m.text, &m.summary) {
+            (Some(t), _) => by_text
+                .entry(key3(&m.from, &m.to, t))
+                .or_default()
+                .push_back(i),
+            (None, Some(sum)) => by_summary
+                .entry(key3(&m.from, &m.to, sum))
+                .or_default()
+                .push_back(i),
+            (None, None) => {}
+        }
+    }
+    // The first index in `q` whose message has these fields (taken out when `take`).
+    fn first(
+        q: Option<&mut VecDeque<usize>>,
+        out: &[Message],
+        is: impl Fn(&Message) -> bool,
+        take: bool,
+    ) -> Option<usize> {
+        let q = q?;
+        let pos = q.iter().position(|&i| is(&out[i]))?;
+        if take { q.remove(pos) } else { Some(q[pos]) }
+    }
+    for d in deliveries {
+        let same_text = |m: &Message, to: &str| {
+            m.from == d.from && m.to == to && m.text.as_deref() == Some(d.text.as_str())
+        };
+        let found = first(
+            by_text.get_mut(&key3(&d.from, &d.to, &d.text)),
+            &out,
+            |m| same_text(m, &d.to),
+            true,
+        )
+        .or_else(|| {
+            let sum = d.summary.as_deref()?;
+            first(
+                by_summary.get_mut(&key3(&d.from, &d.to, sum)),
+                &out,
+                |m| m.from == d.from && m.to == d.to && m.summary.as_deref() == Some(sum),
+                true,
+            )
+        })
+        .or_else(|| {
+            first(
+                by_text.get_mut(&key3(&d.from, "*", &d.text)),
+                &out,
+                |m| same_text(m, "*"),
+                false,
+            )
+        });
+        match found {
+            Some(i) => {
+                let m = &mut out[i];
+                if m.text.is_none() {
+                    m.text = Some(d.text);
+                }
+                m.delivered_at = d.at;
+                if m.to != "*" {
+                    m.state = MessageState::Delivered;
+                }
+                if !m.sources.contains(&Source::Transcript) {
+                    m.sources.push(Source::Transcript);
+                }
+            }
+            None => {
+                let mut m = message(d.at.clone(), &d.from, &d.to, Some(d.text));
+                m.summary = d.summary;
+                m.delivered_at = d.at;
+                m.state = MessageState::Delivered;
+                m.sources.push(Source::Transcript);
+                out.push(m);
+            }
+        }
+    }
+    for m in &mut out {
+        m.sources.sort_by_key(|s| *s as u8);
+        m.sources.dedup();
+    }
+    let mut idx: Vec<usize> = (0..out.len()).collect();
+    idx.sort_by_cached_key(|&i| (time_key(out[i].at.as_deref()), i));
+    let mut slots: Vec<Option<Message>> = out.into_iter().map(Some).collect();
+    idx.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+fn key3(a: &str, b: &str, c: &str) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    (a, b, c).hash(&mut h);
+    h.finish()
+}
+
+/// Sort key of a timestamp: parsed ones in time order, then the rest.
+fn time_key(t: Option<&str>) -> (bool, i64) {
+    match t.and_then(|t| DateTime::parse_from_rfc3339(t).ok()) {
+        Some(d) => (false, d.timestamp_micros()),
+        None => (true, 0),
+    }
+}

@@ -1,0 +1,245 @@
+//! `summary.json`: the record for a program ([`Summary`]), and what [`super::markdown`] renders.
+
+use serde::Serialize;
+
+use crate::observe::spend::{CostSource, TeamSpend};
+use crate::observe::status::{MemberStatus, TaskCounts, TeamInfo, Totals};
+use crate::team::model::Kind;
+use crate::team::tasks::TaskView;
+use crate::team::transcript::Tokens;
+
+/// The run a record ends (`run --export`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// `--name`.
+    pub name: String,
+    /// The run's state as the record was taken: `done`, `failed`, `timeout`, …
+    pub state: String,
+    /// Why it failed or timed out.
+    pub reason: Option<String>,
+    /// The lead's answer as the run found it (its transcript, else its pane).
+    pub result: Option<String>,
+    /// Milliseconds from the run's start to the record.
+    pub elapsed_ms: u64,
+}
+
+/// The `status --json` document as recorded (without `identity`: nobody asks).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    /// Team-level facts.
+    pub team: TeamInfo,
+    /// Members.
+    pub members: Vec<MemberStatus>,
+    /// Task counts.
+    pub tasks: TaskCounts,
+    /// The team's tokens and cost from the transcripts (`status --json` `totals`).
+    pub totals: Totals,
+}
+
+/// What the team cost, per member and in total (`summary.json` `cost`), as `status --json`
+/// reports it ([`crate::observe::spend`]): read from every member's transcripts when the record
+/// was taken.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cost {
+    /// Each member with a transcript, in `status` order.
+    pub members: Vec<MemberCost>,
+    /// Tokens by kind of every session.
+    pub tokens: Tokens,
+    /// What every session cost in USD (`null` when one cost is unknown: a model without a
+    /// price).
+    pub cost_usd: Option<f64>,
+    /// The sum of the costs that are known.
+    pub known_cost_usd: f64,
+    /// `claude_code` when every member's figure is Claude Code's own, `computed` otherwise,
+    /// `null` with the cost.
+    pub cost_source: Option<CostSource>,
+}
+
+/// One member's cost (`summary.json` `cost.members[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberCost {
+    /// Name.
+    pub name: String,
+    /// Tokens by kind.
+    pub tokens: Tokens,
+    /// Cost in USD (`null` for a model without a price).
+    pub cost_usd: Option<f64>,
+    /// `claude_code` (Claude Code's own figure, from an ended session) or `computed` (from the
+    /// responses' usage with Claude Code's prices).
+    pub cost_source: Option<CostSource>,
+    /// The model of its newest response.
+    pub model: Option<String>,
+}
+
+impl Cost {
+    /// The cost of `spend`, members in the order of `members` (then any others); `None` when
+    /// no transcript was found.
+    pub fn of(spend: &TeamSpend, members: &[MemberStatus]) -> Option<Cost> {
+        if spend.is_empty() {
+            return None;
+        }
+        let mut names: Vec<&String> = members
+            .iter()
+            .map(|m| &m.name)
+            .filter(|n| spend.members.contains_key(*n))
+            .collect();
+        for n in spend.members.keys() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        let members: Vec<MemberCost> = names
+            .into_iter()
+            .map(|n| {
+                let m = &spend.members[n];
+                MemberCost {
+                    name: n.clone(),
+                    tokens: m.tokens,
+                    cost_usd: m.cost_usd,
+                    cost_source: m.cost_source,
+                    model: m.model.clone(),
+                }
+            })
+            .collect();
+        let cost_source = spend.cost_usd.map(|_| {
+            if members
+                .iter()
+                .all(|m| m.cost_source == Some(CostSource::ClaudeCode))
+            {
+                CostSource::ClaudeCode
+            } else {
+                CostSource::Computed
+            }
+        });
+        Some(Cost {
+            members,
+            tokens: spend.tokens,
+            cost_usd: spend.cost_usd,
+            known_cost_usd: spend.known_cost_usd,
+            cost_source,
+        })
+    }
+}
+
+/// Where a message is now, as far as the record tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageState {
+    /// In its recipient's inbox, not taken yet.
+    Unread,
+    /// In its recipient's inbox, marked read (Claude Code 2.1.159 and older).
+    Read,
+    /// Its recipient's transcript shows it was delivered.
+    Delivered,
+    /// It left its recipient's inbox (teamctl sent it; the inbox no longer holds it).
+    Consumed,
+    /// Only its sender's side knows of it.
+    Sent,
+}
+
+/// Where the record knows a message from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// An inbox file.
+    Inbox,
+    /// teamctl's sent log.
+    SentLog,
+    /// A transcript.
+    Transcript,
+}
+
+/// One message of the conversation (`summary.json` `messages[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// When it was sent (its `timestamp`), else when it was delivered.
+    pub at: Option<String>,
+    /// Sender.
+    pub from: String,
+    /// Recipient (`*`: a broadcast).
+    pub to: String,
+    /// Plain message or protocol frame.
+    pub kind: Kind,
+    /// The frame's type (protocol frames).
+    pub frame_type: Option<String>,
+    /// Its summary, if any.
+    pub summary: Option<String>,
+    /// The text as written (`null`: only the sent log knows of it, which keeps no text).
+    pub text: Option<String>,
+    /// Its id (`msg_id`, or the entry id teamctl derives), when known.
+    pub id: Option<String>,
+    /// Where it is now.
+    pub state: MessageState,
+    /// When its recipient's transcript shows it delivered.
+    pub delivered_at: Option<String>,
+    /// Where the record knows it from.
+    pub sources: Vec<Source>,
+}
+
+/// A transcript in the record (`summary.json` `transcripts[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TranscriptInfo {
+    /// Whose.
+    pub member: String,
+    /// Its session id.
+    pub session_id: Option<String>,
+    /// `lead`, `in_process` or `pane`.
+    pub kind: &'static str,
+    /// Its path in the bundle (`null`: not found).
+    pub path: Option<String>,
+    /// Where it was found.
+    pub source: Option<String>,
+    /// Whole lines copied.
+    pub lines: usize,
+    /// Bytes copied.
+    pub bytes: u64,
+}
+
+/// A file of the bundle (`summary.json` `files[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileInfo {
+    /// Its path in the bundle.
+    pub path: String,
+    /// Size.
+    pub bytes: u64,
+    /// SHA-256, hex.
+    pub sha256: String,
+    /// Whether it was copied as one settled version (`false`: it kept changing, or did not
+    /// parse, until the deadline; the bytes are the last read).
+    pub settled: bool,
+}
+
+/// `summary.json`. Every key always present.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Always 1.
+    pub schema_version: u32,
+    /// When the record was taken.
+    pub generated_at: String,
+    /// `teamctl <version>`.
+    pub generator: String,
+    /// The team.
+    pub team: String,
+    /// Whether `teams/<team>` existed when the record was taken.
+    pub team_folder: bool,
+    /// The run this record ends (`run --export`), else `null`.
+    pub run: Option<RunInfo>,
+    /// The `status --json` document.
+    pub status: Status,
+    /// Every task (`tasks --json` shape), internal ones too.
+    pub tasks: Vec<TaskView>,
+    /// Every message on record, oldest first.
+    pub messages: Vec<Message>,
+    /// The lead's last answer (its last text), when there is one.
+    pub result: Option<String>,
+    /// Whether that answer ended the lead's turn (its final answer).
+    pub result_final: bool,
+    /// The transcripts.
+    pub transcripts: Vec<TranscriptInfo>,
+    /// Cost per member and in total ([`Cost`]); `null` when no transcript was found.
+    pub cost: Option<Cost>,
+    /// Every file of the bundle but `summary.json` and `report.md`.
+    pub files: Vec<FileInfo>,
+    /// What could not be read or was odd (files left as they are).
+    pub warnings: Vec<String>,
+}
