@@ -208,7 +208,9 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
     let env = TestEnv::example();
     // The researcher's own session (a pane teammate in /home/alice/src/app): one response of 10
     // input and 5 output tokens of claude-opus-5-5 ($0.00014).
+    // (The example's own transcripts are taken away: this one alone is counted.)
     let proj = env.root.join("projects/-home-alice-src-app");
+    let _ = fs::remove_dir_all(&proj);
     fs::create_dir_all(&proj).unwrap();
     fs::write(
         proj.join("6a6a6a6a-0000-4000-8000-000000000001.jsonl"),
