@@ -22,7 +22,7 @@ same inbox bytes (restored outside the timing):
   then warm with 1 MiB appended, its peak memory, `teamctl log --follow` from an appended line
   to that line on stdout, and `wait`'s reaction with and without a spending cap.
 
-Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N]
+Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N] [--only top]
 Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
 import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
@@ -93,11 +93,21 @@ def main():
     ap.add_argument("--out", help="write the Markdown report here (default: stdout only)")
     ap.add_argument("--transcript-mib", type=int, default=1024,
                     help="total size of the generated transcripts (default 1024)")
+    ap.add_argument("--only", choices=["top"],
+                    help="run only this part (top: top_bench on a team of two and on the status "
+                         "benchmark's team) and print only its section")
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
     tmp = tempfile.mkdtemp(prefix="teamctl-bench-")
     report = []
     out = report.append
+    if args.only == "top":
+        try:
+            write_top(out, top_bench(tmp, big=status_team(tmp)))
+        finally:
+            shutil.rmtree(tmp)
+        sys.stdout.write("\n".join(report) + "\n")
+        return
     try:
         claude = os.path.join(tmp, "claude")
         inboxes = make_team(claude, "bench", ["alice"])
@@ -550,7 +560,9 @@ def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30, doing_sampl
             "idle_after_load": after}
 
 
-def status_bench(tmp, env, runs):
+def status_team(tmp):
+    """The team of the status benchmark (50 members x 1,000 messages, 100 tasks, a 20 MiB lead
+    transcript) under tmp/claude-status; returns that config dir."""
     claude = os.path.join(tmp, "claude-status")
     team = os.path.join(claude, "teams", "big")
     os.makedirs(os.path.join(team, "inboxes"))
@@ -589,6 +601,12 @@ def status_bench(tmp, env, runs):
                 "blocks": [], "blockedBy": [str(t - 1)] if t > 1 else [], "owner": names[t % 50]}
         with open(os.path.join(claude, "tasks", "big", f"{t}.json"), "w") as f:
             json.dump(task, f, indent=2)
+    return claude
+
+
+def status_bench(tmp, env, runs):
+    claude = status_team(tmp)
+    team = os.path.join(claude, "teams", "big")
     env = dict(env, CLAUDE_CONFIG_DIR=claude)
     m = timed([BIN, "status", "--json"], env, lambda: None, runs)
     size = sum(os.path.getsize(os.path.join(team, "inboxes", f)) for f in os.listdir(
@@ -1057,6 +1075,54 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, 
     out(f"| inotify | {len(lat)} | {p(0.5):.2f} ms | {p(0.9):.2f} ms | {p(0.99):.2f} ms | "
         f"{lat[-1]:.2f} ms |")
     out("")
+    write_top(out, topb)
+    out("## Why the costs grow the way they do")
+    out("")
+    out("""- **Fixed cost.** A send is one short-lived process: exec, read `config.json`, take the
+  lock directory (`mkdir` + `utimes`), write, fsync, rename, fsync the folder, read back,
+  `rmdir`. At 10 entries that is all there is. The Node writer pays for starting V8 and
+  loading its modules (tens of milliseconds) on every message; the jq script pays for `bash`,
+  `date`, `cat` and `jq` processes.
+- **Linear part.** Every writer must replace the whole file, because an inbox is one JSON
+  array: the bytes read, written and (for teamctl) read back grow with the inbox, so cost is
+  linear in its size. teamctl keeps the slope small: an inbox Claude Code or teamctl wrote is
+  already exactly `JSON.stringify(x, null, 2)`, so `format::canonical_inbox` checks that in
+  one allocation-free pass and the new element is spliced in before the closing `\\n]`,
+  writing the old bytes straight from the read buffer, instead of parsing to a tree and
+  rendering it again. The Node writer and jq parse and re-serialise every entry, which is why
+  their slope is steeper. teamctl's slope includes the fsyncs and the read-back that the
+  others skip.
+- **Concurrency.** All writers serialise on the same lock directory, so throughput is bounded
+  by one writer's critical section (the linear part) plus how fast a waiter notices the lock
+  is free: proper-lockfile and teamctl poll at 5-100 ms backoff, the jq script every 5 ms.
+  Process start-up overlaps with other writers' critical sections, so 8 senders together get
+  more through than one sender in a loop, most for the writers whose start-up is slow; with
+  teamctl the critical section is most of the work, so it gains least. No writer lost a
+  message: all three serialise on the same lock (the jq script only because it takes it).
+- **Reading.** `inbox --json` parses every entry and prints a view of each; `jq -c` prints
+  every entry back. Both are linear; jq's start-up dominates small inboxes.
+- **watch** wakes on inotify, re-reads the changed inbox and prints what is new: its latency is
+  one read and parse of that file, so it grows with the file as a read does (here the inbox
+  grows from 1 to 200 entries during the measurement).
+- **ask and wait** wake on the same notifications as `watch` and re-read only the changed file
+  before deciding; what remains is writing the result and exiting. `ask` also checks tmux
+  panes only when a member has one recorded.
+- **top** wakes on the same notifications, adds what changed to its timeline, reads the team
+  again (status, tasks, pending requests: linear in the team's bytes, like `status`) and draws
+  one frame; ratatui writes only the cells that changed. So on a big team a change costs what
+  `status` costs (every inbox read again), plus the changed inbox read by the watch. Idle, it wakes once a second: for the
+  ages on screen and to see whether a pane or the lead's process died, which no file records
+  (asking tmux is a process spawn, so only when a member has a pane). The members' transcript
+  folders wake it too, but a change there is read at most every 250 ms (a burst of appends is
+  one refresh), through the transcript index (only the appended bytes are parsed), and a frame
+  is drawn only when the view changed: a transcript appended 20 times a second costs four
+  refreshes a second, not twenty.
+- **status** reads every inbox with a parser that borrows strings from the file and skips the
+  keys it does not need, plus every task file: linear in the team's total bytes.""")
+
+
+def write_top(out, topb):
+    """The section of `teamctl top` (top_bench's numbers)."""
     out("## top: from a write to the screen, and idle")
     out("")
     out("`teamctl top` runs in a 100x30 pane of a private tmux server. From the rename that "
@@ -1106,49 +1172,6 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, 
     out(f"| {topb['load']['rate']:.0f} appends a second | {topb['load']['cpu_pct']:.2f}% | "
         f"{topb['load']['wakeups']:.1f} |")
     out("")
-    out("## Why the costs grow the way they do")
-    out("")
-    out("""- **Fixed cost.** A send is one short-lived process: exec, read `config.json`, take the
-  lock directory (`mkdir` + `utimes`), write, fsync, rename, fsync the folder, read back,
-  `rmdir`. At 10 entries that is all there is. The Node writer pays for starting V8 and
-  loading its modules (tens of milliseconds) on every message; the jq script pays for `bash`,
-  `date`, `cat` and `jq` processes.
-- **Linear part.** Every writer must replace the whole file, because an inbox is one JSON
-  array: the bytes read, written and (for teamctl) read back grow with the inbox, so cost is
-  linear in its size. teamctl keeps the slope small: an inbox Claude Code or teamctl wrote is
-  already exactly `JSON.stringify(x, null, 2)`, so `format::canonical_inbox` checks that in
-  one allocation-free pass and the new element is spliced in before the closing `\\n]`,
-  writing the old bytes straight from the read buffer, instead of parsing to a tree and
-  rendering it again. The Node writer and jq parse and re-serialise every entry, which is why
-  their slope is steeper. teamctl's slope includes the fsyncs and the read-back that the
-  others skip.
-- **Concurrency.** All writers serialise on the same lock directory, so throughput is bounded
-  by one writer's critical section (the linear part) plus how fast a waiter notices the lock
-  is free: proper-lockfile and teamctl poll at 5-100 ms backoff, the jq script every 5 ms.
-  Process start-up overlaps with other writers' critical sections, so 8 senders together get
-  more through than one sender in a loop, most for the writers whose start-up is slow; with
-  teamctl the critical section is most of the work, so it gains least. No writer lost a
-  message: all three serialise on the same lock (the jq script only because it takes it).
-- **Reading.** `inbox --json` parses every entry and prints a view of each; `jq -c` prints
-  every entry back. Both are linear; jq's start-up dominates small inboxes.
-- **watch** wakes on inotify, re-reads the changed inbox and prints what is new: its latency is
-  one read and parse of that file, so it grows with the file as a read does (here the inbox
-  grows from 1 to 200 entries during the measurement).
-- **ask and wait** wake on the same notifications as `watch` and re-read only the changed file
-  before deciding; what remains is writing the result and exiting. `ask` also checks tmux
-  panes only when a member has one recorded.
-- **top** wakes on the same notifications, adds what changed to its timeline, reads the team
-  again (status, tasks, pending requests: linear in the team's bytes, like `status`) and draws
-  one frame; ratatui writes only the cells that changed. So on a big team a change costs what
-  `status` costs (every inbox read again), plus the changed inbox read by the watch. Idle, it wakes once a second: for the
-  ages on screen and to see whether a pane or the lead's process died, which no file records
-  (asking tmux is a process spawn, so only when a member has a pane). The members' transcript
-  folders wake it too, but a change there is read at most every 250 ms (a burst of appends is
-  one refresh), through the transcript index (only the appended bytes are parsed), and a frame
-  is drawn only when the view changed: a transcript appended 20 times a second costs four
-  refreshes a second, not twenty.
-- **status** reads every inbox with a parser that borrows strings from the file and skips the
-  keys it does not need, plus every task file: linear in the team's total bytes.""")
 
 
 if __name__ == "__main__":
