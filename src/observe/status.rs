@@ -32,9 +32,11 @@ use serde::Serialize;
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
 use crate::observe::spend::{CostSource, TeamSpend};
+use crate::store::dir::{Info, Kind, Loc};
 use crate::store::light::{LightEntry, LightFrame};
 use crate::store::paths::RESERVED;
 use crate::team::config::Team;
+use crate::team::generation::Format;
 use crate::team::protocol::{Kind as RequestKind, Request};
 use crate::team::tasks::Board;
 use crate::team::transcript::{Activity, Tokens};
@@ -215,7 +217,7 @@ pub struct TeamStatus {
     pub warnings: Vec<String>,
 }
 
-#[derive(Default)]
+#[derive(Debug, Clone, Default)]
 struct Seen {
     last: Option<(DateTime<Utc>, String)>,
     terminated: bool,
@@ -227,6 +229,154 @@ impl Seen {
             self.last = Some((at, kind.to_string()));
         }
     }
+
+    /// Takes in what `other` saw after what this saw (as if its events came next, in order).
+    fn merge(&mut self, other: &Seen) {
+        if let Some((at, kind)) = &other.last {
+            self.event(*at, kind);
+        }
+        self.terminated |= other.terminated;
+    }
+}
+
+/// Which file an inbox was when it was read: a file replaced by a rename (as Claude Code and
+/// teamctl write) is another inode; one rewritten in place another size or mtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: SystemTime,
+}
+
+impl Stamp {
+    fn of(i: &Info) -> Stamp {
+        Stamp {
+            dev: i.dev,
+            ino: i.ino,
+            size: i.size,
+            mtime: i.mtime,
+        }
+    }
+}
+
+/// What one inbox tells `status`, from its bytes.
+#[derive(Debug, Clone)]
+struct InboxFacts {
+    stamp: Stamp,
+    /// Entries not `read: true`.
+    unread: usize,
+    /// Each sender's newest event in this inbox, in the order the senders first appear.
+    senders: Vec<(String, Seen)>,
+    /// What the inbox's format is weighed on: each entry's `read`, whether it has `msgV`, its id.
+    weights: Vec<(Option<bool>, bool, Option<String>)>,
+    /// The format weighed last, and on which sent log ([`Ours::print`]).
+    format: Option<(u64, Option<Format>)>,
+}
+
+/// What [`team_status_with`] read, kept for its next call: the parsed inboxes by owner with
+/// which file each was (device, inode, size, mtime; checked by one `stat` per inbox, through
+/// the same folder handles as the read), so that a call after one inbox changed parses that
+/// one only; and the task board it loaded last.
+#[derive(Debug, Default)]
+pub struct Cache {
+    inboxes: HashMap<String, InboxFacts>,
+    /// The task board read by the last call.
+    pub(crate) board: Board,
+    /// How many inboxes the last call parsed (the others were as they were).
+    pub parsed: usize,
+}
+
+/// The facts of the inbox at `path`: `Ok(None)` when it does not exist, `Err` a warning (a read
+/// or parse failure, a symlink or FIFO in its place: left as it is).
+fn read_inbox(path: &Loc, stamp: Option<Stamp>) -> Result<Option<InboxFacts>, String> {
+    let bytes = match path.read() {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "could not read {}: {e} (left unchanged)",
+                path.display()
+            ));
+        }
+    };
+    let lossy;
+    let entries: Vec<LightEntry> = match serde_json::from_slice(&bytes) {
+        Ok(e) => e,
+        Err(e) => {
+            // An escaped lone surrogate is valid to Claude Code: read it as U+FFFD (only
+            // after a failed parse, so a healthy inbox is scanned once).
+            lossy = crate::store::format::replace_lone_surrogates(&bytes);
+            match lossy.as_deref().map(serde_json::from_slice) {
+                Some(Ok(e)) => e,
+                _ => {
+                    return Err(format!(
+                        "could not read {}: {e} (left unchanged)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    };
+    let weights = entries
+        .iter()
+        .map(|e| {
+            (
+                e.read.as_bool(),
+                e.msg_v.is_some(),
+                e.msg_id.as_str().map(String::from),
+            )
+        })
+        .collect();
+    let mut unread = 0;
+    let mut senders: Vec<(String, Seen)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for e in &entries {
+        if e.read.as_bool() != Some(true) {
+            unread += 1;
+        }
+        let (Some(from), Some(ts)) = (e.from.as_str(), e.timestamp.as_str()) else {
+            continue;
+        };
+        let Ok(at) = DateTime::parse_from_rfc3339(ts) else {
+            continue;
+        };
+        let at = at.with_timezone(&Utc);
+        let text = e.text.as_str().unwrap_or("");
+        let frame = if text.starts_with('{') {
+            serde_json::from_str::<LightFrame>(text).ok()
+        } else {
+            None
+        };
+        let kind = frame
+            .as_ref()
+            .and_then(|f| f.kind.as_str())
+            .unwrap_or("message");
+        let i = *index.entry(from).or_insert_with(|| {
+            senders.push((from.to_string(), Seen::default()));
+            senders.len() - 1
+        });
+        let s = &mut senders[i].1;
+        s.event(at, kind);
+        let approved = kind == "shutdown_approved"
+            || (kind == "shutdown_response"
+                && frame.as_ref().and_then(|f| f.approve.as_bool()) == Some(true));
+        s.terminated |= approved;
+    }
+    // Without a stamp (the stat found no regular file) it is not kept: read again next time.
+    let stamp = stamp.unwrap_or(Stamp {
+        dev: u64::MAX,
+        ino: u64::MAX,
+        size: u64::MAX,
+        mtime: SystemTime::UNIX_EPOCH,
+    });
+    Ok(Some(InboxFacts {
+        stamp,
+        unread,
+        senders,
+        weights,
+        format: None,
+    }))
 }
 
 /// Reads everything `status` shows about `team`, at `now`, calling a member idle after
@@ -241,6 +391,32 @@ pub fn team_status(
     live: &Liveness,
     sent: &[crate::team::sentlog::Sent],
     work: Option<&Work>,
+) -> Result<TeamStatus> {
+    team_status_with(
+        team,
+        now,
+        idle_after,
+        live,
+        sent,
+        work,
+        &mut Cache::default(),
+    )
+}
+
+/// As [`team_status`], parsing again only the inboxes that changed since the call that filled
+/// `cache` (a file of another inode, size or mtime; one that could not be read is read again
+/// every time). What it returns is what [`team_status`] would.
+///
+/// # Errors
+/// As [`team_status`].
+pub fn team_status_with(
+    team: &Team,
+    now: DateTime<Utc>,
+    idle_after: Duration,
+    live: &Liveness,
+    sent: &[crate::team::sentlog::Sent],
+    work: Option<&Work>,
+    cache: &mut Cache,
 ) -> Result<TeamStatus> {
     let mut warnings = Vec::new();
     let ours = crate::team::generation::Ours::new(
@@ -257,87 +433,65 @@ pub fn team_status(
         warnings.push(format!("{e:#}"));
         Vec::new()
     });
+    let mut before = std::mem::take(&mut cache.inboxes);
+    cache.parsed = 0;
     for owner in &owners {
         let path = team.inbox_path(owner);
-        let bytes = match path.read() {
-            Ok(Some(b)) => b,
-            Ok(None) => continue,
-            Err(e) => {
-                warnings.push(format!(
-                    "could not read {}: {e} (left unchanged)",
-                    path.display()
-                ));
-                continue;
-            }
-        };
-        let lossy;
-        let entries: Vec<LightEntry> = match serde_json::from_slice(&bytes) {
-            Ok(e) => e,
-            Err(e) => {
-                // An escaped lone surrogate is valid to Claude Code: read it as U+FFFD (only
-                // after a failed parse, so a healthy inbox is scanned once).
-                lossy = crate::store::format::replace_lone_surrogates(&bytes);
-                match lossy.as_deref().map(serde_json::from_slice) {
-                    Some(Ok(e)) => e,
-                    _ => {
-                        warnings.push(format!(
-                            "could not read {}: {e} (left unchanged)",
-                            path.display()
-                        ));
+        // Stat first, read after: a file replaced in between is read new under the old stamp,
+        // and read again next time (never old bytes under a new stamp).
+        let info = path.stat().ok().flatten();
+        let stamp = info.filter(|i| i.kind == Kind::File).map(|i| Stamp::of(&i));
+        let kept = before
+            .remove(owner.as_str())
+            .filter(|f| stamp.is_some_and(|s| s == f.stamp));
+        let mut facts = match kept {
+            Some(f) => f,
+            None => {
+                cache.parsed += 1;
+                match read_inbox(&path, stamp) {
+                    Ok(Some(f)) => f,
+                    Ok(None) => continue,
+                    Err(w) => {
+                        warnings.push(w);
                         continue;
                     }
                 }
             }
         };
-        match ours
-            .weigh(
-                owner.as_str(),
-                entries
-                    .iter()
-                    .map(|e| (e.read.as_bool(), e.msg_v.is_some(), e.msg_id.as_str())),
-            )
-            .format()
-        {
-            Some(crate::team::generation::Format::Legacy) => legacy += 1,
-            Some(crate::team::generation::Format::Current) => current += 1,
+        let format = match facts.format {
+            Some((print, format)) if print == ours.print() => format,
+            _ => {
+                let format = ours
+                    .weigh(
+                        owner.as_str(),
+                        facts
+                            .weights
+                            .iter()
+                            .map(|(read, msgv, id)| (*read, *msgv, id.as_deref())),
+                    )
+                    .format();
+                facts.format = Some((ours.print(), format));
+                format
+            }
+        };
+        match format {
+            Some(Format::Legacy) => legacy += 1,
+            Some(Format::Current) => current += 1,
             None => {}
         }
-        let mut unread = 0;
-        for e in &entries {
-            if e.read.as_bool() != Some(true) {
-                unread += 1;
-            }
-            let (Some(from), Some(ts)) = (e.from.as_str(), e.timestamp.as_str()) else {
-                continue;
-            };
-            let Ok(at) = DateTime::parse_from_rfc3339(ts) else {
-                continue;
-            };
-            let at = at.with_timezone(&Utc);
-            let text = e.text.as_str().unwrap_or("");
-            let frame = if text.starts_with('{') {
-                serde_json::from_str::<LightFrame>(text).ok()
-            } else {
-                None
-            };
-            let kind = frame
-                .as_ref()
-                .and_then(|f| f.kind.as_str())
-                .unwrap_or("message");
-            let s = seen.entry(from.to_string()).or_default();
-            s.event(at, kind);
-            let approved = kind == "shutdown_approved"
-                || (kind == "shutdown_response"
-                    && frame.as_ref().and_then(|f| f.approve.as_bool()) == Some(true));
-            s.terminated |= approved;
+        for (from, s) in &facts.senders {
+            seen.entry(from.clone()).or_default().merge(s);
         }
-        pending.insert(owner.to_string(), unread);
-        if unread == 0
-            && let Ok(Some(mtime)) = path.stat().map(|i| i.map(|i| i.mtime))
+        pending.insert(owner.to_string(), facts.unread);
+        if facts.unread == 0
+            && let Some(i) = info
         {
             seen.entry(owner.to_string())
                 .or_default()
-                .event(mtime.into(), "inbox_drained");
+                .event(i.mtime.into(), "inbox_drained");
+        }
+        if stamp.is_some() {
+            cache.inboxes.insert(owner.to_string(), facts);
         }
     }
 
@@ -359,10 +513,11 @@ pub fn team_status(
         .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
     let lead_name = cfg.lead().map(|l| l.name.clone());
     // Likewise a task folder that cannot be listed.
-    let board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
+    cache.board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
         warnings.push(format!("{e:#}"));
         Board::default()
     });
+    let board = &cache.board;
     for s in &board.skipped {
         warnings.push(format!(
             "skipped {}: {} (left unchanged)",
@@ -493,7 +648,7 @@ pub fn team_status(
     if let Some(w) = work {
         warnings.extend(w.spend.warnings.iter().cloned());
     }
-    let tasks = task_counts(&board);
+    let tasks = task_counts(board);
     let last_activity_at = members
         .iter()
         .filter_map(|m| m.last_event_at.clone())
@@ -556,4 +711,154 @@ fn session_status(team: &Team, pid: u32) -> Option<String> {
         .join(format!("{pid}.json"));
     let v: serde_json::Value = serde_json::from_slice(&path.read().ok()??).ok()?;
     v.get("status")?.as_str().map(String::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::*;
+    use crate::store::paths::{Layout, TeamName};
+    use crate::team::sentlog::Sent;
+
+    fn inbox(entries: &[(&str, &str, &str, bool)]) -> String {
+        let v: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|(from, text, at, read)| {
+                serde_json::json!({"from": from, "text": text, "timestamp": at, "read": read,
+                                   "msgV": 1, "msg_id": format!("{from}-{at}")})
+            })
+            .collect();
+        serde_json::to_string_pretty(&v).unwrap()
+    }
+
+    /// `team_status_with` on a kept cache says what a fresh `team_status` says, and parses
+    /// only the inboxes that changed.
+    #[track_caller]
+    fn check(root: &Path, cache: &mut Cache, sent: &[Sent], parsed: usize) -> TeamStatus {
+        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
+        let now = "2026-11-29T10:05:00Z".parse().unwrap();
+        let (idle, live) = (Duration::from_secs(300), Liveness::default());
+        let kept = team_status_with(&team, now, idle, &live, sent, None, cache).unwrap();
+        let fresh = team_status(&team, now, idle, &live, sent, None).unwrap();
+        assert_eq!(kept, fresh);
+        assert_eq!(cache.parsed, parsed, "inboxes parsed");
+        kept
+    }
+
+    #[test]
+    fn a_kept_cache_rereads_only_what_changed_and_says_what_a_fresh_read_says() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let dir = root.join("teams/t/inboxes");
+        fs::create_dir_all(&dir).unwrap();
+        fs::create_dir_all(root.join("tasks/t")).unwrap();
+        fs::write(
+            root.join("teams/t/config.json"),
+            r#"{"name":"t","leadAgentId":"team-lead@t","members":[
+                {"agentId":"team-lead@t","name":"team-lead"},
+                {"agentId":"alice@t","name":"alice"},{"agentId":"bob@t","name":"bob"}]}"#,
+        )
+        .unwrap();
+        let shutdown = r#"{"type":"shutdown_approved","requestId":"r","from":"bob"}"#;
+        let idle = r#"{"type":"idle_notification","from":"alice","timestamp":"t","idleReason":"available"}"#;
+        fs::write(
+            dir.join("team-lead.json"),
+            inbox(&[
+                ("alice", idle, "2026-11-29T10:01:00.000Z", false),
+                ("bob", "hello", "2026-11-29T10:02:00.000Z", true),
+            ]),
+        )
+        .unwrap();
+        fs::write(
+            dir.join("alice.json"),
+            inbox(&[("team-lead", "aaaa", "2026-11-29T10:03:00.000Z", false)]),
+        )
+        .unwrap();
+        fs::write(dir.join("bob.json"), "[]").unwrap();
+        fs::write(
+            dir.join("carol.json"),
+            inbox(&[("alice", "hi carol", "2026-11-29T10:00:00.000Z", false)]),
+        )
+        .unwrap();
+        fs::write(
+            root.join("tasks/t/1.json"),
+            r#"{"id":"1","subject":"s","status":"in_progress","owner":"alice","blocks":[],"blockedBy":[]}"#,
+        )
+        .unwrap();
+        let mut cache = Cache::default();
+        let st = check(root, &mut cache, &[], 4);
+        assert_eq!(st.members.len(), 4, "carol, with an inbox only, too");
+        assert_eq!(st.tasks.in_progress, 1);
+        // Nothing changed: nothing parsed.
+        check(root, &mut cache, &[], 0);
+
+        // One inbox among several written in place (same inode, another size).
+        fs::write(
+            dir.join("bob.json"),
+            inbox(&[("team-lead", shutdown, "2026-11-29T10:04:00.000Z", false)]),
+        )
+        .unwrap();
+        let st = check(root, &mut cache, &[], 1);
+        assert_eq!(st.members[2].pending, 1);
+
+        // Replaced by a rename as Claude Code writes: same size, same mtime, another inode.
+        let old = fs::metadata(dir.join("alice.json")).unwrap();
+        let tmp_file = dir.join(".alice.json.tmp");
+        fs::write(
+            &tmp_file,
+            inbox(&[("team-lead", "bbbbb", "2026-11-29T10:03:00.000Z", true)]),
+        )
+        .unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&tmp_file)
+            .unwrap()
+            .set_modified(old.modified().unwrap())
+            .unwrap();
+        assert_eq!(fs::metadata(&tmp_file).unwrap().len(), old.len());
+        fs::rename(&tmp_file, dir.join("alice.json")).unwrap();
+        let st = check(root, &mut cache, &[], 1);
+        assert_eq!(st.members[1].pending, 0, "alice's one message is read now");
+        // bob's inbox holds a msgV message teamctl did not write: current; the others legacy.
+        assert_eq!(st.team.format, "mixed");
+
+        // Deleted: its row goes (carol is not in config.json), nothing to parse.
+        fs::remove_file(dir.join("carol.json")).unwrap();
+        let st = check(root, &mut cache, &[], 0);
+        assert!(!st.members.iter().any(|m| m.name == "carol"));
+
+        // The sent log changed (teamctl wrote bob's message): the inboxes are not parsed again,
+        // their format is weighed again.
+        let sent = Sent {
+            id: "team-lead-2026-11-29T10:04:00.000Z".into(),
+            team: "t".into(),
+            to: "bob".into(),
+            from: "team-lead".into(),
+            at: "2026-11-29T10:00:00.000Z".into(),
+            summary: None,
+            inbox: String::new(),
+            idempotency_key: None,
+            answers: None,
+        };
+        let st = check(root, &mut cache, std::slice::from_ref(&sent), 0);
+        assert_eq!(st.team.format, "legacy");
+
+        // A symlink in an inbox's place is not an inbox (never followed, its target not
+        // counted), and the file is read again once it is a file again.
+        fs::remove_file(dir.join("bob.json")).unwrap();
+        std::os::unix::fs::symlink(dir.join("team-lead.json"), dir.join("bob.json")).unwrap();
+        let st = check(root, &mut cache, &[], 0);
+        assert_eq!(st.members[2].pending, 0);
+        fs::remove_file(dir.join("bob.json")).unwrap();
+        fs::write(dir.join("bob.json"), "[]").unwrap();
+        let st = check(root, &mut cache, &[], 1);
+        assert!(st.warnings.is_empty(), "{:?}", st.warnings);
+
+        // A torn (half-written) inbox is a warning and is not kept: read again next time.
+        fs::write(dir.join("bob.json"), "[{\"from\":").unwrap();
+        check(root, &mut cache, &[], 1);
+        check(root, &mut cache, &[], 1);
+    }
 }

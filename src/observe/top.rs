@@ -26,7 +26,6 @@ use crate::team::config::{LEAD, Team};
 use crate::team::model::{Frame, first_line};
 use crate::team::protocol::{self, Kind, Request};
 use crate::team::sentlog::Sent;
-use crate::team::tasks::Board;
 use crate::team::transcript::entry::input_summary;
 use crate::team::transcript::{Activity, Tokens};
 use crate::time::iso_millis;
@@ -474,6 +473,22 @@ pub fn view(
     now: DateTime<Utc>,
     inputs: &Inputs<'_>,
 ) -> Result<View> {
+    view_with(team, timeline, now, inputs, &mut status::Cache::default())
+}
+
+/// As [`view`], reading again only the inboxes that changed since the call that filled `cache`
+/// (see [`status::team_status_with`]): a live screen keeps one, so that a message into one
+/// inbox of fifty costs the parse of that one. What it returns is what [`view`] would.
+///
+/// # Errors
+/// As [`view`].
+pub fn view_with(
+    team: &Team,
+    timeline: &Timeline,
+    now: DateTime<Utc>,
+    inputs: &Inputs<'_>,
+    cache: &mut status::Cache,
+) -> Result<View> {
     let lead_name = team
         .config
         .as_ref()
@@ -508,16 +523,18 @@ pub fn view(
         requests: &requests,
         stall_after: inputs.stall_after,
     };
-    let st = status::team_status(
+    let st = status::team_status_with(
         team,
         now,
         inputs.idle_after,
         inputs.live,
         inputs.sent,
         Some(&work),
+        cache,
     )?;
     warnings.extend(st.warnings);
-    let board = Board::load(&team.layout.tasks_dir(&team.name))?;
+    // The board `status` just loaded (read once per refresh).
+    let board = &cache.board;
     let requests: Vec<RequestRow> = requests
         .into_iter()
         .map(|r| RequestRow {
@@ -530,7 +547,7 @@ pub fn view(
         })
         .collect();
     let mut tasks = Columns {
-        counts: status::task_counts(&board),
+        counts: status::task_counts(board),
         ..Columns::default()
     };
     for t in board.tasks.iter().filter(|t| !t.is_internal()) {

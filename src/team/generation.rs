@@ -20,6 +20,7 @@
 //! teamctl's own messages from someone's inbox by hand counts as evidence (2) too.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::team::sentlog::Sent;
 
@@ -62,12 +63,14 @@ impl Evidence {
 pub struct Ours {
     by_owner: HashMap<String, HashSet<String>>,
     all: HashSet<String>,
+    print: u64,
 }
 
 impl Ours {
     /// Picks `team`'s sends out of the whole log.
     pub fn new(sent: &[Sent], team: &str, created_at_ms: Option<i64>) -> Ours {
         let mut ours = Ours::default();
+        let mut print = DefaultHasher::new();
         for s in sent.iter().filter(|s| s.team == team) {
             ours.all.insert(s.id.clone());
             let after_creation = match (created_at_ms, chrono::DateTime::parse_from_rfc3339(&s.at))
@@ -76,6 +79,7 @@ impl Ours {
                 (None, Ok(_)) => true,
                 (_, Err(_)) => false,
             };
+            (&s.id, &s.to, after_creation).hash(&mut print);
             if after_creation {
                 ours.by_owner
                     .entry(s.to.clone())
@@ -83,7 +87,14 @@ impl Ours {
                     .insert(s.id.clone());
             }
         }
+        ours.print = print.finish();
         ours
+    }
+
+    /// A fingerprint of what it was made of: equal for the same messages of the same log, so
+    /// that a verdict weighed on one can be kept while the log has not changed.
+    pub fn print(&self) -> u64 {
+        self.print
     }
 
     /// Whether teamctl wrote the message with this id into the team.

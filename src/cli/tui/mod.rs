@@ -30,6 +30,7 @@ use teamctl::host::proc::pid_alive;
 use teamctl::host::tmux::Liveness;
 use teamctl::observe::budget::{Budget, Cap};
 use teamctl::observe::log::{Filter, LogLine, MemberLog};
+use teamctl::observe::status;
 use teamctl::observe::top::{self, Inputs, TIMELINE_LEN, Timeline};
 use teamctl::observe::watch::{Changes, Outside, Watch};
 use teamctl::store::dir::Kind as NodeKind;
@@ -157,6 +158,8 @@ struct Live<'c> {
     stall_after: Duration,
     /// The members' transcripts, read through the index (no cap).
     budget: Budget,
+    /// The inboxes as last read: a refresh parses again only those that changed.
+    files: status::Cache,
     /// The story being shown, read as it grows.
     story: Option<MemberLog>,
     /// Whose story is shown or being read.
@@ -179,7 +182,8 @@ impl<'c> Live<'c> {
             ctx.data_dir.as_deref(),
         );
         budget.check();
-        let view = top::view(
+        let mut files = status::Cache::default();
+        let view = top::view_with(
             &team,
             &timeline,
             ctx.clock(),
@@ -191,6 +195,7 @@ impl<'c> Live<'c> {
                 spend: Some(budget.spend()),
                 stall_after: opts.stall_after,
             },
+            &mut files,
         )?;
         let mut app = App::new(view, timeline, ctx.identity(&team), opts.colors);
         app.refusal = refusal(&team);
@@ -204,6 +209,7 @@ impl<'c> Live<'c> {
             idle_after: opts.idle_after,
             stall_after: opts.stall_after,
             budget,
+            files,
             story: None,
             story_of: None,
             grew: false,
@@ -233,7 +239,13 @@ impl<'c> Live<'c> {
             spend: Some(self.budget.spend()),
             stall_after: self.stall_after,
         };
-        let changed = match top::view(&team, &self.app.timeline, self.ctx.clock(), &inputs) {
+        let changed = match top::view_with(
+            &team,
+            &self.app.timeline,
+            self.ctx.clock(),
+            &inputs,
+            &mut self.files,
+        ) {
             Ok(v) => {
                 let changed = self.app.trouble.is_some() || v != self.app.view;
                 self.app.trouble = None;
