@@ -30,6 +30,7 @@ pub mod observe;
 pub mod ops;
 pub mod store;
 pub mod team;
+pub mod text;
 pub mod time;
 
 pub use error::Error;

@@ -18,36 +18,11 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use teamctl::text::is_control;
+
 /// What a line that continues text from outside begins with (never whitespace alone: CI
 /// runners may strip leading spaces before they look for `::error::`-style workflow commands).
 pub(crate) const CONTINUATION: &str = "  | ";
-
-/// Whether `c` must not reach a terminal raw: a control character, or one that is invisible
-/// ([`is_invisible`]).
-fn is_control(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{2028}' | '\u{2029}')
-        || is_invisible(c)
-}
-
-/// Characters that draw nothing, so `team-lead` followed by one looks like `team-lead`: the
-/// Unicode format characters (category Cf: the zero-width space, joiners and marks
-/// U+200B–U+200F, the bidi embeddings, overrides and isolates, the word joiner and invisible
-/// operators U+2060–U+206F, U+FEFF, the tag characters U+E0000–U+E007F, …) and the other
-/// default-ignorable code points (U+00AD, U+034F, the Hangul fillers, the variation selectors
-/// U+FE00–U+FE0F and U+E0100–U+E01EF, …), as of Unicode 15.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{ad}' | '\u{34f}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}'
-        | '\u{890}'..='\u{891}' | '\u{8e2}' | '\u{115f}'..='\u{1160}' | '\u{17b4}'..='\u{17b5}'
-        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
-        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
-        | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
-        | '\u{e0000}'..='\u{e0fff}')
-}
 
 /// Whether `c`, escaped on its own, may pass raw after `prev`: the text and emoji presentation
 /// selectors U+FE0E and U+FE0F right after a non-ASCII character that shows (`❤️`), where they

@@ -215,6 +215,10 @@ pub struct TeamStatus {
     pub totals: Totals,
     /// Files that could not be read (reported, left as they are).
     pub warnings: Vec<String>,
+    /// The team's folders that could not be listed (a symlink, a FIFO, … where the inboxes or
+    /// the tasks folder belongs): what is shown lacks them, so the status is incomplete. Each
+    /// is also in `warnings`.
+    pub unlisted: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -383,7 +387,8 @@ fn read_inbox(path: &Loc, stamp: Option<Stamp>) -> Result<Option<InboxFacts>, St
 /// `idle_after` without events; with `work`, also what the transcripts and open requests say.
 ///
 /// # Errors
-/// Only when the team's folders cannot be listed; unreadable files become warnings.
+/// None of its own today: unreadable files become warnings, and folders that cannot be listed
+/// are in [`TeamStatus::unlisted`] (the caller decides whether that fails).
 pub fn team_status(
     team: &Team,
     now: DateTime<Utc>,
@@ -429,8 +434,9 @@ pub fn team_status_with(
     let (mut current, mut legacy) = (0usize, 0usize);
     // An inboxes folder that cannot be listed (a symlink, a FIFO, … in its place) is said, and
     // the rest of the team is shown.
+    let mut unlisted = Vec::new();
     let owners = team.inbox_owners().unwrap_or_else(|e| {
-        warnings.push(format!("{e:#}"));
+        unlisted.push(format!("{e:#}"));
         Vec::new()
     });
     let mut before = std::mem::take(&mut cache.inboxes);
@@ -514,7 +520,7 @@ pub fn team_status_with(
     let lead_name = cfg.lead().map(|l| l.name.clone());
     // Likewise a task folder that cannot be listed.
     cache.board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
-        warnings.push(format!("{e:#}"));
+        unlisted.push(format!("{e:#}"));
         Board::default()
     });
     let board = &cache.board;
@@ -677,12 +683,14 @@ pub fn team_status_with(
         .to_string(),
         last_activity_at,
     };
+    warnings.extend(unlisted.iter().cloned());
     Ok(TeamStatus {
         team: team_info,
         members,
         tasks,
         totals,
         warnings,
+        unlisted,
     })
 }
 

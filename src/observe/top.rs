@@ -466,7 +466,8 @@ pub struct Inputs<'a> {
 /// `timeline`.
 ///
 /// # Errors
-/// Only when the team's folders cannot be listed; unreadable files become warnings.
+/// None of its own today: unreadable files, and folders that cannot be listed (the inboxes, the
+/// tasks), become warnings, as with [`status::team_status`] (the task board is the one it read).
 pub fn view(
     team: &Team,
     timeline: &Timeline,

@@ -21,6 +21,8 @@ use chrono::DateTime;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::text::is_control;
+
 /// The largest `summary.json` read from a record (a bigger one is refused, not read).
 pub const MAX_SUMMARY: u64 = 64 * 1024 * 1024;
 
@@ -349,18 +351,6 @@ pub fn markdown(r: &Report) -> String {
         }
     }
     out
-}
-
-/// Whether `c` is shown as a visible escape.
-fn is_control(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{61c}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}')
 }
 
 /// Untrusted text as one inline run: at most `max` characters (then `…`), line breaks as

@@ -140,7 +140,9 @@ async function quiet(ms, what) {
     const lastAt = l.length ? Date.parse(l[l.length - 1].t) : 0;
     const t = findTeam();
     const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
-    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true);
+    // An entry left unread for more than 5 s starts no turn (2.1.112's lead leaves an in-process
+    // teammate's idle_notification unread for good; lead-e2e.js does the same).
+    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true && now() - Date.parse(e.timestamp) < 5000);
     return !unread && now() - lastAt > ms;
   });
 }

@@ -432,6 +432,16 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The Node peer `script` (from [`node_peer`]) with `args`, its output piped.
+pub fn peer(script: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("node");
+    c.arg(script)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
 /// Whether `node` and the test peer's node_modules are available. In CI (`CI` set) their
 /// absence is a failure, not a skip.
 pub fn node_peer() -> Option<PathBuf> {

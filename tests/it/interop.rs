@@ -5,19 +5,9 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
-use crate::common::{TestEnv, concurrent_runs, json, json_lines, node_peer, read_entries};
-
-fn peer(script: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new("node");
-    c.arg(script)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
+use crate::common::{TestEnv, concurrent_runs, json, json_lines, node_peer, peer, read_entries};
 
 /// teamctl senders, proper-lockfile writers and a proper-lockfile consumer on one inbox at
 /// once: every message ends up exactly once, either still in the file or consumed.

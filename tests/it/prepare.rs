@@ -7,12 +7,11 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{Ran, TestEnv, TmuxServer, cwd, keys, node_peer, script, tmux_installed};
+use crate::common::{Ran, TestEnv, TmuxServer, cwd, keys, node_peer, peer, script, tmux_installed};
 
 const KEY: &str = "sk-ant-api03-secret-0123456789abcdefghij";
 const TAIL: &str = "0123456789abcdefghij";
@@ -293,15 +292,6 @@ fn notes_say_what_was_left_alone() {
         read(&home.join(".claude.json")),
         json!({"hasCompletedOnboarding": true})
     );
-}
-
-fn peer(script: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new("node");
-    c.arg(script)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
 }
 
 /// Claude Code's config lock held by a proper-lockfile peer: prepare waits for it (politely:

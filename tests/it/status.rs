@@ -481,3 +481,52 @@ fn usage_error() {
         .assert()
         .code(2);
 }
+
+/// A team folder that cannot be listed (here the inboxes folder replaced by a symlink to a folder
+/// outside) leaves the status incomplete: what could be read is shown, the folder is named, and
+/// the command exits 1 so a script does not take "no messages" for an answer; the symlink and
+/// what it points at stay as they were. `status` of all teams lists the others and exits 1 too.
+#[test]
+fn a_folder_that_cannot_be_listed_makes_status_fail_after_its_output() {
+    let env = fixture();
+    let inboxes = env.root.join("teams/alpha/inboxes");
+    let outside = env.root.join("outside");
+    fs::rename(&inboxes, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &inboxes).unwrap();
+    env.team("beta", &[("carol", None)]);
+
+    let out = env
+        .cmd()
+        .args(["--team", "alpha", "status", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["team"]["name"], "alpha");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("error: the status of alpha is incomplete: ") && last.contains("symlink"),
+        "{stderr}"
+    );
+    assert!(fs::symlink_metadata(&inboxes).unwrap().is_symlink());
+
+    let out = env.cmd().args(["status", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = doc["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"alpha") && names.contains(&"beta"),
+        "{names:?}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("error: a team's status is incomplete: alpha: "),
+        "{stderr}"
+    );
+}

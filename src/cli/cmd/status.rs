@@ -58,6 +58,10 @@ use crate::cli::term::{self, escape_line as esc};
 /// With several teams and no --team, or with --all-teams, it prints one row per team (members,
 /// last activity, lead running), which is how to find session-xxxxxxxx team names.
 ///
+/// A file that cannot be read is a warning. A team folder that cannot be listed (the inboxes or
+/// the tasks folder replaced by a symlink, a FIFO, …) leaves the status incomplete: what could be
+/// read is printed, then the command ends with exit 1 naming the folder.
+///
 /// With --json: `{"schema_version":1,"identity":{"name","reachable","reason"},"team":{"name",
 /// "description","created_at","lead_agent_id","lead_session_id","lead_pid","lead_alive",
 /// "format","last_activity_at"},"members":[{"name","agent_id","agent_type","color","backend",
@@ -173,11 +177,30 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         stall_after,
     };
     let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent(), Some(&work))?;
-    for w in &st.warnings {
+    // A folder that could not be listed ends the command with an error, after what was read.
+    for w in st.warnings.iter().filter(|w| !st.unlisted.contains(w)) {
         warn(w);
     }
-    let me = ctx.identity(&team);
-    let reason = mailbox::unreachable_reason(&team, &me);
+    show_team(ctx, &team, &st)?;
+    incomplete(team.name.as_str(), &st.unlisted)
+}
+
+/// Exit 1 (after the output) when some of the team's folders could not be listed.
+fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
+    match unlisted {
+        [] => Ok(()),
+        [one] => anyhow::bail!("the status of {team} is incomplete: {one}"),
+        [first, rest @ ..] => anyhow::bail!(
+            "the status of {team} is incomplete: {first} (and {} more)",
+            rest.len()
+        ),
+    }
+}
+
+/// Prints the status of one team (`--json`: one document).
+fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
+    let me = ctx.identity(team);
+    let reason = mailbox::unreachable_reason(team, &me);
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
@@ -381,10 +404,14 @@ fn tokens(t: &Tokens) -> String {
 
 fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Result<()> {
     let mut rows = Vec::new();
+    let mut unlisted = Vec::new();
     let sent = ctx.sent();
     for name in config::list_teams(&ctx.layout)? {
         let t = Team::open(&ctx.layout, &name, ctx.leads.as_ref())?;
         let st = status::team_status(&t, ctx.now, idle_after, live, &sent, None)?;
+        if let Some(first) = st.unlisted.first() {
+            unlisted.push(format!("{name}: {first}"));
+        }
         rows.push(TeamRow {
             name: name.to_string(),
             members: st.members.iter().filter(|m| m.in_config).count(),
@@ -392,6 +419,19 @@ fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Res
             lead_alive: st.team.lead_alive,
         });
     }
+    show_teams(ctx, rows)?;
+    match unlisted.as_slice() {
+        [] => Ok(()),
+        [one] => anyhow::bail!("a team's status is incomplete: {one}"),
+        [first, rest @ ..] => anyhow::bail!(
+            "teams' status is incomplete: {first} (and {} more)",
+            rest.len()
+        ),
+    }
+}
+
+/// Prints one row a team (`--json`: one document).
+fn show_teams(ctx: &Ctx, rows: Vec<TeamRow>) -> Result<()> {
     if ctx.out.json {
         return ctx.out.json(&TeamsJson {
             schema_version: 1,

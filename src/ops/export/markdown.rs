@@ -18,24 +18,13 @@ use crate::observe::spend::CostSource;
 use crate::ops::export::summary::{Message, MessageState, Summary};
 use crate::ops::report;
 use crate::team::transcript::Tokens;
+use crate::text::is_control;
 
 /// The size the report keeps under (GitHub refuses a step summary over 1 MiB).
 pub const BUDGET: usize = 900 * 1024;
 
 /// The most of one message's text the report shows (characters).
 pub const TEXT_MAX: usize = 4000;
-
-/// Whether `c` is written as a visible escape.
-fn is_control(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{61c}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}')
-}
 
 fn visible(c: char) -> String {
     format!("\\u{{{:x}}}", c as u32)
@@ -409,6 +398,16 @@ fn state(s: MessageState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report hides the same characters the terminal output does (one list, `text.rs`):
+    /// zero-width ones, tag characters and the paragraph separator too, not only C0/C1 and bidi.
+    #[test]
+    fn invisible_characters_are_shown() {
+        assert_eq!(
+            inline("team\u{200b}-lead\u{e0041}\u{2029}x", 100),
+            r"team\\u\{200b\}\-lead\\u\{e0041\}\\u\{2029\}x"
+        );
+    }
 
     #[test]
     fn inline_text_cannot_become_markdown() {
