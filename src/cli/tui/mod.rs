@@ -455,18 +455,7 @@ pub(crate) fn once(
     width: u16,
     height: Option<u16>,
 ) -> Result<(String, Vec<String>)> {
-    let (_, existing) = Watch::new(team.clone(), None, ctx.clock());
-    let timeline = first_timeline(ctx, &team, &existing);
-    let mut live = Live::new(
-        ctx,
-        team,
-        timeline,
-        &Options {
-            colors: false,
-            ..*opts
-        },
-    )?;
-    live.budget.save();
+    let live = snapshot(ctx, team, opts)?;
     let height = height.unwrap_or_else(|| render::natural_height(&live.app, 10));
     Ok((
         frame_text(&live.app, ctx.clock(), width, height),
@@ -474,8 +463,8 @@ pub(crate) fn once(
     ))
 }
 
-/// The view model as `top --json` prints it.
-pub(crate) fn view(ctx: &Ctx, team: Team, opts: &Options) -> Result<top::View> {
+/// The team read once, as a live screen would start (no colour), the transcript index saved.
+fn snapshot<'a>(ctx: &'a Ctx, team: Team, opts: &Options) -> Result<Live<'a>> {
     let (_, existing) = Watch::new(team.clone(), None, ctx.clock());
     let timeline = first_timeline(ctx, &team, &existing);
     let mut live = Live::new(
@@ -488,6 +477,12 @@ pub(crate) fn view(ctx: &Ctx, team: Team, opts: &Options) -> Result<top::View> {
         },
     )?;
     live.budget.save();
+    Ok(live)
+}
+
+/// The view model as `top --json` prints it.
+pub(crate) fn view(ctx: &Ctx, team: Team, opts: &Options) -> Result<top::View> {
+    let live = snapshot(ctx, team, opts)?;
     Ok(live.app.view)
 }
 
