@@ -26,6 +26,17 @@ use teamctl::team::model::Frame;
 use crate::cli::otel::{Config, FLUSH_DEADLINE, Protocol, Target};
 use crate::cli::output::warn;
 
+/// An OTLP/HTTP exporter builder set up for `t`: teamctl's HTTP client (which records a
+/// failure in `failure`), the endpoint, protocol, timeout and headers, and no retries.
+fn http<B: WithExportConfig + WithHttpConfig>(b: B, t: &Target, failure: &Failure) -> B {
+    b.with_http_client(Client::new(t, failure.clone()))
+        .with_endpoint(t.endpoint.clone())
+        .with_protocol(protocol(t.protocol))
+        .with_timeout(t.timeout)
+        .with_headers(t.headers.iter().cloned().collect())
+        .with_retry_policy(RetryPolicy::disabled())
+}
+
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static RECORDER: Mutex<Option<Recorder>> = Mutex::new(None);
 
@@ -64,16 +75,7 @@ pub(super) fn start(verb: &'static str, content: bool, config: Config) {
         .build();
     let mut traces = None;
     if let Some(t) = &config.traces {
-        match SpanExporter::builder()
-            .with_http()
-            .with_http_client(Client::new(t, failure.clone()))
-            .with_endpoint(t.endpoint.clone())
-            .with_protocol(protocol(t.protocol))
-            .with_timeout(t.timeout)
-            .with_headers(t.headers.iter().cloned().collect())
-            .with_retry_policy(RetryPolicy::disabled())
-            .build()
-        {
+        match http(SpanExporter::builder().with_http(), t, &failure).build() {
             Ok(e) => {
                 traces = Some(
                     SdkTracerProvider::builder()
@@ -88,16 +90,7 @@ pub(super) fn start(verb: &'static str, content: bool, config: Config) {
     }
     let mut metrics = None;
     if let Some(t) = &config.metrics {
-        match MetricExporter::builder()
-            .with_http()
-            .with_http_client(Client::new(t, failure.clone()))
-            .with_endpoint(t.endpoint.clone())
-            .with_protocol(protocol(t.protocol))
-            .with_timeout(t.timeout)
-            .with_headers(t.headers.iter().cloned().collect())
-            .with_retry_policy(RetryPolicy::disabled())
-            .build()
-        {
+        match http(MetricExporter::builder().with_http(), t, &failure).build() {
             Ok(e) => {
                 metrics = Some(
                     SdkMeterProvider::builder()
