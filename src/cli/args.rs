@@ -1,6 +1,7 @@
 //! Argument helpers several verbs share: a deadline from `--timeout`, the values of `--type`,
 //! the spending cap (`--max-cost`, `--max-tokens`) and the totals it reports.
 
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -10,7 +11,7 @@ use serde::Serialize;
 use teamctl::error::usage;
 use teamctl::observe::budget::{Budget, Cap};
 use teamctl::observe::spend::TeamSpend;
-use teamctl::store::paths::TeamName;
+use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::model::FRAME_TYPES;
 use teamctl::team::transcript::Tokens;
 use teamctl::time;
@@ -72,13 +73,14 @@ impl CapArgs {
     /// A budget over `team` when a cap is given.
     pub(crate) fn budget(
         &self,
-        ctx: &crate::cli::context::Ctx,
+        layout: &Layout,
         team: &TeamName,
+        data_dir: Option<&Path>,
     ) -> Result<Option<Budget>> {
         let cap = self.cap()?;
         Ok(cap
             .is_set()
-            .then(|| Budget::new(&ctx.layout, team, cap, ctx.data_dir.as_deref())))
+            .then(|| Budget::new(layout, team, cap, data_dir)))
     }
 }
 

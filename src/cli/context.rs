@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
+use clap::Args;
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
@@ -13,8 +14,34 @@ use teamctl::team::lead::Leads;
 use teamctl::team::sentlog::SentLog;
 use teamctl::time;
 
+use crate::cli::env;
 use crate::cli::output::Output;
-use crate::cli::{GlobalArgs, env};
+
+/// Flags every subcommand takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Print one JSON document (JSON Lines for streams) instead of human output
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Claude Code's config dir [default: ~/.claude]
+    #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
+    pub(crate) claude_dir: Option<PathBuf>,
+
+    /// Team to work on [default: the only team, or the one led from the current directory]
+    #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
+    pub(crate) team: Option<String>,
+
+    /// How long to wait for a file's lock before giving up with exit code 3
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        default_value = "5s",
+        env = env::LOCK_TIMEOUT
+    )]
+    pub(crate) lock_timeout: String,
+}
 
 /// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
 /// show that a panic on any thread gives the terminal back.

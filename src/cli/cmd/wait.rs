@@ -248,7 +248,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let limits = Limits {
         timeout,
         poll: args.poll.map(Duration::from_millis),
-        budget: args.cap.budget(ctx, &team.name)?,
+        budget: args
+            .cap
+            .budget(&ctx.layout, &team.name, ctx.data_dir.as_deref())?,
     };
     let Waited {
         states,
