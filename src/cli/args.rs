@@ -1,7 +1,6 @@
 //! Argument helpers several verbs share: a deadline from `--timeout`, the values of `--type`,
 //! the spending cap (`--max-cost`, `--max-tokens`) and the totals it reports.
 
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -9,9 +8,8 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use teamctl::error::usage;
-use teamctl::observe::budget::{Budget, Cap};
+use teamctl::observe::budget::Cap;
 use teamctl::observe::spend::TeamSpend;
-use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::model::FRAME_TYPES;
 use teamctl::team::transcript::Tokens;
 use teamctl::time;
@@ -68,19 +66,6 @@ impl CapArgs {
             max_cost_usd,
             max_tokens: self.max_tokens,
         })
-    }
-
-    /// A budget over `team` when a cap is given.
-    pub(crate) fn budget(
-        &self,
-        layout: &Layout,
-        team: &TeamName,
-        data_dir: Option<&Path>,
-    ) -> Result<Option<Budget>> {
-        let cap = self.cap()?;
-        Ok(cap
-            .is_set()
-            .then(|| Budget::new(layout, team, cap, data_dir)))
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
+use teamctl::observe::reader::Records;
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
@@ -196,6 +197,20 @@ impl Ctx {
         self.from_env
             .clone()
             .unwrap_or_else(|| team.default_identity().to_string())
+    }
+
+    /// teamctl's sent log, read; an unreadable log is an error.
+    pub(crate) fn sent_entries(&self) -> Result<Vec<teamctl::team::sentlog::Sent>> {
+        teamctl::team::sentlog::entries(self.sent_log.as_ref())
+    }
+
+    /// Where teamctl's own records are, for a team's reader.
+    pub(crate) fn records(&self) -> Records {
+        Records {
+            leads: self.leads.clone(),
+            sent_log: self.sent_log.clone(),
+            data_dir: self.data_dir.clone(),
+        }
     }
 
     /// Everything teamctl's sent log holds (empty when there is no log or it cannot be read:

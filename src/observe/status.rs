@@ -501,18 +501,7 @@ pub fn team_status_with(
         }
     }
 
-    let cfg = team
-        .config
-        .clone()
-        .unwrap_or_else(|| crate::team::config::TeamConfig {
-            name: None,
-            lead_agent_id: None,
-            members: Vec::new(),
-            description: None,
-            created_at: None,
-            lead_session_id: None,
-            lead_process: None,
-        });
+    let cfg = team.config.clone().unwrap_or_default();
     let lead_alive = cfg
         .lead_process
         .as_ref()
@@ -568,9 +557,8 @@ pub fn team_status_with(
         let process_alive = if is_lead {
             lead_alive
         } else {
-            m.and_then(|m| m.tmux_pane_id.as_ref())
-                .filter(|p| p.starts_with('%'))
-                .and_then(|p| live.tmux_panes.as_ref()?.get(p).copied())
+            m.and_then(|m| m.tmux_pane_id.as_deref())
+                .and_then(|p| live.pane_alive(p))
         };
         let owned = board
             .tasks

@@ -22,6 +22,7 @@
 //!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -31,8 +32,9 @@ use serde_json::Value;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
-use crate::observe::budget::{Budget, Exceeded};
+use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::reader::Records;
 use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
@@ -221,7 +223,7 @@ pub fn gone_reason(
         ));
     };
     let pane = m.get("tmuxPaneId").and_then(Value::as_str).unwrap_or("");
-    if pane.starts_with('%') && live.tmux_panes.as_ref().and_then(|p| p.get(pane)) == Some(&false) {
+    if live.pane_alive(pane) == Some(false) {
         return Some(format!("{name}'s tmux pane {pane} has exited"));
     }
     let in_process =
@@ -932,8 +934,10 @@ pub struct Limits {
     pub timeout: Duration,
     /// Poll at this interval instead of using file notifications.
     pub poll: Option<Duration>,
-    /// Stop when the team's spend crosses this budget's cap (checked at the start too).
-    pub budget: Option<Budget>,
+    /// Stop when the team's spend crosses this cap (checked at the start too).
+    pub cap: Cap,
+    /// teamctl's data dir, which keeps the transcript index the cap reads through.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Blocks until `spec` is met in `team`, can no longer be met, the team's spend crosses the
@@ -959,21 +963,21 @@ pub fn wait(
     let started = Instant::now();
     let deadline = started + limits.timeout;
     let any = spec.any;
-    let (mut f, warnings) = Following::new(team, limits.poll, clock());
+    let records = Records {
+        data_dir: limits.data_dir,
+        ..Records::default()
+    };
+    let (mut f, warnings) = Following::new(team, limits.poll, records, limits.cap, clock());
     for w in warnings {
         observer.warn(&w);
     }
-    let capped = limits.budget.is_some();
-    let mut over = None;
-    if let Some(b) = limits.budget {
-        let (o, skipped) = f.cap(b);
-        for w in skipped {
-            observer.warn(&w);
-        }
-        over = o;
+    let capped = limits.cap.is_set();
+    let (mut over, skipped) = f.start_spend();
+    for w in skipped {
+        observer.warn(&w);
     }
     observer.changed(&f.watch, None)?;
-    let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
+    let mut tracker = Tracker::new(&f.watch, spec, log, f.live(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         met(s)?;
     }
@@ -996,15 +1000,12 @@ pub fn wait(
             observer.warn(w);
         }
         observer.changed(&f.watch, Some(&changes))?;
-        for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
+        for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
             met(&tracker.states[i])?;
         }
         over = f.over_budget();
     }
-    let spend = f.budget().map(|b| {
-        b.save();
-        b.spend().clone()
-    });
+    let spend = f.last_spend();
     Ok(Waited {
         met: tracker.done(any) && over.is_none(),
         states: tracker.states,

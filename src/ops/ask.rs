@@ -29,8 +29,9 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::observe::budget::{Budget, Cap, Exceeded};
+use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::reader::Records;
 use crate::observe::spend::TeamSpend;
 use crate::observe::wait::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
@@ -339,16 +340,18 @@ pub fn ask(
 ) -> Result<Asking> {
     let started = Instant::now();
     let deadline = started + req.timeout;
-    let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
-    if req.cap.is_set() {
-        let budget = Budget::new(&req.team.layout, &req.team.name, req.cap, req.data_dir);
-        let (over, skipped) = f.cap(budget);
-        for w in &skipped {
-            observer.warn(w);
-        }
-        if let Some(e) = over {
-            return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
-        }
+    let records = Records {
+        data_dir: req.data_dir.map(Path::to_path_buf),
+        ..Records::default()
+    };
+    let (mut f, mut warnings) =
+        Following::new(req.team.clone(), req.poll, records, req.cap, clock());
+    let (over, skipped) = f.start_spend();
+    for w in &skipped {
+        observer.warn(w);
+    }
+    if let Some(e) = over {
+        return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
     }
     observer.changed(&f.watch, None)?;
     let all = req.to.is_none();
@@ -385,7 +388,7 @@ pub fn ask(
     let mut send_error = bad_name;
     for to in &recipients {
         let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
-        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, &f.live) {
+        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, f.live()) {
             if !all {
                 bail!("cannot ask {to}: {why} (nothing was sent)");
             }
@@ -454,7 +457,7 @@ pub fn ask(
         for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
             a.q.tick(now_i);
             if a.q.outcome.is_none()
-                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, &f.live)
+                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, f.live())
             {
                 a.q.outcome = Some(Outcome::Gone(why));
             }
@@ -484,10 +487,7 @@ pub fn ask(
         }
     }
     let budget = f.over_budget();
-    let spend = f.budget().map(|b| {
-        b.save();
-        b.spend().clone()
-    });
+    let spend = f.last_spend();
     Ok(Asking {
         asked,
         send_error,

@@ -47,7 +47,8 @@ use crate::host::claude::approved_key;
 use crate::host::claude::{ClaudeEnv, ClaudeInfo, Permission, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
-use crate::observe::budget::{Budget, Cap};
+use crate::observe::budget::Cap;
+use crate::observe::spend::SpendReader;
 use crate::observe::spend::TeamSpend;
 use crate::observe::status::{TaskCounts, task_counts};
 use crate::ops::export::{self, Exported, RunInfo};
@@ -56,7 +57,6 @@ use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
 use crate::team::sentlog::SentLog;
 use crate::team::tasks::Board;
-use crate::team::transcript::FileState;
 use crate::team::transcript::locate;
 
 /// How often the files and the pane are looked at.
@@ -553,28 +553,20 @@ fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<Strin
         .collect()
 }
 
-/// The transcript at `p` read up to its end (what was appended since the last poll).
-fn poll<'a>(readers: &'a mut HashMap<PathBuf, FileState>, p: &Loc) -> &'a FileState {
-    let st = readers.entry(p.to_path_buf()).or_default();
-    // A file that cannot be read keeps its last state: the next poll tries again.
-    let _ = st.update(p);
-    st
-}
-
-/// Looks at the team once: the done rule's signals, and each teammate's state. `readers`
-/// follow the transcripts from one poll to the next.
+/// Looks at the team once: the done rule's signals, and each teammate's state. `spend` follows
+/// the transcripts from one poll to the next.
 fn observe(
     layout: &Layout,
     team: &TeamName,
     cfg: &TeamConfig,
     lead_transcript: Option<&Loc>,
     panes: &HashMap<String, bool>,
-    readers: &mut HashMap<PathBuf, FileState>,
+    spend: &mut SpendReader,
 ) -> (Observation, Vec<Teammate>) {
     let mut h = DefaultHasher::new();
     let mut lead_turn_ended = false;
     if let Some(p) = lead_transcript {
-        let t = poll(readers, p);
+        let t = spend.file(p);
         lead_turn_ended = t.turn.ended;
         t.offset.hash(&mut h);
     }
@@ -590,7 +582,7 @@ fn observe(
             continue;
         }
         (&m.name, m.is_active, &m.tmux_pane_id, &m.backend_type).hash(&mut h);
-        let pane = m.tmux_pane_id.clone().filter(|p| p.starts_with('%'));
+        let pane = m.tmux_pane_id.clone().filter(|p| tmux::is_pane(p));
         let state = match (m.backend_type.as_deref(), &pane) {
             (Some("tmux"), Some(p)) | (None, Some(p)) => {
                 if panes.get(p) != Some(&true) {
@@ -606,7 +598,7 @@ fn observe(
             (Some("in-process"), _) => match subs.get(&m.name) {
                 None => "starting",
                 Some(p) => {
-                    let t = poll(readers, p);
+                    let t = spend.file(p);
                     t.offset.hash(&mut h);
                     if t.turn.ended { "idle" } else { "working" }
                 }
@@ -847,10 +839,9 @@ pub fn run(
             "claude {version} in tmux session {session} (pane {pane}), session id {session_id}"
         ),
     ));
-    let mut budget = Budget::for_session(
+    let mut spend = SpendReader::for_session(
         layout.root_loc(),
         Some(&session_id),
-        spec.cap,
         env.data_dir.as_deref(),
     );
     let watched = tmux::respawn(&pane, &cmd, &pane_env).and_then(|()| {
@@ -863,7 +854,7 @@ pub fn run(
             &prompt_file,
             &mut out,
             start,
-            &mut budget,
+            &mut spend,
             progress,
             interrupted,
         )
@@ -874,8 +865,8 @@ pub fn run(
     // removes it as it ends): without a cap nothing has read it yet, and with one the last
     // look may predate a teammate; either way the totals after cleanup would leave out pane
     // teammates' own sessions.
-    budget.relocate();
-    budget.check();
+    spend.relocate();
+    spend.read();
     if let Some(path) = &spec.export {
         let failed = watched.as_ref().err().map(|e| format!("{e:#}"));
         let record = record(layout, spec, env, &session_id, &out, failed, path);
@@ -895,9 +886,10 @@ pub fn run(
         out.tmux_session = None;
     }
     // After cleanup: a session that ended has recorded its own figure by now.
-    budget.check();
-    budget.save();
-    out.spend = Some(budget.spend().clone()).filter(|s| !s.is_empty());
+    spend.read();
+    // A cache: a failure to save it only makes the next read longer.
+    let _ = spend.save();
+    out.spend = Some(spend.spend().clone()).filter(|s| !s.is_empty());
     Ok(out)
 }
 
@@ -981,7 +973,7 @@ fn watch(
     prompt_file: &Path,
     out: &mut Outcome,
     start: Instant,
-    budget: &mut Budget,
+    spend: &mut SpendReader,
     progress: &mut dyn FnMut(Event),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<()> {
@@ -993,7 +985,6 @@ fn watch(
     let mut team: Option<TeamName> = None;
     let mut transcript: Option<Loc> = None;
     let mut settle = Settle::default();
-    let mut readers: HashMap<PathBuf, FileState> = HashMap::new();
     let mut joined: BTreeMap<String, Instant> = BTreeMap::new();
     let mut reported: Vec<String> = Vec::new();
     let mut last_cfg: Option<TeamConfig> = None;
@@ -1028,11 +1019,11 @@ fn watch(
             ));
             progress(Event::TeamFormed(&name));
             out.team = Some(name.to_string());
-            budget.set_team(layout, &name);
+            spend.set_team(layout, &name);
             team = Some(name);
         }
         if spec.cap.is_set()
-            && let Some(e) = budget.check()
+            && let Some(e) = spec.cap.exceeded(spend.read())
         {
             out.state = State::Budget;
             out.reason = Some(format!(
@@ -1052,8 +1043,7 @@ fn watch(
                 last_cfg = None;
             }
             if let Some(cfg) = &last_cfg {
-                let (obs, mates) =
-                    observe(layout, name, cfg, transcript.as_ref(), &panes, &mut readers);
+                let (obs, mates) = observe(layout, name, cfg, transcript.as_ref(), &panes, spend);
                 for m in &mates {
                     let first = *joined.entry(m.name.clone()).or_insert_with(Instant::now);
                     let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
@@ -1126,8 +1116,7 @@ fn watch(
             let what = match (&team, &last_cfg) {
                 (None, _) => "the lead formed no team".to_string(),
                 (Some(t), Some(cfg)) => {
-                    let (obs, _) =
-                        observe(layout, t, cfg, transcript.as_ref(), &panes, &mut readers);
+                    let (obs, _) = observe(layout, t, cfg, transcript.as_ref(), &panes, spend);
                     format!(
                         "the team's work was not done (waiting for {})",
                         obs.waiting_for()
@@ -1146,11 +1135,7 @@ fn watch(
     }
 
     // The result, read before cleanup removes the team.
-    let t = transcript.as_ref().map(|p| {
-        let mut st = FileState::default();
-        let _ = st.update(p);
-        st
-    });
+    let t = transcript.as_ref().map(|p| spend.file(p));
     if let Some(text) = t.and_then(|t| t.turn.last_text) {
         out.result = Some(text);
         out.result_source = Some("transcript");

@@ -11,10 +11,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, HighlightSpacing, Paragraph, Row, Table};
-use teamctl::observe::budget::usd;
 use teamctl::observe::status::State;
 use teamctl::observe::top::{Card, Delivery, MemberRow, Message, RequestRow};
 use teamctl::team::protocol::Kind;
+use teamctl::units::{self, count, usd};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::cli::output::log_line;
@@ -96,28 +96,13 @@ impl Theme {
 
 /// `5s`, `3m`, `2h`, `4d`; `-` for no time.
 fn ago(now: DateTime<Utc>, at: Option<&str>) -> String {
-    let Some(t) = at.and_then(|a| DateTime::parse_from_rfc3339(a).ok()) else {
-        return "-".into();
-    };
-    let s = (now - t.with_timezone(&Utc)).num_seconds().max(0);
-    match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
+    at.and_then(|a| since(now, a)).unwrap_or_else(|| "-".into())
 }
 
-/// `3d 4h`, `2h 13m`, `5m`, `40s`.
-fn elapsed(now: DateTime<Utc>, since: &str) -> Option<String> {
-    let t = DateTime::parse_from_rfc3339(since).ok()?;
-    let s = (now - t.with_timezone(&Utc)).num_seconds().max(0);
-    Some(match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86400 => format!("{}h {}m", s / 3600, s % 3600 / 60),
-        s => format!("{}d {}h", s / 86400, s % 86400 / 3600),
-    })
+/// How long ago `at` was (as [`units::age`]); `None` when it is not a time.
+fn since(now: DateTime<Utc>, at: &str) -> Option<String> {
+    let t = DateTime::parse_from_rfc3339(at).ok()?;
+    Some(units::age((now - t.with_timezone(&Utc)).num_seconds()))
 }
 
 /// `19:35:00` (UTC, as `watch` prints times).
@@ -272,7 +257,7 @@ fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Line<'static>
         }
         parts.push(lead);
     }
-    if let Some(up) = h.created_at.as_deref().and_then(|c| elapsed(now, c)) {
+    if let Some(up) = h.created_at.as_deref().and_then(|c| since(now, c)) {
         parts.push(vec![Span::raw(format!("up {up}"))]);
     }
     match (h.cost_usd, &h.tokens) {
@@ -363,15 +348,6 @@ fn dashboard(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: DateTime<Utc>
         requests(f, app, t, rq, now);
     }
     messages(f, app, t, ms);
-}
-
-/// `1.2k`, `3.4M`, `800`.
-fn count(n: u64) -> String {
-    match n {
-        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
-        n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),
-        n => n.to_string(),
-    }
 }
 
 /// A member's COST cell: `$0.42`; `12.3k tok` for a model without a price; `-` without a
@@ -1213,7 +1189,8 @@ mod tests {
     #[test]
     fn a_team_at_80_by_24() {
         let text = frame_text(&app(), now(), 80, 24);
-        let want = " demo  lead team-lead (running) · up 2h 0m · $1.62 · last change 10s ago
+        let want =
+            " demo  lead team-lead (running) · up 2h · $1.62 · last change 10:00:20 (10s ago)
  Members (3) ───────────────────────────────────────────────────────────────────
   NAME      STATE  WAITING    DOING                COST  UNREAD TASKS SEEN ALIVE
 › team-lead active            text: Waiting… (20s) $1.20 0      0/0   30s  -
@@ -1498,7 +1475,7 @@ Pending 1                  In progress 1              Completed 1
             files: 1,
         });
         let text = frame_text(&a, now(), 100, 12);
-        let want = " demo  lead team-lead (running) · up 2h 0m · $1.62 · last change 10:00:20 (10s ago) · you: team-lead
+        let want = " demo  lead team-lead (running) · up 2h · $1.62 · last change 10:00:20 (10s ago) · you: team-lead
  Story of alice (3 events, 1 transcript) · ↑↓ scroll · i inbox · m message · Esc back ──────────────
 skipped: projects/x/s.jsonl is a symlink
 09:59:00  message      from team-lead: fix the race

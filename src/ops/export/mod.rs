@@ -28,11 +28,10 @@ mod bundle;
 pub mod markdown;
 pub mod summary;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
@@ -46,9 +45,7 @@ pub use summary::{
     TranscriptInfo,
 };
 
-use crate::host::tmux::Liveness;
-use crate::observe::spend::{self, TeamSpend};
-use crate::observe::status::{Work, team_status};
+use crate::observe::reader::{Options, Records, TeamReader};
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
@@ -59,7 +56,6 @@ use crate::team::lead::Leads;
 use crate::team::model::{Frame, Kind, MessageView};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
-use crate::team::transcript::index::Index;
 use crate::team::transcript::{FileState, locate};
 use crate::time::iso_millis;
 
@@ -355,41 +351,33 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         }
         other => other,
     };
-    // What locate reads: config.json (with the run's own session id, which it knows before
-    // config.json exists and after it is gone), else only the lead's session.
-    let located_cfg = match (&config, &session) {
-        (Some(c), sid) => {
-            let mut c = c.clone();
-            if sid.is_some() {
-                c.lead_session_id.clone_from(sid);
-            }
-            Some(c)
-        }
-        (None, Some(sid)) => {
-            let doc =
-                serde_json::json!({"name": name.as_str(), "leadSessionId": sid, "members": []});
-            TeamConfig::parse(doc.to_string().as_bytes(), &config_path).ok()
-        }
-        (None, None) => None,
+    // The team as `status` reads it, from the config.json copied above, with the run's own
+    // session id (which it knows before config.json exists and after it is gone); its
+    // transcripts read once through the transcript index.
+    let records = Records {
+        leads: req.leads.cloned(),
+        sent_log: None,
+        data_dir: req.data_dir.map(Path::to_path_buf),
     };
-    let mut index = Index::load(req.data_dir);
-    let mut located: BTreeMap<String, Vec<locate::Session>> = BTreeMap::new();
-    let mut spend = TeamSpend::default();
-    if let Some(cfg) = &located_cfg {
-        located = locate::locate(
-            layout.root_loc(),
-            name.as_str(),
-            cfg,
-            &mut index,
-            &mut g.warnings,
-        );
-        spend = spend::read_located(&located, &mut index);
-        for w in std::mem::take(&mut spend.warnings) {
-            locate::note(&mut g.warnings, w);
-        }
-        // A cache: a failure to save it only makes the next read longer.
-        let _ = index.save();
-    }
+    let opts = Options {
+        probe: false,
+        ..Options::default()
+    };
+    let mut reader = TeamReader::of(team.clone(), records, opts)
+        .with_sent(req.sent.to_vec())
+        .with_lead_session(session.as_deref());
+    let present = reader.read_opened(req.now)?;
+    // A cache: a failure to save it only makes the next read longer.
+    let _ = reader.save();
+    let spend = reader
+        .spend()
+        .map(|s| s.spend().clone())
+        .unwrap_or_default();
+    g.warnings.extend(spend.warnings.iter().cloned());
+    let located = reader
+        .spend()
+        .map(|s| s.sessions().clone())
+        .unwrap_or_default();
     let mut transcripts = Vec::new();
     let mut said: Vec<Said> = Vec::new();
     let mut result = None;
@@ -471,21 +459,8 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
 
     let messages = conversation(&inboxes, &sent, said, team_folder);
 
-    // The status document, as `status --json` would show it now (with what each member
-    // cost: observe::spend, read above).
-    let work = Work {
-        spend: &spend,
-        requests: &[],
-        stall_after: Duration::from_secs(300),
-    };
-    let st = team_status(
-        &team,
-        req.now,
-        Duration::from_secs(300),
-        &Liveness::default(),
-        req.sent,
-        Some(&work),
-    )?;
+    // The status document, as `status --json` would show it now (read above).
+    let st = present.status;
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
     let mut warnings = g.warnings;
