@@ -27,6 +27,8 @@
 //              exit codes, output and which transcript files each wrote.
 // --quiet-death 1  (teammate) send nothing while it is dead: watch 12 s after the restart for a
 //            turn it starts by itself, then send R-1 and R-2
+// --old-lead 1  (lead) prompt SPAWN-TEAMMATE: the mock forms the team with TeamCreate where the
+//            client has it (2.1.177 and older); the team is found by its `worker` member
 // --kill     pane (default; `tmux kill-pane`: the process gets SIGHUP) | sigkill | sigterm
 // --resume-flag  `resume` (default) | `continue` | `none` (the same command line, fresh) |
 //            `print` (lead only: `claude -p --resume <S> "Hello again"`, headless, instead of a
@@ -49,6 +51,7 @@ const h = require('./harness')({
   flags: {
     '--scenario': { key: 'scenario', value: 'teammate', check: (v) => (['teammate', 'lead', 'headless'].includes(v) ? null : '--scenario teammate|lead|headless') },
     '--quiet-death': { key: 'quietDeath', value: '', check: (v) => (['', '1'].includes(v) ? null : '--quiet-death 1') },
+    '--old-lead': { key: 'oldLead', value: '', check: (v) => (['', '1'].includes(v) ? null : '--old-lead 1') },
     '--kill': { key: 'kill', value: 'pane', check: (v) => (['pane', 'sigkill', 'sigterm'].includes(v) ? null : '--kill pane|sigkill|sigterm') },
     '--resume-flag': { key: 'resumeFlag', value: 'resume', check: (v) => (['resume', 'continue', 'none', 'print'].includes(v) ? null : '--resume-flag resume|continue|none|print') },
   },
@@ -102,10 +105,20 @@ const childPids = (pid) => {
   return (r.stdout || '').trim().split(/\s+/).filter(Boolean).map(Number);
 };
 // The claude process of a pane: the pane's process or its child (a shell runs the command).
+// (The native binary is the process's exe; a JavaScript cli.js is node's first argument, or its
+// process title.)
 const claudePid = (panePid) => {
-  const exe = (p) => { try { return fs.readlinkSync(`/proc/${p}/exe`); } catch (_) { return ''; } };
-  if (exe(panePid) === fs.realpathSync(args.claudeBin)) return panePid;
-  for (const c of childPids(panePid)) if (exe(c) === fs.realpathSync(args.claudeBin)) return c;
+  const bin = fs.realpathSync(args.claudeBin);
+  const isClaude = (p) => {
+    try {
+      if (fs.readlinkSync(`/proc/${p}/exe`) === bin) return true;
+      // 2.1.112 sets its process title: its cmdline reads just "claude".
+      const argv0 = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      return argv0[0] === 'claude' || argv0.slice(0, 2).some((a) => a === bin || a === args.claudeBin);
+    } catch (_) { return false; }
+  };
+  if (isClaude(panePid)) return panePid;
+  for (const c of childPids(panePid)) if (isClaude(c)) return c;
   return null;
 };
 const cmdline = (pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean); } catch (_) { return []; } };
@@ -206,17 +219,32 @@ async function teammateScenario() {
 async function leadScenario() {
   const S = crypto.randomUUID();
   envArgs.splice(0, envArgs.length, ...paneEnv());
-  fs.writeFileSync(path.join(st.tmp, 'prompt'), 'Spawn: worker TL1');
+  // --old-lead 1: a lead that forms its team with TeamCreate (2.1.177 and older; the mock's
+  // SPAWN-TEAMMATE path), its worker only says "ok".
+  fs.writeFileSync(path.join(st.tmp, 'prompt'), args.oldLead ? 'SPAWN-TEAMMATE' : 'Spawn: worker TL1');
   const cmd = `cd ${shq(st.work)} && exec ${shq(args.claudeBin)} --session-id ${S} --dangerously-skip-permissions --teammate-mode tmux -- "$(cat ${shq(path.join(st.tmp, 'prompt'))})"`;
   const r = tmux('new-session', '-d', '-s', 'lead', '-n', 'lead', '-x', '200', '-y', '50', ...envArgs, cmd);
   h.check(r.status === 0, `new-session: ${r.stderr}`);
   tmux('set-option', '-g', 'remain-on-exit', 'on');
-  const team = `session-${S.slice(0, 8)}`;
+  let team = `session-${S.slice(0, 8)}`;
+  if (args.oldLead) {
+    // The team is whichever has a worker; the worker's first turn must be over.
+    const find = () => {
+      let ts = [];
+      try { ts = fs.readdirSync(path.join(st.cfg, 'teams')); } catch (_) { return null; }
+      return ts.find((t) => ((readJson(path.join(st.cfg, 'teams', t, 'config.json')) || {}).members || []).some((m) => m.name === 'worker' && m.backendType));
+    };
+    await watch(60000, () => find() && h.mockSaw('You are worker'));
+    team = find();
+  } else {
+    await watch(40000, () => h.mockSaw('report received'));
+  }
   log(`lead session ${S} team ${team}`);
   const cfgFile = path.join(st.cfg, 'teams', team, 'config.json');
-  await watch(40000, () => h.mockSaw('report received'));
   await watch(3000);
-  const lp = paneList().find((x) => x.window === 'lead' && !x.dead);
+  for (const x of paneList()) log(`pane ${x.window} ${x.id} pid ${x.pid} dead=${x.dead}: ${cmdline(x.pid).join(' ').slice(0, 160)}`);
+  const lp = paneList().find((x) => x.window === 'lead' && !x.dead && cmdline(x.pid).some((a) => a.includes('--session-id')))
+    || paneList().find((x) => x.window === 'lead' && !x.dead);
   const pid = claudePid(lp.pid);
   log(`config before kill: ${JSON.stringify(readJson(cfgFile))}`);
   await killIt(lp.id, pid);
@@ -229,7 +257,12 @@ async function leadScenario() {
       { CLAUDECODE: '1', CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1', CLAUDE_CONFIG_DIR: st.cfg });
     log(`claude -p --resume ${S}: exit ${r2.code} stdout ${JSON.stringify(r2.stdout.slice(0, 300))} stderr ${JSON.stringify(r2.stderr.slice(0, 300))}`);
   } else {
-    startWindow('lead', 'lead-again', restartCmd(cmd, S));
+    const np = startWindow('lead', 'lead-again', restartCmd(cmd, S));
+    await watch(6000);
+    // A prompt for the resumed lead: which session does its turn go to?
+    tmux('send-keys', '-t', np, '-l', 'Hello again');
+    tmux('send-keys', '-t', np, 'Enter');
+    log('typed "Hello again" into the resumed lead');
   }
   await watch(8000);
   log(`config after restart: ${JSON.stringify(readJson(cfgFile))}`);
