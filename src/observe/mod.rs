@@ -5,12 +5,14 @@
 //!   caches); [`status`] is what it computes for each member, [`spend`] what the members did
 //!   and spent (from their transcripts), [`budget`] the cap held against that spend;
 //! - [`watch`]: the stream of changes to the team's files; [`follow`]: a team followed while a
-//!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for;
+//!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
+//!   [`members`] the rules about one member it shares with `ask`;
 //! - [`log`]: a member's story; [`top`]: what the live view shows.
 
 pub mod budget;
 pub mod follow;
 pub mod log;
+pub mod members;
 pub mod reader;
 pub mod spend;
 pub mod status;

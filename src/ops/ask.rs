@@ -6,7 +6,7 @@
 //!   in the asker's inbox after the question was written, and not in the turn the teammate was
 //!   in when the question arrived. Nothing rests on timestamps: the ids already in that inbox
 //!   before the question was written are excluded; and when the teammate was in the middle of
-//!   a turn (see [`crate::observe::wait::mid_turn`]), what it writes until that turn's
+//!   a turn (see [`crate::observe::members::mid_turn`]), what it writes until that turn's
 //!   `idle_notification` answers something else (say, its brief). The take itself is no
 //!   boundary: the real client (2.1.332) submits what it read to the model before its write
 //!   that takes it lands, so with a fast model the answer can land first;
@@ -15,7 +15,7 @@
 //!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
 //!   busy with something else ends that turn before it starts on a question it took meanwhile,
 //!   and the grace lets that new turn show;
-//! - **gone**: as [`crate::observe::wait::gone_reason`].
+//! - **gone**: as [`crate::observe::members::gone_reason`].
 //!
 //! A question sent again with the same idempotency key (nothing written) may have been answered
 //! already; there the only record left is time, so an entry from the teammate in the asker's
@@ -31,11 +31,11 @@ use serde_json::Value;
 
 use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
-use crate::observe::reader::Records;
-use crate::observe::spend::TeamSpend;
-use crate::observe::wait::{
+use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
+use crate::observe::reader::Records;
+use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
@@ -104,7 +104,7 @@ impl Question {
             taken_instant: None,
             answered_at: None,
             idle: None,
-            earlier_turn: crate::observe::wait::mid_turn(watch, to),
+            earlier_turn: crate::observe::members::mid_turn(watch, to),
             outcome: None,
             notes: Vec::new(),
         }

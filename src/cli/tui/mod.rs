@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -305,13 +305,7 @@ impl<'c> Live<'c> {
             .is_some_and(|t| now >= t);
         let members = self.reader.spend().map(|s| &s.spend().members);
         let stalled = members.into_iter().flatten().any(|(name, m)| {
-            let quiet = m.in_turn
-                && m.last_write.is_some_and(|t| {
-                    SystemTime::from(now)
-                        .duration_since(t)
-                        .is_ok_and(|d| d >= self.stall_after)
-                });
-            quiet
+            m.stalled(now, self.stall_after)
                 && self
                     .app
                     .view

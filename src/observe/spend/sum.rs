@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, Utc};
 
 use serde::Serialize;
 
@@ -52,6 +54,18 @@ pub struct MemberSpend {
     /// Whether its newest session is inside a turn (its last entry is not an ended assistant
     /// turn).
     pub in_turn: bool,
+}
+
+impl MemberSpend {
+    /// Whether it is stalled at `now`: inside a turn, its transcripts quiet for `after`.
+    pub fn stalled(&self, now: DateTime<Utc>, after: Duration) -> bool {
+        self.in_turn
+            && self.last_write.is_some_and(|t| {
+                SystemTime::from(now)
+                    .duration_since(t)
+                    .is_ok_and(|d| d >= after)
+            })
+    }
 }
 
 /// A team's work: each member with a transcript, and the totals.
