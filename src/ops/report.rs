@@ -6,9 +6,9 @@
 //! archive is read in memory, never unpacked: its paths decide nothing. A record that cannot be
 //! read is named with the reason and left out; the others are still reported.
 //!
-//! Everything in a record is treated as untrusted text: in Markdown, short fields have every
-//! ASCII punctuation character escaped and control characters shown as escapes, and the lead's
-//! answer goes into a fenced block longer than any run of backticks in it.
+//! Everything in a record is treated as untrusted text: in Markdown it goes through
+//! [`crate::text::markdown`] (short fields can form no Markdown or HTML, the lead's answer is a
+//! fenced block it cannot close, controls are visible escapes, no line starts a CI command).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,7 +21,7 @@ use chrono::DateTime;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::text::is_control;
+use crate::text::markdown::{code_span, fenced, inline};
 
 /// The largest `summary.json` read from a record (a bigger one is refused, not read).
 pub const MAX_SUMMARY: u64 = 64 * 1024 * 1024;
@@ -346,88 +346,13 @@ pub fn markdown(r: &Report) -> String {
         );
         if let Some(a) = &t.result {
             out.push_str("The lead's answer:\n\n");
-            out.push_str(&fenced(a, ANSWER_MAX));
+            let f = fenced(a, ANSWER_MAX);
+            out.push_str(&f.block);
+            if f.cut > 0 {
+                out.push_str("\n*(cut: the whole answer is in the record)*\n");
+            }
             out.push('\n');
         }
-    }
-    out
-}
-
-/// Untrusted text as one inline run: at most `max` characters (then `…`), line breaks as
-/// spaces, controls as visible escapes, every ASCII punctuation character escaped (no emphasis,
-/// link, HTML or table pipe can form).
-pub fn inline(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for (n, c) in text.trim().chars().enumerate() {
-        if n == max {
-            out.push('…');
-            break;
-        }
-        let shown = match c {
-            '\n' | '\r' | '\t' => " ".to_string(),
-            c if is_control(c) => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        };
-        for c in shown.chars() {
-            if c.is_ascii_punctuation() {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    }
-    if out.is_empty() { "—".into() } else { out }
-}
-
-/// Text as a code span (a path): one line, controls as visible escapes, fenced by more
-/// backticks than any run inside it.
-pub fn code_span(text: &str) -> String {
-    let mut body = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\r' | '\t' => body.push(' '),
-            c if is_control(c) => {
-                let _ = write!(body, "\\u{{{:x}}}", c as u32);
-            }
-            c => body.push(c),
-        }
-    }
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    // A span that starts or ends with a backtick needs a space inside its fence.
-    let pad = if body.starts_with('`') || body.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{body}{pad}{fence}")
-}
-
-/// Untrusted text as a fenced code block (at most `max` characters), ending in a newline.
-pub fn fenced(text: &str, max: usize) -> String {
-    let mut body = String::with_capacity(text.len() + 8);
-    let mut cut = false;
-    for (n, c) in text.chars().enumerate() {
-        if n == max {
-            cut = true;
-            break;
-        }
-        match c {
-            '\n' | '\t' => body.push(c),
-            c if is_control(c) => {
-                let _ = write!(body, "\\u{{{:x}}}", c as u32);
-            }
-            c => body.push(c),
-        }
-    }
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat((longest + 1).max(3));
-    let mut out = format!("{fence}text\n{body}");
-    if !body.ends_with('\n') {
-        out.push('\n');
-    }
-    let _ = writeln!(out, "{fence}");
-    if cut {
-        out.push_str("\n*(cut: the whole answer is in the record)*\n");
     }
     out
 }
@@ -480,22 +405,6 @@ mod tests {
         s["run"] = Value::Null;
         let t = team(Path::new("r"), &s).unwrap();
         assert_eq!((t.name.as_str(), t.outcome), ("session-b", None));
-    }
-
-    #[test]
-    fn hostile_text_stays_text() {
-        assert_eq!(
-            inline("a|b *c* <x>\n\u{1b}[31m", 100),
-            "a\\|b \\*c\\* \\<x\\> \\\\u\\{1b\\}\\[31m"
-        );
-        assert_eq!(inline("", 10), "—");
-        assert_eq!(inline("abcdef", 3), "abc…");
-        assert_eq!(code_span("/r/team-0.tar.gz"), "`/r/team-0.tar.gz`");
-        assert_eq!(code_span("a``b\n"), "```a``b ```");
-        assert_eq!(code_span("`x"), "`` `x ``");
-        let f = fenced("``` not a fence\n````", 100);
-        assert!(f.starts_with("`````text\n"), "{f}");
-        assert!(f.ends_with("\n`````\n"), "{f}");
     }
 
     #[test]
