@@ -6,6 +6,8 @@
 
 pub mod markdown;
 
+use std::borrow::Cow;
+
 /// Whether an output line that begins with `line` would be read by a CI runner as a command:
 /// GitHub Actions' workflow commands (`::add-mask::…`, `::stop-commands::…`, `::error::…`),
 /// their older form `##[…]` and Azure Pipelines' `##vso[…]`, after any leading white space
@@ -18,6 +20,24 @@ pub fn starts_command(line: &str) -> bool {
     t.starts_with("::")
         || t.starts_with("##[")
         || t.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("##vso["))
+}
+
+/// `line`, safe to start a line of output: when it would start a CI command
+/// ([`starts_command`]), its first character that is not white space is written as a visible
+/// escape (`\u{3a}:add-mask::x`), the rest as it is.
+pub fn defuse_command(line: &str) -> Cow<'_, str> {
+    if !starts_command(line) {
+        return Cow::Borrowed(line);
+    }
+    let lead = line.len() - line.trim_start().len();
+    let rest = &line[lead..];
+    let c = rest.chars().next().unwrap_or(' ');
+    Cow::Owned(format!(
+        "{}\\u{{{:x}}}{}",
+        &line[..lead],
+        c as u32,
+        &rest[c.len_utf8()..]
+    ))
 }
 
 /// Whether `c` must not reach a terminal raw: a control character, or one that is invisible
@@ -75,6 +95,10 @@ mod tests {
             "\u{200b}::x",
         ] {
             assert!(!starts_command(line), "{line:?}");
+            assert!(matches!(defuse_command(line), Cow::Borrowed(l) if l == line));
         }
+        assert_eq!(defuse_command("::add-mask::x"), "\\u{3a}:add-mask::x");
+        assert_eq!(defuse_command(" \t##[error]"), " \t\\u{23}#[error]");
+        assert!(!starts_command(&defuse_command("\u{3000}::x")));
     }
 }

@@ -1,7 +1,7 @@
 //! Untrusted text in GitHub-flavoured Markdown: the one escaper behind every Markdown teamctl
 //! writes (an export's `report.md`, `teamctl report`), so teammate text never becomes Markdown
 //! or HTML, never shows a character of [`is_control`] raw, and never starts a line a CI runner
-//! reads as a command ([`starts_command`]).
+//! reads as a command ([`crate::text::starts_command`]).
 //!
 //! - [`inline`]: a short field (a name, a subject, a table cell) as one run of text: line breaks
 //!   and tabs become spaces, controls visible escapes such as `\u{1b}`, and every ASCII
@@ -13,9 +13,10 @@
 //!   (`\u{3a}:add-mask::…`).
 //! - [`code_span`]: a path as a code span, on one line.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use crate::text::{is_control, starts_command};
+use crate::text::{defuse_command, is_control};
 
 /// `\u{1b}`: how a character that must not appear raw is shown.
 fn push_visible(out: &mut String, c: char) {
@@ -94,19 +95,12 @@ pub fn fenced(text: &str, max: usize) -> Fenced {
 }
 
 /// When the line of `body` from `start` would start a CI command, its first character that is
-/// not white space becomes a visible escape.
+/// not white space becomes a visible escape ([`defuse_command`]).
 fn guard_line(body: &mut String, start: usize) {
-    let line = &body[start..];
-    if !starts_command(line) {
-        return;
+    if let Cow::Owned(line) = defuse_command(&body[start..]) {
+        body.truncate(start);
+        body.push_str(&line);
     }
-    let at = start + (line.len() - line.trim_start().len());
-    let Some(c) = body[at..].chars().next() else {
-        return;
-    };
-    let mut shown = String::new();
-    push_visible(&mut shown, c);
-    body.replace_range(at..at + c.len_utf8(), &shown);
 }
 
 /// Untrusted text (a path) as a code span: one line, controls as visible escapes, fenced by
@@ -134,6 +128,7 @@ pub fn code_span(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::starts_command;
 
     /// Markdown hides the same characters the terminal output does (one list, `text.rs`):
     /// zero-width ones, tag characters and the paragraph separator too, not only C0/C1 and bidi.
