@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -21,6 +21,7 @@ use chrono::DateTime;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::store::dir::{self, Loc};
 use crate::text::markdown::{code_span, fenced, inline};
 
 /// The largest `summary.json` read from a record (a bigger one is refused, not read).
@@ -135,21 +136,34 @@ pub fn report(records: &[PathBuf]) -> Report {
 
 /// The `summary.json` of a record: a folder's, or the one in a `.tar.gz`'s top folder.
 ///
+/// The record is the path the user gave (followed if it is a link); what is inside it is not
+/// trusted: a `summary.json` that is a symlink, a FIFO, a socket or a device is refused without
+/// being followed or opened in a way that could block, and so is a record that is one.
+///
 /// # Errors
-/// Not a folder or an archive, no `summary.json`, too big, not JSON, or I/O.
+/// Not a folder or an archive, no `summary.json` or one that is not a regular file, too big,
+/// not JSON, or I/O.
 pub fn read_summary(record: &Path) -> Result<Value> {
     let meta = std::fs::metadata(record).context("could not read it")?;
     let bytes = if meta.is_dir() {
-        let p = record.join("summary.json");
-        let f = File::open(&p).context("no summary.json in this folder: not a teamctl record")?;
-        read_capped(f, &p)?
+        let loc = Loc::root(record).join("summary.json");
+        let f = loc
+            .open_file()?
+            .context("no summary.json in this folder: not a teamctl record")?;
+        read_capped(f, &loc)?
     } else {
+        let not_one =
+            || "not a teamctl record: a folder or a .tar.gz from `teamctl export` is expected";
+        let mut f = dir::open_regular(record)
+            .with_context(not_one)?
+            .context("could not read it")?;
         let mut magic = [0u8; 2];
-        File::open(record)?.read_exact(&mut magic).ok();
+        f.read_exact(&mut magic).ok();
         if magic != [0x1f, 0x8b] {
-            bail!("not a teamctl record: a folder or a .tar.gz from `teamctl export` is expected");
+            bail!(not_one());
         }
-        summary_in_archive(record)?
+        f.rewind()?;
+        summary_in_archive(f)?
     };
     let v: Value = serde_json::from_slice(&bytes).context("summary.json is not valid JSON")?;
     match v.get("schema_version").and_then(Value::as_u64) {
@@ -171,8 +185,8 @@ fn read_capped(r: impl Read, what: &Path) -> Result<Vec<u8>> {
 }
 
 /// `summary.json` of the archive's top folder (or its top level), read without unpacking.
-fn summary_in_archive(path: &Path) -> Result<Vec<u8>> {
-    let gz = flate2::read::GzDecoder::new(File::open(path)?);
+fn summary_in_archive(file: File) -> Result<Vec<u8>> {
+    let gz = flate2::read::GzDecoder::new(file);
     let mut archive = tar::Archive::new(gz);
     let entries = archive.entries().context("not a tar archive")?;
     for entry in entries {

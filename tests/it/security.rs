@@ -618,6 +618,57 @@ fn the_sent_log_is_private() {
     assert_eq!(mode(&env.dir.path().join("home/.local/share")), 0o755);
 }
 
+/// A record is no more readable than what it copies (inboxes, transcripts, the sent log):
+/// under a umask of 022 its folders are 0700, its files 0600, an archive 0600 and the files in
+/// it mode 0600. An existing `--out` is refused whatever it is, an empty folder too, and left
+/// as it was.
+#[test]
+fn a_record_is_as_private_as_its_sources() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    fs::write(env.inbox("alpha", "alice"), "[]").unwrap();
+    let rec = env.dir.path().join("rec");
+    let out = with_umask(&env, "022", &["export", "--out", rec.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let mut seen = 0;
+    let mut todo = vec![rec.clone()];
+    while let Some(dir) = todo.pop() {
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                assert_eq!(mode(&p), 0o600, "{}", p.display());
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 3, "summary.json, report.md and the team's files");
+    let tgz = env.dir.path().join("rec.tar.gz");
+    let out = with_umask(&env, "022", &["export", "--out", tgz.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(mode(&tgz), 0o600);
+    let gz = flate2::read::GzDecoder::new(fs::File::open(&tgz).unwrap());
+    for e in tar::Archive::new(gz).entries().unwrap() {
+        assert_eq!(e.unwrap().header().mode().unwrap(), 0o600);
+    }
+    // An existing empty folder is not replaced (it kept its 0700 before; it keeps it now).
+    let empty = env.dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    chmod(&empty, 0o700);
+    let out = with_umask(&env, "022", &["export", "--out", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("already exists; give --out a path"),
+        "{err}"
+    );
+    assert_eq!(mode(&empty), 0o700);
+    assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+}
+
 #[test]
 fn a_symlinked_inbox_is_never_written_through() {
     use predicates::prelude::*;
