@@ -36,6 +36,7 @@
 pub mod dir;
 pub mod format;
 pub mod id;
+pub mod lazy;
 pub(crate) mod light;
 pub mod lock;
 pub mod object_file;
