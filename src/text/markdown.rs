@@ -116,9 +116,14 @@ pub fn code_span(text: &str) -> String {
     }
     let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    // A span that starts or ends with a backtick needs a space inside its fence.
-    let pad = if body.starts_with('`') || body.ends_with('`') {
+    // A span that starts or ends with a backtick needs a space inside its fence; one that
+    // starts and ends with a space would lose one at each end (CommonMark strips them) unless
+    // padded; an empty one is a space (two backticks alone are no span).
+    let spaced = body.starts_with(' ') && body.ends_with(' ') && body.trim_start_matches(' ') != "";
+    let pad = if body.starts_with('`') || body.ends_with('`') || spaced {
         " "
+    } else if body.is_empty() {
+        return format!("{fence} {fence}");
     } else {
         ""
     };
@@ -210,5 +215,8 @@ mod tests {
         assert_eq!(code_span("a``b\n"), "```a``b ```");
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(code_span("a\u{1b}b"), "`a\\u{1b}b`");
+        assert_eq!(code_span(" x "), "`  x  `");
+        assert_eq!(code_span("  "), "`  `");
+        assert_eq!(code_span(""), "` `");
     }
 }

@@ -555,4 +555,51 @@ mod tests {
         );
         assert!(!c.problems.iter().any(|p| p.contains("s3cr3t")));
     }
+
+    /// Over generated header lists: every header kept is one the HTTP client accepts (so the
+    /// exporter drops nothing silently), every entry left out is named in a problem, and no
+    /// problem shows a value.
+    #[cfg(feature = "otel")]
+    #[test]
+    fn generated_headers_are_kept_valid_or_named() {
+        const PIECES: &[&str] = &[
+            "a", "X-Key", "=", "==", ",", " ", "%0A", "%0d", "%20", "%", "%zz", "\t", ":",
+            "Bearer", "é", "\u{7f}", "(", "@", "secret",
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..3000 {
+            let entries: Vec<String> = (0..1 + next(4))
+                .map(|_| {
+                    let key: String = (0..next(3)).map(|_| PIECES[next(PIECES.len())]).collect();
+                    let value: String = (0..next(4)).map(|_| PIECES[next(PIECES.len())]).collect();
+                    format!("{key}=VALUE{value}")
+                })
+                .collect();
+            let list = entries.join(",");
+            let mut problems = Vec::new();
+            let kept = headers("H", &list, &mut problems);
+            for (k, v) in &kept {
+                assert!(
+                    http::HeaderName::from_bytes(k.as_bytes()).is_ok(),
+                    "{k:?} in {list:?}"
+                );
+                assert!(http::HeaderValue::from_str(v).is_ok(), "{v:?} in {list:?}");
+            }
+            let entries = list.split(',').filter(|e| !e.trim().is_empty()).count();
+            assert_eq!(
+                kept.len() + problems.len(),
+                entries,
+                "{list:?}: {problems:?}"
+            );
+            for p in &problems {
+                assert!(!p.contains("VALUE"), "a value is shown: {p}");
+            }
+        }
+    }
 }
