@@ -119,7 +119,8 @@ pub fn code_span(text: &str) -> String {
     // A span that starts or ends with a backtick needs a space inside its fence; one that
     // starts and ends with a space would lose one at each end (CommonMark strips them) unless
     // padded; an empty one is a space (two backticks alone are no span).
-    let spaced = body.starts_with(' ') && body.ends_with(' ') && body.trim_start_matches(' ') != "";
+    let spaced =
+        body.starts_with(' ') && body.ends_with(' ') && !body.trim_start_matches(' ').is_empty();
     let pad = if body.starts_with('`') || body.ends_with('`') || spaced {
         " "
     } else if body.is_empty() {
