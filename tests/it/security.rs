@@ -662,7 +662,8 @@ fn a_record_is_as_private_as_its_sources() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("error: ") && err.contains("already exists; give --out a path"),
+        err.starts_with("error: ")
+            && err.contains("already exists; give a path that does not exist yet"),
         "{err}"
     );
     assert_eq!(mode(&empty), 0o700);

@@ -75,7 +75,7 @@ impl Bundle {
         match fs::symlink_metadata(out) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Ok(_) => bail!(
-                "{} already exists; give --out a path that does not exist yet (or remove it)",
+                "{} already exists; give a path that does not exist yet (or remove it)",
                 out.display()
             ),
             Err(e) => return Err(e).with_context(|| format!("could not check {}", out.display())),
@@ -241,7 +241,7 @@ fn rename_new(from: &Path, to: &Path) -> Result<()> {
     use rustix::io::Errno;
     let taken = || {
         anyhow::anyhow!(
-            "it appeared while the record was written; give --out a path that does not exist yet"
+            "it appeared while the record was written; give a path that does not exist yet"
         )
     };
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
