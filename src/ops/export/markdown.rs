@@ -67,6 +67,17 @@ fn header(names: &[&str]) -> String {
 /// The report for `s`.
 pub fn render(s: &Summary) -> String {
     let mut md = String::new();
+    intro(&mut md, s);
+    members(&mut md, s);
+    tasks(&mut md, s);
+    conversation(&mut md, s);
+    transcripts(&mut md, s);
+    warnings(&mut md, s);
+    md
+}
+
+/// The heading, the run, the counts and the lead's answer.
+fn intro(md: &mut String, s: &Summary) {
     let _ = writeln!(md, "## Team record: {}\n", inline(&s.team, 128));
     let generated = DateTime::parse_from_rfc3339(&s.generated_at)
         .map(|d| {
@@ -123,7 +134,10 @@ pub fn render(s: &Summary) -> String {
         md.push_str(&block(text, TEXT_MAX * 4));
         md.push('\n');
     }
+}
 
+/// The members' table and the team's total.
+fn members(md: &mut String, s: &Summary) {
     md.push_str("### Members\n\n");
     if s.status.members.is_empty() {
         md.push_str("No members on record.\n\n");
@@ -171,7 +185,10 @@ pub fn render(s: &Summary) -> String {
         }
         None => md.push_str("No transcript was found, so the cost is not known.\n\n"),
     }
+}
 
+/// The tasks' table.
+fn tasks(md: &mut String, s: &Summary) {
     md.push_str("### Tasks\n\n");
     if s.tasks.is_empty() {
         md.push_str("No tasks.\n\n");
@@ -192,7 +209,10 @@ pub fn render(s: &Summary) -> String {
         }
         md.push('\n');
     }
+}
 
+/// The conversation: a timeline, then each message's text (within [`BUDGET`]).
+fn conversation(md: &mut String, s: &Summary) {
     md.push_str("### Conversation\n\n");
     if s.messages.is_empty() {
         md.push_str("No messages on record.\n\n");
@@ -249,7 +269,10 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
+}
 
+/// The transcripts' table.
+fn transcripts(md: &mut String, s: &Summary) {
     md.push_str("### Transcripts\n\n");
     if s.transcripts.is_empty() {
         md.push_str("No transcripts on record.\n\n");
@@ -269,7 +292,10 @@ pub fn render(s: &Summary) -> String {
         }
         md.push('\n');
     }
+}
 
+/// What the export could not record.
+fn warnings(md: &mut String, s: &Summary) {
     if !s.warnings.is_empty() {
         md.push_str("### Warnings\n\n");
         for w in s.warnings.iter().take(50) {
@@ -280,7 +306,6 @@ pub fn render(s: &Summary) -> String {
         }
         md.push('\n');
     }
-    md
 }
 
 /// `12`, `4.5k`, `1.2M`.
