@@ -247,11 +247,19 @@ impl Liveness {
     }
 
     /// Whether the tmux pane `pane_id` runs; `None` when it is no pane or tmux could not tell.
+    /// A pane the server no longer lists is gone (`tmux kill-pane`, a closed window): pane ids
+    /// are never reused by a running server.
     pub fn pane_alive(&self, pane_id: &str) -> Option<bool> {
         if !is_pane(pane_id) {
             return None;
         }
-        self.tmux_panes.as_ref()?.get(pane_id).copied()
+        Some(
+            self.tmux_panes
+                .as_ref()?
+                .get(pane_id)
+                .copied()
+                .unwrap_or(false),
+        )
     }
 
     /// Asks the default tmux server for its panes (if `tmux` runs at all).

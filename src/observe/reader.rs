@@ -31,6 +31,11 @@ use crate::team::protocol::{self, Request};
 use crate::team::sentlog::{Sent, SentLog};
 use crate::team::tasks::Board;
 
+/// How long a request may go unanswered before the member is `no_response`: Claude Code
+/// itself gives up on a silent server after 6 minutes (and retries), and one long answer can
+/// take minutes to write, so this is well past ordinary answers.
+pub const NO_RESPONSE_AFTER: Duration = Duration::from_secs(180);
+
 /// What a [`TeamReader`] reads, and how it judges.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -38,6 +43,8 @@ pub struct Options {
     pub idle_after: Duration,
     /// A member inside a turn whose transcript has not grown for this long is stalled.
     pub stall_after: Duration,
+    /// A request without an answer for this long is `no_response`.
+    pub no_response_after: Duration,
     /// Read the transcripts (what each member is doing, has spent, why it waits).
     pub transcripts: bool,
     /// Ask tmux and the process table which members run (else nothing is checked).
@@ -49,6 +56,7 @@ impl Default for Options {
         Options {
             idle_after: Duration::from_secs(300),
             stall_after: Duration::from_secs(300),
+            no_response_after: NO_RESPONSE_AFTER,
             transcripts: true,
             probe: true,
         }
@@ -203,6 +211,7 @@ impl TeamReader {
             spend: self.spend.as_ref().map_or(&no_spend, |s| s.spend()),
             requests: &requests,
             stall_after: self.opts.stall_after,
+            no_response_after: self.opts.no_response_after,
         };
         let mut status = status::team_status_with(
             &self.team,

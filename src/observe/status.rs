@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
-use crate::observe::spend::{CostSource, TeamSpend};
+use crate::observe::spend::{CostSource, MemberSpend, TeamSpend};
 use crate::store::dir::{Info, Kind, Loc};
 use crate::store::light::{LightEntry, LightFrame};
 use crate::store::paths::{MemberName, RESERVED};
@@ -78,6 +78,51 @@ pub enum Waiting {
     Blocked,
     /// Inside a turn, but its transcript has not grown for the stall threshold.
     Stalled,
+    /// Its last API call was refused for its rate (429) or usage window.
+    RateLimited,
+    /// The API was overloaded (529).
+    Overloaded,
+    /// Another API failure (a 5xx, a dropped connection, or a retry whose cause Claude Code did
+    /// not record).
+    ApiError,
+    /// A request was sent and nothing came back for longer than the threshold.
+    NoResponse,
+    /// Its pane or process is gone while it owns a task in progress or has unread messages.
+    Dead,
+}
+
+impl Waiting {
+    /// Whether a person (or an action) must handle it: waiting longer changes nothing.
+    pub fn needs_hand(self, detail: Option<&WaitingDetail>) -> bool {
+        match self {
+            Waiting::Dead => true,
+            Waiting::RateLimited | Waiting::Overloaded | Waiting::ApiError => {
+                detail.is_some_and(|d| d.exhausted)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What more is known about why a member waits (`status --json` `waiting_detail`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WaitingDetail {
+    /// The HTTP status of the failed call, when known.
+    pub status: Option<u16>,
+    /// The attempt that failed (1-based), when known.
+    pub attempt: Option<u32>,
+    /// How many retries Claude Code makes at most, when known.
+    pub max_retries: Option<u32>,
+    /// When the next attempt is due.
+    pub retry_at: Option<String>,
+    /// When the usage window resets, when Claude Code recorded one.
+    pub resets_at: Option<String>,
+    /// Whether the retries ran out (the turn ended with the error).
+    pub exhausted: bool,
+    /// Claude Code's own one-line text (teammate-reachable text: escaped when shown).
+    pub message: Option<String>,
+    /// Since when (the request's first send; the failure; the pane's death).
+    pub since: Option<String>,
 }
 
 impl fmt::Display for Waiting {
@@ -87,6 +132,11 @@ impl fmt::Display for Waiting {
             Waiting::Plan => "plan",
             Waiting::Blocked => "blocked",
             Waiting::Stalled => "stalled",
+            Waiting::RateLimited => "rate_limited",
+            Waiting::Overloaded => "overloaded",
+            Waiting::ApiError => "api_error",
+            Waiting::NoResponse => "no_response",
+            Waiting::Dead => "dead",
         })
     }
 }
@@ -135,8 +185,11 @@ pub struct MemberStatus {
     pub model: Option<String>,
     /// What it is doing: the tool call in progress, or the last text it wrote.
     pub activity: Option<Activity>,
-    /// Why it is not progressing: `permission`, `plan`, `blocked`, `stalled` or `null`.
+    /// Why it is not progressing: `permission`, `plan`, `dead`, `rate_limited`, `overloaded`,
+    /// `api_error`, `no_response`, `blocked`, `stalled` or `null`.
     pub waiting: Option<Waiting>,
+    /// What more is known about it (API failures, no response, a dead pane).
+    pub waiting_detail: Option<WaitingDetail>,
     /// Its transcript files.
     pub transcripts: Vec<String>,
 }
@@ -159,6 +212,8 @@ pub struct Work<'a> {
     pub requests: &'a [Request],
     /// A member inside a turn whose transcript has not grown for this long is stalled.
     pub stall_after: Duration,
+    /// A request without an answer for this long is `no_response`.
+    pub no_response_after: Duration,
 }
 
 /// The team-level part of a status.
@@ -685,12 +740,27 @@ fn member_status(
         .iter()
         .filter(|task| task.owner.as_deref() == Some(&name));
     let spend = t.work.and_then(|w| w.spend.members.get(&name));
-    let waiting = t.work.and_then(|w| {
-        let stalled = spend.is_some_and(|s| s.stalled(t.now, w.stall_after))
-            && state != State::Terminated
-            && process_alive != Some(false);
-        waiting(w, t.board, &name, owned.clone(), stalled)
-    });
+    let tasks_in_progress = owned.clone().filter(|t| t.status == "in_progress").count();
+    let (waiting, waiting_detail) = t
+        .work
+        .and_then(|w| {
+            let gone = state != State::Terminated && process_alive == Some(false);
+            let dead = (gone && (tasks_in_progress > 0 || pending > 0)).then(|| WaitingDetail {
+                message: Some(if tasks_in_progress > 0 {
+                    format!("its process is gone with {tasks_in_progress} task(s) in progress")
+                } else {
+                    format!("its process is gone with {pending} unread message(s)")
+                }),
+                ..WaitingDetail::default()
+            });
+            let alive = state != State::Terminated && process_alive != Some(false);
+            let stalled = alive && spend.is_some_and(|s| s.stalled(t.now, w.stall_after));
+            let api = spend
+                .filter(|_| alive)
+                .and_then(|s| api_reason(s, t.now, w));
+            waiting(w, t.board, &name, owned.clone(), dead, api, stalled)
+        })
+        .unzip();
     MemberStatus {
         agent_id: m.and_then(|m| m.agent_id.clone()),
         agent_type: m.and_then(|m| m.agent_type.clone()),
@@ -703,7 +773,7 @@ fn member_status(
         process_alive,
         session_status: t.session_status.clone().filter(|_| is_lead),
         pending,
-        tasks_in_progress: owned.clone().filter(|t| t.status == "in_progress").count(),
+        tasks_in_progress,
         tasks_owned: owned.filter(|t| t.status != "completed").count(),
         in_config: m.is_some(),
         tokens: spend.map(|s| s.tokens),
@@ -712,6 +782,7 @@ fn member_status(
         model: spend.and_then(|s| s.model.clone()),
         activity: spend.and_then(|s| s.activity.clone()),
         waiting,
+        waiting_detail: waiting_detail.flatten(),
         transcripts: spend
             .map(|s| {
                 s.transcripts
@@ -724,14 +795,17 @@ fn member_status(
     }
 }
 
-/// Why `name` is not progressing, the first reason that holds (see the module docs).
+/// Why `name` is not progressing, the first reason that holds (see the module docs), and
+/// what more is known about it.
 fn waiting<'a>(
     w: &Work,
     board: &Board,
     name: &str,
     owned: impl Iterator<Item = &'a Task>,
+    dead: Option<WaitingDetail>,
+    api: Option<(Waiting, WaitingDetail)>,
     stalled: bool,
-) -> Option<Waiting> {
+) -> Option<(Waiting, Option<WaitingDetail>)> {
     let asks = |k: &[RequestKind]| {
         w.requests
             .iter()
@@ -741,16 +815,93 @@ fn waiting<'a>(
         .filter(|t| t.status != "completed" && !t.is_internal())
         .collect();
     if asks(&[RequestKind::Permission, RequestKind::SandboxPermission]) {
-        Some(Waiting::Permission)
+        Some((Waiting::Permission, None))
     } else if asks(&[RequestKind::PlanApproval]) {
-        Some(Waiting::Plan)
+        Some((Waiting::Plan, None))
+    } else if let Some(d) = dead {
+        Some((Waiting::Dead, Some(d)))
+    } else if let Some((why, d)) = api {
+        Some((why, Some(d)))
     } else if !open.is_empty() && open.iter().all(|t| board.view(t).blocked) {
-        Some(Waiting::Blocked)
+        Some((Waiting::Blocked, None))
     } else if stalled {
-        Some(Waiting::Stalled)
+        Some((Waiting::Stalled, None))
     } else {
         None
     }
+}
+
+/// What a member's newest transcript says of its API calls at `now`: failing (and whether the
+/// retries ran out), being retried, or sent and unanswered for `w.no_response_after`.
+fn api_reason(s: &MemberSpend, now: DateTime<Utc>, w: &Work) -> Option<(Waiting, WaitingDetail)> {
+    let api = &s.api;
+    let by_status = |status: Option<u16>, kind: Option<&str>| match (status, kind) {
+        (Some(429), _) | (_, Some("rate_limit")) => Waiting::RateLimited,
+        (Some(529), _) => Waiting::Overloaded,
+        _ => Waiting::ApiError,
+    };
+    if let Some(f) = &api.failed {
+        let detail = WaitingDetail {
+            status: f.status,
+            exhausted: true,
+            message: f.text.clone(),
+            since: f.at.clone(),
+            ..WaitingDetail::default()
+        };
+        return Some((by_status(f.status, f.kind.as_deref()), detail));
+    }
+    if let Some(r) = &api.retry {
+        let at = r.at.as_deref().and_then(parse_time);
+        let retry_at = at.zip(r.retry_in_ms).map(|(at, ms)| {
+            crate::time::iso_millis(at + chrono::Duration::milliseconds(ms as i64))
+        });
+        let detail = WaitingDetail {
+            status: r.status,
+            attempt: r.attempt,
+            max_retries: r.max_retries,
+            retry_at,
+            resets_at: r
+                .resets_at
+                .and_then(|s| DateTime::from_timestamp(s, 0))
+                .map(crate::time::iso_millis),
+            exhausted: false,
+            message: r.text.clone().or_else(|| r.connection.clone()),
+            since: api.first_sent.clone(),
+        };
+        return Some((by_status(r.status, None), detail));
+    }
+    if api.sends >= 2 {
+        // Claude Code 2.1.332 writes no error line for an interactive session: the same request
+        // sent again is all that shows.
+        let detail = WaitingDetail {
+            attempt: Some(api.sends - 1),
+            message: Some(
+                "the same request was sent again: Claude Code is retrying a failed call".into(),
+            ),
+            since: api.first_sent.clone(),
+            ..WaitingDetail::default()
+        };
+        return Some((Waiting::ApiError, detail));
+    }
+    let sent = api.last_sent.as_deref().and_then(parse_time)?;
+    let quiet = now.signed_duration_since(sent).to_std().unwrap_or_default();
+    (api.waiting_for_answer() && quiet >= w.no_response_after).then(|| {
+        let detail = WaitingDetail {
+            message: Some(format!(
+                "no answer to its request for {}",
+                crate::units::duration(quiet.as_secs())
+            )),
+            since: api.last_sent.clone(),
+            ..WaitingDetail::default()
+        };
+        (Waiting::NoResponse, detail)
+    })
+}
+
+fn parse_time(t: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(t)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// Counts the tasks of a board by status (internal tasks left out).

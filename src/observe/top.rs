@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::observe::reader::{Present, TeamReader};
 use crate::observe::spend::CostSource;
-use crate::observe::status::{self, MemberStatus, State, TaskCounts};
+use crate::observe::status::{self, MemberStatus, State, TaskCounts, WaitingDetail};
 use crate::observe::watch::{Changes, Event};
 use crate::store::Entry;
 use crate::team::config::Team;
@@ -328,6 +328,8 @@ pub struct MemberRow {
     /// it owns is blocked), `stalled` (inside a turn, its transcript quiet for the stall
     /// threshold); `null` otherwise.
     pub waiting: Option<String>,
+    /// What more is known about it (`status --json`'s `waiting_detail`).
+    pub waiting_detail: Option<WaitingDetail>,
     /// What it is doing, in one line: `Bash: npm test` (a tool call without its result yet),
     /// `text: All done` (the last text it wrote); `null` without a transcript.
     pub doing: Option<String>,
@@ -559,6 +561,7 @@ fn row(m: &MemberStatus, lead: bool) -> MemberRow {
         color: m.color.clone(),
         state: m.state,
         waiting: m.waiting.map(|w| w.to_string()),
+        waiting_detail: m.waiting_detail.clone(),
         doing: m.activity.as_ref().map(doing),
         activity: m.activity.clone(),
         cost_usd: m.cost_usd,

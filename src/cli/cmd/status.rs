@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
 use teamctl::observe::reader::{Options, TeamReader};
-use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals};
+use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, WaitingDetail};
 use teamctl::team::config;
 use teamctl::team::config::Team;
 use teamctl::team::mailbox;
@@ -43,9 +43,9 @@ use crate::cli::term::{self, escape_line as esc};
 /// From the members' Claude Code transcripts ($CLAUDE_CONFIG_DIR/projects/…, read-only) it
 /// adds what each one is doing (DOING: the tool call in progress with a summary of its input,
 /// or the last text it wrote), what it has cost (COST, and the team's total on the cost: line)
-/// and why it is not progressing (WAITING): permission (a permission request of its is
-/// unanswered in the lead's inbox), plan (its plan awaits approval), blocked (every task it owns
-/// is blocked), stalled (inside a turn, but its transcript has not grown for --stall-after).
+/// and why it is not progressing (WAITING, the first that holds, listed under "Waiting" below;
+/// a line after the table says more where more is known: the HTTP status, the attempt, when
+/// the next try is due, when a usage window resets).
 /// Cost is Claude Code's own figure (cost_source claude_code) for a session that ended and
 /// recorded one, else computed from the responses' token usage with the prices of the Claude
 /// Code version that wrote them (computed), or null for a model it cannot price (the tokens are
@@ -65,13 +65,16 @@ use crate::cli::term::{self, escape_line as esc};
 /// "state","last_event_at","last_event_kind","is_active","process_alive","session_status",
 /// "pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
 /// "cache_read","cache_creation"},"cost_usd","cost_source","model","activity":{"at","kind",
-/// "tool","summary"},"waiting","transcripts"}],"tasks":{"pending","in_progress","completed",
+/// "tool","summary"},"waiting","waiting_detail":{"status","attempt","max_retries","retry_at",
+/// "resets_at","exhausted","message","since"},"transcripts"}],"tasks":{"pending","in_progress","completed",
 /// "blocked","ready"},"totals":{"tokens":{…},"cost_usd"}}`; format is legacy, current, mixed or
 /// unknown (above); last_event_kind is message, a frame type (idle_notification,
 /// shutdown_approved, …), inbox_drained or is_active; process_alive and lead_alive are null where
 /// nothing can be checked; cost_source is claude_code or computed; activity's kind is tool_use (a
 /// call without its result yet) or text (the last text written); waiting is permission, plan,
-/// blocked, stalled or null; the transcript keys are null (transcripts []) for a member without
+/// dead, rate_limited, overloaded, api_error, no_response, blocked, stalled or null, and
+/// waiting_detail is null unless more is known (exhausted: the retries ran out, the member's
+/// turn ended with the error, and waiting changes nothing); the transcript keys are null (transcripts []) for a member without
 /// one, and totals' are null when no member has one. For all teams: `{"schema_version":1,
 /// "teams":[{"name","members","last_activity_at","lead_alive"}]}`.
 #[derive(Debug, Args)]
@@ -85,6 +88,20 @@ use crate::cli::term::{self, escape_line as esc};
   idle        its last event is older than that
   unknown     no signal at all
 
+Waiting (from the transcripts and the team's files):
+  permission    a permission request of its is unanswered in the lead's inbox
+  plan          its plan awaits approval
+  dead          its pane or process is gone while it owns a task in progress or has unread
+                messages
+  rate_limited  its last API call was refused with 429 (a rate or a usage window); Claude Code
+                retries it, up to 10 times over about 3 minutes
+  overloaded    the API answered 529
+  api_error     another failure (a 5xx, a dropped or silent connection), or the same request
+                sent again while Claude Code did not record why (interactive sessions)
+  no_response   a request has had no answer for --no-response-after
+  blocked       every task it owns is blocked
+  stalled       inside a turn, but its transcripts have not grown for --stall-after
+
 Examples:
   teamctl status
   teamctl status --all-teams
@@ -97,6 +114,10 @@ pub(crate) struct StatusArgs {
     /// A member inside a turn whose transcript has not grown for this long is stalled
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     stall_after: String,
+
+    /// A member whose API request has had no answer for this long is no_response
+    #[arg(long, value_name = "DURATION", default_value = "3m")]
+    no_response_after: String,
 
     /// One row per team instead of one team's members
     #[arg(long)]
@@ -140,6 +161,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let opts = Options {
         idle_after,
         stall_after,
+        no_response_after: time::parse_duration(&args.no_response_after)?,
         ..Options::default()
     };
     let single = if args.all_teams {
@@ -357,7 +379,46 @@ fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
         );
         out.push(line.trim_end().to_string());
     }
+    // Why each waiting member waits, where more is known (API failures, a dead pane).
+    for m in members {
+        if let (Some(w), Some(d)) = (m.waiting, &m.waiting_detail) {
+            out.push(format!("{}: {w}: {}", esc(&m.name), esc(&why(d, ctx.now))));
+        }
+    }
     ctx.out.line(&out.join("\n"))
+}
+
+/// `529 Overloaded · attempt 3 of 10 · next try in 4s · since 2m`: a waiting detail in one line.
+fn why(d: &WaitingDetail, now: DateTime<Utc>) -> String {
+    let at = |t: &str| {
+        DateTime::parse_from_rfc3339(t)
+            .ok()
+            .map(|t| (t.with_timezone(&Utc) - now).num_seconds())
+    };
+    let mut parts = Vec::new();
+    match (&d.message, d.status) {
+        (Some(m), _) => parts.push(m.clone()),
+        (None, Some(s)) => parts.push(format!("HTTP {s}")),
+        (None, None) => {}
+    }
+    match (d.attempt, d.max_retries) {
+        (Some(a), Some(max)) => parts.push(format!("attempt {a} of {max}")),
+        (Some(a), None) => parts.push(format!("attempt {a}")),
+        _ => {}
+    }
+    if d.exhausted {
+        parts.push("out of retries".into());
+    }
+    if let Some(s) = d.retry_at.as_deref().and_then(at) {
+        parts.push(format!("next try in {}", age(s)));
+    }
+    if let Some(t) = &d.resets_at {
+        parts.push(format!("usage window resets {}", t.replace('T', " ")));
+    }
+    if let Some(s) = d.since.as_deref().and_then(at) {
+        parts.push(format!("since {} ago", age(-s)));
+    }
+    parts.join(" · ")
 }
 
 /// `Bash: cargo test (2m ago)`, `text: All done (10s ago)`, cut to `max` columns (the age kept).

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::store::dir::Loc;
 use crate::team::config::TeamConfig;
+use crate::team::transcript::api::Api;
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Kind, Session};
 use crate::team::transcript::{Activity, FileState, Tokens, pricing};
@@ -58,6 +59,8 @@ pub struct MemberSpend {
     /// Whether its newest session is inside a turn (its last entry is not an ended assistant
     /// turn).
     pub in_turn: bool,
+    /// Where the API calls of its newest transcript stand.
+    pub api: Api,
 }
 
 /// `unpriced` at the highest prices teamctl knows for each model's family.
@@ -400,6 +403,7 @@ fn member_spend<'a>(
             {
                 newest = Some(t);
                 m.in_turn = st.turn.messages > 0 && !st.turn.ended;
+                m.api = st.api.clone();
             }
             if let Some(model) = &st.model
                 && (m.model.is_none() || p.path() == s.path.path())

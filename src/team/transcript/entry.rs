@@ -275,6 +275,25 @@ pub struct Line<'a> {
     /// `content` (system entries).
     #[serde(default, deserialize_with = "text_or_skip")]
     pub content: Option<String>,
+    /// `error`: an object on `api_error` lines, a string (`rate_limit`, …) on the synthetic
+    /// entry that ends a turn whose retries ran out; read when wanted.
+    #[serde(default, borrow)]
+    pub error: Option<&'a RawValue>,
+    /// `retryAttempt` (`api_error` lines).
+    #[serde(default, rename = "retryAttempt")]
+    pub retry_attempt: Option<u32>,
+    /// `maxRetries` (`api_error` lines).
+    #[serde(default, rename = "maxRetries")]
+    pub max_retries: Option<u32>,
+    /// `retryInMs` (`api_error` lines; fractional on 2.1.112).
+    #[serde(default, rename = "retryInMs")]
+    pub retry_in_ms: Option<f64>,
+    /// `apiErrorStatus` (the synthetic entry of a failed call).
+    #[serde(default, rename = "apiErrorStatus")]
+    pub api_error_status: Option<u16>,
+    /// `requestDigest` (`api-request` lines: the same digest again is a retry).
+    #[serde(default, rename = "requestDigest", borrow)]
+    pub request_digest: Option<Cow<'a, str>>,
 }
 
 /// `message` of a user or assistant entry.
@@ -430,6 +449,20 @@ fn web_searches<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
             .unwrap_or(0),
         _ => 0,
     })
+}
+
+impl Content<'_> {
+    /// Its text: the string, or the text blocks joined.
+    pub fn text(&self) -> Option<String> {
+        match self {
+            Content::None => None,
+            Content::Text(t) => Some(t.to_string()),
+            Content::Blocks(b) => {
+                let texts: Vec<&str> = b.iter().filter_map(|b| b.text.as_deref()).collect();
+                (!texts.is_empty()).then(|| texts.join("\n"))
+            }
+        }
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {

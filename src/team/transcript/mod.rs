@@ -33,6 +33,7 @@
 //!   `cost-state`; so the last `cost-state`, when no response follows it, is the session's
 //!   figure.
 
+pub mod api;
 pub mod entry;
 pub mod index;
 pub mod locate;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::dir::Loc;
 use crate::team::model::first_line;
+use crate::team::transcript::api::Api;
 use crate::team::transcript::entry::{Content, Line, Usage};
 
 /// Lines longer than this are skipped unread (bytes).
@@ -314,6 +316,8 @@ pub struct FileState {
     pub model: Option<String>,
     /// Tokens and cost.
     pub spend: Spend,
+    /// Where its calls to the API stand.
+    pub api: Api,
     /// The turn.
     pub turn: Turn,
     /// The last text written, as an activity.
@@ -344,7 +348,7 @@ impl FileState {
         };
         if !matches!(
             kind,
-            b"user" | b"assistant" | b"cost-state" | b"system" | b"attachment"
+            b"user" | b"assistant" | b"cost-state" | b"system" | b"attachment" | b"api-request"
         ) {
             return;
         }
@@ -404,6 +408,8 @@ impl FileState {
                 }
             }
             "assistant" => self.assistant(&l),
+            "api-request" => self.api.request(&l),
+            "system" if l.subtype.as_deref() == Some("api_error") => self.api.error(&l),
             _ => {}
         }
     }
@@ -437,6 +443,11 @@ impl FileState {
         }
         if !model.is_empty() && model != "<synthetic>" {
             self.model = Some(model.to_string());
+        }
+        if l.api_error == Some(true) {
+            self.api.gave_up(l, m.content.text());
+        } else if model != "<synthetic>" {
+            self.api.answered();
         }
         if l.is_meta == Some(true) {
             return;
@@ -531,6 +542,7 @@ impl FileState {
         self.turn.ended = false;
         if u.results.is_empty() {
             self.turn.prompts += 1;
+            self.api.prompted();
             // A new prompt: whatever was open will not get its result in this turn.
             self.open_tools.clear();
         } else {

@@ -6,6 +6,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::team::transcript::api::Api;
 
 fn line(v: Value) -> Vec<u8> {
     let mut b = v.to_string().into_bytes();
@@ -309,4 +310,129 @@ fn claude_codes_figure_is_read_to_the_last_bit() {
     let c = st.spend.claude_code().unwrap().total_cost_usd;
     assert_eq!(c, 0.9736719999999999);
     assert_ne!(c, 0.973672);
+}
+
+fn api_request(digest: &str, at: &str) -> Value {
+    json!({"type":"api-request","sessionId":"s1","id":"r","timestamp":at,"version":"2.1.332",
+        "querySource":"repl_main_thread","params":{"model":"claude-opus-5-5"},"requestDigest":digest})
+}
+
+fn synthetic(status: Option<u16>, error: &str, text: &str) -> Value {
+    let mut e = json!({"type":"assistant","timestamp":"2026-12-01T14:49:13.753Z","sessionId":"s1",
+        "message":{"id":"8aca3004","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence",
+            "content":[{"type":"text","text":text}],
+            "usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},
+        "error":error,"isApiErrorMessage":true});
+    if let Some(s) = status {
+        e["apiErrorStatus"] = s.into();
+    }
+    e
+}
+
+/// As an interactive 2.1.332 session writes a retried call (docs/research §1.3): the same
+/// digest again and again, no error line; then the synthetic entry once the retries run out;
+/// then a new prompt.
+#[test]
+fn a_retried_call_then_its_failure_then_a_new_prompt() {
+    let mut st = FileState::default();
+    feed_all(
+        &mut st,
+        &[
+            api_request("d1", "2026-12-01T14:49:10.574Z"),
+            assistant(
+                "m1",
+                json!([{"type":"text","text":"ok"}]),
+                "end_turn",
+                10,
+                5,
+            ),
+        ],
+    );
+    assert_eq!(st.api, Api::default(), "answered");
+    feed_all(
+        &mut st,
+        &[
+            api_request("d2", "2026-12-01T14:49:11.999Z"),
+            api_request("d2", "2026-12-01T14:49:12.542Z"),
+            api_request("d2", "2026-12-01T14:49:13.717Z"),
+        ],
+    );
+    assert_eq!(st.api.sends, 3);
+    assert_eq!(
+        st.api.first_sent.as_deref(),
+        Some("2026-12-01T14:49:11.999Z")
+    );
+    assert!(
+        st.api.retry.is_none(),
+        "no error line from an interactive session"
+    );
+    let text = "API Error: 529 Overloaded. This is a server-side issue";
+    feed_all(&mut st, &[synthetic(Some(529), "server_error", text)]);
+    let f = st.api.failed.clone().unwrap();
+    assert_eq!(
+        (f.status, f.kind.as_deref(), f.text.as_deref()),
+        (Some(529), Some("server_error"), Some(text))
+    );
+    assert_eq!(st.api.sends, 0);
+    // The synthetic entry costs nothing and is no model.
+    assert_eq!(st.spend.tokens().input, 10);
+    assert_eq!(st.model.as_deref(), Some("claude-opus-5-5"));
+    feed_all(
+        &mut st,
+        &[
+            json!({"type":"user","timestamp":"2026-12-01T14:50:00.000Z","message":{"role":"user","content":"Token: P-2"}}),
+        ],
+    );
+    assert!(
+        st.api.failed.is_none(),
+        "a new prompt: the failure is behind it"
+    );
+}
+
+/// As a headless 2.1.332 session writes a failed attempt it will retry (docs/research §1.2).
+#[test]
+fn an_api_error_line_says_status_attempt_and_window() {
+    let mut st = FileState::default();
+    feed_all(
+        &mut st,
+        &[
+            api_request("d1", "2026-12-01T10:00:00.000Z"),
+            json!({"type":"system","subtype":"api_error","level":"error",
+                "error":{"message":"429 {}","status":429,"requestId":"req_1",
+                    "formatted":"429 Number of request tokens has exceeded your per-minute rate limit",
+                    "connection":null,"isNetworkDown":false,
+                    "rateLimits":{"rateLimitType":"five_hour","resetsAt":1796138090},"noResponse":null},
+                "retryInMs":3406,"retryAttempt":1,"maxRetries":10,"source":"request_retry",
+                "timestamp":"2026-12-01T10:00:01.000Z","sessionId":"s1"}),
+        ],
+    );
+    let r = st.api.retry.clone().unwrap();
+    assert_eq!(
+        (r.status, r.attempt, r.max_retries),
+        (Some(429), Some(1), Some(10))
+    );
+    assert_eq!(r.retry_in_ms, Some(3406));
+    assert_eq!(
+        (r.resets_at, r.window.as_deref()),
+        (Some(1796138090), Some("five_hour"))
+    );
+    assert_eq!(
+        r.text.as_deref(),
+        Some("429 Number of request tokens has exceeded your per-minute rate limit")
+    );
+    // A connection error has no status, only its code; 2.1.112's fractional wait is read.
+    feed_all(
+        &mut st,
+        &[
+            json!({"type":"system","subtype":"api_error","level":"error",
+            "error":{"formatted":"Connection dropped (ECONNRESET)","connection":{"code":"ECONNRESET"}},
+            "retryInMs":578.55,"retryAttempt":2,"maxRetries":10,"timestamp":"2026-12-01T10:00:05.000Z"}),
+        ],
+    );
+    let r = st.api.retry.clone().unwrap();
+    assert_eq!(
+        (r.status, r.connection.as_deref()),
+        (None, Some("ECONNRESET"))
+    );
+    assert_eq!(r.retry_in_ms, Some(578));
 }
