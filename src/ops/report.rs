@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::text::is_control;
+use crate::units::{duration, usd};
 
 /// The largest `summary.json` read from a record (a bigger one is refused, not read).
 pub const MAX_SUMMARY: u64 = 64 * 1024 * 1024;
@@ -235,25 +236,6 @@ fn team(record: &Path, s: &Value) -> Result<Team> {
     })
 }
 
-/// `1h 02m`, `4m 05s`, `12s`.
-pub fn duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match (s / 3600, (s / 60) % 60, s % 60) {
-        (0, 0, sec) => format!("{sec}s"),
-        (0, m, sec) => format!("{m}m {sec:02}s"),
-        (h, m, _) => format!("{h}h {m:02}m"),
-    }
-}
-
-/// `$1.23` (`$0.0042` below a cent).
-pub fn usd(v: f64) -> String {
-    if v > 0.0 && v < 0.01 {
-        format!("${v:.4}")
-    } else {
-        format!("${v:.2}")
-    }
-}
-
 /// The report for a person: GitHub-flavoured Markdown that can be appended to
 /// `$GITHUB_STEP_SUMMARY` as it is. A heading with the counts, a table with a row per team
 /// (outcome, duration, cost, tasks done, a link to its section) and the totals, the records that
@@ -288,7 +270,7 @@ pub fn markdown(r: &Report) -> String {
                 "| {n} | {} | {} | {} | {} | {} of {} | [team {n}](#team-{n}) |",
                 inline(&t.name, 80),
                 t.outcome.as_deref().map_or("—".into(), |o| inline(o, 40)),
-                t.duration_ms.map_or("—".into(), duration),
+                t.duration_ms.map_or("—".into(), |ms| duration(ms / 1000)),
                 t.cost_usd.map_or("—".into(), usd),
                 t.tasks.completed,
                 t.tasks.total,
@@ -302,7 +284,7 @@ pub fn markdown(r: &Report) -> String {
             } else {
                 outcomes.join(", ")
             },
-            duration(r.totals.duration_ms),
+            duration(r.totals.duration_ms / 1000),
             r.totals.cost_usd.map_or("—".into(), usd),
             r.totals.tasks.completed,
             r.totals.tasks.total,
@@ -496,15 +478,5 @@ mod tests {
         let f = fenced("``` not a fence\n````", 100);
         assert!(f.starts_with("`````text\n"), "{f}");
         assert!(f.ends_with("\n`````\n"), "{f}");
-    }
-
-    #[test]
-    fn formats() {
-        assert_eq!(duration(12_400), "12s");
-        assert_eq!(duration(245_000), "4m 05s");
-        assert_eq!(duration(3_720_000), "1h 02m");
-        assert_eq!(usd(1.234), "$1.23");
-        assert_eq!(usd(0.0042), "$0.0042");
-        assert_eq!(usd(0.0), "$0.00");
     }
 }

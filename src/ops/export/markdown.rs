@@ -16,9 +16,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::observe::spend::CostSource;
 use crate::ops::export::summary::{Message, MessageState, Summary};
-use crate::ops::report;
 use crate::team::transcript::Tokens;
 use crate::text::is_control;
+use crate::units::{self, count};
 
 /// The size the report keeps under (GitHub refuses a step summary over 1 MiB).
 pub const BUDGET: usize = 900 * 1024;
@@ -337,15 +337,6 @@ pub fn render(s: &Summary) -> String {
     md
 }
 
-/// `12`, `4.5k`, `1.2M`.
-fn count(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
 /// Tokens by kind: `in / out / cache read / cache write`.
 fn tokens(t: &Tokens) -> String {
     format!(
@@ -361,7 +352,7 @@ fn tokens(t: &Tokens) -> String {
 /// there are tokens), `—` without a transcript.
 fn cost(usd: Option<f64>, source: Option<CostSource>, known: bool) -> String {
     // `\$`: two dollar signs in a line must not read as a formula on GitHub.
-    let shown = |v: f64| report::usd(v).replace('$', "\\$");
+    let shown = |v: f64| units::usd(v).replace('$', "\\$");
     match (usd, source) {
         (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", shown(v)),
         (Some(v), _) => format!("{} (computed)", shown(v)),

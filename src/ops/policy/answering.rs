@@ -66,7 +66,8 @@ pub fn answer_pending(
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let idle = idle_times(&team.inbox_path(lead))?;
-    for request in protocol::pending(team, lead, log, now)? {
+    let sent = crate::team::sentlog::entries(log)?;
+    for request in protocol::pending(team, lead, &sent, now)? {
         if !seen.insert(request.request_id.clone()) {
             continue;
         }

@@ -3,11 +3,11 @@
 use chrono::{DateTime, Utc};
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
-use teamctl::observe::budget::usd;
+use teamctl::units::{count, usd};
 use unicode_width::UnicodeWidthStr;
 
 use super::theme::{Theme, esc};
-use super::words::{ago, clock, count, elapsed};
+use super::words::{ago, clock, since};
 use crate::cli::tui::app::App;
 
 /// The header: the team, its lead, its age, its cost, the last change, problems, you; parts
@@ -26,7 +26,7 @@ pub(super) fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Li
         }
         parts.push(lead);
     }
-    if let Some(up) = h.created_at.as_deref().and_then(|c| elapsed(now, c)) {
+    if let Some(up) = h.created_at.as_deref().and_then(|c| since(now, c)) {
         parts.push(vec![Span::raw(format!("up {up}"))]);
     }
     match (h.cost_usd, &h.tokens) {

@@ -7,12 +7,12 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use ratatui::widgets::{Cell, HighlightSpacing, Row, Table};
-use teamctl::observe::budget::usd;
 use teamctl::observe::top::MemberRow;
+use teamctl::units::{count, usd};
 use unicode_width::UnicodeWidthStr;
 
 use super::theme::{Theme, esc, pane};
-use super::words::{ago, count, cut_front};
+use super::words::{ago, cut_front};
 use crate::cli::term::cut;
 use crate::cli::tui::app::{App, Pane};
 

@@ -1,33 +1,19 @@
-//! Times, counts and text shaped for the screen: `5s` ago, `2h 13m` up, `19:35:00`, `1.2k`,
-//! lines wrapped at a space, text cut from the front.
+//! Times and text shaped for the screen: `5s` ago, `19:35:00`, lines wrapped at a space, text
+//! cut from the front (counts and dollars are [`teamctl::units`]'s).
 
 use chrono::{DateTime, Utc};
+use teamctl::units;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// `5s`, `3m`, `2h`, `4d`; `-` for no time.
 pub(super) fn ago(now: DateTime<Utc>, at: Option<&str>) -> String {
-    let Some(t) = at.and_then(|a| DateTime::parse_from_rfc3339(a).ok()) else {
-        return "-".into();
-    };
-    let s = (now - t.with_timezone(&Utc)).num_seconds().max(0);
-    match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
+    at.and_then(|a| since(now, a)).unwrap_or_else(|| "-".into())
 }
 
-/// `3d 4h`, `2h 13m`, `5m`, `40s`.
-pub(super) fn elapsed(now: DateTime<Utc>, since: &str) -> Option<String> {
-    let t = DateTime::parse_from_rfc3339(since).ok()?;
-    let s = (now - t.with_timezone(&Utc)).num_seconds().max(0);
-    Some(match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86400 => format!("{}h {}m", s / 3600, s % 3600 / 60),
-        s => format!("{}d {}h", s / 86400, s % 86400 / 3600),
-    })
+/// How long ago `at` was (as [`units::age`]); `None` when it is not a time.
+pub(super) fn since(now: DateTime<Utc>, at: &str) -> Option<String> {
+    let t = DateTime::parse_from_rfc3339(at).ok()?;
+    Some(units::age((now - t.with_timezone(&Utc)).num_seconds()))
 }
 
 /// `19:35:00` (UTC, as `watch` prints times).
@@ -35,15 +21,6 @@ pub(super) fn clock(at: &str) -> String {
     match DateTime::parse_from_rfc3339(at) {
         Ok(t) => t.with_timezone(&Utc).format("%H:%M:%S").to_string(),
         Err(_) => "--:--:--".into(),
-    }
-}
-
-/// `1.2k`, `3.4M`, `800`.
-pub(super) fn count(n: u64) -> String {
-    match n {
-        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
-        n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),
-        n => n.to_string(),
     }
 }
 

@@ -1,29 +1,15 @@
-//! What each member of a team has done and spent, from the transcripts
-//! ([`crate::team::transcript`]): tokens, cost and where the cost figure comes from, the model,
-//! the current activity, the transcript files.
-//!
-//! Cost, per session (a process: the lead, a pane teammate):
-//! - `claude_code`: the session ended and left a `cost-state` nothing followed: Claude Code's
-//!   own `totalCostUSD` and `modelUsage` tokens. It covers everything that ran in the process,
-//!   so the in-process teammates' own figures (computed from their files) are taken out of the
-//!   lead's share and the team total is the sum of the sessions' figures, exactly what Claude
-//!   Code recorded;
-//! - `computed`: otherwise, from each response's `usage` with Claude Code's own prices
-//!   ([`crate::team::transcript::pricing`]), for the session's file and its subagents';
-//! - unknown (`null`): a response of a model without a price; the tokens are still counted.
-//!
-//! Claude Code's own figure also counts the small side requests it makes without writing them to
-//! the transcript (it records them in `cost-state` only), so while a session runs the computed
-//! figure can be a little lower than what it will record at the end.
+//! The sum: what each member spent, from its located sessions as the index last read them.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, Utc};
 
 use serde::Serialize;
 
 use crate::store::dir::Loc;
-use crate::team::config::{Team, TeamConfig};
+use crate::team::config::TeamConfig;
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Kind, Session};
 use crate::team::transcript::{Activity, FileState, Tokens};
@@ -70,6 +56,18 @@ pub struct MemberSpend {
     pub in_turn: bool,
 }
 
+impl MemberSpend {
+    /// Whether it is stalled at `now`: inside a turn, its transcripts quiet for `after`.
+    pub fn stalled(&self, now: DateTime<Utc>, after: Duration) -> bool {
+        self.in_turn
+            && self.last_write.is_some_and(|t| {
+                SystemTime::from(now)
+                    .duration_since(t)
+                    .is_ok_and(|d| d >= after)
+            })
+    }
+}
+
 /// A team's work: each member with a transcript, and the totals.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TeamSpend {
@@ -92,21 +90,6 @@ impl TeamSpend {
     }
 }
 
-/// Reads the transcripts of the opened `team` through the index kept in `data_dir` (none: in
-/// memory only), then saves the index. A failure to save is returned beside the spend: it only
-/// makes the next read longer.
-pub fn read_team_indexed(
-    team: &Team,
-    data_dir: Option<&Path>,
-) -> (TeamSpend, Option<anyhow::Error>) {
-    let Some(cfg) = &team.config else {
-        return (TeamSpend::default(), None);
-    };
-    let mut index = Index::load(data_dir);
-    let spend = read_team(team.layout.root_loc(), team.name.as_str(), cfg, &mut index);
-    (spend, index.save().err())
-}
-
 /// Reads the transcripts of `team` (whose config is `cfg`, under the config dir `root`)
 /// through `index`: only what was appended since the index last saw each file is parsed.
 pub fn read_team(root: &Loc, team: &str, cfg: &TeamConfig, index: &mut Index) -> TeamSpend {
@@ -120,24 +103,17 @@ pub fn read_team(root: &Loc, team: &str, cfg: &TeamConfig, index: &mut Index) ->
     spend
 }
 
-/// [`read_team`] for sessions already located.
-pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
-    // Everything read up to its end first (in parallel when there is much to read); below,
-    // each file's state is then only looked at.
-    let all: Vec<Loc> = located
-        .values()
-        .flatten()
-        .flat_map(|s| s.files().cloned())
-        .collect();
-    index.update_all(&all);
-    let state = |index: &Index, p: &Loc| index.get(p).cloned().unwrap_or_default();
-    let mut out = TeamSpend {
-        cost_usd: Some(0.0),
-        ..TeamSpend::default()
-    };
-    // In-process teammates first: the lead's share leaves their part out. Up to 2.1.178 a
-    // teammate writes a copy of its whole history per turn: only the longest copy counts.
-    let mut computed: BTreeMap<PathBuf, (Tokens, Option<f64>)> = BTreeMap::new();
+/// A sum of costs: unknown as soon as one part is.
+fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? + b?)
+}
+
+/// Each in-process teammate's file with what it spent (tokens, computed cost). Up to 2.1.178
+/// a teammate writes a copy of its whole history per turn: only the longest copy is kept.
+type Shares = BTreeMap<PathBuf, (Tokens, Option<f64>)>;
+
+fn in_process_shares(located: &BTreeMap<String, Vec<Session>>, index: &Index) -> Shares {
+    let mut shares = Shares::new();
     let mut copies: BTreeMap<(String, String), (u64, PathBuf)> = BTreeMap::new();
     for (name, sessions) in located {
         for s in sessions.iter().filter(|s| s.kind == Kind::InProcess) {
@@ -150,145 +126,111 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
                         if let Some((_, shorter)) =
                             copies.insert(key, (st.offset, s.path.to_path_buf()))
                         {
-                            computed.remove(&shorter);
+                            shares.remove(&shorter);
                         }
                     }
                 }
             }
-            computed.insert(
+            shares.insert(
                 s.path.to_path_buf(),
                 (st.spend.tokens(), st.spend.computed_usd()),
             );
         }
     }
+    shares
+}
+
+fn state(index: &Index, p: &Loc) -> FileState {
+    index.get(p).cloned().unwrap_or_default()
+}
+
+/// One session's figures: the member's own share, and what the session counts for in the
+/// team's total (as a process: an in-process teammate's counts through its lead's session).
+struct Figures {
+    share_tokens: Tokens,
+    share_cost: Option<f64>,
+    session_tokens: Tokens,
+    session_cost: Option<f64>,
+    source: CostSource,
+}
+
+fn figures(s: &Session, main: &FileState, files: &[(&Loc, FileState)], shares: &Shares) -> Figures {
+    match (s.kind, main.spend.claude_code()) {
+        (Kind::InProcess, _) => {
+            let (t, c) = shares
+                .get(s.path.path())
+                .copied()
+                .unwrap_or((main.spend.tokens(), main.spend.computed_usd()));
+            Figures {
+                share_tokens: t,
+                share_cost: c,
+                session_tokens: Tokens::default(),
+                session_cost: Some(0.0),
+                source: CostSource::Computed,
+            }
+        }
+        // Claude Code's own figure covers its in-process teammates: their part is taken out.
+        (_, Some(cs)) => {
+            let mut tokens = cs.tokens;
+            let mut cost = Some(cs.total_cost_usd);
+            for (t, c) in s.in_process.iter().filter_map(|p| shares.get(p.path())) {
+                tokens.sub(t);
+                cost = add_cost(cost, c.map(|c| -c)).map(|v| v.max(0.0));
+            }
+            Figures {
+                share_tokens: tokens,
+                share_cost: cost,
+                session_tokens: cs.tokens,
+                session_cost: Some(cs.total_cost_usd),
+                source: CostSource::ClaudeCode,
+            }
+        }
+        (_, None) => {
+            let mut tokens = Tokens::default();
+            let mut cost = Some(0.0);
+            for (_, st) in files {
+                tokens.add(&st.spend.tokens());
+                cost = add_cost(cost, st.spend.computed_usd());
+            }
+            let (mut all_tokens, mut all_cost) = (tokens, cost);
+            for (t, c) in s.in_process.iter().filter_map(|p| shares.get(p.path())) {
+                all_tokens.add(t);
+                all_cost = add_cost(all_cost, *c);
+            }
+            Figures {
+                share_tokens: tokens,
+                share_cost: cost,
+                session_tokens: all_tokens,
+                session_cost: all_cost,
+                source: CostSource::Computed,
+            }
+        }
+    }
+}
+
+/// [`read_team`] for sessions already located.
+pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
+    // Everything read up to its end first (in parallel when there is much to read); below,
+    // each file's state is then only looked at.
+    let all: Vec<Loc> = located
+        .values()
+        .flatten()
+        .flat_map(|s| s.files().cloned())
+        .collect();
+    index.update_all(&all);
+    let mut out = TeamSpend {
+        cost_usd: Some(0.0),
+        ..TeamSpend::default()
+    };
+    // In-process teammates first: the lead's share leaves their part out.
+    let shares = in_process_shares(located, index);
     // Members in config order is the caller's business; sessions in name order here.
     for (name, sessions) in located {
         // A shorter copy of an in-process teammate's history is left out (see above).
-        let sessions: Vec<&Session> = sessions
+        let sessions = sessions
             .iter()
-            .filter(|s| s.kind != Kind::InProcess || computed.contains_key(s.path.path()))
-            .collect();
-        let mut m = MemberSpend {
-            cost_usd: Some(0.0),
-            ..MemberSpend::default()
-        };
-        let mut all_claude_code = true;
-        let mut newest: Option<(Option<String>, SystemTime)> = None;
-        for s in sessions {
-            let mut files: Vec<(&Loc, FileState)> = Vec::new();
-            for p in s.files() {
-                files.push((p, state(index, p)));
-            }
-            let main = &files[0].1;
-            // This session's own share, and its figure as a process.
-            let (share_tokens, share_cost, session_tokens, session_cost, source) =
-                match (s.kind, main.spend.claude_code()) {
-                    (Kind::InProcess, _) => {
-                        let (t, c) = computed
-                            .get(s.path.path())
-                            .copied()
-                            .unwrap_or((main.spend.tokens(), main.spend.computed_usd()));
-                        // Counted in the total through the session it ran in.
-                        (t, c, Tokens::default(), Some(0.0), CostSource::Computed)
-                    }
-                    (_, Some(cs)) => {
-                        let mut tokens = cs.tokens;
-                        let mut cost = Some(cs.total_cost_usd);
-                        for p in &s.in_process {
-                            if let Some((t, c)) = computed.get(p.path()) {
-                                tokens.sub(t);
-                                cost = match (cost, c) {
-                                    (Some(a), Some(b)) => Some((a - b).max(0.0)),
-                                    _ => None,
-                                };
-                            }
-                        }
-                        (
-                            tokens,
-                            cost,
-                            cs.tokens,
-                            Some(cs.total_cost_usd),
-                            CostSource::ClaudeCode,
-                        )
-                    }
-                    (_, None) => {
-                        let mut tokens = Tokens::default();
-                        let mut cost = Some(0.0);
-                        for (_, st) in &files {
-                            tokens.add(&st.spend.tokens());
-                            cost = match (cost, st.spend.computed_usd()) {
-                                (Some(a), Some(b)) => Some(a + b),
-                                _ => None,
-                            };
-                        }
-                        let (mut all_tokens, mut all_cost) = (tokens, cost);
-                        for p in &s.in_process {
-                            if let Some((t, c)) = computed.get(p.path()) {
-                                all_tokens.add(t);
-                                all_cost = match (all_cost, c) {
-                                    (Some(a), Some(b)) => Some(a + b),
-                                    _ => None,
-                                };
-                            }
-                        }
-                        (tokens, cost, all_tokens, all_cost, CostSource::Computed)
-                    }
-                };
-            all_claude_code &= source == CostSource::ClaudeCode;
-            m.tokens.add(&share_tokens);
-            m.cost_usd = match (m.cost_usd, share_cost) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
-            out.tokens.add(&session_tokens);
-            match session_cost {
-                Some(c) => {
-                    out.known_cost_usd += c;
-                    out.cost_usd = out.cost_usd.map(|t| t + c);
-                }
-                None => {
-                    // The known part still counts towards a budget.
-                    let own: f64 = files
-                        .iter()
-                        .filter_map(|(_, f)| f.spend.computed_usd())
-                        .sum();
-                    out.known_cost_usd += own;
-                    out.cost_usd = None;
-                }
-            }
-            for (p, st) in &files {
-                m.transcripts.push(p.to_path_buf());
-                let mtime = p.stat().ok().flatten().map(|i| i.mtime);
-                if let Some(t) = mtime
-                    && newest.as_ref().is_none_or(|(_, n)| t > *n)
-                {
-                    newest = Some((st.last_at.clone(), t));
-                    m.in_turn = st.turn.messages > 0 && !st.turn.ended;
-                }
-                if let Some(model) = &st.model
-                    && (m.model.is_none() || p.path() == s.path.path())
-                {
-                    m.model = Some(model.clone());
-                }
-            }
-            // The activity of the session written last (its own file, not a subagent's).
-            let act = main.activity().cloned();
-            if act.is_some()
-                && m.activity
-                    .as_ref()
-                    .is_none_or(|a| a.at.as_deref() <= act.as_ref().and_then(|x| x.at.as_deref()))
-            {
-                m.activity = act;
-            }
-        }
-        m.last_write = newest.map(|(_, t)| t);
-        m.cost_source = m.cost_usd.map(|_| {
-            if all_claude_code {
-                CostSource::ClaudeCode
-            } else {
-                CostSource::Computed
-            }
-        });
+            .filter(|s| s.kind != Kind::InProcess || shares.contains_key(s.path.path()));
+        let m = member_spend(sessions, index, &shares, &mut out);
         out.members.insert(name.clone(), m);
     }
     if out.members.is_empty() {
@@ -298,11 +240,84 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
     out
 }
 
+/// One member's work from its `sessions`, adding what they count for to the team's `out`.
+fn member_spend<'a>(
+    sessions: impl Iterator<Item = &'a Session>,
+    index: &Index,
+    shares: &Shares,
+    out: &mut TeamSpend,
+) -> MemberSpend {
+    let mut m = MemberSpend {
+        cost_usd: Some(0.0),
+        ..MemberSpend::default()
+    };
+    let mut all_claude_code = true;
+    let mut newest: Option<SystemTime> = None;
+    for s in sessions {
+        let files: Vec<(&Loc, FileState)> = s.files().map(|p| (p, state(index, p))).collect();
+        let main = &files[0].1;
+        let f = figures(s, main, &files, shares);
+        all_claude_code &= f.source == CostSource::ClaudeCode;
+        m.tokens.add(&f.share_tokens);
+        m.cost_usd = add_cost(m.cost_usd, f.share_cost);
+        out.tokens.add(&f.session_tokens);
+        match f.session_cost {
+            Some(c) => {
+                out.known_cost_usd += c;
+                out.cost_usd = out.cost_usd.map(|t| t + c);
+            }
+            None => {
+                // The known part still counts towards a budget.
+                let own: f64 = files
+                    .iter()
+                    .filter_map(|(_, f)| f.spend.computed_usd())
+                    .sum();
+                out.known_cost_usd += own;
+                out.cost_usd = None;
+            }
+        }
+        for (p, st) in &files {
+            m.transcripts.push(p.to_path_buf());
+            let mtime = p.stat().ok().flatten().map(|i| i.mtime);
+            if let Some(t) = mtime
+                && newest.is_none_or(|n| t > n)
+            {
+                newest = Some(t);
+                m.in_turn = st.turn.messages > 0 && !st.turn.ended;
+            }
+            if let Some(model) = &st.model
+                && (m.model.is_none() || p.path() == s.path.path())
+            {
+                m.model = Some(model.clone());
+            }
+        }
+        // The activity of the session written last (its own file, not a subagent's).
+        let act = main.activity().cloned();
+        if act.is_some()
+            && m.activity
+                .as_ref()
+                .is_none_or(|a| a.at.as_deref() <= act.as_ref().and_then(|x| x.at.as_deref()))
+        {
+            m.activity = act;
+        }
+    }
+    m.last_write = newest;
+    m.cost_source = m.cost_usd.map(|_| {
+        if all_claude_code {
+            CostSource::ClaudeCode
+        } else {
+            CostSource::Computed
+        }
+    });
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
     use std::fs;
+    use std::path::Path;
 
     fn write(path: &Path, lines: &[serde_json::Value]) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
