@@ -33,7 +33,8 @@ pub(crate) fn type_values() -> PossibleValuesParser {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CapArgs {
     /// Stop with exit 6 once the team's total cost crosses USD (from its transcripts, what it
-    /// spent before this command started included)
+    /// spent before this command started included; a model teamctl has no price for counts at
+    /// the highest prices it knows for that model's family, with a warning)
     #[arg(long, value_name = "USD")]
     pub(crate) max_cost: Option<String>,
 

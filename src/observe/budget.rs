@@ -2,9 +2,12 @@
 //! over the team's total as [`crate::observe::spend::SpendReader`] read it (everything it spent
 //! before the command started included), made after every change the command sees.
 //!
-//! The cost counted is every session's known cost (a response of a model without a price counts
-//! its tokens, not a cost); the tokens are all four kinds together (input, output, cache reads
-//! and cache writes). A cap is exceeded when the total is above it.
+//! The cost counted is every session's known cost, and the tokens of a model teamctl has no
+//! price for (one newer than the build) at the highest prices it knows for that model's family
+//! ([`TeamSpend::capped_cost_usd`]): an unknown model is never counted as free, and the
+//! reading says so once. The tokens are all four kinds together (input, output, cache reads
+//! and cache writes), summed without ever wrapping. A cap is exceeded when the total is above
+//! it.
 
 use std::fmt;
 
@@ -28,7 +31,9 @@ impl Cap {
 
     /// The cap crossed by `spend`, if it is.
     pub fn exceeded(&self, spend: &TeamSpend) -> Option<Exceeded> {
-        let by_cost = self.max_cost_usd.is_some_and(|m| spend.known_cost_usd > m);
+        let by_cost = self
+            .max_cost_usd
+            .is_some_and(|m| spend.capped_cost_usd() > m);
         let by_tokens = self.max_tokens.is_some_and(|m| spend.tokens.total() > m);
         (by_cost || by_tokens).then(|| Exceeded {
             cap: *self,
@@ -51,28 +56,46 @@ pub struct Exceeded {
 
 impl fmt::Display for Exceeded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut members: Vec<(&String, f64, u64)> = self
+        let mut members: Vec<(&String, f64, u64, bool)> = self
             .spend
             .members
             .iter()
-            .map(|(n, m)| (n, m.cost_usd.unwrap_or(0.0), m.tokens.total()))
+            .map(|(n, m)| {
+                let estimated = !m.unpriced.is_empty();
+                (n, m.capped_cost_usd(), m.tokens.total(), estimated)
+            })
             .collect();
         if self.by_cost {
             members.sort_by(|a, b| b.1.total_cmp(&a.1));
             let by: Vec<String> = members
                 .iter()
-                .map(|(n, c, _)| format!("{n} {}", usd(*c)))
+                .map(|(n, c, _, estimated)| {
+                    let about = if *estimated { "about " } else { "" };
+                    format!("{n} {about}{}", usd(*c))
+                })
                 .collect();
+            let unpriced: Vec<&str> = self.spend.unpriced.keys().map(String::as_str).collect();
+            let estimate = if unpriced.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (with {} estimated at the highest known prices: no price for it)",
+                    unpriced.join(", ")
+                )
+            };
             write!(
                 f,
-                "budget exceeded: {} of {}, by {}",
-                usd(self.spend.known_cost_usd),
+                "budget exceeded: {} of {}{estimate}, by {}",
+                usd(self.spend.capped_cost_usd()),
                 usd(self.cap.max_cost_usd.unwrap_or(0.0)),
                 by.join(", ")
             )
         } else {
             members.sort_by_key(|m| std::cmp::Reverse(m.2));
-            let by: Vec<String> = members.iter().map(|(n, _, t)| format!("{n} {t}")).collect();
+            let by: Vec<String> = members
+                .iter()
+                .map(|(n, _, t, _)| format!("{n} {t}"))
+                .collect();
             write!(
                 f,
                 "budget exceeded: {} tokens of {}, by {}",

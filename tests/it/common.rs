@@ -164,6 +164,19 @@ impl TestEnv {
     /// A response of `member` (10 input and 5 output tokens of claude-opus-5-5: $0.00014) appended
     /// to its transcript in `team`, as a pane teammate's session writes it.
     pub fn spend_as(&self, team: &str, member: &str, id: &str) {
+        let e = assistant_entry(
+            id,
+            "2026-11-29T10:00:00.000Z",
+            serde_json::json!([{"type": "text", "text": "working"}]),
+            "end_turn",
+            (10, 5),
+        );
+        self.transcript_line_as(team, member, e);
+    }
+
+    /// Appends `e` (an entry, given `teamName` and `agentName`) to `member`'s transcript, as
+    /// [`TestEnv::spend_as`] does.
+    pub fn transcript_line_as(&self, team: &str, member: &str, mut e: Value) {
         let cfg: serde_json::Value = serde_json::from_slice(
             &fs::read(self.root.join("teams").join(team).join("config.json")).unwrap(),
         )
@@ -177,13 +190,6 @@ impl TestEnv {
             .as_str()
             .unwrap()
             .to_string();
-        let mut e = assistant_entry(
-            id,
-            "2026-11-29T10:00:00.000Z",
-            serde_json::json!([{"type": "text", "text": "working"}]),
-            "end_turn",
-            (10, 5),
-        );
         e["teamName"] = team.into();
         e["agentName"] = member.into();
         let project: String = cwd

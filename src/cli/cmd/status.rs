@@ -326,7 +326,12 @@ fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
         rows.push([
             term::escape_lead(&m.name).into_owned(),
             m.waiting.map_or_else(dash, |w| w.to_string()),
-            m.cost_usd.map_or_else(dash, usd),
+            match (m.cost_usd, m.tokens) {
+                (Some(c), _) => usd(c),
+                // Tokens of a model without a price: never $0.
+                (None, Some(_)) => "unknown".into(),
+                (None, None) => dash(),
+            },
         ]);
     }
     let widths: Vec<usize> = (0..3)

@@ -12,7 +12,7 @@ use crate::store::dir::Loc;
 use crate::team::config::TeamConfig;
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Kind, Session};
-use crate::team::transcript::{Activity, FileState, Tokens};
+use crate::team::transcript::{Activity, FileState, Tokens, pricing};
 
 /// Where a cost figure comes from (`status --json` `cost_source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,6 +41,10 @@ pub struct MemberSpend {
     pub tokens: Tokens,
     /// Cost in USD; `None` when a model has no price.
     pub cost_usd: Option<f64>,
+    /// The part of its cost that could be priced.
+    pub known_usd: f64,
+    /// Tokens of its responses whose model has no price, by model.
+    pub unpriced: Unpriced,
     /// Where the cost comes from (`None` with the cost).
     pub cost_source: Option<CostSource>,
     /// The model of its newest response.
@@ -56,7 +60,22 @@ pub struct MemberSpend {
     pub in_turn: bool,
 }
 
+/// `unpriced` at the highest prices teamctl knows for each model's family.
+pub fn estimate(unpriced: &Unpriced) -> f64 {
+    unpriced
+        .iter()
+        .map(|(model, t)| pricing::at(&pricing::ceiling(model).1, t))
+        .sum()
+}
+
 impl MemberSpend {
+    /// What a spending cap counts for it: its known cost, and its unpriced tokens estimated
+    /// as [`TeamSpend::capped_cost_usd`] does.
+    pub fn capped_cost_usd(&self) -> f64 {
+        let known = self.cost_usd.unwrap_or(self.known_usd);
+        known + estimate(&self.unpriced)
+    }
+
     /// Whether it is stalled at `now`: inside a turn, its transcripts quiet for `after`.
     pub fn stalled(&self, now: DateTime<Utc>, after: Duration) -> bool {
         self.in_turn
@@ -79,11 +98,20 @@ pub struct TeamSpend {
     pub cost_usd: Option<f64>,
     /// The sum of the costs that are known.
     pub known_cost_usd: f64,
+    /// Tokens of responses whose model has no price, by model (their cost is unknown).
+    pub unpriced: Unpriced,
     /// Transcripts and folders skipped (a symlink, a FIFO, … where one belongs) or unreadable.
     pub warnings: Vec<String>,
 }
 
 impl TeamSpend {
+    /// What a spending cap counts: every known cost, and the tokens of each model without a
+    /// price at the highest prices teamctl knows for its family ([`pricing::ceiling`]): a model
+    /// newer than teamctl is never counted as free.
+    pub fn capped_cost_usd(&self) -> f64 {
+        self.known_cost_usd + estimate(&self.unpriced)
+    }
+
     /// Whether any transcript was found.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
@@ -108,9 +136,43 @@ fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? + b?)
 }
 
-/// Each in-process teammate's file with what it spent (tokens, computed cost). Up to 2.1.178
-/// a teammate writes a copy of its whole history per turn: only the longest copy is kept.
-type Shares = BTreeMap<PathBuf, (Tokens, Option<f64>)>;
+/// What one file (or session) spent as computed from its responses: tokens, the cost (unknown
+/// when a model has no price), the part that could be priced, and the tokens of models without
+/// a price, by model.
+#[derive(Debug, Clone, Default)]
+struct Computed {
+    tokens: Tokens,
+    cost: Option<f64>,
+    known: f64,
+    unpriced: Unpriced,
+}
+
+impl Computed {
+    fn of(spend: &crate::team::transcript::Spend) -> Computed {
+        Computed {
+            tokens: spend.tokens(),
+            cost: spend.computed_usd(),
+            known: spend.known_usd(),
+            unpriced: spend.unpriced(),
+        }
+    }
+
+    fn add(&mut self, o: &Computed) {
+        self.tokens.add(&o.tokens);
+        self.cost = add_cost(self.cost, o.cost);
+        self.known += o.known;
+        for (m, t) in &o.unpriced {
+            self.unpriced.entry(m.clone()).or_default().add(t);
+        }
+    }
+}
+
+/// Tokens of models without a price, by model.
+pub type Unpriced = BTreeMap<String, Tokens>;
+
+/// Each in-process teammate's file with what it spent. Up to 2.1.178 a teammate writes a copy
+/// of its whole history per turn: only the longest copy is kept.
+type Shares = BTreeMap<PathBuf, Computed>;
 
 fn in_process_shares(located: &BTreeMap<String, Vec<Session>>, index: &Index) -> Shares {
     let mut shares = Shares::new();
@@ -131,10 +193,7 @@ fn in_process_shares(located: &BTreeMap<String, Vec<Session>>, index: &Index) ->
                     }
                 }
             }
-            shares.insert(
-                s.path.to_path_buf(),
-                (st.spend.tokens(), st.spend.computed_usd()),
-            );
+            shares.insert(s.path.to_path_buf(), Computed::of(&st.spend));
         }
     }
     shares
@@ -149,23 +208,32 @@ fn state(index: &Index, p: &Loc) -> FileState {
 struct Figures {
     share_tokens: Tokens,
     share_cost: Option<f64>,
+    share_unpriced: Unpriced,
+    share_known: f64,
     session_tokens: Tokens,
     session_cost: Option<f64>,
+    /// What the session counts for with its unpriced responses left out, and those.
+    session_known: f64,
+    session_unpriced: Unpriced,
     source: CostSource,
 }
 
 fn figures(s: &Session, main: &FileState, files: &[(&Loc, FileState)], shares: &Shares) -> Figures {
     match (s.kind, main.spend.claude_code()) {
         (Kind::InProcess, _) => {
-            let (t, c) = shares
+            let own = shares
                 .get(s.path.path())
-                .copied()
-                .unwrap_or((main.spend.tokens(), main.spend.computed_usd()));
+                .cloned()
+                .unwrap_or_else(|| Computed::of(&main.spend));
             Figures {
-                share_tokens: t,
-                share_cost: c,
+                share_tokens: own.tokens,
+                share_cost: own.cost,
+                share_known: own.known,
+                share_unpriced: own.unpriced,
                 session_tokens: Tokens::default(),
                 session_cost: Some(0.0),
+                session_known: 0.0,
+                session_unpriced: Unpriced::new(),
                 source: CostSource::Computed,
             }
         }
@@ -173,35 +241,43 @@ fn figures(s: &Session, main: &FileState, files: &[(&Loc, FileState)], shares: &
         (_, Some(cs)) => {
             let mut tokens = cs.tokens;
             let mut cost = Some(cs.total_cost_usd);
-            for (t, c) in s.in_process.iter().filter_map(|p| shares.get(p.path())) {
-                tokens.sub(t);
-                cost = add_cost(cost, c.map(|c| -c)).map(|v| v.max(0.0));
+            for c in s.in_process.iter().filter_map(|p| shares.get(p.path())) {
+                tokens.sub(&c.tokens);
+                cost = add_cost(cost, c.cost.map(|c| -c)).map(|v| v.max(0.0));
             }
             Figures {
                 share_tokens: tokens,
                 share_cost: cost,
+                share_known: cost.unwrap_or(0.0),
+                share_unpriced: Unpriced::new(),
                 session_tokens: cs.tokens,
                 session_cost: Some(cs.total_cost_usd),
+                session_known: cs.total_cost_usd,
+                session_unpriced: Unpriced::new(),
                 source: CostSource::ClaudeCode,
             }
         }
         (_, None) => {
-            let mut tokens = Tokens::default();
-            let mut cost = Some(0.0);
+            let mut own = Computed {
+                cost: Some(0.0),
+                ..Computed::default()
+            };
             for (_, st) in files {
-                tokens.add(&st.spend.tokens());
-                cost = add_cost(cost, st.spend.computed_usd());
+                own.add(&Computed::of(&st.spend));
             }
-            let (mut all_tokens, mut all_cost) = (tokens, cost);
-            for (t, c) in s.in_process.iter().filter_map(|p| shares.get(p.path())) {
-                all_tokens.add(t);
-                all_cost = add_cost(all_cost, *c);
+            let mut all = own.clone();
+            for c in s.in_process.iter().filter_map(|p| shares.get(p.path())) {
+                all.add(c);
             }
             Figures {
-                share_tokens: tokens,
-                share_cost: cost,
-                session_tokens: all_tokens,
-                session_cost: all_cost,
+                share_tokens: own.tokens,
+                share_cost: own.cost,
+                share_known: own.known,
+                share_unpriced: own.unpriced,
+                session_tokens: all.tokens,
+                session_cost: all.cost,
+                session_known: all.known,
+                session_unpriced: all.unpriced,
                 source: CostSource::Computed,
             }
         }
@@ -237,7 +313,52 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
         out.cost_usd = None;
     }
     out.warnings = index.take_warnings();
+    for (model, t) in &out.unpriced {
+        out.warnings.push(unpriced_warning(model, t));
+    }
+    for p in &all {
+        let st = state(index, p);
+        if let Some(w) = unread_warning(p, st.oversized, st.unreadable) {
+            out.warnings.push(w);
+        }
+    }
     out
+}
+
+/// What a cap does with a model teamctl has no price for.
+fn unpriced_warning(model: &str, t: &Tokens) -> String {
+    let (like, p) = pricing::ceiling(model);
+    format!(
+        "no price for model {model:?} in this teamctl: its cost shows as unknown, and a \
+         --max-cost cap counts its {} tokens at the prices of {like} (${}/${} per million \
+         input/output tokens), the highest teamctl knows for it",
+        t.total(),
+        p.input,
+        p.output
+    )
+}
+
+/// What reading `p` could not count, if anything.
+fn unread_warning(p: &Loc, oversized: u64, unreadable: u64) -> Option<String> {
+    let mut what = Vec::new();
+    if oversized > 0 {
+        what.push(format!(
+            "{oversized} line(s) over {} MiB skipped",
+            crate::team::transcript::MAX_LINE >> 20
+        ));
+    }
+    if unreadable > 0 {
+        what.push(format!(
+            "{unreadable} assistant entr(ies) that could not be read"
+        ));
+    }
+    (!what.is_empty()).then(|| {
+        format!(
+            "{}: {}; the tokens and cost they hold are not counted",
+            p.display(),
+            what.join(", ")
+        )
+    })
 }
 
 /// One member's work from its `sessions`, adding what they count for to the team's `out`.
@@ -260,21 +381,16 @@ fn member_spend<'a>(
         all_claude_code &= f.source == CostSource::ClaudeCode;
         m.tokens.add(&f.share_tokens);
         m.cost_usd = add_cost(m.cost_usd, f.share_cost);
+        m.known_usd += f.share_known;
+        for (model, t) in &f.share_unpriced {
+            m.unpriced.entry(model.clone()).or_default().add(t);
+        }
         out.tokens.add(&f.session_tokens);
-        match f.session_cost {
-            Some(c) => {
-                out.known_cost_usd += c;
-                out.cost_usd = out.cost_usd.map(|t| t + c);
-            }
-            None => {
-                // The known part still counts towards a budget.
-                let own: f64 = files
-                    .iter()
-                    .filter_map(|(_, f)| f.spend.computed_usd())
-                    .sum();
-                out.known_cost_usd += own;
-                out.cost_usd = None;
-            }
+        // The known part still counts towards a budget, and the unpriced tokens are kept for it.
+        out.known_cost_usd += f.session_known;
+        out.cost_usd = add_cost(out.cost_usd, f.session_cost);
+        for (model, t) in f.session_unpriced {
+            out.unpriced.entry(model).or_default().add(&t);
         }
         for (p, st) in &files {
             m.transcripts.push(p.to_path_buf());
