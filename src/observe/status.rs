@@ -168,6 +168,8 @@ pub struct MemberStatus {
     /// Claude Code's session status (`sessions/<pid>.json`), when it wrote one.
     pub session_status: Option<String>,
     /// Unread entries in its inbox.
+    pub unread: usize,
+    /// The same count under its old name (`status --json` until 0.2; use `unread`).
     pub pending: usize,
     /// Tasks it owns that are in progress.
     pub tasks_in_progress: usize,
@@ -772,6 +774,7 @@ fn member_status(
         is_active,
         process_alive,
         session_status: t.session_status.clone().filter(|_| is_lead),
+        unread: pending,
         pending,
         tasks_in_progress,
         tasks_owned: owned.filter(|t| t.status != "completed").count(),
@@ -1019,7 +1022,7 @@ mod tests {
         )
         .unwrap();
         let st = check(root, &mut cache, &[], 1);
-        assert_eq!(st.members[2].pending, 1);
+        assert_eq!(st.members[2].unread, 1);
 
         // Replaced by a rename as Claude Code writes: same size, same mtime, another inode.
         let old = fs::metadata(dir.join("alice.json")).unwrap();
@@ -1038,7 +1041,7 @@ mod tests {
         assert_eq!(fs::metadata(&tmp_file).unwrap().len(), old.len());
         fs::rename(&tmp_file, dir.join("alice.json")).unwrap();
         let st = check(root, &mut cache, &[], 1);
-        assert_eq!(st.members[1].pending, 0, "alice's one message is read now");
+        assert_eq!(st.members[1].unread, 0, "alice's one message is read now");
         // bob's inbox holds a msgV message teamctl did not write: current; the others legacy.
         assert_eq!(st.team.format, "mixed");
 
@@ -1068,7 +1071,7 @@ mod tests {
         fs::remove_file(dir.join("bob.json")).unwrap();
         std::os::unix::fs::symlink(dir.join("team-lead.json"), dir.join("bob.json")).unwrap();
         let st = check(root, &mut cache, &[], 0);
-        assert_eq!(st.members[2].pending, 0);
+        assert_eq!(st.members[2].unread, 0);
         fs::remove_file(dir.join("bob.json")).unwrap();
         fs::write(dir.join("bob.json"), "[]").unwrap();
         let st = check(root, &mut cache, &[], 1);
@@ -1078,5 +1081,66 @@ mod tests {
         fs::write(dir.join("bob.json"), "[{\"from\":").unwrap();
         check(root, &mut cache, &[], 1);
         check(root, &mut cache, &[], 1);
+    }
+    /// A member whose pane the running tmux server no longer lists is dead while it owns a task
+    /// in progress (or has unread mail); without work waiting it is only gone.
+    #[test]
+    fn a_member_whose_pane_is_gone_with_work_is_dead() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let dir = root.join("teams/t/inboxes");
+        fs::create_dir_all(&dir).unwrap();
+        fs::create_dir_all(root.join("tasks/t")).unwrap();
+        fs::write(
+            root.join("teams/t/config.json"),
+            r#"{"name":"t","leadAgentId":"team-lead@t","members":[
+                {"agentId":"team-lead@t","name":"team-lead"},
+                {"agentId":"alice@t","name":"alice","tmuxPaneId":"%5","backendType":"tmux"},
+                {"agentId":"bob@t","name":"bob","tmuxPaneId":"%6","backendType":"tmux"}]}"#,
+        )
+        .unwrap();
+        for m in ["team-lead", "alice", "bob"] {
+            fs::write(dir.join(format!("{m}.json")), "[]").unwrap();
+        }
+        fs::write(
+            root.join("tasks/t/1.json"),
+            r#"{"id":"1","subject":"s","status":"in_progress","owner":"alice","blocks":[],"blockedBy":[]}"#,
+        )
+        .unwrap();
+        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
+        let now = "2026-11-29T10:05:00Z".parse().unwrap();
+        // The server runs and lists another pane only.
+        let live = Liveness {
+            tmux_panes: Some([("%9".to_string(), true)].into_iter().collect()),
+        };
+        let spend = TeamSpend::default();
+        let work = Work {
+            spend: &spend,
+            requests: &[],
+            stall_after: Duration::from_secs(300),
+            no_response_after: Duration::from_secs(180),
+        };
+        let st = team_status(
+            &team,
+            now,
+            Duration::from_secs(300),
+            &live,
+            &[],
+            Some(&work),
+        )
+        .unwrap();
+        let alice = &st.members[1];
+        assert_eq!(
+            (alice.process_alive, alice.waiting),
+            (Some(false), Some(Waiting::Dead))
+        );
+        let d = alice.waiting_detail.as_ref().unwrap();
+        assert_eq!(
+            d.message.as_deref(),
+            Some("its process is gone with 1 task(s) in progress")
+        );
+        assert!(Waiting::Dead.needs_hand(Some(d)));
+        let bob = &st.members[2];
+        assert_eq!((bob.process_alive, bob.waiting), (Some(false), None));
     }
 }

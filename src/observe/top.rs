@@ -567,7 +567,7 @@ fn row(m: &MemberStatus, lead: bool) -> MemberRow {
         cost_usd: m.cost_usd,
         cost_source: m.cost_source,
         tokens: m.tokens,
-        unread: m.pending,
+        unread: m.unread,
         tasks_in_progress: m.tasks_in_progress,
         tasks_owned: m.tasks_owned,
         last_event_at: m.last_event_at.clone(),

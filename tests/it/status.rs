@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, run_json};
 
-const MEMBER_KEYS: [&str; 22] = [
+const MEMBER_KEYS: [&str; 24] = [
     "activity",
     "agent_id",
     "agent_type",
@@ -30,7 +30,9 @@ const MEMBER_KEYS: [&str; 22] = [
     "tasks_owned",
     "tokens",
     "transcripts",
+    "unread",
     "waiting",
+    "waiting_detail",
 ];
 
 /// TEAMCTL_NOW is 2026-11-29T10:00:00Z.
@@ -146,6 +148,7 @@ fn json_states_and_signals() {
             "model",
             "activity",
             "waiting",
+            "waiting_detail",
         ] {
             assert_eq!(m[k], Value::Null, "{k}");
         }
@@ -529,4 +532,113 @@ fn a_folder_that_cannot_be_listed_makes_status_fail_after_its_output() {
         stderr.contains("error: a team's status is incomplete: alpha: "),
         "{stderr}"
     );
+}
+
+/// Why a member is not moving, from what Claude Code writes on API failures
+/// (docs/research/claude-code-behaviour.md §1): a 429 being retried (headless), a 529 whose
+/// retries ran out, a request sent again and again (interactive), a request with no answer.
+#[test]
+fn api_failures_and_silence_say_why_a_member_waits() {
+    let env = TestEnv::new();
+    crate::common::led_team(&env);
+    // carol and dave join as members with a cwd, as led_team's members have.
+    let cfg_path = env.root.join("teams/t/config.json");
+    let mut cfg: Value = serde_json::from_slice(&fs::read(&cfg_path).unwrap()).unwrap();
+    let alice = cfg["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "alice")
+        .unwrap()
+        .clone();
+    for name in ["carol", "dave"] {
+        let mut m = alice.clone();
+        m["name"] = name.into();
+        m["agentId"] = format!("{name}@t").into();
+        cfg["members"].as_array_mut().unwrap().push(m);
+    }
+    fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    let request = |digest: &str, at: &str| json!({"type":"api-request","timestamp":at,"version":"2.1.332","requestDigest":digest});
+    env.transcript_line_as("t", "alice", request("a1", "2026-11-29T10:00:00.000Z"));
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"system","subtype":"api_error","level":"error",
+            "error":{"status":429,"formatted":"429 Number of request tokens has exceeded your per-minute rate limit \u{1b}[31m",
+                "rateLimits":{"rateLimitType":"five_hour","resetsAt":1764414000}},
+            "retryInMs":3406,"retryAttempt":3,"maxRetries":10,"timestamp":"2026-11-29T10:00:10.000Z"}),
+    );
+    env.transcript_line_as("t", "bob", request("b1", "2026-11-29T10:00:00.000Z"));
+    env.transcript_line_as(
+        "t",
+        "bob",
+        json!({"type":"assistant","timestamp":"2026-11-29T10:00:05.000Z",
+            "message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"API Error: 529 Overloaded."}],
+                "stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0}},
+            "error":"server_error","isApiErrorMessage":true,"apiErrorStatus":529}),
+    );
+    for at in ["2026-11-29T10:00:00.000Z", "2026-11-29T10:00:01.000Z"] {
+        env.transcript_line_as("t", "carol", request("c1", at));
+    }
+    env.transcript_line_as("t", "dave", request("d1", "2026-11-29T09:50:00.000Z"));
+    let now = "2026-11-29T10:00:12.000Z";
+    let out = env
+        .cmd()
+        .args(["status", "--json"])
+        .env("TEAMCTL_NOW", now)
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    let alice = member(&v, "alice");
+    assert_eq!(alice["waiting"], "rate_limited");
+    assert_eq!(
+        alice["waiting_detail"],
+        json!({"status": 429, "attempt": 3, "max_retries": 10,
+               "retry_at": "2026-11-29T10:00:13.406Z", "resets_at": "2025-11-29T11:00:00.000Z",
+               "exhausted": false,
+               "message": "429 Number of request tokens has exceeded your per-minute rate limit \u{1b}[31m",
+               "since": "2026-11-29T10:00:00.000Z"})
+    );
+    let bob = member(&v, "bob");
+    assert_eq!(bob["waiting"], "overloaded");
+    assert_eq!(bob["waiting_detail"]["exhausted"], true);
+    assert_eq!(bob["waiting_detail"]["status"], 529);
+    let carol = member(&v, "carol");
+    assert_eq!(carol["waiting"], "api_error");
+    assert_eq!(carol["waiting_detail"]["status"], Value::Null);
+    assert_eq!(carol["waiting_detail"]["attempt"], 1);
+    assert_eq!(member(&v, "dave")["waiting"], "no_response");
+    // A longer --no-response-after: dave is only quiet.
+    let out = env
+        .cmd()
+        .args(["status", "--json", "--no-response-after", "1h"])
+        .env("TEAMCTL_NOW", now)
+        .assert()
+        .success();
+    assert_ne!(
+        member(&parse(&out.get_output().stdout), "dave")["waiting"],
+        "no_response"
+    );
+    // People: the reason in the table, the detail on a line of its own, escaped.
+    let out = env
+        .cmd()
+        .args(["status"])
+        .env("TEAMCTL_NOW", now)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains(
+            "alice: rate_limited: 429 Number of request tokens has exceeded your per-minute \
+             rate limit \\e[31m · attempt 3 of 10 · next try in 1s"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "bob: overloaded: API Error: 529 Overloaded. · out of retries · since 7s ago"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text}");
 }

@@ -127,7 +127,8 @@ fn json_is_the_frames_data() {
             "tasks_owned",
             "tokens",
             "unread",
-            "waiting"
+            "waiting",
+            "waiting_detail"
         ]
     );
     assert_eq!(v["members"][0]["name"], "team-lead");

@@ -63,13 +63,14 @@ use crate::cli::term::{self, escape_line as esc};
 /// "description","created_at","lead_agent_id","lead_session_id","lead_pid","lead_alive",
 /// "format","last_activity_at"},"members":[{"name","agent_id","agent_type","color","backend",
 /// "state","last_event_at","last_event_kind","is_active","process_alive","session_status",
-/// "pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
+/// "unread","pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
 /// "cache_read","cache_creation"},"cost_usd","cost_source","model","activity":{"at","kind",
 /// "tool","summary"},"waiting","waiting_detail":{"status","attempt","max_retries","retry_at",
 /// "resets_at","exhausted","message","since"},"transcripts"}],"tasks":{"pending","in_progress","completed",
 /// "blocked","ready"},"totals":{"tokens":{…},"cost_usd"}}`; format is legacy, current, mixed or
 /// unknown (above); last_event_kind is message, a frame type (idle_notification,
-/// shutdown_approved, …), inbox_drained or is_active; process_alive and lead_alive are null where
+/// shutdown_approved, …), inbox_drained or is_active; unread counts the entries of its inbox
+/// not read yet (pending is the same count under its old name, kept until 0.2); process_alive and lead_alive are null where
 /// nothing can be checked; cost_source is claude_code or computed; activity's kind is tool_use (a
 /// call without its result yet) or text (the last text written); waiting is permission, plan,
 /// dead, rate_limited, overloaded, api_error, no_response, blocked, stalled or null, and
@@ -280,7 +281,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
     let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
     ctx.out.line(&lines.join("\n"))?;
     let mut rows = vec![
-        ["NAME", "STATE", "LAST SEEN", "PENDING", "TASKS", "ALIVE"]
+        ["NAME", "STATE", "LAST SEEN", "UNREAD", "TASKS", "ALIVE"]
             .map(String::from)
             .to_vec(),
     ];
@@ -299,7 +300,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
             m.name.clone(),
             m.state.to_string(),
             seen,
-            m.pending.to_string(),
+            m.unread.to_string(),
             format!("{}/{}", m.tasks_in_progress, m.tasks_owned),
             alive.into(),
         ]);

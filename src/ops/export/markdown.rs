@@ -166,7 +166,7 @@ fn members(md: &mut String, s: &Summary) {
                     (_, Some(kind)) => inline(kind, 40),
                     _ => "—".into(),
                 },
-                m.pending.to_string(),
+                m.unread.to_string(),
                 m.tasks_owned.to_string(),
                 m.tokens.as_ref().map_or("—".into(), tokens),
                 cost(m.cost_usd, m.cost_source, m.tokens.is_some()),
