@@ -826,7 +826,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__status)
-            opts="-h -V --idle-after --stall-after --all-teams --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --idle-after --stall-after --no-response-after --all-teams --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -837,6 +837,10 @@ _teamctl() {
                     return 0
                     ;;
                 --stall-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --no-response-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

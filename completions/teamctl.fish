@@ -263,6 +263,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l idle-after -d 'A member with no event for this long is idle' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -746,6 +746,7 @@ pub(crate) mod fixture {
             color: color.map(String::from),
             state,
             waiting: None,
+            waiting_detail: None,
             doing: None,
             activity: None,
             cost_usd: None,
