@@ -387,6 +387,18 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll e
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
+exit\t'End with exit 7'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
+nudge\t'Send the member a short message naming its task and its silence'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 8'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-dead -d 'When a member\'s pane or process is gone with work waiting (dead)' -r -f -a "wait\t'Nothing: wait for the timeout'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 9'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -24,6 +24,10 @@ pub enum Error {
     Unanswered(String),
     /// The team's spend crossed `--max-cost` or `--max-tokens` (`wait`, `ask`, `run`). Exit 6.
     Budget(String),
+    /// A member stuck for a reason whose action was `exit` (`--on-rate-limit`, `--on-stall`,
+    /// `--on-dead` of `wait` and `run`). Exit 7 (the API refused), 8 (stalled or no answer)
+    /// or 9 (dead).
+    Stuck(Stuck, String),
     /// After writing, the file did not read back as written. Exit 4.
     VerifyFailed {
         /// The file that was written.
@@ -39,7 +43,8 @@ impl fmt::Display for Error {
             Error::Usage(msg)
             | Error::Timeout(msg)
             | Error::Unanswered(msg)
-            | Error::Budget(msg) => f.write_str(msg),
+            | Error::Budget(msg)
+            | Error::Stuck(_, msg) => f.write_str(msg),
             Error::LockTimeout { lock, waited } => write!(
                 f,
                 "could not lock {} within {} ms: another writer holds it (nothing was written)",
@@ -58,6 +63,28 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Why a team stopped with [`Error::Stuck`]: each has its own exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stuck {
+    /// The API refused a member's calls: a rate limit, an overload, another failure. Exit 7.
+    Api,
+    /// A member stalled, or its request had no answer. Exit 8.
+    Stall,
+    /// A member's pane or process is gone with work waiting. Exit 9.
+    Dead,
+}
+
+impl Stuck {
+    /// The exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Stuck::Api => 7,
+            Stuck::Stall => 8,
+            Stuck::Dead => 9,
+        }
+    }
+}
 
 /// Shorthand for an [`Error::Usage`] wrapped in `anyhow`.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {

@@ -31,6 +31,7 @@ pub(crate) fn type_values() -> PossibleValuesParser {
 
 /// `--max-cost` and `--max-tokens`.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Spending cap")]
 pub(crate) struct CapArgs {
     /// Stop with exit 6 once the team's total cost crosses USD (from its transcripts, what it
     /// spent before this command started included; a model teamctl has no price for counts at

@@ -10,6 +10,7 @@ pub(crate) mod cmd;
 pub(crate) mod compose;
 pub(crate) mod context;
 pub(crate) mod env;
+pub(crate) mod keep;
 pub(crate) mod launch;
 #[cfg(test)]
 mod markdown;
@@ -210,6 +211,7 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         Some(Error::VerifyFailed { .. }) => 4,
         Some(Error::Unanswered(_)) => 5,
         Some(Error::Budget(_)) => 6,
+        Some(Error::Stuck(why, _)) => why.code(),
         None => 1,
     }
 }

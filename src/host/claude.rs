@@ -3,7 +3,7 @@
 //! (and the API key suffix that approves one), and POSIX shell quoting for the command lines.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -126,6 +126,84 @@ impl ClaudeEnv {
             passthrough: set(&PASSTHROUGH_ENV),
             pane_env: set(&PANE_ENV),
         }
+    }
+}
+
+/// What a teammate's pane runs, as a lead starts it (spec §8.1).
+#[derive(Debug, Clone, Copy)]
+pub struct TeammateLaunch<'a> {
+    /// The config dir (absolute: the teammate runs elsewhere).
+    pub root: &'a Path,
+    /// Where it runs.
+    pub cwd: &'a Path,
+    /// The `claude` binary.
+    pub claude: &'a Path,
+    /// The variables of [`PASSTHROUGH_ENV`] that are set.
+    pub passthrough: &'a [(String, String)],
+    /// Its team.
+    pub team: &'a str,
+    /// Its name.
+    pub member: &'a str,
+    /// Its colour (a palette name).
+    pub color: &'a str,
+    /// The lead's session.
+    pub lead_session_id: &'a str,
+    /// `--agent-type`.
+    pub agent_type: Option<&'a str>,
+    /// `--model`.
+    pub model: Option<&'a str>,
+    /// Its permission flags.
+    pub permission: &'a Permission,
+    /// `--resume <session>`: the session it carries on (a restart).
+    pub resume: Option<&'a str>,
+}
+
+impl TeammateLaunch<'_> {
+    /// The command line, shell-quoted: `cd <cwd> && env CLAUDECODE=1
+    /// CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 CLAUDE_CONFIG_DIR=<root> [passthrough] <claude>
+    /// --agent-id <name>@<team> --agent-name <name> --team-name <team> --agent-color <color>
+    /// --parent-session-id <id> [--agent-type T] [--model M] [permission] [--resume S]`.
+    pub fn command(&self) -> String {
+        let q = |s: &str| shell_quote(s);
+        let mut parts = vec![
+            "cd".to_string(),
+            q(&self.cwd.to_string_lossy()),
+            "&&".into(),
+            "env".into(),
+            "CLAUDECODE=1".into(),
+            "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1".into(),
+            q(&format!(
+                "CLAUDE_CONFIG_DIR={}",
+                self.root.to_string_lossy()
+            )),
+        ];
+        for (k, v) in self.passthrough {
+            if k != "CLAUDE_CONFIG_DIR" {
+                parts.push(q(&format!("{k}={v}")));
+            }
+        }
+        parts.push(q(&self.claude.to_string_lossy()));
+        for (flag, value) in [
+            ("--agent-id", format!("{}@{}", self.member, self.team)),
+            ("--agent-name", self.member.to_string()),
+            ("--team-name", self.team.to_string()),
+            ("--agent-color", self.color.to_string()),
+            ("--parent-session-id", self.lead_session_id.to_string()),
+        ] {
+            parts.push(flag.into());
+            parts.push(q(&value));
+        }
+        if let Some(t) = self.agent_type {
+            parts.extend(["--agent-type".into(), q(t)]);
+        }
+        if let Some(m) = self.model {
+            parts.extend(["--model".into(), q(m)]);
+        }
+        parts.extend(self.permission.args());
+        if let Some(s) = self.resume {
+            parts.extend(["--resume".into(), q(s)]);
+        }
+        parts.join(" ")
     }
 }
 

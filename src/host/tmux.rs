@@ -142,6 +142,14 @@ pub fn respawn(pane: &str, cmd: &str, env: &[(String, String)]) -> Result<()> {
     checked(&args).map(|_| ())
 }
 
+/// Kills `pane` (and what runs in it).
+///
+/// # Errors
+/// When tmux cannot be run.
+pub fn kill_pane(pane: &str) -> Result<bool> {
+    Ok(run(&["kill-pane", "-t", pane])?.status.success())
+}
+
 /// The panes of `session`; empty when it does not exist.
 pub fn panes(session: &str) -> Vec<Pane> {
     let Ok(out) = run(&[

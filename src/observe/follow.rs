@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::host::tmux::Liveness;
 use crate::observe::budget::{Cap, Exceeded};
+use crate::observe::keep::{Acted, Hand, Keeper, Rules};
 use crate::observe::reader::{Options, Records, TeamReader};
 use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
 use crate::observe::watch::{Changes, Waker, Watch};
@@ -47,8 +48,10 @@ pub struct Following {
     pub waker: Waker,
     /// The team as it is now.
     pub reader: TeamReader,
-    /// The cap the spend is held against (unset: the transcripts are not read).
+    /// The cap the spend is held against.
     cap: Cap,
+    /// What to do about stuck members (`None`: nothing but waiting).
+    keeper: Option<Keeper>,
     last_probe: Instant,
     dirs_at: Instant,
 }
@@ -56,16 +59,20 @@ pub struct Following {
 impl Following {
     /// Starts following `team` (polling every `poll` instead of file notifications when
     /// given), holding its spend against `cap` (read through the transcript index in
-    /// `records`' data dir) when one is set, and returns the warnings of the first full read.
+    /// `records`' data dir) when one is set and acting on stuck members by `rules`, and returns
+    /// the warnings of the first full read.
     pub fn new(
         team: Team,
         poll: Option<Duration>,
         records: Records,
         cap: Cap,
+        rules: Rules,
         now: DateTime<Utc>,
     ) -> (Following, Vec<String>) {
         let opts = Options {
-            transcripts: cap.is_set(),
+            transcripts: cap.is_set() || rules.is_active(),
+            stall_after: rules.stall_after,
+            no_response_after: rules.no_response_after,
             ..Options::default()
         };
         let reader = TeamReader::of(team.clone(), records, opts);
@@ -77,6 +84,7 @@ impl Following {
             waker,
             reader,
             cap,
+            keeper: rules.is_active().then(|| Keeper::new(rules)),
             last_probe: Instant::now(),
             dirs_at: Instant::now(),
         };
@@ -97,7 +105,7 @@ impl Following {
         self.last_probe = Instant::now();
     }
 
-    /// Reads the team's spend, when a cap is held: returns the cap crossed, if the team's spend
+    /// Reads the team's spend, when a cap is held or rules are followed: returns the cap crossed, if the team's spend
     /// so far already crosses it, and what reading the transcripts skipped (later warnings come
     /// with the changes of [`Following::next`]). The folders its transcripts are written in
     /// wake the follower up from here on.
@@ -105,12 +113,27 @@ impl Following {
         let Some(spend) = self.reader.spend_mut() else {
             return (None, Vec::new());
         };
+
         let over = self.cap.exceeded(spend.read());
         let warnings = spend.new_warnings();
         for d in spend.dirs() {
             self.waker.add(&d);
         }
         (over, warnings)
+    }
+
+    /// Reads the team as it is now and acts on the members stuck for a reason the rules set an
+    /// action for (nothing without rules); returns what was done.
+    ///
+    /// # Errors
+    /// [`crate::Error::Stuck`] when an action ends the command; the team can no longer be
+    /// opened.
+    pub fn keep(&mut self, hand: &mut dyn Hand, now: DateTime<Utc>) -> Result<Vec<Acted>> {
+        let Some(keeper) = self.keeper.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let present = self.reader.read(now)?;
+        keeper.check(&present, self.reader.board(), hand)
     }
 
     /// The cap crossed by the team's spend as last read, if any.

@@ -67,7 +67,7 @@ impl fmt::Display for State {
 }
 
 /// Why a member is not progressing (`status --json` `waiting`; see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Waiting {
     /// A permission request of its waits for an answer.

@@ -33,6 +33,7 @@ use serde_json::Value;
 use crate::host::tmux::Liveness;
 use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::keep::{Acted, Hand, Rules};
 use crate::observe::members::{
     Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
     shut_down_in, teammates, unread,
@@ -708,6 +709,10 @@ pub struct Hooks<'a> {
     pub met: &'a mut dyn FnMut(&ConditionState) -> Result<()>,
     /// The open conditions, once the wait starts to block.
     pub blocking: &'a mut dyn FnMut(&[&ConditionState]),
+    /// Does what the rules ask for a stuck member (a nudge, a restart).
+    pub hand: &'a mut dyn Hand,
+    /// Each action done.
+    pub acted: &'a mut dyn FnMut(&Acted),
 }
 
 /// How a [`wait`] ended.
@@ -729,6 +734,8 @@ pub struct Waited {
     pub budget: Option<Exceeded>,
     /// The team's spend as last read, when a cap was given.
     pub spend: Option<TeamSpend>,
+    /// Why a stuck member ended the wait (`exit` in the rules): exit 7, 8 or 9.
+    pub stuck: Option<anyhow::Error>,
 }
 
 /// How long and how a [`wait`] may go on.
@@ -742,6 +749,8 @@ pub struct Limits {
     pub cap: Cap,
     /// teamctl's data dir, which keeps the transcript index the cap reads through.
     pub data_dir: Option<PathBuf>,
+    /// What to do about stuck members.
+    pub rules: Rules,
 }
 
 /// Blocks until `spec` is met in `team`, can no longer be met, the team's spend crosses the
@@ -763,6 +772,8 @@ pub fn wait(
         observer,
         met,
         blocking,
+        hand,
+        acted,
     } = hooks;
     let started = Instant::now();
     let deadline = started + limits.timeout;
@@ -771,7 +782,14 @@ pub fn wait(
         data_dir: limits.data_dir,
         ..Records::default()
     };
-    let (mut f, warnings) = Following::new(team, limits.poll, records, limits.cap, clock());
+    let (mut f, warnings) = Following::new(
+        team,
+        limits.poll,
+        records,
+        limits.cap,
+        limits.rules,
+        clock(),
+    );
     for w in warnings {
         observer.warn(&w);
     }
@@ -785,12 +803,16 @@ pub fn wait(
     for s in tracker.states.iter().filter(|s| s.met) {
         met(s)?;
     }
+    let mut stuck = None;
     if !tracker.done(any) && over.is_none() {
+        stuck = keep(&mut f, hand, acted, observer, clock);
+    }
+    if !tracker.done(any) && over.is_none() && stuck.is_none() {
         let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
         blocking(&open);
     }
     let mut impossible = None;
-    while !tracker.done(any) && over.is_none() {
+    while !tracker.done(any) && over.is_none() && stuck.is_none() {
         if let Some(why) = tracker.impossible(any) {
             impossible = Some(why);
             break;
@@ -808,10 +830,13 @@ pub fn wait(
             met(&tracker.states[i])?;
         }
         over = f.over_budget();
+        if !tracker.done(any) && over.is_none() {
+            stuck = keep(&mut f, hand, acted, observer, clock);
+        }
     }
     let spend = f.last_spend();
     Ok(Waited {
-        met: tracker.done(any) && over.is_none(),
+        met: tracker.done(any) && over.is_none() && stuck.is_none(),
         states: tracker.states,
         impossible,
         waited_ms: started.elapsed().as_millis() as u64,
@@ -819,7 +844,30 @@ pub fn wait(
         waker: f.waker,
         budget: over,
         spend: spend.filter(|_| capped),
+        stuck,
     })
+}
+
+/// Acts on the stuck members as the rules say; returns the error that ends the wait, if an
+/// action does (any other failure to read the team is a warning: the conditions still hold).
+fn keep(
+    f: &mut Following,
+    hand: &mut dyn Hand,
+    acted: &mut dyn FnMut(&Acted),
+    observer: &mut dyn Observer,
+    clock: &dyn Fn() -> DateTime<Utc>,
+) -> Option<anyhow::Error> {
+    match f.keep(hand, clock()) {
+        Ok(done) => {
+            done.iter().for_each(acted);
+            None
+        }
+        Err(e) if e.downcast_ref::<crate::Error>().is_some() => Some(e),
+        Err(e) => {
+            observer.warn(&format!("{e:#}"));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub struct Member {
     pub cwd: Option<String>,
     /// `agentType`, if set.
     pub agent_type: Option<String>,
+    /// `model`, if set (the alias or id its lead gave it).
+    pub model: Option<String>,
     /// `backendType` (`tmux`, `iterm2`, `in-process`), if set.
     pub backend_type: Option<String>,
     /// `tmuxPaneId`: a tmux pane id like `%12`, `in-process`, `leader`, or empty.
@@ -104,6 +106,7 @@ impl TeamConfig {
                     color: s(m, "color"),
                     cwd: s(m, "cwd"),
                     agent_type: s(m, "agentType"),
+                    model: s(m, "model"),
                     backend_type: s(m, "backendType"),
                     tmux_pane_id: s(m, "tmuxPaneId"),
                     is_active: m.get("isActive").and_then(Value::as_bool),

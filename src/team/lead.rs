@@ -45,6 +45,22 @@ pub struct LeadRecord {
     /// relative path rules (a teammate can rewrite its `cwd` in `config.json`).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// How `create` started the teammates (what a restart starts them with again).
+    #[serde(default)]
+    pub launch: Option<Launch>,
+}
+
+/// How `create` started a team's teammates, besides their names and colours.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Launch {
+    /// `--permission-mode`, if given.
+    pub permission_mode: Option<String>,
+    /// `--dangerously-skip-permissions`.
+    pub skip_permissions: bool,
+    /// `--model`, if given.
+    pub model: Option<String>,
+    /// `--agent-type`, if given.
+    pub agent_type: Option<String>,
 }
 
 /// The records, in `<data dir>/leads`.
@@ -181,6 +197,7 @@ pub fn new_record(
         tmux_session: tmux_session.map(String::from),
         tmux_session_id: None,
         cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
+        launch: None,
     }
 }
 

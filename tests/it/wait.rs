@@ -551,3 +551,128 @@ fn unreadable_and_oversized_entries_are_reported() {
         "{stderr}"
     );
 }
+
+/// `--on-rate-limit exit` ends the wait with exit 7 when a member's API calls are refused;
+/// by default the wait goes on (Claude Code retries the call itself).
+#[test]
+fn on_rate_limit_exit_ends_the_wait_with_exit_7() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"api-request","timestamp":"2026-11-29T10:00:00.000Z","requestDigest":"a1"}),
+    );
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"system","subtype":"api_error","level":"error",
+            "error":{"status":429,"formatted":"429 Number of request tokens has exceeded your per-minute rate limit"},
+            "retryInMs":3406,"retryAttempt":2,"maxRetries":10,"timestamp":"2026-11-29T10:00:01.000Z"}),
+    );
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--timeout", "1m"])
+        .args(["--on-rate-limit", "exit", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: 'alice' is rate_limited (429 Number of request tokens has exceeded your \
+             per-minute rate limit)"
+        ),
+        "{stderr}"
+    );
+    let v = parse(&out.stdout);
+    assert_eq!(v["outcome"], "stuck");
+    // Waited out by default.
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--timeout", "300ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}
+
+/// `--on-stall nudge` sends a stalled member one message naming its task and its silence, once
+/// per stall; `--on-stall exit` ends the wait with exit 8.
+#[test]
+fn on_stall_nudges_once_or_exits_with_8() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.cmd()
+        .args(["tasks", "add", "Fix the race", "--owner", "alice"])
+        .assert()
+        .success();
+    env.cmd()
+        .args(["tasks", "update", "1", "--status", "in_progress"])
+        .assert()
+        .success();
+    // alice is inside a turn (a prompt, then a tool call without its result).
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"user","timestamp":"2026-11-29T09:00:00.000Z","message":{"role":"user","content":"go"}}),
+    );
+    env.transcript_line_as(
+        "t",
+        "alice",
+        crate::common::assistant_entry(
+            "m1",
+            "2026-11-29T09:00:01.000Z",
+            json!([{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]),
+            "tool_use",
+            (10, 5),
+        ),
+    );
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--timeout", "1s"])
+        .args(["--on-stall", "nudge", "--stall-after", "0s"])
+        // Stalled is measured against the transcript's mtime: the real clock.
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the wait still times out: {stderr}"
+    );
+    assert!(
+        stderr.contains("teamctl: nudged alice (stalled): sent alice a nudge"),
+        "{stderr}"
+    );
+    let inbox = read_entries(&env.inbox("t", "alice"));
+    let nudges: Vec<&Value> = inbox
+        .iter()
+        .filter(|e| {
+            e["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("teamctl: you have been silent")
+        })
+        .collect();
+    assert_eq!(nudges.len(), 1, "once per stall: {inbox:?}");
+    assert!(
+        nudges[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Carry on with task #1 \"Fix the race\", or say what blocks you.")
+    );
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--timeout", "1m"])
+        .args(["--on-stall", "exit", "--stall-after", "0s"])
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(8),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -20,6 +20,7 @@ use crate::cli::args::{CapArgs, TotalsJson, type_values};
 use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
+use crate::cli::keep::{self, KeepArgs};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::escape_line;
 
@@ -155,6 +156,9 @@ pub(crate) struct WaitArgs {
     cap: CapArgs,
 
     #[command(flatten)]
+    keep: KeepArgs,
+
+    #[command(flatten)]
     otel: OtelArgs,
 }
 
@@ -246,12 +250,16 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         runner,
         verb: "wait",
     };
+    let rules = args.keep.rules()?;
     let limits = Limits {
         timeout,
         poll: args.poll.map(Duration::from_millis),
         cap: args.cap.cap()?,
         data_dir: ctx.data_dir.clone(),
+        rules,
     };
+    let clock = || ctx.clock();
+    let mut rescue = keep::rescue(ctx, &team, &me, rules, &clock)?;
     let Waited {
         states,
         met,
@@ -261,6 +269,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         waker,
         budget,
         spend,
+        stuck,
     } = observe::wait::wait(
         team,
         spec,
@@ -274,6 +283,8 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
                 let open: Vec<String> = open.iter().map(|s| label(s)).collect();
                 eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
             },
+            hand: &mut rescue,
+            acted: &mut |a| keep::tell(ctx, a),
         },
     )?;
     // What each member used and cost, for the telemetry (read only when it is exported).
@@ -292,10 +303,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
-    let outcome = match (met, &budget, &impossible) {
-        (true, _, _) => "met",
-        (_, Some(_), _) => "budget",
-        (_, _, Some(_)) => "impossible",
+    let outcome = match (met, &budget, &impossible, &stuck) {
+        (true, ..) => "met",
+        (_, Some(_), ..) => "budget",
+        (_, _, _, Some(_)) => "stuck",
+        (_, _, Some(_), _) => "impossible",
         _ => "timeout",
     };
     if ctx.out.json {
@@ -322,6 +334,9 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     }
     if let Some(e) = budget {
         return Err(Error::Budget(e.to_string()).into());
+    }
+    if let Some(e) = stuck {
+        return Err(e);
     }
     if let Some(why) = impossible {
         bail!("the wait can no longer succeed: {why}");

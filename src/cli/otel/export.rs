@@ -554,6 +554,24 @@ impl Recorder {
         self.add_event(Some(&from), "teamctl.decision", SystemTime::now(), attrs);
     }
 
+    pub(super) fn acted(&mut self, a: &teamctl::observe::keep::Acted) {
+        if let Some(root) = &self.root {
+            let action = serde_json::to_value(a.action)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            root.span().add_event(
+                "teamctl.action",
+                vec![
+                    KeyValue::new("teamctl.action", action),
+                    KeyValue::new("teamctl.member", a.stuck.member.clone()),
+                    KeyValue::new("teamctl.waiting", a.stuck.reason.to_string()),
+                    KeyValue::new("teamctl.action.ok", a.ok),
+                ],
+            );
+        }
+    }
+
     pub(super) fn step(&mut self, state: &str, message: &str) {
         if let Some(root) = &self.root {
             root.span().add_event(

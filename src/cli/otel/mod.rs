@@ -40,6 +40,7 @@ const SPAN_DELAY: Duration = Duration::from_secs(5);
 
 /// `--otel-content` for the verbs that export telemetry.
 #[derive(Debug, Clone, Copy, Args)]
+#[command(next_help_heading = "OpenTelemetry")]
 pub(crate) struct OtelArgs {
     /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message
     /// texts, summaries, task subjects and what a request asks (by default only names, kinds,
@@ -384,6 +385,16 @@ pub(crate) fn spend(spend: &teamctl::observe::spend::TeamSpend) {
     }
     #[cfg(not(feature = "otel"))]
     let _ = spend;
+}
+
+/// An action taken for a stuck member (`wait`, `run`: a nudge, a restart).
+pub(crate) fn acted(a: &teamctl::observe::keep::Acted) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.acted(a));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = a;
 }
 
 /// A step of the command (`run`, `create`): its state and one line.

@@ -199,5 +199,6 @@ fn record_session(
         Some(&spec.cwd),
     );
     record.tmux_session_id = Some(session_id);
+    record.launch = Some(spec.launch());
     leads.record(layout, &spec.team, &record)
 }

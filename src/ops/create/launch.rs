@@ -8,17 +8,15 @@ use serde_json::Value;
 
 use super::outcome::{MemberOutcome, MemberState, Step};
 use super::spec::{LaunchEnv, Spec, color_of};
-use crate::host::claude::shell_quote;
+use crate::host::claude::TeammateLaunch;
 use crate::host::tmux;
 use crate::store;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::model::Color;
 
-/// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted:
-/// `cd <cwd> && env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 CLAUDE_CONFIG_DIR=<root>
-/// [passthrough] <claude> --agent-id <name>@<team> --agent-name <name> --team-name <team>
-/// --agent-color <color> --parent-session-id <id> [--agent-type T] [--model M] [permission]`.
+/// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted: see
+/// [`TeammateLaunch::command`].
 pub fn teammate_command(
     root: &Path,
     spec: &Spec,
@@ -28,41 +26,21 @@ pub fn teammate_command(
     color: Color,
     lead_session_id: &str,
 ) -> String {
-    let q = |s: &str| shell_quote(s);
-    let mut parts = vec![
-        "cd".to_string(),
-        q(&spec.cwd.to_string_lossy()),
-        "&&".into(),
-        "env".into(),
-        "CLAUDECODE=1".into(),
-        "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1".into(),
-        q(&format!("CLAUDE_CONFIG_DIR={}", root.to_string_lossy())),
-    ];
-    for (k, v) in passthrough {
-        if k != "CLAUDE_CONFIG_DIR" {
-            parts.push(q(&format!("{k}={v}")));
-        }
+    TeammateLaunch {
+        root,
+        cwd: &spec.cwd,
+        claude,
+        passthrough,
+        team: spec.team.as_str(),
+        member: member.as_str(),
+        color: color.as_str(),
+        lead_session_id,
+        agent_type: spec.agent_type.as_deref(),
+        model: spec.model.as_deref(),
+        permission: &spec.permission,
+        resume: None,
     }
-    parts.push(q(&claude.to_string_lossy()));
-    let team = spec.team.as_str();
-    for (flag, value) in [
-        ("--agent-id", format!("{member}@{team}")),
-        ("--agent-name", member.to_string()),
-        ("--team-name", team.to_string()),
-        ("--agent-color", color.as_str().to_string()),
-        ("--parent-session-id", lead_session_id.to_string()),
-    ] {
-        parts.push(flag.into());
-        parts.push(q(&value));
-    }
-    if let Some(t) = &spec.agent_type {
-        parts.extend(["--agent-type".into(), q(t)]);
-    }
-    if let Some(m) = &spec.model {
-        parts.extend(["--model".into(), q(m)]);
-    }
-    parts.extend(spec.permission.args());
-    parts.join(" ")
+    .command()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -146,7 +124,7 @@ pub fn set_pane(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::claude::Permission;
+    use crate::host::claude::{Permission, shell_quote};
     use crate::ops::create::Launch;
     use std::path::PathBuf;
 

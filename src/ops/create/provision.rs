@@ -117,7 +117,7 @@ pub fn provision(
 
     // teamctl's private record that it leads this team, before the team exists: what decides
     // that teamctl speaks as its lead and may take it down (never config.json's own say-so).
-    let record = lead::new_record(
+    let mut record = lead::new_record(
         layout,
         team,
         lead_session_id,
@@ -125,6 +125,7 @@ pub fn provision(
         tmux_session,
         Some(&spec.cwd),
     );
+    record.launch = Some(spec.launch());
     leads.record(layout, team, &record)?;
 
     let doc = config_doc(spec, lead_session_id, now, tmux_session);

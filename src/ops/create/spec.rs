@@ -53,6 +53,23 @@ pub struct Spec {
     pub launch: Launch,
 }
 
+impl Spec {
+    /// How the teammates are started, for teamctl's record (a restart starts them so again).
+    pub fn launch(&self) -> crate::team::lead::Launch {
+        let (permission_mode, skip_permissions) = match &self.permission {
+            Permission::Default => (None, false),
+            Permission::Mode(m) => (Some(m.clone()), false),
+            Permission::Skip => (None, true),
+        };
+        crate::team::lead::Launch {
+            permission_mode,
+            skip_permissions,
+            model: self.model.clone(),
+            agent_type: self.agent_type.clone(),
+        }
+    }
+}
+
 /// What launching needs beyond the spec: where to find `claude` and the environment to give it.
 #[derive(Debug, Clone)]
 pub struct LaunchEnv {

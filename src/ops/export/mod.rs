@@ -56,7 +56,8 @@ use crate::team::lead::Leads;
 use crate::team::model::{Frame, Kind, MessageView};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
-use crate::team::transcript::{FileState, locate};
+use crate::team::transcript::FileState;
+use crate::team::transcript::locate::{self, is_session_id};
 use crate::time::iso_millis;
 
 /// What to record.
@@ -760,10 +761,6 @@ fn file_stem(loc: &Loc) -> String {
 
 /// Whether `s` can be a Claude Code session id (a UUID; nothing that could step out of a
 /// folder).
-fn is_session_id(s: &str) -> bool {
-    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
-}
-
 /// `name` as a folder name in the bundle: itself when it is a valid member name, else a name
 /// derived from its hash.
 fn safe_name(name: &str) -> String {

@@ -63,6 +63,12 @@ impl Session {
     }
 }
 
+/// Whether `s` can be a session id (a UUID's characters, at most 64): only such a name from a
+/// team's files becomes part of a path or a command line.
+pub fn is_session_id(s: &str) -> bool {
+    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
 /// `warnings` told about an entry named `name` in `dir` that is `found` where `wanted` belongs.
 fn unexpected(
     warnings: &mut Vec<String>,

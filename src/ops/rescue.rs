@@ -1,0 +1,297 @@
+//! What teamctl does for a stuck member ([`crate::observe::keep`] decides when): a nudge, a
+//! short message naming its task and its silence, and a restart, the member's pane started
+//! again on its last session (`claude … --resume <session>`), under the same name, agent id
+//! and colour, then nudged (a resumed teammate reads its inbox but does not carry on its task
+//! by itself: docs/research/claude-code-behaviour.md §2.1).
+//!
+//! Nothing read from the team's files decides a path or a process here: the working
+//! directory, the permission flags and the tmux session come from teamctl's own record of the
+//! team (or the run that started it); a pane is killed only when it is in that session; the
+//! agent type and model are passed on only when they are plain words, the session id only when
+//! it is a session id. An in-process teammate cannot be restarted: Claude Code runs it inside
+//! its lead and offers no way to start one alone.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+
+use crate::host::claude::{Permission, TeammateLaunch};
+use crate::host::tmux;
+use crate::observe::keep::{Hand, Stuck};
+use crate::observe::spend::SpendReader;
+use crate::observe::status::Waiting;
+use crate::ops::create::set_pane;
+use crate::store::lock::LockOptions;
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::config::{Member, Team};
+use crate::team::lead::Leads;
+use crate::team::mailbox::{self, SendRequest, Text};
+use crate::team::model::Color;
+use crate::team::sentlog::SentLog;
+use crate::team::transcript::locate::{Kind, is_session_id};
+
+/// How teamctl starts a team's teammates again: what it knows of its own, never what a
+/// teammate wrote.
+#[derive(Debug, Clone)]
+pub struct Relaunch {
+    /// The `claude` binary.
+    pub claude: PathBuf,
+    /// The variables passed on in the command line, and those given to the pane.
+    pub passthrough: Vec<(String, String)>,
+    /// The variables given to the pane.
+    pub pane_env: Vec<(String, String)>,
+    /// Where the teammates run.
+    pub cwd: PathBuf,
+    /// Their permission flags.
+    pub permission: Permission,
+    /// The tmux session teamctl started them in (panes are killed only there).
+    pub tmux_session: String,
+}
+
+/// The ops side of [`crate::observe::keep`]: nudges and restarts for one team.
+pub struct Rescue<'a> {
+    /// Where the team is.
+    pub layout: Layout,
+    /// The team.
+    pub team: TeamName,
+    /// teamctl's records of the teams it leads.
+    pub leads: Option<Leads>,
+    /// Who the nudges come from.
+    pub from: MemberName,
+    /// teamctl's sent log.
+    pub sent_log: Option<SentLog>,
+    /// teamctl's data dir (the transcript index).
+    pub data_dir: Option<PathBuf>,
+    /// The lock deadline.
+    pub lock: LockOptions,
+    /// How to start a teammate again (`None`: teamctl did not start them).
+    pub relaunch: Option<Relaunch>,
+    /// The clock.
+    pub clock: &'a dyn Fn() -> DateTime<Utc>,
+}
+
+impl Hand for Rescue<'_> {
+    fn nudge(&mut self, s: &Stuck) -> Result<String> {
+        let text = nudge_text(s, (self.clock)());
+        self.send(&s.member, text)
+    }
+
+    fn restart(&mut self, s: &Stuck) -> Result<String> {
+        let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
+        let Some(relaunch) = &self.relaunch else {
+            bail!(
+                "teamctl did not start {}'s teammates, so it does not know how to start {} \
+                 again; restart it by hand, or use --on-stall nudge",
+                self.team,
+                s.member
+            );
+        };
+        let member = team
+            .config
+            .as_ref()
+            .and_then(|c| c.member(&s.member))
+            .with_context(|| format!("{} is no longer a member of {}", s.member, self.team))?;
+        let pane = self.start_again(&team, member, relaunch)?;
+        let mut done = format!("started {} again in pane {pane}", s.member);
+        let text = format!(
+            "teamctl restarted you after you were {}. {}",
+            s.reason,
+            carry_on(s)
+        );
+        match self.send(&s.member, text) {
+            Ok(sent) => done.push_str(&format!("; {sent}")),
+            Err(e) => done.push_str(&format!("; the nudge after it failed: {e:#}")),
+        }
+        Ok(done)
+    }
+}
+
+impl Rescue<'_> {
+    /// Sends `text` to `to` as [`Rescue::from`]; returns what was sent.
+    fn send(&self, to: &str, text: String) -> Result<String> {
+        let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
+        let req = SendRequest {
+            to: MemberName::parse(to)?,
+            from: self.from.clone(),
+            text: Text::new(text)?,
+            summary: None,
+            color: None,
+            force: false,
+            idempotency_key: None,
+        };
+        let now = (self.clock)();
+        let d = mailbox::send(&team, &req, now, &self.lock, self.sent_log.as_ref())?;
+        Ok(format!("sent {} a nudge ({})", d.to, d.id))
+    }
+
+    /// Ends `member`'s pane if it is still there (only in teamctl's own session), starts its
+    /// last session again in a new pane, and records the pane; returns the pane.
+    fn start_again(&self, team: &Team, member: &Member, r: &Relaunch) -> Result<String> {
+        let name = member.name.as_str();
+        let in_process = member.backend_type.as_deref() == Some("in-process")
+            || member.tmux_pane_id.as_deref() == Some("in-process");
+        if in_process {
+            bail!(
+                "{name} is an in-process teammate: Claude Code runs it inside its lead's process \
+                 and offers no way to start one alone; restart the lead instead"
+            );
+        }
+        if let Some(old) = member.tmux_pane_id.as_deref().filter(|p| tmux::is_pane(p)) {
+            let ours = tmux::panes(&r.tmux_session)
+                .into_iter()
+                .any(|p| p.id == old);
+            let alive = tmux::Liveness::probe().pane_alive(old) == Some(true);
+            match (alive, ours) {
+                (true, true) => {
+                    tmux::kill_pane(old)?;
+                }
+                (true, false) => bail!(
+                    "{name}'s pane {old} is not in tmux session {}, which teamctl started: \
+                     not ending it",
+                    r.tmux_session
+                ),
+                (false, _) => {}
+            }
+        }
+        let session = self.last_session(team, name);
+        let pane = if tmux::has_session(&r.tmux_session) {
+            tmux::new_window(&r.tmux_session, name)?
+        } else {
+            tmux::new_session(&r.tmux_session, name)?
+        };
+        let root = std::path::absolute(self.layout.root())
+            .with_context(|| format!("could not resolve {}", self.layout.root().display()))?;
+        let lead_session_id = team
+            .config
+            .as_ref()
+            .and_then(|c| c.lead_session_id.clone())
+            .filter(|s| is_session_id(s))
+            .with_context(|| format!("{} has no lead session id", self.team))?;
+        let command = TeammateLaunch {
+            root: &root,
+            cwd: &r.cwd,
+            claude: &r.claude,
+            passthrough: &r.passthrough,
+            team: self.team.as_str(),
+            member: name,
+            color: palette_color(member.color.as_deref()),
+            lead_session_id: &lead_session_id,
+            agent_type: member.agent_type.as_deref().filter(|t| plain_word(t)),
+            model: member.model.as_deref().filter(|m| plain_word(m)),
+            permission: &r.permission,
+            resume: session.as_deref(),
+        }
+        .command();
+        set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
+        tmux::respawn(&pane, &command, &r.pane_env)?;
+        Ok(pane)
+    }
+
+    /// The id of `member`'s newest pane session, when it has one.
+    fn last_session(&self, team: &Team, member: &str) -> Option<String> {
+        let mut spend = SpendReader::new(&team.layout, &team.name, self.data_dir.as_deref());
+        spend.read();
+        let sessions = spend.sessions().get(member)?;
+        let newest = sessions
+            .iter()
+            .filter(|s| s.kind == Kind::Pane)
+            .max_by_key(|s| s.path.stat().ok().flatten().map(|i| i.mtime))?;
+        let stem = Path::new(newest.path.path()).file_stem()?.to_str()?;
+        is_session_id(stem).then(|| stem.to_string())
+    }
+}
+
+/// A colour of Claude Code's palette (a teammate's own word for it is checked, not passed on).
+fn palette_color(c: Option<&str>) -> &'static str {
+    Color::ALL
+        .iter()
+        .find(|p| Some(p.as_str()) == c)
+        .unwrap_or(&Color::Blue)
+        .as_str()
+}
+
+/// An agent type or a model name: letters, digits and `._:-` only (no path, no flag).
+fn plain_word(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
+/// `You have been silent for 7m (stalled) while task #3 "Fix the race" is in progress. Carry on
+/// with it, or say what blocks you.`
+fn nudge_text(s: &Stuck, now: DateTime<Utc>) -> String {
+    let quiet = s
+        .last_seen
+        .as_deref()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| (now - t.with_timezone(&Utc)).num_seconds().max(0) as u64);
+    let how = match s.reason {
+        Waiting::NoResponse => "waiting for an answer from the API".to_string(),
+        _ => "silent".to_string(),
+    };
+    let since = quiet
+        .map(|q| format!(" for {}", crate::units::duration(q)))
+        .unwrap_or_default();
+    format!("teamctl: you have been {how}{since}. {}", carry_on(s))
+}
+
+/// `Carry on with task #3 "Fix the race", or say what blocks you.`
+fn carry_on(s: &Stuck) -> String {
+    match &s.task {
+        Some((id, subject)) => format!(
+            "Carry on with task #{id} \"{}\", or say what blocks you.",
+            crate::team::model::first_line(subject, 80)
+        ),
+        None => "Carry on with your work, or say what blocks you.".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stuck(reason: Waiting, task: Option<(&str, &str)>) -> Stuck {
+        Stuck {
+            member: "alice".into(),
+            reason,
+            detail: None,
+            task: task.map(|(i, s)| (i.to_string(), s.to_string())),
+            last_seen: Some("2026-11-29T10:00:00.000Z".into()),
+        }
+    }
+
+    #[test]
+    fn a_nudge_names_the_task_and_the_silence() {
+        let now = "2026-11-29T10:07:05Z".parse().unwrap();
+        assert_eq!(
+            nudge_text(&stuck(Waiting::Stalled, Some(("3", "Fix the race"))), now),
+            "teamctl: you have been silent for 7m 05s. Carry on with task #3 \"Fix the race\", \
+             or say what blocks you."
+        );
+        assert_eq!(
+            nudge_text(&stuck(Waiting::NoResponse, None), now),
+            "teamctl: you have been waiting for an answer from the API for 7m 05s. Carry on \
+             with your work, or say what blocks you."
+        );
+    }
+
+    #[test]
+    fn only_plain_words_and_palette_colours_pass() {
+        assert!(plain_word("claude-sonnet-4-5"));
+        assert!(plain_word("security-reviewer"));
+        for bad in [
+            "../../x",
+            "a b",
+            "--dangerously-skip-permissions",
+            "",
+            "$(id)",
+        ] {
+            assert!(!plain_word(bad), "{bad}");
+        }
+        assert_eq!(palette_color(Some("green")), "green");
+        assert_eq!(palette_color(Some("x; rm -rf /")), "blue");
+        assert_eq!(palette_color(None), "blue");
+    }
+}
