@@ -58,6 +58,9 @@ _teamctl() {
             teamctl,report)
                 cmd="teamctl__subcmd__report"
                 ;;
+            teamctl,resume)
+                cmd="teamctl__subcmd__resume"
+                ;;
             teamctl,run)
                 cmd="teamctl__subcmd__run"
                 ;;
@@ -110,7 +113,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown doctor export completions man"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown resume doctor export completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -671,8 +674,34 @@ _teamctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        teamctl__subcmd__resume)
+            opts="-h -V --claude-bin --json --claude-dir --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --claude-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-cost --max-tokens --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -723,6 +752,30 @@ _teamctl() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-rate-limit)
+                    COMPREPLY=($(compgen -W "wait exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-stall)
+                    COMPREPLY=($(compgen -W "wait nudge restart exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-dead)
+                    COMPREPLY=($(compgen -W "wait restart exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-restarts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stall-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --no-response-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1303,7 +1356,7 @@ _teamctl() {
                     return 0
                     ;;
                 --event)
-                    COMPREPLY=($(compgen -W "message consumed read task_created task_updated task_deleted member_joined member_left member_updated" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "message consumed read task_created task_updated task_deleted member_joined member_left member_updated waiting" -- "${cur}"))
                     return 0
                     ;;
                 --type)

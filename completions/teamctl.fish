@@ -48,6 +48,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List t
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Start again every teammate of a team that is not running, on its last session'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
@@ -85,6 +86,18 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
+exit\t'End with exit 7'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
+nudge\t'Send the member a short message naming its task and its silence'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 8'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-dead -d 'When a member\'s pane or process is gone with work waiting (dead)' -r -f -a "wait\t'Nothing: wait for the timeout'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 9'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -294,7 +307,8 @@ task_updated\t''
 task_deleted\t''
 member_joined\t''
 member_left\t''
-member_updated\t''"
+member_updated\t''
+waiting\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`); repeatable: any of them' -r -f -a "message\t''
 protocol\t''
 idle_notification\t''
@@ -451,6 +465,12 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'S
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

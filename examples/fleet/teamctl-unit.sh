@@ -19,7 +19,9 @@
 #
 # Exit code: teamctl's own, so the engine can act on it (see `teamctl --help`): 0 the work is
 # done, 1 the team failed, 2 a usage error (this unit is misconfigured: retrying cannot help),
-# 3 timeout, 6 budget cap reached (retrying would spend again). teamctl is exec'd last, so it
+# 3 timeout, 6 budget cap reached (retrying would spend again), 7 the API refused a member's
+# calls (--on-rate-limit exit: retry later), 8 a member stalled, 9 a member died (each past its
+# nudge and --max-restarts restarts: --on-stall, --on-dead). teamctl is exec'd last, so it
 # gets the engine's SIGTERM itself (tini forwards it) and ends its lead cleanly (exit 143).
 set -eu
 
@@ -52,4 +54,5 @@ teamctl prepare --cwd "$work" --skip-permissions >&2
 
 exec teamctl run --json --prompt-file "$prompt" --cwd "$work" --name "unit-$index" \
     --dangerously-skip-permissions --timeout "${RUN_TIMEOUT:-45m}" --max-cost "${MAX_COST:-5}" \
+    --on-rate-limit exit --on-stall nudge --on-dead restart \
     --export "$records/team-$index.tar.gz" >"$records/team-$index.json"

@@ -3,6 +3,8 @@
 //! ([`teamctl::ops::rescue`]), and how each action is told (a line on stderr, a JSON Lines
 //! event on stderr with `--json`, an OpenTelemetry event).
 
+use std::path::PathBuf;
+
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::{Args, ValueEnum};
@@ -15,6 +17,7 @@ use teamctl::store::paths::MemberName;
 use teamctl::team::config::Team;
 
 use crate::cli::context::Ctx;
+use crate::cli::env;
 use crate::cli::launch::claude_env;
 use crate::cli::term::escape_line;
 
@@ -110,13 +113,13 @@ impl KeepArgs {
 }
 
 /// The nudges and restarts for `team`, as `me`; restarts only for a team teamctl leads (its
-/// record says where and how its teammates were started), and only looked into when `rules`
-/// may restart.
+/// record says where and how its teammates were started), and only looked into when
+/// `restarts` is given (finding `claude` takes a moment), with the binary it names, if any.
 pub(crate) fn rescue<'a>(
     ctx: &Ctx,
     team: &Team,
     me: &str,
-    rules: Rules,
+    restarts: Option<Option<PathBuf>>,
     clock: &'a dyn Fn() -> DateTime<Utc>,
 ) -> Result<Rescue<'a>> {
     Ok(Rescue {
@@ -127,15 +130,17 @@ pub(crate) fn rescue<'a>(
         sent_log: ctx.sent_log.clone(),
         data_dir: ctx.data_dir.clone(),
         lock: ctx.lock,
-        relaunch: rules.restarts().then(|| relaunch(team)).flatten(),
+        relaunch: restarts.and_then(|bin| relaunch(team, bin)),
         clock,
     })
 }
 
-/// How teamctl started `team`'s teammates, from its own record (`None` without one).
-fn relaunch(team: &Team) -> Option<Relaunch> {
+/// How teamctl started `team`'s teammates, from its own record (`None` without one), with
+/// `claude_bin` (else `TEAMCTL_CLAUDE_BIN`, else found as `create` finds it).
+fn relaunch(team: &Team, claude_bin: Option<PathBuf>) -> Option<Relaunch> {
     let record = team.lead.as_ref()?;
-    let env = claude_env(None);
+    let bin = claude_bin.or_else(|| std::env::var_os(env::CLAUDE_BIN).map(PathBuf::from));
+    let env = claude_env(bin);
     let claude = resolve::find(&env.resolve).ok()?.path;
     let launch = record.launch.clone().unwrap_or_default();
     Some(Relaunch {

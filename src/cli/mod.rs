@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
-    prepare, report, run, send, shutdown, status, tasks, top, wait, watch,
+    prepare, report, resume, run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -111,6 +111,12 @@ Exit codes:
   5    ask: the teammate went idle without answering
   6    budget exceeded (wait, ask, run): the team's spend, read from its transcripts, crossed
        --max-cost or --max-tokens (run also ends the team, as at its timeout)
+  7    (wait, run) --on-rate-limit exit: a member's API calls were refused (rate_limited,
+       overloaded, api_error)
+  8    (wait, run) --on-stall exit: a member stalled or its request got no answer; or a
+       restart past --max-restarts
+  9    (wait, run) --on-dead exit: a member's pane or process is gone with work waiting; or a
+       restart past --max-restarts
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 
@@ -157,6 +163,7 @@ pub(crate) enum Command {
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
     Shutdown(shutdown::ShutdownArgs),
+    Resume(resume::ResumeArgs),
     Doctor(doctor::DoctorArgs),
     Export(export::ExportArgs),
     Completions(completions::CompletionsArgs),
@@ -196,6 +203,7 @@ pub(crate) fn dispatch(
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
+        Command::Resume(args) => resume::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),

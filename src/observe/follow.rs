@@ -2,6 +2,7 @@
 //! notifications, its reader (the liveness of panes and processes re-probed on a clock, the
 //! spend held against a cap), and what the caller learns along the way ([`Observer`]).
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -13,7 +14,10 @@ use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::keep::{Acted, Hand, Keeper, Rules};
 use crate::observe::reader::{Options, Records, TeamReader};
 use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
+use crate::observe::status::Waiting;
+use crate::observe::watch::Event;
 use crate::observe::watch::{Changes, Waker, Watch};
+use crate::store::paths::MemberName;
 use crate::team::config::Team;
 
 /// How often the liveness of panes and processes is probed while nothing changes: pane and
@@ -39,6 +43,19 @@ pub trait Observer {
     fn hint(&mut self, msg: &str);
 }
 
+/// What a [`Following`] reads besides the team's files.
+#[derive(Debug, Clone, Default)]
+pub struct Watching {
+    /// The cap the spend is held against (unset: none).
+    pub cap: Cap,
+    /// What to do about stuck members.
+    pub rules: Rules,
+    /// Tell each member's waiting reason as it changes (`waiting` events).
+    pub reasons: bool,
+    /// Only these members' inboxes (watch `--member`).
+    pub only: Option<Vec<MemberName>>,
+}
+
 /// A team followed: the stream of changes to its files ([`Watch`]) and the team as it is now
 /// ([`TeamReader`]: which members run, re-probed on a clock; the spend, when a cap is held).
 pub struct Following {
@@ -52,6 +69,8 @@ pub struct Following {
     cap: Cap,
     /// What to do about stuck members (`None`: nothing but waiting).
     keeper: Option<Keeper>,
+    /// Each member's waiting reason as last told (`None`: not told: no `waiting` events).
+    reasons: Option<HashMap<String, Option<Waiting>>>,
     last_probe: Instant,
     dirs_at: Instant,
 }
@@ -65,18 +84,23 @@ impl Following {
         team: Team,
         poll: Option<Duration>,
         records: Records,
-        cap: Cap,
-        rules: Rules,
+        w: Watching,
         now: DateTime<Utc>,
     ) -> (Following, Vec<String>) {
+        let Watching {
+            cap,
+            rules,
+            reasons,
+            only,
+        } = w;
         let opts = Options {
-            transcripts: cap.is_set() || rules.is_active(),
+            transcripts: cap.is_set() || rules.is_active() || reasons,
             stall_after: rules.stall_after,
             no_response_after: rules.no_response_after,
             ..Options::default()
         };
         let reader = TeamReader::of(team.clone(), records, opts);
-        let (mut watch, _) = Watch::new(team, None, now);
+        let (mut watch, _) = Watch::new(team, only, now);
         let waker = watch.waker(poll);
         let warnings = watch.rescan(now).warnings;
         let mut following = Following {
@@ -85,6 +109,7 @@ impl Following {
             reader,
             cap,
             keeper: rules.is_active().then(|| Keeper::new(rules)),
+            reasons: reasons.then(HashMap::new),
             last_probe: Instant::now(),
             dirs_at: Instant::now(),
         };
@@ -134,6 +159,67 @@ impl Following {
         };
         let present = self.reader.read(now)?;
         keeper.check(&present, self.reader.board(), hand)
+    }
+
+    /// The `waiting` events since the last call: each member whose waiting reason changed
+    /// (nothing unless [`Watching::reasons`]).
+    ///
+    /// # Errors
+    /// The team can no longer be opened.
+    pub fn reasons(&mut self, now: DateTime<Utc>) -> Result<Vec<Event>> {
+        let Some(last) = self.reasons.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let present = self.reader.read(now)?;
+        let at = crate::time::iso_millis(now);
+        let team = self.reader.team().name.to_string();
+        let mut events = Vec::new();
+        for m in &present.status.members {
+            if last.get(&m.name) == Some(&m.waiting) {
+                continue;
+            }
+            // The first read tells only who waits.
+            if last.contains_key(&m.name) || m.waiting.is_some() {
+                let detail = m
+                    .waiting_detail
+                    .as_ref()
+                    .and_then(|d| serde_json::to_value(d).ok());
+                let why = m.waiting.map(|w| w.to_string());
+                events.push(Event::waiting(&team, &at, &m.name, why, detail));
+            }
+            last.insert(m.name.clone(), m.waiting);
+        }
+        Ok(events)
+    }
+
+    /// Follows the team until `emit` says stop (returns `true`) or `deadline` passes (returns
+    /// `false`), as [`Watch::follow`] does, with the `waiting` events among the changes.
+    ///
+    /// # Errors
+    /// Errors from `emit` (such as a closed pipe).
+    pub fn follow(
+        &mut self,
+        deadline: Option<Instant>,
+        now: &dyn Fn() -> DateTime<Utc>,
+        emit: &mut dyn FnMut(Changes) -> Result<bool>,
+    ) -> Result<bool> {
+        loop {
+            let wait = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) => left,
+                    None => return Ok(false),
+                },
+                None => LIVENESS_EVERY,
+            };
+            let mut changes = self.next(wait, now);
+            match self.reasons(now()) {
+                Ok(events) => changes.events.extend(events),
+                Err(e) => changes.warnings.push(format!("{e:#}")),
+            }
+            if (!changes.events.is_empty() || !changes.warnings.is_empty()) && emit(changes)? {
+                return Ok(true);
+            }
+        }
     }
 
     /// The cap crossed by the team's spend as last read, if any.

@@ -649,6 +649,8 @@ mod tests {
                         task: None,
                         member_entry: None,
                         changes: None,
+                        waiting: None,
+                        waiting_detail: None,
                     }
                 })
                 .collect(),

@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::host::tmux::Liveness;
 use crate::observe::budget::{Cap, Exceeded};
-use crate::observe::follow::{Following, Observer};
+use crate::observe::follow::{Following, Observer, Watching};
 use crate::observe::keep::{Acted, Hand, Rules};
 use crate::observe::members::{
     Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
@@ -782,14 +782,12 @@ pub fn wait(
         data_dir: limits.data_dir,
         ..Records::default()
     };
-    let (mut f, warnings) = Following::new(
-        team,
-        limits.poll,
-        records,
-        limits.cap,
-        limits.rules,
-        clock(),
-    );
+    let watching = Watching {
+        cap: limits.cap,
+        rules: limits.rules,
+        ..Watching::default()
+    };
+    let (mut f, warnings) = Following::new(team, limits.poll, records, watching, clock());
     for w in warnings {
         observer.warn(&w);
     }

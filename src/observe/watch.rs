@@ -33,7 +33,7 @@ pub struct Event {
     /// Always 1.
     pub schema_version: u32,
     /// `message`, `consumed`, `read`, `task_created`, `task_updated`, `task_deleted`,
-    /// `member_joined`, `member_left` or `member_updated`.
+    /// `member_joined`, `member_left`, `member_updated` or `waiting`.
     pub event: &'static str,
     /// Team.
     pub team: String,
@@ -55,6 +55,11 @@ pub struct Event {
     pub member_entry: Option<Entry>,
     /// For `*_updated`: each changed key with its old and new value (`null` when absent).
     pub changes: Option<Map<String, Value>>,
+    /// For `waiting`: why the member does not move now (`null`: it moves again), as `status`
+    /// says it (`rate_limited`, `stalled`, `dead`, …).
+    pub waiting: Option<String>,
+    /// For `waiting`: what more is known (`status --json`'s `waiting_detail`).
+    pub waiting_detail: Option<Value>,
 }
 
 impl Event {
@@ -72,12 +77,30 @@ impl Event {
             task: None,
             member_entry: None,
             changes: None,
+            waiting: None,
+            waiting_detail: None,
+        }
+    }
+
+    /// A `waiting` event: `member` now waits for `waiting` (`None`: no longer).
+    pub fn waiting(
+        team: &str,
+        at: &str,
+        member: &str,
+        waiting: Option<String>,
+        detail: Option<Value>,
+    ) -> Event {
+        Event {
+            member: Some(member.to_string()),
+            waiting,
+            waiting_detail: detail,
+            ..Event::new("waiting", team, at)
         }
     }
 }
 
 /// The event kinds, for validating filters.
-pub const EVENT_KINDS: [&str; 9] = [
+pub const EVENT_KINDS: [&str; 10] = [
     "message",
     "consumed",
     "read",
@@ -87,6 +110,7 @@ pub const EVENT_KINDS: [&str; 9] = [
     "member_joined",
     "member_left",
     "member_updated",
+    "waiting",
 ];
 
 /// Which events a follower wants (`watch --event/--from/--type/--task-status`). Each part that

@@ -30,8 +30,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::observe::budget::{Cap, Exceeded};
-use crate::observe::follow::{Following, Observer};
-use crate::observe::keep::Rules;
+use crate::observe::follow::{Following, Observer, Watching};
 use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
@@ -345,14 +344,12 @@ pub fn ask(
         data_dir: req.data_dir.map(Path::to_path_buf),
         ..Records::default()
     };
-    let (mut f, mut warnings) = Following::new(
-        req.team.clone(),
-        req.poll,
-        records,
-        req.cap,
-        Rules::default(),
-        clock(),
-    );
+    let watching = Watching {
+        cap: req.cap,
+        ..Watching::default()
+    };
+    let (mut f, mut warnings) =
+        Following::new(req.team.clone(), req.poll, records, watching, clock());
     let (over, skipped) = f.start_spend();
     for w in &skipped {
         observer.warn(w);

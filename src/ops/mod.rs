@@ -3,7 +3,8 @@
 //! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
 //! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
 //! taking a team down ([`delete`]), the health checks ([`doctor`]), a record of a team that
-//! outlives it ([`export`]) and the nudges and restarts for a stuck member ([`rescue`]).
+//! outlives it ([`export`]), the nudges and restarts for a stuck member ([`rescue`]) and a
+//! team brought back after a crash ([`resume`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
@@ -16,4 +17,5 @@ pub mod policy;
 pub mod prepare;
 pub mod report;
 pub mod rescue;
+pub mod resume;
 pub mod run;

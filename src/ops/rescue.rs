@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 
 use crate::host::claude::{Permission, TeammateLaunch};
 use crate::host::tmux;
@@ -78,28 +79,9 @@ impl Hand for Rescue<'_> {
     }
 
     fn restart(&mut self, s: &Stuck) -> Result<String> {
-        let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
-        let Some(relaunch) = &self.relaunch else {
-            bail!(
-                "teamctl did not start {}'s teammates, so it does not know how to start {} \
-                 again; restart it by hand, or use --on-stall nudge",
-                self.team,
-                s.member
-            );
-        };
-        let member = team
-            .config
-            .as_ref()
-            .and_then(|c| c.member(&s.member))
-            .with_context(|| format!("{} is no longer a member of {}", s.member, self.team))?;
-        let pane = self.start_again(&team, member, relaunch)?;
-        let mut done = format!("started {} again in pane {pane}", s.member);
-        let text = format!(
-            "teamctl restarted you after you were {}. {}",
-            s.reason,
-            carry_on(s)
-        );
-        match self.send(&s.member, text) {
+        let started = self.start_again(&s.member)?;
+        let mut done = started.to_string();
+        match self.welcome_back(s, &format!("you were {}", s.reason)) {
             Ok(sent) => done.push_str(&format!("; {sent}")),
             Err(e) => done.push_str(&format!("; the nudge after it failed: {e:#}")),
         }
@@ -107,7 +89,74 @@ impl Hand for Rescue<'_> {
     }
 }
 
+/// A member started again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Started {
+    /// Who.
+    pub member: String,
+    /// Its new pane.
+    pub pane: String,
+    /// The session it carries on (`None`: it had none, and starts afresh).
+    pub session_id: Option<String>,
+}
+
+impl std::fmt::Display for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.session_id {
+            Some(s) => write!(
+                f,
+                "started {} again in pane {} on session {s}",
+                self.member, self.pane
+            ),
+            None => write!(
+                f,
+                "started {} again in pane {} (no session of it was found: a fresh one)",
+                self.member, self.pane
+            ),
+        }
+    }
+}
+
 impl Rescue<'_> {
+    /// Starts `member` again: ends its pane if it is still there (only in teamctl's own
+    /// session), starts its last session again in a new pane, and records the pane.
+    ///
+    /// # Errors
+    /// teamctl did not start this team's teammates; an in-process teammate; a pane outside
+    /// teamctl's session; tmux or the config lock failing.
+    pub fn start_again(&self, member: &str) -> Result<Started> {
+        let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
+        let Some(relaunch) = &self.relaunch else {
+            bail!(
+                "teamctl did not start {}'s teammates, so it does not know how to start {member} \
+                 again; restart it by hand, or use --on-stall nudge",
+                self.team
+            );
+        };
+        let m = team
+            .config
+            .as_ref()
+            .and_then(|c| c.member(member))
+            .with_context(|| format!("{member} is no longer a member of {}", self.team))?;
+        let (pane, session_id) = self.relaunch(&team, m, relaunch)?;
+        Ok(Started {
+            member: member.to_string(),
+            pane,
+            session_id,
+        })
+    }
+
+    /// Sends `member` a message saying it was started again after `why`, naming its task.
+    ///
+    /// # Errors
+    /// When it could not be sent.
+    pub fn welcome_back(&self, s: &Stuck, why: &str) -> Result<String> {
+        self.send(
+            &s.member,
+            format!("teamctl restarted you after {why}. {}", carry_on(s)),
+        )
+    }
+
     /// Sends `text` to `to` as [`Rescue::from`]; returns what was sent.
     fn send(&self, to: &str, text: String) -> Result<String> {
         let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
@@ -126,8 +175,13 @@ impl Rescue<'_> {
     }
 
     /// Ends `member`'s pane if it is still there (only in teamctl's own session), starts its
-    /// last session again in a new pane, and records the pane; returns the pane.
-    fn start_again(&self, team: &Team, member: &Member, r: &Relaunch) -> Result<String> {
+    /// last session again in a new pane, and records the pane; returns the pane and the session.
+    fn relaunch(
+        &self,
+        team: &Team,
+        member: &Member,
+        r: &Relaunch,
+    ) -> Result<(String, Option<String>)> {
         let name = member.name.as_str();
         let in_process = member.backend_type.as_deref() == Some("in-process")
             || member.tmux_pane_id.as_deref() == Some("in-process");
@@ -185,7 +239,7 @@ impl Rescue<'_> {
         .command();
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
         tmux::respawn(&pane, &command, &r.pane_env)?;
-        Ok(pane)
+        Ok((pane, session))
     }
 
     /// The id of `member`'s newest pane session, when it has one.

@@ -36,13 +36,18 @@ enum Meaning {
     Usage,
     Timeout,
     Budget,
+    /// A stuck member the command was told to stop for (`--on-rate-limit`, `--on-stall`,
+    /// `--on-dead`).
+    Stuck,
     Other,
 }
 
 /// The meaning a text gives: the first of budget, usage, time(out), fail, done/success found.
 fn meaning(text: &str) -> Meaning {
     let t = text.to_lowercase();
-    if t.contains("budget") {
+    if t.contains("--on-") {
+        Meaning::Stuck
+    } else if t.contains("budget") {
         Meaning::Budget
     } else if t.contains("usage") {
         Meaning::Usage
@@ -433,10 +438,23 @@ fn recipes_name_only_documented_exit_codes() {
         by_action["FailJob"],
         want(&[Meaning::Usage, Meaning::Budget])
     );
+    let stuck: BTreeSet<u8> = docs
+        .iter()
+        .filter(|(_, m)| **m == Meaning::Stuck)
+        .map(|(c, _)| *c)
+        .collect();
+    assert_eq!(stuck.len(), 3, "{docs:?}");
     assert_eq!(
         by_action["Count"],
-        want(&[Meaning::Failure, Meaning::Timeout])
+        &want(&[Meaning::Failure, Meaning::Timeout]) | &stuck
     );
+    // The workflow has an arm for each of them too.
+    for c in &stuck {
+        assert!(
+            arms.iter().any(|(a, _)| a == c),
+            "no arm for {c} ({arms:?})"
+        );
+    }
     // The unit script's header says the same.
     let unit = fs::read_to_string(fleet().join("teamctl-unit.sh")).unwrap();
     for m in [
@@ -507,7 +525,7 @@ fn the_unit_script_drives_teamctl() {
             format!("prepare --cwd {} --skip-permissions", work.display()),
             format!(
                 "run --json --prompt-file {}/1 --cwd {} --name unit-1 \
-                 --dangerously-skip-permissions --timeout 45m --max-cost 0.5 --export \
+                 --dangerously-skip-permissions --timeout 45m --max-cost 0.5 --on-rate-limit exit --on-stall nudge --on-dead restart --export \
                  {}/team-1.tar.gz",
                 prompts.display(),
                 work.display(),

@@ -29,6 +29,7 @@ mod props;
 mod protocol;
 mod real_claude;
 mod report;
+mod resume;
 mod run;
 mod security;
 mod send;

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::common::{JsonLines, Ran, SEND_KEYS, TestEnv, json, keys, node_peer, run_json};
 
-const EVENT_KEYS: [&str; 12] = [
+const EVENT_KEYS: [&str; 14] = [
     "at",
     "changes",
     "event",
@@ -22,6 +22,8 @@ const EVENT_KEYS: [&str; 12] = [
     "task",
     "team",
     "to",
+    "waiting",
+    "waiting_detail",
 ];
 
 /// A running `watch --json`.
@@ -565,4 +567,40 @@ fn filters_for_a_completed_task_and_a_permission_request() {
         .args(["watch", "--task-status", "done"])
         .assert()
         .code(2);
+}
+
+/// `--event waiting` tells when a member starts and stops waiting for a reason, from its
+/// transcript: a 429 being retried (already there: the first read tells who waits), then an
+/// answer.
+#[test]
+fn waiting_events_follow_a_members_transcript() {
+    let env = TestEnv::new();
+    crate::common::led_team(&env);
+    env.transcript_line_as(
+        "t",
+        "alice",
+        serde_json::json!({"type":"api-request","timestamp":"2026-11-29T10:00:00.000Z","requestDigest":"a1"}),
+    );
+    env.transcript_line_as(
+        "t",
+        "alice",
+        serde_json::json!({"type":"system","subtype":"api_error","level":"error",
+            "error":{"status":429,"formatted":"429 rate limited"},
+            "retryInMs":1000,"retryAttempt":1,"maxRetries":10,"timestamp":"2026-11-29T10:00:01.000Z"}),
+    );
+    let mut cmd = env.std_cmd();
+    cmd.args(["watch", "--event", "waiting", "--json"])
+        .args(["--timeout", "60s", "--count", "2"]);
+    let w = JsonLines::spawn(cmd);
+    let first = w.next();
+    assert_eq!(first["event"], "waiting");
+    assert_eq!(first["member"], "alice");
+    assert_eq!(first["waiting"], "rate_limited");
+    assert_eq!(first["waiting_detail"]["status"], 429);
+    assert_eq!(first["waiting_detail"]["message"], "429 rate limited");
+    // The answer comes: alice moves again.
+    env.spend_as("t", "alice", "msg_after");
+    let second = w.next();
+    assert_eq!(second["member"], "alice");
+    assert_eq!(second["waiting"], Value::Null);
 }

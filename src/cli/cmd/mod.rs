@@ -17,6 +17,7 @@ pub(crate) mod man;
 pub(crate) mod pending;
 pub(crate) mod prepare;
 pub(crate) mod report;
+pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod send;
 pub(crate) mod shutdown;

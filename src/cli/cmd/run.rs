@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use teamctl::error::{Error, usage};
+use teamctl::error::{Error, Stuck as StuckKind, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
@@ -25,6 +25,7 @@ use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;
+use crate::cli::keep::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
@@ -186,6 +187,9 @@ pub(crate) struct RunArgs {
     cap: CapArgs,
 
     #[command(flatten)]
+    going: KeepArgs,
+
+    #[command(flatten)]
     otel: OtelArgs,
 }
 
@@ -291,6 +295,10 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                     .unwrap_or_default()
             )),
             Event::TeamFormed(_) => None,
+            Event::Acted(a) => {
+                keep::tell(ctx, a);
+                None
+            }
             Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
                 schema_version: 1,
                 kind: "exported",
@@ -363,6 +371,16 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                 .and_then(|r| r.lines().next())
                 .map(|r| r.trim_end_matches(';').to_string())
                 .unwrap_or_else(|| format!("run '{}' went over budget", args.name)),
+        )
+        .into()),
+        State::Stuck => Err(Error::Stuck(
+            outcome.stuck.unwrap_or(StuckKind::Stall),
+            outcome
+                .reason
+                .as_deref()
+                .and_then(|r| r.lines().next())
+                .map(|r| r.trim_end_matches(';').to_string())
+                .unwrap_or_else(|| format!("run '{}' stopped for a stuck member", args.name)),
         )
         .into()),
         _ => Err(anyhow!(
@@ -541,6 +559,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         keep: args.keep,
         export: args.export.clone(),
         cap: args.cap.cap()?,
+        rules: args.going.rules()?,
     })
 }
 

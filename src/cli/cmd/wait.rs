@@ -259,7 +259,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         rules,
     };
     let clock = || ctx.clock();
-    let mut rescue = keep::rescue(ctx, &team, &me, rules, &clock)?;
+    let mut rescue = keep::rescue(ctx, &team, &me, rules.restarts().then_some(None), &clock)?;
     let Waited {
         states,
         met,

@@ -12,6 +12,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 use teamctl::error::Error;
 use teamctl::host::hook::{self, Ended};
+use teamctl::observe::follow::{Following, Watching};
 use teamctl::observe::watch::{Changes, EVENT_KINDS, Event, Filter, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
@@ -57,9 +58,15 @@ use crate::cli::term::escape_line;
 ///
 /// With --json: JSON Lines, one object per event, flushed per line:
 /// `{"schema_version":1,"event","team","at","to","from","id","member","message","task",
-/// "member_entry","changes"}`, every key present (null where it does not apply); message is an
-/// entry with the keys of `inbox --json`, task the task now (as in `tasks --json`), changes each
-/// changed key with its from and to.
+/// "member_entry","changes","waiting","waiting_detail"}`, every key present (null where it does
+/// not apply); message is an entry with the keys of `inbox --json`, task the task now (as in
+/// `tasks --json`), changes each changed key with its from and to; waiting and waiting_detail
+/// are what `status --json` says of the member (`waiting` events).
+///
+/// --event waiting also reads the members' transcripts (as `status` does) and tells each time a
+/// member starts or stops waiting for a reason: rate_limited, overloaded, api_error,
+/// no_response, stalled, dead, permission, plan, blocked (`teamctl status --help` says what each
+/// means); `waiting` is null when the member moves again. Only the change is told, once.
 ///
 /// Exit codes: 0 when --count events were seen (or at --timeout without --count), 3 when
 /// --timeout passed before --count was reached, 130 on Ctrl-C; a closed pipe ends it quietly
@@ -76,6 +83,8 @@ use crate::cli::term::escape_line;
   member_joined   a member entry in config.json appeared
   member_left     a member entry went
   member_updated  a member entry changed (e.g. isActive)
+  waiting         a member started or stopped waiting for a reason (only with --event waiting:
+                  it reads the transcripts too; waiting = the reason, null when it moves again)
 
 Examples:
   teamctl watch                                  # everything, as it happens
@@ -84,7 +93,9 @@ Examples:
   # a notification when a teammate asks for permission, or a task completes
   teamctl watch --event message --type permission_request --type sandbox_permission_request \\
       --exec 'notify-send \"$TEAMCTL_TEAM\" \"$(jq -r .from) asks for permission\"'
-  teamctl watch --task-status completed --exec 'jq -r .task.subject >> done.txt'")]
+  teamctl watch --task-status completed --exec 'jq -r .task.subject >> done.txt'
+  # a line whenever a member gets rate-limited, stalls, or dies with work waiting
+  teamctl watch --event waiting --json | jq -c '{member, waiting, waiting_detail}'")]
 pub(crate) struct WatchArgs {
     /// Only these members' inboxes [default: every inbox]
     #[arg(value_name = "MEMBER")]
@@ -169,7 +180,10 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
         .exec
         .clone()
         .map(|cmd| Hooks::start(cmd, exec_timeout, team.name.to_string()));
-    let (mut watch, existing) = Watch::new(team, only, ctx.clock());
+    // Why members do not move (`--event waiting`) needs their transcripts too: the team is
+    // followed with its reader then.
+    let reasons = args.event.iter().any(|e| e == "waiting");
+    let (mut watch, existing) = Watch::new(team.clone(), only.clone(), ctx.clock());
     otel::members(&watch);
     let mut seen = 0;
     let json = ctx.out.json;
@@ -196,11 +210,24 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
         }
         Ok(false)
     };
+    let poll = args.poll.map(Duration::from_millis);
+    let clock = || ctx.clock();
     let followed = if args.existing && emit(existing)? {
         Ok(true)
+    } else if reasons {
+        let watching = Watching {
+            reasons: true,
+            only,
+            ..Watching::default()
+        };
+        let (mut f, warnings) = Following::new(team, poll, ctx.records(), watching, ctx.clock());
+        for w in warnings {
+            warn(&w);
+        }
+        // Reads the transcripts once, and wakes on their folders from here on.
+        f.start_spend();
+        f.follow(deadline, &clock, &mut emit)
     } else {
-        let poll = args.poll.map(Duration::from_millis);
-        let clock = || ctx.clock();
         watch.follow(poll, deadline, &clock, &mut emit)
     };
     // Every event seen reaches the hook, once, before the watch ends (a closed stdout too).
@@ -314,6 +341,19 @@ fn human(e: &Event) -> String {
                 line.push_str(&format!("  ({})", describe(ch)));
             }
             line
+        }
+        "waiting" => {
+            let message = e
+                .waiting_detail
+                .as_ref()
+                .and_then(|d| d.get("message"))
+                .and_then(|m| m.as_str())
+                .map(|m| format!(": {}", first_line(m, 100)))
+                .unwrap_or_default();
+            match &e.waiting {
+                Some(w) => format!("{} is {w}{message}", s(&e.member)),
+                None => format!("{} moves again", s(&e.member)),
+            }
         }
         _ => {
             let mut line = s(&e.member);

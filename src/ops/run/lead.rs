@@ -20,9 +20,10 @@ use crate::observe::spend::SpendReader;
 use crate::ops::export::{self, Exported, RunInfo};
 use crate::store::paths::{Layout, TeamName};
 
-use super::monitor::{Pane, watch};
+use super::monitor::{Keeping, Pane, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
 use super::spec::{Event, Outcome, RunEnv, Spec, State};
+use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.
 pub fn session_name(name: &str) -> String {
@@ -289,11 +290,21 @@ fn follow(
         session_id,
         prompt_file: &lead.prompt_file,
     };
+    let relaunch = Relaunch {
+        claude: ready.claude.clone(),
+        passthrough: env.claude.passthrough.clone(),
+        pane_env: pane_env.clone(),
+        cwd: spec.cwd.clone(),
+        permission: spec.permission.clone(),
+        tmux_session: session.clone(),
+    };
+    let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
     let watched = tmux::respawn(&pane, &lead.command, &pane_env).and_then(|()| {
         watch(
             layout,
             spec,
             &at,
+            keeping,
             &mut out,
             start,
             &mut spend,
@@ -444,6 +455,7 @@ mod tests {
             keep: false,
             export: None,
             cap: Cap::default(),
+            rules: crate::observe::keep::Rules::default(),
         };
         assert_eq!(
             lead_command(

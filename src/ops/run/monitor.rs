@@ -21,7 +21,89 @@ use crate::team::transcript::locate;
 
 use super::done::{Settle, find_team, live_panes, observe};
 use super::preflight::detect_dialog;
-use super::spec::{Event, Outcome, POLL, Spec, State};
+use super::spec::{Event, Outcome, POLL, RunEnv, Spec, State};
+use crate::observe::keep::{Keeper, Rules};
+use crate::observe::reader::{Options, Records, TeamReader};
+use crate::ops::rescue::{Relaunch, Rescue};
+use crate::store::lock::LockOptions;
+use crate::store::paths::MemberName;
+
+/// What a run does about its stuck members once the lead has a team: the rules, the team read
+/// as it is now, and the hand that nudges and restarts.
+pub(super) struct Keeping<'a> {
+    pub(super) keeper: Keeper,
+    pub(super) rescue: Rescue<'a>,
+    reader: Option<TeamReader>,
+}
+
+impl<'a> Keeping<'a> {
+    /// Keeping by `rules` (`None` when they only wait), with `relaunch` for restarts.
+    pub(super) fn new(
+        rules: Rules,
+        layout: &Layout,
+        env: &RunEnv,
+        relaunch: Relaunch,
+        clock: &'a dyn Fn() -> chrono::DateTime<chrono::Utc>,
+    ) -> Option<Keeping<'a>> {
+        rules.is_active().then(|| Keeping {
+            keeper: Keeper::new(rules),
+            rescue: Rescue {
+                layout: layout.clone(),
+                // Set once the lead's team is known.
+                team: TeamName::parse("pending").expect("a valid name"),
+                leads: None,
+                // Not a member: its nudge starts a turn, and a reply to it goes nowhere.
+                from: MemberName::parse("teamctl").expect("a valid name"),
+                sent_log: env.sent_log.clone(),
+                data_dir: env.data_dir.clone(),
+                lock: LockOptions::default(),
+                relaunch: Some(relaunch),
+                clock,
+            },
+            reader: None,
+        })
+    }
+
+    /// Acts on the team's stuck members; `Err` when an `exit` action ends the run.
+    fn step(
+        &mut self,
+        layout: &Layout,
+        team: &TeamName,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<(), anyhow::Error> {
+        if self.reader.is_none() {
+            let opts = Options {
+                stall_after: self.keeper.rules().stall_after,
+                no_response_after: self.keeper.rules().no_response_after,
+                ..Options::default()
+            };
+            let records = Records {
+                data_dir: self.rescue.data_dir.clone(),
+                ..Records::default()
+            };
+            // The team may not be readable yet (the lead still writing it): next time.
+            let Ok(reader) = TeamReader::open(layout, team, records, opts) else {
+                return Ok(());
+            };
+            self.rescue.team = team.clone();
+            self.reader = Some(reader);
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(());
+        };
+        reader.probe();
+        let Ok(present) = reader.read((self.rescue.clock)()) else {
+            return Ok(());
+        };
+        for a in self
+            .keeper
+            .check(&present, reader.board(), &mut self.rescue)?
+        {
+            progress(Event::Acted(&a));
+        }
+        Ok(())
+    }
+}
 
 /// Where the lead runs and what it was given.
 pub(super) struct Pane<'a> {
@@ -40,6 +122,7 @@ struct Monitor<'a> {
     layout: &'a Layout,
     spec: &'a Spec,
     lead: &'a Pane<'a>,
+    keeping: Option<Keeping<'a>>,
     team: Option<TeamName>,
     transcript: Option<Loc>,
     settle: Settle,
@@ -56,10 +139,11 @@ struct Monitor<'a> {
 /// # Errors
 /// None of its own today; the caller treats an error as a failed run.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn watch(
-    layout: &Layout,
-    spec: &Spec,
-    lead: &Pane,
+pub(super) fn watch<'a>(
+    layout: &'a Layout,
+    spec: &'a Spec,
+    lead: &'a Pane<'a>,
+    keeping: Option<Keeping<'a>>,
     out: &mut Outcome,
     start: Instant,
     spend: &mut SpendReader,
@@ -75,6 +159,7 @@ pub(super) fn watch(
         layout,
         spec,
         lead,
+        keeping,
         team: None,
         transcript: None,
         settle: Settle::default(),
@@ -123,6 +208,20 @@ impl Monitor<'_> {
         }
         if self.look_at_team(out, spend, progress, &panes) {
             out.state = State::Done;
+            return true;
+        }
+        if let (Some(k), Some(team)) = (self.keeping.as_mut(), &self.team)
+            && let Err(e) = k.step(self.layout, team, progress)
+        {
+            out.state = State::Stuck;
+            out.stuck = e.downcast_ref::<crate::Error>().and_then(|e| match e {
+                crate::Error::Stuck(kind, _) => Some(*kind),
+                _ => None,
+            });
+            out.reason = Some(format!(
+                "{e:#}; last lines of the lead's pane:\n{}",
+                self.tail()
+            ));
             return true;
         }
         if panes.get(self.lead.pane) != Some(&true) {

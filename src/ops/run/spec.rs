@@ -39,6 +39,9 @@ pub enum State {
     Timeout,
     /// The team's spend crossed `--max-cost` or `--max-tokens`.
     Budget,
+    /// A member was stuck for a reason whose action was `exit` (`--on-rate-limit`,
+    /// `--on-stall`, `--on-dead`).
+    Stuck,
 }
 
 impl State {
@@ -53,6 +56,7 @@ impl State {
             State::Failed => "failed",
             State::Timeout => "timeout",
             State::Budget => "budget",
+            State::Stuck => "stuck",
         }
     }
 }
@@ -103,6 +107,8 @@ pub struct Spec {
     pub export: Option<PathBuf>,
     /// End the run (as at the timeout) once the team's spend crosses this.
     pub cap: Cap,
+    /// What to do about stuck members.
+    pub rules: crate::observe::keep::Rules,
 }
 
 /// What the run needs from the environment, read by the caller.
@@ -185,6 +191,8 @@ pub struct Outcome {
     /// What the team spent, from its transcripts, read after cleanup (when the sessions have
     /// recorded their own figures).
     pub spend: Option<TeamSpend>,
+    /// Which exit a stuck member ended the run with ([`State::Stuck`]).
+    pub stuck: Option<crate::error::Stuck>,
 }
 
 impl Outcome {
@@ -207,6 +215,7 @@ impl Outcome {
             elapsed_ms: 0,
             export: None,
             spend: None,
+            stuck: None,
         }
     }
 }
@@ -218,6 +227,8 @@ pub enum Event<'a> {
     Progress(State, &'a str),
     /// A teammate joined the lead's team.
     Joined(&'a Teammate),
+    /// Something was done for a stuck member (a nudge, a restart).
+    Acted(&'a crate::observe::keep::Acted),
     /// The lead's team formed (its name).
     TeamFormed(&'a TeamName),
     /// The record was written ([`Spec::export`]).

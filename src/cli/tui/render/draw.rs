@@ -174,6 +174,8 @@ Pending 1                  In progress 1              Completed 1
                 task: None,
                 member_entry: None,
                 changes: None,
+                waiting: None,
+                waiting_detail: None,
             }],
             warnings: Vec::new(),
         });

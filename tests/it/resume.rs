@@ -1,0 +1,175 @@
+//! `teamctl resume`: a team teamctl made, its tmux server gone, started again: each pane
+//! teammate on its last session, with its name, colour and permission flags from teamctl's own
+//! record, its pane recorded, and a message naming its task.
+
+use std::fs;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{TestEnv, fake_claude, json as parse, read_entries, tmux_env, wait_until};
+
+fn config(env: &TestEnv) -> Value {
+    parse(&fs::read(env.root.join("teams/rt/config.json")).unwrap())
+}
+
+fn pane_of(env: &TestEnv, name: &str) -> String {
+    let cfg = config(env);
+    let m = cfg["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap();
+    m["tmuxPaneId"].as_str().unwrap().to_string()
+}
+
+fn kill_server(env: &TestEnv) {
+    Command::new("tmux")
+        .arg("kill-server")
+        .env("TMUX_TMPDIR", env.dir.path())
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+}
+
+#[test]
+fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    env.cmd()
+        .args([
+            "create",
+            "rt",
+            "--member",
+            "alice:Review it",
+            "--member",
+            "bob:Test it",
+        ])
+        .args(["--permission-mode", "acceptEdits", "--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    env.cmd()
+        .args([
+            "--team",
+            "rt",
+            "tasks",
+            "add",
+            "Fix the race",
+            "--owner",
+            "alice",
+        ])
+        .assert()
+        .success();
+    env.cmd()
+        .args([
+            "--team",
+            "rt",
+            "tasks",
+            "update",
+            "1",
+            "--status",
+            "in_progress",
+        ])
+        .assert()
+        .success();
+    // alice has a session to carry on; bob has none.
+    let session = "3c4fc10e-2bd5-4cb9-ae22-5dd1361ee563";
+    let cwd = fs::canonicalize(env.dir.path()).unwrap();
+    let project: String = cwd
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = env.root.join("projects").join(project);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join(format!("{session}.jsonl")),
+        json!({"type":"user","teamName":"rt","agentName":"alice","sessionId":session,
+            "timestamp":"2026-11-29T10:00:00.000Z","message":{"role":"user","content":"go"}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    kill_server(&env);
+
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stderr}{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = parse(&out.stdout);
+    let members = v["members"].as_array().unwrap();
+    let alice = members.iter().find(|m| m["name"] == "alice").unwrap();
+    assert_eq!(alice["action"], "resumed", "{v}");
+    assert_eq!(alice["session_id"], session);
+    let bob = members.iter().find(|m| m["name"] == "bob").unwrap();
+    assert_eq!(bob["action"], "resumed", "{v}");
+    assert_eq!(bob["session_id"], Value::Null);
+    // The new panes are recorded, and run the teammates with their flags, alice's on her
+    // session.
+    let new_alice = pane_of(&env, "alice");
+    assert_eq!(Some(new_alice.as_str()), alice["pane"].as_str());
+    let argv = env.root.join("fake-argv-alice");
+    wait_until(Duration::from_secs(20), || {
+        fs::read_to_string(&argv).is_ok_and(|a| a.contains("--resume"))
+    });
+    let argv = fs::read_to_string(&argv).unwrap();
+    let args: Vec<&str> = argv.lines().collect();
+    for pair in [
+        ["--agent-name", "alice"],
+        ["--agent-color", "blue"],
+        ["--permission-mode", "acceptEdits"],
+        ["--resume", session],
+    ] {
+        assert!(args.windows(2).any(|w| w == pair), "{pair:?} in {args:?}");
+    }
+    // Told to carry on with its task (the fake teammate consumes it: it is in its sent log or
+    // still in the inbox).
+    let sent = fs::read_to_string(env.data_dir().join("sent.jsonl")).unwrap_or_default();
+    let inbox = read_entries(&env.root.join("teams/rt/inboxes/alice.json"));
+    assert!(
+        sent.contains("teamctl restarted you after the team stopped")
+            || inbox.iter().any(|e| e["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Carry on with task #1"))),
+        "{sent}"
+    );
+    // Running again: nothing to do.
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert!(
+        v["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["action"] == "running"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_team_teamctl_does_not_lead_is_refused() {
+    let env = TestEnv::example();
+    let out = env.cmd().args(["resume", "demo-team"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("teamctl does not lead team 'demo-team'")
+    );
+}
