@@ -832,6 +832,19 @@ fn read_all(mut f: File) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Makes a FIFO at `path` (for tests: rustix has no `mkfifoat` on macOS).
+#[cfg(test)]
+pub(crate) fn mkfifo(path: impl AsRef<Path>) {
+    let c = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path; mkfifo keeps no pointer.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {}",
+        path.as_ref().display()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -899,7 +912,7 @@ mod tests {
     fn a_fifo_is_refused_without_blocking() {
         let (_tmp, root) = setup();
         let p = root.path().join("teams/t/inboxes/f.json");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &p, Mode::from_raw_mode(0o600)).unwrap();
+        mkfifo(&p);
         let loc = root.join("teams").join("t").join("inboxes").join("f.json");
         let err = loc.read().unwrap_err();
         assert!(err.to_string().contains("is a FIFO"), "{err}");

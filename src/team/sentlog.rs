@@ -294,12 +294,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, &lock).unwrap();
         let err = log.lock_answers().unwrap_err();
         assert!(format!("{err:#}").contains("is a symlink"), "{err:#}");
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            log.path(),
-            rustix::fs::Mode::from_raw_mode(0o600),
-        )
-        .unwrap();
+        crate::store::dir::mkfifo(log.path());
         let err = log.record(&sent(0)).unwrap_err();
         assert!(format!("{err:#}").contains("FIFO"), "{err:#}");
         assert!(format!("{err:#}").contains("FIFO"), "{err:#}");

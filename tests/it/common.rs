@@ -773,3 +773,12 @@ pub const SEND_KEYS: [&str; 8] = [
     "to",
     "written",
 ];
+
+/// Makes a FIFO at `path` (POSIX `mkfifo`; rustix has no `mkfifoat` on macOS).
+pub fn mkfifo(path: impl AsRef<Path>) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path; mkfifo keeps no pointer.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(made, 0, "mkfifo {}", path.as_ref().display());
+}

@@ -212,10 +212,7 @@ fn plant(w: &World, rel: &str, how: Plant) -> PathBuf {
         Plant::LinkDir => symlink(w.canary.join("dir"), &p).unwrap(),
         Plant::LinkJson => symlink(w.canary.join("victim.json"), &p).unwrap(),
         Plant::Dangling => symlink(w.canary.join("new.json"), &p).unwrap(),
-        Plant::Fifo => {
-            rustix::fs::mkfifoat(rustix::fs::CWD, &p, rustix::fs::Mode::from_raw_mode(0o600))
-                .unwrap()
-        }
+        Plant::Fifo => crate::common::mkfifo(&p),
         Plant::Socket => {
             std::os::unix::net::UnixListener::bind(&p).unwrap();
         }
@@ -456,12 +453,7 @@ fn a_hostile_answer_lock_is_refused() {
 fn a_hostile_data_dir_is_refused() {
     let w = world();
     let fifo = w.env.dir.path().join("data-fifo");
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-    )
-    .unwrap();
+    crate::common::mkfifo(&fifo);
     let r = run(
         &w.env,
         &["send", "alice", "hi"],
@@ -922,9 +914,7 @@ fn hostile_transcripts() {
     // Sessions that are FIFOs (nobody writes them: opening one to read would block).
     let w = world();
     fs::create_dir_all(project(&w)).unwrap();
-    let fifo = |p: &Path| {
-        rustix::fs::mkfifoat(rustix::fs::CWD, p, rustix::fs::Mode::from_raw_mode(0o600)).unwrap()
-    };
+    let fifo = |p: &Path| crate::common::mkfifo(p);
     fifo(&alice_path(&w));
     fifo(&project(&w).join(format!("{lead_session}.jsonl")));
     let runs = transcript_commands(
@@ -1280,12 +1270,7 @@ fn report_skips_hostile_records() {
             LinkFile => symlink(good.join("summary.json"), &summary).unwrap(),
             LinkJson => symlink(w.canary.join("victim.json"), &summary).unwrap(),
             Dangling => symlink(w.canary.join("new.json"), &summary).unwrap(),
-            Fifo => rustix::fs::mkfifoat(
-                rustix::fs::CWD,
-                &summary,
-                rustix::fs::Mode::from_raw_mode(0o600),
-            )
-            .unwrap(),
+            Fifo => crate::common::mkfifo(&summary),
             Socket => {
                 std::os::unix::net::UnixListener::bind(&summary).unwrap();
             }

@@ -245,12 +245,7 @@ fn a_file_that_does_not_parse_is_refused_and_left_alone() {
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{,}");
     assert_eq!(fs::read_to_string(&cj).unwrap(), "{}");
     fs::remove_file(&settings).unwrap();
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        &settings,
-        rustix::fs::Mode::from_raw_mode(0o600),
-    )
-    .unwrap();
+    crate::common::mkfifo(&settings);
     prepare(&env)
         .timeout(std::time::Duration::from_secs(20))
         .args(["--skip-permissions", "--cwd", w.to_str().unwrap()])

@@ -262,9 +262,7 @@ fn a_summary_that_is_not_a_file_is_skipped_at_once() {
     let elsewhere = record(d, "elsewhere", &summary("secret", Some("done"), None));
     let fifo = d.join("fifo");
     fs::create_dir(&fifo).unwrap();
-    let mkfifo = |p: &Path| {
-        rustix::fs::mkfifoat(rustix::fs::CWD, p, rustix::fs::Mode::from_raw_mode(0o600)).unwrap()
-    };
+    let mkfifo = |p: &Path| crate::common::mkfifo(p);
     mkfifo(&fifo.join("summary.json"));
     let link = d.join("link");
     fs::create_dir(&link).unwrap();

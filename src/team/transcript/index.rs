@@ -499,12 +499,7 @@ mod tests {
         assert_eq!(fs::read_to_string(&outside).unwrap(), planted);
         // A FIFO: refused without blocking.
         fs::remove_file(data.join(FILE_NAME)).unwrap();
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            data.join(FILE_NAME),
-            rustix::fs::Mode::from_raw_mode(0o600),
-        )
-        .unwrap();
+        crate::store::dir::mkfifo(data.join(FILE_NAME));
         let mut ix = Index::load(Some(&data));
         ix.update(&t);
         assert!(ix.save().unwrap_err().to_string().contains("FIFO"));
