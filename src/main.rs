@@ -11,6 +11,10 @@ use crate::cli::{output, quick_exit, signals};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if teamctl::host::platform::portable_requested(std::env::var_os(cli::env::PORTABLE).as_deref())
+    {
+        teamctl::host::platform::force_portable();
+    }
     signals::install();
     let code = match cli::dispatch(&cli.global, cli.command, cli::Cli::command) {
         Ok(()) => 0,

@@ -20,6 +20,9 @@ pub(crate) const NOW: &str = "TEAMCTL_NOW";
 /// Test hook: fault injection for crash tests (`before_lock=200ms,after_lock=200ms,
 /// before_rename=1s,before_verify=2s,fail_write`). Never set it in production.
 pub(crate) const TEST_FAULTS: &str = "TEAMCTL_TEST_FAULTS";
+/// Test hook: set (not empty, not `0`), the portable probes of the machine (`ps`, `kill`, file
+/// notifications as FSEvents gives them) are used on Linux too, as on macOS.
+pub(crate) const PORTABLE: &str = "TEAMCTL_PORTABLE";
 /// Set and not empty: no colour in `top` (https://no-color.org).
 pub(crate) const NO_COLOR: &str = "NO_COLOR";
 /// The terminal type; `dumb` means `top` cannot draw.

@@ -20,7 +20,8 @@ pub(crate) fn arm() {
 /// Exits with `code` now if [`arm`] was called and a child can take over the watch; returns
 /// otherwise (the caller then exits the ordinary way).
 pub(crate) fn exit_if_armed(code: u8) {
-    if !ARMED.load(Ordering::SeqCst) {
+    // Only Linux's inotify makes an exit wait (macOS's FSEvents does not).
+    if !ARMED.load(Ordering::SeqCst) || !cfg!(any(target_os = "linux", target_os = "android")) {
         return;
     }
     let _ = std::io::stdout().flush();

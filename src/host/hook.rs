@@ -200,10 +200,7 @@ mod tests {
             .parse()
             .unwrap();
         // Gone, or a zombie waiting for its reaper.
-        let alive = || {
-            std::fs::read_to_string(format!("/proc/{child}/stat"))
-                .is_ok_and(|s| !s.rsplit(") ").next().unwrap_or("").starts_with('Z'))
-        };
+        let alive = || crate::host::proc::pid_alive(child, None) == Some(true);
         let end = Instant::now() + Duration::from_secs(5);
         while alive() && Instant::now() < end {
             thread::sleep(Duration::from_millis(10));

@@ -1,5 +1,6 @@
 //! The host layer: the machine around the files. It owns tmux ([`tmux`]), finding the `claude`
-//! binary ([`resolve`]), probes of processes ([`proc`]), how Claude Code is launched
+//! binary ([`resolve`]), probes of processes ([`proc`]; [`platform`] picks Linux's or the
+//! portable ones), how Claude Code is launched
 //! ([`claude`]: its permission flags, the launch environment, shell quoting) and commands run
 //! for events ([`hook`]). It imports
 //! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
@@ -7,6 +8,7 @@
 
 pub mod claude;
 pub mod hook;
+pub mod platform;
 pub mod proc;
 pub mod resolve;
 pub mod tmux;

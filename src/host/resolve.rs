@@ -443,10 +443,7 @@ mod tests {
         let text = fs::read_to_string(&pids).unwrap();
         for pid in text.split_whitespace() {
             let gone = (0..200).any(|_| {
-                let alive = Path::new(&format!("/proc/{pid}")).exists()
-                    && !fs::read_to_string(format!("/proc/{pid}/stat"))
-                        .unwrap_or_default()
-                        .contains(") Z ");
+                let alive = crate::host::proc::pid_alive(pid.parse().unwrap(), None) == Some(true);
                 if alive {
                     thread::sleep(Duration::from_millis(10));
                 }

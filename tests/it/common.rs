@@ -28,6 +28,12 @@ pub struct TestEnv {
 impl TestEnv {
     /// An empty Claude config dir.
     pub fn new() -> TestEnv {
+        // This process probes the machine as the teamctl it runs does.
+        if teamctl::host::platform::portable_requested(
+            std::env::var_os("TEAMCTL_PORTABLE").as_deref(),
+        ) {
+            teamctl::host::platform::force_portable();
+        }
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("claude");
         fs::create_dir_all(&root).unwrap();
@@ -241,7 +247,8 @@ impl TestEnv {
     fn hermetic(&self, cmd: &mut std::process::Command) {
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().into_owned();
-            if k.starts_with("TEAMCTL_")
+            // TEAMCTL_PORTABLE is how a whole run asks for the portable probes: kept.
+            if (k.starts_with("TEAMCTL_") && k != "TEAMCTL_PORTABLE")
                 || k.starts_with("XDG_")
                 || k.starts_with("OTEL_")
                 || k == "NO_COLOR"
@@ -781,4 +788,22 @@ pub fn mkfifo(path: impl AsRef<Path>) {
     // SAFETY: a NUL-terminated path; mkfifo keeps no pointer.
     let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
     assert_eq!(made, 0, "mkfifo {}", path.as_ref().display());
+}
+
+/// How many threads process `pid` has (0 when it cannot be told): one `/proc/<pid>/task` entry
+/// each on Linux; elsewhere one line each of `ps -M` (macOS; not run on Linux, whose `ps` has
+/// no such option).
+pub fn threads(pid: u32) -> usize {
+    if cfg!(target_os = "linux") {
+        return fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count);
+    }
+    Command::new("ps")
+        .args(["-M", "-p", &pid.to_string()])
+        .output()
+        .map_or(0, |o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .count()
+                .saturating_sub(1)
+        })
 }

@@ -110,10 +110,10 @@ fn sigterm_while_waiting_exits_cleanly_without_touching_the_foreign_lock() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Its signal thread exists once the handlers are installed (Linux: one /proc task each).
+    // Its signal thread exists once the handlers are installed.
     let inbox = env.inbox("demo-team", "researcher");
     assert!(crate::common::wait_until(Duration::from_secs(10), || {
-        fs::read_dir(format!("/proc/{}/task", child.id())).is_ok_and(|d| d.count() >= 2)
+        crate::common::threads(child.id()) >= 2
     }));
     let before = fs::read(&inbox).unwrap();
     kill(child.id(), "TERM");

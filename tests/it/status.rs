@@ -443,7 +443,8 @@ fn lead_process_liveness() {
     let v = run_json(&env, &["status"]);
     assert_eq!(v["team"]["lead_alive"], true);
     assert_eq!(member(&v, "team-lead")["process_alive"], true);
-    cfg["leadProcess"]["procStart"] = "1".into();
+    // Another start in the same form: a reused pid.
+    cfg["leadProcess"]["procStart"] = format!("{start}0").into();
     fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
     let out = env.cmd().args(["status", "--json"]).assert().success();
     assert_eq!(out.stdout_json()["team"]["lead_alive"], false);

@@ -647,15 +647,15 @@ fn live_at_80_by_24_resized_then_ended_by_a_signal() {
         "not redrawn at 120x30:\n{last}"
     );
     // SIGTERM: top gives the terminal back and exits 128 + 15.
-    let shell = pane.display("#{pane_pid}");
+    let shell: u32 = pane.display("#{pane_pid}").trim().parse().unwrap();
     let mut top_pid = String::new();
     assert!(wait_until(DEADLINE, || {
-        top_pid =
-            fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap_or_default();
-        !top_pid.trim().is_empty()
+        let below = teamctl::host::proc::descendants(shell);
+        top_pid = below.get(1).map(u32::to_string).unwrap_or_default();
+        !top_pid.is_empty()
     }));
     let status = Command::new("kill")
-        .args(["-TERM", top_pid.trim()])
+        .args(["-TERM", &top_pid])
         .status()
         .unwrap();
     assert!(status.success());

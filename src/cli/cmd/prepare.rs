@@ -186,7 +186,6 @@ fn key_path(keys: &[String]) -> String {
 }
 
 fn root_without_sandbox() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    teamctl::host::proc::runs_as_root()
         && std::env::var_os("IS_SANDBOX").is_none_or(|v| v.is_empty())
 }
