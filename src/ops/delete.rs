@@ -5,7 +5,6 @@
 //! ([`Record`]) can be written just before the folders go.
 
 use std::collections::HashMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -202,7 +201,7 @@ pub fn delete(
     .iter()
     .filter(|p| !p.dead)
     .filter_map(|p| tmux::pane_pid(&p.id))
-    .flat_map(descendants)
+    .flat_map(proc::descendants)
     .map(|pid| (pid, proc::proc_start(pid)))
     .collect();
     let killed = has_session && tmux::kill_session(&session)?;
@@ -256,32 +255,6 @@ pub fn delete(
 /// How long the teammates' processes may take to end after their tmux session is killed
 /// before the folders are removed anyway.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
-
-/// `pid` and every process below it (Linux `/proc/<pid>/task/<tid>/children`; just `pid`
-/// where that cannot be read).
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut out = vec![pid];
-    let mut i = 0;
-    while i < out.len() {
-        let p = out[i];
-        i += 1;
-        let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            let children = fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            for c in children
-                .split_whitespace()
-                .filter_map(|c| c.parse::<u32>().ok())
-            {
-                if !out.contains(&c) {
-                    out.push(c);
-                }
-            }
-        }
-    }
-    out
-}
 
 /// Renames `dir` to `<dir>.deleted-<uuid>` and removes that, through a handle on its parent
 /// folder and never following a symlink. `Ok(false)` when it was missing.
