@@ -579,10 +579,7 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         .data_dir
         .clone()
         .context("could not find a data directory; set TEAMCTL_DATA_DIR")?;
-    let is_root = fs::metadata("/proc/self").is_ok_and(|m| {
-        use std::os::unix::fs::MetadataExt;
-        m.uid() == 0
-    });
+    let is_root = teamctl::host::proc::runs_as_root();
     Ok(RunEnv {
         claude: claude_env(args.claude_bin.clone()),
         claude_json,
