@@ -4,7 +4,8 @@
 //! - [`reader`]: the team as it is now, the one reader every command goes through (with its
 //!   caches); [`status`] is what it computes for each member, [`spend`] what the members did
 //!   and spent (from their transcripts), [`budget`] the cap held against that spend;
-//! - [`watch`]: the stream of changes to the team's files; [`follow`]: a team followed while a
+//! - [`watch`]: the stream of changes to the team's files ([`fswatch`]: the OS's notifications,
+//!   alike everywhere); [`follow`]: a team followed while a
 //!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
 //!   [`members`] the rules about one member it shares with `ask`, [`keep`] what to do about a
 //!   member that is stuck;
@@ -12,6 +13,7 @@
 
 pub mod budget;
 pub mod follow;
+pub mod fswatch;
 pub mod keep;
 pub mod log;
 pub mod members;

@@ -5,8 +5,8 @@
 //! name), never by mtime: Claude Code replaces files by rename and mtimes do not reliably
 //! change. A notification only says *where* to look, so several writes coalesced into one
 //! notification still give every event, in file order. `*.tmp.*` files and `*.lock`
-//! directories are ignored. The OS's file notifications (inotify) drive it; polling is the
-//! fallback.
+//! directories are ignored. The OS's file notifications (inotify, FSEvents: [`super::fswatch`])
+//! drive it; polling is the fallback.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
-use notify::{RecursiveMode, Watcher};
+use notify::RecursiveMode;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::observe::fswatch::FsWatch;
 use crate::store::id;
 use crate::store::paths::{MemberName, is_valid_member};
 use crate::store::{self, Entry};
@@ -476,11 +477,7 @@ impl Watch {
         let mut watcher = None;
         let mut unwatched = Vec::new();
         if poll.is_none()
-            && let Ok(mut w) = notify::recommended_watcher(move |res| {
-                if wakes(&res) {
-                    let _ = tx.send(res);
-                }
-            })
+            && let Ok(mut w) = FsWatch::new(tx, wakes)
         {
             let dirs = self.dirs();
             for dir in &dirs {
@@ -614,7 +611,7 @@ impl Watch {
 
 /// What wakes a follower: the OS's file notifications on a team's folders, or a polling clock.
 pub struct Waker {
-    watcher: Option<notify::RecommendedWatcher>,
+    watcher: Option<FsWatch>,
     rx: mpsc::Receiver<notify::Result<notify::Event>>,
     unwatched: Vec<PathBuf>,
     interval: Duration,
@@ -639,10 +636,7 @@ impl Waker {
     pub fn for_dirs(dirs: &[PathBuf], poll: Option<Duration>) -> Waker {
         let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
         let watcher = if poll.is_none() {
-            notify::recommended_watcher(move |res| {
-                let _ = tx.send(res);
-            })
-            .ok()
+            FsWatch::new(tx, |_| true).ok()
         } else {
             None
         };
