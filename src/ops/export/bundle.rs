@@ -234,8 +234,8 @@ impl Bundle {
 }
 
 /// Moves `from` to `to`, never over what took that name since [`Bundle::create`] looked (a
-/// folder, a file, a link): `renameat2(RENAME_NOREPLACE)`, or where the file system has no such
-/// rename, a look and a plain rename.
+/// folder, a file, a link): `renameat2(RENAME_NOREPLACE)` (macOS: `renameatx_np(RENAME_EXCL)`),
+/// or where the file system has no such rename, a look and a plain rename.
 fn rename_new(from: &Path, to: &Path) -> Result<()> {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
     use rustix::io::Errno;
@@ -247,7 +247,8 @@ fn rename_new(from: &Path, to: &Path) -> Result<()> {
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(()),
         Err(Errno::EXIST) => Err(taken()),
-        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+        // macOS's renameatx_np says ENOTSUP where Linux says EOPNOTSUPP (one number there).
+        Err(e) if [Errno::INVAL, Errno::NOSYS, Errno::OPNOTSUPP, Errno::NOTSUP].contains(&e) => {
             if fs::symlink_metadata(to).is_ok() {
                 return Err(taken());
             }
