@@ -184,6 +184,8 @@ pub(crate) struct App {
     pub(crate) colors: bool,
     /// The story shown in [`Mode::Story`] (the event loop reads it).
     pub(crate) story: Option<Story>,
+    /// The view [`Mode::Help`] was opened over (a story, an inbox): shown again when it closes.
+    pub(crate) help_over: Option<Mode>,
 }
 
 impl App {
@@ -204,9 +206,18 @@ impl App {
             trouble: None,
             colors,
             story: None,
+            help_over: None,
         };
         app.set_view(app.view.clone());
         app
+    }
+
+    /// The view under the screen's overlays: the story or inbox the help was opened over.
+    pub(crate) fn beneath(&self) -> &Mode {
+        match (&self.mode, &self.help_over) {
+            (Mode::Help, Some(under)) => under,
+            (mode, _) => mode,
+        }
     }
 
     /// Takes a new view, keeping the selections where they still exist.
@@ -317,8 +328,18 @@ impl App {
             Mode::Normal => self.normal(key),
             Mode::Help => match key.code {
                 KeyCode::Char('q') => Effect::Quit,
-                _ => Effect::None,
+                _ => {
+                    self.mode = self.help_over.take().unwrap_or(Mode::Normal);
+                    Effect::None
+                }
             },
+            Mode::Story { .. } | Mode::Inbox { .. }
+                if matches!(key.code, KeyCode::Char('?') | KeyCode::F(1)) =>
+            {
+                self.help_over = Some(mode);
+                self.mode = Mode::Help;
+                Effect::None
+            }
             Mode::Story { member, scroll } => {
                 let scroll = match key.code {
                     KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => return Effect::None,

@@ -205,7 +205,7 @@ impl<'c> Live<'c> {
     /// read on a thread of its own when the loop gave one (`opened`: a transcript of a hundred
     /// megabytes takes a while), the screen saying it is reading meanwhile.
     fn sync_story(&mut self, opened: Option<&mpsc::Sender<Msg>>) -> bool {
-        let wanted = match &self.app.mode {
+        let wanted = match self.app.beneath() {
             app::Mode::Story { member, .. } => Some(member.clone()),
             _ => None,
         };

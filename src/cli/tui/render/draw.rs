@@ -31,7 +31,7 @@ pub(crate) fn draw(f: &mut Frame, app: &App, now: DateTime<Utc>) {
     ])
     .areas(area);
     f.render_widget(Paragraph::new(header(app, &t, now, area.width)), head);
-    match &app.mode {
+    match app.beneath() {
         Mode::Story { member, scroll } => story(f, app, &t, body, member, *scroll),
         Mode::Inbox { member, scroll } => inbox(f, app, &t, body, member, *scroll),
         Mode::Request { id, scroll } => request(f, app, &t, body, id, *scroll, now),

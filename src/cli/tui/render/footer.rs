@@ -128,6 +128,7 @@ pub(super) fn footer(app: &App, t: &Theme, width: u16) -> Vec<Line<'static>> {
             ("i", "inbox"),
             ("m", "message"),
             ("Esc", "back"),
+            ("?", "help"),
             ("q", "quit"),
         ]),
         Mode::Inbox { .. } => keys(&[
@@ -135,6 +136,7 @@ pub(super) fn footer(app: &App, t: &Theme, width: u16) -> Vec<Line<'static>> {
             ("l", "story"),
             ("m", "message"),
             ("Esc", "back"),
+            ("?", "help"),
             ("q", "quit"),
         ]),
         Mode::Request { .. } => keys(&[

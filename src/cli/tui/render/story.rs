@@ -147,7 +147,7 @@ skipped: projects/x/s.jsonl is a symlink
 
 
 
-↑↓ scroll  i inbox  m message  Esc back  q quit
+↑↓ scroll  i inbox  m message  Esc back  ? help  q quit
 ";
         assert_eq!(text, want, "got:\n{text}");
         // The same lines as `teamctl log` prints.
@@ -176,5 +176,38 @@ skipped: projects/x/s.jsonl is a symlink
         assert!(frame_text(&a, now(), 80, 24).contains("(no transcript of alice found yet)"));
         a.story.as_mut().unwrap().error = Some("'alice' is not a member of team 'demo'".into());
         assert!(frame_text(&a, now(), 80, 24).contains("'alice' is not a member of team 'demo'"));
+    }
+
+    /// `?` in a story (or an inbox) shows the help over it; any key goes back to it.
+    #[test]
+    fn help_opens_over_a_story_and_closes_back_to_it() {
+        use crate::cli::tui::app::Mode;
+        use crossterm::event::KeyCode::*;
+        let mut a = app();
+        key(&mut a, Down);
+        key(&mut a, Enter);
+        key(&mut a, Up);
+        let story = a.mode.clone();
+        assert!(matches!(story, Mode::Story { scroll: 1, .. }), "{story:?}");
+        key(&mut a, Char('?'));
+        assert_eq!(a.mode, Mode::Help);
+        let text = frame_text(&a, now(), 100, 30);
+        assert!(text.contains("Keys · any key closes"), "{text}");
+        assert!(
+            text.contains(" Story of alice"),
+            "the story beneath:\n{text}"
+        );
+        key(&mut a, Esc);
+        assert_eq!(a.mode, story);
+        key(&mut a, Char('i'));
+        key(&mut a, F(1));
+        assert_eq!(a.mode, Mode::Help);
+        key(&mut a, Char(' '));
+        assert!(matches!(a.mode, Mode::Inbox { .. }), "{:?}", a.mode);
+        // From the dashboard, closing the help goes back to it.
+        key(&mut a, Esc);
+        key(&mut a, Char('?'));
+        key(&mut a, Enter);
+        assert_eq!(a.mode, Mode::Normal);
     }
 }
