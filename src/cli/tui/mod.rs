@@ -522,6 +522,14 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
         let mut dirty = true;
         loop {
             if !terminal::taken() {
+                // A panic hook gave the terminal back. The thread that panicked says which it
+                // was as it unwinds, once the hook has printed (a backtrace takes a while).
+                let end = Instant::now() + Duration::from_secs(2);
+                while let Ok(m) = rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
+                    if let Msg::TermGone(e) = m {
+                        anyhow::bail!("top stopped: {e}");
+                    }
+                }
                 anyhow::bail!("top stopped: a panic gave the terminal back");
             }
             // The clock's tick, also when changes keep coming faster than it: the ages on
