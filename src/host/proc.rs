@@ -180,10 +180,12 @@ mod portable {
             .map_err(|_| ())?;
         // Exit 1 with nothing printed: no such process. Anything said on stderr: `ps` failed
         // (an option it lacks), which must not pass for a process gone.
-        if !out.status.success() && !(out.stdout.is_empty() && out.stderr.is_empty()) {
-            return Err(());
+        let quiet = out.stdout.is_empty() && out.stderr.is_empty();
+        if out.status.success() || quiet {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(())
         }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 
