@@ -3,7 +3,9 @@
 
 Measures, side by side in one run, one process per operation, every timed run starting from the
 same inbox bytes (restored outside the timing):
-- one message appended by `teamctl send`, by a Claude-Code-style Node writer
+- one message appended by `teamctl send`, paired run by run with the physical floor of the same
+  locked, verified append (bench/floor.c: the same system calls in C and nothing else), by a
+  Claude-Code-style Node writer
   (tests/peer/peer.js: npm proper-lockfile with Claude Code's options, temp file + rename) and
   by a jq+mv shell script (mkdir lock, jq, mv, rmdir), at inbox sizes 10 / 1,000 / 10,000;
 - `teamctl inbox --json` vs `jq -c '.[]'`;
@@ -23,7 +25,7 @@ same inbox bytes (restored outside the timing):
   to that line on stdout, and `wait`'s reaction with and without a spending cap.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N] [--only top]
-Needs: cargo, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
+Needs: cargo, cc, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
 import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
 import threading, time, uuid
@@ -32,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 BIN = os.path.join(TARGET, "release", "teamctl")
 PEER = os.path.join(ROOT, "tests", "peer", "peer.js")
+FLOOR_C = os.path.join(ROOT, "bench", "floor.c")
 
 # What a careful shell user would write: take Claude Code's lock directory, append with jq into
 # a temp file, rename it over the inbox, release. No fsync, no read-back.
@@ -71,6 +74,24 @@ def timed(cmd, env, restore, runs):
         samples.append((time.perf_counter() - t) * 1000)
     samples.sort()
     return statistics.median(samples), samples[max(int(len(samples) * 0.9) - 1, 0)]
+
+
+def paired(a, b, env, restore, runs):
+    """A and B in turn (A B A B ...), each from the same bytes: A's and B's (median, p90), and
+    the median of the ratios A/B taken pair by pair (a drift of the machine's speed hits both)."""
+    ta, tb, ratios = [], [], []
+    for _ in range(runs):
+        for cmd, into in ((a, ta), (b, tb)):
+            restore()
+            t = time.perf_counter()
+            run(cmd, env)
+            into.append((time.perf_counter() - t) * 1000)
+        ratios.append(ta[-1] / tb[-1])
+
+    def stat(xs):
+        xs = sorted(xs)
+        return statistics.median(xs), xs[max(int(len(xs) * 0.9) - 1, 0)]
+    return stat(ta), stat(tb), statistics.median(ratios)
 
 
 def ms(m):
@@ -123,6 +144,9 @@ def main():
         os.chmod(script, 0o755)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TEAMCTL_")}
         env["CLAUDE_CONFIG_DIR"] = claude
+        floor = os.path.join(tmp, "floor")
+        subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
+        floor_cmd = [floor, os.path.join(claude, "teams", "bench")]
 
         writers = {
             "teamctl send": [BIN, "send", "alice", "benchmark message", "--from", "bench"],
@@ -130,7 +154,7 @@ def main():
                                      "--count", "1"],
             "jq + mv script": [script, inbox, "benchmark message"],
         }
-        sends, reads, sizes = {}, {}, {}
+        sends, reads, sizes, floors = {}, {}, {}, {}
         for n in (10, 1000, 10000):
             data = json.dumps([entry(i) for i in range(n)], indent=2, ensure_ascii=False)
             sizes[n] = len(data)
@@ -138,8 +162,12 @@ def main():
             def restore(data=data):
                 with open(inbox, "w") as f:
                     f.write(data)
+            send, fl, ratio = paired(writers["teamctl send"], floor_cmd, env, restore, args.runs)
+            sends[("teamctl send", n)] = send
+            floors[n] = (fl, ratio)
             for name, cmd in writers.items():
-                sends[(name, n)] = timed(cmd, env, restore, args.runs)
+                if name != "teamctl send":
+                    sends[(name, n)] = timed(cmd, env, restore, args.runs)
             reads[("teamctl", n)] = timed([BIN, "inbox", "alice", "--json"], env, restore,
                                           args.runs)
             reads[("jq", n)] = timed(["jq", "-c", ".[]", inbox], env, restore, args.runs)
@@ -151,7 +179,8 @@ def main():
                     "policy": policy_bench(tmp)}
         topb = top_bench(tmp, big=os.path.join(tmp, "claude-status"))
         transcripts = transcripts_bench(tmp, args.transcript_mib)
-        write_report(out, args.runs, sends, reads, sizes, conc, status, watch, blocking, topb)
+        write_report(out, args.runs, sends, floors, reads, sizes, conc, status, watch, blocking,
+                     topb)
         write_transcripts(out, transcripts)
     finally:
         shutil.rmtree(tmp)
@@ -959,7 +988,7 @@ def machine():
             f"rustc {rustc[1] if len(rustc) > 1 else '?'} (release build), Node {node}, {jq}")
 
 
-def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, topb):
+def write_report(out, runs, sends, floors, reads, sizes, conc, status, watch, blocking, topb):
     names = ["teamctl send", "Node proper-lockfile", "jq + mv script"]
     out("# Performance")
     out("")
@@ -975,14 +1004,21 @@ def write_report(out, runs, sends, reads, sizes, conc, status, watch, blocking, 
     out("")
     out("The three writers all take Claude Code's lock directory and replace the file with a "
         "rename. Only teamctl also fsyncs the temp file and the folder and reads the file back "
-        "under the lock to verify it.")
+        "under the lock to verify it. The floor is those same system calls and nothing else "
+        "(`bench/floor.c`, in C: read config.json, mkdir the lock, utimes, read, write the temp "
+        "file with the entry spliced in, fsync, rename, fsync the folder, read back, rmdir), "
+        "run in turn with `teamctl send` (send, floor, send, floor, ...); send / floor is the "
+        "median of the ratios pair by pair. Goal: at most 2x.")
     out("")
-    out("| entries | file size | " + " | ".join(names) + " | Node / teamctl | jq / teamctl |")
-    out("|---:|---:|" + "---:|" * (len(names) + 2))
+    out("| entries | file size | teamctl send | floor | send / floor | " + " | ".join(names[1:]) +
+        " | Node / teamctl | jq / teamctl |")
+    out("|---:|---:|" + "---:|" * (len(names) + 4))
     for n, size in sizes.items():
-        cells = [ms(sends[(w, n)]) for w in names]
+        cells = [ms(sends[(w, n)]) for w in names[1:]]
         t = sends[(names[0], n)][0]
-        out(f"| {n:,} | {size / 1024:,.0f} KiB | " + " | ".join(cells) +
+        fl, ratio = floors[n]
+        out(f"| {n:,} | {size / 1024:,.0f} KiB | {ms(sends[(names[0], n)])} | {ms(fl)} | "
+            f"{ratio:.2f}x | " + " | ".join(cells) +
             f" | {sends[(names[1], n)][0] / t:.1f}x | {sends[(names[2], n)][0] / t:.1f}x |")
     out("")
     growth = []
