@@ -675,7 +675,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__resume)
-            opts="-h -V --claude-bin --json --claude-dir --lock-timeout --help --version"
+            opts="-h -V --claude-bin --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -686,6 +686,10 @@ _teamctl() {
                     return 0
                     ;;
                 --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -467,6 +467,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -41,7 +41,8 @@ use crate::cli::term::escape_line;
   tmux kill-server; teamctl resume review-42; teamctl send alice \"Where were we?\"")]
 pub(crate) struct ResumeArgs {
     /// The team [default: --team, or the only team]
-    #[arg(value_name = "TEAM")]
+    // Its own id: one named `team` hid the global --team from this verb.
+    #[arg(id = "resume_team", value_name = "TEAM")]
     team: Option<String>,
 
     /// The claude binary [default: found on PATH and in the usual install places]
