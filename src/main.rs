@@ -40,14 +40,23 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// The command line, as `Cli::parse` reads it, except that the command tree clap builds to read
-/// it (every verb with every flag: a third of what `teamctl --version` executes) is left to the
-/// process's exit instead of being freed one piece at a time (another eighth).
+/// The command line, as `Cli::parse` reads it, but cheaper. The verbs' flags are deferred
+/// (`cli::Command`): only the verb named is built. Help and mistakes are read again with every
+/// verb built, so that what clap prints (each verb with its line) is as it always was. The
+/// command tree is left to the process's exit instead of being freed piece by piece.
 fn parse() -> cli::Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut cmd = cli::Cli::command();
-    let matches = cmd
-        .try_get_matches_from_mut(std::env::args_os())
-        .unwrap_or_else(|e| e.exit());
+    let matches = match cmd.try_get_matches_from_mut(args.iter()) {
+        Ok(m) => m,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => e.exit(),
+        Err(_) => {
+            cmd = cli::Cli::command();
+            cmd.build();
+            cmd.try_get_matches_from_mut(args.iter())
+                .unwrap_or_else(|e| e.exit())
+        }
+    };
     let parsed = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
     std::mem::forget(matches);
     std::mem::forget(cmd);
