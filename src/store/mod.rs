@@ -704,15 +704,30 @@ pub(crate) fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result
         .open_file(name)
         .with_context(context)?
         .with_context(|| format!("could not read back {}: it disappeared", path.display()))?;
-    let mut want = written.iter().flat_map(|p| p.iter().copied());
-    let mut buf = vec![0u8; 64 * 1024];
-    let same = loop {
+    // Read in pieces no bigger than what was written (and a byte more: a longer file shows),
+    // each compared slice by slice with what is still wanted.
+    let total: usize = written.iter().map(|p| p.len()).sum();
+    let mut buf = vec![0u8; (total + 1).min(64 * 1024)];
+    let mut parts = written.iter().copied();
+    let mut want: &[u8] = &[];
+    let same = 'read: loop {
         let n = io::Read::read(&mut f, &mut buf).with_context(context)?;
         if n == 0 {
-            break want.next().is_none();
+            break want.is_empty() && parts.all(<[u8]>::is_empty);
         }
-        if !buf[..n].iter().all(|b| want.next() == Some(*b)) {
-            break false;
+        let mut got = &buf[..n];
+        while !got.is_empty() {
+            while want.is_empty() {
+                match parts.next() {
+                    Some(p) => want = p,
+                    None => break 'read false,
+                }
+            }
+            let k = got.len().min(want.len());
+            if got[..k] != want[..k] {
+                break 'read false;
+            }
+            (got, want) = (&got[k..], &want[k..]);
         }
     };
     if same {
@@ -812,6 +827,40 @@ mod tests {
         assert!(verify_written(&dir, "a.json", &[written.as_bytes()]).is_err());
         fs::write(&p, &written).unwrap();
         verify_written(&dir, "a.json", &[written.as_bytes()]).unwrap();
+    }
+
+    /// Written in pieces, read back in others (more than one read buffer): only the same bytes
+    /// pass; a byte changed anywhere, one missing or one more does not.
+    #[test]
+    fn verification_compares_every_byte_whatever_the_pieces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Loc::root(tmp.path()).join("a.json");
+        let dir = p.parent_dir().unwrap();
+        let whole: Vec<u8> = (0..150_000u32).map(|i| (i % 251) as u8).collect();
+        let parts: [&[u8]; 4] = [
+            &whole[..70_000],
+            &[],
+            &whole[70_000..70_001],
+            &whole[70_001..],
+        ];
+        fs::write(&p, &whole).unwrap();
+        verify_written(&dir, "a.json", &parts).unwrap();
+        verify_written(&dir, "a.json", &[&whole]).unwrap();
+        for at in [0, 65_535, 65_536, 70_000, 149_999] {
+            let mut changed = whole.clone();
+            changed[at] ^= 1;
+            fs::write(&p, &changed).unwrap();
+            assert!(verify_written(&dir, "a.json", &parts).is_err(), "{at}");
+        }
+        fs::write(&p, &whole[..149_999]).unwrap();
+        assert!(verify_written(&dir, "a.json", &parts).is_err());
+        let mut longer = whole.clone();
+        longer.push(b'\n');
+        fs::write(&p, &longer).unwrap();
+        assert!(verify_written(&dir, "a.json", &parts).is_err());
+        fs::write(&p, "").unwrap();
+        verify_written(&dir, "a.json", &[&[], &[]]).unwrap();
+        assert!(verify_written(&dir, "a.json", &[b"x"]).is_err());
     }
 
     #[test]
