@@ -77,9 +77,10 @@ than the shared machine's noise, so they are given only for the result, in pairs
 | packed relocations (`-z pack-relative-relocs`), on the clap row | 13.6 MB | packed | 1,294,608 (-2%) | | 280 | no: nothing measurable, and it needs glibc 2.36 where it runs |
 | each verb's flags built only when that verb is read (clap's `defer`), on `lto = "fat"` and the clap row | 11.0 MB | 6,180 | 650,739 (-46%) | 1,164,128 (-31%) | 159 | yes |
 | the read-back's buffer as big as what was written (`store::verify_written`) | | | | 1,073,740 (-8%) | | yes |
+| the lock's refresher left to end by itself, not joined inside the lock (`store::lock`) | | | | (wall: -3%, paired) | | yes |
 | for scale: without the `otel` feature, on the clap row | 9.4 MB | 6,906 | 1,245,879 (-5%) | 1,763,305 (-3%) | 261 | (features stay) |
 | for scale: before OpenTelemetry, TLS and `top` came in (472de4e) | 5.8 MB | 4,555 | 1,155,680 | 1,586,311 | 201 | |
-| now: all kept | 11.0 MB | 6,180 | 655,077 | 1,073,740 | 160 | |
+| now: all kept | 11.0 MB | 6,180 | 655,032 | 1,073,446 | 158 | |
 
 - **OpenTelemetry and TLS** cost start-up only by their size: with no endpoint set, none of their
   code runs (callgrind finds no `opentelemetry`, `rustls`, `ring` or `ureq` function executed by
@@ -97,12 +98,13 @@ than the shared machine's noise, so they are given only for the result, in pairs
   runtime probing the main thread's stack (`pthread_getattr_np` reads `/proc/self/maps`) 10%, the
   send itself the rest. Lazy binding and a non-PIE executable would trade hardening for it; a
   static build has no loader (the Linux release binaries are static, musl).
-- **Against the floor** (the table above, paired, 30 pairs a run, load 0.4 to 1.9): at 10
-  entries `send / floor` was 1.99, 2.02, 2.06, 2.06, 2.07, 2.09, 2.18 and 2.21 in eight runs
-  (median 2.07; before: 2.26, 2.30, 2.34, 2.38, 2.44), at 1,000 entries 1.70 to 1.97 (before
-  2.15, 2.25), at 10,000 1.0 to 1.3 (before 1.43, 1.52): at most 2x from 1,000 entries on, not
-  yet at 10. `teamctl --version` against the build before OpenTelemetry, 100 pairs: 0.88 (it was
-  1.10 with the clap row and `lto = "fat"`).
+- **Against the floor** (the table above, paired, 30 pairs a run, load 1.4): at 10 entries
+  `send / floor` was 2.01, 1.99, 1.97, 1.98 and 2.01 in five runs (before: 2.28, 2.23, 2.21);
+  at 1,000 entries 1.86, at 10,000 1.23 (before: 2.15 to 2.25, 1.43 to 1.52). Each binary was
+  first dropped from the page cache and read once by an exec, as from disk: a binary just
+  written by the linker ran 10 to 15% slower (its pages cached in small pieces), enough to
+  swamp these differences. `teamctl --version` against the build before OpenTelemetry, 100
+  pairs, twice: 0.88 and 0.87 (it was 1.10 with the clap row and `lto = "fat"` alone).
 - **A clean build** (`cargo build --release --locked`, empty target dir, a fresh clone): 357 s
   before and 339 s with `lto = "fat"`, back to back at a load of 6.5 to 7.6 on 2 shared cores
   (the same build took 725 s at a load of 8 to 10): fat LTO codegens the program once instead of
@@ -133,6 +135,19 @@ def timed(cmd, env, restore, runs):
         samples.append((time.perf_counter() - t) * 1000)
     samples.sort()
     return statistics.median(samples), samples[max(int(len(samples) * 0.9) - 1, 0)]
+
+
+def from_disk(path):
+    """Drops `path` from the page cache and runs it once, so that it is cached as a binary read
+    from disk is: one the linker has just written runs 10 to 15% slower (its pages are cached
+    in small pieces), more than the differences measured here."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    subprocess.run([path, "--version"], check=True, stdout=subprocess.DEVNULL)
 
 
 def paired(a, b, env, restore, runs):
@@ -183,6 +198,7 @@ def main():
         sys.exit("bench: tests/peer is not installed: run `npm ci --prefix tests/peer "
                  "--no-audit --no-fund` first (or `--only top`, which does not need it)")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
+    from_disk(BIN)
     tmp = tempfile.mkdtemp(prefix="teamctl-bench-")
     report = []
     out = report.append
@@ -205,6 +221,7 @@ def main():
         env["CLAUDE_CONFIG_DIR"] = claude
         floor = os.path.join(tmp, "floor")
         subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
+        subprocess.run([floor, "/nonexistent"], stdout=subprocess.DEVNULL)
         floor_cmd = [floor, os.path.join(claude, "teams", "bench")]
 
         writers = {
