@@ -31,6 +31,7 @@ mod report;
 mod run;
 mod security;
 mod send;
+mod stale_lock;
 mod status;
 mod store;
 mod tasks;
