@@ -959,6 +959,28 @@ mod tests {
     }
 
     #[test]
+    fn folder_locks_exclude_each_other_even_in_one_process() {
+        let (_tmp, root) = setup();
+        let d = root.join("teams").open_dir().unwrap();
+        let held = d.lock_folder(Duration::ZERO).unwrap().unwrap();
+        assert!(d.lock_folder(Duration::from_millis(20)).unwrap().is_none());
+        assert!(
+            d.try_clone()
+                .unwrap()
+                .lock_folder(Duration::ZERO)
+                .unwrap()
+                .is_none()
+        );
+        drop(held);
+        assert!(d.lock_folder(Duration::ZERO).unwrap().is_some());
+        assert_eq!(
+            fs::read_dir(root.path().join("teams")).unwrap().count(),
+            1,
+            "nothing written"
+        );
+    }
+
+    #[test]
     fn remove_tree_never_follows() {
         let (tmp, root) = setup();
         let outside = tmp.path().join("outside");

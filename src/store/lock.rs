@@ -818,6 +818,28 @@ mod tests {
         assert!(!lock.exists());
     }
 
+    /// A folder lock held for ever (a stopped teamctl, a hostile teammate) delays a reclaim by
+    /// RECLAIM_WAIT at most: the stale lock is still reclaimed.
+    #[test]
+    fn a_stuck_folder_lock_does_not_stop_a_reclaim() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        fs::create_dir(lock_dir(&f)).unwrap();
+        File::open(lock_dir(&f))
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(30))
+            .unwrap();
+        let _stuck = f
+            .parent_dir()
+            .unwrap()
+            .lock_folder(Duration::ZERO)
+            .unwrap()
+            .unwrap();
+        let g = acquire(&f, &LockOptions::with_timeout(Duration::ZERO)).unwrap();
+        g.verify().unwrap();
+        g.release().unwrap();
+    }
+
     #[test]
     fn touched_lock_is_compromised() {
         let tmp = tempfile::tempdir().unwrap();

@@ -21,6 +21,10 @@
 //! - Verification: before the lock is released the file is read back and must be byte-equal
 //!   to what was written. For an append that is the previous array plus our entry, so the file
 //!   parses, holds exactly one entry more, and ends with ours.
+//! - Lock ownership: checked right before the rename and again at release
+//!   ([`lock::LockGuard::release_if_ours`]). An append whose lock another writer took over
+//!   takes it again and, by its id, appends its entry once more if that writer's write lost
+//!   it; any other write reports a lock lost after its write ([`Error::VerifyFailed`]).
 //! - A file that is not a JSON array of objects is never written (an error names it).
 //! - Modes: a replacement keeps the permission bits of the file it replaces (and its owner and
 //!   group where the process may set them); a new file is created as Claude Code creates it,
