@@ -97,6 +97,11 @@ def main():
                     help="run only this part (top: top_bench on a team of two and on the status "
                          "benchmark's team) and print only its section")
     args = ap.parse_args()
+    # The writers' comparison runs the Node peer; without its dependency it dies mid-run.
+    if args.only is None and not os.path.isdir(
+            os.path.join(ROOT, "tests", "peer", "node_modules", "proper-lockfile")):
+        sys.exit("bench: tests/peer is not installed: run `npm ci --prefix tests/peer "
+                 "--no-audit --no-fund` first (or `--only top`, which does not need it)")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
     tmp = tempfile.mkdtemp(prefix="teamctl-bench-")
     report = []

@@ -2,9 +2,20 @@
 'use strict';
 // Builds docs/compatibility.md from the run records scripts/compat.sh collects (one JSON line
 // per run: {version, shape, rc, summary}); the latest run of each version and shape counts.
-//   node scripts/compat-report.js RUNS.jsonl > docs/compatibility.md
+//   node scripts/compat-report.js RUNS.jsonl [--keep REPORT] > docs/compatibility.md
+// --keep REPORT: the rows of REPORT's table for versions RUNS has no run of are kept as they are
+// (with their notes under "Passed on a later try" and "Failures"), so one version can be added
+// without running every other again (their records may be on another machine).
 
 const fs = require('fs');
+
+const argv = process.argv.slice(2);
+const keepAt = argv.indexOf('--keep');
+const keepFile = keepAt >= 0 ? argv.splice(keepAt, 2)[1] : null;
+if (argv.length !== 1 || (keepAt >= 0 && !keepFile)) {
+  process.stderr.write('usage: node scripts/compat-report.js RUNS.jsonl [--keep REPORT]\n');
+  process.exit(2);
+}
 
 const SHAPES = [
   ['standalone', 'standalone teammate'],
@@ -16,7 +27,7 @@ const SHAPES = [
 // The latest run of each version and shape counts; failed tries before it are kept to show.
 const runs = new Map();
 const earlier = new Map();
-for (const line of fs.readFileSync(process.argv[2], 'utf8').split('\n')) {
+for (const line of fs.readFileSync(argv[0], 'utf8').split('\n')) {
   if (!line.trim()) continue;
   const r = JSON.parse(line);
   const key = `${r.version} ${r.shape}`;
@@ -45,6 +56,32 @@ const seen = (v, pick) => {
   return vals.size ? [...vals].join(' / ') : '?';
 };
 const yes = (b) => (b ? 'yes' : 'no');
+const HEADER = '| Claude Code | ' + SHAPES.map(([, t]) => t).join(' | ') + ' | consumer | client writes `msgV` | lead signs (`lead_sig`) | lead\'s team | \`teamctl status\` format | activity | cost after the session ended | remarks |';
+
+// --keep: REPORT's rows (and retry and failure notes) of the versions not run now, by version.
+const kept = { rows: new Map(), retried: [], failed: [] };
+if (keepFile && fs.existsSync(keepFile)) {
+  const lines = fs.readFileSync(keepFile, 'utf8').split('\n');
+  const at = lines.findIndex((l) => l.startsWith('| Claude Code |'));
+  if (at >= 0 && lines[at] !== HEADER) {
+    process.stderr.write(`compat-report: the table in ${keepFile} has other columns than this script writes: run every version again\n`);
+    process.exit(1);
+  }
+  const ran = new Set(versions);
+  for (let i = at + 2; at >= 0 && i < lines.length && lines[i].startsWith('| '); i++) {
+    const v = lines[i].split('|')[1].trim();
+    if (!ran.has(v)) kept.rows.set(v, lines[i]);
+  }
+  let section = null;
+  for (const l of lines) {
+    if (l.startsWith('## ')) section = l;
+    const v = l.startsWith('* ') && l.slice(2).split(/[ ,]/)[0];
+    if (v && kept.rows.has(v)) {
+      if (section === '## Passed on a later try') kept.retried.push(l);
+      if (section === '## Failures') kept.failed.push(l);
+    }
+  }
+}
 
 const out = [];
 out.push('# Compatibility with Claude Code versions');
@@ -71,8 +108,9 @@ out.push('  --skip-permissions` writes every setting (nothing written by hand); 
 out.push('  `teamctl run` must reach its first turn at the mock with no start-up dialog in the way');
 out.push('  (`tests/e2e/run-e2e.js --scenario first-turn --prepare`).');
 out.push('');
-out.push('| Claude Code | ' + SHAPES.map(([, t]) => t).join(' | ') + ' | consumer | client writes `msgV` | lead signs (`lead_sig`) | lead\'s team | \`teamctl status\` format | activity | cost after the session ended | remarks |');
+out.push(HEADER);
 out.push('|---|' + SHAPES.map(() => '---|').join('') + '---|---|---|---|---|---|---|---|');
+const rows = new Map(kept.rows);
 for (const v of versions) {
   const cells = SHAPES.map(([s]) => cell(runs.get(`${v} ${s}`)));
   const consumer = seen(v, (o) => o.consumer && o.consumer.replace('marks_read', 'marks `read: true`').replace('deletes', 'deletes'));
@@ -103,8 +141,9 @@ for (const v of versions) {
     const how = t.record === 'cost-state' ? `\`${t.ended_source}\` = \`cost-state\`` : `computed = ${t.record.replace('lastCost', '`lastCost`')}`;
     return `${shape}: ${how}${t.cost_match ? '' : ' **differs**'}`;
   });
-  out.push(`| ${v} | ${cells.join(' | ')} | ${consumer} | ${msgv} | ${sig} | ${team} | ${format} | ${activity} | ${cost} | ${remarks.join('; ')} |`);
+  rows.set(v, `| ${v} | ${cells.join(' | ')} | ${consumer} | ${msgv} | ${sig} | ${team} | ${format} | ${activity} | ${cost} | ${remarks.join('; ')} |`);
 }
+for (const v of [...rows.keys()].sort(cmp)) out.push(rows.get(v));
 out.push('');
 out.push('Columns: **consumer** is what the teammate did with a message it delivered (deleted it, or');
 out.push('kept it marked `read: true`); **client writes `msgV`** whether the entries the client itself');
@@ -123,24 +162,29 @@ out.push('`status` computed (cost_source `computed`) equalled `.claude.json` `la
 out.push('that exited last (the lead, covering its in-process teammate, or the pane teammate; 1e-9).');
 out.push('`?` means no passing run observed it.');
 out.push('');
-const retried = [...earlier.entries()].filter(([k]) => passed(runs.get(k)));
+// Notes of kept and new rows together, by version (a bullet starts with its version).
+const byVersion = (a, b) => cmp(a.slice(2).split(/[ ,]/)[0], b.slice(2).split(/[ ,]/)[0]);
+const retried = [];
+for (const [k, list] of earlier.entries()) {
+  if (!passed(runs.get(k))) continue;
+  for (const r of list) retried.push(`* ${k}, try ${r.attempt || 1}: ${(r.reason || `exit ${r.rc}`).replace(/\|/g, '\\|')}`);
+}
+retried.push(...kept.retried);
 if (retried.length) {
   out.push('## Passed on a later try');
   out.push('');
   out.push('`scripts/compat.sh` tries a failed run again once; these failed first:');
   out.push('');
-  for (const [k, list] of retried.sort(([a], [b]) => cmp(a.split(' ')[0], b.split(' ')[0]))) {
-    for (const r of list) out.push(`* ${k}, try ${r.attempt || 1}: ${(r.reason || `exit ${r.rc}`).replace(/\|/g, '\\|')}`);
-  }
+  out.push(...retried.sort(byVersion));
   out.push('');
 }
-const fails = [...runs.values()].filter((r) => cell(r) === '**FAIL**');
+const fails = [...runs.values()].filter((r) => cell(r) === '**FAIL**')
+  .map((r) => `* ${r.version} ${r.shape}: ${r.reason || `exit ${r.rc}`} (the driver's diagnostics: \`results/${r.version}-${r.shape}.try*.err\` in the compat cache)`);
+fails.push(...kept.failed);
 if (fails.length) {
   out.push('## Failures');
   out.push('');
-  for (const r of fails.sort((a, b) => cmp(a.version, b.version))) {
-    out.push(`* ${r.version} ${r.shape}: ${r.reason || `exit ${r.rc}`} (the driver's diagnostics: \`results/${r.version}-${r.shape}.try*.err\` in the compat cache)`);
-  }
+  out.push(...fails.sort(byVersion));
   out.push('');
 }
 // What was seen by hand in these runs, kept beside this script.

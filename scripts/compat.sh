@@ -4,6 +4,7 @@
 # table to docs/compatibility.md.
 #
 #   scripts/compat.sh [--shapes LIST] [--report FILE] [--append] [--tries N] [VERSION...]
+#   scripts/compat.sh --append 2.1.333     # add (or run again) one version's row
 #
 # VERSION defaults to the list below. Shapes (comma-separated, default all):
 #   standalone   a pane teammate started by hand; teamctl sends, it answers  (e2e.js)
@@ -13,19 +14,24 @@
 #   prepared     `teamctl prepare` alone on an empty config dir; a lead started by `teamctl run`
 #                reaches its first turn with no start-up dialog     (run-e2e.js --scenario first-turn)
 # Each version is fetched once into $TEAMCTL_COMPAT_CACHE (default ~/.cache/teamctl-compat):
-# the native package @anthropic-ai/claude-code-linux-x64 from 2.1.113, the JavaScript package
-# @anthropic-ai/claude-code (cli.js, run by node) up to 2.1.112.
+# from 2.1.113 the native package of this machine, @anthropic-ai/claude-code-linux-x64 (or
+# -linux-arm64), on its own: no `@anthropic-ai/claude-code` of that version is needed (2.1.333
+# was published only as native Linux packages); up to 2.1.112 the JavaScript package
+# @anthropic-ai/claude-code (cli.js, run by node).
 # Per-run summaries and logs go to $TEAMCTL_COMPAT_CACHE/results/, the run records to
 # runs-<report name>.jsonl there (one file per report, started afresh unless --append; the
-# report takes the latest run of each version and shape in it).
+# report takes the latest run of each version and shape in it). With --append the report also
+# keeps its rows of the versions not run now (compat-report.js --keep), so one version can be
+# added without running the others again.
 # A failed run is tried again, up to --tries times in all (default 2); the table then says
 # "pass (2nd try)" and keeps the first failure's reason: a flaky version shows as flaky.
 # Exit 1 if any version and shape failed every try.
-# Needs Linux x64, Node >= 18, npm, tmux; the only network use is the npm registry (fetching).
+# Needs Linux (x64; arm64 untried), Node >= 18, npm, tmux; the only network use is the npm
+# registry (fetching).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.210 2.1.322 2.1.323 2.1.332)
+DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.210 2.1.322 2.1.323 2.1.332 2.1.333)
 shapes="standalone,create,lead-tmux,lead-inproc,prepared"
 report=docs/compatibility.md
 append=0
@@ -52,6 +58,12 @@ runs="$results/runs-$(basename "$report" .md).jsonl"
 cargo build --locked --quiet || exit 1
 teamctl="$PWD/target/debug/teamctl"
 
+# The native package's platform: this machine's.
+case $(uname -m) in
+    aarch64 | arm64) native=linux-arm64 ;;
+    *) native=linux-x64 ;;
+esac
+
 # The client binary of version $1, fetched into the cache if missing; prints its path.
 fetch() {
     local v=$1 dir="$cache/$1" patch pkg bin
@@ -60,8 +72,10 @@ fetch() {
         pkg="@anthropic-ai/claude-code@$v"
         bin="$dir/node_modules/@anthropic-ai/claude-code/cli.js"
     else
-        pkg="@anthropic-ai/claude-code-linux-x64@$v"
-        bin="$dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+        # The platform package itself, not the @anthropic-ai/claude-code wrapper that would
+        # pull it in as an optional dependency: some versions were published without one.
+        pkg="@anthropic-ai/claude-code-$native@$v"
+        bin="$dir/node_modules/@anthropic-ai/claude-code-$native/claude"
     fi
     if [[ ! -x $bin ]]; then
         mkdir -p "$dir"
@@ -117,6 +131,8 @@ for v in "${versions[@]}"; do
     done
 done
 
-node scripts/compat-report.js "$runs" >"$report.tmp" && mv "$report.tmp" "$report"
+keep=()
+((append)) && [[ -f $report ]] && keep=(--keep "$report")
+node scripts/compat-report.js "$runs" "${keep[@]}" >"$report.tmp" && mv "$report.tmp" "$report"
 echo "compat: wrote $report" >&2
 exit $failed

@@ -21,7 +21,8 @@
 //!   protocol, sent log, transcripts' messages) and the machine around them (tmux, processes,
 //!   the `claude` binary, hooks);
 //! - [`store`]: the files themselves (lock, format, locked read-modify-write, ids, paths);
-//! - [`error`] and [`time`], which every layer may use.
+//! - [`error`], [`time`], [`text`] (untrusted text) and [`units`] (numbers for people), which
+//!   every layer may use.
 #![warn(missing_docs)]
 
 pub mod error;
@@ -32,5 +33,6 @@ pub mod store;
 pub mod team;
 pub mod text;
 pub mod time;
+pub mod units;
 
 pub use error::Error;

@@ -8,9 +8,8 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use teamctl::error::usage;
-use teamctl::observe::budget::{Budget, Cap};
+use teamctl::observe::budget::Cap;
 use teamctl::observe::spend::TeamSpend;
-use teamctl::store::paths::TeamName;
 use teamctl::team::model::FRAME_TYPES;
 use teamctl::team::transcript::Tokens;
 use teamctl::time;
@@ -34,7 +33,8 @@ pub(crate) fn type_values() -> PossibleValuesParser {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CapArgs {
     /// Stop with exit 6 once the team's total cost crosses USD (from its transcripts, what it
-    /// spent before this command started included)
+    /// spent before this command started included; a model teamctl has no price for counts at
+    /// the highest prices it knows for that model's family, with a warning)
     #[arg(long, value_name = "USD")]
     pub(crate) max_cost: Option<String>,
 
@@ -67,18 +67,6 @@ impl CapArgs {
             max_cost_usd,
             max_tokens: self.max_tokens,
         })
-    }
-
-    /// A budget over `team` when a cap is given.
-    pub(crate) fn budget(
-        &self,
-        ctx: &crate::cli::context::Ctx,
-        team: &TeamName,
-    ) -> Result<Option<Budget>> {
-        let cap = self.cap()?;
-        Ok(cap
-            .is_set()
-            .then(|| Budget::new(&ctx.layout, team, cap, ctx.data_dir.as_deref())))
     }
 }
 

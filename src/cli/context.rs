@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
+use clap::Args;
+use teamctl::observe::reader::Records;
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
@@ -13,8 +15,34 @@ use teamctl::team::lead::Leads;
 use teamctl::team::sentlog::SentLog;
 use teamctl::time;
 
+use crate::cli::env;
 use crate::cli::output::Output;
-use crate::cli::{GlobalArgs, env};
+
+/// Flags every subcommand takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Print one JSON document (JSON Lines for streams) instead of human output
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Claude Code's config dir [default: ~/.claude]
+    #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
+    pub(crate) claude_dir: Option<PathBuf>,
+
+    /// Team to work on [default: the only team, or the one led from the current directory]
+    #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
+    pub(crate) team: Option<String>,
+
+    /// How long to wait for a file's lock before giving up with exit code 3
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        default_value = "5s",
+        env = env::LOCK_TIMEOUT
+    )]
+    pub(crate) lock_timeout: String,
+}
 
 /// Test only (`TEAMCTL_TEST_FAULTS=top_panic`): the file watcher panics at the first change, to
 /// show that a panic on any thread gives the terminal back.
@@ -169,6 +197,20 @@ impl Ctx {
         self.from_env
             .clone()
             .unwrap_or_else(|| team.default_identity().to_string())
+    }
+
+    /// teamctl's sent log, read; an unreadable log is an error.
+    pub(crate) fn sent_entries(&self) -> Result<Vec<teamctl::team::sentlog::Sent>> {
+        teamctl::team::sentlog::entries(self.sent_log.as_ref())
+    }
+
+    /// Where teamctl's own records are, for a team's reader.
+    pub(crate) fn records(&self) -> Records {
+        Records {
+            leads: self.leads.clone(),
+            sent_log: self.sent_log.clone(),
+            data_dir: self.data_dir.clone(),
+        }
     }
 
     /// Everything teamctl's sent log holds (empty when there is no log or it cannot be read:

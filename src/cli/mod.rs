@@ -21,16 +21,14 @@ pub(crate) mod signals;
 pub(crate) mod term;
 pub(crate) mod tui;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
     prepare, report, run, send, shutdown, status, tasks, top, wait, watch,
 };
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
 
 const ABOUT: &str = "Work with Claude Code agent teams from a shell, a cron job or CI";
@@ -136,32 +134,6 @@ pub(crate) struct Cli {
     pub(crate) global: GlobalArgs,
     #[command(subcommand)]
     pub(crate) command: Command,
-}
-
-/// Flags every subcommand takes.
-#[derive(Debug, Args)]
-pub(crate) struct GlobalArgs {
-    /// Print one JSON document (JSON Lines for streams) instead of human output
-    #[arg(long, global = true)]
-    pub(crate) json: bool,
-
-    /// Claude Code's config dir [default: ~/.claude]
-    #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
-    pub(crate) claude_dir: Option<PathBuf>,
-
-    /// Team to work on [default: the only team, or the one led from the current directory]
-    #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
-    pub(crate) team: Option<String>,
-
-    /// How long to wait for a file's lock before giving up with exit code 3
-    #[arg(
-        long,
-        global = true,
-        value_name = "DURATION",
-        default_value = "5s",
-        env = env::LOCK_TIMEOUT
-    )]
-    pub(crate) lock_timeout: String,
 }
 
 #[derive(Debug, Subcommand)]

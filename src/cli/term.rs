@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use teamctl::text::is_control;
+use teamctl::text::{defuse_command, is_control, starts_command};
 
 /// What a line that continues text from outside begins with (never whitespace alone: CI
 /// runners may strip leading spaces before they look for `::error::`-style workflow commands).
@@ -157,6 +157,22 @@ pub(crate) fn escape_lead(text: &str) -> Cow<'_, str> {
     Cow::Owned(format!("\"{inner}\""))
 }
 
+/// Composed output laid out in columns (a frame of `top --once`), where a cell of untrusted
+/// text can begin a line after padding: a line that would start a CI command has its first
+/// character written as a visible escape ([`teamctl::text::defuse_command`], the rule the
+/// Markdown output follows too).
+pub(crate) fn defuse_lines(text: &str) -> Cow<'_, str> {
+    if !text.split('\n').any(starts_command) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.split('\n')
+            .map(defuse_command)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
 /// The columns human output may use: the terminal's width when stdout is one, else `COLUMNS`
 /// when set, else 80.
 pub(crate) fn width() -> usize {
@@ -262,6 +278,16 @@ mod tests {
         assert_eq!(cut("abcdef", 4), "abc…");
         assert_eq!(cut("日本語です", 5), "日本…");
         assert_eq!(cut("abc", 0), "…");
+    }
+
+    #[test]
+    fn a_frame_line_never_starts_a_ci_command() {
+        let frame = "NAME  STATE\n  ::member::x  idle\n  alice  busy";
+        assert_eq!(
+            defuse_lines(frame),
+            "NAME  STATE\n  \\u{3a}:member::x  idle\n  alice  busy"
+        );
+        assert!(matches!(defuse_lines("a\n b"), Cow::Borrowed(_)));
     }
 
     #[test]

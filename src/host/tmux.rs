@@ -229,7 +229,31 @@ pub struct Liveness {
     pub tmux_panes: Option<HashMap<String, bool>>,
 }
 
+/// Whether a recorded `tmuxPaneId` names a tmux pane (`%12`): in-process members record
+/// `in-process` or nothing, and only a pane can be asked about.
+pub fn is_pane(pane_id: &str) -> bool {
+    pane_id.starts_with('%')
+}
+
 impl Liveness {
+    /// Asks tmux only when one of `panes` (recorded `tmuxPaneId`s) is a tmux pane: asking
+    /// costs a process, and nothing else is checked here.
+    pub fn probe_for<'a>(panes: impl IntoIterator<Item = &'a str>) -> Liveness {
+        if panes.into_iter().any(is_pane) {
+            Liveness::probe()
+        } else {
+            Liveness::default()
+        }
+    }
+
+    /// Whether the tmux pane `pane_id` runs; `None` when it is no pane or tmux could not tell.
+    pub fn pane_alive(&self, pane_id: &str) -> Option<bool> {
+        if !is_pane(pane_id) {
+            return None;
+        }
+        self.tmux_panes.as_ref()?.get(pane_id).copied()
+    }
+
     /// Asks the default tmux server for its panes (if `tmux` runs at all).
     pub fn probe() -> Liveness {
         let out = Command::new("tmux")

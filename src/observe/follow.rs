@@ -1,6 +1,6 @@
 //! A team followed while a command waits on it (`ask`, `wait`): its watch and file
-//! notifications, the liveness of panes and processes re-probed on a clock, and what the
-//! caller learns along the way ([`Observer`]).
+//! notifications, its reader (the liveness of panes and processes re-probed on a clock, the
+//! spend held against a cap), and what the caller learns along the way ([`Observer`]).
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::host::tmux::Liveness;
-use crate::observe::budget::{Budget, Exceeded, LOCATE_EVERY};
+use crate::observe::budget::{Cap, Exceeded};
+use crate::observe::reader::{Options, Records, TeamReader};
+use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::team::config::Team;
 
@@ -36,60 +38,92 @@ pub trait Observer {
     fn hint(&mut self, msg: &str);
 }
 
-/// A watch kept current.
+/// A team followed: the stream of changes to its files ([`Watch`]) and the team as it is now
+/// ([`TeamReader`]: which members run, re-probed on a clock; the spend, when a cap is held).
 pub struct Following {
     /// The team's files as last seen.
     pub watch: Watch,
     /// Its file notifications (or the polling interval).
     pub waker: Waker,
-    /// Which panes and processes run, as last probed.
-    pub live: Liveness,
+    /// The team as it is now.
+    pub reader: TeamReader,
+    /// The cap the spend is held against (unset: the transcripts are not read).
+    cap: Cap,
     last_probe: Instant,
-    budget: Option<Budget>,
     dirs_at: Instant,
 }
 
 impl Following {
     /// Starts following `team` (polling every `poll` instead of file notifications when
-    /// given), and returns the warnings of the first full read.
-    pub fn new(team: Team, poll: Option<Duration>, now: DateTime<Utc>) -> (Following, Vec<String>) {
+    /// given), holding its spend against `cap` (read through the transcript index in
+    /// `records`' data dir) when one is set, and returns the warnings of the first full read.
+    pub fn new(
+        team: Team,
+        poll: Option<Duration>,
+        records: Records,
+        cap: Cap,
+        now: DateTime<Utc>,
+    ) -> (Following, Vec<String>) {
+        let opts = Options {
+            transcripts: cap.is_set(),
+            ..Options::default()
+        };
+        let reader = TeamReader::of(team.clone(), records, opts);
         let (mut watch, _) = Watch::new(team, None, now);
         let waker = watch.waker(poll);
         let warnings = watch.rescan(now).warnings;
-        let live = liveness(&watch);
-        let following = Following {
+        let mut following = Following {
             watch,
             waker,
-            live,
+            reader,
+            cap,
             last_probe: Instant::now(),
-            budget: None,
             dirs_at: Instant::now(),
         };
+        following.probe();
         (following, warnings)
     }
 
-    /// Checks `budget` now and after every wake-up from here on; the folders its transcripts are
-    /// written in wake the follower up too. Returns the cap crossed, if the team's spend so far
-    /// already crosses it, and what reading the transcripts skipped (later warnings come with
-    /// the changes of [`Following::next`]).
-    pub fn cap(&mut self, mut budget: Budget) -> (Option<Exceeded>, Vec<String>) {
-        let over = budget.check();
-        let warnings = budget.new_warnings();
-        for d in budget.dirs() {
+    /// Which panes and processes run, as last probed.
+    pub fn live(&self) -> &Liveness {
+        self.reader.live()
+    }
+
+    /// The members as the watch last saw them tell which panes to probe.
+    fn probe(&mut self) {
+        let panes = self.watch.members().iter();
+        self.reader
+            .probe_for(panes.filter_map(|(_, m)| m.get("tmuxPaneId").and_then(Value::as_str)));
+        self.last_probe = Instant::now();
+    }
+
+    /// Reads the team's spend, when a cap is held: returns the cap crossed, if the team's spend
+    /// so far already crosses it, and what reading the transcripts skipped (later warnings come
+    /// with the changes of [`Following::next`]). The folders its transcripts are written in
+    /// wake the follower up from here on.
+    pub fn start_spend(&mut self) -> (Option<Exceeded>, Vec<String>) {
+        let Some(spend) = self.reader.spend_mut() else {
+            return (None, Vec::new());
+        };
+        let over = self.cap.exceeded(spend.read());
+        let warnings = spend.new_warnings();
+        for d in spend.dirs() {
             self.waker.add(&d);
         }
-        self.budget = Some(budget);
         (over, warnings)
     }
 
     /// The cap crossed by the team's spend as last read, if any.
     pub fn over_budget(&self) -> Option<Exceeded> {
-        self.budget.as_ref()?.exceeded()
+        self.cap.exceeded(self.reader.spend()?.spend())
     }
 
-    /// The budget being checked, if any (its spend, to report; its index, to save).
-    pub fn budget(&mut self) -> Option<&mut Budget> {
-        self.budget.as_mut()
+    /// The spend as last read, if a cap is held (its index saved: a failure to save it only
+    /// makes the next read longer).
+    pub fn last_spend(&mut self) -> Option<TeamSpend> {
+        let spend = self.reader.spend_mut()?;
+        let _ = spend.save();
+        Some(spend.spend().clone())
     }
 
     /// Waits up to `max` (at most [`LIVENESS_EVERY`]) for changes, applies them, and probes
@@ -99,15 +133,14 @@ impl Following {
             .watch
             .next(&mut self.waker, max.min(LIVENESS_EVERY), clock);
         if self.last_probe.elapsed() >= LIVENESS_EVERY {
-            self.live = liveness(&self.watch);
-            self.last_probe = Instant::now();
+            self.probe();
         }
-        if let Some(b) = self.budget.as_mut() {
-            b.check();
-            changes.warnings.extend(b.new_warnings());
+        if let Some(s) = self.reader.spend_mut() {
+            s.read();
+            changes.warnings.extend(s.new_warnings());
             // New sessions write in new folders (a subagents folder, a teammate's project).
             if self.dirs_at.elapsed() >= LOCATE_EVERY {
-                for d in b.dirs() {
+                for d in s.dirs() {
                     self.waker.add(&d);
                 }
                 self.dirs_at = Instant::now();
@@ -115,24 +148,4 @@ impl Following {
         }
         changes
     }
-}
-
-/// What can be checked about the members' processes now: the tmux panes, only when a member
-/// has one recorded (asking tmux costs a process).
-pub fn liveness(watch: &Watch) -> Liveness {
-    if needs_panes(watch) {
-        Liveness::probe()
-    } else {
-        Liveness::default()
-    }
-}
-
-/// Whether any member's recorded tmux pane needs checking (so [`Liveness::probe`] is worth
-/// running).
-fn needs_panes(watch: &Watch) -> bool {
-    watch.members().iter().any(|(_, m)| {
-        m.get("tmuxPaneId")
-            .and_then(Value::as_str)
-            .is_some_and(|p| p.starts_with('%'))
-    })
 }

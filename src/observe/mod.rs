@@ -1,13 +1,19 @@
-//! The observe layer: reading a team over time, without changing it. It owns a team's state
-//! ([`status`]), what its members did and spent ([`spend`], from their transcripts) and each
-//! one's story ([`log`]), the stream of changes to its files ([`watch`]), a team followed while
-//! a command waits on it ([`follow`]), the conditions a script waits for ([`wait`]), a cap on
-//! what the team spends ([`budget`]) and what the live view shows ([`top`]). It imports the
-//! team, host and store layers; never ops or cli.
+//! The observe layer: reading a team over time, without changing it. It imports the team,
+//! host and store layers; never ops or cli.
+//!
+//! - [`reader`]: the team as it is now, the one reader every command goes through (with its
+//!   caches); [`status`] is what it computes for each member, [`spend`] what the members did
+//!   and spent (from their transcripts), [`budget`] the cap held against that spend;
+//! - [`watch`]: the stream of changes to the team's files; [`follow`]: a team followed while a
+//!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
+//!   [`members`] the rules about one member it shares with `ask`;
+//! - [`log`]: a member's story; [`top`]: what the live view shows.
 
 pub mod budget;
 pub mod follow;
 pub mod log;
+pub mod members;
+pub mod reader;
 pub mod spend;
 pub mod status;
 pub mod top;

@@ -34,11 +34,11 @@ use crate::host::tmux::Liveness;
 use crate::observe::spend::{CostSource, TeamSpend};
 use crate::store::dir::{Info, Kind, Loc};
 use crate::store::light::{LightEntry, LightFrame};
-use crate::store::paths::RESERVED;
-use crate::team::config::Team;
-use crate::team::generation::Format;
+use crate::store::paths::{MemberName, RESERVED};
+use crate::team::config::{Member, Team};
+use crate::team::generation::{Format, Ours};
 use crate::team::protocol::{Kind as RequestKind, Request};
-use crate::team::tasks::Board;
+use crate::team::tasks::{Board, Task};
 use crate::team::transcript::{Activity, Tokens};
 
 /// A member's state.
@@ -424,21 +424,148 @@ pub fn team_status_with(
     cache: &mut Cache,
 ) -> Result<TeamStatus> {
     let mut warnings = Vec::new();
+    // Folders that cannot be listed (a symlink, a FIFO, … in their place) are said, and the
+    // rest of the team is shown.
+    let mut unlisted = Vec::new();
+    let mut read = read_inboxes(team, sent, cache, &mut warnings, &mut unlisted);
+    let cfg = team.config.clone().unwrap_or_default();
+    let lead_alive = cfg
+        .lead_process
+        .as_ref()
+        .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
+    cache.board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
+        unlisted.push(format!("{e:#}"));
+        Board::default()
+    });
+    let board = &cache.board;
+    for s in &board.skipped {
+        warnings.push(format!(
+            "skipped {}: {} (left unchanged)",
+            s.path.display(),
+            s.reason
+        ));
+    }
+    let facts = TeamFacts {
+        lead: cfg.lead().map(|l| l.name.clone()),
+        lead_alive,
+        session_status: cfg
+            .lead_process
+            .as_ref()
+            .and_then(|p| session_status(team, p.pid)),
+        board,
+        live,
+        work,
+        now,
+        idle: chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX),
+    };
+    let gone = read.owners.iter().filter(|o| {
+        cfg.member(o.as_str()).is_none()
+            && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(o.as_str()))
+    });
+    let rows: Vec<(String, Option<&Member>)> = cfg
+        .members
+        .iter()
+        .map(|m| (m.name.clone(), Some(m)))
+        .chain(gone.map(|o| (o.to_string(), None)))
+        .collect();
+    let members: Vec<MemberStatus> = rows
+        .into_iter()
+        .map(|(name, m)| {
+            let seen = read.seen.remove(&name).unwrap_or_default();
+            let pending = read.pending.get(&name).copied().unwrap_or(0);
+            member_status(&facts, name, m, seen, pending)
+        })
+        .collect();
+    let totals = match work.map(|w| w.spend).filter(|s| !s.is_empty()) {
+        Some(s) => Totals {
+            tokens: Some(s.tokens),
+            cost_usd: s.cost_usd,
+        },
+        None => Totals::default(),
+    };
+    if let Some(w) = work {
+        warnings.extend(w.spend.warnings.iter().cloned());
+    }
+    let last_activity_at = members
+        .iter()
+        .filter_map(|m| m.last_event_at.clone())
+        .chain(
+            read.seen
+                .values()
+                .filter_map(|s| s.last.as_ref().map(|(t, _)| crate::time::iso_millis(*t))),
+        )
+        .max();
+    let team_info = TeamInfo {
+        name: team.name.to_string(),
+        description: cfg.description.clone(),
+        created_at: cfg
+            .created_at
+            .and_then(DateTime::from_timestamp_millis)
+            .map(crate::time::iso_millis),
+        lead_agent_id: cfg.lead_agent_id.clone(),
+        lead_session_id: cfg.lead_session_id.clone(),
+        lead_pid: cfg.lead_process.as_ref().map(|p| p.pid),
+        lead_alive,
+        format: read.format().to_string(),
+        last_activity_at,
+    };
+    warnings.extend(unlisted.iter().cloned());
+    Ok(TeamStatus {
+        team: team_info,
+        members,
+        tasks: task_counts(&cache.board),
+        totals,
+        warnings,
+        unlisted,
+    })
+}
+
+/// What the inboxes told: each name's newest event, each owner's unread entries, and how many
+/// inboxes were read by each generation of Claude Code.
+struct Inboxes {
+    owners: Vec<MemberName>,
+    seen: HashMap<String, Seen>,
+    pending: HashMap<String, usize>,
+    current: usize,
+    legacy: usize,
+}
+
+impl Inboxes {
+    /// The team's inbox format (`status --json` `team.format`).
+    fn format(&self) -> &'static str {
+        match (self.current, self.legacy) {
+            (0, 0) => "unknown",
+            (_, 0) => "current",
+            (0, _) => "legacy",
+            _ => "mixed",
+        }
+    }
+}
+
+/// Reads every inbox of `team`, parsing again only those that changed since `cache` saw them.
+fn read_inboxes(
+    team: &Team,
+    sent: &[crate::team::sentlog::Sent],
+    cache: &mut Cache,
+    warnings: &mut Vec<String>,
+    unlisted: &mut Vec<String>,
+) -> Inboxes {
     let ours = crate::team::generation::Ours::new(
         sent,
         team.name.as_str(),
         team.config.as_ref().and_then(|c| c.created_at),
     );
-    let mut seen: HashMap<String, Seen> = HashMap::new();
-    let mut pending: HashMap<String, usize> = HashMap::new();
-    let (mut current, mut legacy) = (0usize, 0usize);
-    // An inboxes folder that cannot be listed (a symlink, a FIFO, … in its place) is said, and
-    // the rest of the team is shown.
-    let mut unlisted = Vec::new();
     let owners = team.inbox_owners().unwrap_or_else(|e| {
         unlisted.push(format!("{e:#}"));
         Vec::new()
     });
+    let mut read = Inboxes {
+        owners: Vec::new(),
+        seen: HashMap::new(),
+        pending: HashMap::new(),
+        current: 0,
+        legacy: 0,
+    };
     let mut before = std::mem::take(&mut cache.inboxes);
     cache.parsed = 0;
     for owner in &owners {
@@ -464,35 +591,20 @@ pub fn team_status_with(
                 }
             }
         };
-        let format = match facts.format {
-            Some((print, format)) if print == ours.print() => format,
-            _ => {
-                let format = ours
-                    .weigh(
-                        owner.as_str(),
-                        facts
-                            .weights
-                            .iter()
-                            .map(|(read, msgv, id)| (*read, *msgv, id.as_deref())),
-                    )
-                    .format();
-                facts.format = Some((ours.print(), format));
-                format
-            }
-        };
-        match format {
-            Some(Format::Legacy) => legacy += 1,
-            Some(Format::Current) => current += 1,
+        match facts.format(&ours, owner.as_str()) {
+            Some(Format::Legacy) => read.legacy += 1,
+            Some(Format::Current) => read.current += 1,
             None => {}
         }
         for (from, s) in &facts.senders {
-            seen.entry(from.clone()).or_default().merge(s);
+            read.seen.entry(from.clone()).or_default().merge(s);
         }
-        pending.insert(owner.to_string(), facts.unread);
+        read.pending.insert(owner.to_string(), facts.unread);
         if facts.unread == 0
             && let Some(i) = info
         {
-            seen.entry(owner.to_string())
+            read.seen
+                .entry(owner.to_string())
                 .or_default()
                 .event(i.mtime.into(), "inbox_drained");
         }
@@ -500,198 +612,145 @@ pub fn team_status_with(
             cache.inboxes.insert(owner.to_string(), facts);
         }
     }
+    read.owners = owners;
+    read
+}
 
-    let cfg = team
-        .config
-        .clone()
-        .unwrap_or_else(|| crate::team::config::TeamConfig {
-            name: None,
-            lead_agent_id: None,
-            members: Vec::new(),
-            description: None,
-            created_at: None,
-            lead_session_id: None,
-            lead_process: None,
-        });
-    let lead_alive = cfg
-        .lead_process
-        .as_ref()
-        .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
-    let lead_name = cfg.lead().map(|l| l.name.clone());
-    // Likewise a task folder that cannot be listed.
-    cache.board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_else(|e| {
-        unlisted.push(format!("{e:#}"));
-        Board::default()
-    });
-    let board = &cache.board;
-    for s in &board.skipped {
-        warnings.push(format!(
-            "skipped {}: {} (left unchanged)",
-            s.path.display(),
-            s.reason
-        ));
-    }
-    let session_status = cfg
-        .lead_process
-        .as_ref()
-        .and_then(|p| session_status(team, p.pid));
-
-    let threshold = chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX);
-    let mut members = Vec::new();
-    let gone = owners.iter().filter(|o| {
-        cfg.member(o.as_str()).is_none()
-            && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(o.as_str()))
-    });
-    let rows = cfg
-        .members
-        .iter()
-        .map(|m| (m.name.clone(), Some(m)))
-        .chain(gone.map(|o| (o.to_string(), None)));
-    for (name, m) in rows {
-        let s = seen.remove(&name).unwrap_or_default();
-        let is_active = m.and_then(|m| m.is_active);
-        let (last_at, last_kind) = match (&s.last, is_active) {
-            (Some((t, k)), _) => (Some(*t), Some(k.clone())),
-            (None, Some(true)) => (None, Some("is_active".to_string())),
-            _ => (None, None),
-        };
-        let state = if s.terminated || m.is_none() {
-            State::Terminated
-        } else if is_active == Some(true) || last_at.is_some_and(|t| now - t < threshold) {
-            State::Active
-        } else if last_at.is_some() {
-            State::Idle
-        } else {
-            State::Unknown
-        };
-        let is_lead = lead_name.as_deref() == Some(name.as_str());
-        let process_alive = if is_lead {
-            lead_alive
-        } else {
-            m.and_then(|m| m.tmux_pane_id.as_ref())
-                .filter(|p| p.starts_with('%'))
-                .and_then(|p| live.tmux_panes.as_ref()?.get(p).copied())
-        };
-        let owned = board
-            .tasks
-            .iter()
-            .filter(|t| t.owner.as_deref() == Some(&name));
-        let spend = work.and_then(|w| w.spend.members.get(&name));
-        let waiting = work.and_then(|w| {
-            let asks = |k: &[RequestKind]| {
-                w.requests
-                    .iter()
-                    .any(|r| r.from == name && k.contains(&r.kind))
-            };
-            let open: Vec<_> = owned
-                .clone()
-                .filter(|t| t.status != "completed" && !t.is_internal())
-                .collect();
-            let stalled = spend.is_some_and(|s| {
-                s.in_turn
-                    && s.last_write.is_some_and(|t| {
-                        SystemTime::from(now)
-                            .duration_since(t)
-                            .is_ok_and(|d| d >= w.stall_after)
-                    })
-            }) && state != State::Terminated
-                && process_alive != Some(false);
-            if asks(&[RequestKind::Permission, RequestKind::SandboxPermission]) {
-                Some(Waiting::Permission)
-            } else if asks(&[RequestKind::PlanApproval]) {
-                Some(Waiting::Plan)
-            } else if !open.is_empty() && open.iter().all(|t| board.view(t).blocked) {
-                Some(Waiting::Blocked)
-            } else if stalled {
-                Some(Waiting::Stalled)
-            } else {
-                None
+impl InboxFacts {
+    /// The inbox's format, weighed again only when the sent log changed ([`Ours::print`]).
+    fn format(&mut self, ours: &Ours, owner: &str) -> Option<Format> {
+        match self.format {
+            Some((print, format)) if print == ours.print() => format,
+            _ => {
+                let weights = self.weights.iter();
+                let format = ours
+                    .weigh(
+                        owner,
+                        weights.map(|(read, msgv, id)| (*read, *msgv, id.as_deref())),
+                    )
+                    .format();
+                self.format = Some((ours.print(), format));
+                format
             }
-        });
-        members.push(MemberStatus {
-            agent_id: m.and_then(|m| m.agent_id.clone()),
-            agent_type: m.and_then(|m| m.agent_type.clone()),
-            color: m.and_then(|m| m.color.clone()),
-            backend: m.and_then(|m| m.backend_type.clone()),
-            state,
-            last_event_at: last_at.map(crate::time::iso_millis),
-            last_event_kind: last_kind,
-            is_active,
-            process_alive,
-            session_status: if is_lead {
-                session_status.clone()
-            } else {
-                None
-            },
-            pending: pending.get(&name).copied().unwrap_or(0),
-            tasks_in_progress: owned.clone().filter(|t| t.status == "in_progress").count(),
-            tasks_owned: owned.filter(|t| t.status != "completed").count(),
-            in_config: m.is_some(),
-            tokens: spend.map(|s| s.tokens),
-            cost_usd: spend.and_then(|s| s.cost_usd),
-            cost_source: spend.and_then(|s| s.cost_source),
-            model: spend.and_then(|s| s.model.clone()),
-            activity: spend.and_then(|s| s.activity.clone()),
-            waiting,
-            transcripts: spend
-                .map(|s| {
-                    s.transcripts
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            name,
-        });
-    }
-    let totals = match work.map(|w| w.spend).filter(|s| !s.is_empty()) {
-        Some(s) => Totals {
-            tokens: Some(s.tokens),
-            cost_usd: s.cost_usd,
-        },
-        None => Totals::default(),
-    };
-    if let Some(w) = work {
-        warnings.extend(w.spend.warnings.iter().cloned());
-    }
-    let tasks = task_counts(board);
-    let last_activity_at = members
-        .iter()
-        .filter_map(|m| m.last_event_at.clone())
-        .chain(
-            seen.values()
-                .filter_map(|s| s.last.as_ref().map(|(t, _)| crate::time::iso_millis(*t))),
-        )
-        .max();
-    let team_info = TeamInfo {
-        name: team.name.to_string(),
-        description: cfg.description.clone(),
-        created_at: cfg
-            .created_at
-            .and_then(DateTime::from_timestamp_millis)
-            .map(crate::time::iso_millis),
-        lead_agent_id: cfg.lead_agent_id.clone(),
-        lead_session_id: cfg.lead_session_id.clone(),
-        lead_pid: cfg.lead_process.as_ref().map(|p| p.pid),
-        lead_alive,
-        format: match (current, legacy) {
-            (0, 0) => "unknown",
-            (_, 0) => "current",
-            (0, _) => "legacy",
-            _ => "mixed",
         }
-        .to_string(),
-        last_activity_at,
+    }
+}
+
+/// What every member's row is judged against.
+struct TeamFacts<'a> {
+    lead: Option<String>,
+    lead_alive: Option<bool>,
+    session_status: Option<String>,
+    board: &'a Board,
+    live: &'a Liveness,
+    work: Option<&'a Work<'a>>,
+    now: DateTime<Utc>,
+    idle: chrono::Duration,
+}
+
+/// One member's row: `m` is its `config.json` entry (`None`: it has only an inbox), `seen` its
+/// newest event, `pending` its unread entries.
+fn member_status(
+    t: &TeamFacts,
+    name: String,
+    m: Option<&Member>,
+    seen: Seen,
+    pending: usize,
+) -> MemberStatus {
+    let is_active = m.and_then(|m| m.is_active);
+    let (last_at, last_kind) = match (&seen.last, is_active) {
+        (Some((at, k)), _) => (Some(*at), Some(k.clone())),
+        (None, Some(true)) => (None, Some("is_active".to_string())),
+        _ => (None, None),
     };
-    warnings.extend(unlisted.iter().cloned());
-    Ok(TeamStatus {
-        team: team_info,
-        members,
-        tasks,
-        totals,
-        warnings,
-        unlisted,
-    })
+    let state = if seen.terminated || m.is_none() {
+        State::Terminated
+    } else if is_active == Some(true) || last_at.is_some_and(|at| t.now - at < t.idle) {
+        State::Active
+    } else if last_at.is_some() {
+        State::Idle
+    } else {
+        State::Unknown
+    };
+    let is_lead = t.lead.as_deref() == Some(name.as_str());
+    let process_alive = if is_lead {
+        t.lead_alive
+    } else {
+        m.and_then(|m| m.tmux_pane_id.as_deref())
+            .and_then(|p| t.live.pane_alive(p))
+    };
+    let owned = t
+        .board
+        .tasks
+        .iter()
+        .filter(|task| task.owner.as_deref() == Some(&name));
+    let spend = t.work.and_then(|w| w.spend.members.get(&name));
+    let waiting = t.work.and_then(|w| {
+        let stalled = spend.is_some_and(|s| s.stalled(t.now, w.stall_after))
+            && state != State::Terminated
+            && process_alive != Some(false);
+        waiting(w, t.board, &name, owned.clone(), stalled)
+    });
+    MemberStatus {
+        agent_id: m.and_then(|m| m.agent_id.clone()),
+        agent_type: m.and_then(|m| m.agent_type.clone()),
+        color: m.and_then(|m| m.color.clone()),
+        backend: m.and_then(|m| m.backend_type.clone()),
+        state,
+        last_event_at: last_at.map(crate::time::iso_millis),
+        last_event_kind: last_kind,
+        is_active,
+        process_alive,
+        session_status: t.session_status.clone().filter(|_| is_lead),
+        pending,
+        tasks_in_progress: owned.clone().filter(|t| t.status == "in_progress").count(),
+        tasks_owned: owned.filter(|t| t.status != "completed").count(),
+        in_config: m.is_some(),
+        tokens: spend.map(|s| s.tokens),
+        cost_usd: spend.and_then(|s| s.cost_usd),
+        cost_source: spend.and_then(|s| s.cost_source),
+        model: spend.and_then(|s| s.model.clone()),
+        activity: spend.and_then(|s| s.activity.clone()),
+        waiting,
+        transcripts: spend
+            .map(|s| {
+                s.transcripts
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        name,
+    }
+}
+
+/// Why `name` is not progressing, the first reason that holds (see the module docs).
+fn waiting<'a>(
+    w: &Work,
+    board: &Board,
+    name: &str,
+    owned: impl Iterator<Item = &'a Task>,
+    stalled: bool,
+) -> Option<Waiting> {
+    let asks = |k: &[RequestKind]| {
+        w.requests
+            .iter()
+            .any(|r| r.from == name && k.contains(&r.kind))
+    };
+    let open: Vec<&Task> = owned
+        .filter(|t| t.status != "completed" && !t.is_internal())
+        .collect();
+    if asks(&[RequestKind::Permission, RequestKind::SandboxPermission]) {
+        Some(Waiting::Permission)
+    } else if asks(&[RequestKind::PlanApproval]) {
+        Some(Waiting::Plan)
+    } else if !open.is_empty() && open.iter().all(|t| board.view(t).blocked) {
+        Some(Waiting::Blocked)
+    } else if stalled {
+        Some(Waiting::Stalled)
+    } else {
+        None
+    }
 }
 
 /// Counts the tasks of a board by status (internal tasks left out).

@@ -8,7 +8,6 @@
 //! marked delivered. What teamctl itself sent before (its sent log) seeds it. A [`View`] is one
 //! frame's worth of data; it holds absolute times, so the screen can age them without a reread.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -16,16 +15,16 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::host::tmux::Liveness;
-use crate::observe::spend::{CostSource, TeamSpend};
-use crate::observe::status::{self, MemberStatus, State, TaskCounts, Work};
+use crate::observe::reader::{Present, TeamReader};
+use crate::observe::spend::CostSource;
+use crate::observe::status::{self, MemberStatus, State, TaskCounts};
 use crate::observe::watch::{Changes, Event};
 use crate::store::Entry;
-use crate::store::paths::MemberName;
-use crate::team::config::{LEAD, Team};
+use crate::team::config::Team;
 use crate::team::model::{Frame, first_line};
-use crate::team::protocol::{self, Kind, Request};
+use crate::team::protocol::{Kind, Request};
 use crate::team::sentlog::Sent;
+use crate::team::tasks::Board;
 use crate::team::transcript::entry::input_summary;
 use crate::team::transcript::{Activity, Tokens};
 use crate::time::iso_millis;
@@ -444,109 +443,93 @@ pub struct View {
     pub warnings: Vec<String>,
 }
 
-/// What a [`view`] needs besides the team and the clock.
-#[derive(Debug, Clone, Copy)]
-pub struct Inputs<'a> {
-    /// A member with no event for this long is idle.
-    pub idle_after: Duration,
-    /// Which panes are alive.
-    pub live: &'a Liveness,
-    /// teamctl's sent log, read: the answers teamctl wrote (a request answered there is not
-    /// pending, as with `pending`), and a sharper guess of the inbox format (as `status`).
-    pub sent: &'a [Sent],
-    /// At most this many messages of the timeline.
-    pub messages: usize,
-    /// The members' work, read from their transcripts (`None`: not read).
-    pub spend: Option<&'a TeamSpend>,
-    /// A member inside a turn whose transcript has not grown for this long is stalled.
-    pub stall_after: Duration,
-}
-
-/// Computes the view of `team` at `now`: reads its files (no locks) and takes the messages from
-/// `timeline`.
+/// Reads `reader`'s team again at `now` (only what changed is parsed) and computes the view,
+/// with at most `messages` of `timeline`'s messages.
 ///
 /// # Errors
-/// None of its own today: unreadable files, and folders that cannot be listed (the inboxes, the
-/// tasks), become warnings, as with [`status::team_status`] (the task board is the one it read).
+/// When the team can no longer be opened; unreadable files, and folders that cannot be listed
+/// (the inboxes, the tasks), become warnings, as with `status`.
+pub fn read(
+    reader: &mut TeamReader,
+    timeline: &Timeline,
+    now: DateTime<Utc>,
+    messages: usize,
+) -> Result<View> {
+    let present = reader.read(now)?;
+    Ok(view(
+        &present,
+        reader.team(),
+        reader.board(),
+        timeline,
+        messages,
+    ))
+}
+
+/// The view of what a [`TeamReader`] read (`present`, of `team`, whose task board is `board`),
+/// with at most `messages` of `timeline`'s messages.
 pub fn view(
+    present: &Present,
     team: &Team,
+    board: &Board,
     timeline: &Timeline,
-    now: DateTime<Utc>,
-    inputs: &Inputs<'_>,
-) -> Result<View> {
-    view_with(team, timeline, now, inputs, &mut status::Cache::default())
-}
-
-/// As [`view`], reading again only the inboxes that changed since the call that filled `cache`
-/// (see [`status::team_status_with`]): a live screen keeps one, so that a message into one
-/// inbox of fifty costs the parse of that one. What it returns is what [`view`] would.
-///
-/// # Errors
-/// As [`view`].
-pub fn view_with(
-    team: &Team,
-    timeline: &Timeline,
-    now: DateTime<Utc>,
-    inputs: &Inputs<'_>,
-    cache: &mut status::Cache,
-) -> Result<View> {
+    messages: usize,
+) -> View {
+    let st = &present.status;
     let lead_name = team
         .config
         .as_ref()
         .and_then(|c| c.lead())
         .map(|m| m.name.clone());
-    let mut warnings = Vec::new();
-    let requests = match MemberName::parse(lead_name.as_deref().unwrap_or(LEAD))
-        .and_then(|lead| protocol::pending(team, &lead, None, now))
-    {
-        Ok(r) => r,
-        Err(e) => {
-            warnings.push(format!("{e:#}"));
-            Vec::new()
-        }
-    };
-    // Answered by teamctl (the sent log, passed in so that it is read once per change).
-    let answered: HashSet<&str> = inputs
-        .sent
+    let requests: Vec<RequestRow> = present
+        .requests
         .iter()
-        .filter(|s| s.team == team.name.as_str())
-        .filter_map(|s| s.answers.as_deref())
-        .collect();
-    let requests: Vec<Request> = requests
-        .into_iter()
-        .filter(|r| !answered.contains(r.request_id.as_str()))
-        .collect();
-    // The transcripts as read by the caller, once: `status` turns them into each member's
-    // activity, cost and why it waits.
-    let no_spend = TeamSpend::default();
-    let work = Work {
-        spend: inputs.spend.unwrap_or(&no_spend),
-        requests: &requests,
-        stall_after: inputs.stall_after,
-    };
-    let st = status::team_status_with(
-        team,
-        now,
-        inputs.idle_after,
-        inputs.live,
-        inputs.sent,
-        Some(&work),
-        cache,
-    )?;
-    warnings.extend(st.warnings);
-    // The board `status` just loaded (read once per refresh).
-    let board = &cache.board;
-    let requests: Vec<RequestRow> = requests
-        .into_iter()
         .map(|r| RequestRow {
             request_id: r.request_id.clone(),
             kind: r.kind,
             from: r.from.clone(),
             at: r.at.clone(),
-            summary: request_summary(&r),
-            request: r,
+            summary: request_summary(r),
+            request: r.clone(),
         })
         .collect();
+    let mut members: Vec<MemberRow> = st
+        .members
+        .iter()
+        .map(|m| row(m, lead_name.as_deref() == Some(m.name.as_str())))
+        .collect();
+    // The lead first; the rest keep their order.
+    members.sort_by_key(|m| !m.lead);
+    let last_change_at = [
+        timeline.last_change(),
+        st.team.last_activity_at.as_deref().and_then(parse),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .map(iso_millis);
+    let all = timeline.messages();
+    View {
+        team: Header {
+            name: st.team.name.clone(),
+            description: st.team.description.clone(),
+            lead: lead_name,
+            lead_alive: st.team.lead_alive,
+            teamctl_leads: team.teamctl_leads(),
+            created_at: st.team.created_at.clone(),
+            cost_usd: st.totals.cost_usd,
+            tokens: st.totals.tokens,
+            last_change_at,
+        },
+        members,
+        tasks: columns(board),
+        messages: all[all.len().saturating_sub(messages)..].to_vec(),
+        requests,
+        warnings: st.warnings.clone(),
+    }
+}
+
+/// The task board as three columns with their counts.
+fn columns(board: &Board) -> Columns {
     let mut tasks = Columns {
         counts: status::task_counts(board),
         ..Columns::default()
@@ -566,42 +549,7 @@ pub fn view_with(
             _ => tasks.completed.push(card),
         }
     }
-    let mut members: Vec<MemberRow> = st
-        .members
-        .iter()
-        .map(|m| row(m, lead_name.as_deref() == Some(m.name.as_str())))
-        .collect();
-    // The lead first; the rest keep their order.
-    members.sort_by_key(|m| !m.lead);
-
-    let last_change_at = [
-        timeline.last_change(),
-        st.team.last_activity_at.as_deref().and_then(parse),
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    .map(iso_millis);
-    let all = timeline.messages();
-    let messages = all[all.len().saturating_sub(inputs.messages)..].to_vec();
-    Ok(View {
-        team: Header {
-            name: st.team.name,
-            description: st.team.description,
-            lead: lead_name,
-            lead_alive: st.team.lead_alive,
-            teamctl_leads: team.teamctl_leads(),
-            created_at: st.team.created_at,
-            cost_usd: st.totals.cost_usd,
-            tokens: st.totals.tokens,
-            last_change_at,
-        },
-        members,
-        tasks,
-        messages,
-        requests,
-        warnings,
-    })
+    tasks
 }
 
 fn row(m: &MemberStatus, lead: bool) -> MemberRow {
@@ -654,23 +602,6 @@ fn request_summary(r: &Request) -> String {
     }
 }
 
-/// What can be checked about the members' processes now (no file records a pane's death):
-/// the tmux panes, asked only when a member has one recorded (asking tmux costs a process).
-pub fn liveness(team: &Team) -> Liveness {
-    let panes = team.config.as_ref().is_some_and(|c| {
-        c.members.iter().any(|m| {
-            m.tmux_pane_id
-                .as_deref()
-                .is_some_and(|p| p.starts_with('%'))
-        })
-    });
-    if panes {
-        Liveness::probe()
-    } else {
-        Liveness::default()
-    }
-}
-
 impl View {
     /// The next time the view would change with no file changing: the first moment an active
     /// member turns idle (its last event grows older than `idle_after`).
@@ -692,6 +623,7 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::reader::{Options, Records};
     use crate::store::paths::{Layout, TeamName};
     use serde_json::json;
 
@@ -867,21 +799,12 @@ mod tests {
         let (_, existing) = crate::observe::watch::Watch::new(team.clone(), None, now);
         let mut timeline = Timeline::new(TIMELINE_LEN);
         timeline.load(&existing);
-        let live = Liveness::default();
-        let v = view(
-            &team,
-            &timeline,
-            now,
-            &Inputs {
-                idle_after: Duration::from_secs(300),
-                live: &live,
-                sent: &[],
-                messages: 50,
-                spend: None,
-                stall_after: Duration::from_secs(300),
-            },
-        )
-        .unwrap();
+        let opts = Options {
+            probe: false,
+            ..Options::default()
+        };
+        let mut reader = TeamReader::of(team, Records::default(), opts);
+        let v = read(&mut reader, &timeline, now, 50).unwrap();
         let names: Vec<&str> = v.members.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["team-lead", "researcher", "tester"]);
         assert!(v.members[0].lead);

@@ -22,6 +22,7 @@
 //!   lead consumes them).
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -29,17 +30,20 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
-use crate::observe::budget::{Budget, Exceeded};
+use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
+use crate::observe::members::{
+    Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
+    shut_down_in, teammates, unread,
+};
+use crate::observe::reader::Records;
 use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
-use crate::store::paths::MemberName;
 use crate::store::{Entry, id};
 use crate::team::config::Team;
 use crate::team::mailbox::{DeliveryState, TypeFilter};
-use crate::team::model::{Frame, first_line};
+use crate::team::model::first_line;
 use crate::team::sentlog::SentLog;
 use crate::team::tasks::Task;
 use crate::time::iso_millis;
@@ -110,13 +114,6 @@ pub struct ConditionState {
     pub impossible: Option<String>,
 }
 
-/// A member's turn as far as the files tell.
-#[derive(Debug, Clone, PartialEq)]
-enum Turn {
-    Busy(String),
-    Idle(String),
-}
-
 /// Conditions being waited for, and what has been seen so far.
 #[derive(Debug)]
 pub struct Tracker {
@@ -132,234 +129,7 @@ pub struct Tracker {
     old_ids: HashSet<String>,
     after_time: Option<DateTime<Utc>>,
     /// For `delivered`: the id and its recipient.
-    delivered: Vec<(String, String)>,
-}
-
-/// The frame type of an entry's text, if it is a protocol frame.
-pub fn frame_type(entry: &Entry) -> Option<String> {
-    let text = entry.get("text")?.as_str()?;
-    Frame::decode(text).map(|f| f.frame_type)
-}
-
-fn from_of(entry: &Entry) -> Option<&str> {
-    entry.get("from").and_then(Value::as_str)
-}
-
-fn is_read(entry: &Entry) -> bool {
-    entry.get("read") == Some(&Value::Bool(true))
-}
-
-/// The members of the team that are Claude Code teammates: not the lead, not `me`, and
-/// carrying what only a spawned teammate has (`agentType`, `color` or `backendType`; a name
-/// added by `send --join` has none of them).
-pub fn teammates(watch: &Watch, me: &str) -> Vec<String> {
-    let lead = lead_name(watch);
-    watch
-        .members()
-        .iter()
-        .filter(|(name, m)| {
-            name != me
-                && Some(name.as_str()) != lead.as_deref()
-                && ["agentType", "color", "backendType"]
-                    .iter()
-                    .any(|k| m.get(*k).is_some_and(Value::is_string))
-                && m.get("agentType").and_then(Value::as_str) != Some("team-lead")
-        })
-        .map(|(n, _)| n.clone())
-        .collect()
-}
-
-fn lead_name(watch: &Watch) -> Option<String> {
-    let cfg = watch.team().config.as_ref()?;
-    cfg.lead().map(|l| l.name.clone())
-}
-
-/// Names of members that sent a `shutdown_approved` frame, in the inboxes as they are now.
-pub fn shut_down_in(watch: &Watch) -> HashSet<String> {
-    let mut out = HashSet::new();
-    for entries in watch.inboxes().values() {
-        note_shutdowns(entries.iter(), &mut out);
-    }
-    out
-}
-
-fn note_shutdowns<'a>(entries: impl Iterator<Item = &'a Entry>, out: &mut HashSet<String>) {
-    for e in entries {
-        if frame_type(e).as_deref() == Some("shutdown_approved")
-            && let Some(from) = from_of(e)
-        {
-            out.insert(from.to_string());
-        }
-    }
-}
-
-/// Adds the senders of `shutdown_approved` frames among `changes` to `shut_down`.
-pub fn note_shutdown_events(changes: &Changes, shut_down: &mut HashSet<String>) {
-    note_shutdowns(
-        changes
-            .events
-            .iter()
-            .filter(|e| e.event == "message")
-            .filter_map(|e| e.message.as_ref()),
-        shut_down,
-    );
-}
-
-/// Why `name` can no longer act, or `None` while it may (see the module docs for the rules).
-pub fn gone_reason(
-    watch: &Watch,
-    name: &str,
-    shut_down: &HashSet<String>,
-    live: &Liveness,
-) -> Option<String> {
-    if shut_down.contains(name) {
-        return Some(format!("{name} shut down (shutdown_approved)"));
-    }
-    let Some((_, m)) = watch.members().iter().find(|(n, _)| n == name) else {
-        return Some(format!(
-            "{name} is no longer a member of the team (config.json)"
-        ));
-    };
-    let pane = m.get("tmuxPaneId").and_then(Value::as_str).unwrap_or("");
-    if pane.starts_with('%') && live.tmux_panes.as_ref().and_then(|p| p.get(pane)) == Some(&false) {
-        return Some(format!("{name}'s tmux pane {pane} has exited"));
-    }
-    let in_process =
-        pane == "in-process" || m.get("backendType").and_then(Value::as_str) == Some("in-process");
-    if in_process
-        && Some(name) != lead_name(watch).as_deref()
-        && let Some(p) = watch
-            .team()
-            .config
-            .as_ref()
-            .and_then(|c| c.lead_process.as_ref())
-        && pid_alive(p.pid, p.proc_start.as_deref()) == Some(false)
-    {
-        return Some(format!(
-            "{name} ran in the lead's process (pid {}), which has exited",
-            p.pid
-        ));
-    }
-    None
-}
-
-fn member_entry<'a>(watch: &'a Watch, name: &str) -> Option<&'a Entry> {
-    watch
-        .members()
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, m)| m)
-}
-
-fn unread(watch: &Watch, name: &str) -> usize {
-    watch
-        .inbox(name)
-        .unwrap_or_default()
-        .iter()
-        .filter(|e| !is_read(e))
-        .count()
-}
-
-fn is_active(watch: &Watch, name: &str) -> Option<bool> {
-    member_entry(watch, name)?.get("isActive")?.as_bool()
-}
-
-fn mtime(path: &crate::store::dir::Loc) -> Option<DateTime<Utc>> {
-    let modified = path.stat().ok()??.mtime;
-    Some(modified.into())
-}
-
-/// When `name`'s inbox file last changed (with no unread entry in it: when it was drained).
-fn inbox_written(watch: &Watch, name: &str) -> Option<DateTime<Utc>> {
-    watch.inbox(name)?;
-    mtime(&watch.team().inbox_path(&MemberName::parse(name).ok()?))
-}
-
-/// Whether `name` is in the middle of a turn, as far as the files show (no history), on
-/// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
-/// land just after the turn's `idle_notification`): before its first `idle_notification`,
-/// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
-/// its inbox more than a second later (its inbox now without unread entries, so the file's
-/// last change was a take). Without such evidence it is not.
-pub fn mid_turn(watch: &Watch, name: &str) -> bool {
-    let stamp = |e: &Entry| {
-        e.get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&Utc))
-    };
-    let mine = || {
-        watch
-            .inboxes()
-            .values()
-            .flatten()
-            .filter(move |e| from_of(e) == Some(name))
-    };
-    let last_idle = mine()
-        .filter(|e| frame_type(e).as_deref() == Some("idle_notification"))
-        .filter_map(stamp)
-        .max();
-    let Some(last_idle) = last_idle else {
-        return is_active(watch, name) == Some(true);
-    };
-    let wrote_since = mine()
-        .filter(|e| frame_type(e).is_none())
-        .filter_map(stamp)
-        .any(|t| t > last_idle);
-    let drained = inbox_written(watch, name);
-    // With unread entries the file's mtime is more likely a write than a take.
-    wrote_since
-        || (unread(watch, name) == 0
-            && drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1)))
-}
-
-/// A member's turn from the files alone (no history): see the module docs.
-fn initial_turn(watch: &Watch, name: &str) -> Turn {
-    let pending = unread(watch, name);
-    if pending > 0 {
-        return Turn::Busy(format!("{pending} unread in its inbox"));
-    }
-    let mut newest: Option<(DateTime<Utc>, Option<String>)> = None;
-    let mut any_idle = false;
-    for e in watch.inboxes().values().flatten() {
-        if from_of(e) != Some(name) {
-            continue;
-        }
-        let Some(at) = e
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-        else {
-            continue;
-        };
-        let at = at.with_timezone(&Utc);
-        let kind = frame_type(e);
-        any_idle |= kind.as_deref() == Some("idle_notification");
-        if newest.as_ref().is_none_or(|(t, _)| at >= *t) {
-            newest = Some((at, kind));
-        }
-    }
-    let drained = inbox_written(watch, name);
-    let config_written = mtime(&watch.team().layout.config_path(&watch.team().name));
-    let active = is_active(watch, name);
-    match newest {
-        Some((at, Some(kind))) if kind == "idle_notification" => {
-            // The real client writes the take of what it read after the turn it started can
-            // already have ended, so a drain just after the notification is that same turn's.
-            if drained.is_some_and(|d| d > at + chrono::Duration::seconds(1)) {
-                Turn::Busy("it took its inbox after its last idle_notification".into())
-            } else if active == Some(true) && config_written.is_some_and(|c| c > at) {
-                Turn::Busy("isActive turned true after its last idle_notification".into())
-            } else {
-                // isActive may be stale: Claude Code drops a config write whose lock it cannot
-                // get within 0.65 s.
-                Turn::Idle("idle_notification".into())
-            }
-        }
-        _ if active == Some(true) => Turn::Busy("isActive is true".into()),
-        _ if !any_idle && active == Some(false) => Turn::Idle("isActive is false".into()),
-        _ => Turn::Busy("no idle_notification since its last work".into()),
-    }
+    delivered: Recipients,
 }
 
 impl Tracker {
@@ -390,128 +160,10 @@ impl Tracker {
             ));
         }
         let team_mates = teammates(watch, me);
-        let known = |name: &str| -> Result<()> {
-            if watch.members().iter().any(|(n, _)| n == name) {
-                return Ok(());
-            }
-            let names: Vec<String> = watch.members().iter().map(|(n, _)| n.clone()).collect();
-            let hint = crate::team::config::suggest(name, &names)
-                .map(|s| format!(" (did you mean {}?)", crate::store::paths::quote(&s)))
-                .unwrap_or_default();
-            bail!(
-                "{} is not a member of team '{}'{hint}; members: {}",
-                crate::store::paths::quote(name),
-                watch.team().name,
-                crate::store::paths::shown_list(&names)
-            )
-        };
-        let mut resolved = Vec::new();
-        for c in conditions {
-            resolved.push(match c {
-                Condition::Idle(m) | Condition::Terminated(m)
-                    if m.is_empty() && team_mates.is_empty() =>
-                {
-                    bail!(
-                        "team '{}' has no teammates to wait for; name the members",
-                        watch.team().name
-                    )
-                }
-                Condition::Idle(m) if m.is_empty() => Condition::Idle(team_mates.clone()),
-                Condition::Terminated(m) if m.is_empty() => {
-                    Condition::Terminated(team_mates.clone())
-                }
-                other => other,
-            });
-        }
-        let mut idle_members = HashSet::new();
-        let mut gone_members = HashSet::new();
-        let mut delivered = Vec::new();
-        for c in &resolved {
-            match c {
-                Condition::Idle(ms) => {
-                    for m in ms {
-                        known(m)?;
-                        idle_members.insert(m.clone());
-                    }
-                }
-                Condition::Terminated(ms) => {
-                    for m in ms {
-                        // A member that already left config.json is terminated, not unknown.
-                        if !watch.inboxes().contains_key(m) {
-                            known(m)?;
-                        }
-                        gone_members.insert(m.clone());
-                    }
-                }
-                Condition::MessageFrom { from, .. } => known(from)?,
-                Condition::Task(t) => {
-                    if !watch.tasks().contains_key(t) {
-                        bail!("task {t} not found in team '{}'", watch.team().name);
-                    }
-                }
-                Condition::Delivered(mid) => {
-                    delivered.push((mid.clone(), recipient_of(watch, mid, log)?));
-                }
-                Condition::TasksDone => {}
-            }
-        }
-        if !any && let Some(m) = idle_members.intersection(&gone_members).next() {
-            bail!(crate::error::Error::Usage(format!(
-                "--idle {m} and --terminated {m} contradict each other (a terminated member is \
-                 never idle); use --any to wait for the first"
-            )));
-        }
-        let mut old_ids = HashSet::new();
-        let mut after_time = None;
-        let mine = watch.inbox(me).unwrap_or_default();
-        match after {
-            After::Start => old_ids.extend(mine.iter().map(id::entry_id)),
-            After::Time(t) => after_time = Some(*t),
-            After::Id(wanted) => {
-                if let Some(pos) = mine.iter().position(|e| id::entry_id(e) == *wanted) {
-                    old_ids.extend(mine[..=pos].iter().map(id::entry_id));
-                } else {
-                    let sent = match log {
-                        Some(l) => l.find(watch.team().name.as_str(), wanted)?,
-                        None => None,
-                    };
-                    let Some(sent) = sent else {
-                        bail!(
-                            "message {wanted} is neither in {me}'s inbox nor in the sent log of \
-                             team '{}'",
-                            watch.team().name
-                        );
-                    };
-                    after_time = Some(
-                        DateTime::parse_from_rfc3339(&sent.at)
-                            .map(|t| t.with_timezone(&Utc))
-                            .unwrap_or(now),
-                    );
-                }
-            }
-        }
-        let states = resolved
-            .iter()
-            .map(|c| {
-                let (condition, args) = match c {
-                    Condition::TasksDone => ("tasks_done", vec![]),
-                    Condition::Task(t) => ("task", vec![t.clone()]),
-                    Condition::Idle(m) => ("idle", m.clone()),
-                    Condition::MessageFrom { from, .. } => ("message_from", vec![from.clone()]),
-                    Condition::Terminated(m) => ("terminated", m.clone()),
-                    Condition::Delivered(id) => ("delivered", vec![id.clone()]),
-                };
-                ConditionState {
-                    condition,
-                    args,
-                    met: false,
-                    at: None,
-                    detail: String::new(),
-                    message: None,
-                    impossible: None,
-                }
-            })
-            .collect();
+        let resolved = resolve(conditions, &team_mates, watch)?;
+        let (idle_members, delivered) = check(&resolved, watch, log, any)?;
+        let (old_ids, after_time) = marks(after, watch, me, log, now)?;
+        let states = resolved.iter().map(ConditionState::of).collect();
         let mut t = Tracker {
             conditions: resolved,
             states,
@@ -648,151 +300,40 @@ impl Tracker {
             names.extend(teammates(watch, &self.me));
             !names.is_empty() && names.iter().all(|n| gone(n).is_some())
         };
-        let tasks: Vec<Task> = watch
-            .tasks()
-            .iter()
-            .filter_map(|(id, raw)| {
-                Task::from_file(
-                    raw.clone(),
-                    &watch
-                        .team()
-                        .layout
-                        .tasks_dir(&watch.team().name)
-                        .join(format!("{id}.json")),
-                    id,
-                )
-                .ok()
-            })
-            .filter(|t| !t.is_internal())
-            .collect();
+        let all_gone = all_teammates_gone.then(|| "every teammate is gone".to_string());
+        let tasks = tasks_of(watch);
         for (i, c) in self.conditions.iter().enumerate() {
-            let s = &mut self.states[i];
-            if s.met {
+            if self.states[i].met {
                 continue;
             }
-            let (met, detail, impossible) = match c {
-                Condition::TasksDone => {
-                    let done = tasks.iter().filter(|t| t.status == "completed").count();
-                    let open: Vec<String> = tasks
-                        .iter()
-                        .filter(|t| t.status != "completed")
-                        .take(5)
-                        .map(|t| match &t.owner {
-                            Some(o) => format!("#{} {} ({o})", t.id, t.status),
-                            None => format!("#{} {}", t.id, t.status),
-                        })
-                        .collect();
-                    let detail = if tasks.is_empty() {
-                        "no tasks yet".to_string()
-                    } else if open.is_empty() {
-                        format!("{done} of {} completed", tasks.len())
-                    } else {
-                        format!(
-                            "{done} of {} completed; open: {}",
-                            tasks.len(),
-                            open.join(", ")
-                        )
-                    };
-                    let met = !tasks.is_empty() && done == tasks.len();
-                    (
-                        met,
-                        detail,
-                        all_teammates_gone.then(|| "every teammate is gone".to_string()),
-                    )
-                }
-                Condition::Task(tid) => match tasks.iter().find(|t| t.id == *tid) {
-                    Some(t) => {
-                        let owner = t
-                            .owner
-                            .as_deref()
-                            .map(|o| format!(", owner {o}"))
-                            .unwrap_or_default();
-                        (
-                            t.status == "completed",
-                            format!("#{tid} {}{owner}: {}", t.status, first_line(&t.subject, 60)),
-                            all_teammates_gone.then(|| "every teammate is gone".to_string()),
-                        )
-                    }
-                    None => (
-                        false,
-                        format!("#{tid} was deleted"),
-                        Some(format!("task {tid} was deleted")),
-                    ),
+            let v = match c {
+                Condition::TasksDone => tasks_done(&tasks, all_gone.clone()),
+                Condition::Task(tid) => task(&tasks, tid, all_gone.clone()),
+                Condition::Idle(ms) => idle(watch, ms, &self.turns, &gone),
+                Condition::MessageFrom { from, .. } => Verdict {
+                    met: false,
+                    detail: format!("no message from {from} yet"),
+                    impossible: gone(from).map(|g| format!("{g} before writing to {}", self.me)),
                 },
-                Condition::Idle(ms) => {
-                    let mut busy = Vec::new();
-                    let mut idle = Vec::new();
-                    let mut impossible = None;
-                    for m in ms {
-                        if let Some(why) = gone(m) {
-                            impossible.get_or_insert(why);
-                            continue;
-                        }
-                        match self.turns.get(m) {
-                            // The newest event decides, not isActive: a teammate's config write
-                            // can be lost (see initial_turn).
-                            Some(Turn::Idle(d)) if unread(watch, m) == 0 => {
-                                idle.push(format!("{} ({d})", crate::store::paths::shown(m)));
-                            }
-                            Some(Turn::Idle(_)) => busy.push(format!(
-                                "{} ({} unread in its inbox)",
-                                crate::store::paths::shown(m),
-                                unread(watch, m)
-                            )),
-                            Some(Turn::Busy(d)) => {
-                                busy.push(format!("{} ({d})", crate::store::paths::shown(m)))
-                            }
-                            None => busy.push(format!("{} (busy)", crate::store::paths::shown(m))),
-                        }
-                    }
-                    let detail = if busy.is_empty() {
-                        idle.join(", ")
-                    } else {
-                        format!("not idle: {}", busy.join(", "))
-                    };
-                    (busy.is_empty() && impossible.is_none(), detail, impossible)
-                }
-                Condition::MessageFrom { from, .. } => (
-                    false,
-                    format!("no message from {from} yet"),
-                    gone(from).map(|g| format!("{g} before writing to {}", self.me)),
-                ),
-                Condition::Terminated(ms) => {
-                    let alive: Vec<&String> = ms.iter().filter(|m| gone(m).is_none()).collect();
-                    let detail = if alive.is_empty() {
-                        ms.iter()
-                            .filter_map(|m| gone(m))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    } else {
-                        format!("still running: {}", crate::store::paths::shown_list(&alive))
-                    };
-                    (alive.is_empty(), detail, None)
-                }
+                Condition::Terminated(ms) => terminated(ms, &gone),
                 Condition::Delivered(mid) => {
                     let to = self
                         .delivered
                         .iter()
                         .find(|(d, _)| d == mid)
-                        .map(|(_, to)| to.clone())
+                        .map(|(_, to)| to.as_str())
                         .unwrap_or_default();
-                    let state = DeliveryState::of(watch.inbox(&to), mid);
-                    let met = state != DeliveryState::Pending;
-                    let detail = match state {
-                        DeliveryState::Pending => format!("{mid} waits in {to}'s inbox"),
-                        DeliveryState::Read => format!("{to} marked {mid} read"),
-                        DeliveryState::Consumed => format!("{to} took {mid}"),
-                    };
-                    (met, detail, gone(&to))
+                    delivered(watch, mid, to, &gone)
                 }
             };
-            s.detail = detail;
-            if met {
+            let s = &mut self.states[i];
+            s.detail = v.detail;
+            if v.met {
                 s.met = true;
                 s.at = Some(at.clone());
                 s.impossible = None;
             } else {
-                s.impossible = impossible;
+                s.impossible = v.impossible;
             }
         }
     }
@@ -822,6 +363,303 @@ impl Tracker {
     }
 }
 
+/// The conditions with "every teammate" (an empty member list) spelt out as `team_mates`.
+fn resolve(
+    conditions: Vec<Condition>,
+    team_mates: &[String],
+    watch: &Watch,
+) -> Result<Vec<Condition>> {
+    let mut resolved = Vec::new();
+    for c in conditions {
+        resolved.push(match c {
+            Condition::Idle(m) | Condition::Terminated(m)
+                if m.is_empty() && team_mates.is_empty() =>
+            {
+                bail!(
+                    "team '{}' has no teammates to wait for; name the members",
+                    watch.team().name
+                )
+            }
+            Condition::Idle(m) if m.is_empty() => Condition::Idle(team_mates.to_vec()),
+            Condition::Terminated(m) if m.is_empty() => Condition::Terminated(team_mates.to_vec()),
+            other => other,
+        });
+    }
+    Ok(resolved)
+}
+
+/// Each `--delivered` message id with its recipient.
+type Recipients = Vec<(String, String)>;
+
+/// Checks that every member, task and message the conditions name exists; returns the members
+/// to follow for `--idle` and each `--delivered` message with its recipient.
+fn check(
+    conditions: &[Condition],
+    watch: &Watch,
+    log: Option<&SentLog>,
+    any: bool,
+) -> Result<(HashSet<String>, Recipients)> {
+    let known = |name: &str| -> Result<()> {
+        if watch.members().iter().any(|(n, _)| n == name) {
+            return Ok(());
+        }
+        let names: Vec<String> = watch.members().iter().map(|(n, _)| n.clone()).collect();
+        let hint = crate::team::config::suggest(name, &names)
+            .map(|s| format!(" (did you mean {}?)", crate::store::paths::quote(&s)))
+            .unwrap_or_default();
+        bail!(
+            "{} is not a member of team '{}'{hint}; members: {}",
+            crate::store::paths::quote(name),
+            watch.team().name,
+            crate::store::paths::shown_list(&names)
+        )
+    };
+    let mut idle_members = HashSet::new();
+    let mut gone_members = HashSet::new();
+    let mut delivered = Vec::new();
+    for c in conditions {
+        match c {
+            Condition::Idle(ms) => {
+                for m in ms {
+                    known(m)?;
+                    idle_members.insert(m.clone());
+                }
+            }
+            Condition::Terminated(ms) => {
+                for m in ms {
+                    // A member that already left config.json is terminated, not unknown.
+                    if !watch.inboxes().contains_key(m) {
+                        known(m)?;
+                    }
+                    gone_members.insert(m.clone());
+                }
+            }
+            Condition::MessageFrom { from, .. } => known(from)?,
+            Condition::Task(t) => {
+                if !watch.tasks().contains_key(t) {
+                    bail!("task {t} not found in team '{}'", watch.team().name);
+                }
+            }
+            Condition::Delivered(mid) => {
+                delivered.push((mid.clone(), recipient_of(watch, mid, log)?));
+            }
+            Condition::TasksDone => {}
+        }
+    }
+    if !any && let Some(m) = idle_members.intersection(&gone_members).next() {
+        bail!(crate::error::Error::Usage(format!(
+            "--idle {m} and --terminated {m} contradict each other (a terminated member is \
+             never idle); use --any to wait for the first"
+        )));
+    }
+    Ok((idle_members, delivered))
+}
+
+/// What `--message-from` does not count: the ids of `me`'s entries there before (`After::Start`,
+/// `After::Id`), or a time before which nothing counts.
+fn marks(
+    after: &After,
+    watch: &Watch,
+    me: &str,
+    log: Option<&SentLog>,
+    now: DateTime<Utc>,
+) -> Result<(HashSet<String>, Option<DateTime<Utc>>)> {
+    let mine = watch.inbox(me).unwrap_or_default();
+    match after {
+        After::Start => Ok((mine.iter().map(id::entry_id).collect(), None)),
+        After::Time(t) => Ok((HashSet::new(), Some(*t))),
+        After::Id(wanted) => {
+            if let Some(pos) = mine.iter().position(|e| id::entry_id(e) == *wanted) {
+                return Ok((mine[..=pos].iter().map(id::entry_id).collect(), None));
+            }
+            let sent = match log {
+                Some(l) => l.find(watch.team().name.as_str(), wanted)?,
+                None => None,
+            };
+            let Some(sent) = sent else {
+                bail!(
+                    "message {wanted} is neither in {me}'s inbox nor in the sent log of team '{}'",
+                    watch.team().name
+                );
+            };
+            let at = DateTime::parse_from_rfc3339(&sent.at)
+                .map(|t| t.with_timezone(&Utc))
+                .unwrap_or(now);
+            Ok((HashSet::new(), Some(at)))
+        }
+    }
+}
+
+impl ConditionState {
+    /// A condition not met yet, with its name and arguments.
+    fn of(c: &Condition) -> ConditionState {
+        let (condition, args) = match c {
+            Condition::TasksDone => ("tasks_done", vec![]),
+            Condition::Task(t) => ("task", vec![t.clone()]),
+            Condition::Idle(m) => ("idle", m.clone()),
+            Condition::MessageFrom { from, .. } => ("message_from", vec![from.clone()]),
+            Condition::Terminated(m) => ("terminated", m.clone()),
+            Condition::Delivered(id) => ("delivered", vec![id.clone()]),
+        };
+        ConditionState {
+            condition,
+            args,
+            met: false,
+            at: None,
+            detail: String::new(),
+            message: None,
+            impossible: None,
+        }
+    }
+}
+
+/// Where a condition stands: met, what the files show, and why it can no longer be met.
+struct Verdict {
+    met: bool,
+    detail: String,
+    impossible: Option<String>,
+}
+
+/// The team's tasks as the watch last read them (internal ones left out).
+fn tasks_of(watch: &Watch) -> Vec<Task> {
+    let team = watch.team();
+    let dir = team.layout.tasks_dir(&team.name);
+    watch
+        .tasks()
+        .iter()
+        .filter_map(|(id, raw)| {
+            Task::from_file(raw.clone(), &dir.join(format!("{id}.json")), id).ok()
+        })
+        .filter(|t| !t.is_internal())
+        .collect()
+}
+
+/// `--tasks-done`: every task completed, and there is one.
+fn tasks_done(tasks: &[Task], all_gone: Option<String>) -> Verdict {
+    let done = tasks.iter().filter(|t| t.status == "completed").count();
+    let open: Vec<String> = tasks
+        .iter()
+        .filter(|t| t.status != "completed")
+        .take(5)
+        .map(|t| match &t.owner {
+            Some(o) => format!("#{} {} ({o})", t.id, t.status),
+            None => format!("#{} {}", t.id, t.status),
+        })
+        .collect();
+    let detail = if tasks.is_empty() {
+        "no tasks yet".to_string()
+    } else if open.is_empty() {
+        format!("{done} of {} completed", tasks.len())
+    } else {
+        format!(
+            "{done} of {} completed; open: {}",
+            tasks.len(),
+            open.join(", ")
+        )
+    };
+    Verdict {
+        met: !tasks.is_empty() && done == tasks.len(),
+        detail,
+        impossible: all_gone,
+    }
+}
+
+/// `--task ID`: that task completed.
+fn task(tasks: &[Task], tid: &str, all_gone: Option<String>) -> Verdict {
+    match tasks.iter().find(|t| t.id == tid) {
+        Some(t) => {
+            let owner = t
+                .owner
+                .as_deref()
+                .map(|o| format!(", owner {o}"))
+                .unwrap_or_default();
+            Verdict {
+                met: t.status == "completed",
+                detail: format!("#{tid} {}{owner}: {}", t.status, first_line(&t.subject, 60)),
+                impossible: all_gone,
+            }
+        }
+        None => Verdict {
+            met: false,
+            detail: format!("#{tid} was deleted"),
+            impossible: Some(format!("task {tid} was deleted")),
+        },
+    }
+}
+
+/// `--idle`: each of `ms` between turns with nothing unread.
+fn idle(
+    watch: &Watch,
+    ms: &[String],
+    turns: &HashMap<String, Turn>,
+    gone: &dyn Fn(&str) -> Option<String>,
+) -> Verdict {
+    let mut busy = Vec::new();
+    let mut idle = Vec::new();
+    let mut impossible = None;
+    for m in ms {
+        if let Some(why) = gone(m) {
+            impossible.get_or_insert(why);
+            continue;
+        }
+        let shown = crate::store::paths::shown(m);
+        match turns.get(m) {
+            // The newest event decides, not isActive: a teammate's config write can be lost
+            // (see initial_turn).
+            Some(Turn::Idle(d)) if unread(watch, m) == 0 => idle.push(format!("{shown} ({d})")),
+            Some(Turn::Idle(_)) => busy.push(format!(
+                "{shown} ({} unread in its inbox)",
+                unread(watch, m)
+            )),
+            Some(Turn::Busy(d)) => busy.push(format!("{shown} ({d})")),
+            None => busy.push(format!("{shown} (busy)")),
+        }
+    }
+    let detail = if busy.is_empty() {
+        idle.join(", ")
+    } else {
+        format!("not idle: {}", busy.join(", "))
+    };
+    Verdict {
+        met: busy.is_empty() && impossible.is_none(),
+        detail,
+        impossible,
+    }
+}
+
+/// `--terminated`: each of `ms` gone.
+fn terminated(ms: &[String], gone: &dyn Fn(&str) -> Option<String>) -> Verdict {
+    let alive: Vec<&String> = ms.iter().filter(|m| gone(m).is_none()).collect();
+    let detail = if alive.is_empty() {
+        ms.iter()
+            .filter_map(|m| gone(m))
+            .collect::<Vec<_>>()
+            .join("; ")
+    } else {
+        format!("still running: {}", crate::store::paths::shown_list(&alive))
+    };
+    Verdict {
+        met: alive.is_empty(),
+        detail,
+        impossible: None,
+    }
+}
+
+/// `--delivered ID`: message `mid` read or taken from `to`'s inbox.
+fn delivered(watch: &Watch, mid: &str, to: &str, gone: &dyn Fn(&str) -> Option<String>) -> Verdict {
+    let state = DeliveryState::of(watch.inbox(to), mid);
+    let detail = match state {
+        DeliveryState::Pending => format!("{mid} waits in {to}'s inbox"),
+        DeliveryState::Read => format!("{to} marked {mid} read"),
+        DeliveryState::Consumed => format!("{to} took {mid}"),
+    };
+    Verdict {
+        met: state != DeliveryState::Pending,
+        detail,
+        impossible: gone(to),
+    }
+}
+
 fn kind_matches(kind: &TypeFilter, e: &Entry) -> bool {
     let ft = frame_type(e);
     match kind {
@@ -841,38 +679,6 @@ fn message_preview(e: &Entry) -> String {
         .filter(|s| !s.trim().is_empty());
     let text = e.get("text").and_then(Value::as_str).unwrap_or("");
     first_line(summary.unwrap_or(text), 60)
-}
-
-/// What an `idle_notification` says: its reason, summary or the turn's final text.
-pub fn idle_detail(entry: &Entry) -> String {
-    let Some(frame) = entry
-        .get("text")
-        .and_then(Value::as_str)
-        .and_then(Frame::decode)
-    else {
-        return "idle_notification".into();
-    };
-    let get = |k: &str| {
-        frame
-            .fields
-            .get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
-    let mut parts = vec![format!(
-        "idle_notification: {}",
-        get("idleReason").unwrap_or("available")
-    )];
-    if let Some(s) = get("summary") {
-        parts.push(format!("summary: {}", first_line(s, 80)));
-    }
-    if let Some(s) = get("failureReason") {
-        parts.push(format!("failure: {}", first_line(s, 80)));
-    }
-    if let Some(s) = get("result") {
-        parts.push(format!("last words: {}", first_line(s, 80)));
-    }
-    parts.join("; ")
 }
 
 /// The recipient of message `id`: the owner of the inbox holding it, else the sent log's
@@ -932,8 +738,10 @@ pub struct Limits {
     pub timeout: Duration,
     /// Poll at this interval instead of using file notifications.
     pub poll: Option<Duration>,
-    /// Stop when the team's spend crosses this budget's cap (checked at the start too).
-    pub budget: Option<Budget>,
+    /// Stop when the team's spend crosses this cap (checked at the start too).
+    pub cap: Cap,
+    /// teamctl's data dir, which keeps the transcript index the cap reads through.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Blocks until `spec` is met in `team`, can no longer be met, the team's spend crosses the
@@ -959,21 +767,21 @@ pub fn wait(
     let started = Instant::now();
     let deadline = started + limits.timeout;
     let any = spec.any;
-    let (mut f, warnings) = Following::new(team, limits.poll, clock());
+    let records = Records {
+        data_dir: limits.data_dir,
+        ..Records::default()
+    };
+    let (mut f, warnings) = Following::new(team, limits.poll, records, limits.cap, clock());
     for w in warnings {
         observer.warn(&w);
     }
-    let capped = limits.budget.is_some();
-    let mut over = None;
-    if let Some(b) = limits.budget {
-        let (o, skipped) = f.cap(b);
-        for w in skipped {
-            observer.warn(&w);
-        }
-        over = o;
+    let capped = limits.cap.is_set();
+    let (mut over, skipped) = f.start_spend();
+    for w in skipped {
+        observer.warn(&w);
     }
     observer.changed(&f.watch, None)?;
-    let mut tracker = Tracker::new(&f.watch, spec, log, &f.live, clock())?;
+    let mut tracker = Tracker::new(&f.watch, spec, log, f.live(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         met(s)?;
     }
@@ -996,15 +804,12 @@ pub fn wait(
             observer.warn(w);
         }
         observer.changed(&f.watch, Some(&changes))?;
-        for i in tracker.observe(&changes, &f.watch, &f.live, clock()) {
+        for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
             met(&tracker.states[i])?;
         }
         over = f.over_budget();
     }
-    let spend = f.budget().map(|b| {
-        b.save();
-        b.spend().clone()
-    });
+    let spend = f.last_spend();
     Ok(Waited {
         met: tracker.done(any) && over.is_none(),
         states: tracker.states,

@@ -6,7 +6,7 @@
 //!   in the asker's inbox after the question was written, and not in the turn the teammate was
 //!   in when the question arrived. Nothing rests on timestamps: the ids already in that inbox
 //!   before the question was written are excluded; and when the teammate was in the middle of
-//!   a turn (see [`crate::observe::wait::mid_turn`]), what it writes until that turn's
+//!   a turn (see [`crate::observe::members::mid_turn`]), what it writes until that turn's
 //!   `idle_notification` answers something else (say, its brief). The take itself is no
 //!   boundary: the real client (2.1.332) submits what it read to the model before its write
 //!   that takes it lands, so with a fast model the answer can land first;
@@ -15,7 +15,7 @@
 //!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
 //!   busy with something else ends that turn before it starts on a question it took meanwhile,
 //!   and the grace lets that new turn show;
-//! - **gone**: as [`crate::observe::wait::gone_reason`].
+//! - **gone**: as [`crate::observe::members::gone_reason`].
 //!
 //! A question sent again with the same idempotency key (nothing written) may have been answered
 //! already; there the only record left is time, so an entry from the teammate in the asker's
@@ -29,12 +29,13 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::observe::budget::{Budget, Cap, Exceeded};
+use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer};
-use crate::observe::spend::TeamSpend;
-use crate::observe::wait::{
+use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
+use crate::observe::reader::Records;
+use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
@@ -103,7 +104,7 @@ impl Question {
             taken_instant: None,
             answered_at: None,
             idle: None,
-            earlier_turn: crate::observe::wait::mid_turn(watch, to),
+            earlier_turn: crate::observe::members::mid_turn(watch, to),
             outcome: None,
             notes: Vec::new(),
         }
@@ -339,16 +340,18 @@ pub fn ask(
 ) -> Result<Asking> {
     let started = Instant::now();
     let deadline = started + req.timeout;
-    let (mut f, mut warnings) = Following::new(req.team.clone(), req.poll, clock());
-    if req.cap.is_set() {
-        let budget = Budget::new(&req.team.layout, &req.team.name, req.cap, req.data_dir);
-        let (over, skipped) = f.cap(budget);
-        for w in &skipped {
-            observer.warn(w);
-        }
-        if let Some(e) = over {
-            return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
-        }
+    let records = Records {
+        data_dir: req.data_dir.map(Path::to_path_buf),
+        ..Records::default()
+    };
+    let (mut f, mut warnings) =
+        Following::new(req.team.clone(), req.poll, records, req.cap, clock());
+    let (over, skipped) = f.start_spend();
+    for w in &skipped {
+        observer.warn(w);
+    }
+    if let Some(e) = over {
+        return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
     }
     observer.changed(&f.watch, None)?;
     let all = req.to.is_none();
@@ -385,7 +388,7 @@ pub fn ask(
     let mut send_error = bad_name;
     for to in &recipients {
         let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
-        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, &f.live) {
+        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, f.live()) {
             if !all {
                 bail!("cannot ask {to}: {why} (nothing was sent)");
             }
@@ -454,7 +457,7 @@ pub fn ask(
         for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
             a.q.tick(now_i);
             if a.q.outcome.is_none()
-                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, &f.live)
+                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, f.live())
             {
                 a.q.outcome = Some(Outcome::Gone(why));
             }
@@ -484,10 +487,7 @@ pub fn ask(
         }
     }
     let budget = f.over_budget();
-    let spend = f.budget().map(|b| {
-        b.save();
-        b.spend().clone()
-    });
+    let spend = f.last_spend();
     Ok(Asking {
         asked,
         send_error,

@@ -15,7 +15,12 @@
 //!   not written).
 //!
 //! Nothing else changes: other keys keep their values and order, numbers their text, the file
-//! its mode. A file that does not parse is refused and left as it is.
+//! its mode; a large `.claude.json` is parsed only where it changes ([`crate::store::lazy`]).
+//! Both files are read, parsed and planned before either is written: a file that does not
+//! parse, or holds a key of the wrong type, is refused and nothing is written. So is a
+//! `.claude.json`, `settings.json` or `backups` that is a symlink leading out of the config dir
+//! (teamctl writes only inside it; a link there could aim the write, or the backup copy of
+//! `.claude.json`, at any file of the user's).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -27,7 +32,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::host::claude::{Dialog, approved_key};
-use crate::store::format::Entry;
+use crate::store::lazy::Obj;
 use crate::store::lock::LockOptions;
 use crate::store::object_file::{self, ObjectFile, Written};
 
@@ -41,6 +46,8 @@ const SETTLE_MAX: Duration = Duration::from_secs(3);
 /// What to prepare, and where.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The config dir (`$CLAUDE_CONFIG_DIR`, `~/.claude`): no link is followed out of it.
+    pub config_dir: PathBuf,
     /// Claude Code's global config file: `$CLAUDE_CONFIG_DIR/.claude.json` when the variable
     /// is set, else `~/.claude.json`.
     pub claude_json: PathBuf,
@@ -147,6 +154,29 @@ pub fn prepare(req: &Request, write: bool) -> Result<Prepared> {
         notes.push("no --cwd given: no folder trusted".to_string());
     }
 
+    confine(req)?;
+    // Both files read, parsed and planned before either is written.
+    let (changes, files) = apply(req, tail.as_deref(), &trust, false)?;
+    let (changes, files) = if write {
+        apply(req, tail.as_deref(), &trust, true)?
+    } else {
+        (changes, files)
+    };
+    Ok(Prepared {
+        dry_run: !write,
+        changes,
+        files,
+        notes,
+    })
+}
+
+/// Edits (or with `write` false, plans) `.claude.json`, then `settings.json` when asked.
+fn apply(
+    req: &Request,
+    tail: Option<&str>,
+    trust: &[String],
+    write: bool,
+) -> Result<(Vec<Change>, Vec<FileReport>)> {
     let claude_json = ObjectFile {
         path: req.claude_json.clone(),
         lock: Some(req.lock),
@@ -161,7 +191,7 @@ pub fn prepare(req: &Request, write: bool) -> Result<Prepared> {
         req.now,
         req.settle,
         &mut changes,
-        |doc| claude_json_changes(doc, &req.claude_json, tail.as_deref(), &trust),
+        |doc| claude_json_changes(doc, &req.claude_json, tail, trust),
     )?;
     files.push(report);
     if req.skip_permissions {
@@ -178,18 +208,72 @@ pub fn prepare(req: &Request, write: bool) -> Result<Prepared> {
                 &req.settings,
                 Dialog::Bypass,
                 "skipDangerousModePermissionPrompt",
-            )
+            )?
             .into_iter()
             .collect())
         })?;
         files.push(report);
     }
-    Ok(Prepared {
-        dry_run: !write,
-        changes,
-        files,
-        notes,
-    })
+    Ok((changes, files))
+}
+
+/// Refuses a `.claude.json`, `settings.json` (when it is to be written) or `backups` that is
+/// a symlink whose target lies outside the config dir, saying why and what to do.
+fn confine(req: &Request) -> Result<()> {
+    let mut files = vec![&req.claude_json];
+    if req.skip_permissions {
+        files.push(&req.settings);
+    }
+    let outside = |path: &Path, target: &Path| {
+        format!(
+            "{} is a symlink to {}, outside the config dir {}: teamctl writes only inside it and \
+             never through a link that leads out (one planted there could aim the write at any \
+             of your files)",
+            path.display(),
+            target.display(),
+            req.config_dir.display()
+        )
+    };
+    for path in files {
+        if let Some(target) = leads_out(path, &req.config_dir) {
+            bail!(
+                "{}; replace the link with a copy of its file (cp --remove-destination {} {}), or \
+                 use the folder that holds the real files as the config dir (--claude-dir or \
+                 CLAUDE_CONFIG_DIR)",
+                outside(path, &target),
+                target.display(),
+                path.display()
+            );
+        }
+    }
+    if let Some(target) = leads_out(&req.backups, &req.config_dir) {
+        bail!(
+            "{}; remove the link (the folder is made again), or use the real config dir \
+             (--claude-dir or CLAUDE_CONFIG_DIR)",
+            outside(&req.backups, &target)
+        );
+    }
+    Ok(())
+}
+
+/// When `path` is a symlink whose target (resolved as a write through it resolves it, one
+/// level) is not inside `root`, that target.
+fn leads_out(path: &Path, root: &Path) -> Option<PathBuf> {
+    let link = fs::symlink_metadata(path).ok()?;
+    if !link.file_type().is_symlink() {
+        return None;
+    }
+    let target = object_file::write_target(path);
+    let real = fs::canonicalize(&target).ok().or_else(|| {
+        // A dangling link: where its target would be made.
+        let dir = fs::canonicalize(target.parent()?).ok()?;
+        Some(dir.join(target.file_name()?))
+    });
+    let inside = match (real, fs::canonicalize(root)) {
+        (Some(real), Ok(root)) => real.starts_with(root),
+        _ => false,
+    };
+    (!inside).then_some(target)
 }
 
 /// Edits `file` with `plan` and then, once the file has been quiet for `settle_for` (a locked
@@ -202,7 +286,7 @@ fn edit_until_kept(
     now: SystemTime,
     settle_for: Duration,
     changes: &mut Vec<Change>,
-    plan: impl Fn(&mut Entry) -> Result<Vec<Change>>,
+    plan: impl Fn(&mut Obj<'_>) -> Result<Vec<Change>>,
 ) -> Result<FileReport> {
     let mut report: Option<FileReport> = None;
     for _ in 0..ROUNDS {
@@ -240,8 +324,7 @@ fn edit_until_kept(
         if edit.written != Written::Unchanged && (file.lock.is_some() || edit.overwritten) {
             settle(&file.path, settle_for);
         }
-        let mut doc = object_file::read(&file.path)?.unwrap_or_default();
-        if plan(&mut doc)?.is_empty() {
+        if object_file::check(&file.path, |doc| plan(doc))?.is_empty() {
             return Ok(report.unwrap_or_else(|| unreachable!("set above")));
         }
     }
@@ -279,7 +362,7 @@ fn settle(path: &Path, quiet: Duration) {
 
 /// The changes `.claude.json` needs, made to `doc`.
 fn claude_json_changes(
-    doc: &mut Entry,
+    doc: &mut Obj<'_>,
     path: &Path,
     approve: Option<&str>,
     trust: &[String],
@@ -290,15 +373,13 @@ fn claude_json_changes(
         path,
         Dialog::Onboarding,
         "hasCompletedOnboarding",
-    ));
+    )?);
     if let Some(tail) = approve {
         let responses = object_at(doc, path, "customApiKeyResponses", || {
             // The shape Claude Code gives it when it records an approval.
             json!({"approved": [], "rejected": []})
         })?;
-        let approved = responses
-            .entry("approved")
-            .or_insert_with(|| Value::Array(Vec::new()));
+        let approved = responses.value_mut("approved", || Value::Array(Vec::new()))?;
         let Value::Array(list) = approved else {
             bail!(
                 "{}: customApiKeyResponses.approved is not a JSON array (left unchanged)",
@@ -317,9 +398,7 @@ fn claude_json_changes(
     }
     for dir in trust {
         let projects = object_at(doc, path, "projects", || json!({}))?;
-        let project = projects
-            .entry(dir.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
+        let project = projects.value_mut(dir, || Value::Object(Map::new()))?;
         let Value::Object(project) = project else {
             bail!(
                 "{}: projects[{dir:?}] is not a JSON object (left unchanged)",
@@ -344,29 +423,29 @@ fn claude_json_changes(
 }
 
 /// Sets the top-level `key` to `true` unless it is; the change, if one was made.
-fn set_true(doc: &mut Entry, path: &Path, dialog: Dialog, key: &str) -> Option<Change> {
-    if doc.get(key) == Some(&Value::Bool(true)) {
-        return None;
+fn set_true(doc: &mut Obj<'_>, path: &Path, dialog: Dialog, key: &str) -> Result<Option<Change>> {
+    if doc.get(key)? == Some(Value::Bool(true)) {
+        return Ok(None);
     }
-    doc.insert(key.to_string(), Value::Bool(true));
-    Some(Change {
+    doc.insert(key, Value::Bool(true));
+    Ok(Some(Change {
         dialog,
         file: path.to_path_buf(),
         key: vec![key.to_string()],
         value: Some(Value::Bool(true)),
-    })
+    }))
 }
 
-/// The object at the top-level `key`, made from `new` when missing.
-fn object_at<'a>(
-    doc: &'a mut Entry,
+/// The object at the top-level `key` (opened one level), made from `new` when missing.
+fn object_at<'d, 'a>(
+    doc: &'d mut Obj<'a>,
     path: &Path,
     key: &str,
     new: impl FnOnce() -> Value,
-) -> Result<&'a mut Entry> {
-    match doc.entry(key).or_insert_with(new) {
-        Value::Object(m) => Ok(m),
-        _ => bail!(
+) -> Result<&'d mut Obj<'a>> {
+    match doc.object(key, new)? {
+        Some(m) => Ok(m),
+        None => bail!(
             "{}: {key} is not a JSON object (left unchanged)",
             path.display()
         ),
@@ -379,6 +458,7 @@ mod tests {
 
     fn request(dir: &Path, trust: Vec<PathBuf>, skip: bool) -> Request {
         Request {
+            config_dir: dir.to_path_buf(),
             claude_json: dir.join(".claude.json"),
             settings: dir.join("settings.json"),
             backups: dir.join("backups"),
@@ -477,9 +557,9 @@ mod tests {
             trust: vec![],
             ..request(tmp.path(), vec![], false)
         };
-        let mut doc: Entry = serde_json::from_str(before).unwrap();
+        let mut doc = crate::store::lazy::Doc::parse(before, &p).unwrap();
         let changes = claude_json_changes(
-            &mut doc,
+            doc.root(),
             &p,
             Some("qrstuvwxyz0123456789"),
             &["/elsewhere".into()],
@@ -487,7 +567,7 @@ mod tests {
         .unwrap();
         assert_eq!(changes.len(), 3);
         assert_eq!(
-            crate::store::format::render(&doc),
+            doc.render(true).unwrap(),
             before
                 .replace(
                     "\"other\"\n",

@@ -6,14 +6,14 @@
 //! archive is read in memory, never unpacked: its paths decide nothing. A record that cannot be
 //! read is named with the reason and left out; the others are still reported.
 //!
-//! Everything in a record is treated as untrusted text: in Markdown, short fields have every
-//! ASCII punctuation character escaped and control characters shown as escapes, and the lead's
-//! answer goes into a fenced block longer than any run of backticks in it.
+//! Everything in a record is treated as untrusted text: in Markdown it goes through
+//! [`crate::text::markdown`] (short fields can form no Markdown or HTML, the lead's answer is a
+//! fenced block it cannot close, controls are visible escapes, no line starts a CI command).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -21,7 +21,9 @@ use chrono::DateTime;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::text::is_control;
+use crate::store::dir::{self, Loc};
+use crate::text::markdown::{code_span, fenced, inline};
+use crate::units::{duration, usd};
 
 /// The largest `summary.json` read from a record (a bigger one is refused, not read).
 pub const MAX_SUMMARY: u64 = 64 * 1024 * 1024;
@@ -135,21 +137,34 @@ pub fn report(records: &[PathBuf]) -> Report {
 
 /// The `summary.json` of a record: a folder's, or the one in a `.tar.gz`'s top folder.
 ///
+/// The record is the path the user gave (followed if it is a link); what is inside it is not
+/// trusted: a `summary.json` that is a symlink, a FIFO, a socket or a device is refused without
+/// being followed or opened in a way that could block, and so is a record that is one.
+///
 /// # Errors
-/// Not a folder or an archive, no `summary.json`, too big, not JSON, or I/O.
+/// Not a folder or an archive, no `summary.json` or one that is not a regular file, too big,
+/// not JSON, or I/O.
 pub fn read_summary(record: &Path) -> Result<Value> {
     let meta = std::fs::metadata(record).context("could not read it")?;
     let bytes = if meta.is_dir() {
-        let p = record.join("summary.json");
-        let f = File::open(&p).context("no summary.json in this folder: not a teamctl record")?;
-        read_capped(f, &p)?
+        let loc = Loc::root(record).join("summary.json");
+        let f = loc
+            .open_file()?
+            .context("no summary.json in this folder: not a teamctl record")?;
+        read_capped(f, &loc)?
     } else {
+        let not_one =
+            || "not a teamctl record: a folder or a .tar.gz from `teamctl export` is expected";
+        let mut f = dir::open_regular(record)
+            .with_context(not_one)?
+            .context("could not read it")?;
         let mut magic = [0u8; 2];
-        File::open(record)?.read_exact(&mut magic).ok();
+        f.read_exact(&mut magic).ok();
         if magic != [0x1f, 0x8b] {
-            bail!("not a teamctl record: a folder or a .tar.gz from `teamctl export` is expected");
+            bail!(not_one());
         }
-        summary_in_archive(record)?
+        f.rewind()?;
+        summary_in_archive(f)?
     };
     let v: Value = serde_json::from_slice(&bytes).context("summary.json is not valid JSON")?;
     match v.get("schema_version").and_then(Value::as_u64) {
@@ -171,8 +186,8 @@ fn read_capped(r: impl Read, what: &Path) -> Result<Vec<u8>> {
 }
 
 /// `summary.json` of the archive's top folder (or its top level), read without unpacking.
-fn summary_in_archive(path: &Path) -> Result<Vec<u8>> {
-    let gz = flate2::read::GzDecoder::new(File::open(path)?);
+fn summary_in_archive(file: File) -> Result<Vec<u8>> {
+    let gz = flate2::read::GzDecoder::new(file);
     let mut archive = tar::Archive::new(gz);
     let entries = archive.entries().context("not a tar archive")?;
     for entry in entries {
@@ -235,25 +250,6 @@ fn team(record: &Path, s: &Value) -> Result<Team> {
     })
 }
 
-/// `1h 02m`, `4m 05s`, `12s`.
-pub fn duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match (s / 3600, (s / 60) % 60, s % 60) {
-        (0, 0, sec) => format!("{sec}s"),
-        (0, m, sec) => format!("{m}m {sec:02}s"),
-        (h, m, _) => format!("{h}h {m:02}m"),
-    }
-}
-
-/// `$1.23` (`$0.0042` below a cent).
-pub fn usd(v: f64) -> String {
-    if v > 0.0 && v < 0.01 {
-        format!("${v:.4}")
-    } else {
-        format!("${v:.2}")
-    }
-}
-
 /// The report for a person: GitHub-flavoured Markdown that can be appended to
 /// `$GITHUB_STEP_SUMMARY` as it is. A heading with the counts, a table with a row per team
 /// (outcome, duration, cost, tasks done, a link to its section) and the totals, the records that
@@ -288,7 +284,7 @@ pub fn markdown(r: &Report) -> String {
                 "| {n} | {} | {} | {} | {} | {} of {} | [team {n}](#team-{n}) |",
                 inline(&t.name, 80),
                 t.outcome.as_deref().map_or("—".into(), |o| inline(o, 40)),
-                t.duration_ms.map_or("—".into(), duration),
+                t.duration_ms.map_or("—".into(), |ms| duration(ms / 1000)),
                 t.cost_usd.map_or("—".into(), usd),
                 t.tasks.completed,
                 t.tasks.total,
@@ -302,7 +298,7 @@ pub fn markdown(r: &Report) -> String {
             } else {
                 outcomes.join(", ")
             },
-            duration(r.totals.duration_ms),
+            duration(r.totals.duration_ms / 1000),
             r.totals.cost_usd.map_or("—".into(), usd),
             r.totals.tasks.completed,
             r.totals.tasks.total,
@@ -346,88 +342,13 @@ pub fn markdown(r: &Report) -> String {
         );
         if let Some(a) = &t.result {
             out.push_str("The lead's answer:\n\n");
-            out.push_str(&fenced(a, ANSWER_MAX));
+            let f = fenced(a, ANSWER_MAX);
+            out.push_str(&f.block);
+            if f.cut > 0 {
+                out.push_str("\n*(cut: the whole answer is in the record)*\n");
+            }
             out.push('\n');
         }
-    }
-    out
-}
-
-/// Untrusted text as one inline run: at most `max` characters (then `…`), line breaks as
-/// spaces, controls as visible escapes, every ASCII punctuation character escaped (no emphasis,
-/// link, HTML or table pipe can form).
-pub fn inline(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for (n, c) in text.trim().chars().enumerate() {
-        if n == max {
-            out.push('…');
-            break;
-        }
-        let shown = match c {
-            '\n' | '\r' | '\t' => " ".to_string(),
-            c if is_control(c) => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        };
-        for c in shown.chars() {
-            if c.is_ascii_punctuation() {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    }
-    if out.is_empty() { "—".into() } else { out }
-}
-
-/// Text as a code span (a path): one line, controls as visible escapes, fenced by more
-/// backticks than any run inside it.
-pub fn code_span(text: &str) -> String {
-    let mut body = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\r' | '\t' => body.push(' '),
-            c if is_control(c) => {
-                let _ = write!(body, "\\u{{{:x}}}", c as u32);
-            }
-            c => body.push(c),
-        }
-    }
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    // A span that starts or ends with a backtick needs a space inside its fence.
-    let pad = if body.starts_with('`') || body.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{body}{pad}{fence}")
-}
-
-/// Untrusted text as a fenced code block (at most `max` characters), ending in a newline.
-pub fn fenced(text: &str, max: usize) -> String {
-    let mut body = String::with_capacity(text.len() + 8);
-    let mut cut = false;
-    for (n, c) in text.chars().enumerate() {
-        if n == max {
-            cut = true;
-            break;
-        }
-        match c {
-            '\n' | '\t' => body.push(c),
-            c if is_control(c) => {
-                let _ = write!(body, "\\u{{{:x}}}", c as u32);
-            }
-            c => body.push(c),
-        }
-    }
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat((longest + 1).max(3));
-    let mut out = format!("{fence}text\n{body}");
-    if !body.ends_with('\n') {
-        out.push('\n');
-    }
-    let _ = writeln!(out, "{fence}");
-    if cut {
-        out.push_str("\n*(cut: the whole answer is in the record)*\n");
     }
     out
 }
@@ -480,31 +401,5 @@ mod tests {
         s["run"] = Value::Null;
         let t = team(Path::new("r"), &s).unwrap();
         assert_eq!((t.name.as_str(), t.outcome), ("session-b", None));
-    }
-
-    #[test]
-    fn hostile_text_stays_text() {
-        assert_eq!(
-            inline("a|b *c* <x>\n\u{1b}[31m", 100),
-            "a\\|b \\*c\\* \\<x\\> \\\\u\\{1b\\}\\[31m"
-        );
-        assert_eq!(inline("", 10), "—");
-        assert_eq!(inline("abcdef", 3), "abc…");
-        assert_eq!(code_span("/r/team-0.tar.gz"), "`/r/team-0.tar.gz`");
-        assert_eq!(code_span("a``b\n"), "```a``b ```");
-        assert_eq!(code_span("`x"), "`` `x ``");
-        let f = fenced("``` not a fence\n````", 100);
-        assert!(f.starts_with("`````text\n"), "{f}");
-        assert!(f.ends_with("\n`````\n"), "{f}");
-    }
-
-    #[test]
-    fn formats() {
-        assert_eq!(duration(12_400), "12s");
-        assert_eq!(duration(245_000), "4m 05s");
-        assert_eq!(duration(3_720_000), "1h 02m");
-        assert_eq!(usd(1.234), "$1.23");
-        assert_eq!(usd(0.0042), "$0.0042");
-        assert_eq!(usd(0.0), "$0.00");
     }
 }

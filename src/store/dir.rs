@@ -817,12 +817,21 @@ impl AsFd for Dir {
 }
 
 /// The bytes of the regular file at `path`, a file outside any trusted root that is only read
-/// (a project's `.claude/settings.json`): symlinks are followed, but a FIFO, socket or device
-/// is an error and opening never blocks. `None` when it does not exist.
+/// (a project's `.claude/settings.json`): as [`open_regular`]. `None` when it does not exist.
 ///
 /// # Errors
 /// An [`Unexpected`] for anything but a regular file; I/O errors.
 pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    open_regular(path)?.map(read_all).transpose()
+}
+
+/// Opens the regular file at `path` for reading, a file outside any trusted root (one the user
+/// named, a project's settings): symlinks are followed, but a FIFO, socket or device is an
+/// error and opening never blocks. `None` when it does not exist.
+///
+/// # Errors
+/// An [`Unexpected`] for anything but a regular file; I/O errors.
+pub fn open_regular(path: &Path) -> io::Result<Option<File>> {
     // Looked at first, so a FIFO or a device is not even opened; the fstat below decides.
     match rustix::fs::stat(path) {
         Ok(st) if Info::of(&st).kind != Kind::File => {
@@ -848,7 +857,7 @@ pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
     if info.kind != Kind::File {
         return Err(unexpected(path.to_path_buf(), info.kind, Kind::File));
     }
-    read_all(File::from(fd)).map(Some)
+    Ok(Some(File::from(fd)))
 }
 
 /// Reads `f` to its end (sized up front from its length).

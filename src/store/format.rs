@@ -199,7 +199,11 @@ pub fn canonical_inbox(bytes: &[u8]) -> Option<usize> {
         return Some(0);
     }
     std::str::from_utf8(bytes).ok()?;
-    let mut c = Checker { b: bytes, i: 0 };
+    let mut c = Checker {
+        b: bytes,
+        i: 0,
+        max_depth: usize::MAX,
+    };
     c.lit(b"[\n")?;
     let mut count = 0;
     loop {
@@ -217,6 +221,22 @@ pub fn canonical_inbox(bytes: &[u8]) -> Option<usize> {
     }
     c.lit(b"\n]")?;
     (c.i == bytes.len()).then_some(count)
+}
+
+/// Whether `bytes` is exactly what [`render`] gives for the object it holds (with the same two
+/// liberties as [`canonical_inbox`]: duplicate keys are not looked for, numbers are kept as
+/// written), so any member's text can be copied as it is. Nesting deeper than `max_depth` is
+/// not looked into: `false`.
+pub fn canonical_object(bytes: &[u8], max_depth: usize) -> bool {
+    if std::str::from_utf8(bytes).is_err() || bytes.first() != Some(&b'{') {
+        return false;
+    }
+    let mut c = Checker {
+        b: bytes,
+        i: 0,
+        max_depth,
+    };
+    c.value(0).is_some() && c.i == bytes.len()
 }
 
 /// The value of the escape `\uXXXX` starting at `bytes[i]` (the backslash), if it is one.
@@ -285,6 +305,8 @@ pub fn replace_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
 struct Checker<'a> {
     b: &'a [u8],
     i: usize,
+    /// The deepest level looked into.
+    max_depth: usize,
 }
 
 impl Checker<'_> {
@@ -319,6 +341,9 @@ impl Checker<'_> {
     }
 
     fn value(&mut self, level: usize) -> Option<()> {
+        if level > self.max_depth {
+            return None;
+        }
         match self.peek()? {
             b'{' => self.container(level, b'}', true),
             b'[' => self.container(level, b']', false),

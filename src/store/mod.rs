@@ -2,7 +2,8 @@
 //! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
 //! the folder layout and the naming rules ([`paths`]), reaching files without following a
 //! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), copies of files that
-//! change while they are read ([`snapshot`]), and, in this module,
+//! change while they are read ([`snapshot`]), Claude Code's JSON object files edited as it edits
+//! them ([`object_file`]) and only where they change ([`lazy`]), and, in this module,
 //! the locked read-modify-write with read-back verification. It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
@@ -40,6 +41,7 @@
 pub mod dir;
 pub mod format;
 pub mod id;
+pub mod lazy;
 pub(crate) mod light;
 pub mod lock;
 pub mod object_file;

@@ -29,9 +29,10 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::store::dir::{Dir, Loc};
-use crate::store::format::{Entry, render};
+use crate::store::format::{self, Entry};
+use crate::store::lazy::{self, Doc, Obj};
 use crate::store::lock::{self, LockOptions};
-use crate::store::{id, parse_object, verify_written, write_in_if};
+use crate::store::{id, verify_written, write_in_if};
 
 /// At most one backup of a file this often (Claude Code: 60 s).
 pub const BACKUP_EVERY: Duration = Duration::from_secs(60);
@@ -100,14 +101,54 @@ pub fn write_target(path: &Path) -> PathBuf {
     }
 }
 
-/// Reads the file as a JSON object: `Ok(None)` when it does not exist.
+/// Runs `look` on the file's object (an empty one when the file does not exist), parsed only
+/// where `look` reads it ([`lazy`]).
 ///
 /// # Errors
-/// I/O errors, or a file that is not a JSON object (named, "left unchanged").
-pub fn read(path: &Path) -> Result<Option<Entry>> {
-    read_bytes(&write_target(path))?
-        .map(|b| parse_object(&b, path))
+/// I/O errors, a file that is not a JSON object (named, "left unchanged"), `look`'s errors.
+pub fn check<T>(path: &Path, look: impl FnOnce(&mut Obj<'_>) -> Result<T>) -> Result<T> {
+    let bytes = read_bytes(&write_target(path))?;
+    let text = text_of(bytes.as_deref(), path)?;
+    let mut doc = match text {
+        Some(t) => Doc::parse(t, path)?,
+        None => Doc::default(),
+    };
+    look(doc.root())
+}
+
+/// The file's bytes as text (`None`: no file).
+fn text_of<'b>(bytes: Option<&'b [u8]>, path: &Path) -> Result<Option<&'b str>> {
+    bytes
+        .map(|b| {
+            std::str::from_utf8(b).with_context(|| {
+                format!(
+                    "{} is not valid JSON (left unchanged): not UTF-8",
+                    path.display()
+                )
+            })
+        })
         .transpose()
+}
+
+/// Whether the file `target` still holds exactly `old` (compared a chunk at a time, so a large
+/// file is not read into memory again).
+fn still(target: &Path, old: &[u8]) -> Result<bool> {
+    let context = || format!("could not read {}", target.display());
+    let Some(mut f) = loc_of(target)?.open_file().with_context(context)? else {
+        return Ok(false);
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0;
+    loop {
+        let n = io::Read::read(&mut f, &mut buf).with_context(context)?;
+        if n == 0 {
+            return Ok(at == old.len());
+        }
+        if old.get(at..at + n) != Some(&buf[..n]) {
+            return Ok(false);
+        }
+        at += n;
+    }
 }
 
 /// `path` as a [`Loc`]: its folder is the root (the user's, opened as given), the file a name
@@ -159,7 +200,7 @@ pub fn edit<T>(
     file: &ObjectFile,
     write: bool,
     now: SystemTime,
-    change: impl Fn(&mut Entry) -> Result<(bool, T)>,
+    change: impl Fn(&mut Obj<'_>) -> Result<(bool, T)>,
 ) -> Result<Edit<T>> {
     let target = write_target(&file.path);
     if !write {
@@ -199,24 +240,23 @@ fn attempt<T>(
     write: bool,
     guard: Option<&lock::LockGuard>,
     now: SystemTime,
-    change: &impl Fn(&mut Entry) -> Result<(bool, T)>,
+    change: &impl Fn(&mut Obj<'_>) -> Result<(bool, T)>,
 ) -> Result<(Edit<T>, bool)> {
     let before = read_bytes(target)?;
-    let mut doc = match &before {
-        Some(b) => parse_object(b, &file.path)?,
-        None => Entry::new(),
+    let mut doc = match text_of(before.as_deref(), &file.path)? {
+        Some(t) => Doc::parse(t, &file.path)?,
+        None => Doc::default(),
     };
-    let layout = |doc: &Entry| {
-        let mut s = render(doc);
-        if file.trailing_newline {
-            s.push('\n');
-        }
-        s
-    };
-    let reformatted = before
-        .as_ref()
-        .is_some_and(|b| layout(&doc).as_bytes() != b.as_slice());
-    let (changed, out) = change(&mut doc)?;
+    // In the layout already: what is not changed is copied as it is.
+    let laid_out = before.as_deref().is_some_and(|b| {
+        let body = match file.trailing_newline {
+            true => b.strip_suffix(b"\n"),
+            false => Some(b),
+        };
+        body.is_some_and(|b| format::canonical_object(b, lazy::MAX_DEPTH))
+    });
+    let reformatted = before.is_some() && (!laid_out || doc.had_duplicates());
+    let (changed, out) = change(doc.root())?;
     let mut edit = Edit {
         out,
         written: Written::Unchanged,
@@ -228,7 +268,13 @@ fn attempt<T>(
     if !changed || !write {
         return Ok((edit, true));
     }
-    let bytes = layout(&doc);
+    let mut bytes = doc
+        .render(laid_out)
+        .with_context(|| format!("could not write {} (left unchanged)", file.path.display()))?;
+    drop(doc);
+    if file.trailing_newline {
+        bytes.push('\n');
+    }
     let (dir, name) = dir_of(target)?;
     match &before {
         None => {
@@ -249,7 +295,7 @@ fn attempt<T>(
                 if let Some(g) = guard {
                     g.verify()?;
                 }
-                Ok(read_bytes(target)?.as_ref() == Some(old))
+                still(target, old)
             };
             if !write_in_if(&dir, &name, &[bytes.as_bytes()], file.new_mode, same)? {
                 return Ok((edit, false));
@@ -364,8 +410,8 @@ mod tests {
         }
     }
 
-    fn set(key: &'static str) -> impl Fn(&mut Entry) -> Result<(bool, ())> {
-        move |doc| Ok((doc.insert(key.into(), true.into()).is_none(), ()))
+    fn set(key: &'static str) -> impl Fn(&mut Obj<'_>) -> Result<(bool, ())> {
+        move |doc| Ok((!doc.insert(key, true.into()), ()))
     }
 
     #[test]

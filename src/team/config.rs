@@ -52,7 +52,7 @@ pub struct LeadProcess {
 }
 
 /// The parts of `config.json` teamctl reads; unknown keys are ignored here.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TeamConfig {
     /// `name` (the raw team name).
     pub name: Option<String>,

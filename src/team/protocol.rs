@@ -24,7 +24,7 @@ use crate::store::{self, Entry};
 use crate::team::config::Team;
 use crate::team::mailbox::{self, Delivery};
 use crate::team::model::Frame;
-use crate::team::sentlog::SentLog;
+use crate::team::sentlog::{Sent, SentLog};
 use crate::time::iso_millis;
 
 /// What a teammate asks its lead.
@@ -101,26 +101,23 @@ impl Request {
     }
 }
 
-/// The requests in `lead`'s inbox that have no answer yet: none in the sent log (an answer
-/// teamctl wrote), none still in the requester's inbox.
+/// The requests in `lead`'s inbox that have no answer yet: none in `sent` (teamctl's sent log,
+/// read: an answer teamctl wrote), none still in the requester's inbox. The one rule for which
+/// requests are open: every command that shows or answers them asks here.
 ///
 /// # Errors
 /// A corrupt inbox or I/O.
 pub fn pending(
     team: &Team,
     lead: &MemberName,
-    log: Option<&SentLog>,
+    sent: &[Sent],
     now: DateTime<Utc>,
 ) -> Result<Vec<Request>> {
-    let mut answered: HashSet<String> = HashSet::new();
-    if let Some(log) = log {
-        let sent = log.entries()?;
-        answered.extend(
-            sent.into_iter()
-                .filter(|s| s.team == team.name.as_str())
-                .filter_map(|s| s.answers),
-        );
-    }
+    let mut answered: HashSet<String> = sent
+        .iter()
+        .filter(|s| s.team == team.name.as_str())
+        .filter_map(|s| s.answers.clone())
+        .collect();
     let entries = store::read_inbox(&team.inbox_path(lead))?.unwrap_or_default();
     let mut requests: Vec<Request> = entries
         .iter()
@@ -180,7 +177,8 @@ pub fn find(
     log: Option<&SentLog>,
     now: DateTime<Utc>,
 ) -> Result<Request> {
-    let open = pending(team, lead, log, now)?;
+    let sent = crate::team::sentlog::entries(log)?;
+    let open = pending(team, lead, &sent, now)?;
     if let Some(r) = open.into_iter().find(|r| r.request_id == id) {
         return Ok(r);
     }

@@ -165,6 +165,14 @@ impl SentLog {
     }
 }
 
+/// What `log` holds (nothing without a log).
+///
+/// # Errors
+/// As [`SentLog::entries`].
+pub fn entries(log: Option<&SentLog>) -> Result<Vec<Sent>> {
+    log.map_or(Ok(Vec::new()), SentLog::entries)
+}
+
 /// teamctl's private data dir `dir`, made when missing (its parents as the user's umask makes
 /// them, the folder itself 0700) and opened. Found wider, it is tightened to 0700 when the
 /// process owns it (a `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).

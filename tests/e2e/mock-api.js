@@ -41,7 +41,8 @@
 //       offers no Task* tools ("TaskUpdate is disabled for this session"), so the e2e tests
 //       set MOCK_TEAMCTL and the task file is changed through teamctl's locks instead
 //     * lead mode (teamctl run): text `Spawn: <name> <tok>` -> ONE tool_use Agent
-//       {description, name, prompt: "Report: <tok>"} (a lead spawns a teammate);
+//       {description, name, prompt: "Report: <tok>"} (a lead spawns a teammate); with
+//       ` type=<t>` and/or ` model=<m>` after the token, subagent_type and model are set too;
 //       text `Report: <tok>` -> ONE tool_use SendMessage {to: "team-lead",
 //       summary: "report", message: "REPORT <tok>"} (the teammate reports);
 //       any <teammate-message> with `REPORT <tok>` in the conversation -> text
@@ -61,8 +62,54 @@
 //   MOCK_MODEL        the model message_start reports (default: the requested one)
 //   MOCK_SIDE_ZERO    a request without tools (session-title generation, 2.1.112-2.1.210)
 //                     reports zero usage, so a client's own figure is what its transcripts hold
+//   MOCK_LOG_GREP     a regex: each request's log line gets `grep`, its first 5 matches in the
+//                     raw request body (e.g. a marker from an agent definition's prompt)
 //
 // Each request is logged as one JSON line to $MOCK_LOG (appended) or stderr.
+//
+// More reply rules (for the probe-*.js scripts; none of them fires in the tests):
+//   * `SendTo: <name> <tok>` in a <teammate-message> -> ONE tool_use SendMessage {to: <name>,
+//     summary: "sendto", message: "SENDTO <tok>"} (a send to any name: a misspelt one, `lead`, ...)
+//   * `Say: <text>` (to the end of its line) in a <teammate-message> -> text <text>, end_turn
+//     (a turn that ends in plain text, without SendMessage)
+//   * `Work: <tok>` in a <teammate-message> -> ONE tool_use Bash {command: "timeout 30 tail -f
+//     /dev/null; echo work-<tok>-done"}: a turn still running (a teammate busy with its task) for
+//     30 s (2.1.332 refuses `sleep 30`, alone or followed by more: "Blocked: standalone sleep 30")
+//
+// Faults (per request), for probing what the client does with API errors. A rule applies to the
+// requests it matches, in order; the first rule with uses left wins; a request no rule takes is
+// answered as above. Rules come from $MOCK_FAULTS (JSON: one rule or an array) at start, and from
+// the control endpoint at any time:
+//   POST /_mock/faults          body: a rule or an array of rules; replaces the list
+//                               (?append=1: appends). Answers the list.
+//   GET  /_mock/faults          the list, each rule with `used` (how many requests it took)
+//   GET  /_mock/state           {requests, hung} (requests seen, connections held open)
+//   POST /_mock/release         ends every held connection (hang/stall) by destroying it
+// Rule fields (all optional):
+//   action   "status" (default): answer `status` with an Anthropic error body and `headers`;
+//            "hang": never answer (hold the connection; no headers);
+//            "drop": destroy the socket before any header;
+//            "drop-after-headers": send 200 and SSE headers, then destroy the socket;
+//            "cut": send headers, message_start and half a text block, then destroy the socket;
+//            "stall": send headers and message_start, then nothing more (hold the connection);
+//            "ok": answer normally, with `headers` added (e.g. anthropic-ratelimit-* on success);
+//            "delay": answer normally after `delayMs`
+//   status   HTTP status for "status" (default 429); type/message: the error body's
+//            {"type":"error","error":{type,message}} (defaults by status: 429 rate_limit_error,
+//            529 overloaded_error "Overloaded", 500 api_error, 503 api_error, 401
+//            authentication_error, 400 invalid_request_error ...); body: a raw body instead
+//   headers  extra response headers, e.g. {"retry-after":"1"}; the string "$now+S" in a value
+//            becomes the epoch seconds S from now (for *-reset headers)
+//   delayMs  wait this long before acting ("status", "ok", "delay", "drop"), or before
+//            destroying the socket ("drop-after-headers", "cut"; default 50)
+//   times    how many requests it takes (default 1; 0 = every matching request)
+//   skip     let this many matching requests through (answered normally) first
+//   match    regex (JS source) on the text of the last non-system message (tool results included)
+//   raw      regex on the whole request body (system prompt, tools and messages)
+//   session  the request's x-claude-code-session-id must equal this
+//   ua       regex on user-agent ("sdk-cli" is `claude -p`, "\\(external, cli\\)" interactive)
+// Every request's log line gains `session` (x-claude-code-session-id) and, when a rule took it,
+// `fault` ({rule index, action, status}).
 
 const http = require('http');
 const fs = require('fs');
@@ -72,9 +119,151 @@ const LOG = process.env.MOCK_LOG;
 // Re-issue a failed SendMessage up to this many times per turn (0 disables).
 const RETRY = Number(process.env.MOCK_SEND_RETRIES === undefined ? 3 : process.env.MOCK_SEND_RETRIES);
 const TOKEN_RE = /Token: ([A-Za-z0-9_-]+)/g;
+// $MOCK_LOG_GREP: a regex; each request's log line gets `grep`, its first 5 matches in the raw body.
+const GREP = process.env.MOCK_LOG_GREP ? new RegExp(process.env.MOCK_LOG_GREP, 'g') : null;
 const BLOCK_RE = /<teammate-message\s+teammate_id="([^"]*)"[^>]*>([\s\S]*?)<\/teammate-message>/g;
 const started = Date.now();
 let seq = 0;
+
+// The fault rules (see the header) and the connections held open by hang/stall.
+let faults = [];
+const held = new Set();
+function loadFaults(v) {
+  const list = Array.isArray(v) ? v : [v];
+  return list.map((r, i) => {
+    if (!r || typeof r !== 'object') throw new Error(`rule ${i} is not an object`);
+    const rule = { ...r, used: 0, seen: 0 };
+    for (const k of ['match', 'raw', 'ua']) if (r[k] !== undefined) rule[`${k}Re`] = new RegExp(r[k]);
+    return rule;
+  });
+}
+if (process.env.MOCK_FAULTS) faults = loadFaults(JSON.parse(process.env.MOCK_FAULTS));
+const publicRule = (r, i) => {
+  const o = { index: i };
+  for (const [k, v] of Object.entries(r)) if (!k.endsWith('Re')) o[k] = v;
+  return o;
+};
+const ERROR_TYPES = {
+  400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
+  413: 'request_too_large', 429: 'rate_limit_error', 500: 'api_error', 502: 'api_error', 503: 'api_error',
+  504: 'api_error', 529: 'overloaded_error',
+};
+const ERROR_MESSAGES = {
+  429: 'Number of request tokens has exceeded your per-minute rate limit', 529: 'Overloaded',
+  500: 'Internal server error', 503: 'Service unavailable', 401: 'invalid x-api-key',
+};
+// The rule that takes this request (and counts it), or null.
+function pickFault(req, raw, lastText) {
+  for (let i = 0; i < faults.length; i++) {
+    const r = faults[i];
+    const times = r.times === undefined ? 1 : Number(r.times);
+    if (times > 0 && r.used >= times) continue;
+    if (r.matchRe && !r.matchRe.test(lastText)) continue;
+    if (r.rawRe && !r.rawRe.test(raw)) continue;
+    if (r.uaRe && !r.uaRe.test(req.headers['user-agent'] || '')) continue;
+    if (r.session && req.headers['x-claude-code-session-id'] !== r.session) continue;
+    r.seen += 1;
+    if (r.seen <= Number(r.skip || 0)) continue;
+    r.used += 1;
+    return { rule: r, index: i };
+  }
+  return null;
+}
+const expand = (v) => String(v).replace(/\$now\+(\d+)/g, (_, s) => String(Math.floor(Date.now() / 1000) + Number(s)));
+function faultHeaders(r) {
+  const h = {};
+  for (const [k, v] of Object.entries(r.headers || {})) h[k.toLowerCase()] = expand(v);
+  return h;
+}
+function hold(res) {
+  held.add(res);
+  res.on('close', () => held.delete(res));
+}
+// Carries out a fault rule's action; returns false for "ok"/"delay" (answer normally, see `ok`).
+function applyFault(f, res, n, payloadFor) {
+  const r = f.rule;
+  const action = r.action || 'status';
+  const later = (fn) => (r.delayMs ? setTimeout(fn, Number(r.delayMs)) : fn());
+  const sseHead = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_mock_${n}` };
+  switch (action) {
+    case 'status': {
+      const status = Number(r.status || 429);
+      const type = r.type || ERROR_TYPES[status] || 'api_error';
+      const body = Buffer.from(r.body !== undefined ? String(r.body) : JSON.stringify({
+        type: 'error', error: { type, message: r.message || ERROR_MESSAGES[status] || `mock error ${status}` },
+        request_id: `req_mock_${n}`,
+      }));
+      later(() => {
+        res.writeHead(status, {
+          'content-type': 'application/json', 'request-id': `req_mock_${n}`, 'content-length': body.length,
+          ...faultHeaders(r),
+        });
+        res.end(body);
+      });
+      return true;
+    }
+    case 'hang':
+      hold(res);
+      return true;
+    case 'drop':
+      later(() => res.socket && res.socket.destroy());
+      return true;
+    case 'drop-after-headers':
+      res.writeHead(200, { ...sseHead, ...faultHeaders(r) });
+      res.flushHeaders();
+      setTimeout(() => res.socket && res.socket.destroy(), Number(r.delayMs || 50));
+      return true;
+    case 'cut':
+    case 'stall': {
+      res.writeHead(200, { ...sseHead, ...faultHeaders(r) });
+      const all = payloadFor().toString('utf8').split('\n\n');
+      // message_start, content_block_start, one delta (cut) / message_start only (stall)
+      const part = all.slice(0, action === 'cut' ? 3 : 1).join('\n\n') + '\n\n';
+      res.write(part);
+      if (action === 'cut') setTimeout(() => res.socket && res.socket.destroy(), Number(r.delayMs || 50));
+      else hold(res);
+      return true;
+    }
+    case 'ok':
+    case 'delay':
+      return false;
+    default:
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`mock: unknown fault action ${action}`);
+      return true;
+  }
+}
+
+// The mock's own control endpoints (/_mock/...). Returns true when it answered.
+function control(req, res, url, raw) {
+  if (!url.pathname.startsWith('/_mock/')) return false;
+  const json = (code, v) => {
+    const b = Buffer.from(JSON.stringify(v));
+    res.writeHead(code, { 'content-type': 'application/json', 'content-length': b.length });
+    res.end(b);
+  };
+  try {
+    if (url.pathname === '/_mock/faults' && req.method === 'POST') {
+      const list = loadFaults(JSON.parse(raw || '[]'));
+      faults = url.searchParams.get('append') ? faults.concat(list) : list;
+      log({ ms: Date.now() - started, control: 'faults', faults: faults.map(publicRule) });
+      json(200, faults.map(publicRule));
+    } else if (url.pathname === '/_mock/faults') {
+      json(200, faults.map(publicRule));
+    } else if (url.pathname === '/_mock/state') {
+      json(200, { requests: seq, hung: held.size });
+    } else if (url.pathname === '/_mock/release' && req.method === 'POST') {
+      const k = held.size;
+      for (const r of [...held]) if (r.socket) r.socket.destroy();
+      json(200, { released: k });
+    } else {
+      json(404, { error: `unknown control ${url.pathname}` });
+    }
+  } catch (e) {
+    json(400, { error: e.message });
+  }
+  return true;
+}
 
 function log(obj) {
   const line = JSON.stringify({ t: new Date().toISOString(), ...obj }) + '\n';
@@ -274,12 +463,15 @@ function decide(body) {
   }
   // Lead mode (teamctl run).
   const lastText = last.role === 'user' ? messageTexts(last).join('\n') : '';
-  const spawnM = lastText.match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/);
+  const spawnM = lastText.match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)(?: type=([A-Za-z0-9_-]+))?(?: model=([A-Za-z0-9_.-]+))?/);
   if (spawnM && !lastText.includes('<teammate-message')) {
+    const input = { description: `spawn ${spawnM[1]}`, name: spawnM[1], prompt: `Report: ${spawnM[2]}` };
+    if (spawnM[3]) input.subagent_type = spawnM[3];
+    if (spawnM[4]) input.model = spawnM[4];
     return {
       kind: 'tool_use',
       name: 'Agent',
-      input: { description: `spawn ${spawnM[1]}`, name: spawnM[1], prompt: `Report: ${spawnM[2]}` },
+      input,
       why: `spawn ${spawnM[1]}`,
     };
   }
@@ -298,6 +490,29 @@ function decide(body) {
       const r = b.match(/REPORT ([A-Za-z0-9_-]+)/);
       if (r) return { kind: 'text', text: `FINAL ANSWER: the team reported ${r[1]}`, why: 'report received' };
     }
+  }
+  // Probe rules (probe-errors.js, probe-resume.js): a send to any name, a plain-text end, a
+  // long-running turn.
+  const lastBlocks = last.role === 'user' ? teammateBlocksRaw(messageTexts(last)).join('\n') : '';
+  const sendTo = lastBlocks.match(/SendTo: ([^\s<"]+) ([A-Za-z0-9_-]+)/);
+  if (sendTo) {
+    return {
+      kind: 'tool_use',
+      name: 'SendMessage',
+      input: { to: sendTo[1], summary: 'sendto', message: `SENDTO ${sendTo[2]}` },
+      why: `sendto ${sendTo[1]}`,
+    };
+  }
+  const say = lastBlocks.match(/Say: ([^\n<]+)/);
+  if (say) return { kind: 'text', text: say[1].trim(), why: 'say' };
+  const work = lastBlocks.match(/Work: ([A-Za-z0-9_-]+)/);
+  if (work) {
+    return {
+      kind: 'tool_use',
+      name: 'Bash',
+      input: { command: `timeout 30 tail -f /dev/null; echo work-${work[1]}-done`, description: `Work on ${work[1]}` },
+      why: `work ${work[1]}`,
+    };
   }
   const hang = lastText.match(/Hang: ([0-9]+)/);
   if (hang) return { kind: 'text', text: 'ok', delayMs: Number(hang[1]), why: `hang ${hang[1]} ms` };
@@ -402,12 +617,14 @@ const server = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const n = ++seq;
     const url = new URL(req.url, 'http://127.0.0.1');
+    const raw = Buffer.concat(chunks).toString('utf8');
+    if (control(req, res, url, raw)) return;
+    const n = ++seq;
     if (req.method === 'POST' && url.pathname === '/v1/messages') {
       let body;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(raw);
       } catch (e) {
         log({ n, method: req.method, url: req.url, error: `bad json: ${e.message}` });
         res.writeHead(400, { 'content-type': 'application/json' });
@@ -417,14 +634,25 @@ const server = http.createServer((req, res) => {
       const d = decide(body);
       const msgs = Array.isArray(body.messages) ? body.messages : [];
       const toolNames = Array.isArray(body.tools) ? body.tools.map((t) => t.name) : [];
+      const lastFull = (() => {
+        for (let i = msgs.length - 1; i >= 0; i--) {
+          if (msgs[i].role !== 'system') return [...messageTexts(msgs[i]), ...toolResults(msgs[i]).map(toolResultText)].join('\n');
+        }
+        return '';
+      })();
+      const fault = faults.length ? pickFault(req, raw, lastFull) : null;
+      const faultAction = fault ? (fault.rule.action || 'status') : null;
       log({
         n, ms: Date.now() - started, method: req.method, url: req.url,
+        session: req.headers['x-claude-code-session-id'],
+        ...(fault ? { fault: { rule: fault.index, action: faultAction, ...(faultAction === 'status' ? { status: Number(fault.rule.status || 429) } : {}) } } : {}),
         ua: req.headers['user-agent'], model: body.model, stream: body.stream,
         messages: msgs.length, roles: msgs.map((m) => m.role).join(','),
         hasSendMessage: toolNames.includes('SendMessage'),
         ...(d.name === 'TeamCreate' || d.name === 'Agent' || d.name === 'Task'
           ? { schema: ((Array.isArray(body.tools) ? body.tools : []).find((t) => t.name === d.name) || {}).input_schema } : {}),
         tools: toolNames,
+        ...(GREP ? { grep: [...raw.matchAll(GREP)].slice(0, 5).map((m) => m[0]) } : {}),
         lastText: (() => {
           for (let i = msgs.length - 1; i >= 0; i--) {
             if (msgs[i].role !== 'system') return messageTexts(msgs[i]).join('\n---\n').slice(-600);
@@ -442,6 +670,9 @@ const server = http.createServer((req, res) => {
       });
       const side = !(Array.isArray(body.tools) && body.tools.length > 0);
       const payload = Buffer.from(reply(body.model, d, n, side), 'utf8');
+      if (fault && applyFault(fault, res, n, () => payload)) return;
+      const extra = fault ? faultHeaders(fault.rule) : {};
+      if (fault && fault.rule.delayMs && !d.delayMs) d.delayMs = Number(fault.rule.delayMs);
       if (body.stream === false) {
         // Not used by Claude Code, but answer sensibly.
         const content = d.kind === 'tool_use'
@@ -458,7 +689,7 @@ const server = http.createServer((req, res) => {
       }
       if (d.delayMs) {
         setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': payload.length });
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': payload.length, ...extra });
           res.end(payload);
         }, d.delayMs);
         return;
@@ -468,6 +699,7 @@ const server = http.createServer((req, res) => {
         'cache-control': 'no-cache',
         'request-id': `req_mock_${n}`,
         'content-length': payload.length,
+        ...extra,
       });
       res.end(payload);
       return;

@@ -184,6 +184,10 @@ enum Plant {
     LinkFile,
     /// A symlink to a folder outside.
     LinkDir,
+    /// A symlink to a JSON object file outside (one a write would accept).
+    LinkJson,
+    /// A symlink to a file outside that does not exist (a write through it would make it).
+    Dangling,
     Fifo,
     Socket,
     /// A folder where a file belongs.
@@ -206,6 +210,8 @@ fn plant(w: &World, rel: &str, how: Plant) -> PathBuf {
     match how {
         Plant::LinkFile => symlink(w.canary.join("file.json"), &p).unwrap(),
         Plant::LinkDir => symlink(w.canary.join("dir"), &p).unwrap(),
+        Plant::LinkJson => symlink(w.canary.join("victim.json"), &p).unwrap(),
+        Plant::Dangling => symlink(w.canary.join("new.json"), &p).unwrap(),
         Plant::Fifo => {
             rustix::fs::mkfifoat(rustix::fs::CWD, &p, rustix::fs::Mode::from_raw_mode(0o600))
                 .unwrap()
@@ -385,6 +391,22 @@ fn hostile_nodes_are_refused_without_hanging_or_writing() {
             // teamctl no longer knows it leads: it writes as `user` (or refuses), never through.
             &[(send, Either), (&["delete", "alpha"], Refused)],
         ),
+        // prepare writes only inside the config dir, and checks both files before writing
+        // either: a refusal writes nothing (.claude.json is not even created).
+        (
+            ".claude.json",
+            &[LinkFile, LinkJson, Dangling, Fifo, Socket, Folder],
+            &[
+                (&["prepare"], Refused),
+                (&["prepare", "--dry-run"], Refused),
+            ],
+        ),
+        (
+            "settings.json",
+            &[LinkFile, LinkJson, Dangling, Fifo, Socket, Folder],
+            &[(&["prepare", "--skip-permissions"], Refused)],
+        ),
+        ("backups", &[LinkDir], &[(&["prepare"], Refused)]),
     ];
     for (rel, plants, runs) in cases {
         for &how in *plants {
@@ -1233,5 +1255,59 @@ fn export_records_around_hostile_nodes() {
             let summary = fs::read_to_string(out.join("summary.json")).unwrap();
             assert!(!summary.contains("canary"), "{what}");
         }
+    }
+}
+
+/// `report` reads records other jobs wrote (CI artifacts): what is inside one is not trusted.
+/// A `summary.json` that is a symlink (to a record outside, to a file that is not there), a
+/// FIFO, a socket or a folder is skipped at once, never followed or waited on, named on
+/// stderr, and the exit code is 1 once the others are reported; nothing is written anywhere.
+#[test]
+fn report_skips_hostile_records() {
+    use Plant::*;
+    for how in [LinkFile, LinkJson, Dangling, Fifo, Socket, Folder] {
+        let w = world();
+        let good = w.env.dir.path().join("good");
+        let r = run(&w.env, &["export", "--out", good.to_str().unwrap()], &[]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        // The hostile record: an export whose summary.json was replaced.
+        let bad = w.env.dir.path().join("bad");
+        let r = run(&w.env, &["export", "--out", bad.to_str().unwrap()], &[]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let summary = bad.join("summary.json");
+        fs::remove_file(&summary).unwrap();
+        match how {
+            LinkFile => symlink(good.join("summary.json"), &summary).unwrap(),
+            LinkJson => symlink(w.canary.join("victim.json"), &summary).unwrap(),
+            Dangling => symlink(w.canary.join("new.json"), &summary).unwrap(),
+            Fifo => rustix::fs::mkfifoat(
+                rustix::fs::CWD,
+                &summary,
+                rustix::fs::Mode::from_raw_mode(0o600),
+            )
+            .unwrap(),
+            Socket => {
+                std::os::unix::net::UnixListener::bind(&summary).unwrap();
+            }
+            Folder => fs::create_dir_all(summary.join("x")).unwrap(),
+            _ => unreachable!(),
+        }
+        let what = format!("report over summary.json as {how:?}");
+        let r = check(
+            &w,
+            &what,
+            &["report", good.to_str().unwrap(), bad.to_str().unwrap()],
+            Want::Either,
+            &summary,
+        );
+        assert_eq!(r.code, Some(1), "{what}: {}", r.stderr);
+        assert!(
+            r.stderr.lines().any(|l| l
+                .starts_with(&format!("warning: skipped {}: ", bad.display()))
+                && l.contains("summary.json")),
+            "{what}: not named: {}",
+            r.stderr
+        );
+        assert!(r.stdout.contains("# 1 team"), "{what}: {}", r.stdout);
     }
 }

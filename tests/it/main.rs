@@ -2,6 +2,7 @@
 //! plus the store (concurrency), lock, proper-lockfile interop, security (hostile text, file
 //! modes, impersonation, symlinks) and real Claude Code suites.
 
+mod action;
 mod ask;
 mod common;
 mod completions;

@@ -497,3 +497,73 @@ fn with_no_endpoint_no_connection_is_attempted() {
     );
     assert_eq!(r.connections.load(Ordering::SeqCst), 0);
 }
+
+/// `OTEL_METRIC_EXPORT_INTERVAL=0` (or `OTEL_BSP_SCHEDULE_DELAY=0`) made the SDK's exporter
+/// threads spin: an idle `watch` used a whole core. Such a period is kept within 1 s to 1 h,
+/// with a warning; an idle `watch` then costs next to no CPU. A header entry that is dropped is
+/// named by position (or key), never by its value, and the others are still sent.
+#[test]
+fn absurd_periods_are_clamped_and_dropped_headers_named() {
+    let env = TestEnv::example();
+    let r = Receiver::start(false);
+    let mut cmd = env.std_cmd();
+    cmd.args(["watch", "--timeout", "3s"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint())
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "0")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "0")
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-team=t, Bearer s3cr3t,x y=s3cr3t,auth=s3%0Acr3t",
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // Reaped by wait4 below, which also gives its CPU time.
+    #[allow(clippy::zombie_processes)]
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    // The child's own CPU time, from its exit.
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{stderr}"
+    );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu = secs(usage.ru_utime) + secs(usage.ru_stime);
+    assert!(
+        cpu < 0.5,
+        "an idle watch used {cpu:.2} s of CPU in 3 s: {stderr}"
+    );
+    for want in [
+        "warning: OTEL_METRIC_EXPORT_INTERVAL=0 is outside 1000 to 3600000 ms: using 1000 ms",
+        "warning: OTEL_BSP_SCHEDULE_DELAY=0 is outside 1000 to 3600000 ms: using 1000 ms",
+        "warning: OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value; it is left out",
+        "warning: OTEL_EXPORTER_OTLP_HEADERS: entry 3 has no valid header name",
+        "warning: OTEL_EXPORTER_OTLP_HEADERS: the value of header auth (entry 4) holds a control",
+    ] {
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with(want)).count(),
+            1,
+            "{want:?} once in {stderr}"
+        );
+    }
+    assert!(
+        !stderr.contains("s3cr3t"),
+        "a header's value was shown: {stderr}"
+    );
+    // What the command recorded still went out, with the good header only.
+    let got = r.requests("/v1/metrics");
+    assert!(!got.is_empty(), "no metrics were sent");
+    for g in &got {
+        assert_eq!(g.headers.get("x-team").map(String::as_str), Some("t"));
+        assert!(!g.headers.contains_key("auth"), "{:?}", g.headers);
+    }
+}

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{Ran, TestEnv, TmuxServer, cwd, keys, node_peer, peer, script, tmux_installed};
+use teamctl::store::format::render;
+
+use crate::common::{Ran, TestEnv, cwd, keys, node_peer, peer, script, tmux_env};
 
 const KEY: &str = "sk-ant-api03-secret-0123456789abcdefghij";
 const TAIL: &str = "0123456789abcdefghij";
@@ -230,18 +232,34 @@ fn a_file_that_does_not_parse_is_refused_and_left_alone() {
             .stderr(predicate::str::contains("left unchanged"));
         assert_eq!(fs::read_to_string(&cj).unwrap(), bad);
     }
-    // A broken settings.json is refused too, after .claude.json was prepared.
+    // A broken settings.json, or a FIFO there, is refused too, before .claude.json is written:
+    // exit 1 means nothing was written.
     fs::write(&cj, "{}").unwrap();
-    fs::write(env.root.join("settings.json"), "{,}").unwrap();
+    let settings = env.root.join("settings.json");
+    fs::write(&settings, "{,}").unwrap();
     prepare(&env)
-        .arg("--skip-permissions")
+        .args(["--skip-permissions", "--cwd", w.to_str().unwrap()])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("settings.json is not valid JSON"));
-    assert_eq!(
-        fs::read_to_string(env.root.join("settings.json")).unwrap(),
-        "{,}"
-    );
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{,}");
+    assert_eq!(fs::read_to_string(&cj).unwrap(), "{}");
+    fs::remove_file(&settings).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &settings,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    prepare(&env)
+        .timeout(std::time::Duration::from_secs(20))
+        .args(["--skip-permissions", "--cwd", w.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("is a FIFO"));
+    assert_eq!(fs::read_to_string(&cj).unwrap(), "{}");
+    assert!(!env.root.join("backups").exists());
+    fs::remove_file(&settings).unwrap();
     // A --cwd that is not a folder: nothing is written at all.
     fs::remove_file(&cj).unwrap();
     prepare(&env)
@@ -391,11 +409,9 @@ fn claude_codes_concurrent_config_edits_and_prepare_lose_nothing() {
 /// suggests, the lead is started.
 #[test]
 fn run_starts_the_lead_after_the_prepare_it_suggests() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     let lead = script(
         &env,
         "stub-lead",
@@ -544,4 +560,113 @@ fn a_file_replaced_before_the_read_back_is_checked_again() {
     let v = read(&cj);
     assert_eq!(v["numStartups"], 2, "{v}");
     assert_eq!(v["projects"][&ws]["hasTrustDialogAccepted"], true, "{v}");
+}
+
+/// teamctl writes only inside the config dir: a `.claude.json`, `settings.json` or `backups`
+/// that is a symlink leading out of it (people keep dotfiles as links; a teammate could plant
+/// one) is refused with exit 1 and a line saying why and what to do, and nothing is written
+/// anywhere: not the file it points to, not a dangling link's target, not a backup. A link that
+/// stays inside the config dir is written through, as Claude Code does.
+#[test]
+fn links_out_of_the_config_dir_are_refused() {
+    use std::os::unix::fs::symlink;
+    let env = TestEnv::new();
+    let w = work(&env, "work");
+    let ws = w.to_str().unwrap();
+    let cj = env.root.join(".claude.json");
+    let outside = env.dir.path().join("dotfiles");
+    fs::create_dir_all(&outside).unwrap();
+    let theirs = outside.join("claude.json");
+    fs::write(&theirs, "{\"numStartups\": 3}").unwrap();
+    let refused = |args: &[&str], link: &Path| {
+        let out = prepare(&env)
+            .args(args)
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("error: {} is a symlink to ", link.display()))
+                && err.contains("outside the config dir")
+                && err.contains("--claude-dir"),
+            "{err}"
+        );
+    };
+    // A link to a JSON file elsewhere: not rewritten.
+    symlink(&theirs, &cj).unwrap();
+    refused(&["--cwd", ws], &cj);
+    refused(&["--cwd", ws, "--dry-run"], &cj);
+    assert_eq!(fs::read_to_string(&theirs).unwrap(), "{\"numStartups\": 3}");
+    // A dangling one: its target is not made.
+    fs::remove_file(&cj).unwrap();
+    symlink(outside.join("new.json"), &cj).unwrap();
+    refused(&["--cwd", ws], &cj);
+    assert!(!outside.join("new.json").exists());
+    // settings.json, when it is to be written.
+    fs::remove_file(&cj).unwrap();
+    fs::write(&cj, "{}").unwrap();
+    let settings = env.root.join("settings.json");
+    symlink(&theirs, &settings).unwrap();
+    refused(&["--skip-permissions"], &settings);
+    assert_eq!(fs::read_to_string(&cj).unwrap(), "{}", "nothing written");
+    fs::remove_file(&settings).unwrap();
+    // backups: the copy of .claude.json (0600, the user's settings) would land outside.
+    let backups = env.root.join("backups");
+    symlink(&outside, &backups).unwrap();
+    refused(&["--cwd", ws], &backups);
+    assert_eq!(fs::read_to_string(&cj).unwrap(), "{}");
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "no backup outside"
+    );
+    fs::remove_file(&backups).unwrap();
+    // A link that stays inside the config dir is followed (one level, as Claude Code does).
+    fs::create_dir_all(env.root.join("real")).unwrap();
+    fs::write(env.root.join("real/claude.json"), "{}").unwrap();
+    fs::remove_file(&cj).unwrap();
+    symlink("real/claude.json", &cj).unwrap();
+    prepare(&env).args(["--cwd", ws]).assert().success();
+    assert!(fs::symlink_metadata(&cj).unwrap().file_type().is_symlink());
+    assert_eq!(
+        read(&env.root.join("real/claude.json"))["hasCompletedOnboarding"],
+        true
+    );
+}
+
+/// A large `.claude.json` (its `projects` grow with every folder Claude Code ran in) is edited
+/// where it changes: every other byte stays as it was, whether the file was in Claude Code's
+/// layout or not (then it is laid out as Claude Code would).
+#[test]
+fn a_large_config_keeps_every_byte_it_does_not_change() {
+    let env = TestEnv::new();
+    let w = work(&env, "work");
+    let ws = w.to_str().unwrap();
+    let cj = env.root.join(".claude.json");
+    let mut projects = serde_json::Map::new();
+    for i in 0..2000 {
+        projects.insert(
+            format!("/src/p{i}"),
+            json!({"allowedTools": [], "history": [{"display": format!("fix {i} \u{e9}\u{1f}"), "pastedContents": {}}],
+                   "lastCost": 0.125, "lastAPIDuration": i, "hasTrustDialogAccepted": false}),
+        );
+    }
+    let doc = json!({"numStartups": 3, "projects": projects, "userID": "abc"});
+    let canonical = render(&doc);
+    for (written, layout) in [(canonical.clone(), true), (doc.to_string(), false)] {
+        fs::write(&cj, &written).unwrap();
+        let out = prepare(&env)
+            .args(["--cwd", ws, "--json"])
+            .assert()
+            .success()
+            .stdout_json();
+        assert_eq!(out["files"][0]["reformatted"], !layout);
+        let mut want = doc.clone();
+        want["hasCompletedOnboarding"] = true.into();
+        want["customApiKeyResponses"] = json!({"approved": [TAIL], "rejected": []});
+        want["projects"][ws] = json!({"hasTrustDialogAccepted": true});
+        assert_eq!(fs::read_to_string(&cj).unwrap(), render(&want));
+    }
 }

@@ -248,3 +248,86 @@ fn an_archive_is_read_not_unpacked() {
         .stderr(predicate::str::contains("no summary.json in the archive"));
     assert_eq!(fs::read_dir(d).unwrap().count(), before.len());
 }
+
+/// What is inside a record is not trusted: a `summary.json` that is a FIFO, a symlink (to a
+/// record elsewhere, to a device) or, in an archive, a link entry is skipped at once, never
+/// followed and never waited on, and named on stderr; so is a record that is a FIFO or a
+/// device. The others are reported and the exit code is 1 at the end.
+#[test]
+fn a_summary_that_is_not_a_file_is_skipped_at_once() {
+    use std::os::unix::fs::symlink;
+    let env = TestEnv::new();
+    let d = env.dir.path();
+    let good = record(d, "good", &summary("ok", Some("done"), None));
+    let elsewhere = record(d, "elsewhere", &summary("secret", Some("done"), None));
+    let fifo = d.join("fifo");
+    fs::create_dir(&fifo).unwrap();
+    let mkfifo = |p: &Path| {
+        rustix::fs::mkfifoat(rustix::fs::CWD, p, rustix::fs::Mode::from_raw_mode(0o600)).unwrap()
+    };
+    mkfifo(&fifo.join("summary.json"));
+    let link = d.join("link");
+    fs::create_dir(&link).unwrap();
+    symlink(elsewhere.join("summary.json"), link.join("summary.json")).unwrap();
+    let device = d.join("device");
+    fs::create_dir(&device).unwrap();
+    symlink("/dev/zero", device.join("summary.json")).unwrap();
+    let pipe = d.join("pipe.tar.gz");
+    mkfifo(&pipe);
+    // An archive whose summary.json is a link entry to a file outside.
+    let linked = d.join("linked.tar.gz");
+    let gz =
+        flate2::write::GzEncoder::new(File::create(&linked).unwrap(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_size(0);
+    tar.append_link(
+        &mut h,
+        "linked/summary.json",
+        elsewhere.join("summary.json"),
+    )
+    .unwrap();
+    tar.into_inner().unwrap().finish().unwrap();
+
+    let out = env
+        .cmd()
+        .timeout(std::time::Duration::from_secs(20))
+        .arg("report")
+        .args([
+            &fifo,
+            &good,
+            &link,
+            &device,
+            &pipe,
+            Path::new("/dev/zero"),
+            &linked,
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::ends_with(
+            "error: 6 of 7 record(s) could not be read\n",
+        ))
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("# 1 team: 1 done"), "{stdout}");
+    assert!(!stdout.contains("secret"), "a link was followed: {stdout}");
+    let skipped = |r: &Path, why: &str| {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&format!("warning: skipped {}:", r.display())))
+            .unwrap_or_else(|| panic!("{} not named: {err}", r.display()));
+        assert!(line.contains(why), "{line}");
+    };
+    skipped(&fifo, "summary.json is a FIFO");
+    skipped(
+        &link,
+        "summary.json is a symlink, which teamctl never follows",
+    );
+    skipped(&device, "summary.json is a symlink");
+    skipped(&pipe, "is a FIFO");
+    skipped(Path::new("/dev/zero"), "is a character device");
+    skipped(&linked, "no summary.json in the archive");
+}

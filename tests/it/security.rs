@@ -260,6 +260,113 @@ fn every_human_output_is_neutralised() {
     assert!(status.contains(&c.long_name), "long names are shown whole");
 }
 
+/// Lines a CI runner reads as commands, after the white space it strips: GitHub Actions'
+/// `::cmd::` and `##[cmd]`, Azure Pipelines' `##vso[`. (Markdown's own `## ` headings are
+/// teamctl's.)
+fn ci_command(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("::") || t.starts_with("##[") || t.to_ascii_lowercase().starts_with("##vso[")
+}
+
+/// Markdown output: no control character but a tab (a code block keeps a message's tabs), and
+/// no line a CI runner would act on.
+fn assert_markdown_clean(what: &str, bytes: &[u8]) -> String {
+    let no_tabs: Vec<u8> = bytes.iter().copied().filter(|b| *b != b'\t').collect();
+    assert_no_controls(what, "stdout", &no_tabs);
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    for line in text.lines() {
+        assert!(!ci_command(line), "{what}: a line is a CI command: {line}");
+    }
+    text
+}
+
+/// A teammate's lines that are workflow commands: one masks a value in the rest of the log,
+/// one stops command processing (so that a later `::error::` of the job is lost), one is an
+/// annotation, one sets a variable on Azure.
+const COMMANDS: &str = "::add-mask::x\n::stop-commands::tok\n  ::error::PWN\n##[error]PWN\n\
+                        ##vso[task.setvariable variable=x]y";
+
+/// Printed into a GitHub Actions log (`export --report-only`, `report`, `cat report.md`), or
+/// by any other human output, no line begins with text from a teammate that the runner would
+/// read as a workflow command: Markdown shows the line with its first character escaped, the
+/// terminal behind a prefix.
+#[test]
+fn no_output_line_is_a_ci_command_from_a_teammate() {
+    let c = corpus();
+    let inbox = c.env.inbox("evil", "team-lead");
+    let mut lead: Vec<Value> = serde_json::from_slice(&fs::read(&inbox).unwrap()).unwrap();
+    lead.push(entry("worker", COMMANDS, "id-8"));
+    fs::write(&inbox, serde_json::to_string_pretty(&lead).unwrap()).unwrap();
+    // The worker's transcript says it too (`log`, `status`'s last activity).
+    let said = crate::common::assistant_entry(
+        "m1",
+        NOW,
+        json!([{"type": "text", "text": COMMANDS},
+               {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": COMMANDS}}]),
+        "tool_use",
+        (1, 1),
+    );
+    let mut said = said;
+    said["teamName"] = "evil".into();
+    said["agentName"] = "worker".into();
+    said["sessionId"] = "s-worker".into();
+    let proj = c.env.root.join("projects/-tmp");
+    fs::create_dir_all(&proj).unwrap();
+    fs::write(proj.join("s-worker.jsonl"), format!("{said}\n")).unwrap();
+
+    let out = c
+        .env
+        .cmd()
+        .env("TEAMCTL_DATA_DIR", &c.data)
+        .args(["export", "--report-only"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let md = assert_markdown_clean("export --report-only", &out.stdout);
+    assert!(md.contains("\n\\u{3a}:add-mask::x\n"), "{md}");
+    assert!(md.contains("\n  \\u{3a}:error::PWN\n"), "{md}");
+    assert!(md.contains("\n\\u{23}#vso[task.setvariable"), "{md}");
+    assert_clean("export --report-only", "stderr", &out.stderr);
+
+    // The record's report.md, and `report` over the record (with an answer and a reason that
+    // say the same).
+    let rec = c.env.dir.path().join("rec");
+    let out = c
+        .env
+        .cmd()
+        .env("TEAMCTL_DATA_DIR", &c.data)
+        .args(["export", "--out", rec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_markdown_clean("report.md", &fs::read(rec.join("report.md")).unwrap());
+    let path = rec.join("summary.json");
+    let mut s: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    s["result"] = COMMANDS.into();
+    s["run"] = json!({"name": evil("run"), "state": evil("state"), "reason": COMMANDS,
+                      "elapsed_ms": 1});
+    fs::write(&path, s.to_string()).unwrap();
+    let out = c.env.cmd().arg("report").arg(&rec).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let md = assert_markdown_clean("report", &out.stdout);
+    assert!(md.contains("\n\\u{3a}:stop-commands::tok\n"), "{md}");
+    assert_clean("report", "stderr", &out.stderr);
+
+    // Every other human output: no line begins with a teammate's text at all.
+    for args in [
+        &["inbox"][..],
+        &["inbox", "--all"],
+        &["log", "worker"],
+        &["status"],
+        &["tasks", "show", "1"],
+        &["top", "--once"],
+    ] {
+        // `inbox --all` also meets the inbox that does not parse: exit 1, after the others.
+        let (code, all) = run(&c, args);
+        assert!(matches!(code, Some(0 | 1)), "{args:?}: {all}");
+    }
+}
+
 #[test]
 fn answers_and_echoes_are_neutralised() {
     let c = corpus();
@@ -352,11 +459,9 @@ fn json_keeps_every_byte() {
 #[test]
 fn create_shows_pane_captures_and_versions_neutralised() {
     use std::os::unix::fs::PermissionsExt;
-    if !crate::common::tmux_installed() {
+    let Some((env, _server)) = crate::common::tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = crate::common::TmuxServer(env.dir.path().to_path_buf());
+    };
     let bad = env.dir.path().join("evil-claude");
     // printf turns the octal escapes into ESC, BEL, the UTF-8 of U+202E and U+009B.
     fs::write(
@@ -509,6 +614,58 @@ fn the_sent_log_is_private() {
     assert_eq!(mode(&fresh), 0o700);
     assert_eq!(mode(&fresh.join("sent.jsonl")), 0o600);
     assert_eq!(mode(&env.dir.path().join("home/.local/share")), 0o755);
+}
+
+/// A record is no more readable than what it copies (inboxes, transcripts, the sent log):
+/// under a umask of 022 its folders are 0700, its files 0600, an archive 0600 and the files in
+/// it mode 0600. An existing `--out` is refused whatever it is, an empty folder too, and left
+/// as it was.
+#[test]
+fn a_record_is_as_private_as_its_sources() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue"))]);
+    fs::write(env.inbox("alpha", "alice"), "[]").unwrap();
+    let rec = env.dir.path().join("rec");
+    let out = with_umask(&env, "022", &["export", "--out", rec.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let mut seen = 0;
+    let mut todo = vec![rec.clone()];
+    while let Some(dir) = todo.pop() {
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                assert_eq!(mode(&p), 0o600, "{}", p.display());
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 3, "summary.json, report.md and the team's files");
+    let tgz = env.dir.path().join("rec.tar.gz");
+    let out = with_umask(&env, "022", &["export", "--out", tgz.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(mode(&tgz), 0o600);
+    let gz = flate2::read::GzDecoder::new(fs::File::open(&tgz).unwrap());
+    for e in tar::Archive::new(gz).entries().unwrap() {
+        assert_eq!(e.unwrap().header().mode().unwrap(), 0o600);
+    }
+    // An existing empty folder is not replaced (it kept its 0700 before; it keeps it now).
+    let empty = env.dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    chmod(&empty, 0o700);
+    let out = with_umask(&env, "022", &["export", "--out", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("already exists; give a path that does not exist yet"),
+        "{err}"
+    );
+    assert_eq!(mode(&empty), 0o700);
+    assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
 }
 
 #[test]

@@ -6,10 +6,12 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use predicates::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::ask::{Lines, idle_frame, led_team, take, write_as};
-use crate::common::{TestEnv, json as parse, keys, read_entries, run_json, wait_until};
+use crate::common::{
+    Lines, TestEnv, idle_frame, json as parse, keys, led_team, open_led_team, read_entries,
+    run_json, take, wait_until, write_as, write_stamped,
+};
 
 fn spawn_wait(env: &TestEnv, args: &[&str]) -> (Child, Lines) {
     let mut child = env
@@ -340,13 +342,13 @@ fn message_from_after_a_message_you_sent() {
     let now = chrono::DateTime::parse_from_rfc3339(crate::common::NOW)
         .unwrap()
         .with_timezone(&chrono::Utc);
-    let team = crate::ask::open(&env);
+    let team = open_led_team(&env);
     let before = now - chrono::Duration::hours(1);
-    crate::ask::write_stamped(&team, "alice", "team-lead", "before the question", before);
+    write_stamped(&team, "alice", "team-lead", "before the question", before);
     let sent = run_json(&env, &["send", "alice", "your verdict?"]);
     let id = sent["id"].as_str().unwrap();
     let after = now + chrono::Duration::seconds(1);
-    crate::ask::write_stamped(&team, "alice", "team-lead", "after the question", after);
+    write_stamped(&team, "alice", "team-lead", "after the question", after);
     // The id is not in team-lead's inbox: the sent log gives the time it was sent.
     let v = run_json(&env, &["wait", "--message-from", "alice", "--after", id]);
     assert_eq!(v["conditions"][0]["met"], true);
@@ -435,4 +437,117 @@ fn a_team_already_over_the_cap_ends_the_wait_at_once() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("invalid --max-cost 'lots'"));
+}
+
+/// A model newer than teamctl's price table is never counted as free: its tokens count towards
+/// `--max-cost` at the highest prices known for its family, said on stderr; the member's cost
+/// still shows as unknown (`null`).
+#[test]
+fn an_unpriced_model_counts_towards_max_cost_at_the_highest_known_prices() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let mut e = crate::common::assistant_entry(
+        "msg_new_model",
+        "2026-11-29T10:00:00.000Z",
+        json!([{"type": "text", "text": "working"}]),
+        "end_turn",
+        (5_000_000, 5),
+    );
+    e["message"]["model"] = "claude-opus-9-9".into();
+    env.transcript_line_as("t", "alice", e);
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--max-cost", "1"])
+        .args(["--timeout", "1m", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("no price for model \"claude-opus-9-9\"")
+            && stderr.contains("at the prices of claude-opus-4-1 ($15/$75 per million"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "error: budget exceeded: $75.00 of $1.00 (with claude-opus-9-9 estimated at the \
+             highest known prices: no price for it), by alice about $75.00"
+        ),
+        "{stderr}"
+    );
+    let v = parse(&out.stdout);
+    assert_eq!(v["outcome"], "budget");
+    assert_eq!(v["totals"]["cost_usd"], Value::Null, "unknown, never $0");
+    assert_eq!(v["totals"]["tokens"]["input"], 5_000_000);
+    // status: the member's cost is unknown, not $0.00.
+    let out = env.cmd().args(["status"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let alice = stdout
+        .lines()
+        .find(|l| l.starts_with("alice ") && l.contains("unknown"));
+    assert!(alice.is_some(), "{stdout}");
+}
+
+/// Token counts never wrap: two responses of nearly 2^64 input tokens add up to the largest
+/// count, and `--max-tokens` fires.
+#[test]
+fn token_sums_saturate_and_max_tokens_still_fires() {
+    let env = TestEnv::new();
+    led_team(&env);
+    for id in ["msg_a", "msg_b"] {
+        let e = crate::common::assistant_entry(
+            id,
+            "2026-11-29T10:00:00.000Z",
+            json!([{"type": "text", "text": "working"}]),
+            "end_turn",
+            (u64::MAX - 1000, 5),
+        );
+        env.transcript_line_as("t", "alice", e);
+    }
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--max-tokens", "100"])
+        .args(["--timeout", "1m", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let v = parse(&out.stdout);
+    assert_eq!(v["totals"]["tokens"]["input"], u64::MAX);
+}
+
+/// An assistant entry teamctl cannot read, and a line too long to read, are said on stderr:
+/// what they used is not counted, and nothing passes silently.
+#[test]
+fn unreadable_and_oversized_entries_are_reported() {
+    let env = TestEnv::new();
+    led_team(&env);
+    env.spend_as("t", "alice", "msg_1");
+    let mut bad = crate::common::assistant_entry(
+        "msg_bad",
+        "2026-11-29T10:00:00.000Z",
+        json!([]),
+        "end_turn",
+        (1, 1),
+    );
+    bad["message"]["usage"]["input_tokens"] = "many".into();
+    env.transcript_line_as("t", "alice", bad);
+    let mut big = crate::common::assistant_entry(
+        "msg_big",
+        "2026-11-29T10:00:00.000Z",
+        json!([{"type": "text", "text": "x".repeat(9 << 20)}]),
+        "end_turn",
+        (1, 1),
+    );
+    big["message"]["id"] = "msg_big".into();
+    env.transcript_line_as("t", "alice", big);
+    let out = env.cmd().args(["status"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "1 line(s) over 8 MiB skipped, 1 assistant entr(ies) that could not be read; the \
+             tokens and cost they hold are not counted"
+        ),
+        "{stderr}"
+    );
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use teamctl::store::paths::MemberName;
 use teamctl::team::model::first_line;
 use teamctl::team::protocol::{self, Kind, Request};
+use teamctl::units;
 
 use crate::cli::context::Ctx;
 
@@ -41,7 +42,7 @@ struct Json<'a> {
 pub(crate) fn run(ctx: &Ctx, args: PendingArgs) -> Result<()> {
     let lead = MemberName::parse(&args.lead)?;
     let team = ctx.team()?;
-    let requests = protocol::pending(&team, &lead, ctx.sent_log.as_ref(), ctx.now)?;
+    let requests = protocol::pending(&team, &lead, &ctx.sent_entries()?, ctx.now)?;
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
@@ -76,17 +77,9 @@ pub(crate) fn run(ctx: &Ctx, args: PendingArgs) -> Result<()> {
             r.request_id.clone(),
             kind.into(),
             r.from.clone(),
-            age(r.age_seconds),
+            units::age(r.age_seconds),
             what,
         ]);
     }
     ctx.out.table(rows)
-}
-
-fn age(s: i64) -> String {
-    match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s => format!("{}h", s / 3600),
-    }
 }

@@ -30,8 +30,12 @@ use crate::cli::context::Ctx;
 /// once the file has been quiet for half a second, it checks that the settings stayed and
 /// writes them again if not: a Claude Code 2.1.332 that finds the lock held may answer with a
 /// write of its own that skips the lock, made from a copy read before ours landed. Best run
-/// before Claude Code starts. A file that does not parse is refused (exit 1) and left as it is. Running it again changes
-/// nothing and says so. --dry-run says what it would change and writes nothing.
+/// before Claude Code starts. Both files are read and checked before either is written: a file
+/// that does not parse, or holds a key of the wrong type, is refused (exit 1) and nothing is
+/// written. It writes only inside the config dir: a .claude.json, settings.json or backups that
+/// is a symlink leading out of it is refused too (a link that stays inside is followed, as
+/// Claude Code does). A large .claude.json is parsed only where it changes. Running it again
+/// changes nothing and says so. --dry-run says what it would change and writes nothing.
 ///
 /// With --json: {"schema_version":1,"dry_run","changed","changes":[{"dialog","file","key",
 /// "value"}],"files":[{"path","existed","action","reformatted","backup","writes"}],"notes":[…]}.
@@ -43,9 +47,9 @@ use crate::cli::context::Ctx;
 /// than one when a Claude Code starting at that moment dropped the settings with a write of its
 /// own that skipped the lock, and they were written again).
 ///
-/// Exit codes: 0 done (nothing to change too), 1 a file that does not parse or a --cwd that is
-/// not a folder (nothing written), 3 the lock stayed held past --lock-timeout, 4 read-back
-/// verification failed.
+/// Exit codes: 0 done (nothing to change too), 1 a file that does not parse, a symlink out of
+/// the config dir or a --cwd that is not a folder (nothing written), 3 the lock stayed held
+/// past --lock-timeout, 4 read-back verification failed.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   export ANTHROPIC_API_KEY=…            # the key the sessions will use
@@ -80,6 +84,7 @@ struct Json<'a> {
 pub(crate) fn run(ctx: &Ctx, args: PrepareArgs) -> Result<()> {
     let root = std::path::absolute(ctx.layout.root())?;
     let req = Request {
+        config_dir: root.clone(),
         claude_json: ctx.claude_json()?,
         settings: root.join("settings.json"),
         backups: root.join("backups"),

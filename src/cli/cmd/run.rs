@@ -13,7 +13,6 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use teamctl::error::{Error, usage};
 use teamctl::host::claude::ClaudeInfo;
-use teamctl::observe::budget::usd;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
@@ -22,6 +21,7 @@ use teamctl::ops::run::{
 use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
 use teamctl::time;
+use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;

@@ -4,17 +4,14 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
-use teamctl::host::tmux::Liveness;
-use teamctl::observe::budget::usd;
-use teamctl::observe::spend;
-use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, Work};
-use teamctl::store::paths::MemberName;
+use teamctl::observe::reader::{Options, TeamReader};
+use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals};
 use teamctl::team::config;
-use teamctl::team::config::{LEAD, Team};
+use teamctl::team::config::Team;
 use teamctl::team::mailbox;
-use teamctl::team::protocol;
 use teamctl::team::transcript::{Activity, Tokens};
 use teamctl::time;
+use teamctl::units::{age, count, usd};
 
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
@@ -140,7 +137,11 @@ struct TeamRow {
 pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let idle_after = time::parse_duration(&args.idle_after)?;
     let stall_after = time::parse_duration(&args.stall_after)?;
-    let live = Liveness::probe();
+    let opts = Options {
+        idle_after,
+        stall_after,
+        ..Options::default()
+    };
     let single = if args.all_teams {
         None
     } else {
@@ -152,36 +153,19 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         }
     };
     let Some(team) = single else {
-        return all_teams(ctx, idle_after, &live);
+        return all_teams(ctx, opts);
     };
-    let (spend, unsaved) = spend::read_team_indexed(&team, ctx.data_dir.as_deref());
-    if let Some(e) = unsaved {
+    let mut reader = TeamReader::of(team, ctx.records(), opts);
+    let st = reader.read_opened(ctx.now)?.status;
+    if let Err(e) = reader.save() {
         warn(&format!("{e:#}"));
     }
-    let lead = team
-        .config
-        .as_ref()
-        .and_then(|c| c.lead())
-        .map(|l| l.name.clone())
-        .unwrap_or_else(|| LEAD.to_string());
-    let requests = match MemberName::parse(&lead) {
-        Ok(l) => protocol::pending(&team, &l, ctx.sent_log.as_ref(), ctx.now).unwrap_or_else(|e| {
-            warn(&format!("{e:#}"));
-            Vec::new()
-        }),
-        Err(_) => Vec::new(),
-    };
-    let work = Work {
-        spend: &spend,
-        requests: &requests,
-        stall_after,
-    };
-    let st = status::team_status(&team, ctx.now, idle_after, &live, &ctx.sent(), Some(&work))?;
+    let team = reader.team();
     // A folder that could not be listed ends the command with an error, after what was read.
     for w in st.warnings.iter().filter(|w| !st.unlisted.contains(w)) {
         warn(w);
     }
-    show_team(ctx, &team, &st)?;
+    show_team(ctx, team, &st)?;
     incomplete(team.name.as_str(), &st.unlisted)
 }
 
@@ -342,7 +326,12 @@ fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
         rows.push([
             term::escape_lead(&m.name).into_owned(),
             m.waiting.map_or_else(dash, |w| w.to_string()),
-            m.cost_usd.map_or_else(dash, usd),
+            match (m.cost_usd, m.tokens) {
+                (Some(c), _) => usd(c),
+                // Tokens of a model without a price: never $0.
+                (None, Some(_)) => "unknown".into(),
+                (None, None) => dash(),
+            },
         ]);
     }
     let widths: Vec<usize> = (0..3)
@@ -388,11 +377,7 @@ fn doing(ctx: &Ctx, a: Option<&Activity>, max: usize) -> String {
 
 /// `1.2k in, 300 out, 1.5M cache read, 80.0k cache write`.
 fn tokens(t: &Tokens) -> String {
-    let n = |v: u64| match v {
-        v if v >= 1_000_000 => format!("{:.1}M", v as f64 / 1e6),
-        v if v >= 1_000 => format!("{:.1}k", v as f64 / 1e3),
-        v => v.to_string(),
-    };
+    let n = count;
     format!(
         "{} in, {} out, {} cache read, {} cache write",
         n(t.input),
@@ -402,13 +387,17 @@ fn tokens(t: &Tokens) -> String {
     )
 }
 
-fn all_teams(ctx: &Ctx, idle_after: std::time::Duration, live: &Liveness) -> Result<()> {
+fn all_teams(ctx: &Ctx, opts: Options) -> Result<()> {
     let mut rows = Vec::new();
     let mut unlisted = Vec::new();
-    let sent = ctx.sent();
+    let opts = Options {
+        transcripts: false,
+        ..opts
+    };
     for name in config::list_teams(&ctx.layout)? {
-        let t = Team::open(&ctx.layout, &name, ctx.leads.as_ref())?;
-        let st = status::team_status(&t, ctx.now, idle_after, live, &sent, None)?;
+        let st = TeamReader::open(&ctx.layout, &name, ctx.records(), opts)?
+            .read_opened(ctx.now)?
+            .status;
         if let Some(first) = st.unlisted.first() {
             unlisted.push(format!("{name}: {first}"));
         }
@@ -482,11 +471,9 @@ fn ago(now: DateTime<Utc>, t: &str) -> String {
         return t.to_string();
     };
     let s = (now - t.with_timezone(&Utc)).num_seconds();
-    match s {
-        s if s < 0 => "in the future".into(),
-        s if s < 60 => format!("{s}s ago"),
-        s if s < 3600 => format!("{}m ago", s / 60),
-        s if s < 86400 => format!("{}h ago", s / 3600),
-        s => format!("{}d ago", s / 86400),
+    if s < 0 {
+        "in the future".into()
+    } else {
+        format!("{} ago", age(s))
     }
 }

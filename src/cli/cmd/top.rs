@@ -185,7 +185,8 @@ pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
         for w in &warnings {
             warn(w);
         }
-        return ctx.out.line(text.trim_end_matches('\n'));
+        let text = crate::cli::term::defuse_lines(text.trim_end_matches('\n'));
+        return ctx.out.line(&text);
     }
     tui::run(ctx, team, &opts)
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::observe;
+use teamctl::observe::spend::SpendReader;
 use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Limits, Spec, Waited};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
@@ -248,7 +249,8 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let limits = Limits {
         timeout,
         poll: args.poll.map(Duration::from_millis),
-        budget: args.cap.budget(ctx, &team.name)?,
+        cap: args.cap.cap()?,
+        data_dir: ctx.data_dir.clone(),
     };
     let Waited {
         states,
@@ -278,9 +280,13 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if otel::enabled() {
         match &spend {
             Some(s) => otel::spend(s),
-            None => otel::spend(
-                &observe::spend::read_team_indexed(watch.team(), ctx.data_dir.as_deref()).0,
-            ),
+            None => {
+                let team = watch.team();
+                let mut s = SpendReader::new(&team.layout, &team.name, ctx.data_dir.as_deref());
+                otel::spend(s.read());
+                // A cache: a failure to save it only makes the next read longer.
+                let _ = s.save();
+            }
         }
     }
     // The watch stays open to the end: see quick_exit.

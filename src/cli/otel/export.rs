@@ -15,8 +15,10 @@ use opentelemetry_otlp::{
     MetricExporter, RetryPolicy, SpanExporter, WithExportConfig, WithHttpConfig,
 };
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::trace::{SdkTracerProvider, Span, Tracer};
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, Span, Tracer,
+};
 use serde_json::Value;
 use teamctl::observe::spend::TeamSpend;
 use teamctl::observe::watch::{Changes, Event, Watch};
@@ -77,9 +79,15 @@ pub(super) fn start(verb: &'static str, content: bool, config: Config) {
     if let Some(t) = &config.traces {
         match http(SpanExporter::builder().with_http(), t, &failure).build() {
             Ok(e) => {
+                let batch = BatchConfigBuilder::default()
+                    .with_scheduled_delay(config.span_delay)
+                    .build();
+                let processor = BatchSpanProcessor::builder(e)
+                    .with_batch_config(batch)
+                    .build();
                 traces = Some(
                     SdkTracerProvider::builder()
-                        .with_batch_exporter(e)
+                        .with_span_processor(processor)
                         .with_resource(resource.clone())
                         .with_max_events_per_span(4096)
                         .build(),
@@ -92,9 +100,12 @@ pub(super) fn start(verb: &'static str, content: bool, config: Config) {
     if let Some(t) = &config.metrics {
         match http(MetricExporter::builder().with_http(), t, &failure).build() {
             Ok(e) => {
+                let reader = PeriodicReader::builder(e)
+                    .with_interval(config.metric_interval)
+                    .build();
                 metrics = Some(
                     SdkMeterProvider::builder()
-                        .with_periodic_exporter(e)
+                        .with_reader(reader)
                         .with_resource(resource.clone())
                         .build(),
                 );

@@ -3,9 +3,8 @@
 //! off the loop so a busy lock never freezes the screen, and the one-frame `--once` rendering.
 //! The data comes from [`teamctl::observe::top`]; [`app`] holds the state, [`render`] draws.
 //!
-//! The members' transcripts are read through a [`Budget`] (with no cap: only its index, so a
-//! read parses what was appended since the last) and handed to `status` with the rest, once
-//! per refresh. Their folders wake the loop too, but a transcript is appended many times a
+//! The team is read through one [`TeamReader`], kept for the whole session: a refresh parses
+//! only the inboxes that changed and what the transcripts gained. Their folders wake the loop too, but a transcript is appended many times a
 //! second while its member works: a change there refreshes at most every [`TRANSCRIPT_EVERY`]
 //! (a message or a task change still refreshes at once), and a frame is drawn only when
 //! something on it changed.
@@ -19,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -27,18 +26,14 @@ use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use teamctl::host::proc::pid_alive;
-use teamctl::host::tmux::Liveness;
-use teamctl::observe::budget::{Budget, Cap};
 use teamctl::observe::log::{Filter, LogLine, MemberLog};
-use teamctl::observe::status;
-use teamctl::observe::top::{self, Inputs, TIMELINE_LEN, Timeline};
+use teamctl::observe::reader::{self, TeamReader};
+use teamctl::observe::top::{self, TIMELINE_LEN, Timeline};
 use teamctl::observe::watch::{Changes, Outside, Watch};
-use teamctl::store::dir::Kind as NodeKind;
-use teamctl::store::paths::{MemberName, TeamName};
+use teamctl::store::paths::MemberName;
 use teamctl::team::config::{LEAD, Team};
 use teamctl::team::mailbox::{self, SendRequest, Text};
 use teamctl::team::protocol::{self, Verdict};
-use teamctl::team::sentlog::Sent;
 
 use crate::cli::answer;
 use crate::cli::context::Ctx;
@@ -95,10 +90,10 @@ struct Pending {
 }
 
 /// Takes what the watcher saw; whether a file nobody owns yet is among it.
-fn take(pending: &Mutex<Pending>, budget: &Budget) -> bool {
+fn take(pending: &Mutex<Pending>, reader: &TeamReader) -> bool {
     let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
     let p = std::mem::take(&mut *p);
-    p.unknown || p.paths.iter().any(|path| !budget.knows(path))
+    p.unknown || p.paths.iter().any(|path| !reader.knows(path))
 }
 
 /// Moves the start of the transcript window after a read that found the transcripts `grew` (or
@@ -125,41 +120,14 @@ impl Drop for Watchdog {
     }
 }
 
-/// teamctl's sent log, re-read only when the file changed (it can hold megabytes).
-struct SentCache {
-    stamp: Option<(SystemTime, u64)>,
-    entries: Vec<Sent>,
-}
-
-impl SentCache {
-    fn get(&mut self, ctx: &Ctx) -> &[Sent] {
-        let stamp = ctx
-            .sent_log
-            .as_ref()
-            .and_then(|l| std::fs::metadata(l.path()).ok())
-            .and_then(|m| Some((m.modified().ok()?, m.len())));
-        if stamp.is_none() || stamp != self.stamp {
-            self.entries = ctx.sent();
-            self.stamp = stamp;
-        }
-        &self.entries
-    }
-}
-
 /// The screen's data and how to renew it.
 struct Live<'c> {
     ctx: &'c Ctx,
-    name: TeamName,
-    team: Team,
+    /// The team, its transcripts and what teamctl sent, read again on every refresh.
+    reader: TeamReader,
     app: App,
-    sent: SentCache,
-    live: Liveness,
     idle_after: Duration,
     stall_after: Duration,
-    /// The members' transcripts, read through the index (no cap).
-    budget: Budget,
-    /// The inboxes as last read: a refresh parses again only those that changed.
-    files: status::Cache,
     /// The story being shown, read as it grows.
     story: Option<MemberLog>,
     /// Whose story is shown or being read.
@@ -170,46 +138,29 @@ struct Live<'c> {
 
 impl<'c> Live<'c> {
     fn new(ctx: &'c Ctx, team: Team, timeline: Timeline, opts: &Options) -> Result<Live<'c>> {
-        let mut sent = SentCache {
-            stamp: None,
-            entries: Vec::new(),
-        };
-        let live = top::liveness(&team);
-        let mut budget = Budget::new(
-            &ctx.layout,
-            &team.name,
-            Cap::default(),
-            ctx.data_dir.as_deref(),
-        );
-        budget.check();
-        let mut files = status::Cache::default();
-        let view = top::view_with(
-            &team,
-            &timeline,
-            ctx.clock(),
-            &Inputs {
-                idle_after: opts.idle_after,
-                live: &live,
-                sent: sent.get(ctx),
-                messages: TIMELINE_LEN,
-                spend: Some(budget.spend()),
-                stall_after: opts.stall_after,
-            },
-            &mut files,
-        )?;
-        let mut app = App::new(view, timeline, ctx.identity(&team), opts.colors);
-        app.refusal = refusal(&team);
-        Ok(Live {
-            ctx,
-            name: team.name.clone(),
-            team,
-            app,
-            sent,
-            live,
+        let read = reader::Options {
             idle_after: opts.idle_after,
             stall_after: opts.stall_after,
-            budget,
-            files,
+            ..reader::Options::default()
+        };
+        let mut reader = TeamReader::of(team, ctx.records(), read);
+        let present = reader.read_opened(ctx.clock())?;
+        let view = top::view(
+            &present,
+            reader.team(),
+            reader.board(),
+            &timeline,
+            TIMELINE_LEN,
+        );
+        let team = reader.team();
+        let mut app = App::new(view, timeline, ctx.identity(team), opts.colors);
+        app.refusal = refusal(team);
+        Ok(Live {
+            ctx,
+            reader,
+            app,
+            idle_after: opts.idle_after,
+            stall_after: opts.stall_after,
             story: None,
             story_of: None,
             grew: false,
@@ -219,32 +170,12 @@ impl<'c> Live<'c> {
     /// Reads the team again (its config may have changed), what its transcripts gained, and
     /// computes a new view. Returns whether anything on screen changed.
     fn refresh(&mut self) -> bool {
-        let team = match Team::open(&self.ctx.layout, &self.name, self.ctx.leads.as_ref()) {
-            Ok(t) => t,
-            Err(e) => {
-                let trouble = Some(format!("{e:#}"));
-                let changed = self.app.trouble != trouble;
-                self.app.trouble = trouble;
-                return changed;
-            }
-        };
-        let before = self.budget.spend().clone();
-        self.budget.check();
-        self.grew = *self.budget.spend() != before;
-        let inputs = Inputs {
-            idle_after: self.idle_after,
-            live: &self.live,
-            sent: self.sent.get(self.ctx),
-            messages: TIMELINE_LEN,
-            spend: Some(self.budget.spend()),
-            stall_after: self.stall_after,
-        };
-        let changed = match top::view_with(
-            &team,
+        let before = self.reader.spend().map(|s| s.spend().clone());
+        let changed = match top::read(
+            &mut self.reader,
             &self.app.timeline,
             self.ctx.clock(),
-            &inputs,
-            &mut self.files,
+            TIMELINE_LEN,
         ) {
             Ok(v) => {
                 let changed = self.app.trouble.is_some() || v != self.app.view;
@@ -255,13 +186,16 @@ impl<'c> Live<'c> {
                 changed
             }
             Err(e) => {
-                self.app.trouble = Some(format!("{e:#}"));
-                true
+                let trouble = Some(format!("{e:#}"));
+                let changed = self.app.trouble != trouble;
+                self.app.trouble = trouble;
+                return changed;
             }
         };
-        self.app.identity = self.ctx.identity(&team);
-        self.app.refusal = refusal(&team);
-        self.team = team;
+        self.grew = self.reader.spend().map(|s| s.spend()) != before.as_ref();
+        let team = self.reader.team();
+        self.app.identity = self.ctx.identity(team);
+        self.app.refusal = refusal(team);
         let story = self.read_story();
         self.grew |= story;
         changed | story
@@ -284,7 +218,7 @@ impl<'c> Live<'c> {
         let Some(member) = wanted else {
             return true;
         };
-        let team = self.team.clone();
+        let team = self.reader.team().clone();
         match opened {
             Some(tx) => {
                 let tx = tx.clone();
@@ -339,18 +273,11 @@ impl<'c> Live<'c> {
     }
 
     /// The folders whose changes should wake the loop besides the team's own: the transcripts'
-    /// (as the budget found them), the story's, and `projects/` itself (a new project folder).
+    /// (as the reader found them, `projects/` itself among them) and the story's.
     fn transcript_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs = self.budget.dirs();
+        let mut dirs = self.reader.transcript_dirs();
         if let Some(log) = &self.story {
             dirs.extend(log.dirs());
-        }
-        let projects = self.team.layout.root_loc().join("projects");
-        if projects
-            .stat()
-            .is_ok_and(|i| i.is_some_and(|i| i.kind == NodeKind::Dir))
-        {
-            dirs.push(projects.to_path_buf());
         }
         dirs.sort();
         dirs.dedup();
@@ -361,30 +288,24 @@ impl<'c> Live<'c> {
     /// lead's process ended, a member's last event aged past the idle threshold, a member inside
     /// a turn went quiet for the stall threshold).
     fn tick(&mut self) -> bool {
-        let live = top::liveness(&self.team);
+        let panes = self.reader.probe();
         let lead_alive = self
-            .team
+            .reader
+            .team()
             .config
             .as_ref()
             .and_then(|c| c.lead_process.as_ref())
             .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
-        let changed =
-            live.tmux_panes != self.live.tmux_panes || lead_alive != self.app.view.team.lead_alive;
-        self.live = live;
+        let changed = panes || lead_alive != self.app.view.team.lead_alive;
         let now = self.ctx.clock();
         let aged = self
             .app
             .view
             .next_change(self.idle_after)
             .is_some_and(|t| now >= t);
-        let stalled = self.budget.spend().members.iter().any(|(name, m)| {
-            let quiet = m.in_turn
-                && m.last_write.is_some_and(|t| {
-                    SystemTime::from(now)
-                        .duration_since(t)
-                        .is_ok_and(|d| d >= self.stall_after)
-                });
-            quiet
+        let members = self.reader.spend().map(|s| &s.spend().members);
+        let stalled = members.into_iter().flatten().any(|(name, m)| {
+            m.stalled(now, self.stall_after)
                 && self
                     .app
                     .view
@@ -476,7 +397,8 @@ fn snapshot<'a>(ctx: &'a Ctx, team: Team, opts: &Options) -> Result<Live<'a>> {
             ..*opts
         },
     )?;
-    live.budget.save();
+    // A cache: a failure to save it only makes the next read longer.
+    let _ = live.reader.save();
     Ok(live)
 }
 
@@ -613,8 +535,10 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             }
             if transcripts_due.is_some_and(|t| Instant::now() >= t) {
                 transcripts_due = None;
-                if take(&pending, &live.budget) {
-                    live.budget.relocate_soon();
+                if take(&pending, &live.reader)
+                    && let Some(s) = live.reader.spend_mut()
+                {
+                    s.relocate();
                 }
                 dirty |= live.refresh();
                 window(&mut transcripts_read, &mut found_last, live.grew);
@@ -657,7 +581,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                             Effect::Send { to, text } => {
                                 live.app.busy = Some(format!("sending to {to}…"));
                                 let done = tx.clone();
-                                let team = live.team.clone();
+                                let team = live.reader.team().clone();
                                 let dog = Watchdog(tx.clone(), "sending");
                                 scope.spawn(move || {
                                     let _dog = dog;
@@ -671,7 +595,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                                     a.id
                                 ));
                                 let done = tx.clone();
-                                let team = live.team.clone();
+                                let team = live.reader.team().clone();
                                 let dog = Watchdog(tx.clone(), "answering");
                                 scope.spawn(move || {
                                     let _dog = dog;
@@ -711,8 +635,10 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             if changed {
                 // A message or a task at once (the transcripts are read with it).
                 transcripts_due = None;
-                if take(&pending, &live.budget) {
-                    live.budget.relocate_soon();
+                if take(&pending, &live.reader)
+                    && let Some(s) = live.reader.spend_mut()
+                {
+                    s.relocate();
                 }
                 dirty |= live.refresh();
                 window(&mut transcripts_read, &mut found_last, live.grew);
@@ -725,7 +651,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     });
     // The terminal first (raw mode off, main screen, cursor), then what a signal asks for.
     drop(screen);
-    live.budget.save();
+    let _ = live.reader.save();
     if signals::received() {
         teamctl::store::lock::drain(std::time::Duration::from_secs(5));
     }

@@ -1,10 +1,15 @@
 //! Where an export goes: a folder, or a gzipped tar archive (`.tar.gz`, `.tgz`), written beside
-//! its final place under a temporary name and renamed into it once whole, so a reader never
-//! sees half a record and a failed export leaves nothing behind.
+//! its final place under a temporary name and moved into it once whole (never over anything
+//! that took the name meanwhile), so a reader never sees half a record and a failed export
+//! leaves nothing behind.
+//!
+//! A record is no more readable than what it copies (inboxes, transcripts, the sent log are the
+//! user's alone): its folders are made 0700, its files and an archive 0600, and the files inside
+//! an archive carry mode 0600.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -37,6 +42,12 @@ impl Format {
     }
 }
 
+/// The mode of a record's files and of an archive (before the umask).
+const FILE_MODE: u32 = 0o600;
+
+/// The mode of a record's folders (before the umask).
+const DIR_MODE: u32 = 0o700;
+
 /// A bundle being written.
 pub(crate) struct Bundle {
     out: PathBuf,
@@ -54,21 +65,17 @@ enum Kind {
 }
 
 impl Bundle {
-    /// Starts a bundle at `out` (see [`Format::of`]). `out` must not exist, or be an empty
-    /// folder (for a folder bundle).
+    /// Starts a bundle at `out` (see [`Format::of`]). `out` must not exist: nothing is ever
+    /// written over or into what is there, an empty folder included.
     ///
     /// # Errors
-    /// `out` exists (and is not an empty folder), its parent cannot be made, I/O.
+    /// `out` exists, its parent cannot be made, I/O.
     pub(crate) fn create(out: &Path) -> Result<Bundle> {
         let format = Format::of(out);
         match fs::symlink_metadata(out) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Ok(m)
-                if format == Format::Folder
-                    && m.is_dir()
-                    && fs::read_dir(out).is_ok_and(|mut d| d.next().is_none()) => {}
             Ok(_) => bail!(
-                "{} already exists; give --out a new path (or remove it)",
+                "{} already exists; give a path that does not exist yet (or remove it)",
                 out.display()
             ),
             Err(e) => return Err(e).with_context(|| format!("could not check {}", out.display())),
@@ -86,7 +93,9 @@ impl Bundle {
         let tmp = out.with_file_name(tmp_name);
         let kind = match format {
             Format::Folder => {
-                fs::create_dir(&tmp)
+                fs::DirBuilder::new()
+                    .mode(DIR_MODE)
+                    .create(&tmp)
                     .with_context(|| format!("could not create {}", tmp.display()))?;
                 Kind::Folder
             }
@@ -94,7 +103,7 @@ impl Bundle {
                 let f = File::options()
                     .write(true)
                     .create_new(true)
-                    .mode(0o644)
+                    .mode(FILE_MODE)
                     .open(&tmp)
                     .with_context(|| format!("could not create {}", tmp.display()))?;
                 let gz = GzEncoder::new(BufWriter::new(f), Compression::default());
@@ -153,12 +162,16 @@ impl Bundle {
             Kind::Folder => {
                 let path = self.tmp.join(rel);
                 if let Some(dir) = path.parent() {
-                    fs::create_dir_all(dir).with_context(fail)?;
+                    fs::DirBuilder::new()
+                        .recursive(true)
+                        .mode(DIR_MODE)
+                        .create(dir)
+                        .with_context(fail)?;
                 }
                 let mut f = File::options()
                     .write(true)
                     .create_new(true)
-                    .mode(0o644)
+                    .mode(FILE_MODE)
                     .open(&path)
                     .with_context(fail)?;
                 io::copy(&mut exact, &mut f).with_context(fail)?;
@@ -169,7 +182,7 @@ impl Bundle {
             Kind::TarGz { tar, root } => {
                 let mut h = tar::Header::new_gnu();
                 h.set_size(len);
-                h.set_mode(0o644);
+                h.set_mode(FILE_MODE);
                 h.set_entry_type(tar::EntryType::Regular);
                 let secs = mtime
                     .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
@@ -210,13 +223,37 @@ impl Bundle {
                     f.metadata()?.len()
                 }
             };
-            fs::rename(&self.tmp, &self.out)?;
+            rename_new(&self.tmp, &self.out)?;
             if let Some(dir) = self.out.parent().filter(|p| !p.as_os_str().is_empty()) {
                 let _ = File::open(dir).and_then(|d| d.sync_all());
             }
             Ok(size)
         })();
         done.with_context(|| format!("could not write {}", self.out.display()))
+    }
+}
+
+/// Moves `from` to `to`, never over what took that name since [`Bundle::create`] looked (a
+/// folder, a file, a link): `renameat2(RENAME_NOREPLACE)`, or where the file system has no such
+/// rename, a look and a plain rename.
+fn rename_new(from: &Path, to: &Path) -> Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
+    let taken = || {
+        anyhow::anyhow!(
+            "it appeared while the record was written; give a path that does not exist yet"
+        )
+    };
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(Errno::EXIST) => Err(taken()),
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            if fs::symlink_metadata(to).is_ok() {
+                return Err(taken());
+            }
+            Ok(fs::rename(from, to)?)
+        }
+        Err(e) => Err(io::Error::from(e).into()),
     }
 }
 
@@ -259,6 +296,7 @@ impl Drop for Bundle {
 mod tests {
     use super::*;
     use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_folder_and_an_archive() {
@@ -269,18 +307,32 @@ mod tests {
         assert!(!out.exists(), "in place only once finished");
         b.finish().unwrap();
         assert_eq!(fs::read(out.join("a/b.json")).unwrap(), b"[]");
+        // As private as what it copies, whatever the umask lets through.
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&out) & 0o077, 0);
+        assert_eq!(mode(&out.join("a")) & 0o077, 0);
+        assert_eq!(mode(&out.join("a/b.json")) & 0o077, 0);
         assert!(
             Bundle::create(&out).is_err(),
             "never over an earlier record"
         );
+        // Not into an empty folder either (its owner chose its mode).
         let empty = dir.path().join("empty");
         fs::create_dir(&empty).unwrap();
-        Bundle::create(&empty).unwrap().finish().unwrap();
+        assert!(Bundle::create(&empty).is_err());
+        // A name taken while the record was written is not replaced.
+        let late = dir.path().join("late");
+        let b = Bundle::create(&late).unwrap();
+        fs::create_dir(&late).unwrap();
+        let err = b.finish().unwrap_err();
+        assert!(format!("{err:#}").contains("appeared"), "{err:#}");
+        assert_eq!(fs::read_dir(&late).unwrap().count(), 0);
 
         let tgz = dir.path().join("sub/rec.tar.gz");
         let mut b = Bundle::create(&tgz).unwrap();
         b.add("x.txt", b"hello", None).unwrap();
         b.finish().unwrap();
+        assert_eq!(mode(&tgz) & 0o077, 0);
         let mut names = Vec::new();
         let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(File::open(&tgz).unwrap()));
         for e in ar.entries().unwrap() {
@@ -290,6 +342,10 @@ mod tests {
             names.push((e.path().unwrap().display().to_string(), s));
         }
         assert_eq!(names, [("rec/x.txt".to_string(), "hello".to_string())]);
+        let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(File::open(&tgz).unwrap()));
+        for e in ar.entries().unwrap() {
+            assert_eq!(e.unwrap().header().mode().unwrap(), 0o600);
+        }
 
         // Dropped unfinished: nothing left.
         let b = Bundle::create(&dir.path().join("gone.tgz")).unwrap();

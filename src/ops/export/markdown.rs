@@ -1,14 +1,12 @@
 //! `report.md`: a record for people, as GitHub-flavoured Markdown that can be appended to
 //! `$GITHUB_STEP_SUMMARY` as it is.
 //!
-//! Teammate text never becomes Markdown or HTML: a short field (a name, a subject, a summary, a
-//! table cell) has every ASCII punctuation character backslash-escaped (so no emphasis, link,
-//! autolink, mention, emoji code, HTML tag or table pipe), line breaks turned into spaces; a
-//! message's text goes into a fenced code block whose fence is longer than any run of backticks
-//! in it. In both, control characters (C0 but newline in a block, DEL, C1, the bidi controls,
-//! the line and paragraph separators) are written as visible escapes such as `\u{1b}`. The report
-//! stays under GitHub's 1 MiB limit for a step summary: long texts are cut, and past
-//! [`BUDGET`] the remaining texts are left to `summary.json`.
+//! Teammate text goes through [`crate::text::markdown`], the one escaper for untrusted text in
+//! Markdown: a short field (a name, a subject, a summary, a table cell) can form no Markdown or
+//! HTML, a message's text is a fenced code block it cannot close, controls are visible escapes
+//! such as `\u{1b}`, and no line starts a CI runner's command. The report stays under GitHub's
+//! 1 MiB limit for a step summary: long texts are cut, and past [`BUDGET`] the remaining texts
+//! are left to `summary.json`.
 
 use std::fmt::Write as _;
 
@@ -16,9 +14,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::observe::spend::CostSource;
 use crate::ops::export::summary::{Message, MessageState, Summary};
-use crate::ops::report;
 use crate::team::transcript::Tokens;
-use crate::text::is_control;
+use crate::text::markdown::{self, inline};
+use crate::units::{self, count};
 
 /// The size the report keeps under (GitHub refuses a step summary over 1 MiB).
 pub const BUDGET: usize = 900 * 1024;
@@ -26,67 +24,15 @@ pub const BUDGET: usize = 900 * 1024;
 /// The most of one message's text the report shows (characters).
 pub const TEXT_MAX: usize = 4000;
 
-fn visible(c: char) -> String {
-    format!("\\u{{{:x}}}", c as u32)
-}
-
-/// Untrusted text as one inline run: at most `max` characters (then `…`), line breaks and tabs
-/// as spaces, controls as visible escapes, every ASCII punctuation character escaped.
-pub fn inline(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for (n, c) in text.trim().chars().enumerate() {
-        if n == max {
-            out.push('…');
-            break;
-        }
-        match c {
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if is_control(c) => {
-                for v in visible(c).chars() {
-                    push_escaped(&mut out, v);
-                }
-            }
-            c => push_escaped(&mut out, c),
-        }
-    }
-    if out.is_empty() { "—".into() } else { out }
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    if c.is_ascii_punctuation() {
-        out.push('\\');
-    }
-    out.push(c);
-}
-
-/// Untrusted text as a fenced code block (at most `max` characters, then a note), ending in a
-/// newline.
-pub fn fenced(text: &str, max: usize) -> String {
-    let mut body = String::with_capacity(text.len() + 8);
-    let mut cut = 0;
-    for (n, c) in text.chars().enumerate() {
-        if n == max {
-            cut = text.chars().count() - max;
-            break;
-        }
-        match c {
-            '\n' | '\t' => body.push(c),
-            c if is_control(c) => body.push_str(&visible(c)),
-            c => body.push(c),
-        }
-    }
-    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat((longest + 1).max(3));
-    let mut out = format!("{fence}text\n{body}");
-    if !body.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&fence);
-    out.push('\n');
-    if cut > 0 {
+/// A message's text (at most `max` characters) as a fenced block, and where the rest is.
+fn block(text: &str, max: usize) -> String {
+    let f = markdown::fenced(text, max);
+    let mut out = f.block;
+    if f.cut > 0 {
         let _ = writeln!(
             out,
-            "\n*({cut} more characters: the whole text is in summary.json)*"
+            "\n*({} more characters: the whole text is in summary.json)*",
+            f.cut
         );
     }
     out
@@ -121,6 +67,17 @@ fn header(names: &[&str]) -> String {
 /// The report for `s`.
 pub fn render(s: &Summary) -> String {
     let mut md = String::new();
+    intro(&mut md, s);
+    members(&mut md, s);
+    tasks(&mut md, s);
+    conversation(&mut md, s);
+    transcripts(&mut md, s);
+    warnings(&mut md, s);
+    md
+}
+
+/// The heading, the run, the counts and the lead's answer.
+fn intro(md: &mut String, s: &Summary) {
     let _ = writeln!(md, "## Team record: {}\n", inline(&s.team, 128));
     let generated = DateTime::parse_from_rfc3339(&s.generated_at)
         .map(|d| {
@@ -174,10 +131,13 @@ pub fn render(s: &Summary) -> String {
         } else {
             "### The lead's last answer (its turn had not ended)\n\n"
         });
-        md.push_str(&fenced(text, TEXT_MAX * 4));
+        md.push_str(&block(text, TEXT_MAX * 4));
         md.push('\n');
     }
+}
 
+/// The members' table and the team's total.
+fn members(md: &mut String, s: &Summary) {
     md.push_str("### Members\n\n");
     if s.status.members.is_empty() {
         md.push_str("No members on record.\n\n");
@@ -225,7 +185,10 @@ pub fn render(s: &Summary) -> String {
         }
         None => md.push_str("No transcript was found, so the cost is not known.\n\n"),
     }
+}
 
+/// The tasks' table.
+fn tasks(md: &mut String, s: &Summary) {
     md.push_str("### Tasks\n\n");
     if s.tasks.is_empty() {
         md.push_str("No tasks.\n\n");
@@ -246,7 +209,10 @@ pub fn render(s: &Summary) -> String {
         }
         md.push('\n');
     }
+}
 
+/// The conversation: a timeline, then each message's text (within [`BUDGET`]).
+fn conversation(md: &mut String, s: &Summary) {
     md.push_str("### Conversation\n\n");
     if s.messages.is_empty() {
         md.push_str("No messages on record.\n\n");
@@ -292,7 +258,7 @@ pub fn render(s: &Summary) -> String {
                 inline(&m.to, 64),
                 what(m)
             );
-            md.push_str(&fenced(text, TEXT_MAX));
+            md.push_str(&block(text, TEXT_MAX));
             md.push('\n');
         }
         if left_out > 0 {
@@ -303,7 +269,10 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
+}
 
+/// The transcripts' table.
+fn transcripts(md: &mut String, s: &Summary) {
     md.push_str("### Transcripts\n\n");
     if s.transcripts.is_empty() {
         md.push_str("No transcripts on record.\n\n");
@@ -323,7 +292,10 @@ pub fn render(s: &Summary) -> String {
         }
         md.push('\n');
     }
+}
 
+/// What the export could not record.
+fn warnings(md: &mut String, s: &Summary) {
     if !s.warnings.is_empty() {
         md.push_str("### Warnings\n\n");
         for w in s.warnings.iter().take(50) {
@@ -333,16 +305,6 @@ pub fn render(s: &Summary) -> String {
             let _ = writeln!(md, "- … {} more in summary.json", s.warnings.len() - 50);
         }
         md.push('\n');
-    }
-    md
-}
-
-/// `12`, `4.5k`, `1.2M`.
-fn count(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
     }
 }
 
@@ -361,7 +323,7 @@ fn tokens(t: &Tokens) -> String {
 /// there are tokens), `—` without a transcript.
 fn cost(usd: Option<f64>, source: Option<CostSource>, known: bool) -> String {
     // `\$`: two dollar signs in a line must not read as a formula on GitHub.
-    let shown = |v: f64| report::usd(v).replace('$', "\\$");
+    let shown = |v: f64| units::usd(v).replace('$', "\\$");
     match (usd, source) {
         (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", shown(v)),
         (Some(v), _) => format!("{} (computed)", shown(v)),
@@ -392,49 +354,5 @@ fn state(s: MessageState) -> &'static str {
         MessageState::Delivered => "delivered",
         MessageState::Consumed => "consumed",
         MessageState::Sent => "sent",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The report hides the same characters the terminal output does (one list, `text.rs`):
-    /// zero-width ones, tag characters and the paragraph separator too, not only C0/C1 and bidi.
-    #[test]
-    fn invisible_characters_are_shown() {
-        assert_eq!(
-            inline("team\u{200b}-lead\u{e0041}\u{2029}x", 100),
-            r"team\\u\{200b\}\-lead\\u\{e0041\}\\u\{2029\}x"
-        );
-    }
-
-    #[test]
-    fn inline_text_cannot_become_markdown() {
-        assert_eq!(inline("a*b_c", 100), "a\\*b\\_c");
-        assert_eq!(
-            inline("<img src=x onerror=alert(1)> | @all #1 :x: [l](u)", 100),
-            "\\<img src\\=x onerror\\=alert\\(1\\)\\> \\| \\@all \\#1 \\:x\\: \\[l\\]\\(u\\)"
-        );
-        assert_eq!(
-            inline("two\nlines\tand\u{1b}[2J", 100),
-            "two lines and\\\\u\\{1b\\}\\[2J"
-        );
-        assert_eq!(inline("\u{202e}", 100), "\\\\u\\{202e\\}");
-        assert_eq!(inline("abcdef", 3), "abc…");
-        assert_eq!(inline("  ", 3), "—");
-    }
-
-    #[test]
-    fn fenced_text_cannot_close_its_fence() {
-        let f = fenced("x\n```\n````\ny", 100);
-        assert!(f.starts_with("`````text\nx\n```\n````\ny\n`````\n"), "{f}");
-        let f = fenced("bell\u{7}\r\nesc\u{1b}", 100);
-        assert_eq!(f, "```text\nbell\\u{7}\\u{d}\nesc\\u{1b}\n```\n");
-        let f = fenced("abcdef", 2);
-        assert!(
-            f.contains("ab\n```") && f.contains("4 more characters"),
-            "{f}"
-        );
     }
 }

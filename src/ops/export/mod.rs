@@ -32,7 +32,6 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
@@ -46,9 +45,7 @@ pub use summary::{
     TranscriptInfo,
 };
 
-use crate::host::tmux::Liveness;
-use crate::observe::spend::{self, TeamSpend};
-use crate::observe::status::{Work, team_status};
+use crate::observe::reader::{Options, Records, TeamReader};
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
@@ -59,7 +56,6 @@ use crate::team::lead::Leads;
 use crate::team::model::{Frame, Kind, MessageView};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
-use crate::team::transcript::index::Index;
 use crate::team::transcript::{FileState, locate};
 use crate::time::iso_millis;
 
@@ -218,274 +214,66 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         files: Vec::new(),
         warnings: Vec::new(),
     };
-    let layout = req.layout;
     let name = req.team;
-    let team_dir = layout.team_dir(name);
-    let team_folder = match team_dir.stat() {
-        Ok(Some(i)) => {
-            if i.kind != dir::Kind::Dir {
-                g.warnings.push(format!(
-                    "skipped {}",
-                    dir::Unexpected {
-                        path: team_dir.to_path_buf(),
-                        found: i.kind,
-                        wanted: dir::Kind::Dir,
-                    }
-                ));
-            }
-            i.kind == dir::Kind::Dir
-        }
-        Ok(None) => false,
-        Err(e) => {
-            g.warnings.push(locate::refusal(&team_dir, &e));
-            false
-        }
-    };
-
-    // config.json
-    let config_path = layout.config_path(name);
-    let config = g
-        .json("team/config.json", &config_path)?
-        .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
-    let lead_record = match (req.leads, &config) {
-        (Some(leads), Some(cfg)) => leads
-            .find(layout, name)
-            .ok()
-            .flatten()
-            .filter(|r| cfg.recorded_by(r)),
-        _ => None,
-    };
-    let teamctl_leads = lead_record.is_some();
-    let team = Team {
-        layout: layout.clone(),
-        name: name.clone(),
-        config: config.clone(),
-        lead: lead_record,
-    };
-
-    // Inboxes (one that does not parse is reported by the status below).
-    let mut inboxes: Vec<(String, Vec<store::Entry>)> = Vec::new();
-    let inboxes_dir = layout.inboxes_dir(name);
-    for owner in g.names_in(&inboxes_dir, ".json") {
-        let path = inboxes_dir.join(format!("{owner}.json"));
-        let rel = format!("team/inboxes/{owner}.json");
-        if let Some(c) = g.json(&rel, &path)? {
-            let lossy = store::format::replace_lone_surrogates(&c.bytes);
-            if let Ok(entries) = store::parse_inbox(lossy.as_deref().unwrap_or(&c.bytes), &path) {
-                inboxes.push((owner, entries));
-            }
-        }
-    }
-
-    // Tasks.
-    let tasks_dir = layout.tasks_dir(name);
-    let mut board = Board::default();
-    let mut task_files: Vec<String> = g
-        .names_in(&tasks_dir, ".json")
-        .into_iter()
-        .map(|n| n + ".json")
-        .collect();
-    if matches!(tasks_dir.join(".highwatermark").stat(), Ok(Some(_))) {
-        task_files.push(".highwatermark".into());
-    }
-    task_files.sort();
-    for file in task_files {
-        let path = tasks_dir.join(&file);
-        if file.starts_with('.') {
-            g.raw(&format!("tasks/{file}"), &path)?;
-            continue;
-        }
-        let Some(c) = g.json(&format!("tasks/{file}"), &path)? else {
-            continue;
-        };
-        if let Ok(t) = store::parse_object(&c.bytes, &path)
-            .map_err(|e| format!("{e:#}"))
-            .and_then(|raw| Task::from_raw(raw, path.to_path_buf()))
-        {
-            board.tasks.push(t);
-        }
-    }
-    board.tasks.sort_by(|a, b| {
-        let n = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX);
-        n(&a.id).cmp(&n(&b.id)).then_with(|| a.id.cmp(&b.id))
-    });
+    let team_folder = g.team_folder(req.layout, name);
+    let team = g.team(req)?;
+    let inboxes = g.inboxes(req.layout, name)?;
+    let board = g.tasks(req.layout, name)?;
     let tasks: Vec<TaskView> = board.tasks.iter().map(|t| board.view(t)).collect();
-
-    // The sent log's lines of this team.
     let sent: Vec<&Sent> = req
         .sent
         .iter()
         .filter(|s| s.team == name.as_str())
         .collect();
-    if !sent.is_empty() {
-        let mut lines = Vec::new();
-        for s in &sent {
-            lines.extend(serde_json::to_vec(s)?);
-            lines.push(b'\n');
-        }
-        g.add(
-            "sent.jsonl",
-            &FileCopy {
-                bytes: lines,
-                mtime: None,
-                retries: 0,
-                settled: true,
-                changing: false,
-            },
-        )?;
-    }
+    g.sent_log(&sent)?;
 
-    // Transcripts: every member's sessions as `status` finds them (the lead's, pane
-    // teammates', in-process teammates', several for a member that was restarted), each with
-    // its subagents'; what they cost, read once through the transcript index.
-    let session = req
-        .lead_session_id
-        .map(String::from)
-        .or_else(|| config.as_ref().and_then(|c| c.lead_session_id.clone()));
-    let lead_name = config
+    // The team as `status` reads it, from the config.json copied above, with the run's own
+    // session id (which it knows before config.json exists and after it is gone); its
+    // transcripts read once through the transcript index.
+    let session = g.lead_session(req, team.config.as_ref());
+    let records = Records {
+        leads: req.leads.cloned(),
+        sent_log: None,
+        data_dir: req.data_dir.map(Path::to_path_buf),
+    };
+    let opts = Options {
+        probe: false,
+        ..Options::default()
+    };
+    let mut reader = TeamReader::of(team.clone(), records, opts)
+        .with_sent(req.sent.to_vec())
+        .with_lead_session(session.as_deref());
+    let present = reader.read_opened(req.now)?;
+    // A cache: a failure to save it only makes the next read longer.
+    let _ = reader.save();
+    let spend = reader
+        .spend()
+        .map(|s| s.spend().clone())
+        .unwrap_or_default();
+    g.warnings.extend(spend.warnings.iter().cloned());
+    let empty = BTreeMap::new();
+    let located = reader.spend().map_or(&empty, |s| s.sessions());
+    let lead_name = team
+        .config
         .as_ref()
         .and_then(|c| c.lead().map(|l| l.name.clone()))
         .unwrap_or_else(|| LEAD.to_string());
-    let session = match session {
-        Some(sid) if !is_session_id(&sid) => {
-            g.warnings.push(format!(
-                "leadSessionId {sid:?} is not a session id; its transcript was not looked for"
-            ));
-            None
-        }
-        other => other,
-    };
-    // What locate reads: config.json (with the run's own session id, which it knows before
-    // config.json exists and after it is gone), else only the lead's session.
-    let located_cfg = match (&config, &session) {
-        (Some(c), sid) => {
-            let mut c = c.clone();
-            if sid.is_some() {
-                c.lead_session_id.clone_from(sid);
-            }
-            Some(c)
-        }
-        (None, Some(sid)) => {
-            let doc =
-                serde_json::json!({"name": name.as_str(), "leadSessionId": sid, "members": []});
-            TeamConfig::parse(doc.to_string().as_bytes(), &config_path).ok()
-        }
-        (None, None) => None,
-    };
-    let mut index = Index::load(req.data_dir);
-    let mut located: BTreeMap<String, Vec<locate::Session>> = BTreeMap::new();
-    let mut spend = TeamSpend::default();
-    if let Some(cfg) = &located_cfg {
-        located = locate::locate(
-            layout.root_loc(),
-            name.as_str(),
-            cfg,
-            &mut index,
-            &mut g.warnings,
-        );
-        spend = spend::read_located(&located, &mut index);
-        for w in std::mem::take(&mut spend.warnings) {
-            locate::note(&mut g.warnings, w);
-        }
-        // A cache: a failure to save it only makes the next read longer.
-        let _ = index.save();
-    }
-    let mut transcripts = Vec::new();
-    let mut said: Vec<Said> = Vec::new();
-    let mut result = None;
-    let mut result_final = false;
-    // The lead first, then the others in name order.
-    let mut owners: Vec<&String> = located.keys().collect();
-    owners.sort_by_key(|n| **n != lead_name);
-    for owner in owners {
-        let folder = safe_name(owner);
-        for s in &located[owner] {
-            let kind = match s.kind {
-                locate::Kind::Lead => "lead",
-                locate::Kind::Pane => "pane",
-                locate::Kind::InProcess => "in_process",
-            };
-            let stem = file_stem(&s.path);
-            let rel = format!("transcripts/{folder}/{stem}.jsonl");
-            let sid = (s.kind != locate::Kind::InProcess).then(|| stem.clone());
-            let mut st = FileState::default();
-            let is_lead = s.kind == locate::Kind::Lead && result.is_none();
-            let info = g.transcript(
-                &rel,
-                &s.path,
-                owner,
-                sid.as_deref(),
-                kind,
-                Some(&mut said),
-                &mut |line| {
-                    if is_lead {
-                        st.feed(line);
-                    }
-                },
-            )?;
-            if let Some(info) = info {
-                if is_lead {
-                    result_final = st.turn.ended && st.turn.last_text.is_some();
-                    result = st.turn.last_text.take();
-                }
-                transcripts.push(info);
-            }
-            for sub in &s.subagents {
-                let rel = format!(
-                    "transcripts/{folder}/{stem}/subagents/{}.jsonl",
-                    file_stem(sub)
-                );
-                if let Some(info) =
-                    g.transcript(&rel, sub, owner, None, "subagent", None, &mut |_| {})?
-                {
-                    transcripts.push(info);
-                }
-            }
-        }
-    }
+    let mut t = g.transcripts(located, &lead_name)?;
     if let Some(sid) = session.as_deref()
         && !located
             .get(&lead_name)
             .is_some_and(|v| v.iter().any(|s| s.kind == locate::Kind::Lead))
-        && !teamctl_leads
+        && !team.teamctl_leads()
     {
-        g.warnings.push(format!(
-            "the lead's transcript ({sid}.jsonl) was not found under {}",
-            layout.root().join("projects").display()
-        ));
-        transcripts.push(TranscriptInfo {
-            member: lead_name.clone(),
-            session_id: Some(sid.to_string()),
-            kind: "lead",
-            path: None,
-            source: None,
-            lines: 0,
-            bytes: 0,
-        });
+        g.lead_transcript_missing(req.layout, &lead_name, sid, &mut t.infos);
     }
-    if result.is_none()
-        && let Some(r) = req.run.as_ref().and_then(|r| r.result.clone())
-    {
-        result = Some(r);
+    if t.result.is_none() {
+        t.result = req.run.as_ref().and_then(|r| r.result.clone());
     }
+    let messages = conversation(&inboxes, &sent, t.said, team_folder);
 
-    let messages = conversation(&inboxes, &sent, said, team_folder);
-
-    // The status document, as `status --json` would show it now (with what each member
-    // cost: observe::spend, read above).
-    let work = Work {
-        spend: &spend,
-        requests: &[],
-        stall_after: Duration::from_secs(300),
-    };
-    let st = team_status(
-        &team,
-        req.now,
-        Duration::from_secs(300),
-        &Liveness::default(),
-        req.sent,
-        Some(&work),
-    )?;
+    // The status document, as `status --json` would show it now (read above).
+    let st = present.status;
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
     let mut warnings = g.warnings;
@@ -506,13 +294,22 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         },
         tasks,
         messages,
-        result,
-        result_final,
-        transcripts,
+        result: t.result,
+        result_final: t.result_final,
+        transcripts: t.infos,
         cost,
         files: g.files,
         warnings,
     })
+}
+
+/// The transcripts copied: each file's record, the messages they say were delivered, and the
+/// lead's last text (its final answer when its turn ended).
+struct Transcripts {
+    infos: Vec<TranscriptInfo>,
+    said: Vec<Said>,
+    result: Option<String>,
+    result_final: bool,
 }
 
 struct Gathering<'s, 'a> {
@@ -522,6 +319,245 @@ struct Gathering<'s, 'a> {
 }
 
 impl Gathering<'_, '_> {
+    /// Whether the team folder is there (a symlink, FIFO, … in its place is a warning).
+    fn team_folder(&mut self, layout: &Layout, name: &TeamName) -> bool {
+        let team_dir = layout.team_dir(name);
+        match team_dir.stat() {
+            Ok(Some(i)) => {
+                if i.kind != dir::Kind::Dir {
+                    self.warnings.push(format!(
+                        "skipped {}",
+                        dir::Unexpected {
+                            path: team_dir.to_path_buf(),
+                            found: i.kind,
+                            wanted: dir::Kind::Dir,
+                        }
+                    ));
+                }
+                i.kind == dir::Kind::Dir
+            }
+            Ok(None) => false,
+            Err(e) => {
+                self.warnings.push(locate::refusal(&team_dir, &e));
+                false
+            }
+        }
+    }
+
+    /// Copies `config.json`, and returns the team as it describes it (with teamctl's lead
+    /// record when it matches).
+    fn team(&mut self, req: &Request) -> Result<Team> {
+        let (layout, name) = (req.layout, req.team);
+        let config_path = layout.config_path(name);
+        let config = self
+            .json("team/config.json", &config_path)?
+            .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
+        let lead = match (req.leads, &config) {
+            (Some(leads), Some(cfg)) => leads
+                .find(layout, name)
+                .ok()
+                .flatten()
+                .filter(|r| cfg.recorded_by(r)),
+            _ => None,
+        };
+        Ok(Team {
+            layout: layout.clone(),
+            name: name.clone(),
+            config,
+            lead,
+        })
+    }
+
+    /// Copies every inbox, and returns the entries of those that parse (one that does not is
+    /// reported by the status).
+    fn inboxes(
+        &mut self,
+        layout: &Layout,
+        name: &TeamName,
+    ) -> Result<Vec<(String, Vec<store::Entry>)>> {
+        let mut inboxes = Vec::new();
+        let inboxes_dir = layout.inboxes_dir(name);
+        for owner in self.names_in(&inboxes_dir, ".json") {
+            let path = inboxes_dir.join(format!("{owner}.json"));
+            let rel = format!("team/inboxes/{owner}.json");
+            if let Some(c) = self.json(&rel, &path)? {
+                let lossy = store::format::replace_lone_surrogates(&c.bytes);
+                let bytes = lossy.as_deref().unwrap_or(&c.bytes);
+                if let Ok(entries) = store::parse_inbox(bytes, &path) {
+                    inboxes.push((owner, entries));
+                }
+            }
+        }
+        Ok(inboxes)
+    }
+
+    /// Copies every task file and `.highwatermark`, and returns the board of those that parse.
+    fn tasks(&mut self, layout: &Layout, name: &TeamName) -> Result<Board> {
+        let tasks_dir = layout.tasks_dir(name);
+        let mut board = Board::default();
+        let mut task_files: Vec<String> = self
+            .names_in(&tasks_dir, ".json")
+            .into_iter()
+            .map(|n| n + ".json")
+            .collect();
+        if matches!(tasks_dir.join(".highwatermark").stat(), Ok(Some(_))) {
+            task_files.push(".highwatermark".into());
+        }
+        task_files.sort();
+        for file in task_files {
+            let path = tasks_dir.join(&file);
+            if file.starts_with('.') {
+                self.raw(&format!("tasks/{file}"), &path)?;
+                continue;
+            }
+            let Some(c) = self.json(&format!("tasks/{file}"), &path)? else {
+                continue;
+            };
+            if let Ok(t) = store::parse_object(&c.bytes, &path)
+                .map_err(|e| format!("{e:#}"))
+                .and_then(|raw| Task::from_raw(raw, path.to_path_buf()))
+            {
+                board.tasks.push(t);
+            }
+        }
+        board.tasks.sort_by(|a, b| {
+            let n = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX);
+            n(&a.id).cmp(&n(&b.id)).then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(board)
+    }
+
+    /// Writes the team's lines of teamctl's sent log as `sent.jsonl` (none: no file).
+    fn sent_log(&mut self, sent: &[&Sent]) -> Result<()> {
+        if sent.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for s in sent {
+            lines.extend(serde_json::to_vec(s)?);
+            lines.push(b'\n');
+        }
+        self.add(
+            "sent.jsonl",
+            &FileCopy {
+                bytes: lines,
+                mtime: None,
+                retries: 0,
+                settled: true,
+                changing: false,
+            },
+        )
+    }
+
+    /// The lead's session: the one the run knows, else `leadSessionId`; one that is not a
+    /// session id is a warning and is not looked for.
+    fn lead_session(&mut self, req: &Request, config: Option<&TeamConfig>) -> Option<String> {
+        let session = req
+            .lead_session_id
+            .map(String::from)
+            .or_else(|| config.and_then(|c| c.lead_session_id.clone()))?;
+        if is_session_id(&session) {
+            return Some(session);
+        }
+        self.warnings.push(format!(
+            "leadSessionId {session:?} is not a session id; its transcript was not looked for"
+        ));
+        None
+    }
+
+    /// Copies every member's sessions (the lead first, then the others in name order), each
+    /// with its subagents', reading the messages they delivered and the lead's final answer.
+    fn transcripts(
+        &mut self,
+        located: &BTreeMap<String, Vec<locate::Session>>,
+        lead_name: &str,
+    ) -> Result<Transcripts> {
+        let mut t = Transcripts {
+            infos: Vec::new(),
+            said: Vec::new(),
+            result: None,
+            result_final: false,
+        };
+        let mut owners: Vec<&String> = located.keys().collect();
+        owners.sort_by_key(|n| *n != lead_name);
+        for owner in owners {
+            for s in &located[owner] {
+                self.session(owner, s, &mut t)?;
+            }
+        }
+        Ok(t)
+    }
+
+    /// Copies one session of `owner` and its subagents' files into `t`.
+    fn session(&mut self, owner: &str, s: &locate::Session, t: &mut Transcripts) -> Result<()> {
+        let folder = safe_name(owner);
+        let kind = match s.kind {
+            locate::Kind::Lead => "lead",
+            locate::Kind::Pane => "pane",
+            locate::Kind::InProcess => "in_process",
+        };
+        let stem = file_stem(&s.path);
+        let rel = format!("transcripts/{folder}/{stem}.jsonl");
+        let sid = (s.kind != locate::Kind::InProcess).then(|| stem.clone());
+        let mut st = FileState::default();
+        let is_lead = s.kind == locate::Kind::Lead && t.result.is_none();
+        let info = self.transcript(
+            &rel,
+            &s.path,
+            owner,
+            sid.as_deref(),
+            kind,
+            Some(&mut t.said),
+            &mut |line| {
+                if is_lead {
+                    st.feed(line);
+                }
+            },
+        )?;
+        if let Some(info) = info {
+            if is_lead {
+                t.result_final = st.turn.ended && st.turn.last_text.is_some();
+                t.result = st.turn.last_text.take();
+            }
+            t.infos.push(info);
+        }
+        for sub in &s.subagents {
+            let rel = format!(
+                "transcripts/{folder}/{stem}/subagents/{}.jsonl",
+                file_stem(sub)
+            );
+            if let Some(info) =
+                self.transcript(&rel, sub, owner, None, "subagent", None, &mut |_| {})?
+            {
+                t.infos.push(info);
+            }
+        }
+        Ok(())
+    }
+
+    /// The lead's session `sid` was not found: said, and recorded without a file.
+    fn lead_transcript_missing(
+        &mut self,
+        layout: &Layout,
+        lead_name: &str,
+        sid: &str,
+        infos: &mut Vec<TranscriptInfo>,
+    ) {
+        self.warnings.push(format!(
+            "the lead's transcript ({sid}.jsonl) was not found under {}",
+            layout.root().join("projects").display()
+        ));
+        infos.push(TranscriptInfo {
+            member: lead_name.to_string(),
+            session_id: Some(sid.to_string()),
+            kind: "lead",
+            path: None,
+            source: None,
+            lines: 0,
+            bytes: 0,
+        });
+    }
+
     /// The names `<name><ext>` in the folder `dir` (anything: the copy refuses what is not a
     /// regular file) whose `<name>` is a valid member name, sorted. The folder is opened through
     /// handles from the config dir down: a symlink or a file in its place is reported, and

@@ -34,7 +34,7 @@ pub const MAX_FILES: usize = 4096;
 /// Above this many bytes left to read, [`Index::update_all`] reads files in parallel.
 const PARALLEL_ABOVE: u64 = 32 << 20;
 
-const SCHEMA: u32 = 1;
+const SCHEMA: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Stored {

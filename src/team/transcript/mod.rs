@@ -40,6 +40,7 @@ pub mod pricing;
 pub mod skip;
 pub mod story;
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -72,15 +73,18 @@ pub struct Tokens {
 impl Tokens {
     /// All four kinds together.
     pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_creation
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_creation)
     }
 
-    /// Adds `o`.
+    /// Adds `o` (a sum too large for a u64 stays at the largest: never wraps to less).
     pub fn add(&mut self, o: &Tokens) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_read += o.cache_read;
-        self.cache_creation += o.cache_creation;
+        self.input = self.input.saturating_add(o.input);
+        self.output = self.output.saturating_add(o.output);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_creation = self.cache_creation.saturating_add(o.cache_creation);
     }
 
     /// Takes `o` away (never below zero).
@@ -149,6 +153,8 @@ pub struct Spend {
     pub cost_usd: f64,
     /// Responses whose model has no price.
     pub unpriced: u64,
+    /// Their tokens, by model.
+    pub unpriced_tokens: BTreeMap<String, Tokens>,
     /// The last response, counted only once the next one starts.
     pub pending: Option<Response>,
     /// Ids of the last responses added (a response seen again is not added twice).
@@ -190,7 +196,13 @@ impl Spend {
         self.tokens.add(&tokens);
         match cost {
             Some(c) => self.cost_usd += c,
-            None => self.unpriced += 1,
+            None => {
+                self.unpriced += 1;
+                self.unpriced_tokens
+                    .entry(p.model)
+                    .or_default()
+                    .add(&tokens);
+            }
         }
         self.recent.push(p.id);
         if self.recent.len() > 8 {
@@ -215,6 +227,28 @@ impl Spend {
             c += pricing::cost(&p.model, &p.usage, p.version.as_deref())?;
         }
         (self.unpriced == 0).then_some(c)
+    }
+
+    /// Cost of the responses that could be priced (the pending one included).
+    pub fn known_usd(&self) -> f64 {
+        let pending = self
+            .pending
+            .as_ref()
+            .and_then(|p| pricing::cost(&p.model, &p.usage, p.version.as_deref()));
+        self.cost_usd + pending.unwrap_or(0.0)
+    }
+
+    /// Tokens of the responses whose model has no price, by model (the pending one included).
+    pub fn unpriced(&self) -> BTreeMap<String, Tokens> {
+        let mut out = self.unpriced_tokens.clone();
+        if let Some(p) = &self.pending
+            && pricing::cost(&p.model, &p.usage, p.version.as_deref()).is_none()
+        {
+            out.entry(p.model.clone())
+                .or_default()
+                .add(&Tokens::of(&p.usage));
+        }
+        out
     }
 
     /// Claude Code's own figure, when the session ended and left one that nothing followed.
@@ -261,6 +295,8 @@ pub struct FileState {
     skipping: bool,
     /// Lines skipped for their length.
     pub oversized: u64,
+    /// Assistant entries that could not be read (their usage is not counted).
+    pub unreadable: u64,
     /// `sessionId`.
     pub session_id: Option<String>,
     /// `teamName` of its entries (a teammate's session).
@@ -329,7 +365,11 @@ impl FileState {
             }
             return;
         }
-        let Some(l) = entry::parse(line) else { return };
+        let Some(l) = entry::parse(line) else {
+            // An assistant entry teamctl cannot read may have had a usage: said, not dropped.
+            self.unreadable += u64::from(kind == b"assistant");
+            return;
+        };
         self.identity(&l);
         if let Some(t) = &l.timestamp {
             if self.first_at.is_none() {

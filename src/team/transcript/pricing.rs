@@ -270,6 +270,34 @@ pub fn prices(model: &str, usage: &Usage, version: Option<&str>) -> Option<Price
     })
 }
 
+/// The highest standard prices teamctl knows for a model like `model` (one of its family:
+/// `opus`, `sonnet`, `haiku`, … in its name; any model when none is), and the catalog id they
+/// are from: what a spending cap counts a model it cannot price at, so that an unknown model
+/// is never counted as free.
+pub fn ceiling(model: &str) -> (&'static str, Prices) {
+    let m = model.to_ascii_lowercase();
+    let family = ["opus", "sonnet", "haiku", "fable", "mythos"]
+        .into_iter()
+        .find(|f| m.contains(f));
+    let like = |id: &str| family.is_none_or(|f| id.contains(f));
+    let highest = |candidates: &mut dyn Iterator<Item = &(&'static str, &str, Tier)>| {
+        candidates
+            .max_by(|a, b| a.2.standard.output.total_cmp(&b.2.standard.output))
+            .map(|(id, _, t)| (*id, t.standard))
+    };
+    highest(&mut MODELS.iter().filter(|(id, _, _)| like(id)))
+        .or_else(|| highest(&mut MODELS.iter()))
+        .unwrap_or(("claude-opus-4-0", TIER_15_75.standard))
+}
+
+/// `tokens` at `prices` (cache writes at the one-hour rate, the higher).
+pub fn at(prices: &Prices, tokens: &crate::team::transcript::Tokens) -> f64 {
+    tokens.input as f64 / 1e6 * prices.input
+        + tokens.output as f64 / 1e6 * prices.output
+        + tokens.cache_read as f64 / 1e6 * prices.cache_read
+        + tokens.cache_creation as f64 / 1e6 * prices.cache_write_1h.max(prices.cache_write_5m)
+}
+
 /// What one response cost in USD, as Claude Code `version` computes it (see the module docs);
 /// `None` for a model it cannot price.
 pub fn cost(model: &str, usage: &Usage, version: Option<&str>) -> Option<f64> {

@@ -1,0 +1,312 @@
+//! The team as it is now: the one reader every command that shows or follows a team goes
+//! through. `status` and `export` read it once; `top` keeps one and reads it again on every
+//! change; `wait` and `ask` keep one inside their [`crate::observe::follow::Following`], `run`
+//! once its lead has formed a team.
+//!
+//! It owns what makes a second read cheap, and the rules every reader shares:
+//! - the inboxes as last parsed ([`status::Cache`]: a read parses only the inboxes that
+//!   changed) and the task board;
+//! - the transcripts ([`SpendReader`], through the index in teamctl's data dir);
+//! - teamctl's sent log, read again only when the file changed;
+//! - the liveness of panes and processes ([`Liveness::probe_for`]: tmux is asked only when a
+//!   member has a pane);
+//! - which requests are open ([`protocol::pending`], with the sent log).
+//!
+//! What it read is a [`Present`]: the status of every member ([`status::TeamStatus`]) and the
+//! open requests.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use crate::host::tmux::Liveness;
+use crate::observe::spend::{SpendReader, TeamSpend};
+use crate::observe::status::{self, TeamStatus, Work};
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::config::{LEAD, Team};
+use crate::team::lead::Leads;
+use crate::team::protocol::{self, Request};
+use crate::team::sentlog::{Sent, SentLog};
+use crate::team::tasks::Board;
+
+/// What a [`TeamReader`] reads, and how it judges.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// A member with no event for this long is idle.
+    pub idle_after: Duration,
+    /// A member inside a turn whose transcript has not grown for this long is stalled.
+    pub stall_after: Duration,
+    /// Read the transcripts (what each member is doing, has spent, why it waits).
+    pub transcripts: bool,
+    /// Ask tmux and the process table which members run (else nothing is checked).
+    pub probe: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            idle_after: Duration::from_secs(300),
+            stall_after: Duration::from_secs(300),
+            transcripts: true,
+            probe: true,
+        }
+    }
+}
+
+/// Where teamctl's own records are: its private record of the teams it leads, its sent log, and
+/// its data dir (the transcript index). Each may be missing.
+#[derive(Debug, Clone, Default)]
+pub struct Records {
+    /// teamctl's record of the teams it leads.
+    pub leads: Option<Leads>,
+    /// teamctl's log of what it sent.
+    pub sent_log: Option<SentLog>,
+    /// teamctl's data dir (`None`: the transcript index is kept in memory only).
+    pub data_dir: Option<PathBuf>,
+}
+
+/// What one read found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Present {
+    /// Every member's state, work and spend, the task counts and the totals.
+    pub status: TeamStatus,
+    /// The requests waiting for the lead.
+    pub requests: Vec<Request>,
+}
+
+/// teamctl's sent log, read again only when the file changed (it can hold megabytes).
+#[derive(Debug, Default)]
+struct SentCache {
+    log: Option<SentLog>,
+    stamp: Option<(SystemTime, u64)>,
+    entries: Vec<Sent>,
+}
+
+impl SentCache {
+    /// The entries (without a log: the ones given, if any).
+    fn get(&mut self) -> &[Sent] {
+        if let Some(log) = &self.log {
+            let stamp = std::fs::metadata(log.path())
+                .ok()
+                .and_then(|m| Some((m.modified().ok()?, m.len())));
+            if stamp.is_none() || stamp != self.stamp {
+                // It only sharpens judgements (which requests teamctl answered, the inbox
+                // format): an unreadable log reads as empty.
+                self.entries = log.entries().unwrap_or_default();
+                self.stamp = stamp;
+            }
+        }
+        &self.entries
+    }
+}
+
+/// A team, read as it is now, again and again (see the module docs).
+#[derive(Debug)]
+pub struct TeamReader {
+    team: Team,
+    leads: Option<Leads>,
+    opts: Options,
+    sent: SentCache,
+    live: Liveness,
+    spend: Option<SpendReader>,
+    files: status::Cache,
+}
+
+impl TeamReader {
+    /// Opens team `name` in the config dir of `layout`, probing which members run.
+    ///
+    /// # Errors
+    /// As [`Team::open`].
+    pub fn open(
+        layout: &Layout,
+        name: &TeamName,
+        records: Records,
+        opts: Options,
+    ) -> Result<TeamReader> {
+        let team = Team::open(layout, name, records.leads.as_ref())?;
+        Ok(TeamReader::of(team, records, opts))
+    }
+
+    /// Reads `team` as it was opened (reading again opens it again: [`TeamReader::read`]).
+    pub fn of(team: Team, records: Records, opts: Options) -> TeamReader {
+        let spend = opts
+            .transcripts
+            .then(|| SpendReader::new(&team.layout, &team.name, records.data_dir.as_deref()));
+        let mut reader = TeamReader {
+            team,
+            leads: records.leads,
+            opts,
+            sent: SentCache {
+                log: records.sent_log,
+                ..SentCache::default()
+            },
+            live: Liveness::default(),
+            spend,
+            files: status::Cache::default(),
+        };
+        reader.probe();
+        reader
+    }
+
+    /// Reads with `sent` as teamctl's sent log, already read (`export` records exactly what it
+    /// was given).
+    pub fn with_sent(mut self, sent: Vec<Sent>) -> TeamReader {
+        self.sent = SentCache {
+            entries: sent,
+            ..SentCache::default()
+        };
+        self
+    }
+
+    /// Counts `session_id` as the lead's session whatever `config.json` says (`run` knows it
+    /// before the file exists and after it is gone).
+    pub fn with_lead_session(mut self, session_id: Option<&str>) -> TeamReader {
+        if let Some(s) = self.spend.as_mut() {
+            s.set_lead_session(session_id);
+        }
+        self
+    }
+
+    /// Opens the team again (its `config.json` may have changed) and reads it at `now`.
+    ///
+    /// # Errors
+    /// When the team can no longer be opened; unreadable files are warnings in the status.
+    pub fn read(&mut self, now: DateTime<Utc>) -> Result<Present> {
+        self.team = Team::open(&self.team.layout, &self.team.name, self.leads.as_ref())?;
+        self.read_opened(now)
+    }
+
+    /// Reads the team at `now` as it was last opened (`export` reads the `config.json` it
+    /// copied into its record).
+    ///
+    /// # Errors
+    /// None of its own today: unreadable files are warnings in the status.
+    pub fn read_opened(&mut self, now: DateTime<Utc>) -> Result<Present> {
+        let mut warnings = Vec::new();
+        if let Some(s) = self.spend.as_mut() {
+            s.read_as(self.team.config.as_ref());
+        }
+        // A lead whose name breaks the naming rules has no inbox to look in.
+        let requests = match self.lead() {
+            Ok(lead) => {
+                protocol::pending(&self.team, &lead, self.sent.get(), now).unwrap_or_else(|e| {
+                    warnings.push(format!("{e:#}"));
+                    Vec::new()
+                })
+            }
+            Err(_) => Vec::new(),
+        };
+        let no_spend = TeamSpend::default();
+        let work = Work {
+            spend: self.spend.as_ref().map_or(&no_spend, |s| s.spend()),
+            requests: &requests,
+            stall_after: self.opts.stall_after,
+        };
+        let mut status = status::team_status_with(
+            &self.team,
+            now,
+            self.opts.idle_after,
+            &self.live,
+            self.sent.get(),
+            self.opts.transcripts.then_some(&work),
+            &mut self.files,
+        )?;
+        warnings.append(&mut status.warnings);
+        status.warnings = warnings;
+        Ok(Present { status, requests })
+    }
+
+    /// The lead's name as the naming rules take it.
+    fn lead(&self) -> Result<MemberName> {
+        let cfg = self.team.config.as_ref();
+        MemberName::parse(cfg.and_then(|c| c.lead()).map_or(LEAD, |l| l.name.as_str()))
+    }
+
+    /// Asks again which members run (when probing); returns whether that changed.
+    pub fn probe(&mut self) -> bool {
+        let members = self.team.config.iter().flat_map(|c| &c.members);
+        let panes: Vec<String> = members.filter_map(|m| m.tmux_pane_id.clone()).collect();
+        self.probe_for(panes.iter().map(String::as_str))
+    }
+
+    /// As [`TeamReader::probe`], for the members whose recorded panes are `panes` (a follower
+    /// knows them from its watch, newer than the team as last opened).
+    pub fn probe_for<'a>(&mut self, panes: impl IntoIterator<Item = &'a str>) -> bool {
+        if !self.opts.probe {
+            return false;
+        }
+        let live = Liveness::probe_for(panes);
+        let changed = live.tmux_panes != self.live.tmux_panes;
+        self.live = live;
+        changed
+    }
+
+    /// The team as last opened.
+    pub fn team(&self) -> &Team {
+        &self.team
+    }
+
+    /// Which members ran at the last probe.
+    pub fn live(&self) -> &Liveness {
+        &self.live
+    }
+
+    /// The task board of the last read.
+    pub fn board(&self) -> &Board {
+        &self.files.board
+    }
+
+    /// teamctl's sent log, read (again only if it changed).
+    pub fn sent(&mut self) -> &[Sent] {
+        self.sent.get()
+    }
+
+    /// How many inboxes the last read parsed (the others were as they were).
+    pub fn parsed(&self) -> usize {
+        self.files.parsed
+    }
+
+    /// The transcripts' reader (`None` when they are not read).
+    pub fn spend(&self) -> Option<&SpendReader> {
+        self.spend.as_ref()
+    }
+
+    /// The transcripts' reader, to read them between two reads of the team.
+    pub fn spend_mut(&mut self) -> Option<&mut SpendReader> {
+        self.spend.as_mut()
+    }
+
+    /// The folders whose changes should wake a follower besides the team's own: the
+    /// transcripts' as last found, and `projects/` itself (a new project folder).
+    pub fn transcript_dirs(&self) -> Vec<PathBuf> {
+        let Some(s) = &self.spend else {
+            return Vec::new();
+        };
+        let mut dirs = s.dirs();
+        let projects = self.team.layout.root_loc().join("projects");
+        if projects
+            .stat()
+            .is_ok_and(|i| i.is_some_and(|i| i.kind == crate::store::dir::Kind::Dir))
+        {
+            dirs.push(projects.to_path_buf());
+        }
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
+    /// Saves the transcript index.
+    ///
+    /// # Errors
+    /// When it could not be written: that only makes the next read longer.
+    pub fn save(&mut self) -> Result<()> {
+        self.spend.as_mut().map_or(Ok(()), SpendReader::save)
+    }
+
+    /// Whether `path` is a transcript the reader knows.
+    pub fn knows(&self, path: &Path) -> bool {
+        self.spend.as_ref().is_some_and(|s| s.knows(path))
+    }
+}

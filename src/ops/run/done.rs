@@ -1,0 +1,280 @@
+//! The done rule ([`Settle`]): what one look at the team finds ([`observe`]) and how long it
+//! must hold.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::host::tmux;
+use crate::observe::spend::SpendReader;
+use crate::store::dir::Loc;
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::config::{LEAD, TeamConfig};
+use crate::team::transcript::locate;
+
+use super::spec::Teammate;
+
+/// One poll's view of the done rule's signals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    /// Rule 1.
+    pub lead_turn_ended: bool,
+    /// Rule 2: the teammates still working.
+    pub working: Vec<String>,
+    /// Rule 3: the inboxes with an undelivered entry.
+    pub undelivered: Vec<String>,
+    /// Rule 4: changes whenever anything the rule reads moves.
+    pub fingerprint: u64,
+}
+
+impl Observation {
+    /// Whether rules 1–3 hold now.
+    pub fn quiet(&self) -> bool {
+        self.lead_turn_ended && self.working.is_empty() && self.undelivered.is_empty()
+    }
+
+    /// Why the work is not done yet, for people.
+    pub fn waiting_for(&self) -> String {
+        let mut why = Vec::new();
+        if !self.lead_turn_ended {
+            why.push("the lead's turn".to_string());
+        }
+        if !self.working.is_empty() {
+            why.push(format!(
+                "working: {}",
+                crate::store::paths::shown_list(&self.working)
+            ));
+        }
+        if !self.undelivered.is_empty() {
+            why.push(format!(
+                "undelivered mail for {}",
+                crate::store::paths::shown_list(&self.undelivered)
+            ));
+        }
+        why.join("; ")
+    }
+}
+
+/// Rule 4: the observations must be quiet, with one fingerprint, for the whole settle time.
+#[derive(Debug, Clone, Default)]
+pub struct Settle {
+    since: Option<(Instant, u64)>,
+}
+
+impl Settle {
+    /// Feeds one observation made at `now`; true once the work is done.
+    pub fn update(&mut self, obs: &Observation, now: Instant, settle: Duration) -> bool {
+        if !obs.quiet() {
+            self.since = None;
+            return false;
+        }
+        match self.since {
+            Some((at, fp)) if fp == obs.fingerprint => now.duration_since(at) >= settle,
+            _ => {
+                self.since = Some((now, obs.fingerprint));
+                settle.is_zero()
+            }
+        }
+    }
+}
+
+/// In-process teammates' transcripts of a lead session: member name → newest `.jsonl` (found
+/// and looked at through handles, never through a symlink: see [`locate::subagents`]).
+fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
+    let mut out: HashMap<String, (std::time::SystemTime, Loc)> = HashMap::new();
+    // A run's progress has no place for them; `status` and `log` report what is skipped.
+    let mut skipped = Vec::new();
+    for (name, _, jsonl) in locate::subagents(lead_transcript, &mut skipped) {
+        let Some(name) = name else { continue };
+        let Ok(Some(mtime)) = jsonl.stat().map(|i| i.map(|i| i.mtime)) else {
+            continue;
+        };
+        if out.get(&name).is_none_or(|(t, _)| mtime > *t) {
+            out.insert(name, (mtime, jsonl));
+        }
+    }
+    out.into_iter().map(|(k, (_, p))| (k, p)).collect()
+}
+
+/// The team whose `leadSessionId` is `session_id` (its `session-<8hex>` folder first).
+pub fn find_team(layout: &Layout, session_id: &str) -> Option<(TeamName, TeamConfig)> {
+    let first = format!("session-{}", session_id.get(..8).unwrap_or(session_id));
+    let mut names = vec![first.clone()];
+    if let Ok(listed) = layout.teams_dir().open_dir().and_then(|d| d.names()) {
+        names.extend(
+            listed
+                .into_iter()
+                .filter_map(|n| n.into_string().ok())
+                .filter(|n| *n != first && !n.contains(".deleted-")),
+        );
+    }
+    names.into_iter().find_map(|n| {
+        let name = TeamName::parse(&n).ok()?;
+        let path = layout.config_path(&name);
+        let cfg = TeamConfig::parse(&path.read().ok()??, &path).ok()?;
+        (cfg.lead_session_id.as_deref() == Some(session_id)).then_some((name, cfg))
+    })
+}
+
+/// Unread entries per inbox file of `team` (owner name → count), for the given owners.
+fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<String> {
+    owners
+        .iter()
+        .filter(|o| {
+            let Ok(member) = MemberName::parse(o) else {
+                return false;
+            };
+            let Ok(Some(bytes)) = layout.inbox_path(team, &member).read() else {
+                return false;
+            };
+            match serde_json::from_slice::<Vec<Value>>(&bytes) {
+                Ok(entries) => entries
+                    .iter()
+                    .any(|e| e.get("read").and_then(Value::as_bool) != Some(true)),
+                // A file being rewritten in place: not known to be empty.
+                Err(_) => true,
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// Looks at the team once: the done rule's signals, and each teammate's state. `spend` follows
+/// the transcripts from one poll to the next.
+pub(super) fn observe(
+    layout: &Layout,
+    team: &TeamName,
+    cfg: &TeamConfig,
+    lead_transcript: Option<&Loc>,
+    panes: &HashMap<String, bool>,
+    spend: &mut SpendReader,
+) -> (Observation, Vec<Teammate>) {
+    let mut h = DefaultHasher::new();
+    let mut lead_turn_ended = false;
+    if let Some(p) = lead_transcript {
+        let t = spend.file(p);
+        lead_turn_ended = t.turn.ended;
+        t.offset.hash(&mut h);
+    }
+    let subs = lead_transcript
+        .map(subagent_transcripts)
+        .unwrap_or_default();
+    let mut working = Vec::new();
+    let mut teammates = Vec::new();
+    let mut owners = vec![LEAD.to_string()];
+    let lead_name = cfg.lead().map(|l| l.name.clone());
+    for m in &cfg.members {
+        if Some(&m.name) == lead_name.as_ref() || m.name == LEAD {
+            continue;
+        }
+        (&m.name, m.is_active, &m.tmux_pane_id, &m.backend_type).hash(&mut h);
+        let pane = m.tmux_pane_id.clone().filter(|p| tmux::is_pane(p));
+        let state = match (m.backend_type.as_deref(), &pane) {
+            (Some("tmux"), Some(p)) | (None, Some(p)) => {
+                if panes.get(p) != Some(&true) {
+                    "exited"
+                } else if m.is_active == Some(false) {
+                    "idle"
+                } else if m.is_active == Some(true) {
+                    "working"
+                } else {
+                    "starting"
+                }
+            }
+            (Some("in-process"), _) => match subs.get(&m.name) {
+                None => "starting",
+                Some(p) => {
+                    let t = spend.file(p);
+                    t.offset.hash(&mut h);
+                    if t.turn.ended { "idle" } else { "working" }
+                }
+            },
+            (None, None) => "starting",
+            _ => {
+                if m.is_active == Some(true) {
+                    "working"
+                } else {
+                    "idle"
+                }
+            }
+        };
+        if matches!(state, "working" | "starting") {
+            working.push(m.name.clone());
+        }
+        if state != "exited" {
+            owners.push(m.name.clone());
+        }
+        teammates.push(Teammate {
+            name: m.name.clone(),
+            agent_type: m.agent_type.clone(),
+            backend: m.backend_type.clone(),
+            pane,
+            state: state.to_string(),
+        });
+    }
+    let undelivered = undelivered(layout, team, &owners);
+    let obs = Observation {
+        lead_turn_ended,
+        working,
+        undelivered,
+        fingerprint: h.finish(),
+    };
+    (obs, teammates)
+}
+
+/// Panes of a session: id → alive.
+pub(super) fn live_panes(session: &str) -> HashMap<String, bool> {
+    tmux::panes(session)
+        .into_iter()
+        .map(|p| (p.id, !p.dead))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(ended: bool, working: &[&str], undelivered: &[&str], fp: u64) -> Observation {
+        Observation {
+            lead_turn_ended: ended,
+            working: working.iter().map(|s| s.to_string()).collect(),
+            undelivered: undelivered.iter().map(|s| s.to_string()).collect(),
+            fingerprint: fp,
+        }
+    }
+
+    #[test]
+    fn done_rule_needs_all_three_for_the_whole_settle_time() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs(3);
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut r = Settle::default();
+        assert!(!r.update(&obs(true, &[], &[], 1), at(0), s));
+        assert!(!r.update(&obs(true, &[], &[], 1), at(2999), s));
+        assert!(r.update(&obs(true, &[], &[], 1), at(3000), s));
+
+        // Any rule failing restarts the clock.
+        for bad in [
+            obs(false, &[], &[], 1),
+            obs(true, &["worker"], &[], 1),
+            obs(true, &[], &["team-lead"], 1),
+        ] {
+            let mut r = Settle::default();
+            assert!(!r.update(&obs(true, &[], &[], 1), at(0), s));
+            assert!(!r.update(&bad, at(1000), s));
+            assert!(!r.update(&obs(true, &[], &[], 1), at(2000), s));
+            assert!(!r.update(&obs(true, &[], &[], 1), at(4999), s));
+            assert!(r.update(&obs(true, &[], &[], 1), at(5000), s));
+        }
+        // Something moved between two polls (a short turn): the clock restarts too.
+        let mut r = Settle::default();
+        assert!(!r.update(&obs(true, &[], &[], 1), at(0), s));
+        assert!(!r.update(&obs(true, &[], &[], 2), at(2000), s));
+        assert!(!r.update(&obs(true, &[], &[], 2), at(4000), s));
+        assert!(r.update(&obs(true, &[], &[], 2), at(5000), s));
+        // --settle 0: the first quiet poll.
+        assert!(Settle::default().update(&obs(true, &[], &[], 9), at(0), Duration::ZERO));
+    }
+}

@@ -1,0 +1,464 @@
+//! The lead: how it is started, the run from start to end, its record, and how it is ended.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::error::usage;
+pub use crate::host::claude::Dialog;
+use crate::host::claude::{ClaudeInfo, shell_quote};
+use crate::host::proc::{pid_alive, proc_start};
+use crate::host::{resolve, tmux};
+use crate::observe::spend::SpendReader;
+use crate::ops::export::{self, Exported, RunInfo};
+use crate::store::paths::{Layout, TeamName};
+
+use super::monitor::{Pane, watch};
+use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
+use super::spec::{Event, Outcome, RunEnv, Spec, State};
+
+/// The tmux session of the run called `name`.
+pub fn session_name(name: &str) -> String {
+    format!("teamctl-run-{name}")
+}
+
+/// The lead's command line (shell): `cd <cwd> && exec <claude> --session-id <id> [--model M]
+/// [permission] [--teammate-mode X] -- "$(cat <prompt file>)"`. The prompt comes from a file so
+/// that any text, however long, reaches the lead as one argument, and never goes through tmux.
+pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &Path) -> String {
+    let q = |s: &str| shell_quote(s);
+    let mut parts = vec![
+        "cd".to_string(),
+        q(&spec.cwd.to_string_lossy()),
+        "&&".into(),
+        "exec".into(),
+        q(&claude.to_string_lossy()),
+        "--session-id".into(),
+        q(session_id),
+    ];
+    if let Some(m) = &spec.model {
+        parts.extend(["--model".into(), q(m)]);
+    }
+    parts.extend(spec.permission.args());
+    if let Some(t) = spec.teammate_mode {
+        parts.extend(["--teammate-mode".into(), t.as_str().into()]);
+    }
+    parts.push("--".into());
+    parts.push(format!("\"$(cat {})\"", q(&prompt_file.to_string_lossy())));
+    parts.join(" ")
+}
+
+/// Runs the whole thing (see the module docs). `interrupted` is asked at every poll; when it
+/// says yes the run cleans up and ends `failed`.
+///
+/// # Errors
+/// Binary or tmux missing, another run of that name, the tmux session already existing, I/O.
+/// Blocking dialogs, an early exit of the lead and the timeout are outcomes, not errors.
+pub fn run(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    progress: &mut dyn FnMut(Event),
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Outcome> {
+    let start = Instant::now();
+    let mut out = Outcome::failed();
+    progress(Event::Progress(
+        State::Validating,
+        &format!("run '{}'", spec.name),
+    ));
+    let Some(ready) = validate(layout, spec, env, &mut out)? else {
+        return Ok(finish(out, start));
+    };
+    let session_id = Uuid::new_v4().to_string();
+    out.lead_session_id = Some(session_id.clone());
+    let prompt_file = write_prompt(env, spec)?;
+    let lead = Lead {
+        command: lead_command(spec, &ready.claude, &session_id, &prompt_file),
+        session_id,
+        prompt_file,
+    };
+    follow(
+        layout,
+        spec,
+        env,
+        &ready,
+        &lead,
+        out,
+        start,
+        progress,
+        interrupted,
+    )
+}
+
+/// What a run needs once it is known that the lead can start: the binary and its version, the
+/// tmux session it will run in, and the run's name held.
+struct Ready {
+    claude: PathBuf,
+    version: String,
+    session: String,
+    _lock: File,
+}
+
+/// The lead to start: its command line, its session id, the file its prompt is read from.
+struct Lead {
+    command: String,
+    session_id: String,
+    prompt_file: PathBuf,
+}
+
+/// Checks what the run needs (its name, prompt and folder; the binary, tmux; no start-up
+/// dialog nobody could answer). `Ok(None)` when the run fails before starting, with the
+/// reason in `out`.
+fn validate(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    out: &mut Outcome,
+) -> Result<Option<Ready>> {
+    check_name(&spec.name)?;
+    if spec.prompt.trim().is_empty() {
+        return Err(usage("the prompt is empty"));
+    }
+    if !spec.cwd.is_dir() {
+        bail!("--cwd {} is not a directory", spec.cwd.display());
+    }
+    let lock = lock_name(&env.run_dir, &spec.name)?;
+    let found = resolve::find(&env.claude.resolve)?;
+    let version = resolve::version(&found.path, env.version_timeout);
+    out.claude = Some(ClaudeInfo {
+        path: found.path.display().to_string(),
+        found_by: found.found_by,
+        version: version.clone(),
+    });
+    let Some(version) = version else {
+        out.reason = Some(format!(
+            "{} --version did not answer within {} s; is it Claude Code?",
+            found.path.display(),
+            env.version_timeout.as_secs()
+        ));
+        return Ok(None);
+    };
+    if !tmux::available() {
+        bail!("tmux is not installed (or `tmux -V` fails): `run` starts the lead in tmux");
+    }
+    let session = session_name(&spec.name);
+    if tmux::has_session(&session) {
+        bail!(
+            "tmux session {session} already exists (an earlier `run --name {}` kept with \
+             --keep?); end it with `tmux kill-session -t {session}` or pick another --name",
+            spec.name
+        );
+    }
+    if spec.permission.bypasses() && env.root_without_sandbox {
+        out.reason = Some(
+            "Claude Code refuses to skip permissions as root: set IS_SANDBOX=1 (in a sandbox) \
+             or choose another --permission-mode"
+                .into(),
+        );
+        return Ok(None);
+    }
+    if let Some((dialog, reason)) = start_up_dialogs(layout, spec, env) {
+        out.dialog = Some(dialog);
+        out.reason = Some(reason);
+        return Ok(None);
+    }
+    Ok(Some(Ready {
+        claude: found.path,
+        version,
+        session,
+        _lock: lock,
+    }))
+}
+
+/// The start-up dialogs the lead would stop at, from the files it reads (the first, and the
+/// reason naming them all with what settles them).
+fn start_up_dialogs(layout: &Layout, spec: &Spec, env: &RunEnv) -> Option<(Dialog, String)> {
+    let config_settings = layout.root_loc().join("settings.json");
+    let mut settings: Vec<(PathBuf, Option<Value>)> = vec![(
+        config_settings.to_path_buf(),
+        read_json_loc(&config_settings),
+    )];
+    settings.extend(
+        [
+            spec.cwd.join(".claude/settings.json"),
+            spec.cwd.join(".claude/settings.local.json"),
+        ]
+        .into_iter()
+        .map(|p| {
+            let v = read_json(&p);
+            (p, v)
+        }),
+    );
+    let cj = read_json(&env.claude_json);
+    let blocked = blockers(
+        &env.claude_json,
+        cj.as_ref(),
+        &settings,
+        &spec.cwd,
+        env.api_key.as_deref(),
+        spec.permission.bypasses(),
+    );
+    let first = blocked.first()?;
+    let lines: Vec<String> = blocked
+        .iter()
+        .map(|b| format!("{} ({}): {}", b.dialog.title(), b.dialog.as_str(), b.fix))
+        .collect();
+    let mut prepare = format!(
+        "teamctl prepare --cwd {}",
+        shell_quote(&spec.cwd.to_string_lossy())
+    );
+    if blocked.iter().any(|b| b.dialog == Dialog::Bypass) {
+        prepare.push_str(" --skip-permissions");
+    }
+    let reason = format!(
+        "the lead would stop at a start-up dialog nobody can answer; {}; `{prepare}` settles \
+         them all",
+        lines.join("; ")
+    );
+    Some((first.dialog, reason))
+}
+
+/// Writes the prompt where only the user may read it (it leaves the file as soon as the lead
+/// has it): a new file, 0600, created exclusively in the private run folder, never through a
+/// symlink.
+fn write_prompt(env: &RunEnv, spec: &Spec) -> Result<PathBuf> {
+    let name = format!("{}.prompt", spec.name);
+    let prompt_file = env.run_dir.join(&name);
+    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+        match dir.unlink(&name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        dir.create_new(&name, 0o600)?
+            .write_all(spec.prompt.as_bytes())
+    });
+    written.with_context(|| format!("could not write {}", prompt_file.display()))?;
+    Ok(prompt_file)
+}
+
+/// Starts `lead` in its tmux session, follows its team until the run ends, takes the record,
+/// ends the lead (unless kept) and reads what the team spent.
+#[allow(clippy::too_many_arguments)]
+fn follow(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    ready: &Ready,
+    lead: &Lead,
+    mut out: Outcome,
+    start: Instant,
+    progress: &mut dyn FnMut(Event),
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Outcome> {
+    let session = &ready.session;
+    let pane = match tmux::new_session(session, "lead") {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = fs::remove_file(&lead.prompt_file);
+            return Err(e);
+        }
+    };
+    out.tmux_session = Some(session.clone());
+    let mut pane_env = env.claude.pane_env.clone();
+    pane_env.extend(env.claude.passthrough.iter().cloned());
+    pane_env.push(("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into()));
+    if let Some(d) = &env.config_dir {
+        pane_env.push(("CLAUDE_CONFIG_DIR".into(), d.display().to_string()));
+    }
+    let session_id = &lead.session_id;
+    progress(Event::Progress(
+        State::Spawning,
+        &format!(
+            "claude {} in tmux session {session} (pane {pane}), session id {session_id}",
+            ready.version
+        ),
+    ));
+    let mut spend =
+        SpendReader::for_session(layout.root_loc(), Some(session_id), env.data_dir.as_deref());
+    let at = Pane {
+        session,
+        pane: &pane,
+        session_id,
+        prompt_file: &lead.prompt_file,
+    };
+    let watched = tmux::respawn(&pane, &lead.command, &pane_env).and_then(|()| {
+        watch(
+            layout,
+            spec,
+            &at,
+            &mut out,
+            start,
+            &mut spend,
+            progress,
+            interrupted,
+        )
+    });
+    let _ = fs::remove_file(&lead.prompt_file);
+    out.elapsed_ms = start.elapsed().as_millis() as u64;
+    // The team's members as config.json names them, read now while it still exists (the lead
+    // removes it as it ends): without a cap nothing has read it yet, and with one the last
+    // look may predate a teammate; either way the totals after cleanup would leave out pane
+    // teammates' own sessions.
+    spend.relocate();
+    spend.read();
+    if let Some(path) = &spec.export {
+        let failed = watched.as_ref().err().map(|e| format!("{e:#}"));
+        let record = record(layout, spec, env, session_id, &out, failed, path);
+        if let Ok(done) = &record {
+            progress(Event::Exported(done));
+        }
+        out.export = Some(record);
+    }
+    if let Err(e) = watched {
+        cleanup(session, &pane);
+        return Err(e);
+    }
+    if spec.keep {
+        out.kept = true;
+    } else {
+        cleanup(session, &pane);
+        out.tmux_session = None;
+    }
+    // After cleanup: a session that ended has recorded its own figure by now.
+    spend.read();
+    // A cache: a failure to save it only makes the next read longer.
+    let _ = spend.save();
+    out.spend = Some(spend.spend().clone()).filter(|s| !s.is_empty());
+    Ok(out)
+}
+
+/// Writes the record of the run's team (or of the team it would have had, `session-<8 hex>`,
+/// when none formed: the lead's transcript is still worth keeping) to `path`.
+fn record(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    session_id: &str,
+    out: &Outcome,
+    failed: Option<String>,
+    path: &Path,
+) -> Result<Exported, String> {
+    let team = out
+        .team
+        .clone()
+        .unwrap_or_else(|| format!("session-{}", session_id.get(..8).unwrap_or(session_id)));
+    let team = TeamName::parse(&team).map_err(|e| format!("{e:#}"))?;
+    let sent = env
+        .sent_log
+        .as_ref()
+        .and_then(|l| l.entries().ok())
+        .unwrap_or_default();
+    let req = export::Request {
+        layout,
+        team: &team,
+        lead_session_id: Some(session_id),
+        sent: &sent,
+        now: (env.clock)(),
+        run: Some(RunInfo {
+            name: spec.name.clone(),
+            state: if failed.is_some() {
+                State::Failed.as_str()
+            } else {
+                out.state.as_str()
+            }
+            .to_string(),
+            reason: failed.or_else(|| out.reason.clone()),
+            result: out.result.clone(),
+            elapsed_ms: out.elapsed_ms,
+        }),
+        leads: None,
+        data_dir: env.data_dir.as_deref(),
+    };
+    export::export(&req, path)
+        .map(|(done, _)| done)
+        .map_err(|e| format!("{e:#}"))
+}
+
+fn finish(mut out: Outcome, start: Instant) -> Outcome {
+    out.elapsed_ms = start.elapsed().as_millis() as u64;
+    out
+}
+
+/// Ends the lead (SIGTERM: it stops its teammates and removes its team), waits briefly for
+/// it, then kills the tmux session and whatever is left in it.
+pub fn cleanup(session: &str, pane: &str) {
+    if let Some(pid) = tmux::pane_pid(pane) {
+        let start = proc_start(pid);
+        if tmux::panes(session).iter().any(|p| p.id == pane && !p.dead) {
+            let _ = Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .output();
+            let end = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < end && pid_alive(pid, start.as_deref()) == Some(true) {
+                thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+    let _ = tmux::kill_session(session);
+}
+
+/// `text` safe to show on a terminal: control characters other than newline and tab are
+/// shown escaped (`\u{1b}`), so a model's text cannot drive the terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::claude::Permission;
+    use crate::observe::budget::Cap;
+    use crate::ops::run::TeammateMode;
+
+    #[test]
+    fn names_and_command() {
+        assert!(check_name("ci-nightly_2").is_ok());
+        for bad in ["", "a b", "../x", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        let spec = Spec {
+            name: "n".into(),
+            prompt: "p".into(),
+            cwd: PathBuf::from("/w/my repo"),
+            model: Some("claude-opus-5-5".into()),
+            permission: Permission::Skip,
+            teammate_mode: Some(TeammateMode::InProcess),
+            timeout: Duration::from_secs(1),
+            settle: Duration::from_secs(1),
+            keep: false,
+            export: None,
+            cap: Cap::default(),
+        };
+        assert_eq!(
+            lead_command(
+                &spec,
+                Path::new("/bin/claude"),
+                "0b1c",
+                Path::new("/d/n.prompt")
+            ),
+            "cd '/w/my repo' && exec /bin/claude --session-id 0b1c --model claude-opus-5-5 \
+             --dangerously-skip-permissions --teammate-mode in-process -- \"$(cat /d/n.prompt)\""
+        );
+    }
+
+    #[test]
+    fn printable_escapes_control_characters() {
+        assert_eq!(printable("a\x1b[2Jb\n\tc\u{7}"), "a\\u{1b}[2Jb\n\tc\\u{7}");
+    }
+}

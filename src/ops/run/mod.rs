@@ -1,0 +1,44 @@
+//! A team led by Claude itself, headless: an interactive `claude` lead in a detached tmux
+//! session of its own, given a prompt, watched until its team's work is done
+//! (`validating → spawning → monitoring → running → done`, or `failed` / `timeout` /
+//! `budget`).
+//!
+//! The lead is started with `--session-id <uuid>` chosen here, so its team (Claude Code
+//! 2.1.178+: `session-<first 8 hex>`; older: whatever its TeamCreate makes) is the one whose
+//! `leadSessionId` is that uuid, and its transcript is `projects/*/<uuid>.jsonl`. Two runs never
+//! see each other's teams.
+//!
+//! **The done rule** ([`Settle`]), checked every [`POLL`]:
+//! 1. the lead's turn has ended: the last `user`/`assistant` entry of its transcript is an
+//!    `assistant` entry that does not wait for a tool (`stop_reason` other than `tool_use`);
+//! 2. no teammate is working: a pane teammate (`backendType: "tmux"`) works while its pane is
+//!    alive and `isActive` is not `false` (absent means it has not finished its first turn);
+//!    an in-process teammate works until its own transcript
+//!    (`projects/*/<uuid>/subagents/agent-*.jsonl`, named in the `.meta.json` beside it) shows
+//!    an ended turn; any other member works while `isActive` is `true`;
+//! 3. no inbox of the lead or of a running teammate holds an entry that is not `read: true`;
+//! 4. all three held at every poll for `--settle`, and nothing moved meanwhile (the lead's
+//!    transcript, the members and their `isActive`, the in-process transcripts: a fingerprint).
+//!
+//! Cleanup (unless kept) ends the lead as a user closing its terminal would: SIGTERM to the
+//! lead process (Claude Code then stops its teammates, kills their panes and removes its team
+//! folder), then the tmux session is killed. Claude Code leaves `tasks/<team>` and the
+//! transcripts behind; so does this. With [`Spec::export`], a record of the team
+//! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out,
+//! over budget or interrupted, once the lead was started.
+//!
+//! The rooms: [`spec`] (what a run is asked and tells), [`preflight`] (its name, lock and the
+//! start-up dialogs), [`lead`] (starting, recording and ending the lead; [`run`] itself),
+//! [`monitor`] (the loop that watches the team) and [`done`] (the done rule).
+
+mod done;
+mod lead;
+mod monitor;
+mod preflight;
+mod spec;
+
+pub use crate::host::claude::Dialog;
+pub use done::{Observation, Settle, find_team};
+pub use lead::{cleanup, lead_command, printable, run, session_name};
+pub use preflight::{Blocker, blockers, check_name, detect_dialog, lock_name};
+pub use spec::{Event, Outcome, POLL, RunEnv, Spec, State, Teammate, TeammateMode};

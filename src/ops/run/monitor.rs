@@ -1,0 +1,340 @@
+//! The run's monitoring loop: the lead's team looked at every [`super::POLL`] until the done
+//! rule holds, the lead fails, the cap is crossed or the time is up.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::host::claude::{Dialog, shell_quote};
+use crate::host::tmux;
+use crate::observe::spend::SpendReader;
+use crate::observe::status::task_counts;
+use crate::store::dir::Loc;
+use crate::store::paths::{Layout, TeamName};
+use crate::team::config::TeamConfig;
+use crate::team::tasks::Board;
+use crate::team::transcript::locate;
+
+use super::done::{Settle, find_team, live_panes, observe};
+use super::preflight::detect_dialog;
+use super::spec::{Event, Outcome, POLL, Spec, State};
+
+/// Where the lead runs and what it was given.
+pub(super) struct Pane<'a> {
+    /// The tmux session.
+    pub(super) session: &'a str,
+    /// The lead's pane.
+    pub(super) pane: &'a str,
+    /// The lead's session id.
+    pub(super) session_id: &'a str,
+    /// The file its prompt is read from (removed once it has it).
+    pub(super) prompt_file: &'a Path,
+}
+
+/// What the loop has seen so far.
+struct Monitor<'a> {
+    layout: &'a Layout,
+    spec: &'a Spec,
+    lead: &'a Pane<'a>,
+    team: Option<TeamName>,
+    transcript: Option<Loc>,
+    settle: Settle,
+    joined: BTreeMap<String, Instant>,
+    reported: Vec<String>,
+    last_cfg: Option<TeamConfig>,
+    last_screen_check: Instant,
+    last_wait_note: Instant,
+}
+
+/// Follows the lead in `lead` until the run ends (`out.state` says how), then reads its result
+/// and the team's task counts.
+///
+/// # Errors
+/// None of its own today; the caller treats an error as a failed run.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn watch(
+    layout: &Layout,
+    spec: &Spec,
+    lead: &Pane,
+    out: &mut Outcome,
+    start: Instant,
+    spend: &mut SpendReader,
+    progress: &mut dyn FnMut(Event),
+    interrupted: &dyn Fn() -> bool,
+) -> Result<()> {
+    let deadline = start + spec.timeout;
+    progress(Event::Progress(
+        State::Monitoring,
+        &format!("waiting for the team of lead session {}", lead.session_id),
+    ));
+    let mut m = Monitor {
+        layout,
+        spec,
+        lead,
+        team: None,
+        transcript: None,
+        settle: Settle::default(),
+        joined: BTreeMap::new(),
+        reported: Vec::new(),
+        last_cfg: None,
+        last_screen_check: Instant::now(),
+        last_wait_note: Instant::now(),
+    };
+    loop {
+        if interrupted() {
+            out.state = State::Failed;
+            out.reason = Some("interrupted by a signal".into());
+            break;
+        }
+        if m.step(out, spend, progress, deadline) {
+            break;
+        }
+        thread::sleep(POLL);
+    }
+    m.finish(out, spend);
+    Ok(())
+}
+
+impl Monitor<'_> {
+    /// One look at the lead and its team; true once the run has ended (`out` says how).
+    fn step(
+        &mut self,
+        out: &mut Outcome,
+        spend: &mut SpendReader,
+        progress: &mut dyn FnMut(Event),
+        deadline: Instant,
+    ) -> bool {
+        let panes = live_panes(self.lead.session);
+        self.find_transcript(out);
+        self.find_team(out, spend, progress);
+        if self.spec.cap.is_set()
+            && let Some(e) = self.spec.cap.exceeded(spend.read())
+        {
+            out.state = State::Budget;
+            out.reason = Some(format!(
+                "{e}; last lines of the lead's pane:\n{}",
+                self.tail()
+            ));
+            return true;
+        }
+        if self.look_at_team(out, spend, progress, &panes) {
+            out.state = State::Done;
+            return true;
+        }
+        if panes.get(self.lead.pane) != Some(&true) {
+            self.lead_exited(out);
+            return true;
+        }
+        if (self.last_screen_check.elapsed() >= Duration::from_millis(500) || self.team.is_none())
+            && self.stuck_at_dialog(out)
+        {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            self.timed_out(out, spend, &panes);
+            return true;
+        }
+        false
+    }
+
+    /// The lead's transcript, once it exists (the lead has its prompt then).
+    fn find_transcript(&mut self, out: &mut Outcome) {
+        if self.transcript.is_some() {
+            return;
+        }
+        let root = self.layout.root_loc();
+        self.transcript = locate::find_session(root, self.lead.session_id, &[], &mut Vec::new());
+        out.transcript = self.transcript.as_ref().map(|t| t.to_path_buf());
+        if self.transcript.is_some() {
+            // The lead has its prompt (its shell read the file before it started).
+            let _ = fs::remove_file(self.lead.prompt_file);
+        }
+    }
+
+    /// The lead's team, once it has formed one.
+    fn find_team(
+        &mut self,
+        out: &mut Outcome,
+        spend: &mut SpendReader,
+        progress: &mut dyn FnMut(Event),
+    ) {
+        if self.team.is_some() {
+            return;
+        }
+        let Some((name, cfg)) = find_team(self.layout, self.lead.session_id) else {
+            return;
+        };
+        let pid = cfg
+            .lead_process
+            .as_ref()
+            .map(|p| format!(" (lead pid {})", p.pid))
+            .unwrap_or_default();
+        progress(Event::Progress(
+            State::Running,
+            &format!("team {name} formed{pid}"),
+        ));
+        progress(Event::TeamFormed(&name));
+        out.team = Some(name.to_string());
+        spend.set_team(self.layout, &name);
+        self.team = Some(name);
+    }
+
+    /// Reads the team's members and the done rule's signals; true once the work is done.
+    fn look_at_team(
+        &mut self,
+        out: &mut Outcome,
+        spend: &mut SpendReader,
+        progress: &mut dyn FnMut(Event),
+        panes: &std::collections::HashMap<String, bool>,
+    ) -> bool {
+        let Some(name) = &self.team else {
+            return false;
+        };
+        let path = self.layout.config_path(name);
+        // Claude Code rewrites config.json in place: a torn read keeps the last good one.
+        if let Ok(Some(bytes)) = path.read() {
+            if let Ok(cfg) = TeamConfig::parse(&bytes, &path) {
+                self.last_cfg = Some(cfg);
+            }
+        } else if panes.get(self.lead.pane) == Some(&true) {
+            self.last_cfg = None;
+        }
+        let Some(cfg) = &self.last_cfg else {
+            return false;
+        };
+        let transcript = self.transcript.as_ref();
+        let (obs, mates) = observe(self.layout, name, cfg, transcript, panes, spend);
+        for m in &mates {
+            let first = *self
+                .joined
+                .entry(m.name.clone())
+                .or_insert_with(Instant::now);
+            let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
+            if settled && !self.reported.contains(&m.name) {
+                self.reported.push(m.name.clone());
+                progress(Event::Joined(m));
+            }
+        }
+        out.teammates = mates;
+        if self.settle.update(&obs, Instant::now(), self.spec.settle) {
+            return true;
+        }
+        if self.last_wait_note.elapsed() >= Duration::from_secs(30) {
+            self.last_wait_note = Instant::now();
+            progress(Event::Progress(
+                State::Running,
+                &format!("waiting for {}", obs.waiting_for()),
+            ));
+        }
+        false
+    }
+
+    /// The lead's pane is gone before the work was done.
+    fn lead_exited(&self, out: &mut Outcome) {
+        let status = tmux::panes(self.lead.session)
+            .into_iter()
+            .find(|p| p.id == self.lead.pane)
+            .and_then(|p| p.status)
+            .map(|s| format!(" with status {s}"))
+            .unwrap_or_default();
+        out.state = State::Failed;
+        out.reason = Some(format!(
+            "the lead exited{status} before its work was done; last lines of its pane:\n{}",
+            self.tail()
+        ));
+    }
+
+    /// Whether the lead's screen shows a dialog nobody can answer (said in `out`).
+    fn stuck_at_dialog(&mut self, out: &mut Outcome) -> bool {
+        self.last_screen_check = Instant::now();
+        let Some(d) = detect_dialog(&tmux::screen(self.lead.pane)) else {
+            return false;
+        };
+        out.state = State::Failed;
+        out.dialog = Some(d);
+        // A start-up dialog the files did not predict (a Claude Code that reads them
+        // differently): prepare writes the settings that skip it.
+        let hint = match d {
+            Dialog::Onboarding | Dialog::ApiKey | Dialog::Trust | Dialog::Bypass => format!(
+                "; `teamctl prepare --cwd {}{}` writes the settings that skip it",
+                shell_quote(&self.spec.cwd.to_string_lossy()),
+                if self.spec.permission.bypasses() {
+                    " --skip-permissions"
+                } else {
+                    ""
+                }
+            ),
+            _ => String::new(),
+        };
+        out.reason = Some(format!(
+            "the lead is stuck at {} ({}); nobody can answer it in a headless run{hint}; last \
+             lines of its pane:\n{}",
+            d.title(),
+            d.as_str(),
+            self.tail()
+        ));
+        true
+    }
+
+    /// `--timeout` ran out: what was still awaited.
+    fn timed_out(
+        &self,
+        out: &mut Outcome,
+        spend: &mut SpendReader,
+        panes: &std::collections::HashMap<String, bool>,
+    ) {
+        out.state = State::Timeout;
+        let what = match (&self.team, &self.last_cfg) {
+            (None, _) => "the lead formed no team".to_string(),
+            (Some(t), Some(cfg)) => {
+                let transcript = self.transcript.as_ref();
+                let (obs, _) = observe(self.layout, t, cfg, transcript, panes, spend);
+                format!(
+                    "the team's work was not done (waiting for {})",
+                    obs.waiting_for()
+                )
+            }
+            (Some(_), None) => "the team's work was not done".to_string(),
+        };
+        out.reason = Some(format!(
+            "{what} within {} s; last lines of the lead's pane:\n{}",
+            self.spec.timeout.as_secs_f64(),
+            self.tail()
+        ));
+    }
+
+    /// The result, read before cleanup removes the team: the lead's last text, else its pane;
+    /// and the team's task counts.
+    fn finish(&self, out: &mut Outcome, spend: &mut SpendReader) {
+        let t = self.transcript.as_ref().map(|p| spend.file(p));
+        if let Some(text) = t.and_then(|t| t.turn.last_text) {
+            out.result = Some(text);
+            out.result_source = Some("transcript");
+        } else {
+            let tail = tmux::tail(self.lead.pane, 20);
+            if !tail.is_empty() {
+                out.result = Some(tail);
+                out.result_source = Some("pane");
+            }
+        }
+        if let Some(name) = &self.team
+            && let Ok(board) = Board::load(&self.layout.tasks_dir(name))
+        {
+            out.tasks = task_counts(&board);
+        }
+    }
+
+    /// The last lines of the lead's pane (or a note that there are none).
+    fn tail(&self) -> String {
+        tail_or_empty(self.lead.pane)
+    }
+}
+
+fn tail_or_empty(pane: &str) -> String {
+    let t = tmux::tail(pane, 15);
+    if t.is_empty() { "(empty)".into() } else { t }
+}

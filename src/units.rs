@@ -1,0 +1,89 @@
+//! Numbers for people, one format each: a cost ([`usd`]), a count ([`count`]), how long ago
+//! something happened ([`age`]) and how long something took or has lasted ([`duration`]). Every
+//! human output (`status`, `top`, the budget message, `report.md`, `teamctl report`) prints
+//! through these, so the same number reads the same everywhere.
+
+/// `$12.34`; below a cent, four decimals (`$0.0042`), or enough to show it (`$0.00005`); `$0.00`
+/// for zero.
+pub fn usd(v: f64) -> String {
+    if v > 0.0 && v < 0.01 {
+        // Four decimals; below a hundredth of a cent, two significant digits (a tiny cap never
+        // reads as $0.0000).
+        let decimals = if v < 0.0001 {
+            (-v.log10()).floor() as usize + 2
+        } else {
+            4
+        };
+        let s = format!("${v:.decimals$}");
+        if decimals > 4 {
+            s.trim_end_matches('0').to_string()
+        } else {
+            s
+        }
+    } else {
+        format!("${v:.2}")
+    }
+}
+
+/// `800`, `1.2k`, `3.4M`.
+pub fn count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// An age in its largest whole unit: `45s`, `3m`, `2h`, `5d` (a negative one is `0s`).
+pub fn age(secs: i64) -> String {
+    match secs.max(0) {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// A duration in its two largest units: `12s`, `4m 05s`, `1h 02m`, `3d 04h`.
+pub fn duration(secs: u64) -> String {
+    match (secs / 86400, secs / 3600 % 24, secs / 60 % 60, secs % 60) {
+        (0, 0, 0, s) => format!("{s}s"),
+        (0, 0, m, s) => format!("{m}m {s:02}s"),
+        (0, h, m, _) => format!("{h}h {m:02}m"),
+        (d, h, _, _) => format!("{d}d {h:02}h"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usd_shows_cents_or_enough_digits() {
+        assert_eq!(usd(1.234), "$1.23");
+        assert_eq!(usd(12.0), "$12.00");
+        assert_eq!(usd(0.01), "$0.01");
+        assert_eq!(usd(0.0042), "$0.0042");
+        assert_eq!(usd(0.0), "$0.00");
+        assert_eq!(usd(0.00005), "$0.00005");
+        assert_eq!(usd(0.000_012_3), "$0.000012");
+        assert_eq!(usd(0.0003), "$0.0003");
+        assert_eq!(usd(0.00028), "$0.0003");
+    }
+
+    #[test]
+    fn counts_ages_and_durations() {
+        assert_eq!(count(800), "800");
+        assert_eq!(count(1_234), "1.2k");
+        assert_eq!(count(3_400_000), "3.4M");
+        assert_eq!(age(-5), "0s");
+        assert_eq!(age(45), "45s");
+        assert_eq!(age(200), "3m");
+        assert_eq!(age(7300), "2h");
+        assert_eq!(age(5 * 86400 + 7), "5d");
+        assert_eq!(duration(12), "12s");
+        assert_eq!(duration(245), "4m 05s");
+        assert_eq!(duration(3720), "1h 02m");
+        assert_eq!(duration(3 * 86400 + 4 * 3600 + 59), "3d 04h");
+    }
+}

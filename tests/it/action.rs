@@ -1,0 +1,1010 @@
+//! The GitHub Action (action.yml, scripts/action/teamctl-action.sh), run here the way the
+//! runner runs a composite action: each `run:` step in bash with its `env:` (the expressions
+//! filled in from the inputs and the earlier steps' outputs), a fresh GITHUB_OUTPUT and
+//! GITHUB_STEP_SUMMARY per step, later steps skipped after a failure unless `always()`. With a
+//! stub teamctl: inputs reach teamctl exactly and are never code, bad inputs are one-line usage
+//! errors, outputs survive any text, run's exit code passes through, and how Claude Code and
+//! teamctl are installed (a version published only as a native package, a release binary and
+//! its checksum). With the real Claude Code offline (the mock Messages API of tests/e2e): from
+//! a prompt to a record, a job summary and the outputs; a policy's rules applied by the client;
+//! the spending cap.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::common::{TmuxServer, bin};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn yaml(file: &Path) -> Value {
+    let text = fs::read_to_string(file).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+fn action() -> Value {
+    yaml(&root().join("action.yml"))
+}
+
+fn write_exe(path: &Path, body: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, body).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A GITHUB_OUTPUT file's `name=value` and `name<<DELIM … DELIM` entries, as the runner reads
+/// them.
+fn parse_outputs(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.split('\n');
+    while let Some(line) = lines.next() {
+        if line.is_empty() {
+            continue;
+        }
+        if let Some((name, delim)) = line.split_once("<<") {
+            let mut value = Vec::new();
+            for l in lines.by_ref() {
+                if l == delim {
+                    break;
+                }
+                value.push(l);
+            }
+            out.insert(name.to_string(), value.join("\n"));
+        } else {
+            let (name, value) = line.split_once('=').expect("name=value");
+            out.insert(name.to_string(), value.to_string());
+        }
+    }
+    out
+}
+
+/// What a run of the action did.
+#[derive(Debug)]
+struct ActionRun {
+    /// The exit code of the first step that failed, else 0.
+    code: i32,
+    /// Each step's stderr, by step id (or name).
+    stderr: BTreeMap<String, String>,
+    /// The action's outputs, as its `outputs:` section maps them.
+    outputs: BTreeMap<String, String>,
+    /// Every step's job summary, in order.
+    summary: String,
+    /// Each step's outputs, by step id (or name).
+    steps: BTreeMap<String, BTreeMap<String, String>>,
+    /// The files the upload step would upload (None: it would not run).
+    upload: Option<Vec<String>>,
+}
+
+/// One run of the action: a temp root holding RUNNER_TEMP, the workspace and HOME.
+struct Runner {
+    dir: TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Runner {
+    fn new() -> Runner {
+        let dir = tempfile::tempdir().unwrap();
+        let r = fs::canonicalize(dir.path()).unwrap();
+        for d in ["runner", "workspace", "home", "tmp"] {
+            fs::create_dir_all(r.join(d)).unwrap();
+        }
+        let env = vec![
+            ("PATH".into(), std::env::var("PATH").unwrap()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("HOME".into(), r.join("home").display().to_string()),
+            ("TMPDIR".into(), r.join("tmp").display().to_string()),
+            ("RUNNER_TEMP".into(), r.join("runner").display().to_string()),
+            (
+                "GITHUB_WORKSPACE".into(),
+                r.join("workspace").display().to_string(),
+            ),
+            ("GITHUB_ACTION_PATH".into(), root().display().to_string()),
+            // No test reaches a registry: an npm call that slipped through fails at once.
+            ("npm_config_registry".into(), "http://127.0.0.1:9/".into()),
+        ];
+        Runner { dir, env }
+    }
+
+    fn path(&self) -> PathBuf {
+        fs::canonicalize(self.dir.path()).unwrap()
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.path().join("workspace")
+    }
+
+    fn set(&mut self, k: &str, v: impl Into<String>) {
+        self.env.retain(|(name, _)| name != k);
+        self.env.push((k.into(), v.into()));
+    }
+
+    /// Puts `dir` first on PATH.
+    fn path_first(&mut self, dir: &Path) {
+        let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+        self.set("PATH", path);
+    }
+
+    /// Runs action.yml's steps with these inputs (the others at their defaults).
+    fn run(&self, inputs: &[(&str, &str)]) -> ActionRun {
+        let action = action();
+        let mut given: BTreeMap<String, String> = BTreeMap::new();
+        for (name, spec) in action["inputs"].as_object().unwrap() {
+            given.insert(name.clone(), spec["default"].as_str().unwrap_or("").into());
+        }
+        for (k, v) in inputs {
+            assert!(given.contains_key(*k), "action.yml has no input {k}");
+            given.insert(k.to_string(), v.to_string());
+        }
+        let mut steps_out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        let mut run = ActionRun {
+            code: 0,
+            stderr: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+            summary: String::new(),
+            steps: BTreeMap::new(),
+            upload: None,
+        };
+        let step_dir = self.path().join("steps");
+        fs::create_dir_all(&step_dir).unwrap();
+        for (i, step) in action["runs"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let id = step["id"]
+                .as_str()
+                .or(step["name"].as_str())
+                .unwrap()
+                .to_string();
+            let fill = |s: &str| fill(s, &given, &steps_out);
+            if let Some(uses) = step["uses"].as_str() {
+                assert!(uses.starts_with("actions/upload-artifact@"), "{uses}");
+                // `always() && inputs.artifact-name != '' && steps.run.outputs.record != ''`
+                assert_eq!(
+                    step["if"],
+                    "always() && inputs.artifact-name != '' && steps.run.outputs.record != ''"
+                );
+                let record = steps_out
+                    .get("run")
+                    .and_then(|o| o.get("record"))
+                    .cloned()
+                    .unwrap_or_default();
+                if !given["artifact-name"].is_empty() && !record.is_empty() {
+                    let paths = fill(step["with"]["path"].as_str().unwrap());
+                    run.upload = Some(
+                        paths
+                            .lines()
+                            .filter(|l| !l.trim().is_empty())
+                            .map(String::from)
+                            .collect(),
+                    );
+                }
+                continue;
+            }
+            if run.code != 0 {
+                continue; // a failed step skips the rest (no `if: always()` on run steps)
+            }
+            let script = step["run"].as_str().unwrap();
+            // A test never installs packages: where tmux or jq is missing the test skips.
+            if script.ends_with(" tools") {
+                assert!(tools_here(), "tmux and jq are needed");
+            }
+            assert!(!script.contains("${{"), "step {id}: an expression in run:");
+            assert_eq!(step["shell"], "bash");
+            let output = step_dir.join(format!("{i}.output"));
+            let summary = step_dir.join(format!("{i}.summary"));
+            fs::write(&output, "").unwrap();
+            fs::write(&summary, "").unwrap();
+            let mut cmd = Command::new("bash");
+            cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+                .env_clear()
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .env("GITHUB_OUTPUT", &output)
+                .env("GITHUB_STEP_SUMMARY", &summary)
+                .current_dir(self.workspace());
+            if let Some(env) = step["env"].as_object() {
+                for (k, v) in env {
+                    cmd.env(k, fill(v.as_str().unwrap()));
+                }
+            }
+            let out = cmd.output().unwrap();
+            run.stderr
+                .insert(id.clone(), String::from_utf8_lossy(&out.stderr).into());
+            steps_out.insert(
+                id.clone(),
+                parse_outputs(&fs::read_to_string(&output).unwrap()),
+            );
+            run.summary.push_str(&fs::read_to_string(&summary).unwrap());
+            if !out.status.success() {
+                run.code = out.status.code().unwrap_or(-1);
+            }
+        }
+        for (name, spec) in action["outputs"].as_object().unwrap() {
+            let v = fill(spec["value"].as_str().unwrap(), &given, &steps_out);
+            run.outputs.insert(name.clone(), v);
+        }
+        run.steps = steps_out;
+        run
+    }
+}
+
+/// Fills in `${{ … }}`: inputs, step outputs, and github.action_repository (empty, as a
+/// composite action's steps may see it). Any other expression fails the test.
+fn fill(
+    s: &str,
+    inputs: &BTreeMap<String, String>,
+    steps: &BTreeMap<String, BTreeMap<String, String>>,
+) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find("${{") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find("}}").expect("an unclosed ${{") + at;
+        let expr = rest[at + 3..end].trim();
+        let parts: Vec<&str> = expr.split('.').collect();
+        let value = match parts.as_slice() {
+            ["inputs", name] => inputs
+                .get(*name)
+                .unwrap_or_else(|| panic!("no input {name}"))
+                .clone(),
+            ["steps", id, "outputs", name] => steps
+                .get(*id)
+                .and_then(|o| o.get(*name))
+                .cloned()
+                .unwrap_or_default(),
+            ["github", "action_repository"] => String::new(),
+            _ => panic!("an expression this runner does not know: {expr}"),
+        };
+        out.push_str(&value);
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn action_yml_passes_every_input_through_the_environment() {
+    let action = action();
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let mut used = String::new();
+    for step in steps {
+        if let Some(run) = step["run"].as_str() {
+            assert!(!run.contains("${{"), "an expression inside run: {run}");
+            let sub = run
+                .strip_prefix("\"$GITHUB_ACTION_PATH/scripts/action/teamctl-action.sh\" ")
+                .unwrap_or_else(|| panic!("a step that is not the script: {run}"));
+            assert!(
+                ["tools", "claude", "teamctl", "run"].contains(&sub),
+                "{sub}"
+            );
+        } else {
+            let uses = step["uses"].as_str().unwrap();
+            let (_, version) = uses.split_once('@').unwrap();
+            assert!(
+                version.starts_with('v') && version[1..].parse::<u32>().is_ok(),
+                "{uses}: pin actions by major version"
+            );
+        }
+        used.push_str(&serde_json::to_string(step).unwrap());
+    }
+    for name in action["inputs"].as_object().unwrap().keys() {
+        assert!(
+            used.contains(&format!("${{{{ inputs.{name} }}}}")),
+            "input {name} is never used"
+        );
+    }
+    for name in ["state", "result", "cost_usd", "record"] {
+        assert_eq!(
+            action["outputs"][name]["value"],
+            format!("${{{{ steps.run.outputs.{name} }}}}")
+        );
+    }
+    let out = Command::new("bash")
+        .arg("-n")
+        .arg(root().join("scripts/action/teamctl-action.sh"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}
+
+/// Every `uses:` of the project's workflows is pinned to a major version at least; the CI runs
+/// on Linux and macOS; a release builds the four binaries with checksums.
+#[test]
+fn the_workflows_hang_together() {
+    let mut uses = Vec::new();
+    for f in ["ci.yml", "release.yml"] {
+        let wf = yaml(&root().join(".github/workflows").join(f));
+        for job in wf["jobs"].as_object().unwrap().values() {
+            for step in job["steps"].as_array().unwrap() {
+                if let Some(u) = step["uses"].as_str() {
+                    uses.push(u.to_string());
+                }
+            }
+        }
+    }
+    for u in &uses {
+        let (_, version) = u.split_once('@').unwrap();
+        assert!(
+            version.starts_with('v') && version[1..].parse::<u32>().is_ok(),
+            "{u}"
+        );
+    }
+    let ci = yaml(&root().join(".github/workflows/ci.yml"));
+    assert_eq!(
+        ci["jobs"]["test"]["strategy"]["matrix"]["os"],
+        serde_json::json!(["ubuntu-latest", "macos-latest"])
+    );
+    let release = yaml(&root().join(".github/workflows/release.yml"));
+    assert_eq!(release["on"]["push"]["tags"], serde_json::json!(["v*"]));
+    let targets: Vec<&str> = release["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            "x86_64-unknown-linux-musl",
+            "aarch64-unknown-linux-musl",
+            "x86_64-apple-darwin",
+            "aarch64-apple-darwin"
+        ]
+    );
+    // The asset names the README and the Action's script download.
+    let text = fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    assert!(text.contains(r#"name="teamctl-$GITHUB_REF_NAME-$TARGET""#));
+    assert!(text.contains(r#"shasum -a 256 "$name.tar.gz" > "$name.tar.gz.sha256""#));
+    let script = fs::read_to_string(root().join("scripts/action/teamctl-action.sh")).unwrap();
+    assert!(script.contains(r#"name="teamctl-$tag-$target""#));
+}
+
+/// A stub teamctl on PATH: logs its arguments, keeps the prompt it was given, and for `run`
+/// writes a record holding `report` and prints `result` (exit `code`).
+fn stub_teamctl(r: &mut Runner, result: &Value, code: i32, report: &str) -> PathBuf {
+    let dir = r.path().join("stub");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("result.json"), result.to_string()).unwrap();
+    fs::write(dir.join("report.md"), report).unwrap();
+    write_exe(
+        &dir.join("bin/teamctl"),
+        &format!(
+            r#"#!/bin/sh
+d='{d}'
+printf '%s\n' "$*" >> "$d/calls"
+case $1 in
+    --version) echo 'teamctl 9.9.9' ;;
+    run)
+        while [ $# -gt 0 ]; do
+            case $1 in --prompt-file) pf=$2; shift ;; --export) rec=$2; shift ;; esac
+            shift
+        done
+        cp "$pf" "$d/prompt-seen"
+        name=$(basename "$rec" .tar.gz)
+        mkdir -p "$d/r/$name" && cp "$d/report.md" "$d/r/$name/report.md"
+        tar -czf "$rec" -C "$d/r" "$name"
+        cat "$d/result.json"
+        exit {code} ;;
+esac
+exit 0
+"#,
+            d = dir.display()
+        ),
+    );
+    r.path_first(&dir.join("bin"));
+    let claude = dir.join("claude");
+    write_exe(&claude, "#!/bin/sh\necho '2.1.332 (Claude Code)'\n");
+    dir
+}
+
+fn calls(stub: &Path) -> Vec<String> {
+    fs::read_to_string(stub.join("calls"))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn result_doc(state: &str, result: &str, cost: Value) -> Value {
+    serde_json::json!({"schema_version": 1, "type": "result", "state": state, "result": result,
+        "totals": if cost.is_null() { Value::Null } else { serde_json::json!({"cost_usd": cost}) }})
+}
+
+#[test]
+fn inputs_reach_teamctl_as_data_and_outputs_keep_any_text() {
+    if !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    // A result with newlines, something like a delimiter, and a workflow command.
+    let text = "line one\nteamctl_00\n::error::not a command\nEOF\n\n";
+    let stub = stub_teamctl(
+        &mut r,
+        &result_doc("done", text, serde_json::json!(0.25)),
+        0,
+        "## report\n",
+    );
+    let claude = stub.join("claude").display().to_string();
+    let prompt = "--help $(touch pwned) `touch pwned2` ${{ github.token }}\n::error::x\n'\"";
+    let run = r.run(&[
+        ("prompt", prompt),
+        ("claude-bin", &claude),
+        ("teamctl-version", "installed"),
+        ("max-cost", "2.5"),
+        ("name", "t1"),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        fs::read_to_string(stub.join("prompt-seen")).unwrap(),
+        prompt
+    );
+    assert!(!r.workspace().join("pwned").exists() && !r.workspace().join("pwned2").exists());
+    assert_eq!(run.outputs["result"], text);
+    assert_eq!(run.outputs["state"], "done");
+    assert_eq!(run.outputs["cost_usd"], "0.25");
+    assert_eq!(run.outputs["exit-code"], "0");
+    let record = &run.outputs["record"];
+    assert!(record.ends_with("/teamctl-record-t1.tar.gz") && Path::new(record).is_file());
+    assert_eq!(
+        run.upload.as_deref().unwrap(),
+        [record.clone(), run.outputs["result-json"].clone()]
+    );
+    assert_eq!(run.summary, "## report\n");
+    let calls = calls(&stub);
+    let cfg = r.path().join("runner/teamctl-claude");
+    assert_eq!(calls[0], "--version");
+    assert_eq!(
+        calls[1],
+        format!(
+            "prepare --cwd {} --skip-permissions",
+            r.workspace().display()
+        )
+    );
+    assert!(
+        calls[2].starts_with("run --json --prompt-file ")
+            && calls[2].ends_with(&format!(
+                "--cwd {} --name t1 --timeout 30m --dangerously-skip-permissions --max-cost 2.5 \
+                 --export {record}",
+                r.workspace().display()
+            )),
+        "{}",
+        calls[2]
+    );
+    assert!(cfg.is_dir(), "a config dir of the job's own");
+}
+
+#[test]
+fn run_exit_code_passes_through_after_outputs_and_summary() {
+    if !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    let stub = stub_teamctl(
+        &mut r,
+        &result_doc("budget", "", Value::Null),
+        6,
+        "## over budget\n",
+    );
+    let claude = stub.join("claude").display().to_string();
+    let run = r.run(&[
+        ("prompt", "p"),
+        ("claude-bin", &claude),
+        ("teamctl-version", "installed"),
+    ]);
+    assert_eq!(run.code, 6);
+    assert_eq!(run.outputs["state"], "budget");
+    assert_eq!(run.outputs["exit-code"], "6");
+    // Unknown cost stays empty, never 0.
+    assert_eq!(run.outputs["cost_usd"], "");
+    assert_eq!(run.summary, "## over budget\n");
+    assert!(
+        run.upload.is_some(),
+        "the record is uploaded after a failure"
+    );
+    // No artifact name: nothing uploaded.
+    let run = r.run(&[
+        ("prompt", "p"),
+        ("claude-bin", &claude),
+        ("teamctl-version", "installed"),
+        ("artifact-name", ""),
+        ("name", "t2"),
+    ]);
+    assert_eq!(run.code, 6);
+    assert!(run.upload.is_none());
+}
+
+#[test]
+fn bad_inputs_are_one_line_usage_errors() {
+    if !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    let stub = stub_teamctl(&mut r, &result_doc("done", "", Value::Null), 0, "");
+    let claude = stub.join("claude").display().to_string();
+    fs::write(r.workspace().join("empty.md"), "").unwrap();
+    let ok = [
+        ("claude-bin", claude.as_str()),
+        ("teamctl-version", "installed"),
+    ];
+    for (inputs, step, why) in [
+        (vec![], "run", "give a prompt or a prompt-file"),
+        (
+            vec![("prompt", "a"), ("prompt-file", "p.md")],
+            "run",
+            "give prompt or prompt-file, not both",
+        ),
+        (
+            vec![("prompt-file", "empty.md")],
+            "run",
+            "prompt-file is not a file with a prompt in it",
+        ),
+        (
+            vec![("prompt", "a"), ("cwd", "nowhere")],
+            "run",
+            "cwd is not a folder",
+        ),
+        (
+            vec![("prompt", "a"), ("policy", "empty.md")],
+            "run",
+            "policy must be JSON with a \"permissions\" object",
+        ),
+    ] {
+        let all: Vec<(&str, &str)> = ok.iter().copied().chain(inputs).collect();
+        let run = r.run(&all);
+        assert_eq!(run.code, 2, "{all:?}");
+        let err = &run.stderr[step];
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("teamctl-action: ") && err.contains(why),
+            "{err}"
+        );
+    }
+    for (input, value, step) in [
+        ("claude-code-version", "1.0; rm -rf /", "claude"),
+        ("claude-code-version", "--registry=http://x", "claude"),
+        ("teamctl-version", "main", "teamctl"),
+        ("teamctl-version", "v1.0.0/../x", "teamctl"),
+    ] {
+        // Claude Code is never installed from npm here: either its version is refused first,
+        // or claude-bin names the stub.
+        let mut inputs = vec![("prompt", "a"), (input, value)];
+        if step == "teamctl" {
+            inputs.push(("claude-bin", &claude));
+        }
+        let run = r.run(&inputs);
+        assert_eq!(run.code, 2, "{input}={value}");
+        assert!(run.stderr[step].starts_with("teamctl-action: "));
+        assert_eq!(run.stderr[step].lines().count(), 1);
+    }
+    assert!(
+        !calls(&stub).iter().any(|c| c.starts_with("run")),
+        "teamctl run never ran"
+    );
+}
+
+/// `base` and then `more`.
+fn with<'a>(base: &[(&'a str, &'a str)], more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    base.iter().chain(more).copied().collect()
+}
+
+/// Whether tmux and jq are here (the action's `tools` step would install them). In CI their
+/// absence is a failure, elsewhere the tests that run the action skip.
+fn tools_here() -> bool {
+    let ok = ["tmux", "jq"].iter().all(|t| {
+        Command::new(t)
+            .arg(if *t == "tmux" { "-V" } else { "--version" })
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "tmux and jq are needed");
+        eprintln!("skipping: tmux and jq are needed");
+    }
+    ok
+}
+
+/// The platform part of Claude Code's native package name here.
+fn platform() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "linux-arm64"
+    } else {
+        "linux-x64"
+    }
+}
+
+/// Claude Code from npm: a version with the @anthropic-ai/claude-code package installs it; one
+/// published only as native packages (2.1.333) installs this platform's native package.
+#[test]
+fn claude_code_is_installed_from_the_native_package_when_that_is_all_there_is() {
+    if !cfg!(target_os = "linux") || !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    let stub = stub_teamctl(&mut r, &result_doc("done", "", Value::Null), 0, "");
+    // A stub npm: @anthropic-ai/claude-code exists at 2.1.332 only; install makes the files the
+    // real packages hold.
+    write_exe(
+        &stub.join("bin/npm"),
+        &format!(
+            r#"#!/bin/sh
+printf '%s\n' "$*" >> '{d}/npm-calls'
+case $1 in
+    view)
+        [ "$2" = @anthropic-ai/claude-code@2.1.332 ] && {{ echo 2.1.332; exit 0; }}
+        echo 'npm error code E404' >&2; exit 1 ;;
+    install)
+        prefix=$3; for p; do pkg=$p; done
+        case $pkg in
+            @anthropic-ai/claude-code@*) f="$prefix/node_modules/.bin/claude" ;;
+            @anthropic-ai/claude-code-{plat}@2.1.333) f="$prefix/node_modules/@anthropic-ai/claude-code-{plat}/claude" ;;
+            *) echo "npm error 404 $pkg" >&2; exit 1 ;;
+        esac
+        mkdir -p "$(dirname "$f")" && printf '#!/bin/sh\necho "%s (Claude Code)"\n' "${{pkg##*@}}" > "$f" && chmod +x "$f" ;;
+esac
+"#,
+            d = stub.display(),
+            plat = platform()
+        ),
+    );
+    let base = [("prompt", "p"), ("teamctl-version", "installed")];
+    let version = |v: &'static str| with(&base, &[("claude-code-version", v)]);
+    let run = r.run(&version("2.1.333"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    let claude = run.steps["claude"]["claude-bin"].clone();
+    assert!(
+        claude.ends_with(&format!(
+            "/node_modules/@anthropic-ai/claude-code-{}/claude",
+            platform()
+        )),
+        "{claude}"
+    );
+    assert!(
+        run.stderr["claude"].contains("Claude Code 2.1.333 (Claude Code)"),
+        "{}",
+        run.stderr["claude"]
+    );
+    let run = r.run(&version("2.1.332"));
+    assert_eq!(run.code, 0);
+    assert!(run.steps["claude"]["claude-bin"].ends_with("/node_modules/.bin/claude"));
+    // Not published at all: exit 1, one line saying so.
+    let run = r.run(&version("2.1.999"));
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr["claude"].contains(&format!(
+            "could not install @anthropic-ai/claude-code-{}@2.1.999",
+            platform()
+        )),
+        "{}",
+        run.stderr["claude"]
+    );
+    let npm = fs::read_to_string(stub.join("npm-calls")).unwrap();
+    assert!(npm.contains(&format!(
+        "install --prefix {}/runner/claude-code.",
+        r.path().display()
+    )));
+}
+
+/// A release binary (teamctl-version: v…): downloaded from the repository's releases, used only
+/// when its SHA-256 matches.
+#[test]
+fn a_release_binary_is_used_only_when_its_checksum_matches() {
+    if !cfg!(target_os = "linux") || !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    let stub = stub_teamctl(&mut r, &result_doc("done", "", Value::Null), 0, "");
+    let claude = stub.join("claude").display().to_string();
+    let target = if cfg!(target_arch = "aarch64") {
+        "aarch64-unknown-linux-musl"
+    } else {
+        "x86_64-unknown-linux-musl"
+    };
+    let name = format!("teamctl-v0.1.0-{target}");
+    let releases = r.path().join("releases");
+    let assets = releases.join("v0.1.0");
+    write_exe(
+        &assets.join(&name).join("teamctl"),
+        "#!/bin/sh\necho 'teamctl 0.1.0'\n",
+    );
+    let tar = Command::new("tar")
+        .args(["-czf", &format!("{name}.tar.gz"), &name])
+        .current_dir(&assets)
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let sum = Command::new("sha256sum")
+        .arg(format!("{name}.tar.gz"))
+        .current_dir(&assets)
+        .output()
+        .unwrap();
+    fs::write(assets.join(format!("{name}.tar.gz.sha256")), &sum.stdout).unwrap();
+    r.set(
+        "TEAMCTL_ACTION_RELEASES",
+        format!("file://{}", releases.display()),
+    );
+    let inputs = [
+        ("prompt", "p"),
+        ("claude-bin", claude.as_str()),
+        ("teamctl-version", "v0.1.0"),
+        ("teamctl-repository", "owner/repo"),
+    ];
+    let run = r.run(&inputs);
+    assert!(run.stderr["teamctl"].contains("teamctl 0.1.0"), "{run:#?}");
+    assert!(run.steps["teamctl"]["teamctl-bin"].ends_with(&format!("/{name}/teamctl")));
+    // A tampered archive.
+    let mut bytes = fs::read(assets.join(format!("{name}.tar.gz"))).unwrap();
+    bytes.extend_from_slice(b"x");
+    fs::write(assets.join(format!("{name}.tar.gz")), bytes).unwrap();
+    let run = r.run(&inputs);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr["teamctl"].contains("does not match its SHA-256"),
+        "{}",
+        run.stderr["teamctl"]
+    );
+    assert!(run.outputs["state"].is_empty(), "nothing ran");
+}
+
+// --- With the real Claude Code -----------------------------------------------------------
+
+/// The mock Messages API of tests/e2e on 127.0.0.1, killed when dropped.
+struct Mock {
+    child: Child,
+    port: u16,
+}
+
+impl Mock {
+    fn start(log: &Path) -> Mock {
+        let mut child = Command::new("node")
+            .arg(root().join("tests/e2e/mock-api.js"))
+            .env("MOCK_LOG", log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = serde_json::from_str::<Value>(&line).unwrap()["port"]
+            .as_u64()
+            .unwrap();
+        Mock {
+            child,
+            port: u16::try_from(port).unwrap(),
+        }
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real Claude Code of tests/e2e when it and tmux are installed; in CI their absence is a
+/// failure, elsewhere a skip.
+fn real_claude() -> Option<PathBuf> {
+    let claude = root().join("tests/e2e/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    let tmux = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if claude.is_file() && tmux {
+        return Some(claude);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "`npm ci --prefix tests/e2e` and tmux are needed"
+    );
+    eprintln!("skipping: run `npm ci --prefix tests/e2e` (and install tmux) for this test");
+    None
+}
+
+/// A runner whose steps reach the mock, with teamctl on PATH and its own tmux server.
+fn real_runner(mock: &Mock) -> (Runner, TmuxServer) {
+    let mut r = Runner::new();
+    let bin_dir = r.path().join("bin");
+    fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(bin(), bin_dir.join("teamctl")).unwrap();
+    r.path_first(&bin_dir);
+    let tmux = r.path().join("tmux");
+    fs::create_dir_all(&tmux).unwrap();
+    for (k, v) in [
+        ("TMUX_TMPDIR", tmux.display().to_string()),
+        ("TERM", "xterm-256color".into()),
+        (
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", mock.port),
+        ),
+        (
+            "ANTHROPIC_API_KEY",
+            "sk-ant-mock-000000000000000000000000".into(),
+        ),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("ENABLE_TOOL_SEARCH", "false".into()),
+    ] {
+        r.set(k, v);
+    }
+    // As root, Claude Code refuses to skip permissions without it.
+    if rustix::process::geteuid().is_root() {
+        r.set("IS_SANDBOX", "1");
+    }
+    (r, TmuxServer(tmux))
+}
+
+/// The tool results the lead's model received, from the record's lead transcript.
+fn lead_tool_results(record: &Path, into: &Path) -> Vec<Value> {
+    fs::create_dir_all(into).unwrap();
+    let ok = Command::new("tar")
+        .arg("-xzf")
+        .arg(record)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let top = fs::read_dir(into).unwrap().next().unwrap().unwrap().path();
+    let dir = top.join("transcripts/team-lead");
+    let mut out = Vec::new();
+    for e in fs::read_dir(&dir).unwrap() {
+        for line in fs::read_to_string(e.unwrap().path()).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v["type"] != "user" {
+                continue;
+            }
+            if let Some(blocks) = v["message"]["content"].as_array() {
+                out.extend(
+                    blocks
+                        .iter()
+                        .filter(|b| b["type"] == "tool_result")
+                        .cloned(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The action's steps with the real 2.1.332 (claude-bin) and this teamctl (installed), offline:
+/// a prompt whose lead spawns a teammate that reports ends done with the lead's answer, what
+/// the team cost, its record (uploaded) and the record's report in the job summary; with a
+/// policy the client itself runs what it allows and denies the rest without asking; past
+/// max-cost the run ends budget (exit 6) with its outputs, summary and record all the same.
+#[test]
+fn real_claude_code_from_a_prompt_to_a_record_and_a_summary() {
+    let Some(claude) = real_claude() else { return };
+    if !tools_here() {
+        return;
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mock = Mock::start(log.path());
+    let claude = claude.display().to_string();
+    let base = [
+        ("claude-bin", claude.as_str()),
+        ("teamctl-version", "installed"),
+        ("timeout", "90s"),
+    ];
+
+    // Done: the lead spawns `worker`, which reports; the lead's final answer.
+    let (r, _tmux) = real_runner(&mock);
+    let run = r.run(&with(&base, &[("prompt", "Spawn: worker TOK-A1")]));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.outputs["state"], "done");
+    assert_eq!(
+        run.outputs["result"],
+        "FINAL ANSWER: the team reported TOK-A1"
+    );
+    assert_eq!(run.outputs["exit-code"], "0");
+    let cost: f64 = run.outputs["cost_usd"].parse().unwrap();
+    assert!(cost > 0.0, "{cost}");
+    let record = PathBuf::from(&run.outputs["record"]);
+    let result: Value =
+        serde_json::from_str(&fs::read_to_string(&run.outputs["result-json"]).unwrap()).unwrap();
+    assert!(result["teammates"][0]["name"] == "worker", "{result}");
+    assert_eq!(
+        run.upload.as_deref().unwrap(),
+        [
+            run.outputs["record"].clone(),
+            run.outputs["result-json"].clone()
+        ]
+    );
+    assert!(
+        run.summary
+            .contains("FINAL ANSWER: the team reported TOK-A1")
+            && run.summary.contains("REPORT TOK-A1")
+            && run.summary.contains("Team total"),
+        "{}",
+        run.summary
+    );
+    // prepare wrote the job's own config dir, nothing under HOME.
+    assert!(
+        r.path()
+            .join("runner/teamctl-claude/.claude.json")
+            .is_file()
+    );
+    assert!(
+        !r.path().join("home/.claude").exists() && !r.path().join("home/.claude.json").exists()
+    );
+    let results = lead_tool_results(&record, &r.path().join("x"));
+    assert!(!results.is_empty());
+    drop(r);
+
+    // A policy: Claude Code's dontAsk mode runs what its rules allow and denies the rest.
+    let (r, _tmux) = real_runner(&mock);
+    let policy = r.path().join("policy.json");
+    fs::write(
+        &policy,
+        r#"{"permissions": {"allow": ["Bash(echo:*)"], "deny": ["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let policy = policy.display().to_string();
+    let run = r.run(&with(
+        &base,
+        &[
+            ("prompt", "Exec: echo ALLOWED-B1"),
+            ("policy", &policy),
+            ("name", "allowed"),
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.outputs["state"], "done");
+    let results = lead_tool_results(Path::new(&run.outputs["record"]), &r.path().join("x1"));
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["content"], "ALLOWED-B1");
+    let run = r.run(&with(
+        &base,
+        &[
+            ("prompt", "Exec: touch denied-b2.txt"),
+            ("policy", &policy),
+            ("name", "denied"),
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        !r.workspace().join("denied-b2.txt").exists(),
+        "denied, not run"
+    );
+    let results = lead_tool_results(Path::new(&run.outputs["record"]), &r.path().join("x2"));
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["is_error"], true);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("don't ask mode"),
+        "{results:?}"
+    );
+    let settings: Value = serde_json::from_str(
+        &fs::read_to_string(r.path().join("runner/teamctl-claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings["permissions"]["allow"][0], "Bash(echo:*)");
+    drop(r);
+
+    // The spending cap: each mock response costs $0.00014, so the third crosses it.
+    let (r, _tmux) = real_runner(&mock);
+    let run = r.run(&with(
+        &base,
+        &[("prompt", "Spawn: worker TOK-C1"), ("max-cost", "0.0003")],
+    ));
+    assert_eq!(run.code, 6, "{run:#?}");
+    assert_eq!(run.outputs["state"], "budget");
+    assert_eq!(run.outputs["exit-code"], "6");
+    assert!(run.outputs["cost_usd"].parse::<f64>().unwrap() > 0.0003);
+    assert!(Path::new(&run.outputs["record"]).is_file());
+    assert!(run.upload.is_some());
+    assert!(run.summary.contains("budget"), "{}", run.summary);
+}
