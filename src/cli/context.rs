@@ -234,7 +234,7 @@ impl Ctx {
 }
 
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
-/// `after_lock=<duration>`,
+/// `after_lock=<duration>`, `before_reclaim=<duration>`,
 /// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write` and `top_panic` (top's
 /// file watcher panics at the first change).
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
@@ -245,6 +245,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
         match key {
             "before_lock" => f.before_lock = dur()?,
             "after_lock" => f.after_lock = dur()?,
+            "before_reclaim" => f.before_reclaim = dur()?,
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,

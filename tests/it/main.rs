@@ -33,6 +33,7 @@ mod resume;
 mod run;
 mod security;
 mod send;
+mod stale_lock;
 mod status;
 mod store;
 mod tasks;
