@@ -7,11 +7,12 @@
 //! - [`watch`]: the stream of changes to the team's files; [`follow`]: a team followed while a
 //!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
 //!   [`members`] the rules about one member it shares with `ask`, [`keep`] what to do about a
-//!   member that is stuck;
+//!   member that is stuck, [`human`] when a person is needed;
 //! - [`log`]: a member's story; [`top`]: what the live view shows.
 
 pub mod budget;
 pub mod follow;
+pub mod human;
 pub mod keep;
 pub mod log;
 pub mod members;

@@ -111,6 +111,7 @@ fn json_states_and_signals() {
         [
             "identity",
             "members",
+            "needs_human",
             "schema_version",
             "tasks",
             "team",

@@ -4,6 +4,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
+use teamctl::observe::human::{self, Need};
 use teamctl::observe::reader::{Options, TeamReader};
 use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, WaitingDetail};
 use teamctl::team::config;
@@ -120,6 +121,10 @@ pub(crate) struct StatusArgs {
     #[arg(long, value_name = "DURATION", default_value = "3m")]
     no_response_after: String,
 
+    /// A permission or plan request waiting this long needs a person (needs_human)
+    #[arg(long, value_name = "DURATION", default_value = "1m")]
+    after: String,
+
     /// One row per team instead of one team's members
     #[arg(long)]
     all_teams: bool,
@@ -140,6 +145,7 @@ struct Json<'a> {
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
     totals: &'a Totals,
+    needs_human: &'a [Need],
 }
 
 #[derive(Serialize)]
@@ -178,17 +184,20 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, opts);
     };
+    let after = time::parse_duration(&args.after)?;
     let mut reader = TeamReader::of(team, ctx.records(), opts);
-    let st = reader.read_opened(ctx.now)?.status;
+    let present = reader.read_opened(ctx.now)?;
     if let Err(e) = reader.save() {
         warn(&format!("{e:#}"));
     }
     let team = reader.team();
+    let needs = human::needs(&present, team, reader.board(), after);
+    let st = present.status;
     // A folder that could not be listed ends the command with an error, after what was read.
     for w in st.warnings.iter().filter(|w| !st.unlisted.contains(w)) {
         warn(w);
     }
-    show_team(ctx, team, &st)?;
+    show_team(ctx, team, &st, &needs)?;
     incomplete(team.name.as_str(), &st.unlisted)
 }
 
@@ -205,7 +214,7 @@ fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
 }
 
 /// Prints the status of one team (`--json`: one document).
-fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
+fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) -> Result<()> {
     let me = ctx.identity(team);
     let reason = mailbox::unreachable_reason(team, &me);
     if ctx.out.json {
@@ -220,6 +229,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
             members: &st.members,
             tasks: &st.tasks,
             totals: &st.totals,
+            needs_human: needs,
         });
     }
     let t = &st.team;
@@ -274,8 +284,16 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
                 tokens(t)
             ),
         },
-        String::new(),
     ];
+    // A person is needed: what for, and what to do.
+    let needs = needs
+        .iter()
+        .map(|n| format!("needs you:   {}: {}", n.cause, esc(&n.todo)));
+    let lines: Vec<String> = lines
+        .into_iter()
+        .chain(needs)
+        .chain([String::new()])
+        .collect();
     // Each field wrapped to the terminal, continued under its value.
     let width = term::width();
     let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
