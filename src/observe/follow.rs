@@ -166,7 +166,7 @@ impl Following {
             return Ok(Vec::new());
         };
         let present = self.reader.read(now)?;
-        keeper.check(&present, self.reader.board(), hand)
+        keeper.check(&present, self.reader.board(), now, hand)
     }
 
     /// The `waiting` events since the last call: each member whose waiting reason changed
