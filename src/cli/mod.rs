@@ -26,7 +26,7 @@ use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
-    prepare, report, run, send, shutdown, status, tasks, top, wait, watch,
+    prepare, redeliver, report, run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -156,6 +156,7 @@ pub(crate) enum Command {
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
     Shutdown(shutdown::ShutdownArgs),
+    Redeliver(redeliver::RedeliverArgs),
     Doctor(doctor::DoctorArgs),
     Export(export::ExportArgs),
     Completions(completions::CompletionsArgs),
@@ -195,6 +196,7 @@ pub(crate) fn dispatch(
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
+        Command::Redeliver(args) => redeliver::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),

@@ -7,12 +7,15 @@
 //! - [`watch`]: the stream of changes to the team's files; [`follow`]: a team followed while a
 //!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
 //!   [`members`] the rules about one member it shares with `ask`;
-//! - [`log`]: a member's story; [`top`]: what the live view shows.
+//! - [`log`]: a member's story; [`top`]: what the live view shows;
+//! - [`misaddressed`]: inboxes nobody reads (a teammate wrote to a name that is no member);
+//!   [`said`]: what a teammate said at the end of a turn, from its transcript.
 
 pub mod budget;
 pub mod follow;
 pub mod log;
 pub mod members;
+pub mod misaddressed;
 pub mod reader;
 pub mod spend;
 pub mod status;

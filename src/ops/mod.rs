@@ -2,8 +2,9 @@
 //! ([`ask`]), answering teammates by rules ([`policy`], reading Bash command lines as bash does:
 //! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
 //! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
-//! taking a team down ([`delete`]), the health checks ([`doctor`]) and a record of a team that
-//! outlives it ([`export`]).
+//! taking a team down ([`delete`]), the health checks ([`doctor`]), a record of a team that
+//! outlives it ([`export`]) and messages moved from an inbox nobody reads to the member they
+//! were meant for ([`redeliver`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
@@ -14,5 +15,6 @@ pub mod doctor;
 pub mod export;
 pub mod policy;
 pub mod prepare;
+pub mod redeliver;
 pub mod report;
 pub mod run;
