@@ -4,6 +4,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
+use teamctl::observe::misaddressed::{self, Misaddressed};
 use teamctl::observe::reader::{Options, TeamReader};
 use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals};
 use teamctl::team::config;
@@ -118,6 +119,7 @@ struct Json<'a> {
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
     totals: &'a Totals,
+    misaddressed: Vec<Misaddressed>,
 }
 
 #[derive(Serialize)]
@@ -185,6 +187,7 @@ fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
 fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
     let me = ctx.identity(team);
     let reason = mailbox::unreachable_reason(team, &me);
+    let lost = misaddressed::scan(team).misaddressed;
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
@@ -197,6 +200,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
             members: &st.members,
             tasks: &st.tasks,
             totals: &st.totals,
+            misaddressed: lost,
         });
     }
     let t = &st.team;
@@ -283,6 +287,13 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
         ]);
     }
     ctx.out.narrow_table(rows)?;
+    for m in &lost {
+        ctx.out.line(&wrap(
+            &format!("misaddressed: {}", esc(&m.summary())),
+            width,
+            2,
+        ))?;
+    }
     if st
         .members
         .iter()
