@@ -1,6 +1,6 @@
 //! `doctor`'s checks: what on this machine and in a team's files would stop teamctl or Claude
 //! Code from working, each with what to do about it. Read-only: no lock is taken, nothing is
-//! written, created or removed.
+//! written, created or removed (`doctor --fix` is [`crate::ops::redeliver::fix`]).
 //!
 //! Everything that comes from the environment (where the config dir came from, `PATH`, the
 //! agent-teams variable, the caller's identity) is an explicit input.
@@ -40,7 +40,8 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// Which check: `config_dir`, `symlink`, `teams`, `team_config`, `format`, `claude`,
-    /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
+    /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`,
+    /// `misaddressed`.
     pub check: &'static str,
     /// The verdict.
     pub level: Level,
@@ -621,7 +622,45 @@ fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
         };
         out.push(identity_check(t, cfg, identity, source, you_lead));
     }
+    if config.is_some()
+        && let Ok(team) = config::Team::open(layout, t, inputs.leads.as_ref())
+    {
+        out.extend(misaddressed_checks(&team));
+    }
     out
+}
+
+/// Inboxes no member reads that hold unread messages ([`crate::observe::misaddressed`]); an
+/// unreadable one is the `inbox` check's.
+fn misaddressed_checks(team: &config::Team) -> Vec<Check> {
+    let t = Some(team.name.as_str());
+    let found = crate::observe::misaddressed::scan(team).misaddressed;
+    if found.is_empty() {
+        let message = format!(
+            "team '{}': no inbox that no member reads holds messages",
+            team.name
+        );
+        return vec![ok("misaddressed", t, None, message)];
+    }
+    let fix = |m: &crate::observe::misaddressed::Misaddressed| match (&m.suggestion, m.certain) {
+        (Some(s), true) => format!(
+            "`teamctl redeliver {}` (to {s}), or `teamctl doctor --fix`",
+            m.inbox
+        ),
+        _ => format!("`teamctl redeliver {} --to MEMBER`", m.inbox),
+    };
+    found
+        .iter()
+        .map(|m| {
+            warn(
+                "misaddressed",
+                t,
+                Some(Path::new(&m.path)),
+                m.summary(),
+                &fix(m),
+            )
+        })
+        .collect()
 }
 
 fn inbox_check(
