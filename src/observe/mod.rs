@@ -17,6 +17,7 @@ pub mod log;
 pub mod members;
 pub mod misaddressed;
 pub mod reader;
+pub mod said;
 pub mod spend;
 pub mod status;
 pub mod top;
