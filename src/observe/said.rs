@@ -27,8 +27,7 @@ use crate::team::config::Team;
 use crate::team::model::Frame;
 use crate::team::transcript::story::Kind;
 
-/// How long [`turn_said`] waits for a turn to show in the transcript (Claude Code writes its
-/// last entry and its `idle_notification` moments apart).
+/// How long [`turn_ended_by`] reads a transcript again for a turn that does not show yet.
 pub const TRANSCRIPT_WAIT: Duration = Duration::from_secs(2);
 
 /// Where a [`Said`] was read.
@@ -188,23 +187,6 @@ pub fn read_turn(team: &Team, member: &str, anchor: &Anchor) -> Result<Option<Sa
     Ok(turns.found.and_then(Turn::said))
 }
 
-/// [`read_turn`], read again until the turn shows with its text or [`TRANSCRIPT_WAIT`] passes.
-///
-/// # Errors
-/// As [`read_turn`].
-pub fn turn_said(team: &Team, member: &str, anchor: &Anchor) -> Result<Option<Said>> {
-    let deadline = Instant::now() + TRANSCRIPT_WAIT;
-    loop {
-        if let Some(s) = read_turn(team, member, anchor)? {
-            return Ok(Some(s));
-        }
-        if Instant::now() >= deadline {
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// The text an `idle_notification` entry carries as `result` (Claude Code 2.1.332 and later),
 /// with the name its `summary` says the turn sent to (`[to alise] …`), if any.
 pub fn from_idle_notification(note: &Entry) -> Option<Said> {
@@ -229,7 +211,14 @@ pub fn from_idle_notification(note: &Entry) -> Option<Said> {
 
 /// What the turn that `note` (an `idle_notification` of `member`) ended said: the turn that took
 /// `question` (from `asker`) when one is given and found, else the newest turn begun by the
-/// notification's time; from the transcript, else from the notification's `result`.
+/// notification's time; read from the transcript, else from the notification's `result`.
+///
+/// Claude Code writes a turn's last transcript entries a moment after its `idle_notification`
+/// (seen with 2.1.332: a read 20 ms after the notification still found the turn before), so the
+/// transcript is read no earlier than [`SETTLE`] after the notification was written (by
+/// `clock`); where the notification carries a `result` (2.1.322 and later), the transcript's
+/// text must agree with it, and is read again until it does, for up to [`TRANSCRIPT_WAIT`]; then
+/// the `result` is taken.
 ///
 /// # Errors
 /// A member the team does not have.
@@ -238,23 +227,46 @@ pub fn turn_ended_by(
     member: &str,
     note: &Entry,
     question: Option<(&str, &str)>,
+    clock: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<Option<Said>> {
-    if let Some((asker, text)) = question
-        && let Some(s) = turn_said(team, member, &Anchor::Message { from: asker, text })?
-    {
-        return Ok(Some(s));
-    }
     let at = note
         .get("timestamp")
         .and_then(Value::as_str)
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
         .map(|t| t.with_timezone(&Utc));
-    if let Some(at) = at
-        && let Some(s) = read_turn(team, member, &Anchor::EndedBy(at))?
-    {
-        return Ok(Some(s));
+    if let Some(wait) = at.and_then(|at| (at + SETTLE - clock()).to_std().ok()) {
+        std::thread::sleep(wait.min(SETTLE.to_std().unwrap_or_default()));
     }
-    Ok(from_idle_notification(note))
+    let result = from_idle_notification(note);
+    let deadline = Instant::now() + TRANSCRIPT_WAIT;
+    loop {
+        let mut found = None;
+        if let Some((asker, text)) = question {
+            found = read_turn(team, member, &Anchor::Message { from: asker, text })?;
+        }
+        if found.is_none()
+            && let Some(at) = at
+        {
+            found = read_turn(team, member, &Anchor::EndedBy(at))?;
+        }
+        match (found, &result) {
+            (Some(s), Some(r)) if agrees(&s.text, &r.text) => return Ok(Some(s)),
+            (Some(s), None) => return Ok(Some(s)),
+            (None, None) if Instant::now() >= deadline => return Ok(None),
+            (_, Some(_)) if Instant::now() >= deadline => return Ok(result),
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// How long after its `idle_notification` a turn's transcript is first read.
+pub const SETTLE: chrono::Duration = chrono::Duration::seconds(1);
+
+/// Whether the transcript's last text of a turn is what the notification's `result` says (the
+/// whole last message: its last text block ends it).
+fn agrees(transcript: &str, result: &str) -> bool {
+    let (t, r) = (transcript.trim(), result.trim());
+    !t.is_empty() && r.ends_with(t)
 }
 
 /// For `wait --message-from NAME --from-transcript`: when `met` (the entry that met the
@@ -265,7 +277,13 @@ pub fn turn_ended_by(
 ///
 /// # Errors
 /// A member the team does not have; [`Error::Unanswered`] with the reason as above.
-pub fn as_message(team: &Team, member: &str, me: &str, met: &Entry) -> Result<Entry> {
+pub fn as_message(
+    team: &Team,
+    member: &str,
+    me: &str,
+    met: &Entry,
+    clock: &dyn Fn() -> DateTime<Utc>,
+) -> Result<Entry> {
     let is_idle = met
         .get("text")
         .and_then(Value::as_str)
@@ -275,7 +293,7 @@ pub fn as_message(team: &Team, member: &str, me: &str, met: &Entry) -> Result<En
         return Ok(met.clone());
     }
     let detail = crate::observe::members::idle_detail(met);
-    let Some(s) = turn_ended_by(team, member, met, None)? else {
+    let Some(s) = turn_ended_by(team, member, met, None, clock)? else {
         return Err(Error::Unanswered(format!(
             "{member} went idle without writing to {me} ({detail}), and its transcript shows no \
              text for that turn"

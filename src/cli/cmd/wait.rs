@@ -311,14 +311,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
     if args.from_transcript {
+        let clock = || ctx.clock();
         for s in states.iter_mut().filter(|s| s.condition == "message_from") {
             if let (Some(m), Some(from)) = (&s.message, s.args.first()) {
-                s.message = Some(teamctl::observe::said::as_message(
-                    watch.team(),
-                    from,
-                    &me,
-                    m,
-                )?);
+                let said = teamctl::observe::said::as_message(watch.team(), from, &me, m, &clock);
+                s.message = Some(said?);
             }
         }
     }
