@@ -86,6 +86,7 @@ fn json_is_the_frames_data() {
         [
             "members",
             "messages",
+            "misaddressed",
             "requests",
             "schema_version",
             "tasks",
