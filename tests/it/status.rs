@@ -109,6 +109,7 @@ fn json_states_and_signals() {
         [
             "identity",
             "members",
+            "misaddressed",
             "schema_version",
             "tasks",
             "team",
