@@ -217,8 +217,9 @@ pub fn from_idle_notification(note: &Entry) -> Option<Said> {
 /// (seen with 2.1.332: a read 20 ms after the notification still found the turn before), so the
 /// transcript is read no earlier than [`SETTLE`] after the notification was written (by
 /// `clock`); where the notification carries a `result` (2.1.322 and later), the transcript's
-/// text must agree with it, and is read again until it does, for up to [`TRANSCRIPT_WAIT`]; then
-/// the `result` is taken.
+/// text must agree with it, and is read again until it does, for up to `patience`
+/// ([`TRANSCRIPT_WAIT`] where the text is to be the answer; zero for a mere mention); then the
+/// `result` is taken.
 ///
 /// # Errors
 /// A member the team does not have.
@@ -227,6 +228,7 @@ pub fn turn_ended_by(
     member: &str,
     note: &Entry,
     question: Option<(&str, &str)>,
+    patience: Duration,
     clock: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<Option<Said>> {
     let at = note
@@ -238,7 +240,7 @@ pub fn turn_ended_by(
         std::thread::sleep(wait.min(SETTLE.to_std().unwrap_or_default()));
     }
     let result = from_idle_notification(note);
-    let deadline = Instant::now() + TRANSCRIPT_WAIT;
+    let deadline = Instant::now() + patience;
     loop {
         let mut found = None;
         if let Some((asker, text)) = question {
@@ -293,7 +295,7 @@ pub fn as_message(
         return Ok(met.clone());
     }
     let detail = crate::observe::members::idle_detail(met);
-    let Some(s) = turn_ended_by(team, member, met, None, clock)? else {
+    let Some(s) = turn_ended_by(team, member, met, None, TRANSCRIPT_WAIT, clock)? else {
         return Err(Error::Unanswered(format!(
             "{member} went idle without writing to {me} ({detail}), and its transcript shows no \
              text for that turn"

@@ -527,7 +527,13 @@ fn what_was_said(req: &Ask, a: &mut Asked, clock: &dyn Fn() -> DateTime<Utc>) ->
         return Ok(());
     };
     let question = (req.asker.as_str(), req.text.as_str());
-    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, Some(question), clock)? else {
+    let patience = if req.from_transcript {
+        said::TRANSCRIPT_WAIT
+    } else {
+        Duration::ZERO
+    };
+    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, Some(question), patience, clock)?
+    else {
         return Ok(());
     };
     if req.from_transcript && s.sent_to.iter().all(|t| t == req.asker.as_str()) {
