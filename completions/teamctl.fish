@@ -48,6 +48,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List t
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "redeliver" -d 'Move messages from an inbox nobody reads to the member they were meant for'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
@@ -352,6 +353,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l all -d 'Ask ever
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l join -d 'Join the team first as --from, so teammates can answer you'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed [default: leave it there]'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the answer exactly as written even to a terminal [default: exact when piped, control characters shown as escapes on a terminal]'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from-transcript -d 'A teammate that goes idle without answering, having ended the question\'s turn with plain text (and written to nobody else), answers with that text, read from its transcript'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -390,6 +392,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l from-transcript -d 'With --message-from: NAME going idle without writing to you counts too, with the text that ended its turn (from its transcript) as the message'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l any -d 'Return when the first condition holds instead of all'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
@@ -438,9 +441,18 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'S
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l to -d 'The member to move the messages to [default: the one INBOX most likely meant, when that is certain]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l dry-run -d 'Say what would move, and write nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'First move every misaddressed inbox\'s messages to the member they were certainly meant for (as `teamctl redeliver`)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s V -l version -d 'Print version'
