@@ -402,6 +402,25 @@ fn a_fifo_or_symlink_in_an_inbox_place_is_refused_never_followed() {
     }
 }
 
+#[test]
+fn a_symlinked_inboxes_folder_is_refused() {
+    let env = fixture();
+    let real = env.dir.path().join("elsewhere");
+    fs::rename(env.root.join("teams/alpha/inboxes"), &real).unwrap();
+    symlink(&real, env.root.join("teams/alpha/inboxes")).unwrap();
+    env.cmd()
+        .args(["redeliver", "alise", "--to", "alice"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error:"));
+    assert_eq!(
+        fs::read_to_string(real.join("alise.json")).unwrap(),
+        WORKER_MSG
+    );
+    assert_eq!(fs::read(real.join("alice.json")).unwrap(), b"[]");
+    assert_eq!(fs::read_dir(&real).unwrap().count(), 2);
+}
+
 /// Sets a lock directory's mtime 20 s back: what a holder killed 20 s ago leaves.
 fn age_lock(path: &Path) {
     let lock = path.with_file_name(format!(
