@@ -1,8 +1,9 @@
 //! Inboxes nobody reads: `inboxes/<name>.json` of a name that is no member of `config.json`
-//! and not a name Claude Code reserves, holding unread entries. Claude Code up to 2.1.112 (and
-//! `teamctl send --force`) creates one when a teammate writes to a name that is no member (a
-//! misspelling such as `alise`, or `lead`); no Claude Code process ever reads it, so what is in
-//! it is lost unless it is moved to the member it was meant for (`teamctl redeliver`).
+//! and not a name Claude Code reserves, holding unread entries. Claude Code up to 2.1.178 (now
+//! and then 2.1.332 too, and `teamctl send --force`) creates one when a teammate writes to a
+//! name that is no member (a misspelling such as `alise`, or `lead`); no Claude Code process ever
+//! reads it, so what is in it is lost unless it is moved to the member it was meant for
+//! (`teamctl redeliver`).
 //!
 //! The member it was most likely meant for is [`crate::team::config::suggest`]'s, the rule of
 //! `send`'s "did you mean"; the suggestion is certain when exactly one member is that close and

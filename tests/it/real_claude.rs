@@ -365,7 +365,8 @@ fn claude_2_1_112() -> Option<PathBuf> {
 /// --json` lists it with the certain suggestion alice, `doctor` warns, `redeliver alise
 /// --dry-run` changes nothing, and `redeliver alise` moves it to alice, whose Claude Code takes it
 /// and answers the worker; a second redeliver moves nothing. A real 2.1.332 teammate refuses the
-/// same send ("No agent named 'alise' is reachable."), and status lists nothing. Driver:
+/// same send ("No agent named 'alise' is reachable."), and status lists nothing; or, rarely,
+/// writes alise.json anyway, which is then moved the same way. Driver:
 /// `tests/e2e/misaddressed-e2e.js`.
 #[test]
 fn real_claude_code_misaddressed_message_redelivered() {
@@ -376,14 +377,19 @@ fn real_claude_code_misaddressed_message_redelivered() {
         "misaddressed-e2e.js",
         &["--teamctl".as_ref(), bin.as_os_str()],
     );
-    assert_eq!(summary["alise_inbox"], false);
-    assert!(
-        summary["refusal"]
-            .as_str()
-            .unwrap()
-            .starts_with("No agent named 'alise' is reachable.")
-    );
     assert_eq!(summary["idle_notification"]["summary"], "[to alise] sendto");
+    // 2.1.332 refuses the send, but now and then (2 runs in about 40, under load) it writes
+    // alise.json all the same ("Message sent to alise's inbox"): then it is moved as with 2.1.112.
+    if summary["alise_inbox"] == true {
+        assert!(summary["answered_after_redeliver_ms"].is_u64());
+    } else {
+        assert!(
+            summary["refusal"]
+                .as_str()
+                .unwrap()
+                .starts_with("No agent named 'alise' is reachable.")
+        );
+    }
     let Some(old) = claude_2_1_112() else { return };
     let out = Command::new("node")
         .arg(e2e.join("misaddressed-e2e.js"))

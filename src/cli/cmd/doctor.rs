@@ -70,7 +70,7 @@ use crate::cli::term::escape_line as esc;
                 Other parts of the config dir (settings.json linked to a dotfiles repository)
                 are not looked at
   misaddressed  inboxes of names that are no member of config.json (nor team-lead, user, main,
-                system) holding unread messages: Claude Code up to 2.1.112 creates one when a
+                system) holding unread messages: Claude Code up to 2.1.178 creates one when a
                 teammate writes to a misspelt name, and nobody reads it; WARN each, with the
                 member it most likely meant; --fix moves those whose member is certain
 

@@ -15,9 +15,9 @@ use crate::cli::term::escape_line as esc;
 
 /// Move messages from an inbox nobody reads to the member they were meant for
 ///
-/// Claude Code up to 2.1.112 creates inboxes/<name>.json when a teammate writes to a name that
+/// Claude Code up to 2.1.178 creates inboxes/<name>.json when a teammate writes to a name that
 /// is no member (a misspelling such as alise, or lead), and no Claude Code process ever reads
-/// it (2.1.332 refuses such a send instead). `teamctl status` and `teamctl doctor` list these
+/// it (later versions refuse such a send, though 2.1.332 was seen to accept one now and then). `teamctl status` and `teamctl doctor` list these
 /// inboxes with the member each most likely meant (the rule of `send`'s "did you mean"); this
 /// moves the unread entries of INBOX to that member's inbox, where its Claude Code takes them.
 /// Entries marked read: true stay. INBOX is the name in the file name: a member of config.json,
