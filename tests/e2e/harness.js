@@ -39,6 +39,10 @@
 //               of the driver's own environment reach the mock too.
 //   mockLogLine(entry)     how the diagnostics print one line of the mock's log (raw by default)
 //   onCleanup(st)          more to clean up first (tmux servers of the driver's own, …)
+//
+// For a driver whose lead is the real client in its own tmux server (ownTmux): leadTeam() starts
+// it, types `SPAWN-TEAMMATE …` and waits for the team with its teammate `worker` (findTeam);
+// leadAlive(), processTree(pid), costState(file), statusOf(team) and quiet(ms, what) go with it.
 
 const fs = require('fs');
 const os = require('os');
@@ -198,6 +202,126 @@ module.exports = function harness({
   // The mock's log, one object a request.
   function mockLines() {
     try { return fs.readFileSync(st.mockLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)); } catch (_) { return []; }
+  }
+
+  // The lead (drivers with ownTmux: lead-e2e.js, transcripts-e2e.js): the real client started
+  // in the driver's tmux server in st.work (st.leadPane, st.leadPid), told to form a team with
+  // one teammate `worker` (mock-api.js answers `SPAWN-TEAMMATE` with TeamCreate and Agent).
+  function startLead() {
+    const cmd = `cd ${shq(st.work)} && exec ${shq(args.claudeBin)} --dangerously-skip-permissions`;
+    trace(`tmux -L ${st.sock}: ${cmd}`);
+    const r = tmux('start-server', ';', 'set-option', '-g', 'remain-on-exit', 'on', ';',
+      'new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', '-P', '-F', '#{pane_id} #{pane_pid}', cmd);
+    if (r.status !== 0) fail(`tmux new-session failed (${r.status}): ${r.stderr}`);
+    const [id, pid] = r.stdout.trim().split(' ');
+    st.leadPane = id;
+    st.leadPid = Number(pid);
+  }
+
+  function leadAlive() {
+    const p = panes().find((x) => x.id === st.leadPane);
+    if (!p || p.dead) fail(`the lead is not running any more:\n${capture(st.leadPane)}`);
+  }
+
+  // The team (folder name) whose config.json lists a member `worker`: {name, cfg, worker}.
+  function findTeam() {
+    const dir = path.join(st.cfg, 'teams');
+    let names = [];
+    try { names = fs.readdirSync(dir); } catch (_) { return null; }
+    for (const t of names) {
+      const cfg = readJson(path.join(dir, t, 'config.json'));
+      const w = cfg && Array.isArray(cfg.members) && cfg.members.find((m) => m.name === 'worker');
+      if (w) return { name: t, cfg, worker: w };
+    }
+    return null;
+  }
+
+  // Starts the lead; once its prompt box is up (the screen stops changing), types `SPAWN-TEAMMATE
+  // …` until the mock sees it (st.tTyped: when it was last typed); then waits for the team.
+  // Returns {tLeadUp (the prompt box up), typed (how many times), team (as findTeam)}.
+  async function leadTeam() {
+    startLead();
+    let lastScreen = '';
+    let stableSince = now();
+    await waitFor('the lead to draw its prompt', 30000, () => {
+      leadAlive();
+      const s = capture(st.leadPane);
+      if (s !== lastScreen) { lastScreen = s; stableSince = now(); return false; }
+      return s.length > 0 && now() - stableSince > 700;
+    });
+    const tLeadUp = now();
+    const asked = () => mockLines().some((l) => (l.lastText || '').includes('SPAWN-TEAMMATE'));
+    let typed = 0;
+    await waitFor('the lead to send the typed prompt to the mock', 30000, () => {
+      leadAlive();
+      if (asked()) return true;
+      if (typed === 0 || (now() - st.tTyped > 4000 && typed < 4)) {
+        // Some versions drop keys sent while they still start up: type again.
+        if (typed > 0) tmux('send-keys', '-t', st.leadPane, 'C-u');
+        tmux('send-keys', '-t', st.leadPane, '-l', 'SPAWN-TEAMMATE: form a team with one teammate called worker');
+        tmux('send-keys', '-t', st.leadPane, 'Enter');
+        st.tTyped = now();
+        typed += 1;
+        trace(`typed the prompt (${typed})`);
+      }
+      return false;
+    });
+    const found = await waitFor('a team whose config.json lists worker', 45000, () => { leadAlive(); return findTeam(); });
+    return { tLeadUp, typed, team: found };
+  }
+
+  // `pid` and its descendants with their command lines, [{pid, cmd}] (Linux /proc).
+  function processTree(pid) {
+    const out = [];
+    const stack = [pid];
+    while (stack.length) {
+      const p = stack.pop();
+      let cmd;
+      try { cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' '); } catch (_) { continue; }
+      out.push({ pid: p, cmd });
+      let tasks = [];
+      try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch (_) { /* gone */ }
+      for (const t of tasks) {
+        try {
+          for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) stack.push(Number(c));
+        } catch (_) { /* gone */ }
+      }
+    }
+    return out;
+  }
+
+  // The last cost-state of a transcript, or null.
+  function costState(file) {
+    let last = null;
+    try {
+      for (const l of fs.readFileSync(file, 'utf8').split('\n')) if (l.startsWith('{"type":"cost-state"')) last = JSON.parse(l);
+    } catch (_) { /* not there */ }
+    return last;
+  }
+
+  // `teamctl status --json` of `teamName`, with member(name) to find a member in it.
+  async function statusOf(teamName) {
+    const r = await teamctl(['--team', teamName, '--json', 'status']);
+    check(r.code === 0, `status exited ${r.code}: ${r.stderr}`);
+    const v = lastJson(r.stdout);
+    v.member = (n) => v.members.find((m) => m.name === n);
+    return v;
+  }
+
+  // Waits until the team's turns are over for now: nothing unread in the lead's inbox that landed
+  // in the last 5 s (a teammate's idle_notification makes the lead take a turn, up to a second
+  // after it lands; 2.1.112's lead with an in-process teammate was seen leaving the teammate's
+  // second idle_notification unread for good, so an older unread entry starts no turn) and no
+  // request to the mock for `ms`. `what` names the moment in the wait's message.
+  async function quiet(ms, what = null) {
+    await waitFor(what ? `the team to be quiet (${what})` : 'the team to be quiet', 30000, () => {
+      const l = mockLines();
+      const lastAt = l.length ? Date.parse(l[l.length - 1].t) : 0;
+      const t = findTeam();
+      const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
+      const unread = Array.isArray(lead) && lead.some((e) => e.read !== true && now() - Date.parse(e.timestamp) < 5000);
+      return !unread && now() - lastAt > ms;
+    });
   }
 
   let cleanedUp = false;
@@ -418,5 +542,6 @@ module.exports = function harness({
   return {
     Failure, args, st, CLAUDE_VERSION, API_KEY, T0, now, sleep, hex, trace, fail, check, waitFor, exec, teamctl,
     lastJson, readJson, writeJson, shq, tmux, panes, capture, clientVersion, inbox, mockSaw, mockLines, run,
+    startLead, leadAlive, findTeam, leadTeam, processTree, costState, statusOf, quiet,
   };
 };

@@ -70,90 +70,16 @@ const h = require('./harness')({
   },
 });
 
-const { args, st, T0, now, sleep, hex, trace, fail, check, waitFor, teamctl, lastJson, readJson, shq, tmux, panes, capture, clientVersion, mockLines } = h;
-
-// The command lines of `pid` and its descendants (Linux /proc).
-function commandLines(pid) {
-  const out = [];
-  const stack = [pid];
-  while (stack.length) {
-    const p = stack.pop();
-    try { out.push(fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ')); } catch (_) { continue; }
-    let tasks = [];
-    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch (_) { /* gone */ }
-    for (const t of tasks) {
-      try {
-        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) stack.push(Number(c));
-      } catch (_) { /* gone */ }
-    }
-  }
-  if (out.record) check(out.cost_match, `status disagrees with Claude Code's ${out.record}: ${JSON.stringify(out)} (see the trace)`);
-  if (out.tokens_match === false) fail(`status tokens disagree with Claude Code's cost-state: ${JSON.stringify(after.totals)}`);
-  return out;
-}
-
-function startLead() {
-  const cmd = `cd ${shq(st.work)} && exec ${shq(args.claudeBin)} --dangerously-skip-permissions`;
-  trace(`tmux -L ${st.sock}: ${cmd}`);
-  const r = tmux('start-server', ';', 'set-option', '-g', 'remain-on-exit', 'on', ';',
-    'new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', '-P', '-F', '#{pane_id} #{pane_pid}', cmd);
-  if (r.status !== 0) fail(`tmux new-session failed (${r.status}): ${r.stderr}`);
-  const [id, pid] = r.stdout.trim().split(' ');
-  st.leadPane = id;
-  st.leadPid = Number(pid);
-}
-
-function leadAlive() {
-  const p = panes().find((x) => x.id === st.leadPane);
-  if (!p || p.dead) fail(`the lead is not running any more:\n${capture(st.leadPane)}`);
-}
-
-// The team (folder name) whose config.json lists a member `worker`.
-function findTeam() {
-  const dir = path.join(st.cfg, 'teams');
-  let names = [];
-  try { names = fs.readdirSync(dir); } catch (_) { return null; }
-  for (const t of names) {
-    const cfg = readJson(path.join(dir, t, 'config.json'));
-    const w = cfg && Array.isArray(cfg.members) && cfg.members.find((m) => m.name === 'worker');
-    if (w) return { name: t, cfg, worker: w };
-  }
-  return null;
-}
+const {
+  args, st, T0, now, sleep, hex, trace, fail, check, waitFor, teamctl, lastJson, readJson, panes, clientVersion, mockLines,
+  leadAlive, findTeam, leadTeam, processTree, costState, statusOf, quiet,
+} = h;
 
 h.run(async () => {
   const version = clientVersion();
-  startLead();
-
-  // 1. The lead's prompt box is up when the screen stops changing; type until the mock sees it.
-  let lastScreen = '';
-  let stableSince = now();
-  await waitFor('the lead to draw its prompt', 30000, () => {
-    leadAlive();
-    const s = capture(st.leadPane);
-    if (s !== lastScreen) { lastScreen = s; stableSince = now(); return false; }
-    return s.length > 0 && now() - stableSince > 700;
-  });
-  const tLeadUp = now();
-  const asked = () => mockLines().some((l) => (l.lastText || '').includes('SPAWN-TEAMMATE'));
-  let typed = 0;
-  await waitFor('the lead to send the typed prompt to the mock', 30000, () => {
-    leadAlive();
-    if (asked()) return true;
-    if (typed === 0 || (now() - st.tTyped > 4000 && typed < 4)) {
-      // Some versions drop keys sent while they still start up: type again.
-      if (typed > 0) tmux('send-keys', '-t', st.leadPane, 'C-u');
-      tmux('send-keys', '-t', st.leadPane, '-l', 'SPAWN-TEAMMATE: form a team with one teammate called worker');
-      tmux('send-keys', '-t', st.leadPane, 'Enter');
-      st.tTyped = now();
-      typed += 1;
-      trace(`typed the prompt (${typed})`);
-    }
-    return false;
-  });
-
+  // 1. The lead's prompt box up, the prompt typed until the mock sees it.
   // 2. The team and its teammate.
-  const team = await waitFor('a team whose config.json lists worker', 45000, () => { leadAlive(); return findTeam(); });
+  const { tLeadUp, typed, team } = await leadTeam();
   st.team = team.name;
   const tTeam = now();
   trace(`team ${team.name}: worker ${JSON.stringify(team.worker)}`);
@@ -171,7 +97,7 @@ h.run(async () => {
       const t = findTeam();
       const p = t && panes().find((x) => x.id === t.worker.tmuxPaneId);
       if (!p) return null;
-      const cmd = commandLines(p.pid).find((c) => /--agent-name worker/.test(c));
+      const cmd = processTree(p.pid).map((x) => x.cmd).find((c) => /--agent-name worker/.test(c));
       return cmd ? { ...p, cmd } : null;
     });
     trace(`worker pane ${workerPane.id}: ${workerPane.cmd}`);
@@ -242,38 +168,6 @@ h.run(async () => {
     total_ms: now() - T0,
   };
 });
-
-// The last cost-state of a transcript, or null.
-function costState(file) {
-  let last = null;
-  try {
-    for (const l of fs.readFileSync(file, 'utf8').split('\n')) if (l.startsWith('{"type":"cost-state"')) last = JSON.parse(l);
-  } catch (_) { /* none */ }
-  return last;
-}
-
-async function statusOf(team) {
-  const r = await teamctl(['--team', team, '--json', 'status']);
-  check(r.code === 0, `status exited ${r.code}: ${r.stderr}`);
-  const v = lastJson(r.stdout);
-  v.member = (n) => v.members.find((m) => m.name === n);
-  return v;
-}
-
-// The team's turns over for now: nothing unread in the lead's inbox that landed in the last 5 s
-// (a teammate's idle_notification makes the lead take a turn, up to a second after it lands;
-// 2.1.112's lead with an in-process teammate was seen leaving the teammate's second
-// idle_notification unread for good, so an older unread entry starts no turn) and no request
-// to the mock for `ms`.
-async function quiet(ms) {
-  await waitFor('the team to be quiet', 30000, () => {
-    const l = mockLines();
-    const t = findTeam();
-    const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
-    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true && now() - Date.parse(e.timestamp) < 5000);
-    return !unread && now() - (l.length ? Date.parse(l[l.length - 1].t) : 0) > ms;
-  });
-}
 
 // Step 5: activity while a tool runs, and cost against Claude Code's own record.
 async function transcripts(team) {

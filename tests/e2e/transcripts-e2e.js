@@ -55,63 +55,13 @@ const h = require('./harness')({
   mockEnv: { MOCK_USAGE_START: USAGE_START, MOCK_USAGE_DELTA: '{"output_tokens":"$n+700"}', MOCK_BLOCKS: 'text' },
 });
 
-const { args, st, T0, now, sleep, hex, trace, fail, check, waitFor, teamctl, lastJson, readJson, shq, tmux, panes, capture, clientVersion, mockLines } = h;
+const {
+  args, st, T0, now, sleep, hex, trace, fail, check, waitFor, teamctl, lastJson, readJson, panes, clientVersion, mockLines,
+  findTeam, leadTeam, processTree, costState, statusOf, quiet,
+} = h;
 
-// Every pid under `pid` (itself included) with its command line.
-function tree(pid) {
-  const out = [];
-  const stack = [pid];
-  while (stack.length) {
-    const p = stack.pop();
-    let cmd;
-    try { cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' '); } catch (_) { continue; }
-    out.push({ pid: p, cmd });
-    let tasks = [];
-    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch (_) { /* gone */ }
-    for (const t of tasks) {
-      try {
-        for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) stack.push(Number(c));
-      } catch (_) { /* gone */ }
-    }
-  }
-  return out;
-}
 const alive = (pid) => { try { process.kill(pid, 0); return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch (_) { return false; } };
 
-function startLead() {
-  const cmd = `cd ${shq(st.work)} && exec ${shq(args.claudeBin)} --dangerously-skip-permissions`;
-  const r = tmux('start-server', ';', 'set-option', '-g', 'remain-on-exit', 'on', ';',
-    'new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', '-P', '-F', '#{pane_id} #{pane_pid}', cmd);
-  if (r.status !== 0) fail(`tmux new-session failed (${r.status}): ${r.stderr}`);
-  const [id, pid] = r.stdout.trim().split(' ');
-  st.leadPane = id;
-  st.leadPid = Number(pid);
-}
-
-function leadAlive() {
-  const p = panes().find((x) => x.id === st.leadPane);
-  if (!p || p.dead) fail(`the lead is not running any more:\n${capture(st.leadPane)}`);
-}
-
-function findTeam() {
-  let names = [];
-  try { names = fs.readdirSync(path.join(st.cfg, 'teams')); } catch (_) { return null; }
-  for (const t of names) {
-    const cfg = readJson(path.join(st.cfg, 'teams', t, 'config.json'));
-    const w = cfg && Array.isArray(cfg.members) && cfg.members.find((m) => m.name === 'worker');
-    if (w) return { name: t, cfg, worker: w };
-  }
-  return null;
-}
-
-// The last cost-state of a transcript, or null.
-function costState(file) {
-  let last = null;
-  try {
-    for (const l of fs.readFileSync(file, 'utf8').split('\n')) if (l.startsWith('{"type":"cost-state"')) last = JSON.parse(l);
-  } catch (_) { /* not there */ }
-  return last;
-}
 const tokensOf = (cs) => {
   const t = { input: 0, output: 0, cache_read: 0, cache_creation: 0 };
   for (const m of Object.values(cs.modelUsage)) {
@@ -122,30 +72,6 @@ const tokensOf = (cs) => {
 };
 const sameTokens = (a, b) => ['input', 'output', 'cache_read', 'cache_creation'].every((k) => a[k] === b[k]);
 const addTokens = (a, b) => Object.fromEntries(Object.keys(a).map((k) => [k, a[k] + b[k]]));
-
-async function status(team) {
-  const r = await teamctl(['--team', team, '--json', 'status']);
-  check(r.code === 0, `status exited ${r.code}: ${r.stderr}`);
-  const v = lastJson(r.stdout);
-  v.member = (n) => v.members.find((m) => m.name === n);
-  return v;
-}
-
-// Waits until the team's turns are over for now: nothing unread in the lead's inbox (a
-// teammate's idle_notification makes the lead take a turn, up to a second after it lands) and no
-// request to the mock for `ms`.
-async function quiet(ms, what) {
-  await waitFor(`the team to be quiet (${what})`, 30000, () => {
-    const l = mockLines();
-    const lastAt = l.length ? Date.parse(l[l.length - 1].t) : 0;
-    const t = findTeam();
-    const lead = t && readJson(path.join(st.cfg, 'teams', t.name, 'inboxes', 'team-lead.json'));
-    // An entry left unread for more than 5 s starts no turn (2.1.112's lead leaves an in-process
-    // teammate's idle_notification unread for good; lead-e2e.js does the same).
-    const unread = Array.isArray(lead) && lead.some((e) => e.read !== true && now() - Date.parse(e.timestamp) < 5000);
-    return !unread && now() - lastAt > ms;
-  });
-}
 
 // A long-running teamctl whose stdout lines are collected as they come.
 function follow(argv2) {
@@ -174,7 +100,6 @@ async function send(team, text) {
 
 h.run(async () => {
   const version = clientVersion();
-  startLead();
   try {
     return await body(version);
   } finally {
@@ -184,35 +109,14 @@ h.run(async () => {
 
 async function body(version) {
   // The lead up, its team formed, the worker spawned and through its first turn.
-  let lastScreen = '';
-  let stableSince = now();
-  await waitFor('the lead to draw its prompt', 30000, () => {
-    leadAlive();
-    const s = capture(st.leadPane);
-    if (s !== lastScreen) { lastScreen = s; stableSince = now(); return false; }
-    return s.length > 0 && now() - stableSince > 700;
-  });
-  let typed = 0;
-  await waitFor('the lead to send the typed prompt', 30000, () => {
-    leadAlive();
-    if (mockLines().some((l) => (l.lastText || '').includes('SPAWN-TEAMMATE'))) return true;
-    if (typed === 0 || (now() - st.tTyped > 4000 && typed < 4)) {
-      if (typed > 0) tmux('send-keys', '-t', st.leadPane, 'C-u');
-      tmux('send-keys', '-t', st.leadPane, '-l', 'SPAWN-TEAMMATE: form a team with one teammate called worker');
-      tmux('send-keys', '-t', st.leadPane, 'Enter');
-      st.tTyped = now();
-      typed += 1;
-    }
-    return false;
-  });
-  const team = (await waitFor('a team whose config.json lists worker', 45000, () => { leadAlive(); return findTeam(); })).name;
+  const team = (await leadTeam()).team.name;
   await waitFor('the worker\'s first turn', 30000, () => mockLines().some((l) => (l.lastText || '').includes('You are worker')));
   let workerPid = null;
   if (args.mode === 'tmux') {
     workerPid = await waitFor('the worker\'s claude process', 20000, () => {
       const t = findTeam();
       const p = t && panes().find((x) => x.id === t.worker.tmuxPaneId);
-      const c = p && tree(p.pid).find((x) => /--agent-name worker/.test(x.cmd) && !/^(\/bin\/)?(ba)?sh /.test(x.cmd));
+      const c = p && processTree(p.pid).find((x) => /--agent-name worker/.test(x.cmd) && !/^(\/bin\/)?(ba)?sh /.test(x.cmd));
       return c ? c.pid : null;
     });
   }
@@ -228,7 +132,7 @@ async function body(version) {
   // Still running: the log's last event and status's activity are that call.
   const lg = await teamctl(['--team', team, '--json', 'log', 'worker', '-n', '1']);
   const last = lastJson(lg.stdout);
-  const s1 = await status(team);
+  const s1 = await statusOf(team);
   const act = s1.member('worker').activity;
   check(last.kind === 'tool_use' && last.summary === 'sleep 4', `log -n 1 while it runs: ${lg.stdout}`);
   check(act && act.kind === 'tool_use' && act.tool === 'Bash' && act.summary === 'sleep 4', `status activity while it runs: ${JSON.stringify(act)}`);
@@ -242,7 +146,7 @@ async function body(version) {
   // 2. The cap, crossed by the worker's next turn.
   let budget = null;
   if (args.mode === 'tmux') {
-    const spent = (await status(team)).totals.cost_usd;
+    const spent = (await statusOf(team)).totals.cost_usd;
     const cap = (spent + 0.05).toFixed(6);
     const w = follow(['--team', team, '--json', 'wait', '--terminated', 'worker', '--max-cost', cap, '--timeout', '60s']);
     await waitFor('wait to block', 20000, () => w.stderr.includes('waiting up to') || w.code !== null);
@@ -266,7 +170,7 @@ async function body(version) {
   for (let tries = 0; ; tries += 1) {
     await quiet(1500, 'before the snapshot');
     const n0 = mockLines().length;
-    files = await status(team);
+    files = await statusOf(team);
     await sleep(1500);
     if (mockLines().length === n0) break;
     check(tries < 5, 'the team never stayed quiet for the snapshot');
@@ -286,7 +190,7 @@ async function body(version) {
     // The last record once it has exited: a response still in flight at the signal is in the
     // second cost-state it writes, not the first.
     records.worker = costState(workerFile);
-    const s = await status(team);
+    const s = await statusOf(team);
     const wm = s.member('worker');
     check(wm.cost_source === 'claude_code', `worker cost_source after it ended: ${wm.cost_source}`);
     check(wm.cost_usd === records.worker.totalCostUSD, `worker cost ${wm.cost_usd} != totalCostUSD ${records.worker.totalCostUSD}`);
@@ -300,7 +204,7 @@ async function body(version) {
   // The team's config put back: what `status` sees of a team whose sessions all ended.
   fs.mkdirSync(path.join(st.cfg, 'teams', team, 'inboxes'), { recursive: true });
   fs.writeFileSync(path.join(st.cfg, 'teams', team, 'config.json'), config);
-  const end = await status(team);
+  const end = await statusOf(team);
   const lead = end.member('team-lead');
   const worker = end.member('worker');
   check(lead.cost_source === 'claude_code', `lead cost_source after it ended: ${lead.cost_source}`);

@@ -8,161 +8,13 @@ use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
-use teamctl::store;
-use teamctl::store::lock::LockOptions;
-use teamctl::store::paths::{Layout, MemberName, TeamName};
+use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
-use teamctl::team::mailbox::{self, Mark, SendRequest};
 
-use crate::common::{TestEnv, json as parse, keys, read_entries, wait_until};
-
-/// A team teamctl leads (`create --launch none`) with teammates `alice` and `bob`, whose
-/// briefs are already taken.
-pub fn led_team(env: &TestEnv) {
-    env.cmd()
-        .args([
-            "create",
-            "t",
-            "--member",
-            "alice:brief",
-            "--member",
-            "bob:brief",
-            "--launch",
-            "none",
-        ])
-        .assert()
-        .success();
-    for m in ["alice", "bob"] {
-        fs::write(env.inbox("t", m), "[]").unwrap();
-    }
-}
-
-pub fn open(env: &TestEnv) -> Team {
-    Team::open(
-        &Layout::new(&env.root),
-        &TeamName::parse("t").unwrap(),
-        None,
-    )
-    .unwrap()
-}
-
-/// `from` writes `text` (a plain message or a frame) into `to`'s inbox, as Claude Code would.
-pub fn write_as(env: &TestEnv, from: &str, to: &str, text: &str) {
-    write_in(&open(env), from, to, text);
-}
-
-pub fn write_in(team: &Team, from: &str, to: &str, text: &str) {
-    write_stamped(team, from, to, text, chrono::Utc::now());
-}
-
-/// As [`write_in`], stamped `now`.
-pub fn write_stamped(
-    team: &Team,
-    from: &str,
-    to: &str,
-    text: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) {
-    let (to, from) = (
-        MemberName::parse(to).unwrap(),
-        MemberName::parse(from).unwrap(),
-    );
-    let opts = LockOptions::with_timeout(Duration::from_secs(5));
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(frame)) => {
-            mailbox::send_frame(team, &to, &from, &frame, now, &opts, None).unwrap();
-        }
-        _ => {
-            let req = SendRequest {
-                to,
-                from,
-                text: mailbox::Text::new(text).unwrap(),
-                summary: None,
-                color: None,
-                force: true,
-                idempotency_key: None,
-            };
-            mailbox::send(team, &req, now, &opts, None).unwrap();
-        }
-    }
-}
-
-/// An `idle_notification` frame from `from`.
-pub fn idle_frame(from: &str) -> String {
-    json!({"type": "idle_notification", "from": from, "timestamp": "2026-11-29T10:00:01.000Z",
-           "idleReason": "available", "summary": "looked at it", "result": "nothing to add"})
-    .to_string()
-}
-
-/// Waits until an unread entry whose text contains `needle` is in `member`'s inbox, then
-/// takes it (removes it, as current Claude Code does).
-pub fn take(env: &TestEnv, member: &str, needle: &str) -> Value {
-    take_in(env, "t", member, needle)
-}
-
-pub fn take_in(env: &TestEnv, team: &str, member: &str, needle: &str) -> Value {
-    let path = env.inbox(team, member);
-    let mut found = None;
-    assert!(
-        wait_until(Duration::from_secs(20), || {
-            found = read_entries(&path)
-                .into_iter()
-                .find(|e| e["text"].as_str().unwrap_or("").contains(needle));
-            found.is_some()
-        }),
-        "nothing with {needle:?} reached {member}"
-    );
-    let found = found.unwrap();
-    let entry: store::Entry = serde_json::from_value(found.clone()).unwrap();
-    let n = mailbox::mark(
-        &Team::open(
-            &Layout::new(&env.root),
-            &TeamName::parse(team).unwrap(),
-            None,
-        )
-        .unwrap(),
-        &MemberName::parse(member).unwrap(),
-        &[entry],
-        Mark::Consume,
-        &LockOptions::with_timeout(Duration::from_secs(5)),
-    )
-    .unwrap();
-    assert_eq!(n, 1);
-    found
-}
-
-/// A child's stderr, collected by a thread as it comes.
-pub struct Lines(
-    std::sync::Arc<std::sync::Mutex<String>>,
-    std::thread::JoinHandle<()>,
-);
-
-impl Lines {
-    pub fn of(r: impl std::io::Read + Send + 'static) -> Lines {
-        let buf = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let b = buf.clone();
-        let h = std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(r).lines().map_while(Result::ok) {
-                let mut b = b.lock().unwrap();
-                b.push_str(&line);
-                b.push('\n');
-            }
-        });
-        Lines(buf, h)
-    }
-
-    pub fn text(&self) -> String {
-        self.0.lock().unwrap().clone()
-    }
-
-    /// Everything, once the stream has ended.
-    pub fn all(self) -> String {
-        let Lines(buf, h) = self;
-        h.join().unwrap();
-        buf.lock().unwrap().clone()
-    }
-}
+use crate::common::{
+    Lines, TestEnv, idle_frame, json as parse, keys, led_team, open_led_team, read_entries, take,
+    take_in, wait_until, write_as, write_in, write_stamped,
+};
 
 fn spawn_ask(env: &TestEnv, args: &[&str]) -> Child {
     env.std_cmd()
@@ -603,7 +455,7 @@ fn work_waiting_in_its_inbox_is_no_turn_in_progress() {
     // alice's last turn ended an hour ago; then work was written for her, not yet taken.
     let hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);
     write_stamped(
-        &open(&env),
+        &open_led_team(&env),
         "alice",
         "team-lead",
         &idle_frame("alice"),

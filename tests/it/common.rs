@@ -1,5 +1,7 @@
 //! A hermetic environment per test: a temp dir holding HOME, XDG dirs and the Claude config
-//! dir, a pinned clock, and no inherited TEAMCTL_* variables.
+//! dir, a pinned clock, and no inherited TEAMCTL_* variables; and every fixture the suites
+//! share (a team teamctl leads, teammates written as Claude Code writes, a session transcript,
+//! tmux, the Node peer, key lists).
 
 #![allow(dead_code)]
 
@@ -8,7 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use teamctl::store;
+use teamctl::store::lock::LockOptions;
+use teamctl::store::paths::{Layout, MemberName, TeamName};
+use teamctl::team::config::Team;
+use teamctl::team::mailbox::{self, Mark, SendRequest};
 use tempfile::TempDir;
 
 pub const NOW: &str = "2026-11-29T10:00:00.000Z";
@@ -516,6 +523,17 @@ impl Drop for TmuxServer {
     }
 }
 
+/// A test env with its private tmux server (killed when the returned guard is dropped, before
+/// the env); `None`, to skip the test, where tmux does not run.
+pub fn tmux_env() -> Option<(TestEnv, TmuxServer)> {
+    if !tmux_installed() {
+        return None;
+    }
+    let env = TestEnv::new();
+    let server = TmuxServer(env.dir.path().to_path_buf());
+    Some((env, server))
+}
+
 /// An executable shell script `name` in the test's temp dir.
 pub fn script(env: &TestEnv, name: &str, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -564,3 +582,194 @@ pub fn concurrent_runs(
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     })
 }
+
+// Teams the suites share: a team teamctl leads, teammates written as Claude Code writes.
+
+/// A team teamctl leads (`create --launch none`) with teammates `alice` and `bob`, whose
+/// briefs are already taken.
+pub fn led_team(env: &TestEnv) {
+    env.cmd()
+        .args([
+            "create",
+            "t",
+            "--member",
+            "alice:brief",
+            "--member",
+            "bob:brief",
+            "--launch",
+            "none",
+        ])
+        .assert()
+        .success();
+    for m in ["alice", "bob"] {
+        fs::write(env.inbox("t", m), "[]").unwrap();
+    }
+}
+
+/// Team `t` of [`led_team`], opened through the library.
+pub fn open_led_team(env: &TestEnv) -> Team {
+    Team::open(
+        &Layout::new(&env.root),
+        &TeamName::parse("t").unwrap(),
+        None,
+    )
+    .unwrap()
+}
+
+/// `from` writes `text` (a plain message or a frame) into `to`'s inbox, as Claude Code would.
+pub fn write_as(env: &TestEnv, from: &str, to: &str, text: &str) {
+    write_in(&open_led_team(env), from, to, text);
+}
+
+/// As [`write_as`], in `team`.
+pub fn write_in(team: &Team, from: &str, to: &str, text: &str) {
+    write_stamped(team, from, to, text, chrono::Utc::now());
+}
+
+/// As [`write_in`], stamped `now`.
+pub fn write_stamped(
+    team: &Team,
+    from: &str,
+    to: &str,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let (to, from) = (
+        MemberName::parse(to).unwrap(),
+        MemberName::parse(from).unwrap(),
+    );
+    let opts = LockOptions::with_timeout(Duration::from_secs(5));
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(frame)) => {
+            mailbox::send_frame(team, &to, &from, &frame, now, &opts, None).unwrap();
+        }
+        _ => {
+            let req = SendRequest {
+                to,
+                from,
+                text: mailbox::Text::new(text).unwrap(),
+                summary: None,
+                color: None,
+                force: true,
+                idempotency_key: None,
+            };
+            mailbox::send(team, &req, now, &opts, None).unwrap();
+        }
+    }
+}
+
+/// An `idle_notification` frame from `from`.
+pub fn idle_frame(from: &str) -> String {
+    json!({"type": "idle_notification", "from": from, "timestamp": "2026-11-29T10:00:01.000Z",
+           "idleReason": "available", "summary": "looked at it", "result": "nothing to add"})
+    .to_string()
+}
+
+/// Waits until an unread entry whose text contains `needle` is in `member`'s inbox, then
+/// takes it (removes it, as current Claude Code does).
+pub fn take(env: &TestEnv, member: &str, needle: &str) -> Value {
+    take_in(env, "t", member, needle)
+}
+
+/// As [`take`], in team `team`.
+pub fn take_in(env: &TestEnv, team: &str, member: &str, needle: &str) -> Value {
+    let path = env.inbox(team, member);
+    let mut found = None;
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            found = read_entries(&path)
+                .into_iter()
+                .find(|e| e["text"].as_str().unwrap_or("").contains(needle));
+            found.is_some()
+        }),
+        "nothing with {needle:?} reached {member}"
+    );
+    let found = found.unwrap();
+    let entry: store::Entry = serde_json::from_value(found.clone()).unwrap();
+    let n = mailbox::mark(
+        &Team::open(
+            &Layout::new(&env.root),
+            &TeamName::parse(team).unwrap(),
+            None,
+        )
+        .unwrap(),
+        &MemberName::parse(member).unwrap(),
+        &[entry],
+        Mark::Consume,
+        &LockOptions::with_timeout(Duration::from_secs(5)),
+    )
+    .unwrap();
+    assert_eq!(n, 1);
+    found
+}
+
+/// A child's stderr, collected by a thread as it comes.
+pub struct Lines(
+    std::sync::Arc<std::sync::Mutex<String>>,
+    std::thread::JoinHandle<()>,
+);
+
+impl Lines {
+    pub fn of(r: impl std::io::Read + Send + 'static) -> Lines {
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let b = buf.clone();
+        let h = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(r).lines().map_while(Result::ok) {
+                let mut b = b.lock().unwrap();
+                b.push_str(&line);
+                b.push('\n');
+            }
+        });
+        Lines(buf, h)
+    }
+
+    pub fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Everything, once the stream has ended.
+    pub fn all(self) -> String {
+        let Lines(buf, h) = self;
+        h.join().unwrap();
+        buf.lock().unwrap().clone()
+    }
+}
+
+/// alice's session in team `t`: her brief, a text, a Bash call that fails, a message from
+/// bob, all as a 2.1.332 pane teammate writes them (trimmed).
+pub fn alice_session(env: &TestEnv) -> std::path::PathBuf {
+    let cfg: Value =
+        serde_json::from_slice(&fs::read(env.root.join("teams/t/config.json")).unwrap()).unwrap();
+    let cwd = cfg["members"][1]["cwd"].as_str().unwrap().to_string();
+    let me = |mut e: Value| {
+        e["teamName"] = "t".into();
+        e["agentName"] = "alice".into();
+        e["sessionId"] = "s-alice".into();
+        e
+    };
+    env.transcript(
+        &cwd,
+        "s-alice",
+        &[
+            json!({"type":"mode","mode":"normal"}),
+            me(json!({"type":"user","timestamp":"2026-11-29T09:00:00.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"team-lead\" summary=\"your brief\">\nReview the parser\n</teammate-message>"}})),
+            me(assistant_entry("m1", "2026-11-29T09:00:01.000Z", json!([{"type":"text","text":"Looking.\u{1b}[31m red"}]), "tool_use", (10, 5))),
+            me(assistant_entry("m1", "2026-11-29T09:00:01.000Z", json!([{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"cargo test --lib parser"}}]), "tool_use", (10, 5))),
+            me(json!({"type":"user","timestamp":"2026-11-29T09:00:05.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","is_error":true,"content":"error[E0425]: cannot find x\nmore"}]}})),
+            me(json!({"type":"user","timestamp":"2026-11-29T09:00:06.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"bob\">\n{\"type\":\"idle_notification\",\"from\":\"bob\"}\n</teammate-message>"}})),
+        ],
+    )
+}
+
+/// The keys of `send --json`.
+pub const SEND_KEYS: [&str; 8] = [
+    "delivery",
+    "id",
+    "inbox",
+    "message",
+    "schema_version",
+    "team",
+    "to",
+    "written",
+];

@@ -9,8 +9,8 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{
-    NOW, Ran, TestEnv, TmuxServer, cwd, fake_claude, json as parse, json_lines, keys, read_entries,
-    run_json, script, tmux_has_session, tmux_installed,
+    NOW, Ran, TestEnv, cwd, fake_claude, json as parse, json_lines, keys, read_entries, run_json,
+    script, tmux_env, tmux_has_session,
 };
 
 /// 2026-11-29T10:00:00.000Z in milliseconds.
@@ -353,11 +353,9 @@ fn claude_not_found_lists_where_it_looked() {
 
 #[test]
 fn tmux_launch_with_a_fake_claude_reaches_ready() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     let out = env
         .cmd()
         .args([
@@ -455,11 +453,9 @@ fn tmux_launch_with_a_fake_claude_reaches_ready() {
 
 #[test]
 fn a_teammate_that_exits_at_once_fails_with_its_pane_tail() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     let bad = script(
         &env,
         "broken-claude",
@@ -496,11 +492,9 @@ fn a_teammate_that_exits_at_once_fails_with_its_pane_tail() {
 
 #[test]
 fn a_teammate_that_never_reads_times_out() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     let slow = script(
         &env,
         "stuck-claude",
@@ -647,11 +641,9 @@ fn send_join_adds_a_member_and_keeps_everything_else() {
 /// CLAUDE_CODE_TEAMMATE_COMMAND, then TEAMCTL_CLAUDE_BIN.
 #[test]
 fn the_binary_is_found_from_home_path_and_env() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     let fake = fs::read(fake_claude()).unwrap();
     let place = |rel: &str| {
         use std::os::unix::fs::PermissionsExt;

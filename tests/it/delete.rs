@@ -6,15 +6,13 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{Ran, TestEnv, json as parse, keys, run_json};
-use crate::common::{TmuxServer, fake_claude, tmux_has_session, tmux_installed};
+use crate::common::{fake_claude, tmux_env, tmux_has_session};
 
 #[test]
 fn running_teammates_approve_and_everything_is_removed() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     env.cmd()
         .args(["create", "gone", "--member", "alice:a", "--member", "bob:b"])
         .env("TEAMCTL_CLAUDE_BIN", fake_claude())
@@ -60,11 +58,9 @@ fn running_teammates_approve_and_everything_is_removed() {
 
 #[test]
 fn a_teammate_that_ignores_the_request_times_out_and_is_killed() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     // Takes its brief, then never reads again.
     let deaf = env.dir.path().join("deaf-claude");
     fs::write(

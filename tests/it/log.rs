@@ -10,34 +10,7 @@ use std::time::Duration;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::ask::led_team;
-use crate::common::{JsonLines, Ran, TestEnv, assistant_entry, keys};
-
-/// alice's session in team `t`: her brief, a text, a Bash call that fails, a message from
-/// bob, all as a 2.1.332 pane teammate writes them (trimmed).
-pub(crate) fn alice_session(env: &TestEnv) -> std::path::PathBuf {
-    let cfg: Value =
-        serde_json::from_slice(&fs::read(env.root.join("teams/t/config.json")).unwrap()).unwrap();
-    let cwd = cfg["members"][1]["cwd"].as_str().unwrap().to_string();
-    let me = |mut e: Value| {
-        e["teamName"] = "t".into();
-        e["agentName"] = "alice".into();
-        e["sessionId"] = "s-alice".into();
-        e
-    };
-    env.transcript(
-        &cwd,
-        "s-alice",
-        &[
-            json!({"type":"mode","mode":"normal"}),
-            me(json!({"type":"user","timestamp":"2026-11-29T09:00:00.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"team-lead\" summary=\"your brief\">\nReview the parser\n</teammate-message>"}})),
-            me(assistant_entry("m1", "2026-11-29T09:00:01.000Z", json!([{"type":"text","text":"Looking.\u{1b}[31m red"}]), "tool_use", (10, 5))),
-            me(assistant_entry("m1", "2026-11-29T09:00:01.000Z", json!([{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"cargo test --lib parser"}}]), "tool_use", (10, 5))),
-            me(json!({"type":"user","timestamp":"2026-11-29T09:00:05.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","is_error":true,"content":"error[E0425]: cannot find x\nmore"}]}})),
-            me(json!({"type":"user","timestamp":"2026-11-29T09:00:06.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"bob\">\n{\"type\":\"idle_notification\",\"from\":\"bob\"}\n</teammate-message>"}})),
-        ],
-    )
-}
+use crate::common::{JsonLines, Ran, TestEnv, alice_session, assistant_entry, keys, led_team};
 
 #[test]
 fn a_session_as_a_story() {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use teamctl::store::format::render;
 
-use crate::common::{Ran, TestEnv, TmuxServer, cwd, keys, node_peer, peer, script, tmux_installed};
+use crate::common::{Ran, TestEnv, cwd, keys, node_peer, peer, script, tmux_env};
 
 const KEY: &str = "sk-ant-api03-secret-0123456789abcdefghij";
 const TAIL: &str = "0123456789abcdefghij";
@@ -409,11 +409,9 @@ fn claude_codes_concurrent_config_edits_and_prepare_lose_nothing() {
 /// suggests, the lead is started.
 #[test]
 fn run_starts_the_lead_after_the_prepare_it_suggests() {
-    if !tmux_installed() {
+    let Some((env, _server)) = tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
+    };
     let lead = script(
         &env,
         "stub-lead",

@@ -4,7 +4,7 @@
 //! real_claude.rs.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, json as parse, json_lines, keys, wait_until};
-use crate::common::{TmuxServer, cwd, script, tmux_has_session, tmux_installed};
+use crate::common::{TmuxServer, cwd, script, tmux_env, tmux_has_session};
 
 /// A stub lead: answers --version, forms `session-<8hex>` from --session-id with this
 /// process as leadProcess, adds an in-process teammate `worker` whose own transcript shows an
@@ -51,6 +51,15 @@ fn configured(env: &TestEnv) {
     fs::write(env.root.join(".claude.json"), cj.to_string()).unwrap();
 }
 
+/// A test env with its private tmux server, the start-up dialogs settled ([`configured`]) and a
+/// stub lead `name` running `body`; `None` (the test is skipped) where tmux does not run.
+fn lead_in_tmux(name: &str, body: &str) -> Option<(TestEnv, TmuxServer, PathBuf)> {
+    let (env, server) = tmux_env()?;
+    configured(&env);
+    let lead = script(&env, name, body);
+    Some((env, server, lead))
+}
+
 /// `teamctl run` in the test env with `claude` = `bin` and no API key inherited.
 fn run_cmd(env: &TestEnv, bin: &Path) -> assert_cmd::Command {
     let mut c = env.cmd();
@@ -63,13 +72,9 @@ fn run_cmd(env: &TestEnv, bin: &Path) -> assert_cmd::Command {
 
 #[test]
 fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
-    if !tmux_installed() {
+    let Some((env, _server, lead)) = lead_in_tmux("stub-lead", STUB_LEAD) else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(&env, "stub-lead", STUB_LEAD);
+    };
     let out = run_cmd(&env, &lead)
         .args([
             "--json",
@@ -187,13 +192,9 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
 /// it), with the run's state; one that cannot be written makes a done run exit 1.
 #[test]
 fn export_records_the_team_before_the_lead_is_ended() {
-    if !tmux_installed() {
+    let Some((env, _server, lead)) = lead_in_tmux("stub-lead", STUB_LEAD) else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(&env, "stub-lead", STUB_LEAD);
+    };
     let rec = env.dir.path().join("rec");
     let out = run_cmd(&env, &lead)
         .args([
@@ -265,13 +266,9 @@ fn export_records_the_team_before_the_lead_is_ended() {
 
 #[test]
 fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
-    if !tmux_installed() {
+    let Some((env, _server, lead)) = lead_in_tmux("stub-lead", STUB_LEAD) else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(&env, "stub-lead", STUB_LEAD);
+    };
     // The stub's responses cost $0.01414: over a cap of $0.01 before its work counts as done.
     // --export: the record is taken at that end too, before the lead is told to stop.
     let rec = env.dir.path().join("rec.tar.gz");
@@ -355,13 +352,9 @@ fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
 
 #[test]
 fn human_output_is_the_answer_on_stdout_and_a_summary_on_stderr() {
-    if !tmux_installed() {
+    let Some((env, _server, lead)) = lead_in_tmux("stub-lead", STUB_LEAD) else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(&env, "stub-lead", STUB_LEAD);
+    };
     let prompt = env.dir.path().join("prompt.md");
     fs::write(
         &prompt,
@@ -455,19 +448,14 @@ fn start_up_dialogs_are_named_from_the_files_before_anything_starts() {
 
 #[test]
 fn a_dialog_on_the_leads_screen_fails_fast_and_is_named() {
-    if !tmux_installed() {
-        return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(
-        &env,
+    let Some((env, _server, lead)) = lead_in_tmux(
         "dialog-lead",
         "[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n\
          printf '  Detected a custom API key in your environment\\n  Do you want to use this API key?\\n    Yes\\n  > No (recommended)\\n  Enter to confirm · Esc to cancel\\n'\n\
          exec sleep 60",
-    );
+    ) else {
+        return;
+    };
     let out = run_cmd(&env, &lead)
         .args(["--json", "hello", "--timeout", "60s"])
         .assert()
@@ -492,17 +480,12 @@ fn a_dialog_on_the_leads_screen_fails_fast_and_is_named() {
 
 #[test]
 fn a_lead_that_never_forms_a_team_times_out_with_its_pane() {
-    if !tmux_installed() {
-        return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(
-        &env,
+    let Some((env, _server, lead)) = lead_in_tmux(
         "stuck-lead",
         "[ \"$1\" = --version ] && { echo 2.0.0; exit 0; }\necho 'waiting for login...'\nexec sleep 60",
-    );
+    ) else {
+        return;
+    };
     let out = run_cmd(&env, &lead)
         .args(["--json", "hello", "--timeout", "1500ms", "--name", "stuck"])
         .assert()
@@ -527,17 +510,12 @@ fn a_lead_that_never_forms_a_team_times_out_with_its_pane() {
 
 #[test]
 fn a_lead_that_exits_early_fails_with_its_last_lines() {
-    if !tmux_installed() {
-        return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(
-        &env,
+    let Some((env, _server, lead)) = lead_in_tmux(
         "broken-lead",
         "[ \"$1\" = --version ] && { echo 2.0.0; exit 0; }\necho 'fatal: invalid API key' >&2\nexit 1",
-    );
+    ) else {
+        return;
+    };
     run_cmd(&env, &lead)
         .args(["hello", "--timeout", "30s"])
         .assert()
@@ -550,17 +528,12 @@ fn a_lead_that_exits_early_fails_with_its_last_lines() {
 
 #[test]
 fn one_run_per_name_and_sigterm_cleans_up() {
-    if !tmux_installed() {
-        return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(
-        &env,
+    let Some((env, _server, lead)) = lead_in_tmux(
         "stuck-lead",
         "[ \"$1\" = --version ] && { echo 2.0.0; exit 0; }\nexec sleep 60",
-    );
+    ) else {
+        return;
+    };
     let mut first = env.std_cmd();
     first
         .env("TEAMCTL_CLAUDE_BIN", &lead)
@@ -596,17 +569,11 @@ fn one_run_per_name_and_sigterm_cleans_up() {
 
 #[test]
 fn ctrl_c_ends_the_lead_and_exits_130() {
-    if !tmux_installed() {
+    let Some((env, _server, lead)) =
+        lead_in_tmux("stub-lead", &STUB_LEAD.replace("STUB ANSWER", "never"))
+    else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(
-        &env,
-        "stub-lead",
-        &STUB_LEAD.replace("STUB ANSWER", "never"),
-    );
+    };
     // A lead whose turn never ends: its transcript ends with the prompt.
     let lead_text = fs::read_to_string(&lead).unwrap().replace(
         r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"never"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":500}}}\n"#,
@@ -653,13 +620,9 @@ fn ctrl_c_ends_the_lead_and_exits_130() {
 
 #[test]
 fn keep_leaves_the_lead_running_and_says_how_to_attach() {
-    if !tmux_installed() {
+    let Some((env, _server, lead)) = lead_in_tmux("stub-lead", STUB_LEAD) else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = TmuxServer(env.dir.path().to_path_buf());
-    configured(&env);
-    let lead = script(&env, "stub-lead", STUB_LEAD);
+    };
     let out = run_cmd(&env, &lead)
         .args(["hello", "--keep", "--settle", "0s", "--name", "kept"])
         .assert()

@@ -464,11 +464,9 @@ fn json_keeps_every_byte() {
 #[test]
 fn create_shows_pane_captures_and_versions_neutralised() {
     use std::os::unix::fs::PermissionsExt;
-    if !crate::common::tmux_installed() {
+    let Some((env, _server)) = crate::common::tmux_env() else {
         return;
-    }
-    let env = TestEnv::new();
-    let _server = crate::common::TmuxServer(env.dir.path().to_path_buf());
+    };
     let bad = env.dir.path().join("evil-claude");
     // printf turns the octal escapes into ESC, BEL, the UTF-8 of U+202E and U+009B.
     fs::write(

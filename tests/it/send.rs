@@ -7,7 +7,7 @@ use std::process::Stdio;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{NOW, Ran, TestEnv, json, keys, read_entries};
+use crate::common::{NOW, Ran, SEND_KEYS, TestEnv, json, keys, read_entries};
 
 #[test]
 fn human_happy_path() {
@@ -42,19 +42,7 @@ fn json_happy_path_exact_keys_and_entry_layout() {
         .success()
         .stdout_bytes();
     let v = json(&out);
-    assert_eq!(
-        keys(&v),
-        [
-            "delivery",
-            "id",
-            "inbox",
-            "message",
-            "schema_version",
-            "team",
-            "to",
-            "written"
-        ]
-    );
+    assert_eq!(keys(&v), SEND_KEYS);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["team"], "demo-team");
     assert_eq!(v["to"], "tester");

@@ -13,11 +13,10 @@ use serde_json::json;
 use teamctl::store::lock::LockOptions;
 use teamctl::team::tasks::{self, NewTask, Patch};
 
-use crate::ask::{led_team, write_as};
 use crate::common::{
-    Ran, TestEnv, assistant_entry, keys, read_entries, tmux_installed, wait_until,
+    Ran, TestEnv, alice_session, assistant_entry, keys, led_team, read_entries, tmux_installed,
+    wait_until, write_as,
 };
-use crate::log::alice_session;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

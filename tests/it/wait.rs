@@ -8,8 +8,10 @@ use std::time::Duration;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::ask::{Lines, idle_frame, led_team, take, write_as};
-use crate::common::{TestEnv, json as parse, keys, read_entries, run_json, wait_until};
+use crate::common::{
+    Lines, TestEnv, idle_frame, json as parse, keys, led_team, open_led_team, read_entries,
+    run_json, take, wait_until, write_as, write_stamped,
+};
 
 fn spawn_wait(env: &TestEnv, args: &[&str]) -> (Child, Lines) {
     let mut child = env
@@ -340,13 +342,13 @@ fn message_from_after_a_message_you_sent() {
     let now = chrono::DateTime::parse_from_rfc3339(crate::common::NOW)
         .unwrap()
         .with_timezone(&chrono::Utc);
-    let team = crate::ask::open(&env);
+    let team = open_led_team(&env);
     let before = now - chrono::Duration::hours(1);
-    crate::ask::write_stamped(&team, "alice", "team-lead", "before the question", before);
+    write_stamped(&team, "alice", "team-lead", "before the question", before);
     let sent = run_json(&env, &["send", "alice", "your verdict?"]);
     let id = sent["id"].as_str().unwrap();
     let after = now + chrono::Duration::seconds(1);
-    crate::ask::write_stamped(&team, "alice", "team-lead", "after the question", after);
+    write_stamped(&team, "alice", "team-lead", "after the question", after);
     // The id is not in team-lead's inbox: the sent log gives the time it was sent.
     let v = run_json(&env, &["wait", "--message-from", "alice", "--after", id]);
     assert_eq!(v["conditions"][0]["met"], true);

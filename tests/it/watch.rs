@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{JsonLines, Ran, TestEnv, json, keys, node_peer, run_json};
+use crate::common::{JsonLines, Ran, SEND_KEYS, TestEnv, json, keys, node_peer, run_json};
 
 const EVENT_KEYS: [&str; 12] = [
     "at",
@@ -298,19 +298,7 @@ fn send_wait_reports_delivery() {
         .stdout_bytes();
     let v = json(&out);
     assert_eq!(v["delivery"], "consumed");
-    assert_eq!(
-        keys(&v),
-        [
-            "delivery",
-            "id",
-            "inbox",
-            "message",
-            "schema_version",
-            "team",
-            "to",
-            "written"
-        ]
-    );
+    assert_eq!(keys(&v), SEND_KEYS);
     fs::write(&stop, "").unwrap();
     assert!(consumer.wait().unwrap().success());
     // Nobody reads tester's inbox.

@@ -1,0 +1,203 @@
+//! The whole state machine of a create: `validating → provisioning → launching → waiting →
+//! ready`, or `failed`, each step reported as it starts.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::launch::start_panes;
+use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
+use super::provision::{already_exists, provision};
+use super::ready::{wait_ready, with_dialog_hint};
+use super::spec::{Launch, LaunchEnv, Spec, color_of, validate_members};
+use crate::host::claude::ClaudeInfo;
+use crate::host::resolve::{self, Found};
+use crate::host::tmux::{self, session_name};
+use crate::store::lock::LockOptions;
+use crate::store::paths::Layout;
+use crate::team::lead::{self, Leads};
+
+/// Runs the whole state machine, reporting each step to `progress` (state, one line of text).
+/// Validation problems, an existing team and a create already running are errors; a failure
+/// while launching or waiting is an [`Outcome`] with state `failed` (the files stay, for
+/// inspection; the tmux session is killed).
+///
+/// # Errors
+/// Usage errors, "already exists", "busy", binary or tmux not found, I/O while provisioning.
+pub fn create(
+    layout: &Layout,
+    spec: &Spec,
+    launch: Option<&LaunchEnv>,
+    leads: &Leads,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+    progress: &mut dyn FnMut(Step, &str),
+) -> Result<Outcome> {
+    let session = session_name(&spec.team);
+    let claude = validate(layout, spec, launch, leads, &session, progress)?;
+
+    progress(
+        Step::Provisioning,
+        &layout.config_path(&spec.team).display().to_string(),
+    );
+    let lead_session_id = Uuid::new_v4().to_string();
+    let tmux_session = (spec.launch == Launch::Tmux).then_some(session.as_str());
+    let briefs = provision(
+        layout,
+        spec,
+        &lead_session_id,
+        tmux_session,
+        now,
+        opts,
+        leads,
+    )?;
+    let mut members: Vec<MemberOutcome> = spec
+        .members
+        .iter()
+        .zip(briefs)
+        .enumerate()
+        .map(|(i, (m, brief_id))| MemberOutcome {
+            name: m.name.to_string(),
+            color: color_of(i).as_str().to_string(),
+            pane: None,
+            state: MemberState::Provisioned,
+            brief_id,
+        })
+        .collect();
+    let mut outcome = Outcome {
+        state: Step::Provisioned,
+        reason: None,
+        lead_session_id: lead_session_id.clone(),
+        members: Vec::new(),
+        claude: claude.clone(),
+        tmux_session: tmux_session.map(String::from),
+    };
+    let (Some(env), Some(claude)) = (launch, &claude) else {
+        outcome.members = members;
+        return Ok(outcome);
+    };
+
+    progress(Step::Launching, &format!("tmux session {session}"));
+    let launched = start_panes(
+        layout,
+        spec,
+        env,
+        Path::new(&claude.path),
+        &lead_session_id,
+        &mut members,
+        &session,
+        opts,
+        progress,
+    );
+    record_session(layout, spec, leads, &lead_session_id, &session, now)?;
+    if let Err(e) = launched {
+        tmux::kill_session(&session).ok();
+        for m in members.iter_mut().filter(|m| m.pane.is_none()) {
+            m.state = MemberState::NotStarted;
+        }
+        outcome.state = Step::Failed;
+        outcome.reason = Some(format!("launching failed: {e:#}"));
+        outcome.members = members;
+        return Ok(outcome);
+    }
+
+    progress(
+        Step::Waiting,
+        &format!(
+            "for {} teammate(s) to take their brief (timeout {} s)",
+            members.len(),
+            env.timeout.as_secs()
+        ),
+    );
+    let reason = wait_ready(layout, &spec.team, &session, &mut members, env.timeout)?;
+    outcome.members = members;
+    match reason {
+        None => outcome.state = Step::Ready,
+        Some(why) => {
+            tmux::kill_session(&session).ok();
+            outcome.state = Step::Failed;
+            outcome.reason = Some(with_dialog_hint(why, spec));
+        }
+    }
+    Ok(outcome)
+}
+
+/// Validating: the teammates, teamctl's private record, the working directory, no team of that
+/// name; when launching, `claude` (returned, as found), tmux and no session of that name.
+fn validate(
+    layout: &Layout,
+    spec: &Spec,
+    launch: Option<&LaunchEnv>,
+    leads: &Leads,
+    session: &str,
+    progress: &mut dyn FnMut(Step, &str),
+) -> Result<Option<ClaudeInfo>> {
+    progress(Step::Validating, &format!("team '{}'", spec.team));
+    validate_members(&spec.members)?;
+    // Where teamctl records that it leads the team must work before the team is written.
+    leads.prepare()?;
+    if !spec.cwd.is_dir() {
+        bail!("--cwd {} is not a directory", spec.cwd.display());
+    }
+    if layout.config_path(&spec.team).stat()?.is_some() {
+        return Err(already_exists(layout, &spec.team));
+    }
+    if spec.launch != Launch::Tmux {
+        return Ok(None);
+    }
+    let env = launch.context("launching needs the claude binary's environment")?;
+    let Found { path, found_by } = resolve::find(&env.claude.resolve)?;
+    let version = resolve::version(&path, env.version_timeout);
+    progress(
+        Step::Validating,
+        &format!(
+            "claude: {} (found by {}, version {})",
+            path.display(),
+            found_by.as_str(),
+            version.as_deref().unwrap_or("unknown")
+        ),
+    );
+    let claude = ClaudeInfo {
+        path: path.to_string_lossy().into_owned(),
+        found_by,
+        version,
+    };
+    if !tmux::available() {
+        bail!("tmux is not installed (or not on PATH); install it, or use --launch none");
+    }
+    if tmux::has_session(session) {
+        bail!(
+            "a tmux session '{session}' already exists (left by an earlier run?); \
+             remove it with `tmux kill-session -t {session}` or `teamctl delete {}`",
+            spec.team
+        );
+    }
+    Ok(Some(claude))
+}
+
+/// The session's id beside its name in the private record: `delete` kills this session and
+/// no other, not even a later one of the same name.
+fn record_session(
+    layout: &Layout,
+    spec: &Spec,
+    leads: &Leads,
+    lead_session_id: &str,
+    session: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let Some(session_id) = tmux::session_id(session) else {
+        return Ok(());
+    };
+    let mut record = lead::new_record(
+        layout,
+        &spec.team,
+        lead_session_id,
+        now.timestamp_millis(),
+        Some(session),
+        Some(&spec.cwd),
+    );
+    record.tmux_session_id = Some(session_id);
+    leads.record(layout, &spec.team, &record)
+}

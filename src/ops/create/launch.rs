@@ -1,0 +1,192 @@
+//! Starting the teammates: the command line a lead sends to a teammate's pane, one tmux window
+//! per teammate, each pane recorded in `config.json` before its teammate runs.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::outcome::{MemberOutcome, MemberState, Step};
+use super::spec::{LaunchEnv, Spec, color_of};
+use crate::host::claude::shell_quote;
+use crate::host::tmux;
+use crate::store;
+use crate::store::lock::LockOptions;
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::model::Color;
+
+/// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted:
+/// `cd <cwd> && env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 CLAUDE_CONFIG_DIR=<root>
+/// [passthrough] <claude> --agent-id <name>@<team> --agent-name <name> --team-name <team>
+/// --agent-color <color> --parent-session-id <id> [--agent-type T] [--model M] [permission]`.
+pub fn teammate_command(
+    root: &Path,
+    spec: &Spec,
+    claude: &Path,
+    passthrough: &[(String, String)],
+    member: &MemberName,
+    color: Color,
+    lead_session_id: &str,
+) -> String {
+    let q = |s: &str| shell_quote(s);
+    let mut parts = vec![
+        "cd".to_string(),
+        q(&spec.cwd.to_string_lossy()),
+        "&&".into(),
+        "env".into(),
+        "CLAUDECODE=1".into(),
+        "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1".into(),
+        q(&format!("CLAUDE_CONFIG_DIR={}", root.to_string_lossy())),
+    ];
+    for (k, v) in passthrough {
+        if k != "CLAUDE_CONFIG_DIR" {
+            parts.push(q(&format!("{k}={v}")));
+        }
+    }
+    parts.push(q(&claude.to_string_lossy()));
+    let team = spec.team.as_str();
+    for (flag, value) in [
+        ("--agent-id", format!("{member}@{team}")),
+        ("--agent-name", member.to_string()),
+        ("--team-name", team.to_string()),
+        ("--agent-color", color.as_str().to_string()),
+        ("--parent-session-id", lead_session_id.to_string()),
+    ] {
+        parts.push(flag.into());
+        parts.push(q(&value));
+    }
+    if let Some(t) = &spec.agent_type {
+        parts.extend(["--agent-type".into(), q(t)]);
+    }
+    if let Some(m) = &spec.model {
+        parts.extend(["--model".into(), q(m)]);
+    }
+    parts.extend(spec.permission.args());
+    parts.join(" ")
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn start_panes(
+    layout: &Layout,
+    spec: &Spec,
+    env: &LaunchEnv,
+    claude: &Path,
+    lead_session_id: &str,
+    members: &mut [MemberOutcome],
+    session: &str,
+    opts: &LockOptions,
+    progress: &mut dyn FnMut(Step, &str),
+) -> Result<()> {
+    for (i, (m, out)) in spec.members.iter().zip(members.iter_mut()).enumerate() {
+        let pane = if i == 0 {
+            tmux::new_session(session, m.name.as_str())?
+        } else {
+            tmux::new_window(session, m.name.as_str())?
+        };
+        // The teammate runs elsewhere (`cd <cwd>`): a relative config dir would move.
+        let root = std::path::absolute(layout.root())
+            .with_context(|| format!("could not resolve {}", layout.root().display()))?;
+        let cmd = teammate_command(
+            &root,
+            spec,
+            claude,
+            &env.claude.passthrough,
+            &m.name,
+            color_of(i),
+            lead_session_id,
+        );
+        // Record the pane before the teammate runs, as a lead does (spec §8.1 step 3).
+        set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
+        out.pane = Some(pane.clone());
+        out.state = MemberState::Starting;
+        tmux::respawn(&pane, &cmd, &env.claude.pane_env)?;
+        progress(
+            Step::Launching,
+            &format!("{} in pane {pane}: {cmd}", m.name),
+        );
+    }
+    Ok(())
+}
+
+/// Sets `tmuxPaneId` and `backendType: "tmux"` on a member, under the config lock.
+///
+/// # Errors
+/// Lock timeout, a corrupt `config.json`, I/O.
+pub fn set_pane(
+    layout: &Layout,
+    team: &TeamName,
+    member: &str,
+    pane: &str,
+    opts: &LockOptions,
+) -> Result<()> {
+    let path = layout.config_path(team);
+    store::rewrite(
+        &path,
+        opts,
+        |b| store::parse_object(b, &path),
+        |doc| {
+            let entry = doc
+                .get_mut("members")
+                .and_then(Value::as_array_mut)
+                .and_then(|ms| {
+                    ms.iter_mut()
+                        .filter_map(Value::as_object_mut)
+                        .find(|m| m.get("name").and_then(Value::as_str) == Some(member))
+                });
+            let Some(entry) = entry else {
+                bail!("member '{member}' disappeared from {}", path.display());
+            };
+            entry.insert("tmuxPaneId".into(), pane.into());
+            entry.insert("backendType".into(), "tmux".into());
+            Ok((true, ()))
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::claude::Permission;
+    use crate::ops::create::Launch;
+    use std::path::PathBuf;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("worker@demo"), "worker@demo");
+        assert_eq!(shell_quote("/a b/c"), "'/a b/c'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+
+    #[test]
+    fn command_line() {
+        let spec = Spec {
+            team: TeamName::parse("review-42").unwrap(),
+            description: None,
+            cwd: PathBuf::from("/work/my repo"),
+            members: vec![],
+            model: Some("claude-opus-5-5".into()),
+            agent_type: Some("reviewer".into()),
+            permission: Permission::Mode("acceptEdits".into()),
+            launch: Launch::Tmux,
+        };
+        let cmd = teammate_command(
+            Path::new("/c"),
+            &spec,
+            Path::new("/bin/claude"),
+            &[("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into())],
+            &MemberName::parse("alice").unwrap(),
+            Color::Blue,
+            "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d",
+        );
+        assert_eq!(
+            cmd,
+            "cd '/work/my repo' && env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 \
+             CLAUDE_CONFIG_DIR=/c ANTHROPIC_BASE_URL=http://127.0.0.1:9 /bin/claude \
+             --agent-id alice@review-42 --agent-name alice --team-name review-42 \
+             --agent-color blue --parent-session-id 3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d \
+             --agent-type reviewer --model claude-opus-5-5 --permission-mode acceptEdits"
+        );
+    }
+}

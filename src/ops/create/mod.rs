@@ -1,0 +1,33 @@
+//! Standing up a team that teamctl leads, the way a Claude Code lead does it (spec §6, §8):
+//! `validating → provisioning → launching → waiting → ready`, or `failed`.
+//!
+//! Invariants:
+//! - A team folder with a `config.json` is never touched ("already exists"). A folder without
+//!   one is what a failed earlier attempt left, and is cleared.
+//! - Two creates of one team: the `config.json.lock` directory (Claude Code's own config lock)
+//!   is held from the check to the write of `config.json`, and taken without waiting, so the
+//!   second fails at once; `config.json` itself is published with `link(2)`, which never
+//!   replaces a file.
+//! - `config.json` is written last in provisioning, so a crash leaves a folder the next create
+//!   clears; each inbox is `[]` before its brief is appended under the inbox lock.
+//!
+//! The rooms, from the ground up: `spec` (what to create) and `outcome` (what a create reports)
+//! stand on nothing; `provision` (the files), `launch` (the panes) and `ready` (waiting for
+//! the teammates) on them; `flow` (the state machine) on top. The folder imports the store,
+//! team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
+
+mod flow;
+mod launch;
+mod outcome;
+mod provision;
+mod ready;
+mod spec;
+
+pub use flow::create;
+pub use launch::{set_pane, teammate_command};
+pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
+pub use provision::{config_doc, provision};
+pub use ready::{brief_taken, reported};
+pub use spec::{
+    Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines, validate_members,
+};

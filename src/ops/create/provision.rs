@@ -1,0 +1,246 @@
+//! Provisioning a team's files (spec §6): the race-safe check under Claude Code's config lock,
+//! what a failed earlier attempt left cleared, the task folder, the inboxes with their briefs,
+//! teamctl's private record, then `config.json`, published with `link(2)`.
+
+use std::io;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value, json};
+
+use super::spec::{Launch, Spec, color_of};
+use crate::error::Error;
+use crate::store::dir::{Dir, Loc};
+use crate::store::id;
+use crate::store::lock::{self, LockGuard, LockOptions};
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::store::{self, Entry};
+use crate::team::config::{LEAD, TEAMCTL_KEY};
+use crate::team::lead::{self, Leads};
+use crate::team::model::NewMessage;
+
+/// `config.json` of a new team in Claude Code's shape (spec §6), members without panes yet.
+pub fn config_doc(
+    spec: &Spec,
+    lead_session_id: &str,
+    now: DateTime<Utc>,
+    tmux_session: Option<&str>,
+) -> Entry {
+    let team = spec.team.as_str();
+    let ms = now.timestamp_millis();
+    let cwd = spec.cwd.to_string_lossy();
+    let mut members = vec![json!({
+        "agentId": format!("{LEAD}@{team}"),
+        "name": LEAD,
+        "agentType": "team-lead",
+        "joinedAt": ms,
+        "tmuxPaneId": "leader",
+        "cwd": cwd,
+        "subscriptions": [],
+        "backendType": "in-process",
+    })];
+    for (i, m) in spec.members.iter().enumerate() {
+        let mut e = Map::new();
+        e.insert("agentId".into(), format!("{}@{team}", m.name).into());
+        e.insert("name".into(), m.name.as_str().into());
+        e.insert(
+            "agentType".into(),
+            spec.agent_type
+                .as_deref()
+                .unwrap_or("general-purpose")
+                .into(),
+        );
+        if let Some(model) = &spec.model {
+            e.insert("model".into(), model.as_str().into());
+        }
+        e.insert("color".into(), color_of(i).as_str().into());
+        e.insert("planModeRequired".into(), false.into());
+        e.insert("joinedAt".into(), ms.into());
+        e.insert("tmuxPaneId".into(), "".into());
+        e.insert("cwd".into(), cwd.as_ref().into());
+        e.insert("subscriptions".into(), json!([]));
+        members.push(Value::Object(e));
+    }
+    let mut doc = Map::new();
+    doc.insert("name".into(), team.into());
+    if let Some(d) = &spec.description {
+        doc.insert("description".into(), d.as_str().into());
+    }
+    doc.insert("createdAt".into(), ms.into());
+    doc.insert("leadAgentId".into(), format!("{LEAD}@{team}").into());
+    doc.insert("leadSessionId".into(), lead_session_id.into());
+    doc.insert("members".into(), Value::Array(members));
+    doc.insert(
+        TEAMCTL_KEY.into(),
+        json!({
+            "leads": true,
+            "version": env!("CARGO_PKG_VERSION"),
+            "launch": match spec.launch { Launch::Tmux => "tmux", Launch::None => "none" },
+            "tmuxSession": tmux_session,
+        }),
+    );
+    doc
+}
+
+/// Provisioning: the race-safe check, the cleared folder, task folder, inboxes with briefs, then
+/// `config.json`. Returns each brief's `msg_id`, in member order.
+///
+/// # Errors
+/// "already exists", "busy" (another create holds the config lock), I/O.
+pub fn provision(
+    layout: &Layout,
+    spec: &Spec,
+    lead_session_id: &str,
+    tmux_session: Option<&str>,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+    leads: &Leads,
+) -> Result<Vec<String>> {
+    let team = &spec.team;
+    let config = layout.config_path(team);
+    // Anything named config.json (a symlink too) is a team that exists.
+    if config.stat()?.is_some() {
+        return Err(already_exists(layout, team));
+    }
+    let dir_loc = layout.team_dir(team);
+    let dir = dir_loc
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", dir_loc.display()))?;
+    let guard = config_lock(&dir, team, &config, opts)?;
+    if dir.stat("config.json")?.is_some() {
+        return Err(already_exists(layout, team));
+    }
+    clear_leftovers(&dir, &dir_loc)?;
+    fresh_task_folder(layout, team)?;
+    let ids = inboxes_with_briefs(layout, &dir, spec, now, opts)?;
+
+    // teamctl's private record that it leads this team, before the team exists: what decides
+    // that teamctl speaks as its lead and may take it down (never config.json's own say-so).
+    let record = lead::new_record(
+        layout,
+        team,
+        lead_session_id,
+        now.timestamp_millis(),
+        tmux_session,
+        Some(&spec.cwd),
+    );
+    leads.record(layout, team, &record)?;
+
+    let doc = config_doc(spec, lead_session_id, now, tmux_session);
+    publish_config(layout, &dir, team, &config, &doc)?;
+    guard.release()?;
+    Ok(ids)
+}
+
+/// Claude Code's own config lock, taken without waiting: a second create fails fast.
+fn config_lock(dir: &Dir, team: &TeamName, config: &Loc, opts: &LockOptions) -> Result<LockGuard> {
+    match lock::acquire_in(
+        dir,
+        "config.json",
+        &LockOptions {
+            timeout: Duration::ZERO,
+            ..*opts
+        },
+    ) {
+        Ok(g) => Ok(g),
+        Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::LockTimeout { .. })) => {
+            bail!(
+                "team '{team}' is being created or updated by another process right now \
+                 ({} is held)",
+                lock::lock_dir(config).display()
+            )
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What a failed earlier attempt left (never the lock we hold), removed without following
+/// a symlink anywhere.
+fn clear_leftovers(dir: &Dir, dir_loc: &Loc) -> Result<()> {
+    for name in dir
+        .names()
+        .with_context(|| format!("could not list {}", dir_loc.display()))?
+    {
+        if name == "config.json.lock" {
+            continue;
+        }
+        dir.remove_tree(&name)
+            .with_context(|| format!("could not clear {}", dir_loc.join(&name).display()))?;
+    }
+    Ok(())
+}
+
+/// The team's task folder, empty.
+fn fresh_task_folder(layout: &Layout, team: &TeamName) -> Result<()> {
+    let tasks_root = layout.tasks_root();
+    let tasks = layout.tasks_dir(team);
+    tasks_root
+        .create_dir_all()
+        .and_then(|d| d.remove_tree(team.as_str()))
+        .with_context(|| format!("could not clear {}", tasks.display()))?;
+    tasks
+        .create_dir_all()
+        .with_context(|| format!("could not create {}", tasks.display()))?;
+    Ok(())
+}
+
+/// The lead's inbox `[]`, and each teammate's inbox `[]` with its brief appended under the
+/// inbox lock. Returns each brief's `msg_id`, in member order.
+fn inboxes_with_briefs(
+    layout: &Layout,
+    dir: &Dir,
+    spec: &Spec,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Vec<String>> {
+    let team = &spec.team;
+    dir.sub_create("inboxes", 0o777)
+        .with_context(|| format!("could not create {}", layout.inboxes_dir(team).display()))?;
+    let lead = MemberName::parse(LEAD)?;
+    store::atomic_write(&layout.inbox_path(team, &lead), b"[]")?;
+    let mut ids = Vec::new();
+    for m in &spec.members {
+        let inbox = layout.inbox_path(team, &m.name);
+        store::atomic_write(&inbox, b"[]")?;
+        let msg = NewMessage {
+            from: LEAD.into(),
+            text: m.brief.clone(),
+            summary: None,
+            timestamp: now,
+            color: None,
+            msg_id: id::random_msg_id().to_string(),
+        };
+        store::append(&inbox, &msg.to_entry(), false, opts)?;
+        ids.push(msg.msg_id);
+    }
+    Ok(ids)
+}
+
+/// `config.json` written to a temp file, then published with link(2), which fails if one
+/// appeared meanwhile: never an overwrite.
+fn publish_config(
+    layout: &Layout,
+    dir: &Dir,
+    team: &TeamName,
+    config: &Loc,
+    doc: &Entry,
+) -> Result<()> {
+    let tmp = format!("config.json.tmp.{}", id::temp_suffix());
+    store::atomic_write_in(dir, &tmp, store::render(doc).as_bytes())?;
+    let linked = dir.hard_link(&tmp, "config.json");
+    let _ = dir.unlink(&tmp);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(already_exists(layout, team)),
+        Err(e) => Err(e).with_context(|| format!("could not create {}", config.display())),
+    }
+}
+
+pub(super) fn already_exists(layout: &Layout, team: &TeamName) -> anyhow::Error {
+    anyhow::anyhow!(
+        "team '{team}' already exists ({}); it is never overwritten: pick another name or \
+         remove it with `teamctl delete {team}`",
+        layout.config_path(team).display()
+    )
+}

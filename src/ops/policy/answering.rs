@@ -1,0 +1,154 @@
+//! Answering a team's pending requests by a policy ([`answer_pending`]), each once across
+//! processes, plan approvals held back until the teammate's turn has ended.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::decide::{Answer, Decision};
+use super::paths::Anchors;
+use super::rules::Policy;
+use crate::store::lock::LockOptions;
+use crate::store::paths::MemberName;
+use crate::team::config::Team;
+use crate::team::mailbox::Delivery;
+use crate::team::protocol::{self, Kind, Request, Verdict};
+use crate::team::sentlog::SentLog;
+
+/// One request the policy step looked at.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The request.
+    pub request: Request,
+    /// What the policy decided.
+    pub decision: Decision,
+    /// The response frame written (`None` for leave, dry runs and failures).
+    pub response: Option<Map<String, Value>>,
+    /// The delivery of that frame.
+    pub delivery: Option<Delivery>,
+    /// Another process answered it between the listing and the write: nothing was written.
+    pub answered_elsewhere: bool,
+    /// A plan approval held back until the teammate's turn has ended (see
+    /// [`answer_pending`]): nothing was written yet.
+    pub deferred: bool,
+    /// Why the answer could not be written (it stays pending and is tried again).
+    pub error: Option<String>,
+}
+
+/// Answers every pending request in `lead`'s inbox by `policy` (once: see
+/// [`protocol::answer_open`]); `dry_run` decides without writing. `home` anchors `~/` rules;
+/// relative ones are anchored at the working directory `teamctl create` gave the teammates
+/// (from teamctl's private record; a member's `cwd` in `config.json` only when there is none).
+/// Returns what was looked at, in inbox order.
+///
+/// A plan approval is answered only once the teammate has reported idle after asking (an
+/// `idle_notification` from it, timestamped at or after the request, in `lead`'s inbox):
+/// observed with the real Claude Code 2.1.332, an answer that reaches a `--plan-mode-required`
+/// teammate while its `ExitPlanMode` turn is still running is consumed and never reaches the
+/// model, and the teammate waits forever. Until then the outcome is `deferred`.
+///
+/// # Errors
+/// Reading the inboxes or the sent log; a failed write is reported in its [`Outcome`] instead.
+#[allow(clippy::too_many_arguments)]
+pub fn answer_pending(
+    team: &Team,
+    lead: &MemberName,
+    policy: &Policy,
+    home: Option<&Path>,
+    dry_run: bool,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+    log: Option<&SentLog>,
+) -> Result<Vec<Outcome>> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let idle = idle_times(&team.inbox_path(lead))?;
+    let sent = crate::team::sentlog::entries(log)?;
+    for request in protocol::pending(team, lead, &sent, now)? {
+        if !seen.insert(request.request_id.clone()) {
+            continue;
+        }
+        let decision = policy.decide(&request, &anchors(team, &request, home));
+        let mut o = Outcome {
+            request,
+            decision,
+            response: None,
+            delivery: None,
+            answered_elsewhere: false,
+            deferred: false,
+            error: None,
+        };
+        let verdict = match o.decision.answer {
+            Answer::Approve => Verdict::Approve {
+                feedback: None,
+                mode: None,
+            },
+            Answer::Deny => Verdict::Deny {
+                reason: o.decision.reason.clone(),
+            },
+            Answer::Leave => {
+                out.push(o);
+                continue;
+            }
+        };
+        if o.request.kind == Kind::PlanApproval
+            && !idle
+                .iter()
+                .any(|(from, at)| *from == o.request.from && *at >= o.request.at)
+        {
+            o.deferred = true;
+            out.push(o);
+            continue;
+        }
+        if !dry_run {
+            match protocol::answer_open(team, &o.request, &verdict, now, opts, log) {
+                Ok(Some((frame, d))) => {
+                    o.response = Some(frame);
+                    o.delivery = Some(d);
+                }
+                Ok(None) => o.answered_elsewhere = true,
+                Err(e) => o.error = Some(format!("{e:#}")),
+            }
+        }
+        out.push(o);
+    }
+    Ok(out)
+}
+
+/// Where relative path rules are anchored for `request`: the working directory teamctl gave its
+/// teammates (its private record), not what a teammate wrote into config.json; the member's
+/// recorded cwd only when teamctl kept none (a team created before it did).
+fn anchors(team: &Team, request: &Request, home: Option<&Path>) -> Anchors {
+    let recorded = team.lead.as_ref().and_then(|r| r.cwd.as_ref());
+    Anchors {
+        cwd: recorded
+            .or_else(|| {
+                team.config
+                    .as_ref()
+                    .and_then(|c| c.member(&request.from))
+                    .and_then(|m| m.cwd.as_ref())
+            })
+            .map(PathBuf::from),
+        home: home.map(Path::to_path_buf),
+    }
+}
+
+/// `(from, timestamp)` of every `idle_notification` in an inbox.
+fn idle_times(inbox: &crate::store::dir::Loc) -> Result<Vec<(String, String)>> {
+    let entries = crate::store::read_inbox(inbox)?.unwrap_or_default();
+    Ok(entries
+        .iter()
+        .filter_map(|e| {
+            let text = e.get("text")?.as_str()?;
+            let f = crate::team::model::Frame::decode(text)?;
+            (f.frame_type == "idle_notification").then_some(())?;
+            Some((
+                e.get("from")?.as_str()?.to_string(),
+                e.get("timestamp")?.as_str()?.to_string(),
+            ))
+        })
+        .collect())
+}
