@@ -235,8 +235,9 @@ impl Ctx {
 
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
 /// `after_lock=<duration>`, `before_reclaim=<duration>`,
-/// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write` and `top_panic` (top's
-/// file watcher panics at the first change).
+/// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write`, `between_moves=<duration>`
+/// (a move between its two writes) and `top_panic` (top's file watcher panics at the first
+/// change).
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
     let mut f = teamctl::store::Faults::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -249,6 +250,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,
+            "between_moves" => f.between_moves = dur()?,
             "top_panic" => TEST_PANIC.store(true, Ordering::SeqCst),
             _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
         }

@@ -160,6 +160,9 @@ impl Filter {
                 TypeFilter::Message => decoded.is_none(),
                 TypeFilter::Protocol => decoded.is_some(),
                 TypeFilter::Frame(t) => decoded.as_ref().is_some_and(|d| &d.frame_type == t),
+                TypeFilter::MessageOrIdle => decoded
+                    .as_ref()
+                    .is_none_or(|d| d.frame_type == "idle_notification"),
             });
             if !ok {
                 return false;

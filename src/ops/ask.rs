@@ -15,7 +15,10 @@
 //!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
 //!   busy with something else ends that turn before it starts on a question it took meanwhile,
 //!   and the grace lets that new turn show;
-//! - **gone**: as [`crate::observe::members::gone_reason`].
+//! - **gone**: as [`crate::observe::members::gone_reason`];
+//! - **said** (only when asked for, [`Ask::from_transcript`]): idle as above, and the turn that
+//!   took the question ended with text and wrote to nobody else: that text, read from the
+//!   teammate's transcript ([`crate::observe::said`]), is the answer.
 //!
 //! A question sent again with the same idempotency key (nothing written) may have been answered
 //! already; there the only record left is time, so an entry from the teammate in the asker's
@@ -35,6 +38,7 @@ use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
 use crate::observe::reader::Records;
+use crate::observe::said::{self, Said};
 use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::lock::LockOptions;
@@ -58,6 +62,9 @@ pub enum Outcome {
     Idle(Entry),
     /// The teammate can no longer answer: why.
     Gone(String),
+    /// The teammate went idle without a message, and its turn ended with this text (read from
+    /// its transcript, or its `idle_notification`'s `result`); with the `idle_notification`.
+    Said(Said, Entry),
 }
 
 /// One question being waited on.
@@ -292,6 +299,9 @@ pub struct Ask<'a> {
     pub cap: Cap,
     /// teamctl's data dir (the transcript index), if any.
     pub data_dir: Option<&'a Path>,
+    /// A teammate that goes idle without answering, its turn having ended with text and
+    /// written to nobody else, answers with that text ([`Outcome::Said`]).
+    pub from_transcript: bool,
 }
 
 /// One question's end in an [`Asking`].
@@ -302,6 +312,9 @@ pub struct Asked {
     pub question: Option<Entry>,
     /// When it ended, in milliseconds since the wait started (`None`: timed out).
     pub ended_ms: Option<u64>,
+    /// For a teammate that went idle without answering: what the turn ended with, if its
+    /// transcript (or notification) shows it.
+    pub said: Option<Said>,
 }
 
 /// The result of [`ask`].
@@ -401,6 +414,7 @@ pub fn ask(
                 q,
                 question: None,
                 ended_ms: Some(0),
+                said: None,
             });
             continue;
         }
@@ -453,6 +467,7 @@ pub fn ask(
             q,
             question: d.entry.clone(),
             ended_ms: None,
+            said: None,
         });
     }
 
@@ -490,6 +505,11 @@ pub fn ask(
             }
         }
     }
+    for a in asked.iter_mut() {
+        if let Err(e) = what_was_said(req, a, clock) {
+            warnings.push(format!("could not read what {} said: {e:#}", a.q.to));
+        }
+    }
     let budget = f.over_budget();
     let spend = f.last_spend();
     Ok(Asking {
@@ -502,6 +522,30 @@ pub fn ask(
         budget: budget.filter(|_| spend.is_some()),
         spend,
     })
+}
+
+/// For a question that ended idle: what the turn said ([`Asked::said`]), and with
+/// [`Ask::from_transcript`] that text as the answer when the turn wrote to nobody else.
+fn what_was_said(req: &Ask, a: &mut Asked, clock: &dyn Fn() -> DateTime<Utc>) -> Result<()> {
+    let Some(Outcome::Idle(note)) = &a.q.outcome else {
+        return Ok(());
+    };
+    let question = (req.asker.as_str(), req.text.as_str());
+    let patience = if req.from_transcript {
+        said::TRANSCRIPT_WAIT
+    } else {
+        Duration::ZERO
+    };
+    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, Some(question), patience, clock)?
+    else {
+        return Ok(());
+    };
+    if req.from_transcript && s.sent_to.iter().all(|t| t == req.asker.as_str()) {
+        a.q.answered_at = Some(clock());
+        a.q.outcome = Some(Outcome::Said(s.clone(), note.clone()));
+    }
+    a.said = Some(s);
+    Ok(())
 }
 
 fn dedup(v: Vec<String>) -> Vec<String> {

@@ -4,7 +4,8 @@
 //! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), copies of files that
 //! change while they are read ([`snapshot`]), Claude Code's JSON object files edited as it edits
 //! them ([`object_file`]) and only where they change ([`lazy`]), and, in this module,
-//! the locked read-modify-write with read-back verification. It knows nothing
+//! the locked read-modify-write with read-back verification, and moving entries between two
+//! inboxes under both their locks ([`moving`]). It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
 //! Inbox files: parse, render, atomic replace, and the locked read-modify-write with
@@ -44,6 +45,7 @@ pub mod id;
 pub mod lazy;
 pub(crate) mod light;
 pub mod lock;
+pub mod moving;
 pub mod object_file;
 pub mod paths;
 pub mod snapshot;
@@ -89,6 +91,9 @@ pub struct Faults {
     pub before_verify: Duration,
     /// Fail the temp file's write with `ENOSPC`, as a full file system does.
     pub fail_write: bool,
+    /// Sleep this long in a move ([`moving`]) after the target is written, before the source
+    /// is (a kill then leaves the message in both inboxes).
+    pub between_moves: Duration,
 }
 
 static FAULTS: Mutex<Faults> = Mutex::new(Faults {
@@ -98,6 +103,7 @@ static FAULTS: Mutex<Faults> = Mutex::new(Faults {
     before_rename: Duration::ZERO,
     before_verify: Duration::ZERO,
     fail_write: false,
+    between_moves: Duration::ZERO,
 });
 
 /// Installs `faults` for this process (test-only; see [`Faults`]).

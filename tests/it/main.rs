@@ -28,6 +28,7 @@ mod prepare;
 mod props;
 mod protocol;
 mod real_claude;
+mod redeliver;
 mod report;
 mod resume;
 mod run;

@@ -683,5 +683,109 @@ fn on_stall_nudges_once_or_exits_with_8() {
         Some(8),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+
+#[test]
+fn message_from_with_from_transcript_takes_the_text_of_a_turn_without_one() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let (child, err) = spawn_wait(
+        &env,
+        &[
+            "--message-from",
+            "alice",
+            "--from-transcript",
+            "--json",
+            "--timeout",
+            "1m",
+        ],
+    );
+    until_waiting(&err);
+    crate::ask::turn_in_transcript(
+        &env,
+        "Report, please",
+        json!([{"type": "text", "text": "All green."}]),
+    );
+    let bare = json!({"type": "idle_notification", "from": "alice", "idleReason": "available",
+                      "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "alice", "team-lead", &bare.to_string());
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    let m = &parse(stdout.as_bytes())["conditions"][0]["message"];
+    assert_eq!(
+        keys(m),
+        ["from", "idle_notification", "source", "text", "timestamp"]
+    );
+    assert_eq!(
+        (m["text"].as_str(), m["source"].as_str()),
+        (Some("All green."), Some("transcript"))
+    );
+    assert!(
+        m["idle_notification"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("idle_notification")
+    );
+    // A message still counts as it is.
+    let (child, err) = spawn_wait(
+        &env,
+        &[
+            "--message-from",
+            "alice",
+            "--from-transcript",
+            "--json",
+            "--timeout",
+            "1m",
+        ],
+    );
+    until_waiting(&err);
+    write_as(&env, "alice", "team-lead", "written, not said");
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    let m = &parse(stdout.as_bytes())["conditions"][0]["message"];
+    assert_eq!(
+        (m["text"].as_str(), m.get("source")),
+        (Some("written, not said"), None)
+    );
+    // Only with --message-from, and not with --type.
+    env.cmd()
+        .args(["wait", "--from-transcript", "--tasks-done"])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args([
+            "wait",
+            "--message-from",
+            "alice",
+            "--from-transcript",
+            "--type",
+            "protocol",
+        ])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn message_from_with_from_transcript_and_no_text_is_exit_5() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let (child, err) = spawn_wait(
+        &env,
+        &[
+            "--message-from",
+            "alice",
+            "--from-transcript",
+            "--timeout",
+            "1m",
+        ],
+    );
+    until_waiting(&err);
+    let bare = json!({"type": "idle_notification", "from": "alice", "idleReason": "available",
+                      "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "alice", "team-lead", &bare.to_string());
+    let (code, _, stderr) = finish(child, err);
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("alice went idle without writing to team-lead (idle_notification: available), and its transcript shows no text for that turn"),
+        "{stderr}"
     );
 }

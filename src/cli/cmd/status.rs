@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
 use teamctl::observe::human::{self, Need};
+use teamctl::observe::misaddressed::{self, Misaddressed};
 use teamctl::observe::reader::{Options, TeamReader};
 use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, WaitingDetail};
 use teamctl::team::config;
@@ -146,6 +147,7 @@ struct Json<'a> {
     tasks: &'a TaskCounts,
     totals: &'a Totals,
     needs_human: &'a [Need],
+    misaddressed: Vec<Misaddressed>,
 }
 
 #[derive(Serialize)]
@@ -217,6 +219,7 @@ fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
 fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) -> Result<()> {
     let me = ctx.identity(team);
     let reason = mailbox::unreachable_reason(team, &me);
+    let lost = misaddressed::scan(team).misaddressed;
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
@@ -230,6 +233,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
             tasks: &st.tasks,
             totals: &st.totals,
             needs_human: needs,
+            misaddressed: lost,
         });
     }
     let t = &st.team;
@@ -324,6 +328,13 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
         ]);
     }
     ctx.out.narrow_table(rows)?;
+    for m in &lost {
+        ctx.out.line(&wrap(
+            &format!("misaddressed: {}", esc(&m.summary())),
+            width,
+            2,
+        ))?;
+    }
     if st
         .members
         .iter()

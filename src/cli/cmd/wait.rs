@@ -50,6 +50,14 @@ use crate::cli::term::escape_line;
 /// read from the members' Claude Code transcripts (see `teamctl status --help`) and includes
 /// what the team spent before the wait started, so a team already over the cap ends it at once.
 ///
+/// With --from-transcript, a --message-from NAME that goes idle without writing to you counts
+/// too when the turn it ended had plain text and wrote to nobody else: its idle_notification in
+/// your inbox (teammates send those to their lead: team-lead, your identity in a team teamctl
+/// leads) meets the condition, and the message is that turn's last text, read from NAME's
+/// transcript (else from the notification's result, Claude Code 2.1.332 and later):
+/// `{"from","text","timestamp","source":"transcript"|"idle_notification","idle_notification"}`.
+/// A turn that left no text, or wrote to someone else, ends the wait with exit 5.
+///
 /// Exit codes: 0 met; 1 at once when a condition can no longer become true (a member it waits to
 /// be idle, or a message from, is gone; every teammate is gone while tasks are open; its task was
 /// deleted; the recipient of a message is gone; with --any, only when every condition is
@@ -122,6 +130,11 @@ pub(crate) struct WaitArgs {
     #[arg(long, value_name = "ID|TIME")]
     after: Option<String>,
 
+    /// With --message-from: NAME going idle without writing to you counts too, with the text
+    /// that ended its turn (from its transcript) as the message
+    #[arg(long, requires = "message_from", conflicts_with = "frame")]
+    from_transcript: bool,
+
     /// These members are gone [default: every teammate]
     #[arg(long, value_name = "MEMBER", num_args = 0..)]
     terminated: Option<Vec<String>>,
@@ -193,6 +206,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if let Some(m) = &args.idle {
         conditions.push(Condition::Idle(names(m)?));
     }
+    let kind = if args.from_transcript {
+        TypeFilter::MessageOrIdle
+    } else {
+        kind
+    };
     for from in &args.message_from {
         conditions.push(Condition::MessageFrom {
             from: MemberName::parse(from)?.to_string(),
@@ -261,7 +279,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     let clock = || ctx.clock();
     let mut rescue = keep::rescue(ctx, &team, &me, rules.restarts().then_some(None), &clock)?;
     let Waited {
-        states,
+        mut states,
         met,
         impossible,
         waited_ms,
@@ -303,6 +321,15 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     // The watch stays open to the end: see quick_exit.
     std::mem::forget(waker);
     crate::cli::quick_exit::arm();
+    if args.from_transcript {
+        let clock = || ctx.clock();
+        for s in states.iter_mut().filter(|s| s.condition == "message_from") {
+            if let (Some(m), Some(from)) = (&s.message, s.args.first()) {
+                let said = teamctl::observe::said::as_message(watch.team(), from, &me, m, &clock);
+                s.message = Some(said?);
+            }
+        }
+    }
     let outcome = match (met, &budget, &impossible, &stuck) {
         (true, ..) => "met",
         (_, Some(_), ..) => "budget",
