@@ -61,6 +61,9 @@ _teamctl() {
             teamctl,report)
                 cmd="teamctl__subcmd__report"
                 ;;
+            teamctl,resume)
+                cmd="teamctl__subcmd__resume"
+                ;;
             teamctl,run)
                 cmd="teamctl__subcmd__run"
                 ;;
@@ -113,7 +116,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown redeliver doctor export completions man"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown resume redeliver doctor export completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -704,8 +707,34 @@ _teamctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        teamctl__subcmd__resume)
+            opts="-h -V --claude-bin --json --claude-dir --lock-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --claude-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-cost --max-tokens --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -756,6 +785,30 @@ _teamctl() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-rate-limit)
+                    COMPREPLY=($(compgen -W "wait exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-stall)
+                    COMPREPLY=($(compgen -W "wait nudge restart exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-dead)
+                    COMPREPLY=($(compgen -W "wait restart exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-restarts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stall-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --no-response-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -859,7 +912,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__status)
-            opts="-h -V --idle-after --stall-after --all-teams --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --idle-after --stall-after --no-response-after --after --all-teams --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -870,6 +923,14 @@ _teamctl() {
                     return 0
                     ;;
                 --stall-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --no-response-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1211,7 +1272,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1269,6 +1330,30 @@ _teamctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --on-rate-limit)
+                    COMPREPLY=($(compgen -W "wait exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-stall)
+                    COMPREPLY=($(compgen -W "wait nudge restart exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-dead)
+                    COMPREPLY=($(compgen -W "wait restart exit" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-restarts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stall-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --no-response-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --claude-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1289,12 +1374,16 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__watch)
-            opts="-h -V --existing --count --timeout --from --event --type --task-status --exec --exec-timeout --poll --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --existing --after --count --timeout --from --event --type --task-status --exec --exec-timeout --poll --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --count)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1308,7 +1397,7 @@ _teamctl() {
                     return 0
                     ;;
                 --event)
-                    COMPREPLY=($(compgen -W "message consumed read task_created task_updated task_deleted member_joined member_left member_updated" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "message consumed read task_created task_updated task_deleted member_joined member_left member_updated waiting needs_human" -- "${cur}"))
                     return 0
                     ;;
                 --type)

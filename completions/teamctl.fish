@@ -48,6 +48,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List t
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Start again every teammate of a team that is not running, on its last session'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "redeliver" -d 'Move messages from an inbox nobody reads to the member they were meant for'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
@@ -86,6 +87,18 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
+exit\t'End with exit 7'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
+nudge\t'Send the member a short message naming its task and its silence'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 8'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-dead -d 'When a member\'s pane or process is gone with work waiting (dead)' -r -f -a "wait\t'Nothing: wait for the timeout'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 9'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -264,6 +277,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l idle-after -d 'A member with no event for this long is idle' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l after -d 'A permission or plan request waiting this long needs a person (needs_human)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -283,6 +298,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l once -d 'Print o
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l after -d 'needs_human: a permission or plan request waiting this long needs a person' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l count -d 'Stop after N matching events (exit 0)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l timeout -d 'Stop after this long; exit 3 if --count was not reached' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l from -d 'Only message events from this sender' -r
@@ -294,7 +310,9 @@ task_updated\t''
 task_deleted\t''
 member_joined\t''
 member_left\t''
-member_updated\t''"
+member_updated\t''
+waiting\t''
+needs_human\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`); repeatable: any of them' -r -f -a "message\t''
 protocol\t''
 idle_notification\t''
@@ -388,6 +406,18 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll e
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
+exit\t'End with exit 7'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
+nudge\t'Send the member a short message naming its task and its silence'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 8'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-dead -d 'When a member\'s pane or process is gone with work waiting (dead)' -r -f -a "wait\t'Nothing: wait for the timeout'
+restart\t'Start the member again on its last session (pane teammates only)'
+exit\t'End with exit 9'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -441,6 +471,12 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'S
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l to -d 'The member to move the messages to [default: the one INBOX most likely meant, when that is certain]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r

@@ -683,6 +683,8 @@ fn on_stall_nudges_once_or_exits_with_8() {
         Some(8),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
 
 #[test]
 fn message_from_with_from_transcript_takes_the_text_of_a_turn_without_one() {
