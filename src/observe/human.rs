@@ -5,6 +5,8 @@
 //! - `dead`: a member's pane or process is gone with a task in progress or unread mail;
 //! - `out_of_retries`: a member's API calls failed until Claude Code gave up (its turn ended
 //!   with the error);
+//! - `misaddressed`: an inbox nobody reads holds unread messages (a teammate wrote to a name
+//!   that is no member: [`crate::observe::misaddressed`]);
 //! - `team_stopped`: tasks are open, every teammate is idle and the lead is not running (a
 //!   Claude Code lead whose process ended) or is teamctl's own (the person at the shell leads).
 //!
@@ -98,6 +100,24 @@ pub fn needs(present: &Present, team: &Team, board: &Board, after: Duration) -> 
             }),
             _ => {}
         }
+    }
+    for m in crate::observe::misaddressed::scan(team).misaddressed {
+        let to = match (&m.suggestion, m.certain) {
+            (Some(s), true) => format!("teamctl redeliver {} (to {s})", m.inbox),
+            (Some(s), false) => format!("teamctl redeliver {} --to MEMBER (perhaps {s})", m.inbox),
+            (None, _) => format!("teamctl redeliver {} --to MEMBER", m.inbox),
+        };
+        out.push(Need {
+            cause: "misaddressed",
+            member: m.from.first().cloned(),
+            key: m.inbox.clone(),
+            since: None,
+            todo: format!(
+                "{} unread message(s) sit in {}'s inbox, which nobody reads: {to}",
+                m.unread, m.inbox
+            ),
+            cleared: false,
+        });
     }
     if let Some(n) = team_stopped(present, team, board) {
         out.push(n);

@@ -289,9 +289,11 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
             ),
         },
     ];
-    // A person is needed: what for, and what to do.
+    // A person is needed: what for, and what to do (the misaddressed inboxes have their own
+    // lines below).
     let needs = needs
         .iter()
+        .filter(|n| n.cause != "misaddressed")
         .map(|n| format!("needs you:   {}: {}", n.cause, esc(&n.todo)));
     let lines: Vec<String> = lines
         .into_iter()
