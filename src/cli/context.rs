@@ -18,8 +18,9 @@ use teamctl::time;
 use crate::cli::env;
 use crate::cli::output::Output;
 
-/// Flags every subcommand takes.
+/// Flags every subcommand takes (shown last in each verb's help).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// Print one JSON document (JSON Lines for streams) instead of human output
     #[arg(long, global = true)]

@@ -157,7 +157,7 @@ pub(crate) struct AskArgs {
 
     /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
     /// --policy`; decisions on stderr)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Answering requests")]
     policy: Option<PathBuf>,
 
     /// A teammate that goes idle without answering, having ended the question's turn with

@@ -77,7 +77,7 @@ use crate::cli::term::escape_line;
 /// spend when a cap was given, `{"tokens":{"input","output","cache_read","cache_creation"},
 /// "cost_usd"}`, else null.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Conditions:
+#[command(after_long_help = "The conditions, in detail:
   --tasks-done      every task of the team (Claude Code's internal ones aside) is completed, and
                     there is at least one
   --task ID         that task is completed (repeatable; an unknown id is exit 1)
@@ -106,45 +106,50 @@ Examples:
   teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
 pub(crate) struct WaitArgs {
     /// Every task is completed (and there is at least one)
-    #[arg(long)]
+    #[arg(long, help_heading = "Conditions")]
     tasks_done: bool,
 
     /// This task is completed (repeatable)
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", help_heading = "Conditions")]
     task: Vec<String>,
 
     /// These members are idle [default: every teammate]
-    #[arg(long, value_name = "MEMBER", num_args = 0..)]
+    #[arg(long, value_name = "MEMBER", num_args = 0.., help_heading = "Conditions")]
     idle: Option<Vec<String>>,
 
     /// A message from NAME lands in your inbox (repeatable)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = "Conditions")]
     message_from: Vec<String>,
 
     /// With --message-from: which entries count (message, protocol or a frame type)
-    #[arg(long = "type", value_name = "TYPE", value_parser = type_values(), default_value = "message")]
+    #[arg(long = "type", value_name = "TYPE", value_parser = type_values(), default_value = "message", help_heading = "Conditions")]
     frame: String,
 
     /// With --message-from: count messages after this entry id or time (RFC 3339 or an age
     /// like 10m) instead of after the start
-    #[arg(long, value_name = "ID|TIME")]
+    #[arg(long, value_name = "ID|TIME", help_heading = "Conditions")]
     after: Option<String>,
 
     /// With --message-from: NAME going idle without writing to you counts too, with the text
     /// that ended its turn (from its transcript) as the message
-    #[arg(long, requires = "message_from", conflicts_with = "frame")]
+    #[arg(
+        long,
+        requires = "message_from",
+        conflicts_with = "frame",
+        help_heading = "Conditions"
+    )]
     from_transcript: bool,
 
     /// These members are gone [default: every teammate]
-    #[arg(long, value_name = "MEMBER", num_args = 0..)]
+    #[arg(long, value_name = "MEMBER", num_args = 0.., help_heading = "Conditions")]
     terminated: Option<Vec<String>>,
 
     /// This message has been taken by its recipient (repeatable)
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", help_heading = "Conditions")]
     delivered: Vec<String>,
 
     /// Return when the first condition holds instead of all
-    #[arg(long)]
+    #[arg(long, help_heading = "Conditions")]
     any: bool,
 
     /// Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl
@@ -162,7 +167,7 @@ pub(crate) struct WaitArgs {
 
     /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
     /// --policy`; decisions on stderr)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Answering requests")]
     policy: Option<PathBuf>,
 
     #[command(flatten)]
