@@ -1,7 +1,7 @@
 //! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
-//! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
+//! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`mod@format`]), message ids ([`id`]),
 //! the folder layout and the naming rules ([`paths`]), reaching files without following a
-//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), copies of files that
+//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads (`light`), copies of files that
 //! change while they are read ([`snapshot`]), Claude Code's JSON object files edited as it edits
 //! them ([`object_file`]) and only where they change ([`lazy`]), and, in this module,
 //! the locked read-modify-write with read-back verification, and moving entries between two
@@ -416,7 +416,7 @@ fn write_in(dir: &Dir, name: &str, parts: &[&[u8]], new_mode: u32) -> Result<()>
     write_in_if(dir, name, parts, new_mode, || Ok(true)).map(|_| ())
 }
 
-/// [`write_in`], asking `go` once the temp file is written and synced, right before the
+/// `write_in`, asking `go` once the temp file is written and synced, right before the
 /// rename: `Ok(false)` from it removes the temp file and writes nothing (`Ok(false)` returned).
 /// What `go` checks (that the file is still as it was read) then holds for as short a time as
 /// the process can make it: no write or fsync comes between the check and the rename.

@@ -1,6 +1,6 @@
 //! A record of a team that outlives it: its files, its conversation and its state, gathered into
 //! a folder or a `.tar.gz` for a CI artifact or an archive ([`export`]), or just the report
-//! ([`gather`] + [`markdown::render`]).
+//! ([`summarize`] + [`markdown::render`]).
 //!
 //! The bundle holds:
 //! - `team/config.json`, `team/inboxes/<member>.json`, `tasks/<file>` (every task file and

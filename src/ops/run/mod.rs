@@ -27,9 +27,9 @@
 //! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out,
 //! over budget or interrupted, once the lead was started.
 //!
-//! The rooms: [`spec`] (what a run is asked and tells), [`preflight`] (its name, lock and the
-//! start-up dialogs), [`lead`] (starting, recording and ending the lead; [`run`] itself),
-//! [`monitor`] (the loop that watches the team) and [`done`] (the done rule).
+//! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
+//! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
+//! `monitor` (the loop that watches the team) and `done` (the done rule).
 
 mod done;
 mod lead;
