@@ -9,8 +9,9 @@ use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::observe;
-use teamctl::observe::spend::SpendReader;
+use teamctl::observe::spend::{SpendReader, TeamSpend};
 use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Limits, Spec, Waited};
+use teamctl::observe::watch::Waker;
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
@@ -191,11 +192,8 @@ struct Report<'a> {
     waited_ms: u64,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
-    otel::start("wait", args.otel.otel_content);
-    let timeout = parse_duration(&args.timeout)?;
-    args.cap.cap()?;
-    let kind: TypeFilter = args.frame.parse()?;
+/// The conditions the flags name, in the order of the flags' kinds.
+fn conditions(args: &WaitArgs) -> Result<Vec<Condition>> {
     let names = |v: &[String]| -> Result<Vec<String>> {
         v.iter()
             .map(|m| MemberName::parse(m).map(|n| n.to_string()))
@@ -211,10 +209,10 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if let Some(m) = &args.idle {
         conditions.push(Condition::Idle(names(m)?));
     }
-    let kind = if args.from_transcript {
+    let kind: TypeFilter = if args.from_transcript {
         TypeFilter::MessageOrIdle
     } else {
-        kind
+        args.frame.parse()?
     };
     for from in &args.message_from {
         conditions.push(Condition::MessageFrom {
@@ -228,6 +226,30 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     for id in &args.delivered {
         conditions.push(Condition::Delivered(id.clone()));
     }
+    Ok(conditions)
+}
+
+/// What each member used and cost, for the telemetry (read only when it is exported).
+fn spend_to_otel(ctx: &Ctx, team: &teamctl::team::config::Team, spend: Option<&TeamSpend>) {
+    if !otel::enabled() {
+        return;
+    }
+    match spend {
+        Some(s) => otel::spend(s),
+        None => {
+            let mut s = SpendReader::new(&team.layout, &team.name, ctx.data_dir.as_deref());
+            otel::spend(s.read());
+            // A cache: a failure to save it only makes the next read longer.
+            let _ = s.save();
+        }
+    }
+}
+
+pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+    otel::start("wait", args.otel.otel_content);
+    let timeout = parse_duration(&args.timeout)?;
+    args.cap.cap()?;
+    let conditions = conditions(&args)?;
     if args.after.is_some() && args.message_from.is_empty() {
         return Err(usage(
             "--after applies to --message-from; give --message-from NAME",
@@ -283,17 +305,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     };
     let clock = || ctx.clock();
     let mut rescue = keep::rescue(ctx, &team, &me, rules.restarts().then_some(None), &clock)?;
-    let Waited {
-        mut states,
-        met,
-        impossible,
-        waited_ms,
-        watch,
-        waker,
-        budget,
-        spend,
-        stuck,
-    } = observe::wait::wait(
+    let mut waited = observe::wait::wait(
         team,
         spec,
         limits,
@@ -310,32 +322,31 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             acted: &mut |a| keep::tell(ctx, a),
         },
     )?;
-    // What each member used and cost, for the telemetry (read only when it is exported).
-    if otel::enabled() {
-        match &spend {
-            Some(s) => otel::spend(s),
-            None => {
-                let team = watch.team();
-                let mut s = SpendReader::new(&team.layout, &team.name, ctx.data_dir.as_deref());
-                otel::spend(s.read());
-                // A cache: a failure to save it only makes the next read longer.
-                let _ = s.save();
-            }
-        }
-    }
-    // The watch stays open to the end: see quick_exit.
-    std::mem::forget(waker);
+    spend_to_otel(ctx, waited.watch.team(), waited.spend.as_ref());
+    // The watch stays open to the end (a polling waker, which holds nothing, in its place): see
+    // quick_exit.
+    let idle = Waker::for_dirs(&[], Some(Duration::from_secs(1)));
+    std::mem::forget(std::mem::replace(&mut waited.waker, idle));
     crate::cli::quick_exit::arm();
     if args.from_transcript {
         let clock = || ctx.clock();
-        for s in states.iter_mut().filter(|s| s.condition == "message_from") {
+        for s in waited
+            .states
+            .iter_mut()
+            .filter(|s| s.condition == "message_from")
+        {
             if let (Some(m), Some(from)) = (&s.message, s.args.first()) {
-                let said = teamctl::observe::said::as_message(watch.team(), from, &me, m, &clock);
+                let said = observe::said::as_message(waited.watch.team(), from, &me, m, &clock);
                 s.message = Some(said?);
             }
         }
     }
-    let outcome = match (met, &budget, &impossible, &stuck) {
+    conclude(ctx, &args.timeout, waited)
+}
+
+/// Prints how the wait ended (`--json`: the report) and returns its exit.
+fn conclude(ctx: &Ctx, timeout: &str, w: Waited) -> Result<()> {
+    let outcome = match (w.met, &w.budget, &w.impossible, &w.stuck) {
         (true, ..) => "met",
         (_, Some(_), ..) => "budget",
         (_, _, _, Some(_)) => "stuck",
@@ -345,15 +356,15 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if ctx.out.json {
         ctx.out.json(&Report {
             schema_version: 1,
-            team: watch.team().name.as_str(),
-            met,
+            team: w.watch.team().name.as_str(),
+            met: w.met,
             outcome,
-            conditions: &states,
-            totals: spend.as_ref().map(TotalsJson::of),
-            waited_ms,
+            conditions: &w.states,
+            totals: w.spend.as_ref().map(TotalsJson::of),
+            waited_ms: w.waited_ms,
         })?;
-    } else if !met {
-        for s in states.iter().filter(|s| !s.met) {
+    } else if !w.met {
+        for s in w.states.iter().filter(|s| !s.met) {
             ctx.out.line(&format!(
                 "not met: {}: {}",
                 label(s),
@@ -361,23 +372,22 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             ))?;
         }
     }
-    if met {
+    if w.met {
         return Ok(());
     }
-    if let Some(e) = budget {
+    if let Some(e) = w.budget {
         return Err(Error::Budget(e.to_string()).into());
     }
-    if let Some(e) = stuck {
+    if let Some(e) = w.stuck {
         return Err(e);
     }
-    if let Some(why) = impossible {
+    if let Some(why) = w.impossible {
         bail!("the wait can no longer succeed: {why}");
     }
-    let open = states.iter().filter(|s| !s.met).count();
+    let open = w.states.iter().filter(|s| !s.met).count();
     Err(Error::Timeout(format!(
-        "timed out after {}: {open} of {} conditions not met",
-        args.timeout,
-        states.len()
+        "timed out after {timeout}: {open} of {} conditions not met",
+        w.states.len()
     ))
     .into())
 }
