@@ -11,6 +11,8 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
+use teamctl::observe::budget::Exceeded;
+use teamctl::observe::spend::TeamSpend;
 use teamctl::observe::watch::Watch;
 use teamctl::ops;
 use teamctl::ops::ask::{Ask, Asked, Asking, Outcome, Question};
@@ -212,8 +214,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     otel::start("ask", args.otel.otel_content);
     let (to, text) = recipient_and_text(
         args.all,
-        args.to,
-        args.text,
+        args.to.clone(),
+        args.text.clone(),
         &Words {
             text: "question",
             recipient: "member",
@@ -292,11 +294,51 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     }
 
     let over = budget.is_some();
+    print_answers(
+        ctx,
+        &args,
+        &team,
+        &asker,
+        &watch,
+        &asked,
+        waited_ms,
+        over,
+        spend.as_ref(),
+    )?;
+    if args.consume {
+        let replies: Vec<Entry> = asked
+            .iter()
+            .filter_map(|a| match &a.q.outcome {
+                Some(Outcome::Answered(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect();
+        mailbox::mark(&team, &asker, &replies, Mark::Consume, &ctx.lock)?;
+    }
+    if let Some(e) = send_error {
+        return Err(e.context("not every teammate could be asked"));
+    }
+    worst_outcome(&team, &watch, &asked, asker.as_str(), &args.timeout, budget)
+}
+
+/// Prints the answers: `--json` one document, `--all` a table, else the one answer as data.
+#[allow(clippy::too_many_arguments)]
+fn print_answers(
+    ctx: &Ctx,
+    args: &AskArgs,
+    team: &Team,
+    asker: &MemberName,
+    watch: &Watch,
+    asked: &[Asked],
+    waited_ms: u64,
+    over: bool,
+    spend: Option<&TeamSpend>,
+) -> Result<()> {
     let answers: Vec<AnswerJson> = asked
         .iter()
-        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms, over))
+        .map(|a| answer_json(watch, team, a, asker.as_str(), waited_ms, over))
         .collect();
-    let totals = spend.as_ref().map(TotalsJson::of);
+    let totals = spend.map(TotalsJson::of);
     if ctx.out.json {
         if args.all {
             ctx.out.json(&All {
@@ -322,8 +364,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "OUTCOME".to_string(),
             "ANSWER".to_string(),
         ]];
-        for a in &asked {
-            let (outcome, detail) = describe(&watch, a, over);
+        for a in asked {
+            let (outcome, detail) = describe(watch, a, over);
             rows.push(vec![a.q.to.clone(), outcome.to_string(), detail]);
         }
         ctx.out.table(rows)?;
@@ -339,26 +381,22 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         out.flush()?;
     }
+    Ok(())
+}
 
-    if args.consume {
-        let replies: Vec<Entry> = asked
-            .iter()
-            .filter_map(|a| match &a.q.outcome {
-                Some(Outcome::Answered(e)) => Some(e.clone()),
-                _ => None,
-            })
-            .collect();
-        mailbox::mark(&team, &asker, &replies, Mark::Consume, &ctx.lock)?;
-    }
-
-    if let Some(e) = send_error {
-        return Err(e.context("not every teammate could be asked"));
-    }
-    // The worst outcome decides: gone, then timeout, then idle.
+/// The exit: the worst outcome decides (gone, then over the cap or timed out, then idle).
+fn worst_outcome(
+    team: &Team,
+    watch: &Watch,
+    asked: &[Asked],
+    asker: &str,
+    timeout: &str,
+    budget: Option<Exceeded>,
+) -> Result<()> {
     let mut gone = Vec::new();
     let mut timed_out = Vec::new();
     let mut idle = Vec::new();
-    for a in &asked {
+    for a in asked {
         match &a.q.outcome {
             Some(Outcome::Answered(_) | Outcome::Said(..)) => {}
             Some(Outcome::Gone(why)) => gone.push(format!("{}: {why}", a.q.to)),
@@ -366,9 +404,9 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
                 "{} went idle without answering ({}){}",
                 a.q.to,
                 Question::idle_text(note),
-                said_hint(&team, a, asker.as_str())
+                said_hint(team, a, asker)
             )),
-            None => timed_out.push(timeout_text(&watch, a, &args.timeout)),
+            None => timed_out.push(timeout_text(watch, a, timeout)),
         }
     }
     if !gone.is_empty() {
