@@ -236,9 +236,42 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
             misaddressed: lost,
         });
     }
+    let lines = header(ctx, st, &me, reason.as_deref(), needs);
+    // Each field wrapped to the terminal, continued under its value.
+    let width = term::width();
+    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
+    ctx.out.line(&lines.join("\n"))?;
+    members_table(ctx, &st.members)?;
+    for m in &lost {
+        ctx.out.line(&wrap(
+            &format!("misaddressed: {}", esc(&m.summary())),
+            width,
+            2,
+        ))?;
+    }
+    if st
+        .members
+        .iter()
+        .all(|m| m.tokens.is_none() && m.waiting.is_none())
+    {
+        return Ok(());
+    }
+    ctx.out.line("")?;
+    work_table(ctx, &st.members)
+}
+
+/// The lines above the members' table: the team, its lead, the format of its inboxes, you, its
+/// tasks and cost, and what a person is needed for.
+fn header(
+    ctx: &Ctx,
+    st: &status::TeamStatus,
+    me: &str,
+    reason: Option<&str>,
+    needs: &[Need],
+) -> Vec<String> {
     let t = &st.team;
-    let me = esc(&me);
-    let reason = reason.as_deref().map(esc);
+    let me = esc(me);
+    let reason = reason.map(esc);
     let lead = match (t.lead_pid, t.lead_alive) {
         (Some(pid), Some(true)) => format!("pid {pid}, running"),
         (Some(pid), Some(false)) => format!("pid {pid}, not running"),
@@ -295,21 +328,22 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
         .iter()
         .filter(|n| n.cause != "misaddressed")
         .map(|n| format!("needs you:   {}: {}", n.cause, esc(&n.todo)));
-    let lines: Vec<String> = lines
+    lines
         .into_iter()
         .chain(needs)
         .chain([String::new()])
-        .collect();
-    // Each field wrapped to the terminal, continued under its value.
-    let width = term::width();
-    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
-    ctx.out.line(&lines.join("\n"))?;
+        .collect()
+}
+
+/// The members' table: each member's state, when it was last seen, its unread messages, tasks and
+/// whether its process runs.
+fn members_table(ctx: &Ctx, members: &[status::MemberStatus]) -> Result<()> {
     let mut rows = vec![
         ["NAME", "STATE", "LAST SEEN", "UNREAD", "TASKS", "ALIVE"]
             .map(String::from)
             .to_vec(),
     ];
-    for m in &st.members {
+    for m in members {
         let seen = match (&m.last_event_at, &m.last_event_kind) {
             (Some(at), Some(kind)) => format!("{} ({kind})", ago(ctx.now, at)),
             (None, Some(kind)) => kind.clone(),
@@ -330,22 +364,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
         ]);
     }
     ctx.out.narrow_table(rows)?;
-    for m in &lost {
-        ctx.out.line(&wrap(
-            &format!("misaddressed: {}", esc(&m.summary())),
-            width,
-            2,
-        ))?;
-    }
-    if st
-        .members
-        .iter()
-        .all(|m| m.tokens.is_none() && m.waiting.is_none())
-    {
-        return Ok(());
-    }
-    ctx.out.line("")?;
-    work_table(ctx, &st.members)
+    Ok(())
 }
 
 /// `line` broken at spaces into lines of at most `width` columns (a longer word stays whole),
