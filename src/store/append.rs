@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::dir::{Dir, Loc};
+use super::faults::{faults, pause};
 use super::format::{self, Entry, render};
 use super::id;
 use super::light::LightEntry;

@@ -349,7 +349,7 @@ fn try_acquire(
             return Ok(None);
         }
         // Stale: its holder died.
-        super::pause(super::faults().before_reclaim);
+        super::faults::pause(super::faults::faults().before_reclaim);
         if reclaim(parent, name, dir, &info, opts)? {
             return take_ownership(parent, name, dir, opts);
         }

@@ -41,6 +41,7 @@
 
 mod append;
 pub mod dir;
+mod faults;
 pub mod format;
 pub mod id;
 pub mod lazy;
@@ -54,6 +55,7 @@ pub mod snapshot;
 mod write;
 
 pub use append::*;
+pub use faults::{Faults, set_faults};
 pub use format::{Entry, render};
 pub use read::*;
 pub use write::*;

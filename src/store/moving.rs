@@ -35,9 +35,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::dir::{Dir, Loc};
+use super::faults::{faults, pause};
 use super::light::LightEntry;
 use super::lock::{self, LockGuard, LockOptions};
-use super::{Entry, faults, format, id, leaf, parse_inbox, pause, read_locked, read_unlocked};
+use super::{Entry, format, id, leaf, parse_inbox, read_locked, read_unlocked};
 use crate::error::Error;
 
 /// How long the second lock of a move is waited for while the first is held.

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::error::usage;
 use crate::store;
 use crate::store::dir::{Kind, Loc};
+use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member, quote, shown_list};
 use crate::team::lead::{LeadRecord, Leads};
 
@@ -482,6 +483,41 @@ pub fn close_to(name: &str, candidates: &[String]) -> Vec<String> {
         .collect();
     near.sort_by_key(|(d, _)| *d);
     near.into_iter().map(|(_, c)| c.clone()).collect()
+}
+
+/// Sets `tmuxPaneId` and `backendType: "tmux"` on a member, under the config lock.
+///
+/// # Errors
+/// Lock timeout, a corrupt `config.json`, I/O.
+pub fn set_pane(
+    layout: &Layout,
+    team: &TeamName,
+    member: &str,
+    pane: &str,
+    opts: &LockOptions,
+) -> Result<()> {
+    let path = layout.config_path(team);
+    store::rewrite(
+        &path,
+        opts,
+        |b| store::parse_object(b, &path),
+        |doc| {
+            let entry = doc
+                .get_mut("members")
+                .and_then(Value::as_array_mut)
+                .and_then(|ms| {
+                    ms.iter_mut()
+                        .filter_map(Value::as_object_mut)
+                        .find(|m| m.get("name").and_then(Value::as_str) == Some(member))
+                });
+            let Some(entry) = entry else {
+                bail!("member '{member}' disappeared from {}", path.display());
+            };
+            entry.insert("tmuxPaneId".into(), pane.into());
+            entry.insert("backendType".into(), "tmux".into());
+            Ok((true, ()))
+        },
+    )
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ mod ready;
 mod spec;
 
 pub use flow::create;
-pub use launch::{set_pane, teammate_command};
+pub use launch::teammate_command;
 pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
 pub use provision::{config_doc, provision};
 pub use ready::{brief_taken, reported};
