@@ -16,7 +16,7 @@ use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
-    self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
+    self, Dialog, Event, Outcome, Resumed, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
 use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
@@ -105,6 +105,24 @@ use crate::cli::{env, signals};
 /// run failed before they existed. An error before the result (no binary, no tmux, a run of that
 /// name already going) ends the progress stream with a failed line and prints no document.
 ///
+/// With --resume TEAM, a run whose lead was killed (a crash, `kill -9`, a machine gone; a lead
+/// that ends normally removes its team) is carried on. TEAM is the team (session-<8hex>, as the
+/// run named it) or its lead's session id; the lead's last session is started again (`claude
+/// --resume <leadSessionId>`) in tmux session teamctl-run-<name>, from --cwd (the folder it ran
+/// in: Claude Code resumes a session only from there), with the flags given now (give those the
+/// first run had). Its first message says it was interrupted, names the team's open tasks and
+/// carries the messages its teammates sent it that it had not read (marked read then), then
+/// PROMPT, if given. A resumed lead never reads what its old teammates send (Claude Code
+/// 2.1.332 rewrites config.json with itself alone), so those still running in tmux session
+/// teamctl-run-<name> are ended first, and any elsewhere are named and left running. While it
+/// runs, the team's leadSessionId is kept at the resumed session (set back under the config
+/// lock, with a line on stderr, should Claude Code write another). The rest is a run as above:
+/// the done rule on that team, the cap, the timeout, --keep, --export, the keeping flags. A
+/// team that does not exist, whose lead still runs, or whose lead session has no transcript in
+/// --cwd's project folder is exit 1 with the reason. With --json the result's resumed is
+/// `{"team","ended","left_running","messages","open_tasks","lead_session_fixed"}` (null
+/// without --resume).
+///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
 /// timeout, 6 budget, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
@@ -128,12 +146,13 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
-  tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status")]
+  tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
+  teamctl run --resume session-0b1c2d3e --cwd ~/src/app --dangerously-skip-permissions")]
 pub(crate) struct RunArgs {
-    /// The lead's first message
+    /// The lead's first message (with --resume: added to what it is told)
     #[arg(
         value_name = "PROMPT",
-        required_unless_present = "prompt_file",
+        required_unless_present_any = ["prompt_file", "resume"],
         conflicts_with = "prompt_file"
     )]
     prompt: Option<String>,
@@ -182,6 +201,10 @@ pub(crate) struct RunArgs {
     /// the last moment before the lead is told to stop, whatever the run's end
     #[arg(long, value_name = "PATH")]
     export: Option<PathBuf>,
+
+    /// Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed
+    #[arg(long, value_name = "TEAM")]
+    resume: Option<String>,
 
     #[command(flatten)]
     cap: CapArgs,
@@ -239,6 +262,7 @@ struct ResultJson<'a> {
     elapsed_ms: u64,
     totals: Option<TotalsJson>,
     export: Option<RecordJson>,
+    resumed: Option<&'a Resumed>,
 }
 
 #[derive(Serialize)]
@@ -456,6 +480,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
                 .export
                 .as_ref()
                 .map(|r| RecordJson::of(r.as_ref().map_err(String::as_str))),
+            resumed: o.resumed.as_ref(),
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
@@ -516,6 +541,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
 fn spec(args: &RunArgs) -> Result<Spec> {
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
+        (None, None) if args.resume.is_some() => String::new(),
         (None, Some(f)) if f.as_os_str() == "-" => {
             let mut s = String::new();
             std::io::stdin()
@@ -528,7 +554,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         (None, None) => return Err(usage("give a PROMPT or --prompt-file FILE")),
     };
     let prompt = prompt.trim_end_matches(['\n', '\r']).to_string();
-    if prompt.trim().is_empty() {
+    if prompt.trim().is_empty() && args.resume.is_none() {
         return Err(usage("the prompt is empty"));
     }
     let cwd = match &args.cwd {
@@ -560,6 +586,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         export: args.export.clone(),
         cap: args.cap.cap()?,
         rules: args.going.rules()?,
+        resume: args.resume.clone(),
     })
 }
 
