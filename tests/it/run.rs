@@ -698,6 +698,46 @@ fn usage_errors() {
         .stderr(predicate::str::starts_with("error: --cwd /nonexistent/dir"));
 }
 
+#[test]
+fn a_lead_whose_retries_ran_out_is_stuck_with_exit_7_not_done() {
+    // Its one turn ended with the synthetic entry Claude Code writes when its retries of an API
+    // call ran out; no teammate, no mail: nothing will prompt it again.
+    let failed = STUB_LEAD.replace(
+        r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"STUB ANSWER"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":500}}}"#,
+        r#"{"type":"assistant","isApiErrorMessage":true,"apiErrorStatus":429,"error":"rate_limit","message":{"id":"x","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: Request rejected (429)"}],"stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0}}}"#,
+    );
+    assert_ne!(failed, STUB_LEAD);
+    let Some((env, _server, lead)) = lead_in_tmux("failed-lead", &failed) else {
+        return;
+    };
+    let out = run_cmd(&env, &lead)
+        .args([
+            "--json",
+            "go",
+            "--settle",
+            "300ms",
+            "--timeout",
+            "30s",
+            "--name",
+            "f",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "stuck");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "the lead's turn ended with an API error once Claude Code's retries ran out \
+             (API Error: Request rejected (429))"
+        ),
+        "{reason}"
+    );
+    assert!(!tmux_has_session(&env, "teamctl-run-f"));
+}
+
 /// The lead session of the interrupted run in the resume tests, and its team.
 const SID: &str = "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d";
 const TEAM: &str = "session-0b1c2d3e";

@@ -54,8 +54,11 @@ use crate::cli::{env, signals};
 /// and its isActive is not false; an in-process one until its own transcript shows an ended
 /// turn), no inbox of the lead or of a running teammate holds an unread entry, and all of that
 /// held, with nothing moving, for --settle (the whole rule: docs/design.md, "The done rule").
-/// Failed: a dialog or permission prompt shows in the lead's pane, or the lead exits first (its
-/// last lines are shown). Timeout: at --timeout, with the last lines of the lead's pane.
+/// A lead turn that ended with an API error once Claude Code's retries ran out is not done:
+/// when that is all that is left, for --settle, the run ends stuck with exit 7, since nothing
+/// would prompt the lead again. Failed: a dialog or permission prompt shows in the lead's pane,
+/// or the lead exits first (its last lines are shown). Timeout: at --timeout, with the last
+/// lines of the lead's pane.
 ///
 /// With --max-cost USD or --max-tokens N, the run also ends, as at its timeout (the lead and
 /// its team ended, nothing left behind), the moment the team's total spend crosses the cap:
@@ -93,8 +96,9 @@ use crate::cli::{env, signals};
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
-/// "cost_usd"},"export"}`. state is done, failed (with reason, and dialog when a dialog was the
-/// cause: onboarding, api_key, trust, bypass, permission_prompt, other), timeout or budget;
+/// "cost_usd"},"export","resumed"}`. state is done, failed (with reason, and dialog when a
+/// dialog was the cause: onboarding, api_key, trust, bypass, permission_prompt, other),
+/// timeout, budget or stuck (exit 7, 8 or 9, with reason);
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
 /// found); export is the record written (`{"out","format","files","bytes","size","messages",
 /// "transcripts","warnings","error"}`, error set and the rest null when it could not be
@@ -124,7 +128,8 @@ use crate::cli::{env, signals};
 /// without --resume).
 ///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
-/// timeout, 6 budget, 130 Ctrl-C, 143 SIGTERM.
+/// timeout, 6 budget, 7 the API refused (--on-rate-limit exit, or the lead's own retries ran
+/// out), 8 and 9 (--on-stall exit, --on-dead exit), 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Start-up dialogs:
   onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json

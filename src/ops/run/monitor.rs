@@ -19,7 +19,7 @@ use crate::team::config::TeamConfig;
 use crate::team::tasks::Board;
 use crate::team::transcript::locate;
 
-use super::done::{Settle, find_team, live_panes, observe};
+use super::done::{Observation, Settle, find_team, live_panes, observe};
 use super::preflight::detect_dialog;
 use super::spec::{Event, Outcome, POLL, RunEnv, Spec, State};
 use crate::observe::keep::{Keeper, Rules};
@@ -137,6 +137,8 @@ struct Monitor<'a> {
     team: Option<TeamName>,
     transcript: Option<Loc>,
     settle: Settle,
+    /// The done rule, but for a lead whose turn ended with an API error.
+    failed: Settle,
     joined: BTreeMap<String, Instant>,
     reported: Vec<String>,
     last_cfg: Option<TeamConfig>,
@@ -176,6 +178,7 @@ pub(super) fn watch<'a>(
         team: None,
         transcript: None,
         settle: Settle::default(),
+        failed: Settle::default(),
         joined: BTreeMap::new(),
         reported: Vec::new(),
         last_cfg: None,
@@ -221,7 +224,6 @@ impl Monitor<'_> {
             return true;
         }
         if self.look_at_team(out, spend, progress, &panes) {
-            out.state = State::Done;
             return true;
         }
         if let (Some(k), Some(team)) = (self.keeping.as_mut(), &self.team)
@@ -350,7 +352,9 @@ impl Monitor<'_> {
         progress(Event::Progress(State::Running, &message));
     }
 
-    /// Reads the team's members and the done rule's signals; true once the work is done.
+    /// Reads the team's members and the done rule's signals; true once the work is done
+    /// (`out.state` done), or once only the lead's failed turn keeps it from being done
+    /// (`stuck`, exit 7: nothing will prompt the lead again).
     fn look_at_team(
         &mut self,
         out: &mut Outcome,
@@ -391,6 +395,10 @@ impl Monitor<'_> {
         }
         out.teammates = mates;
         if self.settle.update(&obs, Instant::now(), self.spec.settle) {
+            out.state = State::Done;
+            return true;
+        }
+        if self.lead_failed_for_good(&obs, out) {
             return true;
         }
         if self.last_wait_note.elapsed() >= Duration::from_secs(30) {
@@ -401,6 +409,30 @@ impl Monitor<'_> {
             ));
         }
         false
+    }
+
+    /// Whether only the lead's failed turn (its retries ran out) has kept the work from being
+    /// done, for --settle: then nothing will prompt it again, and the run ends `stuck` (exit 7).
+    fn lead_failed_for_good(&mut self, obs: &Observation, out: &mut Outcome) -> bool {
+        let Some(failed) = obs.failed_quiet() else {
+            self.failed = Settle::default();
+            return false;
+        };
+        if !self
+            .failed
+            .update(&failed, Instant::now(), self.spec.settle)
+        {
+            return false;
+        }
+        out.state = State::Stuck;
+        out.stuck = Some(crate::error::Stuck::Api);
+        out.reason = Some(format!(
+            "the lead's turn ended with an API error once Claude Code's retries ran out ({}), \
+             and nothing is left to prompt it again; last lines of the lead's pane:\n{}",
+            crate::team::model::first_line(obs.lead_failed.as_deref().unwrap_or(""), 200),
+            self.tail()
+        ));
+        true
     }
 
     /// The lead's pane is gone before the work was done.

@@ -1,0 +1,223 @@
+#!/usr/bin/env node
+'use strict';
+// End to end for keeping a team going (`status` waiting reasons, `wait --on-rate-limit/
+// --on-stall/--on-dead`, `resume`, `run --resume`) against the REAL Claude Code 2.1.332,
+// offline (harness.js), with the mock's fault rules (mock-api.js, "Faults"). The client runs with
+// CLAUDE_CODE_MAX_RETRIES=2 and API_TIMEOUT_MS=5000 so that its retries run out in seconds and a
+// request that gets no answer is given up after 5 s.
+//
+//   node tests/e2e/keep-e2e.js --teamctl <exe> --scenario reasons|keep|resume [--keep] [--verbose]
+//
+// reasons: `teamctl status --json` while the API fails, for a pane teammate of `teamctl create`
+//   (429, 529, 500, a dropped connection, a request that never gets an answer) and for the lead
+//   of `teamctl run` (429): every waiting reason and waiting_detail the statuses went through is
+//   recorded in the summary (`seen`), and the last one of each fault must name it. The run whose
+//   lead's retries ran out must not end `done`.
+// keep: in a team `teamctl create` made: `wait --on-rate-limit exit` exits 7 on a 429; `wait
+//   --on-stall exit` exits 8 on a stalled request; `wait --on-stall nudge` nudges the teammate
+//   whose request stalled, and once the request is released it answers the nudge; with a task in
+//   progress, its pane killed, `wait --on-dead exit` exits 9 and `wait --on-dead restart
+//   --tasks-done` starts it again on its session and it completes the task.
+// resume: `tmux kill-server` under a team `teamctl create` made; `teamctl resume` brings the
+//   teammate back on its session and a message sent afterwards is answered. Then `teamctl run`
+//   whose lead is SIGKILLed: (a) under a running `run`, which ends failed; `run --resume` makes
+//   the resumed lead spawn its teammate again, and ends done; (b) with `run` killed too, so its
+//   teammate goes on and its report lands unread: `run --resume` ends that orphan, carries the
+//   report in the lead's prompt, and ends done. Each time the team's leadSessionId is the
+//   resumed session.
+//
+// Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on stderr),
+// 2 usage error, 77 skipped (claude binary or tmux not installed).
+
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const { spawn } = require('child_process');
+
+const SCENARIOS = ['reasons', 'keep', 'resume'];
+const h = require('./harness')({
+  name: 'keep-e2e',
+  team: null,
+  argv: process.argv.slice(2),
+  deadline: 240,
+  synopsis: '--teamctl <exe> --scenario reasons|keep|resume [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  flags: {
+    '--scenario': { key: 'scenario', required: true, check: (v) => (SCENARIOS.includes(v) ? null : `--scenario ${SCENARIOS.join('|')}`) },
+  },
+  dirs: ['data'],
+  env: (env, st) => ({ ...env, TEAMCTL_DATA_DIR: st.data, CLAUDE_CODE_MAX_RETRIES: '2', API_TIMEOUT_MS: '5000' }),
+  mockLogLine: (j) => `${j.n} +${j.ms}ms ${j.session || ''} ${j.fault ? JSON.stringify(j.fault) : ''} ${JSON.stringify(j.reply)} ${j.why}`,
+});
+
+const { args, st, now, hex, trace, fail, check, waitFor, teamctl, lastJson, tmux, inbox, sleep, readJson } = h;
+
+// The mock's control endpoint: POST /_mock/<what> with `body`.
+function control(what, body) {
+  return new Promise((resolve, reject) => {
+    const data = Buffer.from(JSON.stringify(body === undefined ? {} : body));
+    const req = http.request({ host: '127.0.0.1', port: st.port, method: 'POST', path: `/_mock/${what}`,
+      headers: { 'content-type': 'application/json', 'content-length': data.length } }, (res) => {
+      let out = '';
+      res.on('data', (d) => { out += d; });
+      res.on('end', () => resolve(JSON.parse(out || 'null')));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+const faults = (rules) => { trace(`faults: ${JSON.stringify(rules)}`); return control('faults', rules); };
+
+// `status --json` of `team`; the member `name` of it.
+async function memberStatus(team, name, extra = []) {
+  const r = await teamctl(['--team', team, '--json', 'status', ...extra]);
+  check(r.code === 0, `status exited ${r.code}: ${r.stderr}`);
+  return lastJson(r.stdout).members.find((m) => m.name === name) || null;
+}
+
+// Polls `status --json` of `name` until `done(member)`; returns every distinct waiting state
+// seen on the way, `{ms, waiting, status, attempt, exhausted, message}`, the last one last.
+async function watchWaiting(team, name, what, ms, done, extra = ['--no-response-after', '2s']) {
+  const seen = [];
+  let lastKey = null;
+  const t0 = now();
+  await waitFor(what, ms, async () => {
+    const m = await memberStatus(team, name, extra);
+    if (!m) return false;
+    const d = m.waiting_detail || {};
+    const s = { waiting: m.waiting, status: d.status ?? null, attempt: d.attempt ?? null, exhausted: d.exhausted ?? null, message: d.message ?? null };
+    // A new state (the no_response message counts seconds: the same state).
+    const key = JSON.stringify({ ...s, message: s.waiting === 'no_response' ? null : s.message });
+    if (key !== lastKey) {
+      lastKey = key;
+      seen.push({ ms: now() - t0, ...s });
+      trace(`${name}: ${JSON.stringify(s)}`);
+    }
+    return done(m);
+  });
+  return seen;
+}
+
+async function createTeam(team, members = ['worker']) {
+  const argv = ['--json', 'create', team];
+  for (const m of members) argv.push('--member', `${m}:You are ${m}. Wait for messages.`);
+  const c = await teamctl([...argv, '--claude-bin', args.claudeBin, '--dangerously-skip-permissions', '--timeout', '40s']);
+  check(c.code === 0, `create exited ${c.code}: ${c.stderr}\n${c.stdout}`);
+  const r = lastJson(c.stdout);
+  check(r.state === 'ready', `create: ${c.stdout}`);
+  const w = await teamctl(['--team', team, '--json', 'wait', '--idle', '--timeout', '40s']);
+  check(w.code === 0, `wait --idle exited ${w.code}: ${w.stderr}`);
+  return r.claude.version;
+}
+
+// --- reasons -----------------------------------------------------------------------------------
+
+// What the pane teammate `worker` of `team` goes through for each fault; its failed turns end
+// with the synthetic error entry, and it takes the next message.
+async function paneReasons(team) {
+  const cases = [
+    { name: '429', rule: { status: 429, headers: { 'retry-after': '1' } }, want: 'rate_limited', status: 429 },
+    { name: '529', rule: { status: 529 }, want: 'overloaded', status: 529 },
+    { name: '500', rule: { status: 500 }, want: 'api_error', status: 500 },
+    { name: 'drop', rule: { action: 'drop' }, want: 'api_error', status: null },
+  ];
+  const out = {};
+  for (const c of cases) {
+    const tok = `E${c.name}-${hex(3)}`;
+    await faults([{ match: tok, times: 0, ...c.rule }]);
+    const s = await teamctl(['--team', team, 'send', 'worker', `Token: ${tok}`]);
+    check(s.code === 0, `send exited ${s.code}: ${s.stderr}`);
+    const t0 = new Date().toISOString();
+    const seen = await watchWaiting(team, 'worker', `worker's retries to run out on ${c.name}`, 40000, (m) => m.waiting_detail
+      && m.waiting_detail.exhausted === true && m.waiting_detail.since >= t0);
+    const last = seen[seen.length - 1];
+    check(last.waiting === c.want && last.status === c.status, `${c.name}: ended ${JSON.stringify(last)}, not ${c.want} ${c.status}`);
+    out[c.name] = seen;
+  }
+  // A request that gets no answer: no_response after --no-response-after, then (API_TIMEOUT_MS)
+  // the client gives up on it and sends it again; the fault lifted, that one is answered.
+  const tok = `Ehang-${hex(3)}`;
+  await faults([{ match: tok, times: 0, action: 'hang' }]);
+  check((await teamctl(['--team', team, 'send', 'worker', `Token: ${tok}`])).code === 0, 'send (hang)');
+  let sawNoResponse = false;
+  const hang = await watchWaiting(team, 'worker', 'no_response, then the request sent again', 30000, (m) => {
+    if (m.waiting === 'no_response') sawNoResponse = true;
+    return sawNoResponse && m.waiting === 'api_error';
+  });
+  await faults([]);
+  await control('release');
+  await waitFor(`the echo of ${tok}`, 30000, () => (inbox('team-lead', team) || []).some((e) => e.from === 'worker' && e.text.includes(tok)));
+  // Its turn over, nothing holds it back.
+  hang.push(...await watchWaiting(team, 'worker', 'worker to wait for nothing after its answer', 15000,
+    (m) => m.waiting === null && m.is_active === false));
+  out.hang = hang;
+  return out;
+}
+
+// `teamctl --json run …` started in the background: its progress events as they come
+// (`events`), the team it formed or carries on (`team`), `child`, and `done` (its result).
+function startRun(argv) {
+  const full = ['--claude-dir', st.cfg, '--json', 'run', ...argv];
+  trace(`teamctl ${full.join(' ')}`);
+  const t = now();
+  const child = spawn(args.teamctl, full, { env: st.env, cwd: st.work, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = { child, events: [], team: null, stdout: '', stderr: '', finished: null };
+  let buf = '';
+  child.stderr.on('data', (d) => {
+    run.stderr += d;
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      trace(`run: ${line.slice(0, 400)}`);
+      let e = null;
+      try { e = JSON.parse(line); } catch (_) { continue; }
+      run.events.push(e);
+      const m = e.type === 'progress' && /^team (session-[0-9a-f]{8}) (formed|carried on)/.exec(e.message);
+      if (m) run.team = m[1];
+    }
+  });
+  child.stdout.on('data', (d) => { run.stdout += d; });
+  run.done = new Promise((resolve) => child.on('close', (code, sig) => {
+    run.finished = { code: code === null ? 128 + (sig === 'SIGKILL' ? 9 : 15) : code, ms: now() - t };
+    trace(`teamctl run -> ${run.finished.code} in ${run.finished.ms} ms`);
+    resolve({ ...run.finished, result: run.stdout.trim() ? lastJson(run.stdout) : null });
+  }));
+  return run;
+}
+
+// The lead of `teamctl run`, whose every request is refused with 429: what status says of it while
+// the run goes on, and how the run ends.
+async function leadReasons() {
+  const tok = `L429-${hex(3)}`;
+  await faults([{ match: `Spawn: worker ${tok}`, times: 0, status: 429, headers: { 'retry-after': '1' } }]);
+  const run = startRun([`Spawn: worker ${tok}`, '--claude-bin', args.claudeBin, '--dangerously-skip-permissions',
+    '--teammate-mode', 'tmux', '--timeout', '40s', '--settle', '2s', '--name', 'reasons']);
+  await waitFor("the run lead's team", 30000, () => run.team || run.finished);
+  check(run.team, `run ended before its team formed: ${run.stderr}`);
+  const seen = await watchWaiting(run.team, 'team-lead', "the lead's retries to run out", 40000,
+    (m) => (m.waiting_detail && m.waiting_detail.exhausted === true) || run.finished);
+  const last = seen[seen.length - 1];
+  check(last.waiting === 'rate_limited' && last.status === 429 && last.exhausted === true, `lead ended ${JSON.stringify(last)}`);
+  await faults([]);
+  const r = await run.done;
+  // Its turn over with the error, nothing left to prompt it: stuck, exit 7 (not done).
+  check(r.code === 7 && r.result.state === 'stuck' && /^the lead's turn ended with an API error/.test(r.result.reason),
+    `run exited ${r.code}, state ${r.result.state}: ${r.result.reason}`);
+  return { seen, run: { code: r.code, state: r.result.state, reason: (r.result.reason || '').split('\n')[0], result: r.result.result } };
+}
+
+async function reasons() {
+  const claude = await createTeam('demo');
+  const pane = await paneReasons('demo');
+  const lead = await leadReasons();
+  return { claude, pane, lead };
+}
+
+h.run(async () => {
+  const t0 = now();
+  let summary;
+  if (args.scenario === 'reasons') summary = await reasons();
+  else fail(`scenario ${args.scenario}: not yet`);
+  return { scenario: args.scenario, ...summary, total_ms: now() - t0 };
+});
