@@ -66,6 +66,16 @@ function control(what, body) {
   });
 }
 const faults = (rules) => { trace(`faults: ${JSON.stringify(rules)}`); return control('faults', rules); };
+// How many connections the mock holds open (hang, stall).
+function held() {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: st.port, path: '/_mock/state' }, (res) => {
+      let out = '';
+      res.on('data', (d) => { out += d; });
+      res.on('end', () => resolve(JSON.parse(out).hung));
+    }).on('error', reject);
+  });
+}
 
 // `status --json` of `team`; the member `name` of it.
 async function memberStatus(team, name, extra = []) {
@@ -214,10 +224,148 @@ async function reasons() {
   return { claude, pane, lead };
 }
 
+// --- keep --------------------------------------------------------------------------------------
+
+// `teamctl --json wait …` on `team` in the background: its action events (stderr JSON Lines) as
+// they come, `done` its exit and document.
+function startWait(team, argv, extraEnv = {}) {
+  const full = ['--claude-dir', st.cfg, '--team', team, '--json', 'wait', ...argv];
+  trace(`teamctl ${full.join(' ')}`);
+  const t = now();
+  const child = spawn(args.teamctl, full, { env: { ...st.env, ...extraEnv }, cwd: st.work, stdio: ['ignore', 'pipe', 'pipe'] });
+  const w = { child, actions: [], stdout: '', stderr: '', finished: null };
+  let buf = '';
+  child.stderr.on('data', (d) => {
+    w.stderr += d;
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      trace(`wait: ${line.slice(0, 400)}`);
+      try {
+        const e = JSON.parse(line);
+        if (e.type === 'action') w.actions.push(e);
+      } catch (_) { /* a plain line */ }
+    }
+  });
+  child.stdout.on('data', (d) => { w.stdout += d; });
+  w.done = new Promise((resolve) => child.on('close', (code) => {
+    w.finished = { code, ms: now() - t };
+    trace(`teamctl wait -> ${code} in ${w.finished.ms} ms`);
+    resolve({ ...w.finished, stderr: w.stderr, doc: w.stdout.trim() ? lastJson(w.stdout) : null });
+  }));
+  return w;
+}
+
+// The worker's pane (config.json's tmuxPaneId).
+function paneOf(team, name) {
+  const cfg = readJson(path.join(st.cfg, 'teams', team, 'config.json'));
+  return cfg.members.find((m) => m.name === name).tmuxPaneId;
+}
+
+// Until `name`'s turn is over and nothing holds it back (its transcript is written a moment
+// after what its tools did: a step started before would see the last one's silence).
+async function settled(team, name = 'worker') {
+  await waitFor(`${name} to be idle, waiting for nothing`, 30000, async () => {
+    const m = await memberStatus(team, name);
+    // (A turn that failed for good waits for nothing either.)
+    const free = m && (m.waiting === null || (m.waiting_detail && m.waiting_detail.exhausted === true));
+    return free && m.is_active === false && !(m.activity && m.activity.kind === 'tool_use');
+  });
+}
+
+// A message from `from` in team-lead's inbox whose text matches `re`.
+const fromWorker = (team, re) => (inbox('team-lead', team) || []).some((e) => e.from === 'worker' && re.test(e.text));
+
+async function keep() {
+  const team = 'demo';
+  const claude = await createTeam(team);
+  // A second session keeps the tmux server up once the worker's pane (its session's only one)
+  // is killed: with no server at all, no pane can be asked about (teamctl resume is for that).
+  tmux('new-session', '-d', '-s', 'keepalive', 'exec sleep 600');
+  const out = { claude };
+
+  // 429: wait --on-rate-limit exit ends with 7 as soon as the worker's call is being retried.
+  const t429 = `K429-${hex(3)}`;
+  await faults([{ match: t429, times: 0, status: 429, headers: { 'retry-after': '1' } }]);
+  let w = startWait(team, ['--message-from', 'worker', '--on-rate-limit', 'exit', '--timeout', '60s']);
+  check((await teamctl(['--team', team, 'send', 'worker', `Token: ${t429}`])).code === 0, 'send 429');
+  let r = await w.done;
+  check(r.code === 7, `wait --on-rate-limit exit exited ${r.code}: ${r.stderr}`);
+  out.rate_limit = { code: r.code, ms: r.ms, error: r.stderr.trim().split('\n').pop() };
+  // Its retries run out (its turn ends with the error): the next message takes it on again.
+  await watchWaiting(team, 'worker', "worker's retries to run out", 30000, (m) => m.waiting_detail && m.waiting_detail.exhausted === true);
+  await faults([]);
+
+  // A stalled request: --on-stall exit ends with 8.
+  await settled(team);
+  const tStall = `Kstall-${hex(3)}`;
+  await faults([{ match: tStall, times: 1, action: 'stall' }]);
+  w = startWait(team, ['--message-from', 'worker', '--on-stall', 'exit', '--stall-after', '3s', '--timeout', '60s']);
+  check((await teamctl(['--team', team, 'send', 'worker', `Token: ${tStall}`])).code === 0, 'send stall');
+  r = await w.done;
+  check(r.code === 8, `wait --on-stall exit exited ${r.code}: ${r.stderr}`);
+  out.stall = { code: r.code, ms: r.ms, error: r.stderr.trim().split('\n').pop() };
+  // Released, the client sends the request again and carries on: the echo comes.
+  await control('release');
+  await waitFor(`the echo of ${tStall}`, 30000, () => fromWorker(team, new RegExp(tStall)));
+
+  // --on-stall nudge: the worker's request stalls; it is nudged; released, it answers the nudge.
+  await settled(team);
+  const tNudge = `Knudge-${hex(3)}`;
+  await faults([{ match: tNudge, times: 1, action: 'stall' }]);
+  w = startWait(team, ['--message-from', 'worker', '--on-stall', 'nudge', '--stall-after', '3s', '--timeout', '60s']);
+  check((await teamctl(['--team', team, 'send', 'worker', `Token: ${tNudge}`])).code === 0, 'send nudge');
+  await waitFor('the stalled request at the mock', 20000, async () => (await held()) >= 1);
+  const tHeld = now();
+  await waitFor('the nudge', 30000, () => w.actions.some((a) => a.action === 'nudge') || w.finished);
+  const nudge = w.actions.find((a) => a.action === 'nudge');
+  check(nudge && nudge.ok && nudge.member === 'worker' && nudge.reason === 'stalled', `nudge: ${JSON.stringify(w.actions)} ${w.stderr}`);
+  const tNudged = now();
+  await control('release');
+  await waitFor('the worker to answer the nudge', 30000, () => fromWorker(team, /^CARRIED ON after: teamctl: you have been silent/));
+  r = await w.done;
+  check(r.code === 0, `wait --on-stall nudge exited ${r.code}: ${r.stderr}`);
+  out.nudge = { held_to_nudge_ms: tNudged - tHeld, release_to_answer_ms: now() - tNudged, outcome: nudge.outcome, wait_ms: r.ms };
+
+  // A task in progress, the worker's pane killed: dead; --on-dead exit ends with 9.
+  await settled(team);
+  // The worker has claimed a task (no mail: it took it itself) when its pane is killed.
+  const add = await teamctl(['--team', team, '--json', 'tasks', 'add', 'Finish the report']);
+  check(add.code === 0, `tasks add: ${add.stderr}`);
+  const id = lastJson(add.stdout).task.id;
+  const claim = await teamctl(['--team', team, 'tasks', 'claim', id, '--as', 'worker']);
+  check(claim.code === 0, `tasks claim: ${claim.stderr}`);
+  const pane = paneOf(team, 'worker');
+  tmux('kill-pane', '-t', pane);
+  const dead = await watchWaiting(team, 'worker', 'worker to be dead', 20000, (m) => m.waiting === 'dead');
+  w = startWait(team, ['--tasks-done', '--on-dead', 'exit', '--timeout', '60s']);
+  r = await w.done;
+  check(r.code === 9, `wait --on-dead exit exited ${r.code}: ${r.stderr}`);
+  out.dead = { code: r.code, ms: r.ms, error: r.stderr.trim().split('\n').pop(), status: dead[dead.length - 1] };
+
+  // --on-dead restart: started again on its session, told to carry on with its task (a resumed
+  // teammate does not take it up by itself), it completes it.
+  w = startWait(team, ['--tasks-done', '--on-dead', 'restart', '--timeout', '60s'], { TEAMCTL_CLAUDE_BIN: args.claudeBin });
+  r = await w.done;
+  const restart = w.actions.find((a) => a.action === 'restart');
+  check(r.code === 0, `wait --on-dead restart exited ${r.code}: ${r.stderr}`);
+  check(restart && restart.ok && /started worker again in pane %\d+ on session [0-9a-f-]{36}/.test(restart.outcome),
+    `restart: ${JSON.stringify(w.actions)}`);
+  const newPane = paneOf(team, 'worker');
+  check(newPane !== pane, `the worker's pane is still ${pane}`);
+  const done = h.mockLines().find((l) => /^teamctl message: complete task/.test(l.why || ''));
+  check(done && /teamctl restarted you after you were dead\. Carry on with task #/.test(done.lastText), 'the task was not completed on the restart message');
+  out.restart = { code: r.code, ms: r.ms, outcome: restart.outcome };
+  return out;
+}
+
 h.run(async () => {
   const t0 = now();
   let summary;
   if (args.scenario === 'reasons') summary = await reasons();
+  else if (args.scenario === 'keep') summary = await keep();
   else fail(`scenario ${args.scenario}: not yet`);
   return { scenario: args.scenario, ...summary, total_ms: now() - t0 };
 });
