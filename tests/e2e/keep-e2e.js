@@ -361,11 +361,130 @@ async function keep() {
   return out;
 }
 
+// --- resume -------------------------------------------------------------------------------------
+
+// The transcript of session `id` (projects/*/<id>.jsonl), or null.
+function transcriptOf(id) {
+  const base = path.join(st.cfg, 'projects');
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    const f = path.join(base, d, `${id}.jsonl`);
+    if (fs.existsSync(f)) return f;
+  }
+  return null;
+}
+// The pane teammate's own session id: the newest transcript whose entries name it.
+function sessionOf(name) {
+  const base = path.join(st.cfg, 'projects');
+  let best = null;
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    for (const f of fs.readdirSync(path.join(base, d)).filter((x) => x.endsWith('.jsonl'))) {
+      const p = path.join(base, d, f);
+      if (fs.readFileSync(p, 'utf8').includes(`"agentName":"${name}"`)) {
+        const m = fs.statSync(p).mtimeMs;
+        if (!best || m > best.m) best = { id: f.slice(0, -6), m };
+      }
+    }
+  }
+  return best && best.id;
+}
+const alive = (pid) => { try { process.kill(pid, 0); return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch (_) { return false; } };
+
+// `tmux kill-server` under a team `teamctl create` made; `teamctl resume` brings the teammate
+// back on its session; it answers what it is told on the way, and a message sent afterwards.
+async function serverKilled() {
+  const team = 'demo';
+  const claude = await createTeam(team);
+  const before = sessionOf('worker');
+  const pid = Number(tmux('display-message', '-p', '-t', paneOf(team, 'worker'), '#{pane_pid}').stdout.trim());
+  tmux('kill-server');
+  await waitFor('the worker to end', 15000, () => !alive(pid));
+  const t0 = now();
+  const r = await teamctl(['--team', team, '--json', 'resume', '--claude-bin', args.claudeBin]);
+  check(r.code === 0, `resume exited ${r.code}: ${r.stderr}\n${r.stdout}`);
+  const m = lastJson(r.stdout).members.find((x) => x.name === 'worker');
+  check(m && m.action === 'resumed' && m.session_id === before, `resume: ${r.stdout} (session before: ${before})`);
+  // Told it was restarted, it answers; then a new message is answered too.
+  await waitFor('the answer to the restart note', 30000, () => fromWorker(team, /^CARRIED ON after: teamctl restarted you after the team stopped/));
+  const answeredMs = now() - t0;
+  const tok = `R-${hex(3)}`;
+  check((await teamctl(['--team', team, 'send', 'worker', `Token: ${tok}`])).code === 0, 'send after resume');
+  await waitFor(`the echo of ${tok}`, 30000, () => fromWorker(team, new RegExp(`^ECHO ${tok}$`)));
+  check(sessionOf('worker') === before, `the worker went on in session ${sessionOf('worker')}, not ${before}`);
+  return { claude, resume_ms: r.ms, note_answered_ms: answeredMs, session: before, echo_ms: now() - t0 - answeredMs };
+}
+
+// Every leadSessionId seen in `team`'s config.json until the returned function is called
+// (polled), into `seen`; and into `shapes` each new (members, leadProcess pid, inboxes there).
+function watchLeadSession(team, seen, shapes) {
+  const dir = path.join(st.cfg, 'teams', team);
+  const timer = setInterval(() => {
+    const cfg = readJson(path.join(dir, 'config.json'));
+    if (cfg && cfg.leadSessionId && seen[seen.length - 1] !== cfg.leadSessionId) seen.push(cfg.leadSessionId);
+    let inboxes = null;
+    try { inboxes = fs.readdirSync(path.join(dir, 'inboxes')).filter((f) => f.endsWith('.json')).sort().join(','); } catch (_) { /* none */ }
+    const shape = cfg && `members ${cfg.members.map((m) => m.name).join(',')}; lead pid ${cfg.leadProcess && cfg.leadProcess.pid}; inboxes ${inboxes || 'none'}`;
+    if (cfg && shapes[shapes.length - 1] !== shape) shapes.push(shape);
+  }, 20);
+  return () => clearInterval(timer);
+}
+
+// `teamctl run` whose lead is SIGKILLed while its worker's report is held back by the mock (and,
+// with `orphan`, `run` itself first, so that nothing ends the worker); then `run --resume`.
+async function leadKilled(name, orphan) {
+  const tok = `RR${orphan ? 'B' : 'A'}-${hex(3)}`;
+  await faults([{ match: `Report: ${tok}`, times: 1, action: 'delay', delayMs: orphan ? 4000 : 60000 }]);
+  const flags = ['--claude-bin', args.claudeBin, '--dangerously-skip-permissions', '--teammate-mode', 'tmux',
+    '--timeout', '60s', '--settle', '2s', '--name', name];
+  const first = startRun([`Spawn: worker ${tok}`, ...flags]);
+  await waitFor("the worker's report at the mock", 40000, () => h.mockSaw(`report ${tok}`) || first.finished);
+  check(!first.finished && first.team, `the first run ended early: ${first.stderr}`);
+  const team = first.team;
+  const cfg = readJson(path.join(st.cfg, 'teams', team, 'config.json'));
+  const leadPid = cfg.leadProcess.pid;
+  if (orphan) first.child.kill('SIGKILL');
+  process.kill(leadPid, 'SIGKILL');
+  const r1 = await first.done;
+  if (!orphan) {
+    check(r1.code === 1 && r1.result.state === 'failed' && /^the lead exited/.test(r1.result.reason), `first run: ${r1.code} ${JSON.stringify(r1.result)}`);
+  } else {
+    // The worker goes on: its report lands in team-lead.json, which nobody reads.
+    await waitFor('the orphan\'s report in team-lead.json', 30000, () => fromWorker(team, new RegExp(`^REPORT ${tok}$`)));
+  }
+  const session = cfg.leadSessionId;
+  const seen = [];
+  const shapes = [];
+  const stop = watchLeadSession(team, seen, shapes);
+  const again = startRun(['--resume', team, ...flags]);
+  const r = await again.done;
+  stop();
+  const res = r.result;
+  check(r.code === 0 && res.state === 'done', `run --resume exited ${r.code}: ${res && res.state}: ${res && res.reason}\n${again.stderr}`);
+  check(res.result === `FINAL ANSWER: the team reported ${tok}`, `result ${JSON.stringify(res.result)}`);
+  check(res.team === team && res.lead_session_id === session, `team ${res.team}, session ${res.lead_session_id}`);
+  check(seen.length > 0 && seen.every((id) => id === session), `leadSessionId went ${JSON.stringify(seen)}, not only ${session}`);
+  const rs = res.resumed;
+  check(JSON.stringify(rs.ended) === JSON.stringify(orphan ? ['worker'] : []) && rs.messages === (orphan ? 1 : 0),
+    `resumed ${JSON.stringify(rs)}`);
+  // The resumed lead went on in its own session: the prompt is in its transcript.
+  const t = fs.readFileSync(transcriptOf(session), 'utf8');
+  check(t.includes('this session was interrupted'), 'the resumed prompt is not in the lead\'s transcript');
+  const respawned = h.mockLines().some((l) => l.session === session && l.why === 'resumed: spawn worker again');
+  check(respawned === !orphan, `resumed lead spawned its worker again: ${respawned}`);
+  return { first_code: r1.code, resume_ms: r.ms, resumed: rs, respawned, lead_session_ids_seen: seen.length, team_seen: shapes };
+}
+
+async function resume() {
+  const server = await serverKilled();
+  const underRun = await leadKilled('ra', false);
+  const orphaned = await leadKilled('rb', true);
+  return { claude: server.claude, server_killed: server, lead_killed: underRun, lead_and_run_killed: orphaned };
+}
+
 h.run(async () => {
   const t0 = now();
   let summary;
   if (args.scenario === 'reasons') summary = await reasons();
   else if (args.scenario === 'keep') summary = await keep();
-  else fail(`scenario ${args.scenario}: not yet`);
+  else summary = await resume();
   return { scenario: args.scenario, ...summary, total_ms: now() - t0 };
 });

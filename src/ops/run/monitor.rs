@@ -302,9 +302,11 @@ impl Monitor<'_> {
         let Some((name, cfg)) = found else {
             return;
         };
+        // A resumed lead's team names the old lead's process until it rewrites it.
         let pid = cfg
             .lead_process
             .as_ref()
+            .filter(|_| self.lead.resuming.is_none())
             .map(|p| format!(" (lead pid {})", p.pid))
             .unwrap_or_default();
         let how = if self.lead.resuming.is_some() {
