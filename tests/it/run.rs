@@ -752,6 +752,7 @@ done
 printf '%s' "$prompt" > "$CLAUDE_CONFIG_DIR/prompt-seen"
 team=session-$(printf %s "$sid" | cut -c1-8)
 dir=$CLAUDE_CONFIG_DIR/teams/$team
+mkdir -p "$dir"
 printf '{"name":"%s","leadAgentId":"team-lead@%s","leadSessionId":"ffffffff-0000-4000-8000-000000000000","leadProcess":{"pid":%s},"members":[{"agentId":"team-lead@%s","name":"team-lead","agentType":"team-lead","tmuxPaneId":"leader","backendType":"in-process"}]}' \
   "$team" "$team" $$ "$team" > "$dir/config.json.tmp" && mv "$dir/config.json.tmp" "$dir/config.json"
 t=$(ls "$CLAUDE_CONFIG_DIR"/projects/*/"$sid".jsonl)
@@ -901,6 +902,35 @@ fn resume_carries_an_interrupted_run_on_to_done() {
     assert_eq!(cfg["leadSessionId"], SID);
     let entries: Vec<Value> = serde_json::from_slice(&fs::read(&inbox).unwrap()).unwrap();
     assert!(entries.iter().all(|e| e["read"] == true), "{entries:?}");
+}
+
+#[test]
+fn resume_by_session_id_when_the_lead_removed_its_team() {
+    let Some((env, _server, lead)) = lead_in_tmux("resumed-lead", RESUMED_LEAD) else {
+        return;
+    };
+    // A lead that ended on SIGHUP (tmux kill-server) removed its team: its transcript is left.
+    interrupted_run(&env, json!([]), 999_999, None);
+    fs::remove_dir_all(env.root.join("teams").join(TEAM)).unwrap();
+    let out = run_cmd(&env, &lead)
+        .args([
+            "--json",
+            "--resume",
+            SID,
+            "--settle",
+            "300ms",
+            "--timeout",
+            "30s",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r = parse(&out.stdout);
+    assert_eq!((&r["state"], &r["team"]), (&json!("done"), &json!(TEAM)));
+    assert_eq!(r["result"], "RESUMED ANSWER");
+    let prompt = fs::read_to_string(env.root.join("prompt-seen")).unwrap();
+    assert!(prompt.contains("task list has no open task"), "{prompt}");
 }
 
 #[test]
