@@ -962,6 +962,23 @@ fn resume_refuses_what_cannot_be_resumed_in_one_line() {
     cfg["leadProcess"] = json!({"pid": std::process::id()});
     fs::write(&cfg_path, cfg.to_string()).unwrap();
     refused(&env, "still runs");
+    // A session id whose session-<8 hex> team another session leads.
+    fs::write(&cfg_path, {
+        cfg["leadProcess"] = json!({"pid": 999_999, "procStart": "1"});
+        cfg.to_string()
+    })
+    .unwrap();
+    let other = format!("{}-0000-4000-8000-000000000000", &SID[..8]);
+    let out = env
+        .cmd()
+        .args(["run", "--resume", &other])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("error: team {TEAM} is not led by session {other}"))
+    );
     // A session that ran in another folder.
     let env = TestEnv::new();
     interrupted_run(&env, json!([]), 999_999, Some("-somewhere-else"));

@@ -16,11 +16,13 @@
 //!   [`fix_lead_session`] puts it back under the config lock when it differs.
 
 use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use serde_json::Value;
 
-use crate::host::proc::pid_alive;
+use crate::host::proc::{self, pid_alive};
 use crate::host::tmux;
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
@@ -38,6 +40,9 @@ use super::spec::Orphans;
 /// argument of its command line, which Linux caps at 128 KiB): whole messages, oldest first;
 /// those that do not fit stay unread, and the prompt says where they are.
 const MESSAGES_BYTES: usize = 64 * 1024;
+
+/// How long the old teammates ended are given to exit.
+const ENDING: Duration = Duration::from_secs(5);
 
 /// The lead's inbox as nobody read it: plain messages for its prompt, and the entries to mark
 /// read once the prompt is written (those messages, and the protocol frames, which only its old
@@ -144,8 +149,10 @@ fn team_of(layout: &Layout, what: &str) -> Result<(TeamName, Option<TeamConfig>)
         bail!("team {name} has no config.json: nothing says who led it");
     };
     if session && cfg.lead_session_id.as_deref() != Some(what) {
-        // Another session's team under that name: resume the session alone.
-        return Ok((name, None));
+        bail!(
+            "team {name} is not led by session {what} (its leadSessionId is another): give the \
+             team's name to carry it on"
+        );
     }
     Ok((name, Some(cfg)))
 }
@@ -207,12 +214,16 @@ impl Interrupted {
         let mut out = Orphans::default();
         let live = tmux::Liveness::probe_for(self.teammates.iter().map(|(_, p)| p.as_str()));
         let ours: Vec<tmux::Pane> = tmux::panes(session);
+        let mut ending = Vec::new();
         for (name, pane) in &self.teammates {
             if live.pane_alive(pane) != Some(true) {
                 continue;
             }
+            // A lead starts a teammate through a shell: the teammate is below the pane's pid.
+            let procs = tmux::pane_pid(pane).map(proc::tree).unwrap_or_default();
             if ours.iter().any(|p| &p.id == pane && !p.dead) && tmux::kill_pane(pane).is_ok() {
                 out.ended.push(name.clone());
+                ending.extend(procs);
                 continue;
             }
             // In another run's session: that run's --name ends it.
@@ -223,6 +234,16 @@ impl Interrupted {
                 .unwrap_or_default();
             out.left_running
                 .push(format!("{} (pane {pane}{hint})", shown(name)));
+        }
+        // What they write as they end (a teammate takes about 1.5 s after SIGHUP: its last
+        // idle notification among it) lands before the lead's inbox is read.
+        let until = Instant::now() + ENDING;
+        while Instant::now() < until
+            && ending
+                .iter()
+                .any(|(p, start)| pid_alive(*p, start.as_deref()) == Some(true))
+        {
+            thread::sleep(Duration::from_millis(50));
         }
         if tmux::has_session(session) && tmux::panes(session).iter().all(|p| p.dead) {
             let _ = tmux::kill_session(session);
