@@ -667,6 +667,7 @@ fn kind_matches(kind: &TypeFilter, e: &Entry) -> bool {
         TypeFilter::Message => ft.is_none(),
         TypeFilter::Protocol => ft.is_some(),
         TypeFilter::Frame(f) => ft.as_deref() == Some(f.as_str()),
+        TypeFilter::MessageOrIdle => ft.is_none_or(|t| t == "idle_notification"),
     }
 }
 

@@ -1,10 +1,11 @@
 //! The store layer: the files themselves, exactly as Claude Code reads and writes them. It owns
-//! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`format`]), message ids ([`id`]),
+//! the lock protocol ([`lock`]), the `JSON.stringify` layout ([`mod@format`]), message ids ([`id`]),
 //! the folder layout and the naming rules ([`paths`]), reaching files without following a
-//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads ([`light`]), copies of files that
+//! symlink or opening a FIFO ([`dir`]), cheap unlocked reads (`light`), copies of files that
 //! change while they are read ([`snapshot`]), Claude Code's JSON object files edited as it edits
 //! them ([`object_file`]) and only where they change ([`lazy`]), and, in this module,
-//! the locked read-modify-write with read-back verification. It knows nothing
+//! the locked read-modify-write with read-back verification, and moving entries between two
+//! inboxes under both their locks ([`moving`]). It knows nothing
 //! of teams, members or features, and imports only [`crate::error`] and [`crate::time`].
 //!
 //! Inbox files: parse, render, atomic replace, and the locked read-modify-write with
@@ -22,6 +23,10 @@
 //! - Verification: before the lock is released the file is read back and must be byte-equal
 //!   to what was written. For an append that is the previous array plus our entry, so the file
 //!   parses, holds exactly one entry more, and ends with ours.
+//! - Lock ownership: checked right before the rename and again at release
+//!   ([`lock::LockGuard::release_if_ours`]). An append whose lock another writer took over
+//!   takes it again and, by its id, appends its entry once more if that writer's write lost
+//!   it; any other write reports a lock lost after its write ([`Error::VerifyFailed`]).
 //! - A file that is not a JSON array of objects is never written (an error names it).
 //! - Modes: a replacement keeps the permission bits of the file it replaces (and its owner and
 //!   group where the process may set them); a new file is created as Claude Code creates it,
@@ -40,6 +45,7 @@ pub mod id;
 pub mod lazy;
 pub(crate) mod light;
 pub mod lock;
+pub mod moving;
 pub mod object_file;
 pub mod paths;
 pub mod snapshot;
@@ -76,20 +82,28 @@ pub struct Faults {
     pub before_lock: Duration,
     /// Sleep this long right after the lock is taken (a kill then hits "holding the lock").
     pub after_lock: Duration,
+    /// Sleep this long after finding the lock stale, before acting on that (a writer
+    /// descheduled there, where another can reclaim the lock first).
+    pub before_reclaim: Duration,
     /// Sleep this long after the temp file is written and synced, before the rename.
     pub before_rename: Duration,
     /// Sleep this long after the rename, before the read-back (a foreign writer can strike).
     pub before_verify: Duration,
     /// Fail the temp file's write with `ENOSPC`, as a full file system does.
     pub fail_write: bool,
+    /// Sleep this long in a move ([`moving`]) after the target is written, before the source
+    /// is (a kill then leaves the message in both inboxes).
+    pub between_moves: Duration,
 }
 
 static FAULTS: Mutex<Faults> = Mutex::new(Faults {
     before_lock: Duration::ZERO,
     after_lock: Duration::ZERO,
+    before_reclaim: Duration::ZERO,
     before_rename: Duration::ZERO,
     before_verify: Duration::ZERO,
     fail_write: false,
+    between_moves: Duration::ZERO,
 });
 
 /// Installs `faults` for this process (test-only; see [`Faults`]).
@@ -402,7 +416,7 @@ fn write_in(dir: &Dir, name: &str, parts: &[&[u8]], new_mode: u32) -> Result<()>
     write_in_if(dir, name, parts, new_mode, || Ok(true)).map(|_| ())
 }
 
-/// [`write_in`], asking `go` once the temp file is written and synced, right before the
+/// `write_in`, asking `go` once the temp file is written and synced, right before the
 /// rename: `Ok(false)` from it removes the temp file and writes nothing (`Ok(false)` returned).
 /// What `go` checks (that the file is still as it was read) then holds for as short a time as
 /// the process can make it: no write or fsync comes between the check and the rename.
@@ -561,36 +575,110 @@ pub enum Appended {
 /// before releasing the lock. With `dedupe`, an inbox that already holds an entry with the same
 /// id ([`id::entry_id`]) is left alone.
 ///
+/// The lock is checked to be ours right before the rename and again after the read-back
+/// ([`lock::LockGuard::release_if_ours`]). Found lost before the rename, nothing was written:
+/// the append starts over. Found lost after it, another writer believes it holds the lock and
+/// may have read the inbox before our rename, so our entry may yet be replaced: the lock is
+/// taken again (waiting like any writer) and the entry, looked for by its id, appended again
+/// if it is gone. Only then is it reported written.
+///
 /// # Errors
 /// [`Error::LockTimeout`], [`Error::VerifyFailed`], a corrupt inbox (left unchanged) or I/O.
 pub fn append(path: &Loc, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Result<Appended> {
     // Made and checked before the lock: a FIFO or a symlink there is refused without it.
     let dir = ensure_inbox_in(path)?;
     let name = leaf(path)?;
-    pause(faults().before_lock);
-    let guard = lock::acquire_in(&dir, name, opts)?;
-    pause(faults().after_lock);
-    remove_stale_temps(&dir, name);
-    let bytes = read_locked(&dir, name, path)?;
-    if dedupe && let Some(existing) = find_id(&bytes, path, &id::entry_id(entry))? {
-        guard.release()?;
-        return Ok(Appended::AlreadyPresent(existing));
+    let wanted = id::entry_id(entry);
+    // Whether an earlier attempt of ours renamed the entry into place.
+    let mut written = false;
+    for _ in 0..APPEND_ATTEMPTS {
+        pause(faults().before_lock);
+        let guard = lock::acquire_in(&dir, name, opts)?;
+        pause(faults().after_lock);
+        remove_stale_temps(&dir, name);
+        let bytes = read_locked(&dir, name, path)?;
+        if (dedupe || written)
+            && let Some(existing) = find_id(&bytes, path, &wanted)?
+        {
+            // Only read under it: a lock lost meanwhile changes nothing.
+            guard.release_if_ours()?;
+            return Ok(if written {
+                Appended::Written
+            } else {
+                Appended::AlreadyPresent(existing)
+            });
+        }
+        match append_once(&dir, name, path, &bytes, entry, guard)? {
+            Attempt::Done => return Ok(Appended::Written),
+            Attempt::NotWritten => {}
+            Attempt::MaybeReplaced => written = true,
+        }
     }
-    let (prefix, tail) = match format::canonical_inbox(&bytes) {
-        Some(count) => format::splice_append(&bytes, count, &format::render_element(entry)),
+    let why =
+        format!("other writers took its lock over {APPEND_ATTEMPTS} times while teamctl held it");
+    if written {
+        return Err(verify_error(
+            path,
+            &format!("{why}; the message may or may not be in it"),
+        ));
+    }
+    bail!(
+        "could not write {}: {why}; nothing was written",
+        path.display()
+    )
+}
+
+/// How many times [`append`] takes the lock again after finding it taken over.
+const APPEND_ATTEMPTS: usize = 5;
+
+/// What one locked write of [`append`] came to.
+enum Attempt {
+    /// Written, read back, and the lock was ours throughout.
+    Done,
+    /// The lock was found lost before the rename: nothing was written.
+    NotWritten,
+    /// Renamed into place, but the lock was found lost after: the write may yet be replaced.
+    MaybeReplaced,
+}
+
+/// Writes `entry` after `bytes` (the inbox as read under `guard`), reads it back and releases
+/// the lock.
+fn append_once(
+    dir: &Dir,
+    name: &str,
+    path: &Path,
+    bytes: &[u8],
+    entry: &Entry,
+    guard: lock::LockGuard,
+) -> Result<Attempt> {
+    let (prefix, tail) = match format::canonical_inbox(bytes) {
+        Some(count) => format::splice_append(bytes, count, &format::render_element(entry)),
         None => {
-            let mut entries = parse_inbox(&bytes, path)?;
+            let mut entries = parse_inbox(bytes, path)?;
             entries.push(entry.clone());
             (&[][..], render(&entries).into_bytes())
         }
     };
     let parts = [prefix, &tail];
-    guard.verify()?;
-    write_in(&dir, name, &parts, 0o666)?;
+    // Checked after the temp file is written and synced, right before the rename.
+    if !write_in_if(dir, name, &parts, 0o666, || guard.is_ours())? {
+        guard.release_if_ours()?;
+        return Ok(Attempt::NotWritten);
+    }
     pause(faults().before_verify);
-    verify_written(&dir, name, &parts)?;
-    guard.release()?;
-    Ok(Appended::Written)
+    let back = verify_written(dir, name, &parts);
+    let ours = guard.release_if_ours()?;
+    match back {
+        Ok(()) if ours => Ok(Attempt::Done),
+        Ok(()) => Ok(Attempt::MaybeReplaced),
+        // Another writer that believed it held the lock replaced the file already.
+        Err(e)
+            if !ours && matches!(e.downcast_ref::<Error>(), Some(Error::VerifyFailed { .. })) =>
+        {
+            Ok(Attempt::MaybeReplaced)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads `name` in `dir` with its lock held: a regular file, opened without blocking (what is
@@ -670,13 +758,24 @@ pub fn rewrite<D: serde::Serialize, T>(
     let bytes = read_locked(&dir, name, path)?;
     let mut doc = parse(&bytes)?;
     let (changed, out) = change(&mut doc)?;
-    if changed {
-        let bytes = render(&doc);
-        guard.verify()?;
-        write_in(&dir, name, &[bytes.as_bytes()], 0o666)?;
-        pause(faults().before_verify);
-        verify_written(&dir, name, &[bytes.as_bytes()])?;
+    if !changed {
+        // Only read under it: a lock lost meanwhile changes nothing.
+        guard.release_if_ours()?;
+        return Ok(out);
     }
+    let bytes = render(&doc);
+    // Checked right before the rename: a lock lost before it writes nothing.
+    write_in_if(&dir, name, &[bytes.as_bytes()], 0o666, || {
+        guard.verify()?;
+        Ok(true)
+    })?;
+    pause(faults().before_verify);
+    if let Err(e) = verify_written(&dir, name, &[bytes.as_bytes()]) {
+        // Replaced by a writer that took the lock over, or by one that skipped it: say which.
+        return Err(guard.release().err().unwrap_or(e));
+    }
+    // A lock taken over after the rename: a writer that read the file before it may replace
+    // this change, and `change` is not safe to run twice, so it is reported (exit 4).
     guard.release()?;
     Ok(out)
 }

@@ -67,9 +67,12 @@
 //
 // Each request is logged as one JSON line to $MOCK_LOG (appended) or stderr.
 //
-// More reply rules (for the probe-*.js scripts; none of them fires in the tests):
+// More reply rules (for the probe-*.js scripts, and SendTo/SENDTO for misaddressed-e2e.js):
 //   * `SendTo: <name> <tok>` in a <teammate-message> -> ONE tool_use SendMessage {to: <name>,
 //     summary: "sendto", message: "SENDTO <tok>"} (a send to any name: a misspelt one, `lead`, ...)
+//   * `SENDTO <tok>` in a <teammate-message> from X (such a send that reached a teammate, e.g.
+//     moved there by `teamctl redeliver`) -> ONE tool_use SendMessage {to: X, summary: "echo",
+//     message: "ECHO <tok>"} (misaddressed-e2e.js)
 //   * `Say: <text>` (to the end of its line) in a <teammate-message> -> text <text>, end_turn
 //     (a turn that ends in plain text, without SendMessage)
 //   * a lead's prompt from `teamctl run --resume` ("this session was interrupted") -> text
@@ -548,6 +551,21 @@ function decide(body) {
       input: { to: sendTo[1], summary: 'sendto', message: `SENDTO ${sendTo[2]}` },
       why: `sendto ${sendTo[1]}`,
     };
+  }
+  // A misspelt send that reached its member after all (`teamctl redeliver`): echoed back to
+  // its sender.
+  if (last.role === 'user') {
+    for (const text of messageTexts(last)) {
+      for (const m of text.matchAll(BLOCK_RE)) {
+        const r = m[2].match(/SENDTO ([A-Za-z0-9_-]+)/);
+        if (r) {
+          return {
+            kind: 'tool_use', name: 'SendMessage', input: { to: m[1], summary: 'echo', message: `ECHO ${r[1]}` },
+            why: `sendto echo ${r[1]}`,
+          };
+        }
+      }
+    }
   }
   const say = lastBlocks.match(/Say: ([^\n<]+)/);
   if (say) return { kind: 'text', text: say[1].trim(), why: 'say' };

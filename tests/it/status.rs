@@ -111,6 +111,8 @@ fn json_states_and_signals() {
         [
             "identity",
             "members",
+            "misaddressed",
+            "needs_human",
             "schema_version",
             "tasks",
             "team",

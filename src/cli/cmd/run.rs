@@ -296,51 +296,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             _ => {}
         }
         // Progress is best effort: a closed stderr must not stop the run.
-        let line = match e {
-            Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
-                schema_version: 1,
-                kind: "progress",
-                state,
-                message,
-            })
-            .ok(),
-            Event::Progress(state, message) => {
-                Some(format!("{}: {}", state.as_str(), printable(message)))
-            }
-            Event::Joined(t) if json => serde_json::to_string(&JoinedJson {
-                schema_version: 1,
-                kind: "teammate_joined",
-                teammate: t,
-            })
-            .ok(),
-            Event::Joined(t) => Some(format!(
-                "running: teammate {} joined ({}, {}{})",
-                printable(&t.name),
-                printable(t.agent_type.as_deref().unwrap_or("no agent type")),
-                printable(t.backend.as_deref().unwrap_or("unknown backend")),
-                t.pane
-                    .as_deref()
-                    .map(|p| format!(", pane {p}"))
-                    .unwrap_or_default()
-            )),
-            Event::TeamFormed(_) => None,
-            Event::Acted(a) => {
-                keep::tell(ctx, a);
-                None
-            }
-            Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
-                schema_version: 1,
-                kind: "exported",
-                export: RecordJson::of(Ok(d)),
-            })
-            .ok(),
-            Event::Exported(d) => {
-                for w in &d.warnings {
-                    warn(w);
-                }
-                Some(format!("exported: record written to {}", summary_line(d)))
-            }
-        };
+        let line = event_line(ctx, json, e);
         if let Some(l) = line {
             eprintln!("{l}");
         }
@@ -380,6 +336,62 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     {
         warn(&format!("the run's record could not be written: {e}"));
     }
+    conclude(&args, &outcome, export_error)
+}
+
+/// The stderr line for a run's event (`None` for those told otherwise); with `--json`, the
+/// event as one JSON object.
+fn event_line(ctx: &Ctx, json: bool, e: Event) -> Option<String> {
+    match e {
+        Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
+            schema_version: 1,
+            kind: "progress",
+            state,
+            message,
+        })
+        .ok(),
+        Event::Progress(state, message) => {
+            Some(format!("{}: {}", state.as_str(), printable(message)))
+        }
+        Event::Joined(t) if json => serde_json::to_string(&JoinedJson {
+            schema_version: 1,
+            kind: "teammate_joined",
+            teammate: t,
+        })
+        .ok(),
+        Event::Joined(t) => Some(format!(
+            "running: teammate {} joined ({}, {}{})",
+            printable(&t.name),
+            printable(t.agent_type.as_deref().unwrap_or("no agent type")),
+            printable(t.backend.as_deref().unwrap_or("unknown backend")),
+            t.pane
+                .as_deref()
+                .map(|p| format!(", pane {p}"))
+                .unwrap_or_default()
+        )),
+        Event::TeamFormed(_) => None,
+        Event::Acted(a) => {
+            keep::tell(ctx, a);
+            None
+        }
+        Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
+            schema_version: 1,
+            kind: "exported",
+            export: RecordJson::of(Ok(d)),
+        })
+        .ok(),
+        Event::Exported(d) => {
+            for w in &d.warnings {
+                warn(w);
+            }
+            Some(format!("exported: record written to {}", summary_line(d)))
+        }
+    }
+}
+
+/// The exit the run's end decides: done (unless its record could not be written), or the error
+/// that names how it ended.
+fn conclude(args: &RunArgs, outcome: &run::Outcome, export_error: Option<&str>) -> Result<()> {
     match outcome.state {
         State::Done => match export_error {
             None => Ok(()),

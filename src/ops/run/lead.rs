@@ -70,7 +70,7 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
 ///
 /// # Errors
 /// Binary or tmux missing, another run of that name, the tmux session already existing, I/O;
-/// with [`Spec::resume`], a team or session that cannot be resumed ([`resume::find`]).
+/// with [`Spec::resume`], a team or session that cannot be resumed.
 /// Blocking dialogs, an early exit of the lead and the timeout are outcomes, not errors.
 pub fn run(
     layout: &Layout,

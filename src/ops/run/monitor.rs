@@ -92,12 +92,13 @@ impl<'a> Keeping<'a> {
             return Ok(());
         };
         reader.probe();
-        let Ok(present) = reader.read((self.rescue.clock)()) else {
+        let now = (self.rescue.clock)();
+        let Ok(present) = reader.read(now) else {
             return Ok(());
         };
         for a in self
             .keeper
-            .check(&present, reader.board(), &mut self.rescue)?
+            .check(&present, reader.board(), now, &mut self.rescue)?
         {
             progress(Event::Acted(&a));
         }
