@@ -13,11 +13,12 @@
 //   of `teamctl run` (429): every waiting reason and waiting_detail the statuses went through is
 //   recorded in the summary (`seen`), and the last one of each fault must name it. The run whose
 //   lead's retries ran out must not end `done`.
-// keep: in a team `teamctl create` made: `wait --on-rate-limit exit` exits 7 on a 429; `wait
-//   --on-stall exit` exits 8 on a stalled request; `wait --on-stall nudge` nudges the teammate
-//   whose request stalled, and once the request is released it answers the nudge; with a task in
-//   progress, its pane killed, `wait --on-dead exit` exits 9 and `wait --on-dead restart
-//   --tasks-done` starts it again on its session and it completes the task.
+// keep: in a team `teamctl create` made: `wait --on-rate-limit exit` exits 7 once the client's
+//   retries of a 429 ran out; `wait --on-stall exit` exits 8 on a stalled request; `wait
+//   --on-stall nudge` nudges the teammate whose request stalled, and once the request is
+//   released it answers the nudge; with a task in progress, its pane killed, `wait --on-dead
+//   exit` exits 9 and `wait --on-dead restart --tasks-done` starts it again on its session and
+//   it completes the task.
 // resume: `tmux kill-server` under a team `teamctl create` made; `teamctl resume` brings the
 //   teammate back on its session and a message sent afterwards is answered. Then `teamctl run`
 //   whose lead is SIGKILLed: (a) under a running `run`, which ends failed; `run --resume` makes
@@ -292,7 +293,9 @@ async function keep() {
   let w = startWait(team, ['--message-from', 'worker', '--on-rate-limit', 'exit', '--timeout', '60s']);
   check((await teamctl(['--team', team, 'send', 'worker', `Token: ${t429}`])).code === 0, 'send 429');
   let r = await w.done;
-  check(r.code === 7, `wait --on-rate-limit exit exited ${r.code}: ${r.stderr}`);
+  // It waits Claude Code's retries out, and ends once they ran out.
+  check(r.code === 7 && /'worker' is rate_limited \(API Error: Request rejected \(429\)/.test(r.stderr),
+    `wait --on-rate-limit exit exited ${r.code}: ${r.stderr}`);
   out.rate_limit = { code: r.code, ms: r.ms, error: r.stderr.trim().split('\n').pop() };
   // Its retries run out (its turn ends with the error): the next message takes it on again.
   await watchWaiting(team, 'worker', "worker's retries to run out", 30000, (m) => m.waiting_detail && m.waiting_detail.exhausted === true);
