@@ -734,7 +734,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --resume --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -777,6 +777,10 @@ _teamctl() {
                     return 0
                     ;;
                 --export)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resume)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

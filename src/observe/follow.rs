@@ -138,6 +138,14 @@ impl Following {
         self.last_probe = Instant::now();
     }
 
+    /// Reads the team's files again and probes the panes now, after something outside the
+    /// watch changed them (a member started again in a new pane).
+    pub fn look_again(&mut self, at: DateTime<Utc>) -> Changes {
+        let changes = self.watch.rescan(at);
+        self.probe();
+        changes
+    }
+
     /// Reads the team's spend, when a cap is held or rules are followed: returns the cap crossed, if the team's spend
     /// so far already crosses it, and what reading the transcripts skipped (later warnings come
     /// with the changes of [`Following::next`]). The folders its transcripts are written in

@@ -330,6 +330,80 @@ fn real_claude_code_teammate_seen_and_answered_in_top() {
     );
 }
 
+/// Keeping a team going, against the real 2.1.332 with the mock's fault rules
+/// (`CLAUDE_CODE_MAX_RETRIES=2`, `API_TIMEOUT_MS=5000`): `status --json` names why a pane
+/// teammate does not move (429, 529, 500, a dropped connection, a request with no answer) and
+/// why a `run` lead does not (429), and that run ends stuck (exit 7), not done; `wait` exits 7 on
+/// a 429, 8 on a stalled request, 9 on a dead teammate with a task in progress; a nudge is
+/// answered; a restarted teammate completes its task; `teamctl resume` after `tmux
+/// kill-server`; `run --resume` of a lead killed under its run, and of one whose run was killed
+/// too (its orphaned teammate ended, its report carried), each done with the team's
+/// leadSessionId the resumed session's. Three drivers at once: `tests/e2e/keep-e2e.js
+/// --scenario reasons|keep|resume`.
+#[test]
+fn real_claude_code_team_kept_going_through_api_errors_stalls_deaths_and_resumes() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let runs: Vec<_> = ["reasons", "keep", "resume"]
+        .into_iter()
+        .map(|scenario| {
+            let (e2e, bin) = (e2e.clone(), bin.clone());
+            std::thread::spawn(move || {
+                driver(
+                    &e2e,
+                    "keep-e2e.js",
+                    &[
+                        "--teamctl".as_ref(),
+                        bin.as_os_str(),
+                        "--scenario".as_ref(),
+                        scenario.as_ref(),
+                    ],
+                )
+            })
+        })
+        .collect();
+    let [reasons, keep, resume] = runs
+        .into_iter()
+        .map(|r| r.join().unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let last = |seen: &Value| seen.as_array().unwrap().last().unwrap().clone();
+    for (fault, waiting, status) in [
+        ("429", "rate_limited", Value::from(429)),
+        ("529", "overloaded", Value::from(529)),
+        ("500", "api_error", Value::from(500)),
+        ("drop", "api_error", Value::Null),
+    ] {
+        let l = last(&reasons["pane"][fault]);
+        assert_eq!(
+            (&l["waiting"], &l["status"]),
+            (&Value::from(waiting), &status)
+        );
+        assert_eq!(l["exhausted"], true);
+    }
+    assert!(
+        reasons["pane"]["hang"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["waiting"] == "no_response")
+    );
+    assert_eq!(reasons["lead"]["run"]["code"], 7);
+    assert_eq!(reasons["lead"]["run"]["state"], "stuck");
+    for (what, code) in [("rate_limit", 7), ("stall", 8), ("dead", 9), ("restart", 0)] {
+        assert_eq!(keep[what]["code"], code, "{what}");
+    }
+    assert!(keep["nudge"]["release_to_answer_ms"].is_u64());
+    assert!(resume["server_killed"]["session"].is_string());
+    assert_eq!(resume["lead_killed"]["respawned"], true);
+    assert_eq!(
+        resume["lead_and_run_killed"]["resumed"]["ended"],
+        serde_json::json!(["worker"])
+    );
+    assert_eq!(resume["lead_and_run_killed"]["resumed"]["messages"], 1);
+}
+
 /// Claude Code 2.1.112 from `scripts/compat.sh`'s cache (`$TEAMCTL_COMPAT_CACHE`, else
 /// `$XDG_CACHE_HOME/teamctl-compat`, else `~/.cache/teamctl-compat`; `.ci/run` fetches it
 /// before the tests with `scripts/compat.sh --fetch-only 2.1.112`). Missing: a failure in CI,
