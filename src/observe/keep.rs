@@ -242,20 +242,9 @@ impl Keeper {
 
     fn act(&mut self, stuck: Stuck, action: Action, hand: &mut dyn Hand) -> Result<Acted> {
         let kind = kind_of(stuck.reason);
-        match action {
-            Action::Exit => Err(Error::Stuck(kind, stopped(&stuck)).into()),
-            Action::Nudge => {
-                let (ok, outcome) = match hand.nudge(&stuck) {
-                    Ok(sent) => (true, sent),
-                    Err(e) => (false, format!("{e:#}")),
-                };
-                Ok(Acted {
-                    action,
-                    stuck,
-                    outcome,
-                    ok,
-                })
-            }
+        let done = match action {
+            Action::Exit => return Err(Error::Stuck(kind, stopped(&stuck)).into()),
+            Action::Nudge => hand.nudge(&stuck),
             Action::Restart => {
                 let n = self.restarts.entry(stuck.member.clone()).or_default();
                 if *n >= self.rules.max_restarts {
@@ -267,18 +256,19 @@ impl Keeper {
                     return Err(Error::Stuck(kind, why).into());
                 }
                 *n += 1;
-                let (ok, outcome) = match hand.restart(&stuck) {
-                    Ok(started) => (true, started),
-                    Err(e) => (false, format!("{e:#}")),
-                };
-                Ok(Acted {
-                    action,
-                    stuck,
-                    outcome,
-                    ok,
-                })
+                hand.restart(&stuck)
             }
-        }
+        };
+        let (ok, outcome) = match done {
+            Ok(told) => (true, told),
+            Err(e) => (false, format!("{e:#}")),
+        };
+        Ok(Acted {
+            action,
+            stuck,
+            outcome,
+            ok,
+        })
     }
 }
 

@@ -277,12 +277,7 @@ impl Team {
                  as deleted and would remove anything written to it"
             );
         }
-        let lead = match (leads, &config) {
-            (Some(leads), Some(cfg)) => {
-                leads.find(layout, name)?.filter(|rec| cfg.recorded_by(rec))
-            }
-            _ => None,
-        };
+        let lead = recorded_lead(layout, name, config.as_ref(), leads)?;
         Ok(Team {
             layout: layout.clone(),
             name: name.clone(),
@@ -457,6 +452,23 @@ impl Team {
         names.sort();
         Ok(names)
     }
+}
+
+/// teamctl's record of leading team `name`, when there is one and `config` says it is the same
+/// team (its lead session is the one recorded): the one rule for whether teamctl leads a team.
+///
+/// # Errors
+/// When the record cannot be read.
+pub fn recorded_lead(
+    layout: &Layout,
+    name: &TeamName,
+    config: Option<&TeamConfig>,
+    leads: Option<&Leads>,
+) -> Result<Option<LeadRecord>> {
+    Ok(match (leads, config) {
+        (Some(leads), Some(cfg)) => leads.find(layout, name)?.filter(|r| cfg.recorded_by(r)),
+        _ => None,
+    })
 }
 
 /// The closest member name to `name`: same letters in another case, or at most two edits.

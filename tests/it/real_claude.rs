@@ -38,9 +38,18 @@ fn e2e_dir() -> Option<PathBuf> {
 /// Runs the driver `script` in `tests/e2e` with `args` (teamctl's `TEAMCTL_*` variables
 /// removed), asserts it passed and returns its JSON summary (the last stdout line).
 fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let summary = node(e2e, script, args, &[]);
+    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    summary
+}
+
+/// Runs the e2e driver `script` with `args` and `env`, and returns its summary (its last line),
+/// which must say `ok`.
+fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
     let out = Command::new("node")
         .arg(e2e.join(script))
         .args(args)
+        .envs(env.iter().copied())
         .env_remove("TEAMCTL_TEAM")
         .env_remove("TEAMCTL_FROM")
         .output()
@@ -54,7 +63,6 @@ fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
     );
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(summary["ok"], true);
-    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
     summary
 }
 
@@ -127,23 +135,12 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
 #[test]
 fn real_claude_code_lead_run_headless_until_done() {
     let Some(e2e) = e2e_dir() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("run-e2e.js"))
-        .arg("--teamctl")
-        .arg(bin())
-        .env_remove("TEAMCTL_TEAM")
-        .env_remove("TEAMCTL_FROM")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "run e2e failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let summary = node(
+        &e2e,
+        "run-e2e.js",
+        &["--teamctl".as_ref(), bin().as_os_str()],
+        &[],
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(summary["ok"], true);
     assert_eq!(summary["done"]["teammates"], 1);
     assert_eq!(
         summary["done"]["states"]
@@ -467,25 +464,17 @@ fn real_claude_code_misaddressed_message_redelivered() {
         );
     }
     let Some(old) = claude_2_1_112() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("misaddressed-e2e.js"))
-        .arg("--teamctl")
-        .arg(&bin)
-        .arg("--claude-bin")
-        .arg(&old)
-        .env("CLAUDE_E2E_VERSION", "2.1.112")
-        .env_remove("TEAMCTL_TEAM")
-        .env_remove("TEAMCTL_FROM")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "misaddressed-e2e.js with 2.1.112 failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let summary = node(
+        &e2e,
+        "misaddressed-e2e.js",
+        &[
+            "--teamctl".as_ref(),
+            bin.as_os_str(),
+            "--claude-bin".as_ref(),
+            old.as_os_str(),
+        ],
+        &[("CLAUDE_E2E_VERSION", "2.1.112")],
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(summary["claude"], "2.1.112 (Claude Code)");
     assert_eq!(summary["alise_inbox"], true);
     assert!(summary["answered_after_redeliver_ms"].is_u64());

@@ -690,17 +690,15 @@ fn on_stall_nudges_once_or_exits_with_8() {
 fn message_from_with_from_transcript_takes_the_text_of_a_turn_without_one() {
     let env = TestEnv::new();
     led_team(&env);
-    let (child, err) = spawn_wait(
-        &env,
-        &[
-            "--message-from",
-            "alice",
-            "--from-transcript",
-            "--json",
-            "--timeout",
-            "1m",
-        ],
-    );
+    let args = [
+        "--message-from",
+        "alice",
+        "--from-transcript",
+        "--json",
+        "--timeout",
+        "1m",
+    ];
+    let (child, err) = spawn_wait(&env, &args);
     until_waiting(&err);
     crate::ask::turn_in_transcript(
         &env,
@@ -728,17 +726,7 @@ fn message_from_with_from_transcript_takes_the_text_of_a_turn_without_one() {
             .contains("idle_notification")
     );
     // A message still counts as it is.
-    let (child, err) = spawn_wait(
-        &env,
-        &[
-            "--message-from",
-            "alice",
-            "--from-transcript",
-            "--json",
-            "--timeout",
-            "1m",
-        ],
-    );
+    let (child, err) = spawn_wait(&env, &args);
     until_waiting(&err);
     write_as(&env, "alice", "team-lead", "written, not said");
     let (code, stdout, stderr) = finish(child, err);

@@ -297,6 +297,16 @@ mod tests {
     use crate::store::paths::{Layout, TeamName};
     use crate::team::sentlog::Sent;
 
+    /// Team `t` under `root` with this `config.json`, an empty task list, and its inboxes folder
+    /// (returned).
+    fn team_t(root: &Path, config: &str) -> std::path::PathBuf {
+        let dir = root.join("teams/t/inboxes");
+        fs::create_dir_all(&dir).unwrap();
+        fs::create_dir_all(root.join("tasks/t")).unwrap();
+        fs::write(root.join("teams/t/config.json"), config).unwrap();
+        dir
+    }
+
     fn inbox(entries: &[(&str, &str, &str, bool)]) -> String {
         let v: Vec<serde_json::Value> = entries
             .iter()
@@ -326,16 +336,12 @@ mod tests {
     fn a_kept_cache_rereads_only_what_changed_and_says_what_a_fresh_read_says() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        let dir = root.join("teams/t/inboxes");
-        fs::create_dir_all(&dir).unwrap();
-        fs::create_dir_all(root.join("tasks/t")).unwrap();
-        fs::write(
-            root.join("teams/t/config.json"),
+        let dir = team_t(
+            root,
             r#"{"name":"t","leadAgentId":"team-lead@t","members":[
                 {"agentId":"team-lead@t","name":"team-lead"},
                 {"agentId":"alice@t","name":"alice"},{"agentId":"bob@t","name":"bob"}]}"#,
-        )
-        .unwrap();
+        );
         let shutdown = r#"{"type":"shutdown_approved","requestId":"r","from":"bob"}"#;
         let idle = r#"{"type":"idle_notification","from":"alice","timestamp":"t","idleReason":"available"}"#;
         fs::write(
@@ -436,23 +442,20 @@ mod tests {
         check(root, &mut cache, &[], 1);
         check(root, &mut cache, &[], 1);
     }
+
     /// A member whose pane the running tmux server no longer lists is dead while it owns a task
     /// in progress (or has unread mail); without work waiting it is only gone.
     #[test]
     fn a_member_whose_pane_is_gone_with_work_is_dead() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        let dir = root.join("teams/t/inboxes");
-        fs::create_dir_all(&dir).unwrap();
-        fs::create_dir_all(root.join("tasks/t")).unwrap();
-        fs::write(
-            root.join("teams/t/config.json"),
+        let dir = team_t(
+            root,
             r#"{"name":"t","leadAgentId":"team-lead@t","members":[
                 {"agentId":"team-lead@t","name":"team-lead"},
                 {"agentId":"alice@t","name":"alice","tmuxPaneId":"%5","backendType":"tmux"},
                 {"agentId":"bob@t","name":"bob","tmuxPaneId":"%6","backendType":"tmux"}]}"#,
-        )
-        .unwrap();
+        );
         for m in ["team-lead", "alice", "bob"] {
             fs::write(dir.join(format!("{m}.json")), "[]").unwrap();
         }

@@ -52,7 +52,7 @@ use crate::store;
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
-use crate::team::config::{LEAD, Team, TeamConfig};
+use crate::team::config::{LEAD, Team, TeamConfig, recorded_lead};
 use crate::team::conversation::{self, Said};
 use crate::team::lead::Leads;
 use crate::team::sentlog::Sent;
@@ -354,14 +354,10 @@ impl Gathering<'_, '_> {
         let config = self
             .json("team/config.json", &config_path)?
             .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
-        let lead = match (req.leads, &config) {
-            (Some(leads), Some(cfg)) => leads
-                .find(layout, name)
-                .ok()
-                .flatten()
-                .filter(|r| cfg.recorded_by(r)),
-            _ => None,
-        };
+        // A record that cannot be read leaves the team without one in the record.
+        let lead = recorded_lead(layout, name, config.as_ref(), req.leads)
+            .ok()
+            .flatten();
         Ok(Team {
             layout: layout.clone(),
             name: name.clone(),
