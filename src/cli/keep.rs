@@ -153,6 +153,7 @@ fn relaunch(team: &Team, claude_bin: Option<PathBuf>) -> Option<Relaunch> {
             launch.skip_permissions,
         ),
         tmux_session: record.tmux_session.clone()?,
+        members: launch.members,
     })
 }
 
