@@ -297,6 +297,7 @@ fn follow(
         cwd: spec.cwd.clone(),
         permission: spec.permission.clone(),
         tmux_session: session.clone(),
+        members: Vec::new(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
     let watched = tmux::respawn(&pane, &lead.command, &pane_env).and_then(|()| {
