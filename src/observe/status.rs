@@ -31,7 +31,8 @@ use serde::Serialize;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
-use crate::observe::spend::{CostSource, MemberSpend, TeamSpend};
+use crate::observe::spend::{ContextUse, CostSource, MemberSpend, TeamSpend};
+use crate::observe::worktree::WorktreeStatus;
 use crate::store::dir::{Info, Kind, Loc};
 use crate::store::light::{LightEntry, LightFrame};
 use crate::store::paths::{MemberName, RESERVED};
@@ -194,6 +195,10 @@ pub struct MemberStatus {
     pub waiting_detail: Option<WaitingDetail>,
     /// Its transcript files.
     pub transcripts: Vec<String>,
+    /// How full its context is (`null` before its first response).
+    pub context: Option<ContextUse>,
+    /// Its own git worktree, when `create` gave it one (`null` otherwise).
+    pub worktree: Option<WorktreeStatus>,
 }
 
 /// The team's totals from the transcripts (`status --json` `totals`).
@@ -514,6 +519,7 @@ pub fn team_status_with(
         work,
         now,
         idle: chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX),
+        trees: crate::observe::worktree::of_team(team),
     };
     let gone = read.owners.iter().filter(|o| {
         cfg.member(o.as_str()).is_none()
@@ -703,6 +709,7 @@ struct TeamFacts<'a> {
     work: Option<&'a Work<'a>>,
     now: DateTime<Utc>,
     idle: chrono::Duration,
+    trees: HashMap<String, WorktreeStatus>,
 }
 
 /// One member's row: `m` is its `config.json` entry (`None`: it has only an inbox), `seen` its
@@ -794,6 +801,8 @@ fn member_status(
                     .collect()
             })
             .unwrap_or_default(),
+        context: spend.and_then(MemberSpend::context),
+        worktree: t.trees.get(&name).cloned(),
         name,
     }
 }
