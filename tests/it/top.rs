@@ -113,6 +113,7 @@ fn json_is_the_frames_data() {
         [
             "activity",
             "color",
+            "context",
             "cost_source",
             "cost_usd",
             "doing",
@@ -128,7 +129,8 @@ fn json_is_the_frames_data() {
             "tokens",
             "unread",
             "waiting",
-            "waiting_detail"
+            "waiting_detail",
+            "worktree"
         ]
     );
     assert_eq!(v["members"][0]["name"], "team-lead");
