@@ -89,6 +89,13 @@ pub fn current_branch(dir: &Path) -> Option<String> {
     out.status.success().then(|| text(&out))
 }
 
+/// The commit branch `name` points at in the repository of `dir` (`None`: no such branch).
+pub fn branch_commit(dir: &Path, name: &str) -> Option<String> {
+    let r = format!("refs/heads/{name}^{{commit}}");
+    let out = run(dir, &["rev-parse", "--verify", "--quiet", &r]).ok()?;
+    out.status.success().then(|| text(&out))
+}
+
 /// Whether `name` is a valid branch name (`git check-ref-format --branch`).
 pub fn valid_branch(dir: &Path, name: &str) -> bool {
     !name.starts_with('-')

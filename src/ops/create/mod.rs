@@ -35,4 +35,4 @@ pub use ready::{brief_taken, reported};
 pub use spec::{
     Branch, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines, validate_members,
 };
-pub use worktree::{Planned, Trees, plan as plan_worktrees};
+pub use worktree::{Planned, TakenDown, Trees, plan as plan_worktrees, take_down};

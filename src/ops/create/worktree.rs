@@ -19,7 +19,7 @@ use crate::host::claude::Dialog;
 use crate::host::git;
 use crate::ops::prepare;
 use crate::store::paths::Layout;
-use crate::team::lead::{Leads, Worktree};
+use crate::team::lead::{Leads, MemberLaunch, Worktree};
 
 /// One teammate's worktree, as planned (and, once [`make`] ran, made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -198,4 +198,68 @@ pub fn trust(req: &prepare::Request, spec: &Spec, trees: &Trees) -> Result<bool>
         .map(|p| PathBuf::from(&p.tree.path));
     prepare::prepare(&only_trust(dirs.collect()), true)?;
     Ok(true)
+}
+
+/// What `delete` did with a teammate's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TakenDown {
+    /// Whose.
+    pub member: String,
+    /// Its folder.
+    pub path: String,
+    /// Its branch (always kept).
+    pub branch: String,
+    /// `removed`, `kept` (it has uncommitted changes, or git would not remove it) or `missing`
+    /// (the folder is gone).
+    pub action: &'static str,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Removes each worktree of `members` that has no uncommitted changes (`git worktree
+/// remove`, which refuses one that has), and keeps the others; every branch is kept.
+pub fn take_down(members: &[MemberLaunch]) -> Vec<TakenDown> {
+    let mut out = Vec::new();
+    for m in members {
+        let Some(t) = &m.worktree else { continue };
+        let path = Path::new(&t.path);
+        let (action, reason) = if !path.is_dir() {
+            ("missing", "its folder is gone".to_string())
+        } else {
+            match git::uncommitted(path) {
+                Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
+                Ok(c) if !c.is_empty() => (
+                    "kept",
+                    format!(
+                        "{} uncommitted change(s), e.g. {}; commit or remove them, then `git \
+                         worktree remove {}`",
+                        c.len(),
+                        c[0],
+                        t.path
+                    ),
+                ),
+                Ok(_) => match git::worktree_remove(Path::new(&t.repo), path) {
+                    Ok(()) => (
+                        "removed",
+                        format!("no uncommitted changes; branch {} kept", t.branch),
+                    ),
+                    Err(e) => ("kept", format!("{e:#}")),
+                },
+            }
+        };
+        if action == "removed"
+            && let Some(parent) = path.parent()
+        {
+            // The team's folder of worktrees, once empty.
+            let _ = std::fs::remove_dir(parent);
+        }
+        out.push(TakenDown {
+            member: m.name.clone(),
+            path: t.path.clone(),
+            branch: t.branch.clone(),
+            action,
+            reason,
+        });
+    }
+    out
 }
