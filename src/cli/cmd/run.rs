@@ -183,6 +183,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PATH")]
     export: Option<PathBuf>,
 
+    /// At most N teammates: one the lead starts past that is stopped (its pane ended; tmux
+    /// teammates only) and the lead is told to carry on with the ones it has
+    #[arg(long, value_name = "N")]
+    max_teammates: Option<usize>,
+
     #[command(flatten)]
     cap: CapArgs,
 
@@ -297,6 +302,10 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             Event::TeamFormed(_) => None,
             Event::Acted(a) => {
                 keep::tell(ctx, a);
+                None
+            }
+            Event::BudgetWarning(w) => {
+                keep::tell_budget(ctx, w);
                 None
             }
             Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
@@ -560,6 +569,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         export: args.export.clone(),
         cap: args.cap.cap()?,
         rules: args.going.rules()?,
+        max_teammates: args.max_teammates,
     })
 }
 

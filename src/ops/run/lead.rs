@@ -457,6 +457,7 @@ mod tests {
             export: None,
             cap: Cap::default(),
             rules: crate::observe::keep::Rules::default(),
+            max_teammates: None,
         };
         assert_eq!(
             lead_command(
