@@ -11,13 +11,12 @@ use std::process::{Command, Output, Stdio};
 use anyhow::{Context, Result, bail};
 
 /// Variables that would point git at another repository or index than the folder named.
-const REDIRECTS: [&str; 6] = [
+const REDIRECTS: [&str; 5] = [
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
     "GIT_COMMON_DIR",
     "GIT_OBJECT_DIRECTORY",
-    "GIT_CEILING_DIRECTORIES",
 ];
 
 fn git(dir: &Path, args: &[&OsStr]) -> Result<Output> {

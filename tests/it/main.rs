@@ -36,6 +36,7 @@ mod send;
 mod status;
 mod store;
 mod tasks;
+mod team_file;
 mod top;
 mod wait;
 mod watch;
