@@ -329,3 +329,21 @@ fn real_claude_code_teammate_seen_and_answered_in_top() {
         "the command approved in top ran"
     );
 }
+
+/// A team file (`create --file`) gives two real 2.1.332 teammates their own model, agent type
+/// (`.claude/agents/reviewer.md`, its prompt in the requests) and git worktree; both edit the
+/// same path on their own branches; `wait --max-cost-per-member --warn-at` stops at the member
+/// over it after one `budget_warning` for it; `delete` keeps the dirty worktree and removes the
+/// clean one. Driver: `tests/e2e/shape-e2e.js`.
+#[test]
+fn real_claude_code_team_from_a_team_file() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(&e2e, "shape-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
+    assert_eq!(summary["models"]["alice"], "claude-sonnet-4-5");
+    assert_eq!(summary["warning"]["member"], "alice");
+    assert_eq!(
+        summary["worktrees"],
+        serde_json::json!(["alice: kept", "bob: removed"])
+    );
+}
