@@ -347,3 +347,20 @@ fn real_claude_code_team_from_a_team_file() {
         serde_json::json!(["alice: kept", "bob: removed"])
     );
 }
+
+/// `run --max-teammates 1` with a real 2.1.332 lead that starts two pane teammates: the second
+/// has its pane ended by teamctl and the run ends done with one teammate. Driver:
+/// `tests/e2e/limit-e2e.js`.
+#[test]
+fn real_claude_code_run_keeps_to_max_teammates() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(&e2e, "limit-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
+    assert!(
+        summary["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("teammate w2 is past --max-teammates 1")
+    );
+    assert_eq!(summary["teammates"], serde_json::json!(["w1: idle"]));
+}
