@@ -362,5 +362,13 @@ fn real_claude_code_run_keeps_to_max_teammates() {
             .unwrap()
             .starts_with("teammate w2 is past --max-teammates 1")
     );
-    assert_eq!(summary["teammates"], serde_json::json!(["w1: idle"]));
+    // w2 is gone from the team, or listed as exited, depending on when the run last looked.
+    let running: Vec<&str> = summary["teammates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .filter(|t| !t.ends_with(": exited"))
+        .collect();
+    assert_eq!(running, ["w1: idle"]);
 }
