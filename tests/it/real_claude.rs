@@ -339,7 +339,11 @@ fn real_claude_code_teammate_seen_and_answered_in_top() {
 fn real_claude_code_team_from_a_team_file() {
     let Some(e2e) = e2e_dir() else { return };
     let bin = bin();
-    let summary = driver(&e2e, "shape-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
+    let summary = driver(
+        &e2e,
+        "shape-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
     assert_eq!(summary["models"]["alice"], "claude-sonnet-4-5");
     assert_eq!(summary["warning"]["member"], "alice");
     assert_eq!(
@@ -355,7 +359,11 @@ fn real_claude_code_team_from_a_team_file() {
 fn real_claude_code_run_keeps_to_max_teammates() {
     let Some(e2e) = e2e_dir() else { return };
     let bin = bin();
-    let summary = driver(&e2e, "limit-e2e.js", &["--teamctl".as_ref(), bin.as_os_str()]);
+    let summary = driver(
+        &e2e,
+        "limit-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
     assert!(
         summary["stopped"]
             .as_str()

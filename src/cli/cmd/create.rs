@@ -54,6 +54,20 @@ use crate::cli::term::{self, escape_line as esc};
 /// a teammate waits at that dialog and create fails at the timeout, showing it and naming the
 /// `teamctl prepare` that settles it.
 ///
+/// --file FILE reads the team from a team file (TOML, docs/team-file.md): its name ({n} and
+/// {date} give one per run), teammates and briefs, and each teammate's model, agent type,
+/// permission mode and git worktree; flags given here win over it, --member adds teammates. A
+/// mistake in it is exit 2 as FILE:LINE:COL, before anything is written. Each teammate starts
+/// with its own settings, which config.json (agentType, model as given, cwd) and teamctl's
+/// record of the team keep (a restart uses the record). --worktree (or `worktree` in the file)
+/// gives a teammate a git worktree of its own in teamctl's data dir, on branch
+/// teamctl/<team>/<member> (or the one named) made with `git worktree add` from HEAD, trusted
+/// as the working directory is; not a git repository is exit 2. --dry-run prints what would be
+/// done and writes nothing; with --json `{"schema_version":1,"dry_run":true,"team","config",
+/// "description","cwd","policy","launch","members":[{"name","color","model","agent_type",
+/// "permission_mode","skip_permissions","cwd","worktree":{"path","branch","new_branch","base"},
+/// "brief"}]}`.
+///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
 ///
@@ -75,7 +89,9 @@ use crate::cli::term::{self, escape_line as esc};
   teamctl create review-42 --member alice:\"Review the auth changes in PR 42\" \\
       --member bob:\"Review the tests in PR 42\" --dangerously-skip-permissions
   teamctl create nightly --member-file briefs.txt --timeout 5m --json | tail -1 | jq .state
-  teamctl create demo --member worker --brief-file worker:brief.md --launch none")]
+  teamctl create demo --member worker --brief-file worker:brief.md --launch none
+  teamctl create --file review.toml --dry-run
+  teamctl create --file review.toml --model haiku --dangerously-skip-permissions")]
 pub(crate) struct CreateArgs {
     /// Team name: lowercase letters, digits and '-'; {n} (the lowest free number) and {date}
     /// (YYYYMMDD) make one per run [default with --file: its name, or --team]

@@ -91,6 +91,7 @@ pub fn config_doc(
 ///
 /// # Errors
 /// "already exists", "busy" (another create holds the config lock), I/O.
+#[allow(clippy::too_many_arguments)]
 pub fn provision(
     layout: &Layout,
     spec: &Spec,
