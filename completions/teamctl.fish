@@ -54,7 +54,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the man pages (teamctl.1 and one teamctl-<command>.1 per command) into a directory'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l file -d 'A team file (TOML, docs/team-file.md): the team, its teammates and each one\'s model, agent type, permission mode and worktree; flags given here override it, --member adds teammates' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l policy -d 'Answer the teammates\' requests by this policy file (docs/policy.md) while create waits for them (a team file\'s `policy`); give `wait --policy` the same file afterwards' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l policy -d 'Once the teammates are ready, answer what they asked while starting by this policy file (docs/policy.md; a team file\'s `policy`); give `wait --policy` the same file afterwards' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l brief-file -d 'Read a teammate\'s brief from a file' -r

@@ -114,8 +114,8 @@ pub(crate) struct CreateArgs {
     #[arg(long)]
     worktree: bool,
 
-    /// Answer the teammates' requests by this policy file (docs/policy.md) while create waits
-    /// for them (a team file's `policy`); give `wait --policy` the same file afterwards
+    /// Once the teammates are ready, answer what they asked while starting by this policy file
+    /// (docs/policy.md; a team file's `policy`); give `wait --policy` the same file afterwards
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
 

@@ -38,8 +38,8 @@ pub struct TeamFile {
     pub agent_type: Option<String>,
     /// The permission mode of every teammate that names none.
     pub permission_mode: Option<String>,
-    /// A policy file (docs/policy.md), relative to the file: teammates' requests are answered
-    /// by it while `create` waits, as `--policy`.
+    /// A policy file (docs/policy.md), relative to the file: what the teammates asked while
+    /// starting is answered by it once they are ready, as `--policy`.
     pub policy: Option<String>,
     /// A worktree for every teammate that does not say otherwise.
     pub worktree: Option<bool>,
