@@ -35,7 +35,11 @@ trap '"$teamctl" delete "$team" --timeout 30s --export "$record" >&2 || true' EX
 
 "$teamctl" tasks add "Review the authentication changes" --owner alice >&2
 "$teamctl" tasks add "Review the tests" --owner bob >&2
-"$teamctl" wait --tasks-done --idle --timeout "${WORK_TIMEOUT:-30m}" >&2
+# Unattended: a teammate silent for 10 minutes is nudged, one whose pane died is started again
+# on its session (twice at most), and a rate limit that outlasts Claude Code's own retries ends
+# the job early (exit 7) instead of waiting out the timeout.
+"$teamctl" wait --tasks-done --idle --timeout "${WORK_TIMEOUT:-30m}" \
+    --on-stall nudge --stall-after 10m --on-dead restart --on-rate-limit exit >&2
 
 # Each report lands in team-lead's inbox (teamctl is this team's lead); a teammate that goes
 # idle without answering, or is gone, fails the job.

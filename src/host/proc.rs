@@ -32,9 +32,47 @@ pub fn proc_start(pid: u32) -> Option<String> {
     stat_fields(pid).map(|(_, start)| start)
 }
 
+/// `pid` and every process below it (Linux: `/proc/<pid>/task/*/children`), each with its start
+/// time ([`proc_start`]), to wait for them to end; what `/proc` does not show is left out.
+pub fn tree(pid: u32) -> Vec<(u32, Option<String>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        if out.iter().any(|(q, _)| *q == p) || out.len() >= 256 {
+            continue;
+        }
+        out.push((p, proc_start(p)));
+        let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let children = fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            todo.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_holds_the_children() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let t = tree(std::process::id());
+        assert_eq!(t[0].0, std::process::id());
+        assert!(t.iter().any(|(p, s)| *p == child.id() && s.is_some()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
 
     #[test]
     fn own_process_is_alive_and_a_wrong_start_is_not() {

@@ -644,20 +644,11 @@ mod tests {
                 .map(|(kind, to, entry)| {
                     let entry: Entry = serde_json::from_value(entry).unwrap();
                     Event {
-                        schema_version: 1,
-                        event: kind,
-                        team: "t".into(),
-                        at: "2026-11-29T10:00:05.000Z".into(),
                         to: Some(to.into()),
                         from: entry.get("from").and_then(Value::as_str).map(String::from),
                         id: Some(crate::store::id::entry_id(&entry)),
-                        member: None,
                         message: Some(entry),
-                        task: None,
-                        member_entry: None,
-                        changes: None,
-                        waiting: None,
-                        waiting_detail: None,
+                        ..Event::new(kind, "t", "2026-11-29T10:00:05.000Z")
                     }
                 })
                 .collect(),

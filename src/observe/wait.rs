@@ -33,7 +33,7 @@ use serde_json::Value;
 use crate::host::tmux::Liveness;
 use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer, Watching};
-use crate::observe::keep::{Acted, Hand, Rules};
+use crate::observe::keep::{Acted, Action, Hand, Rules};
 use crate::observe::members::{
     Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
     shut_down_in, teammates, unread,
@@ -667,6 +667,7 @@ fn kind_matches(kind: &TypeFilter, e: &Entry) -> bool {
         TypeFilter::Message => ft.is_none(),
         TypeFilter::Protocol => ft.is_some(),
         TypeFilter::Frame(f) => ft.as_deref() == Some(f.as_str()),
+        TypeFilter::MessageOrIdle => ft.is_none_or(|t| t == "idle_notification"),
     }
 }
 
@@ -806,7 +807,7 @@ pub fn wait(
     }
     let mut stuck = None;
     if !tracker.done(any) && over.is_none() {
-        stuck = keep(&mut f, hand, acted, observer, clock);
+        stuck = keep(&mut f, &mut tracker, hand, acted, observer, met, clock)?;
     }
     if !tracker.done(any) && over.is_none() && stuck.is_none() {
         let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
@@ -835,7 +836,7 @@ pub fn wait(
         }
         over = f.over_budget();
         if !tracker.done(any) && over.is_none() {
-            stuck = keep(&mut f, hand, acted, observer, clock);
+            stuck = keep(&mut f, &mut tracker, hand, acted, observer, met, clock)?;
         }
     }
     let spend = f.last_spend();
@@ -854,22 +855,38 @@ pub fn wait(
 
 /// Acts on the stuck members as the rules say; returns the error that ends the wait, if an
 /// action does (any other failure to read the team is a warning: the conditions still hold).
+/// A member restarted is looked at again at once (its new pane recorded, the panes probed), so
+/// that the conditions never judge it by the pane it had: "every teammate is gone" is not
+/// true of a team whose one teammate was just started again.
+///
+/// # Errors
+/// From `observer` and `met`.
+#[allow(clippy::too_many_arguments)]
 fn keep(
     f: &mut Following,
+    tracker: &mut Tracker,
     hand: &mut dyn Hand,
     acted: &mut dyn FnMut(&Acted),
     observer: &mut dyn Observer,
+    met: &mut dyn FnMut(&ConditionState) -> Result<()>,
     clock: &dyn Fn() -> DateTime<Utc>,
-) -> Option<anyhow::Error> {
+) -> Result<Option<anyhow::Error>> {
     match f.keep(hand, clock()) {
         Ok(done) => {
             done.iter().for_each(acted);
-            None
+            if done.iter().any(|a| a.action == Action::Restart && a.ok) {
+                let changes = f.look_again(clock());
+                observer.changed(&f.watch, Some(&changes))?;
+                for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
+                    met(&tracker.states[i])?;
+                }
+            }
+            Ok(None)
         }
-        Err(e) if e.downcast_ref::<crate::Error>().is_some() => Some(e),
+        Err(e) if e.downcast_ref::<crate::Error>().is_some() => Ok(Some(e)),
         Err(e) => {
             observer.warn(&format!("{e:#}"));
-            None
+            Ok(None)
         }
     }
 }

@@ -97,6 +97,9 @@ fn corpus() -> Corpus {
     )
     .unwrap();
     fs::write(team.join("inboxes/worker.json"), "[]").unwrap();
+    // A misspelt name's inbox (Claude Code up to 2.1.178 makes one): status, doctor, redeliver.
+    let misspelt = json!([entry(&evil("from"), &evil("text"), &evil("id8"))]);
+    fs::write(team.join("inboxes/workr.json"), misspelt.to_string()).unwrap();
     // Invalid UTF-8 inside a string: the whole inbox does not parse.
     fs::write(
         team.join("inboxes/broken.json"),
@@ -237,6 +240,8 @@ fn every_human_output_is_neutralised() {
             "--timeout",
             "10ms",
         ],
+        &["redeliver", "workr", "--dry-run"],
+        &["redeliver", "workr"],
         &["tasks", "claim", "1"],
         &["tasks", "update", "1", "--status", "completed"],
         &["tasks", "done", "2"],

@@ -113,6 +113,8 @@ fn json_states_and_signals() {
         [
             "identity",
             "members",
+            "misaddressed",
+            "needs_human",
             "schema_version",
             "tasks",
             "team",

@@ -85,6 +85,7 @@ fn json_is_the_frames_data() {
         [
             "members",
             "messages",
+            "misaddressed",
             "requests",
             "schema_version",
             "tasks",

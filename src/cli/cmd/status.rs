@@ -4,6 +4,8 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
+use teamctl::observe::human::{self, Need};
+use teamctl::observe::misaddressed::{self, Misaddressed};
 use teamctl::observe::reader::{Options, TeamReader};
 use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, WaitingDetail};
 use teamctl::team::config;
@@ -125,6 +127,10 @@ pub(crate) struct StatusArgs {
     #[arg(long, value_name = "DURATION", default_value = "3m")]
     no_response_after: String,
 
+    /// A permission or plan request waiting this long needs a person (needs_human)
+    #[arg(long, value_name = "DURATION", default_value = "1m")]
+    after: String,
+
     /// One row per team instead of one team's members
     #[arg(long)]
     all_teams: bool,
@@ -145,6 +151,8 @@ struct Json<'a> {
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
     totals: &'a Totals,
+    needs_human: &'a [Need],
+    misaddressed: Vec<Misaddressed>,
 }
 
 #[derive(Serialize)]
@@ -183,17 +191,20 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, opts);
     };
+    let after = time::parse_duration(&args.after)?;
     let mut reader = TeamReader::of(team, ctx.records(), opts);
-    let st = reader.read_opened(ctx.now)?.status;
+    let present = reader.read_opened(ctx.now)?;
     if let Err(e) = reader.save() {
         warn(&format!("{e:#}"));
     }
     let team = reader.team();
+    let needs = human::needs(&present, team, reader.board(), after);
+    let st = present.status;
     // A folder that could not be listed ends the command with an error, after what was read.
     for w in st.warnings.iter().filter(|w| !st.unlisted.contains(w)) {
         warn(w);
     }
-    show_team(ctx, team, &st)?;
+    show_team(ctx, team, &st, &needs)?;
     incomplete(team.name.as_str(), &st.unlisted)
 }
 
@@ -210,9 +221,10 @@ fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
 }
 
 /// Prints the status of one team (`--json`: one document).
-fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
+fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) -> Result<()> {
     let me = ctx.identity(team);
     let reason = mailbox::unreachable_reason(team, &me);
+    let lost = misaddressed::scan(team).misaddressed;
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
@@ -225,11 +237,65 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
             members: &st.members,
             tasks: &st.tasks,
             totals: &st.totals,
+            needs_human: needs,
+            misaddressed: lost,
         });
     }
+    let lines = header(ctx, st, &me, reason.as_deref(), needs);
+    // Each field wrapped to the terminal, continued under its value.
+    let width = term::width();
+    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
+    ctx.out.line(&lines.join("\n"))?;
+    members_table(ctx, &st.members)?;
+    for m in &lost {
+        ctx.out.line(&wrap(
+            &format!("misaddressed: {}", esc(&m.summary())),
+            width,
+            2,
+        ))?;
+    }
+    let trees: Vec<String> = st
+        .members
+        .iter()
+        .filter_map(|m| {
+            let t = m.worktree.as_ref()?;
+            let changed = t
+                .changed
+                .map_or("changes unknown".into(), |n| format!("{n} file(s) changed"));
+            Some(format!(
+                "{}: branch {}, {changed} ({})",
+                esc(&m.name),
+                esc(&t.branch),
+                esc(&t.path)
+            ))
+        })
+        .collect();
+    if !trees.is_empty() {
+        ctx.out.line(&format!("worktrees:\n{}", trees.join("\n")))?;
+    }
+    if st
+        .members
+        .iter()
+        .all(|m| m.tokens.is_none() && m.waiting.is_none())
+    {
+        return Ok(());
+    }
+    ctx.out.line("")?;
+    work_table(ctx, &st.members)
+}
+
+/// The lines above the members' table: the team, its lead, the format of its inboxes, you, its
+/// tasks and cost, and what a person is needed for.
+fn header(
+    ctx: &Ctx,
+    st: &status::TeamStatus,
+    me: &str,
+    reason: Option<&str>,
+    needs: &[Need],
+) -> Vec<String> {
     let t = &st.team;
-    let me = esc(&me);
-    let reason = reason.as_deref().map(esc);
+    let me = esc(me);
+    let reason = reason.map(esc);
     let lead = match (t.lead_pid, t.lead_alive) {
         (Some(pid), Some(true)) => format!("pid {pid}, running"),
         (Some(pid), Some(false)) => format!("pid {pid}, not running"),
@@ -279,18 +345,29 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
                 tokens(t)
             ),
         },
-        String::new(),
     ];
-    // Each field wrapped to the terminal, continued under its value.
-    let width = term::width();
-    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
-    ctx.out.line(&lines.join("\n"))?;
+    // A person is needed: what for, and what to do (the misaddressed inboxes have their own
+    // lines below).
+    let needs = needs
+        .iter()
+        .filter(|n| n.cause != "misaddressed")
+        .map(|n| format!("needs you:   {}: {}", n.cause, esc(&n.todo)));
+    lines
+        .into_iter()
+        .chain(needs)
+        .chain([String::new()])
+        .collect()
+}
+
+/// The members' table: each member's state, when it was last seen, its unread messages, tasks and
+/// whether its process runs.
+fn members_table(ctx: &Ctx, members: &[status::MemberStatus]) -> Result<()> {
     let mut rows = vec![
         ["NAME", "STATE", "LAST SEEN", "UNREAD", "TASKS", "ALIVE"]
             .map(String::from)
             .to_vec(),
     ];
-    for m in &st.members {
+    for m in members {
         let seen = match (&m.last_event_at, &m.last_event_kind) {
             (Some(at), Some(kind)) => format!("{} ({kind})", ago(ctx.now, at)),
             (None, Some(kind)) => kind.clone(),
@@ -311,34 +388,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
         ]);
     }
     ctx.out.narrow_table(rows)?;
-    let trees: Vec<String> = st
-        .members
-        .iter()
-        .filter_map(|m| {
-            let t = m.worktree.as_ref()?;
-            let changed = t
-                .changed
-                .map_or("changes unknown".into(), |n| format!("{n} file(s) changed"));
-            Some(format!(
-                "{}: branch {}, {changed} ({})",
-                esc(&m.name),
-                esc(&t.branch),
-                esc(&t.path)
-            ))
-        })
-        .collect();
-    if !trees.is_empty() {
-        ctx.out.line(&format!("worktrees:\n{}", trees.join("\n")))?;
-    }
-    if st
-        .members
-        .iter()
-        .all(|m| m.tokens.is_none() && m.waiting.is_none())
-    {
-        return Ok(());
-    }
-    ctx.out.line("")?;
-    work_table(ctx, &st.members)
+    Ok(())
 }
 
 /// `line` broken at spaces into lines of at most `width` columns (a longer word stays whole),

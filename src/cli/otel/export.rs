@@ -25,7 +25,7 @@ use teamctl::observe::watch::{Changes, Event, Watch};
 use teamctl::ops::policy::Outcome;
 use teamctl::team::model::Frame;
 
-use crate::cli::otel::{Config, FLUSH_DEADLINE, Protocol, Target};
+use crate::cli::otel::config::{Config, FLUSH_DEADLINE, Protocol, Target};
 use crate::cli::output::warn;
 
 /// An OTLP/HTTP exporter builder set up for `t`: teamctl's HTTP client (which records a

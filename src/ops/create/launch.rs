@@ -3,17 +3,16 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Context, Result};
 
 use super::outcome::{MemberOutcome, MemberState, Step};
 use super::spec::{LaunchEnv, Spec, color_of};
 use super::worktree::Trees;
 use crate::host::claude::TeammateLaunch;
 use crate::host::tmux;
-use crate::store;
 use crate::store::lock::LockOptions;
-use crate::store::paths::{Layout, TeamName};
+use crate::store::paths::Layout;
+use crate::team::config::set_pane;
 use crate::team::model::Color;
 
 /// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted: see
@@ -94,47 +93,12 @@ pub(super) fn start_panes(
     Ok(())
 }
 
-/// Sets `tmuxPaneId` and `backendType: "tmux"` on a member, under the config lock.
-///
-/// # Errors
-/// Lock timeout, a corrupt `config.json`, I/O.
-pub fn set_pane(
-    layout: &Layout,
-    team: &TeamName,
-    member: &str,
-    pane: &str,
-    opts: &LockOptions,
-) -> Result<()> {
-    let path = layout.config_path(team);
-    store::rewrite(
-        &path,
-        opts,
-        |b| store::parse_object(b, &path),
-        |doc| {
-            let entry = doc
-                .get_mut("members")
-                .and_then(Value::as_array_mut)
-                .and_then(|ms| {
-                    ms.iter_mut()
-                        .filter_map(Value::as_object_mut)
-                        .find(|m| m.get("name").and_then(Value::as_str) == Some(member))
-                });
-            let Some(entry) = entry else {
-                bail!("member '{member}' disappeared from {}", path.display());
-            };
-            entry.insert("tmuxPaneId".into(), pane.into());
-            entry.insert("backendType".into(), "tmux".into());
-            Ok((true, ()))
-        },
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::host::claude::{Permission, shell_quote};
     use crate::ops::create::{Launch, MemberSpec};
-    use crate::store::paths::MemberName;
+    use crate::store::paths::{MemberName, TeamName};
     use std::path::PathBuf;
 
     #[test]

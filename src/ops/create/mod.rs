@@ -28,7 +28,7 @@ mod worktree;
 
 pub use file::{FileMember, Loaded, Overrides, TeamFile, WorktreeValue, expand_name, load};
 pub use flow::create;
-pub use launch::{set_pane, teammate_command};
+pub use launch::teammate_command;
 pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
 pub use provision::{config_doc, provision};
 pub use ready::{brief_taken, reported};
