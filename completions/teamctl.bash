@@ -192,7 +192,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__ask)
-            opts="-h -V --from --summary --all --join --idempotency-key --timeout --consume --raw --poll --policy --from-transcript --max-cost --max-tokens --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --from --summary --all --join --idempotency-key --timeout --consume --raw --poll --policy --from-transcript --max-cost --max-tokens --max-cost-per-member --warn-at --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -227,6 +227,14 @@ _teamctl() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost-per-member)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warn-at)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -276,12 +284,20 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__create)
-            opts="-h -V --member --member-file --brief-file --description --cwd --model --agent-type --permission-mode --dangerously-skip-permissions --launch --timeout --claude-bin --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --file --dry-run --worktree --policy --member --member-file --brief-file --description --cwd --model --agent-type --permission-mode --dangerously-skip-permissions --launch --timeout --claude-bin --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --member)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -734,7 +750,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --resume --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-teammates --resume --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -780,6 +796,10 @@ _teamctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-teammates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --resume)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -789,6 +809,14 @@ _teamctl() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost-per-member)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warn-at)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1276,7 +1304,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1331,6 +1359,14 @@ _teamctl() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost-per-member)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warn-at)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

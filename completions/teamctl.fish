@@ -54,13 +54,15 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check t
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the man pages (teamctl.1 and one teamctl-<command>.1 per command) into a directory'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l file -d 'A team file (TOML, docs/team-file.md): the team, its teammates and each one\'s model, agent type, permission mode and worktree; flags given here override it, --member adds teammates' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l policy -d 'Once the teammates are ready, answer what they asked while starting by this policy file (docs/policy.md; a team file\'s `policy`); give `wait --policy` the same file afterwards' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l brief-file -d 'Read a teammate\'s brief from a file' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l description -d 'The team\'s description in config.json' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l cwd -d 'The teammates\' working directory [default: the current one]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type) [default in config.json: general-purpose]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model; overrides the team file\'s)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type; overrides the team file\'s) [default in config.json: general-purpose]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts (--permission-mode; a lead\'s teammates inherit its mode)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l launch -d 'Start the teammates in tmux, or only provision the files' -r -f -a "tmux\t''
 none\t''"
@@ -69,6 +71,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dry-run -d 'Print what would be created (team, each teammate\'s settings, worktree and brief) and write nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l worktree -d 'A git worktree for every teammate, on its own branch teamctl/<team>/<member>, outside the checkout (in teamctl\'s data dir); the teammate runs there'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
@@ -85,9 +89,12 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How l
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run (1 to 64 of A-Za-z0-9_-): one run per label at a time; names the tmux session' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-teammates -d 'At most N teammates: one the lead starts past that is stopped (its pane ended; tmux teammates only) and the lead is told to carry on with the ones it has' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l resume -d 'Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
@@ -365,6 +372,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll ev
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
@@ -407,6 +416,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll e
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'

@@ -1,11 +1,12 @@
 //! The host layer: the machine around the files. It owns tmux ([`tmux`]), finding the `claude`
 //! binary ([`resolve`]), probes of processes ([`proc`]), how Claude Code is launched
-//! ([`claude`]: its permission flags, the launch environment, shell quoting) and commands run
-//! for events ([`hook`]). It imports
+//! ([`claude`]: its permission flags, the launch environment, shell quoting), commands run
+//! for events ([`hook`]) and the `git` command for teammates' worktrees ([`git`]). It imports
 //! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
 //! ops or cli layers.
 
 pub mod claude;
+pub mod git;
 pub mod hook;
 pub mod proc;
 pub mod resolve;

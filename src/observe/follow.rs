@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::host::tmux::Liveness;
-use crate::observe::budget::{Cap, Exceeded};
+use crate::observe::budget::{Cap, Exceeded, Warner, Warning};
 use crate::observe::human::{Need, needs};
 use crate::observe::keep::{Acted, Hand, Keeper, Rules};
 use crate::observe::reader::{Options, Records, TeamReader};
@@ -42,6 +42,11 @@ pub trait Observer {
     fn warn(&mut self, msg: &str);
     /// A hint.
     fn hint(&mut self, msg: &str);
+    /// Spend crossed `--warn-at` of a limit (told once per limit): a warning unless the caller
+    /// tells it otherwise.
+    fn budget_warning(&mut self, w: &Warning) {
+        self.warn(&w.to_string());
+    }
 }
 
 /// What a [`Following`] reads besides the team's files.
@@ -71,6 +76,8 @@ pub struct Following {
     pub reader: TeamReader,
     /// The cap the spend is held against.
     cap: Cap,
+    /// Its `--warn-at` crossings told so far.
+    warner: Warner,
     /// What to do about stuck members (`None`: nothing but waiting).
     keeper: Option<Keeper>,
     /// Each member's waiting reason as last told (`None`: not told: no `waiting` events).
@@ -115,6 +122,7 @@ impl Following {
             waker,
             reader,
             cap,
+            warner: Warner::default(),
             keeper: rules.is_active().then(|| Keeper::new(rules)),
             reasons: reasons.then(HashMap::new),
             needs: needs.map(|after| (after, Vec::new())),
@@ -266,6 +274,14 @@ impl Following {
     /// The cap crossed by the team's spend as last read, if any.
     pub fn over_budget(&self) -> Option<Exceeded> {
         self.cap.exceeded(self.reader.spend()?.spend())
+    }
+
+    /// The `--warn-at` crossings of the spend as last read, each told once.
+    pub fn budget_warnings(&mut self) -> Vec<Warning> {
+        match self.reader.spend() {
+            Some(s) => self.warner.check(&self.cap, s.spend()),
+            None => Vec::new(),
+        }
     }
 
     /// The spend as last read, if a cap is held (its index saved: a failure to save it only

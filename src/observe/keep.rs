@@ -379,6 +379,8 @@ mod tests {
             waiting,
             waiting_detail: None,
             transcripts: Vec::new(),
+            context: None,
+            worktree: None,
         }
     }
 

@@ -8,7 +8,8 @@
 //!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
 //!   [`members`] the rules about one member it shares with `ask`, [`keep`] what to do about a
 //!   member that is stuck, [`human`] when a person is needed;
-//! - [`log`]: a member's story; [`top`]: what the live view shows;
+//! - [`log`]: a member's story; [`top`]: what the live view shows; [`worktree`]: a teammate's
+//!   own git worktree;
 //! - [`misaddressed`]: inboxes nobody reads (a teammate wrote to a name that is no member);
 //!   [`said`]: what a teammate said at the end of a turn, from its transcript.
 
@@ -26,3 +27,4 @@ pub mod status;
 pub mod top;
 pub mod wait;
 pub mod watch;
+pub mod worktree;

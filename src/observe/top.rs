@@ -16,9 +16,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::observe::reader::{Present, TeamReader};
-use crate::observe::spend::CostSource;
+use crate::observe::spend::{ContextUse, CostSource};
 use crate::observe::status::{self, MemberStatus, State, TaskCounts, WaitingDetail};
 use crate::observe::watch::{Changes, Event};
+use crate::observe::worktree::WorktreeStatus;
 use crate::store::Entry;
 use crate::team::config::Team;
 use crate::team::model::{Frame, first_line};
@@ -356,6 +357,10 @@ pub struct MemberRow {
     pub process_alive: Option<bool>,
     /// Whether it is listed in `config.json`.
     pub in_config: bool,
+    /// How full its context is (as `status`).
+    pub context: Option<ContextUse>,
+    /// Its own git worktree (as `status`).
+    pub worktree: Option<WorktreeStatus>,
 }
 
 /// A task on the board (`top --json` `tasks.*[]`).
@@ -574,6 +579,8 @@ fn row(m: &MemberStatus, lead: bool) -> MemberRow {
         last_event_kind: m.last_event_kind.clone(),
         process_alive: m.process_alive,
         in_config: m.in_config,
+        context: m.context,
+        worktree: m.worktree.clone(),
     }
 }
 

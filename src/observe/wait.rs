@@ -797,6 +797,9 @@ pub fn wait(
     for w in skipped {
         observer.warn(&w);
     }
+    for w in f.budget_warnings() {
+        observer.budget_warning(&w);
+    }
     observer.changed(&f.watch, None)?;
     let mut tracker = Tracker::new(&f.watch, spec, log, f.live(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
@@ -827,6 +830,9 @@ pub fn wait(
         observer.changed(&f.watch, Some(&changes))?;
         for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
             met(&tracker.states[i])?;
+        }
+        for w in f.budget_warnings() {
+            observer.budget_warning(&w);
         }
         over = f.over_budget();
         if !tracker.done(any) && over.is_none() {

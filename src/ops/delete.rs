@@ -1,8 +1,9 @@
 //! Taking down a team teamctl leads: ask each running teammate to shut down (the lead's
 //! `shutdown_request` frame), wait for its `shutdown_approved` or for its pane to end, kill the
 //! tmux session, then remove the team and task folders (renamed to `<name>.deleted-<uuid>`
-//! first, as new Claude Code does, so no reader sees a half-removed team). A record of the team
-//! ([`Record`]) can be written just before the folders go.
+//! first, as new Claude Code does, so no reader sees a half-removed team), and remove the
+//! teammates' worktrees that hold no uncommitted changes (the others, and every branch, are
+//! kept). A record of the team ([`Record`]) can be written just before the folders go.
 
 use std::collections::HashMap;
 use std::fs;
@@ -18,6 +19,7 @@ use uuid::Uuid;
 
 use crate::host::tmux::session_name;
 use crate::host::{proc, tmux};
+use crate::ops::create::{TakenDown, take_down};
 use crate::ops::export::{self, Exported};
 use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
@@ -62,6 +64,9 @@ pub struct Deleted {
     pub removed: Vec<PathBuf>,
     /// The record written before they were ([`Record`]).
     pub export: Option<Exported>,
+    /// The teammates' worktrees: removed when they had no uncommitted changes, else kept;
+    /// their branches are always kept.
+    pub worktrees: Vec<TakenDown>,
 }
 
 /// A record of the team to write at the last moment before its folders are removed
@@ -115,6 +120,13 @@ pub fn delete(
             removed.push(dir.to_path_buf());
         }
     }
+    // Only worktrees teamctl's own record names, once their teammates are gone.
+    let worktrees = team
+        .lead
+        .as_ref()
+        .and_then(|r| r.launch.as_ref())
+        .map(|l| take_down(&l.members))
+        .unwrap_or_default();
     if let Some(leads) = leads {
         leads.remove(layout, name)?;
     }
@@ -123,6 +135,7 @@ pub fn delete(
         tmux_session: session.filter(|_| killed),
         removed,
         export,
+        worktrees,
     })
 }
 

@@ -40,6 +40,8 @@
 //       $MOCK_TEAMCTL is set, else TaskUpdate {taskId, status: "completed"}. 2.1.332 offline
 //       offers no Task* tools ("TaskUpdate is disabled for this session"), so the e2e tests
 //       set MOCK_TEAMCTL and the task file is changed through teamctl's locks instead
+//     * lead mode: `Spawn2: <a> <tokA> <b> <tokB>` in the lead's first prompt -> Agent for a,
+//       and on its result Agent for b (a lead that starts two teammates; limit-e2e.js)
 //     * lead mode (teamctl run): text `Spawn: <name> <tok>` -> ONE tool_use Agent
 //       {description, name, prompt: "Report: <tok>"} (a lead spawns a teammate); with
 //       ` type=<t>` and/or ` model=<m>` after the token, subagent_type and model are set too;
@@ -473,6 +475,18 @@ function decide(body) {
   }
   // Lead mode (teamctl run).
   const lastText = last.role === 'user' ? messageTexts(last).join('\n') : '';
+  // `Spawn2: <a> <tokA> <b> <tokB>` in the lead's prompt: spawns a, then (on the Agent call's
+  // result) b: a lead that starts two teammates, one after the other.
+  const firstUser = convo.find((m) => m.role === 'user');
+  const two = firstUser ? messageTexts(firstUser).join('\n').match(/Spawn2: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/) : null;
+  if (two && !lastText.includes('<teammate-message')) {
+    const spawned = convo.filter((m) => m.role === 'assistant' && Array.isArray(m.content))
+      .flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === 'Agent').length;
+    if (spawned < 2) {
+      const [name, tok] = spawned === 0 ? [two[1], two[2]] : [two[3], two[4]];
+      return { kind: 'tool_use', name: 'Agent', input: { description: `spawn ${name}`, name, prompt: `Report: ${tok}` }, why: `spawn ${name}` };
+    }
+  }
   // A lead resumed by `teamctl run --resume`: a report it carries in its prompt ends the work;
   // else it spawns again the teammate of its first prompt (`Spawn: <name> <tok>`).
   if (lastText.includes('this session was interrupted')) {

@@ -38,6 +38,7 @@ mod stale_lock;
 mod status;
 mod store;
 mod tasks;
+mod team_file;
 mod top;
 mod wait;
 mod watch;

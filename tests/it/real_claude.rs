@@ -327,6 +327,57 @@ fn real_claude_code_teammate_seen_and_answered_in_top() {
     );
 }
 
+/// A team file (`create --file`) gives two real 2.1.332 teammates their own model, agent type
+/// (`.claude/agents/reviewer.md`, its prompt in the requests) and git worktree; both edit the
+/// same path on their own branches; `wait --max-cost-per-member --warn-at` stops at the member
+/// over it after one `budget_warning` for it; `delete` keeps the dirty worktree and removes the
+/// clean one. Driver: `tests/e2e/shape-e2e.js`.
+#[test]
+fn real_claude_code_team_from_a_team_file() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "shape-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(summary["models"]["alice"], "claude-sonnet-4-5");
+    assert_eq!(summary["warning"]["member"], "alice");
+    assert_eq!(
+        summary["worktrees"],
+        serde_json::json!(["alice: kept", "bob: removed"])
+    );
+}
+
+/// `run --max-teammates 1` with a real 2.1.332 lead that starts two pane teammates: the second
+/// has its pane ended by teamctl and the run ends done with one teammate. Driver:
+/// `tests/e2e/limit-e2e.js`.
+#[test]
+fn real_claude_code_run_keeps_to_max_teammates() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "limit-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert!(
+        summary["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("teammate w2 is past --max-teammates 1")
+    );
+    // w2 is gone from the team, or listed as exited, depending on when the run last looked.
+    let running: Vec<&str> = summary["teammates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .filter(|t| !t.ends_with(": exited"))
+        .collect();
+    assert_eq!(running, ["w1: idle"]);
+}
+
 /// Keeping a team going, against the real 2.1.332 with the mock's fault rules
 /// (`CLAUDE_CODE_MAX_RETRIES=2`, `API_TIMEOUT_MS=5000`): `status --json` names why a pane
 /// teammate does not move (429, 529, 500, a dropped connection, a request with no answer) and

@@ -114,6 +114,7 @@ fn json_is_the_frames_data() {
         [
             "activity",
             "color",
+            "context",
             "cost_source",
             "cost_usd",
             "doing",
@@ -129,7 +130,8 @@ fn json_is_the_frames_data() {
             "tokens",
             "unread",
             "waiting",
-            "waiting_detail"
+            "waiting_detail",
+            "worktree"
         ]
     );
     assert_eq!(v["members"][0]["name"], "team-lead");

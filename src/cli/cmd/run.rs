@@ -207,6 +207,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PATH")]
     export: Option<PathBuf>,
 
+    /// At most N teammates: one the lead starts past that is stopped (its pane ended; tmux
+    /// teammates only) and the lead is told to carry on with the ones it has
+    #[arg(long, value_name = "N")]
+    max_teammates: Option<usize>,
+
     /// Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed
     #[arg(long, value_name = "TEAM")]
     resume: Option<String>,
@@ -372,6 +377,10 @@ fn event_line(ctx: &Ctx, json: bool, e: Event) -> Option<String> {
         Event::TeamFormed(_) => None,
         Event::Acted(a) => {
             keep::tell(ctx, a);
+            None
+        }
+        Event::BudgetWarning(w) => {
+            keep::tell_budget(ctx, w);
             None
         }
         Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
@@ -603,6 +612,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         export: args.export.clone(),
         cap: args.cap.cap()?,
         rules: args.going.rules()?,
+        max_teammates: args.max_teammates,
         resume: args.resume.clone(),
     })
 }

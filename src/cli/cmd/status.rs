@@ -68,7 +68,8 @@ use crate::cli::term::{self, escape_line as esc};
 /// "unread","pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
 /// "cache_read","cache_creation"},"cost_usd","cost_source","model","activity":{"at","kind",
 /// "tool","summary"},"waiting","waiting_detail":{"status","attempt","max_retries","retry_at",
-/// "resets_at","exhausted","message","since"},"transcripts"}],"tasks":{"pending","in_progress","completed",
+/// "resets_at","exhausted","message","since"},"transcripts","context":{"used","window",
+/// "percent"},"worktree":{"path","branch","changed"}}],"tasks":{"pending","in_progress","completed",
 /// "blocked","ready"},"totals":{"tokens":{…},"cost_usd"}}`; format is legacy, current, mixed or
 /// unknown (above); last_event_kind is message, a frame type (idle_notification,
 /// shutdown_approved, …), inbox_drained or is_active; unread counts the entries of its inbox
@@ -77,7 +78,11 @@ use crate::cli::term::{self, escape_line as esc};
 /// call without its result yet) or text (the last text written); waiting is permission, plan,
 /// dead, rate_limited, overloaded, api_error, no_response, blocked, stalled or null, and
 /// waiting_detail is null unless more is known (exhausted: the retries ran out, the member's
-/// turn ended with the error, and waiting changes nothing); the transcript keys are null (transcripts []) for a member without
+/// turn ended with the error, and waiting changes nothing); context is the newest response's
+/// input, cache read and cache creation tokens against the model's context window (window and
+/// percent null for a model teamctl does not know); worktree is the member's own git worktree
+/// when `create` gave it one (changed: files that differ from the commit it started from, null
+/// when git cannot tell), else null; the transcript keys are null (transcripts []) for a member without
 /// one, and totals' are null when no member has one. For all teams: `{"schema_version":1,
 /// "teams":[{"name","members","last_activity_at","lead_alive"}]}`.
 #[derive(Debug, Args)]
@@ -249,6 +254,25 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
             2,
         ))?;
     }
+    let trees: Vec<String> = st
+        .members
+        .iter()
+        .filter_map(|m| {
+            let t = m.worktree.as_ref()?;
+            let changed = t
+                .changed
+                .map_or("changes unknown".into(), |n| format!("{n} file(s) changed"));
+            Some(format!(
+                "{}: branch {}, {changed} ({})",
+                esc(&m.name),
+                esc(&t.branch),
+                esc(&t.path)
+            ))
+        })
+        .collect();
+    if !trees.is_empty() {
+        ctx.out.line(&format!("worktrees:\n{}", trees.join("\n")))?;
+    }
     if st
         .members
         .iter()
@@ -391,12 +415,17 @@ fn wrap(line: &str, width: usize, indent: usize) -> String {
     out.join("\n")
 }
 
-/// NAME, WAITING, COST and DOING, the last cut to the width left.
+/// NAME, WAITING, COST, CONTEXT (when any member has one and the terminal has room) and
+/// DOING, the last cut to the width left.
 fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
     let dash = || "-".to_string();
-    let mut rows: Vec<[String; 3]> = vec![["NAME", "WAITING", "COST"].map(String::from)];
+    let mut rows: Vec<Vec<String>> = vec![
+        ["NAME", "WAITING", "COST", "CONTEXT"]
+            .map(String::from)
+            .to_vec(),
+    ];
     for m in members {
-        rows.push([
+        rows.push(vec![
             term::escape_lead(&m.name).into_owned(),
             m.waiting.map_or_else(dash, |w| w.to_string()),
             match (m.cost_usd, m.tokens) {
@@ -405,29 +434,31 @@ fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
                 (None, Some(_)) => "unknown".into(),
                 (None, None) => dash(),
             },
+            m.context
+                .map_or_else(dash, |c| teamctl::units::context(c.used, c.percent)),
         ]);
     }
-    let widths: Vec<usize> = (0..3)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let left = term::width()
-        .saturating_sub(widths.iter().sum::<usize>() + 2 * 3)
-        .max(10);
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let mut widths: Vec<usize> = (0..4).map(width).collect();
+    let room = |w: &[usize]| term::width().saturating_sub(w.iter().sum::<usize>() + 2 * w.len());
+    if members.iter().all(|m| m.context.is_none()) || room(&widths) < 16 {
+        widths.pop();
+        rows.iter_mut().for_each(|r| {
+            r.pop();
+        });
+    }
+    let left = room(&widths).max(10);
     let mut out = Vec::new();
     for (i, r) in rows.iter().enumerate() {
         let doing = match i {
             0 => "DOING".to_string(),
             _ => doing(ctx, members[i - 1].activity.as_ref(), left),
         };
-        let line = format!(
-            "{:w0$}  {:w1$}  {:w2$}  {doing}",
-            r[0],
-            r[1],
-            r[2],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
+        let mut line = String::new();
+        for (cell, w) in r.iter().zip(&widths) {
+            line.push_str(&format!("{cell:w$}  "));
+        }
+        line.push_str(&doing);
         out.push(line.trim_end().to_string());
     }
     // Why each waiting member waits, where more is known (API failures, a dead pane).

@@ -572,6 +572,25 @@ impl Recorder {
         }
     }
 
+    pub(super) fn budget_warning(&mut self, w: &teamctl::observe::budget::Warning) {
+        if let Some(root) = &self.root {
+            let limit = serde_json::to_value(w.limit)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let mut attrs = vec![
+                KeyValue::new("teamctl.budget.limit", limit),
+                KeyValue::new("teamctl.budget.spent", w.spent),
+                KeyValue::new("teamctl.budget.max", w.max),
+                KeyValue::new("teamctl.budget.percent", w.percent),
+            ];
+            if let Some(m) = &w.member {
+                attrs.push(KeyValue::new("teamctl.member", m.clone()));
+            }
+            root.span().add_event("teamctl.budget_warning", attrs);
+        }
+    }
+
     pub(super) fn step(&mut self, state: &str, message: &str) {
         if let Some(root) = &self.root {
             root.span().add_event(

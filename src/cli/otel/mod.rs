@@ -127,6 +127,16 @@ pub(crate) fn acted(a: &teamctl::observe::keep::Acted) {
     let _ = a;
 }
 
+/// Spend crossed `--warn-at` of a limit (`teamctl.budget_warning` on the command's span).
+pub(crate) fn budget_warning(w: &teamctl::observe::budget::Warning) {
+    #[cfg(feature = "otel")]
+    if export::enabled() {
+        export::with(|r| r.budget_warning(w));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = w;
+}
+
 /// A step of the command (`run`, `create`): its state and one line.
 pub(crate) fn step(state: &str, message: &str) {
     #[cfg(feature = "otel")]

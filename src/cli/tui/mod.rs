@@ -859,6 +859,8 @@ pub(crate) mod fixture {
             last_event_kind: Some("message".into()),
             process_alive: None,
             in_config: true,
+            context: None,
+            worktree: None,
         }
     }
 

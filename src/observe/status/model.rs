@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::observe::spend::{CostSource, TeamSpend};
+use crate::observe::spend::{ContextUse, CostSource, TeamSpend};
+use crate::observe::worktree::WorktreeStatus;
 use crate::team::protocol::Request;
 use crate::team::transcript::{Activity, Tokens};
 
@@ -162,6 +163,10 @@ pub struct MemberStatus {
     pub waiting_detail: Option<WaitingDetail>,
     /// Its transcript files.
     pub transcripts: Vec<String>,
+    /// How full its context is (`null` before its first response).
+    pub context: Option<ContextUse>,
+    /// Its own git worktree, when `create` gave it one (`null` otherwise).
+    pub worktree: Option<WorktreeStatus>,
 }
 
 /// The team's totals from the transcripts (`status --json` `totals`).

@@ -7,6 +7,8 @@ use chrono::{DateTime, Utc};
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
+use crate::observe::spend::MemberSpend;
+use crate::observe::worktree::WorktreeStatus;
 use crate::store::paths::RESERVED;
 use crate::team::config::{Member, Team};
 use crate::team::tasks::Board;
@@ -91,6 +93,7 @@ pub fn team_status_with(
         work,
         now,
         idle: chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX),
+        trees: crate::observe::worktree::of_team(team),
     };
     let gone = read.owners.iter().filter(|o| {
         cfg.member(o.as_str()).is_none()
@@ -164,6 +167,7 @@ struct TeamFacts<'a> {
     work: Option<&'a Work<'a>>,
     now: DateTime<Utc>,
     idle: chrono::Duration,
+    trees: std::collections::HashMap<String, WorktreeStatus>,
 }
 
 /// One member's row: `m` is its `config.json` entry (`None`: it has only an inbox), `seen` its
@@ -255,6 +259,8 @@ fn member_status(
                     .collect()
             })
             .unwrap_or_default(),
+        context: spend.and_then(MemberSpend::context),
+        worktree: t.trees.get(&name).cloned(),
         name,
     }
 }

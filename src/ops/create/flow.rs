@@ -12,6 +12,7 @@ use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
 use super::provision::{already_exists, provision};
 use super::ready::{wait_ready, with_dialog_hint};
 use super::spec::{Launch, LaunchEnv, Spec, color_of, validate_members};
+use super::worktree::{self, Trees};
 use crate::host::claude::ClaudeInfo;
 use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
@@ -37,7 +38,29 @@ pub fn create(
 ) -> Result<Outcome> {
     let session = session_name(&spec.team);
     let claude = validate(layout, spec, launch, leads, &session, progress)?;
+    let trees = worktree::plan(layout, leads, spec)?;
 
+    if trees.any() {
+        progress(
+            Step::Provisioning,
+            &format!(
+                "git worktrees in {}",
+                leads.worktrees_dir(layout, &spec.team).display()
+            ),
+        );
+        worktree::make(leads, &trees)?;
+        if let Some(req) = launch.and_then(|l| l.trust.as_ref()) {
+            let said = match worktree::trust(req, spec, &trees) {
+                Ok(true) => "trusted in .claude.json as their folder is".to_string(),
+                Ok(false) => format!(
+                    "{} is not trusted in .claude.json, so neither are the worktrees",
+                    spec.cwd.display()
+                ),
+                Err(e) => format!("the worktrees could not be trusted as their folder is: {e:#}"),
+            };
+            progress(Step::Provisioning, &said);
+        }
+    }
     progress(
         Step::Provisioning,
         &layout.config_path(&spec.team).display().to_string(),
@@ -47,12 +70,14 @@ pub fn create(
     let briefs = provision(
         layout,
         spec,
+        &trees,
         &lead_session_id,
         tmux_session,
         now,
         opts,
         leads,
-    )?;
+    )
+    .inspect_err(|_| worktree::unmake_all(&trees))?;
     let mut members: Vec<MemberOutcome> = spec
         .members
         .iter()
@@ -83,6 +108,7 @@ pub fn create(
     let launched = start_panes(
         layout,
         spec,
+        &trees,
         env,
         Path::new(&claude.path),
         &lead_session_id,
@@ -91,7 +117,7 @@ pub fn create(
         opts,
         progress,
     );
-    record_session(layout, spec, leads, &lead_session_id, &session, now)?;
+    record_session(layout, spec, &trees, leads, &lead_session_id, &session, now)?;
     if let Err(e) = launched {
         tmux::kill_session(&session).ok();
         for m in members.iter_mut().filter(|m| m.pane.is_none()) {
@@ -182,6 +208,7 @@ fn validate(
 fn record_session(
     layout: &Layout,
     spec: &Spec,
+    trees: &Trees,
     leads: &Leads,
     lead_session_id: &str,
     session: &str,
@@ -199,6 +226,6 @@ fn record_session(
         Some(&spec.cwd),
     );
     record.tmux_session_id = Some(session_id);
-    record.launch = Some(spec.launch());
+    record.launch = Some(spec.launch(trees));
     leads.record(layout, &spec.team, &record)
 }

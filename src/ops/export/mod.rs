@@ -43,8 +43,8 @@ use bundle::Bundle;
 pub use bundle::Format;
 pub use merge::conversation;
 pub use summary::{
-    Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Status, Summary,
-    TranscriptInfo,
+    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Status,
+    Summary, TranscriptInfo,
 };
 
 use crate::observe::reader::{Options, Records, TeamReader};
@@ -300,6 +300,12 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         result_final: t.result_final,
         transcripts: t.infos,
         cost,
+        worktrees: team
+            .lead
+            .as_ref()
+            .and_then(|r| r.launch.as_ref())
+            .map(|l| BranchInfo::of(&l.members))
+            .unwrap_or_default(),
         files: g.files,
         warnings,
     })

@@ -410,6 +410,7 @@ fn follow(
         cwd: spec.cwd.clone(),
         permission: spec.permission.clone(),
         tmux_session: session.clone(),
+        members: Vec::new(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
     let watched = tmux::respawn(&pane, &lead.command, &pane_env).and_then(|()| {
@@ -569,6 +570,7 @@ mod tests {
             export: None,
             cap: Cap::default(),
             rules: crate::observe::keep::Rules::default(),
+            max_teammates: None,
             resume: None,
         };
         assert_eq!(

@@ -22,6 +22,7 @@ use crate::team::transcript::locate;
 use super::done::{Observation, Settle, find_team, live_panes, observe};
 use super::preflight::detect_dialog;
 use super::spec::{Event, Outcome, POLL, RunEnv, Spec, State};
+use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
 use crate::observe::reader::{Options, Records, TeamReader};
 use crate::ops::rescue::{Relaunch, Rescue};
@@ -145,6 +146,9 @@ struct Monitor<'a> {
     last_cfg: Option<TeamConfig>,
     last_screen_check: Instant,
     last_wait_note: Instant,
+    warner: Warner,
+    /// Teammates stopped for `--max-teammates`.
+    stopped: Vec<String>,
     /// Whether the lead has its prompt (the prompt file is removed then).
     has_prompt: bool,
 }
@@ -185,6 +189,8 @@ pub(super) fn watch<'a>(
         last_cfg: None,
         last_screen_check: Instant::now(),
         last_wait_note: Instant::now(),
+        warner: Warner::default(),
+        stopped: Vec::new(),
         has_prompt: false,
     };
     loop {
@@ -214,9 +220,11 @@ impl Monitor<'_> {
         let panes = live_panes(self.lead.session);
         self.find_transcript(out, spend);
         self.find_team(out, spend, progress);
-        if self.spec.cap.is_set()
-            && let Some(e) = self.spec.cap.exceeded(spend.read())
-        {
+        let read = self.spec.cap.is_set().then(|| spend.read());
+        for w in read.map_or_else(Vec::new, |s| self.warner.check(&self.spec.cap, s)) {
+            progress(Event::BudgetWarning(&w));
+        }
+        if let Some(e) = read.and_then(|s| self.spec.cap.exceeded(s)) {
             out.state = State::Budget;
             out.reason = Some(format!(
                 "{e}; last lines of the lead's pane:\n{}",
@@ -396,6 +404,8 @@ impl Monitor<'_> {
                 progress(Event::Joined(m));
             }
         }
+        let name = name.clone();
+        self.limit_teammates(&name, &mates, progress);
         out.teammates = mates;
         if self.settle.update(&obs, Instant::now(), self.spec.settle) {
             out.state = State::Done;
@@ -412,6 +422,67 @@ impl Monitor<'_> {
             ));
         }
         false
+    }
+
+    /// `--max-teammates`: each teammate past the limit (in the order config.json lists them,
+    /// which is the order they joined) is stopped once: its pane ended when it is one of the
+    /// run's own tmux session (a lead-spawned teammate holds a lead key and refuses a shutdown
+    /// request from anyone but its lead: docs/research/claude-code-behaviour.md), and the lead
+    /// is told in its inbox to carry on with the teammates it has.
+    fn limit_teammates(
+        &mut self,
+        team: &TeamName,
+        mates: &[super::spec::Teammate],
+        progress: &mut dyn FnMut(Event),
+    ) {
+        let Some(max) = self.spec.max_teammates else {
+            return;
+        };
+        let extra: Vec<&super::spec::Teammate> = mates
+            .iter()
+            .skip(max)
+            .filter(|m| !self.stopped.contains(&m.name))
+            .collect();
+        for m in extra {
+            let ours = m.pane.as_deref().filter(|p| {
+                tmux::panes(self.lead.session)
+                    .iter()
+                    .any(|q| q.id == *p && q.id != self.lead.pane)
+            });
+            let how = match ours {
+                Some(p) => match tmux::kill_pane(p) {
+                    Ok(_) => {
+                        self.stopped.push(m.name.clone());
+                        format!("its pane {p} was ended")
+                    }
+                    Err(e) => format!("its pane {p} could not be ended: {e:#}"),
+                },
+                None if m.backend.as_deref() == Some("in-process") => {
+                    self.stopped.push(m.name.clone());
+                    "it runs inside the lead (in-process) and cannot be stopped alone; use \
+                     --teammate-mode tmux"
+                        .to_string()
+                }
+                // Not placed yet: looked at again on the next pass.
+                None => continue,
+            };
+            progress(Event::Progress(
+                State::Running,
+                &format!(
+                    "teammate {} is past --max-teammates {max}: {how}",
+                    shell_quote(&m.name)
+                ),
+            ));
+            let _ = tell_lead(
+                self.layout,
+                team,
+                &format!(
+                    "teamctl: this run allows at most {max} teammate(s), so {} was stopped. \
+                     Do not start more teammates; carry on with the ones you have.",
+                    m.name
+                ),
+            );
+        }
     }
 
     /// Whether only the lead's failed turn (its retries ran out) has kept the work from being
@@ -542,4 +613,27 @@ impl Monitor<'_> {
 fn tail_or_empty(pane: &str) -> String {
     let t = tmux::tail(pane, 15);
     if t.is_empty() { "(empty)".into() } else { t }
+}
+
+/// A message to the lead's inbox from `teamctl` (it reads its inbox once it has teammates).
+fn tell_lead(layout: &Layout, team: &TeamName, text: &str) -> Result<()> {
+    use crate::team::config::Team;
+    use crate::team::mailbox::{self, SendRequest, Text};
+    let t = Team::open(layout, team, None)?;
+    let lead = t
+        .config
+        .as_ref()
+        .and_then(|c| c.lead().map(|l| l.name.clone()))
+        .unwrap_or_else(|| crate::team::config::LEAD.to_string());
+    let req = SendRequest {
+        to: MemberName::parse(&lead)?,
+        from: MemberName::parse("teamctl")?,
+        text: Text::new(text.to_string())?,
+        summary: None,
+        color: None,
+        force: true,
+        idempotency_key: None,
+    };
+    mailbox::send(&t, &req, chrono::Utc::now(), &LockOptions::default(), None)?;
+    Ok(())
 }

@@ -109,6 +109,9 @@ pub struct Spec {
     pub cap: Cap,
     /// What to do about stuck members.
     pub rules: crate::observe::keep::Rules,
+    /// `--max-teammates`: a teammate the lead starts past this many is stopped (its pane
+    /// ended, in the run's own tmux session) and the lead told why.
+    pub max_teammates: Option<usize>,
     /// `--resume`: carry on this team (or lead session id) whose lead was killed, instead of
     /// starting a new one; [`Spec::prompt`] is then added to what the lead is told (may be
     /// empty).
@@ -266,4 +269,6 @@ pub enum Event<'a> {
     TeamFormed(&'a TeamName),
     /// The record was written ([`Spec::export`]).
     Exported(&'a Exported),
+    /// The team's spend crossed `--warn-at` of a limit (told once per limit).
+    BudgetWarning(&'a crate::observe::budget::Warning),
 }

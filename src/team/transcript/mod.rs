@@ -41,6 +41,7 @@ pub mod pricing;
 pub mod skip;
 pub mod story;
 mod tokens;
+pub mod window;
 
 pub use tokens::Tokens;
 
@@ -269,6 +270,11 @@ pub struct FileState {
     pub last_at: Option<String>,
     /// The model of its newest response.
     pub model: Option<String>,
+    /// The context its newest response was given: input, cache read and cache creation
+    /// tokens (absent from an index written before teamctl counted it, until the next
+    /// response).
+    #[serde(default)]
+    pub context_tokens: Option<u64>,
     /// Tokens and cost.
     pub spend: Spend,
     /// Where its calls to the API stand.
@@ -398,6 +404,13 @@ impl FileState {
         }
         if !model.is_empty() && model != "<synthetic>" {
             self.model = Some(model.to_string());
+            if let Some(u) = &m.usage {
+                self.context_tokens = Some(
+                    u.input_tokens
+                        .saturating_add(u.cache_read_input_tokens)
+                        .saturating_add(u.cache_creation_input_tokens),
+                );
+            }
         }
         if l.api_error == Some(true) {
             self.api.gave_up(l, m.content.text());

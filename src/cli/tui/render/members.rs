@@ -1,5 +1,6 @@
 //! The members table: who, in what state, waiting on what, doing what (the one column that
-//! narrows), at what cost, with how much unread, how many tasks, last seen, alive.
+//! narrows), at what cost, how full its context, on which branch, with how much unread, how
+//! many tasks, last seen, alive.
 
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
@@ -24,6 +25,27 @@ pub(super) fn cost_cell(m: &MemberRow) -> String {
         (None, Some(tokens)) => format!("{} tok", count(tokens.total())),
         (None, None) => "-".into(),
     }
+}
+
+/// A member's CONTEXT cell: `12.5%` of its window, its tokens for a model without a known
+/// window, `-` before its first response.
+pub(super) fn context_cell(m: &MemberRow) -> String {
+    m.context.map_or_else(
+        || "-".into(),
+        |c| teamctl::units::context(c.used, c.percent),
+    )
+}
+
+/// A member's BRANCH cell: `teamctl/review/alice +3` (files changed since its start), `-`
+/// without a worktree.
+pub(super) fn branch_cell(m: &MemberRow) -> String {
+    m.worktree.as_ref().map_or_else(
+        || "-".into(),
+        |w| {
+            let changed = w.changed.map_or("?".into(), |n| n.to_string());
+            format!("{} +{changed}", esc(&w.branch))
+        },
+    )
 }
 
 /// A member's DOING cell, cut to `width` columns with its age kept: `Bash: npm test (5s)`.
@@ -67,6 +89,8 @@ pub(super) fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: Date
         .iter()
         .any(|m| m.tokens.is_some() || m.cost_usd.is_some());
     let alive = v.members.iter().any(|m| m.process_alive.is_some());
+    let mut context = v.members.iter().any(|m| m.context.is_some());
+    let mut branch = v.members.iter().any(|m| m.worktree.is_some());
     let fit = |head: &str, cells: &mut dyn Iterator<Item = usize>| -> u16 {
         u16::try_from(cells.chain([head.width()]).max().unwrap_or(4)).unwrap_or(u16::MAX)
     };
@@ -99,6 +123,30 @@ pub(super) fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: Date
         head.push("COST");
         widths.push(Constraint::Length(cost_w));
         fixed += cost_w;
+    }
+    let context_w = fit(
+        "CONTEXT",
+        &mut v.members.iter().map(|m| context_cell(m).width()),
+    );
+    let branch_w = fit(
+        "BRANCH",
+        &mut v.members.iter().map(|m| branch_cell(m).width()),
+    )
+    .min(28);
+    // CONTEXT and BRANCH only where DOING keeps room to say something (BRANCH goes first).
+    let rest = fixed + 6 + 5 + 4 + 5 * u16::from(alive) + 12;
+    let room = |extra: u16| area.width.saturating_sub(rest + extra) >= 30;
+    branch &= room(branch_w + context_w * u16::from(context));
+    context &= room(context_w + branch_w * u16::from(branch));
+    if context {
+        head.push("CONTEXT");
+        widths.push(Constraint::Length(context_w));
+        fixed += context_w;
+    }
+    if branch {
+        head.push("BRANCH");
+        widths.push(Constraint::Length(branch_w));
+        fixed += branch_w;
     }
     head.extend(["UNREAD", "TASKS", "SEEN"]);
     widths.extend([
@@ -134,6 +182,15 @@ pub(super) fn members(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: Date
         }
         if cost {
             cells.push(Cell::from(cost_cell(m)));
+        }
+        if context {
+            cells.push(Cell::from(context_cell(m)));
+        }
+        if branch {
+            cells.push(Cell::from(cut_front(
+                &branch_cell(m),
+                usize::from(branch_w),
+            )));
         }
         let unread = if m.unread > 0 {
             Span::styled(m.unread.to_string(), t.bold())
