@@ -153,7 +153,7 @@ pub struct LaunchEnv {
     /// How long `claude --version` may take.
     pub version_timeout: Duration,
     /// How `teamctl prepare` would write Claude Code's settings here: teammates' worktrees get
-    /// the workspace trust their team's folder has ([`super::worktree::trust`]); `None` leaves
+    /// the workspace trust their team's folder has (`worktree::trust`); `None` leaves
     /// them untrusted.
     pub trust: Option<crate::ops::prepare::Request>,
 }

@@ -21,7 +21,7 @@ use crate::ops::prepare;
 use crate::store::paths::Layout;
 use crate::team::lead::{Leads, MemberLaunch, Worktree};
 
-/// One teammate's worktree, as planned (and, once [`make`] ran, made).
+/// One teammate's worktree, as planned (and, once `make` ran, made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Planned {
     /// Where, on which branch, from which commit, in which repository.
