@@ -41,25 +41,7 @@ pub fn create(
     let trees = worktree::plan(layout, leads, spec)?;
 
     if trees.any() {
-        progress(
-            Step::Provisioning,
-            &format!(
-                "git worktrees in {}",
-                leads.worktrees_dir(layout, &spec.team).display()
-            ),
-        );
-        worktree::make(leads, &trees)?;
-        if let Some(req) = launch.and_then(|l| l.trust.as_ref()) {
-            let said = match worktree::trust(req, spec, &trees) {
-                Ok(true) => "trusted in .claude.json as their folder is".to_string(),
-                Ok(false) => format!(
-                    "{} is not trusted in .claude.json, so neither are the worktrees",
-                    spec.cwd.display()
-                ),
-                Err(e) => format!("the worktrees could not be trusted as their folder is: {e:#}"),
-            };
-            progress(Step::Provisioning, &said);
-        }
+        make_worktrees(layout, leads, spec, launch, &trees, progress)?;
     }
     progress(
         Step::Provisioning,
@@ -78,19 +60,7 @@ pub fn create(
         leads,
     )
     .inspect_err(|_| worktree::unmake_all(&trees))?;
-    let mut members: Vec<MemberOutcome> = spec
-        .members
-        .iter()
-        .zip(briefs)
-        .enumerate()
-        .map(|(i, (m, brief_id))| MemberOutcome {
-            name: m.name.to_string(),
-            color: color_of(i).as_str().to_string(),
-            pane: None,
-            state: MemberState::Provisioned,
-            brief_id,
-        })
-        .collect();
+    let mut members = provisioned(spec, briefs);
     let mut outcome = Outcome {
         state: Step::Provisioned,
         reason: None,
@@ -148,6 +118,54 @@ pub fn create(
         }
     }
     Ok(outcome)
+}
+
+/// Makes the teammates' git worktrees and, when asked, trusts them in `.claude.json` as their
+/// folder is, telling `progress` how that went.
+fn make_worktrees(
+    layout: &Layout,
+    leads: &Leads,
+    spec: &Spec,
+    launch: Option<&LaunchEnv>,
+    trees: &worktree::Trees,
+    progress: &mut dyn FnMut(Step, &str),
+) -> Result<()> {
+    progress(
+        Step::Provisioning,
+        &format!(
+            "git worktrees in {}",
+            leads.worktrees_dir(layout, &spec.team).display()
+        ),
+    );
+    worktree::make(leads, trees)?;
+    if let Some(req) = launch.and_then(|l| l.trust.as_ref()) {
+        let said = match worktree::trust(req, spec, trees) {
+            Ok(true) => "trusted in .claude.json as their folder is".to_string(),
+            Ok(false) => format!(
+                "{} is not trusted in .claude.json, so neither are the worktrees",
+                spec.cwd.display()
+            ),
+            Err(e) => format!("the worktrees could not be trusted as their folder is: {e:#}"),
+        };
+        progress(Step::Provisioning, &said);
+    }
+    Ok(())
+}
+
+/// The teammates as provisioned, each with the id of the brief written to its inbox.
+fn provisioned(spec: &Spec, briefs: Vec<String>) -> Vec<MemberOutcome> {
+    spec.members
+        .iter()
+        .zip(briefs)
+        .enumerate()
+        .map(|(i, (m, brief_id))| MemberOutcome {
+            name: m.name.to_string(),
+            color: color_of(i).as_str().to_string(),
+            pane: None,
+            state: MemberState::Provisioned,
+            brief_id,
+        })
+        .collect()
 }
 
 /// Validating: the teammates, teamctl's private record, the working directory, no team of that
