@@ -49,6 +49,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approv
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Start again every teammate of a team that is not running, on its last session'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "redeliver" -d 'Move messages from an inbox nobody reads to the member they were meant for'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
@@ -56,19 +57,23 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the 
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l file -d 'A team file (TOML, docs/team-file.md): the team, its teammates and each one\'s model, agent type, permission mode and worktree; flags given here override it, --member adds teammates' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l policy -d 'Once the teammates are ready, answer what they asked while starting by this policy file (docs/policy.md; a team file\'s `policy`); give `wait --policy` the same file afterwards' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l brief-file -d 'Read a teammate\'s brief from a file' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l description -d 'The team\'s description in config.json' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l cwd -d 'The teammates\' working directory [default: the current one]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type) [default in config.json: general-purpose]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model; overrides the team file\'s)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type; overrides the team file\'s) [default in config.json: general-purpose]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts (--permission-mode; a lead\'s teammates inherit its mode)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l launch -d 'Start the teammates in tmux, or only provision the files' -r -f -a "tmux\t''
 none\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l timeout -d 'How long to wait for every teammate to take its brief' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dry-run -d 'Print what would be created (team, each teammate\'s settings, worktree and brief) and write nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l worktree -d 'A git worktree for every teammate, on its own branch teamctl/<team>/<member>, outside the checkout (in teamctl\'s data dir); the teammate runs there'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -87,8 +92,12 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How l
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run (1 to 64 of A-Za-z0-9_-): one run per label at a time; names the tmux session' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-teammates -d 'At most N teammates: one the lead starts past that is stopped (its pane ended; tmux teammates only) and the lead is told to carry on with the ones it has' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l resume -d 'Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
@@ -280,6 +289,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l lock-timeout 
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l idle-after -d 'A member with no event for this long is idle' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l after -d 'A permission or plan request waiting this long needs a person (needs_human)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l all-teams -d 'One row per team instead of one team\'s members'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -299,6 +309,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s V -l version -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l after -d 'needs_human: a permission or plan request waiting this long needs a person' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l count -d 'Stop after N matching events (exit 0)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l timeout -d 'Stop after this long; exit 3 if --count was not reached' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l from -d 'Only message events from this sender' -r
@@ -311,7 +322,8 @@ task_deleted\t''
 member_joined\t''
 member_left\t''
 member_updated\t''
-waiting\t''"
+waiting\t''
+needs_human\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l type -d 'Only message events carrying this frame type (or `message`/`protocol`); repeatable: any of them' -r -f -a "message\t''
 protocol\t''
 idle_notification\t''
@@ -363,11 +375,14 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll ev
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l all -d 'Ask every teammate and wait for each'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l join -d 'Join the team first as --from, so teammates can answer you'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed [default: leave it there]'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the answer exactly as written even to a terminal [default: exact when piped, control characters shown as escapes on a terminal]'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from-transcript -d 'A teammate that goes idle without answering, having ended the question\'s turn with plain text (and written to nobody else), answers with that text, read from its transcript'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s V -l version -d 'Print version'
@@ -404,6 +419,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll e
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
@@ -418,6 +435,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l from-transcript -d 'With --message-from: NAME going idle without writing to you counts too, with the text that ended its turn (from its transcript) as the message'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l any -d 'Return when the first condition holds instead of all'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -472,10 +490,19 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-bin -d
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l to -d 'The member to move the messages to [default: the one INBOX most likely meant, when that is certain]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l dry-run -d 'Say what would move, and write nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'First move every misaddressed inbox\'s messages to the member they were certainly meant for (as `teamctl redeliver`)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F

@@ -5,6 +5,7 @@
 #
 #   scripts/compat.sh [--shapes LIST] [--report FILE] [--append] [--tries N] [VERSION...]
 #   scripts/compat.sh --append 2.1.333     # add (or run again) one version's row
+#   scripts/compat.sh --fetch-only 2.1.112 # only fetch into the cache, print each binary's path
 #
 # VERSION defaults to the list below. Shapes (comma-separated, default all):
 #   standalone   a pane teammate started by hand; teamctl sends, it answers  (e2e.js)
@@ -36,6 +37,7 @@ shapes="standalone,create,lead-tmux,lead-inproc,prepared"
 report=docs/compatibility.md
 append=0
 tries=2
+fetch_only=0
 versions=()
 while (($#)); do
     case "$1" in
@@ -43,6 +45,7 @@ while (($#)); do
         --report) report="$2"; shift 2 ;;
         --append) append=1; shift ;;
         --tries) tries="$2"; shift 2 ;;
+        --fetch-only) fetch_only=1; shift ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compat: unknown option $1" >&2; exit 2 ;;
         *) versions+=("$1"); shift ;;
@@ -55,8 +58,6 @@ results="$cache/results"
 mkdir -p "$results"
 runs="$results/runs-$(basename "$report" .md).jsonl"
 
-cargo build --locked --quiet || exit 1
-teamctl="$PWD/target/debug/teamctl"
 
 # The native package's platform: this machine's.
 case $(uname -m) in
@@ -110,6 +111,16 @@ run_shape() { # version shape bin attempt
     ' "$v" "$shape" "$rc" "$base.out" "$base.err" "$try" >>"$runs"
     return $rc
 }
+
+if ((fetch_only)); then
+    for v in "${versions[@]}"; do
+        fetch "$v" || { echo "compat: could not fetch Claude Code $v" >&2; exit 1; }
+    done
+    exit 0
+fi
+
+cargo build --locked --quiet || exit 1
+teamctl="$PWD/target/debug/teamctl"
 
 ((append)) || : >"$runs"
 failed=0

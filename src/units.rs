@@ -1,4 +1,5 @@
-//! Numbers for people, one format each: a cost ([`usd`]), a count ([`count`]), how long ago
+//! Numbers for people, one format each: a cost ([`usd`]), a count ([`count`]), a context's use
+//! ([`context`]), how long ago
 //! something happened ([`age`]) and how long something took or has lasted ([`duration`]). Every
 //! human output (`status`, `top`, the budget message, `report.md`, `teamctl report`) prints
 //! through these, so the same number reads the same everywhere.
@@ -31,6 +32,14 @@ pub fn count(n: u64) -> String {
         0..1_000 => n.to_string(),
         1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
         _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// A context's use: `12.5%` of its window, or the tokens (`45.2k`) when the window is unknown.
+pub fn context(used: u64, percent: Option<f64>) -> String {
+    match percent {
+        Some(p) => format!("{p:.1}%"),
+        None => count(used),
     }
 }
 

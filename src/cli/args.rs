@@ -1,5 +1,6 @@
 //! Argument helpers several verbs share: a deadline from `--timeout`, the values of `--type`,
-//! the spending cap (`--max-cost`, `--max-tokens`) and the totals it reports.
+//! the spending cap (`--max-cost`, `--max-tokens`, `--max-cost-per-member`, `--warn-at`) and
+//! the totals it reports.
 
 use std::time::Instant;
 
@@ -43,15 +44,24 @@ pub(crate) struct CapArgs {
     /// cross N, counted the same way
     #[arg(long, value_name = "N")]
     pub(crate) max_tokens: Option<u64>,
+
+    /// Stop with exit 6, naming the member, once one member's own cost (the lead's too) crosses
+    /// USD, counted the same way
+    #[arg(long, value_name = "USD")]
+    pub(crate) max_cost_per_member: Option<String>,
+
+    /// Warn once when spend crosses PERCENT of a limit above (per member for
+    /// --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with
+    /// --json, and an OpenTelemetry event [default: off]
+    #[arg(long, value_name = "PERCENT")]
+    pub(crate) warn_at: Option<String>,
 }
 
 impl CapArgs {
     /// The cap (unset without either flag).
     pub(crate) fn cap(&self) -> Result<Cap> {
-        let max_cost_usd = self
-            .max_cost
-            .as_deref()
-            .map(|c| {
+        let amount = |flag: &str, v: Option<&str>| {
+            v.map(|c| {
                 c.trim()
                     .trim_start_matches('$')
                     .parse::<f64>()
@@ -59,15 +69,45 @@ impl CapArgs {
                     .filter(|v| v.is_finite() && *v >= 0.0)
                     .ok_or_else(|| {
                         usage(format!(
-                            "invalid --max-cost '{c}': use an amount in USD such as 2.50"
+                            "invalid {flag} '{c}': use an amount in USD such as 2.50"
+                        ))
+                    })
+            })
+            .transpose()
+        };
+        let warn_at_percent = self
+            .warn_at
+            .as_deref()
+            .map(|w| {
+                w.trim()
+                    .trim_end_matches('%')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v > 0.0 && *v <= 100.0)
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "invalid --warn-at '{w}': use a percentage above 0 and at most \
+                             100, such as 80"
                         ))
                     })
             })
             .transpose()?;
-        Ok(Cap {
-            max_cost_usd,
+        let cap = Cap {
+            max_cost_usd: amount("--max-cost", self.max_cost.as_deref())?,
             max_tokens: self.max_tokens,
-        })
+            max_cost_per_member: amount(
+                "--max-cost-per-member",
+                self.max_cost_per_member.as_deref(),
+            )?,
+            warn_at_percent,
+        };
+        if warn_at_percent.is_some() && !cap.is_set() {
+            return Err(usage(
+                "--warn-at needs a limit to warn about: --max-cost, --max-tokens or \
+                 --max-cost-per-member",
+            ));
+        }
+        Ok(cap)
     }
 }
 

@@ -361,6 +361,9 @@ impl Observer for Blocking<'_> {
     fn hint(&mut self, msg: &str) {
         crate::cli::output::hint(msg);
     }
+    fn budget_warning(&mut self, w: &teamctl::observe::budget::Warning) {
+        crate::cli::keep::tell_budget(self.ctx, w);
+    }
 }
 
 /// Teammate text for a terminal or a CI log (control characters and bidi overrides escaped, see

@@ -18,8 +18,9 @@ use teamctl::time;
 use crate::cli::env;
 use crate::cli::output::Output;
 
-/// Flags every subcommand takes.
+/// Flags every subcommand takes (shown last in each verb's help).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// Print one JSON document (JSON Lines for streams) instead of human output
     #[arg(long, global = true)]
@@ -234,9 +235,10 @@ impl Ctx {
 }
 
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
-/// `after_lock=<duration>`,
-/// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write` and `top_panic` (top's
-/// file watcher panics at the first change).
+/// `after_lock=<duration>`, `before_reclaim=<duration>`,
+/// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write`, `between_moves=<duration>`
+/// (a move between its two writes) and `top_panic` (top's file watcher panics at the first
+/// change).
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
     let mut f = teamctl::store::Faults::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -245,9 +247,11 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
         match key {
             "before_lock" => f.before_lock = dur()?,
             "after_lock" => f.after_lock = dur()?,
+            "before_reclaim" => f.before_reclaim = dur()?,
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,
+            "between_moves" => f.between_moves = dur()?,
             "top_panic" => TEST_PANIC.store(true, Ordering::SeqCst),
             _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
         }

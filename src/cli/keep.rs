@@ -153,6 +153,7 @@ fn relaunch(team: &Team, claude_bin: Option<PathBuf>) -> Option<Relaunch> {
             launch.skip_permissions,
         ),
         tmux_session: record.tmux_session.clone()?,
+        members: launch.members,
     })
 }
 
@@ -192,4 +193,31 @@ pub(crate) fn tell(ctx: &Ctx, a: &Acted) {
         a.stuck.reason,
         escape_line(&a.outcome)
     );
+}
+
+#[derive(Serialize)]
+struct BudgetJson<'a> {
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    warning: &'a teamctl::observe::budget::Warning,
+}
+
+/// Tells that spend crossed `--warn-at` of a limit: a line on stderr, or a `budget_warning`
+/// JSON Lines event on stderr with `--json`, and an OpenTelemetry event.
+pub(crate) fn tell_budget(ctx: &Ctx, w: &teamctl::observe::budget::Warning) {
+    crate::cli::otel::budget_warning(w);
+    if ctx.out.json {
+        let doc = BudgetJson {
+            schema_version: 1,
+            kind: "budget_warning",
+            warning: w,
+        };
+        if let Ok(line) = serde_json::to_string(&doc) {
+            eprintln!("{line}");
+        }
+        return;
+    }
+    eprintln!("teamctl: {}", escape_line(&w.to_string()));
 }

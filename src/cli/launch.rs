@@ -26,6 +26,12 @@ pub(crate) struct PermissionArgs {
 }
 
 impl PermissionArgs {
+    /// The permission the flags give, `None` when neither is given.
+    pub(crate) fn given(&self) -> Option<Permission> {
+        (self.permission_mode.is_some() || self.dangerously_skip_permissions)
+            .then(|| self.permission())
+    }
+
     pub(crate) fn permission(&self) -> Permission {
         Permission::from_flags(
             self.permission_mode.as_deref(),

@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
-    prepare, report, resume, run, send, shutdown, status, tasks, top, wait, watch,
+    prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -167,6 +167,7 @@ pub(crate) enum Command {
     Deny(deny::DenyArgs),
     Shutdown(shutdown::ShutdownArgs),
     Resume(resume::ResumeArgs),
+    Redeliver(redeliver::RedeliverArgs),
     Doctor(doctor::DoctorArgs),
     Export(export::ExportArgs),
     Completions(completions::CompletionsArgs),
@@ -207,6 +208,7 @@ pub(crate) fn dispatch(
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Resume(args) => resume::run(&ctx, args),
+        Command::Redeliver(args) => redeliver::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),

@@ -60,7 +60,7 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     };
     let mut out = vec![pid];
     let mut i = 0;
-    while i < out.len() {
+    while i < out.len() && out.len() < 256 {
         let p = out[i];
         i += 1;
         let children: Vec<u32> = if platform::portable() {
@@ -96,6 +96,16 @@ fn linux_children(pid: u32) -> Vec<u32> {
         );
     }
     out
+}
+
+/// `pid` and every process below it ([`descendants`], at most 256), each with its start time
+/// ([`proc_start`]), to wait for them to end; what this machine does not show is left out.
+pub fn tree(pid: u32) -> Vec<(u32, Option<String>)> {
+    descendants(pid)
+        .into_iter()
+        .take(256)
+        .map(|p| (p, proc_start(p)))
+        .collect()
 }
 
 /// Whether teamctl runs as root: its real user id is 0, which is what Claude Code checks
@@ -192,6 +202,19 @@ mod portable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_holds_the_children() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let t = tree(std::process::id());
+        assert_eq!(t[0].0, std::process::id());
+        assert!(t.iter().any(|(p, s)| *p == child.id() && s.is_some()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
 
     #[test]
     fn own_process_is_alive_and_a_wrong_start_is_not() {

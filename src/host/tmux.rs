@@ -201,6 +201,13 @@ pub fn pane_pid(pane: &str) -> Option<u32> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// The name of the session `pane` is in, `None` when there is no such pane.
+pub fn pane_session(pane: &str) -> Option<String> {
+    let out = run(&["display-message", "-p", "-t", pane, "#{session_name}"]).ok()?;
+    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !name.is_empty()).then_some(name)
+}
+
 /// What `pane` shows right now (the visible screen, no history), lines trimmed at the end.
 pub fn screen(pane: &str) -> String {
     let Ok(out) = run(&["capture-pane", "-p", "-t", pane]) else {

@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::host::tmux::Liveness;
-use crate::observe::budget::{Cap, Exceeded};
+use crate::observe::budget::{Cap, Exceeded, Warner, Warning};
+use crate::observe::human::{Need, needs};
 use crate::observe::keep::{Acted, Hand, Keeper, Rules};
 use crate::observe::reader::{Options, Records, TeamReader};
 use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
@@ -41,6 +42,11 @@ pub trait Observer {
     fn warn(&mut self, msg: &str);
     /// A hint.
     fn hint(&mut self, msg: &str);
+    /// Spend crossed `--warn-at` of a limit (told once per limit): a warning unless the caller
+    /// tells it otherwise.
+    fn budget_warning(&mut self, w: &Warning) {
+        self.warn(&w.to_string());
+    }
 }
 
 /// What a [`Following`] reads besides the team's files.
@@ -52,6 +58,9 @@ pub struct Watching {
     pub rules: Rules,
     /// Tell each member's waiting reason as it changes (`waiting` events).
     pub reasons: bool,
+    /// Tell when a person is needed and when no longer (`needs_human` events), a request
+    /// counting once it has waited this long.
+    pub needs: Option<Duration>,
     /// Only these members' inboxes (watch `--member`).
     pub only: Option<Vec<MemberName>>,
 }
@@ -67,10 +76,14 @@ pub struct Following {
     pub reader: TeamReader,
     /// The cap the spend is held against.
     cap: Cap,
+    /// Its `--warn-at` crossings told so far.
+    warner: Warner,
     /// What to do about stuck members (`None`: nothing but waiting).
     keeper: Option<Keeper>,
     /// Each member's waiting reason as last told (`None`: not told: no `waiting` events).
     reasons: Option<HashMap<String, Option<Waiting>>>,
+    /// The threshold of `needs_human` events and the needs last told.
+    needs: Option<(Duration, Vec<Need>)>,
     last_probe: Instant,
     dirs_at: Instant,
 }
@@ -91,10 +104,11 @@ impl Following {
             cap,
             rules,
             reasons,
+            needs,
             only,
         } = w;
         let opts = Options {
-            transcripts: cap.is_set() || rules.is_active() || reasons,
+            transcripts: cap.is_set() || rules.is_active() || reasons || needs.is_some(),
             stall_after: rules.stall_after,
             no_response_after: rules.no_response_after,
             ..Options::default()
@@ -108,8 +122,10 @@ impl Following {
             waker,
             reader,
             cap,
+            warner: Warner::default(),
             keeper: rules.is_active().then(|| Keeper::new(rules)),
             reasons: reasons.then(HashMap::new),
+            needs: needs.map(|after| (after, Vec::new())),
             last_probe: Instant::now(),
             dirs_at: Instant::now(),
         };
@@ -128,6 +144,14 @@ impl Following {
         self.reader
             .probe_for(panes.filter_map(|(_, m)| m.get("tmuxPaneId").and_then(Value::as_str)));
         self.last_probe = Instant::now();
+    }
+
+    /// Reads the team's files again and probes the panes now, after something outside the
+    /// watch changed them (a member started again in a new pane).
+    pub fn look_again(&mut self, at: DateTime<Utc>) -> Changes {
+        let changes = self.watch.rescan(at);
+        self.probe();
+        changes
     }
 
     /// Reads the team's spend, when a cap is held or rules are followed: returns the cap crossed, if the team's spend
@@ -158,7 +182,7 @@ impl Following {
             return Ok(Vec::new());
         };
         let present = self.reader.read(now)?;
-        keeper.check(&present, self.reader.board(), hand)
+        keeper.check(&present, self.reader.board(), now, hand)
     }
 
     /// The `waiting` events since the last call: each member whose waiting reason changed
@@ -167,13 +191,38 @@ impl Following {
     /// # Errors
     /// The team can no longer be opened.
     pub fn reasons(&mut self, now: DateTime<Utc>) -> Result<Vec<Event>> {
-        let Some(last) = self.reasons.as_mut() else {
+        if self.reasons.is_none() && self.needs.is_none() {
             return Ok(Vec::new());
-        };
+        }
         let present = self.reader.read(now)?;
         let at = crate::time::iso_millis(now);
         let team = self.reader.team().name.to_string();
         let mut events = Vec::new();
+        if let Some((after, told)) = self.needs.as_mut() {
+            let now_needs = needs(&present, self.reader.team(), self.reader.board(), *after);
+            let same =
+                |a: &Need, b: &Need| (a.cause, &a.member, &a.key) == (b.cause, &b.member, &b.key);
+            for gone in told
+                .iter()
+                .filter(|t| !now_needs.iter().any(|n| same(n, t)))
+            {
+                let cleared = Need {
+                    cleared: true,
+                    ..gone.clone()
+                };
+                events.push(Event::needs_human(&team, &at, cleared));
+            }
+            for new in now_needs
+                .iter()
+                .filter(|n| !told.iter().any(|t| same(n, t)))
+            {
+                events.push(Event::needs_human(&team, &at, new.clone()));
+            }
+            *told = now_needs;
+        }
+        let Some(last) = self.reasons.as_mut() else {
+            return Ok(events);
+        };
         for m in &present.status.members {
             if last.get(&m.name) == Some(&m.waiting) {
                 continue;
@@ -225,6 +274,14 @@ impl Following {
     /// The cap crossed by the team's spend as last read, if any.
     pub fn over_budget(&self) -> Option<Exceeded> {
         self.cap.exceeded(self.reader.spend()?.spend())
+    }
+
+    /// The `--warn-at` crossings of the spend as last read, each told once.
+    pub fn budget_warnings(&mut self) -> Vec<Warning> {
+        match self.reader.spend() {
+            Some(s) => self.warner.check(&self.cap, s.spend()),
+            None => Vec::new(),
+        }
     }
 
     /// The spend as last read, if a cap is held (its index saved: a failure to save it only

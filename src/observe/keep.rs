@@ -7,20 +7,27 @@
 //! (`--max-restarts`): a member that keeps dying ends the command instead of looping.
 //!
 //! The reasons (from [`crate::observe::status`]): `rate_limited`, `overloaded` and `api_error`
-//! for `--on-rate-limit` (waited out by default: Claude Code retries them itself); `stalled` and
-//! `no_response` for `--on-stall`; `dead` for `--on-dead`. Doing the actions (writing a
+//! for `--on-rate-limit` (waited out by default: Claude Code retries them itself, up to 10 times
+//! over about 3 minutes, so `exit` acts only once it gives up on the call, or when a usage window
+//! resets more than [`WINDOW_TOO_FAR`] from now); `stalled` and `no_response` for
+//! `--on-stall`; `dead` for `--on-dead`. Doing the actions (writing a
 //! message, starting a pane) is the ops layer's: it implements [`Hand`].
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::Result;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::{Error, Stuck as StuckKind};
 use crate::observe::reader::Present;
 use crate::observe::status::{MemberStatus, Waiting, WaitingDetail};
 use crate::team::tasks::Board;
+
+/// A usage window that resets later than this from now is not waited out by `--on-rate-limit
+/// exit`.
+pub const WINDOW_TOO_FAR: Duration = Duration::from_secs(300);
 
 /// What to do about a member the API refuses (`--on-rate-limit`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -209,6 +216,7 @@ impl Keeper {
         &mut self,
         present: &Present,
         board: &Board,
+        now: DateTime<Utc>,
         hand: &mut dyn Hand,
     ) -> Result<Vec<Acted>> {
         let mut done = Vec::new();
@@ -217,6 +225,9 @@ impl Keeper {
             let Some(action) = self.rules.action(reason) else {
                 continue;
             };
+            if kind_of(reason) == StuckKind::Api && !given_up(m.waiting_detail.as_ref(), now) {
+                continue;
+            }
             let occurrence = occurrence(m);
             let key = (m.name.clone(), reason);
             if self.acted.get(&key) == Some(&occurrence) {
@@ -231,20 +242,9 @@ impl Keeper {
 
     fn act(&mut self, stuck: Stuck, action: Action, hand: &mut dyn Hand) -> Result<Acted> {
         let kind = kind_of(stuck.reason);
-        match action {
-            Action::Exit => Err(Error::Stuck(kind, stopped(&stuck)).into()),
-            Action::Nudge => {
-                let (ok, outcome) = match hand.nudge(&stuck) {
-                    Ok(sent) => (true, sent),
-                    Err(e) => (false, format!("{e:#}")),
-                };
-                Ok(Acted {
-                    action,
-                    stuck,
-                    outcome,
-                    ok,
-                })
-            }
+        let done = match action {
+            Action::Exit => return Err(Error::Stuck(kind, stopped(&stuck)).into()),
+            Action::Nudge => hand.nudge(&stuck),
             Action::Restart => {
                 let n = self.restarts.entry(stuck.member.clone()).or_default();
                 if *n >= self.rules.max_restarts {
@@ -256,19 +256,33 @@ impl Keeper {
                     return Err(Error::Stuck(kind, why).into());
                 }
                 *n += 1;
-                let (ok, outcome) = match hand.restart(&stuck) {
-                    Ok(started) => (true, started),
-                    Err(e) => (false, format!("{e:#}")),
-                };
-                Ok(Acted {
-                    action,
-                    stuck,
-                    outcome,
-                    ok,
-                })
+                hand.restart(&stuck)
             }
-        }
+        };
+        let (ok, outcome) = match done {
+            Ok(told) => (true, told),
+            Err(e) => (false, format!("{e:#}")),
+        };
+        Ok(Acted {
+            action,
+            stuck,
+            outcome,
+            ok,
+        })
     }
+}
+
+/// Whether Claude Code has given up on a failing call (its retries ran out), or the usage
+/// window it waits for resets too far away to wait out.
+fn given_up(detail: Option<&WaitingDetail>, now: DateTime<Utc>) -> bool {
+    let Some(d) = detail else { return false };
+    let far = d
+        .resets_at
+        .as_deref()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .and_then(|t| (t.with_timezone(&Utc) - now).to_std().ok())
+        .is_some_and(|left| left > WINDOW_TOO_FAR);
+    d.exhausted || far
 }
 
 /// Which exit a reason ends with.
@@ -365,6 +379,8 @@ mod tests {
             waiting,
             waiting_detail: None,
             transcripts: Vec::new(),
+            context: None,
+            worktree: None,
         }
     }
 
@@ -412,18 +428,19 @@ mod tests {
                 "2026-11-29T10:00:00.000Z",
             ),
         ]);
-        let done = k.check(&p, &board, &mut hand).unwrap();
+        let now = "2026-11-29T10:10:00Z".parse().unwrap();
+        let done = k.check(&p, &board, now, &mut hand).unwrap();
         assert_eq!(done.len(), 2);
         assert_eq!(hand.0, ["nudge alice", "restart bob"]);
         // The same occurrence again: nothing.
-        assert!(k.check(&p, &board, &mut hand).unwrap().is_empty());
+        assert!(k.check(&p, &board, now, &mut hand).unwrap().is_empty());
         // bob dies again (a new occurrence): past the cap, the command ends with exit 9.
         let p = present(vec![member(
             "bob",
             Some(Waiting::Dead),
             "2026-11-29T10:05:00.000Z",
         )]);
-        let err = k.check(&p, &board, &mut hand).unwrap_err();
+        let err = k.check(&p, &board, now, &mut hand).unwrap_err();
         let Some(Error::Stuck(kind, msg)) = err.downcast_ref::<Error>() else {
             panic!("{err:#}");
         };

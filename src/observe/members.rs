@@ -282,3 +282,26 @@ pub fn idle_detail(entry: &Entry) -> String {
     }
     parts.join("; ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Entry {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn idle_detail_says_reason_summary_and_last_words() {
+        let frame = json!({"type": "idle_notification", "from": "a", "idleReason": "failed",
+                           "summary": "tried", "failureReason": "no access", "result": "gave up"});
+        let e = entry(json!({"from": "a", "text": frame.to_string()}));
+        assert_eq!(
+            idle_detail(&e),
+            "idle_notification: failed; summary: tried; failure: no access; last words: gave up"
+        );
+        let bare = entry(json!({"from": "a", "text": r#"{"type":"idle_notification"}"#}));
+        assert_eq!(idle_detail(&bare), "idle_notification: available");
+    }
+}

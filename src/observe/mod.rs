@@ -8,18 +8,25 @@
 //!   alike everywhere); [`follow`]: a team followed while a
 //!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
 //!   [`members`] the rules about one member it shares with `ask`, [`keep`] what to do about a
-//!   member that is stuck;
-//! - [`log`]: a member's story; [`top`]: what the live view shows.
+//!   member that is stuck, [`human`] when a person is needed;
+//! - [`log`]: a member's story; [`top`]: what the live view shows; [`worktree`]: a teammate's
+//!   own git worktree;
+//! - [`misaddressed`]: inboxes nobody reads (a teammate wrote to a name that is no member);
+//!   [`said`]: what a teammate said at the end of a turn, from its transcript.
 
 pub mod budget;
 pub mod follow;
 pub mod fswatch;
+pub mod human;
 pub mod keep;
 pub mod log;
 pub mod members;
+pub mod misaddressed;
 pub mod reader;
+pub mod said;
 pub mod spend;
 pub mod status;
 pub mod top;
 pub mod wait;
 pub mod watch;
+pub mod worktree;

@@ -16,9 +16,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::observe::reader::{Present, TeamReader};
-use crate::observe::spend::CostSource;
+use crate::observe::spend::{ContextUse, CostSource};
 use crate::observe::status::{self, MemberStatus, State, TaskCounts, WaitingDetail};
 use crate::observe::watch::{Changes, Event};
+use crate::observe::worktree::WorktreeStatus;
 use crate::store::Entry;
 use crate::team::config::Team;
 use crate::team::model::{Frame, first_line};
@@ -356,6 +357,10 @@ pub struct MemberRow {
     pub process_alive: Option<bool>,
     /// Whether it is listed in `config.json`.
     pub in_config: bool,
+    /// How full its context is (as `status`).
+    pub context: Option<ContextUse>,
+    /// Its own git worktree (as `status`).
+    pub worktree: Option<WorktreeStatus>,
 }
 
 /// A task on the board (`top --json` `tasks.*[]`).
@@ -574,6 +579,8 @@ fn row(m: &MemberStatus, lead: bool) -> MemberRow {
         last_event_kind: m.last_event_kind.clone(),
         process_alive: m.process_alive,
         in_config: m.in_config,
+        context: m.context,
+        worktree: m.worktree.clone(),
     }
 }
 
@@ -637,20 +644,11 @@ mod tests {
                 .map(|(kind, to, entry)| {
                     let entry: Entry = serde_json::from_value(entry).unwrap();
                     Event {
-                        schema_version: 1,
-                        event: kind,
-                        team: "t".into(),
-                        at: "2026-11-29T10:00:05.000Z".into(),
                         to: Some(to.into()),
                         from: entry.get("from").and_then(Value::as_str).map(String::from),
                         id: Some(crate::store::id::entry_id(&entry)),
-                        member: None,
                         message: Some(entry),
-                        task: None,
-                        member_entry: None,
-                        changes: None,
-                        waiting: None,
-                        waiting_detail: None,
+                        ..Event::new(kind, "t", "2026-11-29T10:00:05.000Z")
                     }
                 })
                 .collect(),

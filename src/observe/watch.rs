@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::observe::fswatch::FsWatch;
+use crate::observe::human::Need;
 use crate::store::id;
 use crate::store::paths::{MemberName, is_valid_member};
 use crate::store::{self, Entry};
@@ -34,7 +35,7 @@ pub struct Event {
     /// Always 1.
     pub schema_version: u32,
     /// `message`, `consumed`, `read`, `task_created`, `task_updated`, `task_deleted`,
-    /// `member_joined`, `member_left`, `member_updated` or `waiting`.
+    /// `member_joined`, `member_left`, `member_updated`, `waiting` or `needs_human`.
     pub event: &'static str,
     /// Team.
     pub team: String,
@@ -61,10 +62,13 @@ pub struct Event {
     pub waiting: Option<String>,
     /// For `waiting`: what more is known (`status --json`'s `waiting_detail`).
     pub waiting_detail: Option<Value>,
+    /// For `needs_human`: why a person is needed, and what to do (`cleared`: no longer).
+    pub need: Option<Need>,
 }
 
 impl Event {
-    fn new(event: &'static str, team: &str, at: &str) -> Event {
+    /// An event of kind `event` in `team`, seen `at`, every other key empty.
+    pub fn new(event: &'static str, team: &str, at: &str) -> Event {
         Event {
             schema_version: 1,
             event,
@@ -80,6 +84,16 @@ impl Event {
             changes: None,
             waiting: None,
             waiting_detail: None,
+            need: None,
+        }
+    }
+
+    /// A `needs_human` event.
+    pub fn needs_human(team: &str, at: &str, need: Need) -> Event {
+        Event {
+            member: need.member.clone(),
+            need: Some(need),
+            ..Event::new("needs_human", team, at)
         }
     }
 
@@ -101,7 +115,7 @@ impl Event {
 }
 
 /// The event kinds, for validating filters.
-pub const EVENT_KINDS: [&str; 10] = [
+pub const EVENT_KINDS: [&str; 11] = [
     "message",
     "consumed",
     "read",
@@ -112,6 +126,7 @@ pub const EVENT_KINDS: [&str; 10] = [
     "member_left",
     "member_updated",
     "waiting",
+    "needs_human",
 ];
 
 /// Which events a follower wants (`watch --event/--from/--type/--task-status`). Each part that
@@ -146,6 +161,9 @@ impl Filter {
                 TypeFilter::Message => decoded.is_none(),
                 TypeFilter::Protocol => decoded.is_some(),
                 TypeFilter::Frame(t) => decoded.as_ref().is_some_and(|d| &d.frame_type == t),
+                TypeFilter::MessageOrIdle => decoded
+                    .as_ref()
+                    .is_none_or(|d| d.frame_type == "idle_notification"),
             });
             if !ok {
                 return false;

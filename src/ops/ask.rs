@@ -15,7 +15,10 @@
 //!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
 //!   busy with something else ends that turn before it starts on a question it took meanwhile,
 //!   and the grace lets that new turn show;
-//! - **gone**: as [`crate::observe::members::gone_reason`].
+//! - **gone**: as [`crate::observe::members::gone_reason`];
+//! - **said** (only when asked for, [`Ask::from_transcript`]): idle as above, and the turn that
+//!   took the question ended with text and wrote to nobody else: that text, read from the
+//!   teammate's transcript ([`crate::observe::said`]), is the answer.
 //!
 //! A question sent again with the same idempotency key (nothing written) may have been answered
 //! already; there the only record left is time, so an entry from the teammate in the asker's
@@ -35,6 +38,7 @@ use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
 use crate::observe::reader::Records;
+use crate::observe::said::{self, Said};
 use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::lock::LockOptions;
@@ -58,6 +62,9 @@ pub enum Outcome {
     Idle(Entry),
     /// The teammate can no longer answer: why.
     Gone(String),
+    /// The teammate went idle without a message, and its turn ended with this text (read from
+    /// its transcript, or its `idle_notification`'s `result`); with the `idle_notification`.
+    Said(Said, Entry),
 }
 
 /// One question being waited on.
@@ -292,6 +299,9 @@ pub struct Ask<'a> {
     pub cap: Cap,
     /// teamctl's data dir (the transcript index), if any.
     pub data_dir: Option<&'a Path>,
+    /// A teammate that goes idle without answering, its turn having ended with text and
+    /// written to nobody else, answers with that text ([`Outcome::Said`]).
+    pub from_transcript: bool,
 }
 
 /// One question's end in an [`Asking`].
@@ -302,6 +312,9 @@ pub struct Asked {
     pub question: Option<Entry>,
     /// When it ended, in milliseconds since the wait started (`None`: timed out).
     pub ended_ms: Option<u64>,
+    /// For a teammate that went idle without answering: what the turn ended with, if its
+    /// transcript (or notification) shows it.
+    pub said: Option<Said>,
 }
 
 /// The result of [`ask`].
@@ -339,7 +352,6 @@ pub fn ask(
     observer: &mut dyn Observer,
 ) -> Result<Asking> {
     let started = Instant::now();
-    let deadline = started + req.timeout;
     let records = Records {
         data_dir: req.data_dir.map(Path::to_path_buf),
         ..Records::default()
@@ -358,136 +370,28 @@ pub fn ask(
         return Err(crate::Error::Budget(format!("{e} (nothing was sent)")).into());
     }
     observer.changed(&f.watch, None)?;
-    let all = req.to.is_none();
-    let mut bad_name = None;
-    let recipients = match &req.to {
-        Some(to) => vec![to.clone()],
-        None => {
-            let names = teammates(&f.watch, req.asker.as_str());
-            if names.is_empty() {
-                bail!("team '{}' has no teammates to ask", req.team.name);
-            }
-            // A member whose name breaks the naming rules cannot be asked; the others still
-            // are, and `send_error` says not everyone was.
-            let mut ok = Vec::new();
-            for n in &names {
-                match MemberName::parse(n) {
-                    Ok(m) => ok.push(m),
-                    Err(_) => {
-                        let e = anyhow::anyhow!(
-                            "could not ask {}: its name in config.json breaks the naming rules",
-                            crate::store::paths::quote(n)
-                        );
-                        observer.warn(&format!("{e:#}"));
-                        bad_name.get_or_insert(e);
-                    }
-                }
-            }
-            ok
-        }
-    };
+    let (recipients, bad_name) = recipients(req, &f.watch, observer)?;
     let mut shut = shut_down_in(&f.watch);
-
     let mut asked: Vec<Asked> = Vec::new();
     let mut send_error = bad_name;
     for to in &recipients {
-        let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
-        if let Some(why) = gone_reason(&f.watch, to.as_str(), &shut, f.live()) {
-            if !all {
-                bail!("cannot ask {to}: {why} (nothing was sent)");
-            }
-            q.outcome = Some(Outcome::Gone(why));
-            asked.push(Asked {
-                q,
-                question: None,
-                ended_ms: Some(0),
-            });
-            continue;
+        if let Some(a) = put(req, to, &mut f, &shut, &mut send_error, clock, observer)? {
+            asked.push(a);
         }
-        let send = SendRequest {
-            to: to.clone(),
-            from: req.asker.clone(),
-            text: req.text.clone(),
-            summary: req.summary.clone(),
-            color: None,
-            force: false,
-            idempotency_key: req.idempotency_key.clone(),
-        };
-        let d = match mailbox::send(req.team, &send, req.now, req.lock, req.sent_log) {
-            Ok(d) => d,
-            Err(e) if all => {
-                observer.warn(&format!("could not ask {to}: {e:#}"));
-                send_error.get_or_insert(e);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(e) = &d.log_error {
-            observer.warn(e);
-        }
-        if !d.written {
-            observer.hint(&format!(
-                "{to} was already asked this ({}): nothing sent, waiting for its answer",
-                d.id
-            ));
-        }
-        // Look at the teammate's inbox as it is after the write before anything else.
-        let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
-        // A repeated question that already left the inbox is known only to the sent log.
-        let stamp = d
-            .entry
-            .as_ref()
-            .and_then(|e| e.get("timestamp"))
-            .and_then(|t| t.as_str().map(String::from))
-            .or_else(|| Some(req.sent_log?.find(req.team.name.as_str(), &d.id).ok()??.at));
-        q.sent(
-            &f.watch,
-            &d.id,
-            d.written,
-            stamp.as_deref(),
-            clock(),
-            Instant::now(),
-        );
-        q.observe(&synced, &f.watch, clock(), Instant::now());
-        asked.push(Asked {
-            q,
-            question: d.entry.clone(),
-            ended_ms: None,
-        });
     }
-
-    loop {
-        let now_i = Instant::now();
-        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.tick(now_i);
-            if a.q.outcome.is_none()
-                && let Some(why) = gone_reason(&f.watch, &a.q.to, &shut, f.live())
-            {
-                a.q.outcome = Some(Outcome::Gone(why));
-            }
-            if a.q.outcome.is_some() {
-                a.ended_ms = Some(started.elapsed().as_millis() as u64);
-            }
-        }
-        if asked.iter().all(|a| a.ended_ms.is_some())
-            || now_i >= deadline
-            || f.over_budget().is_some()
-        {
-            break;
-        }
-        let mut wait = deadline - now_i;
-        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
-            wait = wait.min(d.saturating_duration_since(now_i));
-        }
-        let changes = f.next(wait, clock);
-        warnings.extend(changes.warnings.iter().cloned());
-        observer.changed(&f.watch, Some(&changes))?;
-        note_shutdown_events(&changes, &mut shut);
-        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.observe(&changes, &f.watch, clock(), Instant::now());
-            for n in a.q.notes.drain(..) {
-                observer.note(&n);
-            }
+    follow_answers(
+        req,
+        &mut asked,
+        &mut f,
+        &mut shut,
+        &mut warnings,
+        started,
+        clock,
+        observer,
+    )?;
+    for a in asked.iter_mut() {
+        if let Err(e) = what_was_said(req, a, clock) {
+            warnings.push(format!("could not read what {} said: {e:#}", a.q.to));
         }
     }
     let budget = f.over_budget();
@@ -502,6 +406,193 @@ pub fn ask(
         budget: budget.filter(|_| spend.is_some()),
         spend,
     })
+}
+
+/// Whom to ask: [`Ask::to`], or every teammate whose name keeps the naming rules (the error
+/// for those that do not, said once, comes second).
+fn recipients(
+    req: &Ask,
+    watch: &Watch,
+    observer: &mut dyn Observer,
+) -> Result<(Vec<MemberName>, Option<anyhow::Error>)> {
+    if let Some(to) = &req.to {
+        return Ok((vec![to.clone()], None));
+    }
+    let names = teammates(watch, req.asker.as_str());
+    if names.is_empty() {
+        bail!("team '{}' has no teammates to ask", req.team.name);
+    }
+    // A member whose name breaks the naming rules cannot be asked; the others still are, and
+    // `send_error` says not everyone was.
+    let mut ok = Vec::new();
+    let mut bad = None;
+    for n in &names {
+        match MemberName::parse(n) {
+            Ok(m) => ok.push(m),
+            Err(_) => {
+                let e = anyhow::anyhow!(
+                    "could not ask {}: its name in config.json breaks the naming rules",
+                    crate::store::paths::quote(n)
+                );
+                observer.warn(&format!("{e:#}"));
+                bad.get_or_insert(e);
+            }
+        }
+    }
+    Ok((ok, bad))
+}
+
+/// Puts the question to `to` (unless it is gone), and returns what is followed for it; with
+/// `--all` a failed send is kept in `send_error` and the others are still asked.
+#[allow(clippy::too_many_arguments)]
+fn put(
+    req: &Ask,
+    to: &MemberName,
+    f: &mut Following,
+    shut: &HashSet<String>,
+    send_error: &mut Option<anyhow::Error>,
+    clock: &dyn Fn() -> DateTime<Utc>,
+    observer: &mut dyn Observer,
+) -> Result<Option<Asked>> {
+    let all = req.to.is_none();
+    let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
+    if let Some(why) = gone_reason(&f.watch, to.as_str(), shut, f.live()) {
+        if !all {
+            bail!("cannot ask {to}: {why} (nothing was sent)");
+        }
+        q.outcome = Some(Outcome::Gone(why));
+        return Ok(Some(Asked {
+            q,
+            question: None,
+            ended_ms: Some(0),
+            said: None,
+        }));
+    }
+    let send = SendRequest {
+        to: to.clone(),
+        from: req.asker.clone(),
+        text: req.text.clone(),
+        summary: req.summary.clone(),
+        color: None,
+        force: false,
+        idempotency_key: req.idempotency_key.clone(),
+    };
+    let d = match mailbox::send(req.team, &send, req.now, req.lock, req.sent_log) {
+        Ok(d) => d,
+        Err(e) if all => {
+            observer.warn(&format!("could not ask {to}: {e:#}"));
+            send_error.get_or_insert(e);
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(e) = &d.log_error {
+        observer.warn(e);
+    }
+    if !d.written {
+        observer.hint(&format!(
+            "{to} was already asked this ({}): nothing sent, waiting for its answer",
+            d.id
+        ));
+    }
+    // Look at the teammate's inbox as it is after the write before anything else.
+    let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
+    // A repeated question that already left the inbox is known only to the sent log.
+    let stamp = d
+        .entry
+        .as_ref()
+        .and_then(|e| e.get("timestamp"))
+        .and_then(|t| t.as_str().map(String::from))
+        .or_else(|| Some(req.sent_log?.find(req.team.name.as_str(), &d.id).ok()??.at));
+    q.sent(
+        &f.watch,
+        &d.id,
+        d.written,
+        stamp.as_deref(),
+        clock(),
+        Instant::now(),
+    );
+    q.observe(&synced, &f.watch, clock(), Instant::now());
+    Ok(Some(Asked {
+        q,
+        question: d.entry.clone(),
+        ended_ms: None,
+        said: None,
+    }))
+}
+
+/// Follows the team until every question has an outcome, the timeout passes or the spend
+/// crosses the cap.
+#[allow(clippy::too_many_arguments)]
+fn follow_answers(
+    req: &Ask,
+    asked: &mut [Asked],
+    f: &mut Following,
+    shut: &mut HashSet<String>,
+    warnings: &mut Vec<String>,
+    started: Instant,
+    clock: &dyn Fn() -> DateTime<Utc>,
+    observer: &mut dyn Observer,
+) -> Result<()> {
+    let deadline = started + req.timeout;
+    loop {
+        let now_i = Instant::now();
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.tick(now_i);
+            if a.q.outcome.is_none()
+                && let Some(why) = gone_reason(&f.watch, &a.q.to, shut, f.live())
+            {
+                a.q.outcome = Some(Outcome::Gone(why));
+            }
+            if a.q.outcome.is_some() {
+                a.ended_ms = Some(started.elapsed().as_millis() as u64);
+            }
+        }
+        if asked.iter().all(|a| a.ended_ms.is_some())
+            || now_i >= deadline
+            || f.over_budget().is_some()
+        {
+            return Ok(());
+        }
+        let mut wait = deadline - now_i;
+        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
+            wait = wait.min(d.saturating_duration_since(now_i));
+        }
+        let changes = f.next(wait, clock);
+        warnings.extend(changes.warnings.iter().cloned());
+        observer.changed(&f.watch, Some(&changes))?;
+        note_shutdown_events(&changes, shut);
+        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+            a.q.observe(&changes, &f.watch, clock(), Instant::now());
+            for n in a.q.notes.drain(..) {
+                observer.note(&n);
+            }
+        }
+    }
+}
+
+/// For a question that ended idle: what the turn said ([`Asked::said`]), and with
+/// [`Ask::from_transcript`] that text as the answer when the turn wrote to nobody else.
+fn what_was_said(req: &Ask, a: &mut Asked, clock: &dyn Fn() -> DateTime<Utc>) -> Result<()> {
+    let Some(Outcome::Idle(note)) = &a.q.outcome else {
+        return Ok(());
+    };
+    let question = (req.asker.as_str(), req.text.as_str());
+    let patience = if req.from_transcript {
+        said::TRANSCRIPT_WAIT
+    } else {
+        Duration::ZERO
+    };
+    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, Some(question), patience, clock)?
+    else {
+        return Ok(());
+    };
+    if req.from_transcript && s.sent_to.iter().all(|t| t == req.asker.as_str()) {
+        a.q.answered_at = Some(clock());
+        a.q.outcome = Some(Outcome::Said(s.clone(), note.clone()));
+    }
+    a.said = Some(s);
+    Ok(())
 }
 
 fn dedup(v: Vec<String>) -> Vec<String> {

@@ -1,8 +1,9 @@
 //! Taking down a team teamctl leads: ask each running teammate to shut down (the lead's
 //! `shutdown_request` frame), wait for its `shutdown_approved` or for its pane to end, kill the
 //! tmux session, then remove the team and task folders (renamed to `<name>.deleted-<uuid>`
-//! first, as new Claude Code does, so no reader sees a half-removed team). A record of the team
-//! ([`Record`]) can be written just before the folders go.
+//! first, as new Claude Code does, so no reader sees a half-removed team), and remove the
+//! teammates' worktrees that hold no uncommitted changes (the others, and every branch, are
+//! kept). A record of the team ([`Record`]) can be written just before the folders go.
 
 use std::collections::HashMap;
 use std::io;
@@ -17,6 +18,7 @@ use uuid::Uuid;
 
 use crate::host::tmux::session_name;
 use crate::host::{proc, tmux};
+use crate::ops::create::{TakenDown, take_down};
 use crate::ops::export::{self, Exported};
 use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
@@ -61,6 +63,9 @@ pub struct Deleted {
     pub removed: Vec<PathBuf>,
     /// The record written before they were ([`Record`]).
     pub export: Option<Exported>,
+    /// The teammates' worktrees: removed when they had no uncommitted changes, else kept;
+    /// their branches are always kept.
+    pub worktrees: Vec<TakenDown>,
 }
 
 /// A record of the team to write at the last moment before its folders are removed
@@ -94,145 +99,18 @@ pub fn delete(
     record: Option<Record>,
 ) -> Result<Deleted> {
     let team = Team::open(layout, name, leads)?;
-    let leads_it = team.teamctl_leads();
-    if team.config.is_some() && !leads_it && !force {
-        let record = match leads {
-            Some(l) => format!(
-                "there is no record of creating it in teamctl's data dir {}",
-                l.data_dir().display()
-            ),
-            None => "teamctl has no data dir to keep such records in".to_string(),
-        };
-        bail!(
-            "teamctl does not lead team '{name}': {record} (a team made by `teamctl create` \
-             with another TEAMCTL_DATA_DIR is deleted with that one), and config.json cannot \
-             say so since its teammates write it. Pass --force to remove its folders anyway \
-             (no tmux session is killed without the record)"
-        );
+    if team.config.is_some() && !team.teamctl_leads() && !force {
+        bail!("{}", not_ours(name, leads));
     }
-    // Only the session teamctl itself started, as its private record names it: the team's
-    // session name, and the same session (its id), never one config.json names.
-    let session = session_name(name);
-    let ours = team
-        .lead
-        .as_ref()
-        .filter(|r| r.tmux_session.as_deref() == Some(session.as_str()))
-        .is_some_and(|r| match (&r.tmux_session_id, tmux::session_id(&session)) {
-            (_, None) => false,
-            (Some(recorded), Some(live)) => *recorded == live,
-            (None, Some(_)) => true,
-        });
-    let has_session = ours;
-    let panes = if has_session {
-        tmux::panes(&session)
-    } else {
-        Vec::new()
+    let session = our_session(&team, name);
+    let mut asked = ask_to_shut_down(&team, session.as_deref(), reason, now, opts)?;
+    asked.wait(&team, session.as_deref(), timeout)?;
+    let killed = match &session {
+        Some(s) => stop_session(s)?,
+        None => false,
     };
-
-    // Teammates: members with a palette colour other than the lead (`send --join` adds none).
-    let mut members = Vec::new();
-    let mut waiting: HashMap<String, (String, String)> = HashMap::new();
-    let lead = MemberName::parse(LEAD)?;
-    for m in team.config.iter().flat_map(|c| c.members.iter()) {
-        if m.name == LEAD || m.color.is_none() {
-            continue;
-        }
-        let pane = m.tmux_pane_id.clone().unwrap_or_default();
-        let live = panes.iter().any(|p| p.id == pane && !p.dead);
-        let mut state = Shutdown::NotRunning;
-        if live && let Ok(to) = MemberName::parse(&m.name) {
-            let frame = protocol::shutdown_request(&m.name, Some(reason), now);
-            let request_id = frame["requestId"].as_str().unwrap_or_default().to_string();
-            mailbox::send_frame(&team, &to, &lead, &frame, now, opts, None)?;
-            waiting.insert(m.name.clone(), (request_id, pane));
-            state = Shutdown::Timeout;
-        }
-        members.push(MemberShutdown {
-            name: m.name.clone(),
-            shutdown: state,
-        });
-    }
-
-    let end = Instant::now() + timeout;
-    while !waiting.is_empty() {
-        // Panes first: a teammate writes its approval before it exits, so an approval from
-        // a pane seen dead here is already in the inbox read next.
-        let panes = if has_session {
-            tmux::panes(&session)
-        } else {
-            Vec::new()
-        };
-        let mut approved = Vec::new();
-        for (request_id, _) in waiting.values() {
-            if protocol::shutdown_answer(&team, &lead, request_id)?
-                == Some(ShutdownAnswer::Approved)
-            {
-                approved.push(request_id.clone());
-            }
-        }
-        waiting.retain(|member, (request_id, pane)| {
-            let state = if approved.contains(request_id) {
-                Shutdown::Approved
-            } else if !panes.iter().any(|p| &p.id == pane && !p.dead) {
-                Shutdown::Exited
-            } else {
-                return true;
-            };
-            if let Some(m) = members.iter_mut().find(|m| &m.name == member) {
-                m.shutdown = state;
-            }
-            false
-        });
-        if waiting.is_empty() || Instant::now() >= end {
-            break;
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-
-    // The processes in the panes, with their children (the pane's shell runs `claude`): a
-    // teammate that is still exiting can write into the team folder (Claude Code's mailbox
-    // writer creates `inboxes/` as needed), so the folders are removed once they are gone.
-    // Each with its start time, so a pid reused meanwhile does not count.
-    let processes: Vec<(u32, Option<String>)> = if has_session {
-        tmux::panes(&session)
-    } else {
-        Vec::new()
-    }
-    .iter()
-    .filter(|p| !p.dead)
-    .filter_map(|p| tmux::pane_pid(&p.id))
-    .flat_map(proc::descendants)
-    .map(|pid| (pid, proc::proc_start(pid)))
-    .collect();
-    let killed = has_session && tmux::kill_session(&session)?;
-    let end = Instant::now() + EXIT_GRACE;
-    while processes
-        .iter()
-        .any(|(pid, start)| proc::pid_alive(*pid, start.as_deref()) == Some(true))
-        && Instant::now() < end
-    {
-        thread::sleep(Duration::from_millis(20));
-    }
     let export = match record {
-        Some(r) => {
-            let req = export::Request {
-                layout,
-                team: name,
-                lead_session_id: None,
-                sent: r.sent,
-                now,
-                run: None,
-                leads,
-                data_dir: leads.map(Leads::data_dir),
-            };
-            let (done, _) = export::export(&req, r.out).with_context(|| {
-                format!(
-                    "could not write the record of team '{name}', so its folders were left in \
-                     place (its teammates were stopped)"
-                )
-            })?;
-            Some(done)
-        }
+        Some(r) => Some(write_record(layout, name, leads, now, r)?),
         None => None,
     };
     let mut removed = Vec::new();
@@ -241,15 +119,203 @@ pub fn delete(
             removed.push(dir.to_path_buf());
         }
     }
+    // Only worktrees teamctl's own record names, once their teammates are gone.
+    let worktrees = team
+        .lead
+        .as_ref()
+        .and_then(|r| r.launch.as_ref())
+        .map(|l| take_down(&l.members))
+        .unwrap_or_default();
     if let Some(leads) = leads {
         leads.remove(layout, name)?;
     }
     Ok(Deleted {
-        members,
-        tmux_session: killed.then_some(session),
+        members: asked.members,
+        tmux_session: session.filter(|_| killed),
         removed,
         export,
+        worktrees,
     })
+}
+
+/// Why teamctl will not take down a team it does not lead, and what to do.
+fn not_ours(name: &TeamName, leads: Option<&Leads>) -> String {
+    let record = match leads {
+        Some(l) => format!(
+            "there is no record of creating it in teamctl's data dir {}",
+            l.data_dir().display()
+        ),
+        None => "teamctl has no data dir to keep such records in".to_string(),
+    };
+    format!(
+        "teamctl does not lead team '{name}': {record} (a team made by `teamctl create` with \
+         another TEAMCTL_DATA_DIR is deleted with that one), and config.json cannot say so since \
+         its teammates write it. Pass --force to remove its folders anyway (no tmux session is \
+         killed without the record)"
+    )
+}
+
+/// The tmux session to take down: only the one teamctl itself started, as its private record
+/// names it (the team's session name, and the same session by its id), never one config.json
+/// names.
+fn our_session(team: &Team, name: &TeamName) -> Option<String> {
+    let session = session_name(name);
+    team.lead
+        .as_ref()
+        .filter(|r| r.tmux_session.as_deref() == Some(session.as_str()))
+        .is_some_and(|r| match (&r.tmux_session_id, tmux::session_id(&session)) {
+            (_, None) => false,
+            (Some(recorded), Some(live)) => *recorded == live,
+            (None, Some(_)) => true,
+        })
+        .then_some(session)
+}
+
+/// The live panes of `session` (none without one).
+fn live_panes(session: Option<&str>) -> Vec<tmux::Pane> {
+    session
+        .map(tmux::panes)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| !p.dead)
+        .collect()
+}
+
+/// The teammates asked to shut down, and those whose answer is still awaited.
+struct Asked {
+    /// Every teammate and how it ended so far.
+    members: Vec<MemberShutdown>,
+    /// Member name → (the request's id, its pane).
+    waiting: HashMap<String, (String, String)>,
+}
+
+/// Sends each teammate with a live pane the lead's `shutdown_request`. Teammates are the members
+/// with a palette colour other than the lead (`send --join` adds none).
+fn ask_to_shut_down(
+    team: &Team,
+    session: Option<&str>,
+    reason: &str,
+    now: DateTime<Utc>,
+    opts: &LockOptions,
+) -> Result<Asked> {
+    let panes = live_panes(session);
+    let lead = MemberName::parse(LEAD)?;
+    let mut asked = Asked {
+        members: Vec::new(),
+        waiting: HashMap::new(),
+    };
+    for m in team.config.iter().flat_map(|c| c.members.iter()) {
+        if m.name == LEAD || m.color.is_none() {
+            continue;
+        }
+        let pane = m.tmux_pane_id.clone().unwrap_or_default();
+        let mut state = Shutdown::NotRunning;
+        if panes.iter().any(|p| p.id == pane)
+            && let Ok(to) = MemberName::parse(&m.name)
+        {
+            let frame = protocol::shutdown_request(&m.name, Some(reason), now);
+            let request_id = frame["requestId"].as_str().unwrap_or_default().to_string();
+            mailbox::send_frame(team, &to, &lead, &frame, now, opts, None)?;
+            asked.waiting.insert(m.name.clone(), (request_id, pane));
+            state = Shutdown::Timeout;
+        }
+        asked.members.push(MemberShutdown {
+            name: m.name.clone(),
+            shutdown: state,
+        });
+    }
+    Ok(asked)
+}
+
+impl Asked {
+    /// Waits up to `timeout` for each teammate asked to approve or for its pane to end.
+    fn wait(&mut self, team: &Team, session: Option<&str>, timeout: Duration) -> Result<()> {
+        let lead = MemberName::parse(LEAD)?;
+        let end = Instant::now() + timeout;
+        while !self.waiting.is_empty() {
+            // Panes first: a teammate writes its approval before it exits, so an approval from
+            // a pane seen dead here is already in the inbox read next.
+            let panes = live_panes(session);
+            let mut approved = Vec::new();
+            for (request_id, _) in self.waiting.values() {
+                if protocol::shutdown_answer(team, &lead, request_id)?
+                    == Some(ShutdownAnswer::Approved)
+                {
+                    approved.push(request_id.clone());
+                }
+            }
+            let members = &mut self.members;
+            self.waiting.retain(|member, (request_id, pane)| {
+                let state = if approved.contains(request_id) {
+                    Shutdown::Approved
+                } else if !panes.iter().any(|p| &p.id == pane) {
+                    Shutdown::Exited
+                } else {
+                    return true;
+                };
+                if let Some(m) = members.iter_mut().find(|m| &m.name == member) {
+                    m.shutdown = state;
+                }
+                false
+            });
+            if self.waiting.is_empty() || Instant::now() >= end {
+                break;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+}
+
+/// Kills `session` and waits up to [`EXIT_GRACE`] for the processes in its panes, with their
+/// children (the pane's shell runs `claude`), to end: a teammate that is still exiting can
+/// write into the team folder (Claude Code's mailbox writer creates `inboxes/` as needed), so
+/// the folders are removed once they are gone. Each process is known with its start time, so a
+/// pid reused meanwhile does not count. Whether the session was there to kill.
+fn stop_session(session: &str) -> Result<bool> {
+    let processes: Vec<(u32, Option<String>)> = live_panes(Some(session))
+        .iter()
+        .filter_map(|p| tmux::pane_pid(&p.id))
+        .flat_map(proc::descendants)
+        .map(|pid| (pid, proc::proc_start(pid)))
+        .collect();
+    let killed = tmux::kill_session(session)?;
+    let end = Instant::now() + EXIT_GRACE;
+    while processes
+        .iter()
+        .any(|(pid, start)| proc::pid_alive(*pid, start.as_deref()) == Some(true))
+        && Instant::now() < end
+    {
+        thread::sleep(Duration::from_millis(20));
+    }
+    Ok(killed)
+}
+
+/// Writes the team's record, after its teammates stopped and before its folders go.
+fn write_record(
+    layout: &Layout,
+    name: &TeamName,
+    leads: Option<&Leads>,
+    now: DateTime<Utc>,
+    record: Record,
+) -> Result<Exported> {
+    let req = export::Request {
+        layout,
+        team: name,
+        lead_session_id: None,
+        sent: record.sent,
+        now,
+        run: None,
+        leads,
+        data_dir: leads.map(Leads::data_dir),
+    };
+    let (done, _) = export::export(&req, record.out).with_context(|| {
+        format!(
+            "could not write the record of team '{name}', so its folders were left in place \
+             (its teammates were stopped)"
+        )
+    })?;
+    Ok(done)
 }
 
 /// How long the teammates' processes may take to end after their tmux session is killed

@@ -3,8 +3,9 @@
 //! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
 //! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
 //! taking a team down ([`delete`]), the health checks ([`doctor`]), a record of a team that
-//! outlives it ([`export`]), the nudges and restarts for a stuck member ([`rescue`]) and a
-//! team brought back after a crash ([`resume`]).
+//! outlives it ([`export`]), the nudges and restarts for a stuck member ([`rescue`]), a team
+//! brought back after a crash ([`resume`]) and messages moved from an inbox nobody reads to the
+//! member they were meant for ([`redeliver`]).
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
@@ -15,6 +16,7 @@ pub mod doctor;
 pub mod export;
 pub mod policy;
 pub mod prepare;
+pub mod redeliver;
 pub mod report;
 pub mod rescue;
 pub mod resume;

@@ -5,10 +5,12 @@
 //! by itself: docs/research/claude-code-behaviour.md §2.1).
 //!
 //! Nothing read from the team's files decides a path or a process here: the working
-//! directory, the permission flags and the tmux session come from teamctl's own record of the
-//! team (or the run that started it); a pane is killed only when it is in that session; the
-//! agent type and model are passed on only when they are plain words, the session id only when
-//! it is a session id. An in-process teammate cannot be restarted: Claude Code runs it inside
+//! directory (a teammate's worktree), the permission flags, the model, the agent type and the
+//! tmux session come from teamctl's own record of the team (or the run that started it); a
+//! pane is killed only when it is in that session; for a teammate teamctl did not start, the
+//! agent type and model of `config.json` are passed on only when they are plain words, the
+//! session id only when it is a session id. An in-process teammate cannot be restarted: Claude
+//! Code runs it inside
 //! its lead and offers no way to start one alone.
 
 use std::path::{Path, PathBuf};
@@ -22,11 +24,11 @@ use crate::host::tmux;
 use crate::observe::keep::{Hand, Stuck};
 use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
-use crate::ops::create::set_pane;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::config::set_pane;
 use crate::team::config::{Member, Team};
-use crate::team::lead::Leads;
+use crate::team::lead::{Leads, MemberLaunch};
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::Color;
 use crate::team::sentlog::SentLog;
@@ -48,6 +50,10 @@ pub struct Relaunch {
     pub permission: Permission,
     /// The tmux session teamctl started them in (panes are killed only there).
     pub tmux_session: String,
+    /// Each teammate's own settings as `create` recorded them (its model, agent type,
+    /// permission flags and folder: its worktree), which win over the team-wide ones above and
+    /// over what `config.json` says; empty for a team `run`'s lead made.
+    pub members: Vec<MemberLaunch>,
 }
 
 /// The ops side of [`crate::observe::keep`]: nudges and restarts for one team.
@@ -222,18 +228,35 @@ impl Rescue<'_> {
             .and_then(|c| c.lead_session_id.clone())
             .filter(|s| is_session_id(s))
             .with_context(|| format!("{} has no lead session id", self.team))?;
+        // teamctl's own record of how it started this teammate, else the team-wide settings
+        // and config.json's words (checked) for a teammate someone else started.
+        let own = r.members.iter().find(|m| m.name == name);
+        let permission = own.map_or_else(
+            || r.permission.clone(),
+            |m| Permission::from_flags(m.permission_mode.as_deref(), m.skip_permissions),
+        );
+        let cwd = own
+            .and_then(|m| m.cwd.as_deref())
+            .map_or(r.cwd.as_path(), Path::new);
+        let (agent_type, model) = match own {
+            Some(m) => (m.agent_type.as_deref(), m.model.as_deref()),
+            None => (
+                member.agent_type.as_deref().filter(|t| plain_word(t)),
+                member.model.as_deref().filter(|m| plain_word(m)),
+            ),
+        };
         let command = TeammateLaunch {
             root: &root,
-            cwd: &r.cwd,
+            cwd,
             claude: &r.claude,
             passthrough: &r.passthrough,
             team: self.team.as_str(),
             member: name,
             color: palette_color(member.color.as_deref()),
             lead_session_id: &lead_session_id,
-            agent_type: member.agent_type.as_deref().filter(|t| plain_word(t)),
-            model: member.model.as_deref().filter(|m| plain_word(m)),
-            permission: &r.permission,
+            agent_type,
+            model,
+            permission: &permission,
             resume: session.as_deref(),
         }
         .command();

@@ -708,17 +708,53 @@ impl Dir {
             .map_err(|e| annotate(e, &self.path.join(name)))
     }
 
-    /// Sets the access and modification times of the folder `name` to `t` and returns the
-    /// modification time the file system then reports.
+    /// Sets the access and modification times of the folder `name` to `t` (to the nanosecond,
+    /// as far as the file system keeps them) and returns what `fstat` then reports about that
+    /// very folder: the mtime the file system kept, its device and inode.
     ///
     /// # Errors
     /// As [`Dir::sub`]; I/O errors.
-    pub fn set_dir_times(&self, name: impl AsRef<OsStr>, t: SystemTime) -> io::Result<SystemTime> {
+    pub fn set_dir_times(&self, name: impl AsRef<OsStr>, t: SystemTime) -> io::Result<Info> {
         let sub = self.sub(name.as_ref())?;
         let f = File::from(sub.fd);
         f.set_times(std::fs::FileTimes::new().set_accessed(t).set_modified(t))?;
         let st = rustix::fs::fstat(&f)?;
-        Ok(Info::of(&st).mtime)
+        Ok(Info::of(&st))
+    }
+
+    /// An exclusive OS lock (`flock`) on this folder, for teamctl's processes only (Claude Code
+    /// never calls `flock`): taken through a descriptor of its own, opened read-only, so that
+    /// two handles on the folder exclude each other even within one process, and nothing is
+    /// written. Tried until `wait` has passed; `Ok(None)` when it stays held that long. Held
+    /// until the returned file is dropped.
+    ///
+    /// # Errors
+    /// When the folder cannot be opened again, or the file system refuses `flock`.
+    pub fn lock_folder(&self, wait: Duration) -> io::Result<Option<File>> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| annotate(e, &self.path))?;
+        let f = File::from(fd);
+        let end = std::time::Instant::now() + wait;
+        // Holders keep it for a stat, an rmdir and a mkdir: poll finely, then every millisecond.
+        let mut pause = Duration::from_micros(50);
+        loop {
+            match f.try_lock() {
+                Ok(()) => return Ok(Some(f)),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
+            let now = std::time::Instant::now();
+            if now >= end {
+                return Ok(None);
+            }
+            std::thread::sleep(pause.min(end - now));
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
     }
 
     /// The names in this folder (not `.` and `..`), in directory order.
@@ -941,6 +977,28 @@ mod tests {
         assert!(
             err.to_string().contains("is a regular file, not a folder"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn folder_locks_exclude_each_other_even_in_one_process() {
+        let (_tmp, root) = setup();
+        let d = root.join("teams").open_dir().unwrap();
+        let held = d.lock_folder(Duration::ZERO).unwrap().unwrap();
+        assert!(d.lock_folder(Duration::from_millis(20)).unwrap().is_none());
+        assert!(
+            d.try_clone()
+                .unwrap()
+                .lock_folder(Duration::ZERO)
+                .unwrap()
+                .is_none()
+        );
+        drop(held);
+        assert!(d.lock_folder(Duration::ZERO).unwrap().is_some());
+        assert_eq!(
+            fs::read_dir(root.path().join("teams")).unwrap().count(),
+            1,
+            "nothing written"
         );
     }
 

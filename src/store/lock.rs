@@ -3,20 +3,26 @@
 //!
 //! Protocol, for a protected file `F` whose lock directory is the literal string `F.lock`:
 //! 1. `mkdir F.lock` (not recursive). Success means the lock is held: set its atime and mtime
-//!    to `ceil(now / 1 s) * 1 s + 5 ms`, as proper-lockfile does, and remember the mtime the
-//!    file system reports.
+//!    to `ceil(now / 1 s) * 1 s + 5 ms`, as proper-lockfile does, plus this lock's random tag
+//!    of 1 to 999,999 ns ([`LockGuard`]), and remember the folder's device, inode and the mtime
+//!    the file system reports: the lock's identity, which no other lock shares.
 //! 2. On `EEXIST`, `stat` it. Gone: try `mkdir` again at once. Not a directory: someone else's
-//!    lock file, reported by name and never removed. mtime older than 10 s: stale, `rmdir` it
-//!    and `mkdir` once more. Otherwise it is held: wait 5, 10, 20, 40, 80, then 100 ms steps
-//!    until the deadline.
+//!    lock file, reported by name and never removed. mtime older than 10 s: stale. Reclaimed
+//!    under an OS lock (`flock`) on the folder that only teamctl takes: `stat` again, `rmdir`
+//!    only the very directory seen stale (same device, inode and mtime), `mkdir` ours. Otherwise
+//!    it is held: wait 5, 10, 20, 40, 80, then 100 ms steps until the deadline.
 //! 3. While held, a background thread refreshes the mtime every 5 s (only of a lock this
-//!    process holds, and only while it still carries the mtime we gave it).
-//! 4. Release with `rmdir`. A process-wide registry lets the CLI release everything before it
-//!    exits on SIGINT/SIGTERM ([`drain`]).
+//!    process holds, and only while it still has our identity), keeping the tag.
+//! 4. Release with `rmdir`, only after checking that the directory is still ours (a lock
+//!    another writer took over is left to it, and the release reports it). A process-wide
+//!    registry lets the CLI release everything before it exits on SIGINT/SIGTERM ([`drain`]).
 //!
 //! Every step goes through one handle on the protected file's folder ([`crate::store::dir`]):
 //! `mkdirat`, `fstatat` and `utimensat` without following a symlink, `unlinkat`; a symlink
 //! named `F.lock` is someone else's lock file, reported and never followed or removed.
+//!
+//! Why two writers cannot both hold the lock, and what Claude Code's own reclaim can still do:
+//! docs/design.md, "Why a mkdir lock and not flock".
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -29,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::error::Error;
-use crate::store::dir::{Dir, Kind, Loc};
+use crate::store::dir::{Dir, Info, Kind, Loc};
 use crate::store::paths::with_suffix;
 
 /// How long to try for a lock, and the protocol's fixed timings.
@@ -71,7 +77,57 @@ pub fn backoff(attempt: u32) -> Duration {
     Duration::from_millis((5u64 << attempt.min(5)).min(100))
 }
 
-/// A held lock. Dropping it releases the lock (`rmdir`).
+/// How long a reclaim of a stale lock waits for the folder's OS lock ([`Dir::lock_folder`]),
+/// which other teamctl processes hold only for a `stat`, an `rmdir` and a `mkdir`. Past it
+/// (a holder stopped by a signal) the reclaim goes ahead without it, as proper-lockfile does.
+const RECLAIM_WAIT: Duration = Duration::from_millis(100);
+
+/// What makes a lock directory the one a guard made: the folder itself (device and inode)
+/// and the mtime the guard last gave it, which carries the guard's random tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    mtime: SystemTime,
+}
+
+impl Identity {
+    fn of(info: &Info) -> Identity {
+        Identity {
+            dev: info.dev,
+            ino: info.ino,
+            mtime: info.mtime,
+        }
+    }
+}
+
+/// A lock's tag: a random 1 to 999,999 ns added to every mtime teamctl gives the lock. The
+/// mtime proper-lockfile gives is a whole millisecond (`X.005000000` when it takes a lock), so
+/// its locks never carry a tag, and two teamctl locks share one with odds of one in a million.
+fn new_tag() -> Duration {
+    Duration::from_nanos((uuid::Uuid::new_v4().as_u128() % 999_999) as u64 + 1)
+}
+
+/// proper-lockfile's mtime for a lock it has just made (the next whole second + 5 ms), plus
+/// `tag`.
+fn first_mtime(now: SystemTime, tag: Duration) -> SystemTime {
+    let ms = now
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    UNIX_EPOCH + Duration::from_millis((ms.div_ceil(1000) * 1000 + 5) as u64) + tag
+}
+
+/// proper-lockfile's mtime for a refresh (now, in whole milliseconds), plus `tag`.
+fn refresh_mtime(now: SystemTime, tag: Duration) -> SystemTime {
+    let ms = now
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    UNIX_EPOCH + Duration::from_millis(ms as u64) + tag
+}
+
+/// A held lock. Dropping it releases the lock (`rmdir`) if it is still ours.
 #[derive(Debug)]
 pub struct LockGuard {
     dir: PathBuf,
@@ -84,8 +140,11 @@ pub struct LockGuard {
 
 #[derive(Debug)]
 struct HeldState {
-    /// The mtime the file system reported after our last `utimes`.
-    mtime: SystemTime,
+    /// The lock directory's device and inode, and the mtime the file system reported after
+    /// our last `utimes`.
+    id: Identity,
+    /// The tag every mtime we give it carries ([`new_tag`]).
+    tag: Duration,
     compromised: Option<String>,
     /// Set under this mutex before the directory is removed: the refresher, which looks at it
     /// under the same mutex before it touches anything, never touches the lock after that.
@@ -98,42 +157,87 @@ impl LockGuard {
         &self.dir
     }
 
-    /// Checks that the lock is still ours: the directory exists and carries the mtime we gave
-    /// it. Call before replacing the protected file.
+    /// Checks that the lock is still ours: the directory is the one we made (device and
+    /// inode) and carries the mtime we gave it, tag and all. Call before replacing the
+    /// protected file.
     ///
     /// # Errors
-    /// When someone removed or touched the lock directory (proper-lockfile's "compromised").
+    /// When someone removed, replaced or touched the lock directory (proper-lockfile's
+    /// "compromised"), or it could not be looked at.
     pub fn verify(&self) -> Result<()> {
+        match self.lost()? {
+            None => Ok(()),
+            Some(why) => bail!("lock {} was compromised: {why}", self.dir.display()),
+        }
+    }
+
+    /// Whether the lock is still ours ([`LockGuard::verify`] without the error).
+    ///
+    /// # Errors
+    /// When the lock directory could not be looked at.
+    pub fn is_ours(&self) -> Result<bool> {
+        Ok(self.lost()?.is_none())
+    }
+
+    /// `None` while the lock is ours; otherwise why not.
+    fn lost(&self) -> Result<Option<String>> {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(why) = &state.compromised {
-            bail!("lock {} was compromised: {why}", self.dir.display());
+            return Ok(Some(why.clone()));
         }
         let info = self
             .parent
             .stat(&self.name)
-            .with_context(|| format!("could not stat the lock {}", self.dir.display()))?
-            .filter(|i| i.kind == Kind::Dir)
-            .with_context(|| format!("lock {} disappeared while held", self.dir.display()))?;
-        if info.mtime != state.mtime {
-            bail!(
-                "lock {} was touched by another process while held",
-                self.dir.display()
-            );
-        }
-        Ok(())
+            .with_context(|| format!("could not stat the lock {}", self.dir.display()))?;
+        Ok(match info {
+            None => Some("it disappeared while held".into()),
+            Some(i) if i.kind == Kind::Dir && Identity::of(&i) == state.id => None,
+            Some(_) => Some("another process replaced or touched it while held".into()),
+        })
     }
 
-    /// Releases the lock now, reporting a failed `rmdir`.
+    /// Releases the lock: checks, right before the `rmdir`, that it is still ours, and leaves
+    /// a lock that is not (another writer's now) alone.
     ///
     /// # Errors
-    /// When the directory could not be removed (other than it being gone already).
+    /// [`Error::VerifyFailed`] (naming the protected file) when the lock was no longer ours: a
+    /// writer that took it over may have read the file before a change made under it, and
+    /// replace that change. A failed `rmdir` (other than it being gone already).
     pub fn release(mut self) -> Result<()> {
-        self.release_inner()
+        match self.release_inner()? {
+            None => Ok(()),
+            Some(why) => {
+                let lock = self.dir.display();
+                let name = self.name.to_string_lossy();
+                let file = name.strip_suffix(".lock").unwrap_or(&name);
+                Err(Error::VerifyFailed {
+                    path: self.parent.path().join(file),
+                    reason: format!(
+                        "its lock {lock} was taken over by another writer while teamctl held it \
+                         ({why}); that writer may have read the file before the change made \
+                         under the lock and overwrite it: check the file"
+                    ),
+                }
+                .into())
+            }
+        }
     }
 
-    fn release_inner(&mut self) -> Result<()> {
+    /// [`LockGuard::release`], answering `Ok(false)` instead of the error when the lock was no
+    /// longer ours (and was left alone).
+    ///
+    /// # Errors
+    /// A failed `rmdir` (other than it being gone already).
+    pub fn release_if_ours(mut self) -> Result<bool> {
+        Ok(self.release_inner()?.is_none())
+    }
+
+    /// Stops the refresher and removes the lock directory if it is still ours. `Some(why)`
+    /// when it was not.
+    fn release_inner(&mut self) -> Result<Option<String>> {
         // The refresher is told to stop and left to end by itself: waiting for it here (inside
-        // the lock) cost a tenth of a send. It cannot touch the lock once `released` is set.
+        // the lock) cost a tenth of a send. It cannot touch the lock, or what `lost` reads, once
+        // `released` is set (under the mutex it holds while it looks and touches).
         if let Some((stop, _ends_by_itself)) = self.refresher.take() {
             self.state
                 .lock()
@@ -142,10 +246,17 @@ impl LockGuard {
             drop(stop);
         }
         let mut gate = gate();
-        let result = match self.parent.rmdir(&self.name) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e).with_context(|| format!("could not release {}", self.dir.display())),
+        let result = match self.lost() {
+            Ok(None) => match self.parent.rmdir(&self.name) {
+                Ok(()) => Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    Ok(Some("it disappeared while held".into()))
+                }
+                Err(e) => {
+                    Err(e).with_context(|| format!("could not release {}", self.dir.display()))
+                }
+            },
+            other => other,
         };
         if let Some(i) = gate.held.iter().position(|d| d == &self.dir) {
             gate.held.swap_remove(i);
@@ -220,11 +331,11 @@ fn try_acquire(
     dir: &Path,
     opts: &LockOptions,
 ) -> Result<Option<LockGuard>> {
-    // At most: mkdir, (stat →) rmdir stale, mkdir again with no stale check.
+    // At most: mkdir, (stat →) reclaim a stale one, mkdir again with no stale check.
     let mut stale_check = true;
     for _ in 0..3 {
         if mkdir_registered(parent, name, dir)? {
-            return take_ownership(parent, name, dir, opts).map(Some);
+            return take_ownership(parent, name, dir, opts);
         }
         let info = match parent.stat(name) {
             Ok(Some(i)) => i,
@@ -243,27 +354,68 @@ fn try_acquire(
                 info.kind.describe()
             );
         }
-        if !stale_check {
+        if !stale_check || !is_stale(&info, opts) {
             return Ok(None);
         }
-        let age = SystemTime::now()
-            .duration_since(info.mtime)
-            .unwrap_or(Duration::ZERO);
-        if age <= opts.stale {
-            return Ok(None);
-        }
-        // Stale: its holder died. Remove it and try once more without the stale check.
-        match parent.rmdir(name) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("could not remove stale lock {}", dir.display()));
-            }
+        // Stale: its holder died.
+        super::faults::pause(super::faults::faults().before_reclaim);
+        if reclaim(parent, name, dir, &info, opts)? {
+            return take_ownership(parent, name, dir, opts);
         }
         stale_check = false;
     }
     Ok(None)
+}
+
+/// Whether a lock directory with this mtime is stale (its holder died).
+fn is_stale(info: &Info, opts: &LockOptions) -> bool {
+    SystemTime::now()
+        .duration_since(info.mtime)
+        .is_ok_and(|age| age > opts.stale)
+}
+
+/// Removes the stale lock directory `seen` and makes ours in its place. `Ok(true)` when ours
+/// is made (and registered); `Ok(false)` when another writer was quicker.
+///
+/// Under the folder lock, which every teamctl process takes to reclaim, no other teamctl
+/// process removes or reclaims a lock directory here: `seen` is removed only if it is still
+/// there, the very directory (device, inode, mtime) and still stale, and `mkdir` follows
+/// before the folder lock is let go. So two teamctl processes never both act on one stale
+/// lock, and one never removes the fresh lock another just made from it. Without the folder
+/// lock (a file system that refuses `flock`, a holder stopped past [`RECLAIM_WAIT`]) the same
+/// steps run unserialised: proper-lockfile's own protocol.
+fn reclaim(
+    parent: &Dir,
+    name: &OsStr,
+    dir: &Path,
+    seen: &Info,
+    opts: &LockOptions,
+) -> Result<bool> {
+    let _serial = parent.lock_folder(RECLAIM_WAIT).ok().flatten();
+    match parent
+        .stat(name)
+        .with_context(|| format!("could not stat {}", dir.display()))?
+    {
+        Some(now)
+            if now.kind == Kind::Dir
+                && Identity::of(&now) == Identity::of(seen)
+                && is_stale(&now, opts) =>
+        {
+            remove_stale(parent, name, dir)?;
+        }
+        None => {}
+        // Reclaimed by another writer since we looked: it is theirs.
+        Some(_) => return Ok(false),
+    }
+    mkdir_registered(parent, name, dir)
+}
+
+fn remove_stale(parent: &Dir, name: &OsStr, dir: &Path) -> Result<()> {
+    match parent.rmdir(name) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("could not remove stale lock {}", dir.display())),
+    }
 }
 
 /// `mkdir dir`, recording it in the registry in the same step so that a signal never sees a
@@ -289,32 +441,42 @@ fn mkdir_registered(parent: &Dir, name: &OsStr, dir: &Path) -> Result<bool> {
     }
 }
 
+/// Marks the lock directory we have just made as ours and starts its refresher. `Ok(None)`
+/// when it was removed before we could (a writer acting on a `stat` of the stale lock from
+/// before ours): the lock is someone else's now.
 fn take_ownership(
     parent: &Arc<Dir>,
     name: &OsStr,
     dir: &Path,
     opts: &LockOptions,
-) -> Result<LockGuard> {
+) -> Result<Option<LockGuard>> {
     // proper-lockfile sets the mtime to the next whole second + 5 ms to probe whether the file
     // system keeps milliseconds; a lock that looks like it was made by proper-lockfile is one
-    // Claude Code will treat exactly like its own.
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    let target = UNIX_EPOCH + Duration::from_millis((now_ms.div_ceil(1000) * 1000 + 5) as u64);
-    let mtime = match parent.set_dir_times(name, target) {
-        Ok(m) => m,
+    // Claude Code will treat exactly like its own. Claude Code reads a foreign lock's mtime only
+    // to decide whether it is stale, so the tag's sub-millisecond offset changes nothing for it.
+    // A file system that keeps no nanoseconds drops the tag: the identity is then what it kept.
+    let tag = new_tag();
+    let info = match parent.set_dir_times(name, first_mtime(SystemTime::now(), tag)) {
+        Ok(i) => i,
         Err(e) => {
+            let gone = e.kind() == io::ErrorKind::NotFound;
             let mut gate = gate();
-            let _ = parent.rmdir(name);
-            gate.held.retain(|d| d != dir);
+            if !gone {
+                let _ = parent.rmdir(name);
+            }
+            if let Some(i) = gate.held.iter().position(|d| d == dir) {
+                gate.held.swap_remove(i);
+            }
             CHANGED.notify_all();
+            if gone {
+                return Ok(None);
+            }
             return Err(e).with_context(|| format!("could not set the mtime of {}", dir.display()));
         }
     };
     let state = Arc::new(Mutex::new(HeldState {
-        mtime,
+        id: Identity::of(&info),
+        tag,
         compromised: None,
         released: false,
     }));
@@ -324,13 +486,13 @@ fn take_ownership(
         Arc::clone(&state),
         opts.update,
     );
-    Ok(LockGuard {
+    Ok(Some(LockGuard {
         dir: dir.to_path_buf(),
         parent: Arc::clone(parent),
         name: name.to_owned(),
         state,
         refresher: Some(refresher),
-    })
+    }))
 }
 
 fn spawn_refresher(
@@ -348,19 +510,29 @@ fn spawn_refresher(
             }
             let current = parent.stat(&name);
             match current {
-                Ok(Some(i)) if i.kind == Kind::Dir && i.mtime == st.mtime => {
-                    match parent.set_dir_times(&name, SystemTime::now()) {
-                        Ok(new) => st.mtime = new,
-                        Err(e) => st.compromised = Some(e.to_string()),
+                Ok(Some(i)) if i.kind == Kind::Dir && Identity::of(&i) == st.id => {
+                    match parent.set_dir_times(&name, refresh_mtime(SystemTime::now(), st.tag)) {
+                        Ok(new) if (new.dev, new.ino) == (st.id.dev, st.id.ino) => {
+                            st.id = Identity::of(&new);
+                        }
+                        Ok(_) => {
+                            st.compromised = Some("another process replaced it while held".into());
+                            return;
+                        }
+                        Err(e) => {
+                            st.compromised = Some(e.to_string());
+                            return;
+                        }
                     }
                 }
                 // Never touch a lock that is no longer ours.
                 Ok(Some(_)) => {
-                    st.compromised = Some("its mtime was changed by someone else".into());
+                    st.compromised =
+                        Some("another process replaced or touched it while held".into());
                     return;
                 }
                 Ok(None) => {
-                    st.compromised = Some("it disappeared".into());
+                    st.compromised = Some("it disappeared while held".into());
                     return;
                 }
                 Err(e) => {
@@ -540,6 +712,185 @@ mod tests {
             }
             fs::remove_dir(&dir).unwrap();
         }
+    }
+
+    /// The sub-second part of an mtime, in nanoseconds.
+    fn nanos(t: SystemTime) -> u32 {
+        t.duration_since(UNIX_EPOCH).unwrap().subsec_nanos()
+    }
+
+    #[test]
+    fn a_lock_carries_a_tag_below_the_millisecond() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        let a = acquire(&f, &LockOptions::default()).unwrap();
+        let m = fs::metadata(a.dir()).unwrap().modified().unwrap();
+        // proper-lockfile's X.005 s, plus 1 to 999,999 ns (a file system with nanoseconds).
+        let tag = nanos(m) - 5_000_000;
+        assert!((1..1_000_000).contains(&tag), "{m:?}");
+        a.release().unwrap();
+        let tags: std::collections::HashSet<u32> = (0..20)
+            .map(|_| {
+                let g = acquire(&f, &LockOptions::default()).unwrap();
+                let t = nanos(fs::metadata(g.dir()).unwrap().modified().unwrap());
+                g.release().unwrap();
+                t
+            })
+            .collect();
+        assert!(tags.len() > 1, "every lock gets its own tag: {tags:?}");
+    }
+
+    /// The race of issue 27: another writer removes our lock and makes its own in the same
+    /// second, with the same second-and-5-ms mtime (and perhaps the same inode).
+    #[test]
+    fn a_lock_replaced_in_the_same_second_is_not_ours() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        let g = acquire(&f, &LockOptions::default()).unwrap();
+        let ours = fs::metadata(g.dir()).unwrap().modified().unwrap();
+        let whole_ms = UNIX_EPOCH
+            + Duration::from_millis(ours.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64);
+        // As proper-lockfile (or teamctl before the tag) would make it.
+        fs::remove_dir(g.dir()).unwrap();
+        fs::create_dir(g.dir()).unwrap();
+        File::open(g.dir()).unwrap().set_modified(whole_ms).unwrap();
+        assert!(!g.is_ours().unwrap());
+        assert!(g.verify().is_err());
+        // Another directory with our very mtime, tag and all, is not ours either.
+        let other = tmp.path().join("other");
+        fs::create_dir(&other).unwrap();
+        File::open(&other).unwrap().set_modified(ours).unwrap();
+        fs::rename(&other, g.dir()).unwrap();
+        assert_eq!(fs::metadata(g.dir()).unwrap().modified().unwrap(), ours);
+        assert!(!g.is_ours().unwrap());
+        // The release leaves the other writer's lock alone, and says so.
+        let err = g.release().unwrap_err();
+        assert!(matches!(
+            err.downcast_ref::<Error>(),
+            Some(Error::VerifyFailed { .. })
+        ));
+        assert!(format!("{err:#}").contains("taken over"), "{err:#}");
+        assert!(lock_dir(&f).is_dir(), "another writer's lock is kept");
+        assert!(!held().contains(&lock_dir(&f)));
+    }
+
+    #[test]
+    fn release_if_ours_leaves_a_lost_lock_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        let g = acquire(&f, &LockOptions::default()).unwrap();
+        assert!(g.is_ours().unwrap());
+        fs::remove_dir(g.dir()).unwrap();
+        fs::create_dir(g.dir()).unwrap();
+        assert!(!g.release_if_ours().unwrap());
+        assert!(lock_dir(&f).is_dir());
+        let g = acquire(&f, &LockOptions::with_timeout(Duration::from_millis(10)));
+        assert!(g.is_err(), "the other writer's fresh lock is respected");
+    }
+
+    #[test]
+    fn the_refresher_keeps_the_identity_and_the_tag() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        let opts = LockOptions {
+            update: Duration::from_millis(20),
+            ..LockOptions::default()
+        };
+        let g = acquire(&f, &opts).unwrap();
+        let first = fs::metadata(g.dir()).unwrap().modified().unwrap();
+        let tag = nanos(first) % 1_000_000;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let refreshed = loop {
+            let m = fs::metadata(g.dir()).unwrap().modified().unwrap();
+            if m != first {
+                break m;
+            }
+            assert!(Instant::now() < deadline, "the mtime was never refreshed");
+            thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(
+            nanos(refreshed) % 1_000_000,
+            tag,
+            "the refresh keeps the tag"
+        );
+        assert!(
+            refreshed <= SystemTime::now() + Duration::from_millis(1),
+            "a refresh sets now (in whole milliseconds, plus the tag), not the next second"
+        );
+        g.verify().unwrap();
+        // Touched by someone else: the refresher stops and the lock is no longer ours.
+        File::open(g.dir())
+            .unwrap()
+            .set_modified(refreshed)
+            .unwrap();
+        File::open(g.dir())
+            .unwrap()
+            .set_modified(refreshed - Duration::from_millis(1))
+            .unwrap();
+        assert!(!g.is_ours().unwrap());
+        thread::sleep(Duration::from_millis(60));
+        assert_eq!(
+            fs::metadata(g.dir()).unwrap().modified().unwrap(),
+            refreshed - Duration::from_millis(1),
+            "a lock that is no longer ours is never touched"
+        );
+    }
+
+    /// A reclaim removes only the directory it saw stale: one made fresh since is kept.
+    #[test]
+    fn a_reclaim_removes_only_the_directory_seen_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        let lock = lock_dir(&f);
+        fs::create_dir(&lock).unwrap();
+        File::open(&lock)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(30))
+            .unwrap();
+        let parent = Arc::new(f.parent_dir().unwrap());
+        let name = OsString::from("x.json.lock");
+        let seen = parent.stat(&name).unwrap().unwrap();
+        // Meanwhile another writer reclaimed it and made a fresh one.
+        fs::remove_dir(&lock).unwrap();
+        fs::create_dir(&lock).unwrap();
+        let opts = LockOptions::default();
+        assert!(!reclaim(&parent, &name, &lock, &seen, &opts).unwrap());
+        assert!(lock.is_dir(), "the fresh lock is kept");
+        // The directory seen stale, still there and stale: removed and ours made.
+        File::open(&lock)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(30))
+            .unwrap();
+        let seen = parent.stat(&name).unwrap().unwrap();
+        assert!(reclaim(&parent, &name, &lock, &seen, &opts).unwrap());
+        assert!(held().contains(&lock));
+        let g = take_ownership(&parent, &name, &lock, &opts)
+            .unwrap()
+            .unwrap();
+        g.release().unwrap();
+        assert!(!lock.exists());
+    }
+
+    /// A folder lock held for ever (a stopped teamctl, a hostile teammate) delays a reclaim by
+    /// RECLAIM_WAIT at most: the stale lock is still reclaimed.
+    #[test]
+    fn a_stuck_folder_lock_does_not_stop_a_reclaim() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = Loc::root(tmp.path()).join("x.json");
+        fs::create_dir(lock_dir(&f)).unwrap();
+        File::open(lock_dir(&f))
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(30))
+            .unwrap();
+        let _stuck = f
+            .parent_dir()
+            .unwrap()
+            .lock_folder(Duration::ZERO)
+            .unwrap()
+            .unwrap();
+        let g = acquire(&f, &LockOptions::with_timeout(Duration::ZERO)).unwrap();
+        g.verify().unwrap();
+        g.release().unwrap();
     }
 
     #[test]

@@ -210,12 +210,12 @@ pub fn edit<T>(
         fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     }
     for _ in 0..ATTEMPTS {
-        super::pause(super::faults().before_lock);
+        super::faults::pause(super::faults::faults().before_lock);
         let guard = match &file.lock {
             Some(opts) => Some(lock::acquire(&loc_of(&file.path)?, opts)?),
             None => None,
         };
-        super::pause(super::faults().after_lock);
+        super::faults::pause(super::faults::faults().after_lock);
         let result = attempt(file, &target, true, guard.as_ref(), now, &change);
         if let Some(g) = guard {
             g.release()?;
@@ -303,7 +303,7 @@ fn attempt<T>(
             edit.written = Written::Replaced;
         }
     }
-    super::pause(super::faults().before_verify);
+    super::faults::pause(super::faults::faults().before_verify);
     // Under our lock only a writer that skips it can differ from what we wrote: say so, and
     // leave it to the caller to read the file again (our change may be in its copy or not).
     match verify_written(&dir, &name, &[bytes.as_bytes()]) {

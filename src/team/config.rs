@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::error::usage;
 use crate::store;
 use crate::store::dir::{Kind, Loc};
+use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member, quote, shown_list};
 use crate::team::lead::{LeadRecord, Leads};
 
@@ -276,12 +277,7 @@ impl Team {
                  as deleted and would remove anything written to it"
             );
         }
-        let lead = match (leads, &config) {
-            (Some(leads), Some(cfg)) => {
-                leads.find(layout, name)?.filter(|rec| cfg.recorded_by(rec))
-            }
-            _ => None,
-        };
+        let lead = recorded_lead(layout, name, config.as_ref(), leads)?;
         Ok(Team {
             layout: layout.clone(),
             name: name.clone(),
@@ -458,10 +454,34 @@ impl Team {
     }
 }
 
+/// teamctl's record of leading team `name`, when there is one and `config` says it is the same
+/// team (its lead session is the one recorded): the one rule for whether teamctl leads a team.
+///
+/// # Errors
+/// When the record cannot be read.
+pub fn recorded_lead(
+    layout: &Layout,
+    name: &TeamName,
+    config: Option<&TeamConfig>,
+    leads: Option<&Leads>,
+) -> Result<Option<LeadRecord>> {
+    Ok(match (leads, config) {
+        (Some(leads), Some(cfg)) => leads.find(layout, name)?.filter(|r| cfg.recorded_by(r)),
+        _ => None,
+    })
+}
+
 /// The closest member name to `name`: same letters in another case, or at most two edits.
 pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
+    close_to(name, candidates).into_iter().next()
+}
+
+/// Every member name [`suggest`] could pick for `name` (same letters in another case, or at
+/// most two edits), closest first (ties in `candidates` order). When there is exactly one, the
+/// suggestion is certain.
+pub fn close_to(name: &str, candidates: &[String]) -> Vec<String> {
     let lower = name.to_lowercase();
-    candidates
+    let mut near: Vec<(usize, &String)> = candidates
         .iter()
         .map(|c| {
             let d = if c.to_lowercase() == lower {
@@ -472,8 +492,44 @@ pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
             (d, c)
         })
         .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c.clone())
+        .collect();
+    near.sort_by_key(|(d, _)| *d);
+    near.into_iter().map(|(_, c)| c.clone()).collect()
+}
+
+/// Sets `tmuxPaneId` and `backendType: "tmux"` on a member, under the config lock.
+///
+/// # Errors
+/// Lock timeout, a corrupt `config.json`, I/O.
+pub fn set_pane(
+    layout: &Layout,
+    team: &TeamName,
+    member: &str,
+    pane: &str,
+    opts: &LockOptions,
+) -> Result<()> {
+    let path = layout.config_path(team);
+    store::rewrite(
+        &path,
+        opts,
+        |b| store::parse_object(b, &path),
+        |doc| {
+            let entry = doc
+                .get_mut("members")
+                .and_then(Value::as_array_mut)
+                .and_then(|ms| {
+                    ms.iter_mut()
+                        .filter_map(Value::as_object_mut)
+                        .find(|m| m.get("name").and_then(Value::as_str) == Some(member))
+                });
+            let Some(entry) = entry else {
+                bail!("member '{member}' disappeared from {}", path.display());
+            };
+            entry.insert("tmuxPaneId".into(), pane.into());
+            entry.insert("backendType".into(), "tmux".into());
+            Ok((true, ()))
+        },
+    )
 }
 
 #[cfg(test)]
@@ -491,6 +547,14 @@ mod tests {
         assert_eq!(suggest("Alice", &m).as_deref(), Some("alice"));
         assert_eq!(suggest("teamlead", &m).as_deref(), Some("team-lead"));
         assert_eq!(suggest("zed", &m), None);
+        assert_eq!(close_to("alise", &m), ["alice"]);
+        let m2 = vec![
+            "alice".to_string(),
+            "alise2".to_string(),
+            "elise".to_string(),
+        ];
+        assert_eq!(close_to("alise", &m2), ["alice", "alise2", "elise"]);
+        assert!(close_to("lead", &m).is_empty());
     }
 
     fn write_team(root: &Path, name: &str, lead_cwd: &str) {

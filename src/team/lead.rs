@@ -61,6 +61,55 @@ pub struct Launch {
     pub model: Option<String>,
     /// `--agent-type`, if given.
     pub agent_type: Option<String>,
+    /// Each teammate's own settings, in member order (a record written before teamctl 0.1's
+    /// team files has none: then the team-wide settings above hold for every teammate).
+    #[serde(default)]
+    pub members: Vec<MemberLaunch>,
+}
+
+impl Launch {
+    /// `name`'s own settings, if recorded.
+    pub fn member(&self, name: &str) -> Option<&MemberLaunch> {
+        self.members.iter().find(|m| m.name == name)
+    }
+}
+
+/// How `create` started one teammate: what a restart starts it with again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberLaunch {
+    /// Its name.
+    pub name: String,
+    /// `--model`, if given.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// `--agent-type`, if given.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// `--permission-mode`, if given.
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    /// `--dangerously-skip-permissions`.
+    #[serde(default)]
+    pub skip_permissions: bool,
+    /// Where it runs (absolute): its worktree, or the team's working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Its own git worktree, if it has one.
+    #[serde(default)]
+    pub worktree: Option<Worktree>,
+}
+
+/// A teammate's own git worktree, as `create` made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Worktree {
+    /// The worktree's folder (absolute).
+    pub path: String,
+    /// Its branch.
+    pub branch: String,
+    /// The repository it belongs to (the top folder of the team's working directory).
+    pub repo: String,
+    /// The commit it started from.
+    pub base: String,
 }
 
 /// The records, in `<data dir>/leads`.
@@ -80,6 +129,15 @@ impl Leads {
     /// The data dir.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// Where `create` puts the teammates' git worktrees of `team` under `layout`:
+    /// `<data dir>/worktrees/<team>.<16 hex>/` (one folder per teammate inside), outside the
+    /// user's checkout so that nothing in it, nor its `git status`, changes.
+    pub fn worktrees_dir(&self, layout: &Layout, team: &TeamName) -> PathBuf {
+        self.data_dir
+            .join("worktrees")
+            .join(format!("{team}.{}", dir_key(layout)))
     }
 
     /// Where the record of `team` under `layout` lives.

@@ -429,6 +429,10 @@ pub enum TypeFilter {
     Protocol,
     /// One frame type.
     Frame(String),
+    /// A plain message, or an `idle_notification`: a turn that ended without one (`wait
+    /// --message-from NAME --from-transcript`, which then reads the turn's text). Not a value
+    /// of `--type`.
+    MessageOrIdle,
 }
 
 impl std::str::FromStr for TypeFilter {
@@ -465,6 +469,10 @@ impl Filter {
             Some(TypeFilter::Message) => v.kind == Kind::Message,
             Some(TypeFilter::Protocol) => v.kind == Kind::Protocol,
             Some(TypeFilter::Frame(f)) => v.protocol.as_ref().is_some_and(|p| &p.frame_type == f),
+            Some(TypeFilter::MessageOrIdle) => v
+                .protocol
+                .as_ref()
+                .is_none_or(|p| p.frame_type == "idle_notification"),
         }
     }
 }

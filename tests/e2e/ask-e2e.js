@@ -7,7 +7,10 @@
 //
 // Steps: `wait --idle worker` returns after the brief's turn; `ask worker "Token: …"` prints
 // the teammate's answer (the mock makes it SendMessage the token back); `ask worker` with a
-// question the mock's turn ends without SendMessage is exit 5 (idle without answering);
+// question the mock's turn ends without SendMessage is exit 5 (idle without answering); a turn
+// that ends in plain text (`Say:`) is exit 5 saying the transcript holds it, and with
+// --from-transcript that text is the answer (and `wait --message-from --from-transcript`'s
+// message);
 // `tasks add --owner worker` mails it a task_assignment, the mock drives its TaskUpdate tool
 // to complete it, and `wait --tasks-done` returns; `wait --idle worker` returns after that
 // turn. Then examples/ci/team-review.sh (the README's CI recipe) runs against the real client.
@@ -48,6 +51,39 @@ h.run(async () => {
   check(r2.outcome === 'idle' && r2.reply === null, `silent ask: ${a2.stdout}`);
   check(a2.stderr.includes('went idle without answering'), `silent ask stderr: ${a2.stderr}`);
 
+  // A turn that ends in plain text (the mock's `Say:` rule): without --from-transcript exit 5,
+  // saying that the transcript holds the text; with it, that text is the answer, exit 0.
+  const said1 = `All done, the answer is ${hex(3)}.`;
+  const a3 = await teamctl(['--json', 'ask', 'worker', `Say: ${said1}`, '--timeout', '40s'], env);
+  check(a3.code === 5, `plain-text ask exited ${a3.code}: ${a3.stderr}\n${a3.stdout}`);
+  const r3 = lastJson(a3.stdout);
+  check(r3.outcome === 'idle' && r3.source === null && r3.text === null, `plain-text ask: ${a3.stdout}`);
+  // The transcript holds it (a client that wrote it later than ask looked: the notification).
+  const heldBy = [`(${said1}), which its transcript holds`, `(${said1}), which its idle notification holds`]
+    .findIndex((t) => a3.stderr.includes(t));
+  check(heldBy >= 0 && a3.stderr.includes('--from-transcript'), `plain-text ask stderr: ${a3.stderr}`);
+  // 2.1.322 and later put the same text in the idle_notification as result (its "last words").
+  const idleResult = r3.detail.includes(`last words: ${said1}`);
+  const said2 = `Finished, the total is ${hex(3)}.`;
+  const a4 = await teamctl(['ask', 'worker', `Say: ${said2}`, '--from-transcript', '--timeout', '40s'], env);
+  check(a4.code === 0 && a4.stdout === `${said2}\n`, `ask --from-transcript exited ${a4.code}: ${JSON.stringify(a4.stdout)} ${a4.stderr}`);
+  const said3 = `Result ${hex(3)}, line one.`;
+  const a5 = await teamctl(['--json', 'ask', 'worker', `Say: ${said3}`, '--from-transcript', '--timeout', '40s'], env);
+  const r5 = lastJson(a5.stdout);
+  check(a5.code === 0 && r5.outcome === 'answered' && r5.source === 'transcript' && r5.text === said3
+    && r5.reply === null && r5.answered_at, `ask --json --from-transcript: ${a5.stdout} ${a5.stderr}`);
+  // An answer by SendMessage is still the inbox's.
+  check(r.source === 'inbox' && r.text === `ECHO ${tok}-2`, `ask --json source: ${a1j.stdout}`);
+  // wait --message-from --from-transcript: the turn's text is the message.
+  const said4 = `Waited for ${hex(3)}.`;
+  const s4 = await teamctl(['--json', 'send', 'worker', `Say: ${said4}`], env);
+  check(s4.code === 0, `send exited ${s4.code}: ${s4.stderr}`);
+  const w4 = await teamctl(['--json', 'wait', '--message-from', 'worker', '--from-transcript', '--after',
+    lastJson(s4.stdout).id, '--timeout', '40s'], env);
+  const c4 = w4.code === 0 && lastJson(w4.stdout).conditions[0];
+  check(c4 && c4.message.text === said4 && c4.message.source === 'transcript'
+    && c4.message.idle_notification.from === 'worker', `wait --from-transcript exited ${w4.code}: ${w4.stdout} ${w4.stderr}`);
+
   // A task for the worker: the mock's TaskUpdate completes it; wait --tasks-done returns.
   const t = await teamctl(['--json', 'tasks', 'add', 'Finish the thing', '--owner', 'worker'], env);
   check(t.code === 0, `tasks add exited ${t.code}: ${t.stderr}`);
@@ -63,7 +99,9 @@ h.run(async () => {
   if (require('child_process').spawnSync('jq', ['--version']).error && !process.env.CI) {
     process.stderr.write('ask-e2e: jq is not installed: the CI recipe is skipped\n');
     return { claude: lastJson(c.stdout).claude.version, wait_idle_ms: w1.ms, ask_ms: a1.ms,
-      ask_idle_ms: a2.ms, tasks_done_ms: w2.ms, recipe_ms: null };
+      ask_idle_ms: a2.ms, ask_transcript_ms: a4.ms, idle_result_same: idleResult,
+      exit5_source: ['transcript', 'idle_notification'][heldBy], tasks_done_ms: w2.ms,
+      recipe_ms: null };
   }
   const recipe = path.join(__dirname, '..', '..', 'examples', 'ci', 'team-review.sh');
   const rtok = `R-${hex(4)}`;
@@ -88,6 +126,9 @@ h.run(async () => {
     wait_idle_ms: w1.ms,
     ask_ms: a1.ms,
     ask_idle_ms: a2.ms,
+    ask_transcript_ms: a4.ms,
+    idle_result_same: idleResult,
+    exit5_source: ['transcript', 'idle_notification'][heldBy],
     tasks_done_ms: w2.ms,
     recipe_ms: rr.ms,
   };

@@ -40,6 +40,8 @@
 //       $MOCK_TEAMCTL is set, else TaskUpdate {taskId, status: "completed"}. 2.1.332 offline
 //       offers no Task* tools ("TaskUpdate is disabled for this session"), so the e2e tests
 //       set MOCK_TEAMCTL and the task file is changed through teamctl's locks instead
+//     * lead mode: `Spawn2: <a> <tokA> <b> <tokB>` in the lead's first prompt -> Agent for a,
+//       and on its result Agent for b (a lead that starts two teammates; limit-e2e.js)
 //     * lead mode (teamctl run): text `Spawn: <name> <tok>` -> ONE tool_use Agent
 //       {description, name, prompt: "Report: <tok>"} (a lead spawns a teammate); with
 //       ` type=<t>` and/or ` model=<m>` after the token, subagent_type and model are set too;
@@ -67,11 +69,21 @@
 //
 // Each request is logged as one JSON line to $MOCK_LOG (appended) or stderr.
 //
-// More reply rules (for the probe-*.js scripts; none of them fires in the tests):
+// More reply rules (for the probe-*.js scripts, and SendTo/SENDTO for misaddressed-e2e.js):
 //   * `SendTo: <name> <tok>` in a <teammate-message> -> ONE tool_use SendMessage {to: <name>,
 //     summary: "sendto", message: "SENDTO <tok>"} (a send to any name: a misspelt one, `lead`, ...)
+//   * `SENDTO <tok>` in a <teammate-message> from X (such a send that reached a teammate, e.g.
+//     moved there by `teamctl redeliver`) -> ONE tool_use SendMessage {to: X, summary: "echo",
+//     message: "ECHO <tok>"} (misaddressed-e2e.js)
 //   * `Say: <text>` (to the end of its line) in a <teammate-message> -> text <text>, end_turn
 //     (a turn that ends in plain text, without SendMessage)
+//   * a lead's prompt from `teamctl run --resume` ("this session was interrupted") -> text
+//     "FINAL ANSWER: the team reported <tok>" when it carries `REPORT <tok>`, else ONE tool_use
+//     Agent spawning again the teammate of the conversation's first `Spawn: <name> <tok>`
+//   * a <teammate-message> from teamctl keeping the team going (its body starts `teamctl`: a
+//     nudge, `teamctl restarted you …`) -> ONE tool_use Bash `<$MOCK_TEAMCTL> tasks done <id>`
+//     when it names `task #<id>`, else ONE SendMessage {to: its sender, summary: "carried on",
+//     message: "CARRIED ON after: …"}
 //   * `Work: <tok>` in a <teammate-message> -> ONE tool_use Bash {command: "timeout 30 tail -f
 //     /dev/null; echo work-<tok>-done"}: a turn still running (a teammate busy with its task) for
 //     30 s (2.1.332 refuses `sleep 30`, alone or followed by more: "Blocked: standalone sleep 30")
@@ -463,6 +475,57 @@ function decide(body) {
   }
   // Lead mode (teamctl run).
   const lastText = last.role === 'user' ? messageTexts(last).join('\n') : '';
+  // `Spawn2: <a> <tokA> <b> <tokB>` in the lead's prompt: spawns a, then (on the Agent call's
+  // result) b: a lead that starts two teammates, one after the other.
+  const firstUser = convo.find((m) => m.role === 'user');
+  const two = firstUser ? messageTexts(firstUser).join('\n').match(/Spawn2: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/) : null;
+  if (two && !lastText.includes('<teammate-message')) {
+    const spawned = convo.filter((m) => m.role === 'assistant' && Array.isArray(m.content))
+      .flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === 'Agent').length;
+    if (spawned < 2) {
+      const [name, tok] = spawned === 0 ? [two[1], two[2]] : [two[3], two[4]];
+      return { kind: 'tool_use', name: 'Agent', input: { description: `spawn ${name}`, name, prompt: `Report: ${tok}` }, why: `spawn ${name}` };
+    }
+  }
+  // A lead resumed by `teamctl run --resume`: a report it carries in its prompt ends the work;
+  // else it spawns again the teammate of its first prompt (`Spawn: <name> <tok>`).
+  if (lastText.includes('this session was interrupted')) {
+    const carried = lastText.match(/REPORT ([A-Za-z0-9_-]+)/);
+    if (carried) return { kind: 'text', text: `FINAL ANSWER: the team reported ${carried[1]}`, why: 'resumed: report carried' };
+    for (const m of convo) {
+      const first = m.role === 'user' ? messageTexts(m).join('\n').match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/) : null;
+      if (first) {
+        return {
+          kind: 'tool_use', name: 'Agent',
+          input: { description: `spawn ${first[1]} again`, name: first[1], prompt: `Report: ${first[2]}` },
+          why: `resumed: spawn ${first[1]} again`,
+        };
+      }
+    }
+    return { kind: 'text', text: 'ok', why: 'resumed: nothing to do' };
+  }
+  // A message from teamctl keeping a team going (a nudge, `teamctl restarted you …`, `resume`):
+  // the task it names is completed (Bash `teamctl tasks done <id>`), else the teammate answers
+  // its sender.
+  const keepMsg = last.role === 'user'
+    ? teammateBlocksRaw(messageTexts(last)).map((b) => b.trim()).find((b) => b.startsWith('teamctl'))
+    : null;
+  if (keepMsg) {
+    const task = keepMsg.match(/task #([0-9]+)/);
+    if (task && process.env.MOCK_TEAMCTL) {
+      return {
+        kind: 'tool_use', name: 'Bash',
+        input: { command: `'${process.env.MOCK_TEAMCTL}' tasks done ${task[1]}`, description: `Carry on with task ${task[1]}` },
+        why: `teamctl message: complete task ${task[1]}`,
+      };
+    }
+    const from = (messageTexts(last).join('\n').match(/<teammate-message\s+teammate_id="([^"]*)"[^>]*>\s*teamctl/) || [])[1] || 'team-lead';
+    return {
+      kind: 'tool_use', name: 'SendMessage',
+      input: { to: from, summary: 'carried on', message: `CARRIED ON after: ${keepMsg.slice(0, 60)}` },
+      why: 'teamctl message: answer it',
+    };
+  }
   const spawnM = lastText.match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)(?: type=([A-Za-z0-9_-]+))?(?: model=([A-Za-z0-9_.-]+))?/);
   if (spawnM && !lastText.includes('<teammate-message')) {
     const input = { description: `spawn ${spawnM[1]}`, name: spawnM[1], prompt: `Report: ${spawnM[2]}` };
@@ -502,6 +565,21 @@ function decide(body) {
       input: { to: sendTo[1], summary: 'sendto', message: `SENDTO ${sendTo[2]}` },
       why: `sendto ${sendTo[1]}`,
     };
+  }
+  // A misspelt send that reached its member after all (`teamctl redeliver`): echoed back to
+  // its sender.
+  if (last.role === 'user') {
+    for (const text of messageTexts(last)) {
+      for (const m of text.matchAll(BLOCK_RE)) {
+        const r = m[2].match(/SENDTO ([A-Za-z0-9_-]+)/);
+        if (r) {
+          return {
+            kind: 'tool_use', name: 'SendMessage', input: { to: m[1], summary: 'echo', message: `ECHO ${r[1]}` },
+            why: `sendto echo ${r[1]}`,
+          };
+        }
+      }
+    }
   }
   const say = lastBlocks.match(/Say: ([^\n<]+)/);
   if (say) return { kind: 'text', text: say[1].trim(), why: 'say' };

@@ -119,8 +119,10 @@ fn json_has_every_key_and_the_reply_as_inbox_shows_it() {
             "question",
             "reply",
             "schema_version",
+            "source",
             "taken_at",
             "team",
+            "text",
             "to",
             "totals",
             "waited_ms"
@@ -139,6 +141,10 @@ fn json_has_every_key_and_the_reply_as_inbox_shows_it() {
     assert_eq!(v["reply"]["from"], "alice");
     assert_eq!(v["reply"]["to"], "team-lead");
     assert_eq!(v["reply"]["kind"], "message");
+    assert_eq!(
+        (v["source"].as_str(), v["text"].as_str()),
+        (Some("inbox"), Some("pong"))
+    );
     assert!(v["taken_at"].is_string() && v["answered_at"].is_string());
     assert!(v["waited_ms"].is_u64());
     // The answer stays in the inbox unless --consume.
@@ -467,4 +473,131 @@ fn work_waiting_in_its_inbox_is_no_turn_in_progress() {
         (0, "done, and the answer is yes\n"),
         "{stderr}"
     );
+}
+
+/// `alice`'s turn on `question` in her transcript, as a pane teammate's session writes it: the
+/// message delivered, then `blocks` (her output), ended.
+pub fn turn_in_transcript(env: &TestEnv, question: &str, blocks: Value) {
+    let at = chrono::Utc::now();
+    let stamp = |ms: i64| teamctl::time::iso_millis(at - chrono::Duration::milliseconds(ms));
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type": "user", "timestamp": stamp(300), "sessionId": "s-alice", "uuid": "u1",
+               "message": {"role": "user", "content": format!(
+                   "<teammate-message teammate_id=\"team-lead\" summary=\"q\">\n{question}\n</teammate-message>")}}),
+    );
+    let mut e = crate::common::assistant_entry("m1", &stamp(200), blocks, "end_turn", (10, 5));
+    e["sessionId"] = "s-alice".into();
+    env.transcript_line_as("t", "alice", e);
+}
+
+/// An `idle_notification` frame from `from` with no `result` (Claude Code before 2.1.322).
+fn bare_idle_frame(from: &str) -> String {
+    json!({"type": "idle_notification", "from": from, "timestamp": "2026-11-29T10:00:01.000Z",
+           "idleReason": "available"})
+    .to_string()
+}
+
+#[test]
+fn from_transcript_the_text_that_ended_the_turn_is_the_answer() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(
+        &env,
+        &["alice", "What is 6 x 7?", "--from-transcript", "--json"],
+    );
+    take(&env, "alice", "6 x 7");
+    turn_in_transcript(
+        &env,
+        "What is 6 x 7?",
+        json!([{"type": "text", "text": "It is 42.\nSure."}]),
+    );
+    write_as(&env, "alice", "team-lead", &bare_idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["outcome"], "answered");
+    assert_eq!(v["source"], "transcript");
+    assert_eq!(v["text"], "It is 42.\nSure.");
+    assert_eq!(v["reply"], Value::Null);
+    assert_eq!(v["detail"], Value::Null);
+    assert!(v["answered_at"].is_string());
+    // Printed as any answer.
+    let child = spawn_ask(&env, &["alice", "And 6 x 8?", "--from-transcript"]);
+    take(&env, "alice", "6 x 8");
+    turn_in_transcript(&env, "And 6 x 8?", json!([{"type": "text", "text": "48"}]));
+    write_as(&env, "alice", "team-lead", &bare_idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!((code, stdout.as_str()), (0, "48\n"), "{stderr}");
+}
+
+#[test]
+fn without_from_transcript_exit_5_says_the_transcript_holds_text() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "What is 6 x 7?", "--json"]);
+    take(&env, "alice", "6 x 7");
+    turn_in_transcript(
+        &env,
+        "What is 6 x 7?",
+        json!([{"type": "text", "text": "It is 42."}]),
+    );
+    write_as(&env, "alice", "team-lead", &bare_idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 5, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(
+        (
+            v["outcome"].as_str(),
+            v["source"].clone(),
+            v["text"].clone()
+        ),
+        (Some("idle"), Value::Null, Value::Null)
+    );
+    assert!(
+        stderr.contains(
+            "it ended that turn with text (It is 42.), which its transcript holds: `teamctl log \
+             alice -n 1` shows it, and `ask --from-transcript` takes it as the answer"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn from_transcript_a_turn_that_wrote_to_someone_else_is_no_answer() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "Tell me", "--from-transcript", "--json"]);
+    take(&env, "alice", "Tell me");
+    turn_in_transcript(
+        &env,
+        "Tell me",
+        json!([{"type": "tool_use", "id": "tu1", "name": "SendMessage",
+                "input": {"to": "alise", "message": "the answer", "summary": "a"}},
+               {"type": "text", "text": "Sent it."}]),
+    );
+    write_as(&env, "alice", "team-lead", &bare_idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 5, "{stderr}");
+    assert_eq!(parse(stdout.as_bytes())["outcome"], "idle");
+    assert!(
+        stderr.contains("in that turn it sent a message to 'alise', not to team-lead, which is no member of the team"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn from_transcript_without_one_takes_the_idle_notifications_result() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let child = spawn_ask(&env, &["alice", "anything?", "--from-transcript", "--json"]);
+    take(&env, "alice", "anything?");
+    // 2.1.322 and later: the turn's text is also the notification's result.
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    let v = parse(stdout.as_bytes());
+    assert_eq!(v["source"], "idle_notification");
+    assert_eq!(v["text"], "nothing to add");
 }

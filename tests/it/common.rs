@@ -807,3 +807,17 @@ pub fn threads(pid: u32) -> usize {
                 .saturating_sub(1)
         })
 }
+
+/// Makes the lock directory `lock` (creating it when missing) look like its holder died
+/// `age` ago: its mtime set that far in the past.
+pub fn make_stale(lock: &Path, age: Duration) {
+    match fs::create_dir(lock) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => panic!("could not make {}: {e}", lock.display()),
+    }
+    fs::File::open(lock)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - age)
+        .unwrap();
+}

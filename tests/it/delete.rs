@@ -34,9 +34,11 @@ fn running_teammates_approve_and_everything_is_removed() {
             "removed",
             "schema_version",
             "team",
-            "tmux_session"
+            "tmux_session",
+            "worktrees"
         ]
     );
+    assert_eq!(v["worktrees"], json!([]));
     assert_eq!(
         v["members"],
         json!([{"name":"alice","shutdown":"approved"},{"name":"bob","shutdown":"approved"}])

@@ -84,7 +84,8 @@ fn json_keys_and_summary() {
         .assert()
         .success();
     let v = out.stdout_json();
-    assert_eq!(keys(&v), ["checks", "schema_version", "summary"]);
+    assert_eq!(keys(&v), ["checks", "fixed", "schema_version", "summary"]);
+    assert_eq!(v["fixed"], serde_json::json!([]));
     assert_eq!(v["schema_version"], 1);
     assert_eq!(keys(&v["summary"]), ["fail", "ok", "warn"]);
     let checks = v["checks"].as_array().unwrap();

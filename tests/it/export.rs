@@ -238,9 +238,11 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "team",
             "team_folder",
             "transcripts",
-            "warnings"
+            "warnings",
+            "worktrees"
         ]
     );
+    assert_eq!(s["worktrees"], json!([]));
     assert_eq!(s["schema_version"], 1);
     assert_eq!(s["generated_at"], crate::common::NOW);
     assert_eq!(s["team_folder"], true);

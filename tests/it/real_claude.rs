@@ -38,9 +38,18 @@ fn e2e_dir() -> Option<PathBuf> {
 /// Runs the driver `script` in `tests/e2e` with `args` (teamctl's `TEAMCTL_*` variables
 /// removed), asserts it passed and returns its JSON summary (the last stdout line).
 fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let summary = node(e2e, script, args, &[]);
+    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
+    summary
+}
+
+/// Runs the e2e driver `script` with `args` and `env`, and returns its summary (its last line),
+/// which must say `ok`.
+fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
     let out = Command::new("node")
         .arg(e2e.join(script))
         .args(args)
+        .envs(env.iter().copied())
         .env_remove("TEAMCTL_TEAM")
         .env_remove("TEAMCTL_FROM")
         .output()
@@ -54,7 +63,6 @@ fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
     );
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(summary["ok"], true);
-    assert_eq!(summary["claude"], "2.1.332 (Claude Code)");
     summary
 }
 
@@ -127,23 +135,12 @@ fn real_claude_code_ask_wait_and_the_ci_recipe() {
 #[test]
 fn real_claude_code_lead_run_headless_until_done() {
     let Some(e2e) = e2e_dir() else { return };
-    let out = Command::new("node")
-        .arg(e2e.join("run-e2e.js"))
-        .arg("--teamctl")
-        .arg(bin())
-        .env_remove("TEAMCTL_TEAM")
-        .env_remove("TEAMCTL_FROM")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "run e2e failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let summary = node(
+        &e2e,
+        "run-e2e.js",
+        &["--teamctl".as_ref(), bin().as_os_str()],
+        &[],
     );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(summary["ok"], true);
     assert_eq!(summary["done"]["teammates"], 1);
     assert_eq!(
         summary["done"]["states"]
@@ -328,4 +325,208 @@ fn real_claude_code_teammate_seen_and_answered_in_top() {
         summary["approve_to_command_ms"].is_u64(),
         "the command approved in top ran"
     );
+}
+
+/// A team file (`create --file`) gives two real 2.1.332 teammates their own model, agent type
+/// (`.claude/agents/reviewer.md`, its prompt in the requests) and git worktree; both edit the
+/// same path on their own branches; `wait --max-cost-per-member --warn-at` stops at the member
+/// over it after one `budget_warning` for it; `delete` keeps the dirty worktree and removes the
+/// clean one. Driver: `tests/e2e/shape-e2e.js`.
+#[test]
+fn real_claude_code_team_from_a_team_file() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "shape-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(summary["models"]["alice"], "claude-sonnet-4-5");
+    assert_eq!(summary["warning"]["member"], "alice");
+    assert_eq!(
+        summary["worktrees"],
+        serde_json::json!(["alice: kept", "bob: removed"])
+    );
+}
+
+/// `run --max-teammates 1` with a real 2.1.332 lead that starts two pane teammates: the second
+/// has its pane ended by teamctl and the run ends done with one teammate. Driver:
+/// `tests/e2e/limit-e2e.js`.
+#[test]
+fn real_claude_code_run_keeps_to_max_teammates() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "limit-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert!(
+        summary["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("teammate w2 is past --max-teammates 1")
+    );
+    // w2 is gone from the team, or listed as exited, depending on when the run last looked.
+    let running: Vec<&str> = summary["teammates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .filter(|t| !t.ends_with(": exited"))
+        .collect();
+    assert_eq!(running, ["w1: idle"]);
+}
+
+/// Keeping a team going, against the real 2.1.332 with the mock's fault rules
+/// (`CLAUDE_CODE_MAX_RETRIES=2`, `API_TIMEOUT_MS=5000`): `status --json` names why a pane
+/// teammate does not move (429, 529, 500, a dropped connection, a request with no answer) and
+/// why a `run` lead does not (429), and that run ends stuck (exit 7), not done; `wait` exits 7 on
+/// a 429, 8 on a stalled request, 9 on a dead teammate with a task in progress; a nudge is
+/// answered; a restarted teammate completes its task; `teamctl resume` after `tmux
+/// kill-server`; `run --resume` of a lead killed under its run, and of one whose run was killed
+/// too (its orphaned teammate ended, its report carried), each done with the team's
+/// leadSessionId the resumed session's. Three drivers at once: `tests/e2e/keep-e2e.js
+/// --scenario reasons|keep|resume`.
+#[test]
+fn real_claude_code_team_kept_going_through_api_errors_stalls_deaths_and_resumes() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let runs: Vec<_> = ["reasons", "keep", "resume"]
+        .into_iter()
+        .map(|scenario| {
+            let (e2e, bin) = (e2e.clone(), bin.clone());
+            std::thread::spawn(move || {
+                driver(
+                    &e2e,
+                    "keep-e2e.js",
+                    &[
+                        "--teamctl".as_ref(),
+                        bin.as_os_str(),
+                        "--scenario".as_ref(),
+                        scenario.as_ref(),
+                    ],
+                )
+            })
+        })
+        .collect();
+    let [reasons, keep, resume] = runs
+        .into_iter()
+        .map(|r| r.join().unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let last = |seen: &Value| seen.as_array().unwrap().last().unwrap().clone();
+    for (fault, waiting, status) in [
+        ("429", "rate_limited", Value::from(429)),
+        ("529", "overloaded", Value::from(529)),
+        ("500", "api_error", Value::from(500)),
+        ("drop", "api_error", Value::Null),
+    ] {
+        let l = last(&reasons["pane"][fault]);
+        assert_eq!(
+            (&l["waiting"], &l["status"]),
+            (&Value::from(waiting), &status)
+        );
+        assert_eq!(l["exhausted"], true);
+    }
+    assert!(
+        reasons["pane"]["hang"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["waiting"] == "no_response")
+    );
+    assert_eq!(reasons["lead"]["run"]["code"], 7);
+    assert_eq!(reasons["lead"]["run"]["state"], "stuck");
+    for (what, code) in [("rate_limit", 7), ("stall", 8), ("dead", 9), ("restart", 0)] {
+        assert_eq!(keep[what]["code"], code, "{what}");
+    }
+    assert!(keep["nudge"]["release_to_answer_ms"].is_u64());
+    assert!(resume["server_killed"]["session"].is_string());
+    assert_eq!(resume["lead_killed"]["respawned"], true);
+    assert_eq!(
+        resume["lead_and_run_killed"]["resumed"]["ended"],
+        serde_json::json!(["worker"])
+    );
+    assert_eq!(resume["lead_and_run_killed"]["resumed"]["messages"], 1);
+}
+
+/// Claude Code 2.1.112 from `scripts/compat.sh`'s cache (`$TEAMCTL_COMPAT_CACHE`, else
+/// `$XDG_CACHE_HOME/teamctl-compat`, else `~/.cache/teamctl-compat`; `.ci/run` fetches it
+/// before the tests with `scripts/compat.sh --fetch-only 2.1.112`). Missing: a failure in CI,
+/// elsewhere a skip that says how to fetch it.
+fn claude_2_1_112() -> Option<PathBuf> {
+    let cache = std::env::var_os("TEAMCTL_COMPAT_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("teamctl-compat"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/teamctl-compat"))
+        })?;
+    let bin = cache.join("2.1.112/node_modules/@anthropic-ai/claude-code/cli.js");
+    if bin.is_file() {
+        return Some(bin);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "Claude Code 2.1.112 is not in {}: run `scripts/compat.sh --fetch-only 2.1.112`",
+        cache.display()
+    );
+    eprintln!(
+        "skipping the 2.1.112 part: Claude Code 2.1.112 is not in {} (`scripts/compat.sh \
+         --fetch-only 2.1.112` fetches it)",
+        cache.display()
+    );
+    None
+}
+
+/// Words to a name that is no member: a real 2.1.112 teammate told to `SendMessage` to `alise`
+/// (the mock's `SendTo:` rule) writes it into `inboxes/alise.json`, which nobody reads; `status
+/// --json` lists it with the certain suggestion alice, `doctor` warns, `redeliver alise
+/// --dry-run` changes nothing, and `redeliver alise` moves it to alice, whose Claude Code takes it
+/// and answers the worker; a second redeliver moves nothing. A real 2.1.332 teammate refuses the
+/// same send ("No agent named 'alise' is reachable."), and status lists nothing; or, rarely,
+/// writes alise.json anyway, which is then moved the same way. Driver:
+/// `tests/e2e/misaddressed-e2e.js`.
+#[test]
+fn real_claude_code_misaddressed_message_redelivered() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "misaddressed-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(summary["idle_notification"]["summary"], "[to alise] sendto");
+    // 2.1.332 refuses the send, but now and then (2 runs in about 40, under load) it writes
+    // alise.json all the same ("Message sent to alise's inbox"): then it is moved as with 2.1.112.
+    if summary["alise_inbox"] == true {
+        assert!(summary["answered_after_redeliver_ms"].is_u64());
+    } else {
+        // Mostly "No agent named 'alise' is reachable. …", at times "No teammate named 'alise'
+        // is currently on team 'demo'. …".
+        let refusal = summary["refusal"].as_str().unwrap();
+        assert!(
+            refusal.starts_with("No agent named 'alise' is reachable.")
+                || refusal.starts_with("No teammate named 'alise' is currently on team"),
+            "{refusal}"
+        );
+    }
+    let Some(old) = claude_2_1_112() else { return };
+    let summary = node(
+        &e2e,
+        "misaddressed-e2e.js",
+        &[
+            "--teamctl".as_ref(),
+            bin.as_os_str(),
+            "--claude-bin".as_ref(),
+            old.as_os_str(),
+        ],
+        &[("CLAUDE_E2E_VERSION", "2.1.112")],
+    );
+    assert_eq!(summary["claude"], "2.1.112 (Claude Code)");
+    assert_eq!(summary["alise_inbox"], true);
+    assert!(summary["answered_after_redeliver_ms"].is_u64());
 }

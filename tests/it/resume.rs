@@ -173,3 +173,62 @@ fn a_team_teamctl_does_not_lead_is_refused() {
         String::from_utf8_lossy(&out.stderr).contains("teamctl does not lead team 'demo-team'")
     );
 }
+
+/// `wait --on-dead restart` starts a dead teammate again and goes on waiting: the team's one
+/// teammate, just restarted, is not "every teammate is gone" (the conditions look at its new
+/// pane, not the one it had).
+#[test]
+fn a_restarted_teammate_keeps_the_wait_possible() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    env.cmd()
+        .args([
+            "create",
+            "rt",
+            "--member",
+            "alice:Review it",
+            "--timeout",
+            "20s",
+        ])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    for args in [
+        &["tasks", "add", "Fix the race"][..],
+        &["tasks", "claim", "1", "--as", "alice"],
+    ] {
+        env.cmd()
+            .args(["--team", "rt"])
+            .args(args)
+            .assert()
+            .success();
+    }
+    // Another session keeps the tmux server up once alice's pane, her session's only one, goes.
+    let keepalive = env
+        .command("tmux")
+        .args(["new-session", "-d", "-s", "keepalive", "exec sleep 600"])
+        .status()
+        .unwrap();
+    assert!(keepalive.success());
+    let old = pane_of(&env, "alice");
+    let killed = env
+        .command("tmux")
+        .args(["kill-pane", "-t", &old])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = env
+        .cmd()
+        .args(["--team", "rt", "--json", "wait", "--tasks-done"])
+        .args(["--on-dead", "restart", "--timeout", "1500ms"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The fake teammate does not complete tasks: the wait times out, it is not impossible.
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("\"action\":\"restart\""), "{stderr}");
+    assert!(!stderr.contains("every teammate is gone"), "{stderr}");
+    assert_ne!(pane_of(&env, "alice"), old);
+}

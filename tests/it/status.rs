@@ -8,12 +8,13 @@ use serde_json::{Value, json};
 
 use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, run_json};
 
-const MEMBER_KEYS: [&str; 24] = [
+const MEMBER_KEYS: [&str; 26] = [
     "activity",
     "agent_id",
     "agent_type",
     "backend",
     "color",
+    "context",
     "cost_source",
     "cost_usd",
     "in_config",
@@ -33,6 +34,7 @@ const MEMBER_KEYS: [&str; 24] = [
     "unread",
     "waiting",
     "waiting_detail",
+    "worktree",
 ];
 
 /// TEAMCTL_NOW is 2026-11-29T10:00:00Z.
@@ -111,6 +113,8 @@ fn json_states_and_signals() {
         [
             "identity",
             "members",
+            "misaddressed",
+            "needs_human",
             "schema_version",
             "tasks",
             "team",
@@ -149,6 +153,8 @@ fn json_states_and_signals() {
             "activity",
             "waiting",
             "waiting_detail",
+            "context",
+            "worktree",
         ] {
             assert_eq!(m[k], Value::Null, "{k}");
         }
@@ -319,7 +325,7 @@ fn work_cost_and_waiting_from_transcripts() {
         "{text}"
     );
     assert!(
-        text.contains("NAME       WAITING     COST     DOING"),
+        text.contains("NAME       WAITING     COST     CONTEXT  DOING"),
         "{text}"
     );
     let row = text

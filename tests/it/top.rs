@@ -85,6 +85,7 @@ fn json_is_the_frames_data() {
         [
             "members",
             "messages",
+            "misaddressed",
             "requests",
             "schema_version",
             "tasks",
@@ -113,6 +114,7 @@ fn json_is_the_frames_data() {
         [
             "activity",
             "color",
+            "context",
             "cost_source",
             "cost_usd",
             "doing",
@@ -128,7 +130,8 @@ fn json_is_the_frames_data() {
             "tokens",
             "unread",
             "waiting",
-            "waiting_detail"
+            "waiting_detail",
+            "worktree"
         ]
     );
     assert_eq!(v["members"][0]["name"], "team-lead");

@@ -552,10 +552,10 @@ fn unreadable_and_oversized_entries_are_reported() {
     );
 }
 
-/// `--on-rate-limit exit` ends the wait with exit 7 when a member's API calls are refused;
-/// by default the wait goes on (Claude Code retries the call itself).
+/// `--on-rate-limit exit` waits out a call Claude Code is still retrying, and ends the wait with
+/// exit 7 once it gives up on it (its retries ran out).
 #[test]
-fn on_rate_limit_exit_ends_the_wait_with_exit_7() {
+fn on_rate_limit_exit_ends_the_wait_with_exit_7_once_claude_code_gives_up() {
     let env = TestEnv::new();
     led_team(&env);
     env.transcript_line_as(
@@ -570,30 +570,39 @@ fn on_rate_limit_exit_ends_the_wait_with_exit_7() {
             "error":{"status":429,"formatted":"429 Number of request tokens has exceeded your per-minute rate limit"},
             "retryInMs":3406,"retryAttempt":2,"maxRetries":10,"timestamp":"2026-11-29T10:00:01.000Z"}),
     );
-    let out = env
-        .cmd()
-        .args(["wait", "--message-from", "bob", "--timeout", "1m"])
-        .args(["--on-rate-limit", "exit", "--json"])
-        .output()
-        .unwrap();
+    let args = [
+        "wait",
+        "--message-from",
+        "bob",
+        "--on-rate-limit",
+        "exit",
+        "--json",
+        "--timeout",
+    ];
+    // Still being retried: waited out.
+    let out = env.cmd().args(args).arg("500ms").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    // The retries ran out.
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"assistant","timestamp":"2026-11-29T10:03:00.000Z",
+            "message":{"id":"x","model":"<synthetic>","stop_reason":"stop_sequence",
+                "content":[{"type":"text","text":"API Error: Request rejected (429) · rate limited"}],
+                "usage":{"input_tokens":0,"output_tokens":0}},
+            "error":"rate_limit","isApiErrorMessage":true,"apiErrorStatus":429}),
+    );
+    let out = env.cmd().args(args).arg("1m").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(7), "{stderr}");
     assert!(
         stderr.contains(
-            "error: 'alice' is rate_limited (429 Number of request tokens has exceeded your \
-             per-minute rate limit)"
+            "error: 'alice' is rate_limited (API Error: Request rejected (429) · rate limited)"
         ),
         "{stderr}"
     );
     let v = parse(&out.stdout);
     assert_eq!(v["outcome"], "stuck");
-    // Waited out by default.
-    let out = env
-        .cmd()
-        .args(["wait", "--message-from", "bob", "--timeout", "300ms"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3));
 }
 
 /// `--on-stall nudge` sends a stalled member one message naming its task and its silence, once
@@ -674,5 +683,99 @@ fn on_stall_nudges_once_or_exits_with_8() {
         Some(8),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn message_from_with_from_transcript_takes_the_text_of_a_turn_without_one() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let args = [
+        "--message-from",
+        "alice",
+        "--from-transcript",
+        "--json",
+        "--timeout",
+        "1m",
+    ];
+    let (child, err) = spawn_wait(&env, &args);
+    until_waiting(&err);
+    crate::ask::turn_in_transcript(
+        &env,
+        "Report, please",
+        json!([{"type": "text", "text": "All green."}]),
+    );
+    let bare = json!({"type": "idle_notification", "from": "alice", "idleReason": "available",
+                      "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "alice", "team-lead", &bare.to_string());
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    let m = &parse(stdout.as_bytes())["conditions"][0]["message"];
+    assert_eq!(
+        keys(m),
+        ["from", "idle_notification", "source", "text", "timestamp"]
+    );
+    assert_eq!(
+        (m["text"].as_str(), m["source"].as_str()),
+        (Some("All green."), Some("transcript"))
+    );
+    assert!(
+        m["idle_notification"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("idle_notification")
+    );
+    // A message still counts as it is.
+    let (child, err) = spawn_wait(&env, &args);
+    until_waiting(&err);
+    write_as(&env, "alice", "team-lead", "written, not said");
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    let m = &parse(stdout.as_bytes())["conditions"][0]["message"];
+    assert_eq!(
+        (m["text"].as_str(), m.get("source")),
+        (Some("written, not said"), None)
+    );
+    // Only with --message-from, and not with --type.
+    env.cmd()
+        .args(["wait", "--from-transcript", "--tasks-done"])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args([
+            "wait",
+            "--message-from",
+            "alice",
+            "--from-transcript",
+            "--type",
+            "protocol",
+        ])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn message_from_with_from_transcript_and_no_text_is_exit_5() {
+    let env = TestEnv::new();
+    led_team(&env);
+    let (child, err) = spawn_wait(
+        &env,
+        &[
+            "--message-from",
+            "alice",
+            "--from-transcript",
+            "--timeout",
+            "1m",
+        ],
+    );
+    until_waiting(&err);
+    let bare = json!({"type": "idle_notification", "from": "alice", "idleReason": "available",
+                      "timestamp": "2026-11-29T10:00:01.000Z"});
+    write_as(&env, "alice", "team-lead", &bare.to_string());
+    let (code, _, stderr) = finish(child, err);
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("alice went idle without writing to team-lead (idle_notification: available), and its transcript shows no text for that turn"),
+        "{stderr}"
     );
 }

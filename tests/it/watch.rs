@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::common::{JsonLines, Ran, SEND_KEYS, TestEnv, json, keys, node_peer, run_json};
 
-const EVENT_KEYS: [&str; 14] = [
+const EVENT_KEYS: [&str; 15] = [
     "at",
     "changes",
     "event",
@@ -18,6 +18,7 @@ const EVENT_KEYS: [&str; 14] = [
     "member",
     "member_entry",
     "message",
+    "need",
     "schema_version",
     "task",
     "team",
@@ -603,4 +604,48 @@ fn waiting_events_follow_a_members_transcript() {
     let second = w.next();
     assert_eq!(second["member"], "alice");
     assert_eq!(second["waiting"], Value::Null);
+}
+
+/// `--event needs_human` tells once when a person is needed (a permission request waiting
+/// longer than --after), and once more when the cause clears (the request answered);
+/// `status --json` lists the same need.
+#[test]
+fn needs_human_is_told_once_per_cause_and_when_it_clears() {
+    let env = TestEnv::new();
+    crate::common::led_team(&env);
+    let frame = serde_json::json!({"type": "permission_request", "request_id": "perm-1-a",
+        "agent_id": "alice", "tool_name": "Bash", "tool_use_id": "t1", "description": "run it",
+        "input": {"command": "make"}, "permission_suggestions": []});
+    crate::common::write_as(&env, "alice", "team-lead", &frame.to_string());
+    let out = env
+        .cmd()
+        .args(["status", "--json", "--after", "0s"])
+        .output()
+        .unwrap();
+    let v = json(&out.stdout);
+    let needs = v["needs_human"].as_array().unwrap();
+    assert_eq!(needs.len(), 1, "{v}");
+    assert_eq!(needs[0]["cause"], "request");
+    assert_eq!(needs[0]["member"], "alice");
+    assert_eq!(needs[0]["cleared"], false);
+    assert!(
+        needs[0]["todo"]
+            .as_str()
+            .unwrap()
+            .contains("teamctl approve perm-1-a"),
+        "{v}"
+    );
+
+    let mut cmd = env.std_cmd();
+    cmd.args(["watch", "--event", "needs_human", "--after", "0s", "--json"])
+        .args(["--timeout", "60s", "--count", "2"]);
+    let w = JsonLines::spawn(cmd);
+    let first = w.next();
+    assert_eq!(first["event"], "needs_human");
+    assert_eq!(first["need"]["cause"], "request");
+    assert_eq!(first["need"]["cleared"], false);
+    env.cmd().args(["approve", "perm-1-a"]).assert().success();
+    let second = w.next();
+    assert_eq!(second["need"]["key"], "perm-1-a");
+    assert_eq!(second["need"]["cleared"], true);
 }

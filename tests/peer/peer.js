@@ -11,7 +11,7 @@ const path = require("path");
 const lockfile = require("proper-lockfile");
 
 const USAGE = `usage:
-  node peer.js append  <inbox.json> --from NAME --count N [--prefix TEXT]
+  node peer.js append  <inbox.json> --from NAME --count N [--prefix TEXT] [--at EPOCH_MS]
   node peer.js consume <inbox.json> --stop-file PATH [--interval MS]
   node peer.js hold    <inbox.json> --ms N
   node peer.js check   <inbox.json>
@@ -131,10 +131,15 @@ async function cmdAppend(argv) {
     "--from": "required",
     "--count": "required",
     "--prefix": "optional",
+    "--at": "optional",
   });
   const count = intArg(flags, "--count");
   const from = flags["--from"];
   const prefix = flags["--prefix"] ?? `peer-${process.pid}-`;
+  // --at: start the first write at this wall-clock time (ms since the epoch), so writers
+  // started by a test (Node takes far longer to start than teamctl) try the lock together.
+  const at = intArg(flags, "--at", 0);
+  if (at > Date.now()) await sleep(at - Date.now());
 
   for (let i = 1; i <= count; i++) {
     const text = `${prefix}${i}`;

@@ -11,6 +11,8 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
+use teamctl::observe::budget::Exceeded;
+use teamctl::observe::spend::TeamSpend;
 use teamctl::observe::watch::Watch;
 use teamctl::ops;
 use teamctl::ops::ask::{Ask, Asked, Asking, Outcome, Question};
@@ -49,10 +51,17 @@ use crate::cli::output::warn;
 /// Outcomes: answered (exit 0); MEMBER went idle without answering (exit 5: an idle_notification
 /// from it written after the question, the question taken, no answer, and no sign of a new turn
 /// for 1.5 s after both; the error says what the notification says: reason, summary, the turn's
-/// last words); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
+/// last words, and whether MEMBER's transcript holds the text that ended that turn, or shows
+/// it wrote to someone else then); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
 /// died: exit 1 at once; see `teamctl wait --help`); --timeout passed (exit 3, saying whether the
 /// question still waits in MEMBER's inbox or was taken). A teammate that is gone before the
 /// question is written is not asked (exit 1, nothing written).
+///
+/// With --from-transcript, a MEMBER that goes idle without answering but ended the turn that
+/// took the question with plain text, writing to nobody else, answers with that text: the last
+/// text of that turn, read from its Claude Code transcript (as `teamctl log` reads it), else
+/// from the idle_notification's result (Claude Code 2.1.332 and later put the text there too).
+/// It is printed as any answer and exits 0.
 ///
 /// Refused before anything is written (exit 2): asking as an identity MEMBER cannot reply to, by
 /// the rules `status` prints on its `you:` line (`user`, `team-lead` of a team a Claude Code
@@ -74,13 +83,15 @@ use crate::cli::output::warn;
 /// a trace and metrics (docs/observability.md, "OpenTelemetry"; --otel-content adds the texts).
 ///
 /// With --json: `{"schema_version":1,"team","to","as","question":{the entry sent},"outcome",
-/// "reply","taken_at","answered_at","waited_ms","detail","totals"}`: outcome is answered, idle,
-/// gone, timeout or budget; reply is the answer with the keys of an `inbox --json` message, or
-/// null; detail is what the idle notification says, why MEMBER is gone, or where the question
+/// "reply","source","text","taken_at","answered_at","waited_ms","detail","totals"}`: outcome is
+/// answered, idle, gone, timeout or budget; reply is the answer with the keys of an `inbox
+/// --json` message, or null (also for an answer from the transcript); source is where the answer
+/// was read: inbox, transcript or idle_notification (null without one); text is the answer's
+/// text (null without one); detail is what the idle notification says, why MEMBER is gone, or where the question
 /// is at a timeout (null when answered); totals is the team's spend when a cap was given,
 /// `{"tokens":{"input","output","cache_read","cache_creation"},"cost_usd"}`, else null. With
 /// --all: `{"schema_version":1,"team","as","answers":{MEMBER:{"to","question","outcome","reply",
-/// "taken_at","answered_at","waited_ms","detail"}},"waited_ms","totals"}`.
+/// "source","text","taken_at","answered_at","waited_ms","detail"}},"waited_ms","totals"}`.
 ///
 /// With --max-cost USD or --max-tokens N, ask stops with exit 6 the moment the team's total
 /// spend crosses the cap ("budget exceeded: $X of $Y, by alice $a, bob $b"; with --all, budget
@@ -94,7 +105,8 @@ use crate::cli::output::warn;
   git diff | teamctl ask alice --summary \"review this diff\"
   teamctl ask --all \"Status report, one line please\" --json | jq '.answers[].reply.text'
   teamctl ask alice \"Run the tests and report\" --policy ci-policy.json
-  teamctl ask --all \"Wrap up\" --max-cost 3.50   # exit 6 once the team has spent $3.50")]
+  teamctl ask --all \"Wrap up\" --max-cost 3.50   # exit 6 once the team has spent $3.50
+  teamctl ask alice \"Summarise your findings\" --from-transcript")]
 pub(crate) struct AskArgs {
     /// The teammate to ask (with --all: omit it; the only argument is TEXT)
     #[arg(value_name = "MEMBER")]
@@ -147,8 +159,13 @@ pub(crate) struct AskArgs {
 
     /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
     /// --policy`; decisions on stderr)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Answering requests")]
     policy: Option<PathBuf>,
+
+    /// A teammate that goes idle without answering, having ended the question's turn with
+    /// plain text (and written to nobody else), answers with that text, read from its transcript
+    #[arg(long)]
+    from_transcript: bool,
 
     #[command(flatten)]
     cap: CapArgs,
@@ -163,6 +180,8 @@ struct AnswerJson<'a> {
     question: Option<&'a Entry>,
     outcome: &'static str,
     reply: Option<MessageView>,
+    source: Option<&'static str>,
+    text: Option<&'a str>,
     taken_at: Option<String>,
     answered_at: Option<String>,
     waited_ms: u64,
@@ -195,8 +214,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     otel::start("ask", args.otel.otel_content);
     let (to, text) = recipient_and_text(
         args.all,
-        args.to,
-        args.text,
+        args.to.clone(),
+        args.text.clone(),
         &Words {
             text: "question",
             recipient: "member",
@@ -250,6 +269,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         sent_log: ctx.sent_log.as_ref(),
         cap,
         data_dir: ctx.data_dir.as_deref(),
+        from_transcript: args.from_transcript,
     };
     let mut reporter = Blocking {
         ctx,
@@ -274,11 +294,51 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     }
 
     let over = budget.is_some();
+    print_answers(
+        ctx,
+        &args,
+        &team,
+        &asker,
+        &watch,
+        &asked,
+        waited_ms,
+        over,
+        spend.as_ref(),
+    )?;
+    if args.consume {
+        let replies: Vec<Entry> = asked
+            .iter()
+            .filter_map(|a| match &a.q.outcome {
+                Some(Outcome::Answered(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect();
+        mailbox::mark(&team, &asker, &replies, Mark::Consume, &ctx.lock)?;
+    }
+    if let Some(e) = send_error {
+        return Err(e.context("not every teammate could be asked"));
+    }
+    worst_outcome(&team, &watch, &asked, asker.as_str(), &args.timeout, budget)
+}
+
+/// Prints the answers: `--json` one document, `--all` a table, else the one answer as data.
+#[allow(clippy::too_many_arguments)]
+fn print_answers(
+    ctx: &Ctx,
+    args: &AskArgs,
+    team: &Team,
+    asker: &MemberName,
+    watch: &Watch,
+    asked: &[Asked],
+    waited_ms: u64,
+    over: bool,
+    spend: Option<&TeamSpend>,
+) -> Result<()> {
     let answers: Vec<AnswerJson> = asked
         .iter()
-        .map(|a| answer_json(&watch, &team, a, asker.as_str(), waited_ms, over))
+        .map(|a| answer_json(watch, team, a, asker.as_str(), waited_ms, over))
         .collect();
-    let totals = spend.as_ref().map(TotalsJson::of);
+    let totals = spend.map(TotalsJson::of);
     if ctx.out.json {
         if args.all {
             ctx.out.json(&All {
@@ -304,14 +364,12 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "OUTCOME".to_string(),
             "ANSWER".to_string(),
         ]];
-        for a in &asked {
-            let (outcome, detail) = describe(&watch, a, over);
+        for a in asked {
+            let (outcome, detail) = describe(watch, a, over);
             rows.push(vec![a.q.to.clone(), outcome.to_string(), detail]);
         }
         ctx.out.table(rows)?;
-    } else if let Some(Outcome::Answered(reply)) = asked.first().and_then(|a| a.q.outcome.as_ref())
-    {
-        let text = reply.get("text").and_then(|t| t.as_str()).unwrap_or("");
+    } else if let Some(text) = asked.first().and_then(|a| answer_text(&a.q.outcome)) {
         // The answer is data: exact when piped or with --raw, neutralised for a terminal.
         let mut out = std::io::stdout().lock();
         if args.raw || !out.is_terminal() {
@@ -323,35 +381,32 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         }
         out.flush()?;
     }
+    Ok(())
+}
 
-    if args.consume {
-        let replies: Vec<Entry> = asked
-            .iter()
-            .filter_map(|a| match &a.q.outcome {
-                Some(Outcome::Answered(e)) => Some(e.clone()),
-                _ => None,
-            })
-            .collect();
-        mailbox::mark(&team, &asker, &replies, Mark::Consume, &ctx.lock)?;
-    }
-
-    if let Some(e) = send_error {
-        return Err(e.context("not every teammate could be asked"));
-    }
-    // The worst outcome decides: gone, then timeout, then idle.
+/// The exit: the worst outcome decides (gone, then over the cap or timed out, then idle).
+fn worst_outcome(
+    team: &Team,
+    watch: &Watch,
+    asked: &[Asked],
+    asker: &str,
+    timeout: &str,
+    budget: Option<Exceeded>,
+) -> Result<()> {
     let mut gone = Vec::new();
     let mut timed_out = Vec::new();
     let mut idle = Vec::new();
-    for a in &asked {
+    for a in asked {
         match &a.q.outcome {
-            Some(Outcome::Answered(_)) => {}
+            Some(Outcome::Answered(_) | Outcome::Said(..)) => {}
             Some(Outcome::Gone(why)) => gone.push(format!("{}: {why}", a.q.to)),
             Some(Outcome::Idle(note)) => idle.push(format!(
-                "{} went idle without answering ({})",
+                "{} went idle without answering ({}){}",
                 a.q.to,
-                Question::idle_text(note)
+                Question::idle_text(note),
+                said_hint(team, a, asker)
             )),
-            None => timed_out.push(timeout_text(&watch, a, &args.timeout)),
+            None => timed_out.push(timeout_text(watch, a, timeout)),
         }
     }
     if !gone.is_empty() {
@@ -369,6 +424,42 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         return Err(Error::Unanswered(idle.join("; ")).into());
     }
     Ok(())
+}
+
+/// The answer's text, from whichever source.
+fn answer_text(outcome: &Option<Outcome>) -> Option<&str> {
+    match outcome {
+        Some(Outcome::Answered(reply)) => reply.get("text").and_then(|t| t.as_str()),
+        Some(Outcome::Said(s, _)) => Some(&s.text),
+        _ => None,
+    }
+}
+
+/// What the exit 5 message adds about the turn: that its transcript holds the text that ended
+/// it (and how to get it), or that it wrote to someone else.
+fn said_hint(team: &Team, a: &Asked, asker: &str) -> String {
+    let Some(s) = &a.said else {
+        return String::new();
+    };
+    if let Some(to) = s.sent_to.iter().find(|t| *t != asker) {
+        let lost = if team.is_member(to) {
+            ""
+        } else {
+            ", which is no member of the team: `teamctl status` shows whether it landed in an \
+             inbox nobody reads, and `teamctl redeliver` moves it from there"
+        };
+        return format!(
+            "; in that turn it sent a message to {}, not to {asker}{lost}",
+            teamctl::store::paths::quote(to)
+        );
+    }
+    format!(
+        "; it ended that turn with text ({}), which its {} holds: `teamctl log {} -n 1` shows \
+         it, and `ask --from-transcript` takes it as the answer",
+        teamctl::team::model::first_line(&s.text, 60),
+        s.source.as_str().replace('_', " "),
+        a.q.to
+    )
 }
 
 fn timeout_text(watch: &Watch, a: &Asked, timeout: &str) -> String {
@@ -394,6 +485,7 @@ fn describe(watch: &Watch, a: &Asked, over_budget: bool) -> (&'static str, Strin
                 80,
             ),
         ),
+        Some(Outcome::Said(s, _)) => ("answered", teamctl::team::model::first_line(&s.text, 80)),
         Some(Outcome::Idle(note)) => ("idle", Question::idle_text(note)),
         Some(Outcome::Gone(why)) => ("gone", why.clone()),
         None if over_budget => (
@@ -424,11 +516,18 @@ fn answer_json<'a>(
         }
         _ => None,
     };
+    let source = match &a.q.outcome {
+        Some(Outcome::Answered(_)) => Some("inbox"),
+        Some(Outcome::Said(s, _)) => Some(s.source.as_str()),
+        _ => None,
+    };
     AnswerJson {
         to: &a.q.to,
         question: a.question.as_ref(),
         outcome,
         reply,
+        source,
+        text: answer_text(&a.q.outcome),
         taken_at: iso(a.q.taken_at),
         answered_at: iso(a.q.answered_at),
         waited_ms: a.ended_ms.unwrap_or(waited_ms),

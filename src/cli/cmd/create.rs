@@ -8,14 +8,15 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use teamctl::error::usage;
-use teamctl::host::claude::ClaudeInfo;
+use teamctl::host::claude::{ClaudeInfo, Permission};
 use teamctl::ops::create::{
-    self, Launch, LaunchEnv, MemberOutcome, MemberSpec, Outcome, Spec, Step,
+    self, Launch, LaunchEnv, Loaded, MemberOutcome, MemberSpec, Outcome, Overrides, Spec, Step,
 };
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::LEAD;
 use teamctl::time;
 
+use crate::cli::by_policy::{EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::launch::{PermissionArgs, claude_env};
@@ -53,6 +54,20 @@ use crate::cli::term::{self, escape_line as esc};
 /// a teammate waits at that dialog and create fails at the timeout, showing it and naming the
 /// `teamctl prepare` that settles it.
 ///
+/// --file FILE reads the team from a team file (TOML, docs/team-file.md): its name ({n} and
+/// {date} give one per run), teammates and briefs, and each teammate's model, agent type,
+/// permission mode and git worktree; flags given here win over it, --member adds teammates. A
+/// mistake in it is exit 2 as FILE:LINE:COL, before anything is written. Each teammate starts
+/// with its own settings, which config.json (agentType, model as given, cwd) and teamctl's
+/// record of the team keep (a restart uses the record). --worktree (or `worktree` in the file)
+/// gives a teammate a git worktree of its own in teamctl's data dir, on branch
+/// teamctl/<team>/<member> (or the one named) made with `git worktree add` from HEAD, trusted
+/// as the working directory is; not a git repository is exit 2. --dry-run prints what would be
+/// done and writes nothing; with --json `{"schema_version":1,"dry_run":true,"team","config",
+/// "description","cwd","policy","launch","members":[{"name","color","model","agent_type",
+/// "permission_mode","skip_permissions","cwd","worktree":{"path","branch","new_branch","base"},
+/// "brief"}]}`.
+///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
 ///
@@ -74,11 +89,35 @@ use crate::cli::term::{self, escape_line as esc};
   teamctl create review-42 --member alice:\"Review the auth changes in PR 42\" \\
       --member bob:\"Review the tests in PR 42\" --dangerously-skip-permissions
   teamctl create nightly --member-file briefs.txt --timeout 5m --json | tail -1 | jq .state
-  teamctl create demo --member worker --brief-file worker:brief.md --launch none")]
+  teamctl create demo --member worker --brief-file worker:brief.md --launch none
+  teamctl create --file review.toml --dry-run
+  teamctl create --file review.toml --model haiku --dangerously-skip-permissions")]
 pub(crate) struct CreateArgs {
-    /// Team name: lowercase letters, digits and '-'
+    /// Team name: lowercase letters, digits and '-'; {n} (the lowest free number) and {date}
+    /// (YYYYMMDD) make one per run [default with --file: its name, or --team]
     #[arg(value_name = "TEAM")]
-    name: String,
+    name: Option<String>,
+
+    /// A team file (TOML, docs/team-file.md): the team, its teammates and each one's model,
+    /// agent type, permission mode and worktree; flags given here override it, --member adds
+    /// teammates
+    #[arg(long, value_name = "FILE")]
+    file: Option<PathBuf>,
+
+    /// Print what would be created (team, each teammate's settings, worktree and brief) and
+    /// write nothing
+    #[arg(long)]
+    dry_run: bool,
+
+    /// A git worktree for every teammate, on its own branch teamctl/<team>/<member>, outside
+    /// the checkout (in teamctl's data dir); the teammate runs there
+    #[arg(long)]
+    worktree: bool,
+
+    /// Once the teammates are ready, answer what they asked while starting by this policy file
+    /// (docs/policy.md; a team file's `policy`); give `wait --policy` the same file afterwards
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 
     /// A teammate and its brief (the first message it gets); repeat for more. Colours follow
     /// the order: --member entries, then --member-file lines
@@ -101,11 +140,12 @@ pub(crate) struct CreateArgs {
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
 
-    /// Model for every teammate (--model)
+    /// Model for every teammate (--model; overrides the team file's)
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
 
-    /// Agent type for every teammate (--agent-type) [default in config.json: general-purpose]
+    /// Agent type for every teammate (--agent-type; overrides the team file's) [default in
+    /// config.json: general-purpose]
     #[arg(long, value_name = "TYPE")]
     agent_type: Option<String>,
 
@@ -161,12 +201,24 @@ struct ResultJson<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     otel::start("create", args.otel.otel_content);
-    let team = TeamName::parse(&args.name)?;
     time::parse_duration(&args.timeout)?;
-    let spec = spec(&args, team)?;
+    let file = args.file.as_deref().map(create::load).transpose()?;
+    let spec = spec(ctx, &args, file.as_ref())?;
+    let policy = args
+        .policy
+        .clone()
+        .or_else(|| file.as_ref().and_then(|f| f.policy()));
+    // A bad policy is exit 2 before anything is written.
+    let mut runner = policy
+        .as_deref()
+        .map(|p| Runner::new(ctx, p, LEAD, false, EventsTo::Stderr))
+        .transpose()?;
+    if args.dry_run {
+        return dry_run(ctx, &spec, policy.as_deref());
+    }
     let launch = match spec.launch {
         Launch::None => None,
-        Launch::Tmux => Some(launch_env(&args)?),
+        Launch::Tmux => Some(launch_env(ctx, &args)?),
     };
     let out = ctx.out;
     let mut progress = |state: Step, message: &str| {
@@ -210,6 +262,14 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     {
         // Its teammates' spans, from when each joined.
         otel::members(&teamctl::observe::watch::Watch::new(team, None, ctx.clock()).0);
+    }
+    if let Some(r) = runner.as_mut()
+        && outcome.state == Step::Ready
+        && let Ok(team) =
+            teamctl::team::config::Team::open(&ctx.layout, &spec.team, ctx.leads.as_ref())
+    {
+        // What the teammates asked while they started.
+        r.step_reopened(ctx, &team)?;
     }
     print(ctx, &spec, &outcome)?;
     match outcome.state {
@@ -280,7 +340,53 @@ fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
     ctx.out.table(rows)
 }
 
-fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
+fn spec(ctx: &Ctx, args: &CreateArgs, file: Option<&Loaded>) -> Result<Spec> {
+    let mut members: Vec<MemberSpec> = file.map(|f| f.members.clone()).unwrap_or_default();
+    for (name, brief) in flag_members(args)? {
+        members.push(MemberSpec::new(MemberName::parse(&name)?, brief));
+    }
+    let overrides = Overrides {
+        model: args.model.clone(),
+        agent_type: args.agent_type.clone(),
+        permission: args.permission.given(),
+        worktree: args.worktree,
+    };
+    members.iter_mut().for_each(|m| overrides.apply(m));
+    create::validate_members(&members)?;
+    let free = |t: &TeamName| matches!(ctx.layout.config_path(t).stat(), Ok(None));
+    let team = match (args.name.as_deref(), ctx.team_name(), file) {
+        (Some(n), ..) | (None, Some(n), _) => create::expand_name(n, ctx.now, &free)?,
+        (None, None, Some(f)) => f.name(ctx.now, &free)?.ok_or_else(|| {
+            usage(format!(
+                "{} names no team: give `name = \"...\"` in it, TEAM or --team",
+                f.path.display()
+            ))
+        })?,
+        (None, None, None) => return Err(usage("a team needs a name: TEAM, or --file FILE")),
+    };
+    let cwd = match (args.cwd.clone(), file.and_then(Loaded::cwd)) {
+        (Some(d), _) | (None, Some(d)) => d,
+        (None, None) => std::env::current_dir().context("could not read the current directory")?,
+    };
+    let cwd = fs::canonicalize(&cwd)
+        .with_context(|| format!("--cwd {} is not a directory", cwd.display()))?;
+    Ok(Spec {
+        team,
+        description: args
+            .description
+            .clone()
+            .or_else(|| file.and_then(|f| f.file.description.clone())),
+        cwd,
+        members,
+        launch: match args.launch {
+            LaunchArg::Tmux => Launch::Tmux,
+            LaunchArg::None => Launch::None,
+        },
+    })
+}
+
+/// The teammates of --member, --member-file and --brief-file, with their briefs.
+fn flag_members(args: &CreateArgs) -> Result<Vec<(String, String)>> {
     let mut members: Vec<(String, Option<String>)> = Vec::new();
     for m in &args.members {
         match m.split_once(':') {
@@ -308,45 +414,167 @@ fn spec(args: &CreateArgs, team: TeamName) -> Result<Spec> {
             None => members.push((n.to_string(), Some(text))),
         }
     }
-    let members = members
+    members
         .into_iter()
         .map(|(n, b)| {
-            let name = MemberName::parse(&n)?;
+            MemberName::parse(&n)?;
             let brief = b.ok_or_else(|| {
                 usage(format!(
                     "member '{n}' has no brief: use --member {n}:BRIEF or --brief-file {n}:FILE"
                 ))
             })?;
-            Ok(MemberSpec { name, brief })
+            Ok((n, brief))
         })
-        .collect::<Result<Vec<_>>>()?;
-    create::validate_members(&members)?;
-    let cwd = match &args.cwd {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("could not read the current directory")?,
-    };
-    let cwd = fs::canonicalize(&cwd)
-        .with_context(|| format!("--cwd {} is not a directory", cwd.display()))?;
-    let permission = args.permission.permission();
-    Ok(Spec {
-        team,
-        description: args.description.clone(),
-        cwd,
-        members,
-        model: args.model.clone(),
-        agent_type: args.agent_type.clone(),
-        permission,
-        launch: match args.launch {
-            LaunchArg::Tmux => Launch::Tmux,
-            LaunchArg::None => Launch::None,
-        },
-    })
+        .collect()
 }
 
-fn launch_env(args: &CreateArgs) -> Result<LaunchEnv> {
+fn launch_env(ctx: &Ctx, args: &CreateArgs) -> Result<LaunchEnv> {
+    let root = std::path::absolute(ctx.layout.root())?;
     Ok(LaunchEnv {
         claude: claude_env(args.claude_bin.clone()),
         timeout: time::parse_duration(&args.timeout)?,
         version_timeout: Duration::from_secs(5),
+        trust: Some(teamctl::ops::prepare::Request {
+            config_dir: root.clone(),
+            claude_json: ctx.claude_json()?,
+            settings: root.join("settings.json"),
+            backups: root.join("backups"),
+            api_key: None,
+            trust: Vec::new(),
+            skip_permissions: false,
+            lock: ctx.lock,
+            settle: Duration::from_millis(500),
+            now: std::time::SystemTime::now(),
+        }),
     })
+}
+
+#[derive(Serialize)]
+struct DryRunJson<'a> {
+    schema_version: u32,
+    dry_run: bool,
+    team: &'a str,
+    config: String,
+    description: Option<&'a str>,
+    cwd: String,
+    policy: Option<String>,
+    launch: Launch,
+    members: Vec<DryMember<'a>>,
+}
+
+#[derive(Serialize)]
+struct DryMember<'a> {
+    name: &'a str,
+    color: &'static str,
+    model: Option<&'a str>,
+    agent_type: Option<&'a str>,
+    permission_mode: Option<&'a str>,
+    skip_permissions: bool,
+    cwd: String,
+    worktree: Option<DryTree<'a>>,
+    brief: &'a str,
+}
+
+#[derive(Serialize)]
+struct DryTree<'a> {
+    path: &'a str,
+    branch: &'a str,
+    new_branch: bool,
+    base: &'a str,
+}
+
+/// `--dry-run`: what would be created, each teammate's settings and worktree; nothing written.
+fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<()> {
+    let leads = ctx
+        .leads
+        .as_ref()
+        .context("teamctl has no data dir for its records: set TEAMCTL_DATA_DIR")?;
+    let trees = create::plan_worktrees(&ctx.layout, leads, spec)?;
+    let members: Vec<DryMember> = spec
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let (mode, skip) = match &m.permission {
+                Permission::Default => (None, false),
+                Permission::Mode(p) => (Some(p.as_str()), false),
+                Permission::Skip => (None, true),
+            };
+            DryMember {
+                name: m.name.as_str(),
+                color: create::color_of(i).as_str(),
+                model: m.model.as_deref(),
+                agent_type: m.agent_type.as_deref(),
+                permission_mode: mode,
+                skip_permissions: skip,
+                cwd: trees.cwd(spec, i).display().to_string(),
+                worktree: trees.get(i).map(|p| DryTree {
+                    path: &p.tree.path,
+                    branch: &p.tree.branch,
+                    new_branch: p.new_branch,
+                    base: &p.tree.base,
+                }),
+                brief: &m.brief,
+            }
+        })
+        .collect();
+    let doc = DryRunJson {
+        schema_version: 1,
+        dry_run: true,
+        team: spec.team.as_str(),
+        config: ctx.layout.config_path(&spec.team).display().to_string(),
+        description: spec.description.as_deref(),
+        cwd: spec.cwd.display().to_string(),
+        policy: policy.map(|p| p.display().to_string()),
+        launch: spec.launch,
+        members,
+    };
+    if ctx.out.json {
+        return ctx.out.json(&doc);
+    }
+    let out = &ctx.out;
+    out.line(&format!(
+        "would create team {} (dry run: nothing written)",
+        doc.team
+    ))?;
+    out.line(&format!("config: {}", esc(&doc.config)))?;
+    out.line(&format!("cwd: {}", esc(&doc.cwd)))?;
+    if let Some(p) = &doc.policy {
+        out.line(&format!("policy: {}", esc(p)))?;
+    }
+    let mut rows = vec![
+        [
+            "NAME",
+            "COLOR",
+            "MODEL",
+            "AGENT TYPE",
+            "PERMISSION",
+            "WORKTREE",
+            "BRIEF",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for m in &doc.members {
+        let permission = match (m.permission_mode, m.skip_permissions) {
+            (Some(p), _) => p.to_string(),
+            (None, true) => "skip".into(),
+            (None, false) => "-".into(),
+        };
+        let tree = m
+            .worktree
+            .as_ref()
+            .map(|t| format!("{} ({})", t.branch, t.path))
+            .unwrap_or_else(|| "-".into());
+        rows.push(vec![
+            m.name.to_string(),
+            m.color.to_string(),
+            esc(m.model.unwrap_or("-")).into_owned(),
+            esc(m.agent_type.unwrap_or("-")).into_owned(),
+            esc(&permission).into_owned(),
+            esc(&tree).into_owned(),
+            esc(&teamctl::team::model::first_line(m.brief, 60)).into_owned(),
+        ]);
+    }
+    out.table(rows)
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
+use teamctl::ops::create::TakenDown;
 use teamctl::ops::delete::{self, MemberShutdown, Record};
 use teamctl::store::paths::TeamName;
 use teamctl::time;
@@ -32,13 +33,18 @@ use crate::cli::term::escape_line as esc;
 /// it was created with another data dir: delete it with that one) is refused unless --force;
 /// then nobody is asked, no tmux session is killed, and only the folders are removed.
 ///
+/// Teammates that `create` gave a git worktree: each worktree without uncommitted changes is
+/// removed (`git worktree remove`), one with changes is kept and named with why; every branch
+/// is kept, so committed work stays reachable (`git branch -D` removes one).
+///
 /// With --export PATH, a record of the team (see `teamctl export`) is written after the
 /// teammates are stopped and before the folders are removed, so their last answers are in it;
 /// when it cannot be written, the folders are left in place (exit 1).
 ///
 /// Prints one line per teammate (approved, exited, timeout, or not_running: not asked) and the
 /// folders removed. With --json: `{"schema_version":1,"team","members":[{"name","shutdown"}],
-/// "tmux_session","removed":[paths],"export"}`; shutdown is approved, exited, timeout or
+/// "tmux_session","removed":[paths],"export","worktrees":[{"member","path","branch","action",
+/// "reason"}]}`; action is removed, kept or missing; shutdown is approved, exited, timeout or
 /// not_running; tmux_session is the session killed, or null; export is the record written
 /// (`{"out","format","files","bytes","size","messages","transcripts","warnings","error"}`), or
 /// null.
@@ -79,6 +85,7 @@ struct Json<'a> {
     tmux_session: Option<&'a str>,
     removed: Vec<String>,
     export: Option<RecordJson>,
+    worktrees: &'a [TakenDown],
 }
 
 pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
@@ -112,6 +119,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
             tmux_session: d.tmux_session.as_deref(),
             removed,
             export: d.export.as_ref().map(|e| RecordJson::of(Ok(e))),
+            worktrees: &d.worktrees,
         });
     }
     for m in &d.members {
@@ -131,6 +139,15 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     }
     for r in &removed {
         ctx.out.line(&format!("removed {}", esc(r)))?;
+    }
+    for w in &d.worktrees {
+        ctx.out.line(&format!(
+            "worktree of {} {}: {} ({})",
+            esc(&w.member),
+            w.action,
+            esc(&w.path),
+            esc(&w.reason)
+        ))?;
     }
     ctx.out.line(&format!("deleted team {name}"))
 }

@@ -17,14 +17,19 @@ use crate::cli::term::escape_line as esc;
 ///
 /// Checks the machine and the team's files (the checks are below) and prints one line per
 /// finding, OK, WARN or FAIL, each problem followed by `fix: …`, what to do about it. It changes
-/// nothing: no lock is taken, no file written or removed. Exits 1 when any check fails (with
-/// `error: doctor found N failing check(s)` on stderr); warnings alone exit 0.
+/// nothing: no lock is taken, no file written or removed, except with --fix: first, every inbox
+/// no member reads whose member is certain (the misaddressed check) is moved there, as
+/// `teamctl redeliver INBOX` moves it (one `fixed:` line each); then the checks run. Exits 1
+/// when any check fails (with `error: doctor found N failing check(s)` on stderr) or a fix
+/// failed; warnings alone exit 0.
 ///
 /// With --json: `{"schema_version":1,"checks":[{"check","level","team","path","message",
-/// "details","fix"}],"summary":{"ok","warn","fail"}}`; check is one of the names below, level is
-/// ok, warn or fail; team, path and fix are null when they do not apply (fix is null exactly for
-/// ok); message is one line, and details the items behind it (for claude not found: every place
-/// searched, as `<path> (<rule>)`), [] when there are none.
+/// "details","fix"}],"summary":{"ok","warn","fail"},"fixed":[{"team","inbox","to","moved",
+/// "already_delivered","error"}]}`; check is one of the names below, level is ok, warn or fail;
+/// team, path and fix are null when they do not apply (fix is null exactly for ok); message is
+/// one line, and details the items behind it (for claude not found: every place searched, as
+/// `<path> (<rule>)`), [] when there are none; fixed lists what --fix moved (counts of entries;
+/// error is null when it worked), [] without --fix.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Checks:
   config_dir    the config dir exists, and where its path came from (--claude-dir,
@@ -64,17 +69,39 @@ use crate::cli::term::escape_line as esc;
                 refuses the files behind it), WARN for the config dir itself, with what to do.
                 Other parts of the config dir (settings.json linked to a dotfiles repository)
                 are not looked at
+  misaddressed  inboxes of names that are no member of config.json (nor team-lead, user, main,
+                system) holding unread messages: Claude Code up to 2.1.178 creates one when a
+                teammate writes to a misspelt name, and nobody reads it; WARN each, with the
+                member it most likely meant; --fix moves those whose member is certain
 
 Examples:
   teamctl doctor
-  teamctl doctor --team my-team --json | jq '.checks[] | select(.level != \"ok\")'")]
-pub(crate) struct DoctorArgs {}
+  teamctl doctor --team my-team --json | jq '.checks[] | select(.level != \"ok\")'
+  teamctl doctor --fix")]
+pub(crate) struct DoctorArgs {
+    /// First move every misaddressed inbox's messages to the member they were certainly meant
+    /// for (as `teamctl redeliver`)
+    #[arg(long)]
+    fix: bool,
+}
 
 #[derive(Serialize)]
 struct Json<'a> {
     schema_version: u32,
     checks: &'a [Check],
     summary: Summary,
+    fixed: &'a [Fixed],
+}
+
+/// One inbox `--fix` moved (or failed to).
+#[derive(Serialize)]
+struct Fixed {
+    team: String,
+    inbox: String,
+    to: Option<String>,
+    moved: usize,
+    already_delivered: usize,
+    error: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -84,8 +111,13 @@ struct Summary {
     fail: usize,
 }
 
-pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
     let team = ctx.team_name().map(TeamName::parse).transpose()?;
+    let fixed = if args.fix {
+        fix(ctx, team.as_ref())?
+    } else {
+        Vec::new()
+    };
     let inputs = Inputs {
         layout: ctx.layout.clone(),
         layout_source: ctx.layout_source.clone(),
@@ -123,8 +155,12 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
             schema_version: 1,
             checks: &checks,
             summary,
+            fixed: &fixed,
         })?;
     } else {
+        for f in &fixed {
+            ctx.out.line(&esc(&fixed_line(f)))?;
+        }
         for c in &checks {
             let level = match c.level {
                 Level::Ok => "OK",
@@ -147,5 +183,72 @@ pub(crate) fn run(ctx: &Ctx, _args: DoctorArgs) -> Result<()> {
     if failed > 0 {
         bail!("doctor found {failed} failing check(s)");
     }
+    if let Some(f) = fixed.iter().find(|f| f.error.is_some()) {
+        bail!(
+            "doctor --fix could not move {}.json of team {}: {}",
+            f.inbox,
+            f.team,
+            f.error.as_deref().unwrap_or_default()
+        );
+    }
     Ok(())
+}
+
+/// `--fix`: every misaddressed inbox with a certain member, moved there, in the team given or
+/// in every team.
+fn fix(ctx: &Ctx, team: Option<&TeamName>) -> Result<Vec<Fixed>> {
+    let teams = match team {
+        Some(t) => vec![t.clone()],
+        None => teamctl::team::config::list_teams(&ctx.layout)?,
+    };
+    let mut out = Vec::new();
+    for name in teams {
+        // A team that cannot be opened is the checks' to report.
+        let Ok(t) = teamctl::team::config::Team::open(&ctx.layout, &name, ctx.leads.as_ref())
+        else {
+            continue;
+        };
+        let moved = teamctl::ops::redeliver::fix(&t, &ctx.lock, ctx.sent_log.as_ref(), ctx.now);
+        for (m, r) in moved {
+            out.push(match r {
+                Ok(r) => Fixed {
+                    team: name.to_string(),
+                    inbox: m.inbox,
+                    to: r.to,
+                    moved: r.moved.appended.len(),
+                    already_delivered: r.moved.already.len(),
+                    error: r.moved.journal_error.map(|e| format!("the sent log: {e}")),
+                },
+                Err(e) => Fixed {
+                    team: name.to_string(),
+                    inbox: m.inbox,
+                    to: m.suggestion,
+                    moved: 0,
+                    already_delivered: 0,
+                    error: Some(format!("{e:#}")),
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn fixed_line(f: &Fixed) -> String {
+    let to = f.to.as_deref().unwrap_or("-");
+    match &f.error {
+        Some(e) if f.moved + f.already_delivered == 0 => format!(
+            "FIX   could not move {}.json (team {}) to {to}: {e}",
+            f.inbox, f.team
+        ),
+        _ => format!(
+            "FIX   moved {} message(s) from {}.json to {to} (team {}){}",
+            f.moved + f.already_delivered,
+            f.inbox,
+            f.team,
+            f.error
+                .as_deref()
+                .map(|e| format!("; {e}"))
+                .unwrap_or_default()
+        ),
+    }
 }

@@ -35,8 +35,10 @@ use crate::cli::record::summary_line;
 /// lead, pane, in_process or subagent), "cost":{"members":[{"name","tokens","cost_usd",
 /// "cost_source","model"}],"tokens":{"input","output","cache_read","cache_creation"},"cost_usd",
 /// "known_cost_usd","cost_source"} (what the team cost when the record was taken, as status
-/// reports it; null when no transcript was found),"files":[{"path","bytes","sha256","settled"}],
-/// "warnings"}.
+/// reports it; null when no transcript was found),"worktrees":[{"member","branch","commit",
+/// "base","path","changed"}] (each teammate `create` gave a git worktree: its branch, the
+/// commit it points at now, the one it started from),"files":[{"path","bytes","sha256",
+/// "settled"}],"warnings"}.
 ///
 /// report.md is the same for people: the team and its members (state, tokens, cost) with the
 /// team's total, the tasks with owners, the

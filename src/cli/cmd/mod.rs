@@ -16,6 +16,7 @@ pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod pending;
 pub(crate) mod prepare;
+pub(crate) mod redeliver;
 pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod run;

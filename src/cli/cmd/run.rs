@@ -16,7 +16,7 @@ use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
-    self, Dialog, Event, Outcome, RunEnv, Spec, State, Teammate, TeammateMode, printable,
+    self, Dialog, Event, Outcome, Resumed, RunEnv, Spec, State, Teammate, TeammateMode, printable,
 };
 use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
@@ -54,8 +54,11 @@ use crate::cli::{env, signals};
 /// and its isActive is not false; an in-process one until its own transcript shows an ended
 /// turn), no inbox of the lead or of a running teammate holds an unread entry, and all of that
 /// held, with nothing moving, for --settle (the whole rule: docs/design.md, "The done rule").
-/// Failed: a dialog or permission prompt shows in the lead's pane, or the lead exits first (its
-/// last lines are shown). Timeout: at --timeout, with the last lines of the lead's pane.
+/// A lead turn that ended with an API error once Claude Code's retries ran out is not done:
+/// when that is all that is left, for --settle, the run ends stuck with exit 7, since nothing
+/// would prompt the lead again. Failed: a dialog or permission prompt shows in the lead's pane,
+/// or the lead exits first (its last lines are shown). Timeout: at --timeout, with the last
+/// lines of the lead's pane.
 ///
 /// With --max-cost USD or --max-tokens N, the run also ends, as at its timeout (the lead and
 /// its team ended, nothing left behind), the moment the team's total spend crosses the cap:
@@ -93,8 +96,9 @@ use crate::cli::{env, signals};
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
-/// "cost_usd"},"export"}`. state is done, failed (with reason, and dialog when a dialog was the
-/// cause: onboarding, api_key, trust, bypass, permission_prompt, other), timeout or budget;
+/// "cost_usd"},"export","resumed"}`. state is done, failed (with reason, and dialog when a
+/// dialog was the cause: onboarding, api_key, trust, bypass, permission_prompt, other),
+/// timeout, budget or stuck (exit 7, 8 or 9, with reason);
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
 /// found); export is the record written (`{"out","format","files","bytes","size","messages",
 /// "transcripts","warnings","error"}`, error set and the rest null when it could not be
@@ -105,8 +109,27 @@ use crate::cli::{env, signals};
 /// run failed before they existed. An error before the result (no binary, no tmux, a run of that
 /// name already going) ends the progress stream with a failed line and prints no document.
 ///
+/// With --resume TEAM, a run whose lead was killed (a crash, `kill -9`, a machine gone; a lead
+/// that ends normally removes its team) is carried on. TEAM is the team (session-<8hex>, as the
+/// run named it) or its lead's session id; the lead's last session is started again (`claude
+/// --resume <leadSessionId>`) in tmux session teamctl-run-<name>, from --cwd (the folder it ran
+/// in: Claude Code resumes a session only from there), with the flags given now (give those the
+/// first run had). Its first message says it was interrupted, names the team's open tasks and
+/// carries the messages its teammates sent it that it had not read (marked read then), then
+/// PROMPT, if given. A resumed lead never reads what its old teammates send (Claude Code
+/// 2.1.332 rewrites config.json with itself alone), so those still running in tmux session
+/// teamctl-run-<name> are ended first, and any elsewhere are named and left running. While it
+/// runs, the team's leadSessionId is kept at the resumed session (set back under the config
+/// lock, with a line on stderr, should Claude Code write another). The rest is a run as above:
+/// the done rule on that team, the cap, the timeout, --keep, --export, the keeping flags. A
+/// team that does not exist, whose lead still runs, or whose lead session has no transcript in
+/// --cwd's project folder is exit 1 with the reason. With --json the result's resumed is
+/// `{"team","ended","left_running","messages","open_tasks","lead_session_fixed"}` (null
+/// without --resume).
+///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
-/// timeout, 6 budget, 130 Ctrl-C, 143 SIGTERM.
+/// timeout, 6 budget, 7 the API refused (--on-rate-limit exit, or the lead's own retries ran
+/// out), 8 and 9 (--on-stall exit, --on-dead exit), 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Start-up dialogs:
   onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json
@@ -128,12 +151,13 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
-  tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status")]
+  tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
+  teamctl run --resume session-0b1c2d3e --cwd ~/src/app --dangerously-skip-permissions")]
 pub(crate) struct RunArgs {
-    /// The lead's first message
+    /// The lead's first message (with --resume: added to what it is told)
     #[arg(
         value_name = "PROMPT",
-        required_unless_present = "prompt_file",
+        required_unless_present_any = ["prompt_file", "resume"],
         conflicts_with = "prompt_file"
     )]
     prompt: Option<String>,
@@ -182,6 +206,15 @@ pub(crate) struct RunArgs {
     /// the last moment before the lead is told to stop, whatever the run's end
     #[arg(long, value_name = "PATH")]
     export: Option<PathBuf>,
+
+    /// At most N teammates: one the lead starts past that is stopped (its pane ended; tmux
+    /// teammates only) and the lead is told to carry on with the ones it has
+    #[arg(long, value_name = "N")]
+    max_teammates: Option<usize>,
+
+    /// Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed
+    #[arg(long, value_name = "TEAM")]
+    resume: Option<String>,
 
     #[command(flatten)]
     cap: CapArgs,
@@ -239,6 +272,7 @@ struct ResultJson<'a> {
     elapsed_ms: u64,
     totals: Option<TotalsJson>,
     export: Option<RecordJson>,
+    resumed: Option<&'a Resumed>,
 }
 
 #[derive(Serialize)]
@@ -267,51 +301,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             _ => {}
         }
         // Progress is best effort: a closed stderr must not stop the run.
-        let line = match e {
-            Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
-                schema_version: 1,
-                kind: "progress",
-                state,
-                message,
-            })
-            .ok(),
-            Event::Progress(state, message) => {
-                Some(format!("{}: {}", state.as_str(), printable(message)))
-            }
-            Event::Joined(t) if json => serde_json::to_string(&JoinedJson {
-                schema_version: 1,
-                kind: "teammate_joined",
-                teammate: t,
-            })
-            .ok(),
-            Event::Joined(t) => Some(format!(
-                "running: teammate {} joined ({}, {}{})",
-                printable(&t.name),
-                printable(t.agent_type.as_deref().unwrap_or("no agent type")),
-                printable(t.backend.as_deref().unwrap_or("unknown backend")),
-                t.pane
-                    .as_deref()
-                    .map(|p| format!(", pane {p}"))
-                    .unwrap_or_default()
-            )),
-            Event::TeamFormed(_) => None,
-            Event::Acted(a) => {
-                keep::tell(ctx, a);
-                None
-            }
-            Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
-                schema_version: 1,
-                kind: "exported",
-                export: RecordJson::of(Ok(d)),
-            })
-            .ok(),
-            Event::Exported(d) => {
-                for w in &d.warnings {
-                    warn(w);
-                }
-                Some(format!("exported: record written to {}", summary_line(d)))
-            }
-        };
+        let line = event_line(ctx, json, e);
         if let Some(l) = line {
             eprintln!("{l}");
         }
@@ -351,6 +341,66 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     {
         warn(&format!("the run's record could not be written: {e}"));
     }
+    conclude(&args, &outcome, export_error)
+}
+
+/// The stderr line for a run's event (`None` for those told otherwise); with `--json`, the
+/// event as one JSON object.
+fn event_line(ctx: &Ctx, json: bool, e: Event) -> Option<String> {
+    match e {
+        Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
+            schema_version: 1,
+            kind: "progress",
+            state,
+            message,
+        })
+        .ok(),
+        Event::Progress(state, message) => {
+            Some(format!("{}: {}", state.as_str(), printable(message)))
+        }
+        Event::Joined(t) if json => serde_json::to_string(&JoinedJson {
+            schema_version: 1,
+            kind: "teammate_joined",
+            teammate: t,
+        })
+        .ok(),
+        Event::Joined(t) => Some(format!(
+            "running: teammate {} joined ({}, {}{})",
+            printable(&t.name),
+            printable(t.agent_type.as_deref().unwrap_or("no agent type")),
+            printable(t.backend.as_deref().unwrap_or("unknown backend")),
+            t.pane
+                .as_deref()
+                .map(|p| format!(", pane {p}"))
+                .unwrap_or_default()
+        )),
+        Event::TeamFormed(_) => None,
+        Event::Acted(a) => {
+            keep::tell(ctx, a);
+            None
+        }
+        Event::BudgetWarning(w) => {
+            keep::tell_budget(ctx, w);
+            None
+        }
+        Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
+            schema_version: 1,
+            kind: "exported",
+            export: RecordJson::of(Ok(d)),
+        })
+        .ok(),
+        Event::Exported(d) => {
+            for w in &d.warnings {
+                warn(w);
+            }
+            Some(format!("exported: record written to {}", summary_line(d)))
+        }
+    }
+}
+
+/// The exit the run's end decides: done (unless its record could not be written), or the error
+/// that names how it ended.
+fn conclude(args: &RunArgs, outcome: &run::Outcome, export_error: Option<&str>) -> Result<()> {
     match outcome.state {
         State::Done => match export_error {
             None => Ok(()),
@@ -456,6 +506,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
                 .export
                 .as_ref()
                 .map(|r| RecordJson::of(r.as_ref().map_err(String::as_str))),
+            resumed: o.resumed.as_ref(),
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
@@ -516,6 +567,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
 fn spec(args: &RunArgs) -> Result<Spec> {
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
+        (None, None) if args.resume.is_some() => String::new(),
         (None, Some(f)) if f.as_os_str() == "-" => {
             let mut s = String::new();
             std::io::stdin()
@@ -528,7 +580,7 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         (None, None) => return Err(usage("give a PROMPT or --prompt-file FILE")),
     };
     let prompt = prompt.trim_end_matches(['\n', '\r']).to_string();
-    if prompt.trim().is_empty() {
+    if prompt.trim().is_empty() && args.resume.is_none() {
         return Err(usage("the prompt is empty"));
     }
     let cwd = match &args.cwd {
@@ -560,6 +612,8 @@ fn spec(args: &RunArgs) -> Result<Spec> {
         export: args.export.clone(),
         cap: args.cap.cap()?,
         rules: args.going.rules()?,
+        max_teammates: args.max_teammates,
+        resume: args.resume.clone(),
     })
 }
 

@@ -227,41 +227,12 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
     {
         crate::cli::output::hint(&format!("teammates cannot answer you: {reason}"));
     }
-    let mut pending = Vec::new();
-    if let Some(wait) = wait {
-        let deadline = Instant::now() + wait;
-        for (d, state) in &mut deliveries {
-            let now =
-                mailbox::wait_delivered(&d.inbox, &d.id, deadline, Duration::from_millis(20))?;
-            if !ctx.out.json {
-                ctx.out.line(&match now {
-                    DeliveryState::Pending => format!("{} has not taken {} yet", d.to, d.id),
-                    DeliveryState::Read => format!("delivered {} to {} (marked read)", d.id, d.to),
-                    DeliveryState::Consumed => format!("delivered {} to {}", d.id, d.to),
-                })?;
-            }
-            if now == DeliveryState::Pending {
-                pending.push(d.to.clone());
-            }
-            *state = Some(now);
-        }
-    }
+    let pending = match wait {
+        Some(wait) => wait_taken(ctx, &mut deliveries, wait)?,
+        None => Vec::new(),
+    };
     if ctx.out.json {
-        let team = team.name.as_str();
-        if args.all {
-            let deliveries = deliveries.iter().map(DeliveryJson::new).collect();
-            ctx.out.json(&Many {
-                schema_version: 1,
-                team,
-                deliveries,
-            })?;
-        } else if let Some(d) = deliveries.first() {
-            ctx.out.json(&Single {
-                schema_version: 1,
-                team,
-                delivery: DeliveryJson::new(d),
-            })?;
-        }
+        print_json(ctx, team.name.as_str(), args.all, &deliveries)?;
     }
     if let Some(e) = first_error {
         return Err(e.context("not every recipient got the message"));
@@ -273,6 +244,56 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             teamctl::store::paths::shown_list(&pending)
         ))
         .into());
+    }
+    Ok(())
+}
+
+/// Waits up to `wait` for each message written to be taken (`--wait`), telling each; the
+/// recipients that have not taken theirs.
+fn wait_taken(
+    ctx: &Ctx,
+    deliveries: &mut [(Delivery, Option<DeliveryState>)],
+    wait: Duration,
+) -> Result<Vec<String>> {
+    let mut pending = Vec::new();
+    let deadline = Instant::now() + wait;
+    for (d, state) in deliveries.iter_mut() {
+        let now = mailbox::wait_delivered(&d.inbox, &d.id, deadline, Duration::from_millis(20))?;
+        if !ctx.out.json {
+            ctx.out.line(&match now {
+                DeliveryState::Pending => format!("{} has not taken {} yet", d.to, d.id),
+                DeliveryState::Read => format!("delivered {} to {} (marked read)", d.id, d.to),
+                DeliveryState::Consumed => format!("delivered {} to {}", d.id, d.to),
+            })?;
+        }
+        if now == DeliveryState::Pending {
+            pending.push(d.to.clone());
+        }
+        *state = Some(now);
+    }
+    Ok(pending)
+}
+
+/// `--json`: one document for one recipient, or the list of deliveries with `--all`.
+fn print_json(
+    ctx: &Ctx,
+    team: &str,
+    all: bool,
+    deliveries: &[(Delivery, Option<DeliveryState>)],
+) -> Result<()> {
+    if all {
+        let deliveries = deliveries.iter().map(DeliveryJson::new).collect();
+        ctx.out.json(&Many {
+            schema_version: 1,
+            team,
+            deliveries,
+        })?;
+    } else if let Some(d) = deliveries.first() {
+        ctx.out.json(&Single {
+            schema_version: 1,
+            team,
+            delivery: DeliveryJson::new(d),
+        })?;
     }
     Ok(())
 }

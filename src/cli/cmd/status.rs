@@ -4,6 +4,8 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
+use teamctl::observe::human::{self, Need};
+use teamctl::observe::misaddressed::{self, Misaddressed};
 use teamctl::observe::reader::{Options, TeamReader};
 use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, WaitingDetail};
 use teamctl::team::config;
@@ -66,7 +68,8 @@ use crate::cli::term::{self, escape_line as esc};
 /// "unread","pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
 /// "cache_read","cache_creation"},"cost_usd","cost_source","model","activity":{"at","kind",
 /// "tool","summary"},"waiting","waiting_detail":{"status","attempt","max_retries","retry_at",
-/// "resets_at","exhausted","message","since"},"transcripts"}],"tasks":{"pending","in_progress","completed",
+/// "resets_at","exhausted","message","since"},"transcripts","context":{"used","window",
+/// "percent"},"worktree":{"path","branch","changed"}}],"tasks":{"pending","in_progress","completed",
 /// "blocked","ready"},"totals":{"tokens":{…},"cost_usd"}}`; format is legacy, current, mixed or
 /// unknown (above); last_event_kind is message, a frame type (idle_notification,
 /// shutdown_approved, …), inbox_drained or is_active; unread counts the entries of its inbox
@@ -75,7 +78,11 @@ use crate::cli::term::{self, escape_line as esc};
 /// call without its result yet) or text (the last text written); waiting is permission, plan,
 /// dead, rate_limited, overloaded, api_error, no_response, blocked, stalled or null, and
 /// waiting_detail is null unless more is known (exhausted: the retries ran out, the member's
-/// turn ended with the error, and waiting changes nothing); the transcript keys are null (transcripts []) for a member without
+/// turn ended with the error, and waiting changes nothing); context is the newest response's
+/// input, cache read and cache creation tokens against the model's context window (window and
+/// percent null for a model teamctl does not know); worktree is the member's own git worktree
+/// when `create` gave it one (changed: files that differ from the commit it started from, null
+/// when git cannot tell), else null; the transcript keys are null (transcripts []) for a member without
 /// one, and totals' are null when no member has one. For all teams: `{"schema_version":1,
 /// "teams":[{"name","members","last_activity_at","lead_alive"}]}`.
 #[derive(Debug, Args)]
@@ -120,6 +127,10 @@ pub(crate) struct StatusArgs {
     #[arg(long, value_name = "DURATION", default_value = "3m")]
     no_response_after: String,
 
+    /// A permission or plan request waiting this long needs a person (needs_human)
+    #[arg(long, value_name = "DURATION", default_value = "1m")]
+    after: String,
+
     /// One row per team instead of one team's members
     #[arg(long)]
     all_teams: bool,
@@ -140,6 +151,8 @@ struct Json<'a> {
     members: &'a [MemberStatus],
     tasks: &'a TaskCounts,
     totals: &'a Totals,
+    needs_human: &'a [Need],
+    misaddressed: Vec<Misaddressed>,
 }
 
 #[derive(Serialize)]
@@ -178,17 +191,20 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let Some(team) = single else {
         return all_teams(ctx, opts);
     };
+    let after = time::parse_duration(&args.after)?;
     let mut reader = TeamReader::of(team, ctx.records(), opts);
-    let st = reader.read_opened(ctx.now)?.status;
+    let present = reader.read_opened(ctx.now)?;
     if let Err(e) = reader.save() {
         warn(&format!("{e:#}"));
     }
     let team = reader.team();
+    let needs = human::needs(&present, team, reader.board(), after);
+    let st = present.status;
     // A folder that could not be listed ends the command with an error, after what was read.
     for w in st.warnings.iter().filter(|w| !st.unlisted.contains(w)) {
         warn(w);
     }
-    show_team(ctx, team, &st)?;
+    show_team(ctx, team, &st, &needs)?;
     incomplete(team.name.as_str(), &st.unlisted)
 }
 
@@ -205,9 +221,10 @@ fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
 }
 
 /// Prints the status of one team (`--json`: one document).
-fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
+fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) -> Result<()> {
     let me = ctx.identity(team);
     let reason = mailbox::unreachable_reason(team, &me);
+    let lost = misaddressed::scan(team).misaddressed;
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,
@@ -220,11 +237,65 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
             members: &st.members,
             tasks: &st.tasks,
             totals: &st.totals,
+            needs_human: needs,
+            misaddressed: lost,
         });
     }
+    let lines = header(ctx, st, &me, reason.as_deref(), needs);
+    // Each field wrapped to the terminal, continued under its value.
+    let width = term::width();
+    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
+    ctx.out.line(&lines.join("\n"))?;
+    members_table(ctx, &st.members)?;
+    for m in &lost {
+        ctx.out.line(&wrap(
+            &format!("misaddressed: {}", esc(&m.summary())),
+            width,
+            2,
+        ))?;
+    }
+    let trees: Vec<String> = st
+        .members
+        .iter()
+        .filter_map(|m| {
+            let t = m.worktree.as_ref()?;
+            let changed = t
+                .changed
+                .map_or("changes unknown".into(), |n| format!("{n} file(s) changed"));
+            Some(format!(
+                "{}: branch {}, {changed} ({})",
+                esc(&m.name),
+                esc(&t.branch),
+                esc(&t.path)
+            ))
+        })
+        .collect();
+    if !trees.is_empty() {
+        ctx.out.line(&format!("worktrees:\n{}", trees.join("\n")))?;
+    }
+    if st
+        .members
+        .iter()
+        .all(|m| m.tokens.is_none() && m.waiting.is_none())
+    {
+        return Ok(());
+    }
+    ctx.out.line("")?;
+    work_table(ctx, &st.members)
+}
+
+/// The lines above the members' table: the team, its lead, the format of its inboxes, you, its
+/// tasks and cost, and what a person is needed for.
+fn header(
+    ctx: &Ctx,
+    st: &status::TeamStatus,
+    me: &str,
+    reason: Option<&str>,
+    needs: &[Need],
+) -> Vec<String> {
     let t = &st.team;
-    let me = esc(&me);
-    let reason = reason.as_deref().map(esc);
+    let me = esc(me);
+    let reason = reason.map(esc);
     let lead = match (t.lead_pid, t.lead_alive) {
         (Some(pid), Some(true)) => format!("pid {pid}, running"),
         (Some(pid), Some(false)) => format!("pid {pid}, not running"),
@@ -274,18 +345,29 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
                 tokens(t)
             ),
         },
-        String::new(),
     ];
-    // Each field wrapped to the terminal, continued under its value.
-    let width = term::width();
-    let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
-    ctx.out.line(&lines.join("\n"))?;
+    // A person is needed: what for, and what to do (the misaddressed inboxes have their own
+    // lines below).
+    let needs = needs
+        .iter()
+        .filter(|n| n.cause != "misaddressed")
+        .map(|n| format!("needs you:   {}: {}", n.cause, esc(&n.todo)));
+    lines
+        .into_iter()
+        .chain(needs)
+        .chain([String::new()])
+        .collect()
+}
+
+/// The members' table: each member's state, when it was last seen, its unread messages, tasks and
+/// whether its process runs.
+fn members_table(ctx: &Ctx, members: &[status::MemberStatus]) -> Result<()> {
     let mut rows = vec![
         ["NAME", "STATE", "LAST SEEN", "UNREAD", "TASKS", "ALIVE"]
             .map(String::from)
             .to_vec(),
     ];
-    for m in &st.members {
+    for m in members {
         let seen = match (&m.last_event_at, &m.last_event_kind) {
             (Some(at), Some(kind)) => format!("{} ({kind})", ago(ctx.now, at)),
             (None, Some(kind)) => kind.clone(),
@@ -306,15 +388,7 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus) -> Result<()> {
         ]);
     }
     ctx.out.narrow_table(rows)?;
-    if st
-        .members
-        .iter()
-        .all(|m| m.tokens.is_none() && m.waiting.is_none())
-    {
-        return Ok(());
-    }
-    ctx.out.line("")?;
-    work_table(ctx, &st.members)
+    Ok(())
 }
 
 /// `line` broken at spaces into lines of at most `width` columns (a longer word stays whole),
@@ -341,12 +415,17 @@ fn wrap(line: &str, width: usize, indent: usize) -> String {
     out.join("\n")
 }
 
-/// NAME, WAITING, COST and DOING, the last cut to the width left.
+/// NAME, WAITING, COST, CONTEXT (when any member has one and the terminal has room) and
+/// DOING, the last cut to the width left.
 fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
     let dash = || "-".to_string();
-    let mut rows: Vec<[String; 3]> = vec![["NAME", "WAITING", "COST"].map(String::from)];
+    let mut rows: Vec<Vec<String>> = vec![
+        ["NAME", "WAITING", "COST", "CONTEXT"]
+            .map(String::from)
+            .to_vec(),
+    ];
     for m in members {
-        rows.push([
+        rows.push(vec![
             term::escape_lead(&m.name).into_owned(),
             m.waiting.map_or_else(dash, |w| w.to_string()),
             match (m.cost_usd, m.tokens) {
@@ -355,29 +434,31 @@ fn work_table(ctx: &Ctx, members: &[MemberStatus]) -> Result<()> {
                 (None, Some(_)) => "unknown".into(),
                 (None, None) => dash(),
             },
+            m.context
+                .map_or_else(dash, |c| teamctl::units::context(c.used, c.percent)),
         ]);
     }
-    let widths: Vec<usize> = (0..3)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let left = term::width()
-        .saturating_sub(widths.iter().sum::<usize>() + 2 * 3)
-        .max(10);
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let mut widths: Vec<usize> = (0..4).map(width).collect();
+    let room = |w: &[usize]| term::width().saturating_sub(w.iter().sum::<usize>() + 2 * w.len());
+    if members.iter().all(|m| m.context.is_none()) || room(&widths) < 16 {
+        widths.pop();
+        rows.iter_mut().for_each(|r| {
+            r.pop();
+        });
+    }
+    let left = room(&widths).max(10);
     let mut out = Vec::new();
     for (i, r) in rows.iter().enumerate() {
         let doing = match i {
             0 => "DOING".to_string(),
             _ => doing(ctx, members[i - 1].activity.as_ref(), left),
         };
-        let line = format!(
-            "{:w0$}  {:w1$}  {:w2$}  {doing}",
-            r[0],
-            r[1],
-            r[2],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
+        let mut line = String::new();
+        for (cell, w) in r.iter().zip(&widths) {
+            line.push_str(&format!("{cell:w$}  "));
+        }
+        line.push_str(&doing);
         out.push(line.trim_end().to_string());
     }
     // Why each waiting member waits, where more is known (API failures, a dead pane).

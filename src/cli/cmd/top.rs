@@ -68,16 +68,19 @@ use crate::cli::tui;
 /// "state","waiting","doing","activity":{"at","kind","tool","summary"},"cost_usd",
 /// "cost_source","tokens":{"input","output","cache_read","cache_creation"},"unread",
 /// "tasks_in_progress","tasks_owned","last_event_at","last_event_kind","process_alive",
-/// "in_config"}],"tasks":{"pending","in_progress","completed":[{"id","subject","owner",
+/// "in_config","context":{"used","window","percent"},"worktree":{"path","branch","changed"}}],
+/// "tasks":{"pending","in_progress","completed":[{"id","subject","owner",
 /// "active_form","blocked_by"}],"counts":{as status}},"messages":[{"at","from","to","id",
 /// "frame","preview","text","delivery","source"}],"requests":[{"request_id","kind","from",
-/// "at","summary","request":{as pending}}],"warnings":[]}`. waiting is permission, plan,
-/// blocked, stalled or null; doing is the activity in one line (`Bash: npm test`, `text: All
-/// done`); activity, cost_usd, cost_source and tokens are as in `status --json` (null without
-/// a transcript), and the team's cost_usd and tokens are status's totals; blocked_by the open
-/// blockers; delivery unread, read (older Claude Code) or delivered (taken out of its inbox);
-/// source inbox, or sent_log for a message known only from teamctl's sent log (its text is
-/// then null).
+/// "at","summary","request":{as pending}}],"warnings":[],"misaddressed":[as status]}`. waiting
+/// is permission, plan, blocked, stalled or null; doing is the activity in one line (`Bash: npm
+/// test`, `text: All done`); activity, cost_usd, cost_source, tokens, context and worktree are
+/// as in `status --json` (null without a transcript, or without a worktree; the CONTEXT and
+/// BRANCH columns show when there is room), and the team's cost_usd and tokens are status's
+/// totals; blocked_by the open blockers; delivery unread, read (older Claude Code) or delivered
+/// (taken out of its inbox); source inbox, or sent_log for a message known only from teamctl's
+/// sent log (its text is then null); misaddressed the inboxes no member reads, as `status
+/// --json` lists them (the screen does not show them: `teamctl status` does).
 ///
 /// Exit codes: 0 on q or Ctrl-C, 2 without a terminal, 128+n on signal n.
 #[derive(Debug, Args)]
@@ -133,6 +136,7 @@ struct Json<'a> {
     schema_version: u32,
     #[serde(flatten)]
     view: &'a View,
+    misaddressed: Vec<teamctl::observe::misaddressed::Misaddressed>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
@@ -165,6 +169,7 @@ pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
     };
     let team = ctx.team()?;
     if ctx.out.json {
+        let misaddressed = teamctl::observe::misaddressed::scan(&team).misaddressed;
         let view = tui::view(ctx, team, &opts)?;
         for w in &view.warnings {
             warn(w);
@@ -172,6 +177,7 @@ pub(crate) fn run(ctx: &Ctx, args: TopArgs) -> Result<()> {
         return ctx.out.json(&Json {
             schema_version: 1,
             view: &view,
+            misaddressed,
         });
     }
     if args.once {

@@ -9,8 +9,9 @@ use serde::Serialize;
 use teamctl::Error;
 use teamctl::error::usage;
 use teamctl::observe;
-use teamctl::observe::spend::SpendReader;
+use teamctl::observe::spend::{SpendReader, TeamSpend};
 use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Limits, Spec, Waited};
+use teamctl::observe::watch::Waker;
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
@@ -50,6 +51,14 @@ use crate::cli::term::escape_line;
 /// read from the members' Claude Code transcripts (see `teamctl status --help`) and includes
 /// what the team spent before the wait started, so a team already over the cap ends it at once.
 ///
+/// With --from-transcript, a --message-from NAME that goes idle without writing to you counts
+/// too when the turn it ended had plain text and wrote to nobody else: its idle_notification in
+/// your inbox (teammates send those to their lead: team-lead, your identity in a team teamctl
+/// leads) meets the condition, and the message is that turn's last text, read from NAME's
+/// transcript (else from the notification's result, Claude Code 2.1.332 and later):
+/// `{"from","text","timestamp","source":"transcript"|"idle_notification","idle_notification"}`.
+/// A turn that left no text, or wrote to someone else, ends the wait with exit 5.
+///
 /// Exit codes: 0 met; 1 at once when a condition can no longer become true (a member it waits to
 /// be idle, or a message from, is gone; every teammate is gone while tasks are open; its task was
 /// deleted; the recipient of a message is gone; with --any, only when every condition is
@@ -69,7 +78,7 @@ use crate::cli::term::escape_line;
 /// spend when a cap was given, `{"tokens":{"input","output","cache_read","cache_creation"},
 /// "cost_usd"}`, else null.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Conditions:
+#[command(after_long_help = "The conditions, in detail:
   --tasks-done      every task of the team (Claude Code's internal ones aside) is completed, and
                     there is at least one
   --task ID         that task is completed (repeatable; an unknown id is exit 1)
@@ -98,40 +107,50 @@ Examples:
   teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
 pub(crate) struct WaitArgs {
     /// Every task is completed (and there is at least one)
-    #[arg(long)]
+    #[arg(long, help_heading = "Conditions")]
     tasks_done: bool,
 
     /// This task is completed (repeatable)
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", help_heading = "Conditions")]
     task: Vec<String>,
 
     /// These members are idle [default: every teammate]
-    #[arg(long, value_name = "MEMBER", num_args = 0..)]
+    #[arg(long, value_name = "MEMBER", num_args = 0.., help_heading = "Conditions")]
     idle: Option<Vec<String>>,
 
     /// A message from NAME lands in your inbox (repeatable)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = "Conditions")]
     message_from: Vec<String>,
 
     /// With --message-from: which entries count (message, protocol or a frame type)
-    #[arg(long = "type", value_name = "TYPE", value_parser = type_values(), default_value = "message")]
+    #[arg(long = "type", value_name = "TYPE", value_parser = type_values(), default_value = "message", help_heading = "Conditions")]
     frame: String,
 
     /// With --message-from: count messages after this entry id or time (RFC 3339 or an age
     /// like 10m) instead of after the start
-    #[arg(long, value_name = "ID|TIME")]
+    #[arg(long, value_name = "ID|TIME", help_heading = "Conditions")]
     after: Option<String>,
 
+    /// With --message-from: NAME going idle without writing to you counts too, with the text
+    /// that ended its turn (from its transcript) as the message
+    #[arg(
+        long,
+        requires = "message_from",
+        conflicts_with = "frame",
+        help_heading = "Conditions"
+    )]
+    from_transcript: bool,
+
     /// These members are gone [default: every teammate]
-    #[arg(long, value_name = "MEMBER", num_args = 0..)]
+    #[arg(long, value_name = "MEMBER", num_args = 0.., help_heading = "Conditions")]
     terminated: Option<Vec<String>>,
 
     /// This message has been taken by its recipient (repeatable)
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", help_heading = "Conditions")]
     delivered: Vec<String>,
 
     /// Return when the first condition holds instead of all
-    #[arg(long)]
+    #[arg(long, help_heading = "Conditions")]
     any: bool,
 
     /// Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl
@@ -149,7 +168,7 @@ pub(crate) struct WaitArgs {
 
     /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
     /// --policy`; decisions on stderr)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Answering requests")]
     policy: Option<PathBuf>,
 
     #[command(flatten)]
@@ -173,11 +192,8 @@ struct Report<'a> {
     waited_ms: u64,
 }
 
-pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
-    otel::start("wait", args.otel.otel_content);
-    let timeout = parse_duration(&args.timeout)?;
-    args.cap.cap()?;
-    let kind: TypeFilter = args.frame.parse()?;
+/// The conditions the flags name, in the order of the flags' kinds.
+fn conditions(args: &WaitArgs) -> Result<Vec<Condition>> {
     let names = |v: &[String]| -> Result<Vec<String>> {
         v.iter()
             .map(|m| MemberName::parse(m).map(|n| n.to_string()))
@@ -193,6 +209,11 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if let Some(m) = &args.idle {
         conditions.push(Condition::Idle(names(m)?));
     }
+    let kind: TypeFilter = if args.from_transcript {
+        TypeFilter::MessageOrIdle
+    } else {
+        args.frame.parse()?
+    };
     for from in &args.message_from {
         conditions.push(Condition::MessageFrom {
             from: MemberName::parse(from)?.to_string(),
@@ -205,6 +226,30 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     for id in &args.delivered {
         conditions.push(Condition::Delivered(id.clone()));
     }
+    Ok(conditions)
+}
+
+/// What each member used and cost, for the telemetry (read only when it is exported).
+fn spend_to_otel(ctx: &Ctx, team: &teamctl::team::config::Team, spend: Option<&TeamSpend>) {
+    if !otel::enabled() {
+        return;
+    }
+    match spend {
+        Some(s) => otel::spend(s),
+        None => {
+            let mut s = SpendReader::new(&team.layout, &team.name, ctx.data_dir.as_deref());
+            otel::spend(s.read());
+            // A cache: a failure to save it only makes the next read longer.
+            let _ = s.save();
+        }
+    }
+}
+
+pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
+    otel::start("wait", args.otel.otel_content);
+    let timeout = parse_duration(&args.timeout)?;
+    args.cap.cap()?;
+    let conditions = conditions(&args)?;
     if args.after.is_some() && args.message_from.is_empty() {
         return Err(usage(
             "--after applies to --message-from; give --message-from NAME",
@@ -260,17 +305,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     };
     let clock = || ctx.clock();
     let mut rescue = keep::rescue(ctx, &team, &me, rules.restarts().then_some(None), &clock)?;
-    let Waited {
-        states,
-        met,
-        impossible,
-        waited_ms,
-        watch,
-        waker,
-        budget,
-        spend,
-        stuck,
-    } = observe::wait::wait(
+    let mut waited = observe::wait::wait(
         team,
         spec,
         limits,
@@ -287,23 +322,31 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             acted: &mut |a| keep::tell(ctx, a),
         },
     )?;
-    // What each member used and cost, for the telemetry (read only when it is exported).
-    if otel::enabled() {
-        match &spend {
-            Some(s) => otel::spend(s),
-            None => {
-                let team = watch.team();
-                let mut s = SpendReader::new(&team.layout, &team.name, ctx.data_dir.as_deref());
-                otel::spend(s.read());
-                // A cache: a failure to save it only makes the next read longer.
-                let _ = s.save();
+    spend_to_otel(ctx, waited.watch.team(), waited.spend.as_ref());
+    // The watch stays open to the end (a polling waker, which holds nothing, in its place): see
+    // quick_exit.
+    let idle = Waker::for_dirs(&[], Some(Duration::from_secs(1)));
+    std::mem::forget(std::mem::replace(&mut waited.waker, idle));
+    crate::cli::quick_exit::arm();
+    if args.from_transcript {
+        let clock = || ctx.clock();
+        for s in waited
+            .states
+            .iter_mut()
+            .filter(|s| s.condition == "message_from")
+        {
+            if let (Some(m), Some(from)) = (&s.message, s.args.first()) {
+                let said = observe::said::as_message(waited.watch.team(), from, &me, m, &clock);
+                s.message = Some(said?);
             }
         }
     }
-    // The watch stays open to the end: see quick_exit.
-    std::mem::forget(waker);
-    crate::cli::quick_exit::arm();
-    let outcome = match (met, &budget, &impossible, &stuck) {
+    conclude(ctx, &args.timeout, waited)
+}
+
+/// Prints how the wait ended (`--json`: the report) and returns its exit.
+fn conclude(ctx: &Ctx, timeout: &str, w: Waited) -> Result<()> {
+    let outcome = match (w.met, &w.budget, &w.impossible, &w.stuck) {
         (true, ..) => "met",
         (_, Some(_), ..) => "budget",
         (_, _, _, Some(_)) => "stuck",
@@ -313,15 +356,15 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     if ctx.out.json {
         ctx.out.json(&Report {
             schema_version: 1,
-            team: watch.team().name.as_str(),
-            met,
+            team: w.watch.team().name.as_str(),
+            met: w.met,
             outcome,
-            conditions: &states,
-            totals: spend.as_ref().map(TotalsJson::of),
-            waited_ms,
+            conditions: &w.states,
+            totals: w.spend.as_ref().map(TotalsJson::of),
+            waited_ms: w.waited_ms,
         })?;
-    } else if !met {
-        for s in states.iter().filter(|s| !s.met) {
+    } else if !w.met {
+        for s in w.states.iter().filter(|s| !s.met) {
             ctx.out.line(&format!(
                 "not met: {}: {}",
                 label(s),
@@ -329,23 +372,22 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             ))?;
         }
     }
-    if met {
+    if w.met {
         return Ok(());
     }
-    if let Some(e) = budget {
+    if let Some(e) = w.budget {
         return Err(Error::Budget(e.to_string()).into());
     }
-    if let Some(e) = stuck {
+    if let Some(e) = w.stuck {
         return Err(e);
     }
-    if let Some(why) = impossible {
+    if let Some(why) = w.impossible {
         bail!("the wait can no longer succeed: {why}");
     }
-    let open = states.iter().filter(|s| !s.met).count();
+    let open = w.states.iter().filter(|s| !s.met).count();
     Err(Error::Timeout(format!(
-        "timed out after {}: {open} of {} conditions not met",
-        args.timeout,
-        states.len()
+        "timed out after {timeout}: {open} of {} conditions not met",
+        w.states.len()
     ))
     .into())
 }

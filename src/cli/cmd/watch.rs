@@ -85,6 +85,12 @@ use crate::cli::term::escape_line;
   member_updated  a member entry changed (e.g. isActive)
   waiting         a member started or stopped waiting for a reason (only with --event waiting:
                   it reads the transcripts too; waiting = the reason, null when it moves again)
+  needs_human     a person is needed, once per cause, and again when the cause clears (only
+                  with --event needs_human): a permission or plan request waiting longer than
+                  --after, a member dead with work waiting or out of API retries, an inbox
+                  nobody reads holding messages, or a team whose tasks are open while every
+                  teammate is idle and nobody leads it; need = {cause, member, key, since,
+                  todo, cleared}
 
 Examples:
   teamctl watch                                  # everything, as it happens
@@ -95,7 +101,9 @@ Examples:
       --exec 'notify-send \"$TEAMCTL_TEAM\" \"$(jq -r .from) asks for permission\"'
   teamctl watch --task-status completed --exec 'jq -r .task.subject >> done.txt'
   # a line whenever a member gets rate-limited, stalls, or dies with work waiting
-  teamctl watch --event waiting --json | jq -c '{member, waiting, waiting_detail}'")]
+  teamctl watch --event waiting --json | jq -c '{member, waiting, waiting_detail}'
+  # one notification when a person is actually needed (not one per message)
+  teamctl watch --event needs_human --json | jq -r 'select(.need.cleared | not) | .need.todo'")]
 pub(crate) struct WatchArgs {
     /// Only these members' inboxes [default: every inbox]
     #[arg(value_name = "MEMBER")]
@@ -104,6 +112,10 @@ pub(crate) struct WatchArgs {
     /// First print what is there now, as events
     #[arg(long)]
     existing: bool,
+
+    /// needs_human: a permission or plan request waiting this long needs a person
+    #[arg(long, value_name = "DURATION", default_value = "1m")]
+    after: String,
 
     /// Stop after N matching events (exit 0)
     #[arg(long, value_name = "N")]
@@ -180,9 +192,15 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
         .exec
         .clone()
         .map(|cmd| Hooks::start(cmd, exec_timeout, team.name.to_string()));
-    // Why members do not move (`--event waiting`) needs their transcripts too: the team is
-    // followed with its reader then.
+    // Why members do not move (`--event waiting`), and when a person is needed (`--event
+    // needs_human`), need their transcripts too: the team is followed with its reader then.
     let reasons = args.event.iter().any(|e| e == "waiting");
+    let needs = args
+        .event
+        .iter()
+        .any(|e| e == "needs_human")
+        .then(|| time::parse_duration(&args.after))
+        .transpose()?;
     let (mut watch, existing) = Watch::new(team.clone(), only.clone(), ctx.clock());
     otel::members(&watch);
     let mut seen = 0;
@@ -214,9 +232,10 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
     let clock = || ctx.clock();
     let followed = if args.existing && emit(existing)? {
         Ok(true)
-    } else if reasons {
+    } else if reasons || needs.is_some() {
         let watching = Watching {
-            reasons: true,
+            reasons,
+            needs,
             only,
             ..Watching::default()
         };
@@ -355,6 +374,11 @@ fn human(e: &Event) -> String {
                 None => format!("{} moves again", s(&e.member)),
             }
         }
+        "needs_human" => match &e.need {
+            Some(n) if n.cleared => format!("no longer needed: {}: {}", n.cause, n.todo),
+            Some(n) => format!("a person is needed: {}: {}", n.cause, n.todo),
+            None => String::new(),
+        },
         _ => {
             let mut line = s(&e.member);
             if let Some(ch) = &e.changes {

@@ -25,7 +25,7 @@ use teamctl::observe::watch::{Changes, Event, Watch};
 use teamctl::ops::policy::Outcome;
 use teamctl::team::model::Frame;
 
-use crate::cli::otel::{Config, FLUSH_DEADLINE, Protocol, Target};
+use crate::cli::otel::config::{Config, FLUSH_DEADLINE, Protocol, Target};
 use crate::cli::output::warn;
 
 /// An OTLP/HTTP exporter builder set up for `t`: teamctl's HTTP client (which records a
@@ -569,6 +569,25 @@ impl Recorder {
                     KeyValue::new("teamctl.action.ok", a.ok),
                 ],
             );
+        }
+    }
+
+    pub(super) fn budget_warning(&mut self, w: &teamctl::observe::budget::Warning) {
+        if let Some(root) = &self.root {
+            let limit = serde_json::to_value(w.limit)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let mut attrs = vec![
+                KeyValue::new("teamctl.budget.limit", limit),
+                KeyValue::new("teamctl.budget.spent", w.spent),
+                KeyValue::new("teamctl.budget.max", w.max),
+                KeyValue::new("teamctl.budget.percent", w.percent),
+            ];
+            if let Some(m) = &w.member {
+                attrs.push(KeyValue::new("teamctl.member", m.clone()));
+            }
+            root.span().add_event("teamctl.budget_warning", attrs);
         }
     }
 

@@ -429,13 +429,6 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     // The transcripts' folders wake the loop too; new ones are handed to the watcher thread.
     let (dirs_tx, dirs_rx) = mpsc::channel::<PathBuf>();
     let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
-    let hand_dirs = |live: &Live, watched: &mut BTreeSet<PathBuf>| {
-        for d in live.transcript_dirs() {
-            if watched.insert(d.clone()) {
-                let _ = dirs_tx.send(d);
-            }
-        }
-    };
     for d in live.transcript_dirs() {
         watched.insert(d.clone());
         waker.add(&d);
@@ -444,12 +437,58 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     let missed = watch.rescan(ctx.clock());
     live.app.timeline.apply(&missed);
     live.refresh();
-
-    // File changes, on a thread of their own (it blocks on the notifications).
-    let clock = ctx.clock_fn();
-    let files = tx.clone();
     let pending = Arc::new(Mutex::new(Pending::default()));
-    let seen = Arc::clone(&pending);
+    spawn_watcher(
+        watch,
+        waker,
+        dirs_rx,
+        &tx,
+        Arc::clone(&pending),
+        ctx.clock_fn(),
+    );
+
+    // From here a signal is a message to the loop, which gives the terminal back first.
+    let wake = tx.clone();
+    signals::notify(Box::new(move || {
+        let _ = wake.send(Msg::Signal);
+    }));
+    let mut screen = terminal::Screen::take().context("could not set up the terminal")?;
+    spawn_keys(&tx);
+    let mut l = Loop {
+        ctx,
+        live: &mut live,
+        tx: &tx,
+        pending: &pending,
+        dirs_tx: &dirs_tx,
+        watched,
+        next_tick: Instant::now() + TICK,
+        transcripts_due: None,
+        transcripts_read: Instant::now(),
+        found_last: true,
+        dirty: true,
+    };
+    let result = std::thread::scope(|scope| l.run(&rx, &mut screen, scope));
+    // The terminal first (raw mode off, main screen, cursor), then what a signal asks for.
+    drop(screen);
+    let _ = live.reader.save();
+    if signals::received() {
+        teamctl::store::lock::drain(std::time::Duration::from_secs(5));
+    }
+    result
+}
+
+/// File changes, on a thread of their own (it blocks on the notifications): changes to the
+/// team's files go to the loop as they come; transcript changes are noted in `pending` and the
+/// loop told once until it takes them.
+fn spawn_watcher(
+    mut watch: Watch,
+    mut waker: teamctl::observe::watch::Waker,
+    dirs_rx: mpsc::Receiver<PathBuf>,
+    tx: &mpsc::Sender<Msg>,
+    pending: Arc<Mutex<Pending>>,
+    clock: impl Fn() -> DateTime<Utc> + Send + 'static,
+) {
+    let files = tx.clone();
     let dog = Watchdog(tx.clone(), "the file watcher");
     std::thread::spawn(move || {
         let _dog = dog;
@@ -468,7 +507,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                 break;
             }
             let tell = {
-                let mut p = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
                 match outside {
                     Outside::None => false,
                     Outside::Paths(paths) => {
@@ -486,14 +525,10 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             }
         }
     });
+}
 
-    // From here a signal is a message to the loop, which gives the terminal back first.
-    let wake = tx.clone();
-    signals::notify(Box::new(move || {
-        let _ = wake.send(Msg::Signal);
-    }));
-    let mut screen = terminal::Screen::take().context("could not set up the terminal")?;
-    // Keys and resizes, on a thread of their own (it blocks on the terminal).
+/// Keys and resizes, on a thread of their own (it blocks on the terminal).
+fn spawn_keys(tx: &mpsc::Sender<Msg>) {
     let keys = tx.clone();
     let dog = Watchdog(tx.clone(), "the terminal reader");
     std::thread::spawn(move || {
@@ -512,14 +547,42 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             }
         }
     });
+}
 
-    let result = std::thread::scope(|scope| -> Result<()> {
-        let mut next_tick = Instant::now() + TICK;
-        // A transcript change waiting for its turn, and when a read last found one.
-        let mut transcripts_due: Option<Instant> = None;
-        let mut transcripts_read = Instant::now();
-        let mut found_last = true;
-        let mut dirty = true;
+/// The event loop's state.
+struct Loop<'a, 'c> {
+    ctx: &'c Ctx,
+    live: &'a mut Live<'c>,
+    tx: &'a mpsc::Sender<Msg>,
+    pending: &'a Mutex<Pending>,
+    dirs_tx: &'a mpsc::Sender<PathBuf>,
+    /// The transcript folders the watcher was given.
+    watched: BTreeSet<PathBuf>,
+    next_tick: Instant,
+    /// A transcript change waiting for its turn, and when a read last found one.
+    transcripts_due: Option<Instant>,
+    transcripts_read: Instant,
+    found_last: bool,
+    dirty: bool,
+}
+
+/// What the loop does after a message.
+enum Flow {
+    Go,
+    Quit,
+}
+
+impl<'c> Loop<'_, 'c> {
+    /// Draws, waits for messages and handles them, until `q`, a signal or a failure.
+    fn run<'s>(
+        &mut self,
+        rx: &mpsc::Receiver<Msg>,
+        screen: &mut terminal::Screen,
+        scope: &'s std::thread::Scope<'s, '_>,
+    ) -> Result<()>
+    where
+        'c: 's,
+    {
         loop {
             if !terminal::taken() {
                 // A panic hook gave the terminal back. The thread that panicked says which it
@@ -532,35 +595,22 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
                 }
                 anyhow::bail!("top stopped: a panic gave the terminal back");
             }
-            // The clock's tick, also when changes keep coming faster than it: the ages on
-            // screen move, so it draws.
-            if Instant::now() >= next_tick {
-                next_tick = Instant::now() + TICK;
-                if live.tick() {
-                    live.refresh();
-                }
-                dirty = true;
+            self.clock();
+            if self.transcripts_due.is_some_and(|t| Instant::now() >= t) {
+                self.transcripts_due = None;
+                self.read_transcripts();
             }
-            if transcripts_due.is_some_and(|t| Instant::now() >= t) {
-                transcripts_due = None;
-                if take(&pending, &live.reader)
-                    && let Some(s) = live.reader.spend_mut()
-                {
-                    s.relocate();
-                }
-                dirty |= live.refresh();
-                window(&mut transcripts_read, &mut found_last, live.grew);
-                hand_dirs(&live, &mut watched);
-            }
-            if dirty {
-                let now = ctx.clock();
+            if self.dirty {
+                let now = self.ctx.clock();
                 screen
                     .terminal
-                    .draw(|f| render::draw(f, &live.app, now))
+                    .draw(|f| render::draw(f, &self.live.app, now))
                     .context("could not draw on the terminal")?;
-                dirty = false;
+                self.dirty = false;
             }
-            let until = transcripts_due.map_or(next_tick, |t| t.min(next_tick));
+            let until = self
+                .transcripts_due
+                .map_or(self.next_tick, |t| t.min(self.next_tick));
             let first = match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => continue,
@@ -572,98 +622,148 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
             // is one refresh and one frame.
             let mut batch = vec![first];
             batch.extend(rx.try_iter());
-            let mut changed = false;
-            let mut transcripts = false;
+            let (mut changed, mut transcripts) = (false, false);
             for msg in batch {
                 match msg {
                     Msg::Files(c) => {
-                        live.app.timeline.apply(&c);
+                        self.live.app.timeline.apply(&c);
                         changed = true;
                     }
                     Msg::Transcripts => transcripts = true,
-                    Msg::Term(Event::Key(k)) => {
-                        dirty = true;
-                        match live.app.key(k) {
-                            Effect::None => {}
-                            Effect::Quit => return Ok(()),
-                            Effect::Send { to, text } => {
-                                live.app.busy = Some(format!("sending to {to}…"));
-                                let done = tx.clone();
-                                let team = live.reader.team().clone();
-                                let dog = Watchdog(tx.clone(), "sending");
-                                scope.spawn(move || {
-                                    let _dog = dog;
-                                    let _ = done.send(Msg::Done(send(ctx, &team, &to, text)));
-                                });
-                            }
-                            Effect::Answer(a) => {
-                                live.app.busy = Some(format!(
-                                    "{} {}…",
-                                    if a.approve { "approving" } else { "denying" },
-                                    a.id
-                                ));
-                                let done = tx.clone();
-                                let team = live.reader.team().clone();
-                                let dog = Watchdog(tx.clone(), "answering");
-                                scope.spawn(move || {
-                                    let _dog = dog;
-                                    let _ = done.send(Msg::Done(reply(ctx, &team, &a)));
-                                });
-                            }
+                    other => {
+                        if let Flow::Quit = self.handle(other, scope)? {
+                            return Ok(());
                         }
-                        live.sync_story(Some(&tx));
-                    }
-                    Msg::Term(Event::Paste(text)) => {
-                        live.app.paste(&text);
-                        dirty = true;
-                    }
-                    // A resize is drawn by the next frame (ratatui resizes its buffers).
-                    Msg::Term(_) => dirty = true,
-                    Msg::TermGone(e) if !terminal::taken() => anyhow::bail!("top stopped: {e}"),
-                    Msg::TermGone(e) => anyhow::bail!("lost the terminal: {e}"),
-                    Msg::Signal => return Ok(()),
-                    Msg::Story(member, read) => {
-                        live.opened(&member, *read);
-                        // Its folders wake the loop too; what was written meanwhile is read.
-                        hand_dirs(&live, &mut watched);
-                        live.read_story();
-                        dirty = true;
-                    }
-                    Msg::Done(r) => {
-                        live.app.busy = None;
-                        match r {
-                            Ok(line) => live.app.say(&line, false),
-                            Err(e) => live.app.say(&e, true),
-                        }
-                        dirty = true;
-                        // The write shows as a file change too; the notice needs no refresh.
                     }
                 }
             }
             if changed {
                 // A message or a task at once (the transcripts are read with it).
-                transcripts_due = None;
-                if take(&pending, &live.reader)
-                    && let Some(s) = live.reader.spend_mut()
-                {
-                    s.relocate();
-                }
-                dirty |= live.refresh();
-                window(&mut transcripts_read, &mut found_last, live.grew);
-                hand_dirs(&live, &mut watched);
-            } else if transcripts && transcripts_due.is_none() {
+                self.transcripts_due = None;
+                self.read_transcripts();
+            } else if transcripts && self.transcripts_due.is_none() {
                 // At most every TRANSCRIPT_EVERY: a burst of appends is one read.
-                transcripts_due = Some((transcripts_read + TRANSCRIPT_EVERY).max(Instant::now()));
+                let due = (self.transcripts_read + TRANSCRIPT_EVERY).max(Instant::now());
+                self.transcripts_due = Some(due);
             }
         }
-    });
-    // The terminal first (raw mode off, main screen, cursor), then what a signal asks for.
-    drop(screen);
-    let _ = live.reader.save();
-    if signals::received() {
-        teamctl::store::lock::drain(std::time::Duration::from_secs(5));
     }
-    result
+
+    /// The clock's tick, also when changes keep coming faster than it: the ages on screen
+    /// move, so it draws.
+    fn clock(&mut self) {
+        if Instant::now() >= self.next_tick {
+            self.next_tick = Instant::now() + TICK;
+            if self.live.tick() {
+                self.live.refresh();
+            }
+            self.dirty = true;
+        }
+    }
+
+    /// Reads the team again with what the transcripts gained, looking for new owners when a
+    /// file nobody owns changed, and hands new transcript folders to the watcher.
+    fn read_transcripts(&mut self) {
+        if take(self.pending, &self.live.reader)
+            && let Some(s) = self.live.reader.spend_mut()
+        {
+            s.relocate();
+        }
+        self.dirty |= self.live.refresh();
+        window(
+            &mut self.transcripts_read,
+            &mut self.found_last,
+            self.live.grew,
+        );
+        self.hand_dirs();
+    }
+
+    fn hand_dirs(&mut self) {
+        for d in self.live.transcript_dirs() {
+            if self.watched.insert(d.clone()) {
+                let _ = self.dirs_tx.send(d);
+            }
+        }
+    }
+
+    /// One message other than a file change.
+    fn handle<'s>(&mut self, msg: Msg, scope: &'s std::thread::Scope<'s, '_>) -> Result<Flow>
+    where
+        'c: 's,
+    {
+        match msg {
+            Msg::Term(Event::Key(k)) => {
+                self.dirty = true;
+                let effect = self.live.app.key(k);
+                if let Effect::Quit = effect {
+                    return Ok(Flow::Quit);
+                }
+                self.act(effect, scope);
+                self.live.sync_story(Some(self.tx));
+            }
+            Msg::Term(Event::Paste(text)) => {
+                self.live.app.paste(&text);
+                self.dirty = true;
+            }
+            // A resize is drawn by the next frame (ratatui resizes its buffers).
+            Msg::Term(_) => self.dirty = true,
+            Msg::TermGone(e) if !terminal::taken() => anyhow::bail!("top stopped: {e}"),
+            Msg::TermGone(e) => anyhow::bail!("lost the terminal: {e}"),
+            Msg::Signal => return Ok(Flow::Quit),
+            Msg::Story(member, read) => {
+                self.live.opened(&member, *read);
+                // Its folders wake the loop too; what was written meanwhile is read.
+                self.hand_dirs();
+                self.live.read_story();
+                self.dirty = true;
+            }
+            Msg::Done(r) => {
+                self.live.app.busy = None;
+                match r {
+                    Ok(line) => self.live.app.say(&line, false),
+                    Err(e) => self.live.app.say(&e, true),
+                }
+                // The write shows as a file change too; the notice needs no refresh.
+                self.dirty = true;
+            }
+            Msg::Files(_) | Msg::Transcripts => {}
+        }
+        Ok(Flow::Go)
+    }
+
+    /// A message or an answer, written off the loop so that a busy lock never freezes the
+    /// screen.
+    fn act<'s>(&mut self, effect: Effect, scope: &'s std::thread::Scope<'s, '_>)
+    where
+        'c: 's,
+    {
+        let ctx = self.ctx;
+        let done = self.tx.clone();
+        let team = self.live.reader.team().clone();
+        match effect {
+            Effect::None | Effect::Quit => {}
+            Effect::Send { to, text } => {
+                self.live.app.busy = Some(format!("sending to {to}…"));
+                let dog = Watchdog(self.tx.clone(), "sending");
+                scope.spawn(move || {
+                    let _dog = dog;
+                    let _ = done.send(Msg::Done(send(ctx, &team, &to, text)));
+                });
+            }
+            Effect::Answer(a) => {
+                self.live.app.busy = Some(format!(
+                    "{} {}…",
+                    if a.approve { "approving" } else { "denying" },
+                    a.id
+                ));
+                let dog = Watchdog(self.tx.clone(), "answering");
+                scope.spawn(move || {
+                    let _dog = dog;
+                    let _ = done.send(Msg::Done(reply(ctx, &team, &a)));
+                });
+            }
+        }
+    }
 }
 
 /// `m`: the message, sent as `teamctl send` sends it (your identity, the lock, the read-back).
@@ -767,6 +867,8 @@ pub(crate) mod fixture {
             last_event_kind: Some("message".into()),
             process_alive: None,
             in_config: true,
+            context: None,
+            worktree: None,
         }
     }
 

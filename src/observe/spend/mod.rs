@@ -23,4 +23,4 @@ mod reader;
 mod sum;
 
 pub use reader::{LOCATE_EVERY, SpendReader};
-pub use sum::{CostSource, MemberSpend, TeamSpend, read_located, read_team};
+pub use sum::{ContextUse, CostSource, MemberSpend, TeamSpend, read_located, read_team};

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::observe::spend::{TeamSpend, read_located};
+use crate::observe::spend::sum::{TeamSpend, read_located};
 use crate::store::dir::{Kind, Loc};
 use crate::store::paths::{Layout, TeamName};
 use crate::team::config::TeamConfig;

@@ -13,7 +13,7 @@ use crate::team::config::TeamConfig;
 use crate::team::transcript::api::Api;
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Kind, Session};
-use crate::team::transcript::{Activity, FileState, Tokens, pricing};
+use crate::team::transcript::{Activity, FileState, Tokens, pricing, window};
 
 /// Where a cost figure comes from (`status --json` `cost_source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,6 +50,9 @@ pub struct MemberSpend {
     pub cost_source: Option<CostSource>,
     /// The model of its newest response.
     pub model: Option<String>,
+    /// The context its newest response was given (input, cache read and cache creation
+    /// tokens).
+    pub context_tokens: Option<u64>,
     /// What it is doing.
     pub activity: Option<Activity>,
     /// Its transcript files (sessions, then their subagents).
@@ -79,6 +82,20 @@ impl MemberSpend {
         known + estimate(&self.unpriced)
     }
 
+    /// How full its context is: its newest response's context against its model's window
+    /// (`None` before its first response).
+    pub fn context(&self) -> Option<ContextUse> {
+        let used = self.context_tokens?;
+        let window = self.model.as_deref().and_then(window::context_window);
+        Some(ContextUse {
+            used,
+            window,
+            percent: window
+                .filter(|w| *w > 0)
+                .map(|w| (used as f64 * 1000.0 / w as f64).round() / 10.0),
+        })
+    }
+
     /// Whether it is stalled at `now`: inside a turn, its transcripts quiet for `after`.
     pub fn stalled(&self, now: DateTime<Utc>, after: Duration) -> bool {
         self.in_turn
@@ -88,6 +105,17 @@ impl MemberSpend {
                     .is_ok_and(|d| d >= after)
             })
     }
+}
+
+/// How full a member's context is (`status --json` members' `context`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContextUse {
+    /// Tokens its newest response was given: input, cache read and cache creation.
+    pub used: u64,
+    /// Its model's context window (`null`: a model teamctl does not know).
+    pub window: Option<u64>,
+    /// `used` as a percentage of `window`, to one decimal (`null` with the window).
+    pub percent: Option<f64>,
 }
 
 /// A team's work: each member with a transcript, and the totals.
@@ -409,6 +437,7 @@ fn member_spend<'a>(
                 && (m.model.is_none() || p.path() == s.path.path())
             {
                 m.model = Some(model.clone());
+                m.context_tokens = st.context_tokens;
             }
         }
         // The activity of the session written last (its own file, not a subagent's).

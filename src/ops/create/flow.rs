@@ -12,6 +12,7 @@ use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
 use super::provision::{already_exists, provision};
 use super::ready::{wait_ready, with_dialog_hint};
 use super::spec::{Launch, LaunchEnv, Spec, color_of, validate_members};
+use super::worktree::{self, Trees};
 use crate::host::claude::ClaudeInfo;
 use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
@@ -37,7 +38,11 @@ pub fn create(
 ) -> Result<Outcome> {
     let session = session_name(&spec.team);
     let claude = validate(layout, spec, launch, leads, &session, progress)?;
+    let trees = worktree::plan(layout, leads, spec)?;
 
+    if trees.any() {
+        make_worktrees(layout, leads, spec, launch, &trees, progress)?;
+    }
     progress(
         Step::Provisioning,
         &layout.config_path(&spec.team).display().to_string(),
@@ -47,25 +52,15 @@ pub fn create(
     let briefs = provision(
         layout,
         spec,
+        &trees,
         &lead_session_id,
         tmux_session,
         now,
         opts,
         leads,
-    )?;
-    let mut members: Vec<MemberOutcome> = spec
-        .members
-        .iter()
-        .zip(briefs)
-        .enumerate()
-        .map(|(i, (m, brief_id))| MemberOutcome {
-            name: m.name.to_string(),
-            color: color_of(i).as_str().to_string(),
-            pane: None,
-            state: MemberState::Provisioned,
-            brief_id,
-        })
-        .collect();
+    )
+    .inspect_err(|_| worktree::unmake_all(&trees))?;
+    let mut members = provisioned(spec, briefs);
     let mut outcome = Outcome {
         state: Step::Provisioned,
         reason: None,
@@ -83,6 +78,7 @@ pub fn create(
     let launched = start_panes(
         layout,
         spec,
+        &trees,
         env,
         Path::new(&claude.path),
         &lead_session_id,
@@ -91,7 +87,7 @@ pub fn create(
         opts,
         progress,
     );
-    record_session(layout, spec, leads, &lead_session_id, &session, now)?;
+    record_session(layout, spec, &trees, leads, &lead_session_id, &session, now)?;
     if let Err(e) = launched {
         tmux::kill_session(&session).ok();
         for m in members.iter_mut().filter(|m| m.pane.is_none()) {
@@ -122,6 +118,54 @@ pub fn create(
         }
     }
     Ok(outcome)
+}
+
+/// Makes the teammates' git worktrees and, when asked, trusts them in `.claude.json` as their
+/// folder is, telling `progress` how that went.
+fn make_worktrees(
+    layout: &Layout,
+    leads: &Leads,
+    spec: &Spec,
+    launch: Option<&LaunchEnv>,
+    trees: &worktree::Trees,
+    progress: &mut dyn FnMut(Step, &str),
+) -> Result<()> {
+    progress(
+        Step::Provisioning,
+        &format!(
+            "git worktrees in {}",
+            leads.worktrees_dir(layout, &spec.team).display()
+        ),
+    );
+    worktree::make(leads, trees)?;
+    if let Some(req) = launch.and_then(|l| l.trust.as_ref()) {
+        let said = match worktree::trust(req, spec, trees) {
+            Ok(true) => "trusted in .claude.json as their folder is".to_string(),
+            Ok(false) => format!(
+                "{} is not trusted in .claude.json, so neither are the worktrees",
+                spec.cwd.display()
+            ),
+            Err(e) => format!("the worktrees could not be trusted as their folder is: {e:#}"),
+        };
+        progress(Step::Provisioning, &said);
+    }
+    Ok(())
+}
+
+/// The teammates as provisioned, each with the id of the brief written to its inbox.
+fn provisioned(spec: &Spec, briefs: Vec<String>) -> Vec<MemberOutcome> {
+    spec.members
+        .iter()
+        .zip(briefs)
+        .enumerate()
+        .map(|(i, (m, brief_id))| MemberOutcome {
+            name: m.name.to_string(),
+            color: color_of(i).as_str().to_string(),
+            pane: None,
+            state: MemberState::Provisioned,
+            brief_id,
+        })
+        .collect()
 }
 
 /// Validating: the teammates, teamctl's private record, the working directory, no team of that
@@ -182,6 +226,7 @@ fn validate(
 fn record_session(
     layout: &Layout,
     spec: &Spec,
+    trees: &Trees,
     leads: &Leads,
     lead_session_id: &str,
     session: &str,
@@ -199,6 +244,6 @@ fn record_session(
         Some(&spec.cwd),
     );
     record.tmux_session_id = Some(session_id);
-    record.launch = Some(spec.launch());
+    record.launch = Some(spec.launch(trees));
     leads.record(layout, &spec.team, &record)
 }

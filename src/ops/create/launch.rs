@@ -3,41 +3,46 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Context, Result};
 
 use super::outcome::{MemberOutcome, MemberState, Step};
 use super::spec::{LaunchEnv, Spec, color_of};
+use super::worktree::Trees;
 use crate::host::claude::TeammateLaunch;
 use crate::host::tmux;
-use crate::store;
 use crate::store::lock::LockOptions;
-use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::store::paths::Layout;
+use crate::team::config::set_pane;
 use crate::team::model::Color;
 
 /// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted: see
 /// [`TeammateLaunch::command`].
+/// `i` is the teammate's place in `spec.members`; it runs in its worktree (`trees`) or the
+/// team's working directory, with its own model, agent type and permission flags.
+#[allow(clippy::too_many_arguments)]
 pub fn teammate_command(
     root: &Path,
     spec: &Spec,
+    trees: &Trees,
+    i: usize,
     claude: &Path,
     passthrough: &[(String, String)],
-    member: &MemberName,
     color: Color,
     lead_session_id: &str,
 ) -> String {
+    let m = &spec.members[i];
     TeammateLaunch {
         root,
-        cwd: &spec.cwd,
+        cwd: trees.cwd(spec, i),
         claude,
         passthrough,
         team: spec.team.as_str(),
-        member: member.as_str(),
+        member: m.name.as_str(),
         color: color.as_str(),
         lead_session_id,
-        agent_type: spec.agent_type.as_deref(),
-        model: spec.model.as_deref(),
-        permission: &spec.permission,
+        agent_type: m.agent_type.as_deref(),
+        model: m.model.as_deref(),
+        permission: &m.permission,
         resume: None,
     }
     .command()
@@ -47,6 +52,7 @@ pub fn teammate_command(
 pub(super) fn start_panes(
     layout: &Layout,
     spec: &Spec,
+    trees: &Trees,
     env: &LaunchEnv,
     claude: &Path,
     lead_session_id: &str,
@@ -67,9 +73,10 @@ pub(super) fn start_panes(
         let cmd = teammate_command(
             &root,
             spec,
+            trees,
+            i,
             claude,
             &env.claude.passthrough,
-            &m.name,
             color_of(i),
             lead_session_id,
         );
@@ -86,46 +93,12 @@ pub(super) fn start_panes(
     Ok(())
 }
 
-/// Sets `tmuxPaneId` and `backendType: "tmux"` on a member, under the config lock.
-///
-/// # Errors
-/// Lock timeout, a corrupt `config.json`, I/O.
-pub fn set_pane(
-    layout: &Layout,
-    team: &TeamName,
-    member: &str,
-    pane: &str,
-    opts: &LockOptions,
-) -> Result<()> {
-    let path = layout.config_path(team);
-    store::rewrite(
-        &path,
-        opts,
-        |b| store::parse_object(b, &path),
-        |doc| {
-            let entry = doc
-                .get_mut("members")
-                .and_then(Value::as_array_mut)
-                .and_then(|ms| {
-                    ms.iter_mut()
-                        .filter_map(Value::as_object_mut)
-                        .find(|m| m.get("name").and_then(Value::as_str) == Some(member))
-                });
-            let Some(entry) = entry else {
-                bail!("member '{member}' disappeared from {}", path.display());
-            };
-            entry.insert("tmuxPaneId".into(), pane.into());
-            entry.insert("backendType".into(), "tmux".into());
-            Ok((true, ()))
-        },
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::host::claude::{Permission, shell_quote};
-    use crate::ops::create::Launch;
+    use crate::ops::create::{Launch, MemberSpec};
+    use crate::store::paths::{MemberName, TeamName};
     use std::path::PathBuf;
 
     #[test]
@@ -139,22 +112,26 @@ mod tests {
 
     #[test]
     fn command_line() {
+        let alice = MemberSpec {
+            model: Some("claude-opus-5-5".into()),
+            agent_type: Some("reviewer".into()),
+            permission: Permission::Mode("acceptEdits".into()),
+            ..MemberSpec::new(MemberName::parse("alice").unwrap(), "b".into())
+        };
         let spec = Spec {
             team: TeamName::parse("review-42").unwrap(),
             description: None,
             cwd: PathBuf::from("/work/my repo"),
-            members: vec![],
-            model: Some("claude-opus-5-5".into()),
-            agent_type: Some("reviewer".into()),
-            permission: Permission::Mode("acceptEdits".into()),
+            members: vec![alice],
             launch: Launch::Tmux,
         };
         let cmd = teammate_command(
             Path::new("/c"),
             &spec,
+            &Trees::default(),
+            0,
             Path::new("/bin/claude"),
             &[("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into())],
-            &MemberName::parse("alice").unwrap(),
             Color::Blue,
             "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d",
         );

@@ -12,22 +12,27 @@
 //!   clears; each inbox is `[]` before its brief is appended under the inbox lock.
 //!
 //! The rooms, from the ground up: `spec` (what to create) and `outcome` (what a create reports)
-//! stand on nothing; `provision` (the files), `launch` (the panes) and `ready` (waiting for
-//! the teammates) on them; `flow` (the state machine) on top. The folder imports the store,
+//! stand on nothing; `worktree` (a git worktree per teammate), `provision` (the files),
+//! `launch` (the panes) and `ready` (waiting for the teammates) on them; `flow` (the state
+//! machine) on top; `file` (a team file) beside them. The folder imports the store,
 //! team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
 
+mod file;
 mod flow;
 mod launch;
 mod outcome;
 mod provision;
 mod ready;
 mod spec;
+mod worktree;
 
+pub use file::{FileMember, Loaded, Overrides, TeamFile, WorktreeValue, expand_name, load};
 pub use flow::create;
-pub use launch::{set_pane, teammate_command};
+pub use launch::teammate_command;
 pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
 pub use provision::{config_doc, provision};
 pub use ready::{brief_taken, reported};
 pub use spec::{
-    Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines, validate_members,
+    Branch, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines, validate_members,
 };
+pub use worktree::{Planned, TakenDown, Trees, plan as plan_worktrees, take_down};

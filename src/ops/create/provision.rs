@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
 use super::spec::{Launch, Spec, color_of};
+use super::worktree::Trees;
 use crate::error::Error;
 use crate::store::dir::{Dir, Loc};
 use crate::store::id;
@@ -23,6 +24,7 @@ use crate::team::model::NewMessage;
 /// `config.json` of a new team in Claude Code's shape (spec §6), members without panes yet.
 pub fn config_doc(
     spec: &Spec,
+    trees: &Trees,
     lead_session_id: &str,
     now: DateTime<Utc>,
     tmux_session: Option<&str>,
@@ -46,19 +48,20 @@ pub fn config_doc(
         e.insert("name".into(), m.name.as_str().into());
         e.insert(
             "agentType".into(),
-            spec.agent_type
-                .as_deref()
-                .unwrap_or("general-purpose")
-                .into(),
+            m.agent_type.as_deref().unwrap_or("general-purpose").into(),
         );
-        if let Some(model) = &spec.model {
+        // As Claude Code writes its own teammates: the model as given (an alias stays one).
+        if let Some(model) = &m.model {
             e.insert("model".into(), model.as_str().into());
         }
         e.insert("color".into(), color_of(i).as_str().into());
         e.insert("planModeRequired".into(), false.into());
         e.insert("joinedAt".into(), ms.into());
         e.insert("tmuxPaneId".into(), "".into());
-        e.insert("cwd".into(), cwd.as_ref().into());
+        e.insert(
+            "cwd".into(),
+            trees.cwd(spec, i).to_string_lossy().as_ref().into(),
+        );
         e.insert("subscriptions".into(), json!([]));
         members.push(Value::Object(e));
     }
@@ -88,9 +91,11 @@ pub fn config_doc(
 ///
 /// # Errors
 /// "already exists", "busy" (another create holds the config lock), I/O.
+#[allow(clippy::too_many_arguments)]
 pub fn provision(
     layout: &Layout,
     spec: &Spec,
+    trees: &Trees,
     lead_session_id: &str,
     tmux_session: Option<&str>,
     now: DateTime<Utc>,
@@ -125,10 +130,10 @@ pub fn provision(
         tmux_session,
         Some(&spec.cwd),
     );
-    record.launch = Some(spec.launch());
+    record.launch = Some(spec.launch(trees));
     leads.record(layout, team, &record)?;
 
-    let doc = config_doc(spec, lead_session_id, now, tmux_session);
+    let doc = config_doc(spec, trees, lead_session_id, now, tmux_session);
     publish_config(layout, &dir, team, &config, &doc)?;
     guard.release()?;
     Ok(ids)

@@ -131,7 +131,7 @@ pub(super) fn with_dialog_hint(why: String, spec: &Spec) -> String {
     let Some(first) = dialogs.first() else {
         return why;
     };
-    let skip = if dialogs.contains(&Dialog::Bypass) || spec.permission.bypasses() {
+    let skip = if dialogs.contains(&Dialog::Bypass) || spec.bypasses() {
         " --skip-permissions"
     } else {
         ""
@@ -172,7 +172,6 @@ fn describe(what: &str, who: &[&MemberOutcome], panes: &[tmux::Pane]) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::claude::Permission;
     use crate::ops::create::Launch;
     use std::path::PathBuf;
 
@@ -183,9 +182,6 @@ mod tests {
             description: None,
             cwd: PathBuf::from("/work/my repo"),
             members: vec![],
-            model: None,
-            agent_type: None,
-            permission: Permission::Mode("default".into()),
             launch: Launch::Tmux,
         };
         let trust = "'alice' did not take its brief within 30 s (pane %1); last lines of its pane:\n \

@@ -1,5 +1,6 @@
-//! What to create: the team, its teammates and their briefs, how they are started; the checks
-//! on the teammates and the member file's lines.
+//! What to create: the team, its teammates with their briefs and their own settings (model,
+//! agent type, permission, worktree), how they are started; the checks on the teammates and the
+//! member file's lines.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -8,9 +9,11 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
+use super::worktree::Trees;
 use crate::error::usage;
 use crate::host::claude::{ClaudeEnv, Permission};
 use crate::store::paths::{MemberName, TeamName};
+use crate::team::lead::MemberLaunch;
 use crate::team::model::Color;
 
 /// One teammate to create.
@@ -20,6 +23,39 @@ pub struct MemberSpec {
     pub name: MemberName,
     /// Its brief: the first message in its inbox, from `team-lead`.
     pub brief: String,
+    /// `--model`, if any.
+    pub model: Option<String>,
+    /// `agentType` / `--agent-type` [default in `config.json`: `general-purpose`].
+    pub agent_type: Option<String>,
+    /// Its permission flags.
+    pub permission: Permission,
+    /// Its own git worktree, if it gets one.
+    pub worktree: Option<Branch>,
+}
+
+impl MemberSpec {
+    /// A teammate with Claude Code's defaults: no model, no agent type, no permission flag, no
+    /// worktree.
+    pub fn new(name: MemberName, brief: String) -> MemberSpec {
+        MemberSpec {
+            name,
+            brief,
+            model: None,
+            agent_type: None,
+            permission: Permission::Default,
+            worktree: None,
+        }
+    }
+}
+
+/// The branch of a teammate's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Branch {
+    /// `teamctl/<team>/<member>`, made from the working directory's `HEAD`.
+    Default,
+    /// This branch: checked out if it exists, else made from `HEAD`.
+    Named(String),
 }
 
 /// Whether and how teammates are started.
@@ -39,34 +75,71 @@ pub struct Spec {
     pub team: TeamName,
     /// `description` in `config.json`.
     pub description: Option<String>,
-    /// The teammates' working directory (absolute).
+    /// The teammates' working directory (absolute); a teammate with a worktree runs in it
+    /// instead.
     pub cwd: PathBuf,
-    /// The teammates, in order (colours follow this order).
+    /// The teammates, in order (colours follow this order), each with its own settings.
     pub members: Vec<MemberSpec>,
-    /// `--model` for every teammate.
-    pub model: Option<String>,
-    /// `agentType` / `--agent-type` [default: `general-purpose`].
-    pub agent_type: Option<String>,
-    /// Permission flags.
-    pub permission: Permission,
     /// Whether to start the teammates.
     pub launch: Launch,
 }
 
 impl Spec {
-    /// How the teammates are started, for teamctl's record (a restart starts them so again).
-    pub fn launch(&self) -> crate::team::lead::Launch {
-        let (permission_mode, skip_permissions) = match &self.permission {
-            Permission::Default => (None, false),
-            Permission::Mode(m) => (Some(m.clone()), false),
-            Permission::Skip => (None, true),
-        };
+    /// Whether any teammate skips the permission prompts (Claude Code then shows its bypass
+    /// dialog).
+    pub fn bypasses(&self) -> bool {
+        self.members.iter().any(|m| m.permission.bypasses())
+    }
+
+    /// How the teammates are started, for teamctl's record (a restart starts each so again):
+    /// `trees` are their worktrees, in member order.
+    pub fn launch(&self, trees: &Trees) -> crate::team::lead::Launch {
+        let members: Vec<MemberLaunch> = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let (permission_mode, skip_permissions) = permission_parts(&m.permission);
+                MemberLaunch {
+                    name: m.name.to_string(),
+                    model: m.model.clone(),
+                    agent_type: m.agent_type.clone(),
+                    permission_mode,
+                    skip_permissions,
+                    cwd: Some(trees.cwd(self, i).to_string_lossy().into_owned()),
+                    worktree: trees.get(i).map(|t| t.tree.clone()),
+                }
+            })
+            .collect();
+        // The team-wide fields say what every teammate shares, for a reader of an older
+        // record; each teammate's own entry is what a restart uses.
+        let first = members.first().cloned().unwrap_or_default();
+        let same = |f: &dyn Fn(&MemberLaunch) -> bool| members.iter().all(f);
         crate::team::lead::Launch {
-            permission_mode,
-            skip_permissions,
-            model: self.model.clone(),
-            agent_type: self.agent_type.clone(),
+            permission_mode: first
+                .permission_mode
+                .clone()
+                .filter(|p| same(&|m| m.permission_mode.as_ref() == Some(p))),
+            skip_permissions: first.skip_permissions && same(&|m| m.skip_permissions),
+            model: first
+                .model
+                .clone()
+                .filter(|x| same(&|m| m.model.as_ref() == Some(x))),
+            agent_type: first
+                .agent_type
+                .clone()
+                .filter(|x| same(&|m| m.agent_type.as_ref() == Some(x))),
+            members,
         }
+    }
+}
+
+/// A permission as the record keeps it: the mode, and whether prompts are skipped.
+fn permission_parts(p: &Permission) -> (Option<String>, bool) {
+    match p {
+        Permission::Default => (None, false),
+        Permission::Mode(m) => (Some(m.clone()), false),
+        Permission::Skip => (None, true),
     }
 }
 
@@ -79,6 +152,10 @@ pub struct LaunchEnv {
     pub timeout: Duration,
     /// How long `claude --version` may take.
     pub version_timeout: Duration,
+    /// How `teamctl prepare` would write Claude Code's settings here: teammates' worktrees get
+    /// the workspace trust their team's folder has (`worktree::trust`); `None` leaves
+    /// them untrusted.
+    pub trust: Option<crate::ops::prepare::Request>,
 }
 
 /// The palette colour of the `i`-th teammate: blue first, as a lead that took red (spec §8.5).

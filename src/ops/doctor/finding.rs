@@ -20,7 +20,8 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// Which check: `config_dir`, `symlink`, `teams`, `team_config`, `format`, `claude`,
-    /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`.
+    /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`,
+    /// `misaddressed`.
     pub check: &'static str,
     /// The verdict.
     pub level: Level,

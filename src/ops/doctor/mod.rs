@@ -1,21 +1,24 @@
 //! `doctor`'s checks: what on this machine and in a team's files would stop teamctl or Claude
 //! Code from working, each with what to do about it. Read-only: no lock is taken, nothing is
-//! written, created or removed.
+//! written, created or removed (`doctor --fix` is [`crate::ops::redeliver::fix`]).
 //!
 //! Everything that comes from the environment (where the config dir came from, `PATH`, the
 //! agent-teams variable, the caller's identity) is an explicit input.
 //!
 //! The rooms, from the ground up: `finding` (a check's verdict) and `inputs` (what the caller
 //! knows) stand on nothing; `tree` (the config dir, its symlinks, the team folders), `machine`
-//! (claude, agent teams, start-up dialogs, tmux), `inbox` and `litter` stand on them; `team`
+//! (claude, agent teams, start-up dialogs, tmux), `inbox`, `litter` and `misaddressed` (the
+//! inboxes no member reads, from the observe layer) stand on them; `team`
 //! (one team's checks) on those; `run` (every check, in order) on top. The folder imports the
-//! store, team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
+//! store, team, host and observe layers and [`crate::ops::run`] (the start-up dialogs); never
+//! the cli.
 
 mod finding;
 mod inbox;
 mod inputs;
 mod litter;
 mod machine;
+mod misaddressed;
 mod run;
 mod team;
 mod tree;

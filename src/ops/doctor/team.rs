@@ -1,12 +1,14 @@
 //! One team's checks, in the order they are printed: its folder, config.json, the inboxes and
-//! their format, the tasks, locks and temp files, the members' inboxes, the caller's identity.
+//! their format, the tasks, locks and temp files, the members' inboxes, the caller's identity,
+//! the inboxes no member reads.
 
 use super::finding::{Check, fail, ok, warn};
 use super::inbox::inboxes;
 use super::inputs::Inputs;
 use super::litter::team_litter;
+use super::misaddressed::misaddressed_checks;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
-use crate::team::config::{self, TeamConfig};
+use crate::team::config::{self, TeamConfig, recorded_lead};
 use crate::team::tasks::Board;
 
 /// Every check of team `t`.
@@ -31,6 +33,7 @@ pub(super) fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
     if let Some(cfg) = &config {
         out.extend(member_inboxes(layout, t, cfg, &inbox_names));
         out.push(caller(inputs, t, cfg));
+        out.extend(misaddressed_checks(inputs, t));
     }
     out
 }
@@ -151,11 +154,10 @@ fn member_inboxes(
 /// The caller's identity in team `t`: as given, or the default (`team-lead` in a team teamctl
 /// leads, else `user`).
 fn caller(inputs: &Inputs, t: &TeamName, cfg: &TeamConfig) -> Check {
-    let you_lead = inputs
-        .leads
-        .as_ref()
-        .and_then(|l| l.find(&inputs.layout, t).ok().flatten())
-        .is_some_and(|r| cfg.recorded_by(&r));
+    let you_lead = recorded_lead(&inputs.layout, t, Some(cfg), inputs.leads.as_ref())
+        .ok()
+        .flatten()
+        .is_some();
     let (identity, source) = match inputs.identity.as_deref() {
         Some(id) => (id, "from TEAMCTL_FROM"),
         None if you_lead => (

@@ -1,6 +1,6 @@
 //! A record of a team that outlives it: its files, its conversation and its state, gathered into
 //! a folder or a `.tar.gz` for a CI artifact or an archive ([`export`]), or just the report
-//! ([`gather`] + [`markdown::render`]).
+//! ([`summarize`] + [`markdown::render`]).
 //!
 //! The bundle holds:
 //! - `team/config.json`, `team/inboxes/<member>.json`, `tasks/<file>` (every task file and
@@ -26,9 +26,10 @@
 
 mod bundle;
 pub mod markdown;
+mod merge;
 pub mod summary;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -40,20 +41,20 @@ use sha2::{Digest, Sha256};
 
 use bundle::Bundle;
 pub use bundle::Format;
+pub use merge::conversation;
 pub use summary::{
-    Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Status, Summary,
-    TranscriptInfo,
+    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Status,
+    Summary, TranscriptInfo,
 };
 
 use crate::observe::reader::{Options, Records, TeamReader};
+use crate::store;
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
-use crate::store::{self, id};
-use crate::team::config::{LEAD, Team, TeamConfig};
-use crate::team::conversation::{self, Said, Seen};
+use crate::team::config::{LEAD, Team, TeamConfig, recorded_lead};
+use crate::team::conversation::{self, Said};
 use crate::team::lead::Leads;
-use crate::team::model::{Frame, Kind, MessageView};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
 use crate::team::transcript::FileState;
@@ -299,6 +300,12 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         result_final: t.result_final,
         transcripts: t.infos,
         cost,
+        worktrees: team
+            .lead
+            .as_ref()
+            .and_then(|r| r.launch.as_ref())
+            .map(|l| BranchInfo::of(&l.members))
+            .unwrap_or_default(),
         files: g.files,
         warnings,
     })
@@ -353,14 +360,10 @@ impl Gathering<'_, '_> {
         let config = self
             .json("team/config.json", &config_path)?
             .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
-        let lead = match (req.leads, &config) {
-            (Some(leads), Some(cfg)) => leads
-                .find(layout, name)
-                .ok()
-                .flatten()
-                .filter(|r| cfg.recorded_by(r)),
-            _ => None,
-        };
+        // A record that cannot be read leaves the team without one in the record.
+        let lead = recorded_lead(layout, name, config.as_ref(), req.leads)
+            .ok()
+            .flatten();
         Ok(Team {
             layout: layout.clone(),
             name: name.clone(),
@@ -773,200 +776,4 @@ fn safe_name(name: &str) -> String {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The conversation: every message on record, merged across the inboxes, the sent log and the
-/// transcripts, oldest first.
-///
-/// A message is one record when: its id is the same (an inbox entry, a `SendMessage` result, a
-/// sent log line); or, for a delivery seen in a transcript, it has the same sender, recipient
-/// and text as a message not yet matched (the earliest), or the same sender, recipient and
-/// summary as a sent log line (which keeps no text).
-pub fn conversation(
-    inboxes: &[(String, Vec<store::Entry>)],
-    sent: &[&Sent],
-    said: Vec<Said>,
-    team_folder: bool,
-) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
-    let message = |at: Option<String>, from: &str, to: &str, text: Option<String>| {
-        let frame = text.as_deref().and_then(Frame::decode);
-        Message {
-            at,
-            from: from.to_string(),
-            to: to.to_string(),
-            kind: if frame.is_some() {
-                Kind::Protocol
-            } else {
-                Kind::Message
-            },
-            frame_type: frame.map(|f| f.frame_type),
-            summary: None,
-            text,
-            id: None,
-            state: MessageState::Sent,
-            delivered_at: None,
-            sources: Vec::new(),
-        }
-    };
-    for (owner, entries) in inboxes {
-        for e in entries {
-            let Ok(v) = MessageView::from_entry(e, "", owner) else {
-                continue;
-            };
-            let mut m = message(Some(v.timestamp.clone()), &v.from, owner, Some(v.text));
-            m.summary = v.summary;
-            m.state = if v.read {
-                MessageState::Read
-            } else {
-                MessageState::Unread
-            };
-            m.sources.push(Source::Inbox);
-            let eid = id::entry_id(e);
-            m.id = Some(eid.clone());
-            by_id.insert(eid, out.len());
-            out.push(m);
-        }
-    }
-    let (sends, deliveries): (Vec<Said>, Vec<Said>) =
-        said.into_iter().partition(|s| s.seen != Seen::Delivered);
-    for s in sends {
-        if let Some(&i) = s.msg_id.as_ref().and_then(|id| by_id.get(id)) {
-            out[i].sources.push(Source::Transcript);
-            continue;
-        }
-        let mut m = message(s.at, &s.from, &s.to, Some(s.text));
-        m.summary = s.summary;
-        m.sources.push(Source::Transcript);
-        if let Some(id) = s.msg_id {
-            m.id = Some(id.clone());
-            by_id.insert(id, out.len());
-        }
-        out.push(m);
-    }
-    for s in sent {
-        if let Some(&i) = by_id.get(&s.id) {
-            out[i].sources.push(Source::SentLog);
-            continue;
-        }
-        let mut m = message(Some(s.at.clone()), &s.from, &s.to, None);
-        m.summary = s.summary.clone();
-        m.id = Some(s.id.clone());
-        m.state = if team_folder {
-            MessageState::Consumed
-        } else {
-            MessageState::Sent
-        };
-        m.sources.push(Source::SentLog);
-        by_id.insert(s.id.clone(), out.len());
-        out.push(m);
-    }
-
-    // Deliveries: matched to what was sent, earliest first. The indexes hold a hash of (sender,
-    // recipient, text or summary), so no text is copied; a match is checked field by field.
-    let times: Vec<(bool, i64)> = out.iter().map(|m| time_key(m.at.as_deref())).collect();
-    let mut by_text: HashMap<u64, VecDeque<usize>> = HashMap::new();
-    let mut by_summary: HashMap<u64, VecDeque<usize>> = HashMap::new();
-    let mut idx: Vec<usize> = (0..out.len()).collect();
-    idx.sort_by_key(|&i| (times[i], i));
-    for &i in &idx {
-        let m = &out[i];
-        match (&m.text, &m.summary) {
-            (Some(t), _) => by_text
-                .entry(key3(&m.from, &m.to, t))
-                .or_default()
-                .push_back(i),
-            (None, Some(sum)) => by_summary
-                .entry(key3(&m.from, &m.to, sum))
-                .or_default()
-                .push_back(i),
-            (None, None) => {}
-        }
-    }
-    // The first index in `q` whose message has these fields (taken out when `take`).
-    fn first(
-        q: Option<&mut VecDeque<usize>>,
-        out: &[Message],
-        is: impl Fn(&Message) -> bool,
-        take: bool,
-    ) -> Option<usize> {
-        let q = q?;
-        let pos = q.iter().position(|&i| is(&out[i]))?;
-        if take { q.remove(pos) } else { Some(q[pos]) }
-    }
-    for d in deliveries {
-        let same_text = |m: &Message, to: &str| {
-            m.from == d.from && m.to == to && m.text.as_deref() == Some(d.text.as_str())
-        };
-        let found = first(
-            by_text.get_mut(&key3(&d.from, &d.to, &d.text)),
-            &out,
-            |m| same_text(m, &d.to),
-            true,
-        )
-        .or_else(|| {
-            let sum = d.summary.as_deref()?;
-            first(
-                by_summary.get_mut(&key3(&d.from, &d.to, sum)),
-                &out,
-                |m| m.from == d.from && m.to == d.to && m.summary.as_deref() == Some(sum),
-                true,
-            )
-        })
-        .or_else(|| {
-            first(
-                by_text.get_mut(&key3(&d.from, "*", &d.text)),
-                &out,
-                |m| same_text(m, "*"),
-                false,
-            )
-        });
-        match found {
-            Some(i) => {
-                let m = &mut out[i];
-                if m.text.is_none() {
-                    m.text = Some(d.text);
-                }
-                m.delivered_at = d.at;
-                if m.to != "*" {
-                    m.state = MessageState::Delivered;
-                }
-                if !m.sources.contains(&Source::Transcript) {
-                    m.sources.push(Source::Transcript);
-                }
-            }
-            None => {
-                let mut m = message(d.at.clone(), &d.from, &d.to, Some(d.text));
-                m.summary = d.summary;
-                m.delivered_at = d.at;
-                m.state = MessageState::Delivered;
-                m.sources.push(Source::Transcript);
-                out.push(m);
-            }
-        }
-    }
-    for m in &mut out {
-        m.sources.sort_by_key(|s| *s as u8);
-        m.sources.dedup();
-    }
-    let mut idx: Vec<usize> = (0..out.len()).collect();
-    idx.sort_by_cached_key(|&i| (time_key(out[i].at.as_deref()), i));
-    let mut slots: Vec<Option<Message>> = out.into_iter().map(Some).collect();
-    idx.into_iter().filter_map(|i| slots[i].take()).collect()
-}
-
-fn key3(a: &str, b: &str, c: &str) -> u64 {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut h = DefaultHasher::new();
-    (a, b, c).hash(&mut h);
-    h.finish()
-}
-
-/// Sort key of a timestamp: parsed ones in time order, then the rest.
-fn time_key(t: Option<&str>) -> (bool, i64) {
-    match t.and_then(|t| DateTime::parse_from_rfc3339(t).ok()) {
-        Some(d) => (false, d.timestamp_micros()),
-        None => (true, 0),
-    }
 }

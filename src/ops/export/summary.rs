@@ -209,6 +209,49 @@ pub struct FileInfo {
     pub settled: bool,
 }
 
+/// A teammate's branch and where it ended (`summary.json` `worktrees[]`): the work of a
+/// teammate `create` gave a git worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BranchInfo {
+    /// Whose.
+    pub member: String,
+    /// Its branch.
+    pub branch: String,
+    /// The commit the branch points at now (`null`: git could not tell).
+    pub commit: Option<String>,
+    /// The commit it started from.
+    pub base: String,
+    /// Its worktree's folder.
+    pub path: String,
+    /// Files that differ from `base` in the worktree (`null`: git could not tell, e.g. the
+    /// worktree was removed).
+    pub changed: Option<u64>,
+}
+
+impl BranchInfo {
+    /// The branches of the worktrees teamctl's record of a team names.
+    pub fn of(members: &[crate::team::lead::MemberLaunch]) -> Vec<BranchInfo> {
+        members
+            .iter()
+            .filter_map(|m| {
+                let t = m.worktree.as_ref()?;
+                let now = crate::observe::worktree::WorktreeStatus::read(t);
+                Some(BranchInfo {
+                    member: m.name.clone(),
+                    commit: crate::host::git::branch_commit(
+                        std::path::Path::new(&t.repo),
+                        &t.branch,
+                    ),
+                    branch: t.branch.clone(),
+                    base: t.base.clone(),
+                    path: t.path.clone(),
+                    changed: now.changed,
+                })
+            })
+            .collect()
+    }
+}
+
 /// `summary.json`. Every key always present.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -238,6 +281,8 @@ pub struct Summary {
     pub transcripts: Vec<TranscriptInfo>,
     /// Cost per member and in total ([`Cost`]); `null` when no transcript was found.
     pub cost: Option<Cost>,
+    /// Each teammate's branch and final commit, for teammates with their own worktree.
+    pub worktrees: Vec<BranchInfo>,
     /// Every file of the bundle but `summary.json` and `report.md`.
     pub files: Vec<FileInfo>,
     /// What could not be read or was odd (files left as they are).

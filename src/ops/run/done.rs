@@ -21,6 +21,10 @@ use super::spec::Teammate;
 pub struct Observation {
     /// Rule 1.
     pub lead_turn_ended: bool,
+    /// The lead's turn ended with an API error once Claude Code's retries ran out (its text):
+    /// not a done turn (rule 1 does not hold), and nothing prompts the lead again unless a
+    /// teammate still working or mail still undelivered does.
+    pub lead_failed: Option<String>,
     /// Rule 2: the teammates still working.
     pub working: Vec<String>,
     /// Rule 3: the inboxes with an undelivered entry.
@@ -35,10 +39,24 @@ impl Observation {
         self.lead_turn_ended && self.working.is_empty() && self.undelivered.is_empty()
     }
 
+    /// The lead's failed turn, when it is all that keeps rules 1–3 from holding: the team will
+    /// not move again by itself.
+    pub fn failed_quiet(&self) -> Option<Observation> {
+        let text = self.lead_failed.as_ref()?;
+        let quiet = Observation {
+            lead_turn_ended: true,
+            lead_failed: Some(text.clone()),
+            ..self.clone()
+        };
+        quiet.quiet().then_some(quiet)
+    }
+
     /// Why the work is not done yet, for people.
     pub fn waiting_for(&self) -> String {
         let mut why = Vec::new();
-        if !self.lead_turn_ended {
+        if self.lead_failed.is_some() {
+            why.push("the lead, whose turn ended with an API error".to_string());
+        } else if !self.lead_turn_ended {
             why.push("the lead's turn".to_string());
         }
         if !self.working.is_empty() {
@@ -153,9 +171,15 @@ pub(super) fn observe(
 ) -> (Observation, Vec<Teammate>) {
     let mut h = DefaultHasher::new();
     let mut lead_turn_ended = false;
+    let mut lead_failed = None;
     if let Some(p) = lead_transcript {
         let t = spend.file(p);
-        lead_turn_ended = t.turn.ended;
+        // The synthetic entry that ends a turn whose retries ran out is not an answer.
+        lead_failed = t
+            .api
+            .failed
+            .map(|f| f.text.unwrap_or_else(|| "an API error".into()));
+        lead_turn_ended = t.turn.ended && lead_failed.is_none();
         t.offset.hash(&mut h);
     }
     let subs = lead_transcript
@@ -217,6 +241,7 @@ pub(super) fn observe(
     let undelivered = undelivered(layout, team, &owners);
     let obs = Observation {
         lead_turn_ended,
+        lead_failed,
         working,
         undelivered,
         fingerprint: h.finish(),
@@ -239,6 +264,7 @@ mod tests {
     fn obs(ended: bool, working: &[&str], undelivered: &[&str], fp: u64) -> Observation {
         Observation {
             lead_turn_ended: ended,
+            lead_failed: None,
             working: working.iter().map(|s| s.to_string()).collect(),
             undelivered: undelivered.iter().map(|s| s.to_string()).collect(),
             fingerprint: fp,
@@ -276,5 +302,25 @@ mod tests {
         assert!(r.update(&obs(true, &[], &[], 2), at(5000), s));
         // --settle 0: the first quiet poll.
         assert!(Settle::default().update(&obs(true, &[], &[], 9), at(0), Duration::ZERO));
+    }
+
+    #[test]
+    fn a_lead_whose_turn_failed_is_not_done_and_counts_only_when_all_else_is_quiet() {
+        let failed = |working: &[&str], undelivered: &[&str]| Observation {
+            lead_failed: Some("API Error: Request rejected (429)".into()),
+            ..obs(false, working, undelivered, 1)
+        };
+        assert!(!failed(&[], &[]).quiet());
+        let q = failed(&[], &[]).failed_quiet().unwrap();
+        assert!(q.quiet());
+        assert!(
+            failed(&[], &[])
+                .waiting_for()
+                .contains("whose turn ended with an API error")
+        );
+        // A teammate still working, or mail for the lead, may prompt it again.
+        assert!(failed(&["worker"], &[]).failed_quiet().is_none());
+        assert!(failed(&[], &["team-lead"]).failed_quiet().is_none());
+        assert!(obs(true, &[], &[], 1).failed_quiet().is_none());
     }
 }

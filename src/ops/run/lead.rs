@@ -18,11 +18,14 @@ use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
 use crate::observe::spend::SpendReader;
 use crate::ops::export::{self, Exported, RunInfo};
-use crate::store::paths::{Layout, TeamName};
+use crate::store::dir::Loc;
+use crate::store::lock::LockOptions;
+use crate::store::paths::{Layout, TeamName, shown, shown_list};
 
-use super::monitor::{Keeping, Pane, watch};
+use super::monitor::{Keeping, Pane, Resuming, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
-use super::spec::{Event, Outcome, RunEnv, Spec, State};
+use super::resume;
+use super::spec::{Event, Orphans, Outcome, Resumed, RunEnv, Spec, State};
 use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.
@@ -31,17 +34,23 @@ pub fn session_name(name: &str) -> String {
 }
 
 /// The lead's command line (shell): `cd <cwd> && exec <claude> --session-id <id> [--model M]
-/// [permission] [--teammate-mode X] -- "$(cat <prompt file>)"`. The prompt comes from a file so
+/// [permission] [--teammate-mode X] -- "$(cat <prompt file>)"`, with `--resume <id>` instead of
+/// `--session-id` for a session carried on ([`Spec::resume`]). The prompt comes from a file so
 /// that any text, however long, reaches the lead as one argument, and never goes through tmux.
 pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &Path) -> String {
     let q = |s: &str| shell_quote(s);
+    let session_flag = if spec.resume.is_some() {
+        "--resume"
+    } else {
+        "--session-id"
+    };
     let mut parts = vec![
         "cd".to_string(),
         q(&spec.cwd.to_string_lossy()),
         "&&".into(),
         "exec".into(),
         q(&claude.to_string_lossy()),
-        "--session-id".into(),
+        session_flag.into(),
         q(session_id),
     ];
     if let Some(m) = &spec.model {
@@ -60,7 +69,8 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
 /// says yes the run cleans up and ends `failed`.
 ///
 /// # Errors
-/// Binary or tmux missing, another run of that name, the tmux session already existing, I/O.
+/// Binary or tmux missing, another run of that name, the tmux session already existing, I/O;
+/// with [`Spec::resume`], a team or session that cannot be resumed.
 /// Blocking dialogs, an early exit of the lead and the timeout are outcomes, not errors.
 pub fn run(
     layout: &Layout,
@@ -71,20 +81,31 @@ pub fn run(
 ) -> Result<Outcome> {
     let start = Instant::now();
     let mut out = Outcome::failed();
-    progress(Event::Progress(
-        State::Validating,
-        &format!("run '{}'", spec.name),
-    ));
-    let Some(ready) = validate(layout, spec, env, &mut out)? else {
+    let what = match &spec.resume {
+        Some(t) => format!("run '{}', resuming {}", spec.name, shown(t)),
+        None => format!("run '{}'", spec.name),
+    };
+    progress(Event::Progress(State::Validating, &what));
+    let found = match &spec.resume {
+        Some(what) => Some(resume::find(layout, what, &spec.cwd)?),
+        None => None,
+    };
+    let Some(ready) = validate(layout, spec, env, found.as_ref(), &mut out)? else {
         return Ok(finish(out, start));
     };
-    let session_id = Uuid::new_v4().to_string();
+    let (session_id, prompt_file) = match &found {
+        None => {
+            let id = Uuid::new_v4().to_string();
+            (id, write_prompt(env, spec, &spec.prompt)?)
+        }
+        Some(found) => brief(layout, spec, env, found, &ready, &mut out, progress)?,
+    };
     out.lead_session_id = Some(session_id.clone());
-    let prompt_file = write_prompt(env, spec)?;
     let lead = Lead {
         command: lead_command(spec, &ready.claude, &session_id, &prompt_file),
         session_id,
         prompt_file,
+        resumed: found.map(|f| (f.team, f.transcript)),
     };
     follow(
         layout,
@@ -99,33 +120,105 @@ pub fn run(
     )
 }
 
+/// The prompt of a resumed lead ([`resume`]), written; what became of the old teammates and
+/// what the prompt carries, in `out` and as progress; the unread messages it carries marked
+/// read. Returns the session to resume and the prompt file.
+fn brief(
+    layout: &Layout,
+    spec: &Spec,
+    env: &RunEnv,
+    found: &resume::Interrupted,
+    ready: &Ready,
+    out: &mut Outcome,
+    progress: &mut dyn FnMut(Event),
+) -> Result<(String, PathBuf)> {
+    let orphans = ready.orphans.clone().unwrap_or_default();
+    if !orphans.ended.is_empty() {
+        progress(Event::Progress(
+            State::Validating,
+            &format!(
+                "ended {} of the interrupted run (tmux session {}): a resumed lead never reads \
+                 what its old teammates send",
+                shown_list(&orphans.ended),
+                ready.session
+            ),
+        ));
+    }
+    if !orphans.left_running.is_empty() {
+        progress(Event::Progress(
+            State::Validating,
+            &format!(
+                "left running, outside tmux session {}: {}; the resumed lead will not read \
+                 what they send",
+                ready.session,
+                orphans.left_running.join(", ")
+            ),
+        ));
+    }
+    let unread = found.unread(layout);
+    let prompt = found.prompt(&orphans, &unread, &spec.prompt);
+    let file = write_prompt(env, spec, &prompt)?;
+    // In the prompt now (or stale frames): marked read, so that nothing delivers them twice.
+    found.mark_read(layout, &unread.entries, &LockOptions::default())?;
+    let left = match unread.left {
+        0 => String::new(),
+        n => format!(", {n} more left unread (too long for it)"),
+    };
+    progress(Event::Progress(
+        State::Validating,
+        &format!(
+            "resuming lead session {} of team {}: {} open task(s), {} unread message(s) to it \
+             carried in its prompt{left}",
+            found.session_id,
+            found.team,
+            found.task_count(),
+            unread.messages.len()
+        ),
+    ));
+    out.team = Some(found.team.to_string());
+    out.resumed = Some(Resumed {
+        team: found.team.to_string(),
+        orphans,
+        messages: unread.messages.len(),
+        open_tasks: found.task_count(),
+        lead_session_fixed: 0,
+    });
+    Ok((found.session_id.clone(), file))
+}
+
 /// What a run needs once it is known that the lead can start: the binary and its version, the
 /// tmux session it will run in, and the run's name held.
 struct Ready {
     claude: PathBuf,
     version: String,
     session: String,
+    /// With [`Spec::resume`]: the old lead's teammates that were still running.
+    orphans: Option<Orphans>,
     _lock: File,
 }
 
-/// The lead to start: its command line, its session id, the file its prompt is read from.
+/// The lead to start: its command line, its session id, the file its prompt is read from, and
+/// the team it carries on when resumed.
 struct Lead {
     command: String,
     session_id: String,
     prompt_file: PathBuf,
+    resumed: Option<(TeamName, Loc)>,
 }
 
 /// Checks what the run needs (its name, prompt and folder; the binary, tmux; no start-up
-/// dialog nobody could answer). `Ok(None)` when the run fails before starting, with the
-/// reason in `out`.
+/// dialog nobody could answer); with `resuming`, ends what is left of the interrupted run in
+/// its tmux session ([`resume::Interrupted::clear`]) once all that holds. `Ok(None)` when the
+/// run fails before starting, with the reason in `out`.
 fn validate(
     layout: &Layout,
     spec: &Spec,
     env: &RunEnv,
+    resuming: Option<&resume::Interrupted>,
     out: &mut Outcome,
 ) -> Result<Option<Ready>> {
     check_name(&spec.name)?;
-    if spec.prompt.trim().is_empty() {
+    if spec.prompt.trim().is_empty() && resuming.is_none() {
         return Err(usage("the prompt is empty"));
     }
     if !spec.cwd.is_dir() {
@@ -150,14 +243,6 @@ fn validate(
     if !tmux::available() {
         bail!("tmux is not installed (or `tmux -V` fails): `run` starts the lead in tmux");
     }
-    let session = session_name(&spec.name);
-    if tmux::has_session(&session) {
-        bail!(
-            "tmux session {session} already exists (an earlier `run --name {}` kept with \
-             --keep?); end it with `tmux kill-session -t {session}` or pick another --name",
-            spec.name
-        );
-    }
     if spec.permission.bypasses() && env.root_without_sandbox {
         out.reason = Some(
             "Claude Code refuses to skip permissions as root: set IS_SANDBOX=1 (in a sandbox) \
@@ -171,10 +256,21 @@ fn validate(
         out.reason = Some(reason);
         return Ok(None);
     }
+    let session = session_name(&spec.name);
+    // The name is held: what is left in its session is the interrupted run's.
+    let orphans = resuming.map(|r| r.clear(&session));
+    if tmux::has_session(&session) {
+        bail!(
+            "tmux session {session} already exists (an earlier `run --name {}` kept with \
+             --keep?); end it with `tmux kill-session -t {session}` or pick another --name",
+            spec.name
+        );
+    }
     Ok(Some(Ready {
         claude: found.path,
         version,
         session,
+        orphans,
         _lock: lock,
     }))
 }
@@ -227,10 +323,10 @@ fn start_up_dialogs(layout: &Layout, spec: &Spec, env: &RunEnv) -> Option<(Dialo
     Some((first.dialog, reason))
 }
 
-/// Writes the prompt where only the user may read it (it leaves the file as soon as the lead
+/// Writes `prompt` where only the user may read it (it leaves the file as soon as the lead
 /// has it): a new file, 0600, created exclusively in the private run folder, never through a
 /// symlink.
-fn write_prompt(env: &RunEnv, spec: &Spec) -> Result<PathBuf> {
+fn write_prompt(env: &RunEnv, spec: &Spec, prompt: &str) -> Result<PathBuf> {
     let name = format!("{}.prompt", spec.name);
     let prompt_file = env.run_dir.join(&name);
     let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
@@ -238,11 +334,22 @@ fn write_prompt(env: &RunEnv, spec: &Spec) -> Result<PathBuf> {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        dir.create_new(&name, 0o600)?
-            .write_all(spec.prompt.as_bytes())
+        dir.create_new(&name, 0o600)?.write_all(prompt.as_bytes())
     });
     written.with_context(|| format!("could not write {}", prompt_file.display()))?;
     Ok(prompt_file)
+}
+
+/// The variables of the lead's pane: the caller's for Claude Code, agent teams on, the config
+/// dir when one was chosen.
+fn lead_env(env: &RunEnv) -> Vec<(String, String)> {
+    let mut pane_env = env.claude.pane_env.clone();
+    pane_env.extend(env.claude.passthrough.iter().cloned());
+    pane_env.push(("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into()));
+    if let Some(d) = &env.config_dir {
+        pane_env.push(("CLAUDE_CONFIG_DIR".into(), d.display().to_string()));
+    }
+    pane_env
 }
 
 /// Starts `lead` in its tmux session, follows its team until the run ends, takes the record,
@@ -268,27 +375,33 @@ fn follow(
         }
     };
     out.tmux_session = Some(session.clone());
-    let mut pane_env = env.claude.pane_env.clone();
-    pane_env.extend(env.claude.passthrough.iter().cloned());
-    pane_env.push(("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into()));
-    if let Some(d) = &env.config_dir {
-        pane_env.push(("CLAUDE_CONFIG_DIR".into(), d.display().to_string()));
-    }
+    let pane_env = lead_env(env);
     let session_id = &lead.session_id;
     progress(Event::Progress(
         State::Spawning,
         &format!(
-            "claude {} in tmux session {session} (pane {pane}), session id {session_id}",
-            ready.version
+            "claude {} in tmux session {session} (pane {pane}), {} {session_id}",
+            ready.version,
+            if lead.resumed.is_some() {
+                "resuming session"
+            } else {
+                "session id"
+            }
         ),
     ));
     let mut spend =
         SpendReader::for_session(layout.root_loc(), Some(session_id), env.data_dir.as_deref());
+    // A resumed lead has its prompt once its transcript holds one more than now.
+    let resuming = lead.resumed.as_ref().map(|(team, transcript)| Resuming {
+        team: team.clone(),
+        prompts_before: spend.file(transcript).turn.prompts,
+    });
     let at = Pane {
         session,
         pane: &pane,
         session_id,
         prompt_file: &lead.prompt_file,
+        resuming,
     };
     let relaunch = Relaunch {
         claude: ready.claude.clone(),
@@ -297,6 +410,7 @@ fn follow(
         cwd: spec.cwd.clone(),
         permission: spec.permission.clone(),
         tmux_session: session.clone(),
+        members: Vec::new(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
     let watched = tmux::respawn(&pane, &lead.command, &pane_env).and_then(|()| {
@@ -456,6 +570,8 @@ mod tests {
             export: None,
             cap: Cap::default(),
             rules: crate::observe::keep::Rules::default(),
+            max_teammates: None,
+            resume: None,
         };
         assert_eq!(
             lead_command(
@@ -466,6 +582,23 @@ mod tests {
             ),
             "cd '/w/my repo' && exec /bin/claude --session-id 0b1c --model claude-opus-5-5 \
              --dangerously-skip-permissions --teammate-mode in-process -- \"$(cat /d/n.prompt)\""
+        );
+        // A resumed lead carries on its session instead of starting one under that id.
+        let resumed = Spec {
+            resume: Some("session-0b1c2d3e".into()),
+            model: None,
+            teammate_mode: None,
+            ..spec
+        };
+        assert_eq!(
+            lead_command(
+                &resumed,
+                Path::new("/bin/claude"),
+                "0b1c",
+                Path::new("/d/n.prompt")
+            ),
+            "cd '/w/my repo' && exec /bin/claude --resume 0b1c --dangerously-skip-permissions \
+             -- \"$(cat /d/n.prompt)\""
         );
     }
 

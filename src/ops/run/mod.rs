@@ -27,18 +27,28 @@
 //! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out,
 //! over budget or interrupted, once the lead was started.
 //!
-//! The rooms: [`spec`] (what a run is asked and tells), [`preflight`] (its name, lock and the
-//! start-up dialogs), [`lead`] (starting, recording and ending the lead; [`run`] itself),
-//! [`monitor`] (the loop that watches the team) and [`done`] (the done rule).
+//! **Resuming** (`run --resume TEAM`, [`Spec::resume`]): a run whose lead was killed is carried
+//! on by the lead's last session, `claude --resume <leadSessionId>`, told it was interrupted
+//! and what is left (the open tasks, its teammates' unread messages); the old lead's teammates
+//! still running in the run's tmux session are ended first, since a resumed lead never reads
+//! what they send. The rest is a run as above, following that team (`resume`).
+//!
+//! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
+//! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
+//! `resume` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
+//! the team) and `done` (the done rule).
 
 mod done;
 mod lead;
 mod monitor;
 mod preflight;
+mod resume;
 mod spec;
 
 pub use crate::host::claude::Dialog;
 pub use done::{Observation, Settle, find_team};
 pub use lead::{cleanup, lead_command, printable, run, session_name};
 pub use preflight::{Blocker, blockers, check_name, detect_dialog, lock_name};
-pub use spec::{Event, Outcome, POLL, RunEnv, Spec, State, Teammate, TeammateMode};
+pub use spec::{
+    Event, Orphans, Outcome, POLL, Resumed, RunEnv, Spec, State, Teammate, TeammateMode,
+};

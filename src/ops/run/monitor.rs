@@ -19,9 +19,10 @@ use crate::team::config::TeamConfig;
 use crate::team::tasks::Board;
 use crate::team::transcript::locate;
 
-use super::done::{Settle, find_team, live_panes, observe};
+use super::done::{Observation, Settle, find_team, live_panes, observe};
 use super::preflight::detect_dialog;
 use super::spec::{Event, Outcome, POLL, RunEnv, Spec, State};
+use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
 use crate::observe::reader::{Options, Records, TeamReader};
 use crate::ops::rescue::{Relaunch, Rescue};
@@ -92,12 +93,13 @@ impl<'a> Keeping<'a> {
             return Ok(());
         };
         reader.probe();
-        let Ok(present) = reader.read((self.rescue.clock)()) else {
+        let now = (self.rescue.clock)();
+        let Ok(present) = reader.read(now) else {
             return Ok(());
         };
         for a in self
             .keeper
-            .check(&present, reader.board(), &mut self.rescue)?
+            .check(&present, reader.board(), now, &mut self.rescue)?
         {
             progress(Event::Acted(&a));
         }
@@ -115,6 +117,17 @@ pub(super) struct Pane<'a> {
     pub(super) session_id: &'a str,
     /// The file its prompt is read from (removed once it has it).
     pub(super) prompt_file: &'a Path,
+    /// A lead resumed ([`super::resume`]): not a new session.
+    pub(super) resuming: Option<Resuming>,
+}
+
+/// A resumed lead: the team it carries on, and how many prompts its transcript held before it
+/// started (its turn is not over before it has the new one).
+pub(super) struct Resuming {
+    /// The team.
+    pub(super) team: TeamName,
+    /// `prompts` of its transcript before it started.
+    pub(super) prompts_before: u64,
 }
 
 /// What the loop has seen so far.
@@ -126,11 +139,18 @@ struct Monitor<'a> {
     team: Option<TeamName>,
     transcript: Option<Loc>,
     settle: Settle,
+    /// The done rule, but for a lead whose turn ended with an API error.
+    failed: Settle,
     joined: BTreeMap<String, Instant>,
     reported: Vec<String>,
     last_cfg: Option<TeamConfig>,
     last_screen_check: Instant,
     last_wait_note: Instant,
+    warner: Warner,
+    /// Teammates stopped for `--max-teammates`.
+    stopped: Vec<String>,
+    /// Whether the lead has its prompt (the prompt file is removed then).
+    has_prompt: bool,
 }
 
 /// Follows the lead in `lead` until the run ends (`out.state` says how), then reads its result
@@ -163,11 +183,15 @@ pub(super) fn watch<'a>(
         team: None,
         transcript: None,
         settle: Settle::default(),
+        failed: Settle::default(),
         joined: BTreeMap::new(),
         reported: Vec::new(),
         last_cfg: None,
         last_screen_check: Instant::now(),
         last_wait_note: Instant::now(),
+        warner: Warner::default(),
+        stopped: Vec::new(),
+        has_prompt: false,
     };
     loop {
         if interrupted() {
@@ -194,11 +218,13 @@ impl Monitor<'_> {
         deadline: Instant,
     ) -> bool {
         let panes = live_panes(self.lead.session);
-        self.find_transcript(out);
+        self.find_transcript(out, spend);
         self.find_team(out, spend, progress);
-        if self.spec.cap.is_set()
-            && let Some(e) = self.spec.cap.exceeded(spend.read())
-        {
+        let read = self.spec.cap.is_set().then(|| spend.read());
+        for w in read.map_or_else(Vec::new, |s| self.warner.check(&self.spec.cap, s)) {
+            progress(Event::BudgetWarning(&w));
+        }
+        if let Some(e) = read.and_then(|s| self.spec.cap.exceeded(s)) {
             out.state = State::Budget;
             out.reason = Some(format!(
                 "{e}; last lines of the lead's pane:\n{}",
@@ -207,7 +233,6 @@ impl Monitor<'_> {
             return true;
         }
         if self.look_at_team(out, spend, progress, &panes) {
-            out.state = State::Done;
             return true;
         }
         if let (Some(k), Some(team)) = (self.keeping.as_mut(), &self.team)
@@ -240,21 +265,31 @@ impl Monitor<'_> {
         false
     }
 
-    /// The lead's transcript, once it exists (the lead has its prompt then).
-    fn find_transcript(&mut self, out: &mut Outcome) {
-        if self.transcript.is_some() {
+    /// The lead's transcript, once it exists, and whether the lead has its prompt: a new lead
+    /// has it once its transcript exists (its shell read the file before it started), a
+    /// resumed one once its transcript holds a prompt more than before.
+    fn find_transcript(&mut self, out: &mut Outcome, spend: &mut SpendReader) {
+        if self.transcript.is_none() {
+            let root = self.layout.root_loc();
+            self.transcript =
+                locate::find_session(root, self.lead.session_id, &[], &mut Vec::new());
+            out.transcript = self.transcript.as_ref().map(|t| t.to_path_buf());
+        }
+        if self.has_prompt {
             return;
         }
-        let root = self.layout.root_loc();
-        self.transcript = locate::find_session(root, self.lead.session_id, &[], &mut Vec::new());
-        out.transcript = self.transcript.as_ref().map(|t| t.to_path_buf());
-        if self.transcript.is_some() {
-            // The lead has its prompt (its shell read the file before it started).
+        self.has_prompt = match (&self.transcript, &self.lead.resuming) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(t), Some(r)) => spend.file(t).turn.prompts > r.prompts_before,
+        };
+        if self.has_prompt {
             let _ = fs::remove_file(self.lead.prompt_file);
         }
     }
 
-    /// The lead's team, once it has formed one.
+    /// The lead's team, once it has formed one (a resumed lead's: the team it carries on, once
+    /// its `config.json` reads).
     fn find_team(
         &mut self,
         out: &mut Outcome,
@@ -264,17 +299,33 @@ impl Monitor<'_> {
         if self.team.is_some() {
             return;
         }
-        let Some((name, cfg)) = find_team(self.layout, self.lead.session_id) else {
+        let found = match &self.lead.resuming {
+            None => find_team(self.layout, self.lead.session_id),
+            Some(r) => {
+                let path = self.layout.config_path(&r.team);
+                let cfg = path.read().ok().flatten();
+                cfg.and_then(|b| TeamConfig::parse(&b, &path).ok())
+                    .map(|cfg| (r.team.clone(), cfg))
+            }
+        };
+        let Some((name, cfg)) = found else {
             return;
         };
+        // A resumed lead's team names the old lead's process until it rewrites it.
         let pid = cfg
             .lead_process
             .as_ref()
+            .filter(|_| self.lead.resuming.is_none())
             .map(|p| format!(" (lead pid {})", p.pid))
             .unwrap_or_default();
+        let how = if self.lead.resuming.is_some() {
+            "carried on"
+        } else {
+            "formed"
+        };
         progress(Event::Progress(
             State::Running,
-            &format!("team {name} formed{pid}"),
+            &format!("team {name} {how}{pid}"),
         ));
         progress(Event::TeamFormed(&name));
         out.team = Some(name.to_string());
@@ -282,7 +333,39 @@ impl Monitor<'_> {
         self.team = Some(name);
     }
 
-    /// Reads the team's members and the done rule's signals; true once the work is done.
+    /// A resumed lead's team must name the resumed session as its lead's
+    /// (anthropics/claude-code#90332): put it back when `cfg` says otherwise.
+    fn keep_lead_session(
+        &self,
+        name: &TeamName,
+        cfg: &TeamConfig,
+        out: &mut Outcome,
+        progress: &mut dyn FnMut(Event),
+    ) {
+        let id = self.lead.session_id;
+        if self.lead.resuming.is_none() || cfg.lead_session_id.as_deref() == Some(id) {
+            return;
+        }
+        let lock = LockOptions::default();
+        let message = match super::resume::fix_lead_session(self.layout, name, id, &lock) {
+            Ok(None) => return,
+            Ok(Some(was)) => {
+                if let Some(r) = out.resumed.as_mut() {
+                    r.lead_session_fixed += 1;
+                }
+                format!(
+                    "team {name}'s config.json named {was} as its lead session, not the resumed \
+                     session {id}: set it back (anthropics/claude-code#90332)"
+                )
+            }
+            Err(e) => format!("could not set team {name}'s leadSessionId back to {id}: {e:#}"),
+        };
+        progress(Event::Progress(State::Running, &message));
+    }
+
+    /// Reads the team's members and the done rule's signals; true once the work is done
+    /// (`out.state` done), or once only the lead's failed turn keeps it from being done
+    /// (`stuck`, exit 7: nothing will prompt the lead again).
     fn look_at_team(
         &mut self,
         out: &mut Outcome,
@@ -305,8 +388,11 @@ impl Monitor<'_> {
         let Some(cfg) = &self.last_cfg else {
             return false;
         };
+        self.keep_lead_session(name, cfg, out, progress);
         let transcript = self.transcript.as_ref();
-        let (obs, mates) = observe(self.layout, name, cfg, transcript, panes, spend);
+        let (mut obs, mates) = observe(self.layout, name, cfg, transcript, panes, spend);
+        // A resumed lead's old turn ended long ago: its new one counts once it has its prompt.
+        obs.lead_turn_ended &= self.has_prompt;
         for m in &mates {
             let first = *self
                 .joined
@@ -318,8 +404,14 @@ impl Monitor<'_> {
                 progress(Event::Joined(m));
             }
         }
+        let name = name.clone();
+        self.limit_teammates(&name, &mates, progress);
         out.teammates = mates;
         if self.settle.update(&obs, Instant::now(), self.spec.settle) {
+            out.state = State::Done;
+            return true;
+        }
+        if self.lead_failed_for_good(&obs, out) {
             return true;
         }
         if self.last_wait_note.elapsed() >= Duration::from_secs(30) {
@@ -330,6 +422,91 @@ impl Monitor<'_> {
             ));
         }
         false
+    }
+
+    /// `--max-teammates`: each teammate past the limit (in the order config.json lists them,
+    /// which is the order they joined) is stopped once: its pane ended when it is one of the
+    /// run's own tmux session (a lead-spawned teammate holds a lead key and refuses a shutdown
+    /// request from anyone but its lead: docs/research/claude-code-behaviour.md), and the lead
+    /// is told in its inbox to carry on with the teammates it has.
+    fn limit_teammates(
+        &mut self,
+        team: &TeamName,
+        mates: &[super::spec::Teammate],
+        progress: &mut dyn FnMut(Event),
+    ) {
+        let Some(max) = self.spec.max_teammates else {
+            return;
+        };
+        let extra: Vec<&super::spec::Teammate> = mates
+            .iter()
+            .skip(max)
+            .filter(|m| !self.stopped.contains(&m.name))
+            .collect();
+        for m in extra {
+            let ours = m.pane.as_deref().filter(|p| {
+                tmux::panes(self.lead.session)
+                    .iter()
+                    .any(|q| q.id == *p && q.id != self.lead.pane)
+            });
+            let how = match ours {
+                Some(p) => match tmux::kill_pane(p) {
+                    Ok(_) => {
+                        self.stopped.push(m.name.clone());
+                        format!("its pane {p} was ended")
+                    }
+                    Err(e) => format!("its pane {p} could not be ended: {e:#}"),
+                },
+                None if m.backend.as_deref() == Some("in-process") => {
+                    self.stopped.push(m.name.clone());
+                    "it runs inside the lead (in-process) and cannot be stopped alone; use \
+                     --teammate-mode tmux"
+                        .to_string()
+                }
+                // Not placed yet: looked at again on the next pass.
+                None => continue,
+            };
+            progress(Event::Progress(
+                State::Running,
+                &format!(
+                    "teammate {} is past --max-teammates {max}: {how}",
+                    shell_quote(&m.name)
+                ),
+            ));
+            let _ = tell_lead(
+                self.layout,
+                team,
+                &format!(
+                    "teamctl: this run allows at most {max} teammate(s), so {} was stopped. \
+                     Do not start more teammates; carry on with the ones you have.",
+                    m.name
+                ),
+            );
+        }
+    }
+
+    /// Whether only the lead's failed turn (its retries ran out) has kept the work from being
+    /// done, for --settle: then nothing will prompt it again, and the run ends `stuck` (exit 7).
+    fn lead_failed_for_good(&mut self, obs: &Observation, out: &mut Outcome) -> bool {
+        let Some(failed) = obs.failed_quiet() else {
+            self.failed = Settle::default();
+            return false;
+        };
+        if !self
+            .failed
+            .update(&failed, Instant::now(), self.spec.settle)
+        {
+            return false;
+        }
+        out.state = State::Stuck;
+        out.stuck = Some(crate::error::Stuck::Api);
+        out.reason = Some(format!(
+            "the lead's turn ended with an API error once Claude Code's retries ran out ({}), \
+             and nothing is left to prompt it again; last lines of the lead's pane:\n{}",
+            crate::team::model::first_line(obs.lead_failed.as_deref().unwrap_or(""), 200),
+            self.tail()
+        ));
+        true
     }
 
     /// The lead's pane is gone before the work was done.
@@ -436,4 +613,27 @@ impl Monitor<'_> {
 fn tail_or_empty(pane: &str) -> String {
     let t = tmux::tail(pane, 15);
     if t.is_empty() { "(empty)".into() } else { t }
+}
+
+/// A message to the lead's inbox from `teamctl` (it reads its inbox once it has teammates).
+fn tell_lead(layout: &Layout, team: &TeamName, text: &str) -> Result<()> {
+    use crate::team::config::Team;
+    use crate::team::mailbox::{self, SendRequest, Text};
+    let t = Team::open(layout, team, None)?;
+    let lead = t
+        .config
+        .as_ref()
+        .and_then(|c| c.lead().map(|l| l.name.clone()))
+        .unwrap_or_else(|| crate::team::config::LEAD.to_string());
+    let req = SendRequest {
+        to: MemberName::parse(&lead)?,
+        from: MemberName::parse("teamctl")?,
+        text: Text::new(text.to_string())?,
+        summary: None,
+        color: None,
+        force: true,
+        idempotency_key: None,
+    };
+    mailbox::send(&t, &req, chrono::Utc::now(), &LockOptions::default(), None)?;
+    Ok(())
 }

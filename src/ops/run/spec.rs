@@ -109,6 +109,13 @@ pub struct Spec {
     pub cap: Cap,
     /// What to do about stuck members.
     pub rules: crate::observe::keep::Rules,
+    /// `--max-teammates`: a teammate the lead starts past this many is stopped (its pane
+    /// ended, in the run's own tmux session) and the lead told why.
+    pub max_teammates: Option<usize>,
+    /// `--resume`: carry on this team (or lead session id) whose lead was killed, instead of
+    /// starting a new one; [`Spec::prompt`] is then added to what the lead is told (may be
+    /// empty).
+    pub resume: Option<String>,
 }
 
 /// What the run needs from the environment, read by the caller.
@@ -137,6 +144,32 @@ pub struct RunEnv {
     pub clock: fn() -> chrono::DateTime<chrono::Utc>,
     /// teamctl's data dir (the transcript index), if any.
     pub data_dir: Option<PathBuf>,
+}
+
+/// What became of a killed lead's teammates still running when its run was resumed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Orphans {
+    /// Ended: their panes were in the run's own tmux session.
+    pub ended: Vec<String>,
+    /// Left running: their panes are elsewhere (`name (pane %N)`).
+    pub left_running: Vec<String>,
+}
+
+/// What `run --resume` found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Resumed {
+    /// The team carried on.
+    pub team: String,
+    /// The old lead's teammates still running.
+    #[serde(flatten)]
+    pub orphans: Orphans,
+    /// Unread messages to the lead put into its prompt (and marked read).
+    pub messages: usize,
+    /// Open tasks named in its prompt.
+    pub open_tasks: usize,
+    /// How many times `leadSessionId` was found to differ from the resumed session and put
+    /// back.
+    pub lead_session_fixed: u32,
 }
 
 /// A teammate in the result.
@@ -193,6 +226,8 @@ pub struct Outcome {
     pub spend: Option<TeamSpend>,
     /// Which exit a stuck member ended the run with ([`State::Stuck`]).
     pub stuck: Option<crate::error::Stuck>,
+    /// With [`Spec::resume`]: what was found and done.
+    pub resumed: Option<Resumed>,
 }
 
 impl Outcome {
@@ -216,6 +251,7 @@ impl Outcome {
             export: None,
             spend: None,
             stuck: None,
+            resumed: None,
         }
     }
 }
@@ -233,4 +269,6 @@ pub enum Event<'a> {
     TeamFormed(&'a TeamName),
     /// The record was written ([`Spec::export`]).
     Exported(&'a Exported),
+    /// The team's spend crossed `--warn-at` of a limit (told once per limit).
+    BudgetWarning(&'a crate::observe::budget::Warning),
 }

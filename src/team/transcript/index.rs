@@ -334,7 +334,7 @@ impl Index {
 /// How much of a transcript is looked at to learn who wrote it.
 pub const HEAD_BYTES: u64 = 256 << 10;
 
-/// Bytes of over-long lines [`read_head`] skips at most before it gives up on a file.
+/// Bytes of over-long lines `read_head` skips at most before it gives up on a file.
 pub const HEAD_SKIP: u64 = 64 << 20;
 
 /// Who wrote the file: its first whole lines, [`HEAD_BYTES`] of them at most, are fed to a

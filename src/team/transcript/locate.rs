@@ -278,48 +278,87 @@ pub fn locate(
     index: &mut Index,
     warnings: &mut Vec<String>,
 ) -> BTreeMap<String, Vec<Session>> {
-    let mut out: BTreeMap<String, Vec<Session>> = BTreeMap::new();
-    let lead = cfg
-        .lead()
-        .map(|m| m.name.clone())
-        .unwrap_or_else(|| LEAD.to_string());
-    let is_member = |n: &str| cfg.members.iter().any(|m| m.name == n);
-    // Who can run inside the lead's process: a member whose backend is in-process, or not
-    // known yet (a new member has none until its pane or process is up).
-    let in_process = |n: &str| {
-        cfg.member(n)
-            .is_some_and(|m| m.backend_type.as_deref().is_none_or(|b| b == "in-process"))
+    let mut l = Locating {
+        root,
+        team,
+        cfg,
+        lead: cfg
+            .lead()
+            .map(|m| m.name.clone())
+            .unwrap_or_else(|| LEAD.to_string()),
+        out: BTreeMap::new(),
+        warnings,
     };
-    let dirs_of = |name: &str, warnings: &mut Vec<String>| -> Vec<Loc> {
-        cfg.member(name)
-            .and_then(|m| m.cwd.as_deref())
-            .map(|c| project_dirs(root, c, warnings))
+    let mut searched: Vec<Loc> = l.dirs_of(&l.lead.clone());
+    if let Some(id) = &cfg.lead_session_id
+        && let Some(p) = find_session(root, id, &searched, l.warnings)
+    {
+        if let Some(d) = p.parent() {
+            searched.push(d);
+        }
+        l.add(&l.lead.clone(), p, Kind::Lead);
+    }
+    // Pane teammates: the sessions in their projects that say they are that member of this team.
+    for m in &cfg.members {
+        if m.name != l.lead {
+            searched.extend(l.dirs_of(&m.name));
+        }
+    }
+    searched.sort_by(|a, b| a.path().cmp(b.path()));
+    searched.dedup_by(|a, b| a.path() == b.path());
+    for (name, _, p) in l.pane_sessions(&searched, index) {
+        l.add(&name, p, Kind::Pane);
+    }
+    l.out
+}
+
+/// What [`locate`] works with, and what it found so far.
+struct Locating<'a> {
+    root: &'a Loc,
+    team: &'a str,
+    cfg: &'a TeamConfig,
+    /// The lead's name.
+    lead: String,
+    out: BTreeMap<String, Vec<Session>>,
+    warnings: &'a mut Vec<String>,
+}
+
+impl Locating<'_> {
+    /// The project folders of member `name`'s working folder.
+    fn dirs_of(&mut self, name: &str) -> Vec<Loc> {
+        let cwd = self.cfg.member(name).and_then(|m| m.cwd.as_deref());
+        cwd.map(|c| project_dirs(self.root, c, self.warnings))
             .unwrap_or_default()
-    };
-    // A session and its subagents: in-process teammates go to their own member.
-    let add = |out: &mut BTreeMap<String, Vec<Session>>,
-               owner: &str,
-               path: Loc,
-               kind: Kind,
-               warnings: &mut Vec<String>| {
+    }
+
+    /// Whether member `n` can run inside the lead's process: its backend is in-process, or not
+    /// known yet (a new member has none until its pane or process is up).
+    fn in_process(&self, n: &str) -> bool {
+        self.cfg
+            .member(n)
+            .is_some_and(|m| m.backend_type.as_deref().is_none_or(|b| b == "in-process"))
+    }
+
+    /// Adds a session of `owner` and its subagents: in-process teammates go to their own member.
+    fn add(&mut self, owner: &str, path: Loc, kind: Kind) {
         let mut s = Session {
             path: path.clone(),
             kind,
             subagents: Vec::new(),
             in_process: Vec::new(),
         };
-        for (name, sub_team, p) in subagents(&path, warnings) {
+        for (name, sub_team, p) in subagents(&path, self.warnings) {
             // A `.meta.json` is the subagent's own word: it makes a transcript an in-process
             // teammate's only in the lead's session (in-process teammates run in the lead's
             // process; a pane teammate's subagents are its own), for an in-process member of
             // this team.
             let teammate = name
-                .filter(|n| kind == Kind::Lead && n != owner && in_process(n))
-                .filter(|_| sub_team.as_deref().is_none_or(|t| t == team));
+                .filter(|n| kind == Kind::Lead && n != owner && self.in_process(n))
+                .filter(|_| sub_team.as_deref().is_none_or(|t| t == self.team));
             match teammate {
                 Some(n) => {
                     s.in_process.push(p.clone());
-                    out.entry(n).or_default().push(Session {
+                    self.out.entry(n).or_default().push(Session {
                         path: p,
                         kind: Kind::InProcess,
                         subagents: Vec::new(),
@@ -329,74 +368,65 @@ pub fn locate(
                 None => s.subagents.push(p),
             }
         }
-        out.entry(owner.to_string()).or_default().push(s);
-    };
-    let mut searched: Vec<Loc> = dirs_of(&lead, warnings);
-    if let Some(id) = &cfg.lead_session_id
-        && let Some(p) = find_session(root, id, &searched, warnings)
-    {
-        if let Some(d) = p.parent() {
-            searched.push(d);
-        }
-        add(&mut out, &lead, p, Kind::Lead, warnings);
+        self.out.entry(owner.to_string()).or_default().push(s);
     }
-    // Pane teammates: the sessions in their projects that say they are that member of this team.
-    for m in &cfg.members {
-        if m.name != lead {
-            searched.extend(dirs_of(&m.name, warnings));
-        }
-    }
-    searched.sort_by(|a, b| a.path().cmp(b.path()));
-    searched.dedup_by(|a, b| a.path() == b.path());
-    let since = cfg
-        .created_at
-        .and_then(|ms| u64::try_from(ms).ok())
-        .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms) - Duration::from_secs(60));
-    let lead_file = out
-        .get(&lead)
-        .and_then(|s| s.first())
-        .map(|s| s.path.to_path_buf());
-    let mut found: Vec<(String, Option<String>, Loc)> = Vec::new();
-    for loc in &searched {
-        let Some(dir) = open_dir(loc, warnings) else {
-            continue;
-        };
-        for n in dir.names().unwrap_or_default() {
-            if !n.as_encoded_bytes().ends_with(b".jsonl") {
-                continue;
-            }
-            let p = loc.join(&n);
-            if Some(p.path()) == lead_file.as_deref() {
-                continue;
-            }
-            let Ok(Some(info)) = dir.stat(&n) else {
+
+    /// The sessions in `searched` that say they are a pane teammate of this team, in order of
+    /// member, first line and path: (member, first line's time, file).
+    fn pane_sessions(
+        &mut self,
+        searched: &[Loc],
+        index: &mut Index,
+    ) -> Vec<(String, Option<String>, Loc)> {
+        let since = self
+            .cfg
+            .created_at
+            .and_then(|ms| u64::try_from(ms).ok())
+            .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms) - Duration::from_secs(60));
+        let lead_file = self
+            .out
+            .get(&self.lead)
+            .and_then(|s| s.first())
+            .map(|s| s.path.to_path_buf());
+        let mut found = Vec::new();
+        for loc in searched {
+            let Some(dir) = open_dir(loc, self.warnings) else {
                 continue;
             };
-            if info.kind != dir::Kind::File {
-                unexpected(warnings, &dir, &n, info.kind, dir::Kind::File);
-                continue;
-            }
-            // A file last written before the team existed is no teammate's of it.
-            if since.is_some_and(|s| info.mtime < s) {
-                continue;
-            }
-            let Some(h) = index.head(&p, &info) else {
-                continue;
-            };
-            if let (Some(t), Some(a)) = (&h.team, &h.agent)
-                && t == team
-                && a != &lead
-                && is_member(a)
-            {
-                found.push((a.clone(), h.first_at.clone(), p));
+            for n in dir.names().unwrap_or_default() {
+                if !n.as_encoded_bytes().ends_with(b".jsonl") {
+                    continue;
+                }
+                let p = loc.join(&n);
+                if Some(p.path()) == lead_file.as_deref() {
+                    continue;
+                }
+                let Ok(Some(info)) = dir.stat(&n) else {
+                    continue;
+                };
+                if info.kind != dir::Kind::File {
+                    unexpected(self.warnings, &dir, &n, info.kind, dir::Kind::File);
+                    continue;
+                }
+                // A file last written before the team existed is no teammate's of it.
+                if since.is_some_and(|s| info.mtime < s) {
+                    continue;
+                }
+                let Some(h) = index.head(&p, &info) else {
+                    continue;
+                };
+                if let (Some(t), Some(a)) = (&h.team, &h.agent)
+                    && t == self.team
+                    && a != &self.lead
+                    && self.cfg.members.iter().any(|m| &m.name == a)
+                {
+                    found.push((a.clone(), h.first_at.clone(), p));
+                }
             }
         }
+        found.sort_by(|a, b| (&a.0, &a.1, a.2.path()).cmp(&(&b.0, &b.1, b.2.path())));
+        found
     }
-    found.sort_by(|a, b| (&a.0, &a.1, a.2.path()).cmp(&(&b.0, &b.1, b.2.path())));
-    for (name, _, p) in found {
-        add(&mut out, &name, p, Kind::Pane, warnings);
-    }
-    out
 }
 
 #[cfg(test)]

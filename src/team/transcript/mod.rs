@@ -40,6 +40,10 @@ pub mod locate;
 pub mod pricing;
 pub mod skip;
 pub mod story;
+mod tokens;
+pub mod window;
+
+pub use tokens::Tokens;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -58,54 +62,6 @@ pub const MAX_LINE: usize = 8 << 20;
 
 /// How much is read at a time (bytes).
 const CHUNK: usize = 1 << 20;
-
-/// Tokens by kind (`status --json` `tokens`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tokens {
-    /// Input tokens not served from or written to the prompt cache.
-    pub input: u64,
-    /// Output tokens.
-    pub output: u64,
-    /// Input tokens read from the prompt cache.
-    pub cache_read: u64,
-    /// Input tokens written to the prompt cache.
-    pub cache_creation: u64,
-}
-
-impl Tokens {
-    /// All four kinds together.
-    pub fn total(&self) -> u64 {
-        self.input
-            .saturating_add(self.output)
-            .saturating_add(self.cache_read)
-            .saturating_add(self.cache_creation)
-    }
-
-    /// Adds `o` (a sum too large for a u64 stays at the largest: never wraps to less).
-    pub fn add(&mut self, o: &Tokens) {
-        self.input = self.input.saturating_add(o.input);
-        self.output = self.output.saturating_add(o.output);
-        self.cache_read = self.cache_read.saturating_add(o.cache_read);
-        self.cache_creation = self.cache_creation.saturating_add(o.cache_creation);
-    }
-
-    /// Takes `o` away (never below zero).
-    pub fn sub(&mut self, o: &Tokens) {
-        self.input = self.input.saturating_sub(o.input);
-        self.output = self.output.saturating_sub(o.output);
-        self.cache_read = self.cache_read.saturating_sub(o.cache_read);
-        self.cache_creation = self.cache_creation.saturating_sub(o.cache_creation);
-    }
-
-    fn of(u: &Usage) -> Tokens {
-        Tokens {
-            input: u.input_tokens,
-            output: u.output_tokens,
-            cache_read: u.cache_read_input_tokens,
-            cache_creation: u.cache_creation_input_tokens,
-        }
-    }
-}
 
 /// What a member is doing (`status --json` `activity`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,6 +270,11 @@ pub struct FileState {
     pub last_at: Option<String>,
     /// The model of its newest response.
     pub model: Option<String>,
+    /// The context its newest response was given: input, cache read and cache creation
+    /// tokens (absent from an index written before teamctl counted it, until the next
+    /// response).
+    #[serde(default)]
+    pub context_tokens: Option<u64>,
     /// Tokens and cost.
     pub spend: Spend,
     /// Where its calls to the API stand.
@@ -443,6 +404,13 @@ impl FileState {
         }
         if !model.is_empty() && model != "<synthetic>" {
             self.model = Some(model.to_string());
+            if let Some(u) = &m.usage {
+                self.context_tokens = Some(
+                    u.input_tokens
+                        .saturating_add(u.cache_read_input_tokens)
+                        .saturating_add(u.cache_creation_input_tokens),
+                );
+            }
         }
         if l.api_error == Some(true) {
             self.api.gave_up(l, m.content.text());

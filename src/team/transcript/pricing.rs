@@ -34,6 +34,7 @@
 //! has long-prompt prices).
 
 use crate::team::transcript::entry::Usage;
+use crate::team::transcript::tokens::Tokens;
 
 /// USD per million tokens (web searches: per request).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -291,7 +292,7 @@ pub fn ceiling(model: &str) -> (&'static str, Prices) {
 }
 
 /// `tokens` at `prices` (cache writes at the one-hour rate, the higher).
-pub fn at(prices: &Prices, tokens: &crate::team::transcript::Tokens) -> f64 {
+pub fn at(prices: &Prices, tokens: &Tokens) -> f64 {
     tokens.input as f64 / 1e6 * prices.input
         + tokens.output as f64 / 1e6 * prices.output
         + tokens.cache_read as f64 / 1e6 * prices.cache_read

@@ -6,7 +6,7 @@ use serde::Serialize;
 use teamctl::store::paths::MemberName;
 use teamctl::team::tasks::{self, NewTask};
 
-use super::{TaskJson, assigned, check_assigner, mail_assignment, view_now};
+use super::assign::{TaskJson, assigned, check_assigner, mail_assignment, view_now};
 use crate::cli::context::Ctx;
 use crate::cli::term::escape_line as esc;
 

@@ -5,7 +5,7 @@ use clap::Args;
 use teamctl::store::paths::MemberName;
 use teamctl::team::tasks;
 
-use super::{TaskJson, view_now};
+use super::assign::{TaskJson, view_now};
 use crate::cli::context::Ctx;
 use crate::cli::term::escape_line as esc;
 

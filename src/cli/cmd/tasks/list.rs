@@ -6,7 +6,7 @@ use clap::builder::PossibleValuesParser;
 use serde::Serialize;
 use teamctl::team::tasks::{Board, STATUSES, TaskView};
 
-use super::id_list;
+use super::assign::id_list;
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
 

@@ -5,7 +5,7 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::team::tasks;
 
-use super::id_list;
+use super::assign::id_list;
 use crate::cli::context::Ctx;
 
 /// Delete a task as Claude Code does

@@ -5,7 +5,7 @@ use clap::Args;
 use serde::Serialize;
 use teamctl::team::tasks::{self, Board, TaskView};
 
-use super::{TaskJson, id_list};
+use super::assign::{TaskJson, id_list};
 use crate::cli::context::Ctx;
 use crate::cli::term::{self, escape_line as esc};
 

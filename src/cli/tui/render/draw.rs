@@ -162,20 +162,11 @@ Pending 1                  In progress 1              Completed 1
         .unwrap();
         t.apply(&Changes {
             events: vec![Event {
-                schema_version: 1,
-                event: "message",
-                team: "demo".into(),
-                at: "2026-11-29T10:00:01.000Z".into(),
                 to: Some("alice".into()),
                 from: Some(evil.into()),
                 id: Some("m1".into()),
-                member: None,
                 message: Some(entry),
-                task: None,
-                member_entry: None,
-                changes: None,
-                waiting: None,
-                waiting_detail: None,
+                ..Event::new("message", "demo", "2026-11-29T10:00:01.000Z")
             }],
             warnings: Vec::new(),
         });

@@ -1,0 +1,163 @@
+//! When a person is needed: one signal per cause, not one per message (`status --json`
+//! `needs_human`, `watch --event needs_human`). A cause holds while:
+//! - `request`: a permission or plan request has waited for its answer longer than the
+//!   threshold (`--after`, default 1m);
+//! - `dead`: a member's pane or process is gone with a task in progress or unread mail;
+//! - `out_of_retries`: a member's API calls failed until Claude Code gave up (its turn ended
+//!   with the error);
+//! - `misaddressed`: an inbox nobody reads holds unread messages (a teammate wrote to a name
+//!   that is no member: [`crate::observe::misaddressed`]);
+//! - `team_stopped`: tasks are open, every teammate is idle and the lead is not running (a
+//!   Claude Code lead whose process ended) or is teamctl's own (the person at the shell leads).
+//!
+//! Each need says what to do. A follower tells each cause once, when it starts, and again when
+//! it clears.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::observe::reader::Present;
+use crate::observe::status::{State, Waiting};
+use crate::team::config::Team;
+use crate::team::protocol::Kind;
+use crate::team::tasks::Board;
+
+/// How long a request may wait before a person is needed for it.
+pub const REQUEST_AFTER: Duration = Duration::from_secs(60);
+
+/// One reason a person is needed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Need {
+    /// `request`, `dead`, `out_of_retries` or `team_stopped`.
+    pub cause: &'static str,
+    /// The member it is about (`null` for the whole team).
+    pub member: Option<String>,
+    /// What tells this occurrence from the next (the request id, the time it started).
+    pub key: String,
+    /// Since when, where known.
+    pub since: Option<String>,
+    /// What to do, in one line.
+    pub todo: String,
+    /// Whether the cause has gone (a follower's last word on it).
+    pub cleared: bool,
+}
+
+/// Whether a person is needed for `team` as `present` shows it (`board`: its task board).
+pub fn needs(present: &Present, team: &Team, board: &Board, after: Duration) -> Vec<Need> {
+    let mut out = Vec::new();
+    let after = after.as_secs() as i64;
+    for r in present.requests.iter().filter(|r| r.age_seconds >= after) {
+        let (what, answer) = match r.kind {
+            Kind::PlanApproval => ("plan", "teamctl approve ID (or deny ID --reason TEXT)"),
+            Kind::Permission => ("permission request", "teamctl approve ID or deny ID"),
+            Kind::SandboxPermission => ("sandbox host request", "teamctl approve ID or deny ID"),
+        };
+        out.push(Need {
+            cause: "request",
+            member: Some(r.from.clone()),
+            key: r.request_id.clone(),
+            since: Some(r.at.clone()),
+            cleared: false,
+            todo: format!(
+                "answer {}'s {what} {}: {}",
+                r.from,
+                r.request_id,
+                answer.replace("ID", &r.request_id)
+            ),
+        });
+    }
+    for m in &present.status.members {
+        let (Some(w), detail) = (m.waiting, m.waiting_detail.as_ref()) else {
+            continue;
+        };
+        let since = detail.and_then(|d| d.since.clone());
+        let key = since.clone().unwrap_or_default();
+        match w {
+            Waiting::Dead => out.push(Need {
+                cause: "dead",
+                member: Some(m.name.clone()),
+                key,
+                since,
+                cleared: false,
+                todo: format!(
+                    "{} is gone with work waiting: teamctl resume (a team teamctl made), or \
+                     wait --on-dead restart",
+                    m.name
+                ),
+            }),
+            _ if w.needs_hand(detail) => out.push(Need {
+                cause: "out_of_retries",
+                member: Some(m.name.clone()),
+                key,
+                since,
+                cleared: false,
+                todo: format!(
+                    "{}'s API calls failed until Claude Code gave up ({w}): check the API key, \
+                     the rate limits or the endpoint, then send it a message to try again",
+                    m.name
+                ),
+            }),
+            _ => {}
+        }
+    }
+    for m in crate::observe::misaddressed::scan(team).misaddressed {
+        let to = match (&m.suggestion, m.certain) {
+            (Some(s), true) => format!("teamctl redeliver {} (to {s})", m.inbox),
+            (Some(s), false) => format!("teamctl redeliver {} --to MEMBER (perhaps {s})", m.inbox),
+            (None, _) => format!("teamctl redeliver {} --to MEMBER", m.inbox),
+        };
+        out.push(Need {
+            cause: "misaddressed",
+            member: m.from.first().cloned(),
+            key: m.inbox.clone(),
+            since: None,
+            todo: format!(
+                "{} unread message(s) sit in {}'s inbox, which nobody reads: {to}",
+                m.unread, m.inbox
+            ),
+            cleared: false,
+        });
+    }
+    if let Some(n) = team_stopped(present, team, board) {
+        out.push(n);
+    }
+    out
+}
+
+/// Tasks are open, every teammate is idle, and nobody leads: the team has stopped.
+fn team_stopped(present: &Present, team: &Team, board: &Board) -> Option<Need> {
+    let lead = team.config.as_ref().and_then(|c| c.lead()).map(|l| &l.name);
+    let open = board
+        .tasks
+        .iter()
+        .filter(|t| !t.is_internal() && t.status != "completed")
+        .count();
+    let mates: Vec<_> = present
+        .status
+        .members
+        .iter()
+        .filter(|m| Some(&m.name) != lead && m.in_config)
+        .collect();
+    let idle = !mates.is_empty()
+        && mates
+            .iter()
+            .all(|m| matches!(m.state, State::Idle | State::Terminated));
+    let nobody_leads = team.teamctl_leads() || present.status.team.lead_alive == Some(false);
+    (open > 0 && idle && nobody_leads).then(|| Need {
+        cause: "team_stopped",
+        member: None,
+        key: present
+            .status
+            .team
+            .last_activity_at
+            .clone()
+            .unwrap_or_default(),
+        since: present.status.team.last_activity_at.clone(),
+        cleared: false,
+        todo: format!(
+            "{open} task(s) are open and every teammate is idle: tell a teammate what to do \
+             next (teamctl send), or close the tasks"
+        ),
+    })
+}

@@ -1,0 +1,413 @@
+//! A team file (TOML, docs/team-file.md): the team `create --file` stands up, its teammates and
+//! each one's own settings, parsed with the `toml` crate into serde structs that refuse unknown
+//! keys. Every problem is a usage error as `FILE:LINE:COL: message`, found before anything is
+//! written. Paths in the file (`cwd`, `policy`, `brief_file`) are relative to the file's folder.
+//!
+//! What the command line gives wins over the file: [`Overrides`].
+
+use std::fmt;
+use std::fs;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::spec::{Branch, MemberSpec};
+use crate::error::usage;
+use crate::host::claude::Permission;
+use crate::store::paths::{MemberName, TeamName};
+
+/// A team file as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamFile {
+    /// The team's name; `{n}` (the lowest free number from 1) and `{date}` (`YYYYMMDD`, UTC)
+    /// make one per run.
+    pub name: Option<Spanned<String>>,
+    /// `description` in `config.json`.
+    pub description: Option<String>,
+    /// The teammates' working directory, relative to the file [default: the current one].
+    pub cwd: Option<String>,
+    /// The model of every teammate that names none.
+    pub model: Option<String>,
+    /// The agent type of every teammate that names none.
+    pub agent_type: Option<String>,
+    /// The permission mode of every teammate that names none.
+    pub permission_mode: Option<String>,
+    /// A policy file (docs/policy.md), relative to the file: what the teammates asked while
+    /// starting is answered by it once they are ready, as `--policy`.
+    pub policy: Option<String>,
+    /// A worktree for every teammate that does not say otherwise.
+    pub worktree: Option<bool>,
+    /// The teammates, in order.
+    #[serde(default, rename = "member")]
+    pub members: Vec<FileMember>,
+}
+
+/// One `[[member]]` of a team file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileMember {
+    /// Its name (the rules of `--member`).
+    pub name: Spanned<String>,
+    /// Its brief, the first message it gets.
+    pub brief: Option<String>,
+    /// A file holding its brief, relative to the team file.
+    pub brief_file: Option<Spanned<String>>,
+    /// `--model` (an alias such as `sonnet`, or a model id).
+    pub model: Option<String>,
+    /// `--agent-type`: Claude Code loads `.claude/agents/<type>.md` (its prompt, and its model
+    /// unless one is given).
+    pub agent_type: Option<String>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<String>,
+    /// Its own git worktree: `true` (branch `teamctl/<team>/<member>`), `false`, or a branch
+    /// name.
+    pub worktree: Option<WorktreeValue>,
+}
+
+/// `worktree = true | false | "branch"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum WorktreeValue {
+    /// `true` or `false`.
+    On(bool),
+    /// A branch name.
+    Branch(String),
+}
+
+impl<'de> Deserialize<'de> for WorktreeValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = WorktreeValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("true, false or a branch name")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<WorktreeValue, E> {
+                Ok(WorktreeValue::On(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<WorktreeValue, E> {
+                if v.is_empty() {
+                    return Err(E::custom("a branch name cannot be empty"));
+                }
+                Ok(WorktreeValue::Branch(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A team file read and checked.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The file, as named.
+    pub path: PathBuf,
+    /// What it says.
+    pub file: TeamFile,
+    /// Its teammates with their briefs and settings (the file's team-wide ones applied).
+    pub members: Vec<MemberSpec>,
+    text: String,
+}
+
+/// What the command line says over a team file (`None`, `false`: the file decides).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--model`, for every teammate.
+    pub model: Option<String>,
+    /// `--agent-type`, for every teammate.
+    pub agent_type: Option<String>,
+    /// `--permission-mode` or `--dangerously-skip-permissions`, for every teammate.
+    pub permission: Option<Permission>,
+    /// `--worktree`: a worktree for every teammate (a branch a teammate names is kept).
+    pub worktree: bool,
+}
+
+impl Overrides {
+    /// Applies these to `m`.
+    pub fn apply(&self, m: &mut MemberSpec) {
+        if let Some(x) = &self.model {
+            m.model = Some(x.clone());
+        }
+        if let Some(x) = &self.agent_type {
+            m.agent_type = Some(x.clone());
+        }
+        if let Some(p) = &self.permission {
+            m.permission = p.clone();
+        }
+        if self.worktree && m.worktree.is_none() {
+            m.worktree = Some(Branch::Default);
+        }
+    }
+}
+
+/// Reads and checks the team file at `path`.
+///
+/// # Errors
+/// The file cannot be read; a usage error `FILE:LINE:COL: message` for what it says wrong
+/// (TOML syntax, an unknown key, a wrong type, a bad member name, a brief missing or given
+/// twice); a brief file that cannot be read.
+pub fn load(path: &Path) -> Result<Loaded> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
+    let file: TeamFile = toml::from_str(&text).map_err(|e| {
+        let at = e.span().map(|s| position(&text, s.start));
+        usage(located(path, at, e.message().trim_end()))
+    })?;
+    let mut loaded = Loaded {
+        path: path.to_path_buf(),
+        file,
+        members: Vec::new(),
+        text,
+    };
+    loaded.members = loaded.read_members()?;
+    Ok(loaded)
+}
+
+impl Loaded {
+    /// The folder its relative paths start from.
+    pub fn dir(&self) -> PathBuf {
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+
+    /// `cwd`, resolved against the file's folder.
+    pub fn cwd(&self) -> Option<PathBuf> {
+        self.file.cwd.as_ref().map(|c| self.dir().join(c))
+    }
+
+    /// `policy`, resolved against the file's folder.
+    pub fn policy(&self) -> Option<PathBuf> {
+        self.file.policy.as_ref().map(|c| self.dir().join(c))
+    }
+
+    /// A usage error at `span` of the file.
+    fn error_at(&self, span: Range<usize>, msg: &str) -> anyhow::Error {
+        usage(located(
+            &self.path,
+            Some(position(&self.text, span.start)),
+            msg,
+        ))
+    }
+
+    /// The name, if the file gives one, checked (placeholders aside).
+    ///
+    /// # Errors
+    /// A usage error at the name.
+    pub fn name(
+        &self,
+        now: DateTime<Utc>,
+        free: &dyn Fn(&TeamName) -> bool,
+    ) -> Result<Option<TeamName>> {
+        let Some(n) = &self.file.name else {
+            return Ok(None);
+        };
+        expand_name(n.get_ref(), now, free)
+            .map(Some)
+            .map_err(|e| self.error_at(n.span(), &format!("{e:#}")))
+    }
+
+    fn read_members(&self) -> Result<Vec<MemberSpec>> {
+        let f = &self.file;
+        let mut out = Vec::new();
+        for m in &f.members {
+            let name = MemberName::parse(m.name.get_ref())
+                .map_err(|e| self.error_at(m.name.span(), &format!("{e:#}")))?;
+            let brief = match (&m.brief, &m.brief_file) {
+                (Some(b), None) => b.clone(),
+                (None, Some(file)) => {
+                    let p = self.dir().join(file.get_ref());
+                    fs::read_to_string(&p)
+                        .with_context(|| {
+                            format!("could not read brief file {} of {name}", p.display())
+                        })?
+                        .trim_end_matches(['\n', '\r'])
+                        .to_string()
+                }
+                (Some(_), Some(file)) => {
+                    return Err(self.error_at(
+                        file.span(),
+                        &format!("member '{name}' has both brief and brief_file: keep one"),
+                    ));
+                }
+                (None, None) => {
+                    return Err(self.error_at(
+                        m.name.span(),
+                        &format!("member '{name}' has no brief: give brief or brief_file"),
+                    ));
+                }
+            };
+            let worktree = match m.worktree.clone().or(f.worktree.map(WorktreeValue::On)) {
+                Some(WorktreeValue::On(true)) => Some(Branch::Default),
+                Some(WorktreeValue::Branch(b)) => Some(Branch::Named(b)),
+                Some(WorktreeValue::On(false)) | None => None,
+            };
+            let mode = m.permission_mode.as_ref().or(f.permission_mode.as_ref());
+            out.push(MemberSpec {
+                model: m.model.clone().or_else(|| f.model.clone()),
+                agent_type: m.agent_type.clone().or_else(|| f.agent_type.clone()),
+                permission: Permission::from_flags(mode.map(String::as_str), false),
+                worktree,
+                ..MemberSpec::new(name, brief)
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// `FILE:LINE:COL: message`, or `FILE: message` without a place.
+fn located(path: &Path, at: Option<(usize, usize)>, msg: &str) -> String {
+    match at {
+        Some((line, col)) => format!("{}:{line}:{col}: {msg}", path.display()),
+        None => format!("{}: {msg}", path.display()),
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..text.floor_char_boundary(offset.min(text.len()))];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
+}
+
+/// A team name with its placeholders filled: `{date}` is `now` as `YYYYMMDD` (UTC), `{n}` the
+/// lowest number from 1 that makes a name `free` says is free.
+///
+/// # Errors
+/// An unknown placeholder, or a name that breaks the naming rules.
+pub fn expand_name(
+    pattern: &str,
+    now: DateTime<Utc>,
+    free: &dyn Fn(&TeamName) -> bool,
+) -> Result<TeamName> {
+    let dated = pattern.replace("{date}", &now.format("%Y%m%d").to_string());
+    let check = dated.replace("{n}", "1");
+    if let Some(at) = check.find(['{', '}']) {
+        return Err(usage(format!(
+            "team name '{pattern}' has an unknown placeholder at '{}': use {{n}} or {{date}}",
+            &check[at..]
+        )));
+    }
+    TeamName::parse(&check)?;
+    if !dated.contains("{n}") {
+        return TeamName::parse(&dated);
+    }
+    for n in 1..=100_000u32 {
+        let t = TeamName::parse(&dated.replace("{n}", &n.to_string()))?;
+        if free(&t) {
+            return Ok(t);
+        }
+    }
+    Err(usage(format!("no free team name for '{pattern}'")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn err(text: &str) -> String {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = write(tmp.path(), "t.toml", text);
+        let e = load(&p).unwrap_err();
+        assert!(matches!(
+            e.downcast_ref::<crate::Error>(),
+            Some(crate::Error::Usage(_))
+        ));
+        e.to_string().replace(&p.display().to_string(), "F")
+    }
+
+    #[test]
+    fn a_file_with_two_members() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "b.md", "Check the tests\n");
+        let p = write(
+            tmp.path(),
+            "t.toml",
+            r#"name = "review-{n}"
+model = "haiku"
+permission_mode = "acceptEdits"
+policy = "p.json"
+[[member]]
+name = "alice"
+brief = "Review the auth changes"
+model = "sonnet"
+agent_type = "security-reviewer"
+worktree = true
+[[member]]
+name = "bob"
+brief_file = "b.md"
+permission_mode = "plan"
+worktree = "bob-work"
+"#,
+        );
+        let l = load(&p).unwrap();
+        let [a, b] = &l.members[..] else { panic!() };
+        assert_eq!(
+            (a.name.as_str(), a.model.as_deref(), a.agent_type.as_deref()),
+            ("alice", Some("sonnet"), Some("security-reviewer"))
+        );
+        assert_eq!(a.permission, Permission::Mode("acceptEdits".into()));
+        assert_eq!(a.worktree, Some(Branch::Default));
+        assert_eq!(
+            (b.brief.as_str(), b.model.as_deref()),
+            ("Check the tests", Some("haiku"))
+        );
+        assert_eq!(b.permission, Permission::Mode("plan".into()));
+        assert_eq!(b.worktree, Some(Branch::Named("bob-work".into())));
+        assert_eq!(l.policy(), Some(tmp.path().join("p.json")));
+        let now = "2026-11-29T10:00:00Z".parse().unwrap();
+        let taken = |t: &TeamName| t.as_str() != "review-1";
+        assert_eq!(l.name(now, &taken).unwrap().unwrap().as_str(), "review-2");
+    }
+
+    #[test]
+    fn errors_name_the_line_and_column() {
+        assert_eq!(
+            err("name = \"x\"\n[[member]]\nname = \"a\"\nbrief = \"b\"\nmodle = \"m\"\n"),
+            "F:5:1: unknown field `modle`, expected one of `name`, `brief`, `brief_file`, \
+             `model`, `agent_type`, `permission_mode`, `worktree`"
+        );
+        assert_eq!(
+            err("[[member]]\nname = \"a\"\nbrief = \"b\"\nworktree = 3\n"),
+            "F:4:12: invalid type: integer `3`, expected true, false or a branch name"
+        );
+        assert_eq!(
+            err("[[member]]\nname = \"a b\"\nbrief = \"b\"\n"),
+            "F:2:8: invalid member name 'a b': use 1 to 64 letters, digits, '_' or '-'"
+        );
+        assert_eq!(
+            err("[[member]]\nname = \"a\"\n"),
+            "F:2:8: member 'a' has no brief: give brief or brief_file"
+        );
+        assert!(err("name = [").starts_with("F:1:"));
+        assert!(
+            err("cwd = 1\n").starts_with("F:1:7: invalid type: integer `1`, expected a string")
+        );
+    }
+
+    #[test]
+    fn placeholders() {
+        let now = "2026-11-29T10:00:00Z".parse().unwrap();
+        let all = |_: &TeamName| true;
+        assert_eq!(
+            expand_name("nightly-{date}", now, &all).unwrap().as_str(),
+            "nightly-20261129"
+        );
+        assert_eq!(expand_name("r-{n}", now, &all).unwrap().as_str(), "r-1");
+        assert!(expand_name("r-{x}", now, &all).is_err());
+        assert!(expand_name("R", now, &all).is_err());
+    }
+}

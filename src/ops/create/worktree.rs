@@ -1,0 +1,265 @@
+//! A git worktree per teammate: where it goes, on which branch, made with `git worktree add`
+//! before the team's files are written, and taken back when the create fails before its
+//! teammates start.
+//!
+//! The worktrees live in teamctl's data dir (`<data dir>/worktrees/<team>.<16 hex>/<member>`,
+//! [`Leads::worktrees_dir`]), never in the user's checkout: its `git status`, its searches and
+//! its builds do not see the teammates' copies, and teamctl writes nowhere the user did not
+//! name. Each is on its own branch, `teamctl/<team>/<member>` unless the team file names one,
+//! made from the working directory's `HEAD`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use super::spec::{Branch, Spec};
+use crate::error::usage;
+use crate::host::claude::Dialog;
+use crate::host::git;
+use crate::ops::prepare;
+use crate::store::paths::Layout;
+use crate::team::lead::{Leads, MemberLaunch, Worktree};
+
+/// One teammate's worktree, as planned (and, once `make` ran, made).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Planned {
+    /// Where, on which branch, from which commit, in which repository.
+    pub tree: Worktree,
+    /// Whether the branch is new (else an existing branch is checked out).
+    pub new_branch: bool,
+}
+
+/// The teammates' worktrees, in member order (`None`: the teammate runs in the team's
+/// working directory).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trees(pub Vec<Option<Planned>>);
+
+impl Trees {
+    /// The `i`-th teammate's worktree, if it has one.
+    pub fn get(&self, i: usize) -> Option<&Planned> {
+        self.0.get(i).and_then(Option::as_ref)
+    }
+
+    /// Where the `i`-th teammate of `spec` runs: its worktree, or the team's working
+    /// directory.
+    pub fn cwd<'a>(&'a self, spec: &'a Spec, i: usize) -> &'a Path {
+        match self.get(i) {
+            Some(p) => Path::new(&p.tree.path),
+            None => &spec.cwd,
+        }
+    }
+
+    /// Whether any teammate has a worktree.
+    pub fn any(&self) -> bool {
+        self.0.iter().any(Option::is_some)
+    }
+}
+
+/// Plans the worktrees `spec` asks for, writing nothing: the working directory must be in a
+/// git repository with a commit, each branch name valid, a default branch not taken yet (one
+/// an earlier team of that name left: `delete` keeps branches), and each folder free.
+///
+/// # Errors
+/// A usage error naming the problem (exit 2), before anything is written.
+pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
+    if spec.members.iter().all(|m| m.worktree.is_none()) {
+        return Ok(Trees(vec![None; spec.members.len()]));
+    }
+    let repo = git::toplevel(&spec.cwd).map_err(|e| usage(format!("{e:#}")))?;
+    let base = git::head(&spec.cwd).map_err(|e| usage(format!("{e:#}")))?;
+    let root = leads.worktrees_dir(layout, &spec.team);
+    let mut out = Vec::new();
+    let mut branches: Vec<String> = Vec::new();
+    for m in &spec.members {
+        let Some(wish) = &m.worktree else {
+            out.push(None);
+            continue;
+        };
+        let (branch, exists) = match wish {
+            Branch::Default => {
+                let b = format!("teamctl/{}/{}", spec.team, m.name);
+                if git::branch_exists(&repo, &b)? {
+                    return Err(usage(format!(
+                        "branch {b} exists already (left by an earlier team '{}'?): name the \
+                         team otherwise, give {} a branch of its own (worktree = \"NAME\"), or \
+                         remove it with `git branch -D {b}`",
+                        spec.team, m.name
+                    )));
+                }
+                (b, false)
+            }
+            Branch::Named(b) => {
+                if !git::valid_branch(&repo, b) {
+                    return Err(usage(format!(
+                        "member '{}': '{b}' is not a valid branch name",
+                        m.name
+                    )));
+                }
+                (b.clone(), git::branch_exists(&repo, b)?)
+            }
+        };
+        if branches.contains(&branch) {
+            return Err(usage(format!(
+                "branch {branch} is given to two teammates: a branch is checked out in one \
+                 worktree at a time"
+            )));
+        }
+        branches.push(branch.clone());
+        let path = root.join(m.name.as_str());
+        if path.symlink_metadata().is_ok() {
+            bail!(
+                "{} exists already (a worktree an earlier team '{}' kept?); remove it with \
+                 `git worktree remove` or name the team otherwise",
+                path.display(),
+                spec.team
+            );
+        }
+        out.push(Some(Planned {
+            tree: Worktree {
+                path: text(&path),
+                branch,
+                repo: text(&repo),
+                base: base.clone(),
+            },
+            new_branch: !exists,
+        }));
+    }
+    Ok(Trees(out))
+}
+
+fn text(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Makes the planned worktrees (`git worktree add`); on a failure, takes back those it made.
+///
+/// # Errors
+/// git refusing, naming the worktree.
+pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
+    let mut made: Vec<&Planned> = Vec::new();
+    for p in trees.0.iter().flatten() {
+        let path = PathBuf::from(&p.tree.path);
+        if let Some(parent) = path.parent() {
+            // Inside teamctl's private data dir.
+            leads.prepare()?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| anyhow::anyhow!("could not create {}: {e}", parent.display()))?;
+        }
+        let base = p.new_branch.then_some(p.tree.base.as_str());
+        if let Err(e) = git::worktree_add(Path::new(&p.tree.repo), &path, &p.tree.branch, base) {
+            unmake(&made);
+            return Err(e);
+        }
+        made.push(p);
+    }
+    Ok(())
+}
+
+/// Takes back worktrees [`make`] made for a create that failed before its teammates started:
+/// they hold nothing but their start, and the branches made for them point at it.
+pub fn unmake(made: &[&Planned]) {
+    for p in made {
+        let repo = Path::new(&p.tree.repo);
+        if git::worktree_remove(repo, Path::new(&p.tree.path)).is_ok() && p.new_branch {
+            let _ = git::branch_delete(repo, &p.tree.branch);
+        }
+    }
+}
+
+/// [`unmake`] for every planned worktree.
+pub fn unmake_all(trees: &Trees) {
+    let all: Vec<&Planned> = trees.0.iter().flatten().collect();
+    unmake(&all);
+}
+
+/// Gives each worktree the workspace trust its team's working directory has in Claude Code's
+/// `.claude.json` (2.1.332 looks for trust only up to the git root, and a worktree is its own
+/// root): written with [`prepare::prepare`] as `teamctl prepare --cwd` writes it, and only when
+/// the working directory itself is trusted. Returns whether it was.
+///
+/// # Errors
+/// As [`prepare::prepare`].
+pub fn trust(req: &prepare::Request, spec: &Spec, trees: &Trees) -> Result<bool> {
+    let only_trust = |dirs: Vec<PathBuf>| prepare::Request {
+        trust: dirs,
+        api_key: None,
+        skip_permissions: false,
+        ..req.clone()
+    };
+    let asked = prepare::prepare(&only_trust(vec![spec.cwd.clone()]), false)?;
+    if asked.changes.iter().any(|c| c.dialog == Dialog::Trust) {
+        return Ok(false);
+    }
+    let dirs = trees
+        .0
+        .iter()
+        .flatten()
+        .map(|p| PathBuf::from(&p.tree.path));
+    prepare::prepare(&only_trust(dirs.collect()), true)?;
+    Ok(true)
+}
+
+/// What `delete` did with a teammate's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TakenDown {
+    /// Whose.
+    pub member: String,
+    /// Its folder.
+    pub path: String,
+    /// Its branch (always kept).
+    pub branch: String,
+    /// `removed`, `kept` (it has uncommitted changes, or git would not remove it) or `missing`
+    /// (the folder is gone).
+    pub action: &'static str,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Removes each worktree of `members` that has no uncommitted changes (`git worktree
+/// remove`, which refuses one that has), and keeps the others; every branch is kept.
+pub fn take_down(members: &[MemberLaunch]) -> Vec<TakenDown> {
+    let mut out = Vec::new();
+    for m in members {
+        let Some(t) = &m.worktree else { continue };
+        let path = Path::new(&t.path);
+        let (action, reason) = if !path.is_dir() {
+            ("missing", "its folder is gone".to_string())
+        } else {
+            match git::uncommitted(path) {
+                Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
+                Ok(c) if !c.is_empty() => (
+                    "kept",
+                    format!(
+                        "{} uncommitted change(s), e.g. {}; commit or remove them, then `git \
+                         worktree remove {}`",
+                        c.len(),
+                        c[0],
+                        t.path
+                    ),
+                ),
+                Ok(_) => match git::worktree_remove(Path::new(&t.repo), path) {
+                    Ok(()) => (
+                        "removed",
+                        format!("no uncommitted changes; branch {} kept", t.branch),
+                    ),
+                    Err(e) => ("kept", format!("{e:#}")),
+                },
+            }
+        };
+        if action == "removed"
+            && let Some(parent) = path.parent()
+        {
+            // The team's folder of worktrees, once empty.
+            let _ = std::fs::remove_dir(parent);
+        }
+        out.push(TakenDown {
+            member: m.name.clone(),
+            path: t.path.clone(),
+            branch: t.branch.clone(),
+            action,
+            reason,
+        });
+    }
+    out
+}

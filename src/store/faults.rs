@@ -1,0 +1,57 @@
+//! Test-only fault injection for the store's locked writes ([`Faults`]): pauses at exact points
+//! so crash and race tests can strike there, and a failing write.
+
+use std::sync::Mutex;
+use std::thread;
+use std::time::Duration;
+
+/// Test-only fault injection for the locked write path, so crash and fault tests can stop a
+/// write at an exact point. All zero/`false` (the default) means no effect. The library never
+/// reads the environment: the CLI fills this from `TEAMCTL_TEST_FAULTS` and calls
+/// [`set_faults`]. Never set it in production.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Sleep this long before trying for the lock (a kill then hits "before the lock").
+    pub before_lock: Duration,
+    /// Sleep this long right after the lock is taken (a kill then hits "holding the lock").
+    pub after_lock: Duration,
+    /// Sleep this long after finding the lock stale, before acting on that (a writer
+    /// descheduled there, where another can reclaim the lock first).
+    pub before_reclaim: Duration,
+    /// Sleep this long after the temp file is written and synced, before the rename.
+    pub before_rename: Duration,
+    /// Sleep this long after the rename, before the read-back (a foreign writer can strike).
+    pub before_verify: Duration,
+    /// Fail the temp file's write with `ENOSPC`, as a full file system does.
+    pub fail_write: bool,
+    /// Sleep this long in a move ([`super::moving`]) after the target is written, before the source
+    /// is (a kill then leaves the message in both inboxes).
+    pub between_moves: Duration,
+}
+
+static FAULTS: Mutex<Faults> = Mutex::new(Faults {
+    before_lock: Duration::ZERO,
+    after_lock: Duration::ZERO,
+    before_reclaim: Duration::ZERO,
+    before_rename: Duration::ZERO,
+    before_verify: Duration::ZERO,
+    fail_write: false,
+    between_moves: Duration::ZERO,
+});
+
+/// Installs `faults` for this process (test-only; see [`Faults`]).
+pub fn set_faults(faults: Faults) {
+    *FAULTS.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+}
+
+/// The faults installed ([`set_faults`]).
+pub(super) fn faults() -> Faults {
+    *FAULTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sleeps `d` (a fault's pause; nothing when zero).
+pub(super) fn pause(d: Duration) {
+    if !d.is_zero() {
+        thread::sleep(d);
+    }
+}

@@ -1,0 +1,421 @@
+//! Team files (`create --file`, docs/team-file.md): the schema matches the parser, the examples
+//! validate, errors name the place, each teammate's settings reach config.json and teamctl's
+//! record, and worktrees are made, shown, kept or removed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use teamctl::ops::create::{FileMember, TeamFile};
+
+use crate::common::{TestEnv, json as parse, keys};
+
+fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fields a serde struct accepts, as `deny_unknown_fields` lists them for a key it refuses.
+fn fields<T: serde::de::DeserializeOwned + std::fmt::Debug>(table: &str) -> Vec<String> {
+    let err = toml::from_str::<T>(&format!("{table}zz_unknown = 1\n")).unwrap_err();
+    let msg = err.message().to_string();
+    let list = msg
+        .split("expected one of ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{msg}"));
+    let mut out: Vec<String> = list
+        .split(", ")
+        .map(|f| f.trim_matches('`').to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn schema() -> Value {
+    serde_json::from_str(
+        &fs::read_to_string(repo_root().join("docs/team-file.schema.json")).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_schema_has_the_parsers_keys() {
+    let s = schema();
+    let top = keys(&s["properties"]);
+    assert_eq!(top, fields::<TeamFile>(""));
+    let member = keys(&s["$defs"]["member"]["properties"]);
+    assert_eq!(
+        member,
+        fields::<FileMember>("name = \"a\"\nbrief = \"b\"\n")
+    );
+}
+
+/// Checks `v` against the parts of JSON Schema the team file's schema uses.
+fn validate(schema: &Value, root: &Value, v: &Value, at: &str) -> Vec<String> {
+    let s = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => &root["$defs"][r.trim_start_matches("#/$defs/")],
+        None => schema,
+    };
+    let mut errs = Vec::new();
+    let type_ok = |t: &str| match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        _ => false,
+    };
+    if let Some(t) = s.get("type").and_then(Value::as_str)
+        && !type_ok(t)
+    {
+        errs.push(format!("{at}: not a {t}"));
+    }
+    if let (Some(min), Some(text)) = (s.get("minLength").and_then(Value::as_u64), v.as_str())
+        && (text.chars().count() as u64) < min
+    {
+        errs.push(format!("{at}: too short"));
+    }
+    if let Some(req) = s.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if v.get(r).is_none() {
+                errs.push(format!("{at}: missing {r}"));
+            }
+        }
+    }
+    if let (Some(props), Some(obj)) = (s.get("properties"), v.as_object()) {
+        for (k, x) in obj {
+            match props.get(k) {
+                Some(p) => errs.extend(validate(p, root, x, &format!("{at}.{k}"))),
+                None if s["additionalProperties"] == false => {
+                    errs.push(format!("{at}: unknown key {k}"))
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
+        for (i, x) in arr.iter().enumerate() {
+            errs.extend(validate(items, root, x, &format!("{at}[{i}]")));
+        }
+    }
+    if let Some(one) = s.get("oneOf").and_then(Value::as_array) {
+        let ok = one
+            .iter()
+            .filter(|o| validate(o, root, v, at).is_empty())
+            .count();
+        if ok != 1 {
+            errs.push(format!("{at}: matches {ok} of oneOf"));
+        }
+    }
+    errs
+}
+
+#[test]
+fn the_examples_validate_against_the_schema() {
+    let s = schema();
+    for f in ["examples/team/review.toml", "examples/ci/review.toml"] {
+        let text = fs::read_to_string(repo_root().join(f)).unwrap();
+        let v: Value = toml::from_str(&text).unwrap();
+        assert_eq!(validate(&s, &s, &v, f), Vec::<String>::new());
+        teamctl::ops::create::load(&repo_root().join(f)).unwrap();
+    }
+    // The checker does catch what the schema refuses.
+    let bad = json!({"member": [{"name": "a", "brief": "b", "brief_file": "c"}], "x": 1});
+    assert_eq!(validate(&s, &s, &bad, "bad").len(), 2);
+}
+
+fn write(env: &TestEnv, name: &str, text: &str) -> PathBuf {
+    let p = env.dir.path().join(name);
+    fs::write(&p, text).unwrap();
+    p
+}
+
+const TWO: &str = r#"name = "shape-{n}"
+description = "two of a kind"
+permission_mode = "acceptEdits"
+[[member]]
+name = "alice"
+brief = "Review the auth changes"
+model = "sonnet"
+agent_type = "security-reviewer"
+[[member]]
+name = "bob"
+brief_file = "bob.md"
+model = "claude-haiku-4-5"
+permission_mode = "plan"
+"#;
+
+#[test]
+fn a_file_gives_each_teammate_its_settings() {
+    let env = TestEnv::new();
+    write(&env, "bob.md", "Check the tests\n");
+    let file = write(&env, "team.toml", TWO);
+    // --dry-run writes nothing and says what it would do.
+    let out = env
+        .cmd()
+        .args(["--json", "create", "--dry-run", "--file"])
+        .arg(&file)
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(
+        keys(&v),
+        [
+            "config",
+            "cwd",
+            "description",
+            "dry_run",
+            "launch",
+            "members",
+            "policy",
+            "schema_version",
+            "team"
+        ]
+    );
+    assert_eq!(v["team"], "shape-1");
+    assert_eq!(v["members"][0]["model"], "sonnet");
+    assert_eq!(v["members"][0]["agent_type"], "security-reviewer");
+    assert_eq!(v["members"][1]["brief"], "Check the tests");
+    assert_eq!(v["members"][1]["permission_mode"], "plan");
+    assert_eq!(v["members"][1]["worktree"], Value::Null);
+    assert!(!env.root.join("teams").exists());
+    env.cmd()
+        .args(["create", "--dry-run", "--file"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("would create team shape-1"))
+        .stdout(predicate::str::contains("security-reviewer"));
+
+    // The flags win over the file: --agent-type for every teammate.
+    env.cmd()
+        .args([
+            "create",
+            "--launch",
+            "none",
+            "--agent-type",
+            "checker",
+            "--file",
+        ])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "created team shape-1 (provisioned)",
+        ));
+    let cfg: Value = serde_json::from_str(
+        &fs::read_to_string(env.root.join("teams/shape-1/config.json")).unwrap(),
+    )
+    .unwrap();
+    let m = &cfg["members"];
+    assert_eq!(
+        (&m[1]["name"], &m[1]["model"], &m[1]["agentType"]),
+        (&json!("alice"), &json!("sonnet"), &json!("checker"))
+    );
+    assert_eq!(m[2]["model"], "claude-haiku-4-5");
+    assert_eq!(cfg["description"], "two of a kind");
+    // teamctl's own record keeps each teammate's launch settings (what a restart uses).
+    let rec = fs::read_dir(env.data_dir().join("leads"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("shape-1."))
+        .unwrap();
+    let rec: Value = serde_json::from_slice(&fs::read(rec.path()).unwrap()).unwrap();
+    let members = &rec["launch"]["members"];
+    assert_eq!(members[0]["permission_mode"], "acceptEdits");
+    assert_eq!(members[1]["permission_mode"], "plan");
+    assert_eq!(members[1]["model"], "claude-haiku-4-5");
+    assert_eq!(members[0]["agent_type"], "checker");
+    // {n} moves on to the next free name.
+    env.cmd()
+        .args(["create", "--launch", "none", "--file"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("created team shape-2"));
+}
+
+#[test]
+fn mistakes_in_a_file_name_the_place_and_write_nothing() {
+    let env = TestEnv::new();
+    for (text, want) in [
+        (
+            "[[member]]\nname = \"alice\"\nbrief = \"b\"\nmodle = \"m\"\n",
+            ":4:1: unknown field `modle`",
+        ),
+        (
+            "[[member]]\nname = \"alice\"\nbrief = \"b\"\nworktree = 3\n",
+            ":4:12: invalid type: integer `3`, expected true, false or a branch name",
+        ),
+        (
+            "name = \"t\"\n[[member]]\nname = \"al ice\"\nbrief = \"b\"\n",
+            ":3:8: invalid member name 'al ice'",
+        ),
+        (
+            "name = \"t\"\n[[member]]\nname = \"team-lead\"\nbrief = \"b\"\n",
+            "member name 'team-lead' is reserved",
+        ),
+    ] {
+        let file = write(&env, "bad.toml", text);
+        env.cmd()
+            .args(["create", "--launch", "none", "--file"])
+            .arg(&file)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::starts_with("error: "))
+            .stderr(predicate::str::contains(want));
+    }
+    assert!(!env.root.join("teams").exists());
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn worktrees_per_teammate_are_made_shown_and_taken_down() {
+    let env = TestEnv::new();
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "base\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let file = write(
+        &env,
+        "wt.toml",
+        "name = \"wt\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n\
+         [[member]]\nname = \"bob\"\nbrief = \"b\"\nworktree = \"bob-work\"\n[[member]]\nname = \"carol\"\nbrief = \"c\"\n",
+    );
+    env.cmd()
+        .args(["create", "--launch", "none", "--file"])
+        .arg(&file)
+        .assert()
+        .success();
+    let cfg: Value =
+        serde_json::from_str(&fs::read_to_string(env.root.join("teams/wt/config.json")).unwrap())
+            .unwrap();
+    let cwd_of = |i: usize| PathBuf::from(cfg["members"][i]["cwd"].as_str().unwrap());
+    let (alice, bob) = (cwd_of(1), cwd_of(2));
+    assert!(
+        alice.starts_with(env.data_dir().join("worktrees")),
+        "{}",
+        alice.display()
+    );
+    assert_eq!(cwd_of(3), fs::canonicalize(&repo).unwrap());
+    assert_eq!(
+        git(&alice, &["branch", "--show-current"]),
+        "teamctl/wt/alice"
+    );
+    assert_eq!(git(&bob, &["branch", "--show-current"]), "bob-work");
+    // The checkout itself is untouched.
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+
+    // Both edit the same path; alice commits, bob leaves his change uncommitted.
+    fs::write(alice.join("notes.md"), "alice\n").unwrap();
+    git(&alice, &["commit", "-q", "-am", "alice"]);
+    fs::write(bob.join("notes.md"), "bob\n").unwrap();
+    let out = env
+        .cmd()
+        .args(["--json", "--team", "wt", "status"])
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    let row = |n: &str| {
+        v["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        row("alice")["worktree"],
+        json!({"path": alice.to_str().unwrap(), "branch": "teamctl/wt/alice", "changed": 1})
+    );
+    assert_eq!(row("bob")["worktree"]["changed"], 1);
+    assert_eq!(row("carol")["worktree"], Value::Null);
+    env.cmd()
+        .args(["--team", "wt", "status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "alice: branch teamctl/wt/alice, 1 file(s) changed",
+        ));
+
+    // delete: alice's clean worktree goes, bob's dirty one stays; both branches stay.
+    let record = env.dir.path().join("record");
+    let out = env
+        .cmd()
+        .args(["--json", "delete", "wt", "--export"])
+        .arg(&record)
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    let w = v["worktrees"].as_array().unwrap();
+    assert_eq!(
+        (&w[0]["member"], &w[0]["action"]),
+        (&json!("alice"), &json!("removed"))
+    );
+    assert_eq!(
+        (&w[1]["member"], &w[1]["action"]),
+        (&json!("bob"), &json!("kept"))
+    );
+    assert!(
+        w[1]["reason"].as_str().unwrap().contains("uncommitted"),
+        "{}",
+        w[1]
+    );
+    assert!(!alice.exists() && bob.exists());
+    assert_eq!(fs::read_to_string(bob.join("notes.md")).unwrap(), "bob\n");
+    assert_eq!(git(&repo, &["show", "teamctl/wt/alice:notes.md"]), "alice");
+    git(&repo, &["rev-parse", "--verify", "bob-work"]);
+    // The record names each branch and its final commit.
+    let s: Value = serde_json::from_slice(&fs::read(record.join("summary.json")).unwrap()).unwrap();
+    let b = &s["worktrees"][0];
+    assert_eq!(b["branch"], "teamctl/wt/alice");
+    assert_eq!(
+        b["commit"].as_str().unwrap(),
+        git(&repo, &["rev-parse", "teamctl/wt/alice"])
+    );
+    assert_ne!(b["commit"], b["base"]);
+}
+
+#[test]
+fn worktrees_need_a_git_repository() {
+    let env = TestEnv::new();
+    let plain = env.dir.path().join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    env.cmd()
+        .args([
+            "create",
+            "t",
+            "--launch",
+            "none",
+            "--worktree",
+            "--member",
+            "a:b",
+            "--cwd",
+        ])
+        .arg(&plain)
+        .env("GIT_CEILING_DIRECTORIES", env.dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not in a git repository"));
+    assert!(!env.root.join("teams").exists());
+}
