@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::launch::start_panes;
 use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
-use super::provision::{already_exists, provision};
+use super::provision::{already_exists, launch_record, provision};
 use super::ready::{wait_ready, with_dialog_hint};
 use super::spec::{Launch, LaunchEnv, Spec, color_of, validate_members};
 use super::worktree::{self, Trees};
@@ -244,6 +244,6 @@ fn record_session(
         Some(&spec.cwd),
     );
     record.tmux_session_id = Some(session_id);
-    record.launch = Some(spec.launch(trees));
+    record.launch = Some(launch_record(spec, trees));
     leads.record(layout, &spec.team, &record)
 }

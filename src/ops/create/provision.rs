@@ -12,13 +12,14 @@ use serde_json::{Map, Value, json};
 use super::spec::{Launch, Spec, color_of};
 use super::worktree::Trees;
 use crate::error::Error;
+use crate::host::claude::Permission;
 use crate::store::dir::{Dir, Loc};
 use crate::store::id;
 use crate::store::lock::{self, LockGuard, LockOptions};
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::store::{self, Entry};
 use crate::team::config::{LEAD, TEAMCTL_KEY};
-use crate::team::lead::{self, Leads};
+use crate::team::lead::{self, Leads, MemberLaunch};
 use crate::team::model::NewMessage;
 
 /// `config.json` of a new team in Claude Code's shape (spec §6), members without panes yet.
@@ -130,7 +131,7 @@ pub fn provision(
         tmux_session,
         Some(&spec.cwd),
     );
-    record.launch = Some(spec.launch(trees));
+    record.launch = Some(launch_record(spec, trees));
     leads.record(layout, team, &record)?;
 
     let doc = config_doc(spec, trees, lead_session_id, now, tmux_session);
@@ -249,4 +250,55 @@ pub(super) fn already_exists(layout: &Layout, team: &TeamName) -> anyhow::Error 
          remove it with `teamctl delete {team}`",
         layout.config_path(team).display()
     )
+}
+
+/// A permission as the record keeps it: the mode, and whether prompts are skipped.
+fn permission_parts(p: &Permission) -> (Option<String>, bool) {
+    match p {
+        Permission::Default => (None, false),
+        Permission::Mode(m) => (Some(m.clone()), false),
+        Permission::Skip => (None, true),
+    }
+}
+
+/// How `spec`'s teammates are started, for teamctl's record (a restart starts each so again):
+/// `trees` are their worktrees, in member order.
+pub(super) fn launch_record(spec: &Spec, trees: &Trees) -> crate::team::lead::Launch {
+    let members: Vec<MemberLaunch> = spec
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let (permission_mode, skip_permissions) = permission_parts(&m.permission);
+            MemberLaunch {
+                name: m.name.to_string(),
+                model: m.model.clone(),
+                agent_type: m.agent_type.clone(),
+                permission_mode,
+                skip_permissions,
+                cwd: Some(trees.cwd(spec, i).to_string_lossy().into_owned()),
+                worktree: trees.get(i).map(|t| t.tree.clone()),
+            }
+        })
+        .collect();
+    // The team-wide fields say what every teammate shares, for a reader of an older
+    // record; each teammate's own entry is what a restart uses.
+    let first = members.first().cloned().unwrap_or_default();
+    let same = |f: &dyn Fn(&MemberLaunch) -> bool| members.iter().all(f);
+    crate::team::lead::Launch {
+        permission_mode: first
+            .permission_mode
+            .clone()
+            .filter(|p| same(&|m| m.permission_mode.as_ref() == Some(p))),
+        skip_permissions: first.skip_permissions && same(&|m| m.skip_permissions),
+        model: first
+            .model
+            .clone()
+            .filter(|x| same(&|m| m.model.as_ref() == Some(x))),
+        agent_type: first
+            .agent_type
+            .clone()
+            .filter(|x| same(&|m| m.agent_type.as_ref() == Some(x))),
+        members,
+    }
 }

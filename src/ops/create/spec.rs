@@ -9,11 +9,9 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::worktree::Trees;
 use crate::error::usage;
 use crate::host::claude::{ClaudeEnv, Permission};
 use crate::store::paths::{MemberName, TeamName};
-use crate::team::lead::MemberLaunch;
 use crate::team::model::Color;
 
 /// One teammate to create.
@@ -89,57 +87,6 @@ impl Spec {
     /// dialog).
     pub fn bypasses(&self) -> bool {
         self.members.iter().any(|m| m.permission.bypasses())
-    }
-
-    /// How the teammates are started, for teamctl's record (a restart starts each so again):
-    /// `trees` are their worktrees, in member order.
-    pub fn launch(&self, trees: &Trees) -> crate::team::lead::Launch {
-        let members: Vec<MemberLaunch> = self
-            .members
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let (permission_mode, skip_permissions) = permission_parts(&m.permission);
-                MemberLaunch {
-                    name: m.name.to_string(),
-                    model: m.model.clone(),
-                    agent_type: m.agent_type.clone(),
-                    permission_mode,
-                    skip_permissions,
-                    cwd: Some(trees.cwd(self, i).to_string_lossy().into_owned()),
-                    worktree: trees.get(i).map(|t| t.tree.clone()),
-                }
-            })
-            .collect();
-        // The team-wide fields say what every teammate shares, for a reader of an older
-        // record; each teammate's own entry is what a restart uses.
-        let first = members.first().cloned().unwrap_or_default();
-        let same = |f: &dyn Fn(&MemberLaunch) -> bool| members.iter().all(f);
-        crate::team::lead::Launch {
-            permission_mode: first
-                .permission_mode
-                .clone()
-                .filter(|p| same(&|m| m.permission_mode.as_ref() == Some(p))),
-            skip_permissions: first.skip_permissions && same(&|m| m.skip_permissions),
-            model: first
-                .model
-                .clone()
-                .filter(|x| same(&|m| m.model.as_ref() == Some(x))),
-            agent_type: first
-                .agent_type
-                .clone()
-                .filter(|x| same(&|m| m.agent_type.as_ref() == Some(x))),
-            members,
-        }
-    }
-}
-
-/// A permission as the record keeps it: the mode, and whether prompts are skipped.
-fn permission_parts(p: &Permission) -> (Option<String>, bool) {
-    match p {
-        Permission::Default => (None, false),
-        Permission::Mode(m) => (Some(m.clone()), false),
-        Permission::Skip => (None, true),
     }
 }
 
