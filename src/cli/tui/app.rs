@@ -340,111 +340,11 @@ impl App {
                 self.mode = Mode::Help;
                 Effect::None
             }
-            Mode::Story { member, scroll } => {
-                let scroll = match key.code {
-                    KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => return Effect::None,
-                    KeyCode::Char('q') => return Effect::Quit,
-                    KeyCode::Char('m') => {
-                        self.mode = Mode::Compose {
-                            to: member,
-                            input: Input::default(),
-                        };
-                        return Effect::None;
-                    }
-                    KeyCode::Char('i') => {
-                        self.mode = Mode::Inbox { member, scroll: 0 };
-                        return Effect::None;
-                    }
-                    code => scrolled(scroll, code),
-                };
-                self.mode = Mode::Story { member, scroll };
-                Effect::None
-            }
-            Mode::Inbox { member, scroll } => {
-                let scroll = match key.code {
-                    KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => return Effect::None,
-                    KeyCode::Char('q') => return Effect::Quit,
-                    KeyCode::Char('m') => {
-                        self.mode = Mode::Compose {
-                            to: member,
-                            input: Input::default(),
-                        };
-                        return Effect::None;
-                    }
-                    KeyCode::Char('l') => {
-                        self.mode = Mode::Story { member, scroll: 0 };
-                        return Effect::None;
-                    }
-                    code => scrolled(scroll, code),
-                };
-                self.mode = Mode::Inbox { member, scroll };
-                Effect::None
-            }
-            Mode::Request { id, scroll } => match key.code {
-                KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => Effect::None,
-                KeyCode::Char('q') => Effect::Quit,
-                KeyCode::Char(c @ ('a' | 'd')) => {
-                    self.request = Some(id);
-                    self.answer(c == 'a');
-                    Effect::None
-                }
-                code => {
-                    // The detail reads from the top: up is back, the scroll counts down.
-                    let scroll = match code {
-                        KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
-                        KeyCode::Down | KeyCode::Char('j') => scroll + 1,
-                        KeyCode::PageUp => scroll.saturating_sub(10),
-                        KeyCode::PageDown | KeyCode::Char(' ') => scroll + 10,
-                        KeyCode::Home | KeyCode::Char('g') => 0,
-                        _ => scroll,
-                    };
-                    self.mode = Mode::Request { id, scroll };
-                    Effect::None
-                }
-            },
-            Mode::Compose { to, mut input } => match key.code {
-                KeyCode::Esc => {
-                    self.say("not sent", false);
-                    Effect::None
-                }
-                KeyCode::Enter if input.text.trim().is_empty() => {
-                    self.mode = Mode::Compose { to, input };
-                    Effect::None
-                }
-                KeyCode::Enter => Effect::Send {
-                    to,
-                    text: input.text,
-                },
-                _ => {
-                    input.edit(&key);
-                    self.mode = Mode::Compose { to, input };
-                    Effect::None
-                }
-            },
-            Mode::Reason {
-                mut answer,
-                mut input,
-            } => match key.code {
-                KeyCode::Esc => {
-                    self.say("not answered", false);
-                    Effect::None
-                }
-                KeyCode::Enter => {
-                    let reason = input.text.trim();
-                    answer.reason = if reason.is_empty() {
-                        format!("denied by {} in teamctl top", self.identity)
-                    } else {
-                        reason.to_string()
-                    };
-                    self.mode = Mode::Confirm(answer);
-                    Effect::None
-                }
-                _ => {
-                    input.edit(&key);
-                    self.mode = Mode::Reason { answer, input };
-                    Effect::None
-                }
-            },
+            Mode::Story { member, scroll } => self.member_view(key, member, scroll, true),
+            Mode::Inbox { member, scroll } => self.member_view(key, member, scroll, false),
+            Mode::Request { id, scroll } => self.request_key(key, id, scroll),
+            Mode::Compose { to, input } => self.compose_key(key, to, input),
+            Mode::Reason { answer, input } => self.reason_key(key, answer, input),
             Mode::Confirm(answer) => match key.code {
                 KeyCode::Char('y' | 'Y') => Effect::Answer(answer),
                 _ => {
@@ -452,6 +352,111 @@ impl App {
                     Effect::None
                 }
             },
+        }
+    }
+
+    /// A key in a member's story (`story`) or inbox: back, quit, a message to it, the other
+    /// view of it, or a scroll.
+    fn member_view(&mut self, key: KeyEvent, member: String, scroll: usize, story: bool) -> Effect {
+        let scroll = match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => return Effect::None,
+            KeyCode::Char('q') => return Effect::Quit,
+            KeyCode::Char('m') => {
+                self.mode = Mode::Compose {
+                    to: member,
+                    input: Input::default(),
+                };
+                return Effect::None;
+            }
+            KeyCode::Char('i') if story => {
+                self.mode = Mode::Inbox { member, scroll: 0 };
+                return Effect::None;
+            }
+            KeyCode::Char('l') if !story => {
+                self.mode = Mode::Story { member, scroll: 0 };
+                return Effect::None;
+            }
+            code => scrolled(scroll, code),
+        };
+        self.mode = if story {
+            Mode::Story { member, scroll }
+        } else {
+            Mode::Inbox { member, scroll }
+        };
+        Effect::None
+    }
+
+    /// A key in a request's detail: back, quit, approve or deny it, or a scroll.
+    fn request_key(&mut self, key: KeyEvent, id: String, scroll: usize) -> Effect {
+        match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace => Effect::None,
+            KeyCode::Char('q') => Effect::Quit,
+            KeyCode::Char(c @ ('a' | 'd')) => {
+                self.request = Some(id);
+                self.answer(c == 'a');
+                Effect::None
+            }
+            code => {
+                // The detail reads from the top: up is back, the scroll counts down.
+                let scroll = match code {
+                    KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+                    KeyCode::Down | KeyCode::Char('j') => scroll + 1,
+                    KeyCode::PageUp => scroll.saturating_sub(10),
+                    KeyCode::PageDown | KeyCode::Char(' ') => scroll + 10,
+                    KeyCode::Home | KeyCode::Char('g') => 0,
+                    _ => scroll,
+                };
+                self.mode = Mode::Request { id, scroll };
+                Effect::None
+            }
+        }
+    }
+
+    /// A key while a message to `to` is typed: cancel, send, or an edit.
+    fn compose_key(&mut self, key: KeyEvent, to: String, mut input: Input) -> Effect {
+        match key.code {
+            KeyCode::Esc => {
+                self.say("not sent", false);
+                Effect::None
+            }
+            KeyCode::Enter if input.text.trim().is_empty() => {
+                self.mode = Mode::Compose { to, input };
+                Effect::None
+            }
+            KeyCode::Enter => Effect::Send {
+                to,
+                text: input.text,
+            },
+            _ => {
+                input.edit(&key);
+                self.mode = Mode::Compose { to, input };
+                Effect::None
+            }
+        }
+    }
+
+    /// A key while the reason of a denial is typed: cancel, on to the confirmation, or an edit.
+    fn reason_key(&mut self, key: KeyEvent, mut answer: Answer, mut input: Input) -> Effect {
+        match key.code {
+            KeyCode::Esc => {
+                self.say("not answered", false);
+                Effect::None
+            }
+            KeyCode::Enter => {
+                let reason = input.text.trim();
+                answer.reason = if reason.is_empty() {
+                    format!("denied by {} in teamctl top", self.identity)
+                } else {
+                    reason.to_string()
+                };
+                self.mode = Mode::Confirm(answer);
+                Effect::None
+            }
+            _ => {
+                input.edit(&key);
+                self.mode = Mode::Reason { answer, input };
+                Effect::None
+            }
         }
     }
 
