@@ -22,9 +22,14 @@ same inbox bytes (restored outside the timing):
 - the transcripts: `teamctl status --json` on a team of 10 members whose transcripts total
   1 GiB (generated in a temp dir, shaped like Claude Code 2.1.332's), with the index cold and
   then warm with 1 MiB appended, its peak memory, `teamctl log --follow` from an appended line
-  to that line on stdout, and `wait`'s reaction with and without a spending cap.
+  to that line on stdout, and `wait`'s reaction with and without a spending cap;
+- keeping a team going: `wait --on-rate-limit exit`'s reaction to Claude Code's transcript line
+  for a call whose retries ran out;
+- with `--only baseline --baseline BIN`: this build's reactions (wait, ask, top, status) against
+  another binary's, in turn.
 
-Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N] [--only top]
+Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N]
+       [--only top|keep|baseline] [--baseline BIN]
 Needs: cargo, cc, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
 import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
@@ -191,10 +196,17 @@ def main():
     ap.add_argument("--out", help="write the Markdown report here (default: stdout only)")
     ap.add_argument("--transcript-mib", type=int, default=1024,
                     help="total size of the generated transcripts (default 1024)")
-    ap.add_argument("--only", choices=["top"],
-                    help="run only this part (top: top_bench on a team of two and on the status "
-                         "benchmark's team) and print only its section")
+    ap.add_argument("--only", choices=["top", "keep", "baseline"],
+                    help="run only this part and print only its section (top: top_bench on a "
+                         "team of two and on the status benchmark's team; keep: wait's reaction "
+                         "to an API failure in a transcript; baseline: this build against "
+                         "--baseline, paired)")
+    ap.add_argument("--baseline", metavar="BIN",
+                    help="another teamctl binary (a release build of an earlier commit) to time "
+                         "this build's reactions against, in turn (with --only baseline)")
     args = ap.parse_args()
+    if (args.only == "baseline") != (args.baseline is not None):
+        sys.exit("bench: --only baseline and --baseline BIN go together")
     # The writers' comparison runs the Node peer; without its dependency it dies mid-run.
     if args.only is None and not os.path.isdir(
             os.path.join(ROOT, "tests", "peer", "node_modules", "proper-lockfile")):
@@ -205,9 +217,16 @@ def main():
     tmp = tempfile.mkdtemp(prefix="teamctl-bench-")
     report = []
     out = report.append
-    if args.only == "top":
+    if args.only is not None:
         try:
-            write_top(out, top_bench(tmp, big=status_team(tmp)))
+            if args.only == "top":
+                write_top(out, top_bench(tmp, big=status_team(tmp)))
+            elif args.only == "keep":
+                write_keep(out, keep_bench(tmp))
+            else:
+                rounds = 4
+                write_baseline(out, args.baseline, baseline_bench(tmp, args.baseline, rounds),
+                               rounds)
         finally:
             shutil.rmtree(tmp)
         sys.stdout.write("\n".join(report) + "\n")
@@ -257,9 +276,11 @@ def main():
         blocking = {"ask": ask_bench(tmp, env), "wait": wait_bench(tmp, env),
                     "policy": policy_bench(tmp)}
         topb = top_bench(tmp, big=os.path.join(tmp, "claude-status"))
+        keep = keep_bench(tmp)
         transcripts = transcripts_bench(tmp, args.transcript_mib)
         write_report(out, args.runs, sends, floors, reads, sizes, conc, status, watch, blocking,
                      topb)
+        write_keep(out, keep)
         write_transcripts(out, transcripts)
     finally:
         shutil.rmtree(tmp)
@@ -366,21 +387,19 @@ def locked_replace(path, data, i):
 
 
 def led_team(tmp, name):
-    """A team teamctl leads, with teammate alice (teamctl's identity there is team-lead)."""
+    """A team teamctl leads, with teammate alice (teamctl's identity there is team-lead): made by
+    `teamctl create --launch none`, so teamctl's data dir (its own, under tmp) has the record
+    that it leads the team (config.json cannot say so: its teammates write it)."""
     claude = os.path.join(tmp, name)
+    os.makedirs(claude)
+    env = dict(env_base(), CLAUDE_CONFIG_DIR=claude, TEAMCTL_TEAM="t",
+               TEAMCTL_DATA_DIR=os.path.join(tmp, name + "-data"))
+    subprocess.run([BIN, "create", "t", "--member", "alice:brief", "--launch", "none"], env=env,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     inboxes = os.path.join(claude, "teams", "t", "inboxes")
-    os.makedirs(inboxes)
-    os.makedirs(os.path.join(claude, "tasks", "t"))
-    config = {"name": "t", "leadAgentId": "team-lead@t", "members": [
-        {"agentId": "team-lead@t", "name": "team-lead", "agentType": "team-lead"},
-        {"agentId": "alice@t", "name": "alice", "agentType": "general-purpose",
-         "color": "blue", "tmuxPaneId": ""}], "teamctl": {"leads": True}}
-    with open(os.path.join(claude, "teams", "t", "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
     for m in ("team-lead", "alice"):
         with open(os.path.join(inboxes, f"{m}.json"), "w") as f:
             f.write("[]")
-    env = dict(env_base(), CLAUDE_CONFIG_DIR=claude, TEAMCTL_TEAM="t")
     return claude, inboxes, env
 
 
@@ -449,6 +468,129 @@ def wait_bench(tmp, env, samples=200):
     return lat
 
 
+def keep_bench(tmp, samples=200):
+    """`teamctl wait --tasks-done --on-rate-limit exit` on a team whose teammate's transcript shows
+    a 429 Claude Code is retrying (an `api_error` line); one line appended to it, Claude Code's
+    entry for a call whose retries ran out, is timed from the write to wait's exit 7. In turn, the
+    same wait's reaction to the task's completion (rename to exit 0), for scale."""
+    claude, _, env = led_team(tmp, "claude-keep")
+    cfg_path = os.path.join(claude, "teams", "t", "config.json")
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    for m in cfg["members"]:
+        if m["name"] == "alice":
+            m["cwd"] = "/bench/alice"
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f, indent=2)
+    project = os.path.join(claude, "projects", "-bench-alice")
+    os.makedirs(project)
+    task = os.path.join(claude, "tasks", "t", "1.json")
+    doc = {"id": "1", "subject": "s", "description": "d", "status": "pending", "blocks": [],
+           "blockedBy": [], "owner": "alice"}
+    me = {"teamName": "t", "agentName": "alice"}
+    api, done = [], []
+    for i in range(samples):
+        # A session of its own each sample: a prompt, a request, a 429 being retried.
+        path = os.path.join(project, f"s-{i}.jsonl")
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="milliseconds").replace("+00:00", "Z")
+        with open(path, "w") as f:
+            for e in ({"type": "user", "message": {"role": "user", "content": "go"}},
+                      {"type": "api-request", "requestDigest": f"d{i}"},
+                      {"type": "system", "subtype": "api_error", "level": "error",
+                       "error": {"status": 429, "formatted": "429 rate limited"},
+                       "retryInMs": 3000, "retryAttempt": 2, "maxRetries": 10}):
+                f.write(json.dumps(dict(e, timestamp=now, sessionId=f"s-{i}", **me)) + "\n")
+        for kind in ("task", "api"):
+            doc["status"] = "pending"
+            with open(task, "w") as f:
+                f.write(json.dumps(doc, indent=2))
+            proc = subprocess.Popen([BIN, "wait", "--tasks-done", "--on-rate-limit", "exit",
+                                     "--timeout", "30s"], env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE)
+            line = proc.stderr.readline()
+            if b"waiting up to" not in line:
+                raise SystemExit(f"wait said {line!r}")
+            if kind == "api":
+                gave_up = dict(me, type="assistant", timestamp=now, sessionId=f"s-{i}",
+                               error="rate_limit", isApiErrorMessage=True, apiErrorStatus=429,
+                               message={"id": f"x{i}", "model": "<synthetic>",
+                                        "stop_reason": "stop_sequence", "usage": {},
+                                        "content": [{"type": "text", "text":
+                                                     "API Error: Request rejected (429)"}]})
+                with open(path, "a") as f:
+                    t0 = time.perf_counter()
+                    f.write(json.dumps(gave_up) + "\n")
+                want, lat = 7, api
+            else:
+                doc["status"] = "completed"
+                t0 = locked_replace(task, json.dumps(doc, indent=2), i)
+                want, lat = 0, done
+            code = proc.wait(timeout=30)
+            lat.append((time.perf_counter() - t0) * 1000)
+            proc.stderr.close()
+            if code != want:
+                raise SystemExit(f"wait exited {code} for the {kind}, not {want}")
+        # That session is over: the next sample's is the member's only one.
+        os.remove(path)
+    api.sort()
+    done.sort()
+    return {"api": api, "task": done}
+
+
+def status_runs(env, runs):
+    """`status --json` run `runs` times: each run's wall time (ms)."""
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        run([BIN, "status", "--json"], env)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def baseline_bench(tmp, baseline, rounds=4, samples=50):
+    """The reactions of this build and of `baseline` (another teamctl binary), in turn, round by
+    round (A B, then B A, ...): wait and ask (rename to exit), top (rename to screen, a team of 2
+    and the status team, a fresh copy of it each time), and `status --json` on the status team
+    (whole process). Returns per measure the samples of each and the ratio of their medians in
+    each round."""
+    global BIN
+    ours = BIN
+    from_disk(baseline)
+    big = status_team(os.path.join(tmp, "pristine"))
+    res = {k: {"A": [], "B": [], "ratios": []} for k in
+           ("wait", "ask", "top", "top_big", "status")}
+    try:
+        for r in range(rounds):
+            got = {}
+            for who in ("A", "B") if r % 2 == 0 else ("B", "A"):
+                BIN = ours if who == "A" else baseline
+                run_tmp = tempfile.mkdtemp(dir=tmp)
+                env = env_base()
+                copy = os.path.join(run_tmp, "claude-status")
+                shutil.copytree(big, copy, symlinks=True)
+                senv = dict(env, CLAUDE_CONFIG_DIR=copy,
+                            TEAMCTL_DATA_DIR=os.path.join(run_tmp, "status-data"))
+                t = top_bench(run_tmp, samples=samples, idle_s=1, big=copy,
+                              big_samples=samples // 5, doing_samples=5, load_s=1)
+                got[who] = {"wait": wait_bench(run_tmp, env, samples),
+                            "ask": ask_bench(run_tmp, env, samples),
+                            "top": t["lat"], "top_big": t["big"],
+                            "status": status_runs(senv, samples // 5)}
+                shutil.rmtree(run_tmp, ignore_errors=True)
+            for k, v in res.items():
+                v["A"] += got["A"][k]
+                v["B"] += got["B"][k]
+                v["ratios"].append(statistics.median(got["A"][k]) /
+                                   statistics.median(got["B"][k]))
+    finally:
+        BIN = ours
+    for v in res.values():
+        v["A"].sort()
+        v["B"].sort()
+    return res
+
+
 def policy_bench(tmp, samples=200):
     """`teamctl approve --follow --policy` runs on a team teamctl leads; the bench writes a
     permission_request into team-lead's inbox (lock, temp file, rename) and times the rename to
@@ -456,7 +598,6 @@ def policy_bench(tmp, samples=200):
     in alice's inbox and recorded in the sent log."""
     import select
     claude, inboxes, env = led_team(tmp, "claude-policy")
-    env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "policy-data")
     policy = os.path.join(tmp, "policy.json")
     with open(policy, "w") as f:
         json.dump({"permissions": {"allow": ["Bash(echo:*)"]}, "unmatched": "leave"}, f)
@@ -536,8 +677,6 @@ def top_bench(tmp, samples=200, idle_s=30, big=None, big_samples=30, doing_sampl
         return time.perf_counter()
 
     call("start")
-    # A sent log of its own: what the other benchmarks sent to their team "t" is not this one's.
-    env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "top-data")
     tmux_dir = os.path.join(tmp, "tmux-top")
     os.makedirs(tmux_dir)
     tenv = dict(env, TMUX_TMPDIR=tmux_dir)
@@ -949,7 +1088,6 @@ def budget_wait_bench(tmp, env, samples):
     whose teammate has a 10 MiB transcript, without a cap and with `--max-cost 1000` (checked
     after every wake-up, the transcripts' folder watched too), in alternation."""
     claude, _, wenv = led_team(tmp, "claude-budget")
-    wenv["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "budget-data")
     cfg_path = os.path.join(claude, "teams", "t", "config.json")
     with open(cfg_path) as f:
         cfg = json.load(f)
@@ -1065,6 +1203,53 @@ def machine():
     rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.split()
     return (f"{os.cpu_count()} CPUs ({cpu}), {platform.system()} {platform.release()}, "
             f"rustc {rustc[1] if len(rustc) > 1 else '?'} (release build), Node {node}, {jq}")
+
+
+def pcts(lat):
+    """p50, p90 and p99 of sorted samples."""
+    return [lat[min(len(lat) - 1, int(len(lat) * x))] for x in (0.5, 0.9, 0.99)]
+
+
+def write_keep(out, keep):
+    """The section of keeping a team going (keep_bench's numbers)."""
+    out("## Keeping a team going: an API failure seen")
+    out("")
+    out("`teamctl wait --tasks-done --on-rate-limit exit` runs on a team whose teammate's "
+        "transcript shows a 429 Claude Code is retrying. One line appended to the transcript, "
+        "Claude Code's entry for a call whose retries ran out, is timed from the write to wait's "
+        "exit 7; in turn, the same wait's reaction to the task's completion (rename to exit 0). "
+        "Goal: the same reaction times as the other conditions (p50 under 5 ms).")
+    out("")
+    out("| wait --on-rate-limit exit | samples | p50 | p90 | p99 |")
+    out("|---|---:|---:|---:|---:|")
+    for name, key in (("transcript line (retries ran out) to exit 7", "api"),
+                      ("task completed (rename) to exit 0", "task")):
+        p50, p90, p99 = pcts(keep[key])
+        out(f"| {name} | {len(keep[key])} | {p50:.2f} ms | {p90:.2f} ms | {p99:.2f} ms |")
+    out("")
+
+
+def write_baseline(out, baseline, res, rounds):
+    """The section of this build against another binary (baseline_bench's numbers)."""
+    out("## Against a baseline, paired")
+    out("")
+    out(f"This build (A) and `{baseline}` (B), release builds, in turn over {rounds} rounds "
+        "(A B, then B A, ...), with this page's own measures: wait and ask from the rename to "
+        "the exit, top from the rename to the screen (a team of 2, and a fresh copy of the status "
+        "team each time), and `status --json` on the status team as a whole process. The ratio "
+        "is A's median over B's, round by round; below 1, A is faster.")
+    out("")
+    out("| measure | A p50 / p90 | B p50 / p90 | A/B per round | A/B median |")
+    out("|---|---:|---:|---|---:|")
+    names = {"wait": "wait --tasks-done", "ask": "ask", "top": "top, a team of 2",
+             "top_big": "top, the status team", "status": "status --json, the status team"}
+    for k, name in names.items():
+        v = res[k]
+        a, b = pcts(v["A"]), pcts(v["B"])
+        per = ", ".join(f"{x:.2f}" for x in v["ratios"])
+        out(f"| {name} | {a[0]:.1f} / {a[1]:.1f} ms | {b[0]:.1f} / {b[1]:.1f} ms | {per} | "
+            f"{statistics.median(v['ratios']):.2f} |")
+    out("")
 
 
 def write_report(out, runs, sends, floors, reads, sizes, conc, status, watch, blocking, topb):
