@@ -53,6 +53,16 @@ pub fn age(secs: i64) -> String {
     }
 }
 
+/// How long something has been up, as `top`'s header says it: `45s` and `3m` in one unit, then
+/// two: `2h 5m`, `3d 4h` (a negative one is `0s`).
+pub fn uptime(secs: i64) -> String {
+    match secs.max(0) {
+        s if s < 3600 => age(s),
+        s if s < 86400 => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        s => format!("{}d {}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
 /// A duration in its two largest units: `12s`, `4m 05s`, `1h 02m`, `3d 04h`.
 pub fn duration(secs: u64) -> String {
     match (secs / 86400, secs / 3600 % 24, secs / 60 % 60, secs % 60) {
@@ -90,6 +100,11 @@ mod tests {
         assert_eq!(age(200), "3m");
         assert_eq!(age(7300), "2h");
         assert_eq!(age(5 * 86400 + 7), "5d");
+        assert_eq!(uptime(-5), "0s");
+        assert_eq!(uptime(200), "3m");
+        assert_eq!(uptime(7300), "2h 1m");
+        assert_eq!(uptime(7200), "2h 0m");
+        assert_eq!(uptime(366 * 86400 + 22 * 3600 + 5), "366d 22h");
         assert_eq!(duration(12), "12s");
         assert_eq!(duration(245), "4m 05s");
         assert_eq!(duration(3720), "1h 02m");

@@ -93,8 +93,7 @@ mod tests {
     #[test]
     fn a_team_at_80_by_24() {
         let text = frame_text(&app(), now(), 80, 24);
-        let want =
-            " demo  lead team-lead (running) · up 2h · $1.62 · last change 10:00:20 (10s ago)
+        let want = " demo  lead team-lead (running) · up 2h 0m · $1.62 · last change 10s ago
  Members (3) ───────────────────────────────────────────────────────────────────
   NAME      STATE  WAITING    DOING                COST  UNREAD TASKS SEEN ALIVE
 › team-lead active            text: Waiting… (20s) $1.20 0      0/0   30s  -

@@ -7,7 +7,7 @@ use teamctl::units::{count, usd};
 use unicode_width::UnicodeWidthStr;
 
 use super::theme::{Theme, esc};
-use super::words::{ago, clock, since};
+use super::words::{ago, clock, up_since};
 use crate::cli::tui::app::App;
 
 /// The header: the team, its lead, its age, its cost, the last change, problems, you; parts
@@ -26,7 +26,7 @@ pub(super) fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Li
         }
         parts.push(lead);
     }
-    if let Some(up) = h.created_at.as_deref().and_then(|c| since(now, c)) {
+    if let Some(up) = h.created_at.as_deref().and_then(|c| up_since(now, c)) {
         parts.push(vec![Span::raw(format!("up {up}"))]);
     }
     match (h.cost_usd, &h.tokens) {

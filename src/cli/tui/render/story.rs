@@ -136,7 +136,7 @@ mod tests {
             files: 1,
         });
         let text = frame_text(&a, now(), 100, 12);
-        let want = " demo  lead team-lead (running) · up 2h · $1.62 · last change 10:00:20 (10s ago) · you: team-lead
+        let want = " demo  lead team-lead (running) · up 2h 0m · $1.62 · last change 10:00:20 (10s ago) · you: team-lead
  Story of alice (3 events, 1 transcript) · ↑↓ scroll · i inbox · m message · Esc back ──────────────
 skipped: projects/x/s.jsonl is a symlink
 09:59:00  message      from team-lead: fix the race

@@ -16,6 +16,12 @@ pub(super) fn since(now: DateTime<Utc>, at: &str) -> Option<String> {
     Some(units::age((now - t.with_timezone(&Utc)).num_seconds()))
 }
 
+/// How long the team has been up (as [`units::uptime`]); `None` when `at` is not a time.
+pub(super) fn up_since(now: DateTime<Utc>, at: &str) -> Option<String> {
+    let t = DateTime::parse_from_rfc3339(at).ok()?;
+    Some(units::uptime((now - t.with_timezone(&Utc)).num_seconds()))
+}
+
 /// `19:35:00` (UTC, as `watch` prints times).
 pub(super) fn clock(at: &str) -> String {
     match DateTime::parse_from_rfc3339(at) {
