@@ -239,8 +239,10 @@ def main():
         with open(script, "w") as f:
             f.write(JQ_SCRIPT)
         os.chmod(script, 0o755)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TEAMCTL_")}
+        env = env_base()
         env["CLAUDE_CONFIG_DIR"] = claude
+        # teamctl's own data (the sent log) in the run's temp dir, not the user's.
+        env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "data")
         floor = os.path.join(tmp, "floor")
         subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
         subprocess.run([floor, "/nonexistent"], stdout=subprocess.DEVNULL)
@@ -404,7 +406,11 @@ def led_team(tmp, name):
 
 
 def env_base():
-    return {k: v for k, v in os.environ.items() if not k.startswith("TEAMCTL_")}
+    """This environment as a user's would be: none of teamctl's own switches, no OpenTelemetry
+    endpoint (an export would be timed), and no RUST_BACKTRACE (set, every error teamctl builds
+    and drops on the way, such as a folder name that is no team's, walks the stack)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("TEAMCTL_", "OTEL_", "RUST_BACKTRACE", "RUST_LIB_BACKTRACE"))}
 
 
 def ask_bench(tmp, env, samples=200):
