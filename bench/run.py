@@ -103,10 +103,13 @@ than the shared machine's noise, so they are given only for the result, in pairs
   runtime probing the main thread's stack (`pthread_getattr_np` reads `/proc/self/maps`) 10%, the
   send itself the rest. Lazy binding and a non-PIE executable would trade hardening for it; a
   static build has no loader (the Linux release binaries are static, musl). In wall time, each
-  of the two threads a `send` starts costs about 4% of it (measured 2026-12-01 by switching
-  each off in one build, 3 x 40 pairs: 0.96 without the signal thread, 0.96 without the lock's
-  refresher, 0.92 without both); both guard the rules (a signal never leaves a lock behind; a
-  held lock never goes stale), so they stay, and one thread doing both jobs is the next lever.
+  of the two threads a `send` started cost about 3 to 4% of it (measured 2026-12-01 by
+  switching each off in one build, 3 x 40 pairs: 0.96 without the signal thread, 0.96 without
+  the lock's refresher, 0.92 without both). Both guard the rules (a signal never leaves a lock
+  behind; a held lock never goes stale), so both jobs stay, now in one thread: the signal
+  thread wakes every 5 s and refreshes every lock the process holds
+  (`store::lock::keep_by_keeper`), and a lock no longer starts a thread of its own. Paired
+  against the build before, 4 x 80 pairs: 0.979, 0.979, 0.988, 0.977.
 - **Against the floor** (the table above, paired, 30 pairs a run, load 1.4): at 10 entries
   `send / floor` was 2.01, 1.99, 1.97, 1.98 and 2.01 in five runs (before: 2.28, 2.23, 2.21);
   at 1,000 entries 1.86, at 10,000 1.23 (before: 2.15 to 2.25, 1.43 to 1.52). Each binary was

@@ -11,8 +11,9 @@
 //!    under an OS lock (`flock`) on the folder that only teamctl takes: `stat` again, `rmdir`
 //!    only the very directory seen stale (same device, inode and mtime), `mkdir` ours. Otherwise
 //!    it is held: wait 5, 10, 20, 40, 80, then 100 ms steps until the deadline.
-//! 3. While held, a background thread refreshes the mtime every 5 s (only of a lock this
-//!    process holds, and only while it still has our identity), keeping the tag.
+//! 3. While held, its mtime is refreshed every 5 s (only of a lock this process holds, and only
+//!    while it still has our identity), keeping the tag: by a thread of its own, or, in a
+//!    program that runs a keeper ([`keep_by_keeper`]: the CLI's signal thread), by that keeper.
 //! 4. Release with `rmdir`, only after checking that the directory is still ours (a lock
 //!    another writer took over is left to it, and the release reports it). A process-wide
 //!    registry lets the CLI release everything before it exits on SIGINT/SIGTERM ([`drain`]).
@@ -27,6 +28,7 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
@@ -236,14 +238,16 @@ impl LockGuard {
     /// when it was not.
     fn release_inner(&mut self) -> Result<Option<String>> {
         // The refresher is told to stop and left to end by itself: waiting for it here (inside
-        // the lock) cost a tenth of a send. It cannot touch the lock, or what `lost` reads, once
-        // `released` is set (under the mutex it holds while it looks and touches).
-        if let Some((stop, _ends_by_itself)) = self.refresher.take() {
-            self.state
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .released = true;
-            drop(stop);
+        // the lock) cost a tenth of a send. It (or the keeper) cannot touch the lock, or what
+        // `lost` reads, once `released` is set (under the mutex it holds while it looks and
+        // touches).
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .released = true;
+        match self.refresher.take() {
+            Some((stop, _ends_by_itself)) => drop(stop),
+            None => kept().retain(|k| !Arc::ptr_eq(&k.state, &self.state)),
         }
         let mut gate = gate();
         let result = match self.lost() {
@@ -480,18 +484,27 @@ fn take_ownership(
         compromised: None,
         released: false,
     }));
-    let refresher = spawn_refresher(
-        Arc::clone(parent),
-        name.to_owned(),
-        Arc::clone(&state),
-        opts.update,
-    );
+    let refresher = if KEEPER.load(Ordering::SeqCst) {
+        kept().push(Kept {
+            parent: Arc::clone(parent),
+            name: name.to_owned(),
+            state: Arc::clone(&state),
+        });
+        None
+    } else {
+        Some(spawn_refresher(
+            Arc::clone(parent),
+            name.to_owned(),
+            Arc::clone(&state),
+            opts.update,
+        ))
+    };
     Ok(Some(LockGuard {
         dir: dir.to_path_buf(),
         parent: Arc::clone(parent),
         name: name.to_owned(),
         state,
-        refresher: Some(refresher),
+        refresher,
     }))
 }
 
@@ -505,44 +518,75 @@ fn spawn_refresher(
     let handle = thread::spawn(move || {
         while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-            if st.released {
+            if !refresh_once(&parent, &name, &mut st) {
                 return;
-            }
-            let current = parent.stat(&name);
-            match current {
-                Ok(Some(i)) if i.kind == Kind::Dir && Identity::of(&i) == st.id => {
-                    match parent.set_dir_times(&name, refresh_mtime(SystemTime::now(), st.tag)) {
-                        Ok(new) if (new.dev, new.ino) == (st.id.dev, st.id.ino) => {
-                            st.id = Identity::of(&new);
-                        }
-                        Ok(_) => {
-                            st.compromised = Some("another process replaced it while held".into());
-                            return;
-                        }
-                        Err(e) => {
-                            st.compromised = Some(e.to_string());
-                            return;
-                        }
-                    }
-                }
-                // Never touch a lock that is no longer ours.
-                Ok(Some(_)) => {
-                    st.compromised =
-                        Some("another process replaced or touched it while held".into());
-                    return;
-                }
-                Ok(None) => {
-                    st.compromised = Some("it disappeared while held".into());
-                    return;
-                }
-                Err(e) => {
-                    st.compromised = Some(e.to_string());
-                    return;
-                }
             }
         }
     });
     (tx, handle)
+}
+
+/// Gives the held lock `name` in `parent` a fresh mtime (with its tag), if it is still ours;
+/// whether to go on refreshing it. Not once it is released, nor once it is no longer ours
+/// (`compromised` then says why): a lock that is not ours is never touched.
+fn refresh_once(parent: &Dir, name: &OsStr, st: &mut HeldState) -> bool {
+    if st.released {
+        return false;
+    }
+    let why = match parent.stat(name) {
+        Ok(Some(i)) if i.kind == Kind::Dir && Identity::of(&i) == st.id => {
+            match parent.set_dir_times(name, refresh_mtime(SystemTime::now(), st.tag)) {
+                Ok(new) if (new.dev, new.ino) == (st.id.dev, st.id.ino) => {
+                    st.id = Identity::of(&new);
+                    return true;
+                }
+                Ok(_) => "another process replaced it while held".to_string(),
+                Err(e) => e.to_string(),
+            }
+        }
+        Ok(Some(_)) => "another process replaced or touched it while held".into(),
+        Ok(None) => "it disappeared while held".into(),
+        Err(e) => e.to_string(),
+    };
+    st.compromised = Some(why);
+    false
+}
+
+/// A held lock that the process's keeper refreshes ([`keep_by_keeper`]).
+struct Kept {
+    parent: Arc<Dir>,
+    name: OsString,
+    state: Arc<Mutex<HeldState>>,
+}
+
+/// Whether the locks taken are refreshed by the process's keeper ([`keep_by_keeper`]).
+static KEEPER: AtomicBool = AtomicBool::new(false);
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+
+fn kept() -> std::sync::MutexGuard<'static, Vec<Kept>> {
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How often the keeper must call [`refresh_held`]: proper-lockfile's refresh period (stale / 2).
+pub const KEEPER_EVERY: Duration = Duration::from_secs(5);
+
+/// Hands the refreshing of every lock this process takes from now on to one keeper, instead of
+/// a thread for each lock (a thread costs about 4% of a `send`). The keeper is a thread of the
+/// program's that calls [`refresh_held`] at least every [`KEEPER_EVERY`] for as long as the
+/// process runs; the CLI's signal thread is that keeper. Call it before the first lock is
+/// taken. Locks taken this way ignore [`LockOptions::update`].
+pub fn keep_by_keeper() {
+    KEEPER.store(true, Ordering::SeqCst);
+}
+
+/// For the keeper ([`keep_by_keeper`]): gives every lock this process holds a fresh mtime (a
+/// lock taken just before is refreshed early, which is harmless), and forgets those that are
+/// released or no longer ours.
+pub fn refresh_held() {
+    kept().retain(|k| {
+        let mut st = k.state.lock().unwrap_or_else(|e| e.into_inner());
+        refresh_once(&k.parent, &k.name, &mut st)
+    });
 }
 
 #[derive(Default)]

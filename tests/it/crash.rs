@@ -278,6 +278,28 @@ fn sigterm_ends_teamctl_even_when_a_write_is_stuck() {
     check_inbox(&inbox, &[]);
 }
 
+/// A lock held longer than its refresh period gets a fresh mtime while held (5 s, as
+/// proper-lockfile's), so no other writer takes it for stale. In the binary its signal thread
+/// does this for every lock (the keeper, `store::lock::keep_by`), not a thread per lock.
+#[test]
+fn a_lock_held_long_is_refreshed_while_held() {
+    let (env, inbox) = env();
+    let lock = lock_of(&inbox);
+    let mut child = spawn_send(&env, "held long", "after_lock=7s");
+    assert!(wait_until(Duration::from_secs(10), || lock.is_dir()));
+    // The mtime a lock is given (the next whole second + 5 ms), or the mkdir's just before.
+    let taken = fs::metadata(&lock).unwrap().modified().unwrap();
+    let refreshed = wait_until(Duration::from_secs(15), || {
+        fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m > taken + Duration::from_secs(3))
+    });
+    assert!(refreshed, "the held lock's mtime was never refreshed");
+    assert!(child.wait().unwrap().success());
+    assert!(!lock.exists(), "lock directory left behind");
+    check_inbox(&inbox, &["held long".to_string()]);
+}
+
 /// Only `<inbox>.tmp.<8 lowercase hex>` regular files older than a minute are removed, and
 /// only by a send to that same inbox.
 #[test]
