@@ -23,6 +23,8 @@
 //   3. unmatched: `Exec: touch left-….txt` matches no rule; under "unmatched": "leave" it stays
 //                 in `teamctl pending` (checked after the follower has looked at it and three
 //                 of the client's 1 s polls have passed), then `teamctl deny` answers it by hand;
+//                 meanwhile `watch --event needs_human` tells it exactly once, and its clearing
+//                 once;
 //   4. `teamctl delete demo`: the follower sees the team gone and ends with exit 0.
 //
 // Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on stderr),
@@ -38,30 +40,39 @@ const API_KEY = 'sk-ant-mock-000000000000000000000000';
 const h = require('./harness')({ name: 'policy-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 150 });
 
 const { st, now, trace, fail, check, waitFor, teamctl, lastJson, tmux, hex, mockSaw } = h;
-const follow = { proc: null, events: [], stderr: '', exit: null };
+let follow = null;
+const running = [];
 process.on('exit', () => {
-  if (follow.proc && follow.proc.exitCode === null) follow.proc.kill('SIGTERM');
+  for (const r of running) if (r.proc.exitCode === null) r.proc.kill('SIGTERM');
 });
 
-// The follower: `approve --follow --policy` with --json, its events collected as they come.
-function startFollower(policy) {
-  const argv = ['--claude-dir', st.cfg, '--team', TEAM, '--json', 'approve', '--follow',
-    '--policy', policy, '--timeout', `${h.args.deadline}s`];
-  trace(`follower: teamctl ${argv.join(' ')}`);
-  follow.proc = spawn(h.args.teamctl, argv, { env: st.env, cwd: st.work, stdio: ['ignore', 'pipe', 'pipe'] });
+// A teamctl command that runs alongside (`--json`), its JSON Lines collected as they come.
+function collect(label, args) {
+  const argv = ['--claude-dir', st.cfg, '--team', TEAM, '--json', ...args];
+  trace(`${label}: teamctl ${argv.join(' ')}`);
+  const r = { events: [], stderr: '' };
+  r.proc = spawn(h.args.teamctl, argv, { env: st.env, cwd: st.work, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.push(r);
   let buf = '';
-  follow.proc.stdout.on('data', (d) => {
+  r.proc.stdout.on('data', (d) => {
     buf += d;
     let nl;
     while ((nl = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
-      trace(`follower: ${line}`);
-      follow.events.push(JSON.parse(line));
+      trace(`${label}: ${line}`);
+      r.events.push(JSON.parse(line));
     }
   });
-  follow.proc.stderr.on('data', (d) => { follow.stderr += d; trace(`follower stderr: ${String(d).trim()}`); });
-  follow.exit = new Promise((resolve) => follow.proc.on('close', (code, sig) => resolve({ code, sig })));
+  r.proc.stderr.on('data', (d) => { r.stderr += d; trace(`${label} stderr: ${String(d).trim()}`); });
+  r.exit = new Promise((resolve) => r.proc.on('close', (code, sig) => resolve({ code, sig })));
+  return r;
+}
+
+// The follower: `approve --follow --policy`, its decisions collected as they come.
+function startFollower(policy) {
+  follow = collect('follower', ['approve', '--follow', '--policy', policy,
+    '--timeout', `${h.args.deadline}s`]);
 }
 
 function mockLines() {
@@ -234,6 +245,15 @@ h.run(async () => {
   const l = await askAndDecide('unmatched', `Exec: touch left-${tokL}.txt`, (e) => e.input && e.input.command.includes(tokL));
   check(l.ev.answer === 'leave' && l.ev.list === 'unmatched' && l.ev.written === false,
     `unmatched decision ${JSON.stringify(l.ev)}`);
+  // A person is needed: `watch --event needs_human` tells it once while the request waits,
+  // and once more when it is answered.
+  const nh = collect('needs_human', ['watch', '--event', 'needs_human', '--after', '0s',
+    '--timeout', `${h.args.deadline}s`]);
+  const needs = (cleared) => nh.events.filter((e) => e.event === 'needs_human' && e.need
+    && e.need.key === l.ev.request_id && e.need.cleared === cleared);
+  await waitFor('the needs_human event of the left request', 15000, () => needs(false).length > 0);
+  check(needs(false)[0].need.cause === 'request' && needs(false)[0].need.member === 'worker',
+    `needs_human event ${JSON.stringify(needs(false)[0])}`);
   const tLeft = now();
   await waitFor('three client polls after the unmatched request', 10000, () => now() - tLeft > 3000);
   const p = await teamctl(['--json', '--team', TEAM, 'pending']);
@@ -248,6 +268,10 @@ h.run(async () => {
   const dn = await teamctl(['--team', TEAM, 'deny', l.ev.request_id, '--reason', 'not now']);
   check(dn.code === 0, `deny exited ${dn.code}: ${dn.stderr}`);
   await waitFor('the manual denial in a tool result', 20000, () => mockSaw('not now', 1));
+  await waitFor('the needs_human event clearing', 15000, () => needs(true).length > 0);
+  nh.proc.kill('SIGTERM');
+  check(needs(false).length === 1 && needs(true).length === 1,
+    `needs_human told ${needs(false).length} time(s), cleared ${needs(true).length}: ${JSON.stringify(nh.events)}`);
 
   // --- 4. the team goes away: the follower ends by itself
   const del = await teamctl(['--json', 'delete', TEAM, '--timeout', '20s']);
