@@ -571,7 +571,7 @@ fn kept() -> std::sync::MutexGuard<'static, Vec<Kept>> {
 pub const KEEPER_EVERY: Duration = Duration::from_secs(5);
 
 /// Hands the refreshing of every lock this process takes from now on to one keeper, instead of
-/// a thread for each lock (a thread costs about 4% of a `send`). The keeper is a thread of the
+/// a thread for each lock (a thread costs a `send` about 3%). The keeper is a thread of the
 /// program's that calls [`refresh_held`] at least every [`KEEPER_EVERY`] for as long as the
 /// process runs; the CLI's signal thread is that keeper. Call it before the first lock is
 /// taken. Locks taken this way ignore [`LockOptions::update`].
