@@ -69,6 +69,13 @@ pub fn session_id(name: &str) -> Option<String> {
     (out.status.success() && id.starts_with('$')).then_some(id)
 }
 
+/// The socket of the tmux server that has the session with this id (`$3`).
+pub fn socket_path(session_id: &str) -> Option<String> {
+    let out = run(&["display-message", "-p", "-t", session_id, "#{socket_path}"]).ok()?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && path.starts_with('/')).then_some(path)
+}
+
 /// What a new window runs until [`respawn`] replaces it: something that waits quietly.
 const PLACEHOLDER: &str = "exec sleep 86400";
 
@@ -240,7 +247,9 @@ pub fn session_name(team: &TeamName) -> String {
 /// What the caller knows about processes (kept outside so tests can pin it).
 #[derive(Debug, Clone, Default)]
 pub struct Liveness {
-    /// tmux pane id → alive, from the default tmux server; `None` when tmux is unavailable.
+    /// tmux pane id → alive, from the tmux server asked; `None` when tmux is unavailable or
+    /// could not tell. Empty when the server asked by its socket runs no more: its panes are
+    /// all gone.
     pub tmux_panes: Option<HashMap<String, bool>>,
 }
 
@@ -253,11 +262,16 @@ pub fn is_pane(pane_id: &str) -> bool {
 impl Liveness {
     /// Asks tmux only when one of `panes` (recorded `tmuxPaneId`s) is a tmux pane: asking
     /// costs a process, and nothing else is checked here.
-    pub fn probe_for<'a>(panes: impl IntoIterator<Item = &'a str>) -> Liveness {
-        if panes.into_iter().any(is_pane) {
-            Liveness::probe()
-        } else {
-            Liveness::default()
+    pub fn probe_for<'a>(
+        server: Option<&str>,
+        panes: impl IntoIterator<Item = &'a str>,
+    ) -> Liveness {
+        if !panes.into_iter().any(is_pane) {
+            return Liveness::default();
+        }
+        match server {
+            Some(socket) => Liveness::probe_server(socket),
+            None => Liveness::probe(),
         }
     }
 
@@ -279,20 +293,87 @@ impl Liveness {
 
     /// Asks the default tmux server for its panes (if `tmux` runs at all).
     pub fn probe() -> Liveness {
-        let out = Command::new("tmux")
-            .args(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output();
-        let tmux_panes = out.ok().filter(|o| o.status.success()).map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .filter_map(|l| {
-                    let (id, dead) = l.split_once(' ')?;
-                    Some((id.to_string(), dead.trim() != "1"))
-                })
-                .collect()
-        });
+        let out = list_panes(&[]);
+        Liveness {
+            tmux_panes: out
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| panes_of(&o)),
+        }
+    }
+
+    /// Asks the tmux server of `socket` (a path teamctl recorded itself) for its panes. When no
+    /// server answers there (tmux says "no server running" or cannot connect: it was killed, or
+    /// the machine restarted), every pane it had is gone.
+    pub fn probe_server(socket: &str) -> Liveness {
+        let tmux_panes = match list_panes(&["-S", socket]) {
+            Ok(o) if o.status.success() => Some(panes_of(&o)),
+            Ok(o) if server_gone(&String::from_utf8_lossy(&o.stderr)) => Some(HashMap::new()),
+            _ => None,
+        };
         Liveness { tmux_panes }
+    }
+}
+
+/// `tmux [server] list-panes -a`: each pane's id and whether its process has exited.
+fn list_panes(server: &[&str]) -> std::io::Result<Output> {
+    Command::new("tmux")
+        .args(server)
+        .args(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
+        .stdin(std::process::Stdio::null())
+        .output()
+}
+
+/// Pane id → alive, from what [`list_panes`] printed.
+fn panes_of(out: &Output) -> HashMap<String, bool> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (id, dead) = l.split_once(' ')?;
+            Some((id.to_string(), dead.trim() != "1"))
+        })
+        .collect()
+}
+
+/// Whether tmux's error says that no server runs on the socket: its socket file is gone, or
+/// nothing listens on it. Any other failure (no permission, no tmux) says nothing.
+fn server_gone(stderr: &str) -> bool {
+    stderr.contains("no server running on")
+        || (stderr.contains("error connecting to")
+            && (stderr.contains("No such file or directory")
+                || stderr.contains("Connection refused")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_is_gone_only_when_tmux_says_so() {
+        assert!(server_gone("no server running on /tmp/tmux-0/default\n"));
+        assert!(server_gone(
+            "error connecting to /tmp/tmux-0/default (No such file or directory)\n"
+        ));
+        assert!(server_gone(
+            "error connecting to /tmp/tmux-0/default (Connection refused)\n"
+        ));
+        assert!(!server_gone(
+            "error connecting to /tmp/tmux-0/default (Permission denied)\n"
+        ));
+        assert!(!server_gone("can't find session: x\n"));
+        assert!(!server_gone(""));
+    }
+
+    #[test]
+    fn no_server_at_a_recorded_socket_means_every_pane_is_gone() {
+        if !available() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("gone");
+        let live = Liveness::probe_server(socket.to_str().unwrap());
+        assert_eq!(live.tmux_panes, Some(HashMap::new()));
+        assert_eq!(live.pane_alive("%3"), Some(false));
+        assert_eq!(live.pane_alive("in-process"), None);
     }
 }

@@ -246,7 +246,12 @@ impl TeamReader {
         if !self.opts.probe {
             return false;
         }
-        let live = Liveness::probe_for(panes);
+        let server = self
+            .team
+            .lead
+            .as_ref()
+            .and_then(|l| l.tmux_socket.as_deref());
+        let live = Liveness::probe_for(server, panes);
         let changed = live.tmux_panes != self.live.tmux_panes;
         self.live = live;
         changed

@@ -180,6 +180,20 @@ impl Rescue<'_> {
         Ok(format!("sent {} a nudge ({})", d.to, d.id))
     }
 
+    /// Records the session teamctl just started again in the team's lead record (its id and its
+    /// server's socket), so that `delete` takes it down and its panes are asked about there.
+    fn record_new_session(&self, team: &Team, session: &str) -> Result<()> {
+        let (Some(leads), Some(mut record)) = (&self.leads, team.lead.clone()) else {
+            return Ok(());
+        };
+        record.tmux_session_id = tmux::session_id(session);
+        record.tmux_socket = record
+            .tmux_session_id
+            .as_deref()
+            .and_then(tmux::socket_path);
+        leads.record(&self.layout, &self.team, &record)
+    }
+
     /// Ends `member`'s pane if it is still there (only in teamctl's own session), starts its
     /// last session again in a new pane, and records the pane; returns the pane and the session.
     fn relaunch(
@@ -218,7 +232,9 @@ impl Rescue<'_> {
         let pane = if tmux::has_session(&r.tmux_session) {
             tmux::new_window(&r.tmux_session, name)?
         } else {
-            tmux::new_session(&r.tmux_session, name)?
+            let pane = tmux::new_session(&r.tmux_session, name)?;
+            self.record_new_session(team, &r.tmux_session)?;
+            pane
         };
         let root = std::path::absolute(self.layout.root())
             .with_context(|| format!("could not resolve {}", self.layout.root().display()))?;

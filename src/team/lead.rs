@@ -48,6 +48,11 @@ pub struct LeadRecord {
     /// How `create` started the teammates (what a restart starts them with again).
     #[serde(default)]
     pub launch: Option<Launch>,
+    /// The socket of the tmux server the teammates were started in (`#{socket_path}`): the
+    /// server their panes are asked about, whatever `TMUX` and `TMUX_TMPDIR` say later; when it
+    /// has no server any more, every pane of the team is gone.
+    #[serde(default)]
+    pub tmux_socket: Option<String>,
 }
 
 /// How `create` started a team's teammates, besides their names and colours.
@@ -256,6 +261,7 @@ pub fn new_record(
         tmux_session_id: None,
         cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
         launch: None,
+        tmux_socket: None,
     }
 }
 

@@ -96,6 +96,29 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     .unwrap();
     kill_server(&env);
 
+    // The server teamctl recorded runs no more: alice, whose task is in progress, is dead; bob,
+    // with nothing waiting, is only not running.
+    let out = env
+        .cmd()
+        .args(["--team", "rt", "status", "--json"])
+        .env("TMUX_TMPDIR", "/nonexistent")
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let member = |name: &str| {
+        v["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(member("alice")["waiting"], "dead", "{v}");
+    assert_eq!(member("alice")["process_alive"], false, "{v}");
+    assert_eq!(member("bob")["waiting"], Value::Null, "{v}");
+    assert_eq!(member("bob")["process_alive"], false, "{v}");
+
     let out = env
         .cmd()
         .args(["resume", "rt", "--json"])
@@ -162,6 +185,12 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
             .all(|m| m["action"] == "running"),
         "{v}"
     );
+    // The session started again is teamctl's own (recorded): delete takes it down.
+    env.cmd()
+        .args(["delete", "rt", "--timeout", "5s"])
+        .assert()
+        .success();
+    assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
 }
 
 #[test]

@@ -39,8 +39,10 @@ use crate::cli::term::{self, escape_line as esc};
 ///
 /// Liveness, only where it can be checked without guessing: the lead's leadProcess.pid
 /// (running, and the same process: its start time must equal procStart), tmux panes on the
-/// default tmux server (when tmux is on PATH), and the status in sessions/<pid>.json when Claude
-/// Code wrote one (2.1.332 pane teammates write only sessions/<pid>.<hash>.key, which has none).
+/// default tmux server (when tmux is on PATH; for a team teamctl created, on the server it
+/// started them in, and none when that server is gone), and the status in sessions/<pid>.json
+/// when Claude Code wrote one (2.1.332 pane teammates write only sessions/<pid>.<hash>.key,
+/// which has none).
 ///
 /// From the members' Claude Code transcripts ($CLAUDE_CONFIG_DIR/projects/…, read-only) it
 /// adds what each one is doing (DOING: the tool call in progress with a summary of its input,

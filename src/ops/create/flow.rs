@@ -243,6 +243,7 @@ fn record_session(
         Some(session),
         Some(&spec.cwd),
     );
+    record.tmux_socket = tmux::socket_path(&session_id);
     record.tmux_session_id = Some(session_id);
     record.launch = Some(launch_record(spec, trees));
     leads.record(layout, &spec.team, &record)

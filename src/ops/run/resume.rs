@@ -212,7 +212,7 @@ impl Interrupted {
     /// names those running elsewhere, which are left alone.
     pub(super) fn clear(&self, session: &str) -> Orphans {
         let mut out = Orphans::default();
-        let live = tmux::Liveness::probe_for(self.teammates.iter().map(|(_, p)| p.as_str()));
+        let live = tmux::Liveness::probe_for(None, self.teammates.iter().map(|(_, p)| p.as_str()));
         let ours: Vec<tmux::Pane> = tmux::panes(session);
         let mut ending = Vec::new();
         for (name, pane) in &self.teammates {
