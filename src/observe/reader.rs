@@ -246,12 +246,7 @@ impl TeamReader {
         if !self.opts.probe {
             return false;
         }
-        let server = self
-            .team
-            .lead
-            .as_ref()
-            .and_then(|l| l.tmux_socket.as_deref());
-        let live = Liveness::probe_for(server, panes);
+        let live = Liveness::probe_for(self.team.tmux_server(), panes);
         let changed = live.tmux_panes != self.live.tmux_panes;
         self.live = live;
         changed

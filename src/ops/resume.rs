@@ -50,8 +50,7 @@ pub fn resume(team: &Team, rescue: &Rescue) -> Result<Vec<Resumed>> {
     let cfg = team.config.clone().unwrap_or_default();
     let lead = cfg.lead().map(|l| l.name.clone());
     let panes = cfg.members.iter().filter_map(|m| m.tmux_pane_id.as_deref());
-    let server = team.lead.as_ref().and_then(|l| l.tmux_socket.as_deref());
-    let live = Liveness::probe_for(server, panes);
+    let live = Liveness::probe_for(team.tmux_server(), panes);
     let board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_default();
     let mut out = Vec::new();
     for m in cfg
