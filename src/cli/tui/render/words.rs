@@ -12,14 +12,18 @@ pub(super) fn ago(now: DateTime<Utc>, at: Option<&str>) -> String {
 
 /// How long ago `at` was (as [`units::age`]); `None` when it is not a time.
 pub(super) fn since(now: DateTime<Utc>, at: &str) -> Option<String> {
-    let t = DateTime::parse_from_rfc3339(at).ok()?;
-    Some(units::age((now - t.with_timezone(&Utc)).num_seconds()))
+    seconds_since(now, at).map(units::age)
 }
 
 /// How long the team has been up (as [`units::uptime`]); `None` when `at` is not a time.
 pub(super) fn up_since(now: DateTime<Utc>, at: &str) -> Option<String> {
+    seconds_since(now, at).map(units::uptime)
+}
+
+/// Whole seconds from `at` (RFC 3339) to `now`; `None` when it is not a time.
+fn seconds_since(now: DateTime<Utc>, at: &str) -> Option<i64> {
     let t = DateTime::parse_from_rfc3339(at).ok()?;
-    Some(units::uptime((now - t.with_timezone(&Utc)).num_seconds()))
+    Some((now - t.with_timezone(&Utc)).num_seconds())
 }
 
 /// `19:35:00` (UTC, as `watch` prints times).
