@@ -519,14 +519,21 @@ pub fn tmux_has_session(env: &TestEnv, name: &str) -> bool {
 /// Kills the test's private tmux server (TMUX_TMPDIR is the test's temp dir) when dropped.
 pub struct TmuxServer(pub PathBuf);
 
-impl Drop for TmuxServer {
-    fn drop(&mut self) {
+impl TmuxServer {
+    /// Kills the server now (a test of what teamctl does once it is gone).
+    pub fn kill(&self) {
         let _ = Command::new("tmux")
             .arg("kill-server")
             .env("TMUX_TMPDIR", &self.0)
             .env_remove("TMUX")
             .stderr(Stdio::null())
             .status();
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 

@@ -3,7 +3,6 @@
 //! record, its pane recorded, and a message naming its task.
 
 use std::fs;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -25,18 +24,9 @@ fn pane_of(env: &TestEnv, name: &str) -> String {
     m["tmuxPaneId"].as_str().unwrap().to_string()
 }
 
-fn kill_server(env: &TestEnv) {
-    Command::new("tmux")
-        .arg("kill-server")
-        .env("TMUX_TMPDIR", env.dir.path())
-        .env_remove("TMUX")
-        .status()
-        .unwrap();
-}
-
 #[test]
 fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
-    let Some((env, _server)) = tmux_env() else {
+    let Some((env, server)) = tmux_env() else {
         return;
     };
     env.cmd()
@@ -94,7 +84,7 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
             + "\n",
     )
     .unwrap();
-    kill_server(&env);
+    server.kill();
 
     // The server teamctl recorded runs no more: alice, whose task is in progress, is dead; bob,
     // with nothing waiting, is only not running.
