@@ -520,20 +520,44 @@ pub fn tmux_has_session(env: &TestEnv, name: &str) -> bool {
 pub struct TmuxServer(pub PathBuf);
 
 impl TmuxServer {
-    /// Kills the server now (a test of what teamctl does once it is gone).
+    /// Kills the server now (a test of what teamctl does once it is gone), and returns once no
+    /// server answers on its socket: `kill-server` returns before the server has handled the
+    /// SIGTERM it sends itself, and a client in between finds its panes, or a server exiting
+    /// under it ("server exited unexpectedly").
     pub fn kill(&self) {
-        let _ = Command::new("tmux")
-            .arg("kill-server")
-            .env("TMUX_TMPDIR", &self.0)
-            .env_remove("TMUX")
-            .stderr(Stdio::null())
-            .status();
+        assert!(
+            self.stop(),
+            "the test's tmux server still answers 10 s after kill-server"
+        );
+    }
+
+    /// Kills the server; whether, within 10 s, tmux says that none runs on its socket (what
+    /// teamctl takes for a server that is gone).
+    fn stop(&self) -> bool {
+        let tmux = |command: &str| {
+            Command::new("tmux")
+                .arg(command)
+                .env("TMUX_TMPDIR", &self.0)
+                .env_remove("TMUX")
+                .stdin(Stdio::null())
+                .output()
+        };
+        let _ = tmux("kill-server");
+        wait_until(Duration::from_secs(10), || {
+            // No tmux to ask is no server either.
+            tmux("list-sessions").map_or(true, |out| {
+                let said = String::from_utf8_lossy(&out.stderr);
+                !out.status.success()
+                    && (said.contains("no server running on")
+                        || said.contains("error connecting to"))
+            })
+        })
     }
 }
 
 impl Drop for TmuxServer {
     fn drop(&mut self) {
-        self.kill();
+        self.stop();
     }
 }
 
