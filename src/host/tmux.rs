@@ -1,11 +1,13 @@
 //! The few tmux commands teamctl runs for teams it leads: a detached session of its own, one
 //! window per teammate, pane liveness and the tail of a pane's screen.
 //!
-//! tmux is found on `PATH` and talks to the server the environment selects (`TMUX_TMPDIR`,
-//! `TMUX`), so a caller (or a test) that sets `TMUX_TMPDIR` gets a private server.
+//! tmux is found on `PATH`. Every command goes to a [`Server`]: the one the environment selects
+//! (`TMUX_TMPDIR`, `TMUX`), so a caller (or a test) that sets `TMUX_TMPDIR` gets a private
+//! server, or, for a team teamctl created, the one on the socket it recorded then (`tmux -S`),
+//! whatever the environment says later.
 
 use std::collections::HashMap;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -22,25 +24,6 @@ pub struct Pane {
     pub status: Option<i32>,
 }
 
-fn run(args: &[&str]) -> Result<Output> {
-    Command::new("tmux")
-        .args(args)
-        .output()
-        .with_context(|| format!("could not run tmux {}", args.first().unwrap_or(&"")))
-}
-
-fn checked(args: &[&str]) -> Result<String> {
-    let out = run(args)?;
-    if !out.status.success() {
-        bail!(
-            "tmux {} failed: {}",
-            args.first().unwrap_or(&""),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
 /// Whether `tmux -V` runs.
 pub fn available() -> bool {
     Command::new("tmux")
@@ -49,194 +32,355 @@ pub fn available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Whether a session with exactly this name exists.
-pub fn has_session(name: &str) -> bool {
-    run(&["has-session", "-t", &format!("={name}")]).is_ok_and(|o| o.status.success())
+/// A tmux server teamctl talks to: the one the environment selects, or the one listening on a
+/// socket teamctl recorded itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Server {
+    /// `None`: the server the environment selects.
+    socket: Option<String>,
+    /// Which server teamctl saw there ([`Where::server_id`]), when recorded: one started later
+    /// on the same socket (after a reboot, by anyone) is another, and none of its panes, which
+    /// it numbers from `%0` again, is the team's.
+    id: Option<String>,
+    /// The session teamctl started the team's teammates in, when recorded: a pane elsewhere on
+    /// the server is not one of them.
+    session: Option<String>,
 }
 
-/// The id (`$3`) of the session with exactly this name, when it exists: unique for the life of
-/// the tmux server, so a session made later under the same name has another.
-pub fn session_id(name: &str) -> Option<String> {
-    let out = run(&[
-        "display-message",
-        "-p",
-        "-t",
-        &format!("={name}:"),
-        "#{session_id}",
-    ])
-    .ok()?;
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && id.starts_with('$')).then_some(id)
+/// Where a session runs, as teamctl records it when it starts one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Where {
+    /// The session's id (`$3`), unique for the life of its server.
+    pub session_id: String,
+    /// Its server's socket (`#{socket_path}`).
+    pub socket: String,
+    /// Its server's start time and pid (`#{start_time}/#{pid}`): which server it was.
+    pub server_id: String,
 }
 
-/// The socket of the tmux server that has the session with this id (`$3`).
-pub fn socket_path(session_id: &str) -> Option<String> {
-    let out = run(&["display-message", "-p", "-t", session_id, "#{socket_path}"]).ok()?;
-    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && path.starts_with('/')).then_some(path)
-}
+/// How tmux prints a server's identity ([`Where::server_id`]).
+const SERVER_ID: &str = "#{start_time}/#{pid}";
 
-/// What a new window runs until [`respawn`] replaces it: something that waits quietly.
+/// What a new window runs until [`Server::respawn`] replaces it: something that waits quietly.
 const PLACEHOLDER: &str = "exec sleep 86400";
 
-/// Starts a detached session `session` whose first window is `window`. Returns its pane id.
-/// The pane runs a placeholder until [`respawn`] starts the real command in it.
-///
-/// # Errors
-/// When tmux fails (the session exists, no server can be started, …).
-pub fn new_session(session: &str, window: &str) -> Result<String> {
-    checked(&[
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-n",
-        window,
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        PLACEHOLDER,
-    ])
-}
-
-/// Adds a window `window` to `session`. Returns its pane id (running a placeholder).
-///
-/// # Errors
-/// When tmux fails.
-pub fn new_window(session: &str, window: &str) -> Result<String> {
-    checked(&[
-        "new-window",
-        "-d",
-        "-t",
-        &format!("={session}:"),
-        "-n",
-        window,
-        "-P",
-        "-F",
-        "#{pane_id}",
-        PLACEHOLDER,
-    ])
-}
-
-/// Replaces what `pane` runs with `cmd` (through the shell, with `env` added), keeping the pane
-/// after its process exits (`remain-on-exit`) so its last screen can still be read.
-///
-/// # Errors
-/// When tmux fails.
-pub fn respawn(pane: &str, cmd: &str, env: &[(String, String)]) -> Result<()> {
-    let env_args: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut args = vec![
-        "set-option",
-        "-w",
-        "-t",
-        pane,
-        "remain-on-exit",
-        "on",
-        ";",
-        "respawn-pane",
-        "-k",
-        "-t",
-        pane,
-    ];
-    for e in &env_args {
-        args.extend(["-e", e]);
+impl Server {
+    /// The server the environment selects (`TMUX_TMPDIR`, `TMUX`).
+    pub fn env() -> Server {
+        Server::default()
     }
-    args.push(cmd);
-    checked(&args).map(|_| ())
-}
 
-/// Kills `pane` (and what runs in it).
-///
-/// # Errors
-/// When tmux cannot be run.
-pub fn kill_pane(pane: &str) -> Result<bool> {
-    Ok(run(&["kill-pane", "-t", pane])?.status.success())
-}
-
-/// The panes of `session`; empty when it does not exist.
-pub fn panes(session: &str) -> Vec<Pane> {
-    let Ok(out) = run(&[
-        "list-panes",
-        "-s",
-        "-t",
-        &format!("={session}"),
-        "-F",
-        "#{pane_id} #{pane_dead} #{pane_dead_status}",
-    ]) else {
-        return Vec::new();
-    };
-    if !out.status.success() {
-        return Vec::new();
+    /// The server on `socket`, as teamctl recorded it when it started `session` there: with
+    /// its identity ([`Where::server_id`]) and the session's name when recorded too.
+    pub fn recorded(socket: &str, id: Option<&str>, session: Option<&str>) -> Server {
+        Server {
+            socket: Some(socket.to_string()),
+            id: id.map(str::to_string),
+            session: session.map(str::to_string),
+        }
     }
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split(' ');
-            Some(Pane {
-                id: it.next()?.to_string(),
-                dead: it.next()? == "1",
-                status: it.next().and_then(|s| s.parse().ok()),
+
+    /// Where a session is started again: this server while it still runs, else the
+    /// environment's (after a reboot the recorded socket's folder may be gone, and `tmux -S`
+    /// does not make it).
+    pub fn or_env_when_gone(self) -> Server {
+        if self.gone() { Server::env() } else { self }
+    }
+
+    /// Whether the recorded server runs no more: tmux says that no server runs on its socket,
+    /// or another server does (never for the environment's: what runs there says nothing of
+    /// another server's panes).
+    pub fn gone(&self) -> bool {
+        if self.socket.is_none() {
+            return false;
+        }
+        match self.run(&["display-message", "-p", SERVER_ID]) {
+            Ok(o) if o.status.success() => !self.is(String::from_utf8_lossy(&o.stdout).trim()),
+            Ok(o) => server_gone(&String::from_utf8_lossy(&o.stderr)),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether the server that printed `id` is the recorded one (any is, when none is
+    /// recorded).
+    fn is(&self, id: &str) -> bool {
+        self.id.as_deref().is_none_or(|recorded| recorded == id)
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Output> {
+        let mut cmd = Command::new("tmux");
+        if let Some(socket) = &self.socket {
+            cmd.arg("-S").arg(socket);
+        }
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("could not run tmux {}", args.first().unwrap_or(&"")))
+    }
+
+    fn checked(&self, args: &[&str]) -> Result<String> {
+        let out = self.run(args)?;
+        if !out.status.success() {
+            bail!(
+                "tmux {} failed: {}",
+                args.first().unwrap_or(&""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// What this server says of `panes` (recorded `tmuxPaneId`s): asked only when one of them
+    /// is a tmux pane, since asking costs a process and nothing else is checked here.
+    pub fn liveness<'a>(&self, panes: impl IntoIterator<Item = &'a str>) -> Liveness {
+        if !panes.into_iter().any(is_pane) {
+            return Liveness::default();
+        }
+        self.probe()
+    }
+
+    /// Every pane of this server (of its recorded session, when one is), alive or not. When no
+    /// server answers on a recorded socket (tmux says "no server running" or cannot connect: it
+    /// was killed, or the machine restarted), or another does, every pane it had is gone; the
+    /// environment's server failing says nothing.
+    pub fn probe(&self) -> Liveness {
+        let format = format!("#{{pane_dead}} {SERVER_ID} #{{pane_id}} #{{session_name}}");
+        let tmux_panes = match self.run(&["list-panes", "-a", "-F", &format]) {
+            Ok(o) if o.status.success() => Some(self.panes_of(&o)),
+            Ok(o) if self.socket.is_some() && server_gone(&String::from_utf8_lossy(&o.stderr)) => {
+                Some(HashMap::new())
+            }
+            _ => None,
+        };
+        Liveness { tmux_panes }
+    }
+
+    /// Pane id → alive, from what [`Server::probe`] listed (the recorded session's panes, when
+    /// one is); none when another server than the recorded one printed it.
+    fn panes_of(&self, out: &Output) -> HashMap<String, bool> {
+        let mut panes = HashMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut fields = line.splitn(4, ' ');
+            let (Some(dead), Some(server), Some(id), Some(session)) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            if !self.is(server) {
+                return HashMap::new();
+            }
+            if self.session.as_deref().is_none_or(|s| s == session) {
+                panes.insert(id.to_string(), dead != "1");
+            }
+        }
+        panes
+    }
+
+    /// Whether a session with exactly this name exists.
+    pub fn has_session(&self, name: &str) -> bool {
+        self.run(&["has-session", "-t", &format!("={name}")])
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// The id (`$3`) of the session with exactly this name, when it exists: unique for the life of
+    /// the tmux server, so a session made later under the same name has another.
+    pub fn session_id(&self, name: &str) -> Option<String> {
+        let out = self
+            .run(&[
+                "display-message",
+                "-p",
+                "-t",
+                &format!("={name}:"),
+                "#{session_id}",
+            ])
+            .ok()?;
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && id.starts_with('$')).then_some(id)
+    }
+
+    /// Where the session with exactly this name runs: its id, and its server's socket and
+    /// identity.
+    pub fn locate(&self, name: &str) -> Option<Where> {
+        let format = format!("#{{session_id}} {SERVER_ID} #{{socket_path}}");
+        let out = self
+            .run(&["display-message", "-p", "-t", &format!("={name}:"), &format])
+            .ok()?;
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let mut fields = printed.trim_end_matches('\n').splitn(3, ' ');
+        let (session_id, server_id, socket) = (fields.next()?, fields.next()?, fields.next()?);
+        (out.status.success() && session_id.starts_with('$') && socket.starts_with('/')).then(
+            || Where {
+                session_id: session_id.to_string(),
+                socket: socket.to_string(),
+                server_id: server_id.to_string(),
+            },
+        )
+    }
+
+    /// Starts a detached session `session` whose first window is `window`. Returns its pane id.
+    /// The pane runs a placeholder until [`respawn`] starts the real command in it.
+    ///
+    /// # Errors
+    /// When tmux fails (the session exists, no server can be started, …).
+    pub fn new_session(&self, session: &str, window: &str) -> Result<String> {
+        self.checked(&[
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-n",
+            window,
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            PLACEHOLDER,
+        ])
+    }
+
+    /// Adds a window `window` to `session`. Returns its pane id (running a placeholder).
+    ///
+    /// # Errors
+    /// When tmux fails.
+    pub fn new_window(&self, session: &str, window: &str) -> Result<String> {
+        self.checked(&[
+            "new-window",
+            "-d",
+            "-t",
+            &format!("={session}:"),
+            "-n",
+            window,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            PLACEHOLDER,
+        ])
+    }
+
+    /// Replaces what `pane` runs with `cmd` (through the shell, with `env` added), keeping the pane
+    /// after its process exits (`remain-on-exit`) so its last screen can still be read.
+    ///
+    /// # Errors
+    /// When tmux fails.
+    pub fn respawn(&self, pane: &str, cmd: &str, env: &[(String, String)]) -> Result<()> {
+        let env_args: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut args = vec![
+            "set-option",
+            "-w",
+            "-t",
+            pane,
+            "remain-on-exit",
+            "on",
+            ";",
+            "respawn-pane",
+            "-k",
+            "-t",
+            pane,
+        ];
+        for e in &env_args {
+            args.extend(["-e", e]);
+        }
+        args.push(cmd);
+        self.checked(&args).map(|_| ())
+    }
+
+    /// Kills `pane` (and what runs in it).
+    ///
+    /// # Errors
+    /// When tmux cannot be run.
+    pub fn kill_pane(&self, pane: &str) -> Result<bool> {
+        Ok(self.run(&["kill-pane", "-t", pane])?.status.success())
+    }
+
+    /// The panes of `session`; empty when it does not exist.
+    pub fn panes(&self, session: &str) -> Vec<Pane> {
+        let Ok(out) = self.run(&[
+            "list-panes",
+            "-s",
+            "-t",
+            &format!("={session}"),
+            "-F",
+            "#{pane_id} #{pane_dead} #{pane_dead_status}",
+        ]) else {
+            return Vec::new();
+        };
+        if !out.status.success() {
+            return Vec::new();
+        }
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split(' ');
+                Some(Pane {
+                    id: it.next()?.to_string(),
+                    dead: it.next()? == "1",
+                    status: it.next().and_then(|s| s.parse().ok()),
+                })
             })
-        })
-        .collect()
-}
-
-/// The last `lines` non-blank lines on the screen (and history) of `pane`.
-pub fn tail(pane: &str, lines: usize) -> String {
-    let Ok(out) = run(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-200"]) else {
-        return String::new();
-    };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let kept: Vec<&str> = text
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.is_empty())
-        .collect();
-    kept[kept.len().saturating_sub(lines)..].join("\n")
-}
-
-/// The pid of the process `pane` runs (`#{pane_pid}`), `None` when there is no such pane.
-pub fn pane_pid(pane: &str) -> Option<u32> {
-    let out = run(&["display-message", "-p", "-t", pane, "#{pane_pid}"]).ok()?;
-    if !out.status.success() {
-        return None;
+            .collect()
     }
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-}
 
-/// The name of the session `pane` is in, `None` when there is no such pane.
-pub fn pane_session(pane: &str) -> Option<String> {
-    let out = run(&["display-message", "-p", "-t", pane, "#{session_name}"]).ok()?;
-    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !name.is_empty()).then_some(name)
-}
+    /// The last `lines` non-blank lines on the screen (and history) of `pane`.
+    pub fn tail(&self, pane: &str, lines: usize) -> String {
+        let Ok(out) = self.run(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-200"]) else {
+            return String::new();
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let kept: Vec<&str> = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .collect();
+        kept[kept.len().saturating_sub(lines)..].join("\n")
+    }
 
-/// What `pane` shows right now (the visible screen, no history), lines trimmed at the end.
-pub fn screen(pane: &str) -> String {
-    let Ok(out) = run(&["capture-pane", "-p", "-t", pane]) else {
-        return String::new();
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::trim_end)
-        .collect::<Vec<_>>()
-        .join("\n")
-        .trim_end()
-        .to_string()
-}
+    /// The pid of the process `pane` runs (`#{pane_pid}`), `None` when there is no such pane.
+    pub fn pane_pid(&self, pane: &str) -> Option<u32> {
+        let out = self
+            .run(&["display-message", "-p", "-t", pane, "#{pane_pid}"])
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    }
 
-/// Kills `session` (and every process in it). `Ok(false)` when there was none.
-///
-/// # Errors
-/// When tmux cannot be run.
-pub fn kill_session(session: &str) -> Result<bool> {
-    Ok(run(&["kill-session", "-t", &format!("={session}")])?
-        .status
-        .success())
+    /// The name of the session `pane` is in, `None` when there is no such pane.
+    pub fn pane_session(&self, pane: &str) -> Option<String> {
+        let out = self
+            .run(&["display-message", "-p", "-t", pane, "#{session_name}"])
+            .ok()?;
+        let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !name.is_empty()).then_some(name)
+    }
+
+    /// What `pane` shows right now (the visible screen, no history), lines trimmed at the end.
+    pub fn screen(&self, pane: &str) -> String {
+        let Ok(out) = self.run(&["capture-pane", "-p", "-t", pane]) else {
+            return String::new();
+        };
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim_end()
+            .to_string()
+    }
+
+    /// Kills `session` (and every process in it). `Ok(false)` when there was none.
+    ///
+    /// # Errors
+    /// When tmux cannot be run.
+    pub fn kill_session(&self, session: &str) -> Result<bool> {
+        Ok(self
+            .run(&["kill-session", "-t", &format!("={session}")])?
+            .status
+            .success())
+    }
 }
 
 /// The tmux session teamctl starts a team's teammates in.
@@ -260,21 +404,6 @@ pub fn is_pane(pane_id: &str) -> bool {
 }
 
 impl Liveness {
-    /// Asks tmux only when one of `panes` (recorded `tmuxPaneId`s) is a tmux pane: asking
-    /// costs a process, and nothing else is checked here.
-    pub fn probe_for<'a>(
-        server: Option<&str>,
-        panes: impl IntoIterator<Item = &'a str>,
-    ) -> Liveness {
-        if !panes.into_iter().any(is_pane) {
-            return Liveness::default();
-        }
-        match server {
-            Some(socket) => Liveness::probe_server(socket),
-            None => Liveness::probe(),
-        }
-    }
-
     /// Whether the tmux pane `pane_id` runs; `None` when it is no pane or tmux could not tell.
     /// A pane the server no longer lists is gone (`tmux kill-pane`, a closed window): pane ids
     /// are never reused by a running server.
@@ -290,49 +419,6 @@ impl Liveness {
                 .unwrap_or(false),
         )
     }
-
-    /// Asks the default tmux server for its panes (if `tmux` runs at all).
-    pub fn probe() -> Liveness {
-        let out = list_panes(&[]);
-        Liveness {
-            tmux_panes: out
-                .ok()
-                .filter(|o| o.status.success())
-                .map(|o| panes_of(&o)),
-        }
-    }
-
-    /// Asks the tmux server of `socket` (a path teamctl recorded itself) for its panes. When no
-    /// server answers there (tmux says "no server running" or cannot connect: it was killed, or
-    /// the machine restarted), every pane it had is gone.
-    pub fn probe_server(socket: &str) -> Liveness {
-        let tmux_panes = match list_panes(&["-S", socket]) {
-            Ok(o) if o.status.success() => Some(panes_of(&o)),
-            Ok(o) if server_gone(&String::from_utf8_lossy(&o.stderr)) => Some(HashMap::new()),
-            _ => None,
-        };
-        Liveness { tmux_panes }
-    }
-}
-
-/// `tmux [server] list-panes -a`: each pane's id and whether its process has exited.
-fn list_panes(server: &[&str]) -> std::io::Result<Output> {
-    Command::new("tmux")
-        .args(server)
-        .args(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
-        .stdin(std::process::Stdio::null())
-        .output()
-}
-
-/// Pane id → alive, from what [`list_panes`] printed.
-fn panes_of(out: &Output) -> HashMap<String, bool> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (id, dead) = l.split_once(' ')?;
-            Some((id.to_string(), dead.trim() != "1"))
-        })
-        .collect()
 }
 
 /// Whether tmux's error says that no server runs on the socket: its socket file is gone,
@@ -375,9 +461,45 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("gone");
-        let live = Liveness::probe_server(socket.to_str().unwrap());
+        let live = Server::recorded(socket.to_str().unwrap(), None, None).probe();
         assert_eq!(live.tmux_panes, Some(HashMap::new()));
         assert_eq!(live.pane_alive("%3"), Some(false));
         assert_eq!(live.pane_alive("in-process"), None);
+    }
+
+    #[test]
+    fn another_server_on_the_recorded_socket_has_none_of_the_teams_panes() {
+        if !available() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s");
+        let socket = socket.to_str().unwrap();
+        let first = Server::recorded(socket, None, None);
+        let pane = first.new_session("t", "w").unwrap();
+        let at = first.locate("t").unwrap();
+        assert_eq!(at.socket, socket);
+        assert!(at.session_id.starts_with('$'), "{at:?}");
+
+        let ours = Server::recorded(socket, Some(&at.server_id), Some("t"));
+        assert!(!ours.gone());
+        assert_eq!(ours.probe().pane_alive(&pane), Some(true));
+        // A pane of the same server in another session is none of the team's.
+        let other = first.new_session("u", "w").unwrap();
+        assert_eq!(first.probe().pane_alive(&other), Some(true));
+        assert_eq!(ours.probe().pane_alive(&other), Some(false));
+        assert!(first.kill_session("u").unwrap());
+        // The same socket, the same pane id, but a server started after the one recorded.
+        let later = Server::recorded(socket, Some("1/1"), Some("t"));
+        assert!(later.gone());
+        assert_eq!(later.probe().pane_alive(&pane), Some(false));
+        assert_eq!(later.clone().or_env_when_gone(), Server::env());
+        assert!(first.kill_session("t").unwrap());
+        // Its last session gone, the server exits (a moment later).
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ours.gone() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(ours.gone());
     }
 }

@@ -8,7 +8,7 @@
 //!   changed) and the task board;
 //! - the transcripts ([`SpendReader`], through the index in teamctl's data dir);
 //! - teamctl's sent log, read again only when the file changed;
-//! - the liveness of panes and processes ([`Liveness::probe_for`]: tmux is asked only when a
+//! - the liveness of panes and processes ([`Server::liveness`]: tmux is asked only when a
 //!   member has a pane);
 //! - which requests are open ([`protocol::pending`], with the sent log).
 //!
@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use crate::host::tmux::Liveness;
+use crate::host::tmux::{Liveness, Server};
 use crate::observe::spend::{SpendReader, TeamSpend};
 use crate::observe::status::{self, TeamStatus, Work};
 use crate::store::paths::{Layout, MemberName, TeamName};
@@ -246,7 +246,7 @@ impl TeamReader {
         if !self.opts.probe {
             return false;
         }
-        let live = Liveness::probe_for(self.team.tmux_server(), panes);
+        let live = tmux_server(&self.team).liveness(panes);
         let changed = live.tmux_panes != self.live.tmux_panes;
         self.live = live;
         changed
@@ -318,4 +318,22 @@ impl TeamReader {
     pub fn knows(&self, path: &Path) -> bool {
         self.spend.as_ref().is_some_and(|s| s.knows(path))
     }
+}
+
+/// The tmux server a team's panes are asked about and acted on: for a team teamctl created, the
+/// one its own record names (the socket, which server that was, and the session in it), whatever
+/// `TMUX` and `TMUX_TMPDIR` select now; for any other team, the one they select.
+pub fn tmux_server(team: &Team) -> Server {
+    let Some((lead, socket)) = team
+        .lead
+        .as_ref()
+        .and_then(|l| Some((l, l.tmux_socket.as_deref()?)))
+    else {
+        return Server::env();
+    };
+    Server::recorded(
+        socket,
+        lead.tmux_server_id.as_deref(),
+        lead.tmux_session.as_deref(),
+    )
 }

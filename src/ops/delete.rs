@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::host::tmux::session_name;
 use crate::host::{proc, tmux};
+use crate::observe::reader::tmux_server;
 use crate::ops::create::{TakenDown, take_down};
 use crate::ops::export::{self, Exported};
 use crate::store::dir::{Kind, Loc};
@@ -103,10 +104,10 @@ pub fn delete(
         bail!("{}", not_ours(name, leads));
     }
     let session = our_session(&team, name);
-    let mut asked = ask_to_shut_down(&team, session.as_deref(), reason, now, opts)?;
-    asked.wait(&team, session.as_deref(), timeout)?;
+    let mut asked = ask_to_shut_down(&team, session.as_ref(), reason, now, opts)?;
+    asked.wait(&team, session.as_ref(), timeout)?;
     let killed = match &session {
-        Some(s) => stop_session(s)?,
+        Some(s) => s.stop()?,
         None => false,
     };
     let export = match record {
@@ -131,7 +132,7 @@ pub fn delete(
     }
     Ok(Deleted {
         members: asked.members,
-        tmux_session: session.filter(|_| killed),
+        tmux_session: session.map(|s| s.name).filter(|_| killed),
         removed,
         export,
         worktrees,
@@ -155,26 +156,41 @@ fn not_ours(name: &TeamName, leads: Option<&Leads>) -> String {
     )
 }
 
+/// A tmux session teamctl started, on the server it recorded then.
+struct Session {
+    server: tmux::Server,
+    name: String,
+}
+
 /// The tmux session to take down: only the one teamctl itself started, as its private record
-/// names it (the team's session name, and the same session by its id), never one config.json
-/// names.
-fn our_session(team: &Team, name: &TeamName) -> Option<String> {
+/// names it (the team's session name, and the same session by its id, on the server it
+/// recorded), never one config.json names.
+fn our_session(team: &Team, name: &TeamName) -> Option<Session> {
     let session = session_name(name);
+    let server = tmux_server(team);
+    if server.gone() {
+        return None;
+    }
     team.lead
         .as_ref()
         .filter(|r| r.tmux_session.as_deref() == Some(session.as_str()))
-        .is_some_and(|r| match (&r.tmux_session_id, tmux::session_id(&session)) {
-            (_, None) => false,
-            (Some(recorded), Some(live)) => *recorded == live,
-            (None, Some(_)) => true,
+        .is_some_and(
+            |r| match (&r.tmux_session_id, server.session_id(&session)) {
+                (_, None) => false,
+                (Some(recorded), Some(live)) => *recorded == live,
+                (None, Some(_)) => true,
+            },
+        )
+        .then_some(Session {
+            server,
+            name: session,
         })
-        .then_some(session)
 }
 
 /// The live panes of `session` (none without one).
-fn live_panes(session: Option<&str>) -> Vec<tmux::Pane> {
+fn live_panes(session: Option<&Session>) -> Vec<tmux::Pane> {
     session
-        .map(tmux::panes)
+        .map(|s| s.server.panes(&s.name))
         .unwrap_or_default()
         .into_iter()
         .filter(|p| !p.dead)
@@ -193,7 +209,7 @@ struct Asked {
 /// with a palette colour other than the lead (`send --join` adds none).
 fn ask_to_shut_down(
     team: &Team,
-    session: Option<&str>,
+    session: Option<&Session>,
     reason: &str,
     now: DateTime<Utc>,
     opts: &LockOptions,
@@ -229,7 +245,7 @@ fn ask_to_shut_down(
 
 impl Asked {
     /// Waits up to `timeout` for each teammate asked to approve or for its pane to end.
-    fn wait(&mut self, team: &Team, session: Option<&str>, timeout: Duration) -> Result<()> {
+    fn wait(&mut self, team: &Team, session: Option<&Session>, timeout: Duration) -> Result<()> {
         let lead = MemberName::parse(LEAD)?;
         let end = Instant::now() + timeout;
         while !self.waiting.is_empty() {
@@ -267,28 +283,31 @@ impl Asked {
     }
 }
 
-/// Kills `session` and waits up to [`EXIT_GRACE`] for the processes in its panes, with their
-/// children (the pane's shell runs `claude`), to end: a teammate that is still exiting can
-/// write into the team folder (Claude Code's mailbox writer creates `inboxes/` as needed), so
-/// the folders are removed once they are gone. Each process is known with its start time, so a
-/// pid reused meanwhile does not count. Whether the session was there to kill.
-fn stop_session(session: &str) -> Result<bool> {
-    let processes: Vec<(u32, Option<String>)> = live_panes(Some(session))
-        .iter()
-        .filter_map(|p| tmux::pane_pid(&p.id))
-        .flat_map(proc::descendants)
-        .map(|pid| (pid, proc::proc_start(pid)))
-        .collect();
-    let killed = tmux::kill_session(session)?;
-    let end = Instant::now() + EXIT_GRACE;
-    while processes
-        .iter()
-        .any(|(pid, start)| proc::pid_alive(*pid, start.as_deref()) == Some(true))
-        && Instant::now() < end
-    {
-        thread::sleep(Duration::from_millis(20));
+impl Session {
+    /// Kills the session and waits up to [`EXIT_GRACE`] for the processes in its panes, with
+    /// their children (the pane's shell runs `claude`), to end: a teammate that is still exiting
+    /// can write into the team folder (Claude Code's mailbox writer creates `inboxes/` as
+    /// needed), so the folders are removed once they are gone. Each process is known with its
+    /// start time, so a pid reused meanwhile does not count. Whether the session was there to
+    /// kill.
+    fn stop(&self) -> Result<bool> {
+        let processes: Vec<(u32, Option<String>)> = live_panes(Some(self))
+            .iter()
+            .filter_map(|p| self.server.pane_pid(&p.id))
+            .flat_map(proc::descendants)
+            .map(|pid| (pid, proc::proc_start(pid)))
+            .collect();
+        let killed = self.server.kill_session(&self.name)?;
+        let end = Instant::now() + EXIT_GRACE;
+        while processes
+            .iter()
+            .any(|(pid, start)| proc::pid_alive(*pid, start.as_deref()) == Some(true))
+            && Instant::now() < end
+        {
+            thread::sleep(Duration::from_millis(20));
+        }
+        Ok(killed)
     }
-    Ok(killed)
 }
 
 /// Writes the team's record, after its teammates stopped and before its folders go.

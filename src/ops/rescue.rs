@@ -20,8 +20,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::host::claude::{Permission, TeammateLaunch};
-use crate::host::tmux;
+use crate::host::tmux::{self, Server};
 use crate::observe::keep::{Hand, Stuck};
+use crate::observe::reader::tmux_server;
 use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
 use crate::store::lock::LockOptions;
@@ -182,15 +183,14 @@ impl Rescue<'_> {
 
     /// Records the session teamctl just started again in the team's lead record (its id and its
     /// server's socket), so that `delete` takes it down and its panes are asked about there.
-    fn record_new_session(&self, team: &Team, session: &str) -> Result<()> {
+    fn record_new_session(&self, team: &Team, server: &Server, session: &str) -> Result<()> {
         let (Some(leads), Some(mut record)) = (&self.leads, team.lead.clone()) else {
             return Ok(());
         };
-        record.tmux_session_id = tmux::session_id(session);
-        record.tmux_socket = record
-            .tmux_session_id
-            .as_deref()
-            .and_then(tmux::socket_path);
+        let at = server.locate(session);
+        record.tmux_session_id = at.as_ref().map(|a| a.session_id.clone());
+        record.tmux_socket = at.as_ref().map(|a| a.socket.clone());
+        record.tmux_server_id = at.map(|a| a.server_id);
         leads.record(&self.layout, &self.team, &record)
     }
 
@@ -211,14 +211,18 @@ impl Rescue<'_> {
                  and offers no way to start one alone; restart the lead instead"
             );
         }
+        // The team's panes are where teamctl recorded its server, whatever the environment
+        // says now; a new session starts there too while it runs.
+        let server = tmux_server(team);
         if let Some(old) = member.tmux_pane_id.as_deref().filter(|p| tmux::is_pane(p)) {
-            let ours = tmux::panes(&r.tmux_session)
+            let ours = server
+                .panes(&r.tmux_session)
                 .into_iter()
                 .any(|p| p.id == old);
-            let alive = tmux::Liveness::probe().pane_alive(old) == Some(true);
+            let alive = server.probe().pane_alive(old) == Some(true);
             match (alive, ours) {
                 (true, true) => {
-                    tmux::kill_pane(old)?;
+                    server.kill_pane(old)?;
                 }
                 (true, false) => bail!(
                     "{name}'s pane {old} is not in tmux session {}, which teamctl started: \
@@ -229,11 +233,12 @@ impl Rescue<'_> {
             }
         }
         let session = self.last_session(team, name);
-        let pane = if tmux::has_session(&r.tmux_session) {
-            tmux::new_window(&r.tmux_session, name)?
+        let server = server.or_env_when_gone();
+        let pane = if server.has_session(&r.tmux_session) {
+            server.new_window(&r.tmux_session, name)?
         } else {
-            let pane = tmux::new_session(&r.tmux_session, name)?;
-            self.record_new_session(team, &r.tmux_session)?;
+            let pane = server.new_session(&r.tmux_session, name)?;
+            self.record_new_session(team, &server, &r.tmux_session)?;
             pane
         };
         let root = std::path::absolute(self.layout.root())
@@ -277,7 +282,7 @@ impl Rescue<'_> {
         }
         .command();
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
-        tmux::respawn(&pane, &command, &r.pane_env)?;
+        server.respawn(&pane, &command, &r.pane_env)?;
         Ok((pane, session))
     }
 

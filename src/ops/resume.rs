@@ -9,8 +9,8 @@
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use crate::host::tmux::Liveness;
 use crate::observe::keep::Stuck;
+use crate::observe::reader::tmux_server;
 use crate::observe::status::Waiting;
 use crate::ops::rescue::Rescue;
 use crate::team::config::Team;
@@ -50,7 +50,7 @@ pub fn resume(team: &Team, rescue: &Rescue) -> Result<Vec<Resumed>> {
     let cfg = team.config.clone().unwrap_or_default();
     let lead = cfg.lead().map(|l| l.name.clone());
     let panes = cfg.members.iter().filter_map(|m| m.tmux_pane_id.as_deref());
-    let live = Liveness::probe_for(team.tmux_server(), panes);
+    let live = tmux_server(team).liveness(panes);
     let board = Board::load(&team.layout.tasks_dir(&team.name)).unwrap_or_default();
     let mut out = Vec::new();
     for m in cfg

@@ -298,12 +298,6 @@ impl Team {
         self.lead.is_some()
     }
 
-    /// The socket of the tmux server teamctl started this team's teammates in, as its own
-    /// record says; `None` (ask the server the environment selects) for any other team.
-    pub fn tmux_server(&self) -> Option<&str> {
-        self.lead.as_ref().and_then(|l| l.tmux_socket.as_deref())
-    }
-
     /// Whether a Claude Code session leads this team: a `session-*` team, or one whose
     /// `config.json` records a `leadProcess`.
     pub fn led_by_claude_code(&self) -> bool {

@@ -53,6 +53,11 @@ pub struct LeadRecord {
     /// has no server any more, every pane of the team is gone.
     #[serde(default)]
     pub tmux_socket: Option<String>,
+    /// Which server that was (`#{start_time}/#{pid}`): a server started later on the same
+    /// socket (after a reboot) is another, and none of its panes is the team's. Absent from
+    /// records written before it was kept: then whatever server runs there is taken for it.
+    #[serde(default)]
+    pub tmux_server_id: Option<String>,
 }
 
 /// How `create` started a team's teammates, besides their names and colours.
@@ -262,6 +267,7 @@ pub fn new_record(
         cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
         launch: None,
         tmux_socket: None,
+        tmux_server_id: None,
     }
 }
 

@@ -531,27 +531,34 @@ impl TmuxServer {
         );
     }
 
+    /// Whether a tmux server runs there and answers.
+    pub fn answers(&self) -> bool {
+        self.tmux("list-sessions")
+            .is_ok_and(|out| out.status.success())
+    }
+
     /// Kills the server; whether, within 10 s, tmux says that none runs on its socket (what
     /// teamctl takes for a server that is gone).
     fn stop(&self) -> bool {
-        let tmux = |command: &str| {
-            Command::new("tmux")
-                .arg(command)
-                .env("TMUX_TMPDIR", &self.0)
-                .env_remove("TMUX")
-                .stdin(Stdio::null())
-                .output()
-        };
-        let _ = tmux("kill-server");
+        let _ = self.tmux("kill-server");
         wait_until(Duration::from_secs(10), || {
             // No tmux to ask is no server either.
-            tmux("list-sessions").map_or(true, |out| {
+            self.tmux("list-sessions").map_or(true, |out| {
                 let said = String::from_utf8_lossy(&out.stderr);
                 !out.status.success()
                     && (said.contains("no server running on")
                         || said.contains("error connecting to"))
             })
         })
+    }
+
+    fn tmux(&self, command: &str) -> std::io::Result<std::process::Output> {
+        Command::new("tmux")
+            .arg(command)
+            .env("TMUX_TMPDIR", &self.0)
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .output()
     }
 }
 

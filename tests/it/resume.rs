@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, fake_claude, json as parse, read_entries, tmux_env, wait_until};
+use crate::common::{
+    TestEnv, TmuxServer, fake_claude, json as parse, read_entries, tmux_env, wait_until,
+};
 
 fn config(env: &TestEnv) -> Value {
     parse(&fs::read(env.root.join("teams/rt/config.json")).unwrap())
@@ -85,9 +87,17 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     )
     .unwrap();
     server.kill();
+    // As after a reboot, the person starts tmux again: a new server on the same socket, whose
+    // panes are numbered from %0 again, as alice's and bob's were.
+    for args in [
+        &["new-session", "-d", "-s", "main", "exec sleep 600"][..],
+        &["new-window", "-d", "-t", "=main:", "exec sleep 600"],
+    ] {
+        assert!(env.command("tmux").args(args).status().unwrap().success());
+    }
 
-    // The server teamctl recorded runs no more: alice, whose task is in progress, is dead; bob,
-    // with nothing waiting, is only not running.
+    // The server teamctl recorded runs no more, whatever runs on its socket now: alice, whose
+    // task is in progress, is dead; bob, with nothing waiting, is only not running.
     let out = env
         .cmd()
         .args(["--team", "rt", "status", "--json"])
@@ -181,6 +191,13 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
         .assert()
         .success();
     assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
+    // The person's own session, on the same server, was never touched.
+    let main = env
+        .command("tmux")
+        .args(["list-panes", "-s", "-t", "=main", "-F", "#{pane_dead}"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&main.stdout), "0\n0\n");
 }
 
 #[test]
@@ -250,4 +267,73 @@ fn a_restarted_teammate_keeps_the_wait_possible() {
     assert!(stderr.contains("\"action\":\"restart\""), "{stderr}");
     assert!(!stderr.contains("every teammate is gone"), "{stderr}");
     assert_ne!(pane_of(&env, "alice"), old);
+}
+
+/// A team teamctl created is acted on where its panes are: from a shell whose `TMUX_TMPDIR`
+/// selects another tmux server, `wait --on-dead restart` starts a dead teammate again in the
+/// team's own session, and `delete` takes that session down; nothing starts on the other one.
+#[test]
+fn a_team_is_acted_on_on_its_own_tmux_server_whatever_the_environment_selects() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    let other = env.dir.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    let other_server = TmuxServer(other.clone());
+    env.cmd()
+        .args(["create", "rt", "--member", "alice:Review it"])
+        .args(["--member", "bob:Test it", "--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    for args in [
+        &["tasks", "add", "Fix the race"][..],
+        &["tasks", "claim", "1", "--as", "alice"],
+    ] {
+        env.cmd()
+            .args(["--team", "rt"])
+            .args(args)
+            .assert()
+            .success();
+    }
+    let old = pane_of(&env, "alice");
+    let killed = env
+        .command("tmux")
+        .args(["kill-pane", "-t", &old])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+
+    let out = env
+        .cmd()
+        .args(["--team", "rt", "--json", "wait", "--tasks-done"])
+        .args(["--on-dead", "restart", "--timeout", "1500ms"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .env("TMUX_TMPDIR", &other)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("\"action\":\"restart\""), "{stderr}");
+    let new = pane_of(&env, "alice");
+    assert_ne!(new, old);
+    let panes = env
+        .command("tmux")
+        .args(["list-panes", "-s", "-t", "=teamctl-rt", "-F", "#{pane_id}"])
+        .output()
+        .unwrap();
+    let panes = String::from_utf8_lossy(&panes.stdout);
+    assert!(panes.lines().any(|p| p == new), "{new} in {panes}");
+    assert!(
+        !other_server.answers(),
+        "a tmux server was started where TMUX_TMPDIR points"
+    );
+
+    env.cmd()
+        .args(["delete", "rt", "--timeout", "5s"])
+        .env("TMUX_TMPDIR", &other)
+        .assert()
+        .success();
+    assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
+    assert!(!other_server.answers());
 }

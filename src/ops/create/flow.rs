@@ -89,7 +89,7 @@ pub fn create(
     );
     record_session(layout, spec, &trees, leads, &lead_session_id, &session, now)?;
     if let Err(e) = launched {
-        tmux::kill_session(&session).ok();
+        tmux::Server::env().kill_session(&session).ok();
         for m in members.iter_mut().filter(|m| m.pane.is_none()) {
             m.state = MemberState::NotStarted;
         }
@@ -112,7 +112,7 @@ pub fn create(
     match reason {
         None => outcome.state = Step::Ready,
         Some(why) => {
-            tmux::kill_session(&session).ok();
+            tmux::Server::env().kill_session(&session).ok();
             outcome.state = Step::Failed;
             outcome.reason = Some(with_dialog_hint(why, spec));
         }
@@ -211,7 +211,7 @@ fn validate(
     if !tmux::available() {
         bail!("tmux is not installed (or not on PATH); install it, or use --launch none");
     }
-    if tmux::has_session(session) {
+    if tmux::Server::env().has_session(session) {
         bail!(
             "a tmux session '{session}' already exists (left by an earlier run?); \
              remove it with `tmux kill-session -t {session}` or `teamctl delete {}`",
@@ -232,7 +232,7 @@ fn record_session(
     session: &str,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let Some(session_id) = tmux::session_id(session) else {
+    let Some(at) = tmux::Server::env().locate(session) else {
         return Ok(());
     };
     let mut record = lead::new_record(
@@ -243,8 +243,9 @@ fn record_session(
         Some(session),
         Some(&spec.cwd),
     );
-    record.tmux_socket = tmux::socket_path(&session_id);
-    record.tmux_session_id = Some(session_id);
+    record.tmux_session_id = Some(at.session_id);
+    record.tmux_socket = Some(at.socket);
+    record.tmux_server_id = Some(at.server_id);
     record.launch = Some(launch_record(spec, trees));
     leads.record(layout, &spec.team, &record)
 }

@@ -63,9 +63,9 @@ pub(super) fn start_panes(
 ) -> Result<()> {
     for (i, (m, out)) in spec.members.iter().zip(members.iter_mut()).enumerate() {
         let pane = if i == 0 {
-            tmux::new_session(session, m.name.as_str())?
+            tmux::Server::env().new_session(session, m.name.as_str())?
         } else {
-            tmux::new_window(session, m.name.as_str())?
+            tmux::Server::env().new_window(session, m.name.as_str())?
         };
         // The teammate runs elsewhere (`cd <cwd>`): a relative config dir would move.
         let root = std::path::absolute(layout.root())
@@ -84,7 +84,7 @@ pub(super) fn start_panes(
         set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
         out.pane = Some(pane.clone());
         out.state = MemberState::Starting;
-        tmux::respawn(&pane, &cmd, &env.claude.pane_env)?;
+        tmux::Server::env().respawn(&pane, &cmd, &env.claude.pane_env)?;
         progress(
             Step::Launching,
             &format!("{} in pane {pane}: {cmd}", m.name),

@@ -59,7 +59,7 @@ pub(super) fn wait_ready(
     let end = Instant::now() + timeout;
     loop {
         let reported = reported(layout, team);
-        let panes = tmux::panes(session);
+        let panes = tmux::Server::env().panes(session);
         for m in members.iter_mut() {
             if m.state != MemberState::Starting {
                 continue;
@@ -81,7 +81,7 @@ pub(super) fn wait_ready(
             // tmux marks a pane dead a moment before it knows the exit status (and, with
             // tmux 3.3 under load, sometimes never reports it: then it is left out).
             let until = Instant::now() + Duration::from_millis(300);
-            let mut panes = tmux::panes(session);
+            let mut panes = tmux::Server::env().panes(session);
             while Instant::now() < until
                 && exited.iter().any(|m| {
                     panes
@@ -90,7 +90,7 @@ pub(super) fn wait_ready(
                 })
             {
                 thread::sleep(Duration::from_millis(20));
-                panes = tmux::panes(session);
+                panes = tmux::Server::env().panes(session);
             }
             return Ok(Some(describe(
                 "exited before taking its brief",
@@ -155,7 +155,7 @@ fn describe(what: &str, who: &[&MemberOutcome], panes: &[tmux::Pane]) -> String 
             .and_then(|p| p.status)
             .map(|s| format!(", exit status {s}"))
             .unwrap_or_default();
-        let tail = tmux::tail(pane, 15);
+        let tail = tmux::Server::env().tail(pane, 15);
         let tail = if tail.is_empty() {
             "(empty)".to_string()
         } else {

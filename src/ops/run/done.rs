@@ -251,7 +251,8 @@ pub(super) fn observe(
 
 /// Panes of a session: id → alive.
 pub(super) fn live_panes(session: &str) -> HashMap<String, bool> {
-    tmux::panes(session)
+    tmux::Server::env()
+        .panes(session)
         .into_iter()
         .map(|p| (p.id, !p.dead))
         .collect()

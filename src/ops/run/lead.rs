@@ -259,7 +259,7 @@ fn validate(
     let session = session_name(&spec.name);
     // The name is held: what is left in its session is the interrupted run's.
     let orphans = resuming.map(|r| r.clear(&session));
-    if tmux::has_session(&session) {
+    if tmux::Server::env().has_session(&session) {
         bail!(
             "tmux session {session} already exists (an earlier `run --name {}` kept with \
              --keep?); end it with `tmux kill-session -t {session}` or pick another --name",
@@ -367,7 +367,7 @@ fn follow(
     interrupted: &dyn Fn() -> bool,
 ) -> Result<Outcome> {
     let session = &ready.session;
-    let pane = match tmux::new_session(session, "lead") {
+    let pane = match tmux::Server::env().new_session(session, "lead") {
         Ok(p) => p,
         Err(e) => {
             let _ = fs::remove_file(&lead.prompt_file);
@@ -413,19 +413,21 @@ fn follow(
         members: Vec::new(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
-    let watched = tmux::respawn(&pane, &lead.command, &pane_env).and_then(|()| {
-        watch(
-            layout,
-            spec,
-            &at,
-            keeping,
-            &mut out,
-            start,
-            &mut spend,
-            progress,
-            interrupted,
-        )
-    });
+    let watched = tmux::Server::env()
+        .respawn(&pane, &lead.command, &pane_env)
+        .and_then(|()| {
+            watch(
+                layout,
+                spec,
+                &at,
+                keeping,
+                &mut out,
+                start,
+                &mut spend,
+                progress,
+                interrupted,
+            )
+        });
     let _ = fs::remove_file(&lead.prompt_file);
     out.elapsed_ms = start.elapsed().as_millis() as u64;
     // The team's members as config.json names them, read now while it still exists (the lead
@@ -515,9 +517,13 @@ fn finish(mut out: Outcome, start: Instant) -> Outcome {
 /// Ends the lead (SIGTERM: it stops its teammates and removes its team), waits briefly for
 /// it, then kills the tmux session and whatever is left in it.
 pub fn cleanup(session: &str, pane: &str) {
-    if let Some(pid) = tmux::pane_pid(pane) {
+    if let Some(pid) = tmux::Server::env().pane_pid(pane) {
         let start = proc_start(pid);
-        if tmux::panes(session).iter().any(|p| p.id == pane && !p.dead) {
+        if tmux::Server::env()
+            .panes(session)
+            .iter()
+            .any(|p| p.id == pane && !p.dead)
+        {
             let _ = Command::new("kill")
                 .args(["-TERM", &pid.to_string()])
                 .output();
@@ -527,7 +533,7 @@ pub fn cleanup(session: &str, pane: &str) {
             }
         }
     }
-    let _ = tmux::kill_session(session);
+    let _ = tmux::Server::env().kill_session(session);
 }
 
 /// `text` safe to show on a terminal: control characters other than newline and tab are

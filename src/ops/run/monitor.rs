@@ -445,12 +445,13 @@ impl Monitor<'_> {
             .collect();
         for m in extra {
             let ours = m.pane.as_deref().filter(|p| {
-                tmux::panes(self.lead.session)
+                tmux::Server::env()
+                    .panes(self.lead.session)
                     .iter()
                     .any(|q| q.id == *p && q.id != self.lead.pane)
             });
             let how = match ours {
-                Some(p) => match tmux::kill_pane(p) {
+                Some(p) => match tmux::Server::env().kill_pane(p) {
                     Ok(_) => {
                         self.stopped.push(m.name.clone());
                         format!("its pane {p} was ended")
@@ -511,7 +512,8 @@ impl Monitor<'_> {
 
     /// The lead's pane is gone before the work was done.
     fn lead_exited(&self, out: &mut Outcome) {
-        let status = tmux::panes(self.lead.session)
+        let status = tmux::Server::env()
+            .panes(self.lead.session)
             .into_iter()
             .find(|p| p.id == self.lead.pane)
             .and_then(|p| p.status)
@@ -527,7 +529,7 @@ impl Monitor<'_> {
     /// Whether the lead's screen shows a dialog nobody can answer (said in `out`).
     fn stuck_at_dialog(&mut self, out: &mut Outcome) -> bool {
         self.last_screen_check = Instant::now();
-        let Some(d) = detect_dialog(&tmux::screen(self.lead.pane)) else {
+        let Some(d) = detect_dialog(&tmux::Server::env().screen(self.lead.pane)) else {
             return false;
         };
         out.state = State::Failed;
@@ -591,7 +593,7 @@ impl Monitor<'_> {
             out.result = Some(text);
             out.result_source = Some("transcript");
         } else {
-            let tail = tmux::tail(self.lead.pane, 20);
+            let tail = tmux::Server::env().tail(self.lead.pane, 20);
             if !tail.is_empty() {
                 out.result = Some(tail);
                 out.result_source = Some("pane");
@@ -611,7 +613,7 @@ impl Monitor<'_> {
 }
 
 fn tail_or_empty(pane: &str) -> String {
-    let t = tmux::tail(pane, 15);
+    let t = tmux::Server::env().tail(pane, 15);
     if t.is_empty() { "(empty)".into() } else { t }
 }
 

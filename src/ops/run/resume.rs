@@ -212,22 +212,25 @@ impl Interrupted {
     /// names those running elsewhere, which are left alone.
     pub(super) fn clear(&self, session: &str) -> Orphans {
         let mut out = Orphans::default();
-        let live = tmux::Liveness::probe_for(None, self.teammates.iter().map(|(_, p)| p.as_str()));
-        let ours: Vec<tmux::Pane> = tmux::panes(session);
+        // A run's lead is started on the server the environment selects.
+        let server = tmux::Server::env();
+        let live = server.liveness(self.teammates.iter().map(|(_, p)| p.as_str()));
+        let ours: Vec<tmux::Pane> = server.panes(session);
         let mut ending = Vec::new();
         for (name, pane) in &self.teammates {
             if live.pane_alive(pane) != Some(true) {
                 continue;
             }
             // A lead starts a teammate through a shell: the teammate is below the pane's pid.
-            let procs = tmux::pane_pid(pane).map(proc::tree).unwrap_or_default();
-            if ours.iter().any(|p| &p.id == pane && !p.dead) && tmux::kill_pane(pane).is_ok() {
+            let procs = server.pane_pid(pane).map(proc::tree).unwrap_or_default();
+            if ours.iter().any(|p| &p.id == pane && !p.dead) && server.kill_pane(pane).is_ok() {
                 out.ended.push(name.clone());
                 ending.extend(procs);
                 continue;
             }
             // In another run's session: that run's --name ends it.
-            let hint = tmux::pane_session(pane)
+            let hint = server
+                .pane_session(pane)
                 .and_then(|s| s.strip_prefix("teamctl-run-").map(String::from))
                 .filter(|n| super::preflight::check_name(n).is_ok())
                 .map(|n| format!(", in the tmux session of run --name {n}"))
@@ -245,8 +248,8 @@ impl Interrupted {
         {
             thread::sleep(Duration::from_millis(50));
         }
-        if tmux::has_session(session) && tmux::panes(session).iter().all(|p| p.dead) {
-            let _ = tmux::kill_session(session);
+        if server.has_session(session) && server.panes(session).iter().all(|p| p.dead) {
+            let _ = server.kill_session(session);
         }
         out
     }
