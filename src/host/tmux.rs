@@ -218,7 +218,7 @@ impl Server {
     }
 
     /// Starts a detached session `session` whose first window is `window`. Returns its pane id.
-    /// The pane runs a placeholder until [`respawn`] starts the real command in it.
+    /// The pane runs a placeholder until [`Server::respawn`] starts the real command in it.
     ///
     /// # Errors
     /// When tmux fails (the session exists, no server can be started, …).
