@@ -277,6 +277,14 @@ fn status_and_doctor_show_it_and_doctor_fix_moves_it() {
                 "unread": 1, "from": ["worker"], "suggestion": "alice", "certain": true,
                 "candidates": ["alice"], "has_sent": false}])
     );
+    // A misspelt name is no member: no row of its own (a former member's inbox is one).
+    let rows: Vec<&str> = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    assert!(!rows.contains(&"alise"), "{rows:?}");
     env.cmd()
         .arg("status")
         .assert()
@@ -514,11 +522,18 @@ fn sigterm_between_its_two_writes_lets_the_move_finish() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         fs::read_to_string(env.inbox("alpha", "alice")).unwrap(),
-        WORKER_MSG
+        WORKER_MSG,
+        "{stderr}"
     );
-    assert_eq!(fs::read(env.inbox("alpha", "alise")).unwrap(), b"[]");
+    assert_eq!(
+        fs::read_to_string(env.inbox("alpha", "alise")).unwrap(),
+        "[]",
+        "{stderr} {:?}",
+        litter(&env)
+    );
     assert!(litter(&env).is_empty(), "{:?}", litter(&env));
 }
 

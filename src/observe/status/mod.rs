@@ -4,7 +4,8 @@
 //! A member's state, from the newest signal the files give (every signal is also reported raw):
 //! - `terminated`: a `shutdown_approved` frame from the member is in an inbox of the team (older
 //!   builds: `shutdown_response` with `approve: true`), or the member left `config.json` while
-//!   its inbox remains;
+//!   its inbox remains (an inbox of a name that never wrote to the team and holds unread
+//!   entries is no member's: it is a misaddressed inbox, `crate::observe::misaddressed`);
 //! - `active`: its last event is younger than the idle threshold: its newest message (an
 //!   `idle_notification` too) in any inbox, its inbox drained (no unread entry, last written
 //!   then), or `isActive: true` in `config.json`;

@@ -95,8 +95,14 @@ pub fn team_status_with(
         idle: chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX),
         trees: crate::observe::worktree::of_team(team),
     };
+    // Inboxes of names no member has: a former member's (it left config.json at its shutdown)
+    // is a terminated row; one of a name that never wrote to the team and holds unread entries
+    // is a misaddressed inbox (`misaddressed`), not a member.
     let gone = read.owners.iter().filter(|o| {
+        let misaddressed = read.pending.get(o.as_str()).is_some_and(|n| *n > 0)
+            && !read.seen.contains_key(o.as_str());
         cfg.member(o.as_str()).is_none()
+            && !misaddressed
             && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(o.as_str()))
     });
     let rows: Vec<(String, Option<&Member>)> = cfg
@@ -366,7 +372,9 @@ mod tests {
         fs::write(dir.join("bob.json"), "[]").unwrap();
         fs::write(
             dir.join("carol.json"),
-            inbox(&[("alice", "hi carol", "2026-11-29T10:00:00.000Z", false)]),
+            // Read: a former member's inbox (one of a name that never wrote, with unread
+            // entries, is a misaddressed inbox, not a row).
+            inbox(&[("alice", "hi carol", "2026-11-29T10:00:00.000Z", true)]),
         )
         .unwrap();
         fs::write(
