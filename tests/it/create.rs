@@ -456,10 +456,12 @@ fn a_teammate_that_exits_at_once_fails_with_its_pane_tail() {
     let Some((env, _server)) = tmux_env() else {
         return;
     };
+    // Node takes a moment to exit after its last words; a shell that exits the instant it has
+    // printed can lose them in tmux 3.3 (the pane is gone before its output is read).
     let bad = script(
         &env,
         "broken-claude",
-        "[ \"$1\" = --version ] && { echo 0.0.1; exit 0; }\necho 'fatal: no API key configured' >&2\nexit 3",
+        "[ \"$1\" = --version ] && { echo 0.0.1; exit 0; }\necho 'fatal: no API key configured' >&2\nsleep 0.2\nexit 3",
     );
     let out = env
         .cmd()
