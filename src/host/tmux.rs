@@ -476,6 +476,14 @@ mod tests {
         let socket = dir.path().join("s");
         let socket = socket.to_str().unwrap();
         let first = Server::recorded(socket, None, None);
+        // Whatever the test ends with, its server goes.
+        struct Down(Server);
+        impl Drop for Down {
+            fn drop(&mut self) {
+                let _ = self.0.run(&["kill-server"]);
+            }
+        }
+        let _down = Down(first.clone());
         let pane = first.new_session("t", "w").unwrap();
         let at = first.locate("t").unwrap();
         assert_eq!(at.socket, socket);

@@ -26,6 +26,27 @@ fn pane_of(env: &TestEnv, name: &str) -> String {
     m["tmuxPaneId"].as_str().unwrap().to_string()
 }
 
+/// Kills `name`'s pane (in the test's tmux server); returns its id.
+fn kill_pane_of(env: &TestEnv, name: &str) -> String {
+    let pane = pane_of(env, name);
+    let killed = env
+        .command("tmux")
+        .args(["kill-pane", "-t", &pane])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    pane
+}
+
+/// `wait --tasks-done --on-dead restart` on team `rt` for 1.5 s, with the fake teammate.
+fn wait_restarting(env: &TestEnv) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.args(["--team", "rt", "--json", "wait", "--tasks-done"])
+        .args(["--on-dead", "restart", "--timeout", "1500ms"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude());
+    cmd
+}
+
 #[test]
 fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     let Some((env, server)) = tmux_env() else {
@@ -247,20 +268,8 @@ fn a_restarted_teammate_keeps_the_wait_possible() {
         .status()
         .unwrap();
     assert!(keepalive.success());
-    let old = pane_of(&env, "alice");
-    let killed = env
-        .command("tmux")
-        .args(["kill-pane", "-t", &old])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = env
-        .cmd()
-        .args(["--team", "rt", "--json", "wait", "--tasks-done"])
-        .args(["--on-dead", "restart", "--timeout", "1500ms"])
-        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
-        .output()
-        .unwrap();
+    let old = kill_pane_of(&env, "alice");
+    let out = wait_restarting(&env).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The fake teammate does not complete tasks: the wait times out, it is not impossible.
     assert_eq!(out.status.code(), Some(3), "{stderr}");
@@ -296,19 +305,9 @@ fn a_team_is_acted_on_on_its_own_tmux_server_whatever_the_environment_selects() 
             .assert()
             .success();
     }
-    let old = pane_of(&env, "alice");
-    let killed = env
-        .command("tmux")
-        .args(["kill-pane", "-t", &old])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    let old = kill_pane_of(&env, "alice");
 
-    let out = env
-        .cmd()
-        .args(["--team", "rt", "--json", "wait", "--tasks-done"])
-        .args(["--on-dead", "restart", "--timeout", "1500ms"])
-        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+    let out = wait_restarting(&env)
         .env("TMUX_TMPDIR", &other)
         .output()
         .unwrap();
