@@ -181,8 +181,9 @@ impl Rescue<'_> {
         Ok(format!("sent {} a nudge ({})", d.to, d.id))
     }
 
-    /// Records the session teamctl just started again in the team's lead record (its id and its
-    /// server's socket), so that `delete` takes it down and its panes are asked about there.
+    /// Records the session teamctl just started again in the team's lead record (its id, its
+    /// server's socket and which server that is), so that `delete` takes it down and its panes
+    /// are asked about there.
     fn record_new_session(&self, team: &Team, server: &Server, session: &str) -> Result<()> {
         let (Some(leads), Some(mut record)) = (&self.leads, team.lead.clone()) else {
             return Ok(());

@@ -44,23 +44,39 @@ fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
 }
 
 /// Runs the e2e driver `script` with `args` and `env`, and returns its summary (its last line),
-/// which must say `ok`.
+/// which must say `ok`. A run that failed only because it timed out waiting for the client
+/// (2.1.332 under the whole suite's load now and then stops polling its inbox or drawing its
+/// pane for tens of seconds; 2.1.112 can lose a message in its own read race) is run once more,
+/// from scratch, and the first run's output goes to stderr; any other failure fails at once.
 fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
-    let out = Command::new("node")
-        .arg(e2e.join(script))
-        .args(args)
-        .envs(env.iter().copied())
-        .env_remove("TEAMCTL_TEAM")
-        .env_remove("TEAMCTL_FROM")
-        .output()
-        .unwrap();
+    let run = || {
+        Command::new("node")
+            .arg(e2e.join(script))
+            .args(args)
+            .envs(env.iter().copied())
+            .env_remove("TEAMCTL_TEAM")
+            .env_remove("TEAMCTL_FROM")
+            .output()
+            .unwrap()
+    };
+    let mut out = run();
+    let said = |out: &std::process::Output| {
+        format!(
+            "{script} failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains(": FAIL: timed out") {
+        eprintln!(
+            "{}\n(timed out waiting for the client: once more)",
+            said(&out)
+        );
+        out = run();
+    }
+    assert!(out.status.success(), "{}", said(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{script} failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(summary["ok"], true);
     summary
