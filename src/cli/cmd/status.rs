@@ -91,7 +91,8 @@ use crate::cli::term::{self, escape_line as esc};
 #[command(after_long_help = "States:
   terminated  a shutdown_approved frame from it is in an inbox of the team (older builds:
               shutdown_response with approve: true), or it left config.json while its inbox
-              remains
+              remains (an inbox of a name that never wrote to the team and holds unread
+              messages is no member: it is listed as misaddressed)
   active      its last event is younger than --idle-after: its newest message or
               idle_notification in any inbox, its inbox drained (no unread entry; the file's
               mtime), or isActive: true
