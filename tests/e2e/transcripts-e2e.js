@@ -166,14 +166,39 @@ async function body(version) {
   // 3. Cost: computed while running, then Claude Code's own records once ended. The snapshot is
   // taken again until no request reached the mock since the last one (under load a lead's turn
   // on its teammate's idle_notification can come seconds later).
+  // It is taken again, too, until a second read 1.5 s later says the same and every response
+  // the mock gave is in a transcript: a response's entries reach the transcript some time after
+  // its request reached the mock (seconds, when the client stalls under load).
+  const figures = (v) => JSON.stringify(v.members.map((m) => [m.name, m.cost_usd, m.tokens]));
+  const responses = () => mockLines().filter((l) => l.method === 'POST' && Array.isArray(l.tools) && l.tools.length).length;
+  const written = () => {
+    const ids = new Set();
+    const walk = (dir) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('.jsonl')) {
+          for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
+            if (!l.includes('"type":"assistant"')) continue;
+            try { ids.add(JSON.parse(l).message.id); } catch (_) { /* a line still being written */ }
+          }
+        }
+      }
+    };
+    walk(path.join(st.cfg, 'projects'));
+    return ids.size;
+  };
   let files;
+  let atSnapshot;
   for (let tries = 0; ; tries += 1) {
     await quiet(1500, 'before the snapshot');
-    const n0 = mockLines().length;
+    atSnapshot = mockLines().length;
+    const answered = written() >= responses();
     files = await statusOf(team);
     await sleep(1500);
-    if (mockLines().length === n0) break;
-    check(tries < 5, 'the team never stayed quiet for the snapshot');
+    const again = await statusOf(team);
+    if (answered && mockLines().length === atSnapshot && figures(again) === figures(files)) break;
+    check(tries < 5, 'the client did not settle: the team never stayed quiet for the snapshot');
   }
   const computed = {};
   for (const m of files.members.filter((x) => x.tokens)) computed[m.name] = { cost: m.cost_usd, tokens: m.tokens, source: m.cost_source, transcripts: m.transcripts };
@@ -207,6 +232,13 @@ async function body(version) {
   const end = await statusOf(team);
   const lead = end.member('team-lead');
   const worker = end.member('worker');
+  // The figures computed while the team ran are compared with Claude Code's records below,
+  // which is fair only if no request came after the snapshot (once, under the whole suite's
+  // load, the lead took another turn between the snapshot and its SIGTERM). If one did, the
+  // measurement is void: the client did not settle, and tests/it/real_claude.rs runs the
+  // driver once more.
+  const after = mockLines().length - atSnapshot;
+  if (after > 0) fail(`the client did not settle: ${after} request(s) reached the mock after the snapshot`);
   check(lead.cost_source === 'claude_code', `lead cost_source after it ended: ${lead.cost_source}`);
   const eps = 1e-9;
   if (args.mode === 'tmux') {

@@ -46,8 +46,9 @@ fn driver(e2e: &Path, script: &str, args: &[&std::ffi::OsStr]) -> Value {
 /// Runs the e2e driver `script` with `args` and `env`, and returns its summary (its last line),
 /// which must say `ok`. A run that failed only because it timed out waiting for the client
 /// (2.1.332 under the whole suite's load now and then stops polling its inbox or drawing its
-/// pane for tens of seconds; 2.1.112 can lose a message in its own read race) is run once more,
-/// from scratch, and the first run's output goes to stderr; any other failure fails at once.
+/// pane for tens of seconds; 2.1.112 can lose a message in its own read race), or because the
+/// client did not settle for a measurement, is run once more, from scratch, and the first run's
+/// output goes to stderr; any other failure fails at once.
 fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
     let run = || {
         Command::new("node")
@@ -68,7 +69,10 @@ fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)
             String::from_utf8_lossy(&out.stderr)
         )
     };
-    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains(": FAIL: timed out") {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let client_stalled = stderr.contains(": FAIL: timed out")
+        || stderr.contains(": FAIL: the client did not settle");
+    if !out.status.success() && client_stalled {
         eprintln!(
             "{}\n(timed out waiting for the client: once more)",
             said(&out)
