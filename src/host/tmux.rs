@@ -90,7 +90,7 @@ impl Server {
     /// Whether the recorded server runs no more: tmux says that no server runs on its socket,
     /// or another server does (never for the environment's: what runs there says nothing of
     /// another server's panes).
-    pub fn gone(&self) -> bool {
+    fn gone(&self) -> bool {
         if self.socket.is_none() {
             return false;
         }
@@ -182,20 +182,13 @@ impl Server {
             .is_ok_and(|o| o.status.success())
     }
 
-    /// The id (`$3`) of the session with exactly this name, when it exists: unique for the life of
-    /// the tmux server, so a session made later under the same name has another.
+    /// The id (`$3`) of the session with exactly this name, when it exists on this server (not
+    /// on another started later on a recorded socket): unique for the life of the tmux server,
+    /// so a session made later under the same name has another.
     pub fn session_id(&self, name: &str) -> Option<String> {
-        let out = self
-            .run(&[
-                "display-message",
-                "-p",
-                "-t",
-                &format!("={name}:"),
-                "#{session_id}",
-            ])
-            .ok()?;
-        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (out.status.success() && id.starts_with('$')).then_some(id)
+        self.locate(name)
+            .filter(|at| self.is(&at.server_id))
+            .map(|at| at.session_id)
     }
 
     /// Where the session with exactly this name runs: its id, and its server's socket and
@@ -500,6 +493,8 @@ mod tests {
         // The same socket, the same pane id, but a server started after the one recorded.
         let later = Server::recorded(socket, Some("1/1"), Some("t"));
         assert!(later.gone());
+        assert_eq!(ours.session_id("t"), Some(at.session_id.clone()));
+        assert_eq!(later.session_id("t"), None);
         assert_eq!(later.probe().pane_alive(&pane), Some(false));
         assert_eq!(later.clone().or_env_when_gone(), Server::env());
         assert!(first.kill_session("t").unwrap());

@@ -168,9 +168,6 @@ struct Session {
 fn our_session(team: &Team, name: &TeamName) -> Option<Session> {
     let session = session_name(name);
     let server = tmux_server(team);
-    if server.gone() {
-        return None;
-    }
     team.lead
         .as_ref()
         .filter(|r| r.tmux_session.as_deref() == Some(session.as_str()))
