@@ -324,16 +324,14 @@ impl TeamReader {
 /// one its own record names (the socket, which server that was, and the session in it), whatever
 /// `TMUX` and `TMUX_TMPDIR` select now; for any other team, the one they select.
 pub fn tmux_server(team: &Team) -> Server {
-    let Some((lead, socket)) = team
-        .lead
+    team.lead
         .as_ref()
-        .and_then(|l| Some((l, l.tmux_socket.as_deref()?)))
-    else {
-        return Server::env();
-    };
-    Server::recorded(
-        socket,
-        lead.tmux_server_id.as_deref(),
-        lead.tmux_session.as_deref(),
-    )
+        .and_then(|lead| {
+            Some(Server::recorded(
+                lead.tmux_socket.as_deref()?,
+                lead.tmux_server_id.as_deref(),
+                lead.tmux_session.as_deref(),
+            ))
+        })
+        .unwrap_or_else(Server::env)
 }

@@ -26,13 +26,13 @@ use crate::cli::term::escape_line as esc;
 /// tasks/<team> (each renamed to `<name>.deleted-<uuid>` first, as Claude Code does). A team
 /// folder without config.json (a failed create) is just removed.
 ///
-/// Whether teamctl leads the team, and which tmux session it kills, come from the record
-/// `create` kept in teamctl's data dir (TEAMCTL_DATA_DIR), never from config.json, which
-/// teammates write too: only the session teamctl-<team> that create started (the same tmux
-/// session, by its id, on the tmux server it recorded, whatever TMUX or TMUX_TMPDIR say now) is
-/// killed. A team teamctl does not lead (its Claude Code lead owns it, or
-/// it was created with another data dir: delete it with that one) is refused unless --force;
-/// then nobody is asked, no tmux session is killed, and only the folders are removed.
+/// Whether teamctl leads the team, and which tmux session it kills, come from the record `create`
+/// kept in teamctl's data dir (TEAMCTL_DATA_DIR), never from config.json, which teammates write
+/// too: only the session teamctl-<team> that create started (the same tmux session, by its id, on
+/// the tmux server it recorded, whatever TMUX or TMUX_TMPDIR say now) is killed. A team teamctl
+/// does not lead (its Claude Code lead owns it, or it was created with another data dir: delete it
+/// with that one) is refused unless --force; then nobody is asked, no tmux session is killed, and
+/// only the folders are removed.
 ///
 /// Teammates that `create` gave a git worktree: each worktree without uncommitted changes is
 /// removed (`git worktree remove`), one with changes is kept and named with why; every branch

@@ -17,18 +17,17 @@ use crate::cli::term::escape_line;
 
 /// Start again every teammate of a team that is not running, on its last session
 ///
-/// For a team made by `teamctl create`: every pane teammate whose pane is gone (a crash, a
-/// reboot, `tmux kill-server`, a closed terminal) is started again in the team's tmux session
-/// with its name, agent id, colour and permission mode, resuming its last session
-/// (`claude --resume`), so it keeps its history and reads the messages that came while it was
-/// down. The session is on the tmux server `create` recorded, whatever `TMUX` or `TMUX_TMPDIR`
-/// say now; once that server is gone (a reboot), on the one they select, recorded in its turn.
-/// Only panes of the team's own session on its own server count as running: after a reboot,
-/// another server's `%0` is not a teammate. Each is then sent a message naming the task it owns, since a resumed teammate does not
-/// take its task up by itself. Teammates whose panes run are left alone; in-process teammates
-/// are skipped (they run inside a lead, which teamctl does not run). Where a teammate runs,
-/// how and with which permissions come from teamctl's own record of the team, never from what
-/// the team's files say.
+/// For a team made by `teamctl create`: every pane teammate whose pane is gone (a crash, a reboot,
+/// `tmux kill-server`, a closed terminal) is started again in the team's tmux session with its
+/// name, agent id, colour and permission mode, resuming its last session (`claude --resume`), so it
+/// keeps its history and reads the messages that came while it was down. The session is on the tmux
+/// server `create` recorded, whatever `TMUX` or `TMUX_TMPDIR` say now; once that server is gone (a
+/// reboot), on the one they select, recorded in its turn. Only panes of the team's own session on
+/// its own server count as running: after a reboot, another server's `%0` is not a teammate. Each
+/// is then sent a message naming the task it owns, since a resumed teammate does not take its task
+/// up by itself. Teammates whose panes run are left alone; in-process teammates are skipped (they
+/// run inside a lead, which teamctl does not run). Where a teammate runs, how and with which
+/// permissions come from teamctl's own record of the team, never from what the team's files say.
 ///
 /// A Claude-led team (`teamctl run`) is resumed through its lead: `teamctl run --resume TEAM`.
 ///

@@ -33,11 +33,11 @@ use crate::cli::term::escape_line;
 /// (already true: it returns at once), then on every change; the watch is in place before the
 /// first check, so no change in between is lost.
 ///
-/// A member is gone when it left config.json, when a shutdown_approved frame from it was seen,
-/// when its recorded tmux pane (tmuxPaneId `%N`, on the tmux server teamctl recorded for a team
-/// it created, else on the one the environment selects) exists and is dead, or, for an in-process teammate, when the lead process recorded in
-/// leadProcess is dead. A teammate with nothing recorded to check (one made with `create
-/// --launch none` and started by hand) counts as alive.
+/// A member is gone when it left config.json, when a shutdown_approved frame from it was seen, when
+/// its recorded tmux pane (tmuxPaneId `%N`, on the tmux server teamctl recorded for a team it
+/// created, else on the one the environment selects) exists and is dead, or, for an in-process
+/// teammate, when the lead process recorded in leadProcess is dead. A teammate with nothing
+/// recorded to check (one made with `create --launch none` and started by hand) counts as alive.
 ///
 /// With --policy FILE, requests the teammates send their lead while the wait blocks (tool
 /// permissions, plans, sandbox hosts) are answered by the rules in FILE, exactly as `approve
