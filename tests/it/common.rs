@@ -516,6 +516,16 @@ pub fn tmux_has_session(env: &TestEnv, name: &str) -> bool {
         .success()
 }
 
+/// The member `name` in a document with a `members` array (`config.json`, `status --json`, …).
+pub fn member<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap()
+}
+
 /// Kills the test's private tmux server (TMUX_TMPDIR is the test's temp dir) when dropped.
 pub struct TmuxServer(pub PathBuf);
 

@@ -280,7 +280,7 @@ fn sigterm_ends_teamctl_even_when_a_write_is_stuck() {
 
 /// A lock held longer than its refresh period gets a fresh mtime while held (5 s, as
 /// proper-lockfile's), so no other writer takes it for stale. In the binary its signal thread
-/// does this for every lock (the keeper, `store::lock::keep_by`), not a thread per lock.
+/// does this for every lock (the keeper, `store::lock::keep_by_keeper`), not a thread per lock.
 #[test]
 fn a_lock_held_long_is_refreshed_while_held() {
     let (env, inbox) = env();

@@ -74,7 +74,7 @@ fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)
         || stderr.contains(": FAIL: the client did not settle");
     if !out.status.success() && client_stalled {
         eprintln!(
-            "{}\n(timed out waiting for the client: once more)",
+            "{}\n(the client stalled or did not settle: once more)",
             said(&out)
         );
         out = run();

@@ -516,13 +516,8 @@ fn killed_between_its_two_writes_and_taken_by_its_reader_is_not_sent_again() {
 fn sigterm_between_its_two_writes_lets_the_move_finish() {
     let env = fixture();
     let out = stopped_between_writes(&env, libc::SIGTERM);
-    assert_eq!(
-        out.status.code(),
-        Some(143),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
     assert_eq!(
         fs::read_to_string(env.inbox("alpha", "alice")).unwrap(),
         WORKER_MSG,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::{
-    TestEnv, TmuxServer, fake_claude, json as parse, read_entries, tmux_env, wait_until,
+    TestEnv, TmuxServer, fake_claude, json as parse, member, read_entries, tmux_env, wait_until,
 };
 
 fn config(env: &TestEnv) -> Value {
@@ -16,14 +16,10 @@ fn config(env: &TestEnv) -> Value {
 }
 
 fn pane_of(env: &TestEnv, name: &str) -> String {
-    let cfg = config(env);
-    let m = cfg["members"]
-        .as_array()
+    member(&config(env), name)["tmuxPaneId"]
+        .as_str()
         .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap();
-    m["tmuxPaneId"].as_str().unwrap().to_string()
+        .to_string()
 }
 
 /// Kills `name`'s pane (in the test's tmux server); returns its id.
@@ -126,19 +122,10 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
         .output()
         .unwrap();
     let v = parse(&out.stdout);
-    let member = |name: &str| {
-        v["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap()
-            .clone()
-    };
-    assert_eq!(member("alice")["waiting"], "dead", "{v}");
-    assert_eq!(member("alice")["process_alive"], false, "{v}");
-    assert_eq!(member("bob")["waiting"], Value::Null, "{v}");
-    assert_eq!(member("bob")["process_alive"], false, "{v}");
+    assert_eq!(member(&v, "alice")["waiting"], "dead", "{v}");
+    assert_eq!(member(&v, "alice")["process_alive"], false, "{v}");
+    assert_eq!(member(&v, "bob")["waiting"], Value::Null, "{v}");
+    assert_eq!(member(&v, "bob")["process_alive"], false, "{v}");
 
     let out = env
         .cmd()
@@ -154,11 +141,10 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
         String::from_utf8_lossy(&out.stdout)
     );
     let v = parse(&out.stdout);
-    let members = v["members"].as_array().unwrap();
-    let alice = members.iter().find(|m| m["name"] == "alice").unwrap();
+    let alice = member(&v, "alice");
     assert_eq!(alice["action"], "resumed", "{v}");
     assert_eq!(alice["session_id"], session);
-    let bob = members.iter().find(|m| m["name"] == "bob").unwrap();
+    let bob = member(&v, "bob");
     assert_eq!(bob["action"], "resumed", "{v}");
     assert_eq!(bob["session_id"], Value::Null);
     // The new panes are recorded, and run the teammates with their flags, alice's on her

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, run_json};
+use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, member, run_json};
 
 const MEMBER_KEYS: [&str; 26] = [
     "activity",
@@ -93,15 +93,6 @@ fn fixture() -> TestEnv {
     fs::write(tasks.join("2.json"), r#"{"id":"2","subject":"b","description":"","status":"pending","blocks":[],"blockedBy":["1"],"owner":"fresh"}"#).unwrap();
     fs::write(tasks.join("3.json"), r#"{"id":"3","subject":"c","description":"","status":"pending","blocks":[],"blockedBy":[]}"#).unwrap();
     env
-}
-
-fn member<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap()
 }
 
 #[test]
