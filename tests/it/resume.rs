@@ -22,6 +22,20 @@ fn pane_of(env: &TestEnv, name: &str) -> String {
         .to_string()
 }
 
+/// Adds task 1 to team `rt` and has alice claim it (in progress, hers).
+fn alice_on_a_task(env: &TestEnv) {
+    for args in [
+        &["tasks", "add", "Fix the race"][..],
+        &["tasks", "claim", "1", "--as", "alice"],
+    ] {
+        env.cmd()
+            .args(["--team", "rt"])
+            .args(args)
+            .assert()
+            .success();
+    }
+}
+
 /// Kills `name`'s pane (in the test's tmux server); returns its id.
 fn kill_pane_of(env: &TestEnv, name: &str) -> String {
     let pane = pane_of(env, name);
@@ -237,16 +251,7 @@ fn a_restarted_teammate_keeps_the_wait_possible() {
         .env("TEAMCTL_CLAUDE_BIN", fake_claude())
         .assert()
         .success();
-    for args in [
-        &["tasks", "add", "Fix the race"][..],
-        &["tasks", "claim", "1", "--as", "alice"],
-    ] {
-        env.cmd()
-            .args(["--team", "rt"])
-            .args(args)
-            .assert()
-            .success();
-    }
+    alice_on_a_task(&env);
     // Another session keeps the tmux server up once alice's pane, her session's only one, goes.
     let keepalive = env
         .command("tmux")
@@ -281,16 +286,7 @@ fn a_team_is_acted_on_on_its_own_tmux_server_whatever_the_environment_selects() 
         .env("TEAMCTL_CLAUDE_BIN", fake_claude())
         .assert()
         .success();
-    for args in [
-        &["tasks", "add", "Fix the race"][..],
-        &["tasks", "claim", "1", "--as", "alice"],
-    ] {
-        env.cmd()
-            .args(["--team", "rt"])
-            .args(args)
-            .assert()
-            .success();
-    }
+    alice_on_a_task(&env);
     let old = kill_pane_of(&env, "alice");
 
     let out = wait_restarting(&env)
