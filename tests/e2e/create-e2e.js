@@ -88,9 +88,9 @@ h.run(async () => {
   if (s3.code !== 0) fail(`send Run exited ${s3.code}: ${s3.stderr}`);
   const tAsk = now();
   // 2.1.332 sometimes fails to deliver the request (it reads its own config.json mid-write and
-  // tells the model to retry); send the instruction again then, as a person would, up to 6
-  // times in all (as policy-e2e.js: under load it once failed 3 times in a row).
-  const SENDS = 6;
+  // tells the model to retry); send the instruction again then, as a person would, up to
+  // h.REQUEST_SENDS times in all.
+  const SENDS = h.REQUEST_SENDS;
   let request = null;
   let asks = 1;
   await waitFor('a permission_request from worker (teamctl pending)', 60000, async () => {

@@ -39,7 +39,7 @@ const TEAM = 'demo';
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
 const h = require('./harness')({ name: 'policy-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 150 });
 
-const { st, now, trace, fail, check, waitFor, teamctl, lastJson, tmux, hex, mockSaw } = h;
+const { st, now, trace, fail, check, waitFor, teamctl, lastJson, tmux, hex, mockSaw, mockLines } = h;
 let follow = null;
 const running = [];
 process.on('exit', () => {
@@ -75,21 +75,10 @@ function startFollower(policy) {
     '--timeout', `${h.args.deadline}s`]);
 }
 
-function mockLines() {
-  try {
-    return fs.readFileSync(st.mockLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  } catch (_) {
-    return [];
-  }
-}
-
 // Sends `text` to `to` and waits for the follower's decision on the request it causes;
-// resends when 2.1.332 fails to deliver the request (as create-e2e.js does).
-// 2.1.332 sometimes fails to write its request to the lead ("could not be delivered to the
-// team lead (mailbox write failed)", it reads its own config.json mid-write); under the load of
-// the full test suite it failed 3 times in a row once. The instruction is sent again, as a
-// person would, up to this many times in all.
-const RESENDS = 6;
+// resends when 2.1.332 fails to deliver the request, up to h.REQUEST_SENDS sends in all (as
+// create-e2e.js does).
+const RESENDS = h.REQUEST_SENDS;
 
 // How many times 2.1.332 told the model its request could not be delivered to the lead.
 function undelivered() {

@@ -87,10 +87,9 @@ h.run(async () => {
   keys('Enter');
   const tAsk = now();
   // 2.1.332 sometimes fails to deliver the request (it reads its own config.json mid-write and
-  // tells the model to retry); send the instruction again then, as a person would. Under the
-  // load of the full suite it failed 3 times in a row once: up to 6 sends in all, as
-  // policy-e2e.js.
-  const SENDS = 6;
+  // tells the model to retry); send the instruction again then, as a person would, up to
+  // h.REQUEST_SENDS times in all.
+  const SENDS = h.REQUEST_SENDS;
   let asks = 1;
   await waitFor('the permission request on top\'s screen', 60000, () => {
     const sc = screen();

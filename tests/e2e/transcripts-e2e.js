@@ -233,10 +233,9 @@ async function body(version) {
   const lead = end.member('team-lead');
   const worker = end.member('worker');
   // The figures computed while the team ran are compared with Claude Code's records below,
-  // which is fair only if no request came after the snapshot (once, under the whole suite's
-  // load, the lead took another turn between the snapshot and its SIGTERM). If one did, the
-  // measurement is void: the client did not settle, and tests/it/real_claude.rs runs the
-  // driver once more.
+  // which is fair only if no request came after the snapshot (a turn then adds to the records
+  // and not to the snapshot). If one did, the measurement is void: the client did not settle,
+  // and tests/it/real_claude.rs runs the driver once more.
   const after = mockLines().length - atSnapshot;
   if (after > 0) fail(`the client did not settle: ${after} request(s) reached the mock after the snapshot`);
   check(lead.cost_source === 'claude_code', `lead cost_source after it ended: ${lead.cost_source}`);
