@@ -322,16 +322,24 @@ impl TeamReader {
 
 /// The tmux server a team's panes are asked about and acted on: for a team teamctl created, the
 /// one its own record names (the socket, which server that was, and the session in it), whatever
-/// `TMUX` and `TMUX_TMPDIR` select now; for any other team, the one they select.
+/// `TMUX` and `TMUX_TMPDIR` select now; for a team a lead formed under `teamctl run`, the server
+/// the run started that lead on (any session there: the lead starts its teammates where it
+/// likes); for any other team, the one they select.
 pub fn tmux_server(team: &Team) -> Server {
-    team.lead
-        .as_ref()
-        .and_then(|lead| {
-            Some(Server::recorded(
-                lead.tmux_socket.as_deref()?,
-                lead.tmux_server_id.as_deref(),
-                lead.tmux_session.as_deref(),
-            ))
-        })
-        .unwrap_or_else(Server::env)
+    let created = team.lead.as_ref().and_then(|lead| {
+        Some(Server::recorded(
+            lead.tmux_socket.as_deref()?,
+            lead.tmux_server_id.as_deref(),
+            lead.tmux_session.as_deref(),
+        ))
+    });
+    let run = || {
+        let r = team.run.as_ref()?;
+        Some(Server::recorded(
+            &r.tmux_socket,
+            Some(&r.tmux_server_id),
+            None,
+        ))
+    };
+    created.or_else(run).unwrap_or_else(Server::env)
 }

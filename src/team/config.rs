@@ -12,7 +12,7 @@ use crate::store;
 use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member, quote, shown_list};
-use crate::team::lead::{LeadRecord, Leads};
+use crate::team::lead::{LeadRecord, Leads, RunRecord};
 
 /// The lead's member name in a team teamctl leads.
 pub const LEAD: &str = "team-lead";
@@ -241,6 +241,9 @@ pub struct Team {
     /// teamctl's record of creating this team, when it exists and matches `config.json`
     /// ([`crate::team::lead`]): the only evidence that teamctl leads it.
     pub lead: Option<LeadRecord>,
+    /// For a team a Claude Code lead formed under `teamctl run`: the record of the tmux server
+    /// its lead runs on, while it names the team's `leadSessionId` ([`RunRecord`]).
+    pub run: Option<RunRecord>,
 }
 
 impl Team {
@@ -278,11 +281,16 @@ impl Team {
             );
         }
         let lead = recorded_lead(layout, name, config.as_ref(), leads)?;
+        let run = match lead {
+            None => recorded_run(layout, name, config.as_ref(), leads)?,
+            Some(_) => None,
+        };
         Ok(Team {
             layout: layout.clone(),
             name: name.clone(),
             config,
             lead,
+            run,
         })
     }
 
@@ -469,6 +477,24 @@ pub fn recorded_lead(
         (Some(leads), Some(cfg)) => leads.find(layout, name)?.filter(|r| cfg.recorded_by(r)),
         _ => None,
     })
+}
+
+/// The [`RunRecord`] of `name` in `leads`, when it names `config`'s `leadSessionId`.
+///
+/// # Errors
+/// A record that cannot be read or parsed.
+fn recorded_run(
+    layout: &Layout,
+    name: &TeamName,
+    config: Option<&TeamConfig>,
+    leads: Option<&Leads>,
+) -> Result<Option<RunRecord>> {
+    let (Some(leads), Some(id)) = (leads, config.and_then(|c| c.lead_session_id.as_deref())) else {
+        return Ok(None);
+    };
+    Ok(leads
+        .find_run(layout, name)?
+        .filter(|r| r.lead_session_id == id))
 }
 
 /// The closest member name to `name`: same letters in another case, or at most two edits.

@@ -10,6 +10,12 @@
 //! another config dir, does not match. A teammate can make teamctl lead *less* (by editing
 //! those keys) but never more. The record also holds the tmux session `create` started, the
 //! only one `delete` ever kills.
+//!
+//! A team a Claude Code lead formed under `teamctl run` has a smaller record
+//! (`<data dir>/runs/<team>.<16 hex>.json`, [`RunRecord`]): the tmux server the run started its
+//! lead on, where that lead starts its pane teammates, so that their panes are asked about
+//! there whatever `TMUX` and `TMUX_TMPDIR` say later. It grants nothing, and holds only while
+//! it names the team's `leadSessionId`.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -122,6 +128,48 @@ pub struct Worktree {
     pub base: String,
 }
 
+/// Where the lead of a team `teamctl run` formed runs: the tmux server its pane teammates are
+/// started on (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The team.
+    pub team: String,
+    /// The config dir the team lives in (canonical).
+    pub config_dir: String,
+    /// The lead's session id: the record holds while `config.json`'s `leadSessionId` says it.
+    pub lead_session_id: String,
+    /// The tmux session `run` started the lead in (`teamctl-run-<name>`).
+    pub tmux_session: String,
+    /// Its server's socket (`#{socket_path}`).
+    pub tmux_socket: String,
+    /// Which server that was (`#{start_time}/#{pid}`).
+    pub tmux_server_id: String,
+}
+
+/// A record of the Claude-led `team` under `layout`, whose lead (`lead_session_id`) `run`
+/// started in tmux session `tmux_session`, on the server on `tmux_socket` whose identity is
+/// `tmux_server_id`.
+pub fn run_record(
+    layout: &Layout,
+    team: &TeamName,
+    lead_session_id: &str,
+    tmux_session: &str,
+    tmux_socket: &str,
+    tmux_server_id: &str,
+) -> RunRecord {
+    RunRecord {
+        schema_version: 1,
+        team: team.to_string(),
+        config_dir: config_dir_text(layout),
+        lead_session_id: lead_session_id.to_string(),
+        tmux_session: tmux_session.to_string(),
+        tmux_socket: tmux_socket.to_string(),
+        tmux_server_id: tmux_server_id.to_string(),
+    }
+}
+
 /// The records, in `<data dir>/leads`.
 #[derive(Debug, Clone)]
 pub struct Leads {
@@ -152,8 +200,17 @@ impl Leads {
 
     /// Where the record of `team` under `layout` lives.
     pub fn path(&self, layout: &Layout, team: &TeamName) -> Loc {
+        self.path_in(LEADS, layout, team)
+    }
+
+    /// Where the [`RunRecord`] of `team` under `layout` lives.
+    pub fn run_path(&self, layout: &Layout, team: &TeamName) -> Loc {
+        self.path_in(RUNS, layout, team)
+    }
+
+    fn path_in(&self, folder: &str, layout: &Layout, team: &TeamName) -> Loc {
         Loc::root(&self.data_dir)
-            .join("leads")
+            .join(folder)
             .join(format!("{team}.{}.json", dir_key(layout)))
     }
 
@@ -164,10 +221,10 @@ impl Leads {
     /// # Errors
     /// I/O errors, naming the folder.
     pub fn prepare(&self) -> Result<()> {
-        let leads = self.data_dir.join("leads");
+        let leads = self.data_dir.join(LEADS);
         let context = || format!("teamctl cannot keep its records in {}", leads.display());
         let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
-        data.sub_create("leads", 0o700).with_context(context)?;
+        data.sub_create(LEADS, 0o700).with_context(context)?;
         Ok(())
     }
 
@@ -176,15 +233,31 @@ impl Leads {
     /// # Errors
     /// I/O errors, naming the file.
     pub fn record(&self, layout: &Layout, team: &TeamName, rec: &LeadRecord) -> Result<()> {
-        let path = self.path(layout, team);
-        let context = || {
-            format!(
-                "could not record that teamctl leads team '{team}' in {}",
-                path.display()
-            )
-        };
+        let what = format!("that teamctl leads team '{team}'");
+        self.write_in(LEADS, layout, team, rec, &what)
+    }
+
+    /// Writes (or replaces) the [`RunRecord`] of `team` under `layout`, as [`Leads::record`].
+    ///
+    /// # Errors
+    /// I/O errors, naming the file.
+    pub fn record_run(&self, layout: &Layout, team: &TeamName, rec: &RunRecord) -> Result<()> {
+        let what = format!("team '{team}''s tmux server");
+        self.write_in(RUNS, layout, team, rec, &what)
+    }
+
+    fn write_in(
+        &self,
+        folder: &str,
+        layout: &Layout,
+        team: &TeamName,
+        rec: &impl Serialize,
+        what: &str,
+    ) -> Result<()> {
+        let path = self.path_in(folder, layout, team);
+        let context = || format!("could not record {what} in {}", path.display());
         let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
-        data.sub_create("leads", 0o700).with_context(context)?;
+        data.sub_create(folder, 0o700).with_context(context)?;
         let mut bytes = serde_json::to_vec_pretty(rec)?;
         bytes.push(b'\n');
         store::atomic_write_mode(&path, &bytes, 0o600).with_context(context)
@@ -196,16 +269,36 @@ impl Leads {
     /// # Errors
     /// A record that cannot be read or parsed (a symlink, a FIFO, …).
     pub fn find(&self, layout: &Layout, team: &TeamName) -> Result<Option<LeadRecord>> {
-        let path = self.path(layout, team);
+        let rec: Option<LeadRecord> = self.read_in(LEADS, layout, team, "lead record")?;
+        Ok(rec.filter(|r| r.team == team.as_str() && r.config_dir == config_dir_text(layout)))
+    }
+
+    /// The [`RunRecord`] of `team` under `layout`, whatever `config.json` says; `None` when
+    /// there is none.
+    ///
+    /// # Errors
+    /// As [`Leads::find`].
+    pub fn find_run(&self, layout: &Layout, team: &TeamName) -> Result<Option<RunRecord>> {
+        let rec: Option<RunRecord> = self.read_in(RUNS, layout, team, "run record")?;
+        Ok(rec.filter(|r| r.team == team.as_str() && r.config_dir == config_dir_text(layout)))
+    }
+
+    fn read_in<T: serde::de::DeserializeOwned>(
+        &self,
+        folder: &str,
+        layout: &Layout,
+        team: &TeamName,
+        what: &str,
+    ) -> Result<Option<T>> {
+        let path = self.path_in(folder, layout, team);
         let Some(bytes) = path
             .read()
             .with_context(|| format!("could not read {}", path.display()))?
         else {
             return Ok(None);
         };
-        let rec: LeadRecord = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not a teamctl lead record", path.display()))?;
-        Ok((rec.team == team.as_str() && rec.config_dir == config_dir_text(layout)).then_some(rec))
+        serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a teamctl {what}", path.display()))
     }
 
     /// Removes the record of `team` under `layout` (after `delete`). A missing one is fine.
@@ -213,20 +306,37 @@ impl Leads {
     /// # Errors
     /// I/O errors other than it being missing.
     pub fn remove(&self, layout: &Layout, team: &TeamName) -> Result<()> {
-        let path = self.path(layout, team);
-        let dir = match path.parent_dir() {
-            Ok(d) => d,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => {
-                return Err(e).with_context(|| format!("could not remove {}", path.display()));
-            }
-        };
-        match dir.unlink(path.name().unwrap_or_default()) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("could not remove {}", path.display()))
-            }
-            _ => Ok(()),
+        remove_file(&self.path(layout, team))
+    }
+
+    /// Removes the [`RunRecord`] of `team` under `layout` (its lead removed the team). A
+    /// missing one is fine.
+    ///
+    /// # Errors
+    /// I/O errors other than it being missing.
+    pub fn remove_run(&self, layout: &Layout, team: &TeamName) -> Result<()> {
+        remove_file(&self.run_path(layout, team))
+    }
+}
+
+/// The folders of the records in the data dir.
+const LEADS: &str = "leads";
+const RUNS: &str = "runs";
+
+/// Removes the file at `path`; a missing one is fine.
+fn remove_file(path: &Loc) -> Result<()> {
+    let dir = match path.parent_dir() {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(e).with_context(|| format!("could not remove {}", path.display()));
         }
+    };
+    match dir.unlink(path.name().unwrap_or_default()) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("could not remove {}", path.display()))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -297,5 +407,27 @@ mod tests {
         leads.remove(&la, &team).unwrap();
         assert_eq!(leads.find(&la, &team).unwrap(), None);
         leads.remove(&la, &team).unwrap();
+    }
+
+    #[test]
+    fn run_records_are_kept_apart_from_lead_records() {
+        let tmp = tempfile::tempdir().unwrap();
+        let leads = Leads::in_dir(&tmp.path().join("data"));
+        let team = TeamName::parse("session-0a1b2c3d").unwrap();
+        let layout = Layout::new(tmp.path());
+        let rec = run_record(&layout, &team, "s-1", "teamctl-run-x", "/tmp/s", "5/7");
+        leads.record_run(&layout, &team, &rec).unwrap();
+        assert_eq!(leads.find_run(&layout, &team).unwrap(), Some(rec));
+        assert_eq!(leads.find(&layout, &team).unwrap(), None);
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&tmp.path().join("data/runs")), 0o700);
+        assert_eq!(mode(&leads.run_path(&layout, &team)), 0o600);
+        // A record that is not one is an error naming it, and is left as it was.
+        fs::write(leads.run_path(&layout, &team), "{").unwrap();
+        let err = leads.find_run(&layout, &team).unwrap_err().to_string();
+        assert!(err.contains("is not a teamctl run record"), "{err}");
+        assert_eq!(fs::read(leads.run_path(&layout, &team)).unwrap(), b"{");
+        leads.remove_run(&layout, &team).unwrap();
+        assert_eq!(leads.find_run(&layout, &team).unwrap(), None);
     }
 }

@@ -184,9 +184,14 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "type"
         ]
     );
-    // Cleaned up: the lead ended (and removed its team), the tmux session is gone.
+    // Cleaned up: the lead ended (and removed its team), the tmux session is gone, and so is
+    // the record of the team's tmux server.
     assert!(!env.root.join("teams").join(&team).exists());
     assert!(!tmux_has_session(&env, "teamctl-run-default"));
+    assert_eq!(
+        fs::read_dir(env.data_dir().join("runs")).unwrap().count(),
+        0
+    );
 }
 
 /// `run --export`: the record is taken before the lead is ended (its team and config are in
@@ -661,6 +666,58 @@ fn keep_leaves_the_lead_running_and_says_how_to_attach() {
         .stderr(predicate::str::contains(
             "tmux session teamctl-run-kept already exists",
         ));
+}
+
+/// The panes of a team a lead formed under `run` are asked about on the tmux server the run
+/// started the lead on, whatever `TMUX_TMPDIR` selects later: alive while it runs, gone once
+/// that server is killed. (Before, a shell pointed at another server could not tell.)
+#[test]
+fn a_run_teams_panes_are_asked_about_on_the_server_the_run_used() {
+    // The stub's worker is an idle pane teammate: the lead's own pane.
+    let pane_lead = STUB_LEAD
+        .replace(
+            r#""tmuxPaneId":"in-process","backendType":"in-process""#,
+            r#""tmuxPaneId":"%s","backendType":"tmux","isActive":false"#,
+        )
+        .replace(
+            r#""$team" "$team" > "$dir/config.json""#,
+            r#""$team" "$team" "$TMUX_PANE" > "$dir/config.json""#,
+        );
+    let Some((env, server, lead)) = lead_in_tmux("pane-lead", &pane_lead) else {
+        return;
+    };
+    let out = run_cmd(&env, &lead)
+        .args([
+            "--json", "hello", "--keep", "--settle", "0s", "--name", "panes",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let team = parse(&out.stdout)["team"].as_str().unwrap().to_string();
+    let records: Vec<_> = fs::read_dir(env.data_dir().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        records.len() == 1 && records[0].starts_with(&format!("{team}.")),
+        "{records:?}"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let worker_alive = || {
+        let out = env
+            .cmd()
+            .env("TMUX_TMPDIR", elsewhere.path())
+            .args(["--team", &team, "--json", "status"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        crate::common::member(&parse(&out.stdout), "worker")["process_alive"].clone()
+    };
+    assert_eq!(worker_alive(), true);
+    server.kill();
+    assert_eq!(worker_alive(), false);
 }
 
 #[test]

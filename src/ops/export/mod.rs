@@ -369,6 +369,8 @@ impl Gathering<'_, '_> {
             name: name.clone(),
             config,
             lead,
+            // A record is not asked about tmux.
+            run: None,
         })
     }
 

@@ -21,6 +21,7 @@ use crate::ops::export::{self, Exported, RunInfo};
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, TeamName, shown, shown_list};
+use crate::team::lead::Leads;
 
 use super::monitor::{Keeping, Pane, Resuming, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
@@ -396,12 +397,17 @@ fn follow(
         team: team.clone(),
         prompts_before: spend.file(transcript).turn.prompts,
     });
+    let server = env.data_dir.as_deref().and_then(|data| {
+        let at = tmux::Server::env().locate(session)?;
+        Some((Leads::in_dir(data), at))
+    });
     let at = Pane {
         session,
         pane: &pane,
         session_id,
         prompt_file: &lead.prompt_file,
         resuming,
+        record: server,
     };
     let relaunch = Relaunch {
         claude: ready.claude.clone(),
@@ -454,12 +460,31 @@ fn follow(
         cleanup(session, &pane);
         out.tmux_session = None;
     }
+    forget_removed_team(layout, &at, &out);
     // After cleanup: a session that ended has recorded its own figure by now.
     spend.read();
     // A cache: a failure to save it only makes the next read longer.
     let _ = spend.save();
     out.spend = Some(spend.spend().clone()).filter(|s| !s.is_empty());
     Ok(out)
+}
+
+/// Removes the record of the team's tmux server once its lead has removed the team (as a lead
+/// does when it ends); a team left behind keeps it, for `status` and `run --resume`.
+fn forget_removed_team(layout: &Layout, lead: &Pane, out: &Outcome) {
+    let team = out.team.as_deref().and_then(|t| TeamName::parse(t).ok());
+    let (Some((leads, _)), Some(team)) = (&lead.record, team) else {
+        return;
+    };
+    let removed = matches!(
+        layout.team_dir(&team).open_dir(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    );
+    if removed {
+        // One left behind (it could not be removed) names a session that ended: it matches no
+        // team again.
+        let _ = leads.remove_run(layout, &team);
+    }
 }
 
 /// Writes the record of the run's team (or of the team it would have had, `session-<8 hex>`,

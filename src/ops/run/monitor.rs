@@ -16,6 +16,7 @@ use crate::observe::status::task_counts;
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, TeamName};
 use crate::team::config::TeamConfig;
+use crate::team::lead::{self, Leads};
 use crate::team::tasks::Board;
 use crate::team::transcript::locate;
 
@@ -119,6 +120,9 @@ pub(super) struct Pane<'a> {
     pub(super) prompt_file: &'a Path,
     /// A lead resumed ([`super::resume`]): not a new session.
     pub(super) resuming: Option<Resuming>,
+    /// Where the record of the team's tmux server is kept, and where the lead's session runs
+    /// ([`crate::team::lead::RunRecord`]); `None` without a data dir, or when tmux did not say.
+    pub(super) record: Option<(Leads, tmux::Where)>,
 }
 
 /// A resumed lead: the team it carries on, and how many prompts its transcript held before it
@@ -330,7 +334,34 @@ impl Monitor<'_> {
         progress(Event::TeamFormed(&name));
         out.team = Some(name.to_string());
         spend.set_team(self.layout, &name);
+        self.record_server(&name, progress);
         self.team = Some(name);
+    }
+
+    /// Records the tmux server the lead runs on as `team`'s ([`crate::team::lead::RunRecord`]),
+    /// so that its pane teammates are asked about there later, from any environment; a failure
+    /// is said, not fatal.
+    fn record_server(&self, team: &TeamName, progress: &mut dyn FnMut(Event)) {
+        let Some((leads, at)) = &self.lead.record else {
+            return;
+        };
+        let rec = lead::run_record(
+            self.layout,
+            team,
+            self.lead.session_id,
+            self.lead.session,
+            &at.socket,
+            &at.server_id,
+        );
+        if let Err(e) = leads.record_run(self.layout, team, &rec) {
+            progress(Event::Progress(
+                State::Running,
+                &format!(
+                    "{e:#}: `teamctl status` from a shell whose TMUX or TMUX_TMPDIR selects \
+                     another tmux server will not see this team's panes"
+                ),
+            ));
+        }
     }
 
     /// A resumed lead's team must name the resumed session as its lead's
