@@ -170,7 +170,7 @@ pub fn run_record(
     }
 }
 
-/// The records, in `<data dir>/leads`.
+/// The records, in `<data dir>/leads` (and the [`RunRecord`]s, in `<data dir>/runs`).
 #[derive(Debug, Clone)]
 pub struct Leads {
     data_dir: PathBuf,
@@ -242,7 +242,7 @@ impl Leads {
     /// # Errors
     /// I/O errors, naming the file.
     pub fn record_run(&self, layout: &Layout, team: &TeamName, rec: &RunRecord) -> Result<()> {
-        let what = format!("team '{team}''s tmux server");
+        let what = format!("the tmux server of team '{team}'");
         self.write_in(RUNS, layout, team, rec, &what)
     }
 
