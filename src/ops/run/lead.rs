@@ -476,11 +476,7 @@ fn forget_removed_team(layout: &Layout, lead: &Pane, out: &Outcome) {
     let (Some((leads, _)), Some(team)) = (&lead.record, team) else {
         return;
     };
-    let removed = matches!(
-        layout.team_dir(&team).open_dir(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound
-    );
-    if removed {
+    if matches!(layout.team_dir(&team).stat(), Ok(None)) {
         // One left behind (it could not be removed) names a session that ended: it matches no
         // team again.
         let _ = leads.remove_run(layout, &team);
