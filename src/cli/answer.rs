@@ -52,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool
         &verdict,
         ctx.now,
         &ctx.lock,
-        ctx.sent_log.as_ref(),
+        ctx.records.sent_log(),
     )?;
     if let Some(e) = &d.log_error {
         crate::cli::output::warn(e);

@@ -128,8 +128,8 @@ impl Runner {
     /// cannot be read (a torn write, a corrupt inbox) is a warning (once per message) and the
     /// pass is tried again, instead of ending the command.
     pub(crate) fn step_reopened(&mut self, ctx: &Ctx, team: &Team) -> Result<()> {
-        let now = Team::open(&ctx.layout, &team.name, ctx.leads.as_ref())
-            .unwrap_or_else(|_| team.clone());
+        let now =
+            Team::open(&ctx.layout, &team.name, &ctx.records).unwrap_or_else(|_| team.clone());
         match self.pass(ctx, &now) {
             Ok(outcomes) => {
                 self.last_error = None;
@@ -162,7 +162,7 @@ impl Runner {
             self.dry_run,
             ctx.clock(),
             &ctx.lock,
-            ctx.sent_log.as_ref(),
+            ctx.records.sent_log(),
         )
     }
 

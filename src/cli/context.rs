@@ -7,12 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
-use teamctl::observe::reader::Records;
 use teamctl::store::lock::LockOptions;
 use teamctl::store::paths::Layout;
 use teamctl::team::config::{self, Team};
-use teamctl::team::lead::Leads;
-use teamctl::team::sentlog::SentLog;
+use teamctl::team::records::Records;
 use teamctl::time;
 
 use crate::cli::env;
@@ -61,13 +59,10 @@ pub(crate) struct Ctx {
     pub(crate) lock: LockOptions,
     /// `TEAMCTL_FROM`, when set (see [`Ctx::identity`]).
     from_env: Option<String>,
-    /// teamctl's record of what it sent: `$TEAMCTL_DATA_DIR/sent.jsonl`, else in the user's
-    /// data directory (`~/.local/share/teamctl` on Linux).
-    pub(crate) sent_log: Option<SentLog>,
-    /// teamctl's own data: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data directory.
-    pub(crate) data_dir: Option<PathBuf>,
-    /// teamctl's private record of the teams it leads, in the data dir.
-    pub(crate) leads: Option<Leads>,
+    /// teamctl's own records (its sent log, its record of the teams it leads, the transcript
+    /// index), in its data dir: `$TEAMCTL_DATA_DIR`, else `teamctl` in the user's data
+    /// directory (`~/.local/share/teamctl` on Linux).
+    pub(crate) records: Records,
     cwd: PathBuf,
 }
 
@@ -134,9 +129,7 @@ impl Ctx {
             pinned: pinned.is_some(),
             lock: LockOptions::with_timeout(time::parse_duration(&g.lock_timeout)?),
             from_env: std::env::var(env::FROM).ok().filter(|s| !s.is_empty()),
-            sent_log: data_dir.as_deref().map(SentLog::in_dir),
-            leads: data_dir.as_deref().map(Leads::in_dir),
-            data_dir,
+            records: Records::in_dir(data_dir.as_deref()),
             cwd: std::env::current_dir().unwrap_or_default(),
         })
     }
@@ -202,30 +195,21 @@ impl Ctx {
 
     /// teamctl's sent log, read; an unreadable log is an error.
     pub(crate) fn sent_entries(&self) -> Result<Vec<teamctl::team::sentlog::Sent>> {
-        teamctl::team::sentlog::entries(self.sent_log.as_ref())
-    }
-
-    /// Where teamctl's own records are, for a team's reader.
-    pub(crate) fn records(&self) -> Records {
-        Records {
-            leads: self.leads.clone(),
-            sent_log: self.sent_log.clone(),
-            data_dir: self.data_dir.clone(),
-        }
+        teamctl::team::sentlog::entries(self.records.sent_log())
     }
 
     /// Everything teamctl's sent log holds (empty when there is no log or it cannot be read:
     /// it only sharpens judgements, such as which inbox format a team runs).
     pub(crate) fn sent(&self) -> Vec<teamctl::team::sentlog::Sent> {
-        self.sent_log
-            .as_ref()
+        self.records
+            .sent_log()
             .and_then(|l| l.entries().ok())
             .unwrap_or_default()
     }
 
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
-        Team::open(&self.layout, &self.team_resolved()?, self.leads.as_ref())
+        Team::open(&self.layout, &self.team_resolved()?, &self.records)
     }
 
     /// The name of the team this command addresses (the team folder may be gone).

@@ -125,10 +125,8 @@ pub(crate) fn rescue<'a>(
     Ok(Rescue {
         layout: ctx.layout.clone(),
         team: team.name.clone(),
-        leads: ctx.leads.clone(),
+        records: ctx.records.clone(),
         from: MemberName::parse(me)?,
-        sent_log: ctx.sent_log.clone(),
-        data_dir: ctx.data_dir.clone(),
         lock: ctx.lock,
         relaunch: restarts.and_then(|bin| relaunch(team, bin)),
         clock,

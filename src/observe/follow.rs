@@ -13,13 +13,14 @@ use crate::host::tmux::Liveness;
 use crate::observe::budget::{Cap, Exceeded, Warner, Warning};
 use crate::observe::human::{Need, needs};
 use crate::observe::keep::{Acted, Hand, Keeper, Rules};
-use crate::observe::reader::{Options, Records, TeamReader};
+use crate::observe::reader::{Options, TeamReader};
 use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
 use crate::observe::status::Waiting;
 use crate::observe::watch::Event;
 use crate::observe::watch::{Changes, Waker, Watch};
 use crate::store::paths::MemberName;
 use crate::team::config::Team;
+use crate::team::records::Records;
 
 /// How often the liveness of panes and processes is probed while nothing changes: pane and
 /// process deaths leave no trace in the files, and asking tmux costs a process, so a clock

@@ -202,7 +202,12 @@ mod tests {
             format!(r#"{{"name":"demo","members":[{}]}}"#, ms.join(",")),
         )
         .unwrap();
-        Team::open(&Layout::new(root), &TeamName::parse("demo").unwrap(), None).unwrap()
+        Team::open(
+            &Layout::new(root),
+            &TeamName::parse("demo").unwrap(),
+            &crate::team::records::Records::none(),
+        )
+        .unwrap()
     }
 
     fn inbox(root: &std::path::Path, name: &str, body: &str) {
@@ -273,7 +278,7 @@ mod tests {
         let t = Team::open(
             &Layout::new(tmp.path()),
             &TeamName::parse("demo").unwrap(),
-            None,
+            &crate::team::records::Records::none(),
         )
         .unwrap();
         assert!(scan(&t).misaddressed.is_empty());

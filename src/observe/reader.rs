@@ -26,8 +26,8 @@ use crate::observe::spend::{SpendReader, TeamSpend};
 use crate::observe::status::{self, TeamStatus, Work};
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, Team};
-use crate::team::lead::Leads;
 use crate::team::protocol::{self, Request};
+use crate::team::records::Records;
 use crate::team::sentlog::{Sent, SentLog};
 use crate::team::tasks::Board;
 
@@ -61,18 +61,6 @@ impl Default for Options {
             probe: true,
         }
     }
-}
-
-/// Where teamctl's own records are: its private record of the teams it leads, its sent log, and
-/// its data dir (the transcript index). Each may be missing.
-#[derive(Debug, Clone, Default)]
-pub struct Records {
-    /// teamctl's record of the teams it leads.
-    pub leads: Option<Leads>,
-    /// teamctl's log of what it sent.
-    pub sent_log: Option<SentLog>,
-    /// teamctl's data dir (`None`: the transcript index is kept in memory only).
-    pub data_dir: Option<PathBuf>,
 }
 
 /// What one read found.
@@ -114,7 +102,7 @@ impl SentCache {
 #[derive(Debug)]
 pub struct TeamReader {
     team: Team,
-    leads: Option<Leads>,
+    records: Records,
     opts: Options,
     sent: SentCache,
     live: Liveness,
@@ -133,7 +121,7 @@ impl TeamReader {
         records: Records,
         opts: Options,
     ) -> Result<TeamReader> {
-        let team = Team::open(layout, name, records.leads.as_ref())?;
+        let team = Team::open(layout, name, &records)?;
         Ok(TeamReader::of(team, records, opts))
     }
 
@@ -141,15 +129,15 @@ impl TeamReader {
     pub fn of(team: Team, records: Records, opts: Options) -> TeamReader {
         let spend = opts
             .transcripts
-            .then(|| SpendReader::new(&team.layout, &team.name, records.data_dir.as_deref()));
+            .then(|| SpendReader::new(&team.layout, &team.name, records.data_dir()));
         let mut reader = TeamReader {
             team,
-            leads: records.leads,
-            opts,
             sent: SentCache {
-                log: records.sent_log,
+                log: records.sent_log().cloned(),
                 ..SentCache::default()
             },
+            records,
+            opts,
             live: Liveness::default(),
             spend,
             files: status::Cache::default(),
@@ -182,7 +170,7 @@ impl TeamReader {
     /// # Errors
     /// When the team can no longer be opened; unreadable files are warnings in the status.
     pub fn read(&mut self, now: DateTime<Utc>) -> Result<Present> {
-        self.team = Team::open(&self.team.layout, &self.team.name, self.leads.as_ref())?;
+        self.team = Team::open(&self.team.layout, &self.team.name, &self.records)?;
         self.read_opened(now)
     }
 

@@ -633,8 +633,9 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::reader::{Options, Records};
+    use crate::observe::reader::Options;
     use crate::store::paths::{Layout, TeamName};
+    use crate::team::records::Records;
     use serde_json::json;
 
     fn changes(events: Vec<(&'static str, &str, Value)>) -> Changes {
@@ -795,7 +796,12 @@ mod tests {
     fn the_example_team_as_a_view() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude");
         let layout = Layout::new(&root);
-        let team = Team::open(&layout, &TeamName::parse("demo-team").unwrap(), None).unwrap();
+        let team = Team::open(
+            &layout,
+            &TeamName::parse("demo-team").unwrap(),
+            &crate::team::records::Records::none(),
+        )
+        .unwrap();
         let now = DateTime::parse_from_rfc3339("2025-11-29T19:36:00Z")
             .unwrap()
             .with_timezone(&Utc);
@@ -806,7 +812,7 @@ mod tests {
             probe: false,
             ..Options::default()
         };
-        let mut reader = TeamReader::of(team, Records::default(), opts);
+        let mut reader = TeamReader::of(team, Records::none(), opts);
         let v = read(&mut reader, &timeline, now, 50).unwrap();
         let names: Vec<&str> = v.members.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["team-lead", "researcher", "tester"]);

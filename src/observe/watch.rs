@@ -826,7 +826,12 @@ mod tests {
             r#"{"id":"1","subject":"s","status":"pending","blocks":[],"blockedBy":[]}"#,
         )
         .unwrap();
-        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
+        let team = Team::open(
+            &Layout::new(root),
+            &TeamName::parse("t").unwrap(),
+            &crate::team::records::Records::none(),
+        )
+        .unwrap();
         let (mut w, _) = Watch::new(team, None, Utc::now());
         let mut waker = w.waker(None);
         assert!(waker.notifications());

@@ -25,7 +25,6 @@
 //! inbox stamped at or after the first question counts as the answer.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -37,7 +36,6 @@ use crate::observe::follow::{Following, Observer, Watching};
 use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
-use crate::observe::reader::Records;
 use crate::observe::said::{self, Said};
 use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Changes, Waker, Watch};
@@ -47,7 +45,7 @@ use crate::store::{Entry, id};
 use crate::team::config::Team;
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::first_line;
-use crate::team::sentlog::SentLog;
+use crate::team::records::Records;
 
 /// How long an `idle_notification` must stand, with no sign of a new turn, before the
 /// teammate counts as idle without answering.
@@ -293,12 +291,11 @@ pub struct Ask<'a> {
     pub now: DateTime<Utc>,
     /// How long to wait for the inbox lock.
     pub lock: &'a LockOptions,
-    /// teamctl's sent log, if any.
-    pub sent_log: Option<&'a SentLog>,
+    /// teamctl's own records, which every read of the team goes on with (the sent log, the
+    /// lead record, the transcript index).
+    pub records: &'a Records,
     /// Stop once the team's spend crosses this (unset: no cap).
     pub cap: Cap,
-    /// teamctl's data dir (the transcript index), if any.
-    pub data_dir: Option<&'a Path>,
     /// A teammate that goes idle without answering, its turn having ended with text and
     /// written to nobody else, answers with that text ([`Outcome::Said`]).
     pub from_transcript: bool,
@@ -352,16 +349,17 @@ pub fn ask(
     observer: &mut dyn Observer,
 ) -> Result<Asking> {
     let started = Instant::now();
-    let records = Records {
-        data_dir: req.data_dir.map(Path::to_path_buf),
-        ..Records::default()
-    };
     let watching = Watching {
         cap: req.cap,
         ..Watching::default()
     };
-    let (mut f, mut warnings) =
-        Following::new(req.team.clone(), req.poll, records, watching, clock());
+    let (mut f, mut warnings) = Following::new(
+        req.team.clone(),
+        req.poll,
+        req.records.clone(),
+        watching,
+        clock(),
+    );
     let (over, skipped) = f.start_spend();
     for w in &skipped {
         observer.warn(w);
@@ -477,7 +475,7 @@ fn put(
         force: false,
         idempotency_key: req.idempotency_key.clone(),
     };
-    let d = match mailbox::send(req.team, &send, req.now, req.lock, req.sent_log) {
+    let d = match mailbox::send(req.team, &send, req.now, req.lock, req.records.sent_log()) {
         Ok(d) => d,
         Err(e) if all => {
             observer.warn(&format!("could not ask {to}: {e:#}"));
@@ -503,7 +501,15 @@ fn put(
         .as_ref()
         .and_then(|e| e.get("timestamp"))
         .and_then(|t| t.as_str().map(String::from))
-        .or_else(|| Some(req.sent_log?.find(req.team.name.as_str(), &d.id).ok()??.at));
+        .or_else(|| {
+            Some(
+                req.records
+                    .sent_log()?
+                    .find(req.team.name.as_str(), &d.id)
+                    .ok()??
+                    .at,
+            )
+        });
     q.sent(
         &f.watch,
         &d.id,

@@ -28,6 +28,7 @@ use crate::team::config::{LEAD, Team};
 use crate::team::lead::Leads;
 use crate::team::mailbox;
 use crate::team::protocol::{self, ShutdownAnswer};
+use crate::team::records::Records;
 use crate::team::sentlog::Sent;
 
 /// How a teammate ended.
@@ -94,14 +95,14 @@ pub fn delete(
     reason: &str,
     timeout: Duration,
     force: bool,
-    leads: Option<&Leads>,
+    records: &Records,
     now: DateTime<Utc>,
     opts: &LockOptions,
     record: Option<Record>,
 ) -> Result<Deleted> {
-    let team = Team::open(layout, name, leads)?;
+    let team = Team::open(layout, name, records)?;
     if team.config.is_some() && !team.teamctl_leads() && !force {
-        bail!("{}", not_ours(name, leads));
+        bail!("{}", not_ours(name, records.leads()));
     }
     let session = our_session(&team, name);
     let mut asked = ask_to_shut_down(&team, session.as_ref(), reason, now, opts)?;
@@ -111,7 +112,7 @@ pub fn delete(
         None => false,
     };
     let export = match record {
-        Some(r) => Some(write_record(layout, name, leads, now, r)?),
+        Some(r) => Some(write_record(layout, name, records, now, r)?),
         None => None,
     };
     let mut removed = Vec::new();
@@ -127,7 +128,7 @@ pub fn delete(
         .and_then(|r| r.launch.as_ref())
         .map(|l| take_down(&l.members))
         .unwrap_or_default();
-    if let Some(leads) = leads {
+    if let Some(leads) = records.leads() {
         leads.remove(layout, name)?;
     }
     Ok(Deleted {
@@ -311,7 +312,7 @@ impl Session {
 fn write_record(
     layout: &Layout,
     name: &TeamName,
-    leads: Option<&Leads>,
+    records: &Records,
     now: DateTime<Utc>,
     record: Record,
 ) -> Result<Exported> {
@@ -322,8 +323,7 @@ fn write_record(
         sent: record.sent,
         now,
         run: None,
-        leads,
-        data_dir: leads.map(Leads::data_dir),
+        records,
     };
     let (done, _) = export::export(&req, record.out).with_context(|| {
         format!(

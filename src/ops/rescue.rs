@@ -29,10 +29,10 @@ use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::set_pane;
 use crate::team::config::{Member, Team};
-use crate::team::lead::{Leads, MemberLaunch};
+use crate::team::lead::MemberLaunch;
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::Color;
-use crate::team::sentlog::SentLog;
+use crate::team::records::Records;
 use crate::team::transcript::locate::{Kind, is_session_id};
 
 /// How teamctl starts a team's teammates again: what it knows of its own, never what a
@@ -63,14 +63,11 @@ pub struct Rescue<'a> {
     pub layout: Layout,
     /// The team.
     pub team: TeamName,
-    /// teamctl's records of the teams it leads.
-    pub leads: Option<Leads>,
+    /// teamctl's own records (the team's lead record, where a restart is recorded; the sent
+    /// log; the transcript index).
+    pub records: Records,
     /// Who the nudges come from.
     pub from: MemberName,
-    /// teamctl's sent log.
-    pub sent_log: Option<SentLog>,
-    /// teamctl's data dir (the transcript index).
-    pub data_dir: Option<PathBuf>,
     /// The lock deadline.
     pub lock: LockOptions,
     /// How to start a teammate again (`None`: teamctl did not start them).
@@ -132,7 +129,7 @@ impl Rescue<'_> {
     /// teamctl did not start this team's teammates; an in-process teammate; a pane outside
     /// teamctl's session; tmux or the config lock failing.
     pub fn start_again(&self, member: &str) -> Result<Started> {
-        let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
+        let team = Team::open(&self.layout, &self.team, &self.records)?;
         let Some(relaunch) = &self.relaunch else {
             bail!(
                 "teamctl did not start {}'s teammates, so it does not know how to start {member} \
@@ -166,7 +163,7 @@ impl Rescue<'_> {
 
     /// Sends `text` to `to` as [`Rescue::from`]; returns what was sent.
     fn send(&self, to: &str, text: String) -> Result<String> {
-        let team = Team::open(&self.layout, &self.team, self.leads.as_ref())?;
+        let team = Team::open(&self.layout, &self.team, &self.records)?;
         let req = SendRequest {
             to: MemberName::parse(to)?,
             from: self.from.clone(),
@@ -177,7 +174,7 @@ impl Rescue<'_> {
             idempotency_key: None,
         };
         let now = (self.clock)();
-        let d = mailbox::send(&team, &req, now, &self.lock, self.sent_log.as_ref())?;
+        let d = mailbox::send(&team, &req, now, &self.lock, self.records.sent_log())?;
         Ok(format!("sent {} a nudge ({})", d.to, d.id))
     }
 
@@ -185,7 +182,7 @@ impl Rescue<'_> {
     /// server's socket and which server that is), so that `delete` takes it down and its panes
     /// are asked about there.
     fn record_new_session(&self, team: &Team, server: &Server, session: &str) -> Result<()> {
-        let (Some(leads), Some(mut record)) = (&self.leads, team.lead.clone()) else {
+        let (Some(leads), Some(mut record)) = (self.records.leads(), team.lead.clone()) else {
             return Ok(());
         };
         let at = server.locate(session);
@@ -289,7 +286,7 @@ impl Rescue<'_> {
 
     /// The id of `member`'s newest pane session, when it has one.
     fn last_session(&self, team: &Team, member: &str) -> Option<String> {
-        let mut spend = SpendReader::new(&team.layout, &team.name, self.data_dir.as_deref());
+        let mut spend = SpendReader::new(&team.layout, &team.name, self.records.data_dir());
         spend.read();
         let sessions = spend.sessions().get(member)?;
         let newest = sessions

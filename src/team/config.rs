@@ -13,6 +13,7 @@ use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member, quote, shown_list};
 use crate::team::lead::{LeadRecord, Leads, RunRecord};
+use crate::team::records::Records;
 
 /// The lead's member name in a team teamctl leads.
 pub const LEAD: &str = "team-lead";
@@ -247,14 +248,15 @@ pub struct Team {
 }
 
 impl Team {
-    /// Opens the team `name` under `layout`; `leads` is teamctl's private record of the teams
-    /// it leads (`None`: teamctl leads none here).
+    /// Opens the team `name` under `layout`, with teamctl's own `records` (its record of the
+    /// teams it leads and of its runs' teams: [`Records::none`], teamctl leads none here).
     ///
     /// # Errors
     /// When the team folder does not exist (listing the teams that do), when a `session-*`
     /// team's `config.json` is gone (Claude Code treats the team as deleted and removes inboxes
     /// written into it), or when `config.json` does not parse.
-    pub fn open(layout: &Layout, name: &TeamName, leads: Option<&Leads>) -> Result<Team> {
+    pub fn open(layout: &Layout, name: &TeamName, records: &Records) -> Result<Team> {
+        let leads = records.leads();
         let dir = layout.team_dir(name);
         match dir.open_dir() {
             Ok(_) => {}

@@ -2,9 +2,9 @@
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
 //! ([`protocol`]), teamctl's sent log ([`sentlog`]), its private record of the teams it leads
-//! ([`lead`]), which inbox format a team runs ([`generation`]), read-only, the members'
-//! session transcripts ([`transcript`]) and the messages a transcript records
-//! ([`conversation`]). It imports [`crate::store`], [`crate::error`] and
+//! ([`lead`]), the two with its data dir as one value ([`records`]), which inbox format a team
+//! runs ([`generation`]), read-only, the members' session transcripts ([`transcript`]) and the
+//! messages a transcript records ([`conversation`]). It imports [`crate::store`], [`crate::error`] and
 //! [`crate::time`]; never the host, observe, ops or cli layers.
 
 pub mod config;
@@ -14,6 +14,7 @@ pub mod lead;
 pub mod mailbox;
 pub mod model;
 pub mod protocol;
+pub mod records;
 pub mod sentlog;
 pub mod tasks;
 pub mod transcript;

@@ -309,7 +309,7 @@ fn join_then_ask_gets_the_answer_in_your_own_inbox() {
     let team = Team::open(
         &Layout::new(&env.root),
         &TeamName::parse("c").unwrap(),
-        None,
+        &teamctl::team::records::Records::none(),
     )
     .unwrap();
     write_in(&team, "alice", "ops", "hello ops");

@@ -666,7 +666,7 @@ pub fn open_led_team(env: &TestEnv) -> Team {
     Team::open(
         &Layout::new(&env.root),
         &TeamName::parse("t").unwrap(),
-        None,
+        &teamctl::team::records::Records::none(),
     )
     .unwrap()
 }
@@ -745,7 +745,7 @@ pub fn take_in(env: &TestEnv, team: &str, member: &str, needle: &str) -> Value {
         &Team::open(
             &Layout::new(&env.root),
             &TeamName::parse(team).unwrap(),
-            None,
+            &teamctl::team::records::Records::none(),
         )
         .unwrap(),
         &MemberName::parse(member).unwrap(),

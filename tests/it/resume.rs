@@ -318,3 +318,94 @@ fn a_team_is_acted_on_on_its_own_tmux_server_whatever_the_environment_selects() 
     assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
     assert!(!other_server.answers());
 }
+
+/// The person's own tmux server, selected by `TMUX_TMPDIR` in `dir`: one session whose only
+/// pane is `%2`, so that none of the team's pane ids is one of its panes.
+fn a_server_of_ones_own(env: &TestEnv, dir: &std::path::Path) -> TmuxServer {
+    fs::create_dir_all(dir).unwrap();
+    let server = TmuxServer(dir.to_path_buf());
+    let tmux = |args: &[&str]| {
+        let ok = env
+            .command("tmux")
+            .args(args)
+            .env("TMUX_TMPDIR", dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "tmux {args:?}");
+    };
+    tmux(&["new-session", "-d", "-s", "own", "exec sleep 600"]);
+    tmux(&["new-window", "-t", "=own", "exec sleep 600"]);
+    tmux(&["new-window", "-t", "=own", "exec sleep 600"]);
+    tmux(&["kill-pane", "-t", "%0"]);
+    tmux(&["kill-pane", "-t", "%1"]);
+    server
+}
+
+/// A team made by `create` whose alice, on a task, runs in the team's tmux server, and a
+/// server of the person's own that the environment selects; returns it and alice's pane.
+fn alice_alive_elsewhere(env: &TestEnv) -> (TmuxServer, std::path::PathBuf, String) {
+    env.cmd()
+        .args(["create", "rt", "--member", "alice:Review it"])
+        .args(["--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    alice_on_a_task(env);
+    let pane = pane_of(env, "alice");
+    assert_ne!(
+        pane, "%2",
+        "the person's server must not hold alice's pane id"
+    );
+    let own = env.dir.path().join("own");
+    (a_server_of_ones_own(env, &own), own, pane)
+}
+
+/// From a shell whose `TMUX_TMPDIR` selects the person's own tmux server, a live teammate of a
+/// team teamctl created is alive on every read of `wait`, not only the first: `--on-dead
+/// exit` waits it out.
+#[test]
+fn a_live_teammate_is_not_dead_to_wait_from_another_tmux_server() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    let (_own, own, _) = alice_alive_elsewhere(&env);
+    let out = env
+        .cmd()
+        .args(["--team", "rt", "--json", "wait", "--tasks-done"])
+        .args(["--on-dead", "exit", "--timeout", "1500ms"])
+        .env("TMUX_TMPDIR", &own)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("is dead"), "{stderr}");
+}
+
+/// The same with `--on-dead restart`: alice's live pane is neither ended nor started again.
+#[test]
+fn a_live_teammate_is_not_restarted_by_wait_from_another_tmux_server() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    let (own_server, own, pane) = alice_alive_elsewhere(&env);
+    let out = wait_restarting(&env)
+        .env("TMUX_TMPDIR", &own)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("\"action\":\"restart\""), "{stderr}");
+    assert_eq!(pane_of(&env, "alice"), pane);
+    let panes = env
+        .command("tmux")
+        .args(["list-panes", "-s", "-t", "=teamctl-rt", "-F", "#{pane_id}"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&panes.stdout)
+            .lines()
+            .any(|p| p == pane),
+        "alice's pane {pane} was ended"
+    );
+    assert!(own_server.answers());
+}

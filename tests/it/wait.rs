@@ -605,12 +605,10 @@ fn on_rate_limit_exit_ends_the_wait_with_exit_7_once_claude_code_gives_up() {
     assert_eq!(v["outcome"], "stuck");
 }
 
-/// `--on-stall nudge` sends a stalled member one message naming its task and its silence, once
-/// per stall; `--on-stall exit` ends the wait with exit 8.
-#[test]
-fn on_stall_nudges_once_or_exits_with_8() {
-    let env = TestEnv::new();
-    led_team(&env);
+/// Team `t` of [`led_team`] with task 1 alice's, in progress, and alice inside a turn (a
+/// prompt, then a tool call without its result).
+fn alice_inside_a_turn(env: &TestEnv) {
+    led_team(env);
     env.cmd()
         .args(["tasks", "add", "Fix the race", "--owner", "alice"])
         .assert()
@@ -636,6 +634,14 @@ fn on_stall_nudges_once_or_exits_with_8() {
             (10, 5),
         ),
     );
+}
+
+/// `--on-stall nudge` sends a stalled member one message naming its task and its silence, once
+/// per stall; `--on-stall exit` ends the wait with exit 8.
+#[test]
+fn on_stall_nudges_once_or_exits_with_8() {
+    let env = TestEnv::new();
+    alice_inside_a_turn(&env);
     let out = env
         .cmd()
         .args(["wait", "--message-from", "bob", "--timeout", "1s"])
@@ -684,6 +690,34 @@ fn on_stall_nudges_once_or_exits_with_8() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A permission request teamctl answered stays answered on every read of `wait` once alice
+/// has taken the answer from her inbox (then only teamctl's sent log says so): `--on-stall`
+/// sees her stalled, not waiting for permission.
+#[test]
+fn on_stall_sees_a_request_teamctl_answered_as_answered() {
+    let env = TestEnv::new();
+    alice_inside_a_turn(&env);
+    let request = json!({"type": "permission_request", "request_id": "perm-1795946340000-abc1234",
+        "agent_id": "alice", "tool_name": "Bash", "tool_use_id": "t1", "description": "Build",
+        "input": {"command": "make"}, "permission_suggestions": []});
+    write_as(&env, "alice", "team-lead", &request.to_string());
+    env.cmd()
+        .args(["approve", "perm-1795946340000-abc1234"])
+        .assert()
+        .success();
+    take(&env, "alice", "perm-1795946340000-abc1234");
+    let out = env
+        .cmd()
+        .args(["wait", "--message-from", "bob", "--timeout", "5s"])
+        .args(["--on-stall", "exit", "--stall-after", "0s"])
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains("'alice' is stalled"), "{stderr}");
 }
 
 #[test]

@@ -266,9 +266,8 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         poll: args.poll.map(Duration::from_millis),
         now: ctx.now,
         lock: &ctx.lock,
-        sent_log: ctx.sent_log.as_ref(),
+        records: &ctx.records,
         cap,
-        data_dir: ctx.data_dir.as_deref(),
         from_transcript: args.from_transcript,
     };
     let mut reporter = Blocking {

@@ -235,7 +235,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
             eprintln!("{}: {}", state.as_str(), term::escape_message(message));
         }
     };
-    let leads = ctx.leads.as_ref().context(
+    let leads = ctx.records.leads().context(
         "teamctl keeps a private record of the teams it leads in its data dir, and has none: \
          set TEAMCTL_DATA_DIR",
     )?;
@@ -257,16 +257,14 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
         }
     };
     if otel::enabled()
-        && let Ok(team) =
-            teamctl::team::config::Team::open(&ctx.layout, &spec.team, ctx.leads.as_ref())
+        && let Ok(team) = teamctl::team::config::Team::open(&ctx.layout, &spec.team, &ctx.records)
     {
         // Its teammates' spans, from when each joined.
         otel::members(&teamctl::observe::watch::Watch::new(team, None, ctx.clock()).0);
     }
     if let Some(r) = runner.as_mut()
         && outcome.state == Step::Ready
-        && let Ok(team) =
-            teamctl::team::config::Team::open(&ctx.layout, &spec.team, ctx.leads.as_ref())
+        && let Ok(team) = teamctl::team::config::Team::open(&ctx.layout, &spec.team, &ctx.records)
     {
         // What the teammates asked while they started.
         r.step_reopened(ctx, &team)?;
@@ -486,8 +484,8 @@ struct DryTree<'a> {
 /// `--dry-run`: what would be created, each teammate's settings and worktree; nothing written.
 fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<()> {
     let leads = ctx
-        .leads
-        .as_ref()
+        .records
+        .leads()
         .context("teamctl has no data dir for its records: set TEAMCTL_DATA_DIR")?;
     let trees = create::plan_worktrees(&ctx.layout, leads, spec)?;
     let members: Vec<DryMember> = spec

@@ -99,7 +99,7 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
         &args.reason,
         timeout,
         args.force,
-        ctx.leads.as_ref(),
+        &ctx.records,
         ctx.now,
         &ctx.lock,
         args.export

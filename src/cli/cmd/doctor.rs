@@ -139,7 +139,7 @@ pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
         claude_json: ctx.claude_json().ok(),
         api_key: std::env::var("ANTHROPIC_API_KEY").ok(),
         cwd: std::env::current_dir().unwrap_or_default(),
-        leads: ctx.leads.clone(),
+        records: ctx.records.clone(),
         sent: ctx.sent(),
     };
     let checks = doctor::run(&inputs);
@@ -204,11 +204,10 @@ fn fix(ctx: &Ctx, team: Option<&TeamName>) -> Result<Vec<Fixed>> {
     let mut out = Vec::new();
     for name in teams {
         // A team that cannot be opened is the checks' to report.
-        let Ok(t) = teamctl::team::config::Team::open(&ctx.layout, &name, ctx.leads.as_ref())
-        else {
+        let Ok(t) = teamctl::team::config::Team::open(&ctx.layout, &name, &ctx.records) else {
             continue;
         };
-        let moved = teamctl::ops::redeliver::fix(&t, &ctx.lock, ctx.sent_log.as_ref(), ctx.now);
+        let moved = teamctl::ops::redeliver::fix(&t, &ctx.lock, ctx.records.sent_log(), ctx.now);
         for (m, r) in moved {
             out.push(match r {
                 Ok(r) => Fixed {

@@ -91,7 +91,7 @@ pub(crate) fn run(ctx: &Ctx, args: ExportArgs) -> Result<()> {
     let name = ctx.team_resolved()?;
     // A team whose folder is gone can still be recorded from what it left (its tasks).
     if !matches!(ctx.layout.tasks_dir(&name).stat(), Ok(Some(i)) if i.kind == Kind::Dir) {
-        Team::open(&ctx.layout, &name, ctx.leads.as_ref())?;
+        Team::open(&ctx.layout, &name, &ctx.records)?;
     }
     let sent = ctx.sent();
     let req = Request {
@@ -101,8 +101,7 @@ pub(crate) fn run(ctx: &Ctx, args: ExportArgs) -> Result<()> {
         sent: &sent,
         now: ctx.now,
         run: None,
-        leads: ctx.leads.as_ref(),
-        data_dir: ctx.data_dir.as_deref(),
+        records: &ctx.records,
     };
     if args.report_only {
         let summary = export::summarize(&req)?;

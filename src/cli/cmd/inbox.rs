@@ -129,7 +129,7 @@ fn run_sent(ctx: &Ctx, args: &InboxArgs) -> Result<()> {
         .map(|s| time::parse_since(s, ctx.now))
         .transpose()?;
     let team = ctx.team()?;
-    let Some(log) = &ctx.sent_log else {
+    let Some(log) = ctx.records.sent_log() else {
         bail!("no data directory for the sent log: set TEAMCTL_DATA_DIR");
     };
     let mut inboxes: HashMap<String, Option<Vec<Entry>>> = HashMap::new();

@@ -92,7 +92,7 @@ pub(crate) fn run(ctx: &Ctx, args: RedeliverArgs) -> Result<()> {
         to: to.as_ref(),
         dry_run: args.dry_run,
         lock: &ctx.lock,
-        sent_log: ctx.sent_log.as_ref(),
+        sent_log: ctx.records.sent_log(),
         now: ctx.now,
     })?;
     if let Some(e) = &r.moved.journal_error {

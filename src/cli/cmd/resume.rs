@@ -61,7 +61,7 @@ struct Json<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     let team = match &args.team {
-        Some(name) => Team::open(&ctx.layout, &TeamName::parse(name)?, ctx.leads.as_ref())?,
+        Some(name) => Team::open(&ctx.layout, &TeamName::parse(name)?, &ctx.records)?,
         None => ctx.team()?,
     };
     let clock = || ctx.clock();

@@ -20,6 +20,7 @@ use teamctl::ops::run::{
 };
 use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
+use teamctl::team::records::Records;
 use teamctl::time;
 use teamctl::units::usd;
 
@@ -296,7 +297,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
             Event::Progress(state, message) => otel::step(state.as_str(), message),
             Event::TeamFormed(name) if otel::enabled() => {
                 otel::team(name.as_str());
-                follower.start(&ctx.layout, name);
+                follower.start(&ctx.layout, &ctx.records, name);
             }
             _ => {}
         }
@@ -453,11 +454,11 @@ struct Follower {
 }
 
 impl Follower {
-    fn start(&self, layout: &Layout, name: &TeamName) {
+    fn start(&self, layout: &Layout, records: &Records, name: &TeamName) {
         if self.thread.borrow().is_some() {
             return;
         }
-        let Ok(team) = Team::open(layout, name, None) else {
+        let Ok(team) = Team::open(layout, name, records) else {
             return;
         };
         let stop = self.stop.clone();
@@ -630,8 +631,8 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         None
     };
     let data = ctx
-        .data_dir
-        .clone()
+        .records
+        .data_dir()
         .context("could not find a data directory; set TEAMCTL_DATA_DIR")?;
     let is_root = teamctl::host::proc::runs_as_root();
     Ok(RunEnv {
@@ -642,8 +643,7 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         root_without_sandbox: is_root && var("IS_SANDBOX").is_none(),
         run_dir: data.join("run"),
         version_timeout: Duration::from_secs(10),
-        sent_log: ctx.sent_log.clone(),
+        records: ctx.records.clone(),
         clock: chrono::Utc::now,
-        data_dir: ctx.data_dir.clone(),
     })
 }

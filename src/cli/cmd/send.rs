@@ -202,7 +202,7 @@ pub(crate) fn run(ctx: &Ctx, args: SendArgs) -> Result<()> {
             force: args.force,
             idempotency_key: args.idempotency_key.clone(),
         };
-        match mailbox::send(&team, &req, ctx.now, &ctx.lock, ctx.sent_log.as_ref()) {
+        match mailbox::send(&team, &req, ctx.now, &ctx.lock, ctx.records.sent_log()) {
             Ok(d) => {
                 if let Some(e) = &d.log_error {
                     crate::cli::output::warn(e);

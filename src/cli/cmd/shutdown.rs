@@ -91,7 +91,7 @@ pub(crate) fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
             &frame,
             ctx.now,
             &ctx.lock,
-            ctx.sent_log.as_ref(),
+            ctx.records.sent_log(),
         )?;
         if !ctx.out.json {
             ctx.out

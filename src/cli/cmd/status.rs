@@ -195,7 +195,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         return all_teams(ctx, opts);
     };
     let after = time::parse_duration(&args.after)?;
-    let mut reader = TeamReader::of(team, ctx.records(), opts);
+    let mut reader = TeamReader::of(team, ctx.records.clone(), opts);
     let present = reader.read_opened(ctx.now)?;
     if let Err(e) = reader.save() {
         warn(&format!("{e:#}"));
@@ -541,7 +541,7 @@ fn all_teams(ctx: &Ctx, opts: Options) -> Result<()> {
         ..opts
     };
     for name in config::list_teams(&ctx.layout)? {
-        let st = TeamReader::open(&ctx.layout, &name, ctx.records(), opts)?
+        let st = TeamReader::open(&ctx.layout, &name, ctx.records.clone(), opts)?
             .read_opened(ctx.now)?
             .status;
         if let Some(first) = st.unlisted.first() {

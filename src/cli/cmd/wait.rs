@@ -237,7 +237,7 @@ fn spend_to_otel(ctx: &Ctx, team: &teamctl::team::config::Team, spend: Option<&T
     match spend {
         Some(s) => otel::spend(s),
         None => {
-            let mut s = SpendReader::new(&team.layout, &team.name, ctx.data_dir.as_deref());
+            let mut s = SpendReader::new(&team.layout, &team.name, ctx.records.data_dir());
             otel::spend(s.read());
             // A cache: a failure to save it only makes the next read longer.
             let _ = s.save();
@@ -300,7 +300,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         timeout,
         poll: args.poll.map(Duration::from_millis),
         cap: args.cap.cap()?,
-        data_dir: ctx.data_dir.clone(),
+        records: ctx.records.clone(),
         rules,
     };
     let clock = || ctx.clock();
@@ -309,7 +309,6 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         team,
         spec,
         limits,
-        ctx.sent_log.as_ref(),
         &|| ctx.clock(),
         Hooks {
             observer: &mut blocking,

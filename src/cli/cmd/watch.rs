@@ -239,7 +239,8 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
             only,
             ..Watching::default()
         };
-        let (mut f, warnings) = Following::new(team, poll, ctx.records(), watching, ctx.clock());
+        let (mut f, warnings) =
+            Following::new(team, poll, ctx.records.clone(), watching, ctx.clock());
         for w in warnings {
             warn(&w);
         }

@@ -366,7 +366,7 @@ pub(super) fn send(ctx: &Ctx, team: &Team, to: &str, text: String) -> Result<Str
             force: false,
             idempotency_key: None,
         };
-        let d = mailbox::send(team, &req, ctx.clock(), &ctx.lock, ctx.sent_log.as_ref())?;
+        let d = mailbox::send(team, &req, ctx.clock(), &ctx.lock, ctx.records.sent_log())?;
         let short: String = d.id.chars().take(8).collect();
         let mut line = format!("sent {short} to {} as {from}", d.to);
         if let Some(e) = d.log_error {
@@ -407,7 +407,7 @@ pub(super) fn reply(ctx: &Ctx, team: &Team, a: &Answer) -> Result<String, String
             &verdict,
             ctx.clock(),
             &ctx.lock,
-            ctx.sent_log.as_ref(),
+            ctx.records.sent_log(),
         )?;
         Ok(answer::line(&verdict, &request, &d))
     };

@@ -107,7 +107,7 @@ impl<'c> Live<'c> {
             stall_after: opts.stall_after,
             ..reader::Options::default()
         };
-        let mut reader = TeamReader::of(team, ctx.records(), read);
+        let mut reader = TeamReader::of(team, ctx.records.clone(), read);
         let present = reader.read_opened(ctx.clock())?;
         let view = top::view(
             &present,

@@ -334,7 +334,12 @@ mod tests {
     /// only the inboxes that changed.
     #[track_caller]
     fn check(root: &Path, cache: &mut Cache, sent: &[Sent], parsed: usize) -> TeamStatus {
-        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
+        let team = Team::open(
+            &Layout::new(root),
+            &TeamName::parse("t").unwrap(),
+            &crate::team::records::Records::none(),
+        )
+        .unwrap();
         let now = "2026-11-29T10:05:00Z".parse().unwrap();
         let (idle, live) = (Duration::from_secs(300), Liveness::default());
         let kept = team_status_with(&team, now, idle, &live, sent, None, cache).unwrap();
@@ -478,7 +483,12 @@ mod tests {
             r#"{"id":"1","subject":"s","status":"in_progress","owner":"alice","blocks":[],"blockedBy":[]}"#,
         )
         .unwrap();
-        let team = Team::open(&Layout::new(root), &TeamName::parse("t").unwrap(), None).unwrap();
+        let team = Team::open(
+            &Layout::new(root),
+            &TeamName::parse("t").unwrap(),
+            &crate::team::records::Records::none(),
+        )
+        .unwrap();
         let now = "2026-11-29T10:05:00Z".parse().unwrap();
         // The server runs and lists another pane only.
         let live = Liveness {

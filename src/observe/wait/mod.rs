@@ -24,7 +24,6 @@
 mod condition;
 mod tracker;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -33,11 +32,10 @@ use chrono::{DateTime, Utc};
 use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer, Watching};
 use crate::observe::keep::{Acted, Action, Hand, Rules};
-use crate::observe::reader::Records;
 use crate::observe::spend::TeamSpend;
 use crate::observe::watch::{Waker, Watch};
 use crate::team::config::Team;
-use crate::team::sentlog::SentLog;
+use crate::team::records::Records;
 
 pub use condition::{After, Condition, ConditionState, Spec};
 pub use tracker::Tracker;
@@ -88,16 +86,19 @@ pub struct Limits {
     pub poll: Option<Duration>,
     /// Stop when the team's spend crosses this cap (checked at the start too).
     pub cap: Cap,
-    /// teamctl's data dir, which keeps the transcript index the cap reads through.
-    pub data_dir: Option<PathBuf>,
+    /// teamctl's own records, which every read of the team goes on with: the lead and run
+    /// records (where the team's panes are asked about), the sent log (which dates messages
+    /// that already left an inbox, and says which requests teamctl answered) and the
+    /// transcript index the cap reads through.
+    pub records: Records,
     /// What to do about stuck members.
     pub rules: Rules,
 }
 
 /// Blocks until `spec` is met in `team`, can no longer be met, the team's spend crosses the
 /// budget, or the timeout passes: checks the files as they are first, then every change (the
-/// watch is in place before the first check). `log` (teamctl's sent log) dates messages that
-/// already left an inbox; `clock` stamps what is seen; `hooks` hear what happens.
+/// watch is in place before the first check). `clock` stamps what is seen; `hooks` hear what
+/// happens.
 ///
 /// # Errors
 /// An unknown member, task or message id in `spec`; an error from `observer`.
@@ -105,7 +106,6 @@ pub fn wait(
     team: Team,
     spec: Spec,
     limits: Limits,
-    log: Option<&SentLog>,
     clock: &dyn Fn() -> DateTime<Utc>,
     hooks: Hooks,
 ) -> Result<Waited> {
@@ -119,16 +119,13 @@ pub fn wait(
     let started = Instant::now();
     let deadline = started + limits.timeout;
     let any = spec.any;
-    let records = Records {
-        data_dir: limits.data_dir,
-        ..Records::default()
-    };
     let watching = Watching {
         cap: limits.cap,
         rules: limits.rules,
         ..Watching::default()
     };
-    let (mut f, warnings) = Following::new(team, limits.poll, records, watching, clock());
+    let (mut f, warnings) =
+        Following::new(team, limits.poll, limits.records.clone(), watching, clock());
     for w in warnings {
         observer.warn(&w);
     }
@@ -141,7 +138,7 @@ pub fn wait(
         observer.budget_warning(&w);
     }
     observer.changed(&f.watch, None)?;
-    let mut tracker = Tracker::new(&f.watch, spec, log, f.live(), clock())?;
+    let mut tracker = Tracker::new(&f.watch, spec, limits.records.sent_log(), f.live(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         met(s)?;
     }

@@ -37,6 +37,6 @@ pub struct Inputs {
     pub cwd: PathBuf,
     /// teamctl's sent log (its entries are no evidence of a team's inbox format).
     pub sent: Vec<crate::team::sentlog::Sent>,
-    /// teamctl's private record of the teams it leads.
-    pub leads: Option<crate::team::lead::Leads>,
+    /// teamctl's own records (its record of the teams it leads).
+    pub records: crate::team::records::Records,
 }

@@ -14,7 +14,7 @@ use crate::team::config::Team;
 /// The `misaddressed` checks of team `t` (one that cannot be opened has none: `team_config`
 /// reports it).
 pub(super) fn misaddressed_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
-    let Ok(team) = Team::open(&inputs.layout, t, inputs.leads.as_ref()) else {
+    let Ok(team) = Team::open(&inputs.layout, t, &inputs.records) else {
         return Vec::new();
     };
     let name = Some(t.as_str());

@@ -154,7 +154,7 @@ fn member_inboxes(
 /// The caller's identity in team `t`: as given, or the default (`team-lead` in a team teamctl
 /// leads, else `user`).
 fn caller(inputs: &Inputs, t: &TeamName, cfg: &TeamConfig) -> Check {
-    let you_lead = recorded_lead(&inputs.layout, t, Some(cfg), inputs.leads.as_ref())
+    let you_lead = recorded_lead(&inputs.layout, t, Some(cfg), inputs.records.leads())
         .ok()
         .flatten()
         .is_some();

@@ -47,14 +47,14 @@ pub use summary::{
     Summary, TranscriptInfo,
 };
 
-use crate::observe::reader::{Options, Records, TeamReader};
+use crate::observe::reader::{Options, TeamReader};
 use crate::store;
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
 use crate::team::config::{LEAD, Team, TeamConfig, recorded_lead};
 use crate::team::conversation::{self, Said};
-use crate::team::lead::Leads;
+use crate::team::records::Records;
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
 use crate::team::transcript::FileState;
@@ -77,11 +77,11 @@ pub struct Request<'a> {
     pub now: DateTime<Utc>,
     /// The run this record ends, if any.
     pub run: Option<RunInfo>,
-    /// teamctl's record of the teams it leads (a team teamctl made has no lead transcript).
-    pub leads: Option<&'a Leads>,
-    /// teamctl's data dir, whose transcript index makes reading the transcripts' cost quicker
-    /// (`None`: read in memory only).
-    pub data_dir: Option<&'a Path>,
+    /// teamctl's own records: its record of the teams it leads (a team teamctl made has no
+    /// lead transcript), and its data dir, whose transcript index makes reading the
+    /// transcripts' cost quicker (without one: read in memory only). The sent log is
+    /// [`Request::sent`], as read.
+    pub records: &'a Records,
 }
 
 /// What [`export`] wrote.
@@ -233,16 +233,11 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     // session id (which it knows before config.json exists and after it is gone); its
     // transcripts read once through the transcript index.
     let session = g.lead_session(req, team.config.as_ref());
-    let records = Records {
-        leads: req.leads.cloned(),
-        sent_log: None,
-        data_dir: req.data_dir.map(Path::to_path_buf),
-    };
     let opts = Options {
         probe: false,
         ..Options::default()
     };
-    let mut reader = TeamReader::of(team.clone(), records, opts)
+    let mut reader = TeamReader::of(team.clone(), req.records.clone(), opts)
         .with_sent(req.sent.to_vec())
         .with_lead_session(session.as_deref());
     let present = reader.read_opened(req.now)?;
@@ -361,7 +356,7 @@ impl Gathering<'_, '_> {
             .json("team/config.json", &config_path)?
             .and_then(|c| TeamConfig::parse(&c.bytes, &config_path).ok());
         // A record that cannot be read leaves the team without one in the record.
-        let lead = recorded_lead(layout, name, config.as_ref(), req.leads)
+        let lead = recorded_lead(layout, name, config.as_ref(), req.records.leads())
             .ok()
             .flatten();
         Ok(Team {

@@ -21,9 +21,8 @@ use crate::ops::export::{self, Exported, RunInfo};
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, TeamName, shown, shown_list};
-use crate::team::lead::Leads;
 
-use super::monitor::{Keeping, Pane, Resuming, watch};
+use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
 use super::resume;
 use super::spec::{Event, Orphans, Outcome, Resumed, RunEnv, Spec, State};
@@ -88,7 +87,7 @@ pub fn run(
     };
     progress(Event::Progress(State::Validating, &what));
     let found = match &spec.resume {
-        Some(what) => Some(resume::find(layout, what, &spec.cwd)?),
+        Some(what) => Some(resume::find(layout, what, &spec.cwd, &env.records)?),
         None => None,
     };
     let Some(ready) = validate(layout, spec, env, found.as_ref(), &mut out)? else {
@@ -391,15 +390,15 @@ fn follow(
         ),
     ));
     let mut spend =
-        SpendReader::for_session(layout.root_loc(), Some(session_id), env.data_dir.as_deref());
+        SpendReader::for_session(layout.root_loc(), Some(session_id), env.records.data_dir());
     // A resumed lead has its prompt once its transcript holds one more than now.
     let resuming = lead.resumed.as_ref().map(|(team, transcript)| Resuming {
         team: team.clone(),
         prompts_before: spend.file(transcript).turn.prompts,
     });
-    let server = env.data_dir.as_deref().and_then(|data| {
+    let server = env.records.leads().and_then(|leads| {
         let at = tmux::Server::env().locate(session)?;
-        Some((Leads::in_dir(data), at))
+        Some((leads.clone(), at))
     });
     let at = Pane {
         session,
@@ -422,10 +421,14 @@ fn follow(
     let watched = tmux::Server::env()
         .respawn(&pane, &lead.command, &pane_env)
         .and_then(|()| {
-            watch(
+            let run = Watched {
                 layout,
                 spec,
-                &at,
+                env,
+                lead: &at,
+            };
+            watch(
+                run,
                 keeping,
                 &mut out,
                 start,
@@ -500,8 +503,8 @@ fn record(
         .unwrap_or_else(|| format!("session-{}", session_id.get(..8).unwrap_or(session_id)));
     let team = TeamName::parse(&team).map_err(|e| format!("{e:#}"))?;
     let sent = env
-        .sent_log
-        .as_ref()
+        .records
+        .sent_log()
         .and_then(|l| l.entries().ok())
         .unwrap_or_default();
     let req = export::Request {
@@ -522,8 +525,7 @@ fn record(
             result: out.result.clone(),
             elapsed_ms: out.elapsed_ms,
         }),
-        leads: None,
-        data_dir: env.data_dir.as_deref(),
+        records: &env.records,
     };
     export::export(&req, path)
         .map(|(done, _)| done)

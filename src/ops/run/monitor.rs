@@ -25,10 +25,11 @@ use super::preflight::detect_dialog;
 use super::spec::{Event, Outcome, POLL, RunEnv, Spec, State};
 use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
-use crate::observe::reader::{Options, Records, TeamReader};
+use crate::observe::reader::{Options, TeamReader};
 use crate::ops::rescue::{Relaunch, Rescue};
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
+use crate::team::records::Records;
 
 /// What a run does about its stuck members once the lead has a team: the rules, the team read
 /// as it is now, and the hand that nudges and restarts.
@@ -53,11 +54,9 @@ impl<'a> Keeping<'a> {
                 layout: layout.clone(),
                 // Set once the lead's team is known.
                 team: TeamName::parse("pending").expect("a valid name"),
-                leads: None,
+                records: env.records.clone(),
                 // Not a member: its nudge starts a turn, and a reply to it goes nowhere.
                 from: MemberName::parse("teamctl").expect("a valid name"),
-                sent_log: env.sent_log.clone(),
-                data_dir: env.data_dir.clone(),
                 lock: LockOptions::default(),
                 relaunch: Some(relaunch),
                 clock,
@@ -79,11 +78,8 @@ impl<'a> Keeping<'a> {
                 no_response_after: self.keeper.rules().no_response_after,
                 ..Options::default()
             };
-            let records = Records {
-                data_dir: self.rescue.data_dir.clone(),
-                ..Records::default()
-            };
             // The team may not be readable yet (the lead still writing it): next time.
+            let records = self.rescue.records.clone();
             let Ok(reader) = TeamReader::open(layout, team, records, opts) else {
                 return Ok(());
             };
@@ -134,10 +130,20 @@ pub(super) struct Resuming {
     pub(super) prompts_before: u64,
 }
 
+/// What a run watches: the config dir, the run as asked, what it needs from the environment
+/// (teamctl's records among it), and its lead.
+pub(super) struct Watched<'a> {
+    pub(super) layout: &'a Layout,
+    pub(super) spec: &'a Spec,
+    pub(super) env: &'a RunEnv,
+    pub(super) lead: &'a Pane<'a>,
+}
+
 /// What the loop has seen so far.
 struct Monitor<'a> {
     layout: &'a Layout,
     spec: &'a Spec,
+    env: &'a RunEnv,
     lead: &'a Pane<'a>,
     keeping: Option<Keeping<'a>>,
     team: Option<TeamName>,
@@ -162,11 +168,8 @@ struct Monitor<'a> {
 ///
 /// # Errors
 /// None of its own today; the caller treats an error as a failed run.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn watch<'a>(
-    layout: &'a Layout,
-    spec: &'a Spec,
-    lead: &'a Pane<'a>,
+    run: Watched<'a>,
     keeping: Option<Keeping<'a>>,
     out: &mut Outcome,
     start: Instant,
@@ -174,6 +177,12 @@ pub(super) fn watch<'a>(
     progress: &mut dyn FnMut(Event),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<()> {
+    let Watched {
+        layout,
+        spec,
+        env,
+        lead,
+    } = run;
     let deadline = start + spec.timeout;
     progress(Event::Progress(
         State::Monitoring,
@@ -182,6 +191,7 @@ pub(super) fn watch<'a>(
     let mut m = Monitor {
         layout,
         spec,
+        env,
         lead,
         keeping,
         team: None,
@@ -508,6 +518,7 @@ impl Monitor<'_> {
             let _ = tell_lead(
                 self.layout,
                 team,
+                &self.env.records,
                 &format!(
                     "teamctl: this run allows at most {max} teammate(s), so {} was stopped. \
                      Do not start more teammates; carry on with the ones you have.",
@@ -649,10 +660,10 @@ fn tail_or_empty(pane: &str) -> String {
 }
 
 /// A message to the lead's inbox from `teamctl` (it reads its inbox once it has teammates).
-fn tell_lead(layout: &Layout, team: &TeamName, text: &str) -> Result<()> {
+fn tell_lead(layout: &Layout, team: &TeamName, records: &Records, text: &str) -> Result<()> {
     use crate::team::config::Team;
     use crate::team::mailbox::{self, SendRequest, Text};
-    let t = Team::open(layout, team, None)?;
+    let t = Team::open(layout, team, records)?;
     let lead = t
         .config
         .as_ref()
@@ -667,6 +678,7 @@ fn tell_lead(layout: &Layout, team: &TeamName, text: &str) -> Result<()> {
         force: true,
         idempotency_key: None,
     };
-    mailbox::send(&t, &req, chrono::Utc::now(), &LockOptions::default(), None)?;
+    let now = chrono::Utc::now();
+    mailbox::send(&t, &req, now, &LockOptions::default(), records.sent_log())?;
     Ok(())
 }

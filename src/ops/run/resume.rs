@@ -31,6 +31,7 @@ use crate::store::{self, Entry};
 use crate::team::config::{LEAD, Team, TeamConfig};
 use crate::team::mailbox::{self, Filter, Mark};
 use crate::team::model::Kind;
+use crate::team::records::Records;
 use crate::team::tasks::Board;
 use crate::team::transcript::locate::{self, is_session_id};
 
@@ -74,6 +75,8 @@ pub(super) struct Interrupted {
     teammates: Vec<(String, String)>,
     /// The team's open tasks, as lines for the prompt.
     tasks: Vec<String>,
+    /// teamctl's own records, which the team is opened with again.
+    records: Records,
 }
 
 /// Finds what `what` (a team, or the lead's session id) names, and checks it can be resumed
@@ -82,9 +85,14 @@ pub(super) struct Interrupted {
 /// # Errors
 /// No such team or session, a lead still running, no transcript, another folder; each a
 /// one-line reason.
-pub(super) fn find(layout: &Layout, what: &str, cwd: &Path) -> Result<Interrupted> {
+pub(super) fn find(
+    layout: &Layout,
+    what: &str,
+    cwd: &Path,
+    records: &Records,
+) -> Result<Interrupted> {
     let root = layout.root_loc();
-    let (team, cfg) = team_of(layout, what)?;
+    let (team, cfg) = team_of(layout, what, records)?;
     let session_id = match &cfg {
         Some(cfg) => lead_session(&team, cfg)?,
         None => what.to_string(),
@@ -128,11 +136,16 @@ pub(super) fn find(layout: &Layout, what: &str, cwd: &Path) -> Result<Interrupte
         session_id,
         transcript,
         teammates,
+        records: records.clone(),
     })
 }
 
 /// The team `what` names and its `config.json` (`None`: a session id whose team is gone).
-fn team_of(layout: &Layout, what: &str) -> Result<(TeamName, Option<TeamConfig>)> {
+fn team_of(
+    layout: &Layout,
+    what: &str,
+    records: &Records,
+) -> Result<(TeamName, Option<TeamConfig>)> {
     let session = what.len() == 36 && is_session_id(what);
     let name = if session {
         TeamName::parse(&format!("session-{}", &what[..8]))?
@@ -144,7 +157,7 @@ fn team_of(layout: &Layout, what: &str) -> Result<(TeamName, Option<TeamConfig>)
         return Ok((name, None));
     }
     // A team that is not there: the error names the teams there are.
-    let team = Team::open(layout, &name, None)?;
+    let team = Team::open(layout, &name, records)?;
     let Some(cfg) = team.config else {
         bail!("team {name} has no config.json: nothing says who led it");
     };
@@ -261,7 +274,7 @@ impl Interrupted {
             return out;
         }
         let (Ok(team), Ok(lead)) = (
-            Team::open(layout, &self.team, None),
+            Team::open(layout, &self.team, &self.records),
             MemberName::parse(LEAD),
         ) else {
             return out;
@@ -356,7 +369,7 @@ impl Interrupted {
         if entries.is_empty() {
             return Ok(0);
         }
-        let team = Team::open(layout, &self.team, None)?;
+        let team = Team::open(layout, &self.team, &self.records)?;
         mailbox::mark(&team, &MemberName::parse(LEAD)?, entries, Mark::Read, lock)
     }
 }
@@ -409,6 +422,7 @@ mod tests {
             transcript: Loc::root("/x").join("y.jsonl"),
             teammates: Vec::new(),
             tasks: tasks.iter().map(|s| s.to_string()).collect(),
+            records: Records::none(),
         }
     }
 

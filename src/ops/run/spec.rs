@@ -14,7 +14,7 @@ use crate::observe::spend::TeamSpend;
 use crate::observe::status::TaskCounts;
 use crate::ops::export::Exported;
 use crate::store::paths::TeamName;
-use crate::team::sentlog::SentLog;
+use crate::team::records::Records;
 
 /// How often the files and the pane are looked at.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -138,12 +138,11 @@ pub struct RunEnv {
     pub run_dir: PathBuf,
     /// How long `claude --version` may take.
     pub version_timeout: Duration,
-    /// teamctl's sent log (for the record's messages), when there is one.
-    pub sent_log: Option<SentLog>,
+    /// teamctl's own records: the sent log (for the record's messages), the run records, and
+    /// the transcript index; each missing without a data dir.
+    pub records: Records,
     /// The clock that stamps the record.
     pub clock: fn() -> chrono::DateTime<chrono::Utc>,
-    /// teamctl's data dir (the transcript index), if any.
-    pub data_dir: Option<PathBuf>,
 }
 
 /// What became of a killed lead's teammates still running when its run was resumed.

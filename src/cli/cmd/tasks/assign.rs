@@ -76,7 +76,7 @@ pub(super) fn mail_assignment(
         &frame,
         ctx.now,
         &ctx.lock,
-        ctx.sent_log.as_ref(),
+        ctx.records.sent_log(),
     )
     .with_context(|| format!("task #{} was saved, but {owner} was not told", task.id))
     .map(|d| {
