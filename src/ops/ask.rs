@@ -353,7 +353,7 @@ pub fn ask(
         cap: req.cap,
         ..Watching::default()
     };
-    let (mut f, mut warnings) = Following::new(
+    let (mut f, warnings) = Following::new(
         req.team.clone(),
         req.poll,
         req.records.clone(),
@@ -369,24 +369,29 @@ pub fn ask(
     }
     observer.changed(&f.watch, None)?;
     let (recipients, bad_name) = recipients(req, &f.watch, observer)?;
-    let mut shut = shut_down_in(&f.watch);
-    let mut asked: Vec<Asked> = Vec::new();
-    let mut send_error = bad_name;
-    for to in &recipients {
-        if let Some(a) = put(req, to, &mut f, &shut, &mut send_error, clock, observer)? {
-            asked.push(a);
-        }
-    }
-    follow_answers(
+    let mut round = Round {
         req,
-        &mut asked,
-        &mut f,
-        &mut shut,
-        &mut warnings,
+        shut: shut_down_in(&f.watch),
+        f,
+        warnings,
+        send_error: bad_name,
         started,
         clock,
         observer,
-    )?;
+    };
+    let mut asked: Vec<Asked> = Vec::new();
+    for to in &recipients {
+        if let Some(a) = round.put(to)? {
+            asked.push(a);
+        }
+    }
+    round.follow(&mut asked)?;
+    let Round {
+        mut f,
+        mut warnings,
+        send_error,
+        ..
+    } = round;
     for a in asked.iter_mut() {
         if let Err(e) = what_was_said(req, a, clock) {
             warnings.push(format!("could not read what {} said: {e:#}", a.q.to));
@@ -404,6 +409,20 @@ pub fn ask(
         budget: budget.filter(|_| spend.is_some()),
         spend,
     })
+}
+
+/// One round of asking: the question, the team followed, and what the round has met so far.
+struct Round<'r> {
+    req: &'r Ask<'r>,
+    f: Following,
+    /// The members seen shutting down.
+    shut: HashSet<String>,
+    warnings: Vec<String>,
+    /// Why not everyone was asked (with `--all`, the first failed send).
+    send_error: Option<anyhow::Error>,
+    started: Instant,
+    clock: &'r dyn Fn() -> DateTime<Utc>,
+    observer: &'r mut dyn Observer,
 }
 
 /// Whom to ask: [`Ask::to`], or every teammate whose name keeps the naming rules (the error
@@ -440,138 +459,125 @@ fn recipients(
     Ok((ok, bad))
 }
 
-/// Puts the question to `to` (unless it is gone), and returns what is followed for it; with
-/// `--all` a failed send is kept in `send_error` and the others are still asked.
-#[allow(clippy::too_many_arguments)]
-fn put(
-    req: &Ask,
-    to: &MemberName,
-    f: &mut Following,
-    shut: &HashSet<String>,
-    send_error: &mut Option<anyhow::Error>,
-    clock: &dyn Fn() -> DateTime<Utc>,
-    observer: &mut dyn Observer,
-) -> Result<Option<Asked>> {
-    let all = req.to.is_none();
-    let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
-    if let Some(why) = gone_reason(&f.watch, to.as_str(), shut, f.live()) {
-        if !all {
-            bail!("cannot ask {to}: {why} (nothing was sent)");
+impl Round<'_> {
+    /// Puts the question to `to` (unless it is gone), and returns what is followed for it; with
+    /// `--all` a failed send is kept in `send_error` and the others are still asked.
+    fn put(&mut self, to: &MemberName) -> Result<Option<Asked>> {
+        let (req, clock) = (self.req, self.clock);
+        let f = &mut self.f;
+        let all = req.to.is_none();
+        let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
+        if let Some(why) = gone_reason(&f.watch, to.as_str(), &self.shut, f.live()) {
+            if !all {
+                bail!("cannot ask {to}: {why} (nothing was sent)");
+            }
+            q.outcome = Some(Outcome::Gone(why));
+            return Ok(Some(Asked {
+                q,
+                question: None,
+                ended_ms: Some(0),
+                said: None,
+            }));
         }
-        q.outcome = Some(Outcome::Gone(why));
-        return Ok(Some(Asked {
+        let send = SendRequest {
+            to: to.clone(),
+            from: req.asker.clone(),
+            text: req.text.clone(),
+            summary: req.summary.clone(),
+            color: None,
+            force: false,
+            idempotency_key: req.idempotency_key.clone(),
+        };
+        let d = match mailbox::send(req.team, &send, req.now, req.lock, req.records.sent_log()) {
+            Ok(d) => d,
+            Err(e) if all => {
+                self.observer.warn(&format!("could not ask {to}: {e:#}"));
+                self.send_error.get_or_insert(e);
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(e) = &d.log_error {
+            self.observer.warn(e);
+        }
+        if !d.written {
+            self.observer.hint(&format!(
+                "{to} was already asked this ({}): nothing sent, waiting for its answer",
+                d.id
+            ));
+        }
+        // Look at the teammate's inbox as it is after the write before anything else.
+        let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
+        // A repeated question that already left the inbox is known only to the sent log.
+        let stamp = d
+            .entry
+            .as_ref()
+            .and_then(|e| e.get("timestamp"))
+            .and_then(|t| t.as_str().map(String::from))
+            .or_else(|| {
+                Some(
+                    req.records
+                        .sent_log()?
+                        .find(req.team.name.as_str(), &d.id)
+                        .ok()??
+                        .at,
+                )
+            });
+        q.sent(
+            &f.watch,
+            &d.id,
+            d.written,
+            stamp.as_deref(),
+            clock(),
+            Instant::now(),
+        );
+        q.observe(&synced, &f.watch, clock(), Instant::now());
+        Ok(Some(Asked {
             q,
-            question: None,
-            ended_ms: Some(0),
+            question: d.entry.clone(),
+            ended_ms: None,
             said: None,
-        }));
+        }))
     }
-    let send = SendRequest {
-        to: to.clone(),
-        from: req.asker.clone(),
-        text: req.text.clone(),
-        summary: req.summary.clone(),
-        color: None,
-        force: false,
-        idempotency_key: req.idempotency_key.clone(),
-    };
-    let d = match mailbox::send(req.team, &send, req.now, req.lock, req.records.sent_log()) {
-        Ok(d) => d,
-        Err(e) if all => {
-            observer.warn(&format!("could not ask {to}: {e:#}"));
-            send_error.get_or_insert(e);
-            return Ok(None);
-        }
-        Err(e) => return Err(e),
-    };
-    if let Some(e) = &d.log_error {
-        observer.warn(e);
-    }
-    if !d.written {
-        observer.hint(&format!(
-            "{to} was already asked this ({}): nothing sent, waiting for its answer",
-            d.id
-        ));
-    }
-    // Look at the teammate's inbox as it is after the write before anything else.
-    let synced = f.watch.reload_paths(&[d.inbox.to_path_buf()], clock());
-    // A repeated question that already left the inbox is known only to the sent log.
-    let stamp = d
-        .entry
-        .as_ref()
-        .and_then(|e| e.get("timestamp"))
-        .and_then(|t| t.as_str().map(String::from))
-        .or_else(|| {
-            Some(
-                req.records
-                    .sent_log()?
-                    .find(req.team.name.as_str(), &d.id)
-                    .ok()??
-                    .at,
-            )
-        });
-    q.sent(
-        &f.watch,
-        &d.id,
-        d.written,
-        stamp.as_deref(),
-        clock(),
-        Instant::now(),
-    );
-    q.observe(&synced, &f.watch, clock(), Instant::now());
-    Ok(Some(Asked {
-        q,
-        question: d.entry.clone(),
-        ended_ms: None,
-        said: None,
-    }))
-}
 
-/// Follows the team until every question has an outcome, the timeout passes or the spend
-/// crosses the cap.
-#[allow(clippy::too_many_arguments)]
-fn follow_answers(
-    req: &Ask,
-    asked: &mut [Asked],
-    f: &mut Following,
-    shut: &mut HashSet<String>,
-    warnings: &mut Vec<String>,
-    started: Instant,
-    clock: &dyn Fn() -> DateTime<Utc>,
-    observer: &mut dyn Observer,
-) -> Result<()> {
-    let deadline = started + req.timeout;
-    loop {
-        let now_i = Instant::now();
-        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.tick(now_i);
-            if a.q.outcome.is_none()
-                && let Some(why) = gone_reason(&f.watch, &a.q.to, shut, f.live())
+    /// Follows the team until every question has an outcome, the timeout passes or the spend
+    /// crosses the cap.
+    fn follow(&mut self, asked: &mut [Asked]) -> Result<()> {
+        let (clock, started) = (self.clock, self.started);
+        let (f, shut) = (&mut self.f, &mut self.shut);
+        let deadline = started + self.req.timeout;
+        loop {
+            let now_i = Instant::now();
+            for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+                a.q.tick(now_i);
+                if a.q.outcome.is_none()
+                    && let Some(why) = gone_reason(&f.watch, &a.q.to, shut, f.live())
+                {
+                    a.q.outcome = Some(Outcome::Gone(why));
+                }
+                if a.q.outcome.is_some() {
+                    a.ended_ms = Some(started.elapsed().as_millis() as u64);
+                }
+            }
+            if asked.iter().all(|a| a.ended_ms.is_some())
+                || now_i >= deadline
+                || f.over_budget().is_some()
             {
-                a.q.outcome = Some(Outcome::Gone(why));
+                return Ok(());
             }
-            if a.q.outcome.is_some() {
-                a.ended_ms = Some(started.elapsed().as_millis() as u64);
+            let mut wait = deadline - now_i;
+            for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
+                wait = wait.min(d.saturating_duration_since(now_i));
             }
-        }
-        if asked.iter().all(|a| a.ended_ms.is_some())
-            || now_i >= deadline
-            || f.over_budget().is_some()
-        {
-            return Ok(());
-        }
-        let mut wait = deadline - now_i;
-        for d in asked.iter().filter_map(|a| a.q.idle_deadline()) {
-            wait = wait.min(d.saturating_duration_since(now_i));
-        }
-        let changes = f.next(wait, clock);
-        warnings.extend(changes.warnings.iter().cloned());
-        observer.changed(&f.watch, Some(&changes))?;
-        note_shutdown_events(&changes, shut);
-        for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
-            a.q.observe(&changes, &f.watch, clock(), Instant::now());
-            for n in a.q.notes.drain(..) {
-                observer.note(&n);
+            let changes = f.next(wait, clock);
+            self.warnings.extend(changes.warnings.iter().cloned());
+            self.observer.changed(&f.watch, Some(&changes))?;
+            note_shutdown_events(&changes, shut);
+            for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
+                a.q.observe(&changes, &f.watch, clock(), Instant::now());
+                for n in a.q.notes.drain(..) {
+                    self.observer.note(&n);
+                }
             }
         }
     }

@@ -89,7 +89,8 @@ fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)
 /// Writes one line naming a failed driver run and its `FAIL:` line (else its first line of
 /// stderr) to the process's stderr itself: `eprintln!` would be captured, and shown only with
 /// the test's failure, far from the test results in a long log (flags with a path are left
-/// out).
+/// out). The line is also appended to the file `TEAMCTL_SECOND_RUNS` names, when set: `.ci/run`
+/// ends with that list, so a rare failure that passed on its second run is still seen.
 fn failed_line(script: &str, args: &[&std::ffi::OsStr], out: &std::process::Output) {
     use std::io::Write;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -110,6 +111,13 @@ fn failed_line(script: &str, args: &[&std::ffi::OsStr], out: &std::process::Outp
         why.chars().take(400).collect::<String>()
     );
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    if let Some(list) = std::env::var_os("TEAMCTL_SECOND_RUNS") {
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(list)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+    }
 }
 
 #[test]

@@ -292,18 +292,15 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
         warn(&w);
     }
 
-    let over = budget.is_some();
-    print_answers(
-        ctx,
-        &args,
-        &team,
-        &asker,
-        &watch,
-        &asked,
+    let ended = Ended {
+        team: &team,
+        asker: &asker,
+        watch: &watch,
+        asked: &asked,
         waited_ms,
-        over,
-        spend.as_ref(),
-    )?;
+        spend: spend.as_ref(),
+    };
+    print_answers(ctx, &args, &ended, budget.is_some())?;
     if args.consume {
         let replies: Vec<Entry> = asked
             .iter()
@@ -317,25 +314,33 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
     if let Some(e) = send_error {
         return Err(e.context("not every teammate could be asked"));
     }
-    worst_outcome(&team, &watch, &asked, asker.as_str(), &args.timeout, budget)
+    worst_outcome(&ended, &args.timeout, budget)
+}
+
+/// How the asking ended: the team, who asked, the files as last seen, each question's end,
+/// how long it took and the team's spend (when a cap was held).
+struct Ended<'a> {
+    team: &'a Team,
+    asker: &'a MemberName,
+    watch: &'a Watch,
+    asked: &'a [Asked],
+    waited_ms: u64,
+    spend: Option<&'a TeamSpend>,
 }
 
 /// Prints the answers: `--json` one document, `--all` a table, else the one answer as data.
-#[allow(clippy::too_many_arguments)]
-fn print_answers(
-    ctx: &Ctx,
-    args: &AskArgs,
-    team: &Team,
-    asker: &MemberName,
-    watch: &Watch,
-    asked: &[Asked],
-    waited_ms: u64,
-    over: bool,
-    spend: Option<&TeamSpend>,
-) -> Result<()> {
+fn print_answers(ctx: &Ctx, args: &AskArgs, ended: &Ended, over: bool) -> Result<()> {
+    let Ended {
+        team,
+        asker,
+        watch,
+        asked,
+        waited_ms,
+        spend,
+    } = *ended;
     let answers: Vec<AnswerJson> = asked
         .iter()
-        .map(|a| answer_json(watch, team, a, asker.as_str(), waited_ms, over))
+        .map(|a| answer_json(ended, a, over))
         .collect();
     let totals = spend.map(TotalsJson::of);
     if ctx.out.json {
@@ -384,18 +389,12 @@ fn print_answers(
 }
 
 /// The exit: the worst outcome decides (gone, then over the cap or timed out, then idle).
-fn worst_outcome(
-    team: &Team,
-    watch: &Watch,
-    asked: &[Asked],
-    asker: &str,
-    timeout: &str,
-    budget: Option<Exceeded>,
-) -> Result<()> {
+fn worst_outcome(ended: &Ended, timeout: &str, budget: Option<Exceeded>) -> Result<()> {
+    let (team, watch, asker) = (ended.team, ended.watch, ended.asker.as_str());
     let mut gone = Vec::new();
     let mut timed_out = Vec::new();
     let mut idle = Vec::new();
-    for a in asked {
+    for a in ended.asked {
         match &a.q.outcome {
             Some(Outcome::Answered(_) | Outcome::Said(..)) => {}
             Some(Outcome::Gone(why)) => gone.push(format!("{}: {why}", a.q.to)),
@@ -496,14 +495,9 @@ fn describe(watch: &Watch, a: &Asked, over_budget: bool) -> (&'static str, Strin
     }
 }
 
-fn answer_json<'a>(
-    watch: &Watch,
-    team: &Team,
-    a: &'a Asked,
-    asker: &str,
-    waited_ms: u64,
-    over_budget: bool,
-) -> AnswerJson<'a> {
+fn answer_json<'a>(ended: &Ended, a: &'a Asked, over_budget: bool) -> AnswerJson<'a> {
+    let (watch, team, asker) = (ended.watch, ended.team, ended.asker.as_str());
+    let waited_ms = ended.waited_ms;
     let iso = |t: Option<DateTime<Utc>>| t.map(iso_millis);
     let (outcome, detail) = describe(watch, a, over_budget);
     let reply = match &a.q.outcome {
