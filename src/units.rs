@@ -1,8 +1,10 @@
 //! Numbers for people, one format each: a cost ([`usd`]), a count ([`count`]), a context's use
-//! ([`context`]), how long ago
-//! something happened ([`age`]) and how long something took or has lasted ([`duration`]). Every
-//! human output (`status`, `top`, the budget message, `report.md`, `teamctl report`) prints
-//! through these, so the same number reads the same everywhere.
+//! ([`context`]), how long ago something happened ([`age`], [`ago`], from the one reading of a
+//! time's distance, [`seconds_since`]) and how long something took or has lasted
+//! ([`duration`]). Every human output (`status`, `top`, the budget message, `report.md`,
+//! `teamctl report`) prints through these, so the same number reads the same everywhere.
+
+use chrono::{DateTime, Utc};
 
 /// `$12.34`; below a cent, four decimals (`$0.0042`), or enough to show it (`$0.00005`); `$0.00`
 /// for zero.
@@ -53,6 +55,24 @@ pub fn age(secs: i64) -> String {
     }
 }
 
+/// Whole seconds from `at` (RFC 3339) to `now`; `None` when `at` is not a time.
+pub fn seconds_since(now: DateTime<Utc>, at: &str) -> Option<i64> {
+    let t = DateTime::parse_from_rfc3339(at).ok()?;
+    Some((now - t.with_timezone(&Utc)).num_seconds())
+}
+
+/// How long before `now` `at` (RFC 3339) was: `3m ago` (as [`age`] says it), or `in the future`;
+/// `None` when `at` is not a time.
+pub fn ago(now: DateTime<Utc>, at: &str) -> Option<String> {
+    seconds_since(now, at).map(|s| {
+        if s < 0 {
+            "in the future".into()
+        } else {
+            format!("{} ago", age(s))
+        }
+    })
+}
+
 /// How long something has been up, as `top`'s header says it: `45s` and `3m` in one unit, then
 /// two: `2h 5m`, `3d 4h` (a negative one is `0s`).
 pub fn uptime(secs: i64) -> String {
@@ -76,6 +96,21 @@ pub fn duration(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ago_reads_a_time_once_and_says_its_distance() {
+        let now: DateTime<Utc> = "2026-11-29T10:05:00Z".parse().unwrap();
+        assert_eq!(
+            ago(now, "2026-11-29T10:02:00.000Z").as_deref(),
+            Some("3m ago")
+        );
+        assert_eq!(
+            ago(now, "2026-11-29T10:06:00Z").as_deref(),
+            Some("in the future")
+        );
+        assert_eq!(ago(now, "yesterday"), None);
+        assert_eq!(seconds_since(now, "2026-11-29T10:04:59Z"), Some(1));
+    }
 
     #[test]
     fn usd_shows_cents_or_enough_digits() {

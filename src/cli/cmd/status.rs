@@ -372,7 +372,7 @@ fn members_table(ctx: &Ctx, members: &[status::MemberStatus]) -> Result<()> {
     ];
     for m in members {
         let seen = match (&m.last_event_at, &m.last_event_kind) {
-            (Some(at), Some(kind)) => format!("{} ({kind})", ago(ctx.now, at)),
+            (Some(at), Some(kind)) => format!("{} ({kind})", ago_or_raw(ctx.now, at)),
             (None, Some(kind)) => kind.clone(),
             _ => "-".into(),
         };
@@ -511,7 +511,7 @@ fn doing(ctx: &Ctx, a: Option<&Activity>, max: usize) -> String {
     let Some(a) = a else { return "-".into() };
     let age =
         a.at.as_deref()
-            .map(|t| format!(" ({})", esc(&ago(ctx.now, t))))
+            .map(|t| format!(" ({})", esc(&ago_or_raw(ctx.now, t))))
             .unwrap_or_default();
     let what = match &a.tool {
         Some(t) => format!("{}: {}", esc(t), esc(&a.summary)),
@@ -592,7 +592,7 @@ fn show_teams(ctx: &Ctx, rows: Vec<TeamRow>) -> Result<()> {
             r.members.to_string(),
             r.last_activity_at
                 .as_deref()
-                .map_or("-".into(), |t| ago(ctx.now, t)),
+                .map_or("-".into(), |t| ago_or_raw(ctx.now, t)),
             lead.into(),
         ]);
     }
@@ -605,21 +605,14 @@ fn when(now: DateTime<Utc>, t: Option<&str>) -> String {
         Some(t) => format!(
             "{} ({})",
             esc(&t.replace('T', " ").replace(".000Z", "Z")),
-            esc(&ago(now, t))
+            esc(&ago_or_raw(now, t))
         ),
         None => "-".into(),
     }
 }
 
-/// `45s ago`, `3m ago`, `2h ago`, `5d ago`.
-fn ago(now: DateTime<Utc>, t: &str) -> String {
-    let Ok(t) = DateTime::parse_from_rfc3339(t) else {
-        return t.to_string();
-    };
-    let s = (now - t.with_timezone(&Utc)).num_seconds();
-    if s < 0 {
-        "in the future".into()
-    } else {
-        format!("{} ago", age(s))
-    }
+/// `45s ago`, `3m ago`, `2h ago`, `5d ago` ([`teamctl::units::ago`]); a time that does not
+/// parse as itself.
+fn ago_or_raw(now: DateTime<Utc>, t: &str) -> String {
+    teamctl::units::ago(now, t).unwrap_or_else(|| t.to_string())
 }

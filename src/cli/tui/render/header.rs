@@ -7,7 +7,7 @@ use teamctl::units::{count, usd};
 use unicode_width::UnicodeWidthStr;
 
 use super::theme::{Theme, esc};
-use super::words::{ago, clock, up_since};
+use super::words::{age_at, clock, up_since};
 use crate::cli::tui::app::App;
 
 /// The header: the team, its lead, its age, its cost, the last change, problems, you; parts
@@ -43,7 +43,7 @@ pub(super) fn header(app: &App, t: &Theme, now: DateTime<Utc>, width: u16) -> Li
         Some(why) => vec![Span::styled(esc(why), t.error())],
         None => vec![Span::raw(match &h.last_change_at {
             Some(at) => {
-                let ago = ago(now, Some(at.as_str()));
+                let ago = age_at(now, Some(at.as_str()));
                 short = Some((parts.len(), format!("last change {ago} ago")));
                 format!("last change {} ({ago} ago)", clock(at))
             }

@@ -13,7 +13,7 @@ use teamctl::units::{count, usd};
 use unicode_width::UnicodeWidthStr;
 
 use super::theme::{Theme, esc, pane};
-use super::words::{ago, cut_front};
+use super::words::{age_at, cut_front};
 use crate::cli::term::cut;
 use crate::cli::tui::app::{App, Pane};
 
@@ -58,7 +58,7 @@ pub(super) fn doing_cell(m: &MemberRow, now: DateTime<Utc>, width: usize) -> Str
         .as_ref()
         .and_then(|a| a.at.as_deref())
         .filter(|at| DateTime::parse_from_rfc3339(at).is_ok())
-        .map(|at| format!(" ({})", ago(now, Some(at))))
+        .map(|at| format!(" ({})", age_at(now, Some(at))))
         .unwrap_or_default();
     let what = esc(what);
     if what.width() + age.width() <= width {
@@ -229,7 +229,7 @@ impl Columns {
         cells.extend([
             Cell::from(unread),
             Cell::from(format!("{}/{}", m.tasks_in_progress, m.tasks_owned)),
-            Cell::from(ago(now, m.last_event_at.as_deref())),
+            Cell::from(age_at(now, m.last_event_at.as_deref())),
         ]);
         if self.alive {
             cells.push(Cell::from(match m.process_alive {

@@ -10,7 +10,7 @@ use teamctl::observe::top::RequestRow;
 use teamctl::team::protocol::Kind;
 
 use super::theme::{Theme, esc};
-use super::words::ago;
+use super::words::age_at;
 use crate::cli::tui::app::{App, Pane};
 
 pub(super) fn kind_label(k: Kind) -> &'static str {
@@ -44,7 +44,7 @@ pub(super) fn requests(f: &mut Frame, app: &App, t: &Theme, area: Rect, now: Dat
         Row::new(vec![
             Cell::from(Span::styled(esc(&r.from), t.bold())),
             Cell::from(kind_label(r.kind)),
-            Cell::from(ago(now, Some(r.at.as_str()))),
+            Cell::from(age_at(now, Some(r.at.as_str()))),
             Cell::from(Span::styled(esc(&r.summary), t.fg(Color::Yellow))),
         ])
     });

@@ -6,24 +6,18 @@ use teamctl::units;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// `5s`, `3m`, `2h`, `4d`; `-` for no time.
-pub(super) fn ago(now: DateTime<Utc>, at: Option<&str>) -> String {
+pub(super) fn age_at(now: DateTime<Utc>, at: Option<&str>) -> String {
     at.and_then(|a| since(now, a)).unwrap_or_else(|| "-".into())
 }
 
 /// How long ago `at` was (as [`units::age`]); `None` when it is not a time.
 pub(super) fn since(now: DateTime<Utc>, at: &str) -> Option<String> {
-    seconds_since(now, at).map(units::age)
+    units::seconds_since(now, at).map(units::age)
 }
 
 /// How long the team has been up (as [`units::uptime`]); `None` when `at` is not a time.
 pub(super) fn up_since(now: DateTime<Utc>, at: &str) -> Option<String> {
-    seconds_since(now, at).map(units::uptime)
-}
-
-/// Whole seconds from `at` (RFC 3339) to `now`; `None` when it is not a time.
-fn seconds_since(now: DateTime<Utc>, at: &str) -> Option<i64> {
-    let t = DateTime::parse_from_rfc3339(at).ok()?;
-    Some((now - t.with_timezone(&Utc)).num_seconds())
+    units::seconds_since(now, at).map(units::uptime)
 }
 
 /// `19:35:00` (UTC, as `watch` prints times).
