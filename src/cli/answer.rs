@@ -45,15 +45,7 @@ pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool
     let lead = MemberName::parse(lead)?;
     let team = ctx.team()?;
     check_lead(&team, force)?;
-    let (request, frame, d) = protocol::answer(
-        &team,
-        &lead,
-        id,
-        &verdict,
-        ctx.now,
-        &ctx.lock,
-        ctx.records.sent_log(),
-    )?;
+    let (request, frame, d) = protocol::answer(&team, &lead, id, &verdict, ctx.writing(ctx.now))?;
     if let Some(e) = &d.log_error {
         crate::cli::output::warn(e);
     }

@@ -154,16 +154,12 @@ impl Runner {
     }
 
     fn pass(&self, ctx: &Ctx, team: &Team) -> Result<Vec<Outcome>> {
-        policy::answer_pending(
-            team,
-            &self.lead,
-            &self.policy,
-            self.home.as_deref(),
-            self.dry_run,
-            ctx.clock(),
-            &ctx.lock,
-            ctx.records.sent_log(),
-        )
+        let answering = policy::Answering {
+            policy: &self.policy,
+            home: self.home.as_deref(),
+            dry_run: self.dry_run,
+        };
+        policy::answer_pending(team, &self.lead, &answering, ctx.writing(ctx.clock()))
     }
 
     fn report_all(&mut self, ctx: &Ctx, team: &Team, outcomes: Vec<Outcome>) -> Result<()> {

@@ -207,6 +207,16 @@ impl Ctx {
             .unwrap_or_default()
     }
 
+    /// How this command writes an entry stamped `now`: with its lock timeout, recorded in
+    /// teamctl's sent log.
+    pub(crate) fn writing(&self, now: DateTime<Utc>) -> teamctl::team::mailbox::Writing<'_> {
+        teamctl::team::mailbox::Writing {
+            now,
+            lock: &self.lock,
+            log: self.records.sent_log(),
+        }
+    }
+
     /// The team this command addresses, opened.
     pub(crate) fn team(&self) -> Result<Team> {
         Team::open(&self.layout, &self.team_resolved()?, &self.records)

@@ -201,15 +201,14 @@ impl TeamReader {
             stall_after: self.opts.stall_after,
             no_response_after: self.opts.no_response_after,
         };
-        let mut status = status::team_status_with(
-            &self.team,
+        let judging = status::Judging {
             now,
-            self.opts.idle_after,
-            &self.live,
-            self.sent.get(),
-            self.opts.transcripts.then_some(&work),
-            &mut self.files,
-        )?;
+            idle_after: self.opts.idle_after,
+            live: &self.live,
+            sent: self.sent.get(),
+            work: self.opts.transcripts.then_some(&work),
+        };
+        let mut status = status::team_status(&self.team, &judging, &mut self.files)?;
         warnings.append(&mut status.warnings);
         status.warnings = warnings;
         Ok(Present { status, requests })

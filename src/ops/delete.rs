@@ -26,7 +26,7 @@ use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, Team};
 use crate::team::lead::Leads;
-use crate::team::mailbox;
+use crate::team::mailbox::{self, Writing};
 use crate::team::protocol::{self, ShutdownAnswer};
 use crate::team::records::Records;
 use crate::team::sentlog::Sent;
@@ -229,7 +229,12 @@ fn ask_to_shut_down(
         {
             let frame = protocol::shutdown_request(&m.name, Some(reason), now);
             let request_id = frame["requestId"].as_str().unwrap_or_default().to_string();
-            mailbox::send_frame(team, &to, &lead, &frame, now, opts, None)?;
+            let w = Writing {
+                now,
+                lock: opts,
+                log: None,
+            };
+            mailbox::send_frame(team, &to, &lead, &frame, w)?;
             asked.waiting.insert(m.name.clone(), (request_id, pane));
             state = Shutdown::Timeout;
         }

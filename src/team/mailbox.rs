@@ -224,6 +224,18 @@ pub fn send(
     deliver(team, req, now, opts, log)
 }
 
+/// How teamctl writes an entry: stamped `now`, waiting for the inbox's lock as `lock` says, and
+/// recorded in `log`, teamctl's sent log (`None`: not recorded).
+#[derive(Debug, Clone, Copy)]
+pub struct Writing<'a> {
+    /// The entry's timestamp.
+    pub now: DateTime<Utc>,
+    /// How long to wait for the inbox's lock.
+    pub lock: &'a LockOptions,
+    /// teamctl's sent log.
+    pub log: Option<&'a SentLog>,
+}
+
 /// Sends a protocol frame that Claude Code itself writes (such as `task_assignment`) as `from`,
 /// compact JSON in `text`, with no summary, as Claude Code does.
 ///
@@ -234,9 +246,7 @@ pub fn send_frame(
     to: &MemberName,
     from: &MemberName,
     frame: &Map<String, Value>,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    log: Option<&SentLog>,
+    w: Writing,
 ) -> Result<Delivery> {
     let req = SendRequest {
         to: to.clone(),
@@ -250,7 +260,7 @@ pub fn send_frame(
         force: true,
         idempotency_key: None,
     };
-    deliver(team, &req, now, opts, log)
+    deliver(team, &req, w.now, w.lock, w.log)
 }
 
 /// Builds the entry and appends it; with a sent log, a key already logged is not sent again,

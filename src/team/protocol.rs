@@ -18,11 +18,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
 use crate::store::{self, Entry};
 use crate::team::config::Team;
-use crate::team::mailbox::{self, Delivery};
+use crate::team::mailbox::{self, Delivery, Writing};
 use crate::team::model::Frame;
 use crate::team::sentlog::{Sent, SentLog};
 use crate::time::iso_millis;
@@ -332,13 +331,11 @@ pub fn answer(
     lead: &MemberName,
     id: &str,
     verdict: &Verdict,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    log: Option<&SentLog>,
+    w: Writing,
 ) -> Result<(Request, Map<String, Value>, Delivery)> {
-    let _guard = log.map(SentLog::lock_answers).transpose()?;
-    let request = find(team, lead, id, log, now)?;
-    let (frame, delivery) = write_answer(team, &request, verdict, now, opts, log)?;
+    let _guard = w.log.map(SentLog::lock_answers).transpose()?;
+    let request = find(team, lead, id, w.log, w.now)?;
+    let (frame, delivery) = write_answer(team, &request, verdict, w)?;
     Ok((request, frame, delivery))
 }
 
@@ -353,15 +350,13 @@ pub fn answer_open(
     team: &Team,
     request: &Request,
     verdict: &Verdict,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    log: Option<&SentLog>,
+    w: Writing,
 ) -> Result<Option<(Map<String, Value>, Delivery)>> {
-    let _guard = log.map(SentLog::lock_answers).transpose()?;
-    if is_answered(team, request, log)? {
+    let _guard = w.log.map(SentLog::lock_answers).transpose()?;
+    if is_answered(team, request, w.log)? {
         return Ok(None);
     }
-    write_answer(team, request, verdict, now, opts, log).map(Some)
+    write_answer(team, request, verdict, w).map(Some)
 }
 
 /// Whether `request` has an answer: one teamctl wrote (the sent log), or one still waiting in
@@ -389,14 +384,12 @@ fn write_answer(
     team: &Team,
     request: &Request,
     verdict: &Verdict,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    log: Option<&SentLog>,
+    w: Writing,
 ) -> Result<(Map<String, Value>, Delivery)> {
     let to = MemberName::parse(&request.from)?;
-    let frame = response(request, verdict, now);
+    let frame = response(request, verdict, w.now);
     let lead_name = MemberName::parse("team-lead")?;
-    let delivery = mailbox::send_frame(team, &to, &lead_name, &frame, now, opts, log)?;
+    let delivery = mailbox::send_frame(team, &to, &lead_name, &frame, w)?;
     Ok((frame, delivery))
 }
 

@@ -696,7 +696,12 @@ pub fn write_stamped(
     let opts = LockOptions::with_timeout(Duration::from_secs(5));
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(frame)) => {
-            mailbox::send_frame(team, &to, &from, &frame, now, &opts, None).unwrap();
+            let w = mailbox::Writing {
+                now,
+                lock: &opts,
+                log: None,
+            };
+            mailbox::send_frame(team, &to, &from, &frame, w).unwrap();
         }
         _ => {
             let req = SendRequest {

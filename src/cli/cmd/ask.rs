@@ -338,10 +338,7 @@ fn print_answers(ctx: &Ctx, args: &AskArgs, ended: &Ended, over: bool) -> Result
         waited_ms,
         spend,
     } = *ended;
-    let answers: Vec<AnswerJson> = asked
-        .iter()
-        .map(|a| answer_json(ended, a, over))
-        .collect();
+    let answers: Vec<AnswerJson> = asked.iter().map(|a| answer_json(ended, a, over)).collect();
     let totals = spend.map(TotalsJson::of);
     if ctx.out.json {
         if args.all {

@@ -84,15 +84,7 @@ pub(crate) fn run(ctx: &Ctx, args: ShutdownArgs) -> Result<()> {
         team.check_recipient(m, args.force)?;
         let frame = protocol::shutdown_request(m.as_str(), args.reason.as_deref(), ctx.now);
         let request_id = frame["requestId"].as_str().unwrap_or_default().to_string();
-        mailbox::send_frame(
-            &team,
-            m,
-            &lead,
-            &frame,
-            ctx.now,
-            &ctx.lock,
-            ctx.records.sent_log(),
-        )?;
+        mailbox::send_frame(&team, m, &lead, &frame, ctx.writing(ctx.now))?;
         if !ctx.out.json {
             ctx.out
                 .line(&format!("asked {m} to shut down ({request_id})"))?;

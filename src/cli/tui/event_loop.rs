@@ -400,15 +400,8 @@ pub(super) fn reply(ctx: &Ctx, team: &Team, a: &Answer) -> Result<String, String
                 .and_then(|c| c.lead())
                 .map_or(LEAD, |m| m.name.as_str()),
         )?;
-        let (request, _, d) = protocol::answer(
-            team,
-            &lead,
-            &a.id,
-            &verdict,
-            ctx.clock(),
-            &ctx.lock,
-            ctx.records.sent_log(),
-        )?;
+        let (request, _, d) =
+            protocol::answer(team, &lead, &a.id, &verdict, ctx.writing(ctx.clock()))?;
         Ok(answer::line(&verdict, &request, &d))
     };
     go().map_err(|e| format!("{e:#}"))

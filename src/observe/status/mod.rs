@@ -34,4 +34,5 @@ pub use inboxes::Cache;
 pub use model::{
     MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, Waiting, WaitingDetail, Work,
 };
-pub use team::{task_counts, team_status, team_status_with};
+pub use team::task_counts;
+pub(crate) use team::{Judging, team_status};

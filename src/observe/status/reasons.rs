@@ -8,6 +8,16 @@ use crate::team::tasks::{Board, Task};
 
 use super::model::{Waiting, WaitingDetail, Work};
 
+/// What was found of a member's process and API calls, each a reason it may be waiting.
+pub(super) struct Signs {
+    /// Its process is gone with work left (what is left).
+    pub(super) dead: Option<WaitingDetail>,
+    /// What its newest transcript says of its API calls ([`api_reason`]).
+    pub(super) api: Option<(Waiting, WaitingDetail)>,
+    /// It is inside a turn whose transcript has not grown for the stall threshold.
+    pub(super) stalled: bool,
+}
+
 /// Why `name` is not progressing, the first reason that holds (see the module docs), and
 /// what more is known about it.
 pub(super) fn waiting<'a>(
@@ -15,10 +25,9 @@ pub(super) fn waiting<'a>(
     board: &Board,
     name: &str,
     owned: impl Iterator<Item = &'a Task>,
-    dead: Option<WaitingDetail>,
-    api: Option<(Waiting, WaitingDetail)>,
-    stalled: bool,
+    signs: Signs,
 ) -> Option<(Waiting, Option<WaitingDetail>)> {
+    let Signs { dead, api, stalled } = signs;
     let asks = |k: &[RequestKind]| {
         w.requests
             .iter()

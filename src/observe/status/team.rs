@@ -17,48 +17,41 @@ use super::inboxes::{Cache, Seen, read_inboxes};
 use super::model::{
     MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, WaitingDetail, Work,
 };
-use super::reasons::{api_reason, waiting};
+use super::reasons::{Signs, api_reason, waiting};
 
-/// Reads everything `status` shows about `team`, at `now`, calling a member idle after
-/// `idle_after` without events; with `work`, also what the transcripts and open requests say.
+/// What a read of a team's status is judged by: the time, how long without events makes a
+/// member idle, which panes and processes run, teamctl's sent log, and (with the transcripts)
+/// what they and the open requests say.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Judging<'a> {
+    /// The time of the read.
+    pub(crate) now: DateTime<Utc>,
+    /// A member with no event for this long is idle.
+    pub(crate) idle_after: Duration,
+    /// Which panes and processes run, as probed.
+    pub(crate) live: &'a Liveness,
+    /// teamctl's sent log, read.
+    pub(crate) sent: &'a [crate::team::sentlog::Sent],
+    /// What the transcripts and the open requests say, when read.
+    pub(crate) work: Option<&'a Work<'a>>,
+}
+
+/// Reads everything `status` shows about `team` as `j` judges it, parsing again only the
+/// inboxes that changed since the call that filled `cache` (a file of another inode, size or
+/// mtime; one that could not be read is read again every time); what it returns is what a
+/// fresh cache would give. Only [`crate::observe::reader::TeamReader`] reads it.
 ///
 /// # Errors
 /// None of its own today: unreadable files become warnings, and folders that cannot be listed
 /// are in [`TeamStatus::unlisted`] (the caller decides whether that fails).
-pub fn team_status(
-    team: &Team,
-    now: DateTime<Utc>,
-    idle_after: Duration,
-    live: &Liveness,
-    sent: &[crate::team::sentlog::Sent],
-    work: Option<&Work>,
-) -> Result<TeamStatus> {
-    team_status_with(
-        team,
+pub(crate) fn team_status(team: &Team, j: &Judging, cache: &mut Cache) -> Result<TeamStatus> {
+    let Judging {
         now,
         idle_after,
         live,
         sent,
         work,
-        &mut Cache::default(),
-    )
-}
-
-/// As [`team_status`], parsing again only the inboxes that changed since the call that filled
-/// `cache` (a file of another inode, size or mtime; one that could not be read is read again
-/// every time). What it returns is what [`team_status`] would.
-///
-/// # Errors
-/// As [`team_status`].
-pub fn team_status_with(
-    team: &Team,
-    now: DateTime<Utc>,
-    idle_after: Duration,
-    live: &Liveness,
-    sent: &[crate::team::sentlog::Sent],
-    work: Option<&Work>,
-    cache: &mut Cache,
-) -> Result<TeamStatus> {
+    } = *j;
     let mut warnings = Vec::new();
     // Folders that cannot be listed (a symlink, a FIFO, … in their place) are said, and the
     // rest of the team is shown.
@@ -231,7 +224,8 @@ fn member_status(
             let api = spend
                 .filter(|_| alive)
                 .and_then(|s| api_reason(s, t.now, w));
-            waiting(w, t.board, &name, owned.clone(), dead, api, stalled)
+            let signs = Signs { dead, api, stalled };
+            waiting(w, t.board, &name, owned.clone(), signs)
         })
         .unzip();
     MemberStatus {
@@ -330,8 +324,8 @@ mod tests {
         serde_json::to_string_pretty(&v).unwrap()
     }
 
-    /// `team_status_with` on a kept cache says what a fresh `team_status` says, and parses
-    /// only the inboxes that changed.
+    /// `team_status` on a kept cache says what it says on a fresh one, and parses only the
+    /// inboxes that changed.
     #[track_caller]
     fn check(root: &Path, cache: &mut Cache, sent: &[Sent], parsed: usize) -> TeamStatus {
         let team = Team::open(
@@ -341,9 +335,16 @@ mod tests {
         )
         .unwrap();
         let now = "2026-11-29T10:05:00Z".parse().unwrap();
-        let (idle, live) = (Duration::from_secs(300), Liveness::default());
-        let kept = team_status_with(&team, now, idle, &live, sent, None, cache).unwrap();
-        let fresh = team_status(&team, now, idle, &live, sent, None).unwrap();
+        let live = Liveness::default();
+        let j = Judging {
+            now,
+            idle_after: Duration::from_secs(300),
+            live: &live,
+            sent,
+            work: None,
+        };
+        let kept = team_status(&team, &j, cache).unwrap();
+        let fresh = team_status(&team, &j, &mut Cache::default()).unwrap();
         assert_eq!(kept, fresh);
         assert_eq!(cache.parsed, parsed, "inboxes parsed");
         kept
@@ -501,15 +502,14 @@ mod tests {
             stall_after: Duration::from_secs(300),
             no_response_after: Duration::from_secs(180),
         };
-        let st = team_status(
-            &team,
+        let j = Judging {
             now,
-            Duration::from_secs(300),
-            &live,
-            &[],
-            Some(&work),
-        )
-        .unwrap();
+            idle_after: Duration::from_secs(300),
+            live: &live,
+            sent: &[],
+            work: Some(&work),
+        };
+        let st = team_status(&team, &j, &mut Cache::default()).unwrap();
         let alice = &st.members[1];
         assert_eq!(
             (alice.process_alive, alice.waiting),

@@ -107,15 +107,8 @@ pub fn wait(
     spec: Spec,
     limits: Limits,
     clock: &dyn Fn() -> DateTime<Utc>,
-    hooks: Hooks,
+    mut hooks: Hooks,
 ) -> Result<Waited> {
-    let Hooks {
-        observer,
-        met,
-        blocking,
-        hand,
-        acted,
-    } = hooks;
     let started = Instant::now();
     let deadline = started + limits.timeout;
     let any = spec.any;
@@ -127,28 +120,28 @@ pub fn wait(
     let (mut f, warnings) =
         Following::new(team, limits.poll, limits.records.clone(), watching, clock());
     for w in warnings {
-        observer.warn(&w);
+        hooks.observer.warn(&w);
     }
     let capped = limits.cap.is_set();
     let (mut over, skipped) = f.start_spend();
     for w in skipped {
-        observer.warn(&w);
+        hooks.observer.warn(&w);
     }
     for w in f.budget_warnings() {
-        observer.budget_warning(&w);
+        hooks.observer.budget_warning(&w);
     }
-    observer.changed(&f.watch, None)?;
+    hooks.observer.changed(&f.watch, None)?;
     let mut tracker = Tracker::new(&f.watch, spec, limits.records.sent_log(), f.live(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
-        met(s)?;
+        (hooks.met)(s)?;
     }
     let mut stuck = None;
     if !tracker.done(any) && over.is_none() {
-        stuck = keep(&mut f, &mut tracker, hand, acted, observer, met, clock)?;
+        stuck = keep(&mut f, &mut tracker, &mut hooks, clock)?;
     }
     if !tracker.done(any) && over.is_none() && stuck.is_none() {
         let open: Vec<&ConditionState> = tracker.states.iter().filter(|s| !s.met).collect();
-        blocking(&open);
+        (hooks.blocking)(&open);
     }
     let mut impossible = None;
     while !tracker.done(any) && over.is_none() && stuck.is_none() {
@@ -162,18 +155,18 @@ pub fn wait(
         }
         let changes = f.next(deadline - now, clock);
         for w in &changes.warnings {
-            observer.warn(w);
+            hooks.observer.warn(w);
         }
-        observer.changed(&f.watch, Some(&changes))?;
+        hooks.observer.changed(&f.watch, Some(&changes))?;
         for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
-            met(&tracker.states[i])?;
+            (hooks.met)(&tracker.states[i])?;
         }
         for w in f.budget_warnings() {
-            observer.budget_warning(&w);
+            hooks.observer.budget_warning(&w);
         }
         over = f.over_budget();
         if !tracker.done(any) && over.is_none() {
-            stuck = keep(&mut f, &mut tracker, hand, acted, observer, met, clock)?;
+            stuck = keep(&mut f, &mut tracker, &mut hooks, clock)?;
         }
     }
     let spend = f.last_spend();
@@ -198,31 +191,27 @@ pub fn wait(
 ///
 /// # Errors
 /// From `observer` and `met`.
-#[allow(clippy::too_many_arguments)]
 fn keep(
     f: &mut Following,
     tracker: &mut Tracker,
-    hand: &mut dyn Hand,
-    acted: &mut dyn FnMut(&Acted),
-    observer: &mut dyn Observer,
-    met: &mut dyn FnMut(&ConditionState) -> Result<()>,
+    hooks: &mut Hooks,
     clock: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<Option<anyhow::Error>> {
-    match f.keep(hand, clock()) {
+    match f.keep(hooks.hand, clock()) {
         Ok(done) => {
-            done.iter().for_each(acted);
+            done.iter().for_each(&mut *hooks.acted);
             if done.iter().any(|a| a.action == Action::Restart && a.ok) {
                 let changes = f.look_again(clock());
-                observer.changed(&f.watch, Some(&changes))?;
+                hooks.observer.changed(&f.watch, Some(&changes))?;
                 for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
-                    met(&tracker.states[i])?;
+                    (hooks.met)(&tracker.states[i])?;
                 }
             }
             Ok(None)
         }
         Err(e) if e.downcast_ref::<crate::Error>().is_some() => Ok(Some(e)),
         Err(e) => {
-            observer.warn(&format!("{e:#}"));
+            hooks.observer.warn(&format!("{e:#}"));
             Ok(None)
         }
     }

@@ -502,19 +502,18 @@ impl Gathering<'_, '_> {
         let sid = (s.kind != locate::Kind::InProcess).then(|| stem.clone());
         let mut st = FileState::default();
         let is_lead = s.kind == locate::Kind::Lead && t.result.is_none();
-        let info = self.transcript(
-            &rel,
-            &s.path,
-            owner,
-            sid.as_deref(),
+        let file = TranscriptFile {
+            rel: &rel,
+            path: &s.path,
+            member: owner,
+            session: sid.as_deref(),
             kind,
-            Some(&mut t.said),
-            &mut |line| {
-                if is_lead {
-                    st.feed(line);
-                }
-            },
-        )?;
+        };
+        let info = self.transcript(&file, Some(&mut t.said), &mut |line| {
+            if is_lead {
+                st.feed(line);
+            }
+        })?;
         if let Some(info) = info {
             if is_lead {
                 t.result_final = st.turn.ended && st.turn.last_text.is_some();
@@ -527,9 +526,14 @@ impl Gathering<'_, '_> {
                 "transcripts/{folder}/{stem}/subagents/{}.jsonl",
                 file_stem(sub)
             );
-            if let Some(info) =
-                self.transcript(&rel, sub, owner, None, "subagent", None, &mut |_| {})?
-            {
+            let file = TranscriptFile {
+                rel: &rel,
+                path: sub,
+                member: owner,
+                session: None,
+                kind: "subagent",
+            };
+            if let Some(info) = self.transcript(&file, None, &mut |_| {})? {
                 t.infos.push(info);
             }
         }
@@ -633,17 +637,19 @@ impl Gathering<'_, '_> {
     }
 
     /// Copies a transcript, reading its messages into `said` and handing each line to `line`.
-    #[allow(clippy::too_many_arguments)]
     fn transcript(
         &mut self,
-        rel: &str,
-        path: &Loc,
-        member: &str,
-        session: Option<&str>,
-        kind: &'static str,
+        file: &TranscriptFile,
         said: Option<&mut Vec<Said>>,
         line: &mut dyn FnMut(&[u8]),
     ) -> Result<Option<TranscriptInfo>> {
+        let TranscriptFile {
+            rel,
+            path,
+            member,
+            session,
+            kind,
+        } = *file;
         let mut l = match snapshot::open_lines(path) {
             Ok(Some(l)) => l,
             Ok(None) => {
@@ -704,6 +710,16 @@ impl Gathering<'_, '_> {
             bytes,
         }))
     }
+}
+
+/// A transcript to copy: where it goes in the record, where it is, whose it is, its session
+/// (else its file's name) and its kind.
+struct TranscriptFile<'a> {
+    rel: &'a str,
+    path: &'a Loc,
+    member: &'a str,
+    session: Option<&'a str>,
+    kind: &'static str,
 }
 
 /// The longest line a transcript's reader is given (longer ones are skipped: no entry the

@@ -5,18 +5,15 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::decide::{Answer, Decision};
 use super::paths::Anchors;
 use super::rules::Policy;
-use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
 use crate::team::config::Team;
-use crate::team::mailbox::Delivery;
+use crate::team::mailbox::{Delivery, Writing};
 use crate::team::protocol::{self, Kind, Request, Verdict};
-use crate::team::sentlog::SentLog;
 
 /// One request the policy step looked at.
 #[derive(Debug, Clone)]
@@ -38,11 +35,23 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
-/// Answers every pending request in `lead`'s inbox by `policy` (once: see
-/// [`protocol::answer_open`]); `dry_run` decides without writing. `home` anchors `~/` rules;
-/// relative ones are anchored at the working directory `teamctl create` gave the teammates
-/// (from teamctl's private record; a member's `cwd` in `config.json` only when there is none).
-/// Returns what was looked at, in inbox order.
+/// What answers requests: the rules, the home that anchors their `~/` paths, and whether
+/// only to say what the rules decide.
+#[derive(Debug, Clone, Copy)]
+pub struct Answering<'a> {
+    /// The rules.
+    pub policy: &'a Policy,
+    /// What `~/` in a rule stands for.
+    pub home: Option<&'a Path>,
+    /// Decide without writing.
+    pub dry_run: bool,
+}
+
+/// Answers every pending request in `lead`'s inbox as `a` says (once: see
+/// [`protocol::answer_open`]), writing as `w` says. Relative path rules are anchored at the
+/// working directory `teamctl create` gave the teammates (from teamctl's private record; a
+/// member's `cwd` in `config.json` only when there is none). Returns what was looked at, in
+/// inbox order.
 ///
 /// A plan approval is answered only once the teammate has reported idle after asking (an
 /// `idle_notification` from it, timestamped at or after the request, in `lead`'s inbox):
@@ -52,21 +61,22 @@ pub struct Outcome {
 ///
 /// # Errors
 /// Reading the inboxes or the sent log; a failed write is reported in its [`Outcome`] instead.
-#[allow(clippy::too_many_arguments)]
 pub fn answer_pending(
     team: &Team,
     lead: &MemberName,
-    policy: &Policy,
-    home: Option<&Path>,
-    dry_run: bool,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    log: Option<&SentLog>,
+    a: &Answering,
+    w: Writing,
 ) -> Result<Vec<Outcome>> {
+    let Answering {
+        policy,
+        home,
+        dry_run,
+    } = *a;
+    let now = w.now;
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let idle = idle_times(&team.inbox_path(lead))?;
-    let sent = crate::team::sentlog::entries(log)?;
+    let sent = crate::team::sentlog::entries(w.log)?;
     for request in protocol::pending(team, lead, &sent, now)? {
         if !seen.insert(request.request_id.clone()) {
             continue;
@@ -104,7 +114,7 @@ pub fn answer_pending(
             continue;
         }
         if !dry_run {
-            match protocol::answer_open(team, &o.request, &verdict, now, opts, log) {
+            match protocol::answer_open(team, &o.request, &verdict, w) {
                 Ok(Some((frame, d))) => {
                     o.response = Some(frame);
                     o.delivery = Some(d);

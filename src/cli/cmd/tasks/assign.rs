@@ -69,22 +69,14 @@ pub(super) fn mail_assignment(
     frame.insert("description".into(), task.description.clone().into());
     frame.insert("assignedBy".into(), me.to_string().into());
     frame.insert("timestamp".into(), Value::String(iso_millis(ctx.now)));
-    mailbox::send_frame(
-        team,
-        &owner,
-        &me,
-        &frame,
-        ctx.now,
-        &ctx.lock,
-        ctx.records.sent_log(),
-    )
-    .with_context(|| format!("task #{} was saved, but {owner} was not told", task.id))
-    .map(|d| {
-        if let Some(e) = &d.log_error {
-            crate::cli::output::warn(e);
-        }
-        Some(d)
-    })
+    mailbox::send_frame(team, &owner, &me, &frame, ctx.writing(ctx.now))
+        .with_context(|| format!("task #{} was saved, but {owner} was not told", task.id))
+        .map(|d| {
+            if let Some(e) = &d.log_error {
+                crate::cli::output::warn(e);
+            }
+            Some(d)
+        })
 }
 
 /// ` (assigned to alice, told in …/alice.json)` after a mailed assignment, else nothing.

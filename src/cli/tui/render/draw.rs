@@ -14,6 +14,7 @@ use super::header::header;
 use super::help::help;
 use super::inbox::inbox;
 use super::request::request;
+use super::screen::Screen;
 use super::story::story;
 use super::theme::Theme;
 use crate::cli::tui::app::{App, Mode};
@@ -31,10 +32,11 @@ pub(crate) fn draw(f: &mut Frame, app: &App, now: DateTime<Utc>) {
     ])
     .areas(area);
     f.render_widget(Paragraph::new(header(app, &t, now, area.width)), head);
+    let on = Screen { app, t: &t, now };
     match app.beneath() {
-        Mode::Story { member, scroll } => story(f, app, &t, body, member, *scroll),
-        Mode::Inbox { member, scroll } => inbox(f, app, &t, body, member, *scroll),
-        Mode::Request { id, scroll } => request(f, app, &t, body, id, *scroll, now),
+        Mode::Story { member, scroll } => story(f, &on, body, member, *scroll),
+        Mode::Inbox { member, scroll } => inbox(f, &on, body, member, *scroll),
+        Mode::Request { id, scroll } => request(f, &on, body, id, *scroll),
         _ => dashboard(f, app, &t, body, now),
     }
     f.render_widget(Paragraph::new(footer_lines.clone()), foot);

@@ -7,11 +7,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use teamctl::observe::top::{Delivery, Message};
 
-use super::theme::{Theme, esc, pane, scrolled_lines};
+use super::screen::Screen;
+use super::theme::{esc, pane, scrolled_lines};
 use super::words::wrap;
-use crate::cli::tui::app::App;
 
-pub(super) fn inbox(f: &mut Frame, app: &App, t: &Theme, area: Rect, member: &str, scroll: usize) {
+pub(super) fn inbox(f: &mut Frame, on: &Screen, area: Rect, member: &str, scroll: usize) {
+    let (app, t) = (on.app, on.t);
     let width = usize::from(area.width.saturating_sub(4));
     let msgs: Vec<&Message> = app.timeline.inbox_of(member).collect();
     let unread = msgs

@@ -6,7 +6,7 @@
 //!
 //! A file a pane: `header`, `members`, `tasks`, `requests`, `messages` (stacked by
 //! `dashboard`), `story`, `inbox`, `request`, `help`, `footer`; `draw` puts the screen
-//! together. They draw with `theme` (styles, safe text, a pane's block) and `words` (times,
+//! together. They draw with `screen` (what each is drawn from), `theme` (styles, safe text, a pane's block) and `words` (times,
 //! counts, wrapping). The folder imports the view model ([`teamctl::observe::top`]), the
 //! state in [`crate::cli::tui::app`] and the cli's terminal safety and log lines.
 
@@ -22,6 +22,7 @@ mod members;
 mod messages;
 mod request;
 mod requests;
+mod screen;
 mod story;
 mod tasks;
 mod theme;

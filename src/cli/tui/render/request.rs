@@ -1,25 +1,17 @@
 //! A request in full: who asks what, its description, input, host or plan.
 
-use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::requests::kind_label;
-use super::theme::{Theme, esc, pane, scrolled_lines};
-use super::words::{ago, wrap};
-use crate::cli::tui::app::App;
+use super::screen::Screen;
+use super::theme::{esc, pane, scrolled_lines};
+use super::words::{age_at, wrap};
 
-pub(super) fn request(
-    f: &mut Frame,
-    app: &App,
-    t: &Theme,
-    area: Rect,
-    id: &str,
-    scroll: usize,
-    now: DateTime<Utc>,
-) {
+pub(super) fn request(f: &mut Frame, on: &Screen, area: Rect, id: &str, scroll: usize) {
+    let (app, t, now) = (on.app, on.t, on.now);
     let width = usize::from(area.width.saturating_sub(4)).max(10);
     let mut lines: Vec<Line> = Vec::new();
     let block_of = |label: &str, text: &str, lines: &mut Vec<Line<'static>>| {
@@ -43,7 +35,7 @@ pub(super) fn request(
             lines.push(Line::from(vec![
                 Span::raw(format!("{} from ", kind_label(r.kind))),
                 Span::styled(esc(&r.from), t.bold()),
-                Span::raw(format!(", asked {} ago", ago(now, Some(r.at.as_str())))),
+                Span::raw(format!(", asked {} ago", age_at(now, Some(r.at.as_str())))),
             ]));
             lines.push(Line::from(Span::styled(
                 format!("id {}", esc(&r.request_id)),

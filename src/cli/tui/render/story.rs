@@ -6,12 +6,13 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::theme::{Theme, esc, pane, scrolled_lines};
+use super::screen::Screen;
+use super::theme::{esc, pane, scrolled_lines};
 use crate::cli::output::log_line;
-use crate::cli::tui::app::App;
 
 /// A member's story: its transcript as `teamctl log --follow` prints it, newest last, growing.
-pub(super) fn story(f: &mut Frame, app: &App, t: &Theme, area: Rect, member: &str, scroll: usize) {
+pub(super) fn story(f: &mut Frame, on: &Screen, area: Rect, member: &str, scroll: usize) {
+    let (app, t) = (on.app, on.t);
     let mut lines: Vec<Line> = Vec::new();
     let (events, files) = match &app.story {
         Some(s) if s.member == member => {
