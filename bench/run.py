@@ -97,7 +97,7 @@ than the shared machine's noise, so they are given only for the result, in pairs
 - **`panic = "abort"`** is not safe here: a lock directory is released by its guard as a panic
   unwinds (left behind, it would block Claude Code's writers, which drop their message after
   0.65 s), a panic of the bash parser on a teammate's command line is caught
-  (`ops::bash`), and `top`'s threads say that they panicked as they unwind.
+  (`ops::policy::bash`), and `top`'s threads say that they panicked as they unwind.
 - **What remains** of `send` at 10 entries (1.07M instructions): the dynamic loader 35% (relocating
   and binding 174 symbols at once, as full RELRO asks), clap reading the command line 25%, Rust's
   runtime probing the main thread's stack (`pthread_getattr_np` reads `/proc/self/maps`) 10%, the

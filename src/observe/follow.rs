@@ -200,7 +200,9 @@ impl Following {
         let team = self.reader.team().name.to_string();
         let mut events = Vec::new();
         if let Some((after, told)) = self.needs.as_mut() {
-            let now_needs = needs(&present, self.reader.team(), self.reader.board(), *after);
+            let opened = self.reader.team();
+            let lost = crate::observe::misaddressed::scan(opened).misaddressed;
+            let now_needs = needs(&present, opened, self.reader.board(), *after, &lost);
             let same =
                 |a: &Need, b: &Need| (a.cause, &a.member, &a.key) == (b.cause, &b.member, &b.key);
             for gone in told

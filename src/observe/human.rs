@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::observe::misaddressed::Misaddressed;
 use crate::observe::reader::Present;
 use crate::observe::status::{State, Waiting};
 use crate::team::config::Team;
@@ -43,8 +44,16 @@ pub struct Need {
     pub cleared: bool,
 }
 
-/// Whether a person is needed for `team` as `present` shows it (`board`: its task board).
-pub fn needs(present: &Present, team: &Team, board: &Board, after: Duration) -> Vec<Need> {
+/// Whether a person is needed for `team` as `present` shows it (`board`: its task board;
+/// `lost`: its misaddressed inboxes, [`crate::observe::misaddressed::scan`], read once by the
+/// caller, which shows them too).
+pub fn needs(
+    present: &Present,
+    team: &Team,
+    board: &Board,
+    after: Duration,
+    lost: &[Misaddressed],
+) -> Vec<Need> {
     let mut out = Vec::new();
     let after = after.as_secs() as i64;
     for r in present.requests.iter().filter(|r| r.age_seconds >= after) {
@@ -101,7 +110,7 @@ pub fn needs(present: &Present, team: &Team, board: &Board, after: Duration) -> 
             _ => {}
         }
     }
-    for m in crate::observe::misaddressed::scan(team).misaddressed {
+    for m in lost {
         let to = match (&m.suggestion, m.certain) {
             (Some(s), true) => format!("teamctl redeliver {} (to {s})", m.inbox),
             (Some(s), false) => format!("teamctl redeliver {} --to MEMBER (perhaps {s})", m.inbox),

@@ -3,7 +3,8 @@
 //!
 //! - [`reader`]: the team as it is now, the one reader every command goes through (with its
 //!   caches); [`status`] is what it computes for each member, [`spend`] what the members did
-//!   and spent (from their transcripts), [`budget`] the cap held against that spend;
+//!   and spent (from their transcripts), [`budget`] the cap held against that spend,
+//!   [`document`] the `status --json` document a record keeps too;
 //! - [`watch`]: the stream of changes to the team's files ([`fswatch`]: the OS's notifications,
 //!   alike everywhere); [`follow`]: a team followed while a
 //!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
@@ -15,6 +16,7 @@
 //!   [`said`]: what a teammate said at the end of a turn, from its transcript.
 
 pub mod budget;
+pub mod document;
 pub mod follow;
 pub mod fswatch;
 pub mod human;

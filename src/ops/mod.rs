@@ -1,6 +1,6 @@
 //! The ops layer: what a user asks for that spans the layers. It owns a question and its wait
-//! ([`ask`]), answering teammates by rules ([`policy`], reading Bash command lines as bash does:
-//! [`bash`]), standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
+//! ([`ask`]), answering teammates by rules ([`policy`], reading Bash command lines as bash does),
+//! standing a team up ([`create`]), a team led by Claude ([`run`]), the settings an
 //! unattended Claude Code needs ([`prepare`]), many teams' records side by side ([`report`]),
 //! taking a team down ([`delete`]), the health checks ([`doctor`]), a record of a team that
 //! outlives it ([`export`]), the nudges and restarts for a stuck member ([`rescue`]), a team
@@ -9,7 +9,6 @@
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
-pub mod bash;
 pub mod create;
 pub mod delete;
 pub mod doctor;

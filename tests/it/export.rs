@@ -292,7 +292,20 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         keys(&cost["members"][0]),
         ["cost_source", "cost_usd", "model", "name", "tokens"]
     );
-    assert_eq!(keys(&s["status"]), ["members", "tasks", "team", "totals"]);
+    // The status document is `status --json`'s, as `status` prints it.
+    assert_eq!(
+        keys(&s["status"]),
+        [
+            "identity",
+            "members",
+            "misaddressed",
+            "needs_human",
+            "schema_version",
+            "tasks",
+            "team",
+            "totals"
+        ]
+    );
     assert_eq!(s["status"]["totals"]["cost_usd"], cost["cost_usd"]);
     assert_eq!(s["status"]["totals"]["tokens"], cost["tokens"]);
     let lead = &s["status"]["members"][0];

@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use teamctl::ops::bash::{self, Op};
+use teamctl::ops::policy::bash::{self, Op};
 
 /// xorshift64*: enough randomness, no dependency, the same on every machine.
 struct Rng(u64);

@@ -4,13 +4,12 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::Serialize;
-use teamctl::observe::human::{self, Need};
-use teamctl::observe::misaddressed::{self, Misaddressed};
+use teamctl::observe::document::{Identity, StatusDocument};
+use teamctl::observe::human;
+use teamctl::observe::misaddressed;
 use teamctl::observe::reader::{Options, TeamReader};
-use teamctl::observe::status::{self, MemberStatus, TaskCounts, TeamInfo, Totals, WaitingDetail};
+use teamctl::observe::status::{self, MemberStatus, WaitingDetail};
 use teamctl::team::config;
-use teamctl::team::config::Team;
-use teamctl::team::mailbox;
 use teamctl::team::transcript::{Activity, Tokens};
 use teamctl::time;
 use teamctl::units::{age, count, usd};
@@ -140,25 +139,6 @@ pub(crate) struct StatusArgs {
 }
 
 #[derive(Serialize)]
-struct Identity {
-    name: String,
-    reachable: bool,
-    reason: Option<String>,
-}
-
-#[derive(Serialize)]
-struct Json<'a> {
-    schema_version: u32,
-    identity: Identity,
-    team: &'a TeamInfo,
-    members: &'a [MemberStatus],
-    tasks: &'a TaskCounts,
-    totals: &'a Totals,
-    needs_human: &'a [Need],
-    misaddressed: Vec<Misaddressed>,
-}
-
-#[derive(Serialize)]
 struct TeamsJson {
     schema_version: u32,
     teams: Vec<TeamRow>,
@@ -201,14 +181,17 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         warn(&format!("{e:#}"));
     }
     let team = reader.team();
-    let needs = human::needs(&present, team, reader.board(), after);
+    let lost = misaddressed::scan(team).misaddressed;
+    let needs = human::needs(&present, team, reader.board(), after, &lost);
     let st = present.status;
     // A folder that could not be listed ends the command with an error, after what was read.
     for w in st.warnings.iter().filter(|w| !st.unlisted.contains(w)) {
         warn(w);
     }
-    show_team(ctx, team, &st, &needs)?;
-    incomplete(team.name.as_str(), &st.unlisted)
+    let unlisted = st.unlisted.clone();
+    let identity = Identity::of(team, &ctx.identity(team));
+    show_team(ctx, &StatusDocument::of(st, identity, needs, lost))?;
+    incomplete(team.name.as_str(), &unlisted)
 }
 
 /// Exit 1 (after the output) when some of the team's folders could not be listed.
@@ -224,33 +207,17 @@ fn incomplete(team: &str, unlisted: &[String]) -> Result<()> {
 }
 
 /// Prints the status of one team (`--json`: one document).
-fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) -> Result<()> {
-    let me = ctx.identity(team);
-    let reason = mailbox::unreachable_reason(team, &me);
-    let lost = misaddressed::scan(team).misaddressed;
+fn show_team(ctx: &Ctx, st: &StatusDocument) -> Result<()> {
     if ctx.out.json {
-        return ctx.out.json(&Json {
-            schema_version: 1,
-            identity: Identity {
-                name: me,
-                reachable: reason.is_none(),
-                reason,
-            },
-            team: &st.team,
-            members: &st.members,
-            tasks: &st.tasks,
-            totals: &st.totals,
-            needs_human: needs,
-            misaddressed: lost,
-        });
+        return ctx.out.json(st);
     }
-    let lines = header(ctx, st, &me, reason.as_deref(), needs);
+    let lines = header(ctx, st);
     // Each field wrapped to the terminal, continued under its value.
     let width = term::width();
     let lines: Vec<String> = lines.iter().map(|l| wrap(l, width, 13)).collect();
     ctx.out.line(&lines.join("\n"))?;
     members_table(ctx, &st.members)?;
-    for m in &lost {
+    for m in &st.misaddressed {
         ctx.out.line(&wrap(
             &format!("misaddressed: {}", esc(&m.summary())),
             width,
@@ -289,16 +256,11 @@ fn show_team(ctx: &Ctx, team: &Team, st: &status::TeamStatus, needs: &[Need]) ->
 
 /// The lines above the members' table: the team, its lead, the format of its inboxes, you, its
 /// tasks and cost, and what a person is needed for.
-fn header(
-    ctx: &Ctx,
-    st: &status::TeamStatus,
-    me: &str,
-    reason: Option<&str>,
-    needs: &[Need],
-) -> Vec<String> {
+fn header(ctx: &Ctx, st: &StatusDocument) -> Vec<String> {
     let t = &st.team;
-    let me = esc(me);
-    let reason = reason.map(esc);
+    let me = esc(&st.identity.name);
+    let reason = st.identity.reason.as_deref().map(esc);
+    let needs = &st.needs_human;
     let lead = match (t.lead_pid, t.lead_alive) {
         (Some(pid), Some(true)) => format!("pid {pid}, running"),
         (Some(pid), Some(false)) => format!("pid {pid}, not running"),

@@ -43,10 +43,12 @@ use bundle::Bundle;
 pub use bundle::Format;
 pub use merge::conversation;
 pub use summary::{
-    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Status,
-    Summary, TranscriptInfo,
+    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Summary,
+    TranscriptInfo,
 };
 
+use crate::observe::document::{Identity, StatusDocument};
+use crate::observe::human;
 use crate::observe::reader::{Options, TeamReader};
 use crate::store;
 use crate::store::dir::{self, Loc};
@@ -241,6 +243,10 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         .with_sent(req.sent.to_vec())
         .with_lead_session(session.as_deref());
     let present = reader.read_opened(req.now)?;
+    // What `status` would say a person is needed for now (with its default threshold), and the
+    // inboxes nobody reads.
+    let lost = crate::observe::misaddressed::scan(&team).misaddressed;
+    let needs = human::needs(&present, &team, &board, human::REQUEST_AFTER, &lost);
     // A cache: a failure to save it only makes the next read longer.
     let _ = reader.save();
     let spend = reader
@@ -269,10 +275,14 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     }
     let messages = conversation(&inboxes, &sent, t.said, team_folder);
 
-    // The status document, as `status --json` would show it now (read above).
+    // The status document, as `status --json` would show it now (read above), for teamctl's
+    // default identity in the team; the task counts of the tasks copied.
     let st = present.status;
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
+    let identity = Identity::of(&team, team.default_identity());
+    let mut status = StatusDocument::of(st, identity, needs, lost);
+    status.tasks = crate::observe::status::task_counts(&board);
     let mut warnings = g.warnings;
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
@@ -283,12 +293,7 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         team: name.to_string(),
         team_folder,
         run: req.run.clone(),
-        status: Status {
-            team: st.team,
-            members: st.members,
-            tasks: crate::observe::status::task_counts(&board),
-            totals: st.totals,
-        },
+        status,
         tasks,
         messages,
         result: t.result,

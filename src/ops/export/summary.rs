@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
+use crate::observe::document::StatusDocument;
 use crate::observe::spend::{CostSource, TeamSpend};
-use crate::observe::status::{MemberStatus, TaskCounts, TeamInfo, Totals};
+use crate::observe::status::MemberStatus;
 use crate::team::model::Kind;
 use crate::team::tasks::TaskView;
 use crate::team::transcript::Tokens;
@@ -21,19 +22,6 @@ pub struct RunInfo {
     pub result: Option<String>,
     /// Milliseconds from the run's start to the record.
     pub elapsed_ms: u64,
-}
-
-/// The `status --json` document as recorded (without `identity`: nobody asks).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Status {
-    /// Team-level facts.
-    pub team: TeamInfo,
-    /// Members.
-    pub members: Vec<MemberStatus>,
-    /// Task counts.
-    pub tasks: TaskCounts,
-    /// The team's tokens and cost from the transcripts (`status --json` `totals`).
-    pub totals: Totals,
 }
 
 /// What the team cost, per member and in total (`summary.json` `cost`), as `status --json`
@@ -267,8 +255,9 @@ pub struct Summary {
     pub team_folder: bool,
     /// The run this record ends (`run --export`), else `null`.
     pub run: Option<RunInfo>,
-    /// The `status --json` document.
-    pub status: Status,
+    /// The `status --json` document, as `status` would have printed it (for teamctl's default
+    /// identity in the team).
+    pub status: StatusDocument,
     /// Every task (`tasks --json` shape), internal ones too.
     pub tasks: Vec<TaskView>,
     /// Every message on record, oldest first.

@@ -4,9 +4,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::bash;
 use super::paths::Anchors;
 use super::rules::{Plans, Policy, Rule, Spec, Unmatched};
-use crate::ops::bash;
 use crate::team::protocol::{Kind, Request};
 
 /// What the policy says to do with a request.

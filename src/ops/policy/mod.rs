@@ -11,7 +11,7 @@
 //! `mcp__server`, `mcp__server__*`, `mcp__server__tool`. A command made of several
 //! (`a && b`, `a | b`, `a; b`) is allowed only when every part is, and denied when any part is.
 //!
-//! A Bash command is read as bash reads it ([`crate::ops::bash`], fuzzed against bash): an
+//! A Bash command is read as bash reads it ([`bash`], fuzzed against bash): an
 //! allow rule approves it only when it is certain which simple commands it runs (no
 //! substitution, expansion, `$'…'`, here-document or compound command), each matched as its
 //! words (shell-quoted, single spaces). Deny and ask rules match more: the whole text, every
@@ -26,13 +26,14 @@
 //! matches a name at any depth below it.
 //! A path rule matches a path when it matches the path or one of its parent directories.
 //!
-//! The rooms, from the ground up: `hosts` (a URL's host, host patterns) and `paths` (path
-//! patterns, their anchors) stand on nothing; `rules` (a policy file, one rule) stands on
-//! them; `decide` (the decision for one request) on the rules; `answering` (answering a
-//! team's pending requests) on the decision. The folder imports [`crate::ops::bash`] and the
-//! team and store layers below ops; never the cli.
+//! The rooms, from the ground up: `bash` (a command line as bash reads it), `hosts` (a URL's
+//! host, host patterns) and `paths` (path patterns, their anchors) stand on nothing; `rules` (a
+//! policy file, one rule) stands on them; `decide` (the decision for one request) on the rules
+//! and `bash`; `answering` (answering a team's pending requests) on the decision. The folder
+//! imports the team and store layers below ops; never the cli.
 
 mod answering;
+pub mod bash;
 mod decide;
 #[cfg(test)]
 mod fixture;
