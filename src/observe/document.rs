@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::observe::human::Need;
 use crate::observe::misaddressed::Misaddressed;
+use crate::observe::need::Need;
 use crate::observe::status::{MemberStatus, TaskCounts, TeamInfo, TeamStatus, Totals};
 use crate::team::config::Team;
 use crate::team::mailbox;

@@ -11,13 +11,15 @@ use serde_json::Value;
 
 use crate::host::tmux::Liveness;
 use crate::observe::budget::{Cap, Exceeded, Warner, Warning};
-use crate::observe::human::{Need, needs};
+use crate::observe::event::Event;
+use crate::observe::human::needs;
 use crate::observe::keep::{Acted, Hand, Keeper, Rules};
+use crate::observe::need::Need;
 use crate::observe::reader::{Options, TeamReader};
 use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
 use crate::observe::status::Waiting;
-use crate::observe::watch::Event;
-use crate::observe::watch::{Changes, Waker, Watch};
+use crate::observe::waker::Waker;
+use crate::observe::watch::{Changes, Watch};
 use crate::store::paths::MemberName;
 use crate::team::config::Team;
 use crate::team::records::Records;
@@ -232,12 +234,8 @@ impl Following {
             }
             // The first read tells only who waits.
             if last.contains_key(&m.name) || m.waiting.is_some() {
-                let detail = m
-                    .waiting_detail
-                    .as_ref()
-                    .and_then(|d| serde_json::to_value(d).ok());
-                let why = m.waiting.map(|w| w.to_string());
-                events.push(Event::waiting(&team, &at, &m.name, why, detail));
+                let detail = m.waiting_detail.clone();
+                events.push(Event::waiting(&team, &at, &m.name, m.waiting, detail));
             }
             last.insert(m.name.clone(), m.waiting);
         }

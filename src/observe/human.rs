@@ -15,9 +15,8 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::observe::misaddressed::Misaddressed;
+use crate::observe::need::Need;
 use crate::observe::reader::Present;
 use crate::observe::status::{State, Waiting};
 use crate::team::config::Team;
@@ -26,23 +25,6 @@ use crate::team::tasks::Board;
 
 /// How long a request may wait before a person is needed for it.
 pub const REQUEST_AFTER: Duration = Duration::from_secs(60);
-
-/// One reason a person is needed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Need {
-    /// `request`, `dead`, `out_of_retries` or `team_stopped`.
-    pub cause: &'static str,
-    /// The member it is about (`null` for the whole team).
-    pub member: Option<String>,
-    /// What tells this occurrence from the next (the request id, the time it started).
-    pub key: String,
-    /// Since when, where known.
-    pub since: Option<String>,
-    /// What to do, in one line.
-    pub todo: String,
-    /// Whether the cause has gone (a follower's last word on it).
-    pub cleared: bool,
-}
 
 /// Whether a person is needed for `team` as `present` shows it (`board`: its task board;
 /// `lost`: its misaddressed inboxes, [`crate::observe::misaddressed::scan`], read once by the

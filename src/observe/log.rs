@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::observe::watch::{Wake, Waker};
+use crate::observe::waker::{Wake, Waker};
 use crate::store::dir::{self, Loc};
 use crate::team::config::{LEAD, Team, TeamConfig, read_config};
 use crate::team::transcript::index::Index;

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
+use crate::observe::event::Kind;
 use crate::observe::watch::{Changes, Watch};
 use crate::store::Entry;
 use crate::store::paths::MemberName;
@@ -88,7 +89,7 @@ pub fn note_shutdown_events(changes: &Changes, shut_down: &mut HashSet<String>) 
         changes
             .events
             .iter()
-            .filter(|e| e.event == "message")
+            .filter(|e| e.event == Kind::Message)
             .filter_map(|e| e.message.as_ref()),
         shut_down,
     );

@@ -5,11 +5,12 @@
 //!   caches); [`status`] is what it computes for each member, [`spend`] what the members did
 //!   and spent (from their transcripts), [`budget`] the cap held against that spend,
 //!   [`document`] the `status --json` document a record keeps too;
-//! - [`watch`]: the stream of changes to the team's files ([`fswatch`]: the OS's notifications,
-//!   alike everywhere); [`follow`]: a team followed while a
-//!   command waits on it (its watch, its reader); [`wait`] the conditions a script waits for,
-//!   [`members`] the rules about one member it shares with `ask`, [`keep`] what to do about a
-//!   member that is stuck, [`human`] when a person is needed;
+//! - [`watch`]: the stream of changes to the team's files, told as [`event`]s ([`waker`]: what
+//!   wakes a follower up, [`fswatch`]: the OS's notifications, alike everywhere); [`follow`]: a
+//!   team followed while a command waits on it (its watch, its reader); [`wait`] the conditions
+//!   a script waits for, [`members`] the rules about one member it shares with `ask`, [`keep`]
+//!   what to do about a member that is stuck, [`human`] when a person is needed ([`need`]: what
+//!   for, as data);
 //! - [`log`]: a member's story; [`top`]: what the live view shows; [`worktree`]: a teammate's
 //!   own git worktree;
 //! - [`misaddressed`]: inboxes nobody reads (a teammate wrote to a name that is no member);
@@ -17,6 +18,7 @@
 
 pub mod budget;
 pub mod document;
+pub mod event;
 pub mod follow;
 pub mod fswatch;
 pub mod human;
@@ -24,11 +26,13 @@ pub mod keep;
 pub mod log;
 pub mod members;
 pub mod misaddressed;
+pub mod need;
 pub mod reader;
 pub mod said;
 pub mod spend;
 pub mod status;
 pub mod top;
 pub mod wait;
+pub mod waker;
 pub mod watch;
 pub mod worktree;

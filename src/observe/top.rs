@@ -15,10 +15,11 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::observe::event::{self, Event};
 use crate::observe::reader::{Present, TeamReader};
 use crate::observe::spend::{ContextUse, CostSource};
 use crate::observe::status::{self, MemberStatus, State, TaskCounts, WaitingDetail};
-use crate::observe::watch::{Changes, Event};
+use crate::observe::watch::Changes;
 use crate::observe::worktree::WorktreeStatus;
 use crate::store::Entry;
 use crate::team::config::Team;
@@ -124,7 +125,7 @@ impl Timeline {
         let mut found: Vec<(Option<DateTime<Utc>>, &Event)> = existing
             .events
             .iter()
-            .filter(|ev| ev.event == "message")
+            .filter(|ev| ev.event == event::Kind::Message)
             .map(|ev| {
                 let at = ev.message.as_ref().and_then(|m| m.get("timestamp"));
                 (at.and_then(Value::as_str).and_then(parse), ev)
@@ -158,19 +159,19 @@ impl Timeline {
         };
         let found = self.position(to, id);
         match (ev.event, found) {
-            ("message", None) => {
+            (event::Kind::Message, None) => {
                 if let Some(m) = message(entry, to, id) {
                     self.insert(m);
                 }
             }
             // Seen again after it was consumed (written anew), or known from the sent log.
-            ("message", Some(i)) => {
+            (event::Kind::Message, Some(i)) => {
                 if let Some(m) = message(entry, to, id) {
                     self.lines[i] = m;
                 }
             }
-            ("consumed", Some(i)) => self.lines[i].delivery = Delivery::Delivered,
-            ("read", Some(i)) => self.lines[i].delivery = Delivery::Read,
+            (event::Kind::Consumed, Some(i)) => self.lines[i].delivery = Delivery::Delivered,
+            (event::Kind::Read, Some(i)) => self.lines[i].delivery = Delivery::Read,
             _ => {}
         }
     }
@@ -638,7 +639,7 @@ mod tests {
     use crate::team::records::Records;
     use serde_json::json;
 
-    fn changes(events: Vec<(&'static str, &str, Value)>) -> Changes {
+    fn changes(events: Vec<(event::Kind, &str, Value)>) -> Changes {
         Changes {
             events: events
                 .into_iter()
@@ -691,12 +692,12 @@ mod tests {
         let mut t = Timeline::new(3);
         t.apply(&changes(vec![
             (
-                "message",
+                event::Kind::Message,
                 "bob",
                 msg("alice", "second", "2026-11-29T10:00:02.000Z", "b"),
             ),
             (
-                "message",
+                event::Kind::Message,
                 "alice",
                 msg("bob", "first", "2026-11-29T10:00:01.000Z", "a"),
             ),
@@ -704,7 +705,7 @@ mod tests {
         let texts: Vec<&str> = t.messages().iter().map(|m| m.preview.as_str()).collect();
         assert_eq!(texts, ["first", "second"]);
         t.apply(&changes(vec![(
-            "consumed",
+            event::Kind::Consumed,
             "bob",
             msg("alice", "second", "2026-11-29T10:00:02.000Z", "b"),
         )]));
@@ -717,7 +718,7 @@ mod tests {
         // Past the limit the oldest goes.
         for (i, at) in ["03", "04"].iter().enumerate() {
             t.apply(&changes(vec![(
-                "message",
+                event::Kind::Message,
                 "bob",
                 msg(
                     "alice",
@@ -735,12 +736,12 @@ mod tests {
     #[test]
     fn loading_keeps_the_newest() {
         let mut t = Timeline::new(3);
-        let evs: Vec<(&'static str, &str, Value)> = [7, 2, 9, 4, 8, 1]
+        let evs: Vec<(event::Kind, &str, Value)> = [7, 2, 9, 4, 8, 1]
             .iter()
             .map(|n| {
                 let at = format!("2026-11-29T10:00:0{n}.000Z");
                 (
-                    "message",
+                    event::Kind::Message,
                     "bob",
                     msg("alice", &format!("m{n}"), &at, &format!("id{n}")),
                 )
@@ -752,7 +753,7 @@ mod tests {
         assert_eq!(t.last_change(), None);
         // Older than everything kept, at capacity: not kept.
         t.apply(&changes(vec![(
-            "message",
+            event::Kind::Message,
             "bob",
             msg("alice", "old", "2026-11-29T09:00:00.000Z", "old"),
         )]));
@@ -783,7 +784,7 @@ mod tests {
         assert_eq!(t.messages()[0].source, "sent_log");
         // Seen in the inbox: the inbox's version wins.
         t.apply(&changes(vec![(
-            "message",
+            event::Kind::Message,
             "alice",
             msg("user", "please look at it", "2026-11-29T09:00:00.000Z", "x"),
         )]));

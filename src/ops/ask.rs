@@ -32,13 +32,15 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::observe::budget::{Cap, Exceeded};
+use crate::observe::event::Kind;
 use crate::observe::follow::{Following, Observer, Watching};
 use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
 use crate::observe::said::{self, Said};
 use crate::observe::spend::TeamSpend;
-use crate::observe::watch::{Changes, Waker, Watch};
+use crate::observe::waker::Waker;
+use crate::observe::watch::{Changes, Watch};
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;
 use crate::store::{Entry, id};
@@ -186,7 +188,7 @@ impl Question {
         }
         for ev in &changes.events {
             let Some(msg) = ev.message.as_ref() else {
-                if ev.event == "member_updated"
+                if ev.event == Kind::MemberUpdated
                     && ev.member.as_deref() == Some(self.to.as_str())
                     && ev
                         .changes
@@ -199,7 +201,7 @@ impl Question {
                 }
                 continue;
             };
-            if ev.event != "message" || ev.from.as_deref() != Some(self.to.as_str()) {
+            if ev.event != Kind::Message || ev.from.as_deref() != Some(self.to.as_str()) {
                 continue;
             }
             let eid = ev.id.clone().unwrap_or_default();

@@ -11,7 +11,7 @@ use teamctl::error::usage;
 use teamctl::observe;
 use teamctl::observe::spend::{SpendReader, TeamSpend};
 use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Limits, Spec, Waited};
-use teamctl::observe::watch::Waker;
+use teamctl::observe::waker::Waker;
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;

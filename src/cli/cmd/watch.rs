@@ -12,8 +12,9 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 use teamctl::error::Error;
 use teamctl::host::hook::{self, Ended};
+use teamctl::observe::event::{Event, Filter, Kind};
 use teamctl::observe::follow::{Following, Watching};
-use teamctl::observe::watch::{Changes, EVENT_KINDS, Event, Filter, Watch};
+use teamctl::observe::watch::{Changes, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::model::{Frame, first_line};
@@ -130,7 +131,7 @@ pub(crate) struct WatchArgs {
     from: Option<String>,
 
     /// Only these kinds of events (repeatable)
-    #[arg(long, value_name = "KIND", value_parser = PossibleValuesParser::new(EVENT_KINDS))]
+    #[arg(long, value_name = "KIND", value_parser = PossibleValuesParser::new(Kind::names()))]
     event: Vec<String>,
 
     /// Only message events carrying this frame type (or `message`/`protocol`); repeatable: any
@@ -173,7 +174,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchArgs) -> Result<()> {
     };
     let deadline = deadline(args.timeout.as_deref())?;
     let filter = Filter {
-        events: args.event.clone(),
+        events: args.event.iter().filter_map(|e| Kind::parse(e)).collect(),
         from: args.from.clone(),
         types: args
             .frame
@@ -317,7 +318,7 @@ impl Hooks {
         }
         let id: String = ev.id.as_deref().unwrap_or("").chars().take(8).collect();
         let label = format!("{} {id}", ev.event).trim_end().to_string();
-        let _ = self.tx.send((ev.event, label, line));
+        let _ = self.tx.send((ev.event.as_str(), label, line));
     }
 
     /// Waits until the hook has run for every event sent.
@@ -332,7 +333,7 @@ fn human(e: &Event) -> String {
     let time = e.at.get(11..19).unwrap_or(&e.at);
     let s = |v: &Option<String>| v.clone().unwrap_or_default();
     let detail = match e.event {
-        "message" | "consumed" | "read" => {
+        Kind::Message | Kind::Consumed | Kind::Read => {
             let msg = e.message.as_ref();
             let text = msg
                 .and_then(|m| m.get("text"))
@@ -349,7 +350,7 @@ fn human(e: &Event) -> String {
             let short: String = s(&e.id).chars().take(8).collect();
             format!("{} → {}  {short}  {preview}", s(&e.from), s(&e.to))
         }
-        "task_created" | "task_deleted" | "task_updated" => {
+        Kind::TaskCreated | Kind::TaskDeleted | Kind::TaskUpdated => {
             let subject = e
                 .task
                 .as_ref()
@@ -362,12 +363,11 @@ fn human(e: &Event) -> String {
             }
             line
         }
-        "waiting" => {
+        Kind::Waiting => {
             let message = e
                 .waiting_detail
                 .as_ref()
-                .and_then(|d| d.get("message"))
-                .and_then(|m| m.as_str())
+                .and_then(|d| d.message.as_deref())
                 .map(|m| format!(": {}", first_line(m, 100)))
                 .unwrap_or_default();
             match &e.waiting {
@@ -375,7 +375,7 @@ fn human(e: &Event) -> String {
                 None => format!("{} moves again", s(&e.member)),
             }
         }
-        "needs_human" => match &e.need {
+        Kind::NeedsHuman => match &e.need {
             Some(n) if n.cleared => format!("no longer needed: {}: {}", n.cause, n.todo),
             Some(n) => format!("a person is needed: {}: {}", n.cause, n.todo),
             None => String::new(),
@@ -389,7 +389,7 @@ fn human(e: &Event) -> String {
         }
     };
     // Every field above came from the team's files: one line, controls made visible.
-    format!("{time}  {:<15} {}", e.event, escape_line(&detail))
+    format!("{time}  {:<15} {}", e.event.as_str(), escape_line(&detail))
 }
 
 /// `status: pending → completed, owner: - → alice`

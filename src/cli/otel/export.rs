@@ -20,8 +20,9 @@ use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, Span, Tracer,
 };
 use serde_json::Value;
+use teamctl::observe::event::{Event, Kind};
 use teamctl::observe::spend::TeamSpend;
-use teamctl::observe::watch::{Changes, Event, Watch};
+use teamctl::observe::watch::{Changes, Watch};
 use teamctl::ops::policy::Outcome;
 use teamctl::team::model::Frame;
 
@@ -407,17 +408,17 @@ impl Recorder {
         let team = self.team_attr();
         let content = self.content;
         match e.event {
-            "member_joined" => {
+            Kind::MemberJoined => {
                 if let (Some(name), Some(entry)) = (&e.member, &e.member_entry) {
                     self.joined(name, entry, Some(at));
                 }
             }
-            "member_left" => {
+            Kind::MemberLeft => {
                 if let Some(mut span) = e.member.as_ref().and_then(|m| self.members.remove(m)) {
                     span.end_with_timestamp(at);
                 }
             }
-            "member_updated" => {
+            Kind::MemberUpdated => {
                 let changed: Vec<String> = e
                     .changes
                     .as_ref()
@@ -434,7 +435,7 @@ impl Recorder {
                 }
                 self.add_event(e.member.as_deref(), "teamctl.member_updated", at, attrs);
             }
-            "message" | "consumed" | "read" => {
+            Kind::Message | Kind::Consumed | Kind::Read => {
                 let msg = e.message.as_ref();
                 let field = |k: &str| msg.and_then(|m| m.get(k)).and_then(Value::as_str);
                 let text = field("text").unwrap_or("");
@@ -447,7 +448,7 @@ impl Recorder {
                     "message"
                 };
                 let mut attrs = vec![
-                    KeyValue::new("teamctl.event", e.event),
+                    KeyValue::new("teamctl.event", e.event.as_str()),
                     KeyValue::new("teamctl.message.from", from.clone()),
                     KeyValue::new("teamctl.message.to", to.clone()),
                     KeyValue::new("teamctl.message.kind", kind),
@@ -463,7 +464,7 @@ impl Recorder {
                         attrs.push(KeyValue::new("teamctl.message.summary", s.to_string()));
                     }
                 }
-                if e.event == "message" {
+                if e.event == Kind::Message {
                     let mut m = vec![
                         team,
                         KeyValue::new("teamctl.member", from.clone()),
@@ -477,13 +478,13 @@ impl Recorder {
                 }
                 self.add_event(Some(&from), "teamctl.message", at, attrs);
             }
-            "task_created" | "task_updated" | "task_deleted" => {
+            Kind::TaskCreated | Kind::TaskUpdated | Kind::TaskDeleted => {
                 let task = e.task.as_ref();
                 let field = |k: &str| task.and_then(|t| t.get(k)).and_then(Value::as_str);
                 let status = field("status").unwrap_or("").to_string();
                 let owner = field("owner").map(String::from);
                 let mut attrs = vec![
-                    KeyValue::new("teamctl.event", e.event),
+                    KeyValue::new("teamctl.event", e.event.as_str()),
                     KeyValue::new("teamctl.task.id", e.id.clone().unwrap_or_default()),
                     KeyValue::new("teamctl.task.status", status.clone()),
                 ];
@@ -501,7 +502,7 @@ impl Recorder {
                     1,
                     &[
                         team,
-                        KeyValue::new("teamctl.event", e.event),
+                        KeyValue::new("teamctl.event", e.event.as_str()),
                         KeyValue::new("teamctl.task.status", status),
                     ],
                 );

@@ -65,7 +65,7 @@ pub(super) fn window(start: &mut Instant, found_last: &mut bool, grew: bool) {
 /// loop told once until it takes them.
 pub(super) fn spawn_watcher(
     mut watch: Watch,
-    mut waker: teamctl::observe::watch::Waker,
+    mut waker: teamctl::observe::waker::Waker,
     dirs_rx: mpsc::Receiver<PathBuf>,
     tx: &mpsc::Sender<Msg>,
     pending: Arc<Mutex<Pending>>,

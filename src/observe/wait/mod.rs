@@ -33,7 +33,8 @@ use crate::observe::budget::{Cap, Exceeded};
 use crate::observe::follow::{Following, Observer, Watching};
 use crate::observe::keep::{Acted, Action, Hand, Rules};
 use crate::observe::spend::TeamSpend;
-use crate::observe::watch::{Waker, Watch};
+use crate::observe::waker::Waker;
+use crate::observe::watch::Watch;
 use crate::team::config::Team;
 use crate::team::records::Records;
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::condition::*;
 use crate::host::tmux::Liveness;
+use crate::observe::event::Kind;
 use crate::observe::members::{
     Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
     shut_down_in, teammates,
@@ -104,11 +105,11 @@ impl Tracker {
         for ev in &changes.events {
             let member = ev.to.as_deref().or(ev.member.as_deref()).unwrap_or("");
             match ev.event {
-                "consumed" | "read" if self.turns.contains_key(member) => {
+                Kind::Consumed | Kind::Read if self.turns.contains_key(member) => {
                     self.turns
                         .insert(member.to_string(), Turn::Busy("took its inbox".into()));
                 }
-                "message" => {
+                Kind::Message => {
                     if self.turns.contains_key(member) {
                         self.turns
                             .insert(member.to_string(), Turn::Busy("a message arrived".into()));
@@ -124,7 +125,7 @@ impl Tracker {
                         self.turns.insert(from.to_string(), turn);
                     }
                 }
-                "member_updated" if self.turns.contains_key(member) => {
+                Kind::MemberUpdated if self.turns.contains_key(member) => {
                     let active = ev
                         .changes
                         .as_ref()
@@ -149,7 +150,7 @@ impl Tracker {
         let mine: Vec<&Entry> = changes
             .events
             .iter()
-            .filter(|e| e.event == "message" && e.to.as_deref() == Some(self.me.as_str()))
+            .filter(|e| e.event == Kind::Message && e.to.as_deref() == Some(self.me.as_str()))
             .filter_map(|e| e.message.as_ref())
             .collect();
         self.take_messages(mine.into_iter(), now);

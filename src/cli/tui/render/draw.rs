@@ -82,8 +82,9 @@ pub(crate) fn text(buf: &Buffer) -> String {
 mod tests {
     use ratatui::style::Color;
     use serde_json::json;
+    use teamctl::observe::event::{Event, Kind};
     use teamctl::observe::top::Timeline;
-    use teamctl::observe::watch::{Changes, Event};
+    use teamctl::observe::watch::Changes;
     use unicode_width::UnicodeWidthStr;
 
     use super::super::fixture::{buffer, hostile, key};
@@ -167,7 +168,7 @@ Pending 1                  In progress 1              Completed 1
                 from: Some(evil.into()),
                 id: Some("m1".into()),
                 message: Some(entry),
-                ..Event::new("message", "demo", "2026-11-29T10:00:01.000Z")
+                ..Event::new(Kind::Message, "demo", "2026-11-29T10:00:01.000Z")
             }],
             warnings: Vec::new(),
         });
