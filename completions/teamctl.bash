@@ -34,6 +34,9 @@ _teamctl() {
             teamctl,deny)
                 cmd="teamctl__subcmd__deny"
                 ;;
+            teamctl,diff)
+                cmd="teamctl__subcmd__diff"
+                ;;
             teamctl,doctor)
                 cmd="teamctl__subcmd__doctor"
                 ;;
@@ -48,6 +51,9 @@ _teamctl() {
                 ;;
             teamctl,man)
                 cmd="teamctl__subcmd__man"
+                ;;
+            teamctl,merge)
+                cmd="teamctl__subcmd__merge"
                 ;;
             teamctl,pending)
                 cmd="teamctl__subcmd__pending"
@@ -116,7 +122,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown resume redeliver doctor export completions man"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown resume redeliver doctor export diff merge completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -433,6 +439,32 @@ _teamctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        teamctl__subcmd__diff)
+            opts="-h -V --json --claude-dir --team --lock-timeout --stat --patch --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         teamctl__subcmd__doctor)
             opts="-h -V --json --claude-dir --team --lock-timeout --fix --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -598,6 +630,44 @@ _teamctl() {
                     ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__merge)
+            opts="-h -V --json --claude-dir --team --lock-timeout --into --check --strategy --dry-run --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --into)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --strategy)
+                    COMPREPLY=($(compgen -W "merge squash" -- "${cur}"))
                     return 0
                     ;;
                 *)

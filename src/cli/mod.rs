@@ -26,8 +26,9 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
-    prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait, watch,
+    approve, ask, completions, create, delete, deny, diff, doctor, export, inbox, log, man, merge,
+    pending, prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait,
+    watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -117,6 +118,8 @@ Exit codes:
        restart past --max-restarts
   9    (wait, run) --on-dead exit: a member's pane or process is gone with work waiting; or a
        restart past --max-restarts
+  10   merge: some members were set aside (a conflict, a failed --check, a branch gone) and
+       the others merged
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 
@@ -170,6 +173,8 @@ pub(crate) enum Command {
     Redeliver(redeliver::RedeliverArgs),
     Doctor(doctor::DoctorArgs),
     Export(export::ExportArgs),
+    Diff(diff::DiffArgs),
+    Merge(merge::MergeArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
@@ -211,6 +216,8 @@ pub(crate) fn dispatch(
         Command::Redeliver(args) => redeliver::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
+        Command::Diff(args) => diff::run(&ctx, args),
+        Command::Merge(args) => merge::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }
@@ -225,6 +232,7 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         Some(Error::Unanswered(_)) => 5,
         Some(Error::Budget(_)) => 6,
         Some(Error::Stuck(why, _)) => why.code(),
+        Some(Error::SetAside(_)) => 10,
         None => 1,
     }
 }

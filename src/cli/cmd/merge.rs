@@ -1,0 +1,201 @@
+//! `teamctl merge`: the teammates' branches merged onto one branch, in a scratch worktree,
+//! with a check.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use teamctl::error::Error;
+use teamctl::ops::merge::queue::{self, MemberResult, Outcome, Request, Status, Strategy};
+use teamctl::ops::merge::{by_completion, sources};
+
+use crate::cli::context::Ctx;
+use crate::cli::output::warn;
+use crate::cli::term::{escape_block, escape_line as esc};
+
+/// Merge the teammates' branches onto one branch, with a check, without touching your checkout
+///
+/// A merge queue for the teammates `create` gave a git worktree (or those named). It works in
+/// a scratch worktree in teamctl's data dir, never in your checkout: your HEAD, index, working
+/// tree and every branch but BRANCH are left exactly as they were. BRANCH is made from the
+/// commit the worktrees started from when it does not exist, and continued when it does; it
+/// must not be checked out anywhere (its files would change under whoever has it).
+///
+/// Members are merged in the order named, else in the order their tasks were completed (by
+/// when each one's last completed task file was written; those with none after, in the team's
+/// order). Only committed work is merged: each member's uncommitted changes are reported. A
+/// merge that conflicts is taken back and the member set aside, naming the files.
+///
+/// --check CMD then runs in the scratch worktree (`sh -c CMD`, no stdin). When it fails, the
+/// merges are bisected for the first one that makes it fail (a state known to pass is not
+/// checked again); that member is set aside with the check's exit code and last 20 lines of
+/// output, the members after it are merged again, and the check runs again. If the check fails
+/// before any member is merged, nothing is set aside and nothing moves (exit 1). Only at the end
+/// is BRANCH moved (`git update-ref`, which fails if it moved meanwhile). --strategy squash
+/// makes one commit per member instead of a merge commit. --dry-run merges in the scratch
+/// worktree only: it says what would conflict, runs no check and moves no branch. The scratch
+/// worktree is removed after (`git worktree prune`). When git knows no user.name/user.email,
+/// the commits are made as `teamctl <teamctl@localhost>` (a warning says so).
+///
+/// Exit codes: 0 every member merged (or had nothing to merge); 10 some were set aside (a
+/// conflict, a failed check, a branch gone) and the others merged; 1 an error (nothing moved);
+/// 2 a usage error.
+///
+/// With --json: {"schema_version":1,"team","into","base","before","after","dry_run",
+/// "strategy","check","checks_run","members":[{"name","branch","commit","status","merged_as",
+/// "conflicts","check":{"passed","exit_code","output"},"uncommitted"}],"warnings"}; status is
+/// merged, up_to_date, conflict, check_failed or missing; before is null when BRANCH was made;
+/// check is the failed run that set the member aside, else null.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  teamctl merge --into integration                            # every worktree teammate
+  teamctl merge --into integration --check 'cargo test'       # set aside what breaks it
+  teamctl merge alice bob --into review --strategy squash     # these two, in this order
+  teamctl merge --into integration --dry-run                  # what would conflict
+  teamctl merge --into integration --check 'make test' --json | jq '.members[] | {name, status}'
+
+Exit codes: 0 all merged, 10 some set aside, 1 error, 2 usage error.")]
+pub(crate) struct MergeArgs {
+    /// The teammates to merge, in this order [default: every one with a worktree]
+    #[arg(value_name = "MEMBER")]
+    members: Vec<String>,
+
+    /// The branch to merge into (made from the team's base when missing)
+    #[arg(long, value_name = "BRANCH")]
+    into: String,
+
+    /// A command line run with `sh -c` in the scratch worktree after merging; members whose
+    /// merge makes it fail are set aside
+    #[arg(long, value_name = "CMD")]
+    check: Option<String>,
+
+    /// A merge commit per member, or one squashed commit per member
+    #[arg(long, value_enum, default_value = "merge")]
+    strategy: StrategyArg,
+
+    /// Merge in the scratch worktree only: say what would conflict, run no check, move nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StrategyArg {
+    Merge,
+    Squash,
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    schema_version: u32,
+    team: &'a str,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: MergeArgs) -> Result<()> {
+    let team = ctx.team()?;
+    let mut chosen = sources(&team, &args.members)?;
+    if args.members.is_empty() {
+        chosen = by_completion(&ctx.layout, &team, chosen);
+    }
+    let data_dir = ctx
+        .data_dir
+        .as_deref()
+        .context("teamctl has no data dir for its scratch worktree: set TEAMCTL_DATA_DIR")?;
+    let progress = |s: &str| eprintln!("{}", esc(s));
+    let outcome = queue::merge(&Request {
+        team: team.name.as_str(),
+        sources: chosen,
+        into: &args.into,
+        check: args.check.as_deref(),
+        strategy: match args.strategy {
+            StrategyArg::Merge => Strategy::Merge,
+            StrategyArg::Squash => Strategy::Squash,
+        },
+        dry_run: args.dry_run,
+        data_dir,
+        progress: &progress,
+    })?;
+    for w in &outcome.warnings {
+        warn(w);
+    }
+    if ctx.out.json {
+        ctx.out.json(&Json {
+            schema_version: 1,
+            team: team.name.as_str(),
+            outcome: &outcome,
+        })?;
+    } else {
+        ctx.out.line(&human(&outcome))?;
+    }
+    let aside: Vec<&str> = outcome
+        .members
+        .iter()
+        .filter(|m| m.set_aside())
+        .map(|m| m.name.as_str())
+        .collect();
+    if aside.is_empty() {
+        return Ok(());
+    }
+    Err(Error::SetAside(format!(
+        "{} of {} member(s) set aside: {}",
+        aside.len(),
+        outcome.members.len(),
+        aside.join(", ")
+    ))
+    .into())
+}
+
+fn human(o: &Outcome) -> String {
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let moved = match (&o.before, o.dry_run) {
+        (_, true) => format!(
+            "dry run: {} would point at {}",
+            esc(&o.into),
+            short(&o.after)
+        ),
+        (None, false) => format!("{} made at {}", esc(&o.into), short(&o.after)),
+        (Some(b), false) if *b == o.after => format!("{} unchanged at {}", esc(&o.into), short(b)),
+        (Some(b), false) => format!("{} {} -> {}", esc(&o.into), short(b), short(&o.after)),
+    };
+    let mut out = vec![moved];
+    if o.check.is_some() {
+        out.push(format!("check ran {} time(s)", o.checks_run));
+    }
+    out.extend(o.members.iter().map(member));
+    out.join("\n")
+}
+
+fn member(m: &MemberResult) -> String {
+    let what = match m.status {
+        Status::Merged => "merged".to_string(),
+        Status::UpToDate => "nothing to merge".to_string(),
+        Status::Missing => format!("set aside: branch {} is gone", esc(&m.branch)),
+        Status::Conflict => format!(
+            "set aside: conflict in {}",
+            m.conflicts
+                .iter()
+                .map(|f| esc(f).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Status::CheckFailed => format!(
+            "set aside: the check failed (exit code {})",
+            m.check
+                .as_ref()
+                .and_then(|c| c.exit_code)
+                .map_or_else(|| "none".to_string(), |c| c.to_string())
+        ),
+    };
+    let mut line = format!("{}: {what}", esc(&m.name));
+    if !m.uncommitted.is_empty() {
+        line.push_str(&format!(
+            " ({} uncommitted change(s) not merged)",
+            m.uncommitted.len()
+        ));
+    }
+    if let Some(c) = &m.check {
+        line.push('\n');
+        line.push_str(&escape_block(&c.output.join("\n"), "  | "));
+    }
+    line
+}

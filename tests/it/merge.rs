@@ -1,0 +1,316 @@
+//! `teamctl diff` and `teamctl merge` on a real git repository with worktree teammates: the
+//! counts agree with git's, the queue lands the clean branches, sets aside a conflict and a
+//! branch that breaks the check, and leaves the person's checkout and branches as they were.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+use crate::common::{TestEnv, json as parse, keys};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+/// A repository `repo` with one commit on main, and a team `t` made from a team file whose
+/// teammates `names` each have a worktree; returns the repo and each worktree, by name.
+fn team(env: &TestEnv, names: &[&str]) -> (PathBuf, Vec<(String, PathBuf)>) {
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "one\ntwo\nthree\n").unwrap();
+    fs::write(repo.join("logo.bin"), b"\0\x01\x02").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let mut file = "name = \"t\"\ncwd = \"repo\"\nworktree = true\n".to_string();
+    for n in names {
+        file.push_str(&format!("[[member]]\nname = \"{n}\"\nbrief = \"do {n}\"\n"));
+    }
+    let path = env.dir.path().join("t.toml");
+    fs::write(&path, file).unwrap();
+    env.cmd()
+        .args(["create", "--launch", "none", "--file"])
+        .arg(&path)
+        .assert()
+        .success();
+    let cfg = parse(&fs::read(env.root.join("teams/t/config.json")).unwrap());
+    let trees = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let cwd = cfg["members"][i + 1]["cwd"].as_str().unwrap();
+            (n.to_string(), PathBuf::from(cwd))
+        })
+        .collect();
+    (repo, trees)
+}
+
+fn commit(tree: &Path, file: &str, text: &str) {
+    fs::write(tree.join(file), text).unwrap();
+    git(tree, &["add", "--", file]);
+    git(tree, &["commit", "-q", "-m", file]);
+}
+
+/// What the person has: HEAD, index and work tree, and every ref but `except`.
+fn checkout_state(repo: &Path, except: &str) -> (String, String, String) {
+    let refs = git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"]);
+    let refs: Vec<&str> = refs.lines().filter(|l| !l.starts_with(except)).collect();
+    (
+        git(repo, &["rev-parse", "HEAD"]),
+        git(repo, &["status", "--porcelain=v1", "--untracked-files=all"]),
+        refs.join("\n"),
+    )
+}
+
+fn row<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap()
+}
+
+const SIX: [&str; 6] = ["clean1", "clean2", "same1", "same2", "breaker", "clean3"];
+
+/// Six teammates' work: three clean, two changing the same line, one breaking the check;
+/// clean3 also leaves a change uncommitted.
+fn six(env: &TestEnv) -> (PathBuf, Vec<(String, PathBuf)>) {
+    let (repo, trees) = team(env, &SIX);
+    let at = |n: &str| &trees.iter().find(|(m, _)| m == n).unwrap().1;
+    commit(at("clean1"), "a.txt", "a\n");
+    commit(at("clean2"), "b.txt", "b\nb\n");
+    commit(at("same1"), "notes.md", "one\nTWO by same1\nthree\n");
+    commit(at("same2"), "notes.md", "one\nTWO by same2\nthree\n");
+    commit(at("breaker"), "broken", "x\n");
+    commit(at("clean3"), "c.txt", "c\n");
+    fs::write(at("clean3").join("notes.md"), "one\ntwo\nthree\nfour\n").unwrap();
+    fs::write(at("clean3").join("scratch.txt"), "wip\n").unwrap();
+    fs::write(at("clean1").join("logo.bin"), b"\0\x03").unwrap();
+    git(at("clean1"), &["commit", "-q", "-am", "logo"]);
+    (repo, trees)
+}
+
+#[test]
+fn diff_json_agrees_with_git_numstat() {
+    let env = TestEnv::new();
+    let (_, trees) = six(&env);
+    let out = env
+        .cmd()
+        .args(["--json", "--team", "t", "diff"])
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(keys(&v), ["members", "schema_version", "team"]);
+    assert_eq!(v["members"].as_array().unwrap().len(), 6);
+    for (name, tree) in &trees {
+        let m = row(&v, name);
+        assert_eq!(
+            keys(m),
+            [
+                "base",
+                "branch",
+                "commits",
+                "error",
+                "files",
+                "name",
+                "path",
+                "text",
+                "tip",
+                "uncommitted",
+                "untracked"
+            ]
+        );
+        let base = m["base"].as_str().unwrap();
+        let want: Vec<Value> = git(tree, &["diff", "--numstat", base])
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.splitn(3, '\t').collect();
+                let n = |s: &str| s.parse::<u64>().map_or(Value::Null, |n| json!(n));
+                json!({"path": f[2], "added": n(f[0]), "deleted": n(f[1])})
+            })
+            .collect();
+        assert_eq!(m["files"], json!(want), "{name}");
+        assert_eq!(m["branch"], format!("teamctl/t/{name}"));
+        assert_eq!(m["error"], Value::Null);
+    }
+    let c1 = row(&v, "clean1");
+    assert_eq!(c1["commits"], 2);
+    assert_eq!(
+        c1["files"][1],
+        json!({"path": "logo.bin", "added": null, "deleted": null})
+    );
+    let c3 = row(&v, "clean3");
+    assert_eq!(c3["untracked"], json!(["scratch.txt"]));
+    assert_eq!(c3["uncommitted"], true);
+    assert_eq!(c3["files"].as_array().unwrap().len(), 2);
+
+    env.cmd()
+        .args(["--team", "t", "diff", "clean1", "clean3"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "clean1: branch teamctl/t/clean1, 2 commit(s), 2 file(s) +1 -0 (1 binary)",
+        ))
+        .stdout(predicate::str::contains("  +bin -bin  logo.bin"))
+        .stdout(predicate::str::contains("  untracked: scratch.txt"))
+        .stdout(predicate::str::contains("same1").not());
+    env.cmd()
+        .args(["--team", "t", "diff", "same1", "--patch"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("  +TWO by same1"));
+    env.cmd()
+        .args(["--team", "t", "diff", "nobody"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with("error: "));
+    env.cmd()
+        .args(["--team", "t", "diff", "--stat", "--patch"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn merge_lands_the_clean_sets_aside_a_conflict_and_a_breaker() {
+    let env = TestEnv::new();
+    let (repo, _trees) = six(&env);
+    // The person's checkout has work of its own in progress.
+    fs::write(repo.join("notes.md"), "one\ntwo\nmine\n").unwrap();
+    fs::write(repo.join("todo.txt"), "mine\n").unwrap();
+    git(&repo, &["add", "todo.txt"]);
+    let before = checkout_state(&repo, "refs/heads/integration");
+    let count = env.dir.path().join("checks");
+    let check = format!(
+        "echo run >> '{}'; if [ -e broken ]; then echo 'broken is here' >&2; exit 3; fi",
+        count.display()
+    );
+
+    let out = env
+        .cmd()
+        .args(["--json", "--team", "t", "merge", "--into", "integration"])
+        .args(["--check", &check])
+        .assert()
+        .code(10)
+        .stderr(predicate::str::contains(
+            "2 of 6 member(s) set aside: same2, breaker",
+        ));
+    let v = parse(&out.get_output().stdout);
+    let runs = fs::read_to_string(&count).unwrap().lines().count();
+    assert!(runs <= 7, "the check ran {runs} times");
+    // The five merges, three bisect steps to find the breaker, the four merges left.
+    assert_eq!(runs, 5);
+    assert_eq!(v["checks_run"], runs);
+    let status = |n: &str| row(&v, n)["status"].as_str().unwrap().to_string();
+    for n in ["clean1", "clean2", "same1", "clean3"] {
+        assert_eq!(status(n), "merged", "{n}");
+    }
+    assert_eq!(status("same2"), "conflict");
+    assert_eq!(row(&v, "same2")["conflicts"], json!(["notes.md"]));
+    assert_eq!(status("breaker"), "check_failed");
+    let failed = &row(&v, "breaker")["check"];
+    assert_eq!(failed["exit_code"], 3);
+    assert_eq!(failed["output"], json!(["broken is here"]));
+    assert_eq!(
+        row(&v, "clean3")["uncommitted"],
+        json!(["notes.md", "scratch.txt"])
+    );
+    assert_eq!(v["before"], Value::Null);
+
+    // integration holds the merged work and nothing set aside; the checkout is as it was.
+    let tip = git(&repo, &["rev-parse", "integration"]);
+    assert_eq!(v["after"], tip);
+    let files = git(&repo, &["ls-tree", "-r", "--name-only", "integration"]);
+    assert_eq!(files, "a.txt\nb.txt\nc.txt\nlogo.bin\nnotes.md");
+    assert_eq!(
+        git(&repo, &["show", "integration:notes.md"]),
+        "one\nTWO by same1\nthree"
+    );
+    assert_eq!(checkout_state(&repo, "refs/heads/integration"), before);
+    assert_eq!(
+        git(&repo, &["worktree", "list", "--porcelain"])
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count(),
+        7,
+        "the scratch worktree is gone"
+    );
+    assert!(
+        fs::read_dir(env.data_dir().join("merges"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
+
+    // Again: integration is continued; what is in it already has nothing to merge.
+    let out = env
+        .cmd()
+        .args(["--json", "--team", "t", "merge", "--into", "integration"])
+        .args(["clean1", "clean2"])
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(v["before"], tip);
+    assert_eq!(v["after"], tip);
+    assert_eq!(row(&v, "clean1")["status"], "up_to_date");
+
+    // A dry run says what would happen and moves nothing.
+    env.cmd()
+        .args([
+            "--team",
+            "t",
+            "merge",
+            "same2",
+            "--into",
+            "integration",
+            "--dry-run",
+        ])
+        .assert()
+        .code(10)
+        .stdout(predicate::str::contains(
+            "dry run: integration would point at",
+        ))
+        .stdout(predicate::str::contains(
+            "same2: set aside: conflict in notes.md",
+        ));
+    assert_eq!(git(&repo, &["rev-parse", "integration"]), tip);
+}
+
+#[test]
+fn merge_refuses_a_branch_checked_out_and_bad_input() {
+    let env = TestEnv::new();
+    let (repo, _) = team(&env, &["alice"]);
+    let before = checkout_state(&repo, "none");
+    env.cmd()
+        .args(["--team", "t", "merge", "--into", "main"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: main is checked out"));
+    env.cmd()
+        .args(["--team", "t", "merge", "--into", "teamctl/t/alice"])
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["--team", "t", "merge", "--into", "-x"])
+        .assert()
+        .code(2);
+    env.cmd().args(["--team", "t", "merge"]).assert().code(2);
+    assert_eq!(checkout_state(&repo, "none"), before);
+}
