@@ -58,6 +58,9 @@ _teamctl() {
             teamctl,pending)
                 cmd="teamctl__subcmd__pending"
                 ;;
+            teamctl,pr)
+                cmd="teamctl__subcmd__pr"
+                ;;
             teamctl,prepare)
                 cmd="teamctl__subcmd__prepare"
                 ;;
@@ -122,7 +125,7 @@ _teamctl() {
 
     case "${cmd}" in
         teamctl)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown resume redeliver doctor export diff merge completions man"
+            opts="-h -V --json --claude-dir --team --lock-timeout --help --version create run prepare report delete send inbox tasks status top watch log ask wait pending approve deny shutdown resume redeliver doctor export diff merge pr completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -697,6 +700,44 @@ _teamctl() {
                     return 0
                     ;;
                 --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        teamctl__subcmd__pr)
+            opts="-h -V --json --claude-dir --team --lock-timeout --into --base --title --draft --dry-run --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --claude-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --team)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --into)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --title)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

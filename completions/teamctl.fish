@@ -54,6 +54,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check t
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "diff" -d 'Show each teammate\'s work in its worktree against the commit it started from'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "merge" -d 'Merge the teammates\' branches onto one branch, with a check, without touching your checkout'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pr" -d 'Open a pull request of the team\'s merged work with gh, its body made from the team\'s record'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the man pages (teamctl.1 and one teamctl-<command>.1 per command) into a directory'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
@@ -534,6 +535,17 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l json -d 'Print
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l dry-run -d 'Merge in the scratch worktree only: say what would conflict, run no check, move nothing'
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l into -d 'The branch with the team\'s merged work (the pull request\'s head)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l base -d 'The branch the pull request goes into [default: the repository\'s default branch]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l title -d 'Its title [default: The work of team <team>]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l draft -d 'Open it as a draft'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l dry-run -d 'Print the body and open nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, completions, create, delete, deny, diff, doctor, export, inbox, log, man, merge,
-    pending, prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait,
+    pending, pr, prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait,
     watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
@@ -81,6 +81,7 @@ const AFTER_HELP: &str = "Environment:
                         checks
   CLAUDE_CODE_TEAMMATE_COMMAND  read (never set) when looking for claude: Claude Code's own
                         teammate-binary override
+  TEAMCTL_GH_BIN        the gh binary `pr` opens a pull request with, else gh on PATH
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
   TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock) and the
@@ -175,6 +176,7 @@ pub(crate) enum Command {
     Export(export::ExportArgs),
     Diff(diff::DiffArgs),
     Merge(merge::MergeArgs),
+    Pr(pr::PrArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
@@ -218,6 +220,7 @@ pub(crate) fn dispatch(
         Command::Export(args) => export::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Merge(args) => merge::run(&ctx, args),
+        Command::Pr(args) => pr::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }

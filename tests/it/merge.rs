@@ -39,7 +39,9 @@ fn team(env: &TestEnv, names: &[&str]) -> (PathBuf, Vec<(String, PathBuf)>) {
     fs::write(repo.join("logo.bin"), b"\0\x01\x02").unwrap();
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "base"]);
-    let mut file = "name = \"t\"\ncwd = \"repo\"\nworktree = true\n".to_string();
+    let mut file =
+        "name = \"t\"\ndescription = \"Improve the notes\"\ncwd = \"repo\"\nworktree = true\n"
+            .to_string();
     for n in names {
         file.push_str(&format!("[[member]]\nname = \"{n}\"\nbrief = \"do {n}\"\n"));
     }
@@ -313,4 +315,119 @@ fn merge_refuses_a_branch_checked_out_and_bad_input() {
         .code(2);
     env.cmd().args(["--team", "t", "merge"]).assert().code(2);
     assert_eq!(checkout_state(&repo, "none"), before);
+}
+
+/// A `gh` stand-in: `auth status` answers as `auth` says; `pr create` records its arguments
+/// and its stdin beside itself and prints a URL.
+fn fake_gh(env: &TestEnv, auth: u8) -> PathBuf {
+    let dir = env.dir.path().display();
+    crate::common::script(
+        env,
+        "gh",
+        &format!(
+            "if [ \"$1\" = auth ]; then echo 'not logged in' >&2; exit {auth}; fi\n\
+             printf '%s\\n' \"$@\" > '{dir}/gh-args'\ncat > '{dir}/gh-body'\n\
+             echo https://github.com/o/r/pull/7"
+        ),
+    )
+}
+
+#[test]
+fn pr_body_has_each_members_brief_tasks_diffstat_and_cost_and_gh_gets_it() {
+    let env = TestEnv::new();
+    let (repo, trees) = team(&env, &["alice", "bob"]);
+    commit(&trees[0].1, "a.txt", "a\n");
+    commit(&trees[1].1, "b.txt", "b\nb\n");
+    env.spend_as("t", "alice", "msg_1");
+    for args in [
+        &["tasks", "add", "Fix **it** <b>now</b>", "--owner", "alice"][..],
+        &["tasks", "update", "1", "--status", "completed"][..],
+    ] {
+        env.cmd()
+            .args(["--team", "t"])
+            .args(args)
+            .assert()
+            .success();
+    }
+    env.cmd()
+        .args(["--team", "t", "merge", "--into", "integration"])
+        .assert()
+        .success();
+    let before = checkout_state(&repo, "none");
+
+    let out = env
+        .cmd()
+        .args(["--team", "t", "pr", "--into", "integration", "--dry-run"])
+        .assert()
+        .success();
+    let body = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for want in [
+        "## The work of team t\n\nWhat the team was asked: Improve the notes\n",
+        "Branch `integration` holds 4 commit(s)",
+        "### alice",
+        "Branch `teamctl/t/alice`: 1 commit(s), 1 file(s), +1 -0. Cost: $0.0001.",
+        "```text\ndo alice\n```",
+        "Tasks done: 1\n\n- Fix \\*\\*it\\*\\* \\<b\\>now\\<\\/b\\>",
+        "+1 -0  a.txt",
+        "### bob",
+        "+2 -0. Cost: unknown (no transcript found).",
+        "+2 -0  b.txt",
+    ] {
+        assert!(body.contains(want), "{want:?} not in:\n{body}");
+    }
+
+    // gh gets the body on stdin and the flags as --flag=value.
+    let gh = fake_gh(&env, 0);
+    let out = env
+        .cmd()
+        .env("TEAMCTL_GH_BIN", &gh)
+        .args(["--json", "--team", "t", "pr", "--into", "integration"])
+        .args(["--title=-x team work", "--draft"])
+        .assert()
+        .success();
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(
+        keys(&v),
+        [
+            "base",
+            "body",
+            "draft",
+            "dry_run",
+            "head",
+            "schema_version",
+            "team",
+            "title",
+            "url"
+        ]
+    );
+    assert_eq!(v["url"], "https://github.com/o/r/pull/7");
+    assert_eq!(format!("{}\n", v["body"].as_str().unwrap()), body);
+    let args = fs::read_to_string(env.dir.path().join("gh-args")).unwrap();
+    assert_eq!(
+        args,
+        "pr\ncreate\n--body-file=-\n--head=integration\n--title=-x team work\n--draft\n"
+    );
+    let sent = fs::read_to_string(env.dir.path().join("gh-body")).unwrap();
+    assert_eq!(sent, v["body"].as_str().unwrap());
+    assert_eq!(checkout_state(&repo, "none"), before);
+
+    // Not logged in, missing, or no such branch: a clear error.
+    let gh = fake_gh(&env, 1);
+    env.cmd()
+        .env("TEAMCTL_GH_BIN", &gh)
+        .args(["--team", "t", "pr", "--into", "integration"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("gh is not logged in"));
+    env.cmd()
+        .env("TEAMCTL_GH_BIN", env.dir.path().join("nope"))
+        .args(["--team", "t", "pr", "--into", "integration"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not an executable file"));
+    env.cmd()
+        .args(["--team", "t", "pr", "--into", "nothing", "--dry-run"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("teamctl merge --into nothing"));
 }

@@ -17,6 +17,7 @@ pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod merge;
 pub(crate) mod pending;
+pub(crate) mod pr;
 pub(crate) mod prepare;
 pub(crate) mod redeliver;
 pub(crate) mod report;

@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod diff;
+pub mod pr;
 pub mod queue;
 
 use std::path::Path;
