@@ -84,8 +84,9 @@ const AFTER_HELP: &str = "Environment:
   TEAMCTL_GH_BIN        the gh binary `pr` opens a pull request with, else gh on PATH
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
-  TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock) and the
-                        index of the transcripts read (transcripts.json) live, default the
+  TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
+                        index of the transcripts read (transcripts.json), the teammates'
+                        worktrees and `merge`'s scratch worktrees (merges/) live, default the
                         user's data directory (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
                         key approval, or refuse --dangerously-skip-permissions as root; passed

@@ -431,3 +431,39 @@ fn pr_body_has_each_members_brief_tasks_diffstat_and_cost_and_gh_gets_it() {
         .code(1)
         .stderr(predicate::str::contains("teamctl merge --into nothing"));
 }
+
+#[test]
+fn merge_squash_makes_one_commit_per_member_onto_an_existing_branch() {
+    let env = TestEnv::new();
+    let (repo, trees) = team(&env, &["alice", "bob"]);
+    commit(&trees[0].1, "a.txt", "a\n");
+    commit(&trees[0].1, "a2.txt", "a\n");
+    commit(&trees[1].1, "b.txt", "b\n");
+    git(&repo, &["branch", "review", "main"]);
+    let start = git(&repo, &["rev-parse", "review"]);
+    env.cmd()
+        .args(["--team", "t", "merge", "bob", "alice", "--into", "review"])
+        .args(["--strategy", "squash", "--check", "true"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("check ran 1 time(s)"))
+        .stdout(predicate::str::contains("bob: merged\nalice: merged"));
+    let log = git(
+        &repo,
+        &["log", "--format=%P %s", &format!("{start}..review")],
+    );
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].ends_with("Squash branch 'teamctl/t/alice' (alice) into review"));
+    assert!(lines[1].ends_with("Squash branch 'teamctl/t/bob' (bob) into review"));
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.split(' ').next().unwrap().len() == 40),
+        "{log}"
+    );
+    assert_eq!(
+        git(&repo, &["ls-tree", "-r", "--name-only", "review"]),
+        "a.txt\na2.txt\nb.txt\nlogo.bin\nnotes.md"
+    );
+}
