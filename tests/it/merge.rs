@@ -467,3 +467,36 @@ fn merge_squash_makes_one_commit_per_member_onto_an_existing_branch() {
         "a.txt\na2.txt\nb.txt\nlogo.bin\nnotes.md"
     );
 }
+
+#[test]
+fn export_keeps_a_patch_and_a_diffstat_per_member() {
+    let env = TestEnv::new();
+    let (repo, trees) = team(&env, &["alice", "bob"]);
+    commit(&trees[0].1, "a.txt", "a\n");
+    fs::write(trees[1].1.join("notes.md"), "one\n").unwrap();
+    let out = env.dir.path().join("record");
+    env.cmd()
+        .args(["--team", "t", "export", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    // Each patch applies to the base as the teammate's work.
+    for (name, file) in [("alice", "a.txt"), ("bob", "notes.md")] {
+        let patch = out.join(format!("patches/{name}.patch"));
+        assert!(
+            fs::read_to_string(&patch)
+                .unwrap()
+                .contains(&format!("diff --git a/{file} b/{file}"))
+        );
+        git(&repo, &["apply", "--check", patch.to_str().unwrap()]);
+    }
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("### Branches"), "{report}");
+    assert!(report.contains("+1 -0  a.txt"), "{report}");
+    assert!(report.contains("+0 -2  notes.md"), "{report}");
+    let s = parse(&fs::read(out.join("summary.json")).unwrap());
+    assert_eq!(
+        s["worktrees"][0]["files"],
+        json!([{"path": "a.txt", "added": 1, "deleted": 0}])
+    );
+}

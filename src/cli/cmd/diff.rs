@@ -99,17 +99,13 @@ fn human(d: &MemberDiff) -> String {
     }
     match &d.text {
         Some(t) if !t.trim().is_empty() => out.push(escape_block(t.trim_end(), "  ")),
-        _ => {
-            for f in &d.files {
-                let count = |n: Option<u64>| n.map_or_else(|| "bin".to_string(), |n| n.to_string());
-                out.push(format!(
-                    "  +{} -{}  {}",
-                    count(f.added),
-                    count(f.deleted),
-                    esc(&f.path)
-                ));
-            }
+        _ if !d.files.is_empty() => {
+            out.push(escape_block(
+                diff::stat_text(&d.files, usize::MAX).trim_end(),
+                "  ",
+            ));
         }
+        _ => {}
     }
     for u in &d.untracked {
         out.push(format!("  untracked: {}", esc(u)));

@@ -192,14 +192,7 @@ fn member(md: &mut String, s: &Summary, d: &MemberDiff) {
         md.push('\n');
     }
     if !d.files.is_empty() {
-        let mut stat = String::new();
-        for f in d.files.iter().take(FILES_MAX) {
-            let n = |v: Option<u64>| v.map_or_else(|| "bin".to_string(), |v| v.to_string());
-            let _ = writeln!(stat, "+{} -{}  {}", n(f.added), n(f.deleted), f.path);
-        }
-        if d.files.len() > FILES_MAX {
-            let _ = writeln!(stat, "… and {} more file(s)", d.files.len() - FILES_MAX);
-        }
+        let stat = diff::stat_text(&d.files, FILES_MAX);
         let _ = writeln!(md, "Diffstat:\n\n{}", fenced(&stat, usize::MAX).block);
     }
 }
