@@ -1419,7 +1419,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --json --claude-dir --team --lock-timeout --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --help --version"
+            opts="-h -V --json --claude-dir --team --lock-timeout --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --merge-into --check --strategy --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1519,6 +1519,18 @@ _teamctl() {
                     ;;
                 --no-response-after)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --merge-into)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --strategy)
+                    COMPREPLY=($(compgen -W "merge squash" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -436,6 +436,10 @@ exit\t'End with exit 9'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
+squash\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l from-transcript -d 'With --message-from: NAME going idle without writing to you counts too, with the text that ended its turn (from its transcript) as the message'

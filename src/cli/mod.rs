@@ -14,6 +14,7 @@ pub(crate) mod keep;
 pub(crate) mod launch;
 #[cfg(test)]
 mod markdown;
+pub(crate) mod merging;
 pub(crate) mod otel;
 pub(crate) mod output;
 pub(crate) mod quick_exit;

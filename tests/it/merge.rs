@@ -500,3 +500,85 @@ fn export_keeps_a_patch_and_a_diffstat_per_member() {
         json!([{"path": "a.txt", "added": 1, "deleted": 0}])
     );
 }
+
+#[test]
+fn wait_merges_into_a_branch_once_the_tasks_are_done() {
+    let env = TestEnv::new();
+    let (repo, trees) = team(&env, &["alice", "bob"]);
+    commit(&trees[0].1, "a.txt", "a\n");
+    commit(&trees[1].1, "notes.md", "x\n");
+    commit(&trees[0].1, "notes.md", "y\n");
+    for args in [
+        &["tasks", "add", "b", "--owner", "bob"][..],
+        &["tasks", "add", "a", "--owner", "alice"][..],
+        &["tasks", "update", "1", "--status", "completed"][..],
+        &["tasks", "update", "2", "--status", "completed"][..],
+    ] {
+        env.cmd()
+            .args(["--team", "t"])
+            .args(args)
+            .assert()
+            .success();
+    }
+    // When each was completed, as the task files' times say (whatever the file system's
+    // resolution).
+    for (id, at) in [("1", "2026-01-01 00:00:01"), ("2", "2026-01-01 00:00:02")] {
+        let f = env.root.join(format!("tasks/t/{id}.json"));
+        assert!(
+            Command::new("touch")
+                .args(["-d", at])
+                .arg(&f)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let out = env
+        .cmd()
+        .args([
+            "--json",
+            "--team",
+            "t",
+            "wait",
+            "--tasks-done",
+            "--timeout",
+            "10s",
+        ])
+        .args(["--merge-into", "done", "--check", "test -e notes.md"])
+        .assert()
+        .code(10);
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(v["met"], true);
+    let m = &v["merge"];
+    assert_eq!(m["into"], "done");
+    // bob's task was completed first: bob is merged first, alice conflicts after him.
+    assert_eq!(m["members"][0]["name"], "bob");
+    assert_eq!(m["members"][0]["status"], "merged");
+    assert_eq!(m["members"][1]["status"], "conflict");
+    assert_eq!(m["checks_run"], 1);
+    assert_eq!(git(&repo, &["show", "done:notes.md"]), "x");
+
+    // A team with no worktree teammate is refused before waiting.
+    env.cmd()
+        .args(["create", "plain", "--launch", "none", "--member", "carol:c"])
+        .assert()
+        .success();
+    env.cmd()
+        .args([
+            "--team",
+            "plain",
+            "wait",
+            "--tasks-done",
+            "--merge-into",
+            "x",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no teammate of team 'plain' has a worktree",
+        ));
+    env.cmd()
+        .args(["--team", "t", "wait", "--tasks-done", "--check", "true"])
+        .assert()
+        .code(2);
+}

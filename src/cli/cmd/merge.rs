@@ -1,16 +1,13 @@
 //! `teamctl merge`: the teammates' branches merged onto one branch, in a scratch worktree,
 //! with a check.
 
-use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use anyhow::Result;
+use clap::Args;
 use serde::Serialize;
-use teamctl::error::Error;
-use teamctl::ops::merge::queue::{self, MemberResult, Outcome, Request, Status, Strategy};
-use teamctl::ops::merge::{by_completion, sources};
+use teamctl::ops::merge::queue::Outcome;
 
 use crate::cli::context::Ctx;
-use crate::cli::output::warn;
-use crate::cli::term::{escape_block, escape_line as esc};
+use crate::cli::merging::{self, Plan, StrategyArg};
 
 /// Merge the teammates' branches onto one branch, with a check, without touching your checkout
 ///
@@ -77,12 +74,6 @@ pub(crate) struct MergeArgs {
     dry_run: bool,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum StrategyArg {
-    Merge,
-    Squash,
-}
-
 #[derive(Serialize)]
 struct Json<'a> {
     schema_version: u32,
@@ -93,31 +84,17 @@ struct Json<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: MergeArgs) -> Result<()> {
     let team = ctx.team()?;
-    let mut chosen = sources(&team, &args.members)?;
-    if args.members.is_empty() {
-        chosen = by_completion(&ctx.layout, &team, chosen);
-    }
-    let data_dir = ctx
-        .data_dir
-        .as_deref()
-        .context("teamctl has no data dir for its scratch worktree: set TEAMCTL_DATA_DIR")?;
-    let progress = |s: &str| eprintln!("{}", esc(s));
-    let outcome = queue::merge(&Request {
-        team: team.name.as_str(),
-        sources: chosen,
-        into: &args.into,
-        check: args.check.as_deref(),
-        strategy: match args.strategy {
-            StrategyArg::Merge => Strategy::Merge,
-            StrategyArg::Squash => Strategy::Squash,
+    let outcome = merging::queue(
+        ctx,
+        &team,
+        &Plan {
+            members: &args.members,
+            into: &args.into,
+            check: args.check.as_deref(),
+            strategy: args.strategy,
+            dry_run: args.dry_run,
         },
-        dry_run: args.dry_run,
-        data_dir,
-        progress: &progress,
-    })?;
-    for w in &outcome.warnings {
-        warn(w);
-    }
+    )?;
     if ctx.out.json {
         ctx.out.json(&Json {
             schema_version: 1,
@@ -125,77 +102,7 @@ pub(crate) fn run(ctx: &Ctx, args: MergeArgs) -> Result<()> {
             outcome: &outcome,
         })?;
     } else {
-        ctx.out.line(&human(&outcome))?;
+        ctx.out.line(&merging::human(&outcome))?;
     }
-    let aside: Vec<&str> = outcome
-        .members
-        .iter()
-        .filter(|m| m.set_aside())
-        .map(|m| m.name.as_str())
-        .collect();
-    if aside.is_empty() {
-        return Ok(());
-    }
-    Err(Error::SetAside(format!(
-        "{} of {} member(s) set aside: {}",
-        aside.len(),
-        outcome.members.len(),
-        aside.join(", ")
-    ))
-    .into())
-}
-
-fn human(o: &Outcome) -> String {
-    let short = |c: &str| c.chars().take(12).collect::<String>();
-    let moved = match (&o.before, o.dry_run) {
-        (_, true) => format!(
-            "dry run: {} would point at {}",
-            esc(&o.into),
-            short(&o.after)
-        ),
-        (None, false) => format!("{} made at {}", esc(&o.into), short(&o.after)),
-        (Some(b), false) if *b == o.after => format!("{} unchanged at {}", esc(&o.into), short(b)),
-        (Some(b), false) => format!("{} {} -> {}", esc(&o.into), short(b), short(&o.after)),
-    };
-    let mut out = vec![moved];
-    if o.check.is_some() {
-        out.push(format!("check ran {} time(s)", o.checks_run));
-    }
-    out.extend(o.members.iter().map(member));
-    out.join("\n")
-}
-
-fn member(m: &MemberResult) -> String {
-    let what = match m.status {
-        Status::Merged => "merged".to_string(),
-        Status::UpToDate => "nothing to merge".to_string(),
-        Status::Missing => format!("set aside: branch {} is gone", esc(&m.branch)),
-        Status::Conflict => format!(
-            "set aside: conflict in {}",
-            m.conflicts
-                .iter()
-                .map(|f| esc(f).into_owned())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Status::CheckFailed => format!(
-            "set aside: the check failed (exit code {})",
-            m.check
-                .as_ref()
-                .and_then(|c| c.exit_code)
-                .map_or_else(|| "none".to_string(), |c| c.to_string())
-        ),
-    };
-    let mut line = format!("{}: {what}", esc(&m.name));
-    if !m.uncommitted.is_empty() {
-        line.push_str(&format!(
-            " ({} uncommitted change(s) not merged)",
-            m.uncommitted.len()
-        ));
-    }
-    if let Some(c) = &m.check {
-        line.push('\n');
-        line.push_str(&escape_block(&c.output.join("\n"), "  | "));
-    }
-    line
+    merging::exit(&outcome)
 }
