@@ -11,6 +11,7 @@ use teamctl::team::config::Team;
 
 use crate::cli::context::Ctx;
 use crate::cli::output::warn;
+use crate::cli::signals;
 use crate::cli::term::{escape_block, escape_line as esc};
 
 /// How each member's work lands (`--strategy`).
@@ -69,6 +70,8 @@ pub(crate) fn queue(ctx: &Ctx, team: &Team, plan: &Plan) -> Result<Outcome> {
         .as_deref()
         .context("teamctl has no data dir for its scratch worktree: set TEAMCTL_DATA_DIR")?;
     let progress = |s: &str| eprintln!("{}", esc(s));
+    // An interrupt ends the queue between its steps, its scratch worktree removed.
+    signals::defer();
     let outcome = queue::merge(&Request {
         team: team.name.as_str(),
         sources: chosen,
@@ -81,6 +84,7 @@ pub(crate) fn queue(ctx: &Ctx, team: &Team, plan: &Plan) -> Result<Outcome> {
         dry_run: plan.dry_run,
         data_dir,
         progress: &progress,
+        stop: &signals::received,
     })?;
     for w in &outcome.warnings {
         warn(w);

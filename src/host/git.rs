@@ -373,13 +373,16 @@ pub fn checked_out_branches(dir: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
-/// `git worktree add --detach`: a new worktree at `path` at `commit`, on no branch.
+/// `git worktree add --detach`: a new worktree at `path` at `commit`, on no branch, running
+/// no hook (teamctl's scratch worktree).
 ///
 /// # Errors
 /// git refusing, naming why.
 pub fn worktree_add_detached(repo: &Path, path: &Path, commit: &str) -> Result<()> {
     diff_range(commit, None)?;
     let args = [
+        OsStr::new("-c"),
+        OsStr::new(NO_HOOKS),
         OsStr::new("worktree"),
         OsStr::new("add"),
         OsStr::new("--detach"),
@@ -416,6 +419,10 @@ pub fn has_identity(dir: &Path) -> bool {
         .all(|v| run(dir, &["var", v]).is_ok_and(|o| o.status.success()))
 }
 
+/// No hook runs in teamctl's scratch worktree: the repository's hooks folder is shared with
+/// the teammates' worktrees, which could write into it, and the user's own check is `--check`.
+const NO_HOOKS: &str = "core.hooksPath=/dev/null";
+
 /// How [`merge`] records a merge.
 #[derive(Debug, Clone)]
 pub struct MergeHow<'a> {
@@ -439,7 +446,7 @@ pub enum Merged {
 }
 
 /// Merges `commit` into `HEAD` of the worktree at `dir` (teamctl's scratch worktree): a merge
-/// commit (`--no-ff`), or one squashed commit. A conflict is taken back (`git reset --hard`)
+/// commit (`--no-ff`), or one squashed commit, running no hook. A conflict is taken back (`git reset --hard`)
 /// and its files named.
 ///
 /// # Errors
@@ -450,7 +457,7 @@ pub fn merge(dir: &Path, commit: &str, how: &MergeHow) -> Result<Merged> {
     if is_ancestor(dir, commit, &before)? {
         return Ok(Merged::UpToDate);
     }
-    let mut args: Vec<String> = Vec::new();
+    let mut args: Vec<String> = vec!["-c".into(), NO_HOOKS.into()];
     if let Some((name, email)) = how.identity {
         args.extend(["-c".into(), format!("user.name={name}")]);
         args.extend(["-c".into(), format!("user.email={email}")]);

@@ -441,6 +441,21 @@ fn merge_squash_makes_one_commit_per_member_onto_an_existing_branch() {
     commit(&trees[1].1, "b.txt", "b\n");
     git(&repo, &["branch", "review", "main"]);
     let start = git(&repo, &["rev-parse", "review"]);
+    // A hook a teammate could have written into the shared hooks folder never runs.
+    let ran = env.dir.path().join("hook-ran");
+    for hook in [
+        "post-checkout",
+        "post-merge",
+        "pre-merge-commit",
+        "pre-commit",
+    ] {
+        crate::common::script(&env, hook, &format!("touch '{}'", ran.display()));
+        fs::rename(
+            env.dir.path().join(hook),
+            repo.join(".git/hooks").join(hook),
+        )
+        .unwrap();
+    }
     env.cmd()
         .args(["--team", "t", "merge", "bob", "alice", "--into", "review"])
         .args(["--strategy", "squash", "--check", "true"])
@@ -465,6 +480,51 @@ fn merge_squash_makes_one_commit_per_member_onto_an_existing_branch() {
     assert_eq!(
         git(&repo, &["ls-tree", "-r", "--name-only", "review"]),
         "a.txt\na2.txt\nb.txt\nlogo.bin\nnotes.md"
+    );
+    assert!(!ran.exists(), "a hook ran");
+}
+
+#[test]
+fn teammate_file_names_reach_the_terminal_escaped_and_json_exact() {
+    let env = TestEnv::new();
+    let (_, trees) = team(&env, &["alice", "bob"]);
+    let name = "evil\x1b[31m\u{202e}.txt";
+    commit(&trees[0].1, name, "a\n");
+    commit(&trees[1].1, name, "b\n");
+    let out = env
+        .cmd()
+        .args(["--team", "t", "diff", "alice"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        !text.contains('\x1b') && !text.contains('\u{202e}'),
+        "{text:?}"
+    );
+    assert!(text.contains("evil\\e[31m\\u{202e}.txt"), "{text}");
+    let v = parse(
+        &env.cmd()
+            .args(["--json", "--team", "t", "diff", "alice"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(v["members"][0]["files"][0]["path"], name);
+    let out = env
+        .cmd()
+        .args(["--team", "t", "merge", "--into", "x"])
+        .assert()
+        .code(10);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        text.contains("bob: set aside: conflict in evil\\e[31m"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\x1b') && !err.contains('\x1b'),
+        "{text:?} {err:?}"
     );
 }
 

@@ -30,8 +30,11 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 /// is BRANCH moved (`git update-ref`, which fails if it moved meanwhile). --strategy squash
 /// makes one commit per member instead of a merge commit. --dry-run merges in the scratch
 /// worktree only: it says what would conflict, runs no check and moves no branch. The scratch
-/// worktree is removed after (`git worktree prune`). When git knows no user.name/user.email,
-/// the commits are made as `teamctl <teamctl@localhost>` (a warning says so).
+/// worktree is removed after (`git worktree prune`), also when an interrupt (Ctrl-C) ends the
+/// queue between its steps (then nothing moves). No git hook runs there (the repository's
+/// hooks folder is shared with the teammates' worktrees). When git knows no
+/// user.name/user.email, the commits are made as `teamctl <teamctl@localhost>` (a warning says
+/// so).
 ///
 /// Exit codes: 0 every member merged (or had nothing to merge); 10 some were set aside (a
 /// conflict, a failed check, a branch gone) and the others merged; 1 an error (nothing moved);

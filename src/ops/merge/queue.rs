@@ -46,6 +46,8 @@ pub struct Request<'a> {
     pub data_dir: &'a Path,
     /// Told each step, for a progress line.
     pub progress: &'a dyn Fn(&str),
+    /// Asked before each step: `true` stops the queue (an interrupt) with nothing moved.
+    pub stop: &'a dyn Fn() -> bool,
 }
 
 /// What became of one member.
@@ -139,6 +141,9 @@ pub fn merge(req: &Request) -> Result<Outcome> {
     let _ = std::fs::remove_file(&log);
     let (members, checks_run, after, warnings) = result?;
     discarded?;
+    if (req.stop)() {
+        bail!("interrupted: {} not moved", req.into);
+    }
     if !req.dry_run && before.as_deref() != Some(after.as_str()) {
         git::update_branch(&repo, req.into, &after, before.as_deref())?;
     }
@@ -301,6 +306,7 @@ impl Queue<'_> {
     /// Merges the members `idx` onto the scratch worktree's `HEAD`, in order.
     fn merge_each(&mut self, idx: &[usize]) -> Result<()> {
         for &i in idx {
+            self.stop_here()?;
             let r = &self.results[i];
             let Some(commit) = r.commit.clone() else {
                 (self.req.progress)(&format!("{}: branch {} is gone", r.name, r.branch));
@@ -347,13 +353,28 @@ impl Queue<'_> {
         Ok(())
     }
 
+    /// An error when the queue was told to stop.
+    fn stop_here(&self) -> Result<()> {
+        if (self.req.stop)() {
+            bail!(
+                "interrupted: the scratch worktree is removed and {} not moved",
+                self.req.into
+            );
+        }
+        Ok(())
+    }
+
     /// Runs the check after the first `k` merges.
     fn check_at(&mut self, k: usize, cmd: &str) -> Result<CheckRun> {
+        self.stop_here()?;
         let commit = self.commit_at(k).to_string();
         git::reset_hard(self.dir, &commit)?;
         self.checks += 1;
         (self.req.progress)(&format!("check {} on {} merge(s): {cmd}", self.checks, k));
-        check::run(self.dir, cmd, self.log)
+        let run = check::run(self.dir, cmd, self.log)?;
+        // A check ended by the interrupt says nothing about the merges.
+        self.stop_here()?;
+        Ok(run)
     }
 
     /// Checks the merged result; while it fails, bisects the merges not known to pass for the
