@@ -441,6 +441,21 @@ fn merge_squash_makes_one_commit_per_member_onto_an_existing_branch() {
     commit(&trees[1].1, "b.txt", "b\n");
     git(&repo, &["branch", "review", "main"]);
     let start = git(&repo, &["rev-parse", "review"]);
+    // A scratch worktree a killed queue left (its process gone) is cleared away.
+    let stale = env.data_dir().join("merges/t.4194303.0badf00d");
+    fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            stale.to_str().unwrap(),
+            "main",
+        ],
+    );
+    fs::write(env.data_dir().join("merges/t.4194303.0badf00d.log"), "x").unwrap();
     // A hook a teammate could have written into the shared hooks folder never runs.
     let ran = env.dir.path().join("hook-ran");
     for hook in [
@@ -482,6 +497,14 @@ fn merge_squash_makes_one_commit_per_member_onto_an_existing_branch() {
         "a.txt\na2.txt\nb.txt\nlogo.bin\nnotes.md"
     );
     assert!(!ran.exists(), "a hook ran");
+    assert!(!stale.exists());
+    assert!(!git(&repo, &["worktree", "list"]).contains("0badf00d"));
+    assert!(
+        fs::read_dir(env.data_dir().join("merges"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
 }
 
 #[test]
@@ -641,4 +664,56 @@ fn wait_merges_into_a_branch_once_the_tasks_are_done() {
         .args(["--team", "t", "wait", "--tasks-done", "--check", "true"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn merge_finds_two_breaking_members_and_keeps_the_rest() {
+    let env = TestEnv::new();
+    let names = ["m1", "b1", "m2", "m3", "b2", "m4"];
+    let (repo, trees) = team(&env, &names);
+    for (name, tree) in &trees {
+        let file = if name.starts_with('b') {
+            format!("broken-{name}")
+        } else {
+            format!("{name}.txt")
+        };
+        commit(tree, &file, "x\n");
+    }
+    let count = env.dir.path().join("checks");
+    let check = format!(
+        "echo run >> '{}'; ! ls broken-* >/dev/null 2>&1",
+        count.display()
+    );
+    let out = env
+        .cmd()
+        .args([
+            "--json", "--team", "t", "merge", "--into", "i", "--check", &check,
+        ])
+        .assert()
+        .code(10);
+    let v = parse(&out.get_output().stdout);
+    let status: Vec<(&str, &str)> = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["name"].as_str().unwrap(), m["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("m1", "merged"),
+            ("b1", "check_failed"),
+            ("m2", "merged"),
+            ("m3", "merged"),
+            ("b2", "check_failed"),
+            ("m4", "merged")
+        ]
+    );
+    let runs = fs::read_to_string(&count).unwrap().lines().count();
+    assert_eq!(v["checks_run"], runs);
+    assert!(runs <= 10, "the check ran {runs} times");
+    assert_eq!(
+        git(&repo, &["ls-tree", "-r", "--name-only", "i"]),
+        "logo.bin\nm1.txt\nm2.txt\nm3.txt\nm4.txt\nnotes.md"
+    );
 }

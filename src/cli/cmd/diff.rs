@@ -14,8 +14,8 @@ use crate::cli::term::{escape_block, escape_line as esc};
 /// For every teammate `create` gave a git worktree (or those named, in that order): its
 /// branch, the commits on it since the commit its worktree started from (recorded at create),
 /// and the tracked files that differ from that commit, committed or not, as `git diff
-/// --numstat` counts them (a binary file has no line counts: shown as `bin`); untracked files
-/// are listed. A worktree whose folder is gone (delete removed it) is read from its branch:
+/// --numstat --no-renames` counts them (a renamed file counts as a deletion and an addition; a
+/// binary file has no line counts: shown as `bin`); untracked files are listed. A worktree whose folder is gone (delete removed it) is read from its branch:
 /// committed work only. Only the worktrees teamctl's own record of the team names are read.
 ///
 /// --stat adds git's diffstat, --patch the patch itself (no colour, no external diff tools;

@@ -132,10 +132,9 @@ pub fn merge(req: &Request) -> Result<Outcome> {
     guard(&repo, req)?;
     let before = git::branch_commit(&repo, req.into);
     let start = before.clone().unwrap_or_else(|| base.clone());
-    let scratch = scratch_path(req)?;
+    let (scratch, log) = scratch_path(req, &repo)?;
     (req.progress)(&format!("merging in {}", scratch.display()));
     git::worktree_add_detached(&repo, &scratch, &start)?;
-    let log = scratch.with_extension("log");
     let result = run_queue(req, &scratch, &log, &start);
     let discarded = git::worktree_discard(&repo, &scratch);
     let _ = std::fs::remove_file(&log);
@@ -236,7 +235,10 @@ fn guard(repo: &Path, req: &Request) -> Result<()> {
     Ok(())
 }
 
-fn scratch_path(req: &Request) -> Result<PathBuf> {
+/// A new scratch worktree's folder, `<data dir>/merges/<team>.<pid>.<hex>`, and its check's
+/// log beside it; the ones an earlier queue of the team left when it was killed are removed
+/// first.
+fn scratch_path(req: &Request, repo: &Path) -> Result<(PathBuf, PathBuf)> {
     let context = || {
         format!(
             "could not make a scratch folder in {}",
@@ -248,12 +250,45 @@ fn scratch_path(req: &Request) -> Result<PathBuf> {
     let merges = data
         .sub_create("merges", 0o700)
         .map_err(|e| anyhow::anyhow!("{}: {e}", context()))?;
+    sweep(repo, merges.path(), req.team);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let name = format!("{}-{}-{nanos:08x}", req.team, std::process::id());
-    Ok(merges.path().join(name))
+    let name = format!("{}.{}.{nanos:08x}", req.team, std::process::id());
+    let dir = merges.path();
+    Ok((dir.join(&name), dir.join(format!("{name}.log"))))
+}
+
+/// Removes the scratch worktrees (and logs) in `merges` of queues of `team` whose process is
+/// gone (killed before it could clean up). Team names hold no dot, so `<team>.<pid>.` is
+/// this team's alone.
+fn sweep(repo: &Path, merges: &Path, team: &str) {
+    let Ok(entries) = std::fs::read_dir(merges) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let mut parts = name.split('.');
+        let (Some(t), Some(pid)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if t != team || crate::host::proc::pid_alive(pid, None) != Some(false) {
+            continue;
+        }
+        match e.file_type() {
+            Ok(k) if k.is_dir() => {
+                let _ = git::worktree_discard(repo, &e.path());
+            }
+            Ok(k) if k.is_file() => {
+                let _ = std::fs::remove_file(e.path());
+            }
+            _ => {}
+        }
+    }
 }
 
 fn first_look(s: &Source) -> MemberResult {
