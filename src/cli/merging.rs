@@ -128,8 +128,10 @@ pub(crate) fn human(o: &Outcome) -> String {
         (Some(b), false) => format!("{} {} -> {}", esc(&o.into), short(b), short(&o.after)),
     };
     let mut out = vec![moved];
-    if o.check.is_some() {
-        out.push(format!("check ran {} time(s)", o.checks_run));
+    match (&o.check, o.dry_run) {
+        (Some(_), true) => out.push("check not run (dry run)".to_string()),
+        (Some(_), false) => out.push(format!("check ran {} time(s)", o.checks_run)),
+        (None, _) => {}
     }
     out.extend(o.members.iter().map(member));
     out.join("\n")

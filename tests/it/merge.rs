@@ -283,12 +283,15 @@ fn merge_lands_the_clean_sets_aside_a_conflict_and_a_breaker() {
             "--into",
             "integration",
             "--dry-run",
+            "--check",
+            "false",
         ])
         .assert()
         .code(10)
         .stdout(predicate::str::contains(
             "dry run: integration would point at",
         ))
+        .stdout(predicate::str::contains("check not run (dry run)"))
         .stdout(predicate::str::contains(
             "same2: set aside: conflict in notes.md",
         ));

@@ -44,7 +44,8 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 /// "strategy","check","checks_run","members":[{"name","branch","commit","status","merged_as",
 /// "conflicts","check":{"passed","exit_code","output"},"uncommitted"}],"warnings"}; status is
 /// merged, up_to_date, conflict, check_failed or missing; before is null when BRANCH was made;
-/// check is the failed run that set the member aside, else null.
+/// check is the failed run that set the member aside, else null. The document is printed with
+/// exit 10 too.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl merge --into integration                            # every worktree teammate
