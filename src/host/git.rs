@@ -510,14 +510,18 @@ fn conflicted(dir: &Path) -> Result<Vec<String>> {
     Ok(files)
 }
 
-/// `git reset --hard` of the worktree at `dir` (teamctl's scratch worktree) to `commit`.
+/// `git reset --hard` of the worktree at `dir` (teamctl's scratch worktree) to `commit`, and
+/// its untracked files removed (`git clean -fd`; ignored ones, such as a build's cache, kept),
+/// so that what a check left cannot stop a merge or change the next check.
 ///
 /// # Errors
 /// git failing.
 pub fn reset_hard(dir: &Path, commit: &str) -> Result<()> {
     diff_range(commit, None)?;
     let out = run(dir, &["reset", "--hard", "--quiet", commit, "--"])?;
-    ok_or_bail(dir, "reset", out).map(|_| ())
+    ok_or_bail(dir, "reset", out)?;
+    let out = run(dir, &["clean", "-fdq", "--"])?;
+    ok_or_bail(dir, "clean", out).map(|_| ())
 }
 
 /// Points branch `name` at `new`, only if it still points at `old` (`None`: only if it does
