@@ -26,7 +26,9 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 /// merges are bisected for the first one that makes it fail (a state known to pass is not
 /// checked again); that member is set aside with the check's exit code and last 20 lines of
 /// output, the members after it are merged again, and the check runs again. If the check fails
-/// before any member is merged, nothing is set aside and nothing moves (exit 1). Only at the end
+/// before any member is merged, nothing is set aside and nothing moves (exit 1). Between steps
+/// the scratch worktree is reset and its untracked files removed (ignored ones, such as a
+/// build's cache, are kept). Only at the end
 /// is BRANCH moved (`git update-ref`, which fails if it moved meanwhile). --strategy squash
 /// makes one commit per member instead of a merge commit. --dry-run merges in the scratch
 /// worktree only: it says what would conflict, runs no check and moves no branch. The scratch
