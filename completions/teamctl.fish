@@ -52,6 +52,9 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Start a
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "redeliver" -d 'Move messages from an inbox nobody reads to the member they were meant for'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "doctor" -d 'Check the setup and a team\'s files, and say what to fix'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "export" -d 'Write a record of the team that outlives it: its files, its conversation, a report'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "diff" -d 'Show each teammate\'s work in its worktree against the commit it started from'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "merge" -d 'Merge the teammates\' branches onto one branch, with a check, without touching your checkout'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pr" -d 'Open a pull request of the team\'s merged work with gh, its body made from the team\'s record'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the man pages (teamctl.1 and one teamctl-<command>.1 per command) into a directory'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
@@ -433,6 +436,10 @@ exit\t'End with exit 9'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
+squash\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l from-transcript -d 'With --message-from: NAME going idle without writing to you counts too, with the text that ended its turn (from its transcript) as the message'
@@ -513,6 +520,36 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l json -d 'Prin
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l report-only -d 'Print report.md on stdout and write nothing (with --json: summary.json)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l stat -d 'Add git\'s diffstat'
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l patch -d 'Add the patch'
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l into -d 'The branch to merge into (made from the team\'s base when missing)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check -d 'A command line run with `sh -c` in the scratch worktree after merging; members whose merge makes it fail are set aside' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l strategy -d 'A merge commit per member, or one squashed commit per member' -r -f -a "merge\t''
+squash\t''"
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l dry-run -d 'Merge in the scratch worktree only: say what would conflict, run no check, move nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l into -d 'The branch with the team\'s merged work (the pull request\'s head)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l base -d 'The branch the pull request goes into [default: the repository\'s default branch]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l title -d 'Its title [default: The work of team <team>]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l draft -d 'Open it as a draft'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l dry-run -d 'Print the body and open nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

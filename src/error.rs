@@ -28,6 +28,9 @@ pub enum Error {
     /// `--on-dead` of `wait` and `run`). Exit 7 (the API refused), 8 (stalled or no answer)
     /// or 9 (dead).
     Stuck(Stuck, String),
+    /// A merge queue set members aside (a conflict, a failed check, a branch gone) and merged
+    /// the others (`merge`). Exit 10.
+    SetAside(String),
     /// After writing, the file did not read back as written. Exit 4.
     VerifyFailed {
         /// The file that was written.
@@ -44,6 +47,7 @@ impl fmt::Display for Error {
             | Error::Timeout(msg)
             | Error::Unanswered(msg)
             | Error::Budget(msg)
+            | Error::SetAside(msg)
             | Error::Stuck(_, msg) => f.write_str(msg),
             Error::LockTimeout { lock, waited } => write!(
                 f,

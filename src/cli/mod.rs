@@ -14,6 +14,7 @@ pub(crate) mod keep;
 pub(crate) mod launch;
 #[cfg(test)]
 mod markdown;
+pub(crate) mod merging;
 pub(crate) mod otel;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
@@ -26,8 +27,9 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, doctor, export, inbox, log, man, pending,
-    prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait, watch,
+    approve, ask, completions, create, delete, deny, diff, doctor, export, inbox, log, man, merge,
+    pending, pr, prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait,
+    watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -80,10 +82,12 @@ const AFTER_HELP: &str = "Environment:
                         checks
   CLAUDE_CODE_TEAMMATE_COMMAND  read (never set) when looking for claude: Claude Code's own
                         teammate-binary override
+  TEAMCTL_GH_BIN        the gh binary `pr` opens a pull request with, else gh on PATH
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
-  TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock) and the
-                        index of the transcripts read (transcripts.json) live, default the
+  TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
+                        index of the transcripts read (transcripts.json), the teammates'
+                        worktrees and `merge`'s scratch worktrees (merges/) live, default the
                         user's data directory (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
                         key approval, or refuse --dangerously-skip-permissions as root; passed
@@ -117,6 +121,8 @@ Exit codes:
        restart past --max-restarts
   9    (wait, run) --on-dead exit: a member's pane or process is gone with work waiting; or a
        restart past --max-restarts
+  10   merge: some members were set aside (a conflict, a failed --check, a branch gone) and
+       the others merged
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 
@@ -170,6 +176,9 @@ pub(crate) enum Command {
     Redeliver(redeliver::RedeliverArgs),
     Doctor(doctor::DoctorArgs),
     Export(export::ExportArgs),
+    Diff(diff::DiffArgs),
+    Merge(merge::MergeArgs),
+    Pr(pr::PrArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
@@ -211,6 +220,9 @@ pub(crate) fn dispatch(
         Command::Redeliver(args) => redeliver::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
+        Command::Diff(args) => diff::run(&ctx, args),
+        Command::Merge(args) => merge::run(&ctx, args),
+        Command::Pr(args) => pr::run(&ctx, args),
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }
@@ -225,6 +237,7 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         Some(Error::Unanswered(_)) => 5,
         Some(Error::Budget(_)) => 6,
         Some(Error::Stuck(why, _)) => why.code(),
+        Some(Error::SetAside(_)) => 10,
         None => 1,
     }
 }

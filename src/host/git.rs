@@ -233,6 +233,338 @@ pub fn changed_since(dir: &Path, base: &str) -> Result<u64> {
     Ok(count(&diff.stdout) + count(&others.stdout))
 }
 
+/// One file's line counts as `git diff --numstat` gives them (`None` for a binary file, which
+/// git counts as `-`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NumStat {
+    /// The file, relative to the top of the repository.
+    pub path: String,
+    /// Lines added (`None`: a binary file).
+    pub added: Option<u64>,
+    /// Lines deleted (`None`: a binary file).
+    pub deleted: Option<u64>,
+}
+
+fn ok_or_bail(dir: &Path, what: &str, out: Output) -> Result<Output> {
+    if !out.status.success() {
+        bail!(
+            "git {what} in {} failed: {}",
+            dir.display(),
+            stderr_line(&out)
+        );
+    }
+    Ok(out)
+}
+
+/// The arguments `git diff` gets for `from` against `to` (`None`: the work tree of `dir`,
+/// staged or not), never letting a name become an option.
+fn diff_range<'a>(from: &'a str, to: Option<&'a str>) -> Result<Vec<&'a str>> {
+    let mut v = vec![from];
+    v.extend(to);
+    if v.iter().any(|r| r.starts_with('-')) {
+        bail!("refusing a revision that starts with '-': {}", v.join(" "));
+    }
+    Ok(v)
+}
+
+/// `git diff --numstat` of commit `from` against `to` (`None`: the work tree of `dir`, staged
+/// changes and not, untracked files aside), renames shown as a deletion and an addition.
+///
+/// # Errors
+/// An unknown commit, or git failing.
+pub fn numstat(dir: &Path, from: &str, to: Option<&str>) -> Result<Vec<NumStat>> {
+    let mut args = vec!["diff", "--numstat", "-z", "--no-renames", "--no-ext-diff"];
+    args.extend(diff_range(from, to)?);
+    args.push("--");
+    let out = ok_or_bail(dir, "diff", run(dir, &args)?)?;
+    Ok(parse_numstat(&out.stdout))
+}
+
+/// The records of `git diff --numstat -z --no-renames`: `added\tdeleted\tpath\0`.
+fn parse_numstat(raw: &[u8]) -> Vec<NumStat> {
+    let count = |f: &[u8]| std::str::from_utf8(f).ok().and_then(|s| s.parse().ok());
+    raw.split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .filter_map(|rec| {
+            let mut parts = rec.splitn(3, |b| *b == b'\t');
+            let (a, d, p) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(NumStat {
+                path: String::from_utf8_lossy(p).into_owned(),
+                added: count(a),
+                deleted: count(d),
+            })
+        })
+        .collect()
+}
+
+/// `git diff` of `from` against `to` (`None`: the work tree of `dir`) as text: a diffstat
+/// when `stat`, else the patch (no colour, no external diff or text conversion).
+///
+/// # Errors
+/// An unknown commit, or git failing.
+pub fn diff_text(dir: &Path, from: &str, to: Option<&str>, stat: bool) -> Result<String> {
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
+    if stat {
+        args.push("--stat=100");
+    } else {
+        args.push("--binary");
+    }
+    args.extend(diff_range(from, to)?);
+    args.push("--");
+    let out = ok_or_bail(dir, "diff", run(dir, &args)?)?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The untracked files of the worktree at `dir` (ignored ones aside).
+///
+/// # Errors
+/// `dir` is not a worktree, or git failing.
+pub fn untracked(dir: &Path) -> Result<Vec<String>> {
+    let args = ["ls-files", "-z", "--others", "--exclude-standard"];
+    let out = ok_or_bail(dir, "ls-files", run(dir, &args)?)?;
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect())
+}
+
+/// How many commits `to` has that `from` has not (`git rev-list --count from..to`).
+///
+/// # Errors
+/// An unknown commit, or git failing.
+pub fn commits_between(dir: &Path, from: &str, to: &str) -> Result<u64> {
+    diff_range(from, Some(to))?;
+    let range = format!("{from}..{to}");
+    let out = ok_or_bail(dir, "rev-list", run(dir, &["rev-list", "--count", &range])?)?;
+    text(&out)
+        .parse()
+        .with_context(|| format!("git rev-list --count {range} gave no count"))
+}
+
+/// Whether commit `a` is an ancestor of (or is) commit `b`.
+///
+/// # Errors
+/// git failing otherwise than by answering no.
+pub fn is_ancestor(dir: &Path, a: &str, b: &str) -> Result<bool> {
+    diff_range(a, Some(b))?;
+    let out = run(dir, &["merge-base", "--is-ancestor", a, b])?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => bail!("git merge-base --is-ancestor failed: {}", stderr_line(&out)),
+    }
+}
+
+/// The branches checked out in any worktree of the repository of `dir` (`git worktree list
+/// --porcelain`).
+///
+/// # Errors
+/// git failing.
+pub fn checked_out_branches(dir: &Path) -> Result<Vec<String>> {
+    let args = ["worktree", "list", "--porcelain", "-z"];
+    let out = ok_or_bail(dir, "worktree list", run(dir, &args)?)?;
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|f| f.strip_prefix(b"branch refs/heads/"))
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect())
+}
+
+/// `git worktree add --detach`: a new worktree at `path` at `commit`, on no branch, running
+/// no hook (teamctl's scratch worktree).
+///
+/// # Errors
+/// git refusing, naming why.
+pub fn worktree_add_detached(repo: &Path, path: &Path, commit: &str) -> Result<()> {
+    diff_range(commit, None)?;
+    let args = [
+        OsStr::new("-c"),
+        OsStr::new(NO_HOOKS),
+        OsStr::new("worktree"),
+        OsStr::new("add"),
+        OsStr::new("--detach"),
+        OsStr::new("--quiet"),
+        path.as_os_str(),
+        OsStr::new(commit),
+    ];
+    let out = git(repo, &args)?;
+    ok_or_bail(repo, "worktree add", out).map(|_| ())
+}
+
+/// Removes teamctl's own scratch worktree at `path` whatever it holds (`git worktree remove
+/// --force`, then `git worktree prune`).
+///
+/// # Errors
+/// git refusing, naming why.
+pub fn worktree_discard(repo: &Path, path: &Path) -> Result<()> {
+    let args = [
+        OsStr::new("worktree"),
+        OsStr::new("remove"),
+        OsStr::new("--force"),
+        path.as_os_str(),
+    ];
+    let removed = git(repo, &args)?;
+    let _ = run(repo, &["worktree", "prune"]);
+    ok_or_bail(repo, "worktree remove", removed).map(|_| ())
+}
+
+/// Whether git knows who commits in the repository of `dir` (`user.name`, `user.email` or
+/// the `GIT_*` variables).
+pub fn has_identity(dir: &Path) -> bool {
+    ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"]
+        .iter()
+        .all(|v| run(dir, &["var", v]).is_ok_and(|o| o.status.success()))
+}
+
+/// No hook runs in teamctl's scratch worktree: the repository's hooks folder is shared with
+/// the teammates' worktrees, which could write into it, and the user's own check is `--check`.
+const NO_HOOKS: &str = "core.hooksPath=/dev/null";
+
+/// How [`merge`] records a merge.
+#[derive(Debug, Clone)]
+pub struct MergeHow<'a> {
+    /// The commit message.
+    pub message: &'a str,
+    /// One new commit with the branch's changes (`--squash`), instead of a merge commit.
+    pub squash: bool,
+    /// The identity to commit as when git knows none (`name`, `email`).
+    pub identity: Option<(&'a str, &'a str)>,
+}
+
+/// What [`merge`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    /// A new commit.
+    Commit(String),
+    /// Nothing to merge: the commit is in `HEAD` already.
+    UpToDate,
+    /// The merge conflicted in these files, and was taken back.
+    Conflict(Vec<String>),
+}
+
+/// Merges `commit` into `HEAD` of the worktree at `dir` (teamctl's scratch worktree): a merge
+/// commit (`--no-ff`), or one squashed commit, running no hook. A conflict is taken back (`git reset --hard`)
+/// and its files named.
+///
+/// # Errors
+/// git failing otherwise than by a conflict.
+pub fn merge(dir: &Path, commit: &str, how: &MergeHow) -> Result<Merged> {
+    diff_range(commit, None)?;
+    let before = head(dir)?;
+    if is_ancestor(dir, commit, &before)? {
+        return Ok(Merged::UpToDate);
+    }
+    let mut args: Vec<String> = vec!["-c".into(), NO_HOOKS.into()];
+    if let Some((name, email)) = how.identity {
+        args.extend(["-c".into(), format!("user.name={name}")]);
+        args.extend(["-c".into(), format!("user.email={email}")]);
+    }
+    let mut merge = args.clone();
+    merge.extend(["merge", "--no-edit", "--quiet", "--no-rerere-autoupdate"].map(String::from));
+    if how.squash {
+        merge.push("--squash".into());
+    } else {
+        merge.extend(["--no-ff", "-m", how.message].map(String::from));
+    }
+    merge.push(commit.into());
+    let refs: Vec<&str> = merge.iter().map(String::as_str).collect();
+    let out = run(dir, &refs)?;
+    if !out.status.success() {
+        let files = conflicted(dir)?;
+        reset_hard(dir, &before)?;
+        if files.is_empty() {
+            bail!("git merge of {commit} failed: {}", stderr_line(&out));
+        }
+        return Ok(Merged::Conflict(files));
+    }
+    if how.squash {
+        if run(dir, &["diff", "--cached", "--quiet"])?.status.success() {
+            return Ok(Merged::UpToDate);
+        }
+        let mut commit_args = args;
+        commit_args
+            .extend(["commit", "--quiet", "--no-verify", "-m", how.message].map(String::from));
+        let refs: Vec<&str> = commit_args.iter().map(String::as_str).collect();
+        if let Err(e) = ok_or_bail(dir, "commit", run(dir, &refs)?) {
+            reset_hard(dir, &before)?;
+            return Err(e);
+        }
+    }
+    Ok(Merged::Commit(head(dir)?))
+}
+
+/// The files left unmerged by a merge in the worktree at `dir`.
+fn conflicted(dir: &Path) -> Result<Vec<String>> {
+    let args = ["diff", "--name-only", "-z", "--diff-filter=U"];
+    let out = ok_or_bail(dir, "diff", run(dir, &args)?)?;
+    let mut files: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    files.dedup();
+    Ok(files)
+}
+
+/// `git reset --hard` of the worktree at `dir` (teamctl's scratch worktree) to `commit`, and
+/// its untracked files removed (`git clean -fd`; ignored ones, such as a build's cache, kept),
+/// so that what a check left cannot stop a merge or change the next check.
+///
+/// # Errors
+/// git failing.
+pub fn reset_hard(dir: &Path, commit: &str) -> Result<()> {
+    diff_range(commit, None)?;
+    let out = run(dir, &["reset", "--hard", "--quiet", commit, "--"])?;
+    ok_or_bail(dir, "reset", out)?;
+    let out = run(dir, &["clean", "-fdq", "--"])?;
+    ok_or_bail(dir, "clean", out).map(|_| ())
+}
+
+/// Points branch `name` at `new`, only if it still points at `old` (`None`: only if it does
+/// not exist yet): `git update-ref`, which checks and moves in one step.
+///
+/// # Errors
+/// An invalid name, the branch moved meanwhile, or git failing.
+pub fn update_branch(dir: &Path, name: &str, new: &str, old: Option<&str>) -> Result<()> {
+    if !valid_branch(dir, name) {
+        bail!("'{name}' is not a valid branch name");
+    }
+    diff_range(new, old)?;
+    let r = format!("refs/heads/{name}");
+    let zero = "0".repeat(new.len());
+    let old = old.unwrap_or(&zero);
+    let args = ["update-ref", "-m", "teamctl merge", &r, new, old];
+    ok_or_bail(dir, "update-ref", run(dir, &args)?).map(|_| ())
+}
+
+/// The last commit's subject lines from `from` to `to`, oldest first (at most `max`).
+///
+/// # Errors
+/// An unknown commit, or git failing.
+pub fn subjects(dir: &Path, from: &str, to: &str, max: usize) -> Result<Vec<String>> {
+    diff_range(from, Some(to))?;
+    let range = format!("{from}..{to}");
+    let n = format!("--max-count={max}");
+    let args = [
+        "log",
+        "--reverse",
+        "--no-color",
+        "--format=%s",
+        &n,
+        &range,
+        "--",
+    ];
+    let out = ok_or_bail(dir, "log", run(dir, &args)?)?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +574,25 @@ mod tests {
         let raw = b" M src/a.rs\0R  new.rs\0old.rs\0?? notes.md\0";
         assert_eq!(porcelain_paths(raw), ["src/a.rs", "new.rs", "notes.md"]);
         assert!(porcelain_paths(b"").is_empty());
+    }
+
+    #[test]
+    fn numstat_counts_text_and_binary_files() {
+        let raw = b"3\t1\tsrc/a b.rs\0-\t-\timg.png\0";
+        assert_eq!(
+            parse_numstat(raw),
+            [
+                NumStat {
+                    path: "src/a b.rs".into(),
+                    added: Some(3),
+                    deleted: Some(1)
+                },
+                NumStat {
+                    path: "img.png".into(),
+                    added: None,
+                    deleted: None
+                }
+            ]
+        );
     }
 }

@@ -13,6 +13,7 @@ pub mod create;
 pub mod delete;
 pub mod doctor;
 pub mod export;
+pub mod merge;
 pub mod policy;
 pub mod prepare;
 pub mod redeliver;

@@ -21,6 +21,7 @@ mod interop;
 mod lock;
 mod log;
 mod man;
+mod merge;
 #[cfg(feature = "otel")]
 mod otel;
 mod policy;

@@ -403,6 +403,26 @@ fn real_claude_code_team_from_a_team_file() {
     );
 }
 
+/// Two real teammates from a team file, each on a worktree of its own, commit a file each;
+/// `diff` shows their work, `wait --idle --merge-into` merges both branches onto a new branch
+/// with a check (the checkout and main untouched), and `pr --dry-run` tells each one's
+/// diffstat and cost. Driver: `tests/e2e/merge-e2e.js`.
+#[test]
+fn real_claude_code_team_work_merged_home() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "merge-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["alice: merged", "bob: merged"])
+    );
+    assert_eq!(summary["checks_run"], 1);
+}
+
 /// `run --max-teammates 1` with a real 2.1.332 lead that starts two pane teammates: the second
 /// has its pane ended by teamctl and the run ends done with one teammate. Driver:
 /// `tests/e2e/limit-e2e.js`.

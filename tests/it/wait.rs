@@ -69,6 +69,7 @@ fn tasks_done_returns_when_the_last_task_completes() {
         keys(&v),
         [
             "conditions",
+            "merge",
             "met",
             "outcome",
             "schema_version",
@@ -77,6 +78,7 @@ fn tasks_done_returns_when_the_last_task_completes() {
             "waited_ms"
         ]
     );
+    assert_eq!(v["merge"], serde_json::Value::Null);
     assert_eq!(v["met"], true);
     assert_eq!(v["outcome"], "met");
     // No cap, no transcripts read.

@@ -21,8 +21,10 @@ use crate::cli::record::summary_line;
 /// team/inboxes/*.json, tasks/* (every task file), sent.jsonl (the team's lines of teamctl's sent
 /// log), transcripts/<member>/<session>.jsonl (every member's sessions as `status` finds them:
 /// the lead's, pane teammates' own, in-process teammates', several for a member that was
-/// restarted; plain subagents under transcripts/<member>/<session>/subagents/), summary.json
-/// and report.md.
+/// restarted; plain subagents under transcripts/<member>/<session>/subagents/),
+/// patches/<member>.patch (each teammate with a git worktree: its work against the commit it
+/// started from, uncommitted changes included while its worktree is there), summary.json and
+/// report.md.
 ///
 /// summary.json: {"schema_version":1,"generated_at","generator","team","team_folder","run",
 /// "status":{"team","members","tasks","totals"} (the status --json document, tokens and cost per
@@ -36,12 +38,13 @@ use crate::cli::record::summary_line;
 /// "cost_source","model"}],"tokens":{"input","output","cache_read","cache_creation"},"cost_usd",
 /// "known_cost_usd","cost_source"} (what the team cost when the record was taken, as status
 /// reports it; null when no transcript was found),"worktrees":[{"member","branch","commit",
-/// "base","path","changed"}] (each teammate `create` gave a git worktree: its branch, the
-/// commit it points at now, the one it started from),"files":[{"path","bytes","sha256",
+/// "base","path","changed","repo","files":[{"path","added","deleted"}]}] (each teammate
+/// `create` gave a git worktree: its branch, the commit it points at now, the one it started
+/// from, and its files as `git diff --numstat` counts them, null counts for a binary file),"files":[{"path","bytes","sha256",
 /// "settled"}],"warnings"}.
 ///
 /// report.md is the same for people: the team and its members (state, tokens, cost) with the
-/// team's total, the tasks with owners, the
+/// team's total, each teammate's branch with a diffstat, the tasks with owners, the
 /// conversation as a timeline (who to whom, when, protocol frames by type) and the lead's final
 /// answer. It is GitHub-flavoured Markdown that can be appended to $GITHUB_STEP_SUMMARY as it is:
 /// teammate text cannot break it (short fields are escaped, message texts fenced, control

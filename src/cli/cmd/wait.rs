@@ -12,6 +12,7 @@ use teamctl::observe;
 use teamctl::observe::spend::{SpendReader, TeamSpend};
 use teamctl::observe::wait::{After, Condition, ConditionState, Hooks, Limits, Spec, Waited};
 use teamctl::observe::waker::Waker;
+use teamctl::ops::merge::queue::Outcome;
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::TypeFilter;
 use teamctl::team::tasks::parse_id;
@@ -22,6 +23,7 @@ use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
 use crate::cli::keep::{self, KeepArgs};
+use crate::cli::merging::{self, MergeIntoArgs, Plan, StrategyArg};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::escape_line;
 
@@ -64,7 +66,12 @@ use crate::cli::term::escape_line;
 /// deleted; the recipient of a message is gone; with --any, only when every condition is
 /// impossible), or naming an unknown member, task or message id; 2 no condition, or
 /// contradictory ones (--idle alice --terminated alice without --any); 3 at --timeout, printing
-/// the state of each condition that is not met; 6 the budget was exceeded.
+/// the state of each condition that is not met; 6 the budget was exceeded; with --merge-into,
+/// 10 some teammates were set aside.
+///
+/// With --merge-into BRANCH, once the wait is met the worktree teammates' branches are merged
+/// onto BRANCH as `teamctl merge --into BRANCH` merges them (--check, --strategy as there; see
+/// `teamctl merge --help`), in the order their tasks were completed.
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), what it sees is exported as
 /// a trace and metrics, each member's tokens and cost at the end among them
@@ -72,7 +79,8 @@ use crate::cli::term::escape_line;
 ///
 /// With --json, one document at the end: `{"schema_version":1,"team","met","outcome",
 /// "conditions":[{"condition","args","met","at","detail","message","impossible"}],"totals",
-/// "waited_ms"}`; outcome is met, impossible, timeout or budget; condition is tasks_done, task,
+/// "waited_ms","merge"}`; merge is the `merge --json` document but schema_version and team
+/// when --merge-into merged, else null; outcome is met, impossible, timeout or budget; condition is tasks_done, task,
 /// idle, message_from, terminated or delivered; message is the entry that met a message_from
 /// (else null), impossible why a condition can no longer hold (else null); totals is the team's
 /// spend when a cap was given, `{"tokens":{"input","output","cache_read","cache_creation"},
@@ -104,7 +112,8 @@ Examples:
   id=$(teamctl send bob \"ping\" --json | jq -r .id); teamctl wait --delivered \"$id\"
   teamctl wait --any --idle alice --terminated alice
   teamctl wait --tasks-done --idle --max-cost 5.00 --timeout 2h   # exit 6 past $5
-  teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h")]
+  teamctl wait --tasks-done --idle --policy .claude/settings.json --timeout 1h
+  teamctl wait --tasks-done --idle --merge-into integration --check 'cargo test'")]
 pub(crate) struct WaitArgs {
     /// Every task is completed (and there is at least one)
     #[arg(long, help_heading = "Conditions")]
@@ -179,6 +188,9 @@ pub(crate) struct WaitArgs {
 
     #[command(flatten)]
     otel: OtelArgs,
+
+    #[command(flatten)]
+    merge: MergeIntoArgs,
 }
 
 #[derive(Serialize)]
@@ -190,6 +202,7 @@ struct Report<'a> {
     conditions: &'a [ConditionState],
     totals: Option<TotalsJson>,
     waited_ms: u64,
+    merge: Option<&'a Outcome>,
 }
 
 /// The conditions the flags name, in the order of the flags' kinds.
@@ -265,6 +278,10 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
         .transpose()?;
     let team = ctx.team()?;
+    if args.merge.merge_into.is_some() {
+        // A team with no worktree teammate is a usage error now, not after the wait.
+        teamctl::ops::merge::sources(&team, &[])?;
+    }
     if runner.is_some() {
         crate::cli::answer::check_lead(&team, false)?;
     }
@@ -340,11 +357,37 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
             }
         }
     }
-    conclude(ctx, &args.timeout, waited)
+    let merged = match (&args.merge.merge_into, waited.met) {
+        (Some(into), true) => Some(merging::queue(
+            ctx,
+            waited.watch.team(),
+            &Plan {
+                members: &[],
+                into,
+                check: args.merge.check.as_deref(),
+                strategy: args.merge.strategy.unwrap_or(StrategyArg::Merge),
+                dry_run: false,
+            },
+        )),
+        _ => None,
+    };
+    let outcome = merged.as_ref().and_then(|m| m.as_ref().ok());
+    conclude(ctx, &args.timeout, waited, outcome)?;
+    match merged {
+        None => Ok(()),
+        Some(Err(e)) => Err(e),
+        Some(Ok(o)) => {
+            if !ctx.out.json {
+                ctx.out.line(&merging::human(&o))?;
+            }
+            merging::exit(&o)
+        }
+    }
 }
 
-/// Prints how the wait ended (`--json`: the report) and returns its exit.
-fn conclude(ctx: &Ctx, timeout: &str, w: Waited) -> Result<()> {
+/// Prints how the wait ended (`--json`: the report, with the merge when one ran) and returns
+/// its exit.
+fn conclude(ctx: &Ctx, timeout: &str, w: Waited, merge: Option<&Outcome>) -> Result<()> {
     let outcome = match (w.met, &w.budget, &w.impossible, &w.stuck) {
         (true, ..) => "met",
         (_, Some(_), ..) => "budget",
@@ -361,6 +404,7 @@ fn conclude(ctx: &Ctx, timeout: &str, w: Waited) -> Result<()> {
             conditions: &w.states,
             totals: w.spend.as_ref().map(TotalsJson::of),
             waited_ms: w.waited_ms,
+            merge,
         })?;
     } else if !w.met {
         for s in w.states.iter().filter(|s| !s.met) {

@@ -14,6 +14,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::observe::spend::CostSource;
 use crate::ops::export::summary::{Message, MessageState, Summary};
+use crate::ops::merge::diff::{stat_text, totals};
 use crate::team::transcript::Tokens;
 use crate::text::markdown::{self, inline};
 use crate::units::{self, count};
@@ -69,6 +70,7 @@ pub fn render(s: &Summary) -> String {
     let mut md = String::new();
     intro(&mut md, s);
     members(&mut md, s);
+    branches(&mut md, s);
     tasks(&mut md, s);
     conversation(&mut md, s);
     transcripts(&mut md, s);
@@ -184,6 +186,49 @@ fn members(md: &mut String, s: &Summary) {
             );
         }
         None => md.push_str("No transcript was found, so the cost is not known.\n\n"),
+    }
+}
+
+/// The most files of one branch's diffstat the report lists.
+const DIFFSTAT_MAX: usize = 50;
+
+/// Each teammate's branch with its diffstat against the commit it started from.
+fn branches(md: &mut String, s: &Summary) {
+    if s.worktrees.is_empty() {
+        return;
+    }
+    md.push_str("### Branches\n\n");
+    for w in &s.worktrees {
+        let _ = write!(
+            md,
+            "**{}**: branch {} at {}",
+            inline(&w.member, 64),
+            markdown::code_span(&w.branch),
+            markdown::code_span(
+                &w.commit
+                    .as_deref()
+                    .unwrap_or("gone")
+                    .chars()
+                    .take(12)
+                    .collect::<String>()
+            )
+        );
+        let Some(files) = &w.files else {
+            md.push_str(", its changes could not be read.\n\n");
+            continue;
+        };
+        let (added, deleted, _) = totals(files);
+        let _ = writeln!(
+            md,
+            ", {} file(s) +{added} -{deleted} against {} ({}).\n",
+            files.len(),
+            markdown::code_span(&w.base.chars().take(12).collect::<String>()),
+            markdown::code_span(&format!("patches/{}.patch", w.member))
+        );
+        if !files.is_empty() {
+            let stat = stat_text(files, DIFFSTAT_MAX);
+            let _ = writeln!(md, "{}", markdown::fenced(&stat, usize::MAX).block);
+        }
     }
 }
 

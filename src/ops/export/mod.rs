@@ -152,6 +152,8 @@ pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
         }
     })?;
     let mtime = Some(std::time::SystemTime::from(req.now));
+    let mut summary = summary;
+    files += add_patches(&mut bundle, &mut summary, mtime)?;
     let mut doc = serde_json::to_vec_pretty(&summary)?;
     doc.push(b'\n');
     bundle.add("summary.json", &doc, mtime)?;
@@ -175,6 +177,32 @@ pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
         },
         summary,
     ))
+}
+
+/// `patches/<member>.patch` for each teammate with a worktree (its work against the commit
+/// it started from, uncommitted changes included while its worktree is there); one that cannot
+/// be made is a warning. Returns how many were added.
+fn add_patches(
+    bundle: &mut Bundle,
+    summary: &mut Summary,
+    mtime: Option<std::time::SystemTime>,
+) -> Result<usize> {
+    let mut added = 0;
+    for w in &summary.worktrees {
+        if !is_valid_member(&w.member) {
+            continue;
+        }
+        match w.patch() {
+            Ok(p) => {
+                bundle.add(&format!("patches/{}.patch", w.member), p.as_bytes(), mtime)?;
+                added += 1;
+            }
+            Err(e) => summary
+                .warnings
+                .push(format!("no patch of {}'s work: {e:#}", w.member)),
+        }
+    }
+    Ok(added)
 }
 
 /// Refuses a bundle inside the config dir (export never writes there).

@@ -214,9 +214,36 @@ pub struct BranchInfo {
     /// Files that differ from `base` in the worktree (`null`: git could not tell, e.g. the
     /// worktree was removed).
     pub changed: Option<u64>,
+    /// The repository.
+    pub repo: String,
+    /// The tracked files that differ from `base`, as `git diff --numstat` counts them: in the
+    /// worktree (committed or not), else on the branch (`null`: git could not tell). `added`
+    /// and `deleted` are null for a binary file.
+    pub files: Option<Vec<crate::host::git::NumStat>>,
 }
 
 impl BranchInfo {
+    /// Where its work is read: the worktree when its folder is there (against the work tree),
+    /// else the repository (against the branch's commit); `None` when neither is.
+    pub fn work(&self) -> Option<(std::path::PathBuf, Option<String>)> {
+        let path = std::path::Path::new(&self.path);
+        if path.is_dir() {
+            return Some((path.to_path_buf(), None));
+        }
+        Some((self.repo.clone().into(), Some(self.commit.clone()?)))
+    }
+
+    /// Its patch against `base` (binary files included, as `git apply` takes them).
+    ///
+    /// # Errors
+    /// Neither its worktree nor its branch is there, or git failing.
+    pub fn patch(&self) -> anyhow::Result<String> {
+        let Some((dir, to)) = self.work() else {
+            anyhow::bail!("its worktree and its branch {} are both gone", self.branch);
+        };
+        crate::host::git::diff_text(&dir, &self.base, to.as_deref(), false)
+    }
+
     /// The branches of the worktrees teamctl's record of a team names.
     pub fn of(members: &[crate::team::lead::MemberLaunch]) -> Vec<BranchInfo> {
         members
@@ -234,6 +261,14 @@ impl BranchInfo {
                     base: t.base.clone(),
                     path: t.path.clone(),
                     changed: now.changed,
+                    repo: t.repo.clone(),
+                    files: None,
+                })
+                .map(|mut b| {
+                    b.files = b.work().and_then(|(dir, to)| {
+                        crate::host::git::numstat(&dir, &b.base, to.as_deref()).ok()
+                    });
+                    b
                 })
             })
             .collect()

@@ -1,0 +1,173 @@
+//! The merge queue as verbs run it (`merge`, and `wait --merge-into`): which teammates, in
+//! which order, progress on stderr, the outcome for people, and exit 10 when some were set
+//! aside.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use teamctl::error::Error;
+use teamctl::ops::merge::queue::{self, MemberResult, Outcome, Request, Status, Strategy};
+use teamctl::ops::merge::{by_completion, sources};
+use teamctl::team::config::Team;
+
+use crate::cli::context::Ctx;
+use crate::cli::output::warn;
+use crate::cli::signals;
+use crate::cli::term::{escape_block, escape_line as esc};
+
+/// How each member's work lands (`--strategy`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum StrategyArg {
+    Merge,
+    Squash,
+}
+
+/// `--merge-into BRANCH [--check CMD] [--strategy …]` of a verb that merges when it is done.
+#[derive(Debug, Args)]
+pub(crate) struct MergeIntoArgs {
+    /// When done, merge the worktree teammates' branches onto BRANCH, as `teamctl merge --into
+    /// BRANCH` (exit 10 when some are set aside)
+    #[arg(long, value_name = "BRANCH", help_heading = "Merging")]
+    pub(crate) merge_into: Option<String>,
+
+    /// With --merge-into: a check run after merging (as `merge --check`)
+    #[arg(
+        long,
+        value_name = "CMD",
+        requires = "merge_into",
+        help_heading = "Merging"
+    )]
+    pub(crate) check: Option<String>,
+
+    /// With --merge-into: a merge commit (merge) or one squashed commit (squash) per member
+    #[arg(
+        long,
+        value_enum,
+        value_name = "STRATEGY",
+        requires = "merge_into",
+        help_heading = "Merging"
+    )]
+    pub(crate) strategy: Option<StrategyArg>,
+}
+
+/// What to merge.
+pub(crate) struct Plan<'a> {
+    /// The members named (none: every worktree teammate, in the order their tasks were done).
+    pub(crate) members: &'a [String],
+    pub(crate) into: &'a str,
+    pub(crate) check: Option<&'a str>,
+    pub(crate) strategy: StrategyArg,
+    pub(crate) dry_run: bool,
+}
+
+/// Runs the merge queue of `plan` for `team`, progress and warnings on stderr.
+pub(crate) fn queue(ctx: &Ctx, team: &Team, plan: &Plan) -> Result<Outcome> {
+    let mut chosen = sources(team, plan.members)?;
+    if plan.members.is_empty() {
+        chosen = by_completion(&ctx.layout, team, chosen);
+    }
+    let data_dir = ctx
+        .records
+        .data_dir()
+        .context("teamctl has no data dir for its scratch worktree: set TEAMCTL_DATA_DIR")?;
+    let progress = |s: &str| eprintln!("{}", esc(s));
+    // An interrupt ends the queue between its steps, its scratch worktree removed.
+    signals::defer();
+    let outcome = queue::merge(&Request {
+        team: team.name.as_str(),
+        sources: chosen,
+        into: plan.into,
+        check: plan.check,
+        strategy: match plan.strategy {
+            StrategyArg::Merge => Strategy::Merge,
+            StrategyArg::Squash => Strategy::Squash,
+        },
+        dry_run: plan.dry_run,
+        data_dir,
+        progress: &progress,
+        stop: &signals::received,
+    })?;
+    for w in &outcome.warnings {
+        warn(w);
+    }
+    Ok(outcome)
+}
+
+/// Exit 10 ([`Error::SetAside`]) when some members were set aside, naming them.
+pub(crate) fn exit(outcome: &Outcome) -> Result<()> {
+    let aside: Vec<&str> = outcome
+        .members
+        .iter()
+        .filter(|m| m.set_aside())
+        .map(|m| m.name.as_str())
+        .collect();
+    if aside.is_empty() {
+        return Ok(());
+    }
+    Err(Error::SetAside(format!(
+        "{} of {} member(s) set aside: {}",
+        aside.len(),
+        outcome.members.len(),
+        aside.join(", ")
+    ))
+    .into())
+}
+
+/// The outcome for people: where BRANCH points, the check's runs, a line per member.
+pub(crate) fn human(o: &Outcome) -> String {
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let moved = match (&o.before, o.dry_run) {
+        (_, true) => format!(
+            "dry run: {} would point at {}",
+            esc(&o.into),
+            short(&o.after)
+        ),
+        (None, false) => format!("{} made at {}", esc(&o.into), short(&o.after)),
+        (Some(b), false) if *b == o.after => {
+            format!("{} unchanged at {}", esc(&o.into), short(b))
+        }
+        (Some(b), false) => format!("{} {} -> {}", esc(&o.into), short(b), short(&o.after)),
+    };
+    let mut out = vec![moved];
+    match (&o.check, o.dry_run) {
+        (Some(_), true) => out.push("check not run (dry run)".to_string()),
+        (Some(_), false) => out.push(format!("check ran {} time(s)", o.checks_run)),
+        (None, _) => {}
+    }
+    out.extend(o.members.iter().map(member));
+    out.join("\n")
+}
+
+fn member(m: &MemberResult) -> String {
+    let what = match m.status {
+        Status::Merged => "merged".to_string(),
+        Status::UpToDate => "nothing to merge".to_string(),
+        Status::Missing => format!("set aside: branch {} is gone", esc(&m.branch)),
+        Status::Conflict => format!(
+            "set aside: conflict in {}",
+            m.conflicts
+                .iter()
+                .map(|f| esc(f).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Status::CheckFailed => format!(
+            "set aside: the check failed (exit code {})",
+            m.check
+                .as_ref()
+                .and_then(|c| c.exit_code)
+                .map_or_else(|| "none".to_string(), |c| c.to_string())
+        ),
+    };
+    let mut line = format!("{}: {what}", esc(&m.name));
+    if !m.uncommitted.is_empty() {
+        line.push_str(&format!(
+            " ({} uncommitted change(s) not merged)",
+            m.uncommitted.len()
+        ));
+    }
+    if let Some(c) = &m.check {
+        line.push('\n');
+        line.push_str(&escape_block(&c.output.join("\n"), "  | "));
+    }
+    line
+}

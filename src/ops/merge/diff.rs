@@ -1,0 +1,129 @@
+//! `teamctl diff`: each teammate's work against the commit its worktree started from, as
+//! `git diff` counts it: committed and uncommitted changes to tracked files, and the untracked
+//! files listed. A worktree whose folder is gone is read from its branch (committed work only).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::Source;
+use crate::host::git::{self, NumStat};
+
+/// What to show besides the counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// The counts only.
+    Counts,
+    /// `git diff --stat`'s text.
+    Stat,
+    /// The patch.
+    Patch,
+}
+
+/// One teammate's work (`diff --json` `members[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemberDiff {
+    /// Its name.
+    pub name: String,
+    /// Its branch.
+    pub branch: String,
+    /// The commit its worktree started from.
+    pub base: String,
+    /// The commit its branch points at (`None`: the branch is gone).
+    pub tip: Option<String>,
+    /// Its worktree's folder (`None`: the folder is gone; then only committed work is counted).
+    pub path: Option<String>,
+    /// Commits on its branch since the base.
+    pub commits: Option<u64>,
+    /// Tracked files that differ from the base, committed or not, as `git diff --numstat`
+    /// counts them (`added`/`deleted` null for a binary file).
+    pub files: Vec<NumStat>,
+    /// Untracked files in its worktree (ignored ones aside).
+    pub untracked: Vec<String>,
+    /// Whether it has uncommitted changes (tracked or untracked); `None` without a worktree.
+    pub uncommitted: Option<bool>,
+    /// `git diff --stat` or the patch, when asked for.
+    pub text: Option<String>,
+    /// Why it could not be read (then the other fields say what could be).
+    pub error: Option<String>,
+}
+
+/// The work of each of `sources`, in their order.
+pub fn read(sources: &[Source], detail: Detail) -> Vec<MemberDiff> {
+    sources.iter().map(|s| one(s, detail)).collect()
+}
+
+fn one(s: &Source, detail: Detail) -> MemberDiff {
+    let t = &s.tree;
+    let here = Path::new(&t.path).is_dir().then(|| t.path.clone());
+    let mut d = MemberDiff {
+        name: s.name.clone(),
+        branch: t.branch.clone(),
+        base: t.base.clone(),
+        tip: git::branch_commit(Path::new(&t.repo), &t.branch),
+        path: here.clone(),
+        commits: None,
+        files: Vec::new(),
+        untracked: Vec::new(),
+        uncommitted: None,
+        text: None,
+        error: None,
+    };
+    if let Err(e) = fill(&mut d, &t.repo, detail) {
+        d.error = Some(format!("{e:#}"));
+    }
+    d
+}
+
+fn fill(d: &mut MemberDiff, repo: &str, detail: Detail) -> Result<()> {
+    let repo = Path::new(repo);
+    let tip = d.tip.clone();
+    if let Some(tip) = &tip {
+        d.commits = Some(git::commits_between(repo, &d.base, tip)?);
+    }
+    // The worktree holds committed work and what is not committed yet; without it, the branch.
+    let (dir, to) = match (&d.path, &tip) {
+        (Some(p), _) => (Path::new(p).to_path_buf(), None),
+        (None, Some(tip)) => (repo.to_path_buf(), Some(tip.as_str())),
+        (None, None) => anyhow::bail!("its worktree and its branch {} are both gone", d.branch),
+    };
+    d.files = git::numstat(&dir, &d.base, to)?;
+    if d.path.is_some() {
+        d.untracked = git::untracked(&dir)?;
+        let pending = git::uncommitted(&dir).context("could not tell its uncommitted changes")?;
+        d.uncommitted = Some(!pending.is_empty());
+    }
+    d.text = match detail {
+        Detail::Counts => None,
+        Detail::Stat => Some(git::diff_text(&dir, &d.base, to, true)?),
+        Detail::Patch => Some(git::diff_text(&dir, &d.base, to, false)?),
+    };
+    Ok(())
+}
+
+/// Lines added and deleted in `files` (binary files, which have no line counts, aside), and
+/// how many files are binary.
+pub fn totals(files: &[NumStat]) -> (u64, u64, usize) {
+    files
+        .iter()
+        .fold((0, 0, 0), |(a, d, b), f| match (f.added, f.deleted) {
+            (Some(x), Some(y)) => (a + x, d + y, b),
+            _ => (a, d, b + 1),
+        })
+}
+
+/// `files` as a diffstat for people, one `+added -deleted  path` line each (`bin` for a binary
+/// file's counts), at most `max` lines and then how many more. Paths are as git gives them:
+/// the caller escapes the text for where it goes.
+pub fn stat_text(files: &[NumStat], max: usize) -> String {
+    let n = |v: Option<u64>| v.map_or_else(|| "bin".to_string(), |v| v.to_string());
+    let mut out = String::new();
+    for f in files.iter().take(max) {
+        out.push_str(&format!("+{} -{}  {}\n", n(f.added), n(f.deleted), f.path));
+    }
+    if files.len() > max {
+        out.push_str(&format!("… and {} more file(s)\n", files.len() - max));
+    }
+    out
+}
