@@ -12,6 +12,13 @@ pub fn iso_millis(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// An RFC 3339 time as UTC; `None` when `at` is not one.
+pub fn parse_time(at: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(at)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
 /// Parses a duration: what `humantime` accepts (`500ms`, `10m`, `2h`, `1d`, `1h 30m`, `1.5s`,
 /// `2days`), plus a bare number, meaning seconds.
 ///

@@ -57,8 +57,7 @@ pub fn age(secs: i64) -> String {
 
 /// Whole seconds from `at` (RFC 3339) to `now`; `None` when `at` is not a time.
 pub fn seconds_since(now: DateTime<Utc>, at: &str) -> Option<i64> {
-    let t = DateTime::parse_from_rfc3339(at).ok()?;
-    Some((now - t.with_timezone(&Utc)).num_seconds())
+    Some((now - crate::time::parse_time(at)?).num_seconds())
 }
 
 /// How long before `now` `at` (RFC 3339) was: `3m ago` (as [`age`] says it), or `in the future`;

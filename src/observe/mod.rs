@@ -11,7 +11,8 @@
 //!   a script waits for, [`members`] the rules about one member it shares with `ask`, [`keep`]
 //!   what to do about a member that is stuck, [`human`] when a person is needed ([`need`]: what
 //!   for, as data);
-//! - [`log`]: a member's story; [`top`]: what the live view shows; [`worktree`]: a teammate's
+//! - [`log`]: a member's story; [`top`]: what the live view shows ([`timeline`]: the messages it
+//!   remembers); [`worktree`]: a teammate's
 //!   own git worktree;
 //! - [`misaddressed`]: inboxes nobody reads (a teammate wrote to a name that is no member);
 //!   [`said`]: what a teammate said at the end of a turn, from its transcript.
@@ -31,6 +32,7 @@ pub mod reader;
 pub mod said;
 pub mod spend;
 pub mod status;
+pub mod timeline;
 pub mod top;
 pub mod wait;
 pub mod waker;

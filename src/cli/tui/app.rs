@@ -4,7 +4,8 @@ use std::collections::VecDeque;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use teamctl::observe::log::LogLine;
-use teamctl::observe::top::{Timeline, View};
+use teamctl::observe::timeline::Timeline;
+use teamctl::observe::top::View;
 
 /// The panes `Tab` moves between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,8 @@ use ratatui::backend::TestBackend;
 use teamctl::host::proc::pid_alive;
 use teamctl::observe::log::{Filter, LogLine, MemberLog};
 use teamctl::observe::reader::{self, TeamReader};
-use teamctl::observe::top::{self, TIMELINE_LEN, Timeline};
+use teamctl::observe::timeline::{TIMELINE_LEN, Timeline};
+use teamctl::observe::top;
 use teamctl::observe::watch::{Changes, Watch};
 use teamctl::team::config::Team;
 

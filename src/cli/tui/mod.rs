@@ -99,9 +99,8 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
 pub(crate) mod fixture {
     use serde_json::json;
     use teamctl::observe::status::{State, TaskCounts};
-    use teamctl::observe::top::{
-        Card, Columns, Delivery, Header, MemberRow, Message, RequestRow, Timeline, View,
-    };
+    use teamctl::observe::timeline::{Delivery, Message, Timeline};
+    use teamctl::observe::top::{Card, Columns, Header, MemberRow, RequestRow, View};
     use teamctl::team::model::Frame;
     use teamctl::team::protocol::{Kind, Request};
     use teamctl::team::transcript::{Activity, Tokens};
@@ -148,7 +147,7 @@ pub(crate) mod fixture {
             frame: Frame::decode(text).map(|f| f.frame_type),
             preview: Frame::decode(text).map_or_else(
                 || teamctl::team::model::first_line(text, 80),
-                |f| teamctl::observe::top::frame_summary(&f),
+                |f| teamctl::observe::timeline::frame_summary(&f),
             ),
             text: Some(text.into()),
             delivery: d,

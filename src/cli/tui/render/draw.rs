@@ -83,7 +83,7 @@ mod tests {
     use ratatui::style::Color;
     use serde_json::json;
     use teamctl::observe::event::{Event, Kind};
-    use teamctl::observe::top::Timeline;
+    use teamctl::observe::timeline::Timeline;
     use teamctl::observe::watch::Changes;
     use unicode_width::UnicodeWidthStr;
 

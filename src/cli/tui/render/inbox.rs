@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use teamctl::observe::top::{Delivery, Message};
+use teamctl::observe::timeline::{Delivery, Message};
 
 use super::screen::Screen;
 use super::theme::{esc, pane, scrolled_lines};

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use teamctl::observe::top::{Delivery, Message};
+use teamctl::observe::timeline::{Delivery, Message};
 
 use super::theme::{Theme, esc, pane};
 use super::words::clock;
