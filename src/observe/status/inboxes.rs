@@ -70,10 +70,10 @@ struct InboxFacts {
     format: Option<(u64, Option<Format>)>,
 }
 
-/// What a [`crate::observe::reader::TeamReader`] read, kept for its next read: the parsed inboxes by owner with
-/// which file each was (device, inode, size, mtime; checked by one `stat` per inbox, through
-/// the same folder handles as the read), so that a call after one inbox changed parses that
-/// one only; and the task board it loaded last.
+/// What a [`crate::observe::reader::TeamReader`] read, kept for its next read: the parsed
+/// inboxes by owner with which file each was (device, inode, size, mtime; checked by one `stat`
+/// per inbox, through the same folder handles as the read), so that a read after one inbox
+/// changed parses that one only; and the task board it loaded last.
 #[derive(Debug, Default)]
 pub struct Cache {
     inboxes: HashMap<String, InboxFacts>,
