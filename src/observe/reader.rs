@@ -98,10 +98,45 @@ impl SentCache {
     }
 }
 
+/// What the last read showed that time alone can change ([`TeamReader::changed_unseen`]).
+#[derive(Debug, Default)]
+struct Seen {
+    /// Whether the lead's process ran.
+    lead_alive: Option<bool>,
+    /// When the first active member turns idle, its last event older than the idle threshold.
+    idle_at: Option<DateTime<Utc>>,
+    /// The members that did not wait.
+    moving: Vec<String>,
+}
+
+impl Seen {
+    fn of(st: &TeamStatus, idle_after: Duration) -> Seen {
+        let after = chrono::Duration::from_std(idle_after).ok();
+        Seen {
+            lead_alive: st.team.lead_alive,
+            idle_at: st
+                .members
+                .iter()
+                .filter(|m| m.state == status::State::Active)
+                .filter_map(|m| {
+                    Some(crate::time::parse_time(m.last_event_at.as_deref()?)? + after?)
+                })
+                .min(),
+            moving: st
+                .members
+                .iter()
+                .filter(|m| m.waiting.is_none())
+                .map(|m| m.name.clone())
+                .collect(),
+        }
+    }
+}
+
 /// A team, read as it is now, again and again (see the module docs).
 #[derive(Debug)]
 pub struct TeamReader {
     team: Team,
+    seen: Seen,
     records: Records,
     opts: Options,
     sent: SentCache,
@@ -141,6 +176,7 @@ impl TeamReader {
             live: Liveness::default(),
             spend,
             files: status::Cache::default(),
+            seen: Seen::default(),
         };
         reader.probe();
         reader
@@ -211,6 +247,7 @@ impl TeamReader {
         let mut status = status::team_status(&self.team, &judging, &mut self.files)?;
         warnings.append(&mut status.warnings);
         status.warnings = warnings;
+        self.seen = Seen::of(&status, self.opts.idle_after);
         Ok(Present { status, requests })
     }
 
@@ -218,6 +255,27 @@ impl TeamReader {
     fn lead(&self) -> Result<MemberName> {
         let cfg = self.team.config.as_ref();
         MemberName::parse(cfg.and_then(|c| c.lead()).map_or(LEAD, |l| l.name.as_str()))
+    }
+
+    /// Whether anything that no file tells about changed since the last read: a pane died (the
+    /// panes are probed now), the lead's process ended, an active member's last event aged past
+    /// the idle threshold, a member inside a turn went quiet for the stall threshold. The one
+    /// rule for reading again on a clock (`top`'s tick).
+    pub fn changed_unseen(&mut self, now: DateTime<Utc>) -> bool {
+        let panes = self.probe();
+        let lead_alive = self
+            .team
+            .config
+            .as_ref()
+            .and_then(|c| c.lead_process.as_ref())
+            .and_then(|p| crate::host::proc::pid_alive(p.pid, p.proc_start.as_deref()));
+        let aged = self.seen.idle_at.is_some_and(|t| now >= t);
+        let stall_after = self.opts.stall_after;
+        let members = self.spend.as_ref().map(|s| &s.spend().members);
+        let stalled = members.into_iter().flatten().any(|(name, m)| {
+            m.stalled(now, stall_after) && self.seen.moving.iter().any(|n| n == name)
+        });
+        panes || lead_alive != self.seen.lead_alive || aged || stalled
     }
 
     /// Asks again which members run (when probing); returns whether that changed.

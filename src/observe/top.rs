@@ -3,8 +3,6 @@
 //! requests waiting for the lead, and the header. A [`View`] is one frame's worth of data; it
 //! holds absolute times, so the screen can age them without a reread.
 
-use std::time::Duration;
-
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -322,17 +320,6 @@ fn request_summary(r: &Request) -> String {
 }
 
 impl View {
-    /// The next time the view would change with no file changing: the first moment an active
-    /// member turns idle (its last event grows older than `idle_after`).
-    pub fn next_change(&self, idle_after: Duration) -> Option<DateTime<Utc>> {
-        let after = chrono::Duration::from_std(idle_after).ok()?;
-        self.members
-            .iter()
-            .filter(|m| m.state == State::Active)
-            .filter_map(|m| Some(parse_time(m.last_event_at.as_deref()?)? + after))
-            .min()
-    }
-
     /// The row of member `name`.
     pub fn member(&self, name: &str) -> Option<&MemberRow> {
         self.members.iter().find(|m| m.name == name)

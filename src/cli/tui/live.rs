@@ -11,7 +11,6 @@ use chrono::{DateTime, Utc};
 use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use teamctl::host::proc::pid_alive;
 use teamctl::observe::log::{Filter, LogLine, MemberLog};
 use teamctl::observe::reader::{self, TeamReader};
 use teamctl::observe::timeline::{TIMELINE_LEN, Timeline};
@@ -86,8 +85,6 @@ pub(super) struct Live<'c> {
     /// The team, its transcripts and what teamctl sent, read again on every refresh.
     pub(super) reader: TeamReader,
     pub(super) app: App,
-    pub(super) idle_after: Duration,
-    pub(super) stall_after: Duration,
     /// The story being shown, read as it grows.
     pub(super) story: Option<MemberLog>,
     /// Whose story is shown or being read.
@@ -124,8 +121,6 @@ impl<'c> Live<'c> {
             ctx,
             reader,
             app,
-            idle_after: opts.idle_after,
-            stall_after: opts.stall_after,
             story: None,
             story_of: None,
             grew: false,
@@ -249,35 +244,10 @@ impl<'c> Live<'c> {
         dirs
     }
 
-    /// The clock's tick: whether anything that no file tells about changed (a pane died, the
-    /// lead's process ended, a member's last event aged past the idle threshold, a member inside
-    /// a turn went quiet for the stall threshold).
+    /// The clock's tick: whether anything that no file tells about changed
+    /// ([`teamctl::observe::reader::TeamReader::changed_unseen`]).
     pub(super) fn tick(&mut self) -> bool {
-        let panes = self.reader.probe();
-        let lead_alive = self
-            .reader
-            .team()
-            .config
-            .as_ref()
-            .and_then(|c| c.lead_process.as_ref())
-            .and_then(|p| pid_alive(p.pid, p.proc_start.as_deref()));
-        let changed = panes || lead_alive != self.app.view.team.lead_alive;
-        let now = self.ctx.clock();
-        let aged = self
-            .app
-            .view
-            .next_change(self.idle_after)
-            .is_some_and(|t| now >= t);
-        let members = self.reader.spend().map(|s| &s.spend().members);
-        let stalled = members.into_iter().flatten().any(|(name, m)| {
-            m.stalled(now, self.stall_after)
-                && self
-                    .app
-                    .view
-                    .member(name)
-                    .is_some_and(|r| r.waiting.is_none())
-        });
-        changed || aged || stalled
+        self.reader.changed_unseen(self.ctx.clock())
     }
 }
 
