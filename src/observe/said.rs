@@ -209,17 +209,28 @@ pub fn from_idle_notification(note: &Entry) -> Option<Said> {
     })
 }
 
+/// What a turn's text is looked for as: the answer to `question` (`(asker, text)`), when one is
+/// given, and how long to wait for the transcript to agree with the notification.
+#[derive(Debug, Clone, Copy)]
+pub struct Looking<'a> {
+    /// The question the turn took, and who asked it.
+    pub question: Option<(&'a str, &'a str)>,
+    /// How long to read again until the transcript agrees ([`TRANSCRIPT_WAIT`] where the text
+    /// is to be the answer; zero for a mere mention).
+    pub patience: Duration,
+}
+
 /// What the turn that `note` (an `idle_notification` of `member`) ended said: the turn that took
-/// `question` (from `asker`) when one is given and found, else the newest turn begun by the
-/// notification's time; read from the transcript, else from the notification's `result`.
+/// the question `looking` names (from its asker) when one is given and found, else the newest
+/// turn begun by the notification's time; read from the transcript, else from the
+/// notification's `result`.
 ///
 /// Claude Code writes a turn's last transcript entries a moment after its `idle_notification`
 /// (seen with 2.1.332: a read 20 ms after the notification still found the turn before), so the
 /// transcript is read no earlier than [`SETTLE`] after the notification was written (by
 /// `clock`); where the notification carries a `result` (2.1.322 and later), the transcript's
-/// text must agree with it, and is read again until it does, for up to `patience`
-/// ([`TRANSCRIPT_WAIT`] where the text is to be the answer; zero for a mere mention); then the
-/// `result` is taken.
+/// text must agree with it, and is read again until it does, for up to `looking.patience`; then
+/// the `result` is taken.
 ///
 /// # Errors
 /// A member the team does not have.
@@ -227,10 +238,10 @@ pub fn turn_ended_by(
     team: &Team,
     member: &str,
     note: &Entry,
-    question: Option<(&str, &str)>,
-    patience: Duration,
+    looking: Looking,
     clock: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<Option<Said>> {
+    let Looking { question, patience } = looking;
     let at = note
         .get("timestamp")
         .and_then(Value::as_str)
@@ -295,7 +306,11 @@ pub fn as_message(
         return Ok(met.clone());
     }
     let detail = crate::observe::members::idle_detail(met);
-    let Some(s) = turn_ended_by(team, member, met, None, TRANSCRIPT_WAIT, clock)? else {
+    let looking = Looking {
+        question: None,
+        patience: TRANSCRIPT_WAIT,
+    };
+    let Some(s) = turn_ended_by(team, member, met, looking, clock)? else {
         return Err(Error::Unanswered(format!(
             "{member} went idle without writing to {me} ({detail}), and its transcript shows no \
              text for that turn"

@@ -597,8 +597,11 @@ fn what_was_said(req: &Ask, a: &mut Asked, clock: &dyn Fn() -> DateTime<Utc>) ->
     } else {
         Duration::ZERO
     };
-    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, Some(question), patience, clock)?
-    else {
+    let looking = said::Looking {
+        question: Some(question),
+        patience,
+    };
+    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, looking, clock)? else {
         return Ok(());
     };
     if req.from_transcript && s.sent_to.iter().all(|t| t == req.asker.as_str()) {

@@ -185,14 +185,9 @@ fn apply(
         backups: Some(req.backups.clone()),
     };
     let (mut changes, mut files) = (Vec::new(), Vec::new());
-    let report = edit_until_kept(
-        &claude_json,
-        write,
-        req.now,
-        req.settle,
-        &mut changes,
-        |doc| claude_json_changes(doc, &req.claude_json, tail, trust),
-    )?;
+    let report = edit_until_kept(&claude_json, write, req, &mut changes, |doc| {
+        claude_json_changes(doc, &req.claude_json, tail, trust)
+    })?;
     files.push(report);
     if req.skip_permissions {
         let settings = ObjectFile {
@@ -202,7 +197,7 @@ fn apply(
             trailing_newline: true,
             backups: None,
         };
-        let report = edit_until_kept(&settings, write, req.now, req.settle, &mut changes, |doc| {
+        let report = edit_until_kept(&settings, write, req, &mut changes, |doc| {
             Ok(set_true(
                 doc,
                 &req.settings,
@@ -276,18 +271,18 @@ fn leads_out(path: &Path, root: &Path) -> Option<PathBuf> {
     (!inside).then_some(target)
 }
 
-/// Edits `file` with `plan` and then, once the file has been quiet for `settle_for` (a locked
-/// file only: see [`Request::settle`]), reads it again: a writer that skipped the lock may have
+/// Edits `file` with `plan` (stamped `req.now`) and then, once the file has been quiet for
+/// `req.settle` (a locked file only: see [`Request::settle`]), reads it again: a writer that skipped the lock may have
 /// replaced it with a copy read before ours landed. Until every setting holds (at most
 /// [`ROUNDS`] times), it is written again. Adds each change made to `changes` once.
 fn edit_until_kept(
     file: &ObjectFile,
     write: bool,
-    now: SystemTime,
-    settle_for: Duration,
+    req: &Request,
     changes: &mut Vec<Change>,
     plan: impl Fn(&mut Obj<'_>) -> Result<Vec<Change>>,
 ) -> Result<FileReport> {
+    let (now, settle_for) = (req.now, req.settle);
     let mut report: Option<FileReport> = None;
     for _ in 0..ROUNDS {
         let edit = object_file::edit(file, write, now, |doc| {

@@ -62,7 +62,12 @@ pub fn append(path: &Loc, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Re
                 Appended::AlreadyPresent(existing)
             });
         }
-        match append_once(&dir, name, path, &bytes, entry, guard)? {
+        let inbox = Inbox {
+            dir: &dir,
+            name,
+            path,
+        };
+        match append_once(&inbox, &bytes, entry, guard)? {
             Attempt::Done => return Ok(Appended::Written),
             Attempt::NotWritten => {}
             Attempt::MaybeReplaced => written = true,
@@ -95,16 +100,22 @@ enum Attempt {
     MaybeReplaced,
 }
 
+/// The inbox an [`append`] writes: its folder's handle, its name in it, its path (for errors).
+struct Inbox<'a> {
+    dir: &'a Dir,
+    name: &'a str,
+    path: &'a Path,
+}
+
 /// Writes `entry` after `bytes` (the inbox as read under `guard`), reads it back and releases
 /// the lock.
 fn append_once(
-    dir: &Dir,
-    name: &str,
-    path: &Path,
+    inbox: &Inbox,
     bytes: &[u8],
     entry: &Entry,
     guard: lock::LockGuard,
 ) -> Result<Attempt> {
+    let Inbox { dir, name, path } = *inbox;
     let (prefix, tail) = match format::canonical_inbox(bytes) {
         Some(count) => format::splice_append(bytes, count, &format::render_element(entry)),
         None => {

@@ -204,7 +204,12 @@ pub fn edit<T>(
 ) -> Result<Edit<T>> {
     let target = write_target(&file.path);
     if !write {
-        return attempt(file, &target, false, None, now, &change).map(|(edit, _)| edit);
+        let dry = Try {
+            target: &target,
+            write: false,
+            guard: None,
+        };
+        return attempt(file, &dry, now, &change).map(|(edit, _)| edit);
     }
     if let Some(dir) = file.path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
@@ -216,7 +221,12 @@ pub fn edit<T>(
             None => None,
         };
         super::faults::pause(super::faults::faults().after_lock);
-        let result = attempt(file, &target, true, guard.as_ref(), now, &change);
+        let locked = Try {
+            target: &target,
+            write: true,
+            guard: guard.as_ref(),
+        };
+        let result = attempt(file, &locked, now, &change);
         if let Some(g) = guard {
             g.release()?;
         }
@@ -233,15 +243,26 @@ pub fn edit<T>(
     )
 }
 
+/// How one read-change-write goes: the file it reads and replaces (a link's target), whether
+/// it writes at all, and the lock it holds, if any.
+struct Try<'a> {
+    target: &'a Path,
+    write: bool,
+    guard: Option<&'a lock::LockGuard>,
+}
+
 /// One read-change-write. `Ok((_, false))`: the file changed under it; start over.
 fn attempt<T>(
     file: &ObjectFile,
-    target: &Path,
-    write: bool,
-    guard: Option<&lock::LockGuard>,
+    t: &Try,
     now: SystemTime,
     change: &impl Fn(&mut Obj<'_>) -> Result<(bool, T)>,
 ) -> Result<(Edit<T>, bool)> {
+    let Try {
+        target,
+        write,
+        guard,
+    } = *t;
     let before = read_bytes(target)?;
     let mut doc = match text_of(before.as_deref(), &file.path)? {
         Some(t) => Doc::parse(t, &file.path)?,

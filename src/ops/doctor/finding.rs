@@ -38,22 +38,22 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-pub(super) fn check(
-    check: &'static str,
+/// Check `c`, at `level`, about `team` and `path` where given, saying `message`; no fix.
+fn check(
+    c: &'static str,
     level: Level,
     team: Option<&str>,
     path: Option<&Path>,
     message: String,
-    fix: Option<&str>,
 ) -> Check {
     Check {
-        check,
+        check: c,
         level,
         team: team.map(String::from),
         path: path.map(|p| p.display().to_string()),
         message,
         details: Vec::new(),
-        fix: fix.map(String::from),
+        fix: None,
     }
 }
 
@@ -63,7 +63,7 @@ pub(super) fn ok(
     path: Option<&Path>,
     message: String,
 ) -> Check {
-    check(c, Level::Ok, team, path, message, None)
+    check(c, Level::Ok, team, path, message)
 }
 
 pub(super) fn warn(
@@ -73,7 +73,10 @@ pub(super) fn warn(
     message: String,
     fix: &str,
 ) -> Check {
-    check(c, Level::Warn, team, path, message, Some(fix))
+    Check {
+        fix: Some(fix.to_string()),
+        ..check(c, Level::Warn, team, path, message)
+    }
 }
 
 pub(super) fn fail(
@@ -83,5 +86,8 @@ pub(super) fn fail(
     message: String,
     fix: &str,
 ) -> Check {
-    check(c, Level::Fail, team, path, message, Some(fix))
+    Check {
+        fix: Some(fix.to_string()),
+        ..check(c, Level::Fail, team, path, message)
+    }
 }

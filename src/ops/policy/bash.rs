@@ -154,23 +154,30 @@ impl Walk {
         for item in &l.0 {
             let and_or = &item.0;
             let background = matches!(item.1, ast::SeparatorOperator::Async);
-            self.pipeline(&and_or.first, Op::Sequence, background, top, depth);
+            let how = |op| How {
+                op,
+                negated: false,
+                background,
+            };
+            self.pipeline(&and_or.first, how(Op::Sequence), top, depth);
             for next in &and_or.additional {
                 let (op, p) = match next {
                     ast::AndOr::And(p) => (Op::And, p),
                     ast::AndOr::Or(p) => (Op::Or, p),
                 };
-                self.pipeline(p, op, background, top, depth);
+                self.pipeline(p, how(op), top, depth);
             }
         }
     }
 
-    fn pipeline(&mut self, p: &ast::Pipeline, op: Op, background: bool, top: bool, depth: usize) {
+    /// Each command of pipeline `p`, the first joined to what came before as `first` says
+    /// (its operator, in the background or not), the others by a pipe.
+    fn pipeline(&mut self, p: &ast::Pipeline, first: How, top: bool, depth: usize) {
         for (i, c) in p.seq.iter().enumerate() {
             let how = How {
-                op: if i == 0 { op } else { Op::Pipe },
+                op: if i == 0 { first.op } else { Op::Pipe },
                 negated: p.bang,
-                background,
+                background: first.background,
             };
             match c {
                 ast::Command::Simple(s) => self.simple(s, how, top, depth),
