@@ -26,14 +26,14 @@ use crate::observe::reader::tmux_server;
 use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
 use crate::store::lock::LockOptions;
-use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::store::paths::{Layout, MemberName, SessionId, TeamName};
 use crate::team::config::set_pane;
 use crate::team::config::{Member, Team};
 use crate::team::lead::{Leads, MemberLaunch};
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::Color;
 use crate::team::sentlog::SentLog;
-use crate::team::transcript::locate::{Kind, is_session_id};
+use crate::team::transcript::locate::Kind;
 
 /// How teamctl starts a team's teammates again: what it knows of its own, never what a
 /// teammate wrote.
@@ -247,8 +247,8 @@ impl Rescue<'_> {
         let lead_session_id = team
             .config
             .as_ref()
-            .and_then(|c| c.lead_session_id.clone())
-            .filter(|s| is_session_id(s))
+            .and_then(|c| c.lead_session_id.as_deref())
+            .and_then(|s| SessionId::parse(s).ok())
             .with_context(|| format!("{} has no lead session id", self.team))?;
         // teamctl's own record of how it started this teammate, else the team-wide settings
         // and config.json's words (checked) for a teammate someone else started.
@@ -275,20 +275,21 @@ impl Rescue<'_> {
             team: self.team.as_str(),
             member: name,
             color: palette_color(member.color.as_deref()),
-            lead_session_id: &lead_session_id,
+            lead_session_id: lead_session_id.as_str(),
             agent_type,
             model,
             permission: &permission,
-            resume: session.as_deref(),
+            resume: session.as_ref(),
         }
         .command();
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
         server.respawn(&pane, &command, &r.pane_env)?;
-        Ok((pane, session))
+        Ok((pane, session.map(|s| s.to_string())))
     }
 
-    /// The id of `member`'s newest pane session, when it has one.
-    fn last_session(&self, team: &Team, member: &str) -> Option<String> {
+    /// The id of `member`'s newest pane session, when it has one (a transcript's name that is
+    /// not a [`SessionId`] is none).
+    fn last_session(&self, team: &Team, member: &str) -> Option<SessionId> {
         let mut spend = SpendReader::new(&team.layout, &team.name, self.data_dir.as_deref());
         spend.read();
         let sessions = spend.sessions().get(member)?;
@@ -297,7 +298,7 @@ impl Rescue<'_> {
             .filter(|s| s.kind == Kind::Pane)
             .max_by_key(|s| s.path.stat().ok().flatten().map(|i| i.mtime))?;
         let stem = Path::new(newest.path.path()).file_stem()?.to_str()?;
-        is_session_id(stem).then(|| stem.to_string())
+        SessionId::parse(stem).ok()
     }
 }
 

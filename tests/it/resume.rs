@@ -318,3 +318,59 @@ fn a_team_is_acted_on_on_its_own_tmux_server_whatever_the_environment_selects() 
     assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
     assert!(!other_server.answers());
 }
+
+/// A transcript whose name is an option (`-c.jsonl`, for `--continue`) is no session to carry
+/// on: the teammate starts afresh, and `-c` never reaches its argv.
+#[test]
+fn a_session_named_like_an_option_is_not_resumed() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    env.cmd()
+        .args(["create", "rt", "--member", "alice:Review it"])
+        .args(["--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    let keepalive = env
+        .command("tmux")
+        .args(["new-session", "-d", "-s", "keepalive", "exec sleep 600"])
+        .status()
+        .unwrap();
+    assert!(keepalive.success());
+    let project: String = fs::canonicalize(env.dir.path())
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = env.root.join("projects").join(project);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("-c.jsonl"),
+        json!({"type":"user","teamName":"rt","agentName":"alice","sessionId":"-c",
+            "timestamp":"2026-11-29T10:00:00.000Z","message":{"role":"user","content":"go"}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    kill_pane_of(&env, "alice");
+    let argv = env.root.join("fake-argv-alice");
+    fs::remove_file(&argv).unwrap();
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let alice = member(&v, "alice");
+    assert_eq!(alice["action"], "resumed", "{v}");
+    assert_eq!(alice["session_id"], Value::Null, "{v}");
+    wait_until(Duration::from_secs(20), || argv.exists());
+    let args = fs::read_to_string(&argv).unwrap();
+    assert!(
+        !args.lines().any(|a| a == "--resume" || a == "-c"),
+        "{args}"
+    );
+}

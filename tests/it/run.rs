@@ -1040,7 +1040,22 @@ fn resume_refuses_what_cannot_be_resumed_in_one_line() {
     let env = TestEnv::new();
     interrupted_run(&env, json!([]), 999_999, Some("-somewhere-else"));
     refused(&env, "ran in another folder than");
+    // A leadSessionId that is an option (`-c` is `--continue`), with a transcript of that
+    // name: refused before it reaches the lead's argv.
+    let env = TestEnv::new();
+    interrupted_run(&env, json!([]), 999_999, None);
+    let cfg_path = env.root.join(format!("teams/{TEAM}/config.json"));
+    let mut cfg = parse(&fs::read(&cfg_path).unwrap());
+    cfg["leadSessionId"] = json!("-c");
+    fs::write(&cfg_path, cfg.to_string()).unwrap();
+    for entry in fs::read_dir(env.root.join("projects")).unwrap() {
+        let dir = entry.unwrap().path();
+        fs::copy(dir.join(format!("{SID}.jsonl")), dir.join("-c.jsonl")).unwrap();
+    }
+    refused(&env, "leadSessionId: '-c' is not a session id");
     // No transcript at all (a team teamctl create made has none).
+    let env = TestEnv::new();
+    interrupted_run(&env, json!([]), 999_999, Some("-somewhere-else"));
     fs::remove_dir_all(env.root.join("projects")).unwrap();
     refused(&env, "no transcript of lead session");
     // A session id whose transcript is gone is no team either.

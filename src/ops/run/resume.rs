@@ -26,13 +26,15 @@ use crate::host::proc::{self, pid_alive};
 use crate::host::tmux;
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
-use crate::store::paths::{Layout, MemberName, TeamName, quote, shown, shown_list};
+use crate::store::paths::{
+    Layout, MemberName, SessionId, TeamName, is_uuid_shaped, quote, shown, shown_list,
+};
 use crate::store::{self, Entry};
 use crate::team::config::{LEAD, Team, TeamConfig};
 use crate::team::mailbox::{self, Filter, Mark};
 use crate::team::model::Kind;
 use crate::team::tasks::Board;
-use crate::team::transcript::locate::{self, is_session_id};
+use crate::team::transcript::locate;
 
 use super::spec::Orphans;
 
@@ -67,7 +69,7 @@ pub(super) struct Interrupted {
     /// Whether its folder (and `config.json`) exists.
     pub(super) exists: bool,
     /// The lead's session, to resume.
-    pub(super) session_id: String,
+    pub(super) session_id: SessionId,
     /// Its transcript.
     pub(super) transcript: Loc,
     /// The teammates `config.json` lists with a tmux pane: (name, pane).
@@ -87,11 +89,12 @@ pub(super) fn find(layout: &Layout, what: &str, cwd: &Path) -> Result<Interrupte
     let (team, cfg) = team_of(layout, what)?;
     let session_id = match &cfg {
         Some(cfg) => lead_session(&team, cfg)?,
-        None => what.to_string(),
+        None => SessionId::parse(what)?,
     };
     let mut warnings = Vec::new();
     let here = locate::project_dirs(root, &cwd.to_string_lossy(), &mut warnings);
-    let Some(transcript) = locate::find_session(root, &session_id, &here, &mut warnings) else {
+    let Some(transcript) = locate::find_session(root, session_id.as_str(), &here, &mut warnings)
+    else {
         bail!(
             "no transcript of lead session {session_id} (team {team}) under {}: `run --resume` \
              carries on a team a Claude Code lead formed (`teamctl run`); a team `teamctl \
@@ -133,7 +136,7 @@ pub(super) fn find(layout: &Layout, what: &str, cwd: &Path) -> Result<Interrupte
 
 /// The team `what` names and its `config.json` (`None`: a session id whose team is gone).
 fn team_of(layout: &Layout, what: &str) -> Result<(TeamName, Option<TeamConfig>)> {
-    let session = what.len() == 36 && is_session_id(what);
+    let session = is_uuid_shaped(what);
     let name = if session {
         TeamName::parse(&format!("session-{}", &what[..8]))?
     } else {
@@ -157,11 +160,13 @@ fn team_of(layout: &Layout, what: &str) -> Result<(TeamName, Option<TeamConfig>)
     Ok((name, Some(cfg)))
 }
 
-/// The lead session of `team`, checked: a session id, and its process not running.
-fn lead_session(team: &TeamName, cfg: &TeamConfig) -> Result<String> {
-    let Some(id) = cfg.lead_session_id.clone().filter(|s| is_session_id(s)) else {
+/// The lead session of `team`, checked: a [`SessionId`], and its process not running.
+fn lead_session(team: &TeamName, cfg: &TeamConfig) -> Result<SessionId> {
+    let Some(id) = cfg.lead_session_id.as_deref() else {
         bail!("team {team} records no lead session (leadSessionId): nothing to resume");
     };
+    let id = SessionId::parse(id)
+        .map_err(|e| anyhow::anyhow!("team {team}'s leadSessionId: {e}: nothing to resume"))?;
     if let Some(p) = &cfg.lead_process
         && pid_alive(p.pid, p.proc_start.as_deref()) == Some(true)
     {
@@ -405,7 +410,7 @@ mod tests {
         Interrupted {
             team: TeamName::parse("session-0b1c2d3e").unwrap(),
             exists: true,
-            session_id: "0b1c2d3e-0000-4000-8000-000000000000".into(),
+            session_id: SessionId::parse("0b1c2d3e-0000-4000-8000-000000000000").unwrap(),
             transcript: Loc::root("/x").join("y.jsonl"),
             teammates: Vec::new(),
             tasks: tasks.iter().map(|s| s.to_string()).collect(),
