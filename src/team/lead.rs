@@ -228,6 +228,31 @@ impl Leads {
         Ok(())
     }
 
+    /// Makes the folder `path` below the data dir (0700 each, those missing), never through a
+    /// link: every component below the data dir is opened without following a symlink, so a
+    /// link planted at `worktrees` (or below) is refused, not followed.
+    ///
+    /// # Errors
+    /// `path` not below the data dir; a symlink or anything but a folder on the way; I/O.
+    pub fn make_below(&self, path: &Path) -> Result<()> {
+        let rel = path.strip_prefix(&self.data_dir).map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not below teamctl's data dir {}",
+                path.display(),
+                self.data_dir.display()
+            )
+        })?;
+        let context = || format!("could not create {}", path.display());
+        let mut dir = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        for c in rel.components() {
+            let std::path::Component::Normal(name) = c else {
+                anyhow::bail!("{} is not a plain path below the data dir", path.display());
+            };
+            dir = dir.sub_create(name, 0o700).with_context(context)?;
+        }
+        Ok(())
+    }
+
     /// Writes (or replaces) the record of `team` under `layout`: folder 0700, file 0600.
     ///
     /// # Errors

@@ -141,10 +141,12 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
     for p in trees.0.iter().flatten() {
         let path = PathBuf::from(&p.tree.path);
         if let Some(parent) = path.parent() {
-            // Inside teamctl's private data dir.
+            // Inside teamctl's private data dir, never through a link.
             leads.prepare()?;
-            std::fs::create_dir_all(parent)
-                .map_err(|e| anyhow::anyhow!("could not create {}: {e}", parent.display()))?;
+            if let Err(e) = leads.make_below(parent) {
+                unmake(&made);
+                return Err(e);
+            }
         }
         let base = p.new_branch.then_some(p.tree.base.as_str());
         if let Err(e) = git::worktree_add(Path::new(&p.tree.repo), &path, &p.tree.branch, base) {
