@@ -153,6 +153,18 @@ impl Rescue<'_> {
         })
     }
 
+    /// The pane teamctl started `member` in that still runs, in teamctl's own session on the
+    /// team's recorded server (whatever `config.json`'s `tmuxPaneId` says), asked now; `None`
+    /// when teamctl did not start this team's teammates or none runs.
+    pub fn running_pane(&self, member: &str) -> Option<String> {
+        let relaunch = self.relaunch.as_ref()?;
+        let team = Team::open(&self.layout, &self.team, self.leads.as_ref()).ok()?;
+        tmux_server(&team)
+            .member_panes(&relaunch.tmux_session, member)
+            .into_iter()
+            .next()
+    }
+
     /// Sends `member` a message saying it was started again after `why`, naming its task.
     ///
     /// # Errors
@@ -233,6 +245,12 @@ impl Rescue<'_> {
                 (false, _) => {}
             }
         }
+        // Whatever config.json says: a pane teamctl started this teammate in, in its own
+        // session on the recorded server, still running, is ended too (asked now, just before
+        // the new one starts), so that it never runs twice.
+        for pane in server.member_panes(&r.tmux_session, name) {
+            server.kill_pane(&pane)?;
+        }
         let session = self.last_session(team, name);
         let server = server.or_env_when_gone();
         let pane = if server.has_session(&r.tmux_session) {
@@ -283,6 +301,7 @@ impl Rescue<'_> {
         }
         .command();
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
+        server.tag_member(&pane, name)?;
         server.respawn(&pane, &command, &r.pane_env)?;
         Ok((pane, session.map(|s| s.to_string())))
     }

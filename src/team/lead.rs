@@ -146,6 +146,10 @@ pub struct RunRecord {
     pub tmux_socket: String,
     /// Which server that was (`#{start_time}/#{pid}`).
     pub tmux_server_id: String,
+    /// The tmux session's id (`$3`), unique for the life of its server: a later session under
+    /// the same name is another (`None` in a record written before teamctl kept it).
+    #[serde(default)]
+    pub tmux_session_id: Option<String>,
 }
 
 /// A record of the Claude-led `team` under `layout`, whose lead (`lead_session_id`) `run`
@@ -167,6 +171,7 @@ pub fn run_record(
         tmux_session: tmux_session.to_string(),
         tmux_socket: tmux_socket.to_string(),
         tmux_server_id: tmux_server_id.to_string(),
+        tmux_session_id: None,
     }
 }
 

@@ -534,3 +534,72 @@ fn worktrees_are_never_made_through_a_link_in_the_data_dir() {
     assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
     assert!(!env.root.join("teams/wt").exists());
 }
+
+/// A `create` that loses the race for its tmux session (another create made `teamctl-<team>`
+/// on the shared server between its check and its start; here a git hook of its worktree does
+/// it at that moment) fails without killing the winner's session, and records none: a `delete`
+/// of the loser leaves the winner running too.
+#[test]
+fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
+    let Some((env, _server)) = crate::common::tmux_env() else {
+        return;
+    };
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "base\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let hook = repo.join(".git/hooks/post-checkout");
+    fs::write(
+        &hook,
+        "#!/bin/sh\ntmux new-session -d -s teamctl-wt 'exec sleep 600' 2>/dev/null\nexit 0\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    let file = write(
+        &env,
+        "wt.toml",
+        "name = \"wt\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n",
+    );
+    let out = env
+        .cmd()
+        .args(["create", "--json", "--timeout", "10s", "--file"])
+        .arg(&file)
+        .env("TEAMCTL_CLAUDE_BIN", crate::common::fake_claude())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("duplicate session"),
+        "{v}"
+    );
+    let winner = |env: &TestEnv| {
+        let o = env
+            .command("tmux")
+            .args([
+                "list-panes",
+                "-s",
+                "-t",
+                "=teamctl-wt",
+                "-F",
+                "#{pane_dead}",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(winner(&env), "0\n", "the winner's session was ended");
+    env.cmd()
+        .args(["delete", "wt", "--force", "--timeout", "5s"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        winner(&env),
+        "0\n",
+        "delete ended a session its create did not make"
+    );
+}

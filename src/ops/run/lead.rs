@@ -263,9 +263,22 @@ fn validate(
         return Ok(None);
     }
     let session = session_name(&spec.name);
-    // The name is held: what is left in its session is the interrupted run's.
-    let orphans = resuming.map(|r| r.clear(&session));
-    if tmux::Server::env().has_session(&session) {
+    // Every refusal before anything is ended: a session of that name where the lead would
+    // start is the interrupted run's own (proven by its record) or this run cannot start.
+    let server = tmux::Server::env();
+    let own = resuming.and_then(|r| r.own_session(layout, env.data_dir.as_deref(), &session));
+    if let Some(at) = server.locate(&session).filter(|_| resuming.is_some()) {
+        let mine = own.as_ref().is_some_and(|o| o.at == at);
+        if !mine {
+            bail!(
+                "tmux session {session} already exists and is not the interrupted run's (its \
+                 record names another, or none): nothing was ended; end it with \
+                 `tmux kill-session -t {session}` if it is not in use, or pick another --name"
+            );
+        }
+    }
+    let orphans = resuming.map(|r| r.clear(own.as_ref(), &session));
+    if server.has_session(&session) {
         bail!(
             "tmux session {session} already exists (an earlier `run --name {}` kept with \
              --keep?); end it with `tmux kill-session -t {session}` or pick another --name",

@@ -31,6 +31,7 @@ use crate::store::paths::{
 };
 use crate::store::{self, Entry};
 use crate::team::config::{LEAD, Team, TeamConfig};
+use crate::team::lead::Leads;
 use crate::team::mailbox::{self, Filter, Mark};
 use crate::team::model::Kind;
 use crate::team::tasks::Board;
@@ -59,6 +60,16 @@ pub(super) struct Unread {
     pub(super) left: usize,
     /// The inbox file.
     pub(super) inbox: String,
+}
+
+/// The interrupted run's own tmux session, as [`Interrupted::own_session`] proved it: its
+/// server (by socket and identity, limited to that session) and where it runs.
+#[derive(Debug, Clone)]
+pub(super) struct OwnSession {
+    /// The server, asked only about the session.
+    pub(super) server: tmux::Server,
+    /// The session's id and its server's identity.
+    pub(super) at: tmux::Where,
 }
 
 /// A run whose lead is gone, as found before anything is started.
@@ -212,27 +223,66 @@ impl Interrupted {
         self.tasks.len()
     }
 
-    /// Ends the old lead's teammates that still run in `session` (the run's own tmux session,
-    /// whose name lock the caller holds), then the session itself once nothing in it runs;
-    /// names those running elsewhere, which are left alone.
-    pub(super) fn clear(&self, session: &str) -> Orphans {
+    /// The interrupted run's own tmux session `session`, proven: teamctl's run record of the
+    /// team names it and the lead session resumed, and the session of that name live now is on
+    /// the recorded server with the recorded session id. `None`: nothing proves it (no record,
+    /// another server, a session made later under that name, by another run or anyone), and
+    /// nothing in it is the interrupted run's to end.
+    pub(super) fn own_session(
+        &self,
+        layout: &Layout,
+        data_dir: Option<&Path>,
+        session: &str,
+    ) -> Option<OwnSession> {
+        let rec = Leads::in_dir(data_dir?)
+            .find_run(layout, &self.team)
+            .ok()??;
+        if rec.tmux_session != session || rec.lead_session_id != self.session_id.as_str() {
+            return None;
+        }
+        let server =
+            tmux::Server::recorded(&rec.tmux_socket, Some(&rec.tmux_server_id), Some(session));
+        let at = server.locate(session)?;
+        let same = at.server_id == rec.tmux_server_id
+            && rec
+                .tmux_session_id
+                .as_deref()
+                .is_none_or(|id| id == at.session_id);
+        same.then_some(OwnSession { server, at })
+    }
+
+    /// Ends the old lead's teammates that still run in `own`, the interrupted run's own tmux
+    /// session (proven by [`Interrupted::own_session`]; the caller holds the run's name lock),
+    /// then that session once nothing in it runs; names those running elsewhere, which are left
+    /// alone. Each pane is checked to be alive in that session on that server immediately
+    /// before it is ended; with no session proven, nothing is ended.
+    pub(super) fn clear(&self, own: Option<&OwnSession>, session: &str) -> Orphans {
         let mut out = Orphans::default();
-        // A run's lead is started on the server the environment selects.
-        let server = tmux::Server::env();
-        let live = server.liveness(self.teammates.iter().map(|(_, p)| p.as_str()));
-        let ours: Vec<tmux::Pane> = server.panes(session);
+        // Panes not proven ours are looked for where the lead is started: the environment's.
+        let env = tmux::Server::env();
+        let live = env.liveness(self.teammates.iter().map(|(_, p)| p.as_str()));
         let mut ending = Vec::new();
         for (name, pane) in &self.teammates {
+            if let Some(own) = own
+                && own.server.probe().pane_alive(pane) == Some(true)
+                && own.server.session_id(session).as_deref() == Some(own.at.session_id.as_str())
+            {
+                // A lead starts a teammate through a shell: the teammate is below the pane's pid.
+                let procs = own
+                    .server
+                    .pane_pid(pane)
+                    .map(proc::tree)
+                    .unwrap_or_default();
+                if own.server.kill_pane(pane).is_ok_and(|k| k) {
+                    out.ended.push(name.clone());
+                    ending.extend(procs);
+                    continue;
+                }
+            }
             if live.pane_alive(pane) != Some(true) {
                 continue;
             }
-            // A lead starts a teammate through a shell: the teammate is below the pane's pid.
-            let procs = server.pane_pid(pane).map(proc::tree).unwrap_or_default();
-            if ours.iter().any(|p| &p.id == pane && !p.dead) && server.kill_pane(pane).is_ok() {
-                out.ended.push(name.clone());
-                ending.extend(procs);
-                continue;
-            }
+            let server = &env;
             // In another run's session: that run's --name ends it.
             let hint = server
                 .pane_session(pane)
@@ -253,8 +303,11 @@ impl Interrupted {
         {
             thread::sleep(Duration::from_millis(50));
         }
-        if server.has_session(session) && server.panes(session).iter().all(|p| p.dead) {
-            let _ = server.kill_session(session);
+        if let Some(own) = own
+            && own.server.session_id(session).as_deref() == Some(own.at.session_id.as_str())
+            && own.server.panes(session).iter().all(|p| p.dead)
+        {
+            let _ = own.server.kill_session(session);
         }
         out
     }
