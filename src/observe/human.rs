@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::host::claude::shell_quote;
 use crate::observe::reader::Present;
 use crate::observe::status::{State, Waiting};
 use crate::team::config::Team;
@@ -59,11 +60,13 @@ pub fn needs(present: &Present, team: &Team, board: &Board, after: Duration) -> 
             key: r.request_id.clone(),
             since: Some(r.at.clone()),
             cleared: false,
+            // Every word of a suggested command from a file is one shell word: an id like
+            // `perm-1 && curl … | sh` pasted into a shell stays an argument.
             todo: format!(
                 "answer {}'s {what} {}: {}",
                 r.from,
                 r.request_id,
-                answer.replace("ID", &r.request_id)
+                answer.replace("ID", &shell_quote(&r.request_id))
             ),
         });
     }
@@ -102,10 +105,14 @@ pub fn needs(present: &Present, team: &Team, board: &Board, after: Duration) -> 
         }
     }
     for m in crate::observe::misaddressed::scan(team).misaddressed {
+        let inbox = shell_quote(&m.inbox);
         let to = match (&m.suggestion, m.certain) {
-            (Some(s), true) => format!("teamctl redeliver {} (to {s})", m.inbox),
-            (Some(s), false) => format!("teamctl redeliver {} --to MEMBER (perhaps {s})", m.inbox),
-            (None, _) => format!("teamctl redeliver {} --to MEMBER", m.inbox),
+            (Some(s), true) => format!("teamctl redeliver {inbox} (to {})", shell_quote(s)),
+            (Some(s), false) => format!(
+                "teamctl redeliver {inbox} --to MEMBER (perhaps {})",
+                shell_quote(s)
+            ),
+            (None, _) => format!("teamctl redeliver {inbox} --to MEMBER"),
         };
         out.push(Need {
             cause: "misaddressed",
