@@ -223,6 +223,12 @@ fn certain_target(m: &Misaddressed) -> Result<MemberName> {
         )
     } else if m.candidates.is_empty() {
         format!("no member's name is close to '{}'", m.inbox)
+    } else if m.candidates.len() == 1 {
+        format!(
+            "'{}' is close to {} but not certainly meant for it (a name of 4 characters or \
+             more, one edit away, is)",
+            m.inbox, m.candidates[0]
+        )
     } else {
         format!(
             "several members are close to '{}': {}",

@@ -431,3 +431,25 @@ fn a_fifo_or_folder_in_an_inboxs_place_is_named() {
         "{v}"
     );
 }
+
+/// `doctor --fix` moves only an inbox certainly meant for a member: a two-letter name two edits
+/// from another (`ci` for `qa`) stays where it is, and is named.
+#[test]
+fn fix_never_takes_a_short_name_for_certain() {
+    let env = TestEnv::new();
+    env.team(
+        "alpha",
+        &[("qa", Some("blue")), ("reviewer", Some("green"))],
+    );
+    let msg = r#"[{"from":"team-lead","text":"deploy now","timestamp":"2026-11-29T10:00:00.000Z","read":false}]"#;
+    fs::write(env.inbox("alpha", "ci"), msg).unwrap();
+    fs::write(env.inbox("alpha", "revewer"), msg).unwrap();
+    env.cmd().args(["doctor", "--fix"]).output().unwrap();
+    assert_eq!(fs::read_to_string(env.inbox("alpha", "ci")).unwrap(), msg);
+    assert!(!env.inbox("alpha", "qa").exists());
+    assert!(
+        fs::read_to_string(env.inbox("alpha", "reviewer"))
+            .unwrap()
+            .contains("deploy now")
+    );
+}
