@@ -125,7 +125,7 @@ pub fn delete(
         .lead
         .as_ref()
         .and_then(|r| r.launch.as_ref())
-        .map(|l| take_down(&l.members))
+        .map(|l| take_down(&l.members, force))
         .unwrap_or_default();
     if let Some(leads) = leads {
         leads.remove(layout, name)?;

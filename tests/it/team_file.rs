@@ -603,3 +603,63 @@ fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
         "delete ended a session its create did not make"
     );
 }
+
+/// `delete` never loses a worktree's git-ignored files without being told: a worktree holding
+/// some is kept and they are named (git would remove them without a word), and `--force`
+/// removes it with them.
+#[test]
+fn delete_keeps_a_worktree_with_ignored_files_unless_forced() {
+    let env = TestEnv::new();
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join(".gitignore"), "*.log\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let mut trees = Vec::new();
+    for team in ["wt-a", "wt-b"] {
+        let file = write(
+            &env,
+            &format!("{team}.toml"),
+            &format!(
+                "name = \"{team}\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n"
+            ),
+        );
+        env.cmd()
+            .args(["create", "--launch", "none", "--file"])
+            .arg(&file)
+            .assert()
+            .success();
+        let cfg = parse(&fs::read(env.root.join(format!("teams/{team}/config.json"))).unwrap());
+        let tree = PathBuf::from(cfg["members"][1]["cwd"].as_str().unwrap());
+        fs::write(tree.join("findings.log"), "three days of notes").unwrap();
+        trees.push(tree);
+    }
+    let out = env
+        .cmd()
+        .args(["delete", "wt-a", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let w = &v["worktrees"][0];
+    assert_eq!(w["action"], "kept", "{v}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("1 git-ignored file(s), e.g. findings.log"),
+        "{v}"
+    );
+    assert_eq!(
+        fs::read_to_string(trees[0].join("findings.log")).unwrap(),
+        "three days of notes"
+    );
+    let out = env
+        .cmd()
+        .args(["delete", "wt-b", "--force", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert_eq!(v["worktrees"][0]["action"], "removed", "{v}");
+    assert!(!trees[1].exists());
+}

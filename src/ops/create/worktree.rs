@@ -219,12 +219,19 @@ pub struct TakenDown {
 }
 
 /// Removes each worktree of `members` that has no uncommitted changes (`git worktree
-/// remove`, which refuses one that has), and keeps the others; every branch is kept.
-pub fn take_down(members: &[MemberLaunch]) -> Vec<TakenDown> {
+/// remove`, which refuses one that has) and no git-ignored files (which it would remove
+/// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
+/// kept.
+pub fn take_down(members: &[MemberLaunch], drop_ignored: bool) -> Vec<TakenDown> {
     let mut out = Vec::new();
     for m in members {
         let Some(t) = &m.worktree else { continue };
         let path = Path::new(&t.path);
+        let ignored = if path.is_dir() {
+            git::ignored(path)
+        } else {
+            Ok(Vec::new())
+        };
         let (action, reason) = if !path.is_dir() {
             ("missing", "its folder is gone".to_string())
         } else {
@@ -240,12 +247,38 @@ pub fn take_down(members: &[MemberLaunch]) -> Vec<TakenDown> {
                         t.path
                     ),
                 ),
-                Ok(_) => match git::worktree_remove(Path::new(&t.repo), path) {
-                    Ok(()) => (
-                        "removed",
-                        format!("no uncommitted changes; branch {} kept", t.branch),
+                Ok(_) => match ignored {
+                    Err(e) => (
+                        "kept",
+                        format!("git could not tell its ignored files: {e:#}"),
                     ),
-                    Err(e) => ("kept", format!("{e:#}")),
+                    Ok(i) if !i.is_empty() && !drop_ignored => (
+                        "kept",
+                        format!(
+                            "{} git-ignored file(s), e.g. {}, which removing it would lose; \
+                             keep what you need, then `git worktree remove --force {}` (or \
+                             `teamctl delete --force`)",
+                            i.len(),
+                            i[0],
+                            t.path
+                        ),
+                    ),
+                    Ok(i) => match git::worktree_remove(Path::new(&t.repo), path) {
+                        Ok(()) if i.is_empty() => (
+                            "removed",
+                            format!("no uncommitted changes; branch {} kept", t.branch),
+                        ),
+                        Ok(()) => (
+                            "removed",
+                            format!(
+                                "no uncommitted changes, {} git-ignored file(s) dropped \
+                                 (--force); branch {} kept",
+                                i.len(),
+                                t.branch
+                            ),
+                        ),
+                        Err(e) => ("kept", format!("{e:#}")),
+                    },
                 },
             }
         };
