@@ -49,6 +49,11 @@ pub struct Sent {
     /// The request id this message answers (a `*_response` frame), if any.
     #[serde(default)]
     pub answers: Option<String>,
+    /// For an entry `redeliver` moved: the copy of the target inbox that carried it
+    /// (`<inbox>.moving.<8 hex>`), recorded before that copy replaced the target. The move
+    /// happened exactly when the copy is gone.
+    #[serde(default)]
+    pub moving: Option<String>,
 }
 
 /// The log at an explicit location.
@@ -230,6 +235,7 @@ mod tests {
             inbox: "x".repeat(2000),
             idempotency_key: None,
             answers: None,
+            moving: None,
         }
     }
 
