@@ -288,8 +288,9 @@ fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry], copy: &st
         return Ok(());
     };
     let field = |e: &Entry, k: &str| e.get(k).and_then(Value::as_str).map(String::from);
-    for e in entries {
-        log.record(&Sent {
+    let sents: Vec<Sent> = entries
+        .iter()
+        .map(|e| Sent {
             id: id::entry_id(e),
             team: req.team.name.to_string(),
             to: to.to_string(),
@@ -300,7 +301,7 @@ fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry], copy: &st
             idempotency_key: None,
             answers: None,
             moving: Some(copy.to_string()),
-        })?;
-    }
-    Ok(())
+        })
+        .collect();
+    log.record_all(&sents)
 }
