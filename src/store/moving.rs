@@ -99,11 +99,16 @@ pub fn move_entries(
     journal: &mut dyn FnMut(&[Entry], &str) -> Result<()>,
 ) -> Result<Moved> {
     let (from_dir, from_name) = source_place(m.from)?;
-    // Peeked without a lock: with nothing to move, neither inbox is locked or made.
-    let peek = read_unlocked(m.from, |b| parse_inbox(b, m.from))?.ok_or_else(|| missing(m.from))?;
-    if !peek.iter().any(|e| (m.pick)(e)) {
+    // Peeked without a lock: with nothing to move, neither inbox is locked or made. (Its
+    // entries go before the locked read: a large inbox is never held twice.)
+    let nothing = {
+        let peek =
+            read_unlocked(m.from, |b| parse_inbox(b, m.from))?.ok_or_else(|| missing(m.from))?;
+        (!peek.iter().any(|e| (m.pick)(e))).then_some(peek.len())
+    };
+    if let Some(kept) = nothing {
         return Ok(Moved {
-            kept: peek.len(),
+            kept,
             ..Moved::default()
         });
     }
@@ -115,7 +120,8 @@ pub fn move_entries(
     let source = read_locked(&from_dir, from_name, m.from)?;
     let target = read_locked(&to_dir, to_name, m.to)?;
     let entries = parse_inbox(&source, m.from)?;
-    let moved = split(&entries, &target_ids(&target, m.to)?, m);
+    drop(source);
+    let (moved, rest) = split(entries, &target_ids(&target, m.to)?, m);
     if !moved.appended.is_empty() {
         let parts = appended_bytes(&target, m.to, &moved.appended)?;
         let parts: [&[u8]; 2] = [parts.0, &parts.1];
@@ -137,7 +143,7 @@ pub fn move_entries(
         }
     }
     pause(faults().between_moves);
-    let rest: Vec<&Entry> = entries.iter().filter(|e| !(m.pick)(e)).collect();
+    let rest: Vec<&Entry> = rest.iter().collect();
     let bytes = super::render(&rest);
     from_lock.verify()?;
     super::write_in(&from_dir, from_name, &[bytes.as_bytes()], 0o666)?;
@@ -169,7 +175,7 @@ pub fn plan(m: &Move) -> Result<Moved> {
         Some(b) => target_ids(b, m.to)?,
         None => HashMap::new(),
     };
-    Ok(split(&entries, &ids, m))
+    Ok(split(entries, &ids, m).0)
 }
 
 fn missing(path: &Loc) -> anyhow::Error {
@@ -207,25 +213,29 @@ fn target_ids(bytes: &[u8], path: &Loc) -> Result<HashMap<String, usize>> {
 }
 
 /// The picked entries split into those to append and those the target (or the journal) has.
-fn split(entries: &[Entry], target: &HashMap<String, usize>, m: &Move) -> Moved {
+/// The source's entries sorted into what moves (appended, or only removed: already there),
+/// and the rest, which stays (moved out of `entries`, not copied: a large inbox is held once).
+fn split(entries: Vec<Entry>, target: &HashMap<String, usize>, m: &Move) -> (Moved, Vec<Entry>) {
     let mut there = target.clone();
     let mut out = Moved::default();
+    let mut rest = Vec::new();
     for e in entries {
-        if !(m.pick)(e) {
+        if !(m.pick)(&e) {
             out.kept += 1;
+            rest.push(e);
             continue;
         }
-        let eid = id::entry_id(e);
+        let eid = id::entry_id(&e);
         match there.get_mut(&eid) {
             Some(n) if *n > 0 => {
                 *n -= 1;
-                out.already.push(e.clone());
+                out.already.push(e);
             }
-            _ if (m.delivered)(&eid) => out.already.push(e.clone()),
-            _ => out.appended.push(e.clone()),
+            _ if (m.delivered)(&eid) => out.already.push(e),
+            _ => out.appended.push(e),
         }
     }
-    out
+    (out, rest)
 }
 
 /// The target with `new` appended, as two pieces to write one after the other (a prefix
