@@ -359,6 +359,7 @@ fn sent_log_states_and_idempotency_after_consumption() {
             "id",
             "idempotency_key",
             "inbox",
+            "moving",
             "summary",
             "team",
             "to"
