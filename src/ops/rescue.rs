@@ -301,7 +301,8 @@ impl Rescue<'_> {
         }
         .command();
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
-        server.tag_member(&pane, name)?;
+        // Pane options need tmux 3.0: an older one starts the teammate unmarked.
+        let _ = server.tag_member(&pane, name);
         server.respawn(&pane, &command, &r.pane_env)?;
         Ok((pane, session.map(|s| s.to_string())))
     }

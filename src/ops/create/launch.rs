@@ -91,7 +91,9 @@ pub(super) fn start_panes(
             set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
             out.pane = Some(pane.clone());
             out.state = MemberState::Starting;
-            tmux::Server::env().tag_member(&pane, m.name.as_str())?;
+            // Pane options need tmux 3.0: an older one starts the teammate unmarked
+            // (docs/security.md says what that leaves to config.json).
+            let _ = tmux::Server::env().tag_member(&pane, m.name.as_str());
             tmux::Server::env().respawn(&pane, &cmd, &env.claude.pane_env)?;
             progress(
                 Step::Launching,
