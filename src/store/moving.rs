@@ -11,7 +11,7 @@
 //!   ([`super::moving_temp_name`]), synced; then the caller's journal, told that copy's name;
 //!   then the copy renamed over the target (read back); then the source (atomic replace, read
 //!   back). A journal entry thus records a move that happened exactly when the copy it names
-//!   is gone ([`super::write_journaled`]). A signal finishes the move before the process exits
+//!   is gone (`write_journaled`). A signal finishes the move before the process exits
 //!   (the CLI drains held locks); a SIGKILL or a crash at any point leaves files and journal
 //!   that the next move reads right.
 //! - Exactly once: an entry the target already holds (by id, [`crate::store::id::entry_id`],

@@ -213,8 +213,10 @@ struct Lead {
 }
 
 /// Checks what the run needs (its name, prompt and folder; the binary, tmux; no start-up
-/// dialog nobody could answer); with `resuming`, ends what is left of the interrupted run in
-/// its tmux session ([`resume::Interrupted::clear`]) once all that holds. `Ok(None)` when the
+/// dialog nobody could answer); with `resuming`, refuses a `teamctl-run-<name>` session that is
+/// not the interrupted run's own ([`resume::Interrupted::own_session`]), then ends what is left
+/// of the interrupted run in its own session ([`resume::Interrupted::clear`]) once all that
+/// holds. `Ok(None)` when the
 /// run fails before starting, with the reason in `out`.
 fn validate(
     layout: &Layout,

@@ -8,8 +8,11 @@
 //! inboxes and, having no teammates in memory, never reads `team-lead.json`. So:
 //! - its old teammates still running are orphans: what they send is never read, and a teammate
 //!   it starts again under the same name would share their inbox. Those in the run's own tmux
-//!   session (`teamctl-run-<name>`) are ended before the lead starts; any elsewhere are left
-//!   alone and named;
+//!   session (`teamctl-run-<name>`, proven the interrupted run's by its run record: name, id,
+//!   server) are ended before the lead starts, once every refusal has been checked; any
+//!   elsewhere are left alone and named, and a session of that name that is not proven the
+//!   interrupted run's is refused before anything is ended;
+//! - what they sent it is quoted as untrusted teammate text ([`crate::text::prompt`]);
 //! - what they sent it and it had not read goes into its prompt (and is marked read in
 //!   `team-lead.json`), instead of being removed with the inboxes;
 //! - the team's `leadSessionId` must stay the resumed session's (anthropics/claude-code#90332):
