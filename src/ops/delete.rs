@@ -121,12 +121,11 @@ pub fn delete(
         }
     }
     // Only worktrees teamctl's own record names, once their teammates are gone.
-    let worktrees = team
-        .lead
-        .as_ref()
-        .and_then(|r| r.launch.as_ref())
-        .map(|l| take_down(&l.members, force))
-        .unwrap_or_default();
+    let launch = team.lead.as_ref().and_then(|r| r.launch.as_ref());
+    let worktrees = match (leads, launch) {
+        (Some(leads), Some(l)) => take_down(&l.members, leads, force),
+        _ => Vec::new(),
+    };
     if let Some(leads) = leads {
         leads.remove(layout, name)?;
     }

@@ -258,6 +258,28 @@ impl Leads {
         Ok(())
     }
 
+    /// Whether the folder `path` below the data dir is reached from it without a link: every
+    /// component below the data dir, `path` itself included, a real folder (opened without
+    /// following a symlink). `false` for a path not below the data dir.
+    pub fn reaches_without_links(&self, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(&self.data_dir) else {
+            return false;
+        };
+        let Ok(mut dir) = crate::store::dir::Loc::root(&self.data_dir).open_dir() else {
+            return false;
+        };
+        for c in rel.components() {
+            let std::path::Component::Normal(name) = c else {
+                return false;
+            };
+            match dir.sub(name) {
+                Ok(d) => dir = d,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
     /// Writes (or replaces) the record of `team` under `layout`: folder 0700, file 0600.
     ///
     /// # Errors

@@ -663,3 +663,51 @@ fn delete_keeps_a_worktree_with_ignored_files_unless_forced() {
     assert_eq!(v["worktrees"][0]["action"], "removed", "{v}");
     assert!(!trees[1].exists());
 }
+
+/// `delete` removes a worktree only where teamctl made it: with a link planted at the data
+/// dir's `worktrees` (here to the real folder, moved aside), the worktree is kept and named.
+#[test]
+fn delete_never_removes_a_worktree_through_a_link_in_the_data_dir() {
+    let env = TestEnv::new();
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "base\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let file = write(
+        &env,
+        "wt.toml",
+        "name = \"wt\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n",
+    );
+    env.cmd()
+        .args(["create", "--launch", "none", "--file"])
+        .arg(&file)
+        .assert()
+        .success();
+    let (link, aside) = (
+        env.data_dir().join("worktrees"),
+        env.dir.path().join("aside"),
+    );
+    fs::rename(&link, &aside).unwrap();
+    std::os::unix::fs::symlink(&aside, &link).unwrap();
+    let out = env
+        .cmd()
+        .args(["delete", "wt", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let w = &v["worktrees"][0];
+    assert_eq!(w["action"], "kept", "{v}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("reached through a link"),
+        "{v}"
+    );
+    let kept: Vec<_> = fs::read_dir(&aside).unwrap().collect();
+    assert_eq!(kept.len(), 1);
+    let tree = kept[0].as_ref().unwrap().path().join("alice");
+    assert!(tree.join("notes.md").exists(), "{}", tree.display());
+}

@@ -221,12 +221,28 @@ pub struct TakenDown {
 /// Removes each worktree of `members` that has no uncommitted changes (`git worktree
 /// remove`, which refuses one that has) and no git-ignored files (which it would remove
 /// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
-/// kept.
-pub fn take_down(members: &[MemberLaunch], drop_ignored: bool) -> Vec<TakenDown> {
+/// kept. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
+/// at `worktrees` or below) is kept: removing it would remove what the link points to.
+pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) -> Vec<TakenDown> {
     let mut out = Vec::new();
     for m in members {
         let Some(t) = &m.worktree else { continue };
         let path = Path::new(&t.path);
+        if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
+            out.push(TakenDown {
+                member: m.name.clone(),
+                path: t.path.clone(),
+                branch: t.branch.clone(),
+                action: "kept",
+                reason: format!(
+                    "{} is reached through a link below teamctl's data dir {} (or is no longer \
+                     below it): not removing what the link points to",
+                    t.path,
+                    leads.data_dir().display()
+                ),
+            });
+            continue;
+        }
         let ignored = if path.is_dir() {
             git::ignored(path)
         } else {
