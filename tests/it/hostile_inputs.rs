@@ -9,7 +9,8 @@
 //! - a session id that is an option: `run::resume_refuses_what_cannot_be_resumed_in_one_line`,
 //!   `resume::a_session_named_like_an_option_is_not_resumed`;
 //! - teammate text posing as teamctl or the user: `run::resume_carries_an_interrupted_run_on…`;
-//! - a link at the data dir's `worktrees`: `team_file::worktrees_are_never_made_through_a_link…`;
+//! - a link at the data dir's `worktrees`: `team_file::worktrees_are_never_made_through_a_link…`,
+//!   `team_file::delete_never_removes_a_worktree_through_a_link_in_the_data_dir`;
 //! - git-ignored files in a worktree: `team_file::delete_keeps_a_worktree_with_ignored_files…`;
 //! - redeliver killed before its rename: `redeliver::killed_between_its_journal_and_its_target…`.
 
