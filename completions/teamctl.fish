@@ -141,7 +141,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'H
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l export -d 'Write a record of the team first (as `teamctl export --out PATH`), after its teammates are stopped and before its folders are removed; if it cannot be written, nothing is removed' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Also remove a team teamctl does not lead (its teammates are not asked)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Also remove a team teamctl does not lead (its teammates are not asked), and worktrees with git-ignored files (which are lost)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F

@@ -5,6 +5,7 @@
 //! [`markdown`], the one escaper for teammate text in Markdown.
 
 pub mod markdown;
+pub mod prompt;
 
 use std::borrow::Cow;
 

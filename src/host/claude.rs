@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::host::resolve::{self, FoundBy};
+use crate::store::paths::SessionId;
 
 /// Variables a Claude Code lead passes to the teammates it starts, on their command line
 /// (spec §8.1); teamctl passes the ones that are set, plus `CLAUDE_CONFIG_DIR` always.
@@ -154,8 +155,9 @@ pub struct TeammateLaunch<'a> {
     pub model: Option<&'a str>,
     /// Its permission flags.
     pub permission: &'a Permission,
-    /// `--resume <session>`: the session it carries on (a restart).
-    pub resume: Option<&'a str>,
+    /// `--resume <session>`: the session it carries on (a restart); a [`SessionId`], so never
+    /// an option.
+    pub resume: Option<&'a SessionId>,
 }
 
 impl TeammateLaunch<'_> {
@@ -201,7 +203,7 @@ impl TeammateLaunch<'_> {
         }
         parts.extend(self.permission.args());
         if let Some(s) = self.resume {
-            parts.extend(["--resume".into(), q(s)]);
+            parts.extend(["--resume".into(), q(s.as_str())]);
         }
         parts.join(" ")
     }

@@ -191,6 +191,37 @@ pub fn uncommitted(dir: &Path) -> Result<Vec<String>> {
     Ok(porcelain_paths(&out.stdout))
 }
 
+/// The git-ignored files in the worktree at `dir` (build output, `.env`, notes a teammate kept
+/// out of git): `git worktree remove` removes them without a word, so they are named first.
+///
+/// # Errors
+/// `dir` is not a worktree, or git failing.
+pub fn ignored(dir: &Path) -> Result<Vec<String>> {
+    let out = run(
+        dir,
+        &[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--ignored=matching",
+            "--untracked-files=all",
+        ],
+    )?;
+    if !out.status.success() {
+        bail!(
+            "git status in {} failed: {}",
+            dir.display(),
+            stderr_line(&out)
+        );
+    }
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|f| f.strip_prefix(b"!! "))
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
 /// The paths of `git status --porcelain=v1 -z` output (a rename's source skipped).
 fn porcelain_paths(raw: &[u8]) -> Vec<String> {
     let mut out = Vec::new();

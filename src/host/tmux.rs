@@ -63,6 +63,11 @@ pub struct Where {
 /// How tmux prints a server's identity ([`Where::server_id`]).
 const SERVER_ID: &str = "#{start_time}/#{pid}";
 
+/// The pane option teamctl sets on a pane it starts a teammate in: the teammate's name. Only
+/// teamctl sets it, in its own session, so what `config.json`'s `tmuxPaneId` says (a teammate
+/// can rewrite it) never hides which pane runs whom.
+const MEMBER_OPTION: &str = "@teamctl-member";
+
 /// What a new window runs until [`Server::respawn`] replaces it: something that waits quietly.
 const PLACEHOLDER: &str = "exec sleep 86400";
 
@@ -205,9 +210,19 @@ impl Server {
     /// Where the session with exactly this name runs: its id, and its server's socket and
     /// identity.
     pub fn locate(&self, name: &str) -> Option<Where> {
+        self.where_of(&format!("={name}:"))
+    }
+
+    /// Where the session of `pane` (`%12`, unique on its server) runs: the session teamctl
+    /// just made by making that pane, whatever else has its name.
+    pub fn locate_pane(&self, pane: &str) -> Option<Where> {
+        is_pane(pane).then(|| self.where_of(pane))?
+    }
+
+    fn where_of(&self, target: &str) -> Option<Where> {
         let format = format!("#{{session_id}} {SERVER_ID} #{{socket_path}}");
         let out = self
-            .run(&["display-message", "-p", "-t", &format!("={name}:"), &format])
+            .run(&["display-message", "-p", "-t", target, &format])
             .ok()?;
         let printed = String::from_utf8_lossy(&out.stdout);
         let mut fields = printed.trim_end_matches('\n').splitn(3, ' ');
@@ -289,6 +304,44 @@ impl Server {
         }
         args.push(cmd);
         self.checked(&args).map(|_| ())
+    }
+
+    /// Marks `pane` as the one teamctl starts `member` in ([`Server::member_panes`] finds it).
+    ///
+    /// # Errors
+    /// When tmux fails.
+    pub fn tag_member(&self, pane: &str, member: &str) -> Result<()> {
+        self.checked(&["set-option", "-p", "-t", pane, MEMBER_OPTION, member])
+            .map(|_| ())
+    }
+
+    /// The live panes teamctl marked as running `member` ([`Server::tag_member`]) on this
+    /// server, in `session` only (and only when this is the recorded server, when one is):
+    /// asked at the moment of the call, so a caller acts on what runs now.
+    pub fn member_panes(&self, session: &str, member: &str) -> Vec<String> {
+        let format = format!(
+            "#{{pane_dead}} {SERVER_ID} #{{pane_id}} #{{{MEMBER_OPTION}}} #{{session_name}}"
+        );
+        let Ok(out) = self.run(&["list-panes", "-a", "-F", &format]) else {
+            return Vec::new();
+        };
+        if !out.status.success() {
+            return Vec::new();
+        }
+        let mut panes = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let f: Vec<&str> = line.splitn(5, ' ').collect();
+            let [dead, server, id, tag, name] = f[..] else {
+                continue;
+            };
+            if !self.is(server) {
+                return Vec::new();
+            }
+            if dead == "0" && tag == member && name == session {
+                panes.push(id.to_string());
+            }
+        }
+        panes
     }
 
     /// Kills `pane` (and what runs in it).
@@ -373,6 +426,18 @@ impl Server {
             .join("\n")
             .trim_end()
             .to_string()
+    }
+
+    /// Kills the session whose id (`$3`) is `id`, and only it: a session made later under the
+    /// same name has another id. `Ok(false)` when there was none.
+    ///
+    /// # Errors
+    /// When tmux cannot be run.
+    pub fn kill_session_id(&self, id: &str) -> Result<bool> {
+        if !id.starts_with('$') {
+            return Ok(false);
+        }
+        Ok(self.run(&["kill-session", "-t", id])?.status.success())
     }
 
     /// Kills `session` (and every process in it). `Ok(false)` when there was none.

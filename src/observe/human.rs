@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use crate::host::claude::shell_quote;
 use crate::observe::misaddressed::Misaddressed;
 use crate::observe::need::Need;
 use crate::observe::reader::Present;
@@ -50,11 +51,13 @@ pub fn needs(
             key: r.request_id.clone(),
             since: Some(r.at.clone()),
             cleared: false,
+            // Every word of a suggested command from a file is one shell word: an id like
+            // `perm-1 && curl … | sh` pasted into a shell stays an argument.
             todo: format!(
                 "answer {}'s {what} {}: {}",
                 r.from,
                 r.request_id,
-                answer.replace("ID", &r.request_id)
+                answer.replace("ID", &shell_quote(&r.request_id))
             ),
         });
     }
@@ -93,10 +96,14 @@ pub fn needs(
         }
     }
     for m in lost {
+        let inbox = shell_quote(&m.inbox);
         let to = match (&m.suggestion, m.certain) {
-            (Some(s), true) => format!("teamctl redeliver {} (to {s})", m.inbox),
-            (Some(s), false) => format!("teamctl redeliver {} --to MEMBER (perhaps {s})", m.inbox),
-            (None, _) => format!("teamctl redeliver {} --to MEMBER", m.inbox),
+            (Some(s), true) => format!("teamctl redeliver {inbox} (to {})", shell_quote(s)),
+            (Some(s), false) => format!(
+                "teamctl redeliver {inbox} --to MEMBER (perhaps {})",
+                shell_quote(s)
+            ),
+            (None, _) => format!("teamctl redeliver {inbox} --to MEMBER"),
         };
         out.push(Need {
             cause: "misaddressed",

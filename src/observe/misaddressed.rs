@@ -6,7 +6,8 @@
 //! (`teamctl redeliver`).
 //!
 //! The member it was most likely meant for is [`crate::team::config::suggest`]'s, the rule of
-//! `send`'s "did you mean"; the suggestion is certain when exactly one member is that close and
+//! `send`'s "did you mean"; the suggestion is certain ([`crate::team::config::is_certain`]) when
+//! exactly one member is that close, one edit at most from a name of 4 characters or more, and
 //! the name never wrote to the team itself (one that did, say a teammate that left
 //! `config.json` after its shutdown, is a former member, not a misspelling). Read without
 //! locks, as `status` reads.
@@ -17,7 +18,7 @@ use serde_json::Value;
 use crate::store::light::LightEntry;
 use crate::store::paths::{MemberName, RESERVED, quote};
 use crate::store::{self, Entry};
-use crate::team::config::{Team, close_to};
+use crate::team::config::{Team, close_to, is_certain};
 
 /// One inbox nobody reads (`status --json` `misaddressed[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -148,7 +149,7 @@ pub fn scan(team: &Team) -> Scan {
     let senders = senders(team, &owners, &mut out.unreadable);
     for m in &mut out.misaddressed {
         m.has_sent = senders.iter().any(|s| s == &m.inbox);
-        m.certain = m.candidates.len() == 1 && !m.has_sent;
+        m.certain = is_certain(&m.inbox, &m.candidates) && !m.has_sent;
     }
     out
 }
@@ -282,6 +283,29 @@ mod tests {
         )
         .unwrap();
         assert!(scan(&t).misaddressed.is_empty());
+    }
+
+    #[test]
+    fn short_names_are_never_certain() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = team(tmp.path(), &["team-lead", "qa", "reviewer", "tester"]);
+        let msg = r#"[{"from":"team-lead","text":"x","timestamp":"2026-11-29T10:00:00.000Z"}]"#;
+        for name in ["ci", "revewer", "tstr"] {
+            inbox(tmp.path(), name, msg);
+        }
+        let got: Vec<(String, Option<String>, bool)> = scan(&t)
+            .misaddressed
+            .into_iter()
+            .map(|m| (m.inbox, m.suggestion, m.certain))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("ci".into(), Some("qa".into()), false),
+                ("revewer".into(), Some("reviewer".into()), true),
+                ("tstr".into(), Some("tester".into()), false),
+            ]
+        );
     }
 
     #[test]

@@ -436,6 +436,7 @@ mod tests {
             inbox: "i".into(),
             idempotency_key: None,
             answers: None,
+            moving: None,
         };
         let other = Sent {
             team: "other".into(),

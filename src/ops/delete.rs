@@ -122,12 +122,11 @@ pub fn delete(
         }
     }
     // Only worktrees teamctl's own record names, once their teammates are gone.
-    let worktrees = team
-        .lead
-        .as_ref()
-        .and_then(|r| r.launch.as_ref())
-        .map(|l| take_down(&l.members))
-        .unwrap_or_default();
+    let launch = team.lead.as_ref().and_then(|r| r.launch.as_ref());
+    let worktrees = match (records.leads(), launch) {
+        (Some(leads), Some(l)) => take_down(&l.members, leads, force),
+        _ => Vec::new(),
+    };
     if let Some(leads) = records.leads() {
         leads.remove(layout, name)?;
     }
@@ -165,7 +164,8 @@ struct Session {
 
 /// The tmux session to take down: only the one teamctl itself started, as its private record
 /// names it (the team's session name, and the same session by its id, on the server it
-/// recorded), never one config.json names.
+/// recorded), never one config.json names; a record without the session's id (a create ended
+/// before it made its session, or lost the race for it) proves none.
 fn our_session(team: &Team, name: &TeamName) -> Option<Session> {
     let session = session_name(name);
     let server = tmux_server(team);
@@ -176,7 +176,7 @@ fn our_session(team: &Team, name: &TeamName) -> Option<Session> {
             |r| match (&r.tmux_session_id, server.session_id(&session)) {
                 (_, None) => false,
                 (Some(recorded), Some(live)) => *recorded == live,
-                (None, Some(_)) => true,
+                (None, Some(_)) => false,
             },
         )
         .then_some(Session {

@@ -112,18 +112,19 @@ pub fn redeliver(req: &Redeliver) -> Result<Redelivered> {
         });
     };
     let target = team.inbox_path(&to);
-    let delivered = journaled(req.sent_log, team, to.as_str())?;
+    let (delivered, stale) = journaled(req.sent_log, team, to.as_str(), &target)?;
     let m = Move {
         from: &path,
         to: &target,
         pick: &is_unread,
         delivered: &|i| delivered.contains(i),
+        stale: &stale,
     };
     let moved = if req.dry_run {
         moving::plan(&m)?
     } else {
-        moving::move_entries(&m, req.lock, &mut |entries| {
-            journal(req, &target, to.as_str(), entries)
+        moving::move_entries(&m, req.lock, &mut |entries, copy| {
+            journal(req, &target, to.as_str(), entries, copy)
         })?
     };
     Ok(Redelivered {
@@ -223,6 +224,12 @@ fn certain_target(m: &Misaddressed) -> Result<MemberName> {
         )
     } else if m.candidates.is_empty() {
         format!("no member's name is close to '{}'", m.inbox)
+    } else if m.candidates.len() == 1 {
+        format!(
+            "'{}' is close to {} but not certainly meant for it (a name of 4 characters or \
+             more, one edit away, is)",
+            m.inbox, m.candidates[0]
+        )
     } else {
         format!(
             "several members are close to '{}': {}",
@@ -236,27 +243,54 @@ fn certain_target(m: &Misaddressed) -> Result<MemberName> {
     )
 }
 
-/// The ids the sent log says were moved (or sent) to `to` in this team.
-fn journaled(log: Option<&SentLog>, team: &Team, to: &str) -> Result<HashSet<String>> {
+/// The ids the sent log says were moved (or sent) to `to` in this team, and the copies left
+/// beside `target` by moves stopped before their rename. A move's entry names the copy that
+/// carried it ([`Sent::moving`]): the move happened exactly when that copy is gone; while it is
+/// there, its entries were not delivered (they are still in the source, and move again).
+fn journaled(
+    log: Option<&SentLog>,
+    team: &Team,
+    to: &str,
+    target: &Loc,
+) -> Result<(HashSet<String>, Vec<String>)> {
     let Some(log) = log else {
-        return Ok(HashSet::new());
+        return Ok((HashSet::new(), Vec::new()));
     };
-    Ok(log
-        .entries()?
-        .into_iter()
-        .filter(|s| s.team == team.name.as_str() && s.to == to)
-        .map(|s| s.id)
-        .collect())
+    let dir = target.parent_dir().ok();
+    let left = |copy: &str| {
+        dir.as_ref()
+            .is_some_and(|d| d.stat(copy).ok().flatten().is_some())
+    };
+    let mut delivered = HashSet::new();
+    let mut stale = Vec::new();
+    for s in log.entries()? {
+        if s.team != team.name.as_str() || s.to != to {
+            continue;
+        }
+        match &s.moving {
+            Some(copy) if left(copy) => {
+                if !stale.contains(copy) {
+                    stale.push(copy.clone());
+                }
+            }
+            _ => {
+                delivered.insert(s.id);
+            }
+        }
+    }
+    Ok((delivered, stale))
 }
 
-/// Records each entry moved to `to` in the sent log.
-fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry]) -> Result<()> {
+/// Records each entry moved to `to` in the sent log, naming `copy`, the copy of the target
+/// that carries them until it replaces the target.
+fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry], copy: &str) -> Result<()> {
     let Some(log) = req.sent_log else {
         return Ok(());
     };
     let field = |e: &Entry, k: &str| e.get(k).and_then(Value::as_str).map(String::from);
-    for e in entries {
-        log.record(&Sent {
+    let sents: Vec<Sent> = entries
+        .iter()
+        .map(|e| Sent {
             id: id::entry_id(e),
             team: req.team.name.to_string(),
             to: to.to_string(),
@@ -266,7 +300,8 @@ fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry]) -> Result
             inbox: target.display().to_string(),
             idempotency_key: None,
             answers: None,
-        })?;
-    }
-    Ok(())
+            moving: Some(copy.to_string()),
+        })
+        .collect();
+    log.record_all(&sents)
 }

@@ -26,14 +26,14 @@ use crate::observe::reader::tmux_server;
 use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
 use crate::store::lock::LockOptions;
-use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::store::paths::{Layout, MemberName, SessionId, TeamName};
 use crate::team::config::set_pane;
 use crate::team::config::{Member, Team};
 use crate::team::lead::MemberLaunch;
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::Color;
 use crate::team::records::Records;
-use crate::team::transcript::locate::{Kind, is_session_id};
+use crate::team::transcript::locate::Kind;
 
 /// How teamctl starts a team's teammates again: what it knows of its own, never what a
 /// teammate wrote.
@@ -150,6 +150,18 @@ impl Rescue<'_> {
         })
     }
 
+    /// The pane teamctl started `member` in that still runs, in teamctl's own session on the
+    /// team's recorded server (whatever `config.json`'s `tmuxPaneId` says), asked now; `None`
+    /// when teamctl did not start this team's teammates or none runs.
+    pub fn running_pane(&self, member: &str) -> Option<String> {
+        let relaunch = self.relaunch.as_ref()?;
+        let team = Team::open(&self.layout, &self.team, &self.records).ok()?;
+        tmux_server(&team)
+            .member_panes(&relaunch.tmux_session, member)
+            .into_iter()
+            .next()
+    }
+
     /// Sends `member` a message saying it was started again after `why`, naming its task.
     ///
     /// # Errors
@@ -230,6 +242,12 @@ impl Rescue<'_> {
                 (false, _) => {}
             }
         }
+        // Whatever config.json says: a pane teamctl started this teammate in, in its own
+        // session on the recorded server, still running, is ended too (asked now, just before
+        // the new one starts), so that it never runs twice.
+        for pane in server.member_panes(&r.tmux_session, name) {
+            server.kill_pane(&pane)?;
+        }
         let session = self.last_session(team, name);
         let server = server.or_env_when_gone();
         let pane = if server.has_session(&r.tmux_session) {
@@ -244,8 +262,8 @@ impl Rescue<'_> {
         let lead_session_id = team
             .config
             .as_ref()
-            .and_then(|c| c.lead_session_id.clone())
-            .filter(|s| is_session_id(s))
+            .and_then(|c| c.lead_session_id.as_deref())
+            .and_then(|s| SessionId::parse(s).ok())
             .with_context(|| format!("{} has no lead session id", self.team))?;
         // teamctl's own record of how it started this teammate, else the team-wide settings
         // and config.json's words (checked) for a teammate someone else started.
@@ -272,20 +290,23 @@ impl Rescue<'_> {
             team: self.team.as_str(),
             member: name,
             color: palette_color(member.color.as_deref()),
-            lead_session_id: &lead_session_id,
+            lead_session_id: lead_session_id.as_str(),
             agent_type,
             model,
             permission: &permission,
-            resume: session.as_deref(),
+            resume: session.as_ref(),
         }
         .command();
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
+        // Pane options need tmux 3.0: an older one starts the teammate unmarked.
+        let _ = server.tag_member(&pane, name);
         server.respawn(&pane, &command, &r.pane_env)?;
-        Ok((pane, session))
+        Ok((pane, session.map(|s| s.to_string())))
     }
 
-    /// The id of `member`'s newest pane session, when it has one.
-    fn last_session(&self, team: &Team, member: &str) -> Option<String> {
+    /// The id of `member`'s newest pane session, when it has one (a transcript's name that is
+    /// not a [`SessionId`] is none).
+    fn last_session(&self, team: &Team, member: &str) -> Option<SessionId> {
         let mut spend = SpendReader::new(&team.layout, &team.name, self.records.data_dir());
         spend.read();
         let sessions = spend.sessions().get(member)?;
@@ -294,7 +315,7 @@ impl Rescue<'_> {
             .filter(|s| s.kind == Kind::Pane)
             .max_by_key(|s| s.path.stat().ok().flatten().map(|i| i.mtime))?;
         let stem = Path::new(newest.path.path()).file_stem()?.to_str()?;
-        is_session_id(stem).then(|| stem.to_string())
+        SessionId::parse(stem).ok()
     }
 }
 

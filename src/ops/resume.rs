@@ -77,6 +77,12 @@ pub fn resume(team: &Team, rescue: &Rescue) -> Result<Vec<Resumed>> {
             out.push(entry("running", format!("its pane {pane} runs")));
             continue;
         }
+        // config.json may name another pane (a teammate can rewrite it): the pane teamctl
+        // started it in, still running, says it runs.
+        if let Some(p) = rescue.running_pane(&m.name) {
+            out.push(entry("running", format!("its pane {p} runs")));
+            continue;
+        }
         out.push(match rescue.start_again(&m.name) {
             Ok(started) => {
                 let task = board

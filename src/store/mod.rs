@@ -6,7 +6,8 @@
 //! them ([`object_file`]) and only where they change ([`lazy`]), inbox files read without
 //! their lock (`read`), written in place through a temp file and read back (`write`), and
 //! changed under their lock (`append`: the locked read-modify-write with read-back
-//! verification), and moving entries between two inboxes under both their locks ([`moving`]).
+//! verification), and moving entries between two inboxes under both their locks ([`moving`]);
+//! files outside the config dir that a person or a team file names are read by [`named`].
 //! It knows nothing of teams, members or features, and imports only [`crate::error`] and
 //! [`crate::time`]. This module is the face: what `read`, `write` and `append` offer is used
 //! as `store::…`.
@@ -48,6 +49,7 @@ pub mod lazy;
 pub(crate) mod light;
 pub mod lock;
 pub mod moving;
+pub mod named;
 pub mod object_file;
 pub mod paths;
 mod read;

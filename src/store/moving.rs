@@ -7,15 +7,21 @@
 //!   only for [`SECOND_LOCK_WAIT`]. When it is not free by then, the first is released, left
 //!   free at least as long as it was held, and both are tried again: a Claude Code writer of the
 //!   first (it retries every 100 ms at most and gives up after about 0.65 s) finds it free.
-//! - Order of writes, all under both locks: the target (atomic replace, read back), then the
-//!   caller's journal (the record that the move happened), then the source (atomic replace,
-//!   read back). A signal therefore finishes the move before the process exits (the CLI drains
-//!   held locks), and only a SIGKILL or a crash can stop it between the two writes.
+//! - Order of writes, all under both locks: the target's new content to a copy beside it
+//!   ([`super::moving_temp_name`]), synced; then the caller's journal, told that copy's name;
+//!   then the copy renamed over the target (read back); then the source (atomic replace, read
+//!   back). A journal entry thus records a move that happened exactly when the copy it names
+//!   is gone (`write_journaled`). A signal finishes the move before the process exits
+//!   (the CLI drains held locks); a SIGKILL or a crash at any point leaves files and journal
+//!   that the next move reads right.
 //! - Exactly once: an entry the target already holds (by id, [`crate::store::id::entry_id`],
 //!   counted: two entries with one id need two there) or that the journal says was moved before
 //!   (its reader may have taken it since) is not appended again, only removed from the source. A
 //!   move stopped between the two writes leaves the entry in both inboxes; the next move finds
-//!   it in the target, or in the journal, and only removes it from the source.
+//!   it in the target, or in the journal, and only removes it from the source. A move stopped
+//!   after its journal entry and before its rename leaves its copy: the journal's caller then
+//!   counts those entries undelivered ([`Move::delivered`]) and names the copy in
+//!   [`Move::stale`], which the next move removes once it has written the target.
 //! - Bytes: each moved entry is written by the layout writer ([`crate::store::format`]), which
 //!   gives back a source entry's own bytes when the source is in `JSON.stringify` layout; the
 //!   target keeps every byte it had when it is in that layout (the new entries are spliced in);
@@ -54,6 +60,10 @@ pub struct Move<'a> {
     pub pick: &'a dyn Fn(&Entry) -> bool,
     /// Whether the entry with this id was moved to the target before (the journal).
     pub delivered: &'a dyn Fn(&str) -> bool,
+    /// Copies ([`super::moving_temp_name`]) left beside the target by moves that were stopped
+    /// before their rename, as the journal names them: removed once this move has written the
+    /// target, whose entries they did not deliver.
+    pub stale: &'a [String],
 }
 
 /// What [`move_entries`] did (or, for [`plan`], would do).
@@ -66,8 +76,6 @@ pub struct Moved {
     pub already: Vec<Entry>,
     /// Entries left in the source (not picked).
     pub kept: usize,
-    /// Why the journal could not record the move (the move itself was done).
-    pub journal_error: Option<String>,
 }
 
 impl Moved {
@@ -88,14 +96,19 @@ impl Moved {
 pub fn move_entries(
     m: &Move,
     opts: &LockOptions,
-    journal: &mut dyn FnMut(&[Entry]) -> Result<()>,
+    journal: &mut dyn FnMut(&[Entry], &str) -> Result<()>,
 ) -> Result<Moved> {
     let (from_dir, from_name) = source_place(m.from)?;
-    // Peeked without a lock: with nothing to move, neither inbox is locked or made.
-    let peek = read_unlocked(m.from, |b| parse_inbox(b, m.from))?.ok_or_else(|| missing(m.from))?;
-    if !peek.iter().any(|e| (m.pick)(e)) {
+    // Peeked without a lock: with nothing to move, neither inbox is locked or made. (Its
+    // entries go before the locked read: a large inbox is never held twice.)
+    let nothing = {
+        let peek =
+            read_unlocked(m.from, |b| parse_inbox(b, m.from))?.ok_or_else(|| missing(m.from))?;
+        (!peek.iter().any(|e| (m.pick)(e))).then_some(peek.len())
+    };
+    if let Some(kept) = nothing {
         return Ok(Moved {
-            kept: peek.len(),
+            kept,
             ..Moved::default()
         });
     }
@@ -107,18 +120,30 @@ pub fn move_entries(
     let source = read_locked(&from_dir, from_name, m.from)?;
     let target = read_locked(&to_dir, to_name, m.to)?;
     let entries = parse_inbox(&source, m.from)?;
-    let mut moved = split(&entries, &target_ids(&target, m.to)?, m);
+    drop(source);
+    let (moved, rest) = split(entries, &target_ids(&target, m.to)?, m);
     if !moved.appended.is_empty() {
         let parts = appended_bytes(&target, m.to, &moved.appended)?;
         let parts: [&[u8]; 2] = [parts.0, &parts.1];
         to_lock.verify()?;
-        super::write_in(&to_dir, to_name, &parts, 0o666)?;
+        // The journal says which copy carries the move before the copy replaces the target:
+        // the move happened exactly when that copy is gone (a SIGKILL at any point leaves a
+        // journal and a target that agree).
+        super::write_journaled(&to_dir, to_name, &parts, |copy| {
+            journal(&moved.appended, copy)
+        })?;
         pause(faults().before_verify);
         super::verify_written(&to_dir, to_name, &parts)?;
-        moved.journal_error = journal(&moved.appended).err().map(|e| format!("{e:#}"));
+        for copy in m
+            .stale
+            .iter()
+            .filter(|c| super::is_moving_temp_name(c, to_name))
+        {
+            let _ = to_dir.unlink(copy);
+        }
     }
     pause(faults().between_moves);
-    let rest: Vec<&Entry> = entries.iter().filter(|e| !(m.pick)(e)).collect();
+    let rest: Vec<&Entry> = rest.iter().collect();
     let bytes = super::render(&rest);
     from_lock.verify()?;
     super::write_in(&from_dir, from_name, &[bytes.as_bytes()], 0o666)?;
@@ -150,7 +175,7 @@ pub fn plan(m: &Move) -> Result<Moved> {
         Some(b) => target_ids(b, m.to)?,
         None => HashMap::new(),
     };
-    Ok(split(&entries, &ids, m))
+    Ok(split(entries, &ids, m).0)
 }
 
 fn missing(path: &Loc) -> anyhow::Error {
@@ -188,25 +213,29 @@ fn target_ids(bytes: &[u8], path: &Loc) -> Result<HashMap<String, usize>> {
 }
 
 /// The picked entries split into those to append and those the target (or the journal) has.
-fn split(entries: &[Entry], target: &HashMap<String, usize>, m: &Move) -> Moved {
+/// The source's entries sorted into what moves (appended, or only removed: already there),
+/// and the rest, which stays (moved out of `entries`, not copied: a large inbox is held once).
+fn split(entries: Vec<Entry>, target: &HashMap<String, usize>, m: &Move) -> (Moved, Vec<Entry>) {
     let mut there = target.clone();
     let mut out = Moved::default();
+    let mut rest = Vec::new();
     for e in entries {
-        if !(m.pick)(e) {
+        if !(m.pick)(&e) {
             out.kept += 1;
+            rest.push(e);
             continue;
         }
-        let eid = id::entry_id(e);
+        let eid = id::entry_id(&e);
         match there.get_mut(&eid) {
             Some(n) if *n > 0 => {
                 *n -= 1;
-                out.already.push(e.clone());
+                out.already.push(e);
             }
-            _ if (m.delivered)(&eid) => out.already.push(e.clone()),
-            _ => out.appended.push(e.clone()),
+            _ if (m.delivered)(&eid) => out.already.push(e),
+            _ => out.appended.push(e),
         }
     }
-    out
+    (out, rest)
 }
 
 /// The target with `new` appended, as two pieces to write one after the other (a prefix
@@ -310,10 +339,11 @@ mod tests {
             to: &to,
             pick: &unread,
             delivered: &never,
+            stale: &[],
         };
         assert_eq!(plan(&m).unwrap().appended.len(), 1);
         let mut journaled = Vec::new();
-        let moved = move_entries(&m, &LockOptions::default(), &mut |e| {
+        let moved = move_entries(&m, &LockOptions::default(), &mut |e, _| {
             journaled.extend(e.iter().map(id::entry_id));
             Ok(())
         })
@@ -337,7 +367,7 @@ mod tests {
         );
         // Again: nothing to move, nothing written.
         let before = fs::read(to.path()).unwrap();
-        let again = move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap();
+        let again = move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).unwrap();
         assert!(again.is_empty());
         assert_eq!(fs::read(to.path()).unwrap(), before);
         let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
@@ -353,10 +383,11 @@ mod tests {
             to: &to,
             pick: &unread,
             delivered: &never,
+            stale: &[],
         };
         let before = fs::read(to.path()).unwrap();
         let moved =
-            move_entries(&m, &LockOptions::default(), &mut |_| panic!("no append")).unwrap();
+            move_entries(&m, &LockOptions::default(), &mut |_, _| panic!("no append")).unwrap();
         assert_eq!((moved.appended.len(), moved.already.len()), (0, 1));
         assert_eq!(fs::read(to.path()).unwrap(), before);
         // Taken from the target by its reader since: the journal knows.
@@ -366,9 +397,10 @@ mod tests {
             to: &to,
             pick: &unread,
             delivered: &|_| true,
+            stale: &[],
         };
         let moved =
-            move_entries(&m, &LockOptions::default(), &mut |_| panic!("no append")).unwrap();
+            move_entries(&m, &LockOptions::default(), &mut |_, _| panic!("no append")).unwrap();
         assert_eq!((moved.appended.len(), moved.already.len()), (0, 1));
         assert_eq!(fs::read(to.path()).unwrap(), b"[]");
     }
@@ -381,8 +413,9 @@ mod tests {
             to: &to,
             pick: &unread,
             delivered: &never,
+            stale: &[],
         };
-        assert!(move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).is_err());
+        assert!(move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).is_err());
         assert_eq!(fs::read(from.path()).unwrap(), b"[{\"from\": 1,");
         let (_tmp, from, to) = setup(ONE, Some("{\"not\": \"an array\"}"));
         let m = Move {
@@ -390,13 +423,14 @@ mod tests {
             to: &to,
             pick: &unread,
             delivered: &never,
+            stale: &[],
         };
-        assert!(move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).is_err());
+        assert!(move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).is_err());
         assert_eq!(fs::read(from.path()).unwrap(), ONE.as_bytes());
         assert!(!lock::lock_dir(from.path()).exists());
         assert!(!lock::lock_dir(to.path()).exists());
         fs::remove_file(from.path()).unwrap();
-        let err = move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap_err();
+        let err = move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).unwrap_err();
         assert!(format!("{err:#}").contains("does not exist"), "{err:#}");
     }
 
@@ -410,6 +444,7 @@ mod tests {
             to: &to,
             pick: &unread,
             delivered: &never,
+            stale: &[],
         };
         let watcher = {
             let first = lock::lock_dir(to.path());
@@ -431,7 +466,7 @@ mod tests {
         let err = move_entries(
             &m,
             &LockOptions::with_timeout(Duration::from_millis(700)),
-            &mut |_| Ok(()),
+            &mut |_, _| Ok(()),
         )
         .unwrap_err();
         assert!(is_timeout(&err), "{err:#}");

@@ -84,6 +84,55 @@ impl MemberName {
     }
 }
 
+/// A Claude Code session id as teamctl passes one on: UUID-shaped, `8-4-4-4-12` hex digits
+/// (what Claude Code names every session). Only this type reaches a `claude` argv
+/// (`--resume`, `--session-id`, `--parent-session-id`), so a session id read from a team's files
+/// can never be an option such as `-c` (`--continue`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// Checks `id` is UUID-shaped.
+    ///
+    /// # Errors
+    /// Anything else, named (quoted) in a one-line error.
+    pub fn parse(id: &str) -> anyhow::Result<Self> {
+        if is_uuid_shaped(id) {
+            Ok(SessionId(id.to_string()))
+        } else {
+            anyhow::bail!(
+                "{} is not a session id (8-4-4-4-12 hex digits, as Claude Code names sessions)",
+                quote(id)
+            )
+        }
+    }
+
+    /// A new random (v4) session id.
+    pub fn new_random() -> Self {
+        SessionId(uuid::Uuid::new_v4().to_string())
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Whether `s` is `8-4-4-4-12` ASCII hex digits separated by `-` (36 bytes).
+pub fn is_uuid_shaped(s: &str) -> bool {
+    s.len() == 36
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Names Claude Code reserves (new versions reject them as member names).
 pub const RESERVED: [&str; 4] = ["main", "team-lead", "user", "system"];
 
@@ -205,6 +254,33 @@ pub fn shown_list<S: AsRef<str>>(names: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_ids_are_uuid_shaped_never_options() {
+        for ok in [
+            "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
+            "3F2B9C1E-8D4A-4F6B-9E21-7C5D0A1B2C3D",
+        ] {
+            assert_eq!(SessionId::parse(ok).unwrap().as_str(), ok);
+        }
+        for bad in [
+            "-c",
+            "--continue",
+            "",
+            "0b1c",
+            "-b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
+            "------------------------------------",
+            "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4",
+            "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d0",
+            "0b1c2d3e04f50-4a6b-8c7d-9e0f1a2b3c4d",
+            "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4g",
+            "{0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c}",
+        ] {
+            let e = SessionId::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("is not a session id"), "{bad}: {e}");
+        }
+        assert!(is_uuid_shaped(SessionId::new_random().as_str()));
+    }
 
     #[test]
     fn team_names() {

@@ -123,35 +123,10 @@ pub fn write_in_if(
     new_mode: u32,
     go: impl FnOnce() -> Result<bool>,
 ) -> Result<bool> {
-    let path = dir.path().join(name);
     let tmp = format!("{name}.tmp.{}", id::temp_suffix());
-    let tmp_path = dir.path().join(&tmp);
-    let old = dir
-        .expect_file(name)
-        .with_context(|| format!("could not write {}", path.display()))?;
     let result = (|| -> Result<bool> {
-        // Never wider than the old file, not even until the chmod below.
-        let mode = old.map_or(new_mode, |o| o.mode & 0o777);
-        let mut f = dir
-            .create_new(&tmp, mode)
-            .with_context(|| format!("could not create {}", tmp_path.display()))?;
-        if let Some(old) = &old {
-            keep_owner_and_mode(&f, old)
-                .with_context(|| format!("could not set the mode of {}", tmp_path.display()))?;
-        }
-        let faults = faults();
-        for part in parts {
-            if faults.fail_write {
-                // ENOSPC, what a full file system reports (test seam, see `Faults`).
-                Err(io::Error::from_raw_os_error(28))
-                    .with_context(|| format!("could not write {}", tmp_path.display()))?;
-            }
-            f.write_all(part)
-                .with_context(|| format!("could not write {}", tmp_path.display()))?;
-        }
-        f.sync_all()
-            .with_context(|| format!("could not sync {}", tmp_path.display()))?;
-        pause(faults.before_rename);
+        write_temp(dir, name, &tmp, parts, new_mode)?;
+        pause(faults().before_rename);
         if !go()? {
             return Ok(false);
         }
@@ -162,10 +137,89 @@ pub fn write_in_if(
         let _ = dir.unlink(&tmp);
         return result;
     }
-    // The rename is durable only once the folder entry is on disk.
-    dir.sync()
-        .with_context(|| format!("could not sync {}", dir.path().display()))?;
+    sync_folder(dir)?;
     Ok(true)
+}
+
+/// The name a move ([`super::moving`]) gives the target's new copy before it replaces the
+/// target: `<name>.moving.<8 lowercase hex>`. Never swept as a stale temp file: while it
+/// exists, the journal entry that names it is a move that did not happen.
+pub fn moving_temp_name(name: &str) -> String {
+    format!("{name}.moving.{}", id::temp_suffix())
+}
+
+/// Whether `n` is a name [`moving_temp_name`] gives a copy of `name`.
+pub fn is_moving_temp_name(n: &str, name: &str) -> bool {
+    n.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(".moving."))
+        .is_some_and(|hex| {
+            hex.len() == 8
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
+/// [`write_in`] for a move: the new copy is written and synced under a
+/// [`moving_temp_name`], then `journal` is told that name, then the copy replaces `name`. The
+/// copy is removed when writing it or `journal` fails (nothing happened); once `journal` has
+/// recorded it, it is left in place when the rename fails, since its presence is what says the
+/// move did not happen. So a journal entry names a move that happened exactly when the copy
+/// it names is gone.
+///
+/// # Errors
+/// Any I/O error, with the path that failed, or `journal`'s error (nothing is written).
+pub(super) fn write_journaled(
+    dir: &Dir,
+    name: &str,
+    parts: &[&[u8]],
+    journal: impl FnOnce(&str) -> Result<()>,
+) -> Result<()> {
+    let tmp = moving_temp_name(name);
+    let recorded = write_temp(dir, name, &tmp, parts, 0o666).and_then(|()| journal(&tmp));
+    if let Err(e) = recorded {
+        let _ = dir.unlink(&tmp);
+        return Err(e);
+    }
+    pause(faults().before_rename);
+    dir.rename(&tmp, name)?;
+    sync_folder(dir)
+}
+
+/// Writes `parts` to the new file `tmp` in `dir`, with the mode (owner, group) of `name`'s
+/// file when it has one, else `new_mode` & ~umask, and syncs it.
+fn write_temp(dir: &Dir, name: &str, tmp: &str, parts: &[&[u8]], new_mode: u32) -> Result<()> {
+    let path = dir.path().join(name);
+    let tmp_path = dir.path().join(tmp);
+    let old = dir
+        .expect_file(name)
+        .with_context(|| format!("could not write {}", path.display()))?;
+    // Never wider than the old file, not even until the chmod below.
+    let mode = old.map_or(new_mode, |o| o.mode & 0o777);
+    let mut f = dir
+        .create_new(tmp, mode)
+        .with_context(|| format!("could not create {}", tmp_path.display()))?;
+    if let Some(old) = &old {
+        keep_owner_and_mode(&f, old)
+            .with_context(|| format!("could not set the mode of {}", tmp_path.display()))?;
+    }
+    for part in parts {
+        if faults().fail_write {
+            // ENOSPC, what a full file system reports (test seam, see `Faults`).
+            Err(io::Error::from_raw_os_error(28))
+                .with_context(|| format!("could not write {}", tmp_path.display()))?;
+        }
+        f.write_all(part)
+            .with_context(|| format!("could not write {}", tmp_path.display()))?;
+    }
+    f.sync_all()
+        .with_context(|| format!("could not sync {}", tmp_path.display()))
+}
+
+/// The rename is durable only once the folder entry is on disk.
+fn sync_folder(dir: &Dir) -> Result<()> {
+    dir.sync()
+        .with_context(|| format!("could not sync {}", dir.path().display()))
 }
 
 /// Gives `f` the owner, group and permission bits of `old`, as far as the process may.

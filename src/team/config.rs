@@ -505,8 +505,8 @@ pub fn suggest(name: &str, candidates: &[String]) -> Option<String> {
 }
 
 /// Every member name [`suggest`] could pick for `name` (same letters in another case, or at
-/// most two edits), closest first (ties in `candidates` order). When there is exactly one, the
-/// suggestion is certain.
+/// most two edits), closest first (ties in `candidates` order). Whether the first is certain
+/// is [`is_certain`]'s to say.
 pub fn close_to(name: &str, candidates: &[String]) -> Vec<String> {
     let lower = name.to_lowercase();
     let mut near: Vec<(usize, &String)> = candidates
@@ -523,6 +523,18 @@ pub fn close_to(name: &str, candidates: &[String]) -> Vec<String> {
         .collect();
     near.sort_by_key(|(d, _)| *d);
     near.into_iter().map(|(_, c)| c.clone()).collect()
+}
+
+/// Whether `name` was certainly meant for the one member in `candidates` ([`close_to`]'s answer
+/// for it): the only member within two edits, at most one edit (case aside) from it, and
+/// `name` at least 4 characters long. Short names are too close to each other to tell: `ci` is
+/// two edits from `qa`, one from `cd`, so no two-letter name is ever certain.
+pub fn is_certain(name: &str, candidates: &[String]) -> bool {
+    let [only] = candidates else {
+        return false;
+    };
+    name.chars().count() >= 4
+        && strsim::levenshtein(&name.to_lowercase(), &only.to_lowercase()) <= 1
 }
 
 /// Sets `tmuxPaneId` and `backendType: "tmux"` on a member, under the config lock.

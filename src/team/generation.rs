@@ -146,6 +146,7 @@ mod tests {
             inbox: String::new(),
             idempotency_key: None,
             answers: None,
+            moving: None,
         }
     }
 

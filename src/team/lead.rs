@@ -146,6 +146,10 @@ pub struct RunRecord {
     pub tmux_socket: String,
     /// Which server that was (`#{start_time}/#{pid}`).
     pub tmux_server_id: String,
+    /// The tmux session's id (`$3`), unique for the life of its server: a later session under
+    /// the same name is another (`None` in a record written before teamctl kept it).
+    #[serde(default)]
+    pub tmux_session_id: Option<String>,
 }
 
 /// A record of the Claude-led `team` under `layout`, whose lead (`lead_session_id`) `run`
@@ -167,6 +171,7 @@ pub fn run_record(
         tmux_session: tmux_session.to_string(),
         tmux_socket: tmux_socket.to_string(),
         tmux_server_id: tmux_server_id.to_string(),
+        tmux_session_id: None,
     }
 }
 
@@ -226,6 +231,53 @@ impl Leads {
         let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
         data.sub_create(LEADS, 0o700).with_context(context)?;
         Ok(())
+    }
+
+    /// Makes the folder `path` below the data dir (0700 each, those missing), never through a
+    /// link: every component below the data dir is opened without following a symlink, so a
+    /// link planted at `worktrees` (or below) is refused, not followed.
+    ///
+    /// # Errors
+    /// `path` not below the data dir; a symlink or anything but a folder on the way; I/O.
+    pub fn make_below(&self, path: &Path) -> Result<()> {
+        let rel = path.strip_prefix(&self.data_dir).map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not below teamctl's data dir {}",
+                path.display(),
+                self.data_dir.display()
+            )
+        })?;
+        let context = || format!("could not create {}", path.display());
+        let mut dir = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        for c in rel.components() {
+            let std::path::Component::Normal(name) = c else {
+                anyhow::bail!("{} is not a plain path below the data dir", path.display());
+            };
+            dir = dir.sub_create(name, 0o700).with_context(context)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the folder `path` below the data dir is reached from it without a link: every
+    /// component below the data dir, `path` itself included, a real folder (opened without
+    /// following a symlink). `false` for a path not below the data dir.
+    pub fn reaches_without_links(&self, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(&self.data_dir) else {
+            return false;
+        };
+        let Ok(mut dir) = crate::store::dir::Loc::root(&self.data_dir).open_dir() else {
+            return false;
+        };
+        for c in rel.components() {
+            let std::path::Component::Normal(name) = c else {
+                return false;
+            };
+            match dir.sub(name) {
+                Ok(d) => dir = d,
+                Err(_) => return false,
+            }
+        }
+        true
     }
 
     /// Writes (or replaces) the record of `team` under `layout`: folder 0700, file 0600.

@@ -334,6 +334,7 @@ fn deliver(
                         .is_frame()
                         .then(|| answered_request(req.text.as_str()))
                         .flatten(),
+                    moving: None,
                 };
                 delivery.log_error = log.record(&sent).err().map(|e| format!("{e:#}"));
             }

@@ -49,6 +49,11 @@ pub struct Sent {
     /// The request id this message answers (a `*_response` frame), if any.
     #[serde(default)]
     pub answers: Option<String>,
+    /// For an entry `redeliver` moved: the copy of the target inbox that carried it
+    /// (`<inbox>.moving.<8 hex>`), recorded before that copy replaced the target. The move
+    /// happened exactly when the copy is gone.
+    #[serde(default)]
+    pub moving: Option<String>,
 }
 
 /// The log at an explicit location.
@@ -89,12 +94,25 @@ impl SentLog {
     /// I/O errors, naming the log; a log file that is a symlink (or anything but a regular
     /// file), refused without following or blocking.
     pub fn record(&self, sent: &Sent) -> Result<()> {
+        self.record_all(std::slice::from_ref(sent))
+    }
+
+    /// [`SentLog::record`] of every entry of `sents`, in one write under one lock (a move of
+    /// many messages journals them while it holds two inboxes' locks: one write keeps that
+    /// short).
+    ///
+    /// # Errors
+    /// As [`SentLog::record`].
+    pub fn record_all(&self, sents: &[Sent]) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
         let dir = private_dir(&self.dir).with_context(context)?;
         // Refused before anything is written: the rotation would rename over it.
         dir.expect_file(ROTATED).with_context(context)?;
-        let mut line = serde_json::to_string(sent)?;
-        line.push('\n');
+        let mut line = String::new();
+        for sent in sents {
+            line.push_str(&serde_json::to_string(sent)?);
+            line.push('\n');
+        }
         // O_NOFOLLOW | O_NONBLOCK, then fstat: no window between a check and the open.
         let mut f = dir.open_append(CURRENT, 0o600).with_context(context)?;
         make_private(&dir, &f).with_context(context)?;
@@ -230,6 +248,7 @@ mod tests {
             inbox: "x".repeat(2000),
             idempotency_key: None,
             answers: None,
+            moving: None,
         }
     }
 

@@ -386,3 +386,70 @@ fn usage_errors() {
         .code(2)
         .stderr(predicate::str::starts_with("error: invalid team name"));
 }
+
+/// A FIFO or a folder where an inbox file belongs is named (a failure), not passed over as an
+/// inbox nobody has written yet; doctor opens neither, and ends.
+#[test]
+fn a_fifo_or_folder_in_an_inboxs_place_is_named() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("alice", Some("blue")), ("bob", Some("green"))]);
+    crate::common::mkfifo(env.inbox("alpha", "alice"));
+    fs::create_dir_all(env.inbox("alpha", "bob")).unwrap();
+    let out = env
+        .cmd()
+        .args(["doctor", "--json"])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out.stdout);
+    let failed: Vec<String> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "inbox" && c["level"] == "fail")
+        .map(|c| c["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "inbox of 'alice' is a FIFO (named pipe), not a file: no message can be delivered \
+             to 'alice' (teamctl leaves it alone)",
+            "inbox of 'bob' is a folder, not a file: no message can be delivered to 'bob' \
+             (teamctl leaves it alone)"
+        ],
+        "{v}"
+    );
+    assert!(
+        !v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["check"] == "member_inbox"
+                && c["message"].as_str().unwrap().contains("'alice'")
+                || c["message"].as_str().unwrap().contains("'bob' of")),
+        "{v}"
+    );
+}
+
+/// `doctor --fix` moves only an inbox certainly meant for a member: a two-letter name two edits
+/// from another (`ci` for `qa`) stays where it is, and is named.
+#[test]
+fn fix_never_takes_a_short_name_for_certain() {
+    let env = TestEnv::new();
+    env.team(
+        "alpha",
+        &[("qa", Some("blue")), ("reviewer", Some("green"))],
+    );
+    let msg = r#"[{"from":"team-lead","text":"deploy now","timestamp":"2026-11-29T10:00:00.000Z","read":false}]"#;
+    fs::write(env.inbox("alpha", "ci"), msg).unwrap();
+    fs::write(env.inbox("alpha", "revewer"), msg).unwrap();
+    env.cmd().args(["doctor", "--fix"]).output().unwrap();
+    assert_eq!(fs::read_to_string(env.inbox("alpha", "ci")).unwrap(), msg);
+    assert!(!env.inbox("alpha", "qa").exists());
+    assert!(
+        fs::read_to_string(env.inbox("alpha", "reviewer"))
+            .unwrap()
+            .contains("deploy now")
+    );
+}

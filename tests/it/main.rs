@@ -16,6 +16,7 @@ mod fleet;
 mod format;
 mod fuzz;
 mod hostile_files;
+mod hostile_inputs;
 mod inbox;
 mod interop;
 mod lock;

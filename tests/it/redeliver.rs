@@ -458,8 +458,7 @@ fn stopped_between_writes(env: &TestEnv, signal: i32) -> std::process::Output {
         .unwrap();
     let alice = env.inbox("alpha", "alice");
     let log = env.data_dir().join("sent.jsonl");
-    // In alice.json, and journalled (right after: a kill between the two is the one window in
-    // which a message its reader then takes is moved again: docs/design.md).
+    // In alice.json, and journalled (before the rename: docs/design.md).
     assert!(
         wait_until(Duration::from_secs(20), || entries_of(&alice).len() == 1
             && fs::read_to_string(&log)
@@ -510,6 +509,61 @@ fn killed_between_its_two_writes_and_taken_by_its_reader_is_not_sent_again() {
     assert_eq!(v["already_delivered"].as_array().unwrap().len(), 1);
     assert_eq!(entries_of(&env.inbox("alpha", "alice")).len(), 0);
     assert_eq!(fs::read(env.inbox("alpha", "alise")).unwrap(), b"[]");
+}
+
+/// A redeliver killed after its journal entry and before its copy of alice.json replaced the
+/// file (TEAMCTL_TEST_FAULTS=before_rename), with alice's reader taking all there is meanwhile:
+/// the journal names the copy still there, so a rerun knows nothing reached alice and moves
+/// the message once, and removes the copy. (Before, the journal came after the target write:
+/// a kill between the two, then the reader taking the message, made a rerun deliver it twice.)
+#[test]
+fn killed_between_its_journal_and_its_target_write_then_run_again_moves_exactly_once() {
+    let env = fixture();
+    let child = env
+        .std_cmd()
+        .args(["redeliver", "alise", "--json"])
+        .env("TEAMCTL_TEST_FAULTS", "before_rename=30s")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = env.data_dir().join("sent.jsonl");
+    assert!(
+        wait_until(Duration::from_secs(20), || fs::read_to_string(&log)
+            .is_ok_and(|l| l.contains("\"to\":\"alice\""))),
+        "the move was never journalled"
+    );
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait_with_output().unwrap();
+    assert_eq!(entries_of(&env.inbox("alpha", "alice")).len(), 0);
+    assert_eq!(
+        litter(&env)
+            .iter()
+            .filter(|n| n.contains(".moving."))
+            .count(),
+        1
+    );
+    age_lock(&env.inbox("alpha", "alice"));
+    env.cmd()
+        .args(["inbox", "alice", "--consume"])
+        .assert()
+        .success();
+    age_lock(&env.inbox("alpha", "alise"));
+    let v = run_json(&env, &["redeliver", "alise"]);
+    assert_eq!(v["moved"][0]["text"], "SENDTO W1", "{v}");
+    assert_eq!(v["already_delivered"], json!([]));
+    assert_eq!(
+        fs::read_to_string(env.inbox("alpha", "alice")).unwrap(),
+        WORKER_MSG
+    );
+    assert_eq!(fs::read(env.inbox("alpha", "alise")).unwrap(), b"[]");
+    assert!(litter(&env).is_empty(), "{:?}", litter(&env));
+    // And once more: nothing moves again.
+    let v = run_json(&env, &["redeliver", "alise"]);
+    assert_eq!(
+        (v["moved"].clone(), v["already_delivered"].clone()),
+        (json!([]), json!([]))
+    );
 }
 
 #[test]

@@ -409,3 +409,130 @@ fn a_live_teammate_is_not_restarted_by_wait_from_another_tmux_server() {
     );
     assert!(own_server.answers());
 }
+
+/// A transcript whose name is an option (`-c.jsonl`, for `--continue`) is no session to carry
+/// on: the teammate starts afresh, and `-c` never reaches its argv.
+#[test]
+fn a_session_named_like_an_option_is_not_resumed() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    env.cmd()
+        .args(["create", "rt", "--member", "alice:Review it"])
+        .args(["--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    let keepalive = env
+        .command("tmux")
+        .args(["new-session", "-d", "-s", "keepalive", "exec sleep 600"])
+        .status()
+        .unwrap();
+    assert!(keepalive.success());
+    let project: String = fs::canonicalize(env.dir.path())
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = env.root.join("projects").join(project);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("-c.jsonl"),
+        json!({"type":"user","teamName":"rt","agentName":"alice","sessionId":"-c",
+            "timestamp":"2026-11-29T10:00:00.000Z","message":{"role":"user","content":"go"}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    kill_pane_of(&env, "alice");
+    let argv = env.root.join("fake-argv-alice");
+    fs::remove_file(&argv).unwrap();
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let alice = member(&v, "alice");
+    assert_eq!(alice["action"], "resumed", "{v}");
+    assert_eq!(alice["session_id"], Value::Null, "{v}");
+    wait_until(Duration::from_secs(20), || argv.exists());
+    let args = fs::read_to_string(&argv).unwrap();
+    assert!(
+        !args.lines().any(|a| a == "--resume" || a == "-c"),
+        "{args}"
+    );
+}
+
+/// The live panes of teamctl's session of team `rt`.
+fn live_panes(env: &TestEnv) -> Vec<String> {
+    let out = env
+        .command("tmux")
+        .args([
+            "list-panes",
+            "-s",
+            "-t",
+            "=teamctl-rt",
+            "-F",
+            "#{pane_id} #{pane_dead}",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(" 0").map(String::from))
+        .collect()
+}
+
+/// A teammate whose process runs is never started a second time, whatever `config.json`'s
+/// `tmuxPaneId` says (a teammate can rewrite it to a pane that is gone): `resume` says it runs,
+/// and `--on-dead restart`, which takes it for dead, ends the pane teamctl started it in before
+/// it starts the new one. Another team's session beside it is left alone.
+#[test]
+fn a_running_teammate_is_never_started_twice_whatever_config_json_says() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    env.cmd()
+        .args([
+            "create",
+            "rt",
+            "--member",
+            "alice:Review it",
+            "--timeout",
+            "20s",
+        ])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    let beside = env
+        .command("tmux")
+        .args(["new-session", "-d", "-s", "teamctl-other", "exec sleep 600"])
+        .status()
+        .unwrap();
+    assert!(beside.success());
+    let alice = pane_of(&env, "alice");
+    let path = env.root.join("teams/rt/config.json");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text.replace(&format!("\"{alice}\""), "\"%999\"")).unwrap();
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert_eq!(member(&v, "alice")["action"], "running", "{v}");
+    assert_eq!(live_panes(&env), vec![alice.clone()]);
+
+    alice_on_a_task(&env);
+    let out = wait_restarting(&env).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("\"action\":\"restart\""), "{stderr}");
+    let now = live_panes(&env);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0], alice);
+    assert!(crate::common::tmux_has_session(&env, "teamctl-other"));
+}

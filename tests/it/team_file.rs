@@ -419,3 +419,295 @@ fn worktrees_need_a_git_repository() {
         .stderr(predicate::str::contains("is not in a git repository"));
     assert!(!env.root.join("teams").exists());
 }
+
+/// `create --file` of `text` (in a folder `team/` of the test's dir, beside `extra` files made
+/// by `setup`), with `args`, ended after 20 s whatever it does: exit code and stderr.
+fn create_from(env: &TestEnv, text: &str, args: &[&str]) -> (Option<i32>, String) {
+    let file = env.dir.path().join("team/t.toml");
+    fs::write(&file, text).unwrap();
+    let out = env
+        .cmd()
+        .args(["create", "--launch", "none"])
+        .args(args)
+        .arg("--file")
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// What a team file names is read only inside its folder, only when it is a regular file of at
+/// most 1 MiB: `/proc/self/environ` (the environment, tokens and all), `..`, a link out, a FIFO
+/// (which hung even `--dry-run`), a folder and a huge file are refused in one line, nothing
+/// written; an absolute path the person gives on the command line is taken.
+#[test]
+fn a_team_file_names_only_small_regular_files_in_its_folder() {
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("team");
+    fs::create_dir_all(dir.join("briefs")).unwrap();
+    fs::write(env.dir.path().join("secret.md"), "TOKEN=s3cr3t").unwrap();
+    std::os::unix::fs::symlink(env.dir.path().join("secret.md"), dir.join("out.md")).unwrap();
+    crate::common::mkfifo(dir.join("fifo.md"));
+    fs::write(dir.join("huge.md"), vec![b'x'; 1024 * 1024 + 1]).unwrap();
+    fs::write(dir.join("briefs/ok.md"), "Review it\n").unwrap();
+    let brief =
+        |f: &str| format!("name = \"t\"\n[[member]]\nname = \"alice\"\nbrief_file = \"{f}\"\n");
+    for (f, want) in [
+        ("/proc/self/environ", "is an absolute path"),
+        ("../secret.md", "leads outside the team file's folder"),
+        ("out.md", "leads outside the team file's folder"),
+        ("fifo.md", "fifo.md"),
+        ("briefs", "briefs"),
+        ("huge.md", "larger than 1024 KiB"),
+    ] {
+        let (code, stderr) = create_from(&env, &brief(f), &["--dry-run"]);
+        assert!(matches!(code, Some(1 | 2)), "{f}: {code:?} {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(want),
+            "{f}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!stderr.contains("s3cr3t"), "{stderr}");
+    }
+    let policy = |p: &str| {
+        format!("name = \"t\"\npolicy = \"{p}\"\n[[member]]\nname = \"alice\"\nbrief = \"b\"\n")
+    };
+    for (p, want) in [
+        ("/etc/passwd", "is an absolute path"),
+        ("fifo.md", "fifo.md"),
+        ("huge.md", "larger than 1024 KiB"),
+    ] {
+        let (code, stderr) = create_from(&env, &policy(p), &[]);
+        assert!(matches!(code, Some(1 | 2)), "{p}: {code:?} {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(want),
+            "{p}: {stderr}"
+        );
+    }
+    // Named on the command line, a FIFO is refused too, without hanging.
+    let (code, stderr) = create_from(
+        &env,
+        &brief("briefs/ok.md"),
+        &["--policy", &dir.join("fifo.md").to_string_lossy()],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!env.root.join("teams").exists());
+    // A brief inside the folder, and a link inside it to a file inside it, are read.
+    std::os::unix::fs::symlink("briefs/ok.md", dir.join("in.md")).unwrap();
+    let (code, stderr) = create_from(&env, &brief("in.md"), &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A symlink at the data dir's `worktrees` is not followed: `create` refuses, and nothing is
+/// made where it points.
+#[test]
+fn worktrees_are_never_made_through_a_link_in_the_data_dir() {
+    let env = TestEnv::new();
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "base\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let elsewhere = env.dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::create_dir_all(env.data_dir()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.data_dir().join("worktrees")).unwrap();
+    let file = write(
+        &env,
+        "wt.toml",
+        "name = \"wt\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n",
+    );
+    let out = env
+        .cmd()
+        .args(["create", "--launch", "none", "--file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("worktrees"), "{stderr}");
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert!(!env.root.join("teams/wt").exists());
+}
+
+/// A `create` that loses the race for its tmux session (another create made `teamctl-<team>`
+/// on the shared server between its check and its start; here a git hook of its worktree does
+/// it at that moment) fails without killing the winner's session, and records none: a `delete`
+/// of the loser leaves the winner running too.
+#[test]
+fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
+    let Some((env, _server)) = crate::common::tmux_env() else {
+        return;
+    };
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "base\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let hook = repo.join(".git/hooks/post-checkout");
+    fs::write(
+        &hook,
+        "#!/bin/sh\ntmux new-session -d -s teamctl-wt 'exec sleep 600' 2>/dev/null\nexit 0\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    let file = write(
+        &env,
+        "wt.toml",
+        "name = \"wt\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n",
+    );
+    let out = env
+        .cmd()
+        .args(["create", "--json", "--timeout", "10s", "--file"])
+        .arg(&file)
+        .env("TEAMCTL_CLAUDE_BIN", crate::common::fake_claude())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("duplicate session"),
+        "{v}"
+    );
+    let winner = |env: &TestEnv| {
+        let o = env
+            .command("tmux")
+            .args([
+                "list-panes",
+                "-s",
+                "-t",
+                "=teamctl-wt",
+                "-F",
+                "#{pane_dead}",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(winner(&env), "0\n", "the winner's session was ended");
+    env.cmd()
+        .args(["delete", "wt", "--force", "--timeout", "5s"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        winner(&env),
+        "0\n",
+        "delete ended a session its create did not make"
+    );
+}
+
+/// `delete` never loses a worktree's git-ignored files without being told: a worktree holding
+/// some is kept and they are named (git would remove them without a word), and `--force`
+/// removes it with them.
+#[test]
+fn delete_keeps_a_worktree_with_ignored_files_unless_forced() {
+    let env = TestEnv::new();
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join(".gitignore"), "*.log\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let mut trees = Vec::new();
+    for team in ["wt-a", "wt-b"] {
+        let file = write(
+            &env,
+            &format!("{team}.toml"),
+            &format!(
+                "name = \"{team}\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n"
+            ),
+        );
+        env.cmd()
+            .args(["create", "--launch", "none", "--file"])
+            .arg(&file)
+            .assert()
+            .success();
+        let cfg = parse(&fs::read(env.root.join(format!("teams/{team}/config.json"))).unwrap());
+        let tree = PathBuf::from(cfg["members"][1]["cwd"].as_str().unwrap());
+        fs::write(tree.join("findings.log"), "three days of notes").unwrap();
+        trees.push(tree);
+    }
+    let out = env
+        .cmd()
+        .args(["delete", "wt-a", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let w = &v["worktrees"][0];
+    assert_eq!(w["action"], "kept", "{v}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("1 git-ignored file(s), e.g. findings.log"),
+        "{v}"
+    );
+    assert_eq!(
+        fs::read_to_string(trees[0].join("findings.log")).unwrap(),
+        "three days of notes"
+    );
+    let out = env
+        .cmd()
+        .args(["delete", "wt-b", "--force", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert_eq!(v["worktrees"][0]["action"], "removed", "{v}");
+    assert!(!trees[1].exists());
+}
+
+/// `delete` removes a worktree only where teamctl made it: with a link planted at the data
+/// dir's `worktrees` (here to the real folder, moved aside), the worktree is kept and named.
+#[test]
+fn delete_never_removes_a_worktree_through_a_link_in_the_data_dir() {
+    let env = TestEnv::new();
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("notes.md"), "base\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let file = write(
+        &env,
+        "wt.toml",
+        "name = \"wt\"\ncwd = \"repo\"\n[[member]]\nname = \"alice\"\nbrief = \"a\"\nworktree = true\n",
+    );
+    env.cmd()
+        .args(["create", "--launch", "none", "--file"])
+        .arg(&file)
+        .assert()
+        .success();
+    let (link, aside) = (
+        env.data_dir().join("worktrees"),
+        env.dir.path().join("aside"),
+    );
+    fs::rename(&link, &aside).unwrap();
+    std::os::unix::fs::symlink(&aside, &link).unwrap();
+    let out = env
+        .cmd()
+        .args(["delete", "wt", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    let w = &v["worktrees"][0];
+    assert_eq!(w["action"], "kept", "{v}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("reached through a link"),
+        "{v}"
+    );
+    let kept: Vec<_> = fs::read_dir(&aside).unwrap().collect();
+    assert_eq!(kept.len(), 1);
+    let tree = kept[0].as_ref().unwrap().path().join("alice");
+    assert!(tree.join("notes.md").exists(), "{}", tree.display());
+}

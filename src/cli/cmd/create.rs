@@ -1,7 +1,7 @@
 //! `teamctl create`: stand up a team that teamctl leads and start its teammates.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -12,6 +12,7 @@ use teamctl::host::claude::{ClaudeInfo, Permission};
 use teamctl::ops::create::{
     self, Launch, LaunchEnv, Loaded, MemberOutcome, MemberSpec, Outcome, Overrides, Spec, Step,
 };
+use teamctl::store::named::{NAMED_FILE_LIMIT, read_named_text};
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::LEAD;
 use teamctl::time;
@@ -207,7 +208,9 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     let policy = args
         .policy
         .clone()
-        .or_else(|| file.as_ref().and_then(|f| f.policy()));
+        .map(Ok)
+        .or_else(|| file.as_ref().and_then(|f| f.policy().transpose()))
+        .transpose()?;
     // A bad policy is exit 2 before anything is written.
     let mut runner = policy
         .as_deref()
@@ -393,8 +396,7 @@ fn flag_members(args: &CreateArgs) -> Result<Vec<(String, String)>> {
         }
     }
     for file in &args.member_file {
-        let text = fs::read_to_string(file)
-            .with_context(|| format!("could not read {}", file.display()))?;
+        let text = read_named_text(file, NAMED_FILE_LIMIT)?;
         let parsed = create::parse_member_lines(&text)
             .with_context(|| format!("in --member-file {}", file.display()))?;
         members.extend(parsed.into_iter().map(|(n, b)| (n, Some(b))));
@@ -403,8 +405,8 @@ fn flag_members(args: &CreateArgs) -> Result<Vec<(String, String)>> {
         let (n, f) = bf
             .split_once(':')
             .ok_or_else(|| usage(format!("--brief-file {bf}: expected NAME:FILE")))?;
-        let text =
-            fs::read_to_string(f).with_context(|| format!("could not read brief file {f}"))?;
+        let text = read_named_text(Path::new(f), NAMED_FILE_LIMIT)
+            .with_context(|| format!("brief file of {n}"))?;
         let text = text.trim_end_matches(['\n', '\r']).to_string();
         match members.iter_mut().find(|(name, _)| name == n) {
             Some((_, brief @ None)) => *brief = Some(text),

@@ -34,9 +34,11 @@ use crate::cli::term::escape_line as esc;
 /// with that one) is refused unless --force; then nobody is asked, no tmux session is killed, and
 /// only the folders are removed.
 ///
-/// Teammates that `create` gave a git worktree: each worktree without uncommitted changes is
-/// removed (`git worktree remove`), one with changes is kept and named with why; every branch
-/// is kept, so committed work stays reachable (`git branch -D` removes one).
+/// Teammates that `create` gave a git worktree: each worktree without uncommitted changes and
+/// without git-ignored files is removed (`git worktree remove`); one with changes is kept and
+/// named with why, and so is one with ignored files (build output, `.env`, notes), which
+/// --force removes with them; every branch is kept, so committed work stays reachable (`git
+/// branch -D` removes one).
 ///
 /// With --export PATH, a record of the team (see `teamctl export`) is written after the
 /// teammates are stopped and before the folders are removed, so their last answers are in it;
@@ -67,7 +69,8 @@ pub(crate) struct DeleteArgs {
     )]
     reason: String,
 
-    /// Also remove a team teamctl does not lead (its teammates are not asked)
+    /// Also remove a team teamctl does not lead (its teammates are not asked), and worktrees
+    /// with git-ignored files (which are lost)
     #[arg(long)]
     force: bool,
 

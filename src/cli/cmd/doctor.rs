@@ -216,7 +216,7 @@ fn fix(ctx: &Ctx, team: Option<&TeamName>) -> Result<Vec<Fixed>> {
                     to: r.to,
                     moved: r.moved.appended.len(),
                     already_delivered: r.moved.already.len(),
-                    error: r.moved.journal_error.map(|e| format!("the sent log: {e}")),
+                    error: None,
                 },
                 Err(e) => Fixed {
                     team: name.to_string(),

@@ -49,8 +49,9 @@ use crate::cli::output::{hint, warn};
 /// once it is taken) with its delivery state now: pending (still in the inbox), read (marked
 /// read: older Claude Code) or consumed (gone: taken by its reader). With --json:
 /// `{"schema_version":1,"team","sent":[{"id","team","to","from","at","summary","inbox",
-/// "idempotency_key","answers","delivery"}]}`, oldest first ("answers": the request id a
-/// protocol answer was for, else null).
+/// "idempotency_key","answers","moving","delivery"}]}`, oldest first ("answers": the request id
+/// a protocol answer was for, else null; "moving": for a message `redeliver` moved, the copy of
+/// the target inbox that carried it, gone once the move happened, else null).
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl inbox                      # your own inbox (TEAMCTL_FROM, else team-lead or user)

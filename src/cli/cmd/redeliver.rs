@@ -10,7 +10,6 @@ use teamctl::store::{Entry, id};
 use teamctl::team::model::first_line;
 
 use crate::cli::context::Ctx;
-use crate::cli::output::warn;
 use crate::cli::term::escape_line as esc;
 
 /// Move messages from an inbox nobody reads to the member they were meant for
@@ -24,16 +23,20 @@ use crate::cli::term::escape_line as esc;
 /// and the names Claude Code reserves (team-lead, user, main, system), are refused.
 ///
 /// The member is --to MEMBER, else the suggestion when it is certain: exactly one member is that
-/// close, and INBOX never wrote to the team itself (one that did is more likely a member that
-/// left config.json). Otherwise it is refused with why, saying to name the member with --to.
+/// close, one edit at most from an INBOX name of 4 characters or more, and INBOX never wrote to
+/// the team itself (one that did is more likely a member that left config.json). Otherwise it
+/// is refused with why, saying to name the member with --to.
 ///
 /// Exactly once, under both inboxes' lock directories (taken in a fixed order; the second is
 /// never waited for more than 100 ms while the first is held): each entry is appended to the
 /// target unless it is already there (by id: msg_id, else messageId, else the sha256 of from,
-/// timestamp and text) or the sent log says it was moved there before, the target is read back,
-/// the move is recorded in the sent log, and only then are the entries removed from INBOX (read
-/// back too). A move cut short (a crash, SIGKILL) leaves a message in both inboxes; running it
-/// again finds it delivered and only removes it from INBOX. SIGINT and SIGTERM let the move
+/// timestamp and text) or the sent log says it was moved there before; the target's new content
+/// is written to a copy beside it (<inbox>.moving.<8 hex>), the move is recorded in the sent log
+/// naming that copy, the copy replaces the target (read back), and only then are the entries
+/// removed from INBOX (read back too). A move cut short (a crash, SIGKILL) is made good by
+/// running it again: before the rename its copy is still there, so the message moves again;
+/// after it, the message is found delivered and only removed from INBOX. A sent log that
+/// cannot be written stops the move before the target changes. SIGINT and SIGTERM let the move
 /// finish first. Each entry keeps its bytes (JSON.stringify layout). INBOX is emptied, never
 /// removed: a Claude Code writer that created the file and waits for its lock would lose its
 /// message if it disappeared. A file that does not parse, or a symlink or FIFO in an inbox's
@@ -95,11 +98,6 @@ pub(crate) fn run(ctx: &Ctx, args: RedeliverArgs) -> Result<()> {
         sent_log: ctx.records.sent_log(),
         now: ctx.now,
     })?;
-    if let Some(e) = &r.moved.journal_error {
-        warn(&format!(
-            "the move is done, but the sent log could not record it: {e}"
-        ));
-    }
     if ctx.out.json {
         return ctx.out.json(&Json {
             schema_version: 1,

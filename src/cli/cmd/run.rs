@@ -116,10 +116,14 @@ use crate::cli::{env, signals};
 /// --resume <leadSessionId>`) in tmux session teamctl-run-<name>, from --cwd (the folder it ran
 /// in: Claude Code resumes a session only from there), with the flags given now (give those the
 /// first run had). Its first message says it was interrupted, names the team's open tasks and
-/// carries the messages its teammates sent it that it had not read (marked read then), then
-/// PROMPT, if given. A resumed lead never reads what its old teammates send (Claude Code
-/// 2.1.332 rewrites config.json with itself alone), so those still running in tmux session
-/// teamctl-run-<name> are ended first, and any elsewhere are named and left running. While it
+/// carries the messages its teammates sent it that it had not read (marked read then; each
+/// quoted as untrusted teammate text, every line prefixed `| ` between lines with a boundary
+/// drawn for that prompt, so none can pose as teamctl or the user), then PROMPT, if given. A
+/// resumed lead never reads what its old teammates send (Claude Code 2.1.332 rewrites
+/// config.json with itself alone), so those still running in tmux session teamctl-run-<name>
+/// are ended first when the run's record proves that session the interrupted run's (any other
+/// session of that name is refused before anything is ended), and any elsewhere are named and
+/// left running. A leadSessionId that is not a session id (8-4-4-4-12 hex) is refused. While it
 /// runs, the team's leadSessionId is kept at the resumed session (set back under the config
 /// lock, with a line on stderr, should Claude Code write another). The rest is a run as above:
 /// the done rule on that team, the cap, the timeout, --keep, --export, the keeping flags. A

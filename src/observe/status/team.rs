@@ -442,6 +442,7 @@ mod tests {
             inbox: String::new(),
             idempotency_key: None,
             answers: None,
+            moving: None,
         };
         let st = check(root, &mut cache, std::slice::from_ref(&sent), 0);
         assert_eq!(st.team.format, "legacy");

@@ -1,12 +1,13 @@
 //! A team file (TOML, docs/team-file.md): the team `create --file` stands up, its teammates and
 //! each one's own settings, parsed with the `toml` crate into serde structs that refuse unknown
 //! keys. Every problem is a usage error as `FILE:LINE:COL: message`, found before anything is
-//! written. Paths in the file (`cwd`, `policy`, `brief_file`) are relative to the file's folder.
+//! written. Paths in the file (`cwd`, `policy`, `brief_file`) are relative to the file's folder;
+//! the files it names (`policy`, `brief_file`) must be inside it, regular, and at most 1 MiB
+//! ([`crate::store::named`]).
 //!
 //! What the command line gives wins over the file: [`Overrides`].
 
 use std::fmt;
-use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,7 @@ use toml::Spanned;
 use super::spec::{Branch, MemberSpec};
 use crate::error::usage;
 use crate::host::claude::Permission;
+use crate::store::named::{NAMED_FILE_LIMIT, inside, read_named_text};
 use crate::store::paths::{MemberName, TeamName};
 
 /// A team file as written.
@@ -152,8 +154,7 @@ impl Overrides {
 /// (TOML syntax, an unknown key, a wrong type, a bad member name, a brief missing or given
 /// twice); a brief file that cannot be read.
 pub fn load(path: &Path) -> Result<Loaded> {
-    let text =
-        fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
+    let text = read_named_text(path, NAMED_FILE_LIMIT)?;
     let file: TeamFile = toml::from_str(&text).map_err(|e| {
         let at = e.span().map(|s| position(&text, s.start));
         usage(located(path, at, e.message().trim_end()))
@@ -182,9 +183,19 @@ impl Loaded {
         self.file.cwd.as_ref().map(|c| self.dir().join(c))
     }
 
-    /// `policy`, resolved against the file's folder.
-    pub fn policy(&self) -> Option<PathBuf> {
-        self.file.policy.as_ref().map(|c| self.dir().join(c))
+    /// `policy`, resolved inside the file's folder ([`inside`]).
+    ///
+    /// # Errors
+    /// A usage error: an absolute path, one leading outside the folder, one that is not there.
+    pub fn policy(&self) -> Result<Option<PathBuf>> {
+        self.file
+            .policy
+            .as_ref()
+            .map(|c| {
+                inside(&self.dir(), c)
+                    .map_err(|e| usage(format!("{}: policy: {e:#}", self.path.display())))
+            })
+            .transpose()
     }
 
     /// A usage error at `span` of the file.
@@ -222,11 +233,11 @@ impl Loaded {
             let brief = match (&m.brief, &m.brief_file) {
                 (Some(b), None) => b.clone(),
                 (None, Some(file)) => {
-                    let p = self.dir().join(file.get_ref());
-                    fs::read_to_string(&p)
-                        .with_context(|| {
-                            format!("could not read brief file {} of {name}", p.display())
-                        })?
+                    let p = inside(&self.dir(), file.get_ref()).map_err(|e| {
+                        self.error_at(file.span(), &format!("brief_file of {name}: {e:#}"))
+                    })?;
+                    read_named_text(&p, NAMED_FILE_LIMIT)
+                        .with_context(|| format!("brief file of {name}"))?
                         .trim_end_matches(['\n', '\r'])
                         .to_string()
                 }
@@ -311,6 +322,7 @@ pub fn expand_name(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);
@@ -333,6 +345,7 @@ mod tests {
     fn a_file_with_two_members() {
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), "b.md", "Check the tests\n");
+        write(tmp.path(), "p.json", "{}");
         let p = write(
             tmp.path(),
             "t.toml",
@@ -367,7 +380,10 @@ worktree = "bob-work"
         );
         assert_eq!(b.permission, Permission::Mode("plan".into()));
         assert_eq!(b.worktree, Some(Branch::Named("bob-work".into())));
-        assert_eq!(l.policy(), Some(tmp.path().join("p.json")));
+        assert_eq!(
+            l.policy().unwrap(),
+            Some(tmp.path().canonicalize().unwrap().join("p.json"))
+        );
         let now = "2026-11-29T10:00:00Z".parse().unwrap();
         let taken = |t: &TeamName| t.as_str() != "review-1";
         assert_eq!(l.name(now, &taken).unwrap().unwrap().as_str(), "review-2");

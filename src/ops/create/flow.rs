@@ -75,7 +75,7 @@ pub fn create(
     };
 
     progress(Step::Launching, &format!("tmux session {session}"));
-    let launched = start_panes(
+    let (made, launched) = start_panes(
         layout,
         spec,
         &trees,
@@ -87,9 +87,21 @@ pub fn create(
         opts,
         progress,
     );
-    record_session(layout, spec, &trees, leads, &lead_session_id, &session, now)?;
+    record_session(
+        layout,
+        spec,
+        &trees,
+        leads,
+        &lead_session_id,
+        made.as_ref(),
+        now,
+    )?;
     if let Err(e) = launched {
-        tmux::Server::env().kill_session(&session).ok();
+        // Only the session this create made: one of that name another create made first (a
+        // race lost on a shared tmux server) is the winner's.
+        if let Some(at) = &made {
+            tmux::Server::env().kill_session_id(&at.session_id).ok();
+        }
         for m in members.iter_mut().filter(|m| m.pane.is_none()) {
             m.state = MemberState::NotStarted;
         }
@@ -112,7 +124,9 @@ pub fn create(
     match reason {
         None => outcome.state = Step::Ready,
         Some(why) => {
-            tmux::Server::env().kill_session(&session).ok();
+            if let Some(at) = &made {
+                tmux::Server::env().kill_session_id(&at.session_id).ok();
+            }
             outcome.state = Step::Failed;
             outcome.reason = Some(with_dialog_hint(why, spec));
         }
@@ -222,27 +236,31 @@ fn validate(
 }
 
 /// The session's id beside its name in the private record: `delete` kills this session and
-/// no other, not even a later one of the same name.
+/// no other, not even a later one of the same name. `made`: where the session this create
+/// made runs (none made: none recorded, never one of that name someone else made).
 fn record_session(
     layout: &Layout,
     spec: &Spec,
     trees: &Trees,
     leads: &Leads,
     lead_session_id: &str,
-    session: &str,
+    made: Option<&tmux::Where>,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let Some(at) = tmux::Server::env().locate(session) else {
-        return Ok(());
-    };
+    let session = session_name(&spec.team);
     let mut record = lead::new_record(
         layout,
         &spec.team,
         lead_session_id,
         now.timestamp_millis(),
-        Some(session),
+        made.map(|_| session.as_str()),
         Some(&spec.cwd),
     );
+    let Some(at) = made.cloned() else {
+        // It made none: the record names none, so nothing takes another's for it.
+        record.launch = Some(launch_record(spec, trees));
+        return leads.record(layout, &spec.team, &record);
+    };
     record.tmux_session_id = Some(at.session_id);
     record.tmux_socket = Some(at.socket);
     record.tmux_server_id = Some(at.server_id);

@@ -48,6 +48,9 @@ pub fn teammate_command(
     .command()
 }
 
+/// Starts the teammates' panes in a new tmux session `session`. Returns where the session
+/// this call made runs (`None` when it made none: one of that name that another create made
+/// first is never taken for it), and how starting went.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn start_panes(
     layout: &Layout,
@@ -60,37 +63,47 @@ pub(super) fn start_panes(
     session: &str,
     opts: &LockOptions,
     progress: &mut dyn FnMut(Step, &str),
-) -> Result<()> {
-    for (i, (m, out)) in spec.members.iter().zip(members.iter_mut()).enumerate() {
-        let pane = if i == 0 {
-            tmux::Server::env().new_session(session, m.name.as_str())?
-        } else {
-            tmux::Server::env().new_window(session, m.name.as_str())?
-        };
-        // The teammate runs elsewhere (`cd <cwd>`): a relative config dir would move.
-        let root = std::path::absolute(layout.root())
-            .with_context(|| format!("could not resolve {}", layout.root().display()))?;
-        let cmd = teammate_command(
-            &root,
-            spec,
-            trees,
-            i,
-            claude,
-            &env.claude.passthrough,
-            color_of(i),
-            lead_session_id,
-        );
-        // Record the pane before the teammate runs, as a lead does (spec §8.1 step 3).
-        set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
-        out.pane = Some(pane.clone());
-        out.state = MemberState::Starting;
-        tmux::Server::env().respawn(&pane, &cmd, &env.claude.pane_env)?;
-        progress(
-            Step::Launching,
-            &format!("{} in pane {pane}: {cmd}", m.name),
-        );
-    }
-    Ok(())
+) -> (Option<tmux::Where>, Result<()>) {
+    let mut made = None;
+    let mut each = || -> Result<()> {
+        for (i, (m, out)) in spec.members.iter().zip(members.iter_mut()).enumerate() {
+            let pane = if i == 0 {
+                let pane = tmux::Server::env().new_session(session, m.name.as_str())?;
+                made = tmux::Server::env().locate_pane(&pane);
+                pane
+            } else {
+                tmux::Server::env().new_window(session, m.name.as_str())?
+            };
+            // The teammate runs elsewhere (`cd <cwd>`): a relative config dir would move.
+            let root = std::path::absolute(layout.root())
+                .with_context(|| format!("could not resolve {}", layout.root().display()))?;
+            let cmd = teammate_command(
+                &root,
+                spec,
+                trees,
+                i,
+                claude,
+                &env.claude.passthrough,
+                color_of(i),
+                lead_session_id,
+            );
+            // Record the pane before the teammate runs, as a lead does (spec §8.1 step 3).
+            set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
+            out.pane = Some(pane.clone());
+            out.state = MemberState::Starting;
+            // Pane options need tmux 3.0: an older one starts the teammate unmarked
+            // (docs/security.md says what that leaves to config.json).
+            let _ = tmux::Server::env().tag_member(&pane, m.name.as_str());
+            tmux::Server::env().respawn(&pane, &cmd, &env.claude.pane_env)?;
+            progress(
+                Step::Launching,
+                &format!("{} in pane {pane}: {cmd}", m.name),
+            );
+        }
+        Ok(())
+    };
+    let result = each();
+    (made, result)
 }
 
 #[cfg(test)]

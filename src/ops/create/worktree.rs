@@ -141,10 +141,12 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
     for p in trees.0.iter().flatten() {
         let path = PathBuf::from(&p.tree.path);
         if let Some(parent) = path.parent() {
-            // Inside teamctl's private data dir.
+            // Inside teamctl's private data dir, never through a link.
             leads.prepare()?;
-            std::fs::create_dir_all(parent)
-                .map_err(|e| anyhow::anyhow!("could not create {}: {e}", parent.display()))?;
+            if let Err(e) = leads.make_below(parent) {
+                unmake(&made);
+                return Err(e);
+            }
         }
         let base = p.new_branch.then_some(p.tree.base.as_str());
         if let Err(e) = git::worktree_add(Path::new(&p.tree.repo), &path, &p.tree.branch, base) {
@@ -217,12 +219,35 @@ pub struct TakenDown {
 }
 
 /// Removes each worktree of `members` that has no uncommitted changes (`git worktree
-/// remove`, which refuses one that has), and keeps the others; every branch is kept.
-pub fn take_down(members: &[MemberLaunch]) -> Vec<TakenDown> {
+/// remove`, which refuses one that has) and no git-ignored files (which it would remove
+/// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
+/// kept. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
+/// at `worktrees` or below) is kept: removing it would remove what the link points to.
+pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) -> Vec<TakenDown> {
     let mut out = Vec::new();
     for m in members {
         let Some(t) = &m.worktree else { continue };
         let path = Path::new(&t.path);
+        if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
+            out.push(TakenDown {
+                member: m.name.clone(),
+                path: t.path.clone(),
+                branch: t.branch.clone(),
+                action: "kept",
+                reason: format!(
+                    "{} is reached through a link below teamctl's data dir {} (or is no longer \
+                     below it): not removing what the link points to",
+                    t.path,
+                    leads.data_dir().display()
+                ),
+            });
+            continue;
+        }
+        let ignored = if path.is_dir() {
+            git::ignored(path)
+        } else {
+            Ok(Vec::new())
+        };
         let (action, reason) = if !path.is_dir() {
             ("missing", "its folder is gone".to_string())
         } else {
@@ -238,12 +263,38 @@ pub fn take_down(members: &[MemberLaunch]) -> Vec<TakenDown> {
                         t.path
                     ),
                 ),
-                Ok(_) => match git::worktree_remove(Path::new(&t.repo), path) {
-                    Ok(()) => (
-                        "removed",
-                        format!("no uncommitted changes; branch {} kept", t.branch),
+                Ok(_) => match ignored {
+                    Err(e) => (
+                        "kept",
+                        format!("git could not tell its ignored files: {e:#}"),
                     ),
-                    Err(e) => ("kept", format!("{e:#}")),
+                    Ok(i) if !i.is_empty() && !drop_ignored => (
+                        "kept",
+                        format!(
+                            "{} git-ignored file(s), e.g. {}, which removing it would lose; \
+                             keep what you need, then `git worktree remove --force {}` (or \
+                             `teamctl delete --force`)",
+                            i.len(),
+                            i[0],
+                            t.path
+                        ),
+                    ),
+                    Ok(i) => match git::worktree_remove(Path::new(&t.repo), path) {
+                        Ok(()) if i.is_empty() => (
+                            "removed",
+                            format!("no uncommitted changes; branch {} kept", t.branch),
+                        ),
+                        Ok(()) => (
+                            "removed",
+                            format!(
+                                "no uncommitted changes, {} git-ignored file(s) dropped \
+                                 (--force); branch {} kept",
+                                i.len(),
+                                t.branch
+                            ),
+                        ),
+                        Err(e) => ("kept", format!("{e:#}")),
+                    },
                 },
             }
         };

@@ -31,18 +31,41 @@ pub(super) fn inboxes(
         let Some(member) = file.strip_suffix(".json") else {
             continue;
         };
-        if !is_valid_member(member)
-            || !path
-                .stat()
-                .is_ok_and(|i| i.is_some_and(|i| i.kind == Kind::File))
-        {
+        if !is_valid_member(member) {
             continue;
+        }
+        match path.stat() {
+            Ok(Some(i)) if i.kind == Kind::File => {}
+            // The symlink check names a link; anything else in an inbox's place is named here.
+            Ok(Some(i)) if i.kind != Kind::Symlink => {
+                inbox_names.push(member.to_string());
+                out.push(not_a_file(t, &path, member, i.kind));
+                continue;
+            }
+            _ => continue,
         }
         inbox_names.push(member.to_string());
         out.extend(inbox_check(t, &path, member, &ours, &mut generations));
     }
     out.push(format_check(t, generations));
     (out, inbox_names)
+}
+
+/// A FIFO, a folder, a socket or a device where `member`'s inbox file belongs: nothing can be
+/// delivered to it, and teamctl leaves it alone.
+fn not_a_file(t: &TeamName, path: &Loc, member: &str, kind: Kind) -> Check {
+    fail(
+        "inbox",
+        Some(t.as_str()),
+        Some(path),
+        format!(
+            "inbox of '{member}' is {}, not a file: no message can be delivered to '{member}' \
+             (teamctl leaves it alone)",
+            kind.describe()
+        ),
+        "remove it once you know who made it (`rm` a FIFO, `rmdir` an empty folder); the next \
+         message to the member creates the inbox file",
+    )
 }
 
 /// The team's inbox format from how many inboxes show each one: `(current, legacy)`.

@@ -2,7 +2,6 @@
 //! rule in Claude Code's syntax ([`Rule`]) and what it covers, with the wildcard of `Bash(…)`
 //! rules.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::Result;
@@ -12,6 +11,7 @@ use serde_json::Value;
 use super::hosts::{HostPattern, url_host};
 use super::paths::{Anchors, PathPattern, request_path};
 use crate::error::usage;
+use crate::store::named::{NAMED_FILE_LIMIT, read_named_text};
 
 /// `plans` in a policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -76,8 +76,16 @@ const IGNORED_PERMISSION_KEYS: [&str; 4] = [
 /// # Errors
 /// A usage error (exit 2) naming the file when it cannot be read or is not a valid policy.
 pub fn load(path: &Path) -> Result<Policy> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| usage(format!("could not read the policy {}: {e}", path.display())))?;
+    let text = read_named_text(path, NAMED_FILE_LIMIT).map_err(|e| {
+        let e = format!("{e:#}");
+        let why = e
+            .strip_prefix(&format!("could not read {}: ", path.display()))
+            .unwrap_or(&e);
+        usage(format!(
+            "could not read the policy {}: {why}",
+            path.display()
+        ))
+    })?;
     parse(&text).map_err(|e| usage(format!("invalid policy {}: {e:#}", path.display())))
 }
 

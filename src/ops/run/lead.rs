@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use uuid::Uuid;
 
 use crate::error::usage;
 pub use crate::host::claude::Dialog;
@@ -20,7 +19,7 @@ use crate::observe::spend::SpendReader;
 use crate::ops::export::{self, Exported, RunInfo};
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
-use crate::store::paths::{Layout, TeamName, shown, shown_list};
+use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
@@ -37,7 +36,13 @@ pub fn session_name(name: &str) -> String {
 /// [permission] [--teammate-mode X] -- "$(cat <prompt file>)"`, with `--resume <id>` instead of
 /// `--session-id` for a session carried on ([`Spec::resume`]). The prompt comes from a file so
 /// that any text, however long, reaches the lead as one argument, and never goes through tmux.
-pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &Path) -> String {
+/// The session is a [`SessionId`]: never an option.
+pub fn lead_command(
+    spec: &Spec,
+    claude: &Path,
+    session_id: &SessionId,
+    prompt_file: &Path,
+) -> String {
     let q = |s: &str| shell_quote(s);
     let session_flag = if spec.resume.is_some() {
         "--resume"
@@ -51,7 +56,7 @@ pub fn lead_command(spec: &Spec, claude: &Path, session_id: &str, prompt_file: &
         "exec".into(),
         q(&claude.to_string_lossy()),
         session_flag.into(),
-        q(session_id),
+        q(session_id.as_str()),
     ];
     if let Some(m) = &spec.model {
         parts.extend(["--model".into(), q(m)]);
@@ -95,15 +100,15 @@ pub fn run(
     };
     let (session_id, prompt_file) = match &found {
         None => {
-            let id = Uuid::new_v4().to_string();
+            let id = SessionId::new_random();
             (id, write_prompt(env, spec, &spec.prompt)?)
         }
         Some(found) => brief(layout, spec, env, found, &ready, &mut out, progress)?,
     };
-    out.lead_session_id = Some(session_id.clone());
+    out.lead_session_id = Some(session_id.to_string());
     let lead = Lead {
         command: lead_command(spec, &ready.claude, &session_id, &prompt_file),
-        session_id,
+        session_id: session_id.to_string(),
         prompt_file,
         resumed: found.map(|f| (f.team, f.transcript)),
     };
@@ -131,7 +136,7 @@ fn brief(
     ready: &Ready,
     out: &mut Outcome,
     progress: &mut dyn FnMut(Event),
-) -> Result<(String, PathBuf)> {
+) -> Result<(SessionId, PathBuf)> {
     let orphans = ready.orphans.clone().unwrap_or_default();
     if !orphans.ended.is_empty() {
         progress(Event::Progress(
@@ -207,8 +212,10 @@ struct Lead {
 }
 
 /// Checks what the run needs (its name, prompt and folder; the binary, tmux; no start-up
-/// dialog nobody could answer); with `resuming`, ends what is left of the interrupted run in
-/// its tmux session ([`resume::Interrupted::clear`]) once all that holds. `Ok(None)` when the
+/// dialog nobody could answer); with `resuming`, refuses a `teamctl-run-<name>` session that is
+/// not the interrupted run's own ([`resume::Interrupted::own_session`]), then ends what is left
+/// of the interrupted run in its own session ([`resume::Interrupted::clear`]) once all that
+/// holds. `Ok(None)` when the
 /// run fails before starting, with the reason in `out`.
 fn validate(
     layout: &Layout,
@@ -257,9 +264,22 @@ fn validate(
         return Ok(None);
     }
     let session = session_name(&spec.name);
-    // The name is held: what is left in its session is the interrupted run's.
-    let orphans = resuming.map(|r| r.clear(&session));
-    if tmux::Server::env().has_session(&session) {
+    // Every refusal before anything is ended: a session of that name where the lead would
+    // start is the interrupted run's own (proven by its record) or this run cannot start.
+    let server = tmux::Server::env();
+    let own = resuming.and_then(|r| r.own_session(layout, &session));
+    if let Some(at) = server.locate(&session).filter(|_| resuming.is_some()) {
+        let mine = own.as_ref().is_some_and(|o| o.at == at);
+        if !mine {
+            bail!(
+                "tmux session {session} already exists and is not the interrupted run's (its \
+                 record names another, or none): nothing was ended; end it with \
+                 `tmux kill-session -t {session}` if it is not in use, or pick another --name"
+            );
+        }
+    }
+    let orphans = resuming.map(|r| r.clear(own.as_ref(), &session));
+    if server.has_session(&session) {
         bail!(
             "tmux session {session} already exists (an earlier `run --name {}` kept with \
              --keep?); end it with `tmux kill-session -t {session}` or pick another --name",
@@ -606,10 +626,10 @@ mod tests {
             lead_command(
                 &spec,
                 Path::new("/bin/claude"),
-                "0b1c",
+                &SessionId::parse("0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d").unwrap(),
                 Path::new("/d/n.prompt")
             ),
-            "cd '/w/my repo' && exec /bin/claude --session-id 0b1c --model claude-opus-5-5 \
+            "cd '/w/my repo' && exec /bin/claude --session-id 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d --model claude-opus-5-5 \
              --dangerously-skip-permissions --teammate-mode in-process -- \"$(cat /d/n.prompt)\""
         );
         // A resumed lead carries on its session instead of starting one under that id.
@@ -623,11 +643,11 @@ mod tests {
             lead_command(
                 &resumed,
                 Path::new("/bin/claude"),
-                "0b1c",
+                &SessionId::parse("0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d").unwrap(),
                 Path::new("/d/n.prompt")
             ),
-            "cd '/w/my repo' && exec /bin/claude --resume 0b1c --dangerously-skip-permissions \
-             -- \"$(cat /d/n.prompt)\""
+            "cd '/w/my repo' && exec /bin/claude --resume 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d \
+             --dangerously-skip-permissions -- \"$(cat /d/n.prompt)\""
         );
     }
 

@@ -355,7 +355,7 @@ impl Monitor<'_> {
         let Some((leads, at)) = &self.lead.record else {
             return;
         };
-        let rec = lead::run_record(
+        let mut rec = lead::run_record(
             self.layout,
             team,
             self.lead.session_id,
@@ -363,6 +363,7 @@ impl Monitor<'_> {
             &at.socket,
             &at.server_id,
         );
+        rec.tmux_session_id = Some(at.session_id.clone());
         if let Err(e) = leads.record_run(self.layout, team, &rec) {
             progress(Event::Progress(
                 State::Running,
