@@ -10,6 +10,7 @@
 
 pub mod ask;
 pub mod bash;
+pub mod bridge;
 pub mod create;
 pub mod delete;
 pub mod doctor;
