@@ -13,6 +13,8 @@ pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
 pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
 /// Claude Code's own override of the teammate binary (read, never set).
 pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
+/// The Telegram bot token of `bridge telegram` (only ever from the environment).
+pub(crate) const TELEGRAM_TOKEN: &str = "TEAMCTL_TELEGRAM_TOKEN";
 /// Where teamctl keeps its sent log.
 pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
 /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.

@@ -4,6 +4,8 @@
 
 mod action;
 mod ask;
+mod bridge;
+mod chat_mock;
 mod common;
 mod completions;
 mod crash;
