@@ -22,19 +22,28 @@ fn now_ts() -> i64 {
 
 /// Team alpha (teamctl leads it) whose worker asks to run a Bash command.
 fn fixture() -> TestEnv {
+    fixture_with(&[(REQUEST, "echo hi > ran.txt @admin https://evil.example/x")])
+}
+
+/// Team alpha whose worker asks to run each `(request id, command)`.
+fn fixture_with(requests: &[(&str, &str)]) -> TestEnv {
     let env = TestEnv::new();
     env.team("alpha", &[("worker", Some("blue"))]);
     env.lead_by_teamctl("alpha");
-    let perm = json!({"type": "permission_request", "request_id": REQUEST, "agent_id": "worker",
-        "tool_name": "Bash", "tool_use_id": "toolu_1", "description": "Write the token",
-        "input": {"command": "echo hi > ran.txt @admin https://evil.example/x",
-            "description": "Write the token"},
-        "permission_suggestions": []});
-    let entry = json!({"from": "worker", "text": perm.to_string(),
-        "timestamp": "2026-11-29T09:59:00.000Z", "color": "blue", "read": false});
+    let entries: Vec<Value> = requests
+        .iter()
+        .map(|(id, command)| {
+            let perm = json!({"type": "permission_request", "request_id": id,
+                "agent_id": "worker", "tool_name": "Bash", "tool_use_id": format!("toolu_{id}"),
+                "description": "d", "input": {"command": command, "description": "d"},
+                "permission_suggestions": []});
+            json!({"from": "worker", "text": perm.to_string(),
+                "timestamp": "2026-11-29T09:59:00.000Z", "color": "blue", "read": false})
+        })
+        .collect();
     fs::write(
         env.inbox("alpha", "team-lead"),
-        serde_json::to_string_pretty(&json!([entry])).unwrap(),
+        serde_json::to_string_pretty(&entries).unwrap(),
     )
     .unwrap();
     env
@@ -317,4 +326,100 @@ fn usage_errors_write_nothing() {
     assert!(err.contains("teamctl does not lead it"), "{err}");
     assert!(!env.data_dir().join("bridge.jsonl").exists());
     assert_eq!(worker_inbox(&env), Vec::<Value>::new());
+}
+
+#[test]
+fn with_a_policy_only_what_the_rules_leave_is_posted() {
+    let env = fixture_with(&[("perm-1-ls", "ls -la"), ("perm-2-rm", "rm -rf build")]);
+    let policy = env.dir.path().join("policy.json");
+    fs::write(&policy, r#"{"permissions": {"allow": ["Bash(ls:*)"]}}"#).unwrap();
+    let mock = Telegram::start();
+    let b = bridge(&env, &mock, &["--policy", policy.to_str().unwrap()]);
+    let first = expect(&b, "decision");
+    assert_eq!(
+        (&first["request_id"], &first["answer"]),
+        (&json!("perm-1-ls"), &json!("approve"))
+    );
+    let second = expect(&b, "decision");
+    assert_eq!(
+        (&second["request_id"], &second["answer"]),
+        (&json!("perm-2-rm"), &json!("leave"))
+    );
+    let posted = expect(&b, "posted");
+    assert_eq!(posted["request_id"], "perm-2-rm");
+    mock.say(USER, CHAT, now_ts(), "status");
+    expect(&b, "status");
+    let sent = mock.wait_sent(2);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(
+        sent[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("answers perm-2-rm")
+    );
+    assert!(sent[0]["text"].as_str().unwrap().contains("rm -rf build"));
+    let mut b = b;
+    b.child.kill().unwrap();
+}
+
+#[test]
+fn a_request_answered_at_the_terminal_retires_its_code_in_the_chat() {
+    let env = fixture();
+    let mock = Telegram::start();
+    let b = bridge(&env, &mock, &[]);
+    let code = expect(&b, "posted")["code"].as_str().unwrap().to_string();
+    env.cmd().args(["approve", REQUEST]).assert().success();
+    let closed = expect(&b, "closed");
+    assert_eq!(closed["code"], code.as_str());
+    let note = &mock.wait_sent(2)[1];
+    assert!(
+        note["text"]
+            .as_str()
+            .unwrap()
+            .contains("answered elsewhere"),
+        "{note}"
+    );
+    mock.say(USER, CHAT, now_ts(), &format!("deny {code}"));
+    assert_eq!(
+        expect(&b, "refused")["detail"],
+        "code already used or retired"
+    );
+    let inbox = worker_inbox(&env);
+    assert_eq!(inbox.len(), 1);
+    assert!(
+        inbox[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"subtype\":\"success\"")
+    );
+    let mut b = b;
+    b.child.kill().unwrap();
+}
+
+#[test]
+fn say_and_status_from_the_chat() {
+    let env = fixture();
+    let mock = Telegram::start();
+    let b = bridge(&env, &mock, &[]);
+    expect(&b, "posted");
+    mock.say(
+        USER,
+        CHAT,
+        now_ts(),
+        "say worker the tests on CI are red\nlook at auth",
+    );
+    let said = expect(&b, "said");
+    assert_eq!(said["member"], "worker");
+    let inbox = worker_inbox(&env);
+    assert_eq!(inbox[0]["text"], "the tests on CI are red\nlook at auth");
+    assert_eq!(inbox[0]["from"], "team-lead");
+    mock.say(USER, CHAT, now_ts(), "say nobody hi");
+    let refused = expect(&b, "refused");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("nobody"),
+        "{refused}"
+    );
+    assert_eq!(worker_inbox(&env).len(), 1);
+    let mut b = b;
+    b.child.kill().unwrap();
 }

@@ -76,6 +76,9 @@ pub fn run(
         if bridge.team_gone() {
             break "team_gone";
         }
+        for w in bridge.refresh() {
+            hooks.warn(&w);
+        }
         let teams: Vec<Team> = bridge.teams().cloned().collect();
         for t in &teams {
             hooks.before_look(t)?;

@@ -23,10 +23,10 @@ pub struct Outgoing {
 }
 
 impl Bridge {
-    /// Reads every team served and returns what to post, oldest first, with warnings (a team
-    /// that could not be read).
+    /// Reads every team served (as [`Bridge::refresh`] last found them) and returns what to
+    /// post, oldest first, with warnings (a team that could not be read).
     pub fn look(&mut self, now: DateTime<Utc>) -> (Vec<Outgoing>, Vec<String>) {
-        let mut warnings = self.refresh();
+        let mut warnings = Vec::new();
         let mut out = Vec::new();
         let mut pending: Vec<(TeamName, String)> = Vec::new();
         let mut read: Vec<TeamName> = Vec::new();

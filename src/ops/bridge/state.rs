@@ -188,7 +188,7 @@ impl Bridge {
 
     /// Opens the teams that appeared and drops the ones gone; returns warnings (a team
     /// `--all-teams` leaves alone, told once).
-    pub(super) fn refresh(&mut self) -> Vec<String> {
+    pub fn refresh(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
         let names = match &self.scope {
             Scope::One(n) => vec![n.clone()],
