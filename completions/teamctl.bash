@@ -261,7 +261,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__bridge)
-            opts="-h -V --json --claude-dir --team --lock-timeout --chat --allow --api --ttl --policy --all-teams --timeout --force --help --version telegram"
+            opts="-h -V --json --claude-dir --team --lock-timeout --channel --chat --allow --api --url --listen --ttl --policy --all-teams --timeout --force --help --version telegram slack webhook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -283,11 +283,23 @@ _teamctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --channel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --api)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

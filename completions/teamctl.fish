@@ -478,9 +478,11 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -d 'The chat to post in and listen to (Telegram: its numeric id, or @channelname)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat")' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated; required)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: https://api.telegram.org]; http only to this machine' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l ttl -d 'How long a code works' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l policy -d 'Answer by the rules in FILE first (as `approve --policy`); post only what they leave' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l timeout -d 'Stop after this long (exit 0)' -r

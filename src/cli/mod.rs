@@ -83,8 +83,9 @@ const AFTER_HELP: &str = "Environment:
                         teammate-binary override
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
-  TEAMCTL_TELEGRAM_TOKEN  the bot token of `bridge telegram` (never taken from the command
-                        line, never printed)
+  TEAMCTL_TELEGRAM_TOKEN, TEAMCTL_SLACK_TOKEN  the bot token of `bridge telegram`, `bridge
+                        slack` (never taken from the command line, never printed)
+  TEAMCTL_WEBHOOK_SECRET  the shared HMAC secret of `bridge webhook` (likewise)
   TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
                         index of the transcripts read (transcripts.json) and `bridge`'s
                         journal (bridge.jsonl) live, default the user's data directory

@@ -10,23 +10,23 @@ use serde_json::{Value, json};
 use crate::chat_mock::{TOKEN, Telegram};
 use crate::common::{JsonLines, NOW, TestEnv, read_entries};
 
-const USER: i64 = 7;
-const CHAT: i64 = 42;
-const REQUEST: &str = "perm-1795946340000-abc1234";
+pub const USER: i64 = 7;
+pub const CHAT: i64 = 42;
+pub const REQUEST: &str = "perm-1795946340000-abc1234";
 
-fn now_ts() -> i64 {
+pub fn now_ts() -> i64 {
     chrono::DateTime::parse_from_rfc3339(NOW)
         .unwrap()
         .timestamp()
 }
 
 /// Team alpha (teamctl leads it) whose worker asks to run a Bash command.
-fn fixture() -> TestEnv {
+pub fn fixture() -> TestEnv {
     fixture_with(&[(REQUEST, "echo hi > ran.txt @admin https://evil.example/x")])
 }
 
 /// Team alpha whose worker asks to run each `(request id, command)`.
-fn fixture_with(requests: &[(&str, &str)]) -> TestEnv {
+pub fn fixture_with(requests: &[(&str, &str)]) -> TestEnv {
     let env = TestEnv::new();
     env.team("alpha", &[("worker", Some("blue"))]);
     env.lead_by_teamctl("alpha");
@@ -61,14 +61,14 @@ fn bridge(env: &TestEnv, mock: &Telegram, extra: &[&str]) -> JsonLines {
 }
 
 /// The next event, which must be `event`.
-fn expect(b: &JsonLines, event: &str) -> Value {
+pub fn expect(b: &JsonLines, event: &str) -> Value {
     let v = b.next();
     assert_eq!(v["event"], event, "{v}");
     v
 }
 
 /// The worker's inbox (empty when there is none).
-fn worker_inbox(env: &TestEnv) -> Vec<Value> {
+pub fn worker_inbox(env: &TestEnv) -> Vec<Value> {
     let p = env.inbox("alpha", "worker");
     if p.exists() { read_entries(&p) } else { vec![] }
 }

@@ -1,6 +1,9 @@
-//! A Telegram Bot API on 127.0.0.1 for the bridge's tests: `getUpdates` (offset, a short hold
-//! when nothing is queued), `sendMessage` (kept, optionally refused with a 429 first) and
-//! `answerCallbackQuery`, under `/bot<token>/<method>`, with the real field names.
+//! The chat services on 127.0.0.1 for the bridge's tests, with the real method and field
+//! names: Telegram's Bot API (`getUpdates` with its offset and a short hold when nothing is
+//! queued, `sendMessage` kept or refused with a 429 first, `answerCallbackQuery`, under
+//! `/bot<token>/<method>`), Slack's Web API (`chat.postMessage`, `conversations.replies`,
+//! Bearer token, 429 with `Retry-After`) and a webhook receiver; all on one small HTTP/1.1
+//! server ([`serve`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -32,15 +35,11 @@ pub struct Telegram {
 
 impl Telegram {
     pub fn start() -> Telegram {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new((Mutex::new(State::default()), Condvar::new()));
         let s = state.clone();
-        thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let s = s.clone();
-                thread::spawn(move || serve(conn, &s));
-            }
+        let url = serve(move |req| {
+            let (status, body) = answer(&req.path, &req.json(), &s);
+            (status, vec![], body)
         });
         Telegram { url, state }
     }
@@ -98,8 +97,47 @@ impl Telegram {
     }
 }
 
-/// One keep-alive connection: requests until the client closes it.
-fn serve(conn: TcpStream, state: &(Mutex<State>, Condvar)) {
+/// One request as the mock read it.
+pub struct Req {
+    pub method: String,
+    /// The path with its query.
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Req {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// What a mock answers: status, extra headers, JSON body.
+pub type Reply = (u16, Vec<(&'static str, String)>, Value);
+
+/// An HTTP/1.1 server on 127.0.0.1 (keep-alive) answering each request with `handler`;
+/// returns its base URL.
+pub fn serve(handler: impl Fn(&Req) -> Reply + Send + Sync + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handler = Arc::new(handler);
+    thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let h = handler.clone();
+            thread::spawn(move || connection(conn, &*h));
+        }
+    });
+    url
+}
+
+fn connection(conn: TcpStream, handler: &dyn Fn(&Req) -> Reply) {
     let mut out = conn.try_clone().unwrap();
     let mut r = BufReader::new(conn);
     loop {
@@ -107,8 +145,10 @@ fn serve(conn: TcpStream, state: &(Mutex<State>, Condvar)) {
         if r.read_line(&mut line).unwrap_or(0) == 0 {
             return;
         }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-        let mut len = 0;
+        let mut words = line.split_whitespace();
+        let method = words.next().unwrap_or("").to_string();
+        let path = words.next().unwrap_or("").to_string();
+        let mut headers = Vec::new();
         loop {
             let mut h = String::new();
             if r.read_line(&mut h).unwrap_or(0) == 0 {
@@ -118,21 +158,32 @@ fn serve(conn: TcpStream, state: &(Mutex<State>, Condvar)) {
             if h.is_empty() {
                 break;
             }
-            if let Some((k, v)) = h.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                len = v.trim().parse().unwrap();
+            if let Some((k, v)) = h.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
             }
         }
+        let len = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .map_or(0, |(_, v)| v.parse().unwrap());
         let mut body = vec![0; len];
         r.read_exact(&mut body).unwrap();
-        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let (status, reply) = answer(&path, &body, state);
+        let req = Req {
+            method,
+            path,
+            headers,
+            body,
+        };
+        let (status, extra, reply) = handler(&req);
         let reply = reply.to_string();
-        let head = format!(
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        let mut head = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
             reply.len()
         );
+        for (k, v) in extra {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
         if out.write_all(head.as_bytes()).is_err() || out.write_all(reply.as_bytes()).is_err() {
             return;
         }
@@ -192,4 +243,181 @@ fn answer(path: &str, body: &Value, state: &(Mutex<State>, Condvar)) -> (u16, Va
             json!({"ok": false, "error_code": 404, "description": "Not Found"}),
         ),
     }
+}
+
+pub const SLACK_TOKEN: &str = "xoxb-SECRET-slack";
+
+#[derive(Default)]
+struct SlackState {
+    posts: Vec<Value>,
+    /// Each thread's replies (the parent first).
+    threads: Vec<(String, Vec<Value>)>,
+    limit: usize,
+    unauthorized: usize,
+}
+
+/// Slack's Web API: `chat.postMessage` (kept; a 429 with `Retry-After: 1` first when asked)
+/// and `conversations.replies` (the thread's parent, then the replies pushed with
+/// [`Slack::reply`]).
+pub struct Slack {
+    pub url: String,
+    state: Arc<Mutex<SlackState>>,
+}
+
+impl Slack {
+    pub fn start() -> Slack {
+        let state = Arc::new(Mutex::new(SlackState::default()));
+        let s = state.clone();
+        let url = serve(move |req| slack_answer(req, &s));
+        Slack { url, state }
+    }
+
+    pub fn rate_limit(&self, n: usize) {
+        self.state.lock().unwrap().limit = n;
+    }
+
+    /// Every chat.postMessage body, with its `ts` added.
+    pub fn posts(&self) -> Vec<Value> {
+        self.state.lock().unwrap().posts.clone()
+    }
+
+    pub fn wait_posts(&self, n: usize) -> Vec<Value> {
+        assert!(
+            wait_until(Duration::from_secs(30), || self.posts().len() >= n),
+            "{n} posts: {:?}",
+            self.posts()
+        );
+        self.posts()
+    }
+
+    /// A reply by `user` in the thread of the post `thread_ts`, at Unix second `at`.
+    pub fn reply(&self, thread_ts: &str, user: &str, at: i64, text: &str) {
+        let mut s = self.state.lock().unwrap();
+        let n = s.threads.iter().map(|(_, r)| r.len()).sum::<usize>();
+        let t = s
+            .threads
+            .iter_mut()
+            .find(|(ts, _)| ts == thread_ts)
+            .unwrap();
+        t.1.push(json!({"type": "message", "user": user, "text": text,
+            "ts": format!("{at}.{:06}", n + 1), "thread_ts": thread_ts}));
+    }
+
+    pub fn unauthorized(&self) -> usize {
+        self.state.lock().unwrap().unauthorized
+    }
+}
+
+fn slack_answer(req: &Req, state: &Mutex<SlackState>) -> Reply {
+    let mut s = state.lock().unwrap();
+    if req.header("authorization") != Some(&format!("Bearer {SLACK_TOKEN}")) {
+        s.unauthorized += 1;
+        return (200, vec![], json!({"ok": false, "error": "invalid_auth"}));
+    }
+    let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
+    match path {
+        "/chat.postMessage" => {
+            if s.limit > 0 {
+                s.limit -= 1;
+                return (
+                    429,
+                    vec![("Retry-After", "1".into())],
+                    json!({"ok": false,
+                    "error": "ratelimited"}),
+                );
+            }
+            let mut body = req.json();
+            let ts = format!("1795946400.{:06}", s.posts.len() + 1);
+            body["ts"] = ts.clone().into();
+            s.posts.push(body.clone());
+            let parent = json!({"type": "message", "bot_id": "B1", "text": body["text"],
+                "ts": ts, "thread_ts": ts});
+            s.threads.push((ts.clone(), vec![parent]));
+            (
+                200,
+                vec![],
+                json!({"ok": true, "channel": body["channel"], "ts": ts,
+                "message": {"text": body["text"], "ts": ts}}),
+            )
+        }
+        "/conversations.replies" => {
+            let ts = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("ts="))
+                .unwrap_or("")
+                .to_string();
+            let messages = s
+                .threads
+                .iter()
+                .find(|(t, _)| *t == ts)
+                .map(|(_, m)| m.clone());
+            match messages {
+                Some(m) => (
+                    200,
+                    vec![],
+                    json!({"ok": true, "messages": m, "has_more": false}),
+                ),
+                None => (
+                    200,
+                    vec![],
+                    json!({"ok": false, "error": "thread_not_found"}),
+                ),
+            }
+        }
+        _ => (404, vec![], json!({"ok": false, "error": "unknown_method"})),
+    }
+}
+
+/// One post the receiver took: its body as sent, its timestamp and signature headers.
+pub type Got = (String, Option<String>, Option<String>);
+
+/// A service on 127.0.0.1 that takes the webhook's posts: each body and its headers, kept.
+pub struct Receiver {
+    pub url: String,
+    got: Arc<Mutex<Vec<Got>>>,
+}
+
+impl Receiver {
+    pub fn start() -> Receiver {
+        let got: Arc<Mutex<Vec<_>>> = Arc::default();
+        let g = got.clone();
+        let url = serve(move |req| {
+            assert_eq!(req.method, "POST");
+            g.lock().unwrap().push((
+                String::from_utf8(req.body.clone()).unwrap(),
+                req.header("x-teamctl-timestamp").map(String::from),
+                req.header("x-teamctl-signature").map(String::from),
+            ));
+            (200, vec![], json!({"ok": true}))
+        });
+        Receiver { url, got }
+    }
+
+    /// Waits until `n` posts came; returns them as (body as sent, timestamp, signature).
+    pub fn wait(&self, n: usize) -> Vec<Got> {
+        assert!(
+            wait_until(Duration::from_secs(30), || self.got.lock().unwrap().len()
+                >= n),
+            "{n} posts"
+        );
+        self.got.lock().unwrap().clone()
+    }
+}
+
+/// POSTs `body` to the bridge's --listen address with these headers; returns the status.
+pub fn post_answer(addr: &str, headers: &[(&str, String)], body: &str) -> u16 {
+    let mut c = TcpStream::connect(addr).unwrap();
+    let mut head = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    c.write_all(head.as_bytes()).unwrap();
+    c.write_all(body.as_bytes()).unwrap();
+    let mut reply = String::new();
+    c.read_to_string(&mut reply).unwrap();
+    reply.split_whitespace().nth(1).unwrap().parse().unwrap()
 }

@@ -5,6 +5,7 @@
 mod action;
 mod ask;
 mod bridge;
+mod bridge_services;
 mod chat_mock;
 mod common;
 mod completions;

@@ -7,8 +7,10 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use teamctl::error::usage;
 use teamctl::ops::bridge::http::api_url;
+use teamctl::ops::bridge::slack::Slack;
 use teamctl::ops::bridge::telegram::Telegram;
-use teamctl::ops::bridge::{self, Bridge, Ground, Hooks, Record, Scope, Settings, What};
+use teamctl::ops::bridge::webhook::Webhook;
+use teamctl::ops::bridge::{self, Bridge, Chat, Ground, Hooks, Record, Scope, Settings, What};
 use teamctl::team::config::Team;
 use teamctl::time::parse_duration;
 
@@ -25,6 +27,20 @@ use crate::cli::term::escape_line as esc;
 pub(crate) enum Transport {
     /// Telegram's Bot API (getUpdates long-poll, sendMessage)
     Telegram,
+    /// Slack's Web API (chat.postMessage; replies in the message's thread, polled)
+    Slack,
+    /// A signed webhook: posts to --url, answers taken on --listen
+    Webhook,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Telegram => "telegram",
+            Transport::Slack => "slack",
+            Transport::Webhook => "webhook",
+        }
+    }
 }
 
 /// Post a team's requests to a chat and answer them from there
@@ -32,17 +48,28 @@ pub(crate) enum Transport {
 /// Runs in the foreground (beside `run`, `wait` or a live team) until --timeout, Ctrl-C or the
 /// team is gone. Each request a teammate makes of its lead (a permission, a plan, a sandbox
 /// host) is posted once, with the team, the member, what it wants (for Bash the command, for a
-/// plan its start) and how long it has waited, and a one-time code; so is each other reason a
+/// plan its start), how long it has waited, and a one-time code; so is each other reason a
 /// person is needed (a member gone with work waiting, API calls out of retries, an inbox
 /// nobody reads, a stopped team). In the chat, an allowed user answers:
 ///
 ///   approve CODE          deny CODE [reason]
 ///   say MEMBER TEXT       status          (say TEAM/MEMBER TEXT with --all-teams)
 ///
-/// (Telegram also shows Approve and Deny buttons). An answer is written exactly as `teamctl
-/// approve`/`deny` writes it, a `say` as `teamctl send` (from team-lead). With --policy FILE
-/// (the language of `approve --policy`, docs/policy.md) the rules answer first, and only what
-/// they leave is posted.
+/// An answer is written exactly as `teamctl approve`/`deny` writes it, a `say` as `teamctl
+/// send` (from team-lead). With --policy FILE (the language of `approve --policy`,
+/// docs/policy.md) the rules answer first, and only what they leave is posted.
+///
+/// Transports (none needs an inbound port but the webhook):
+/// telegram: the Bot API; getUpdates long-poll, sendMessage with Approve/Deny buttons; --chat
+/// ID; token in TEAMCTL_TELEGRAM_TOKEN.
+/// slack: the Web API; chat.postMessage, and the replies in each posted message's thread
+/// (conversations.replies, polled every second); --channel ID; token (xoxb-…, scopes
+/// chat:write and channels:history or groups:history) in TEAMCTL_SLACK_TOKEN.
+/// webhook: each post is POSTed as JSON ({"schema_version":1,"text","parts","code"}) to --url;
+/// answers are POSTed as {"user","chat","text"} to --listen. Both ways are signed:
+/// X-Teamctl-Timestamp (Unix seconds) and X-Teamctl-Signature: sha256=HMAC-SHA256(secret,
+/// "<timestamp>.<body>") in hex; an answer is taken only when its signature matches and its
+/// timestamp is within 5 minutes. Secret in TEAMCTL_WEBHOOK_SECRET (16 characters at least).
 ///
 /// Who may answer: only the user ids given with --allow (required), only in the chat given
 /// with --chat, only messages sent after the bridge started. A code is 10 characters (50 random
@@ -53,8 +80,10 @@ pub(crate) enum Transport {
 /// restarted bridge posts nothing twice and accepts no code twice. Teammate text is shown as
 /// code, never as a link, mention or markup (docs/security.md, "Chat bridge").
 ///
-/// The bot token comes only from the environment: TEAMCTL_TELEGRAM_TOKEN. It is never printed
-/// (cut out of every error). --api is https, or http only to this machine.
+/// Tokens and secrets come only from the environment, and are cut out of every error. --api and
+/// --url are https, or http only to this machine. A service that refuses or rate-limits
+/// (Telegram's retry_after, Slack's and the webhook's Retry-After) is waited out and retried,
+/// said on stderr: a request is posted late rather than never.
 ///
 /// Progress on stderr, one line per post and decision. With --json: JSON Lines on stdout, one
 /// per post and decision, as journaled: `{"schema_version":1,"event","at","transport","chat",
@@ -63,14 +92,17 @@ pub(crate) enum Transport {
 /// timeout or team_gone); with --policy, its `decision` events too (as `approve --policy`).
 ///
 /// Exit codes: 0 at --timeout or when the team is gone; 1 a failure (the journal cannot be
-/// written, unknown team); 2 a bad flag, policy file, URL or token, or a team teamctl does not
-/// lead (without --force); 130 on Ctrl-C.
+/// written, unknown team, the --listen address taken); 2 a bad flag, policy file, URL, token or
+/// secret, or a team teamctl does not lead (without --force); 130 on Ctrl-C.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   export TEAMCTL_TELEGRAM_TOKEN=123456:ABC…        # from @BotFather
   teamctl bridge telegram --chat -1001234567890 --allow 42
   teamctl bridge telegram --chat 42 --allow 42,77 --policy .claude/settings.json --all-teams
   teamctl run … & teamctl bridge telegram --chat 42 --allow 42 --timeout 2h --json >> bridge.jsonl
+  TEAMCTL_SLACK_TOKEN=xoxb-… teamctl bridge slack --channel C0123ABCD --allow U024BE7LH
+  TEAMCTL_WEBHOOK_SECRET=$(openssl rand -hex 32) teamctl bridge webhook \\
+      --url https://hooks.example.com/teamctl --listen 127.0.0.1:8787 --chat ops --allow alice
 
 In the chat:
   approve 7k2m9q4xwd
@@ -82,17 +114,27 @@ pub(crate) struct BridgeArgs {
     #[arg(value_name = "TRANSPORT")]
     transport: Transport,
 
-    /// The chat to post in and listen to (Telegram: its numeric id, or @channelname)
-    #[arg(long, value_name = "ID")]
+    /// The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the
+    /// channel id; webhook: the name answers must carry in "chat")
+    #[arg(long, visible_alias = "channel", value_name = "ID")]
     chat: String,
 
     /// The chat user ids that may answer (comma-separated or repeated; required)
     #[arg(long, value_name = "ID", value_delimiter = ',', required = true)]
     allow: Vec<String>,
 
-    /// The service's API [default: https://api.telegram.org]; http only to this machine
+    /// The service's API [default: https://api.telegram.org, https://slack.com/api]; http only
+    /// to this machine
     #[arg(long, value_name = "URL")]
     api: Option<String>,
+
+    /// Webhook: where each post is POSTed (https, or http only to this machine)
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+
+    /// Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
 
     /// How long a code works
     #[arg(long, value_name = "DURATION", default_value = "30m")]
@@ -129,14 +171,6 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
         ));
     }
     let deadline = deadline(args.timeout.as_deref())?;
-    let api = api_url(args.api.as_deref().unwrap_or("https://api.telegram.org"))?;
-    let token = std::env::var(env::TELEGRAM_TOKEN).unwrap_or_default();
-    if token.is_empty() {
-        return Err(usage(format!(
-            "set {} to the bot's token (never on the command line)",
-            env::TELEGRAM_TOKEN
-        )));
-    }
     let runner = match &args.policy {
         Some(p) => Some(Runner::new(ctx, p, "team-lead", false, EventsTo::Stdout)?),
         None => None,
@@ -149,7 +183,7 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
         Scope::One(team.name)
     };
     let settings = Settings {
-        transport: "telegram",
+        transport: args.transport.name(),
         chat: args.chat.clone(),
         allow: args.allow.iter().map(|a| a.trim().to_string()).collect(),
         ttl,
@@ -163,11 +197,61 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     };
     let (mut b, warnings) = Bridge::new(settings, scope, ground)?;
     warnings.iter().for_each(|w| warn(w));
-    let mut chat = Telegram::start(&api, &token, &args.chat)?;
+    let mut chat = open_chat(ctx, &args)?;
     let mut tell = Tell { ctx, runner };
     let clock = || ctx.clock();
-    bridge::run(&mut b, &mut chat, &mut tell, deadline, &clock)?;
+    bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
     Ok(())
+}
+
+/// The secret of `var`, which only the environment may give.
+fn secret(var: &str) -> Result<String> {
+    match std::env::var(var) {
+        Ok(s) if !s.is_empty() => Ok(s),
+        _ => Err(usage(format!("set {var} (never on the command line)"))),
+    }
+}
+
+/// The transport, started, after its flags and secret are checked.
+fn open_chat(ctx: &Ctx, args: &BridgeArgs) -> Result<Box<dyn Chat>> {
+    let only = |flag: &str, set: bool, t: Transport| match set {
+        true => Err(usage(format!("{flag} is for `bridge {}` only", t.name()))),
+        false => Ok(()),
+    };
+    match args.transport {
+        Transport::Telegram | Transport::Slack => {
+            only("--url", args.url.is_some(), Transport::Webhook)?;
+            only("--listen", args.listen.is_some(), Transport::Webhook)?;
+        }
+        Transport::Webhook => only("--api", args.api.is_some(), args.transport)?,
+    }
+    Ok(match args.transport {
+        Transport::Telegram => {
+            let api = api_url(args.api.as_deref().unwrap_or("https://api.telegram.org"))?;
+            Box::new(Telegram::start(
+                &api,
+                &secret(env::TELEGRAM_TOKEN)?,
+                &args.chat,
+            )?)
+        }
+        Transport::Slack => {
+            let api = api_url(args.api.as_deref().unwrap_or("https://slack.com/api"))?;
+            Box::new(Slack::start(&api, &secret(env::SLACK_TOKEN)?, &args.chat)?)
+        }
+        Transport::Webhook => {
+            let (Some(url), Some(listen)) = (&args.url, args.listen) else {
+                return Err(usage("bridge webhook needs --url URL and --listen ADDR"));
+            };
+            let url = api_url(url)?;
+            let secret = secret(env::WEBHOOK_SECRET)?;
+            Box::new(Webhook::start(
+                &url,
+                listen,
+                &secret,
+                Box::new(ctx.clock_fn()),
+            )?)
+        }
+    })
 }
 
 /// What the loop reports: records on stdout (--json) or stderr, the policy's passes.

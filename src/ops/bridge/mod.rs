@@ -20,8 +20,10 @@ pub mod http;
 pub mod journal;
 mod out;
 pub mod render;
+pub mod slack;
 mod state;
 pub mod telegram;
+pub mod webhook;
 
 pub use chat::{Chat, Hooks, Inbound, run};
 pub use hear::{Heard, Incoming};

@@ -1,0 +1,156 @@
+//! `teamctl bridge slack` and `teamctl bridge webhook` against mock services on 127.0.0.1
+//! ([`crate::chat_mock`]): the same promises as Telegram's (`tests/it/bridge.rs`), through a
+//! thread's replies and through signed POSTs.
+
+use serde_json::{Value, json};
+use teamctl::ops::bridge::webhook::sign;
+
+use crate::bridge::{REQUEST, expect, fixture, now_ts, worker_inbox};
+use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, post_answer};
+use crate::common::{JsonLines, TestEnv};
+
+fn slack_bridge(env: &TestEnv, mock: &Slack) -> JsonLines {
+    let mut cmd = env.std_cmd();
+    cmd.args([
+        "bridge",
+        "slack",
+        "--channel",
+        "C1",
+        "--allow",
+        "U7",
+        "--api",
+        &mock.url,
+    ])
+    .args(["--team", "alpha", "--timeout", "60s", "--json"])
+    .env("TEAMCTL_SLACK_TOKEN", SLACK_TOKEN);
+    JsonLines::spawn_with_stderr(cmd)
+}
+
+#[test]
+fn slack_a_reply_in_the_thread_answers_and_others_change_nothing() {
+    let env = fixture();
+    let mock = Slack::start();
+    mock.rate_limit(1);
+    let mut b = slack_bridge(&env, &mock);
+    let code = expect(&b, "posted")["code"].as_str().unwrap().to_string();
+    let post = &mock.wait_posts(1)[0];
+    assert_eq!(post["channel"], "C1");
+    let text = post["text"].as_str().unwrap();
+    // The teammate's `@admin https://…` is inside a code block, `<`/`>` could not form links.
+    assert!(
+        text.contains("```echo hi &gt; ran.txt @admin https://evil.example/x```"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("approve {code}")), "{text}");
+    assert_eq!(post["parse"], "none");
+    let ts = post["ts"].as_str().unwrap().to_string();
+
+    mock.reply(&ts, "U8", now_ts(), &format!("approve {code}"));
+    assert_eq!(expect(&b, "refused")["detail"], "user not allowed");
+    mock.reply(&ts, "U7", now_ts() - 60, &format!("approve {code}"));
+    mock.reply(&ts, "U7", now_ts(), "approve 0000000000");
+    assert_eq!(expect(&b, "refused")["detail"], "unknown code");
+    assert_eq!(worker_inbox(&env), Vec::<Value>::new());
+    mock.reply(&ts, "U7", now_ts(), &format!("approve {code}"));
+    let approved = expect(&b, "approved");
+    assert_eq!(
+        (&approved["user"], &approved["chat"]),
+        (&json!("U7"), &json!("C1"))
+    );
+    let inbox = worker_inbox(&env);
+    assert_eq!(inbox.len(), 1);
+    assert!(inbox[0]["text"].as_str().unwrap().contains(REQUEST));
+    b.child.kill().unwrap();
+    let err = b.stderr();
+    assert!(
+        err.contains("slack chat.postMessage: rate limited (429), waiting 1s"),
+        "{err}"
+    );
+    assert!(!err.contains("SECRET"), "{err}");
+    assert_eq!(mock.unauthorized(), 0);
+}
+
+const SECRET: &str = "0123456789abcdef-webhook";
+
+#[test]
+fn webhook_posts_are_signed_and_only_fresh_signed_answers_count() {
+    let env = fixture();
+    let receiver = Receiver::start();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let mut cmd = env.std_cmd();
+    cmd.args([
+        "bridge",
+        "webhook",
+        "--url",
+        &receiver.url,
+        "--listen",
+        &addr,
+    ])
+    .args(["--chat", "ops", "--allow", "alice", "--team", "alpha"])
+    .args(["--timeout", "60s", "--json"])
+    .env("TEAMCTL_WEBHOOK_SECRET", SECRET);
+    let mut b = JsonLines::spawn_with_stderr(cmd);
+    let code = expect(&b, "posted")["code"].as_str().unwrap().to_string();
+    let (raw, ts, sig) = receiver.wait(1)[0].clone();
+    let body: Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(body["code"], code.as_str());
+    assert!(body["text"].as_str().unwrap().contains("echo hi > ran.txt"));
+    assert_eq!(
+        body["parts"][1],
+        json!({"kind": "theirs", "text": "worker"})
+    );
+    let ts = ts.unwrap();
+    assert_eq!(
+        sig.unwrap(),
+        sign(SECRET, ts.parse().unwrap(), raw.as_bytes())
+    );
+
+    let answer =
+        json!({"user": "alice", "chat": "ops", "text": format!("approve {code}")}).to_string();
+    let now = now_ts();
+    let signed = |t: i64, body: &str, secret: &str| {
+        vec![
+            ("X-Teamctl-Timestamp", t.to_string()),
+            ("X-Teamctl-Signature", sign(secret, t, body.as_bytes())),
+        ]
+    };
+    assert_eq!(post_answer(&addr, &[], &answer), 401);
+    assert_eq!(
+        post_answer(&addr, &signed(now, &answer, "wrong-secret-wrong"), &answer),
+        401
+    );
+    assert_eq!(
+        post_answer(&addr, &signed(now - 301, &answer, SECRET), &answer),
+        401
+    );
+    let mut tampered = signed(now, &answer, SECRET);
+    tampered[1].1 = sign(SECRET, now, b"{}");
+    assert_eq!(post_answer(&addr, &tampered, &answer), 401);
+    let bob = json!({"user": "bob", "chat": "ops", "text": format!("approve {code}")}).to_string();
+    assert_eq!(post_answer(&addr, &signed(now, &bob, SECRET), &bob), 202);
+    assert_eq!(expect(&b, "refused")["detail"], "user not allowed");
+    assert_eq!(worker_inbox(&env), Vec::<Value>::new());
+
+    assert_eq!(
+        post_answer(&addr, &signed(now, &answer, SECRET), &answer),
+        202
+    );
+    expect(&b, "approved");
+    assert_eq!(worker_inbox(&env).len(), 1);
+    // The same signed answer again: taken, and refused (the code is spent).
+    assert_eq!(
+        post_answer(&addr, &signed(now, &answer, SECRET), &answer),
+        202
+    );
+    assert_eq!(
+        expect(&b, "refused")["detail"],
+        "code already used or retired"
+    );
+    assert_eq!(worker_inbox(&env).len(), 1);
+    b.child.kill().unwrap();
+    assert!(!b.stderr().contains(SECRET));
+}
