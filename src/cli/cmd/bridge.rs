@@ -1,5 +1,6 @@
 //! `teamctl bridge`: post a team's requests and needs to a chat and answer them from there.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -198,7 +199,11 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     let (mut b, warnings) = Bridge::new(settings, scope, ground)?;
     warnings.iter().for_each(|w| warn(w));
     let mut chat = open_chat(ctx, &args)?;
-    let mut tell = Tell { ctx, runner };
+    let mut tell = Tell {
+        ctx,
+        runner,
+        stamps: HashMap::new(),
+    };
     let clock = || ctx.clock();
     bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
     Ok(())
@@ -258,14 +263,34 @@ fn open_chat(ctx: &Ctx, args: &BridgeArgs) -> Result<Box<dyn Chat>> {
 struct Tell<'a> {
     ctx: &'a Ctx,
     runner: Option<Runner>,
+    /// Each team's lead inbox as the policy last saw it.
+    stamps: HashMap<String, Option<Stamp>>,
+}
+
+/// What tells a file changed: its modification time and size.
+type Stamp = (std::time::SystemTime, u64);
+
+/// The lead's inbox's stamp (`None` when it cannot be read: then the pass runs).
+fn lead_inbox_stamp(team: &Team) -> Option<Stamp> {
+    let lead = team.config.as_ref()?.lead()?.name.clone();
+    let lead = teamctl::store::paths::MemberName::parse(&lead).ok()?;
+    let info = team.inbox_path(&lead).stat().ok()??;
+    Some((info.mtime, info.size))
 }
 
 impl Hooks for Tell<'_> {
     fn before_look(&mut self, team: &Team) -> Result<()> {
-        match self.runner.as_mut() {
-            Some(r) => r.step_reopened(self.ctx, team),
-            None => Ok(()),
+        let Some(r) = self.runner.as_mut() else {
+            return Ok(());
+        };
+        // A pass reads the sent log: run it when the lead's inbox changed (or a write failed),
+        // not on every look.
+        let stamp = lead_inbox_stamp(team);
+        let last = self.stamps.insert(team.name.to_string(), stamp);
+        if last.is_some_and(|l| l == stamp && stamp.is_some()) && !r.failed() {
+            return Ok(());
         }
+        r.step_reopened(self.ctx, team)
     }
 
     fn record(&mut self, r: &Record) -> Result<()> {

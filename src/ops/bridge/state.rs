@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 
 use super::code::Code;
 use super::journal::{Journal, Record, What};
+use crate::observe::follow::LIVENESS_EVERY;
 use crate::observe::reader::{Options, Records, TeamReader};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
@@ -74,6 +75,9 @@ pub struct Bridge {
     pub(super) scope: Scope,
     pub(super) teams: BTreeMap<TeamName, TeamReader>,
     listed_at: Option<Instant>,
+    /// When the panes and processes were last probed (a member gone leaves no trace in the
+    /// files).
+    probed_at: Instant,
     /// Teams `--all-teams` leaves alone (teamctl does not lead them), told once.
     skipped: HashSet<TeamName>,
     pub(super) open: BTreeMap<Code, Open>,
@@ -109,6 +113,7 @@ impl Bridge {
             scope,
             teams: BTreeMap::new(),
             listed_at: None,
+            probed_at: Instant::now(),
             skipped: HashSet::new(),
             open: BTreeMap::new(),
             spent: HashSet::new(),
@@ -186,10 +191,17 @@ impl Bridge {
         }
     }
 
-    /// Opens the teams that appeared and drops the ones gone; returns warnings (a team
-    /// `--all-teams` leaves alone, told once).
+    /// Opens the teams that appeared and drops the ones gone, and probes which members run
+    /// (every [`LIVENESS_EVERY`]); returns warnings (a team `--all-teams` leaves alone, told
+    /// once).
     pub fn refresh(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
+        if self.probed_at.elapsed() >= LIVENESS_EVERY {
+            self.teams.values_mut().for_each(|r| {
+                r.probe();
+            });
+            self.probed_at = Instant::now();
+        }
         let names = match &self.scope {
             Scope::One(n) => vec![n.clone()],
             Scope::All => {
