@@ -423,3 +423,50 @@ fn say_and_status_from_the_chat() {
     let mut b = b;
     b.child.kill().unwrap();
 }
+
+/// Request → chat and answer → inbox, 30 rounds each, printed (no timed assertion: run with
+/// `cargo test --release --test it bridge::latency -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn latency() {
+    use std::time::{Duration, Instant};
+    let env = fixture_with(&[]);
+    let mock = Telegram::start();
+    let mut b = bridge(&env, &mock, &[]);
+    let team = teamctl::team::config::Team::open(
+        &teamctl::store::paths::Layout::new(&env.root),
+        &teamctl::store::paths::TeamName::parse("alpha").unwrap(),
+        None,
+    )
+    .unwrap();
+    let (mut out, mut back) = (Vec::new(), Vec::new());
+    let poll = |cond: &mut dyn FnMut() -> bool| {
+        assert!(crate::common::wait_until(Duration::from_secs(30), &mut *cond));
+    };
+    for i in 0..30 {
+        let id = format!("perm-{i}-lat");
+        let perm = json!({"type": "permission_request", "request_id": id, "agent_id": "worker",
+            "tool_name": "Bash", "tool_use_id": format!("t{i}"), "description": "d",
+            "input": {"command": format!("echo {i}")}, "permission_suggestions": []});
+        let start = Instant::now();
+        crate::common::write_in(&team, "worker", "team-lead", &perm.to_string());
+        poll(&mut || mock.sent().len() > 2 * i);
+        out.push(start.elapsed());
+        let code = expect(&b, "posted")["code"].as_str().unwrap().to_string();
+        let start = Instant::now();
+        mock.say(USER, CHAT, now_ts(), &format!("approve {code}"));
+        poll(&mut || {
+            worker_inbox(&env)
+                .iter()
+                .any(|e| e["text"].as_str().unwrap_or("").contains(&id))
+        });
+        back.push(start.elapsed());
+        expect(&b, "approved");
+        poll(&mut || mock.sent().len() > 2 * i + 1);
+    }
+    b.child.kill().unwrap();
+    for (what, mut v) in [("request -> chat", out), ("answer -> inbox", back)] {
+        v.sort();
+        println!("{what}: p50 {:?}, p90 {:?}, max {:?}", v[15], v[27], v[29]);
+    }
+}

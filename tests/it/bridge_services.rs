@@ -154,3 +154,86 @@ fn webhook_posts_are_signed_and_only_fresh_signed_answers_count() {
     b.child.kill().unwrap();
     assert!(!b.stderr().contains(SECRET));
 }
+
+#[test]
+fn all_teams_posts_each_teams_requests_and_say_names_the_team() {
+    use crate::bridge::{CHAT, USER};
+    use crate::chat_mock::{TOKEN, Telegram};
+    let env = fixture();
+    env.team("beta", &[("tester", Some("green"))]);
+    env.lead_by_teamctl("beta");
+    std::fs::copy(
+        env.inbox("alpha", "team-lead"),
+        env.inbox("beta", "team-lead"),
+    )
+    .unwrap();
+    // A team teamctl does not lead is left alone.
+    env.team("gamma", &[("x", None)]);
+    let mock = Telegram::start();
+    let mut cmd = env.std_cmd();
+    cmd.args([
+        "bridge", "telegram", "--chat", "42", "--allow", "7", "--api", &mock.url,
+    ])
+    .args(["--all-teams", "--timeout", "60s", "--json"])
+    .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN);
+    let mut b = JsonLines::spawn_with_stderr(cmd);
+    let mut teams = [expect(&b, "posted"), expect(&b, "posted")].map(|p| p["team"].clone());
+    teams.sort_by_key(|t| t.to_string());
+    assert_eq!(teams, [json!("alpha"), json!("beta")]);
+    mock.say(USER, CHAT, now_ts(), "say worker hi");
+    assert!(
+        expect(&b, "refused")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("team/member")
+    );
+    mock.say(USER, CHAT, now_ts(), "say beta/tester hi");
+    assert_eq!(expect(&b, "said")["team"], "beta");
+    assert_eq!(
+        crate::common::read_entries(&env.inbox("beta", "tester"))[0]["text"],
+        "hi"
+    );
+    b.child.kill().unwrap();
+    let err = b.stderr();
+    assert!(err.contains("team 'gamma' is left alone"), "{err}");
+}
+
+#[test]
+fn a_need_is_posted_once_across_restarts() {
+    use crate::chat_mock::{TOKEN, Telegram};
+    let env = fixture();
+    // An inbox nobody reads, holding an unread message (a teammate wrote to a wrong name).
+    let entry = json!([{"from": "worker", "text": "done", "timestamp": "2026-11-29T09:59:30.000Z",
+        "color": "blue", "read": false}]);
+    std::fs::write(env.inbox("alpha", "ghost"), entry.to_string()).unwrap();
+    let mock = Telegram::start();
+    let run = || {
+        let mut cmd = env.std_cmd();
+        cmd.args([
+            "bridge", "telegram", "--chat", "42", "--allow", "7", "--api", &mock.url,
+        ])
+        .args(["--team", "alpha", "--timeout", "60s", "--json"])
+        .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN);
+        JsonLines::spawn_with_stderr(cmd)
+    };
+    let mut first = run();
+    let mut events = [first.next(), first.next()].map(|e| e["event"].as_str().unwrap().to_string());
+    events.sort();
+    assert_eq!(events, ["notice", "posted"]);
+    let notice = mock
+        .wait_sent(2)
+        .into_iter()
+        .find(|m| m["text"].as_str().unwrap().contains("needs you"))
+        .unwrap();
+    assert!(
+        notice["text"].as_str().unwrap().contains("ghost"),
+        "{notice}"
+    );
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    let mut second = run();
+    mock.say(crate::bridge::USER, crate::bridge::CHAT, now_ts(), "status");
+    expect(&second, "status");
+    assert_eq!(mock.wait_sent(3).len(), 3);
+    second.child.kill().unwrap();
+}

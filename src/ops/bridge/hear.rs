@@ -44,7 +44,11 @@ impl Bridge {
     /// # Errors
     /// The journal could not be written (after an answer was written: the answer stands).
     pub fn hear(&mut self, m: &Incoming, now: DateTime<Utc>) -> Result<Heard> {
-        if m.at.is_some_and(|at| at < self.s.started) {
+        // In whole seconds: Telegram dates a message to its second, so one sent in the second
+        // the bridge started is not older than the bridge.
+        if m.at
+            .is_some_and(|at| at.timestamp() < self.s.started.timestamp())
+        {
             return Ok(Heard::default());
         }
         let refuse = |b: &Bridge, why: &str| {
