@@ -441,7 +441,10 @@ fn latency() {
     .unwrap();
     let (mut out, mut back) = (Vec::new(), Vec::new());
     let poll = |cond: &mut dyn FnMut() -> bool| {
-        assert!(crate::common::wait_until(Duration::from_secs(30), &mut *cond));
+        assert!(crate::common::wait_until(
+            Duration::from_secs(30),
+            &mut *cond
+        ));
     };
     for i in 0..30 {
         let id = format!("perm-{i}-lat");
