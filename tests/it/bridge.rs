@@ -133,6 +133,21 @@ fn an_allowed_users_code_answers_the_request_as_teamctl_approve_would() {
     b.child.kill().unwrap();
     assert_eq!(mock.unauthorized(), 0);
     assert!(!b.stderr().contains(TOKEN));
+
+    // The team's record keeps who answered what from the chat.
+    let out = env.dir.path().join("record");
+    env.cmd()
+        .args(["--team", "alpha", "export", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    let kept: Vec<Value> = fs::read_to_string(out.join("bridge.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let events: Vec<&str> = kept.iter().map(|r| r["event"].as_str().unwrap()).collect();
+    assert_eq!(events, ["posted", "approved"]);
+    assert_eq!(kept[1]["user"], USER.to_string());
 }
 
 #[test]
