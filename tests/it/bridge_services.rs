@@ -237,3 +237,150 @@ fn a_need_is_posted_once_across_restarts() {
     assert_eq!(mock.wait_sent(3).len(), 3);
     second.child.kill().unwrap();
 }
+
+/// The bridge answers 300 requests from the chat while proper-lockfile writers (the lock
+/// library Claude Code's own writers follow) append to the lead's and the worker's inboxes:
+/// every request is answered exactly once, and no message of anyone's is lost, doubled or
+/// altered.
+#[test]
+fn three_hundred_answers_beside_proper_lockfile_writers_lose_nothing() {
+    use std::collections::HashMap;
+
+    use crate::bridge::{CHAT, USER, fixture_with};
+    use crate::chat_mock::{TOKEN, Telegram};
+    use crate::common::{json_lines, node_peer, peer, read_entries, write_in};
+
+    let Some(script) = node_peer() else { return };
+    let env = fixture_with(&[]);
+    fs_write(&env.inbox("alpha", "worker"), "[]");
+    let team = teamctl::team::config::Team::open(
+        &teamctl::store::paths::Layout::new(&env.root),
+        &teamctl::store::paths::TeamName::parse("alpha").unwrap(),
+        None,
+    )
+    .unwrap();
+    let (lead, worker) = (
+        env.inbox("alpha", "team-lead"),
+        env.inbox("alpha", "worker"),
+    );
+    let writers: Vec<_> = [
+        (&lead, "peer-lead-a-"),
+        (&lead, "peer-lead-b-"),
+        (&worker, "peer-w-"),
+    ]
+    .iter()
+    .map(|(inbox, prefix)| {
+        let args = [
+            "append",
+            inbox.to_str().unwrap(),
+            "--from",
+            "bob",
+            "--count",
+            "150",
+        ];
+        peer(&script, &args)
+            .args(["--prefix", prefix])
+            .spawn()
+            .unwrap()
+    })
+    .collect();
+    let mock = Telegram::start();
+    let mut cmd = env.std_cmd();
+    cmd.args([
+        "bridge", "telegram", "--chat", "42", "--allow", "7", "--api", &mock.url,
+    ])
+    .args([
+        "--team",
+        "alpha",
+        "--timeout",
+        "300s",
+        "--json",
+        "--lock-timeout",
+        "30s",
+    ])
+    .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN);
+    let mut b = JsonLines::spawn_with_stderr(cmd);
+    let mut answered: HashMap<String, usize> = HashMap::new();
+    for batch in 0..3 {
+        for i in 0..100 {
+            let id = format!("perm-{batch}{i:02}-load");
+            let perm = json!({"type": "permission_request", "request_id": id,
+                "agent_id": "worker", "tool_name": "Bash", "tool_use_id": format!("t-{id}"),
+                "description": "d", "input": {"command": format!("echo {id}")},
+                "permission_suggestions": []});
+            write_in(&team, "worker", "team-lead", &perm.to_string());
+        }
+        let mut codes = Vec::new();
+        while codes.len() < 100 {
+            let v = b.next();
+            if v["event"] == "posted" {
+                codes.push(v["code"].as_str().unwrap().to_string());
+            }
+        }
+        for code in &codes {
+            mock.say(USER, CHAT, now_ts(), &format!("approve {code}"));
+        }
+        let mut done = 0;
+        while done < 100 {
+            let v = b.next();
+            assert_ne!(v["event"], "refused", "{v}");
+            if v["event"] == "approved" {
+                *answered
+                    .entry(v["request_id"].as_str().unwrap().into())
+                    .or_default() += 1;
+                done += 1;
+            }
+        }
+    }
+    b.child.kill().unwrap();
+    assert_eq!(answered.len(), 300);
+    assert!(answered.values().all(|n| *n == 1));
+
+    let mut peers: HashMap<String, String> = HashMap::new();
+    for w in writers {
+        let out = w.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in json_lines(&out.stdout) {
+            peers.insert(
+                line["msg_id"].as_str().unwrap().into(),
+                line["text"].as_str().unwrap().into(),
+            );
+        }
+    }
+    assert_eq!(peers.len(), 450);
+    let (lead, worker) = (read_entries(&lead), read_entries(&worker));
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for e in lead.iter().chain(&worker).filter(|e| e["from"] == "bob") {
+        let id = e["msg_id"].as_str().unwrap();
+        assert_eq!(
+            peers.get(id).map(String::as_str),
+            e["text"].as_str(),
+            "altered {e}"
+        );
+        *seen.entry(id.into()).or_default() += 1;
+    }
+    assert_eq!(seen.len(), 450, "lost peer messages");
+    assert!(seen.values().all(|n| *n == 1), "doubled peer messages");
+    let responses: Vec<&str> = worker
+        .iter()
+        .filter(|e| e["from"] == "team-lead")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(responses.len(), 300);
+    for id in answered.keys() {
+        let n = responses
+            .iter()
+            .filter(|t| t.contains(&format!("\"{id}\"")))
+            .count();
+        assert_eq!(n, 1, "{id}");
+    }
+    assert_eq!(lead.iter().filter(|e| e["from"] == "worker").count(), 300);
+}
+
+fn fs_write(path: &std::path::Path, s: &str) {
+    std::fs::write(path, s).unwrap();
+}
