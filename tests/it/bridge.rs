@@ -488,3 +488,44 @@ fn latency() {
         println!("{what}: p50 {:?}, p90 {:?}, max {:?}", v[15], v[27], v[29]);
     }
 }
+
+#[test]
+fn a_plan_is_posted_only_once_its_teammate_reported_idle() {
+    let env = TestEnv::new();
+    env.team("alpha", &[("worker", Some("blue"))]);
+    env.lead_by_teamctl("alpha");
+    let plan = r#"{"type":"plan_approval_request","from":"worker","timestamp":"2026-11-29T09:59:00.000Z","planFilePath":"/w/plan.md","planContent":"1. do it\n2. test it","requestId":"plan_approval-1795946280000@worker@alpha"}"#;
+    let entry = json!({"from": "worker", "text": plan, "timestamp": "2026-11-29T09:59:00.000Z",
+        "color": "blue", "read": false});
+    fs::write(env.inbox("alpha", "team-lead"), json!([entry]).to_string()).unwrap();
+    let mock = Telegram::start();
+    let b = bridge(&env, &mock, &[]);
+    // Still inside its turn: an answer now would be lost, so nothing is posted yet.
+    mock.say(USER, CHAT, now_ts(), "status");
+    expect(&b, "status");
+    let team = teamctl::team::config::Team::open(
+        &teamctl::store::paths::Layout::new(&env.root),
+        &teamctl::store::paths::TeamName::parse("alpha").unwrap(),
+        None,
+    )
+    .unwrap();
+    crate::common::write_in(
+        &team,
+        "worker",
+        "team-lead",
+        &crate::common::idle_frame("worker"),
+    );
+    let posted = expect(&b, "posted");
+    assert_eq!(
+        posted["request_id"],
+        "plan_approval-1795946280000@worker@alpha"
+    );
+    let sent = mock.wait_sent(2);
+    let text = sent[1]["text"].as_str().unwrap();
+    assert!(
+        text.contains("asks to start on its plan, which begins:\n1. do it\n2. test it"),
+        "{text}"
+    );
+    let mut b = b;
+    b.child.kill().unwrap();
+}

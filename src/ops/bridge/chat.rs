@@ -3,6 +3,7 @@
 //! transport is a [`Chat`]: it posts, and it hands over what was said (a poller thread of its
 //! own reads the service, so a long poll never holds up a post).
 
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -37,6 +38,22 @@ pub trait Chat {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()>;
     /// What was said since the last call, waiting up to `max` for something.
     fn receive(&mut self, max: Duration) -> Vec<Inbound>;
+}
+
+/// What a transport's own thread handed over through `rx`: waits up to `max` for the first,
+/// then takes what else is there (a thread that ended gives nothing, after `max`).
+pub fn drain(rx: &Receiver<Inbound>, max: Duration) -> Vec<Inbound> {
+    let mut out = Vec::new();
+    match rx.recv_timeout(max) {
+        Ok(i) => out.push(i),
+        Err(RecvTimeoutError::Timeout) => return out,
+        Err(RecvTimeoutError::Disconnected) => {
+            std::thread::sleep(max);
+            return out;
+        }
+    }
+    out.extend(rx.try_iter());
+    out
 }
 
 /// What the loop tells its caller about, and asks of it.

@@ -8,9 +8,12 @@ use chrono::{DateTime, Utc};
 use super::code::Code;
 use super::journal::{Record, What};
 use super::render::{self, Post};
-use super::state::{Bridge, Open};
+use super::state::{Bridge, Open, lead_of};
 use crate::observe::human::{REQUEST_AFTER, needs};
+use crate::ops::policy::reported_idle;
 use crate::store::paths::TeamName;
+use crate::team::config::Team;
+use crate::team::protocol::{Kind, Request};
 use crate::time::iso_millis;
 
 /// One message to post, and what it records once posted.
@@ -47,6 +50,7 @@ impl Bridge {
                 .into_iter()
                 .filter(|n| n.cause != "request" && !n.cleared)
                 .collect();
+            let team = reader.team().clone();
             for r in &present.requests {
                 pending.push((name.clone(), r.request_id.clone()));
                 let posted = self
@@ -57,7 +61,7 @@ impl Bridge {
                 let twice = pending[..pending.len() - 1]
                     .iter()
                     .any(|(t, id)| *t == name && *id == r.request_id);
-                if posted || twice {
+                if posted || twice || !ready(&team, r) {
                     continue;
                 }
                 match Code::random() {
@@ -89,13 +93,7 @@ impl Bridge {
         (out, warnings)
     }
 
-    fn request(
-        &self,
-        team: &TeamName,
-        r: &crate::team::protocol::Request,
-        code: Code,
-        now: DateTime<Utc>,
-    ) -> Outgoing {
+    fn request(&self, team: &TeamName, r: &Request, code: Code, now: DateTime<Utc>) -> Outgoing {
         let expires = now + self.s.ttl;
         let mut record = self.record(What::Posted, now);
         record.team = Some(team.to_string());
@@ -166,4 +164,12 @@ impl Bridge {
     pub fn posted(&mut self, out: &Outgoing) -> Result<()> {
         self.commit(&out.record)
     }
+}
+
+/// Whether `r` may be posted now: a plan only once its teammate has reported idle after
+/// asking, so that an answer from the chat cannot reach it mid-turn (Claude Code 2.1.332 loses
+/// it then: [`crate::ops::policy::answer_pending`]).
+fn ready(team: &Team, r: &Request) -> bool {
+    r.kind != Kind::PlanApproval
+        || lead_of(team).is_ok_and(|lead| reported_idle(team, &lead, r).unwrap_or(false))
 }

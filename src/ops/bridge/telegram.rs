@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use url::Url;
 
-use super::chat::{Chat, Inbound};
+use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::{agent, backoff, redact};
 use super::render::{Part, Post, visible};
@@ -143,17 +143,7 @@ impl Chat for Telegram {
     }
 
     fn receive(&mut self, max: Duration) -> Vec<Inbound> {
-        let mut out = Vec::new();
-        match self.rx.recv_timeout(max) {
-            Ok(i) => out.push(i),
-            Err(mpsc::RecvTimeoutError::Timeout) => return out,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                thread::sleep(max);
-                return out;
-            }
-        }
-        out.extend(self.rx.try_iter());
-        out
+        drain(&self.rx, max)
     }
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use super::chat::{Chat, Inbound};
+use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::agent;
 use super::render::Post;
@@ -246,13 +246,7 @@ impl Chat for Webhook {
     }
 
     fn receive(&mut self, max: Duration) -> Vec<Inbound> {
-        let mut out = Vec::new();
-        match self.rx.recv_timeout(max) {
-            Ok(i) => out.push(i),
-            Err(_) => return out,
-        }
-        out.extend(self.rx.try_iter());
-        out
+        drain(&self.rx, max)
     }
 }
 
