@@ -529,3 +529,46 @@ fn a_plan_is_posted_only_once_its_teammate_reported_idle() {
     let mut b = b;
     b.child.kill().unwrap();
 }
+
+#[test]
+fn the_bridge_ends_when_its_team_is_gone_or_at_its_timeout_and_says_so() {
+    let env = fixture();
+    let mock = Telegram::start();
+    let mut b = bridge(&env, &mock, &[]);
+    expect(&b, "posted");
+    fs::remove_dir_all(env.root.join("teams/alpha")).unwrap();
+    let end = expect(&b, "end");
+    assert_eq!(end["detail"], "team_gone");
+    assert!(b.child.wait().unwrap().success());
+    let last = mock.wait_sent(2).pop().unwrap();
+    assert!(
+        last["text"]
+            .as_str()
+            .unwrap()
+            .contains("[alpha] the bridge stopped (team gone)")
+    );
+
+    let env = fixture();
+    let out = env
+        .cmd()
+        .args([
+            "bridge", "telegram", "--chat", "42", "--allow", "7", "--api", &mock.url,
+        ])
+        .args(["--team", "alpha", "--timeout", "1s"])
+        .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("posted perm-1795946340000-abc1234 of worker in alpha: code "),
+        "{err}"
+    );
+    assert!(err.trim_end().ends_with("stopped (timeout)"), "{err}");
+    let last = mock.sent().pop().unwrap();
+    assert!(
+        last["text"]
+            .as_str()
+            .unwrap()
+            .contains("the bridge stopped (timeout)")
+    );
+}

@@ -125,6 +125,16 @@ pub fn run(
     };
     let mut end = bridge.record(What::End, now());
     end.detail = Some(why.to_string());
+    // The person learns the bridge has stopped answering (best effort: it is stopping).
+    let names: Vec<String> = bridge.teams().map(|t| t.name.to_string()).collect();
+    let bye = Post::say(format!(
+        "[{}] the bridge stopped ({}): answer at a terminal from now on",
+        names.join(", "),
+        why.replace('_', " ")
+    ));
+    if let Err(e) = chat.post(&bye, &mut |w| hooks.warn(w)) {
+        hooks.warn(&format!("could not post to the chat: {e:#}"));
+    }
     hooks.record(&end)?;
     Ok(why)
 }

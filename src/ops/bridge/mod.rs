@@ -8,9 +8,9 @@
 //! The rooms, from the ground up: `code`, `command`, `render`, `journal` and `http` stand on
 //! nothing of the bridge's; `state` (the teams served, the codes, rebuilt from the journal)
 //! on the journal; `out` (what to post) and `hear` (what a chat message does) on the state;
-//! `chat` (the loop, and what a transport is) on those; `telegram` (a transport) on `chat`.
-//! The folder imports the observe, team and store layers and [`crate::ops::policy`]; never
-//! the cli.
+//! `chat` (the loop, and what a transport is) on those; the transports `telegram`, `slack`
+//! and `webhook` on `chat`, `render` and `http`. The folder imports the observe, team and
+//! store layers and [`crate::ops::policy`] (which plans may be posted yet); never the cli.
 
 pub mod chat;
 pub mod code;
