@@ -46,8 +46,8 @@ impl Transport {
 
 /// Post a team's requests to a chat and answer them from there
 ///
-/// Runs in the foreground (beside `run`, `wait` or a live team) until --timeout, Ctrl-C or the
-/// team is gone. Each request a teammate makes of its lead (a permission, a plan, a sandbox
+/// Runs in the foreground (beside `wait`, `ask` or a live team) until --timeout, Ctrl-C or the
+/// team is gone (and says so in the chat, but on Ctrl-C). Each request a teammate makes of its lead (a permission, a plan, a sandbox
 /// host) is posted once, with the team, the member, what it wants (for Bash the command, for a
 /// plan its start), how long it has waited, and a one-time code; so is each other reason a
 /// person is needed (a member gone with work waiting, API calls out of retries, an inbox

@@ -200,10 +200,20 @@ pub fn status_line(team: &str, members: &[(String, String)], open: &[(Code, Stri
     p
 }
 
-/// Posts joined by blank lines (a `status` reply for several teams).
+/// The most characters a joined post holds (Telegram takes 4,096 per message).
+const MAX_JOINED: usize = 3500;
+
+/// Posts joined by line breaks (a `status` reply for several teams), as many as fit in one
+/// chat message, then how many were left out.
 pub fn join(posts: Vec<Post>) -> Post {
     let mut out = Post::default();
+    let total = posts.len();
     for (i, p) in posts.into_iter().enumerate() {
+        if out.text().chars().count() + p.text().chars().count() > MAX_JOINED {
+            out.parts
+                .push(Part::Ours(format!("\n… and {} more", total - i)));
+            break;
+        }
         if i > 0 {
             out.parts.push(Part::Ours("\n".into()));
         }
@@ -281,5 +291,14 @@ mod tests {
             }
         }
         assert_eq!(visible("  ", false, 5), "—");
+    }
+
+    #[test]
+    fn a_joined_post_fits_one_chat_message() {
+        let many: Vec<Post> = (0..100).map(|i| Post::say(format!("{i:>99}"))).collect();
+        let joined = join(many).text();
+        assert!(joined.chars().count() <= MAX_JOINED + 20);
+        assert!(joined.ends_with("… and 65 more"), "{joined}");
+        assert_eq!(join(vec![Post::say("a"), Post::say("b")]).text(), "a\nb");
     }
 }
