@@ -336,6 +336,7 @@ fn usage_errors_write_nothing() {
         "{err}"
     );
     assert!(run(&["--allow", "7", "--ttl", "0s"], Some(TOKEN)).contains("--ttl"));
+    assert!(run(&["--allow", "@alice"], Some(TOKEN)).contains("Telegram user ids"));
     env.unlead("alpha");
     let err = run(&["--allow", "7"], Some(TOKEN));
     assert!(err.contains("teamctl does not lead it"), "{err}");

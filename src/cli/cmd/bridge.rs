@@ -166,6 +166,13 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     if args.allow.iter().any(|a| a.trim().is_empty()) {
         return Err(usage("--allow needs user ids (an empty one allows nobody)"));
     }
+    if args.transport == Transport::Telegram
+        && let Some(bad) = args.allow.iter().find(|a| a.trim().parse::<i64>().is_err())
+    {
+        return Err(usage(format!(
+            "--allow takes Telegram user ids (numbers, as in a message's from.id), not '{bad}'"
+        )));
+    }
     if args.all_teams && ctx.team_given() {
         return Err(usage(
             "--all-teams and --team name different teams: give one",

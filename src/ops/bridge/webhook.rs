@@ -163,7 +163,8 @@ fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> b
 
 /// The timestamp, the signature and the body of one POST.
 fn read_request(conn: TcpStream) -> Result<(String, String, Vec<u8>)> {
-    let mut r = BufReader::new(conn);
+    // Headers and body together at most this much: a client cannot make the bridge hold more.
+    let mut r = BufReader::new(conn.take((MAX_BODY + 16 * 1024) as u64));
     let mut line = String::new();
     r.read_line(&mut line)?;
     if !line.starts_with("POST ") {
