@@ -132,7 +132,9 @@ fn an_allowed_users_code_answers_the_request_as_teamctl_approve_would() {
     assert_eq!(got[0]["from"], "team-lead");
     b.child.kill().unwrap();
     assert_eq!(mock.unauthorized(), 0);
-    assert!(!b.stderr().contains(TOKEN));
+    let err = b.stderr();
+    assert!(!err.contains(TOKEN));
+    assert!(!err.contains("warning"), "{err}");
 
     // The team's record keeps who answered what from the chat.
     let out = env.dir.path().join("record");
@@ -572,4 +574,27 @@ fn the_bridge_ends_when_its_team_is_gone_or_at_its_timeout_and_says_so() {
             .unwrap()
             .contains("the bridge stopped (timeout)")
     );
+}
+
+#[test]
+fn a_lead_inbox_that_cannot_be_read_retires_no_code() {
+    let env = fixture();
+    let mock = Telegram::start();
+    let b = bridge(&env, &mock, &[]);
+    let code = expect(&b, "posted")["code"].as_str().unwrap().to_string();
+    let inbox = env.inbox("alpha", "team-lead");
+    let good = fs::read(&inbox).unwrap();
+    fs::write(&inbox, b"[{\"from\": \"worker\", ").unwrap();
+    // Several looks go by (a status is heard after a look) and the code stays open.
+    for _ in 0..3 {
+        mock.say(USER, CHAT, now_ts(), "status");
+        expect(&b, "status");
+    }
+    assert_eq!(fs::read(&inbox).unwrap(), b"[{\"from\": \"worker\", ");
+    fs::write(&inbox, good).unwrap();
+    mock.say(USER, CHAT, now_ts(), &format!("approve {code}"));
+    expect(&b, "approved");
+    let mut b = b;
+    b.child.kill().unwrap();
+    assert!(b.stderr().contains("warning: "));
 }

@@ -160,8 +160,8 @@ pub(crate) struct BridgeArgs {
 
 pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     let ttl = parse_duration(&args.ttl)?;
-    if ttl.is_zero() {
-        return Err(usage("--ttl must be longer than 0s"));
+    if ttl.is_zero() || ttl > std::time::Duration::from_secs(30 * 86400) {
+        return Err(usage("--ttl must be longer than 0s and at most 30d"));
     }
     if args.allow.iter().any(|a| a.trim().is_empty()) {
         return Err(usage("--allow needs user ids (an empty one allows nobody)"));

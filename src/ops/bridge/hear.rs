@@ -157,7 +157,7 @@ impl Bridge {
             Err(e) => {
                 // Answered meanwhile (at a terminal, by a policy): the code is retired; any
                 // other failure leaves it open to try again.
-                let gone = !self.still_pending(&open.team, &open.request_id, now);
+                let gone = self.pending_now(&open.team, &open.request_id, now) == Some(false);
                 let what = if gone { What::Closed } else { What::Refused };
                 let mut r = self.code_record(what, code, &open, now);
                 r.user = Some(m.user.clone());
@@ -182,20 +182,6 @@ impl Bridge {
         r.detail = deny;
         let reply = render::answered(open.team.as_str(), approve, &request);
         self.keep(r, Some(reply))
-    }
-
-    /// Whether `request_id` is still open in `team`.
-    fn still_pending(&self, team: &TeamName, request_id: &str, now: DateTime<Utc>) -> bool {
-        let Ok(t) = self.open_team(team) else {
-            return false;
-        };
-        let Ok(lead) = lead_of(&t) else {
-            return false;
-        };
-        let sent = crate::team::sentlog::entries(self.ground.records.sent_log.as_ref())
-            .unwrap_or_default();
-        protocol::pending(&t, &lead, &sent, now)
-            .is_ok_and(|p| p.iter().any(|r| r.request_id == request_id))
     }
 
     /// `say [team/]member text`.

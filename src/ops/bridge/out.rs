@@ -33,6 +33,7 @@ impl Bridge {
         let mut out = Vec::new();
         let mut pending: Vec<(TeamName, String)> = Vec::new();
         let mut read: Vec<TeamName> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let names: Vec<TeamName> = self.teams.keys().cloned().collect();
         for name in names {
             let Some(reader) = self.teams.get_mut(&name) else {
@@ -46,6 +47,13 @@ impl Bridge {
                 }
             };
             read.push(name.clone());
+            // A file that cannot be read (a corrupt inbox) is told once, while it lasts.
+            for w in &present.status.warnings {
+                if !self.warned.contains(w) {
+                    warnings.push(w.clone());
+                }
+                seen.insert(w.clone());
+            }
             let notices: Vec<_> = needs(&present, reader.team(), reader.board(), REQUEST_AFTER)
                 .into_iter()
                 .filter(|n| n.cause != "request" && !n.cleared)
@@ -89,6 +97,7 @@ impl Bridge {
                 });
             }
         }
+        self.warned = seen;
         out.extend(self.retire(&pending, &read, now));
         (out, warnings)
     }
@@ -107,8 +116,9 @@ impl Bridge {
         }
     }
 
-    /// The notices that retire codes: their request was answered elsewhere or is gone (its team
-    /// read, or no longer served), or the code expired with its request still open.
+    /// The notices that retire codes: their request was answered elsewhere (seen twice: by the
+    /// look and by a read of its own) or its team is no longer served, or the code expired with
+    /// its request still open.
     fn retire(
         &self,
         pending: &[(TeamName, String)],
@@ -120,13 +130,19 @@ impl Bridge {
             let still = pending
                 .iter()
                 .any(|(t, id)| *t == o.team && *id == o.request_id);
-            let known = read.contains(&o.team) || !self.teams.contains_key(&o.team);
+            // Not among the open requests read: answered elsewhere, when a read of its own
+            // says so (a read that failed lists no requests), or its team is no longer served.
+            let served = self.teams.contains_key(&o.team);
+            let gone = !still
+                && (!served
+                    || (read.contains(&o.team)
+                        && self.pending_now(&o.team, &o.request_id, now) == Some(false)));
             let (what, post) = match (still, o.expires <= now) {
                 (true, true) => (
                     What::Expired,
                     render::expired(o.team.as_str(), &o.request_id, code),
                 ),
-                (false, _) if known => (
+                (false, _) if gone => (
                     What::Closed,
                     render::closed(o.team.as_str(), &o.request_id, code),
                 ),

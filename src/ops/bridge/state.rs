@@ -83,6 +83,8 @@ pub struct Bridge {
     pub(super) open: BTreeMap<Code, Open>,
     pub(super) spent: HashSet<String>,
     pub(super) told: HashSet<String>,
+    /// What the teams' reads warned about last time (each told once, while it lasts).
+    pub(super) warned: HashSet<String>,
 }
 
 impl Bridge {
@@ -118,6 +120,7 @@ impl Bridge {
             open: BTreeMap::new(),
             spent: HashSet::new(),
             told: HashSet::new(),
+            warned: HashSet::new(),
         };
         for r in records {
             b.replay(&r);
@@ -238,6 +241,21 @@ impl Bridge {
             }
         }
         warnings
+    }
+
+    /// Whether `request_id` is still open in team `name` now (`None`: it cannot be told: the
+    /// team, its inbox or the sent log cannot be read).
+    pub(super) fn pending_now(
+        &self,
+        name: &TeamName,
+        request_id: &str,
+        now: DateTime<Utc>,
+    ) -> Option<bool> {
+        let team = self.open_team(name).ok()?;
+        let lead = lead_of(&team).ok()?;
+        let sent = crate::team::sentlog::entries(self.ground.records.sent_log.as_ref()).ok()?;
+        let open = crate::team::protocol::pending(&team, &lead, &sent, now).ok()?;
+        Some(open.iter().any(|r| r.request_id == request_id))
     }
 
     /// The team `name`, opened again now.
