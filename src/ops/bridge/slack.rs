@@ -206,7 +206,10 @@ fn post_message(channel: &str, post: &Post) -> Value {
 
 /// Reads one reply of a thread in `channel` (not the parent, not a bot's).
 fn incoming(channel: &str, m: &Value) -> Option<Incoming> {
-    if m.get("bot_id").is_some() || m.get("subtype").is_some() {
+    // A reply also sent to the channel is still a reply; other subtypes (joins, edits, bots'
+    // messages) are not someone answering.
+    let subtype = m.get("subtype").and_then(Value::as_str);
+    if m.get("bot_id").is_some() || subtype.is_some_and(|s| s != "thread_broadcast") {
         return None;
     }
     let ts = m.get("ts")?.as_str()?;
@@ -323,6 +326,14 @@ mod tests {
             "ts": "1795946400.000200", "thread_ts": "1.000100"});
         assert_eq!(incoming("C1", &parent), None);
         assert_eq!(incoming("C1", &bot), None);
+        let joined = json!({"type": "message", "subtype": "channel_join", "user": "U2",
+            "text": "x", "ts": "3.0", "thread_ts": "1.000100"});
+        assert_eq!(incoming("C1", &joined), None);
+        let mut broadcast = json!({"type": "message", "subtype": "thread_broadcast",
+            "user": "U2", "text": "status", "ts": "4.0", "thread_ts": "1.000100"});
+        assert!(incoming("C1", &broadcast).is_some());
+        broadcast["bot_id"] = json!("B1");
+        assert_eq!(incoming("C1", &broadcast), None);
         let i = incoming("C1", &reply).unwrap();
         assert_eq!((i.user.as_str(), i.chat.as_str()), ("U2", "C1"));
         assert_eq!(i.at.unwrap().timestamp(), 1795946400);
