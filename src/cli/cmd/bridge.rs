@@ -64,7 +64,8 @@ impl Transport {
 /// telegram: the Bot API; getUpdates long-poll, sendMessage with Approve/Deny buttons; --chat
 /// ID; token in TEAMCTL_TELEGRAM_TOKEN.
 /// slack: the Web API; chat.postMessage, and the replies in each posted message's thread
-/// (conversations.replies, polled every second); --channel ID; token (xoxb-…, scopes
+/// (conversations.replies, polled every second: every command, status and say too, is a reply
+/// in the thread of one of the bridge's messages); --channel ID; token (xoxb-…, scopes
 /// chat:write and channels:history or groups:history) in TEAMCTL_SLACK_TOKEN.
 /// webhook: each post is POSTed as JSON ({"schema_version":1,"text","parts","code"}) to --url;
 /// answers are POSTed as {"user","chat","text"} to --listen. Both ways are signed:
