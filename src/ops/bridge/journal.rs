@@ -5,7 +5,9 @@
 //!
 //! Invariants: lines are only appended, each in one write under an exclusive OS lock on the
 //! file and synced before the append returns; a line that does not parse is skipped on read
-//! (and counted), never rewritten.
+//! (and counted), never rewritten. Size cap: past [`MAX_BYTES`] the file is renamed to
+//! `bridge.jsonl.1` (replacing the generation before) under that lock, and both generations
+//! are read: a code lives at most 30 days, and a generation holds tens of thousands of lines.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -18,6 +20,10 @@ use crate::team::sentlog::private_dir;
 
 /// The journal's file name in the data dir.
 pub const FILE: &str = "bridge.jsonl";
+/// The previous generation's file name.
+const ROTATED: &str = "bridge.jsonl.1";
+/// How large the current generation grows before it is rotated.
+pub const MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,10 +132,18 @@ impl Journal {
             )
         };
         let dir = private_dir(&self.dir).with_context(context)?;
+        // Refused before anything is written: the rotation would rename over it.
+        dir.expect_file(ROTATED).with_context(context)?;
         let mut line = serde_json::to_string(r)?;
         line.push('\n');
         let mut f = dir.open_append(FILE, 0o600).with_context(context)?;
         f.lock().with_context(context)?;
+        if f.metadata().with_context(context)?.len() > MAX_BYTES {
+            dir.rename(FILE, ROTATED).with_context(context)?;
+            let fresh = dir.open_append(FILE, 0o600).with_context(context)?;
+            fresh.lock().with_context(context)?;
+            f = fresh;
+        }
         f.write_all(line.as_bytes()).with_context(context)?;
         f.sync_data().with_context(context)?;
         Ok(())
@@ -140,17 +154,19 @@ impl Journal {
     /// # Errors
     /// I/O other than a missing journal; a journal that is not a regular file.
     pub fn read(&self) -> Result<(Vec<Record>, usize)> {
-        let loc = Loc::root(&self.dir).join(FILE);
-        let context = || format!("could not read the bridge journal {}", loc.display());
-        let Some(f) = loc.open_file().with_context(context)? else {
-            return Ok((Vec::new(), 0));
-        };
-        f.lock_shared().with_context(context)?;
         let (mut out, mut bad) = (Vec::new(), 0);
-        for line in BufReader::new(f).lines() {
-            match serde_json::from_str::<Record>(&line.with_context(context)?) {
-                Ok(r) => out.push(r),
-                Err(_) => bad += 1,
+        for name in [ROTATED, FILE] {
+            let loc = Loc::root(&self.dir).join(name);
+            let context = || format!("could not read the bridge journal {}", loc.display());
+            let Some(f) = loc.open_file().with_context(context)? else {
+                continue;
+            };
+            f.lock_shared().with_context(context)?;
+            for line in BufReader::new(f).lines() {
+                match serde_json::from_str::<Record>(&line.with_context(context)?) {
+                    Ok(r) => out.push(r),
+                    Err(_) => bad += 1,
+                }
             }
         }
         Ok((out, bad))
@@ -188,5 +204,28 @@ mod tests {
         assert_eq!(j.read().unwrap(), (vec![r, s], 1));
         let mode = std::fs::metadata(j.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_full_journal_is_rotated_and_both_generations_are_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let j = Journal::in_dir(tmp.path());
+        let r = Record::new(
+            What::Status,
+            "2026-11-29T10:00:00.000Z".into(),
+            "telegram",
+            "42",
+        );
+        j.append(&r).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(j.path())
+            .unwrap();
+        f.set_len(MAX_BYTES + 1).unwrap();
+        j.append(&r).unwrap();
+        assert!(tmp.path().join(ROTATED).is_file());
+        assert!(std::fs::metadata(j.path()).unwrap().len() < 1000);
+        // The padding is one line of NULs: skipped, counted.
+        assert_eq!(j.read().unwrap(), (vec![r.clone(), r], 1));
     }
 }
