@@ -63,10 +63,11 @@ impl Transport {
 /// Transports (none needs an inbound port but the webhook):
 /// telegram: the Bot API; getUpdates long-poll, sendMessage with Approve/Deny buttons; --chat
 /// ID; token in TEAMCTL_TELEGRAM_TOKEN.
-/// slack: the Web API; chat.postMessage, and the replies in each posted message's thread
-/// (conversations.replies, polled every second: every command, status and say too, is a reply
-/// in the thread of one of the bridge's messages); --channel ID; token (xoxb-…, scopes
-/// chat:write and channels:history or groups:history) in TEAMCTL_SLACK_TOKEN.
+/// slack: the Web API; chat.postMessage, and the replies in the threads of its requests (for
+/// 2 hours) and of its newest message, polled every second (conversations.replies, which Slack
+/// rate-limits: a 429 is waited out, and answers are read late rather than never). Every
+/// command, status and say too, is a reply in such a thread. --channel ID; token (xoxb-…,
+/// scopes chat:write and channels:history or groups:history) in TEAMCTL_SLACK_TOKEN.
 /// webhook: each post is POSTed as JSON ({"schema_version":1,"text","parts","code"}) to --url;
 /// answers are POSTed as {"user","chat","text"} to --listen. Both ways are signed:
 /// X-Teamctl-Timestamp (Unix seconds) and X-Teamctl-Signature: sha256=HMAC-SHA256(secret,

@@ -24,8 +24,8 @@ use crate::error::usage;
 
 /// How often the threads are read.
 const POLL_EVERY: Duration = Duration::from_secs(1);
-/// How long a posted message's thread is read for replies.
-const THREAD_FOR: Duration = Duration::from_secs(6 * 3600);
+/// How long a request's thread is read for replies (a code lives 30 minutes by default).
+const THREAD_FOR: Duration = Duration::from_secs(2 * 3600);
 /// How many times a post waits out a 429 before it gives up (for now).
 const RATE_LIMIT_TRIES: usize = 3;
 /// The longest `Retry-After` honoured in one wait.
@@ -39,8 +39,10 @@ pub struct Slack {
     rx: Receiver<Inbound>,
 }
 
-/// The threads to read: each posted message's `ts`, and when it was posted.
-type Threads = Arc<Mutex<Vec<(String, Instant)>>>;
+/// The threads to read: each posted message's `ts`, when it was posted, and whether it offers
+/// a code. Read: the threads of requests (for [`THREAD_FOR`]) and of the newest message (where
+/// `status` and `say` go), so the calls stay few (Slack rate-limits `conversations.replies`).
+type Threads = Arc<Mutex<Vec<(String, Instant, bool)>>>;
 
 #[derive(Clone)]
 struct Api {
@@ -150,7 +152,7 @@ impl Chat for Slack {
                 Ok(v) => {
                     if let Some(ts) = v.get("ts").and_then(Value::as_str) {
                         let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
-                        t.push((ts.to_string(), Instant::now()));
+                        t.push((ts.to_string(), Instant::now(), post.code.is_some()));
                     }
                     return Ok(());
                 }
@@ -237,8 +239,13 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
         thread::sleep(POLL_EVERY.max(wait));
         let now: Vec<String> = {
             let mut t = threads.lock().unwrap_or_else(|e| e.into_inner());
-            t.retain(|(_, at)| at.elapsed() < THREAD_FOR);
-            t.iter().map(|(ts, _)| ts.clone()).collect()
+            let last = t.len().saturating_sub(1);
+            let mut i = 0;
+            t.retain(|(_, at, code)| {
+                i += 1;
+                i - 1 == last || (*code && at.elapsed() < THREAD_FOR)
+            });
+            t.iter().map(|(ts, _, _)| ts.clone()).collect()
         };
         for ts in now {
             let said = match api.call(
