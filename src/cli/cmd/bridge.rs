@@ -64,8 +64,8 @@ impl Transport {
 /// telegram: the Bot API; getUpdates long-poll, sendMessage with Approve/Deny buttons; --chat
 /// ID; token in TEAMCTL_TELEGRAM_TOKEN.
 /// slack: the Web API; chat.postMessage, and the replies in the threads of its requests (for
-/// 2 hours) and of its newest message, polled every second (conversations.replies, which Slack
-/// rate-limits: a 429 is waited out, and answers are read late rather than never). Every
+/// 2 hours) and of its newest message, one conversations.replies call every 1.2 s in turn
+/// (Slack rate-limits it: a 429 is waited out, and answers are read late rather than never). Every
 /// command, status and say too, is a reply in such a thread. --channel ID; token (xoxb-…,
 /// scopes chat:write and channels:history or groups:history) in TEAMCTL_SLACK_TOKEN.
 /// webhook: each post is POSTed as JSON ({"schema_version":1,"text","parts","code"}) to --url;

@@ -22,8 +22,9 @@ use super::http::{agent, backoff, redact};
 use super::render::{Part, Post, visible};
 use crate::error::usage;
 
-/// How often the threads are read.
-const POLL_EVERY: Duration = Duration::from_secs(1);
+/// The pause before each `conversations.replies` call: about 50 calls a minute, Slack's
+/// tier 3 (with several threads open, each is read less often).
+const CALL_EVERY: Duration = Duration::from_millis(1200);
 /// How long a request's thread is read for replies (a code lives 30 minutes by default).
 const THREAD_FOR: Duration = Duration::from_secs(2 * 3600);
 /// How many times a post waits out a 429 before it gives up (for now).
@@ -236,7 +237,7 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
     let mut seen: HashMap<String, HashSet<String>> = HashMap::new();
     let mut wait = Duration::ZERO;
     loop {
-        thread::sleep(POLL_EVERY.max(wait));
+        thread::sleep(CALL_EVERY.max(wait));
         let now: Vec<String> = {
             let mut t = threads.lock().unwrap_or_else(|e| e.into_inner());
             let last = t.len().saturating_sub(1);
@@ -247,7 +248,10 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
             });
             t.iter().map(|(ts, _, _)| ts.clone()).collect()
         };
-        for ts in now {
+        for (n, ts) in now.into_iter().enumerate() {
+            if n > 0 {
+                thread::sleep(CALL_EVERY);
+            }
             let said = match api.call(
                 "conversations.replies",
                 None,
