@@ -47,6 +47,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "wait" -d 'Wait unti
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List the requests teammates are waiting on: tool permissions, plan approvals, sandbox hosts'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "bridge" -d 'Post a team\'s requests to a chat and answer them from there'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Start again every teammate of a team that is not running, on its last session'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "redeliver" -d 'Move messages from an inbox nobody reads to the member they were meant for'
@@ -481,6 +482,22 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print 
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads, or one not made by `teamctl create`)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat")' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated; required)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l ttl -d 'How long a code works' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l policy -d 'Answer by the rules in FILE first (as `approve --policy`); post only what they leave' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l timeout -d 'Stop after this long (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l all-teams -d 'Serve every team teamctl leads (every team with --force), as teams come and go'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l force -d 'Answer in teams teamctl does not lead too'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -170,7 +170,7 @@ impl Ctx {
     }
 
     /// The clock as a function another thread can own.
-    pub(crate) fn clock_fn(&self) -> impl Fn() -> DateTime<Utc> + Send + 'static {
+    pub(crate) fn clock_fn(&self) -> impl Fn() -> DateTime<Utc> + Send + Sync + 'static {
         let (pinned, now) = (self.pinned, self.now);
         move || if pinned { now } else { Utc::now() }
     }

@@ -15,6 +15,12 @@ pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
 pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
 /// The `gh` binary `pr` runs (else `gh` on `PATH`).
 pub(crate) const GH_BIN: &str = "TEAMCTL_GH_BIN";
+/// The Telegram bot token of `bridge telegram` (only ever from the environment).
+pub(crate) const TELEGRAM_TOKEN: &str = "TEAMCTL_TELEGRAM_TOKEN";
+/// The Slack bot token of `bridge slack` (only ever from the environment).
+pub(crate) const SLACK_TOKEN: &str = "TEAMCTL_SLACK_TOKEN";
+/// The shared secret of `bridge webhook` (only ever from the environment).
+pub(crate) const WEBHOOK_SECRET: &str = "TEAMCTL_WEBHOOK_SECRET";
 /// Where teamctl keeps its sent log.
 pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
 /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.

@@ -27,9 +27,9 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::cli::cmd::{
-    approve, ask, completions, create, delete, deny, diff, doctor, export, inbox, log, man, merge,
-    pending, pr, prepare, redeliver, report, resume, run, send, shutdown, status, tasks, top, wait,
-    watch,
+    approve, ask, bridge, completions, create, delete, deny, diff, doctor, export, inbox, log, man,
+    merge, pending, pr, prepare, redeliver, report, resume, run, send, shutdown, status, tasks,
+    top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -85,10 +85,14 @@ const AFTER_HELP: &str = "Environment:
   TEAMCTL_GH_BIN        the gh binary `pr` opens a pull request with, else gh on PATH
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
+  TEAMCTL_TELEGRAM_TOKEN, TEAMCTL_SLACK_TOKEN  the bot token of `bridge telegram`, `bridge
+                        slack` (never taken from the command line, never printed)
+  TEAMCTL_WEBHOOK_SECRET  the shared HMAC secret of `bridge webhook` (likewise)
   TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
                         index of the transcripts read (transcripts.json), the teammates'
-                        worktrees and `merge`'s scratch worktrees (merges/) live, default the
-                        user's data directory (~/.local/share/teamctl)
+                        worktrees, `merge`'s scratch worktrees (merges/) and `bridge`'s journal
+                        (bridge.jsonl) live, default the user's data directory
+                        (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
                         key approval, or refuse --dangerously-skip-permissions as root; passed
                         to the lead's pane
@@ -171,6 +175,7 @@ pub(crate) enum Command {
     Pending(pending::PendingArgs),
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
+    Bridge(bridge::BridgeArgs),
     Shutdown(shutdown::ShutdownArgs),
     Resume(resume::ResumeArgs),
     Redeliver(redeliver::RedeliverArgs),
@@ -215,6 +220,7 @@ pub(crate) fn dispatch(
         Command::Pending(args) => pending::run(&ctx, args),
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),
+        Command::Bridge(args) => bridge::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Resume(args) => resume::run(&ctx, args),
         Command::Redeliver(args) => redeliver::run(&ctx, args),

@@ -4,6 +4,9 @@
 
 mod action;
 mod ask;
+mod bridge;
+mod bridge_services;
+mod chat_mock;
 mod common;
 mod completions;
 mod crash;

@@ -604,3 +604,19 @@ fn real_claude_code_misaddressed_message_redelivered() {
     assert_eq!(summary["alise_inbox"], true);
     assert!(summary["answered_after_redeliver_ms"].is_u64());
 }
+
+/// `teamctl bridge telegram` answers a real 2.1.332 teammate from a chat: its Bash request
+/// reaches a mock Bot API on 127.0.0.1 with a code, a stranger's `approve` does nothing, the
+/// allowed user's `approve <code>` lets the command run. Driver: `tests/e2e/bridge-e2e.js`.
+#[test]
+fn real_claude_code_request_answered_from_a_chat() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "bridge-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert!(summary["request_to_chat_ms"].is_u64());
+    assert!(summary["chat_to_command_ms"].is_u64());
+}

@@ -19,8 +19,10 @@ use crate::cli::record::summary_line;
 ///
 /// A folder, or a gzipped tar archive when PATH ends in .tar.gz or .tgz, holding: team/config.json,
 /// team/inboxes/*.json, tasks/* (every task file), sent.jsonl (the team's lines of teamctl's sent
-/// log), transcripts/<member>/<session>.jsonl (every member's sessions as `status` finds them:
-/// the lead's, pane teammates' own, in-process teammates', several for a member that was
+/// log), bridge.jsonl (the team's lines of `teamctl bridge`'s journal: what was posted to a
+/// chat and who answered what from there; only when there are any),
+/// transcripts/<member>/<session>.jsonl (every member's sessions as `status` finds them: the
+/// lead's, pane teammates' own, in-process teammates', several for a member that was
 /// restarted; plain subagents under transcripts/<member>/<session>/subagents/),
 /// patches/<member>.patch (each teammate with a git worktree: its work against the commit it
 /// started from, uncommitted changes included while its worktree is there), summary.json and

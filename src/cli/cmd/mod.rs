@@ -5,6 +5,7 @@
 
 pub(crate) mod approve;
 pub(crate) mod ask;
+pub(crate) mod bridge;
 pub(crate) mod completions;
 pub(crate) mod create;
 pub(crate) mod delete;

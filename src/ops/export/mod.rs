@@ -6,6 +6,8 @@
 //! - `team/config.json`, `team/inboxes/<member>.json`, `tasks/<file>` (every task file and
 //!   `.highwatermark`), copied byte for byte;
 //! - `sent.jsonl`: the team's lines of teamctl's sent log;
+//! - `bridge.jsonl`: the team's lines of `teamctl bridge`'s journal (what was posted to a chat
+//!   and who answered what from there), when there are any;
 //! - `transcripts/<member>/<session>.jsonl`: every member's sessions as
 //!   [`crate::team::transcript::locate`] finds them (the lead's, pane teammates' own sessions,
 //!   in-process teammates' subagent files, several for a member that was restarted), and the
@@ -258,6 +260,7 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
         .filter(|s| s.team == name.as_str())
         .collect();
     g.sent_log(&sent)?;
+    g.bridge_journal(req)?;
 
     // The team as `status` reads it, from the config.json copied above, with the run's own
     // session id (which it knows before config.json exists and after it is gone); its
@@ -473,6 +476,42 @@ impl Gathering<'_, '_> {
         }
         self.add(
             "sent.jsonl",
+            &FileCopy {
+                bytes: lines,
+                mtime: None,
+                retries: 0,
+                settled: true,
+                changing: false,
+            },
+        )
+    }
+
+    /// Writes the team's lines of the bridge's journal in the data dir as `bridge.jsonl`
+    /// (none: no file); a journal that cannot be read is a warning.
+    fn bridge_journal(&mut self, req: &Request) -> Result<()> {
+        let Some(dir) = req.records.data_dir() else {
+            return Ok(());
+        };
+        let records = match crate::ops::bridge::Journal::in_dir(dir).read() {
+            Ok((records, _)) => records,
+            Err(e) => {
+                self.warnings.push(format!("{e:#}"));
+                return Ok(());
+            }
+        };
+        let mut lines = Vec::new();
+        for r in records
+            .iter()
+            .filter(|r| r.team.as_deref() == Some(req.team.as_str()))
+        {
+            lines.extend(serde_json::to_vec(r)?);
+            lines.push(b'\n');
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.add(
+            "bridge.jsonl",
             &FileCopy {
                 bytes: lines,
                 mtime: None,

@@ -104,11 +104,7 @@ pub fn answer_pending(
                 continue;
             }
         };
-        if o.request.kind == Kind::PlanApproval
-            && !idle
-                .iter()
-                .any(|(from, at)| *from == o.request.from && *at >= o.request.at)
-        {
+        if o.request.kind == Kind::PlanApproval && !idle_since(&idle, &o.request) {
             o.deferred = true;
             out.push(o);
             continue;
@@ -144,6 +140,21 @@ fn anchors(team: &Team, request: &Request, home: Option<&Path>) -> Anchors {
             .map(PathBuf::from),
         home: home.map(Path::to_path_buf),
     }
+}
+
+/// Whether the teammate that asked `request` has reported idle since (an `idle_notification`
+/// from it in `lead`'s inbox, timestamped at or after the request): a plan approval written
+/// earlier is lost by Claude Code 2.1.332 (see [`answer_pending`]).
+///
+/// # Errors
+/// Reading the lead's inbox.
+pub fn reported_idle(team: &Team, lead: &MemberName, request: &Request) -> Result<bool> {
+    Ok(idle_since(&idle_times(&team.inbox_path(lead))?, request))
+}
+
+fn idle_since(idle: &[(String, String)], request: &Request) -> bool {
+    idle.iter()
+        .any(|(from, at)| *from == request.from && *at >= request.at)
 }
 
 /// `(from, timestamp)` of every `idle_notification` in an inbox.

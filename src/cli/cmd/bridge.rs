@@ -1,0 +1,348 @@
+//! `teamctl bridge`: post a team's requests and needs to a chat and answer them from there.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use teamctl::error::usage;
+use teamctl::ops::bridge::http::api_url;
+use teamctl::ops::bridge::slack::Slack;
+use teamctl::ops::bridge::telegram::Telegram;
+use teamctl::ops::bridge::webhook::Webhook;
+use teamctl::ops::bridge::{self, Bridge, Chat, Ground, Hooks, Record, Scope, Settings, What};
+use teamctl::team::config::Team;
+use teamctl::time::parse_duration;
+
+use crate::cli::answer::check_lead;
+use crate::cli::args::deadline;
+use crate::cli::by_policy::{EventsTo, Runner};
+use crate::cli::context::Ctx;
+use crate::cli::env;
+use crate::cli::output::warn;
+use crate::cli::term::escape_line as esc;
+
+/// The chat services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Transport {
+    /// Telegram's Bot API (getUpdates long-poll, sendMessage)
+    Telegram,
+    /// Slack's Web API (chat.postMessage; replies in the message's thread, polled)
+    Slack,
+    /// A signed webhook: posts to --url, answers taken on --listen
+    Webhook,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Telegram => "telegram",
+            Transport::Slack => "slack",
+            Transport::Webhook => "webhook",
+        }
+    }
+}
+
+/// Post a team's requests to a chat and answer them from there
+///
+/// Runs in the foreground (beside `wait`, `ask` or a live team) until --timeout, Ctrl-C or the
+/// team is gone (and says so in the chat, but on Ctrl-C). Each request a teammate makes of its lead (a permission, a plan, a sandbox
+/// host) is posted once, with the team, the member, what it wants (for Bash the command, for a
+/// plan its start), how long it has waited, and a one-time code; so is each other reason a
+/// person is needed (a member gone with work waiting, API calls out of retries, an inbox
+/// nobody reads, a stopped team). In the chat, an allowed user answers:
+///
+///   approve CODE          deny CODE [reason]
+///   say MEMBER TEXT       status          (say TEAM/MEMBER TEXT with --all-teams)
+///
+/// An answer is written exactly as `teamctl approve`/`deny` writes it, a `say` as `teamctl
+/// send` (from team-lead). With --policy FILE (the language of `approve --policy`,
+/// docs/policy.md) the rules answer first, and only what they leave is posted.
+///
+/// Transports (none needs an inbound port but the webhook):
+/// telegram: the Bot API; getUpdates long-poll, sendMessage with Approve/Deny buttons; --chat
+/// ID; token in TEAMCTL_TELEGRAM_TOKEN.
+/// slack: the Web API; chat.postMessage, and the replies in the threads of its requests (for
+/// 2 hours) and of its newest message, one conversations.replies call every 1.2 s in turn
+/// (Slack rate-limits it: a 429 is waited out, and answers are read late rather than never). Every
+/// command, status and say too, is a reply in such a thread. --channel ID; token (xoxb-…,
+/// scopes chat:write and channels:history or groups:history) in TEAMCTL_SLACK_TOKEN.
+/// webhook: each post is POSTed as JSON ({"schema_version":1,"text","parts","code"}) to --url;
+/// answers are POSTed as {"user","chat","text"} to --listen. Both ways are signed:
+/// X-Teamctl-Timestamp (Unix seconds) and X-Teamctl-Signature: sha256=HMAC-SHA256(secret,
+/// "<timestamp>.<body>") in hex; an answer is taken only when its signature matches and its
+/// timestamp is within 5 minutes. Secret in TEAMCTL_WEBHOOK_SECRET (16 characters at least).
+///
+/// Who may answer: only the user ids given with --allow (required), only in the chat given
+/// with --chat, only messages sent after the bridge started. A code is 10 characters (50 random
+/// bits), works once, for one request of one team, until --ttl; a request answered elsewhere
+/// meanwhile (a terminal, a policy) retires its code, and a request still open when its code
+/// expires is posted again with a new one. Every post and every decision (who, which chat,
+/// when, which request, what) is journaled in teamctl's data dir (bridge.jsonl), so a
+/// restarted bridge posts nothing twice and accepts no code twice. Teammate text is shown as
+/// code, never as a link, mention or markup (docs/security.md, "Chat bridge").
+///
+/// Tokens and secrets come only from the environment, and are cut out of every error. --api and
+/// --url are https, or http only to this machine. A service that refuses or rate-limits
+/// (Telegram's retry_after, Slack's and the webhook's Retry-After) is waited out and retried,
+/// said on stderr: a request is posted late rather than never.
+///
+/// Progress on stderr, one line per post and decision. With --json: JSON Lines on stdout, one
+/// per post and decision, as journaled: `{"schema_version":1,"event","at","transport","chat",
+/// "user","team","member","request_id","code","expires_at","detail"}` ("event": posted, notice,
+/// approved, denied, said, status, refused, closed, expired, and last `end` with "detail":
+/// timeout or team_gone); with --policy, its `decision` events too (as `approve --policy`).
+///
+/// Exit codes: 0 at --timeout or when the team is gone; 1 a failure (the journal cannot be
+/// written, unknown team, the --listen address taken); 2 a bad flag, policy file, URL, token or
+/// secret, or a team teamctl does not lead (without --force); 130 on Ctrl-C.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  export TEAMCTL_TELEGRAM_TOKEN=123456:ABC…        # from @BotFather
+  teamctl bridge telegram --chat -1001234567890 --allow 42
+  teamctl bridge telegram --chat 42 --allow 42,77 --policy .claude/settings.json --all-teams
+  teamctl run … & teamctl bridge telegram --chat 42 --allow 42 --timeout 2h --json >> bridge.jsonl
+  TEAMCTL_SLACK_TOKEN=xoxb-… teamctl bridge slack --channel C0123ABCD --allow U024BE7LH
+  TEAMCTL_WEBHOOK_SECRET=$(openssl rand -hex 32) teamctl bridge webhook \\
+      --url https://hooks.example.com/teamctl --listen 127.0.0.1:8787 --chat ops --allow alice
+
+In the chat:
+  approve 7k2m9q4xwd
+  deny 7k2m9q4xwd not on main, use a branch
+  say alice the tests on CI are red, look at test_auth
+  status")]
+pub(crate) struct BridgeArgs {
+    /// The chat service
+    #[arg(value_name = "TRANSPORT")]
+    transport: Transport,
+
+    /// The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the
+    /// channel id; webhook: the name answers must carry in "chat")
+    #[arg(long, visible_alias = "channel", value_name = "ID")]
+    chat: String,
+
+    /// The chat user ids that may answer (comma-separated or repeated; required)
+    #[arg(long, value_name = "ID", value_delimiter = ',', required = true)]
+    allow: Vec<String>,
+
+    /// The service's API [default: https://api.telegram.org, https://slack.com/api]; http only
+    /// to this machine
+    #[arg(long, value_name = "URL")]
+    api: Option<String>,
+
+    /// Webhook: where each post is POSTed (https, or http only to this machine)
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+
+    /// Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
+
+    /// How long a code works
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    ttl: String,
+
+    /// Answer by the rules in FILE first (as `approve --policy`); post only what they leave
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+
+    /// Serve every team teamctl leads (every team with --force), as teams come and go
+    #[arg(long)]
+    all_teams: bool,
+
+    /// Stop after this long (exit 0)
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
+
+    /// Answer in teams teamctl does not lead too
+    #[arg(long)]
+    force: bool,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
+    let ttl = parse_duration(&args.ttl)?;
+    if ttl.is_zero() || ttl > std::time::Duration::from_secs(30 * 86400) {
+        return Err(usage("--ttl must be longer than 0s and at most 30d"));
+    }
+    if args.allow.iter().any(|a| a.trim().is_empty()) {
+        return Err(usage("--allow needs user ids (an empty one allows nobody)"));
+    }
+    if args.transport == Transport::Telegram
+        && let Some(bad) = args.allow.iter().find(|a| a.trim().parse::<i64>().is_err())
+    {
+        return Err(usage(format!(
+            "--allow takes Telegram user ids (numbers, as in a message's from.id), not '{bad}'"
+        )));
+    }
+    if args.all_teams && ctx.team_given() {
+        return Err(usage(
+            "--all-teams and --team name different teams: give one",
+        ));
+    }
+    let deadline = deadline(args.timeout.as_deref())?;
+    let runner = match &args.policy {
+        Some(p) => Some(Runner::new(ctx, p, "team-lead", false, EventsTo::Stdout)?),
+        None => None,
+    };
+    let scope = if args.all_teams {
+        Scope::All
+    } else {
+        let team = ctx.team()?;
+        check_lead(&team, args.force)?;
+        Scope::One(team.name)
+    };
+    let settings = Settings {
+        transport: args.transport.name(),
+        chat: args.chat.clone(),
+        allow: args.allow.iter().map(|a| a.trim().to_string()).collect(),
+        ttl,
+        started: ctx.clock(),
+        force: args.force,
+    };
+    let ground = Ground {
+        layout: ctx.layout.clone(),
+        records: ctx.records.clone(),
+        lock: ctx.lock,
+    };
+    let (mut b, warnings) = Bridge::new(settings, scope, ground)?;
+    warnings.iter().for_each(|w| warn(w));
+    let mut chat = open_chat(ctx, &args)?;
+    let mut tell = Tell {
+        ctx,
+        runner,
+        stamps: HashMap::new(),
+    };
+    let clock = || ctx.clock();
+    bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
+    Ok(())
+}
+
+/// The secret of `var`, which only the environment may give.
+fn secret(var: &str) -> Result<String> {
+    match std::env::var(var) {
+        Ok(s) if !s.is_empty() => Ok(s),
+        _ => Err(usage(format!("set {var} (never on the command line)"))),
+    }
+}
+
+/// The transport, started, after its flags and secret are checked.
+fn open_chat(ctx: &Ctx, args: &BridgeArgs) -> Result<Box<dyn Chat>> {
+    let only = |flag: &str, set: bool, t: Transport| match set {
+        true => Err(usage(format!("{flag} is for `bridge {}` only", t.name()))),
+        false => Ok(()),
+    };
+    match args.transport {
+        Transport::Telegram | Transport::Slack => {
+            only("--url", args.url.is_some(), Transport::Webhook)?;
+            only("--listen", args.listen.is_some(), Transport::Webhook)?;
+        }
+        Transport::Webhook => only("--api", args.api.is_some(), args.transport)?,
+    }
+    Ok(match args.transport {
+        Transport::Telegram => {
+            let api = api_url(args.api.as_deref().unwrap_or("https://api.telegram.org"))?;
+            Box::new(Telegram::start(
+                &api,
+                &secret(env::TELEGRAM_TOKEN)?,
+                &args.chat,
+            )?)
+        }
+        Transport::Slack => {
+            let api = api_url(args.api.as_deref().unwrap_or("https://slack.com/api"))?;
+            Box::new(Slack::start(&api, &secret(env::SLACK_TOKEN)?, &args.chat)?)
+        }
+        Transport::Webhook => {
+            let (Some(url), Some(listen)) = (&args.url, args.listen) else {
+                return Err(usage("bridge webhook needs --url URL and --listen ADDR"));
+            };
+            let url = api_url(url)?;
+            let secret = secret(env::WEBHOOK_SECRET)?;
+            Box::new(Webhook::start(
+                &url,
+                listen,
+                &secret,
+                Box::new(ctx.clock_fn()),
+            )?)
+        }
+    })
+}
+
+/// What the loop reports: records on stdout (--json) or stderr, the policy's passes.
+struct Tell<'a> {
+    ctx: &'a Ctx,
+    runner: Option<Runner>,
+    /// Each team's lead inbox as the policy last saw it.
+    stamps: HashMap<String, Option<Stamp>>,
+}
+
+/// What tells a file changed: its modification time and size.
+type Stamp = (std::time::SystemTime, u64);
+
+/// The lead's inbox's stamp (`None` when it cannot be read: then the pass runs).
+fn lead_inbox_stamp(team: &Team) -> Option<Stamp> {
+    let lead = team.config.as_ref()?.lead()?.name.clone();
+    let lead = teamctl::store::paths::MemberName::parse(&lead).ok()?;
+    let info = team.inbox_path(&lead).stat().ok()??;
+    Some((info.mtime, info.size))
+}
+
+impl Hooks for Tell<'_> {
+    fn before_look(&mut self, team: &Team) -> Result<()> {
+        let Some(r) = self.runner.as_mut() else {
+            return Ok(());
+        };
+        // A pass reads the sent log: run it when the lead's inbox changed (or a write failed),
+        // not on every look.
+        let stamp = lead_inbox_stamp(team);
+        let last = self.stamps.insert(team.name.to_string(), stamp);
+        if last.is_some_and(|l| l == stamp && stamp.is_some()) && !r.failed() {
+            return Ok(());
+        }
+        r.step_reopened(self.ctx, team)
+    }
+
+    fn record(&mut self, r: &Record) -> Result<()> {
+        if self.ctx.out.json {
+            let mut line = serde_json::to_string(r)?;
+            line.push('\n');
+            let mut out = std::io::stdout().lock();
+            out.write_all(line.as_bytes())?;
+            return Ok(out.flush()?);
+        }
+        eprintln!("{}", human(r));
+        Ok(())
+    }
+
+    fn warn(&mut self, msg: &str) {
+        warn(msg);
+    }
+}
+
+/// One record as a progress line (teammate text escaped).
+fn human(r: &Record) -> String {
+    let s = |v: &Option<String>| esc(v.as_deref().unwrap_or("-")).into_owned();
+    let req = format!("{} of {} in {}", s(&r.request_id), s(&r.member), s(&r.team));
+    match r.event {
+        What::Posted => format!("posted {req}: code {}", s(&r.code)),
+        What::Notice => format!("posted a need of {}: {}", s(&r.team), s(&r.detail)),
+        What::Approved => format!("approved {req} (user {})", s(&r.user)),
+        What::Denied => format!("denied {req} (user {}): {}", s(&r.user), s(&r.detail)),
+        What::Said => format!(
+            "said to {} in {} (user {})",
+            s(&r.member),
+            s(&r.team),
+            s(&r.user)
+        ),
+        What::Status => format!("told the status (user {})", s(&r.user)),
+        What::Refused => format!(
+            "refused a command of user {} in chat {}: {}",
+            s(&r.user),
+            esc(&r.chat),
+            s(&r.detail)
+        ),
+        What::Closed => format!("retired code {} ({req} was answered elsewhere)", s(&r.code)),
+        What::Expired => format!("code {} for {req} expired", s(&r.code)),
+        What::End => format!("stopped ({})", s(&r.detail).replace('_', " ")),
+    }
+}

@@ -1,0 +1,180 @@
+//! The bridge's loop, whatever the chat: read the teams, post what is new (backing off while
+//! the chat refuses), hear what the chat said, until a deadline or the team is gone. A
+//! transport is a [`Chat`]: it posts, and it hands over what was said (a poller thread of its
+//! own reads the service, so a long poll never holds up a post).
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use super::hear::Incoming;
+use super::journal::{Record, What};
+use super::render::Post;
+use super::state::Bridge;
+use crate::team::config::Team;
+
+/// How often the teams are read for new requests while the chat is quiet.
+pub const LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// What a transport hands over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inbound {
+    /// A message (or a button press).
+    Message(Incoming),
+    /// Something to say on stderr (the service refused, rate limits, backoff).
+    Warning(String),
+}
+
+/// A chat service.
+pub trait Chat {
+    /// Posts `post` to the configured chat, waiting out the service's own rate limit (said
+    /// through `warn`).
+    ///
+    /// # Errors
+    /// The service could not be reached or refused the post (the caller backs off and tries
+    /// again later).
+    fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()>;
+    /// What was said since the last call, waiting up to `max` for something.
+    fn receive(&mut self, max: Duration) -> Vec<Inbound>;
+}
+
+/// What a transport's own thread handed over through `rx`: waits up to `max` for the first,
+/// then takes what else is there (a thread that ended gives nothing, after `max`).
+pub fn drain(rx: &Receiver<Inbound>, max: Duration) -> Vec<Inbound> {
+    let mut out = Vec::new();
+    match rx.recv_timeout(max) {
+        Ok(i) => out.push(i),
+        Err(RecvTimeoutError::Timeout) => return out,
+        Err(RecvTimeoutError::Disconnected) => {
+            std::thread::sleep(max);
+            return out;
+        }
+    }
+    out.extend(rx.try_iter());
+    out
+}
+
+/// What the loop tells its caller about, and asks of it.
+pub trait Hooks {
+    /// Before each look at `team`: answer what the rules decide (`--policy`).
+    ///
+    /// # Errors
+    /// An error ends the bridge.
+    fn before_look(&mut self, team: &Team) -> Result<()>;
+    /// A journaled record (a post, an answer, a refusal, the end).
+    ///
+    /// # Errors
+    /// An error ends the bridge (such as a closed pipe).
+    fn record(&mut self, r: &Record) -> Result<()>;
+    /// A warning.
+    fn warn(&mut self, msg: &str);
+}
+
+/// Runs the bridge until `deadline` (returns `timeout`) or its team is gone (`team_gone`),
+/// with `now` as its clock. The last record is the `end`, given to the hooks (not journaled).
+///
+/// # Errors
+/// The journal cannot be written; errors of the hooks.
+pub fn run(
+    bridge: &mut Bridge,
+    chat: &mut dyn Chat,
+    hooks: &mut dyn Hooks,
+    deadline: Option<Instant>,
+    now: &dyn Fn() -> DateTime<Utc>,
+) -> Result<&'static str> {
+    let mut backoff = Duration::ZERO;
+    let mut next_post = Instant::now();
+    let why = loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break "timeout";
+        }
+        if bridge.team_gone() {
+            break "team_gone";
+        }
+        for w in bridge.refresh() {
+            hooks.warn(&w);
+        }
+        let teams: Vec<Team> = bridge.teams().cloned().collect();
+        for t in &teams {
+            hooks.before_look(t)?;
+        }
+        if Instant::now() >= next_post {
+            match post_all(bridge, chat, hooks, now()) {
+                Ok(()) => backoff = Duration::ZERO,
+                Err(e) => {
+                    backoff = super::http::backoff(backoff);
+                    hooks.warn(&format!(
+                        "could not post to the chat: {e:#} (trying again in {}s)",
+                        backoff.as_secs()
+                    ));
+                    next_post = Instant::now() + backoff;
+                }
+            }
+        }
+        let max = deadline.map_or(LOOK_EVERY, |d| {
+            d.saturating_duration_since(Instant::now()).min(LOOK_EVERY)
+        });
+        for inbound in chat.receive(max) {
+            match inbound {
+                Inbound::Warning(w) => hooks.warn(&w),
+                Inbound::Message(m) => hear(bridge, chat, hooks, &m, now())?,
+            }
+        }
+    };
+    let mut end = bridge.record(What::End, now());
+    end.detail = Some(why.to_string());
+    // The person learns the bridge has stopped answering (best effort: it is stopping).
+    let names: Vec<String> = bridge.teams().map(|t| t.name.to_string()).collect();
+    let bye = Post::say(format!(
+        "[{}] the bridge stopped ({}): answer at a terminal from now on",
+        names.join(", "),
+        why.replace('_', " ")
+    ));
+    if let Err(e) = chat.post(&bye, &mut |w| hooks.warn(w)) {
+        hooks.warn(&format!("could not post to the chat: {e:#}"));
+    }
+    hooks.record(&end)?;
+    Ok(why)
+}
+
+/// Posts what a look found, journaling each once the chat has it; stops at the first failure.
+fn post_all(
+    bridge: &mut Bridge,
+    chat: &mut dyn Chat,
+    hooks: &mut dyn Hooks,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let (out, warnings) = bridge.look(now);
+    for w in warnings {
+        hooks.warn(&w);
+    }
+    for o in out {
+        chat.post(&o.post, &mut |w| hooks.warn(w))?;
+        bridge.posted(&o)?;
+        hooks.record(&o.record)?;
+    }
+    Ok(())
+}
+
+/// Hears one message and posts the reply (a reply that cannot be posted is a warning: what the
+/// command did is journaled and stands).
+fn hear(
+    bridge: &mut Bridge,
+    chat: &mut dyn Chat,
+    hooks: &mut dyn Hooks,
+    m: &Incoming,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let heard = bridge.hear(m, now)?;
+    if let Some(r) = &heard.record {
+        hooks.record(r)?;
+    }
+    if let Some(reply) = &heard.reply
+        && let Err(e) = chat.post(reply, &mut |w| hooks.warn(w))
+    {
+        hooks.warn(&format!("could not post a reply to the chat: {e:#}"));
+    }
+    Ok(())
+}

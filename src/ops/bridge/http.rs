@@ -1,0 +1,115 @@
+//! What every transport's HTTP shares: an API URL that is https, or http only to this machine
+//! (a token never crosses a network in the clear); an agent on ureq (blocking, no async
+//! runtime, no redirects); and error text with the secret cut out.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use url::{Host, Url};
+
+use crate::error::usage;
+
+/// Reads an API or webhook URL: `https`, or `http` to a loopback address (`127.0.0.0/8`,
+/// `::1`, `localhost`).
+///
+/// # Errors
+/// A usage error for anything else.
+pub fn api_url(s: &str) -> Result<Url> {
+    let url = Url::parse(s).map_err(|e| usage(format!("invalid URL '{s}': {e}")))?;
+    let loopback = match url.host() {
+        Some(Host::Ipv4(a)) => a.is_loopback(),
+        Some(Host::Ipv6(a)) => a.is_loopback(),
+        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" if url.host().is_some() => {}
+        "http" if loopback => {}
+        "http" => {
+            return Err(usage(format!(
+                "refusing {s}: http only to this machine (127.0.0.1, ::1, localhost), else https, \
+                 so a token never crosses a network in the clear"
+            )));
+        }
+        _ => {
+            return Err(usage(format!(
+                "invalid URL '{s}': https:// or http://127.0.0.1 only"
+            )));
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() || url.query().is_some() {
+        bail!(usage(format!(
+            "invalid URL '{s}': no user, password or query (the token comes from the environment)"
+        )));
+    }
+    Ok(url)
+}
+
+/// An agent that answers every status (the caller reads the service's own error body), never
+/// follows a redirect, and gives up after `timeout`.
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
+/// `text` with every occurrence of `secret` replaced by `<token>` (URL-encoded forms too).
+pub fn redact(text: &str, secret: &str) -> String {
+    if secret.is_empty() {
+        return text.to_string();
+    }
+    let encoded: String =
+        percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC)
+            .to_string();
+    text.replace(secret, "<token>").replace(&encoded, "<token>")
+}
+
+/// The next wait after a failure: doubled, from 1 s up to 60 s.
+pub fn backoff(last: Duration) -> Duration {
+    (last * 2).clamp(Duration::from_secs(1), Duration::from_secs(60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_anywhere_http_only_to_this_machine() {
+        for ok in [
+            "https://api.telegram.org",
+            "http://127.0.0.1:8081",
+            "http://127.9.9.9/x",
+            "http://[::1]:80",
+            "http://localhost:1",
+        ] {
+            assert!(api_url(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://api.telegram.org",
+            "http://10.0.0.1",
+            "http://127.0.0.1.evil.com",
+            "ftp://127.0.0.1",
+            "file:///etc/passwd",
+            "https://u:p@api.telegram.org",
+            "https://api.telegram.org/?token=1",
+            "not a url",
+        ] {
+            assert!(api_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_cut_out_of_text() {
+        let t = "http://x/bot123:AB/getUpdates and bot123%3AAB";
+        assert_eq!(
+            redact(t, "123:AB"),
+            "http://x/bot<token>/getUpdates and bot<token>"
+        );
+        assert_eq!(redact("x", ""), "x");
+        assert_eq!(backoff(Duration::ZERO), Duration::from_secs(1));
+        assert_eq!(backoff(Duration::from_secs(40)), Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,32 @@
+//! `teamctl bridge`: a team's requests and needs posted to a chat, and answered from it. A
+//! request's message carries a one-time [`code`]; an allowed chat user answers with
+//! `approve <code>` or `deny <code> [reason]` (also `say <member> <text>` and `status`:
+//! [`command`]), and the answer goes through the same locked paths as `teamctl approve`,
+//! `deny` and `send`. Teammate text is kept apart from the bridge's own words ([`render`]), so
+//! a transport shows it as code, never as a link, mention or markup.
+//!
+//! The rooms, from the ground up: `code`, `command`, `render`, `journal` and `http` stand on
+//! nothing of the bridge's; `state` (the teams served, the codes, rebuilt from the journal)
+//! on the journal; `out` (what to post) and `hear` (what a chat message does) on the state;
+//! `chat` (the loop, and what a transport is) on those; the transports `telegram`, `slack`
+//! and `webhook` on `chat`, `render` and `http`. The folder imports the observe, team and
+//! store layers and [`crate::ops::policy`] (which plans may be posted yet); never the cli.
+
+pub mod chat;
+pub mod code;
+pub mod command;
+mod hear;
+pub mod http;
+pub mod journal;
+mod out;
+pub mod render;
+pub mod slack;
+mod state;
+pub mod telegram;
+pub mod webhook;
+
+pub use chat::{Chat, Hooks, Inbound, run};
+pub use hear::{Heard, Incoming};
+pub use journal::{Journal, Record, What};
+pub use out::Outgoing;
+pub use state::{Bridge, Ground, Scope, Settings};

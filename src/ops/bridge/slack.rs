@@ -1,0 +1,352 @@
+//! Slack's Web API: `chat.postMessage` to post (mrkdwn with `&`, `<`, `>` escaped, so no
+//! mention or link can form; the teammate's runs as code with their backticks written as
+//! `\u{60}`; no parsing of names or URLs, no unfurling) and the replies in each posted
+//! message's thread read by polling `conversations.replies` on a thread of its own. A `429` is
+//! waited out for its `Retry-After`; other failures back off from 1 s to 60 s. The token
+//! travels only in the `Authorization` header, and is cut out of every error.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use url::Url;
+
+use super::chat::{Chat, Inbound, drain};
+use super::hear::Incoming;
+use super::http::{agent, backoff, redact};
+use super::render::{Part, Post, visible};
+use crate::error::usage;
+
+/// The pause before each `conversations.replies` call: about 50 calls a minute, Slack's
+/// tier 3 (with several threads open, each is read less often).
+const CALL_EVERY: Duration = Duration::from_millis(1200);
+/// How long a request's thread is read for replies (a code lives 30 minutes by default).
+const THREAD_FOR: Duration = Duration::from_secs(2 * 3600);
+/// How many times a post waits out a 429 before it gives up (for now).
+const RATE_LIMIT_TRIES: usize = 3;
+/// The longest `Retry-After` honoured in one wait.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// A Slack bot in one channel.
+pub struct Slack {
+    api: Api,
+    channel: String,
+    threads: Threads,
+    rx: Receiver<Inbound>,
+}
+
+/// The threads to read: each posted message's `ts`, when it was posted, and whether it offers
+/// a code. Read: the threads of requests (for [`THREAD_FOR`]) and of the newest message (where
+/// `status` and `say` go), so the calls stay few (Slack rate-limits `conversations.replies`).
+type Threads = Arc<Mutex<Vec<(String, Instant, bool)>>>;
+
+#[derive(Clone)]
+struct Api {
+    agent: ureq::Agent,
+    base: String,
+    token: String,
+}
+
+enum Failure {
+    RateLimited(Duration),
+    Other(String),
+}
+
+impl Api {
+    /// Calls `method`: a JSON POST with `body`, or a GET with `query` when `body` is `None`.
+    fn call(
+        &self,
+        method: &str,
+        body: Option<&Value>,
+        query: &[(&str, &str)],
+    ) -> Result<Value, Failure> {
+        let url = format!("{}/{method}", self.base);
+        let fail = |e: String| Failure::Other(redact(&e, &self.token));
+        let auth = format!("Bearer {}", self.token);
+        let resp = match body {
+            Some(b) => self
+                .agent
+                .post(&url)
+                .header("Authorization", &auth)
+                .header("Content-Type", "application/json; charset=utf-8")
+                .send(b.to_string().as_bytes()),
+            None => {
+                let mut req = self.agent.get(&url).header("Authorization", &auth);
+                for (k, v) in query {
+                    req = req.query(*k, *v);
+                }
+                req.call()
+            }
+        }
+        .map_err(|e| fail(format!("{method}: {e}")))?;
+        let status = resp.status().as_u16();
+        if status == 429 {
+            let secs = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(1);
+            return Err(Failure::RateLimited(
+                Duration::from_secs(secs).min(MAX_RETRY_AFTER),
+            ));
+        }
+        let text = resp
+            .into_body()
+            .with_config()
+            .limit(8 << 20)
+            .read_to_string()
+            .map_err(|e| fail(format!("{method}: {e}")))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|_| fail(format!("{method}: HTTP {status}, not a Web API answer")))?;
+        if v.get("ok").and_then(Value::as_bool) == Some(true) {
+            return Ok(v);
+        }
+        let what = v.get("error").and_then(Value::as_str).unwrap_or("");
+        Err(fail(format!(
+            "{method}: HTTP {status}: {}",
+            visible(what, false, 200)
+        )))
+    }
+}
+
+impl Slack {
+    /// Starts a bot in `channel` through the Web API at `api` with `token`, its thread reader
+    /// running.
+    ///
+    /// # Errors
+    /// A usage error for a token that cannot be one.
+    pub fn start(api: &Url, token: &str, channel: &str) -> Result<Slack> {
+        if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
+            return Err(usage("TEAMCTL_SLACK_TOKEN is not a Slack token (xoxb-…)"));
+        }
+        let api = Api {
+            agent: agent(Duration::from_secs(30)),
+            base: api.as_str().trim_end_matches('/').to_string(),
+            token: token.to_string(),
+        };
+        let threads: Threads = Arc::default();
+        let (tx, rx) = mpsc::channel();
+        let (poll, t, ch) = (api.clone(), threads.clone(), channel.to_string());
+        thread::Builder::new()
+            .name("slack-replies".into())
+            .spawn(move || poll_replies(&poll, &ch, &t, &tx))?;
+        Ok(Slack {
+            api,
+            channel: channel.to_string(),
+            threads,
+            rx,
+        })
+    }
+}
+
+impl Chat for Slack {
+    fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
+        let body = post_message(&self.channel, post);
+        for _ in 0..RATE_LIMIT_TRIES {
+            match self.api.call("chat.postMessage", Some(&body), &[]) {
+                Ok(v) => {
+                    if let Some(ts) = v.get("ts").and_then(Value::as_str) {
+                        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+                        t.push((ts.to_string(), Instant::now(), post.code.is_some()));
+                    }
+                    return Ok(());
+                }
+                Err(Failure::RateLimited(d)) => {
+                    warn(&format!(
+                        "slack chat.postMessage: rate limited (429), waiting {}s as told",
+                        d.as_secs()
+                    ));
+                    thread::sleep(d);
+                }
+                Err(Failure::Other(e)) => bail!("slack {e}"),
+            }
+        }
+        Err(anyhow!("slack chat.postMessage: still rate limited"))
+    }
+
+    fn receive(&mut self, max: Duration) -> Vec<Inbound> {
+        drain(&self.rx, max)
+    }
+}
+
+/// Slack's three escapes: no `<@U…>`, `<!here>` or `<url|label>` can form.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The `chat.postMessage` body for `post` in `channel`.
+fn post_message(channel: &str, post: &Post) -> Value {
+    let mut text = String::new();
+    for p in &post.parts {
+        match p {
+            Part::Ours(s) => text.push_str(&escape(s)),
+            Part::Theirs(s) => {
+                text.push('`');
+                text.push_str(&escape(&s.replace('`', "\\u{60}")));
+                text.push('`');
+            }
+            Part::TheirsBlock(s) => {
+                text.push_str("```");
+                text.push_str(&escape(&s.replace('`', "\\u{60}")));
+                text.push_str("```");
+            }
+        }
+    }
+    if post.code.is_some() {
+        text.push_str("\n(reply in this thread)");
+    }
+    json!({"channel": channel, "text": text, "mrkdwn": true, "parse": "none",
+        "link_names": false, "unfurl_links": false, "unfurl_media": false})
+}
+
+/// Reads one reply of a thread in `channel` (not the parent, not a bot's).
+fn incoming(channel: &str, m: &Value) -> Option<Incoming> {
+    // A reply also sent to the channel is still a reply; other subtypes (joins, edits, bots'
+    // messages) are not someone answering.
+    let subtype = m.get("subtype").and_then(Value::as_str);
+    if m.get("bot_id").is_some() || subtype.is_some_and(|s| s != "thread_broadcast") {
+        return None;
+    }
+    let ts = m.get("ts")?.as_str()?;
+    if m.get("thread_ts").and_then(Value::as_str) == Some(ts) {
+        return None;
+    }
+    let (secs, micros) = ts.split_once('.').unwrap_or((ts, "0"));
+    let at = DateTime::<Utc>::from_timestamp(
+        secs.parse().ok()?,
+        micros.parse::<u32>().unwrap_or(0).min(999_999) * 1000,
+    );
+    Some(Incoming {
+        user: m.get("user")?.as_str()?.to_string(),
+        chat: channel.to_string(),
+        at,
+        text: m.get("text")?.as_str()?.to_string(),
+    })
+}
+
+/// The reader: every posted message's thread, once a second, each new reply handed over.
+fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound>) {
+    let mut seen: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut wait = Duration::ZERO;
+    loop {
+        thread::sleep(CALL_EVERY.max(wait));
+        let now: Vec<String> = {
+            let mut t = threads.lock().unwrap_or_else(|e| e.into_inner());
+            let last = t.len().saturating_sub(1);
+            let mut i = 0;
+            t.retain(|(_, at, code)| {
+                i += 1;
+                i - 1 == last || (*code && at.elapsed() < THREAD_FOR)
+            });
+            t.iter().map(|(ts, _, _)| ts.clone()).collect()
+        };
+        for (n, ts) in now.into_iter().enumerate() {
+            if n > 0 {
+                thread::sleep(CALL_EVERY);
+            }
+            let said = match api.call(
+                "conversations.replies",
+                None,
+                &[("channel", channel), ("ts", &ts), ("limit", "200")],
+            ) {
+                Ok(v) => {
+                    wait = Duration::ZERO;
+                    let done = seen.entry(ts.clone()).or_default();
+                    for m in v
+                        .get("messages")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let Some(id) = m.get("ts").and_then(Value::as_str) else {
+                            continue;
+                        };
+                        if !done.insert(id.to_string()) {
+                            continue;
+                        }
+                        if let Some(i) = incoming(channel, m)
+                            && tx.send(Inbound::Message(i)).is_err()
+                        {
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                Err(Failure::RateLimited(d)) => {
+                    wait = d;
+                    format!(
+                        "slack conversations.replies: rate limited (429), waiting {}s as told",
+                        d.as_secs()
+                    )
+                }
+                Err(Failure::Other(e)) => {
+                    wait = backoff(wait);
+                    format!("slack {e} (trying again in {}s)", wait.as_secs())
+                }
+            };
+            if tx.send(Inbound::Warning(said)).is_err() {
+                return;
+            }
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::bridge::code::Code;
+
+    #[test]
+    fn teammate_text_cannot_mention_link_or_leave_its_code_span() {
+        let post = Post {
+            parts: vec![
+                Part::Ours("[a] ".into()),
+                Part::Theirs("<!channel> <https://x.y|ok> `*b*` &amp;".into()),
+                Part::TheirsBlock("a\n```\n<@U1>".into()),
+            ],
+            code: Code::parse("ab12cd34ef"),
+        };
+        let b = post_message("C1", &post);
+        assert_eq!(
+            b["text"],
+            "[a] `&lt;!channel&gt; &lt;https://x.y|ok&gt; \\u{60}*b*\\u{60} &amp;amp;````a\n\
+             \\u{60}\\u{60}\\u{60}\n&lt;@U1&gt;```\n(reply in this thread)"
+        );
+        assert_eq!(
+            (&b["parse"], &b["link_names"]),
+            (&json!("none"), &json!(false))
+        );
+    }
+
+    #[test]
+    fn replies_are_read_without_the_parent_or_bots() {
+        let parent = json!({"type": "message", "user": "U1", "text": "x", "ts": "1.000100",
+            "thread_ts": "1.000100"});
+        let bot = json!({"type": "message", "bot_id": "B1", "text": "x", "ts": "2.0",
+            "thread_ts": "1.000100"});
+        let reply = json!({"type": "message", "user": "U2", "text": "approve x",
+            "ts": "1795946400.000200", "thread_ts": "1.000100"});
+        assert_eq!(incoming("C1", &parent), None);
+        assert_eq!(incoming("C1", &bot), None);
+        let joined = json!({"type": "message", "subtype": "channel_join", "user": "U2",
+            "text": "x", "ts": "3.0", "thread_ts": "1.000100"});
+        assert_eq!(incoming("C1", &joined), None);
+        let mut broadcast = json!({"type": "message", "subtype": "thread_broadcast",
+            "user": "U2", "text": "status", "ts": "4.0", "thread_ts": "1.000100"});
+        assert!(incoming("C1", &broadcast).is_some());
+        broadcast["bot_id"] = json!("B1");
+        assert_eq!(incoming("C1", &broadcast), None);
+        let i = incoming("C1", &reply).unwrap();
+        assert_eq!((i.user.as_str(), i.chat.as_str()), ("U2", "C1"));
+        assert_eq!(i.at.unwrap().timestamp(), 1795946400);
+    }
+}

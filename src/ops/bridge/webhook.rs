@@ -1,0 +1,312 @@
+//! A signed webhook: each post is POSTed as JSON to `--url`, and answers are taken on
+//! `--listen` as JSON POSTs. Both directions are signed alike: `X-Teamctl-Timestamp` (Unix
+//! seconds) and `X-Teamctl-Signature: sha256=<hex>`, the HMAC-SHA256 with the shared secret
+//! over `<timestamp>.<body>`. An answer is taken only when its signature matches and its
+//! timestamp is within 5 minutes of now; anything else is refused with 401 and changes
+//! nothing. For Discord, Teams, ntfy or a person's own service in between.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use super::chat::{Chat, Inbound, drain};
+use super::hear::Incoming;
+use super::http::agent;
+use super::render::Post;
+
+/// How far an answer's timestamp may be from now.
+pub const WINDOW: Duration = Duration::from_secs(300);
+/// The largest answer body read.
+const MAX_BODY: usize = 64 * 1024;
+/// The timestamp header.
+pub const TIMESTAMP: &str = "X-Teamctl-Timestamp";
+/// The signature header.
+pub const SIGNATURE: &str = "X-Teamctl-Signature";
+/// How many times a post waits out a 429 before it gives up (for now).
+const RATE_LIMIT_TRIES: usize = 3;
+
+/// The clock the listener checks timestamps against.
+pub type Clock = Box<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+
+/// A webhook out to `--url`, answers in on `--listen`.
+pub struct Webhook {
+    agent: ureq::Agent,
+    url: Url,
+    secret: String,
+    clock: std::sync::Arc<Clock>,
+    rx: Receiver<Inbound>,
+}
+
+/// HMAC-SHA256 (RFC 2104) of `msg` under `key`.
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(msg)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// The signature header's value for `body` sent at `ts`.
+pub fn sign(secret: &str, ts: i64, body: &[u8]) -> String {
+    let mut msg = format!("{ts}.").into_bytes();
+    msg.extend_from_slice(body);
+    let mac = hmac_sha256(secret.as_bytes(), &msg);
+    format!(
+        "sha256={}",
+        mac.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// Whether `signature` signs `body` at `ts` under `secret`, and `ts` is within [`WINDOW`] of
+/// `now` (compared in constant time).
+pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTime<Utc>) -> bool {
+    let Ok(t) = ts.trim().parse::<i64>() else {
+        return false;
+    };
+    if (now.timestamp() - t).unsigned_abs() > WINDOW.as_secs() {
+        return false;
+    }
+    let want = sign(secret, t, body);
+    let got = signature.trim().as_bytes();
+    want.len() == got.len() && want.bytes().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+impl Webhook {
+    /// Starts the webhook: posts go to `url`; answers are taken on `listen`.
+    ///
+    /// # Errors
+    /// The address cannot be listened on.
+    pub fn start(url: &Url, listen: SocketAddr, secret: &str, clock: Clock) -> Result<Webhook> {
+        if secret.len() < 16 {
+            return Err(crate::error::usage(
+                "TEAMCTL_WEBHOOK_SECRET must be at least 16 characters (32 random bytes, hex, \
+                 is good: openssl rand -hex 32)",
+            ));
+        }
+        let listener =
+            TcpListener::bind(listen).with_context(|| format!("could not listen on {listen}"))?;
+        let clock = std::sync::Arc::new(clock);
+        let (tx, rx) = mpsc::channel();
+        let (s, c) = (secret.to_string(), clock.clone());
+        thread::Builder::new()
+            .name("webhook-listen".into())
+            .spawn(move || {
+                for conn in listener.incoming().flatten() {
+                    if !take(conn, &s, &c, &tx) {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Webhook {
+            agent: agent(Duration::from_secs(30)),
+            url: url.clone(),
+            secret: secret.to_string(),
+            clock,
+            rx,
+        })
+    }
+}
+
+/// Reads one answer from `conn` and hands it over when signed; `false` once nobody listens.
+fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> bool {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut out = match conn.try_clone() {
+        Ok(o) => o,
+        Err(_) => return true,
+    };
+    let (status, msg) = match read_request(conn) {
+        Err(e) => (400, format!("{e:#}")),
+        Ok((ts, sig, body)) if verify(secret, &ts, &sig, &body, clock()) => {
+            match incoming(&ts, &body) {
+                Some(i) => {
+                    if tx.send(Inbound::Message(i)).is_err() {
+                        return false;
+                    }
+                    (202, "taken".to_string())
+                }
+                None => (
+                    400,
+                    "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
+                ),
+            }
+        }
+        Ok(_) => (401, "bad or stale signature".to_string()),
+    };
+    let body = json!({"ok": status == 202, "detail": msg}).to_string();
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    true
+}
+
+/// The timestamp, the signature and the body of one POST.
+fn read_request(conn: TcpStream) -> Result<(String, String, Vec<u8>)> {
+    // Headers and body together at most this much: a client cannot make the bridge hold more.
+    let mut r = BufReader::new(conn.take((MAX_BODY + 16 * 1024) as u64));
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    if !line.starts_with("POST ") {
+        bail!("only POST");
+    }
+    let (mut ts, mut sig, mut len) = (String::new(), String::new(), 0usize);
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h)? == 0 {
+            bail!("the request ended in its headers");
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let Some((k, v)) = h.split_once(':') else {
+            continue;
+        };
+        match k.trim().to_ascii_lowercase().as_str() {
+            "content-length" => len = v.trim().parse().context("bad Content-Length")?,
+            "x-teamctl-timestamp" => ts = v.trim().to_string(),
+            "x-teamctl-signature" => sig = v.trim().to_string(),
+            _ => {}
+        }
+    }
+    if len > MAX_BODY {
+        bail!("the body is over {MAX_BODY} bytes");
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body)?;
+    Ok((ts, sig, body))
+}
+
+/// An answer's body: `{"user","chat","text"}`, sent at `ts`.
+fn incoming(ts: &str, body: &[u8]) -> Option<Incoming> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
+    Some(Incoming {
+        user: s("user")?,
+        chat: s("chat")?,
+        at: DateTime::<Utc>::from_timestamp(ts.parse().ok()?, 0),
+        text: s("text")?,
+    })
+}
+
+impl Chat for Webhook {
+    fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
+        let body = json!({"schema_version": 1, "text": post.text(), "parts": post.parts,
+            "code": post.code.as_ref().map(|c| c.to_string())})
+        .to_string();
+        for _ in 0..RATE_LIMIT_TRIES {
+            let ts = (self.clock)().timestamp();
+            let resp = self
+                .agent
+                .post(self.url.as_str())
+                .header("Content-Type", "application/json")
+                .header(TIMESTAMP, ts.to_string())
+                .header(SIGNATURE, sign(&self.secret, ts, body.as_bytes()))
+                .send(body.as_bytes())
+                .map_err(|e| anyhow!("webhook: {e}"))?;
+            match resp.status().as_u16() {
+                200..=299 => return Ok(()),
+                429 => {
+                    let secs = resp
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .unwrap_or(1)
+                        .min(300);
+                    warn(&format!(
+                        "webhook: rate limited (429), waiting {secs}s as told"
+                    ));
+                    thread::sleep(Duration::from_secs(secs));
+                }
+                s => bail!("webhook: HTTP {s}"),
+            }
+        }
+        Err(anyhow!("webhook: still rate limited"))
+    }
+
+    fn receive(&mut self, max: Duration) -> Vec<Inbound> {
+        drain(&self.rx, max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(
+            hex(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Test case 6: a key longer than the block.
+        assert_eq!(
+            hex(hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn only_a_fresh_signature_over_this_body_verifies() {
+        let now = DateTime::<Utc>::from_timestamp(1_795_946_400, 0).unwrap();
+        let t = now.timestamp();
+        let sig = sign("s3cret-s3cret-s3cret", t, b"{}");
+        assert!(verify(
+            "s3cret-s3cret-s3cret",
+            &t.to_string(),
+            &sig,
+            b"{}",
+            now
+        ));
+        assert!(!verify(
+            "s3cret-s3cret-s3cret",
+            &t.to_string(),
+            &sig,
+            b"{ }",
+            now
+        ));
+        assert!(!verify(
+            "other-other-other",
+            &t.to_string(),
+            &sig,
+            b"{}",
+            now
+        ));
+        let old = t - 301;
+        let stale = sign("s3cret-s3cret-s3cret", old, b"{}");
+        assert!(!verify(
+            "s3cret-s3cret-s3cret",
+            &old.to_string(),
+            &stale,
+            b"{}",
+            now
+        ));
+        assert!(!verify("s3cret-s3cret-s3cret", "x", &sig, b"{}", now));
+    }
+}
