@@ -14,6 +14,7 @@
 //!
 //! Memory: the file's text, the rendered result and the members opened or parsed.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -34,8 +35,9 @@ pub const MAX_DEPTH: usize = 128;
 enum Node<'a> {
     /// Untouched: the text it was read from.
     Raw(&'a RawValue),
-    /// An object opened one level.
-    Obj(Obj<'a>),
+    /// An object opened one level (boxed: most members are slices, and a `projects` of
+    /// hundreds of thousands of them is held at once).
+    Obj(Box<Obj<'a>>),
     /// Parsed (to be read or changed), or new.
     Value(Value),
 }
@@ -43,8 +45,9 @@ enum Node<'a> {
 /// A JSON object whose members are parsed only when read or changed (see the module docs).
 #[derive(Debug, Default)]
 pub struct Obj<'a> {
-    members: Vec<(String, Node<'a>)>,
-    index: HashMap<String, usize>,
+    /// Each key is a slice of the text unless it holds an escape (or was added).
+    members: Vec<(Cow<'a, str>, Node<'a>)>,
+    index: HashMap<Cow<'a, str>, usize>,
     /// A key came more than once in the text.
     duplicates: bool,
 }
@@ -55,23 +58,48 @@ pub struct Doc<'a> {
     root: Obj<'a>,
 }
 
-/// The members of an object, in text order, each a slice of the text.
-struct Pairs<'a>(Vec<(String, &'a RawValue)>);
+/// An object's key, a slice of the text when it holds no escape.
+struct Key<'a>(Cow<'a, str>);
 
-impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Text<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(Text(PhantomData))
+    }
+}
+
+/// An object opened one level, read straight into an [`Obj`] (its members slices of the text).
+struct Opened<'a>(Obj<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Opened<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Members<'a>(PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
-            type Value = Pairs<'a>;
+            type Value = Opened<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Pairs<'a>, M::Error> {
-                let mut out = Vec::new();
-                while let Some(pair) = m.next_entry::<String, &'de RawValue>()? {
-                    out.push(pair);
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Opened<'a>, M::Error> {
+                let mut obj = Obj::default();
+                while let Some((Key(k), v)) = m.next_entry::<Key<'de>, &'de RawValue>()? {
+                    obj.put(k, Node::Raw(v));
                 }
-                Ok(Pairs(out))
+                Ok(Opened(obj))
             }
         }
         d.deserialize_map(Members(PhantomData))
@@ -120,11 +148,7 @@ impl<'a> Doc<'a> {
 impl<'a> Obj<'a> {
     /// The object `raw` (which must be one), opened one level.
     fn open(raw: &'a RawValue) -> Result<Obj<'a>> {
-        let Pairs(pairs) = serde_json::from_str(raw.get())?;
-        let mut obj = Obj::default();
-        for (k, v) in pairs {
-            obj.put(k, Node::Raw(v));
-        }
+        let Opened(obj) = serde_json::from_str(raw.get())?;
         Ok(obj)
     }
 
@@ -132,13 +156,13 @@ impl<'a> Obj<'a> {
     fn of_map(map: serde_json::Map<String, Value>) -> Obj<'a> {
         let mut obj = Obj::default();
         for (k, v) in map {
-            obj.put(k, Node::Value(v));
+            obj.put(Cow::Owned(k), Node::Value(v));
         }
         obj
     }
 
     /// Sets `key` (in its first place when it is there) and says whether it was.
-    fn put(&mut self, key: String, node: Node<'a>) -> bool {
+    fn put(&mut self, key: Cow<'a, str>, node: Node<'a>) -> bool {
         match self.index.get(&key) {
             Some(&i) => {
                 self.members[i].1 = node;
@@ -182,7 +206,7 @@ impl<'a> Obj<'a> {
                 *n = Node::Value(value);
                 true
             }
-            None => self.put(key, Node::Value(value)),
+            None => self.put(Cow::Owned(key), Node::Value(value)),
         }
     }
 
@@ -192,7 +216,7 @@ impl<'a> Obj<'a> {
     /// As [`Obj::get`].
     pub fn value_mut(&mut self, key: &str, new: impl FnOnce() -> Value) -> Result<&mut Value> {
         if self.node_mut(key).is_none() {
-            self.put(key.to_string(), Node::Value(new()));
+            self.put(Cow::Owned(key.to_string()), Node::Value(new()));
         }
         let Some(node) = self.node_mut(key) else {
             unreachable!("inserted above")
@@ -222,7 +246,7 @@ impl<'a> Obj<'a> {
         new: impl FnOnce() -> Value,
     ) -> Result<Option<&mut Obj<'a>>> {
         if self.node_mut(key).is_none() {
-            self.put(key.to_string(), Node::Value(new()));
+            self.put(Cow::Owned(key.to_string()), Node::Value(new()));
         }
         let Some(node) = self.node_mut(key) else {
             unreachable!("inserted above")
@@ -233,7 +257,7 @@ impl<'a> Obj<'a> {
             _ => None,
         };
         if let Some(o) = opened {
-            *node = Node::Obj(o);
+            *node = Node::Obj(Box::new(o));
         }
         Ok(match node {
             Node::Obj(o) => Some(o),
@@ -250,7 +274,7 @@ impl<'a> Obj<'a> {
                 Node::Obj(o) => o.to_value()?,
                 Node::Value(v) => v.clone(),
             };
-            map.insert(k.clone(), v);
+            map.insert(k.to_string(), v);
         }
         Ok(Value::Object(map))
     }
@@ -268,7 +292,7 @@ impl<'a> Obj<'a> {
         for (i, (k, n)) in self.members.iter().enumerate() {
             out.push_str(if i == 0 { "\n" } else { ",\n" });
             indent(out, depth + 1);
-            out.push_str(&serde_json::to_string(k)?);
+            out.push_str(&serde_json::to_string(k.as_ref())?);
             out.push_str(": ");
             match n {
                 Node::Raw(r) if verbatim => out.push_str(r.get()),
@@ -352,6 +376,8 @@ mod tests {
             "{\"n\": 1E5, \"s\": \"\\u001f\", \"e\": {}, \"l\": [[], [[1]]], \"t\": true}",
             "{\"a\": 1, \"b\": {\"c\": 1, \"c\": 2}, \"a\": 3}",
             "  {\"k\" : null }  ",
+            // Keys with escapes (read into owned strings, the others are slices of the text).
+            "{\"\\u00e9t\\u00e9\": 1, \"a\\\"b\": {\"\\n\": 2}, \"\\u00e9t\\u00e9\": 3}",
         ] {
             let doc = Doc::parse(text, Path::new("f")).unwrap();
             assert_eq!(doc.render(false).unwrap(), rendered(text), "{text}");
