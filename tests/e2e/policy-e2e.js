@@ -37,7 +37,8 @@ const { lockedJsonUpdate } = require('./lockfile');
 
 const TEAM = 'demo';
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
-const h = require('./harness')({ name: 'policy-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 150 });
+// The diagnostics show every pane of the team's tmux server: the planner's window too.
+const h = require('./harness')({ name: 'policy-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 150, session: null });
 
 const { st, now, trace, fail, check, waitFor, teamctl, lastJson, tmux, hex, mockSaw, mockLines } = h;
 let follow = null;
