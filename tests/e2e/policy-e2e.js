@@ -152,6 +152,13 @@ h.run(async () => {
   check(created.state === 'ready', `create state ${created.state}: ${created.reason}`);
   check(created.claude.version === `${h.CLAUDE_VERSION} (Claude Code)`, `claude version ${created.claude.version}`);
 
+  // The worker's first turn (its brief) rewrites config.json in place (isActive); a teammate
+  // that starts meanwhile can read it torn, and then never registers the Stop hook that sends
+  // its idle notifications (docs/research/claude-code-behaviour.md §8): the follower would hold
+  // the planner's plan approval back for good. So the planner starts once that turn is over.
+  await waitFor("the worker's first idle_notification", 30000, () => (h.inbox('team-lead') || [])
+    .some((e) => e.from === 'worker' && /"type":"idle_notification"/.test(e.text)));
+  trace("the worker's first turn is over");
   startPlanner();
   startFollower(policy);
 

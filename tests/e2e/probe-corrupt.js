@@ -14,11 +14,16 @@
 //      and what the file holds after --secs; then worker.json is written whole again with
 //      "Token: R-…": whether the worker still takes messages.
 // --torn-only: the files in 1. hold only the torn entry, `[{"from":"x",` (2. is unchanged).
+// --config-torn-at-start MS: instead of 1. and 2., the team's config.json is cut short (its first
+// 40 bytes) before the worker starts and made whole again MS ms later (3000 is past its start-up);
+// then ops sends it "Token: S-…": whether it still answers, sends idle notifications and sets
+// isActive false, and its `[TeammateInit]` debug lines.
 // Every distinct content of the three inboxes is kept (polled every 10 ms) with its time.
 // Prints a timeline on stderr (with --verbose) and a JSON summary on stdout. Findings are in
 // docs/research/claude-code-behaviour.md.
 //
-//   node tests/e2e/probe-corrupt.js [--claude-bin PATH] [--secs S] [--torn-only] [--keep] [--verbose]
+//   node tests/e2e/probe-corrupt.js [--claude-bin PATH] [--secs S] [--torn-only]
+//        [--config-torn-at-start MS] [--keep] [--verbose]
 //   CLAUDE_E2E_VERSION=2.1.334 node tests/e2e/probe-corrupt.js \
 //     --claude-bin ~/.cache/teamctl-compat/2.1.334/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 //
@@ -38,10 +43,13 @@ const h = require('./harness')({
   team: TEAM,
   session: null,
   argv: process.argv.slice(2).filter((a) => a !== '--torn-only'),
-  synopsis: '[--claude-bin <path>] [--secs <s>] [--torn-only] [--keep] [--verbose] [--deadline <s>]',
+  synopsis: '[--claude-bin <path>] [--secs <s>] [--torn-only] [--config-torn-at-start <ms>] [--keep] [--verbose] [--deadline <s>]',
   teamctl: false,
   deadline: 120,
-  flags: { '--secs': { key: 'secs', value: '5', check: (v) => (Number(v) > 0 ? null : '--secs must be a positive number') } },
+  flags: {
+    '--secs': { key: 'secs', value: '5', check: (v) => (Number(v) > 0 ? null : '--secs must be a positive number') },
+    '--config-torn-at-start': { key: 'tornStart', value: null, check: (v) => (v === null || Number(v) >= 0 ? null : '--config-torn-at-start needs milliseconds') },
+  },
   pollMs: 10,
   ownTmux: true,
   env: (env) => ({ ...env, CLAUDECODE: '1' }),
@@ -98,7 +106,7 @@ function setupTeam() {
   }]);
 }
 
-function startWorker() {
+function startWorker({ config = true } = {}) {
   const cmd = `cd ${shq(st.work)} && exec env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 ${shq(args.claudeBin)}` +
     ` --agent-id worker@${TEAM} --agent-name worker --team-name ${TEAM} --agent-color blue` +
     ` --parent-session-id ${st.parentSessionId} --dangerously-skip-permissions --debug`;
@@ -106,6 +114,7 @@ function startWorker() {
     'new-session', '-d', '-s', 'probe', '-x', '200', '-y', '50', '-P', '-F', '#{pane_id}', cmd);
   if (r.status !== 0) fail(`tmux new-session failed (${r.status}): ${r.stderr}`);
   st.pane = r.stdout.trim();
+  if (!config) return;
   lockedJsonUpdate(path.join(st.cfg, 'teams', TEAM, 'config.json'), (cfg) => {
     cfg.members.find((m) => m.name === 'worker').tmuxPaneId = st.pane;
   });
@@ -134,7 +143,7 @@ function debugLines(since = 0) {
     for (const f of fs.readdirSync(dir)) {
       if (!f.endsWith('.txt')) continue;
       out = out.concat(fs.readFileSync(path.join(dir, f), 'utf8').split('\n')
-        .filter((l) => /unparseable|Failed to (read|write) (to )?inbox|refus|pruned|not an array|Wrote message|created new inbox/.test(l)));
+        .filter((l) => /unparseable|Failed to (read|write) (to )?inbox|refus|pruned|not an array|Wrote message|created new inbox|TeammateInit/.test(l)));
     }
   } catch (_) { /* no debug log */ }
   return out.slice(since);
@@ -142,9 +151,35 @@ function debugLines(since = 0) {
 const settle = (s) => sleep(s * 1000);
 const contents = (name, since) => (seen.get(name) || []).filter((v) => v.t >= since);
 
+// --config-torn-at-start: config.json unreadable while the worker starts.
+async function tornAtStart(version) {
+  const cfgPath = path.join(st.cfg, 'teams', TEAM, 'config.json');
+  const whole = fs.readFileSync(cfgPath, 'utf8');
+  fs.writeFileSync(cfgPath, whole.slice(0, 40));
+  startWorker({ config: false });
+  await sleep(Number(args.tornStart));
+  const cfg = JSON.parse(whole);
+  cfg.members.find((m) => m.name === 'worker').tmuxPaneId = st.pane;
+  atomicWrite(cfgPath, JSON.stringify(cfg, null, 2));
+  trace('config.json whole again');
+  await settle(4);
+  const S = `S-${hex(4)}`;
+  lockedJsonUpdate(inboxFile('worker'), (v) => { v.push(message(`Please echo. Token: ${S}`)); });
+  await waitFor(`the worker's echo of ${S}`, 20000, () => (readJson(inboxFile('ops')) || []).some((e) => (e.text || '').includes(S)));
+  await settle(Number(args.secs));
+  const member = (readJson(cfgPath).members || []).find((m) => m.name === 'worker') || {};
+  return {
+    version, config_torn_ms: Number(args.tornStart), token: S, echoed: true,
+    idle_notifications: (readJson(inboxFile('team-lead')) || []).filter((e) => e.from === 'worker' && /idle_notification/.test(e.text)).length,
+    is_active: member.isActive === undefined ? null : member.isActive,
+    debug: debugLines().filter((l) => /TeammateInit|Team file/.test(l)).map((l) => l.slice(0, 200)),
+  };
+}
+
 h.run(async () => {
   const version = clientVersion();
   setupTeam();
+  if (args.tornStart !== null) return tornAtStart(version);
   sampler = setInterval(sample, 10);
   startWorker();
   await waitFor('the first idle_notification', 40000, () => {
