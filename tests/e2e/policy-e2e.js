@@ -37,7 +37,8 @@ const { lockedJsonUpdate } = require('./lockfile');
 
 const TEAM = 'demo';
 const API_KEY = 'sk-ant-mock-000000000000000000000000';
-const h = require('./harness')({ name: 'policy-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 150 });
+// The diagnostics show every pane of the team's tmux server: the planner's window too.
+const h = require('./harness')({ name: 'policy-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 150, session: null });
 
 const { st, now, trace, fail, check, waitFor, teamctl, lastJson, tmux, hex, mockSaw, mockLines } = h;
 let follow = null;
@@ -151,6 +152,13 @@ h.run(async () => {
   check(created.state === 'ready', `create state ${created.state}: ${created.reason}`);
   check(created.claude.version === `${h.CLAUDE_VERSION} (Claude Code)`, `claude version ${created.claude.version}`);
 
+  // The worker's first turn (its brief) rewrites config.json in place (isActive); a teammate
+  // that starts meanwhile can read it torn, and then never registers the Stop hook that sends
+  // its idle notifications (docs/research/claude-code-behaviour.md §8): the follower would hold
+  // the planner's plan approval back for good. So the planner starts once that turn is over.
+  await waitFor("the worker's first idle_notification", 30000, () => (h.inbox('team-lead') || [])
+    .some((e) => e.from === 'worker' && /"type":"idle_notification"/.test(e.text)));
+  trace("the worker's first turn is over");
   startPlanner();
   startFollower(policy);
 
