@@ -242,15 +242,15 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
         "teamctl keeps a private record of the teams it leads in its data dir, and has none: \
          set TEAMCTL_DATA_DIR",
     )?;
-    let outcome = match create::create(
-        &ctx.layout,
-        &spec,
-        launch.as_ref(),
+    let creating = create::Creating {
+        layout: &ctx.layout,
+        spec: &spec,
+        launch: launch.as_ref(),
         leads,
-        ctx.now,
-        &ctx.lock,
-        &mut progress,
-    ) {
+        now: ctx.now,
+        lock: &ctx.lock,
+    };
+    let outcome = match create::create(&creating, &mut progress) {
         Ok(o) => o,
         Err(e) => {
             if out.json {

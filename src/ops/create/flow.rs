@@ -4,21 +4,18 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::launch::start_panes;
+use super::launch::{Provisioned, Starting, start_panes};
 use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
 use super::provision::{already_exists, launch_record, provision};
 use super::ready::{wait_ready, with_dialog_hint};
-use super::spec::{Launch, LaunchEnv, Spec, color_of, validate_members};
-use super::worktree::{self, Trees};
+use super::spec::{Creating, Launch, Spec, color_of, validate_members};
+use super::worktree;
 use crate::host::claude::ClaudeInfo;
 use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
-use crate::store::lock::LockOptions;
-use crate::store::paths::Layout;
-use crate::team::lead::{self, Leads};
+use crate::team::lead;
 
 /// Runs the whole state machine, reporting each step to `progress` (state, one line of text).
 /// Validation problems, an existing team and a create already running are errors; a failure
@@ -27,21 +24,20 @@ use crate::team::lead::{self, Leads};
 ///
 /// # Errors
 /// Usage errors, "already exists", "busy", binary or tmux not found, I/O while provisioning.
-pub fn create(
-    layout: &Layout,
-    spec: &Spec,
-    launch: Option<&LaunchEnv>,
-    leads: &Leads,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    progress: &mut dyn FnMut(Step, &str),
-) -> Result<Outcome> {
+pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outcome> {
+    let Creating {
+        layout,
+        spec,
+        launch,
+        leads,
+        ..
+    } = *c;
     let session = session_name(&spec.team);
-    let claude = validate(layout, spec, launch, leads, &session, progress)?;
+    let claude = validate(c, &session, progress)?;
     let trees = worktree::plan(layout, leads, spec)?;
 
     if trees.any() {
-        make_worktrees(layout, leads, spec, launch, &trees, progress)?;
+        make_worktrees(c, &trees, progress)?;
     }
     progress(
         Step::Provisioning,
@@ -49,17 +45,8 @@ pub fn create(
     );
     let lead_session_id = Uuid::new_v4().to_string();
     let tmux_session = (spec.launch == Launch::Tmux).then_some(session.as_str());
-    let briefs = provision(
-        layout,
-        spec,
-        &trees,
-        &lead_session_id,
-        tmux_session,
-        now,
-        opts,
-        leads,
-    )
-    .inspect_err(|_| worktree::unmake_all(&trees))?;
+    let briefs = provision(c, &trees, &lead_session_id, tmux_session)
+        .inspect_err(|_| worktree::unmake_all(&trees))?;
     let mut members = provisioned(spec, briefs);
     let mut outcome = Outcome {
         state: Step::Provisioned,
@@ -75,27 +62,18 @@ pub fn create(
     };
 
     progress(Step::Launching, &format!("tmux session {session}"));
-    let (made, launched) = start_panes(
-        layout,
-        spec,
-        &trees,
-        env,
-        Path::new(&claude.path),
-        &lead_session_id,
-        &mut members,
-        &session,
-        opts,
-        progress,
-    );
-    record_session(
-        layout,
-        spec,
-        &trees,
-        leads,
-        &lead_session_id,
-        made.as_ref(),
-        now,
-    )?;
+    let team = Provisioned {
+        trees: &trees,
+        lead_session_id: &lead_session_id,
+        session: &session,
+    };
+    let with = Starting {
+        claude: Path::new(&claude.path),
+        passthrough: &env.claude.passthrough,
+        pane_env: &env.claude.pane_env,
+    };
+    let (made, launched) = start_panes(c, &team, &with, &mut members, progress);
+    record_session(c, &team, made.as_ref())?;
     if let Err(e) = launched {
         // Only the session this create made: one of that name another create made first (a
         // race lost on a shared tmux server) is the winner's.
@@ -137,13 +115,17 @@ pub fn create(
 /// Makes the teammates' git worktrees and, when asked, trusts them in `.claude.json` as their
 /// folder is, telling `progress` how that went.
 fn make_worktrees(
-    layout: &Layout,
-    leads: &Leads,
-    spec: &Spec,
-    launch: Option<&LaunchEnv>,
+    c: &Creating,
     trees: &worktree::Trees,
     progress: &mut dyn FnMut(Step, &str),
 ) -> Result<()> {
+    let Creating {
+        layout,
+        spec,
+        launch,
+        leads,
+        ..
+    } = *c;
     progress(
         Step::Provisioning,
         &format!(
@@ -185,13 +167,17 @@ fn provisioned(spec: &Spec, briefs: Vec<String>) -> Vec<MemberOutcome> {
 /// Validating: the teammates, teamctl's private record, the working directory, no team of that
 /// name; when launching, `claude` (returned, as found), tmux and no session of that name.
 fn validate(
-    layout: &Layout,
-    spec: &Spec,
-    launch: Option<&LaunchEnv>,
-    leads: &Leads,
+    c: &Creating,
     session: &str,
     progress: &mut dyn FnMut(Step, &str),
 ) -> Result<Option<ClaudeInfo>> {
+    let Creating {
+        layout,
+        spec,
+        launch,
+        leads,
+        ..
+    } = *c;
     progress(Step::Validating, &format!("team '{}'", spec.team));
     validate_members(&spec.members)?;
     // Where teamctl records that it leads the team must work before the team is written.
@@ -238,22 +224,25 @@ fn validate(
 /// The session's id beside its name in the private record: `delete` kills this session and
 /// no other, not even a later one of the same name. `made`: where the session this create
 /// made runs (none made: none recorded, never one of that name someone else made).
-fn record_session(
-    layout: &Layout,
-    spec: &Spec,
-    trees: &Trees,
-    leads: &Leads,
-    lead_session_id: &str,
-    made: Option<&tmux::Where>,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let session = session_name(&spec.team);
+fn record_session(c: &Creating, team: &Provisioned, made: Option<&tmux::Where>) -> Result<()> {
+    let Creating {
+        layout,
+        spec,
+        leads,
+        now,
+        ..
+    } = *c;
+    let Provisioned {
+        trees,
+        lead_session_id,
+        session,
+    } = *team;
     let mut record = lead::new_record(
         layout,
         &spec.team,
         lead_session_id,
         now.timestamp_millis(),
-        made.map(|_| session.as_str()),
+        made.map(|_| session),
         Some(&spec.cwd),
     );
     let Some(at) = made.cloned() else {

@@ -6,40 +6,58 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::outcome::{MemberOutcome, MemberState, Step};
-use super::spec::{LaunchEnv, Spec, color_of};
+use super::spec::{Creating, Spec, color_of};
 use super::worktree::Trees;
 use crate::host::claude::TeammateLaunch;
 use crate::host::tmux;
-use crate::store::lock::LockOptions;
-use crate::store::paths::Layout;
 use crate::team::config::set_pane;
-use crate::team::model::Color;
+
+/// A team as provisioned: its teammates' worktrees, its lead's session id, and the tmux
+/// session its teammates start in.
+#[derive(Debug, Clone, Copy)]
+pub struct Provisioned<'a> {
+    /// The teammates' worktrees.
+    pub trees: &'a Trees,
+    /// The lead's session id (`--parent-session-id`).
+    pub lead_session_id: &'a str,
+    /// The tmux session.
+    pub session: &'a str,
+}
+
+/// How teammates are started: the `claude` binary, the variables passed on in its command
+/// line, and those given to its pane.
+#[derive(Debug, Clone, Copy)]
+pub struct Starting<'a> {
+    /// The `claude` binary.
+    pub claude: &'a Path,
+    /// The variables passed on in the command line.
+    pub passthrough: &'a [(String, String)],
+    /// The variables given to the pane.
+    pub pane_env: &'a [(String, String)],
+}
 
 /// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted: see
 /// [`TeammateLaunch::command`].
-/// `i` is the teammate's place in `spec.members`; it runs in its worktree (`trees`) or the
-/// team's working directory, with its own model, agent type and permission flags.
-#[allow(clippy::too_many_arguments)]
+/// `i` is the teammate's place in `spec.members`, its colour [`color_of`]`(i)`; it runs in its
+/// worktree or the team's working directory, with its own model, agent type and permission
+/// flags.
 pub fn teammate_command(
     root: &Path,
     spec: &Spec,
-    trees: &Trees,
+    team: &Provisioned,
     i: usize,
-    claude: &Path,
-    passthrough: &[(String, String)],
-    color: Color,
-    lead_session_id: &str,
+    with: &Starting,
 ) -> String {
     let m = &spec.members[i];
     TeammateLaunch {
         root,
-        cwd: trees.cwd(spec, i),
-        claude,
-        passthrough,
+        cwd: team.trees.cwd(spec, i),
+        claude: with.claude,
+        passthrough: with.passthrough,
         team: spec.team.as_str(),
         member: m.name.as_str(),
-        color: color.as_str(),
-        lead_session_id,
+        color: color_of(i).as_str(),
+        lead_session_id: team.lead_session_id,
         agent_type: m.agent_type.as_deref(),
         model: m.model.as_deref(),
         permission: &m.permission,
@@ -51,19 +69,17 @@ pub fn teammate_command(
 /// Starts the teammates' panes in a new tmux session `session`. Returns where the session
 /// this call made runs (`None` when it made none: one of that name that another create made
 /// first is never taken for it), and how starting went.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn start_panes(
-    layout: &Layout,
-    spec: &Spec,
-    trees: &Trees,
-    env: &LaunchEnv,
-    claude: &Path,
-    lead_session_id: &str,
+    c: &Creating,
+    team: &Provisioned,
+    with: &Starting,
     members: &mut [MemberOutcome],
-    session: &str,
-    opts: &LockOptions,
     progress: &mut dyn FnMut(Step, &str),
 ) -> (Option<tmux::Where>, Result<()>) {
+    let Creating {
+        layout, spec, lock, ..
+    } = *c;
+    let session = team.session;
     let mut made = None;
     let mut each = || -> Result<()> {
         for (i, (m, out)) in spec.members.iter().zip(members.iter_mut()).enumerate() {
@@ -77,24 +93,15 @@ pub(super) fn start_panes(
             // The teammate runs elsewhere (`cd <cwd>`): a relative config dir would move.
             let root = std::path::absolute(layout.root())
                 .with_context(|| format!("could not resolve {}", layout.root().display()))?;
-            let cmd = teammate_command(
-                &root,
-                spec,
-                trees,
-                i,
-                claude,
-                &env.claude.passthrough,
-                color_of(i),
-                lead_session_id,
-            );
+            let cmd = teammate_command(&root, spec, team, i, with);
             // Record the pane before the teammate runs, as a lead does (spec §8.1 step 3).
-            set_pane(layout, &spec.team, m.name.as_str(), &pane, opts)?;
+            set_pane(layout, &spec.team, m.name.as_str(), &pane, lock)?;
             out.pane = Some(pane.clone());
             out.state = MemberState::Starting;
             // Pane options need tmux 3.0: an older one starts the teammate unmarked
             // (docs/security.md says what that leaves to config.json).
             let _ = tmux::Server::env().tag_member(&pane, m.name.as_str());
-            tmux::Server::env().respawn(&pane, &cmd, &env.claude.pane_env)?;
+            tmux::Server::env().respawn(&pane, &cmd, with.pane_env)?;
             progress(
                 Step::Launching,
                 &format!("{} in pane {pane}: {cmd}", m.name),
@@ -138,16 +145,19 @@ mod tests {
             members: vec![alice],
             launch: Launch::Tmux,
         };
-        let cmd = teammate_command(
-            Path::new("/c"),
-            &spec,
-            &Trees::default(),
-            0,
-            Path::new("/bin/claude"),
-            &[("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into())],
-            Color::Blue,
-            "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d",
-        );
+        let trees = Trees::default();
+        let team = Provisioned {
+            trees: &trees,
+            lead_session_id: "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d",
+            session: "teamctl-review-42",
+        };
+        let passthrough = [("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into())];
+        let with = Starting {
+            claude: Path::new("/bin/claude"),
+            passthrough: &passthrough,
+            pane_env: &[],
+        };
+        let cmd = teammate_command(Path::new("/c"), &spec, &team, 0, &with);
         assert_eq!(
             cmd,
             "cd '/work/my repo' && env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 \

@@ -28,11 +28,12 @@ mod worktree;
 
 pub use file::{FileMember, Loaded, Overrides, TeamFile, WorktreeValue, expand_name, load};
 pub use flow::create;
-pub use launch::teammate_command;
+pub use launch::{Provisioned, Starting, teammate_command};
 pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
 pub use provision::{config_doc, provision};
 pub use ready::{brief_taken, reported};
 pub use spec::{
-    Branch, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines, validate_members,
+    Branch, Creating, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines,
+    validate_members,
 };
 pub use worktree::{Planned, TakenDown, Trees, plan as plan_worktrees, take_down};

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
-use super::spec::{Launch, Spec, color_of};
+use super::spec::{Creating, Launch, Spec, color_of};
 use super::worktree::Trees;
 use crate::error::Error;
 use crate::host::claude::Permission;
@@ -19,7 +19,7 @@ use crate::store::lock::{self, LockGuard, LockOptions};
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::store::{self, Entry};
 use crate::team::config::{LEAD, TEAMCTL_KEY};
-use crate::team::lead::{self, Leads, MemberLaunch};
+use crate::team::lead::{self, MemberLaunch};
 use crate::team::model::NewMessage;
 
 /// `config.json` of a new team in Claude Code's shape (spec §6), members without panes yet.
@@ -92,17 +92,20 @@ pub fn config_doc(
 ///
 /// # Errors
 /// "already exists", "busy" (another create holds the config lock), I/O.
-#[allow(clippy::too_many_arguments)]
 pub fn provision(
-    layout: &Layout,
-    spec: &Spec,
+    c: &Creating,
     trees: &Trees,
     lead_session_id: &str,
     tmux_session: Option<&str>,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-    leads: &Leads,
 ) -> Result<Vec<String>> {
+    let Creating {
+        layout,
+        spec,
+        leads,
+        now,
+        lock: opts,
+        ..
+    } = *c;
     let team = &spec.team;
     let config = layout.config_path(team);
     // Anything named config.json (a symlink too) is a team that exists.

@@ -7,11 +7,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::usage;
 use crate::host::claude::{ClaudeEnv, Permission};
-use crate::store::paths::{MemberName, TeamName};
+use crate::store::lock::LockOptions;
+use crate::store::paths::{Layout, MemberName, TeamName};
+use crate::team::lead::Leads;
 use crate::team::model::Color;
 
 /// One teammate to create.
@@ -103,6 +106,25 @@ pub struct LaunchEnv {
     /// the workspace trust their team's folder has (`worktree::trust`); `None` leaves
     /// them untrusted.
     pub trust: Option<crate::ops::prepare::Request>,
+}
+
+/// What a create works from: where the team goes, what it is, how its teammates are started
+/// (`None`: `--launch none`), teamctl's record of the teams it leads, the time written into
+/// the team and how long to wait for a lock.
+#[derive(Debug, Clone, Copy)]
+pub struct Creating<'a> {
+    /// The config dir.
+    pub layout: &'a Layout,
+    /// The team as asked for.
+    pub spec: &'a Spec,
+    /// How its teammates are started, when they are.
+    pub launch: Option<&'a LaunchEnv>,
+    /// teamctl's record of the teams it leads (where it records this one).
+    pub leads: &'a Leads,
+    /// The time written into the team.
+    pub now: DateTime<Utc>,
+    /// How long to wait for a lock.
+    pub lock: &'a LockOptions,
 }
 
 /// The palette colour of the `i`-th teammate: blue first, as a lead that took red (spec §8.5).
