@@ -250,3 +250,41 @@ fn anchors_follow_github() {
         ["b.md", "h.md#i"]
     );
 }
+
+/// docs/development.md's map ("Where things go") names every module of the library and the
+/// binary's own helpers (a verb's file is named by its verb page, a pane of `top` by the
+/// render folder): a newcomer finds each room from it.
+#[test]
+fn the_development_map_names_every_module() {
+    let doc = fs::read_to_string(root().join("docs/development.md")).unwrap();
+    let map = &doc[doc.find("## Where things go").expect("the map's heading")..];
+    let words: std::collections::HashSet<&str> = map
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("src"), &mut files);
+    let mut missing: Vec<String> = files
+        .iter()
+        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().into_owned())
+        .filter(|p| !p.starts_with("src/cli/cmd/") && !p.starts_with("src/cli/tui/render/"))
+        .filter(|p| {
+            let stem = Path::new(p).file_stem().unwrap().to_str().unwrap();
+            !matches!(stem, "mod" | "tests" | "fixture") && !words.contains(stem)
+        })
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "docs/development.md's map does not name: {missing:?}"
+    );
+}
