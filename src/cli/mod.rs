@@ -7,13 +7,13 @@ pub(crate) mod answer;
 pub(crate) mod args;
 pub(crate) mod by_policy;
 pub(crate) mod cmd;
+#[cfg(test)]
+mod command_pages;
 pub(crate) mod compose;
 pub(crate) mod context;
 pub(crate) mod env;
 pub(crate) mod keep;
 pub(crate) mod launch;
-#[cfg(test)]
-mod markdown;
 pub(crate) mod merging;
 pub(crate) mod otel;
 pub(crate) mod output;
@@ -279,7 +279,7 @@ mod tests {
         clap_mangen::generate_to(Cli::command(), &man).unwrap();
         let commands = tmp.path().join("docs/commands");
         fs::create_dir_all(&commands).unwrap();
-        for (name, text) in super::markdown::pages(Cli::command()) {
+        for (name, text) in super::command_pages::pages(Cli::command()) {
             fs::write(commands.join(name), text).unwrap();
         }
 

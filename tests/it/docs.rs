@@ -275,7 +275,12 @@ fn the_development_map_names_every_module() {
     walk(&root().join("src"), &mut files);
     let mut missing: Vec<String> = files
         .iter()
-        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().into_owned())
+        .map(|p| {
+            p.strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|p| !p.starts_with("src/cli/cmd/") && !p.starts_with("src/cli/tui/render/"))
         .filter(|p| {
             let stem = Path::new(p).file_stem().unwrap().to_str().unwrap();

@@ -21,9 +21,9 @@ use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 
+use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
-use super::resume;
 use super::spec::{Event, Orphans, Outcome, Resumed, RunEnv, Spec, State};
 use crate::ops::rescue::Relaunch;
 
@@ -92,7 +92,7 @@ pub fn run(
     };
     progress(Event::Progress(State::Validating, &what));
     let found = match &spec.resume {
-        Some(what) => Some(resume::find(layout, what, &spec.cwd, &env.records)?),
+        Some(what) => Some(interrupted::find(layout, what, &spec.cwd, &env.records)?),
         None => None,
     };
     let Some(ready) = validate(layout, spec, env, found.as_ref(), &mut out)? else {
@@ -132,7 +132,7 @@ fn brief(
     layout: &Layout,
     spec: &Spec,
     env: &RunEnv,
-    found: &resume::Interrupted,
+    found: &interrupted::Interrupted,
     ready: &Ready,
     out: &mut Outcome,
     progress: &mut dyn FnMut(Event),
@@ -213,15 +213,15 @@ struct Lead {
 
 /// Checks what the run needs (its name, prompt and folder; the binary, tmux; no start-up
 /// dialog nobody could answer); with `resuming`, refuses a `teamctl-run-<name>` session that is
-/// not the interrupted run's own ([`resume::Interrupted::own_session`]), then ends what is left
-/// of the interrupted run in its own session ([`resume::Interrupted::clear`]) once all that
+/// not the interrupted run's own ([`interrupted::Interrupted::own_session`]), then ends what is left
+/// of the interrupted run in its own session ([`interrupted::Interrupted::clear`]) once all that
 /// holds. `Ok(None)` when the
 /// run fails before starting, with the reason in `out`.
 fn validate(
     layout: &Layout,
     spec: &Spec,
     env: &RunEnv,
-    resuming: Option<&resume::Interrupted>,
+    resuming: Option<&interrupted::Interrupted>,
     out: &mut Outcome,
 ) -> Result<Option<Ready>> {
     check_name(&spec.name)?;

@@ -31,18 +31,18 @@
 //! on by the lead's last session, `claude --resume <leadSessionId>`, told it was interrupted
 //! and what is left (the open tasks, its teammates' unread messages); the old lead's teammates
 //! still running in the run's tmux session are ended first, since a resumed lead never reads
-//! what they send. The rest is a run as above, following that team (`resume`).
+//! what they send. The rest is a run as above, following that team (`interrupted`).
 //!
 //! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
 //! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
-//! `resume` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
+//! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
 //! the team) and `done` (the done rule).
 
 mod done;
+mod interrupted;
 mod lead;
 mod monitor;
 mod preflight;
-mod resume;
 mod spec;
 
 pub use crate::host::claude::Dialog;

@@ -389,7 +389,7 @@ impl Monitor<'_> {
             return;
         }
         let lock = LockOptions::default();
-        let message = match super::resume::fix_lead_session(self.layout, name, id, &lock) {
+        let message = match super::interrupted::fix_lead_session(self.layout, name, id, &lock) {
             Ok(None) => return,
             Ok(Some(was)) => {
                 if let Some(r) = out.resumed.as_mut() {
