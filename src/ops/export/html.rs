@@ -27,8 +27,12 @@ use crate::text::html::{block, inline, json_script};
 use crate::time::parse_time;
 use crate::units;
 
-/// The size the page's messages are kept under (the page stays under 2 MB).
-pub const BUDGET: usize = 1536 * 1024;
+/// The bytes of messages' texts the page shows; past it, texts are left to summary.json.
+pub const BUDGET: usize = 768 * 1024;
+
+/// The bytes the list of messages is kept under (texts included); past it, the remaining
+/// messages are left to summary.json, so the page stays under 2 MB however long the team ran.
+pub const LIST_MAX: usize = 1536 * 1024;
 
 /// The most of one message's text the page shows (characters).
 pub const TEXT_MAX: usize = 2000;
@@ -422,8 +426,12 @@ fn conversation(h: &mut String, s: &Summary) {
         s.messages.len()
     );
     let start = h.len();
-    let mut left_out = 0;
+    let (mut left_out, mut texts, mut listed) = (0, 0, 0);
     for m in &s.messages {
+        if h.len() - start > LIST_MAX {
+            break;
+        }
+        listed += 1;
         let _ = write!(
             h,
             "<li><div>{} · <strong>{}</strong> → <strong>{}</strong> · {} · <span class=\"mute\">{}</span></div>",
@@ -434,13 +442,24 @@ fn conversation(h: &mut String, s: &Summary) {
             state(m.state)
         );
         match &m.text {
-            Some(text) if h.len() - start < BUDGET => pre(h, text, TEXT_MAX),
+            Some(text) if texts < BUDGET => {
+                let before = h.len();
+                pre(h, text, TEXT_MAX);
+                texts += h.len() - before;
+            }
             Some(_) => left_out += 1,
             None => {}
         }
         h.push_str("</li>\n");
     }
     h.push_str("</ol>\n");
+    if listed < s.messages.len() {
+        let _ = writeln!(
+            h,
+            "<p class=\"mute\">The other {} message(s) are left out to keep this page small; summary.json has every one.</p>",
+            s.messages.len() - listed
+        );
+    }
     if left_out > 0 {
         let _ = writeln!(
             h,
