@@ -319,8 +319,8 @@ fn chart(h: &mut String, members: &[EmbeddedMember]) {
     );
     for (i, _, p) in &drawn {
         let mut pts = String::with_capacity(p.len() * 16);
-        // A step line: the cost rises at each response and holds until the next.
-        let mut last: Option<f64> = None;
+        // A step line from nothing: the cost rises at each response and holds until the next.
+        let mut last = p.first().map(|_| y(0.0));
         for (at, v) in p {
             let (px, py) = (x(*at), y(*v));
             if let Some(prev) = last {
