@@ -255,3 +255,75 @@ fn a_big_team_has_a_small_page() {
     check_markup(&page);
     assert!(check_costs(&page, &summary) >= 10);
 }
+
+/// A lead whose session ended (Claude Code's own figure, `cost-state`) with an in-process
+/// teammate: each member's series ends at its figure in summary.json (the lead's share without
+/// its teammate's), and the copies of the teammate's history count once.
+#[test]
+fn claude_codes_own_figures_end_the_series() {
+    let env = TestEnv::new();
+    env.team("cc", &[("helper", None)]);
+    let dir = env.root.join("projects/-tmp");
+    fs::create_dir_all(&dir).unwrap();
+    let sid = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
+    let said = |id: &str, at: &str| {
+        assistant_entry(
+            id,
+            at,
+            json!([{"type": "text", "text": id}]),
+            "end_turn",
+            (1000, 100),
+        )
+    };
+    let lead = [
+        said("l1", "2026-11-29T09:00:00.000Z"),
+        said("l2", "2026-11-29T09:05:00.000Z"),
+        json!({"type": "cost-state", "totalCostUSD": 0.5, "modelUsage": {"claude-opus-5-5":
+            {"inputTokens": 5000, "outputTokens": 500, "cacheReadInputTokens": 0,
+             "cacheCreationInputTokens": 0, "costUSD": 0.5}}}),
+    ];
+    let text: String = lead.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(dir.join(format!("{sid}.jsonl")), text).unwrap();
+    let subs = dir.join(sid).join("subagents");
+    fs::create_dir_all(&subs).unwrap();
+    // Two copies of the teammate's history, as Claude Code up to 2.1.178 wrote them.
+    let mut first = said("h1", "2026-11-29T09:01:00.000Z");
+    first["uuid"] = "u-1".into();
+    let copies = [
+        vec![first.clone()],
+        vec![first, said("h2", "2026-11-29T09:02:00.000Z")],
+    ];
+    for (k, copy) in copies.iter().enumerate() {
+        let text: String = copy.iter().map(|l| format!("{l}\n")).collect();
+        fs::write(subs.join(format!("agent-a{k}.jsonl")), text).unwrap();
+        fs::write(
+            subs.join(format!("agent-a{k}.meta.json")),
+            r#"{"name":"helper"}"#,
+        )
+        .unwrap();
+    }
+    let out = env.dir.path().join("rec");
+    let (page, summary) = export(&env, "cc", &out);
+    assert_eq!(check_costs(&page, &summary), 2);
+    let e = embedded(&page);
+    let m = |name: &str| {
+        e["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(m("team-lead")["cost_source"], "claude_code");
+    assert_eq!(m("team-lead")["cost_series"].as_array().unwrap().len(), 2);
+    assert_eq!(m("helper")["cost_series"].as_array().unwrap().len(), 2);
+    // The helper's own responses, as computed: its points are those costs, unscaled.
+    let h = m("helper");
+    let pts = h["cost_series"].as_array().unwrap();
+    let one = pts[0][1].as_f64().unwrap();
+    assert!(
+        (pts[1][1].as_f64().unwrap() - 2.0 * one).abs() < 1e-12,
+        "{h}"
+    );
+}
