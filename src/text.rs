@@ -2,8 +2,10 @@
 //! list of characters never shown raw ([`is_control`]) and one rule for the start of a line
 //! ([`starts_command`]), for every human output (the terminal's, `top`'s, the record's
 //! `report.md`, `teamctl report`). The terminal writes them visibly in `cli::term`; Markdown in
-//! [`markdown`], the one escaper for teammate text in Markdown.
+//! [`markdown`], the one escaper for teammate text in Markdown; HTML in [`html`], the one for
+//! teammate text in an HTML page (`report.html`).
 
+pub mod html;
 pub mod markdown;
 pub mod prompt;
 

@@ -181,6 +181,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(
         tree(&out),
         [
+            "report.html",
             "report.md",
             "sent.jsonl",
             "summary.json",
@@ -196,7 +197,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             format!("transcripts/worker/{WORKER_SID}.jsonl").as_str(),
         ]
     );
-    assert_eq!(v["files"], 13);
+    assert_eq!(v["files"], 14);
     // Byte for byte.
     for (copy, orig) in [
         ("team/config.json", env.root.join("teams/demo/config.json")),
@@ -451,7 +452,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         let mut bytes = Vec::new();
         e.read_to_end(&mut bytes).unwrap();
         let rel = name.strip_prefix("rec/").unwrap();
-        if rel != "summary.json" && rel != "report.md" {
+        if !["summary.json", "report.md", "report.html"].contains(&rel) {
             assert_eq!(bytes, fs::read(out.join(rel)).unwrap(), "{rel}");
         }
         names.push(rel.to_string());
@@ -767,6 +768,20 @@ fn delete_writes_the_record_before_removing_the_team() {
     assert_eq!(v["export"]["transcripts"], 3);
     assert!(out.is_file());
     assert!(!env.root.join("teams/demo").exists() && !env.root.join("tasks/demo").exists());
+    // The page is in the archive too (the same writer as export's).
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(fs::File::open(&out).unwrap()));
+    let page = ar
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.path().unwrap().ends_with("report.html"))
+        .map(|mut e| {
+            let mut s = String::new();
+            e.read_to_string(&mut s).unwrap();
+            s
+        })
+        .expect("report.html in the archive");
+    assert!(page.contains("id=\"teamctl-record\""), "{page}");
 
     // A record that cannot be written: nothing is removed.
     let env = fixture();

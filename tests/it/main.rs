@@ -35,6 +35,7 @@ mod protocol;
 mod real_claude;
 mod redeliver;
 mod report;
+mod report_html;
 mod resume;
 mod run;
 mod security;

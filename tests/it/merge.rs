@@ -587,6 +587,30 @@ fn export_keeps_a_patch_and_a_diffstat_per_member() {
     );
 }
 
+/// report.html shows each branch's diffstat, a teammate's file names escaped: no tag, handler
+/// or link from a file name becomes markup.
+#[test]
+fn the_record_page_shows_diffstats_with_file_names_escaped() {
+    let env = TestEnv::new();
+    let (_, trees) = team(&env, &["alice", "bob"]);
+    let name = "<img src=x onerror=alert(1)><a href=javascript:x>\u{202e}.txt";
+    commit(&trees[0].1, name, "a\nb\n");
+    let out = env.dir.path().join("record");
+    env.cmd()
+        .args(["--team", "t", "export", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let page = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("<h2>Branches</h2>"), "{page}");
+    assert!(
+        page.contains("+2 -0  &lt;img src=x onerror=alert(1)&gt;&lt;a href=javascript:x&gt;"),
+        "{page}"
+    );
+    assert!(!page.contains("<img") && !page.contains("<a "), "{page}");
+    assert!(!page.contains('\u{202e}'), "{page}");
+}
+
 #[test]
 fn wait_merges_into_a_branch_once_the_tasks_are_done() {
     let env = TestEnv::new();

@@ -25,8 +25,8 @@ use crate::cli::record::summary_line;
 /// lead's, pane teammates' own, in-process teammates', several for a member that was
 /// restarted; plain subagents under transcripts/<member>/<session>/subagents/),
 /// patches/<member>.patch (each teammate with a git worktree: its work against the commit it
-/// started from, uncommitted changes included while its worktree is there), summary.json and
-/// report.md.
+/// started from, uncommitted changes included while its worktree is there), summary.json,
+/// report.md and report.html.
 ///
 /// summary.json: {"schema_version":1,"generated_at","generator","team","team_folder","run",
 /// "status":{"team","members","tasks","totals"} (the status --json document, tokens and cost per
@@ -51,6 +51,15 @@ use crate::cli::record::summary_line;
 /// answer. It is GitHub-flavoured Markdown that can be appended to $GITHUB_STEP_SUMMARY as it is:
 /// teammate text cannot break it (short fields are escaped, message texts fenced, control
 /// characters shown as \u{…}), and it stays under GitHub's 1 MiB limit.
+///
+/// report.html is the same as one self-contained page to open in a browser: each member's cost
+/// as a table and a chart of its cumulative cost over time, the branches' diffstats, the tasks
+/// and the messages in order. It loads nothing (inline CSS and SVG, no script, a
+/// Content-Security-Policy of default-src 'none'), reads on a phone and prints; teammate text is
+/// HTML-escaped. Its data is embedded as JSON in <script type="application/json"
+/// id="teamctl-record">: {"schema_version":1,"team","generated_at","run_state","cost_usd",
+/// "members":[{"name","cost_usd","cost_source","cost_series"}]}, each member's cost_usd the one
+/// in summary.json and cost_series [[time, cumulative_usd], …] ending at it.
 ///
 /// Reads only: no lock is taken (each file is copied as one whole version, read again if it
 /// changed meanwhile; a transcript up to its last whole line), nothing is written into the config

@@ -17,9 +17,11 @@
 //! figure can be a little lower than what it will record at the end.
 //!
 //! [`SpendReader`] follows a team's transcripts over time (what was appended since the last
-//! read is all it parses); [`read_team`] and [`read_located`] are one read.
+//! read is all it parses); [`read_team`] and [`read_located`] are one read. [`series`]: each
+//! member's cost over time, from the lines of a read that sees every line (an export's).
 
 mod reader;
+pub mod series;
 mod sum;
 
 pub use reader::{LOCATE_EVERY, SpendReader};

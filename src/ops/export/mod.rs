@@ -17,7 +17,9 @@
 //!   order (from the inboxes, the sent log and the transcripts, so delivered and consumed messages
 //!   are there too), the lead's final answer, the transcripts, what each member cost and the
 //!   team in total ([`Cost`], from [`crate::observe::spend`]) and a sha256 of every file;
-//! - `report.md` ([`markdown`]): the same for people, safe to append to `$GITHUB_STEP_SUMMARY`.
+//! - `report.md` ([`markdown`]): the same for people, safe to append to `$GITHUB_STEP_SUMMARY`;
+//! - `report.html` ([`html`]): the same as one self-contained page, with each member's cost over
+//!   time ([`crate::observe::spend::series`]) drawn and embedded as JSON.
 //!
 //! Reads only: no lock is taken (each file is copied as one whole version, see
 //! [`crate::store::snapshot`]; every file reached through [`crate::store::dir`] handles, so a
@@ -27,6 +29,7 @@
 //! member names, task ids and session ids become file names in the bundle.
 
 mod bundle;
+pub mod html;
 pub mod markdown;
 mod merge;
 pub mod summary;
@@ -52,6 +55,7 @@ pub use summary::{
 use crate::observe::document::{Identity, StatusDocument};
 use crate::observe::human;
 use crate::observe::reader::{Options, TeamReader};
+use crate::observe::spend::series::{Series, SeriesBuilder};
 use crate::store;
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
@@ -129,12 +133,13 @@ type Sink<'a> = dyn FnMut(&str, Content) -> Result<()> + 'a;
 /// # Errors
 /// The team's folders cannot be listed.
 pub fn summarize(req: &Request) -> Result<Summary> {
-    gather(req, &mut |_, content| {
+    let (summary, _) = gather(req, &mut |_, content| {
         if let Content::Stream { reader, .. } = content {
             io::copy(reader, &mut io::sink())?;
         }
         Ok(())
-    })
+    })?;
+    Ok(summary)
 }
 
 /// Writes the record of `req` to `out`: a folder, or a `.tar.gz` ([`Format::of`]).
@@ -146,7 +151,7 @@ pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
     check_out(req.layout, out)?;
     let mut bundle = Bundle::create(out)?;
     let mut files = 0;
-    let summary = gather(req, &mut |rel, content| {
+    let (summary, series) = gather(req, &mut |rel, content| {
         files += 1;
         match content {
             Content::Bytes(c) => bundle.add(rel, &c.bytes, c.mtime),
@@ -160,13 +165,15 @@ pub fn export(req: &Request, out: &Path) -> Result<(Exported, Summary)> {
     doc.push(b'\n');
     bundle.add("summary.json", &doc, mtime)?;
     bundle.add("report.md", markdown::render(&summary).as_bytes(), mtime)?;
+    let page = html::render(&summary, &series)?;
+    bundle.add("report.html", page.as_bytes(), mtime)?;
     let bytes = bundle.written();
     let size = bundle.finish()?;
     Ok((
         Exported {
             out: out.to_path_buf(),
             format: Format::of(out),
-            files: files + 2,
+            files: files + 3,
             bytes,
             size,
             messages: summary.messages.len(),
@@ -240,9 +247,12 @@ fn check_out(layout: &Layout, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Each member's cost over time, by name ([`crate::observe::spend::series`]).
+pub type CostSeries = BTreeMap<String, Series>;
+
 /// Reads everything the record holds, handing each copied file to `sink` as it goes, and
-/// returns the summary (its `files` filled in).
-fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
+/// returns the summary (its `files` filled in) and each member's cost over time.
+fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSeries)> {
     let mut g = Gathering {
         sink,
         files: Vec::new(),
@@ -311,13 +321,18 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
     let st = present.status;
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
+    let series: CostSeries = cost
+        .iter()
+        .flat_map(|c| &c.members)
+        .map(|m| (m.name.clone(), t.series.series(&m.name, m.cost_usd)))
+        .collect();
     let identity = Identity::of(&team, team.default_identity());
     let mut status = StatusDocument::of(st, identity, needs, lost);
     status.tasks = crate::observe::status::task_counts(&board);
     let mut warnings = g.warnings;
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
-    Ok(Summary {
+    let summary = Summary {
         schema_version: 1,
         generated_at: iso_millis(req.now),
         generator: format!("teamctl {}", env!("CARGO_PKG_VERSION")),
@@ -339,16 +354,18 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<Summary> {
             .unwrap_or_default(),
         files: g.files,
         warnings,
-    })
+    };
+    Ok((summary, series))
 }
 
-/// The transcripts copied: each file's record, the messages they say were delivered, and the
-/// lead's last text (its final answer when its turn ended).
+/// The transcripts copied: each file's record, the messages they say were delivered, the
+/// lead's last text (its final answer when its turn ended) and each member's responses.
 struct Transcripts {
     infos: Vec<TranscriptInfo>,
     said: Vec<Said>,
     result: Option<String>,
     result_final: bool,
+    series: SeriesBuilder,
 }
 
 struct Gathering<'s, 'a> {
@@ -550,6 +567,7 @@ impl Gathering<'_, '_> {
             said: Vec::new(),
             result: None,
             result_final: false,
+            series: SeriesBuilder::default(),
         };
         let mut owners: Vec<&String> = located.keys().collect();
         owners.sort_by_key(|n| *n != lead_name);
@@ -581,7 +599,9 @@ impl Gathering<'_, '_> {
             session: sid.as_deref(),
             kind,
         };
+        let series = &mut t.series;
         let info = self.transcript(&file, Some(&mut t.said), &mut |line| {
+            series.feed(owner, line);
             if is_lead {
                 st.feed(line);
             }
@@ -605,7 +625,8 @@ impl Gathering<'_, '_> {
                 session: None,
                 kind: "subagent",
             };
-            if let Some(info) = self.transcript(&file, None, &mut |_| {})? {
+            let series = &mut t.series;
+            if let Some(info) = self.transcript(&file, None, &mut |l| series.feed(owner, l))? {
                 t.infos.push(info);
             }
         }

@@ -1,0 +1,159 @@
+//! Each member's cost over time, response by response, from the transcript lines a reader hands
+//! it (an export reads every line of every transcript once, as it copies them).
+//!
+//! A point is an API response's time (its entry's `timestamp`) and the member's cost up to and
+//! including it, each response priced as [`crate::team::transcript::Spend`] prices it (counted
+//! once per `message.id`, with the usage of its last entry, so the per-turn copies of an
+//! in-process teammate's history count once). The series is then scaled so that its last point
+//! is the member's figure exactly ([`super::MemberSpend::cost_usd`]): that figure may be Claude
+//! Code's own (which also counts side requests it never writes to a transcript) or the lead's
+//! share without its in-process teammates, so the shape is the responses' and the end is the
+//! member's cost. A response without a readable time counts in the scale but has no point of
+//! its own.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+
+use crate::team::transcript::{entry, pricing};
+use crate::time::{iso_millis, parse_time};
+
+/// `[[time, cumulative_usd], …]`, oldest first: times RFC 3339 UTC.
+pub type Series = Vec<(String, f64)>;
+
+/// The most points a series keeps (the first and the last always among them).
+pub const MAX_POINTS: usize = 400;
+
+/// One response: when (its last entry's time) and its computed cost (`None`: no price).
+#[derive(Debug, Clone, Copy)]
+struct Priced {
+    at: Option<DateTime<Utc>>,
+    usd: Option<f64>,
+}
+
+/// Collects each member's responses from transcript lines.
+#[derive(Debug, Default)]
+pub struct SeriesBuilder {
+    members: BTreeMap<String, HashMap<String, Priced>>,
+}
+
+impl SeriesBuilder {
+    /// Takes one transcript line (without its newline) of `member`'s; anything but an
+    /// assistant entry with a usage is ignored.
+    pub fn feed(&mut self, member: &str, line: &[u8]) {
+        if entry::top_level_type(line) != Some(b"assistant") {
+            return;
+        }
+        let Some(l) = entry::parse(line) else { return };
+        let Some(m) = &l.message else { return };
+        let model = m.model.as_deref().unwrap_or("");
+        let (Some(id), Some(usage)) = (&m.id, &m.usage) else {
+            return;
+        };
+        // `<synthetic>`: a message Claude Code made up itself, no API call.
+        if model == "<synthetic>" {
+            return;
+        }
+        let priced = l.requested_model.as_deref().unwrap_or(model);
+        let p = Priced {
+            at: l.timestamp.as_deref().and_then(parse_time),
+            usd: pricing::cost(priced, usage, l.version.as_deref()),
+        };
+        if !self.members.contains_key(member) {
+            self.members.insert(member.to_string(), HashMap::new());
+        }
+        if let Some(rs) = self.members.get_mut(member) {
+            rs.insert(id.to_string(), p);
+        }
+    }
+
+    /// `member`'s series, its last point `total` exactly when the member's cost is known
+    /// (`None`: a model without a price, and the series is the priced responses' cost as
+    /// computed). Empty when none of its responses has a time.
+    pub fn series(&self, member: &str, total: Option<f64>) -> Series {
+        let Some(rs) = self.members.get(member) else {
+            return Series::new();
+        };
+        let computed: f64 = rs.values().filter_map(|p| p.usd).sum();
+        let mut timed: Vec<(DateTime<Utc>, f64)> = rs
+            .values()
+            .filter_map(|p| Some((p.at?, p.usd.unwrap_or(0.0))))
+            .collect();
+        timed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let scale = match total {
+            Some(t) if computed > 0.0 => t / computed,
+            _ => 1.0,
+        };
+        let mut sum = 0.0;
+        let mut out: Series = timed
+            .into_iter()
+            .map(|(at, usd)| {
+                sum += usd;
+                (iso_millis(at), sum * scale)
+            })
+            .collect();
+        if let (Some(t), Some(last)) = (total, out.last_mut()) {
+            last.1 = t;
+        }
+        thin(out, MAX_POINTS)
+    }
+}
+
+/// At most `max` points of `s`, spread evenly, the first and the last kept.
+fn thin(s: Series, max: usize) -> Series {
+    let n = s.len();
+    if n <= max || max < 2 {
+        return s;
+    }
+    let keep: Vec<usize> = (0..max).map(|i| i * (n - 1) / (max - 1)).collect();
+    s.into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.binary_search(i).is_ok())
+        .map(|(_, p)| p)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn response(id: &str, at: &str, out: u64) -> Vec<u8> {
+        json!({"type":"assistant","timestamp":at,"message":{"id":id,"model":"claude-opus-5-5",
+            "content":[],"usage":{"input_tokens":10,"output_tokens":out}}})
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn responses_counted_once_in_time_order_ending_at_the_members_figure() {
+        let mut b = SeriesBuilder::default();
+        b.feed("w", &response("r2", "2026-12-01T00:02:00Z", 5));
+        b.feed("w", &response("r1", "2026-12-01T00:01:00Z", 5));
+        // Another block of r1, and a copy of it in another file: once, last usage.
+        b.feed("w", &response("r1", "2026-12-01T00:01:00.500Z", 5));
+        b.feed("w", br#"{"type":"user","message":{"content":"x"}}"#);
+        b.feed("w", b"{torn");
+        let s = b.series("w", None);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].0, "2026-12-01T00:01:00.500Z");
+        let one = s[0].1;
+        assert!(one > 0.0);
+        assert!((s[1].1 - 2.0 * one).abs() < 1e-15);
+        // Scaled to the member's figure, its last point that figure exactly.
+        let s = b.series("w", Some(0.1));
+        assert_eq!(s[1].1, 0.1);
+        assert!((s[0].1 - 0.05).abs() < 1e-12);
+        assert!(b.series("nobody", Some(1.0)).is_empty());
+    }
+
+    #[test]
+    fn long_series_are_thinned_keeping_both_ends() {
+        let s: Series = (0..1000).map(|i| (i.to_string(), i as f64)).collect();
+        let t = thin(s, 400);
+        assert_eq!(t.len(), 400);
+        assert_eq!(t[0].1, 0.0);
+        assert_eq!(t[399].1, 999.0);
+        assert!(t.windows(2).all(|w| w[0].1 < w[1].1));
+    }
+}

@@ -1,0 +1,599 @@
+//! `report.html`: the record as one self-contained page for people: the team, its run's state
+//! and answer, each member's cost (a table, and an inline SVG chart of its cost over time), the
+//! branches' diffstats, the tasks and the messages in order; the data it draws embedded once as
+//! JSON (`<script type="application/json" id="teamctl-record">`, see [`Embedded`]).
+//!
+//! It loads nothing: no script runs (the JSON block is data), styles and the chart are inline,
+//! and a Content-Security-Policy meta (`default-src 'none'`) forbids every request anyway. It
+//! reads at 390 px (a viewport meta, one column, tables that scroll) and prints.
+//!
+//! Teammate text goes through [`crate::text::html`], the one escaper for untrusted text in
+//! HTML: no tag, attribute, handler, link or `</script>` from a teammate ever becomes markup,
+//! controls and bidi overrides are visible escapes, and inside the JSON block `<`, `>`, `&`,
+//! U+2028 and U+2029 are JSON escapes. Long texts are cut, and past [`BUDGET`] the remaining
+//! texts are left to `summary.json`.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::observe::spend::CostSource;
+use crate::ops::export::CostSeries;
+use crate::ops::export::summary::{Message, MessageState, Summary};
+use crate::ops::merge::diff::{stat_text, totals};
+use crate::text::html::{block, inline, json_script};
+use crate::time::parse_time;
+use crate::units;
+
+/// The bytes of messages' texts the page shows; past it, texts are left to summary.json.
+pub const BUDGET: usize = 768 * 1024;
+
+/// The bytes the list of messages is kept under (texts included); past it, the remaining
+/// messages are left to summary.json, so the page stays under 2 MB however long the team ran.
+pub const LIST_MAX: usize = 1536 * 1024;
+
+/// The most of one message's text the page shows (characters).
+pub const TEXT_MAX: usize = 2000;
+
+/// The most files of one branch's diffstat the page lists.
+const DIFFSTAT_MAX: usize = 50;
+
+/// The policy: nothing but the inline styles (and `data:` images) may load.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+/// The data the page draws, embedded as JSON for a script to read.
+#[derive(Debug, Serialize)]
+pub struct Embedded<'a> {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The team.
+    pub team: &'a str,
+    /// When the record was taken.
+    pub generated_at: &'a str,
+    /// The run's state (`run --export`), else `null`.
+    pub run_state: Option<&'a str>,
+    /// The team's cost (`summary.json` `cost.cost_usd`).
+    pub cost_usd: Option<f64>,
+    /// Each member with a transcript (`summary.json` `cost.members[]` order), then the others.
+    pub members: Vec<EmbeddedMember<'a>>,
+}
+
+/// One member in [`Embedded`].
+#[derive(Debug, Serialize)]
+pub struct EmbeddedMember<'a> {
+    /// Name.
+    pub name: &'a str,
+    /// Its cost, as `summary.json` has it (`null`: unknown, or no transcript).
+    pub cost_usd: Option<f64>,
+    /// Where the cost comes from.
+    pub cost_source: Option<CostSource>,
+    /// `[[time, cumulative_usd], …]`: its last point is `cost_usd` when that is known.
+    pub cost_series: &'a [(String, f64)],
+}
+
+impl<'a> Embedded<'a> {
+    /// What the page of `s` embeds.
+    pub fn of(s: &'a Summary, series: &'a CostSeries) -> Embedded<'a> {
+        let none: &[(String, f64)] = &[];
+        let mut members: Vec<EmbeddedMember> = s
+            .cost
+            .iter()
+            .flat_map(|c| &c.members)
+            .map(|m| EmbeddedMember {
+                name: &m.name,
+                cost_usd: m.cost_usd,
+                cost_source: m.cost_source,
+                cost_series: series.get(&m.name).map_or(none, Vec::as_slice),
+            })
+            .collect();
+        for m in &s.status.members {
+            if !members.iter().any(|e| e.name == m.name) {
+                members.push(EmbeddedMember {
+                    name: &m.name,
+                    cost_usd: m.cost_usd,
+                    cost_source: None,
+                    cost_series: none,
+                });
+            }
+        }
+        Embedded {
+            schema_version: 1,
+            team: &s.team,
+            generated_at: &s.generated_at,
+            run_state: s.run.as_ref().map(|r| r.state.as_str()),
+            cost_usd: s.cost.as_ref().and_then(|c| c.cost_usd),
+            members,
+        }
+    }
+}
+
+/// The page for `s`, with each member's cost over time from `series`.
+///
+/// # Errors
+/// The embedded data failing to serialize (a bug).
+pub fn render(s: &Summary, series: &CostSeries) -> Result<String> {
+    let embedded = Embedded::of(s, series);
+    let mut h = String::with_capacity(64 * 1024);
+    head(&mut h, s);
+    intro(&mut h, s);
+    cost(&mut h, s, &embedded);
+    branches(&mut h, s);
+    tasks(&mut h, s);
+    conversation(&mut h, s);
+    warnings(&mut h, s);
+    let json = json_script(&serde_json::to_string(&embedded)?);
+    let _ = writeln!(
+        h,
+        "<script type=\"application/json\" id=\"teamctl-record\">{json}</script>\n</main>\n\
+         </body>\n</html>"
+    );
+    Ok(h)
+}
+
+const STYLE: &str = "\
+:root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--mute:#59636e;--line:#d1d9e0}\
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--mute:#9198a1;--line:#3d444d}}\
+*{box-sizing:border-box}\
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif}\
+main{max-width:60rem;margin:0 auto;padding:1rem}\
+h1{font-size:1.4rem;margin:.2rem 0 .6rem;overflow-wrap:anywhere}\
+h2{font-size:1.15rem;margin:1.6rem 0 .5rem;border-bottom:1px solid var(--line)}\
+.mute{color:var(--mute)}\
+.scroll{overflow-x:auto}\
+table{border-collapse:collapse;font-size:.9rem}\
+th,td{border:1px solid var(--line);padding:.25rem .5rem;text-align:left;vertical-align:top}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}\
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:rgba(128,128,128,.1);padding:.5rem;\
+margin:.3rem 0 .8rem;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}\
+ol.msgs{padding-left:1.6rem}ol.msgs li{margin-bottom:.4rem}\
+svg{width:100%;height:auto;max-width:40rem;display:block}\
+svg text{font:11px system-ui,sans-serif;fill:currentColor}\
+.axis{stroke:var(--line)}\
+.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}\
+.sw{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:-.05em}\
+.c0{stroke:#0969da;background:#0969da}.c1{stroke:#cf222e;background:#cf222e}\
+.c2{stroke:#1a7f37;background:#1a7f37}.c3{stroke:#8250df;background:#8250df}\
+.c4{stroke:#bc4c00;background:#bc4c00}.c5{stroke:#0598bc;background:#0598bc}\
+.c6{stroke:#bf3989;background:#bf3989}.c7{stroke:#4d2d00;background:#9a6700}\
+.c8{stroke:#57606a;background:#57606a}.c9{stroke:#116329;background:#116329}\
+polyline{fill:none;stroke-width:2}\
+@media print{body{font-size:11pt}.scroll{overflow:visible}main{max-width:none}pre{background:none;border:1px solid #ccc}}";
+
+/// The document's head and the heading.
+fn head(h: &mut String, s: &Summary) {
+    let team = inline(&s.team, 128);
+    let _ = writeln!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>Team record: {team}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <h1>Team record: {team}</h1>"
+    );
+}
+
+/// When and by what, the run's state, the counts and the lead's answer.
+fn intro(h: &mut String, s: &Summary) {
+    let _ = write!(
+        h,
+        "<p class=\"mute\">Exported {} by {}.",
+        time(Some(&s.generated_at)),
+        inline(&s.generator, 40)
+    );
+    if !s.team_folder {
+        h.push_str(" The team's folder was already gone: its members, inboxes and config are not in this record.");
+    }
+    h.push_str("</p>\n");
+    if let Some(r) = &s.run {
+        let _ = write!(
+            h,
+            "<p>Run {}: <strong>{}</strong>",
+            inline(&r.name, 64),
+            inline(&r.state, 20)
+        );
+        if let Some(why) = &r.reason {
+            let _ = write!(h, ": {}", inline(why.lines().next().unwrap_or(""), 300));
+        }
+        let _ = writeln!(h, " (after {}).</p>", units::duration(r.elapsed_ms / 1000));
+    }
+    let n = &s.status.tasks;
+    let _ = writeln!(
+        h,
+        "<p>Lead {}, {} member(s), {} message(s); tasks: {} completed, {} in progress, {} pending.</p>",
+        opt(s.status.team.lead_agent_id.as_deref(), 100),
+        s.status.members.iter().filter(|m| m.in_config).count(),
+        s.messages.len(),
+        n.completed,
+        n.in_progress,
+        n.pending
+    );
+    if let Some(text) = &s.result {
+        let _ = writeln!(
+            h,
+            "<h2>{}</h2>",
+            if s.result_final {
+                "Final answer"
+            } else {
+                "The lead's last answer (its turn had not ended)"
+            }
+        );
+        pre(h, text, TEXT_MAX * 4);
+    }
+}
+
+/// The cost chart and the members' table.
+fn cost(h: &mut String, s: &Summary, e: &Embedded) {
+    h.push_str("<h2>Cost</h2>\n");
+    match &s.cost {
+        Some(c) => {
+            let _ = writeln!(
+                h,
+                "<p>Team total: <strong>{}</strong>.</p>",
+                usd(c.cost_usd, c.cost_source, true)
+            );
+        }
+        None => h.push_str("<p>No transcript was found, so the cost is not known.</p>\n"),
+    }
+    chart(h, &e.members);
+    if s.status.members.is_empty() {
+        h.push_str("<p>No members on record.</p>\n");
+        return;
+    }
+    h.push_str(
+        "<div class=\"scroll\"><table>\n<tr><th>Member</th><th>State</th><th>Tokens in / out / \
+         cache read / cache write</th><th>Cost</th></tr>\n",
+    );
+    for m in &s.status.members {
+        let tokens = m.tokens.as_ref().map_or("—".into(), |t| {
+            format!(
+                "{} / {} / {} / {}",
+                units::count(t.input),
+                units::count(t.output),
+                units::count(t.cache_read),
+                units::count(t.cache_creation)
+            )
+        });
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{tokens}</td><td class=\"n\">{}</td></tr>",
+            inline(&m.name, 64),
+            inline(&m.state.to_string(), 40),
+            usd(m.cost_usd, m.cost_source, m.tokens.is_some())
+        );
+    }
+    h.push_str("</table></div>\n");
+}
+
+/// The plot's box in the SVG's user units: left, top, right, bottom.
+const PLOT: (f64, f64, f64, f64) = (58.0, 12.0, 628.0, 212.0);
+
+/// A series' points that have a time.
+type Points = Vec<(DateTime<Utc>, f64)>;
+
+/// Each member's cumulative cost over time as one SVG chart, with a legend; nothing when no
+/// member's responses have times.
+fn chart(h: &mut String, members: &[EmbeddedMember]) {
+    let points = |s: &[(String, f64)]| -> Points {
+        s.iter()
+            .filter_map(|(t, v)| Some((parse_time(t)?, *v)))
+            .collect()
+    };
+    let drawn: Vec<(usize, &EmbeddedMember, Points)> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i, m, points(m.cost_series)))
+        .filter(|(_, _, p)| !p.is_empty())
+        .collect();
+    let all = || drawn.iter().flat_map(|(_, _, p)| p.iter());
+    let (Some(t0), Some(t1)) = (all().map(|p| p.0).min(), all().map(|p| p.0).max()) else {
+        h.push_str(
+            "<p class=\"mute\">No response times on record: no chart of the cost over time.</p>\n",
+        );
+        return;
+    };
+    let vmax = all().map(|p| p.1).fold(0.0_f64, f64::max);
+    let span = (t1 - t0).num_milliseconds().max(1) as f64;
+    let (l, t, r, b) = PLOT;
+    let x = |at: DateTime<Utc>| l + (r - l) * (at - t0).num_milliseconds() as f64 / span;
+    let y = |v: f64| b - (b - t) * if vmax > 0.0 { v / vmax } else { 0.0 };
+    let _ = writeln!(
+        h,
+        "<svg viewBox=\"0 0 640 240\" role=\"img\" aria-label=\"Cumulative cost per member over time\">\n\
+         <path class=\"axis\" d=\"M{l} {t}V{b}H{r}\"/>\n\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"end\">$0</text>\n\
+         <text x=\"{l}\" y=\"{}\">{}</text>\n\
+         <text x=\"{r}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+        l - 4.0,
+        t + 8.0,
+        units::usd(vmax),
+        l - 4.0,
+        b,
+        b + 16.0,
+        clock(t0),
+        b + 16.0,
+        clock(t1)
+    );
+    for (i, _, p) in &drawn {
+        let mut pts = String::with_capacity(p.len() * 16);
+        // A step line from nothing: the cost rises at each response and holds until the next.
+        let mut last = p.first().map(|_| y(0.0));
+        for (at, v) in p {
+            let (px, py) = (x(*at), y(*v));
+            if let Some(prev) = last {
+                let _ = write!(pts, "{px:.1},{prev:.1} ");
+            }
+            let _ = write!(pts, "{px:.1},{py:.1} ");
+            last = Some(py);
+        }
+        let _ = writeln!(
+            h,
+            "<polyline class=\"c{}\" points=\"{}\"/>",
+            i % 10,
+            pts.trim_end()
+        );
+    }
+    h.push_str("</svg>\n<ul class=\"legend\">");
+    for (i, m, _) in &drawn {
+        let _ = write!(
+            h,
+            "<li><span class=\"sw c{}\"></span>{} {}</li>",
+            i % 10,
+            inline(m.name, 64),
+            m.cost_usd.map_or("unknown".into(), units::usd)
+        );
+    }
+    h.push_str("</ul>\n<p class=\"mute\">Times UTC. Each line is a member's cost up to each of its responses (priced from their usage), scaled to end at the member's cost.</p>\n");
+}
+
+/// Each teammate's branch with its diffstat against the commit it started from.
+fn branches(h: &mut String, s: &Summary) {
+    if s.worktrees.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Branches</h2>\n");
+    for w in &s.worktrees {
+        let commit: String = w
+            .commit
+            .as_deref()
+            .unwrap_or("gone")
+            .chars()
+            .take(12)
+            .collect();
+        let _ = write!(
+            h,
+            "<p><strong>{}</strong>: branch <code>{}</code> at <code>{}</code>",
+            inline(&w.member, 64),
+            inline(&w.branch, 200),
+            inline(&commit, 12)
+        );
+        let Some(files) = &w.files else {
+            h.push_str(", its changes could not be read.</p>\n");
+            continue;
+        };
+        let (added, deleted, _) = totals(files);
+        let base: String = w.base.chars().take(12).collect();
+        let _ = writeln!(
+            h,
+            ", {} file(s) +{added} -{deleted} against <code>{}</code>.</p>",
+            files.len(),
+            inline(&base, 12)
+        );
+        if !files.is_empty() {
+            pre(h, &stat_text(files, DIFFSTAT_MAX), usize::MAX);
+        }
+    }
+}
+
+/// The tasks' table.
+fn tasks(h: &mut String, s: &Summary) {
+    h.push_str("<h2>Tasks</h2>\n");
+    if s.tasks.is_empty() {
+        h.push_str("<p>No tasks.</p>\n");
+        return;
+    }
+    h.push_str(
+        "<div class=\"scroll\"><table>\n<tr><th>#</th><th>Subject</th><th>Status</th>\
+         <th>Owner</th><th>Blocked by</th></tr>\n",
+    );
+    for task in &s.tasks {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            inline(&task.id, 20),
+            inline(&task.subject, 200),
+            inline(&task.status, 20),
+            opt(task.owner.as_deref(), 64),
+            inline(&task.open_blockers.join(", "), 60)
+        );
+    }
+    h.push_str("</table></div>\n");
+}
+
+/// The messages in order, each with its text (within [`BUDGET`]).
+fn conversation(h: &mut String, s: &Summary) {
+    h.push_str("<h2>Messages</h2>\n");
+    if s.messages.is_empty() {
+        h.push_str("<p>No messages on record.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"mute\">{} message(s), oldest first (times UTC; protocol frames by their type).</p>\n<ol class=\"msgs\">",
+        s.messages.len()
+    );
+    let start = h.len();
+    let (mut left_out, mut texts, mut listed) = (0, 0, 0);
+    for m in &s.messages {
+        if h.len() - start > LIST_MAX {
+            break;
+        }
+        listed += 1;
+        let _ = write!(
+            h,
+            "<li><div>{} · <strong>{}</strong> → <strong>{}</strong> · {} · <span class=\"mute\">{}</span></div>",
+            time(m.at.as_deref()),
+            inline(&m.from, 64),
+            inline(&m.to, 64),
+            what(m),
+            state(m.state)
+        );
+        match &m.text {
+            Some(text) if texts < BUDGET => {
+                let before = h.len();
+                pre(h, text, TEXT_MAX);
+                texts += h.len() - before;
+            }
+            Some(_) => left_out += 1,
+            None => {}
+        }
+        h.push_str("</li>\n");
+    }
+    h.push_str("</ol>\n");
+    if listed < s.messages.len() {
+        let _ = writeln!(
+            h,
+            "<p class=\"mute\">The other {} message(s) are left out to keep this page small; summary.json has every one.</p>",
+            s.messages.len() - listed
+        );
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"mute\">The texts of {left_out} more message(s) are left out to keep this page small; summary.json has every one.</p>"
+        );
+    }
+}
+
+/// What the export could not record.
+fn warnings(h: &mut String, s: &Summary) {
+    if s.warnings.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Warnings</h2>\n<ul>\n");
+    for w in s.warnings.iter().take(50) {
+        let _ = writeln!(h, "<li>{}</li>", inline(w, 300));
+    }
+    if s.warnings.len() > 50 {
+        let _ = writeln!(
+            h,
+            "<li>… {} more in summary.json</li>",
+            s.warnings.len() - 50
+        );
+    }
+    h.push_str("</ul>\n");
+}
+
+/// Untrusted text (at most `max` characters) as a `<pre>`, and where the rest is.
+fn pre(h: &mut String, text: &str, max: usize) {
+    let (body, cut) = block(text, max);
+    let _ = writeln!(h, "<pre>{body}</pre>");
+    if cut > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"mute\">({cut} more characters: the whole text is in summary.json)</p>"
+        );
+    }
+}
+
+/// An RFC 3339 time as `2026-12-01 03:29:42`, or the untrusted text escaped.
+fn time(t: Option<&str>) -> String {
+    match t.map(|t| (t, parse_time(t))) {
+        Some((_, Some(d))) => d.format("%Y-%m-%d %H:%M:%S").to_string(),
+        Some((t, None)) => inline(t, 40),
+        None => "—".into(),
+    }
+}
+
+/// `12-01 03:29` for an axis.
+fn clock(t: DateTime<Utc>) -> String {
+    t.format("%m-%d %H:%M").to_string()
+}
+
+fn opt(v: Option<&str>, max: usize) -> String {
+    v.map_or_else(|| "—".into(), |s| inline(s, max))
+}
+
+/// `$0.0042 (computed)`, `$1.20 (Claude Code)`; `unknown` for a model without a price (when
+/// there are tokens), `—` without a transcript.
+fn usd(v: Option<f64>, source: Option<CostSource>, known: bool) -> String {
+    match (v, source) {
+        (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", units::usd(v)),
+        (Some(v), _) => format!("{} (computed)", units::usd(v)),
+        (None, _) if known => "unknown (a model without a price)".into(),
+        (None, _) => "—".into(),
+    }
+}
+
+/// `message: summary`, or the frame type.
+fn what(m: &Message) -> String {
+    match (&m.frame_type, &m.summary) {
+        (Some(f), _) => format!("<em>{}</em>", inline(f, 40)),
+        (None, Some(sum)) => format!("message: {}", inline(sum, 100)),
+        (None, None) => match &m.text {
+            Some(t) => format!(
+                "message: {}",
+                inline(&crate::team::model::first_line(t, 60), 100)
+            ),
+            None => "message".into(),
+        },
+    }
+}
+
+fn state(s: MessageState) -> &'static str {
+    match s {
+        MessageState::Unread => "unread",
+        MessageState::Read => "read",
+        MessageState::Delivered => "delivered",
+        MessageState::Consumed => "consumed",
+        MessageState::Sent => "sent",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::spend::series::Series;
+
+    #[test]
+    fn a_member_without_times_draws_no_chart() {
+        let mut h = String::new();
+        chart(
+            &mut h,
+            &[EmbeddedMember {
+                name: "w",
+                cost_usd: Some(1.0),
+                cost_source: None,
+                cost_series: &[],
+            }],
+        );
+        assert!(h.contains("No response times"), "{h}");
+        assert!(!h.contains("<svg"));
+    }
+
+    #[test]
+    fn the_chart_escapes_names_and_ends_at_the_cost() {
+        let series: Series = vec![
+            ("2026-12-01T00:00:00.000Z".into(), 0.5),
+            ("2026-12-01T00:10:00.000Z".into(), 2.0),
+        ];
+        let mut h = String::new();
+        chart(
+            &mut h,
+            &[EmbeddedMember {
+                name: "<b onclick=x>",
+                cost_usd: Some(2.0),
+                cost_source: None,
+                cost_series: &series,
+            }],
+        );
+        assert!(h.contains("&lt;b onclick=x&gt;"), "{h}");
+        assert!(!h.contains("<b "));
+        // The last point is the plot's top right corner (the highest cost, the latest time).
+        assert!(h.contains("628.0,12.0\"/>"), "{h}");
+        assert!(h.contains("$2.00"), "{h}");
+    }
+}
