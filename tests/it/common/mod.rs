@@ -1,0 +1,17 @@
+//! What the suites share, in rooms: the hermetic environment and reading teamctl's output
+//! (env), teams and transcripts (teams), tmux (tmux), other writers (peers) and files (files).
+//! `use crate::common::{…}` reaches every helper through the re-exports below.
+
+#![allow(dead_code)]
+
+mod env;
+mod files;
+mod peers;
+mod teams;
+mod tmux;
+
+pub use env::*;
+pub use files::*;
+pub use peers::*;
+pub use teams::*;
+pub use tmux::*;
