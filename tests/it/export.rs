@@ -178,6 +178,45 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(v["transcripts"], 3);
     // Reads only: the config dir is byte for byte as it was.
     assert_eq!(snapshot(&env.root), before);
+    the_folder_holds_every_file_byte_for_byte(&env, &out, &v);
+    let s: Value = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        keys(&s),
+        [
+            "cost",
+            "files",
+            "generated_at",
+            "generator",
+            "messages",
+            "result",
+            "result_final",
+            "run",
+            "schema_version",
+            "status",
+            "tasks",
+            "team",
+            "team_folder",
+            "transcripts",
+            "warnings",
+            "worktrees"
+        ]
+    );
+    assert_eq!(s["worktrees"], json!([]));
+    assert_eq!(s["schema_version"], 1);
+    assert_eq!(s["generated_at"], crate::common::NOW);
+    assert_eq!(s["team_folder"], true);
+    assert_eq!(s["result"], "FINAL ANSWER: 42");
+    assert_eq!(s["result_final"], true);
+    the_summary_prices_each_member_as_status_does(&s);
+    the_summary_carries_the_status_document_and_the_tasks(&s);
+    the_summary_lists_every_message_once(&s);
+    the_summary_names_transcripts_digests_and_what_it_could_not_copy(&s, &out);
+    the_report_is_markdown_without_secrets(&out);
+    the_archive_holds_the_same_files(&env, &out);
+}
+
+/// The record's folder: every file, and the copies byte for byte.
+fn the_folder_holds_every_file_byte_for_byte(env: &TestEnv, out: &Path, v: &Value) {
     assert_eq!(
         tree(&out),
         [
@@ -220,34 +259,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "{copy}"
         );
     }
-    let s: Value = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(
-        keys(&s),
-        [
-            "cost",
-            "files",
-            "generated_at",
-            "generator",
-            "messages",
-            "result",
-            "result_final",
-            "run",
-            "schema_version",
-            "status",
-            "tasks",
-            "team",
-            "team_folder",
-            "transcripts",
-            "warnings",
-            "worktrees"
-        ]
-    );
-    assert_eq!(s["worktrees"], json!([]));
-    assert_eq!(s["schema_version"], 1);
-    assert_eq!(s["generated_at"], crate::common::NOW);
-    assert_eq!(s["team_folder"], true);
-    assert_eq!(s["result"], "FINAL ANSWER: 42");
-    assert_eq!(s["result_final"], true);
+}
+
+/// summary.json's cost: each member's, as `status --json` reports it.
+fn the_summary_prices_each_member_as_status_does(s: &Value) {
     // What each member cost, as status --json reports it (each response 10 input and 5 output
     // tokens of claude-opus-5-5: $0.00014; no session has ended, so computed).
     let cost = &s["cost"];
@@ -292,6 +307,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         keys(&cost["members"][0]),
         ["cost_source", "cost_usd", "model", "name", "tokens"]
     );
+}
+
+/// summary.json's status document and task list.
+fn the_summary_carries_the_status_document_and_the_tasks(s: &Value) {
     // The status document is `status --json`'s, as `status` prints it.
     assert_eq!(
         keys(&s["status"]),
@@ -306,8 +325,8 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "totals"
         ]
     );
-    assert_eq!(s["status"]["totals"]["cost_usd"], cost["cost_usd"]);
-    assert_eq!(s["status"]["totals"]["tokens"], cost["tokens"]);
+    assert_eq!(s["status"]["totals"]["cost_usd"], s["cost"]["cost_usd"]);
+    assert_eq!(s["status"]["totals"]["tokens"], s["cost"]["tokens"]);
     let lead = &s["status"]["members"][0];
     assert_eq!(
         (&lead["name"], &lead["cost_source"]),
@@ -324,6 +343,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         .collect();
     assert_eq!(tasks, ["1", "2"]);
     assert_eq!(s["tasks"][1]["blocked"], false);
+}
+
+/// summary.json's messages: every one, oldest first, each once, from wherever it is known.
+fn the_summary_lists_every_message_once(s: &Value) {
     // Every message, oldest first, each once, from wherever it is known.
     let brief: Vec<Value> = s["messages"]
         .as_array()
@@ -378,6 +401,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "to"
         ]
     );
+}
+
+/// summary.json's transcripts, every file's digest, and the warnings for what was not copied.
+fn the_summary_names_transcripts_digests_and_what_it_could_not_copy(s: &Value, out: &Path) {
     let tr = &s["transcripts"];
     assert_eq!(tr[0]["member"], "team-lead");
     assert_eq!(tr[0]["kind"], "lead");
@@ -422,6 +449,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             .unwrap()
             .contains("SECRET")
     );
+}
+
+/// report.md: safe Markdown with the result and each member's cost, and no secret.
+fn the_report_is_markdown_without_secrets(out: &Path) {
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     check_markdown(&report);
     assert!(report.contains("FINAL ANSWER: 42"));
@@ -435,8 +466,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         report.contains("Team total: **\\$0.0006 (computed)**, tokens 40 / 20 / 0 / 0"),
         "{report}"
     );
+}
 
-    // The same as an archive: one folder named after it, the same files.
+/// The same record as an archive: one folder named after it, the same files.
+fn the_archive_holds_the_same_files(env: &TestEnv, out: &Path) {
     let tgz = env.dir.path().join("rec.tar.gz");
     env.cmd()
         .args(["--team", "demo", "export", "--out", tgz.to_str().unwrap()])

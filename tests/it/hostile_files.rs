@@ -836,46 +836,56 @@ fn member(doc: &str, name: &str) -> Value {
         .clone()
 }
 
-/// Transcripts written by a hostile teammate (issue 22's corpus, for issue 18's readers):
-/// symlinks where a project folder, a session or a subagents folder belongs, a FIFO session,
-/// terminal escapes in a tool call and a text, one line of megabytes, and a `.meta.json`
-/// naming someone else. `status`, `log`, `top --once`/`--json` and `wait --max-cost` end,
-/// follow nothing, say what they skipped, neutralise what they print and keep `--json` exact.
-#[test]
-fn hostile_transcripts() {
-    let secret = |w: &World, tag: &str| {
-        let p = w.canary.join(format!("secret-{tag}.jsonl"));
-        fs::write(
-            &p,
-            jsonl(&[said(
-                "alice",
-                "sx",
-                json!([{"type": "text", "text": format!("SECRET-{tag}")}]),
-                (1_000_000, 0),
-            )]),
-        )
-        .unwrap();
-        p
-    };
-    let project = |w: &World| w.env.root.join("projects/-tmp");
-    let lead_session = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
-    let no_secret = |runs: &BTreeMap<&str, Ran>, tag: &str, what: &str| {
-        for (name, r) in runs {
-            assert!(
-                !r.stdout.contains(&format!("SECRET-{tag}")),
-                "{what}: {name} read through the link: {}",
-                r.stdout
-            );
-        }
-        // Nothing of it is counted.
-        assert_eq!(
-            member(&runs["status_json"].stdout, "alice")["tokens"],
-            Value::Null,
-            "{what}"
-        );
-    };
+// Transcripts written by a hostile teammate (issue 22's corpus, for issue 18's readers):
+// symlinks where a project folder, a session or a subagents folder belongs, a FIFO session,
+// terminal escapes in a tool call and a text, one line of megabytes, and a `.meta.json`
+// naming someone else. `status`, `log`, `top --once`/`--json` and `wait --max-cost` end,
+// follow nothing, say what they skipped, neutralise what they print and keep `--json` exact.
 
-    // A project folder that is a symlink to a folder outside holding alice's "session".
+/// alice's "session" in a canary file outside the config dir, its text `SECRET-<tag>`.
+fn secret(w: &World, tag: &str) -> PathBuf {
+    let p = w.canary.join(format!("secret-{tag}.jsonl"));
+    fs::write(
+        &p,
+        jsonl(&[said(
+            "alice",
+            "sx",
+            json!([{"type": "text", "text": format!("SECRET-{tag}")}]),
+            (1_000_000, 0),
+        )]),
+    )
+    .unwrap();
+    p
+}
+
+/// The project folder of the world's team (cwd /tmp).
+fn project(w: &World) -> PathBuf {
+    w.env.root.join("projects/-tmp")
+}
+
+/// The lead's session id in the world's team.
+const LEAD_SESSION: &str = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
+
+/// No run printed the secret `tag`, and none counted it.
+fn no_secret(runs: &BTreeMap<&str, Ran>, tag: &str, what: &str) {
+    for (name, r) in runs {
+        assert!(
+            !r.stdout.contains(&format!("SECRET-{tag}")),
+            "{what}: {name} read through the link: {}",
+            r.stdout
+        );
+    }
+    // Nothing of it is counted.
+    assert_eq!(
+        member(&runs["status_json"].stdout, "alice")["tokens"],
+        Value::Null,
+        "{what}"
+    );
+}
+
+/// A project folder that is a symlink to a folder outside holding alice's "session".
+#[test]
+fn hostile_transcripts_a_project_folder_as_a_symlink() {
     let w = world();
     fs::create_dir_all(w.canary.join("proj")).unwrap();
     fs::copy(secret(&w, "A"), w.canary.join("proj/s-alice.jsonl")).unwrap();
@@ -890,12 +900,15 @@ fn hostile_transcripts() {
             runs[name].stderr
         );
     }
+}
 
-    // Sessions that are symlinks to a secret file: alice's, and the lead's by its id.
+/// Sessions that are symlinks to a secret file: alice's, and the lead's by its id.
+#[test]
+fn hostile_transcripts_sessions_as_symlinks() {
     let w = world();
     fs::create_dir_all(project(&w)).unwrap();
     let alice = project(&w).join("s-alice.jsonl");
-    let lead = project(&w).join(format!("{lead_session}.jsonl"));
+    let lead = project(&w).join(format!("{LEAD_SESSION}.jsonl"));
     symlink(secret(&w, "B"), &alice).unwrap();
     symlink(secret(&w, "B"), &lead).unwrap();
     let runs = transcript_commands(&w, "sessions as symlinks", &[&alice, &lead]);
@@ -906,23 +919,26 @@ fn hostile_transcripts() {
         runs["status"].stderr
     );
     assert!(
-        runs["status"].stderr.contains(lead_session),
+        runs["status"].stderr.contains(LEAD_SESSION),
         "{}",
         runs["status"].stderr
     );
+}
 
-    // Sessions that are FIFOs (nobody writes them: opening one to read would block).
+/// Sessions that are FIFOs (nobody writes them: opening one to read would block).
+#[test]
+fn hostile_transcripts_sessions_as_fifos() {
     let w = world();
     fs::create_dir_all(project(&w)).unwrap();
     let fifo = |p: &Path| crate::common::mkfifo(p);
     fifo(&alice_path(&w));
-    fifo(&project(&w).join(format!("{lead_session}.jsonl")));
+    fifo(&project(&w).join(format!("{LEAD_SESSION}.jsonl")));
     let runs = transcript_commands(
         &w,
         "sessions as FIFOs",
         &[
             &alice_path(&w),
-            &project(&w).join(format!("{lead_session}.jsonl")),
+            &project(&w).join(format!("{LEAD_SESSION}.jsonl")),
         ],
     );
     assert!(
@@ -930,12 +946,15 @@ fn hostile_transcripts() {
         "{}",
         runs["status"].stderr
     );
+}
 
-    // The lead's subagents folder as a symlink to a folder of "in-process teammates".
+/// The lead's subagents folder as a symlink to a folder of "in-process teammates".
+#[test]
+fn hostile_transcripts_a_subagents_folder_as_a_symlink() {
     let w = world();
-    fs::create_dir_all(project(&w).join(lead_session)).unwrap();
+    fs::create_dir_all(project(&w).join(LEAD_SESSION)).unwrap();
     fs::write(
-        project(&w).join(format!("{lead_session}.jsonl")),
+        project(&w).join(format!("{LEAD_SESSION}.jsonl")),
         jsonl(&[crate::common::assistant_entry(
             "l1",
             "2026-11-29T09:59:00.000Z",
@@ -952,7 +971,7 @@ fn hostile_transcripts() {
         r#"{"name":"alice","teamName":"alpha"}"#,
     )
     .unwrap();
-    let subs = project(&w).join(lead_session).join("subagents");
+    let subs = project(&w).join(LEAD_SESSION).join("subagents");
     symlink(w.canary.join("subs"), &subs).unwrap();
     let runs = transcript_commands(&w, "subagents folder as a symlink", &[&subs]);
     no_secret(&runs, "D", "subagents folder as a symlink");
@@ -963,8 +982,11 @@ fn hostile_transcripts() {
         "{}",
         runs["status"].stderr
     );
+}
 
-    // Terminal escapes in a tool call's input and in a text: shown inert, kept exact in JSON.
+/// Terminal escapes in a tool call's input and in a text: shown inert, kept exact in JSON.
+#[test]
+fn hostile_transcripts_terminal_escapes() {
     let w = world();
     let evil = "\u{1b}]52;c;aGk=\u{7}\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{1b}[H\u{1b}[5A\u{9b}31m\u{202e}\u{2066}evil\u{7f}";
     let command = format!("echo {evil}");
@@ -1014,8 +1036,11 @@ fn hostile_transcripts() {
         .collect();
     assert_eq!(log[1]["text"], format!("hi {evil}"));
     assert_eq!(log[2]["text"], json!({"command": command}).to_string());
+}
 
-    // One line of 8 MB (a text), then a tool call: read through, printed cut.
+/// One line of 8 MB (a text), then a tool call: read through, printed cut.
+#[test]
+fn hostile_transcripts_one_line_of_8_mb() {
     let w = world();
     fs::create_dir_all(project(&w)).unwrap();
     let huge = "x".repeat(8 << 20);
@@ -1042,9 +1067,12 @@ fn hostile_transcripts() {
         "{}",
         runs["top"].stdout
     );
+}
 
-    // `.meta.json` files naming someone else: a subagent of alice's session that says it is
-    // bob, one of the lead's that says it is the pane teammate bob, one of another team.
+/// `.meta.json` files naming someone else: a subagent of alice's session that says it is
+/// bob, one of the lead's that says it is the pane teammate bob, one of another team.
+#[test]
+fn hostile_transcripts_meta_json_naming_others() {
     let w = world();
     w.env.edit_config("alpha", |c| {
         for m in c["members"].as_array_mut().unwrap() {
@@ -1055,7 +1083,7 @@ fn hostile_transcripts() {
         }
     });
     fs::create_dir_all(project(&w).join("s-alice/subagents")).unwrap();
-    fs::create_dir_all(project(&w).join(lead_session).join("subagents")).unwrap();
+    fs::create_dir_all(project(&w).join(LEAD_SESSION).join("subagents")).unwrap();
     fs::write(
         alice_path(&w),
         jsonl(&[said(
@@ -1067,7 +1095,7 @@ fn hostile_transcripts() {
     )
     .unwrap();
     fs::write(
-        project(&w).join(format!("{lead_session}.jsonl")),
+        project(&w).join(format!("{LEAD_SESSION}.jsonl")),
         jsonl(&[crate::common::assistant_entry(
             "l1",
             "2026-11-29T09:59:00.000Z",
@@ -1098,13 +1126,13 @@ fn hostile_transcripts() {
         100,
     );
     sub(
-        project(&w).join(lead_session).join("subagents"),
+        project(&w).join(LEAD_SESSION).join("subagents"),
         "agent-b",
         r#"{"name":"bob","teamName":"alpha"}"#,
         1000,
     );
     sub(
-        project(&w).join(lead_session).join("subagents"),
+        project(&w).join(LEAD_SESSION).join("subagents"),
         "agent-c",
         r#"{"name":"alice","teamName":"other-team"}"#,
         10_000,
