@@ -20,6 +20,8 @@ mod format;
 mod fuzz;
 mod hostile_files;
 mod hostile_inputs;
+mod hostile_records;
+mod hostile_transcripts;
 mod inbox;
 mod interop;
 mod lock;
