@@ -39,6 +39,7 @@ mod redeliver;
 mod report;
 mod resume;
 mod run;
+mod run_resume;
 mod security;
 mod send;
 mod stale_lock;
