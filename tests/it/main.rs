@@ -19,6 +19,7 @@ mod export;
 mod fleet;
 mod format;
 mod fuzz;
+mod fuzz_writes;
 mod hostile_files;
 mod hostile_inputs;
 mod hostile_records;
