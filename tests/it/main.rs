@@ -33,6 +33,7 @@ mod merge;
 #[cfg(feature = "otel")]
 mod otel;
 mod policy;
+mod policy_follow;
 mod prepare;
 mod props;
 mod protocol;
