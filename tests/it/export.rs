@@ -218,7 +218,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
 /// The record's folder: every file, and the copies byte for byte.
 fn the_folder_holds_every_file_byte_for_byte(env: &TestEnv, out: &Path, v: &Value) {
     assert_eq!(
-        tree(&out),
+        tree(out),
         [
             "report.md",
             "sent.jsonl",
@@ -246,11 +246,11 @@ fn the_folder_holds_every_file_byte_for_byte(env: &TestEnv, out: &Path, v: &Valu
         ("tasks/3.json", env.root.join("tasks/demo/3.json")),
         (
             &format!("transcripts/team-lead/{SID}.jsonl"),
-            lead_transcript(&env),
+            lead_transcript(env),
         ),
         (
             &format!("transcripts/worker/{WORKER_SID}.jsonl"),
-            worker_transcript(&env),
+            worker_transcript(env),
         ),
     ] {
         assert_eq!(
@@ -490,7 +490,7 @@ fn the_archive_holds_the_same_files(env: &TestEnv, out: &Path) {
         names.push(rel.to_string());
     }
     names.sort();
-    assert_eq!(names, tree(&out));
+    assert_eq!(names, tree(out));
 }
 
 fn hex(b: &[u8]) -> String {

@@ -210,7 +210,7 @@ fn its_teammates_are_taken_for_gone(env: &TestEnv) {
 /// The new panes are recorded, and run the teammates with their flags, alice's on her
 /// session.
 fn alice_runs_again_on_her_session_with_her_flags(env: &TestEnv, alice: &Value, session: &str) {
-    let new_alice = pane_of(&env, "alice");
+    let new_alice = pane_of(env, "alice");
     assert_eq!(Some(new_alice.as_str()), alice["pane"].as_str());
     let argv = env.root.join("fake-argv-alice");
     wait_until(Duration::from_secs(20), || {
