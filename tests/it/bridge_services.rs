@@ -248,7 +248,9 @@ fn three_hundred_answers_beside_proper_lockfile_writers_lose_nothing() {
 
     use crate::bridge::{CHAT, USER, fixture_with};
     use crate::chat_mock::{TOKEN, Telegram};
-    use crate::common::{json_lines, node_peer, peer, read_entries, write_in};
+    use crate::common::{
+        Sent, assert_exactly_once, json_lines, node_peer, peer, read_entries, write_in,
+    };
 
     let Some(script) = node_peer() else { return };
     let env = fixture_with(&[]);
@@ -353,18 +355,10 @@ fn three_hundred_answers_beside_proper_lockfile_writers_lose_nothing() {
     }
     assert_eq!(peers.len(), 450);
     let (lead, worker) = (read_entries(&lead), read_entries(&worker));
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for e in lead.iter().chain(&worker).filter(|e| e["from"] == "bob") {
-        let id = e["msg_id"].as_str().unwrap();
-        assert_eq!(
-            peers.get(id).map(String::as_str),
-            e["text"].as_str(),
-            "altered {e}"
-        );
-        *seen.entry(id.into()).or_default() += 1;
-    }
-    assert_eq!(seen.len(), 450, "lost peer messages");
-    assert!(seen.values().all(|n| *n == 1), "doubled peer messages");
+    assert_exactly_once(
+        Sent::ById(&peers),
+        lead.iter().chain(&worker).filter(|e| e["from"] == "bob"),
+    );
     let responses: Vec<&str> = worker
         .iter()
         .filter(|e| e["from"] == "team-lead")

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, json, read_entries, wait_until};
+use crate::common::{Sent, TestEnv, assert_exactly_once, json, read_entries, wait_until};
 
 const TEAM: &str = "crash";
 
@@ -105,16 +105,7 @@ fn check_inbox(inbox: &Path, acknowledged: &[String]) {
         "inbox is not a canonical JSON array of objects: {}",
         String::from_utf8_lossy(&bytes)
     );
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for e in read_entries(inbox) {
-        *seen
-            .entry(e["text"].as_str().unwrap().to_string())
-            .or_default() += 1;
-    }
-    assert!(seen.values().all(|&n| n == 1), "a message appears twice");
-    for text in acknowledged {
-        assert_eq!(seen.get(text), Some(&1), "acknowledged message {text} lost");
-    }
+    assert_exactly_once(Sent::Texts(acknowledged), &read_entries(inbox));
 }
 
 /// 200 sends, each SIGKILLed at a random moment in one of four phases: before the lock, while

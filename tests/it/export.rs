@@ -178,49 +178,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(v["transcripts"], 3);
     // Reads only: the config dir is byte for byte as it was.
     assert_eq!(snapshot(&env.root), before);
-    assert_eq!(
-        tree(&out),
-        [
-            "report.html",
-            "report.md",
-            "sent.jsonl",
-            "summary.json",
-            "tasks/.highwatermark",
-            "tasks/1.json",
-            "tasks/2.json",
-            "tasks/3.json",
-            "team/config.json",
-            "team/inboxes/team-lead.json",
-            "team/inboxes/worker.json",
-            "transcripts/helper/agent-a1b2.jsonl",
-            format!("transcripts/team-lead/{SID}.jsonl").as_str(),
-            format!("transcripts/worker/{WORKER_SID}.jsonl").as_str(),
-        ]
-    );
-    assert_eq!(v["files"], 14);
-    // Byte for byte.
-    for (copy, orig) in [
-        ("team/config.json", env.root.join("teams/demo/config.json")),
-        (
-            "team/inboxes/team-lead.json",
-            env.inbox("demo", "team-lead"),
-        ),
-        ("tasks/3.json", env.root.join("tasks/demo/3.json")),
-        (
-            &format!("transcripts/team-lead/{SID}.jsonl"),
-            lead_transcript(&env),
-        ),
-        (
-            &format!("transcripts/worker/{WORKER_SID}.jsonl"),
-            worker_transcript(&env),
-        ),
-    ] {
-        assert_eq!(
-            fs::read(out.join(copy)).unwrap(),
-            fs::read(orig).unwrap(),
-            "{copy}"
-        );
-    }
+    the_folder_holds_every_file_byte_for_byte(&env, &out, &v);
     let s: Value = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(
         keys(&s),
@@ -249,6 +207,63 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(s["team_folder"], true);
     assert_eq!(s["result"], "FINAL ANSWER: 42");
     assert_eq!(s["result_final"], true);
+    the_summary_prices_each_member_as_status_does(&s);
+    the_summary_carries_the_status_document_and_the_tasks(&s);
+    the_summary_lists_every_message_once(&s);
+    the_summary_names_transcripts_digests_and_what_it_could_not_copy(&s, &out);
+    the_report_is_markdown_without_secrets(&out);
+    the_archive_holds_the_same_files(&env, &out);
+}
+
+/// The record's folder: every file, and the copies byte for byte.
+fn the_folder_holds_every_file_byte_for_byte(env: &TestEnv, out: &Path, v: &Value) {
+    assert_eq!(
+        tree(out),
+        [
+            "report.html",
+            "report.md",
+            "sent.jsonl",
+            "summary.json",
+            "tasks/.highwatermark",
+            "tasks/1.json",
+            "tasks/2.json",
+            "tasks/3.json",
+            "team/config.json",
+            "team/inboxes/team-lead.json",
+            "team/inboxes/worker.json",
+            "transcripts/helper/agent-a1b2.jsonl",
+            format!("transcripts/team-lead/{SID}.jsonl").as_str(),
+            format!("transcripts/worker/{WORKER_SID}.jsonl").as_str(),
+        ]
+    );
+    assert_eq!(v["files"], 14);
+    // Byte for byte.
+    for (copy, orig) in [
+        ("team/config.json", env.root.join("teams/demo/config.json")),
+        (
+            "team/inboxes/team-lead.json",
+            env.inbox("demo", "team-lead"),
+        ),
+        ("tasks/3.json", env.root.join("tasks/demo/3.json")),
+        (
+            &format!("transcripts/team-lead/{SID}.jsonl"),
+            lead_transcript(env),
+        ),
+        (
+            &format!("transcripts/worker/{WORKER_SID}.jsonl"),
+            worker_transcript(env),
+        ),
+    ] {
+        assert_eq!(
+            fs::read(out.join(copy)).unwrap(),
+            fs::read(orig).unwrap(),
+            "{copy}"
+        );
+    }
+}
+
+/// summary.json's cost: each member's, as `status --json` reports it.
+fn the_summary_prices_each_member_as_status_does(s: &Value) {
     // What each member cost, as status --json reports it (each response 10 input and 5 output
     // tokens of claude-opus-5-5: $0.00014; no session has ended, so computed).
     let cost = &s["cost"];
@@ -293,6 +308,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         keys(&cost["members"][0]),
         ["cost_source", "cost_usd", "model", "name", "tokens"]
     );
+}
+
+/// summary.json's status document and task list.
+fn the_summary_carries_the_status_document_and_the_tasks(s: &Value) {
     // The status document is `status --json`'s, as `status` prints it.
     assert_eq!(
         keys(&s["status"]),
@@ -307,8 +326,8 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "totals"
         ]
     );
-    assert_eq!(s["status"]["totals"]["cost_usd"], cost["cost_usd"]);
-    assert_eq!(s["status"]["totals"]["tokens"], cost["tokens"]);
+    assert_eq!(s["status"]["totals"]["cost_usd"], s["cost"]["cost_usd"]);
+    assert_eq!(s["status"]["totals"]["tokens"], s["cost"]["tokens"]);
     let lead = &s["status"]["members"][0];
     assert_eq!(
         (&lead["name"], &lead["cost_source"]),
@@ -325,6 +344,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         .collect();
     assert_eq!(tasks, ["1", "2"]);
     assert_eq!(s["tasks"][1]["blocked"], false);
+}
+
+/// summary.json's messages: every one, oldest first, each once, from wherever it is known.
+fn the_summary_lists_every_message_once(s: &Value) {
     // Every message, oldest first, each once, from wherever it is known.
     let brief: Vec<Value> = s["messages"]
         .as_array()
@@ -379,6 +402,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             "to"
         ]
     );
+}
+
+/// summary.json's transcripts, every file's digest, and the warnings for what was not copied.
+fn the_summary_names_transcripts_digests_and_what_it_could_not_copy(s: &Value, out: &Path) {
     let tr = &s["transcripts"];
     assert_eq!(tr[0]["member"], "team-lead");
     assert_eq!(tr[0]["kind"], "lead");
@@ -423,6 +450,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
             .unwrap()
             .contains("SECRET")
     );
+}
+
+/// report.md: safe Markdown with the result and each member's cost, and no secret.
+fn the_report_is_markdown_without_secrets(out: &Path) {
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     check_markdown(&report);
     assert!(report.contains("FINAL ANSWER: 42"));
@@ -436,8 +467,10 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         report.contains("Team total: **\\$0.0006 (computed)**, tokens 40 / 20 / 0 / 0"),
         "{report}"
     );
+}
 
-    // The same as an archive: one folder named after it, the same files.
+/// The same record as an archive: one folder named after it, the same files.
+fn the_archive_holds_the_same_files(env: &TestEnv, out: &Path) {
     let tgz = env.dir.path().join("rec.tar.gz");
     env.cmd()
         .args(["--team", "demo", "export", "--out", tgz.to_str().unwrap()])
@@ -458,7 +491,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
         names.push(rel.to_string());
     }
     names.sort();
-    assert_eq!(names, tree(&out));
+    assert_eq!(names, tree(out));
 }
 
 fn hex(b: &[u8]) -> String {

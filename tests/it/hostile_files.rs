@@ -3,7 +3,9 @@
 //! socket, a folder where a file belongs, a huge value, a bad id or a planted key. Each command
 //! that touches it must end (a deadline, then the child is killed and the test fails), never
 //! panic, fail with one clear `error:` line when it fails, write nothing outside the config
-//! dir (a canary folder is compared byte for byte), and leave the files as they were.
+//! dir (a canary folder is compared byte for byte), and leave the files as they were. The same
+//! world meets the transcript readers in hostile_transcripts.rs and export/report in
+//! hostile_records.rs.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -22,7 +24,7 @@ const DEADLINE: Duration = Duration::from_secs(20);
 
 /// One node of a tree: what it is, and its bytes or link target.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Node {
+pub(crate) enum Node {
     File(Vec<u8>),
     Dir,
     Link(PathBuf),
@@ -31,7 +33,7 @@ enum Node {
 }
 
 /// Everything under `root`, never following a symlink.
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, Node> {
+pub(crate) fn snapshot(root: &Path) -> BTreeMap<PathBuf, Node> {
     let mut out = BTreeMap::new();
     let mut todo = vec![root.to_path_buf()];
     while let Some(dir) = todo.pop() {
@@ -68,14 +70,15 @@ fn diff(a: &BTreeMap<PathBuf, Node>, b: &BTreeMap<PathBuf, Node>) -> Vec<PathBuf
         .collect()
 }
 
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+/// What a run ended with.
+pub(crate) struct Ran {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `teamctl args` (with `extra` env) and kills it at [`DEADLINE`].
-fn run(env: &TestEnv, args: &[&str], extra: &[(&str, &Path)]) -> Ran {
+pub(crate) fn run(env: &TestEnv, args: &[&str], extra: &[(&str, &Path)]) -> Ran {
     let mut cmd = env.std_cmd();
     cmd.args(args)
         .stdin(Stdio::null())
@@ -118,7 +121,7 @@ fn run(env: &TestEnv, args: &[&str], extra: &[(&str, &Path)]) -> Ran {
 
 /// What a run must show.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Want {
+pub(crate) enum Want {
     /// Exit 1 with one clear `error:` line, and every file as it was.
     Refused,
     /// Success or a clean refusal; the hostile node itself stays as it is either way.
@@ -126,13 +129,13 @@ enum Want {
 }
 
 /// A team, a task list, a sent log and a canary folder outside everything.
-struct World {
-    env: TestEnv,
-    canary: PathBuf,
-    data: PathBuf,
+pub(crate) struct World {
+    pub(crate) env: TestEnv,
+    pub(crate) canary: PathBuf,
+    pub(crate) data: PathBuf,
 }
 
-fn world() -> World {
+pub(crate) fn world() -> World {
     let env = TestEnv::new();
     env.team("alpha", &[("alice", Some("blue")), ("bob", Some("green"))]);
     env.lead_by_teamctl("alpha");
@@ -179,7 +182,7 @@ fn world() -> World {
 
 /// What to plant at a path.
 #[derive(Clone, Copy, Debug)]
-enum Plant {
+pub(crate) enum Plant {
     /// A symlink to a file outside.
     LinkFile,
     /// A symlink to a folder outside.
@@ -196,7 +199,7 @@ enum Plant {
     File,
 }
 
-fn plant(w: &World, rel: &str, how: Plant) -> PathBuf {
+pub(crate) fn plant(w: &World, rel: &str, how: Plant) -> PathBuf {
     let p = match rel.strip_prefix("DATA/") {
         Some(r) => w.data.join(r),
         None => w.env.root.join(rel),
@@ -223,7 +226,7 @@ fn plant(w: &World, rel: &str, how: Plant) -> PathBuf {
 }
 
 /// Runs `args` and checks it as `want` says; returns the run.
-fn check(w: &World, what: &str, args: &[&str], want: Want, hostile: &Path) -> Ran {
+pub(crate) fn check(w: &World, what: &str, args: &[&str], want: Want, hostile: &Path) -> Ran {
     let root_before = snapshot(&w.env.root);
     let data_before = snapshot(&w.data);
     let canary_before = snapshot(&w.canary);
@@ -731,568 +734,4 @@ fn huge_durations_empty_names_and_zero_counts() {
     let r = run(&w.env, &["watch", "--count", "0"], &[]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(t.elapsed() < Duration::from_secs(10));
-}
-
-/// A transcript line of `agent` in team `alpha` (as a pane teammate's session writes it),
-/// made from `e`.
-fn of(agent: &str, mut e: Value) -> Value {
-    e["teamName"] = "alpha".into();
-    e["agentName"] = agent.into();
-    e["sessionId"] = format!("s-{agent}").into();
-    e
-}
-
-fn said(agent: &str, id: &str, blocks: Value, usage: (u64, u64)) -> Value {
-    of(
-        agent,
-        crate::common::assistant_entry(id, "2026-11-29T09:59:00.000Z", blocks, "tool_use", usage),
-    )
-}
-
-fn jsonl(lines: &[Value]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
-
-/// The characters a terminal acts on (C0 but the line break, DEL, C1, bidi controls).
-fn acts(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{9}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{61c}'
-        | '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// Every command that reads transcripts, on `w`: each ends (the deadline of [`run`]), never
-/// panics, fails (if it does) with one `error:` line last, and prints no character a terminal
-/// would act on in human output; the planted nodes and the canary are unchanged. Returns the
-/// runs by name.
-fn transcript_commands(w: &World, what: &str, planted: &[&Path]) -> BTreeMap<&'static str, Ran> {
-    let node = |p: &Path| {
-        snapshot(p.parent().unwrap())
-            .get(Path::new(p.file_name().unwrap()))
-            .cloned()
-    };
-    let before: Vec<_> = planted.iter().map(|p| node(p)).collect();
-    let canary = snapshot(&w.canary);
-    let mut out = BTreeMap::new();
-    let runs: [(&str, &[&str]); 7] = [
-        ("status", &["status"]),
-        ("status_json", &["status", "--json"]),
-        ("log", &["log", "alice"]),
-        ("log_json", &["log", "alice", "--json"]),
-        ("top", &["top", "--once", "--width", "120"]),
-        ("top_json", &["top", "--json"]),
-        (
-            "wait",
-            &[
-                "wait",
-                "--tasks-done",
-                "--max-cost",
-                "1000",
-                "--timeout",
-                "1s",
-            ],
-        ),
-    ];
-    for (name, args) in runs {
-        let r = run(&w.env, args, &[]);
-        let ctx = format!(
-            "{what}: teamctl {args:?} exited {:?}\nstdout: {}\nstderr: {}",
-            r.code, r.stdout, r.stderr
-        );
-        assert_ne!(r.code, Some(101), "panicked: {ctx}");
-        let want = if name == "wait" { Some(3) } else { Some(0) };
-        assert_eq!(r.code, want, "{ctx}");
-        if !name.ends_with("json") {
-            assert!(
-                !r.stdout.chars().any(acts),
-                "a control reached stdout: {ctx}"
-            );
-            // A person's screen gets lines cut to size (JSON keeps every byte).
-            assert!(
-                r.stdout.len() < 200_000,
-                "{what}: {name} printed {} bytes",
-                r.stdout.len()
-            );
-        }
-        assert!(
-            !r.stderr.chars().any(acts),
-            "a control reached stderr: {ctx}"
-        );
-        out.insert(name, r);
-    }
-    let after: Vec<_> = planted.iter().map(|p| node(p)).collect();
-    assert!(before == after, "{what}: a planted node changed");
-    assert!(snapshot(&w.canary) == canary, "{what}: wrote outside");
-    out
-}
-
-/// The member `name` of a `status --json` / `top --json` document.
-fn member(doc: &str, name: &str) -> Value {
-    let v: Value = serde_json::from_str(doc).unwrap();
-    v["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("{name} in {doc}"))
-        .clone()
-}
-
-/// Transcripts written by a hostile teammate (issue 22's corpus, for issue 18's readers):
-/// symlinks where a project folder, a session or a subagents folder belongs, a FIFO session,
-/// terminal escapes in a tool call and a text, one line of megabytes, and a `.meta.json`
-/// naming someone else. `status`, `log`, `top --once`/`--json` and `wait --max-cost` end,
-/// follow nothing, say what they skipped, neutralise what they print and keep `--json` exact.
-#[test]
-fn hostile_transcripts() {
-    let secret = |w: &World, tag: &str| {
-        let p = w.canary.join(format!("secret-{tag}.jsonl"));
-        fs::write(
-            &p,
-            jsonl(&[said(
-                "alice",
-                "sx",
-                json!([{"type": "text", "text": format!("SECRET-{tag}")}]),
-                (1_000_000, 0),
-            )]),
-        )
-        .unwrap();
-        p
-    };
-    let project = |w: &World| w.env.root.join("projects/-tmp");
-    let lead_session = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
-    let no_secret = |runs: &BTreeMap<&str, Ran>, tag: &str, what: &str| {
-        for (name, r) in runs {
-            assert!(
-                !r.stdout.contains(&format!("SECRET-{tag}")),
-                "{what}: {name} read through the link: {}",
-                r.stdout
-            );
-        }
-        // Nothing of it is counted.
-        assert_eq!(
-            member(&runs["status_json"].stdout, "alice")["tokens"],
-            Value::Null,
-            "{what}"
-        );
-    };
-
-    // A project folder that is a symlink to a folder outside holding alice's "session".
-    let w = world();
-    fs::create_dir_all(w.canary.join("proj")).unwrap();
-    fs::copy(secret(&w, "A"), w.canary.join("proj/s-alice.jsonl")).unwrap();
-    fs::create_dir_all(w.env.root.join("projects")).unwrap();
-    symlink(w.canary.join("proj"), project(&w)).unwrap();
-    let runs = transcript_commands(&w, "project folder as a symlink", &[&project(&w)]);
-    no_secret(&runs, "A", "project folder as a symlink");
-    for name in ["status", "log", "top"] {
-        assert!(
-            runs[name].stderr.contains("projects/-tmp"),
-            "{name} says what it skipped: {}",
-            runs[name].stderr
-        );
-    }
-
-    // Sessions that are symlinks to a secret file: alice's, and the lead's by its id.
-    let w = world();
-    fs::create_dir_all(project(&w)).unwrap();
-    let alice = project(&w).join("s-alice.jsonl");
-    let lead = project(&w).join(format!("{lead_session}.jsonl"));
-    symlink(secret(&w, "B"), &alice).unwrap();
-    symlink(secret(&w, "B"), &lead).unwrap();
-    let runs = transcript_commands(&w, "sessions as symlinks", &[&alice, &lead]);
-    no_secret(&runs, "B", "sessions as symlinks");
-    assert!(
-        runs["status"].stderr.contains("s-alice.jsonl"),
-        "{}",
-        runs["status"].stderr
-    );
-    assert!(
-        runs["status"].stderr.contains(lead_session),
-        "{}",
-        runs["status"].stderr
-    );
-
-    // Sessions that are FIFOs (nobody writes them: opening one to read would block).
-    let w = world();
-    fs::create_dir_all(project(&w)).unwrap();
-    let fifo = |p: &Path| crate::common::mkfifo(p);
-    fifo(&alice_path(&w));
-    fifo(&project(&w).join(format!("{lead_session}.jsonl")));
-    let runs = transcript_commands(
-        &w,
-        "sessions as FIFOs",
-        &[
-            &alice_path(&w),
-            &project(&w).join(format!("{lead_session}.jsonl")),
-        ],
-    );
-    assert!(
-        runs["status"].stderr.contains("s-alice.jsonl"),
-        "{}",
-        runs["status"].stderr
-    );
-
-    // The lead's subagents folder as a symlink to a folder of "in-process teammates".
-    let w = world();
-    fs::create_dir_all(project(&w).join(lead_session)).unwrap();
-    fs::write(
-        project(&w).join(format!("{lead_session}.jsonl")),
-        jsonl(&[crate::common::assistant_entry(
-            "l1",
-            "2026-11-29T09:59:00.000Z",
-            json!([{"type": "text", "text": "leading"}]),
-            "end_turn",
-            (10, 5),
-        )]),
-    )
-    .unwrap();
-    fs::create_dir_all(w.canary.join("subs")).unwrap();
-    fs::copy(secret(&w, "D"), w.canary.join("subs/agent-x.jsonl")).unwrap();
-    fs::write(
-        w.canary.join("subs/agent-x.meta.json"),
-        r#"{"name":"alice","teamName":"alpha"}"#,
-    )
-    .unwrap();
-    let subs = project(&w).join(lead_session).join("subagents");
-    symlink(w.canary.join("subs"), &subs).unwrap();
-    let runs = transcript_commands(&w, "subagents folder as a symlink", &[&subs]);
-    no_secret(&runs, "D", "subagents folder as a symlink");
-    let lead = member(&runs["status_json"].stdout, "team-lead");
-    assert_eq!(lead["tokens"]["input"], 10, "only the lead's own file");
-    assert!(
-        runs["status"].stderr.contains("subagents"),
-        "{}",
-        runs["status"].stderr
-    );
-
-    // Terminal escapes in a tool call's input and in a text: shown inert, kept exact in JSON.
-    let w = world();
-    let evil = "\u{1b}]52;c;aGk=\u{7}\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{1b}[H\u{1b}[5A\u{9b}31m\u{202e}\u{2066}evil\u{7f}";
-    let command = format!("echo {evil}");
-    fs::create_dir_all(project(&w)).unwrap();
-    fs::write(
-        alice_path(&w),
-        jsonl(&[
-            // A timestamp is the teammate's string too.
-            of(
-                "alice",
-                json!({"type": "user", "timestamp": "2026-11-29T\u{1b}]0;XYZ\u{7}.000Z",
-                       "message": {"role": "user", "content": "go on"}}),
-            ),
-            said(
-                "alice",
-                "m1",
-                json!([{"type": "text", "text": format!("hi {evil}")}]),
-                (10, 5),
-            ),
-            said(
-                "alice",
-                "m2",
-                json!([{"type": "tool_use", "id": "tu1", "name": format!("Bash{evil}"),
-                        "input": {"command": command}}]),
-                (10, 5),
-            ),
-        ]),
-    )
-    .unwrap();
-    let runs = transcript_commands(&w, "escapes in a transcript", &[&alice_path(&w)]);
-    for name in ["status", "log", "top"] {
-        assert!(
-            runs[name].stdout.contains("\\e]52;c;aGk=\\x07"),
-            "{name} shows the escape as text: {}",
-            runs[name].stdout
-        );
-    }
-    for name in ["status_json", "top_json"] {
-        let a = member(&runs[name].stdout, "alice");
-        assert_eq!(a["activity"]["tool"], format!("Bash{evil}"), "{name} exact");
-        assert_eq!(a["activity"]["summary"], command, "{name} exact");
-    }
-    let log: Vec<Value> = runs["log_json"]
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(log[1]["text"], format!("hi {evil}"));
-    assert_eq!(log[2]["text"], json!({"command": command}).to_string());
-
-    // One line of 8 MB (a text), then a tool call: read through, printed cut.
-    let w = world();
-    fs::create_dir_all(project(&w)).unwrap();
-    let huge = "x".repeat(8 << 20);
-    fs::write(
-        alice_path(&w),
-        jsonl(&[
-            said("alice", "m1", json!([{"type": "text", "text": huge}]), (10, 5)),
-            said(
-                "alice",
-                "m2",
-                json!([{"type": "tool_use", "id": "tu1", "name": "Read", "input": {"file_path": "a.rs"}}]),
-                (10, 5),
-            ),
-        ]),
-    )
-    .unwrap();
-    let runs = transcript_commands(&w, "a line of 8 MB", &[&alice_path(&w)]);
-    assert_eq!(
-        member(&runs["top_json"].stdout, "alice")["doing"],
-        "Read: a.rs"
-    );
-    assert!(
-        runs["top"].stdout.contains("Read: a.rs"),
-        "{}",
-        runs["top"].stdout
-    );
-
-    // `.meta.json` files naming someone else: a subagent of alice's session that says it is
-    // bob, one of the lead's that says it is the pane teammate bob, one of another team.
-    let w = world();
-    w.env.edit_config("alpha", |c| {
-        for m in c["members"].as_array_mut().unwrap() {
-            if m["name"] == "bob" {
-                m["backendType"] = "tmux".into();
-                m["tmuxPaneId"] = "%99".into();
-            }
-        }
-    });
-    fs::create_dir_all(project(&w).join("s-alice/subagents")).unwrap();
-    fs::create_dir_all(project(&w).join(lead_session).join("subagents")).unwrap();
-    fs::write(
-        alice_path(&w),
-        jsonl(&[said(
-            "alice",
-            "m1",
-            json!([{"type": "text", "text": "mine"}]),
-            (10, 5),
-        )]),
-    )
-    .unwrap();
-    fs::write(
-        project(&w).join(format!("{lead_session}.jsonl")),
-        jsonl(&[crate::common::assistant_entry(
-            "l1",
-            "2026-11-29T09:59:00.000Z",
-            json!([{"type": "text", "text": "leading"}]),
-            "end_turn",
-            (10, 5),
-        )]),
-    )
-    .unwrap();
-    let sub = |dir: PathBuf, name: &str, meta: &str, tokens: u64| {
-        fs::write(
-            dir.join(format!("{name}.jsonl")),
-            jsonl(&[crate::common::assistant_entry(
-                name,
-                "2026-11-29T09:59:30.000Z",
-                json!([{"type": "text", "text": format!("as {name}")}]),
-                "end_turn",
-                (tokens, 0),
-            )]),
-        )
-        .unwrap();
-        fs::write(dir.join(format!("{name}.meta.json")), meta).unwrap();
-    };
-    sub(
-        project(&w).join("s-alice/subagents"),
-        "agent-a",
-        r#"{"name":"bob","teamName":"alpha"}"#,
-        100,
-    );
-    sub(
-        project(&w).join(lead_session).join("subagents"),
-        "agent-b",
-        r#"{"name":"bob","teamName":"alpha"}"#,
-        1000,
-    );
-    sub(
-        project(&w).join(lead_session).join("subagents"),
-        "agent-c",
-        r#"{"name":"alice","teamName":"other-team"}"#,
-        10_000,
-    );
-    let runs = transcript_commands(&w, "meta.json naming others", &[&alice_path(&w)]);
-    let st = &runs["status_json"].stdout;
-    assert_eq!(member(st, "bob")["tokens"], Value::Null, "bob ran nothing");
-    assert_eq!(
-        member(st, "alice")["tokens"]["input"],
-        110,
-        "alice and her subagent"
-    );
-    assert_eq!(
-        member(st, "team-lead")["tokens"]["input"],
-        11_010,
-        "the lead and its subagents"
-    );
-}
-
-fn alice_path(w: &World) -> PathBuf {
-    w.env.root.join("projects/-tmp/s-alice.jsonl")
-}
-
-/// `export` (and so `run --export`, `delete --export`) reads every file of the team through
-/// the same handles: a symlink, FIFO, socket or folder where an inbox, `config.json`, a task,
-/// `.highwatermark`, a team or task folder, a transcript or a transcript folder belongs is
-/// reported on stderr and left out of the record, never followed, never waited on; the rest is
-/// recorded and the export succeeds. The planted node stays as it was.
-#[test]
-fn export_records_around_hostile_nodes() {
-    use Plant::*;
-    const SID: &str = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
-    const WSID: &str = "5e5e5e5e-0000-4000-8000-00000000a11c";
-    let line = |v: Value| format!("{v}\n");
-    // The world's team with transcripts: the lead's (cwd /tmp), an in-process bob's, alice's
-    // pane session.
-    let with_transcripts = || {
-        let w = world();
-        let proj = w.env.root.join("projects/-tmp");
-        let subs = proj.join(SID).join("subagents");
-        fs::create_dir_all(&subs).unwrap();
-        let answer = json!({"type":"assistant","timestamp":"2026-11-29T10:00:00.000Z","message":{"id":"m1","model":"claude-opus-5-5","content":[{"type":"text","text":"LEAD"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}});
-        fs::write(proj.join(format!("{SID}.jsonl")), line(answer.clone())).unwrap();
-        fs::write(subs.join("agent-abob.meta.json"), r#"{"name":"bob"}"#).unwrap();
-        fs::write(subs.join("agent-abob.jsonl"), line(answer.clone())).unwrap();
-        let mut pane = answer;
-        pane["teamName"] = "alpha".into();
-        pane["agentName"] = "alice".into();
-        fs::write(proj.join(format!("{WSID}.jsonl")), line(pane)).unwrap();
-        w
-    };
-    // Where each planted node would land in the record (a folder: nothing under it).
-    let cases: &[(&str, &[Plant], &str)] = &[
-        (
-            "teams/alpha/inboxes/alice.json",
-            &[LinkFile, Fifo, Socket, Folder],
-            "team/inboxes/alice.json",
-        ),
-        (
-            "teams/alpha/inboxes",
-            &[LinkDir, Fifo, File],
-            "team/inboxes",
-        ),
-        (
-            "teams/alpha/config.json",
-            &[LinkFile, Fifo, Socket, Folder],
-            "team/config.json",
-        ),
-        (
-            "tasks/alpha/1.json",
-            &[LinkFile, Fifo, Socket, Folder],
-            "tasks/1.json",
-        ),
-        (
-            "tasks/alpha/.highwatermark",
-            &[LinkFile, Fifo, Folder],
-            "tasks/.highwatermark",
-        ),
-        ("tasks/alpha", &[LinkDir, Fifo, File], "tasks"),
-        (
-            "projects/-tmp/3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d.jsonl",
-            &[LinkFile, Fifo, Socket, Folder],
-            "transcripts/team-lead",
-        ),
-        (
-            "projects/-tmp/3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d/subagents/agent-abob.jsonl",
-            &[LinkFile, Fifo, Folder],
-            "transcripts/bob",
-        ),
-        (
-            "projects/-tmp/3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d/subagents",
-            &[LinkDir, Fifo, File],
-            "transcripts/bob",
-        ),
-        (
-            "projects/-tmp/5e5e5e5e-0000-4000-8000-00000000a11c.jsonl",
-            &[LinkFile, Fifo, Socket],
-            "transcripts/alice",
-        ),
-        ("projects/-tmp", &[LinkDir, Fifo, File], "transcripts"),
-    ];
-    // Unplanted, every one of those is in the record.
-    let w = with_transcripts();
-    let out = w.env.dir.path().join("rec");
-    let r = run(&w.env, &["export", "--out", out.to_str().unwrap()], &[]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    for (_, _, inside) in cases {
-        assert!(out.join(inside).exists(), "{inside} is in a plain record");
-    }
-    for (rel, plants, inside) in cases {
-        for &how in *plants {
-            let w = with_transcripts();
-            let p = plant(&w, rel, how);
-            let what = format!("export with {rel} as {how:?}");
-            let out = w.env.dir.path().join("rec");
-            let r = check(
-                &w,
-                &what,
-                &["--team", "alpha", "export", "--out", out.to_str().unwrap()],
-                Want::Either,
-                &p,
-            );
-            assert_eq!(r.code, Some(0), "{what}: {}", r.stderr);
-            assert!(
-                !out.join(inside).exists(),
-                "{what}: {inside} is in the record"
-            );
-            let name = Path::new(rel).file_name().unwrap().to_string_lossy();
-            assert!(
-                r.stderr
-                    .lines()
-                    .any(|l| l.starts_with("warning: ") && l.contains(name.as_ref())),
-                "{what}: not reported: {}",
-                r.stderr
-            );
-            // The record never holds what a link points at.
-            assert!(!out.join(inside).exists());
-            let summary = fs::read_to_string(out.join("summary.json")).unwrap();
-            assert!(!summary.contains("canary"), "{what}");
-        }
-    }
-}
-
-/// `report` reads records other jobs wrote (CI artifacts): what is inside one is not trusted.
-/// A `summary.json` that is a symlink (to a record outside, to a file that is not there), a
-/// FIFO, a socket or a folder is skipped at once, never followed or waited on, named on
-/// stderr, and the exit code is 1 once the others are reported; nothing is written anywhere.
-#[test]
-fn report_skips_hostile_records() {
-    use Plant::*;
-    for how in [LinkFile, LinkJson, Dangling, Fifo, Socket, Folder] {
-        let w = world();
-        let good = w.env.dir.path().join("good");
-        let r = run(&w.env, &["export", "--out", good.to_str().unwrap()], &[]);
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        // The hostile record: an export whose summary.json was replaced.
-        let bad = w.env.dir.path().join("bad");
-        let r = run(&w.env, &["export", "--out", bad.to_str().unwrap()], &[]);
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        let summary = bad.join("summary.json");
-        fs::remove_file(&summary).unwrap();
-        match how {
-            LinkFile => symlink(good.join("summary.json"), &summary).unwrap(),
-            LinkJson => symlink(w.canary.join("victim.json"), &summary).unwrap(),
-            Dangling => symlink(w.canary.join("new.json"), &summary).unwrap(),
-            Fifo => crate::common::mkfifo(&summary),
-            Socket => {
-                std::os::unix::net::UnixListener::bind(&summary).unwrap();
-            }
-            Folder => fs::create_dir_all(summary.join("x")).unwrap(),
-            _ => unreachable!(),
-        }
-        let what = format!("report over summary.json as {how:?}");
-        let r = check(
-            &w,
-            &what,
-            &["report", good.to_str().unwrap(), bad.to_str().unwrap()],
-            Want::Either,
-            &summary,
-        );
-        assert_eq!(r.code, Some(1), "{what}: {}", r.stderr);
-        assert!(
-            r.stderr.lines().any(|l| l
-                .starts_with(&format!("warning: skipped {}: ", bad.display()))
-                && l.contains("summary.json")),
-            "{what}: not named: {}",
-            r.stderr
-        );
-        assert!(r.stdout.contains("# 1 team"), "{what}: {}", r.stdout);
-    }
 }

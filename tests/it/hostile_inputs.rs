@@ -4,11 +4,14 @@
 //! come instead of the harm. Every command must end (a deadline), fail with one `error:` line,
 //! and leave the canary's secret out of its output. The cases that need tmux or a crash are
 //! beside the commands they test, named here:
-//! - panes and sessions teamctl did not start: `run::resume_refuses_a_session_it_did_not_start…`,
+//! - panes and sessions teamctl did not start:
+//!   `run_resume::resume_refuses_a_session_it_did_not_start…`,
 //!   `team_file::a_create_that_loses_the_race…`, `resume::a_running_teammate_is_never_started…`;
-//! - a session id that is an option: `run::resume_refuses_what_cannot_be_resumed_in_one_line`,
+//! - a session id that is an option:
+//!   `run_resume::resume_refuses_what_cannot_be_resumed_in_one_line`,
 //!   `resume::a_session_named_like_an_option_is_not_resumed`;
-//! - teammate text posing as teamctl or the user: `run::resume_carries_an_interrupted_run_on…`;
+//! - teammate text posing as teamctl or the user:
+//!   `run_resume::resume_carries_an_interrupted_run_on…`;
 //! - a link at the data dir's `worktrees`: `team_file::worktrees_are_never_made_through_a_link…`,
 //!   `team_file::delete_never_removes_a_worktree_through_a_link_in_the_data_dir`;
 //! - git-ignored files in a worktree: `team_file::delete_keeps_a_worktree_with_ignored_files…`;

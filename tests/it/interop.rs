@@ -7,7 +7,10 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::process::Child;
 
-use crate::common::{TestEnv, concurrent_runs, json, json_lines, node_peer, peer, read_entries};
+use crate::common::{
+    Sent, TestEnv, assert_exactly_once, concurrent_runs, json, json_lines, node_peer, peer,
+    read_entries,
+};
 
 /// teamctl senders, proper-lockfile writers and a proper-lockfile consumer on one inbox at
 /// once: every message ends up exactly once, either still in the file or consumed.
@@ -79,22 +82,12 @@ fn teamctl_and_proper_lockfile_writers_and_consumer_lose_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let mut seen: HashMap<String, usize> = HashMap::new();
     let consumed = json_lines(&out.stdout);
     let left = read_entries(&inbox);
-    for e in consumed.iter().map(|c| &c["entry"]).chain(left.iter()) {
-        let id = e["msg_id"].as_str().unwrap().to_string();
-        assert_eq!(
-            sent.get(&id).map(String::as_str),
-            e["text"].as_str(),
-            "unknown or altered {e}"
-        );
-        *seen.entry(id).or_default() += 1;
-    }
-    let dupes: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(dupes.is_empty(), "duplicated: {dupes:?}");
-    let lost: Vec<_> = sent.keys().filter(|id| !seen.contains_key(*id)).collect();
-    assert!(lost.is_empty(), "lost {} messages: {lost:?}", lost.len());
+    assert_exactly_once(
+        Sent::ById(&sent),
+        consumed.iter().map(|c| &c["entry"]).chain(left.iter()),
+    );
     assert!(!consumed.is_empty(), "the consumer took part");
     let dir = inbox.parent().unwrap();
     let stray: Vec<_> = fs::read_dir(dir)

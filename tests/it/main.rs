@@ -3,6 +3,7 @@
 //! modes, impersonation, symlinks) and real Claude Code suites.
 
 mod action;
+mod action_real;
 mod ask;
 mod bridge;
 mod bridge_services;
@@ -18,8 +19,11 @@ mod export;
 mod fleet;
 mod format;
 mod fuzz;
+mod fuzz_writes;
 mod hostile_files;
 mod hostile_inputs;
+mod hostile_records;
+mod hostile_transcripts;
 mod inbox;
 mod interop;
 mod lock;
@@ -29,6 +33,7 @@ mod merge;
 #[cfg(feature = "otel")]
 mod otel;
 mod policy;
+mod policy_follow;
 mod prepare;
 mod props;
 mod protocol;
@@ -38,6 +43,7 @@ mod report;
 mod report_html;
 mod resume;
 mod run;
+mod run_resume;
 mod security;
 mod send;
 mod stale_lock;

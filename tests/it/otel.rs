@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
-use opentelemetry_proto::tonic::metrics::v1::metric;
+use opentelemetry_proto::tonic::metrics::v1::{Metric, metric};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use serde_json::{Value, json};
@@ -206,21 +206,7 @@ fn wait_for_researcher(env: &TestEnv, env_vars: &[(&str, &str)], extra: &[&str])
 #[test]
 fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
     let env = TestEnv::example();
-    // The researcher's own session (a pane teammate in /home/alice/src/app): one response of 10
-    // input and 5 output tokens of claude-opus-5-5 ($0.00014).
-    // (The example's own transcripts are taken away: this one alone is counted.)
-    let proj = env.root.join("projects/-home-alice-src-app");
-    let _ = fs::remove_dir_all(&proj);
-    fs::create_dir_all(&proj).unwrap();
-    fs::write(
-        proj.join("6a6a6a6a-0000-4000-8000-000000000001.jsonl"),
-        format!(
-            "{}\n",
-            json!({"type":"assistant","teamName":"demo-team","agentName":"researcher","timestamp":"2026-11-29T10:00:00.000Z",
-                "message":{"id":"r1","model":"claude-opus-5-5","content":[{"type":"text","text":"looking"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}})
-        ),
-    )
-    .unwrap();
+    researcher_session(&env);
     let r = Receiver::start(false);
     let endpoint = r.endpoint();
     let (code, stderr) = wait_for_researcher(
@@ -245,6 +231,39 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
         s(&resource, "deployment.environment").as_deref(),
         Some("test")
     );
+    let researcher = the_command_has_a_span_per_member(&spans);
+    the_message_is_an_event_of_its_sender_without_text(researcher, &r);
+    let metrics = metrics(&r);
+    the_messages_and_the_duration_are_counted(&metrics);
+    each_members_use_and_cost_are_gauges(&metrics);
+    // And what the researcher used, on its span.
+    assert_eq!(
+        s(&researcher.attributes, "gen_ai.usage.output_tokens").as_deref(),
+        Some("5")
+    );
+}
+
+/// The researcher's own session in the example team (a pane teammate in /home/alice/src/app):
+/// one response of 10 input and 5 output tokens of claude-opus-5-5 ($0.00014).
+fn researcher_session(env: &TestEnv) {
+    // (The example's own transcripts are taken away: this one alone is counted.)
+    let proj = env.root.join("projects/-home-alice-src-app");
+    let _ = fs::remove_dir_all(&proj);
+    fs::create_dir_all(&proj).unwrap();
+    fs::write(
+        proj.join("6a6a6a6a-0000-4000-8000-000000000001.jsonl"),
+        format!(
+            "{}\n",
+            json!({"type":"assistant","teamName":"demo-team","agentName":"researcher","timestamp":"2026-11-29T10:00:00.000Z",
+                "message":{"id":"r1","model":"claude-opus-5-5","content":[{"type":"text","text":"looking"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}})
+        ),
+    )
+    .unwrap();
+}
+
+/// The command's span, and under it one span per member from when each joined (joinedAt);
+/// returns the researcher's.
+fn the_command_has_a_span_per_member(spans: &[Span]) -> &Span {
     let root = spans
         .iter()
         .find(|s| s.name == "teamctl wait")
@@ -282,7 +301,11 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
         s(&researcher.attributes, "gen_ai.agent.name").as_deref(),
         Some("researcher")
     );
-    // The message, as a span event of its sender: names, kind, id and size, no text.
+    researcher
+}
+
+/// The message, as a span event of its sender: names, kind, id and size, no text.
+fn the_message_is_an_event_of_its_sender_without_text(researcher: &Span, r: &Receiver) {
     let ev = researcher
         .events
         .iter()
@@ -310,8 +333,10 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
     assert!(attr(&ev.attributes, "teamctl.message.text").is_none());
     let all = format!("{:?}", r.got.lock().unwrap());
     assert!(!all.contains("THE SECRET ANSWER") && !all.contains("found it"));
+}
 
-    // Metrics: the message counted per member, the command's duration.
+/// Every metric the receiver got, by name.
+fn metrics(r: &Receiver) -> HashMap<String, Metric> {
     let mut seen = HashMap::new();
     for g in r.requests("/v1/metrics") {
         let req = ExportMetricsServiceRequest::decode(g.body.as_slice()).unwrap();
@@ -323,6 +348,11 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
             }
         }
     }
+    seen
+}
+
+/// The message counted per member, and the command's duration.
+fn the_messages_and_the_duration_are_counted(seen: &HashMap<String, Metric>) {
     let Some(metric::Data::Sum(sum)) = &seen["teamctl.messages"].data else {
         panic!("teamctl.messages is not a sum")
     };
@@ -343,8 +373,10 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
         s(&h.data_points[0].attributes, "teamctl.command").as_deref(),
         Some("wait")
     );
-    // What each member used and cost, from its transcripts: gauges by member (and token kind),
-    // and the usage on the member's span.
+}
+
+/// What each member used and cost, from its transcripts: gauges by member (and token kind).
+fn each_members_use_and_cost_are_gauges(seen: &HashMap<String, Metric>) {
     let Some(metric::Data::Gauge(g)) = &seen["teamctl.cost.usd"].data else {
         panic!("teamctl.cost.usd is not a gauge")
     };
@@ -381,10 +413,6 @@ fn a_wait_sends_its_trace_and_metrics_as_protobuf() {
     assert_eq!(
         input.value,
         Some(opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsInt(10))
-    );
-    assert_eq!(
-        s(&researcher.attributes, "gen_ai.usage.output_tokens").as_deref(),
-        Some("5")
     );
 }
 

@@ -16,7 +16,8 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{
-    TestEnv, json as parse, json_lines, keys, node_peer, peer, read_entries, run_json, wait_until,
+    Sent, TestEnv, assert_exactly_once, json as parse, json_lines, keys, node_peer, peer,
+    read_entries, run_json, wait_until,
 };
 
 const WORKER_MSG: &str = "[\n  {\n    \"from\": \"worker\",\n    \"text\": \"SENDTO W1\",\n    \"summary\": \"sendto\",\n    \"timestamp\": \"2026-11-29T09:58:00.000Z\",\n    \"color\": \"blue\",\n    \"read\": false\n  }\n]";
@@ -690,20 +691,10 @@ fn redeliver_racing_claude_code_writers_and_reader_loses_and_doubles_nothing() {
     );
     let consumed = json_lines(&out.stdout);
     let left = entries_of(&alice);
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for e in consumed.iter().map(|c| &c["entry"]).chain(left.iter()) {
-        let id = e["msg_id"].as_str().unwrap().to_string();
-        assert_eq!(
-            sent.get(&id).map(String::as_str),
-            e["text"].as_str(),
-            "unknown or altered {e}"
-        );
-        *seen.entry(id).or_default() += 1;
-    }
-    let doubled: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(doubled.is_empty(), "doubled: {doubled:?}");
-    let lost: Vec<_> = sent.keys().filter(|id| !seen.contains_key(*id)).collect();
-    assert!(lost.is_empty(), "lost {} messages: {lost:?}", lost.len());
+    assert_exactly_once(
+        Sent::ById(&sent),
+        consumed.iter().map(|c| &c["entry"]).chain(left.iter()),
+    );
     assert_eq!(
         moved,
         2 * stress_count(),

@@ -62,6 +62,66 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     let Some((env, server)) = tmux_env() else {
         return;
     };
+    let session = a_team_with_a_task_in_progress(&env);
+    server.kill();
+    the_person_starts_tmux_again(&env);
+    its_teammates_are_taken_for_gone(&env);
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stderr}{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = parse(&out.stdout);
+    let alice = member(&v, "alice");
+    assert_eq!(alice["action"], "resumed", "{v}");
+    assert_eq!(alice["session_id"], session);
+    let bob = member(&v, "bob");
+    assert_eq!(bob["action"], "resumed", "{v}");
+    assert_eq!(bob["session_id"], Value::Null);
+    alice_runs_again_on_her_session_with_her_flags(&env, alice, session);
+    alice_is_told_to_carry_on(&env);
+    // Running again: nothing to do.
+    let out = env
+        .cmd()
+        .args(["resume", "rt", "--json"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert!(
+        v["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["action"] == "running"),
+        "{v}"
+    );
+    // The session started again is teamctl's own (recorded): delete takes it down.
+    env.cmd()
+        .args(["delete", "rt", "--timeout", "5s"])
+        .assert()
+        .success();
+    assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
+    // The person's own session, on the same server, was never touched.
+    let main = env
+        .command("tmux")
+        .args(["list-panes", "-s", "-t", "=main", "-F", "#{pane_dead}"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&main.stdout), "0\n0\n");
+}
+
+/// Team `rt` made with alice and bob in the test's tmux server, alice on task #1 (in
+/// progress) with a session to carry on, bob with none; returns alice's session id.
+fn a_team_with_a_task_in_progress(env: &TestEnv) -> &'static str {
     env.cmd()
         .args([
             "create",
@@ -117,18 +177,23 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
             + "\n",
     )
     .unwrap();
-    server.kill();
-    // As after a reboot, the person starts tmux again: a new server on the same socket, whose
-    // panes are numbered from %0 again, as alice's and bob's were.
+    session
+}
+
+/// As after a reboot, the person starts tmux again: a new server on the same socket, whose
+/// panes are numbered from %0 again, as alice's and bob's were.
+fn the_person_starts_tmux_again(env: &TestEnv) {
     for args in [
         &["new-session", "-d", "-s", "main", "exec sleep 600"][..],
         &["new-window", "-d", "-t", "=main:", "exec sleep 600"],
     ] {
         assert!(env.command("tmux").args(args).status().unwrap().success());
     }
+}
 
-    // The server teamctl recorded runs no more, whatever runs on its socket now: alice, whose
-    // task is in progress, is dead; bob, with nothing waiting, is only not running.
+/// The server teamctl recorded runs no more, whatever runs on its socket now: alice, whose
+/// task is in progress, is dead; bob, with nothing waiting, is only not running.
+fn its_teammates_are_taken_for_gone(env: &TestEnv) {
     let out = env
         .cmd()
         .args(["--team", "rt", "status", "--json"])
@@ -140,30 +205,12 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     assert_eq!(member(&v, "alice")["process_alive"], false, "{v}");
     assert_eq!(member(&v, "bob")["waiting"], Value::Null, "{v}");
     assert_eq!(member(&v, "bob")["process_alive"], false, "{v}");
+}
 
-    let out = env
-        .cmd()
-        .args(["resume", "rt", "--json"])
-        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stderr}{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let v = parse(&out.stdout);
-    let alice = member(&v, "alice");
-    assert_eq!(alice["action"], "resumed", "{v}");
-    assert_eq!(alice["session_id"], session);
-    let bob = member(&v, "bob");
-    assert_eq!(bob["action"], "resumed", "{v}");
-    assert_eq!(bob["session_id"], Value::Null);
-    // The new panes are recorded, and run the teammates with their flags, alice's on her
-    // session.
-    let new_alice = pane_of(&env, "alice");
+/// The new panes are recorded, and run the teammates with their flags, alice's on her
+/// session.
+fn alice_runs_again_on_her_session_with_her_flags(env: &TestEnv, alice: &Value, session: &str) {
+    let new_alice = pane_of(env, "alice");
     assert_eq!(Some(new_alice.as_str()), alice["pane"].as_str());
     let argv = env.root.join("fake-argv-alice");
     wait_until(Duration::from_secs(20), || {
@@ -179,8 +226,11 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     ] {
         assert!(args.windows(2).any(|w| w == pair), "{pair:?} in {args:?}");
     }
-    // Told to carry on with its task (the fake teammate consumes it: it is in its sent log or
-    // still in the inbox).
+}
+
+/// alice is told to carry on with her task (the fake teammate consumes it: it is in its
+/// sent log or still in the inbox).
+fn alice_is_told_to_carry_on(env: &TestEnv) {
     let sent = fs::read_to_string(env.data_dir().join("sent.jsonl")).unwrap_or_default();
     let inbox = read_entries(&env.root.join("teams/rt/inboxes/alice.json"));
     assert!(
@@ -190,35 +240,6 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
                 .is_some_and(|t| t.contains("Carry on with task #1"))),
         "{sent}"
     );
-    // Running again: nothing to do.
-    let out = env
-        .cmd()
-        .args(["resume", "rt", "--json"])
-        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
-        .output()
-        .unwrap();
-    let v = parse(&out.stdout);
-    assert!(
-        v["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|m| m["action"] == "running"),
-        "{v}"
-    );
-    // The session started again is teamctl's own (recorded): delete takes it down.
-    env.cmd()
-        .args(["delete", "rt", "--timeout", "5s"])
-        .assert()
-        .success();
-    assert!(!crate::common::tmux_has_session(&env, "teamctl-rt"));
-    // The person's own session, on the same server, was never touched.
-    let main = env
-        .command("tmux")
-        .args(["list-panes", "-s", "-t", "=main", "-F", "#{pane_dead}"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&main.stdout), "0\n0\n");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use crate::common::{TestEnv, concurrent_runs, read_entries};
+use crate::common::{Sent, TestEnv, assert_exactly_once, concurrent_runs, read_entries};
 
 #[test]
 fn eight_processes_times_fifty_sends_give_exactly_400_entries() {
@@ -21,11 +21,10 @@ fn eight_processes_times_fifty_sends_give_exactly_400_entries() {
         .map(|e| e["msg_id"].as_str().unwrap())
         .collect();
     assert_eq!(ids.len(), 400);
-    let texts: HashSet<&str> = entries
-        .iter()
-        .map(|e| e["text"].as_str().unwrap())
+    let sent: Vec<String> = (0..8)
+        .flat_map(|p| (0..50).map(move |i| format!("p{p}-m{i}")))
         .collect();
-    assert_eq!(texts.len(), 400);
+    assert_exactly_once(Sent::Texts(&sent), &entries);
     // Each sender's messages are in the order it sent them.
     for p in 0..8 {
         let mine: Vec<&str> = entries

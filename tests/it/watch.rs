@@ -1,13 +1,14 @@
 //! `teamctl watch`, `send --wait` and the sent log (`inbox --sent`).
 
-use std::collections::HashSet;
 use std::fs;
 use std::process::{Child, Command, Stdio};
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{JsonLines, Ran, SEND_KEYS, TestEnv, json, keys, node_peer, run_json};
+use crate::common::{
+    JsonLines, Ran, SEND_KEYS, Sent, TestEnv, assert_exactly_once, json, keys, node_peer, run_json,
+};
 
 const EVENT_KEYS: [&str; 15] = [
     "at",
@@ -194,11 +195,10 @@ fn no_event_is_lost_in_a_burst() {
         assert!(c.wait().unwrap().success());
     }
     let events = w.take(800);
-    let texts: HashSet<&str> = events
-        .iter()
-        .map(|e| e["message"]["text"].as_str().unwrap())
+    let sent: Vec<String> = (0..8)
+        .flat_map(|p| (1..=100).map(move |i| format!("w{p}-{i}")))
         .collect();
-    assert_eq!(texts.len(), 800);
+    assert_exactly_once(Sent::Texts(&sent), events.iter().map(|e| &e["message"]));
     // Each writer's messages arrive in the order it wrote them.
     for p in 0..8 {
         let prefix = format!("w{p}-");

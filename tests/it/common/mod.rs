@@ -1,0 +1,20 @@
+//! What the suites share, in rooms: the hermetic environment and reading teamctl's output
+//! (env), teams and transcripts (teams), tmux (tmux), other writers (peers), files (files) and
+//! the central guarantee, each message exactly once and unaltered (guarantee).
+//! `use crate::common::{…}` reaches every helper through the re-exports below.
+
+#![allow(dead_code)]
+
+mod env;
+mod files;
+mod guarantee;
+mod peers;
+mod teams;
+mod tmux;
+
+pub use env::*;
+pub use files::*;
+pub use guarantee::*;
+pub use peers::*;
+pub use teams::*;
+pub use tmux::*;
