@@ -794,6 +794,11 @@ mod tests {
         let ours = fs::metadata(g.dir()).unwrap().modified().unwrap();
         let whole_ms = UNIX_EPOCH
             + Duration::from_millis(ours.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64);
+        // Made while our lock still holds its inode, so that it cannot be given ours when that is
+        // freed (with our inode and our mtime it would be our lock: nothing could tell them
+        // apart; the test failed now and then when the file system handed the inode back).
+        let other = tmp.path().join("other");
+        fs::create_dir(&other).unwrap();
         // As proper-lockfile (or teamctl before the tag) would make it.
         fs::remove_dir(g.dir()).unwrap();
         fs::create_dir(g.dir()).unwrap();
@@ -801,8 +806,6 @@ mod tests {
         assert!(!g.is_ours().unwrap());
         assert!(g.verify().is_err());
         // Another directory with our very mtime, tag and all, is not ours either.
-        let other = tmp.path().join("other");
-        fs::create_dir(&other).unwrap();
         File::open(&other).unwrap().set_modified(ours).unwrap();
         fs::rename(&other, g.dir()).unwrap();
         assert_eq!(fs::metadata(g.dir()).unwrap().modified().unwrap(), ours);
