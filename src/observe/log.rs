@@ -24,7 +24,7 @@ use crate::store::dir::{self, Loc};
 use crate::team::config::{LEAD, Team, TeamConfig, read_config};
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate;
-use crate::team::transcript::story::{Event, Kind, Story};
+use crate::team::transcript::story::{Kind, Story, StoryEvent};
 use crate::team::transcript::{Cursor, read_lines};
 
 /// How often a followed member's sessions are looked for again.
@@ -45,9 +45,9 @@ pub struct LogLine {
     pub kind: Kind,
     /// The tool (tool_use, tool_result).
     pub tool: Option<String>,
-    /// One line (see [`Event::summary`]).
+    /// One line (see [`StoryEvent::summary`]).
     pub summary: String,
-    /// The whole text (see [`Event::text`]).
+    /// The whole text (see [`StoryEvent::text`]).
     pub text: Option<String>,
     /// Whether a tool result is an error (`null` for other kinds; `true` for errors).
     pub is_error: Option<bool>,
@@ -395,7 +395,7 @@ pub enum Stop {
     TeamGone,
 }
 
-fn line_of(member: &str, e: Event, session_id: Option<&str>) -> LogLine {
+fn line_of(member: &str, e: StoryEvent, session_id: Option<&str>) -> LogLine {
     LogLine {
         schema_version: 1,
         at: e.at,

@@ -35,7 +35,7 @@ pub enum Delivery {
 
 /// One message of the timeline (`top --json` `messages[]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Message {
+pub struct Mail {
     /// The message's own timestamp (as written).
     pub at: String,
     /// Sender.
@@ -61,7 +61,7 @@ pub struct Message {
 #[derive(Debug, Clone)]
 pub struct Timeline {
     max: usize,
-    lines: Vec<Message>,
+    lines: Vec<Mail>,
     /// Each line's time, parsed once (`None`: unparseable, sorted first).
     times: Vec<Option<DateTime<Utc>>>,
     last_change: Option<DateTime<Utc>>,
@@ -90,7 +90,7 @@ impl Timeline {
                 (None, Some(sum)) => first_line(sum, 80),
                 (None, None) => String::new(),
             };
-            self.insert(Message {
+            self.insert(Mail {
                 at: s.at.clone(),
                 from: s.from.clone(),
                 to: s.to.clone(),
@@ -169,7 +169,7 @@ impl Timeline {
 
     /// Inserts in time order (after every message of the same time), then drops the oldest
     /// beyond the limit.
-    fn insert(&mut self, m: Message) {
+    fn insert(&mut self, m: Mail) {
         let at = parse_time(&m.at);
         if self.lines.len() >= self.max && self.times.first().is_some_and(|first| at < *first) {
             return;
@@ -185,12 +185,12 @@ impl Timeline {
     }
 
     /// Every message, oldest first.
-    pub fn messages(&self) -> &[Message] {
+    pub fn messages(&self) -> &[Mail] {
         &self.lines
     }
 
     /// The messages to `member` (its inbox, including what it already took), oldest first.
-    pub fn inbox_of<'a>(&'a self, member: &'a str) -> impl Iterator<Item = &'a Message> + 'a {
+    pub fn inbox_of<'a>(&'a self, member: &'a str) -> impl Iterator<Item = &'a Mail> + 'a {
         self.lines.iter().filter(move |m| m.to == member)
     }
 
@@ -202,7 +202,7 @@ impl Timeline {
 
 /// The timeline's line for an inbox entry; `None` when `from`, `text` or `timestamp` is not a
 /// string (Claude Code skips such entries too).
-fn message(entry: &Entry, to: &str, id: &str) -> Option<Message> {
+fn message(entry: &Entry, to: &str, id: &str) -> Option<Mail> {
     let s = |k: &str| entry.get(k).and_then(Value::as_str);
     let (from, text, at) = (s("from")?, s("text")?, s("timestamp")?);
     let frame = Frame::decode(text);
@@ -211,7 +211,7 @@ fn message(entry: &Entry, to: &str, id: &str) -> Option<Message> {
         (None, Some(sum)) if !sum.trim().is_empty() => first_line(sum, 80),
         (None, _) => first_line(text, 80),
     };
-    Some(Message {
+    Some(Mail {
         at: at.to_string(),
         from: from.to_string(),
         to: to.to_string(),

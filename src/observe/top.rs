@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::observe::reader::{Present, TeamReader};
 use crate::observe::spend::{ContextUse, CostSource};
 use crate::observe::status::{self, MemberStatus, State, TaskCounts, WaitingDetail};
-use crate::observe::timeline::{Message, Timeline};
+use crate::observe::timeline::{Mail, Timeline};
 use crate::observe::worktree::WorktreeStatus;
 use crate::team::config::Team;
 use crate::team::model::first_line;
@@ -150,7 +150,7 @@ pub struct View {
     /// The task board.
     pub tasks: Columns,
     /// The newest messages, oldest first.
-    pub messages: Vec<Message>,
+    pub messages: Vec<Mail>,
     /// Requests waiting for the lead.
     pub requests: Vec<RequestRow>,
     /// Files that could not be read (reported, left as they are).

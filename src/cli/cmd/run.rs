@@ -16,7 +16,8 @@ use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
 use teamctl::ops::run::{
-    self, Dialog, Event, Outcome, Resumed, RunEnv, Spec, State, Teammate, TeammateMode, printable,
+    self, Dialog, Outcome, Resumed, RunEnv, RunEvent, Spec, State, Teammate, TeammateMode,
+    printable,
 };
 use teamctl::store::paths::{Layout, TeamName};
 use teamctl::team::config::Team;
@@ -296,10 +297,10 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     let env = run_env(ctx, &args)?;
     let json = ctx.out.json;
     let follower = Follower::default();
-    let mut progress = |e: Event| {
+    let mut progress = |e: RunEvent| {
         match &e {
-            Event::Progress(state, message) => otel::step(state.as_str(), message),
-            Event::TeamFormed(name) if otel::enabled() => {
+            RunEvent::Progress(state, message) => otel::step(state.as_str(), message),
+            RunEvent::TeamFormed(name) if otel::enabled() => {
                 otel::team(name.as_str());
                 follower.start(&ctx.layout, &ctx.records, name);
             }
@@ -317,13 +318,13 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
         Ok(o) => o,
         Err(e) => {
             if json {
-                progress(Event::Progress(State::Failed, &format!("{e:#}")));
+                progress(RunEvent::Progress(State::Failed, &format!("{e:#}")));
             }
             return Err(e);
         }
     };
     follower.stop();
-    progress(Event::Progress(
+    progress(RunEvent::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
             State::Done => "the team's work is done",
@@ -351,25 +352,25 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
 
 /// The stderr line for a run's event (`None` for those told otherwise); with `--json`, the
 /// event as one JSON object.
-fn event_line(ctx: &Ctx, json: bool, e: Event) -> Option<String> {
+fn event_line(ctx: &Ctx, json: bool, e: RunEvent) -> Option<String> {
     match e {
-        Event::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
+        RunEvent::Progress(state, message) if json => serde_json::to_string(&ProgressJson {
             schema_version: 1,
             kind: "progress",
             state,
             message,
         })
         .ok(),
-        Event::Progress(state, message) => {
+        RunEvent::Progress(state, message) => {
             Some(format!("{}: {}", state.as_str(), printable(message)))
         }
-        Event::Joined(t) if json => serde_json::to_string(&JoinedJson {
+        RunEvent::Joined(t) if json => serde_json::to_string(&JoinedJson {
             schema_version: 1,
             kind: "teammate_joined",
             teammate: t,
         })
         .ok(),
-        Event::Joined(t) => Some(format!(
+        RunEvent::Joined(t) => Some(format!(
             "running: teammate {} joined ({}, {}{})",
             printable(&t.name),
             printable(t.agent_type.as_deref().unwrap_or("no agent type")),
@@ -379,22 +380,22 @@ fn event_line(ctx: &Ctx, json: bool, e: Event) -> Option<String> {
                 .map(|p| format!(", pane {p}"))
                 .unwrap_or_default()
         )),
-        Event::TeamFormed(_) => None,
-        Event::Acted(a) => {
+        RunEvent::TeamFormed(_) => None,
+        RunEvent::Acted(a) => {
             keep::tell(ctx, a);
             None
         }
-        Event::BudgetWarning(w) => {
+        RunEvent::BudgetWarning(w) => {
             keep::tell_budget(ctx, w);
             None
         }
-        Event::Exported(d) if json => serde_json::to_string(&ExportedJson {
+        RunEvent::Exported(d) if json => serde_json::to_string(&ExportedJson {
             schema_version: 1,
             kind: "exported",
             export: RecordJson::of(Ok(d)),
         })
         .ok(),
-        Event::Exported(d) => {
+        RunEvent::Exported(d) => {
             for w in &d.warnings {
                 warn(w);
             }

@@ -99,7 +99,7 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
 pub(crate) mod fixture {
     use serde_json::json;
     use teamctl::observe::status::{State, TaskCounts};
-    use teamctl::observe::timeline::{Delivery, Message, Timeline};
+    use teamctl::observe::timeline::{Delivery, Mail, Timeline};
     use teamctl::observe::top::{Card, Columns, Header, MemberRow, RequestRow, View};
     use teamctl::team::model::Frame;
     use teamctl::team::protocol::{Kind, Request};
@@ -138,8 +138,8 @@ pub(crate) mod fixture {
         }
     }
 
-    pub(crate) fn message(from: &str, to: &str, text: &str, at: &str, d: Delivery) -> Message {
-        Message {
+    pub(crate) fn message(from: &str, to: &str, text: &str, at: &str, d: Delivery) -> Mail {
+        Mail {
             at: at.into(),
             from: from.into(),
             to: to.into(),

@@ -24,7 +24,7 @@ use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
-use super::spec::{Event, Orphans, Outcome, Resumed, RunEnv, Spec, State};
+use super::spec::{Orphans, Outcome, Resumed, RunEnv, RunEvent, Spec, State};
 use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.
@@ -81,7 +81,7 @@ pub fn run(
     layout: &Layout,
     spec: &Spec,
     env: &RunEnv,
-    progress: &mut dyn FnMut(Event),
+    progress: &mut dyn FnMut(RunEvent),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<Outcome> {
     let start = Instant::now();
@@ -90,7 +90,7 @@ pub fn run(
         Some(t) => format!("run '{}', resuming {}", spec.name, shown(t)),
         None => format!("run '{}'", spec.name),
     };
-    progress(Event::Progress(State::Validating, &what));
+    progress(RunEvent::Progress(State::Validating, &what));
     let found = match &spec.resume {
         Some(what) => Some(interrupted::find(layout, what, &spec.cwd, &env.records)?),
         None => None,
@@ -135,11 +135,11 @@ fn brief(
     found: &interrupted::Interrupted,
     ready: &Ready,
     out: &mut Outcome,
-    progress: &mut dyn FnMut(Event),
+    progress: &mut dyn FnMut(RunEvent),
 ) -> Result<(SessionId, PathBuf)> {
     let orphans = ready.orphans.clone().unwrap_or_default();
     if !orphans.ended.is_empty() {
-        progress(Event::Progress(
+        progress(RunEvent::Progress(
             State::Validating,
             &format!(
                 "ended {} of the interrupted run (tmux session {}): a resumed lead never reads \
@@ -150,7 +150,7 @@ fn brief(
         ));
     }
     if !orphans.left_running.is_empty() {
-        progress(Event::Progress(
+        progress(RunEvent::Progress(
             State::Validating,
             &format!(
                 "left running, outside tmux session {}: {}; the resumed lead will not read \
@@ -169,7 +169,7 @@ fn brief(
         0 => String::new(),
         n => format!(", {n} more left unread (too long for it)"),
     };
-    progress(Event::Progress(
+    progress(RunEvent::Progress(
         State::Validating,
         &format!(
             "resuming lead session {} of team {}: {} open task(s), {} unread message(s) to it \
@@ -383,7 +383,7 @@ fn follow(
     lead: &Lead,
     mut out: Outcome,
     start: Instant,
-    progress: &mut dyn FnMut(Event),
+    progress: &mut dyn FnMut(RunEvent),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<Outcome> {
     let session = &ready.session;
@@ -397,7 +397,7 @@ fn follow(
     out.tmux_session = Some(session.clone());
     let pane_env = lead_env(env);
     let session_id = &lead.session_id;
-    progress(Event::Progress(
+    progress(RunEvent::Progress(
         State::Spawning,
         &format!(
             "claude {} in tmux session {session} (pane {pane}), {} {session_id}",
@@ -469,7 +469,7 @@ fn follow(
         let failed = watched.as_ref().err().map(|e| format!("{e:#}"));
         let record = record(layout, spec, env, session_id, &out, failed, path);
         if let Ok(done) = &record {
-            progress(Event::Exported(done));
+            progress(RunEvent::Exported(done));
         }
         out.export = Some(record);
     }

@@ -50,5 +50,5 @@ pub use done::{Observation, Settle, find_team};
 pub use lead::{cleanup, lead_command, printable, run, session_name};
 pub use preflight::{Blocker, blockers, check_name, detect_dialog, lock_name};
 pub use spec::{
-    Event, Orphans, Outcome, POLL, Resumed, RunEnv, Spec, State, Teammate, TeammateMode,
+    Orphans, Outcome, POLL, Resumed, RunEnv, RunEvent, Spec, State, Teammate, TeammateMode,
 };

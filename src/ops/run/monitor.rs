@@ -22,7 +22,7 @@ use crate::team::transcript::locate;
 
 use super::done::{Observation, Settle, find_team, live_panes, observe};
 use super::preflight::detect_dialog;
-use super::spec::{Event, Outcome, POLL, RunEnv, Spec, State};
+use super::spec::{Outcome, POLL, RunEnv, RunEvent, Spec, State};
 use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
 use crate::observe::reader::{Options, TeamReader};
@@ -70,7 +70,7 @@ impl<'a> Keeping<'a> {
         &mut self,
         layout: &Layout,
         team: &TeamName,
-        progress: &mut dyn FnMut(Event),
+        progress: &mut dyn FnMut(RunEvent),
     ) -> Result<(), anyhow::Error> {
         if self.reader.is_none() {
             let opts = Options {
@@ -98,7 +98,7 @@ impl<'a> Keeping<'a> {
             .keeper
             .check(&present, reader.board(), now, &mut self.rescue)?
         {
-            progress(Event::Acted(&a));
+            progress(RunEvent::Acted(&a));
         }
         Ok(())
     }
@@ -174,7 +174,7 @@ pub(super) fn watch<'a>(
     out: &mut Outcome,
     start: Instant,
     spend: &mut SpendReader,
-    progress: &mut dyn FnMut(Event),
+    progress: &mut dyn FnMut(RunEvent),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<()> {
     let Watched {
@@ -184,7 +184,7 @@ pub(super) fn watch<'a>(
         lead,
     } = run;
     let deadline = start + spec.timeout;
-    progress(Event::Progress(
+    progress(RunEvent::Progress(
         State::Monitoring,
         &format!("waiting for the team of lead session {}", lead.session_id),
     ));
@@ -228,7 +228,7 @@ impl Monitor<'_> {
         &mut self,
         out: &mut Outcome,
         spend: &mut SpendReader,
-        progress: &mut dyn FnMut(Event),
+        progress: &mut dyn FnMut(RunEvent),
         deadline: Instant,
     ) -> bool {
         let panes = live_panes(self.lead.session);
@@ -236,7 +236,7 @@ impl Monitor<'_> {
         self.find_team(out, spend, progress);
         let read = self.spec.cap.is_set().then(|| spend.read());
         for w in read.map_or_else(Vec::new, |s| self.warner.check(&self.spec.cap, s)) {
-            progress(Event::BudgetWarning(&w));
+            progress(RunEvent::BudgetWarning(&w));
         }
         if let Some(e) = read.and_then(|s| self.spec.cap.exceeded(s)) {
             out.state = State::Budget;
@@ -308,7 +308,7 @@ impl Monitor<'_> {
         &mut self,
         out: &mut Outcome,
         spend: &mut SpendReader,
-        progress: &mut dyn FnMut(Event),
+        progress: &mut dyn FnMut(RunEvent),
     ) {
         if self.team.is_some() {
             return;
@@ -337,11 +337,11 @@ impl Monitor<'_> {
         } else {
             "formed"
         };
-        progress(Event::Progress(
+        progress(RunEvent::Progress(
             State::Running,
             &format!("team {name} {how}{pid}"),
         ));
-        progress(Event::TeamFormed(&name));
+        progress(RunEvent::TeamFormed(&name));
         out.team = Some(name.to_string());
         spend.set_team(self.layout, &name);
         self.record_server(&name, progress);
@@ -351,7 +351,7 @@ impl Monitor<'_> {
     /// Records the tmux server the lead runs on as `team`'s ([`crate::team::lead::RunRecord`]),
     /// so that its pane teammates are asked about there later, from any environment; a failure
     /// is said, not fatal.
-    fn record_server(&self, team: &TeamName, progress: &mut dyn FnMut(Event)) {
+    fn record_server(&self, team: &TeamName, progress: &mut dyn FnMut(RunEvent)) {
         let Some((leads, at)) = &self.lead.record else {
             return;
         };
@@ -365,7 +365,7 @@ impl Monitor<'_> {
         );
         rec.tmux_session_id = Some(at.session_id.clone());
         if let Err(e) = leads.record_run(self.layout, team, &rec) {
-            progress(Event::Progress(
+            progress(RunEvent::Progress(
                 State::Running,
                 &format!(
                     "{e:#}: `teamctl status` from a shell whose TMUX or TMUX_TMPDIR selects \
@@ -382,7 +382,7 @@ impl Monitor<'_> {
         name: &TeamName,
         cfg: &TeamConfig,
         out: &mut Outcome,
-        progress: &mut dyn FnMut(Event),
+        progress: &mut dyn FnMut(RunEvent),
     ) {
         let id = self.lead.session_id;
         if self.lead.resuming.is_none() || cfg.lead_session_id.as_deref() == Some(id) {
@@ -402,7 +402,7 @@ impl Monitor<'_> {
             }
             Err(e) => format!("could not set team {name}'s leadSessionId back to {id}: {e:#}"),
         };
-        progress(Event::Progress(State::Running, &message));
+        progress(RunEvent::Progress(State::Running, &message));
     }
 
     /// Reads the team's members and the done rule's signals; true once the work is done
@@ -412,7 +412,7 @@ impl Monitor<'_> {
         &mut self,
         out: &mut Outcome,
         spend: &mut SpendReader,
-        progress: &mut dyn FnMut(Event),
+        progress: &mut dyn FnMut(RunEvent),
         panes: &std::collections::HashMap<String, bool>,
     ) -> bool {
         let Some(name) = &self.team else {
@@ -443,7 +443,7 @@ impl Monitor<'_> {
             let settled = m.backend.is_some() || first.elapsed() >= Duration::from_secs(10);
             if settled && !self.reported.contains(&m.name) {
                 self.reported.push(m.name.clone());
-                progress(Event::Joined(m));
+                progress(RunEvent::Joined(m));
             }
         }
         let name = name.clone();
@@ -458,7 +458,7 @@ impl Monitor<'_> {
         }
         if self.last_wait_note.elapsed() >= Duration::from_secs(30) {
             self.last_wait_note = Instant::now();
-            progress(Event::Progress(
+            progress(RunEvent::Progress(
                 State::Running,
                 &format!("waiting for {}", obs.waiting_for()),
             ));
@@ -475,7 +475,7 @@ impl Monitor<'_> {
         &mut self,
         team: &TeamName,
         mates: &[super::spec::Teammate],
-        progress: &mut dyn FnMut(Event),
+        progress: &mut dyn FnMut(RunEvent),
     ) {
         let Some(max) = self.spec.max_teammates else {
             return;
@@ -509,7 +509,7 @@ impl Monitor<'_> {
                 // Not placed yet: looked at again on the next pass.
                 None => continue,
             };
-            progress(Event::Progress(
+            progress(RunEvent::Progress(
                 State::Running,
                 &format!(
                     "teammate {} is past --max-teammates {max}: {how}",

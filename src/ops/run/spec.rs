@@ -257,7 +257,7 @@ impl Outcome {
 
 /// A progress event.
 #[derive(Debug, Clone)]
-pub enum Event<'a> {
+pub enum RunEvent<'a> {
     /// A state and one line about it.
     Progress(State, &'a str),
     /// A teammate joined the lead's team.

@@ -259,7 +259,7 @@ pub struct Line<'a> {
     pub api_error: Option<bool>,
     /// `message` (user and assistant entries).
     #[serde(default, borrow)]
-    pub message: Option<Message<'a>>,
+    pub message: Option<ApiMessage<'a>>,
     /// `totalCostUSD` (cost-state).
     #[serde(default, rename = "totalCostUSD")]
     pub total_cost_usd: Option<f64>,
@@ -298,7 +298,7 @@ pub struct Line<'a> {
 
 /// `message` of a user or assistant entry.
 #[derive(Debug, Deserialize)]
-pub struct Message<'a> {
+pub struct ApiMessage<'a> {
     /// The API response id (assistant).
     #[serde(default, borrow)]
     pub id: Option<Cow<'a, str>>,

@@ -1,5 +1,5 @@
 //! A transcript as a story (`teamctl log`): the prompts and team messages a session received,
-//! its text, each tool call and its result, and errors, one [`Event`] each, in file order.
+//! its text, each tool call and its result, and errors, one [`StoryEvent`] each, in file order.
 
 use std::collections::VecDeque;
 
@@ -42,7 +42,7 @@ impl Kind {
 
 /// One event of the story.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
+pub struct StoryEvent {
     /// The entry's timestamp.
     pub at: Option<String>,
     /// The session it belongs to.
@@ -69,7 +69,7 @@ pub struct Story {
 
 impl Story {
     /// The events of one line (none for a line that is not a user, assistant or system entry).
-    pub fn events(&mut self, line: &[u8]) -> Vec<Event> {
+    pub fn events(&mut self, line: &[u8]) -> Vec<StoryEvent> {
         let Some(kind) = entry::top_level_type(line) else {
             return Vec::new();
         };
@@ -83,18 +83,19 @@ impl Story {
             return Vec::new();
         }
         let mut out = Vec::new();
-        let ev = |kind: Kind, tool: Option<String>, summary: String, text: Option<String>| Event {
-            at: l.timestamp.as_ref().map(|t| t.to_string()),
-            session_id: l.session_id.as_ref().map(|t| t.to_string()),
-            kind,
-            tool,
-            summary,
-            text,
-            is_error: match kind {
-                Kind::Error => Some(true),
-                _ => None,
-            },
-        };
+        let ev =
+            |kind: Kind, tool: Option<String>, summary: String, text: Option<String>| StoryEvent {
+                at: l.timestamp.as_ref().map(|t| t.to_string()),
+                session_id: l.session_id.as_ref().map(|t| t.to_string()),
+                kind,
+                tool,
+                summary,
+                text,
+                is_error: match kind {
+                    Kind::Error => Some(true),
+                    _ => None,
+                },
+            };
         match l.kind.as_ref() {
             "system" => {
                 let error = l.level.as_deref() == Some("error")
@@ -112,12 +113,12 @@ impl Story {
     fn assistant(
         &mut self,
         l: &Line,
-        out: &mut Vec<Event>,
-        ev: &dyn Fn(Kind, Option<String>, String, Option<String>) -> Event,
+        out: &mut Vec<StoryEvent>,
+        ev: &dyn Fn(Kind, Option<String>, String, Option<String>) -> StoryEvent,
     ) {
         let Some(m) = &l.message else { return };
         let error = l.api_error == Some(true);
-        let text = |t: &str, out: &mut Vec<Event>| {
+        let text = |t: &str, out: &mut Vec<StoryEvent>| {
             if !t.trim().is_empty() {
                 let kind = if error { Kind::Error } else { Kind::Text };
                 out.push(ev(kind, None, first_line(t, 160), Some(t.to_string())));
@@ -155,11 +156,11 @@ impl Story {
     fn user(
         &mut self,
         l: &Line,
-        out: &mut Vec<Event>,
-        ev: &dyn Fn(Kind, Option<String>, String, Option<String>) -> Event,
+        out: &mut Vec<StoryEvent>,
+        ev: &dyn Fn(Kind, Option<String>, String, Option<String>) -> StoryEvent,
     ) {
         let Some(m) = &l.message else { return };
-        let prompt = |t: &str, out: &mut Vec<Event>| {
+        let prompt = |t: &str, out: &mut Vec<StoryEvent>| {
             // Context Claude Code adds around a prompt is not the prompt.
             if t.trim().is_empty() || t.trim_start().starts_with("<system-reminder>") {
                 return;

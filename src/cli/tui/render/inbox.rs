@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use teamctl::observe::timeline::{Delivery, Message};
+use teamctl::observe::timeline::{Delivery, Mail};
 
 use super::screen::Screen;
 use super::theme::{esc, pane, scrolled_lines};
@@ -14,7 +14,7 @@ use super::words::wrap;
 pub(super) fn inbox(f: &mut Frame, on: &Screen, area: Rect, member: &str, scroll: usize) {
     let (app, t) = (on.app, on.t);
     let width = usize::from(area.width.saturating_sub(4));
-    let msgs: Vec<&Message> = app.timeline.inbox_of(member).collect();
+    let msgs: Vec<&Mail> = app.timeline.inbox_of(member).collect();
     let unread = msgs
         .iter()
         .filter(|m| m.delivery == Delivery::Unread)

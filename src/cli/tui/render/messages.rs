@@ -5,14 +5,14 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use teamctl::observe::timeline::{Delivery, Message};
+use teamctl::observe::timeline::{Delivery, Mail};
 
 use super::theme::{Theme, esc, pane};
 use super::words::clock;
 use crate::cli::tui::app::{App, Pane};
 
 pub(super) fn message_line(
-    m: &Message,
+    m: &Mail,
     t: &Theme,
     colors: &dyn Fn(&str) -> Option<String>,
 ) -> Line<'static> {
