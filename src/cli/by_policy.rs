@@ -358,7 +358,7 @@ impl Observer for Blocking<'_> {
         crate::cli::output::hint(msg);
     }
     fn budget_warning(&mut self, w: &teamctl::observe::budget::Warning) {
-        crate::cli::keep::tell_budget(self.ctx, w);
+        crate::cli::going::tell_budget(self.ctx, w);
     }
 }
 

@@ -12,7 +12,7 @@ mod command_pages;
 pub(crate) mod compose;
 pub(crate) mod context;
 pub(crate) mod env;
-pub(crate) mod keep;
+pub(crate) mod going;
 pub(crate) mod launch;
 pub(crate) mod merging;
 pub(crate) mod otel;

@@ -12,7 +12,7 @@ use teamctl::team::config::Team;
 
 use crate::cli::context::Ctx;
 use crate::cli::env;
-use crate::cli::keep;
+use crate::cli::going;
 use crate::cli::term::escape_line;
 
 /// Start again every teammate of a team that is not running, on its last session
@@ -66,7 +66,7 @@ pub(crate) fn run(ctx: &Ctx, args: ResumeArgs) -> Result<()> {
     };
     let clock = || ctx.clock();
     let restarts = Some(args.claude_bin.clone());
-    let rescue = keep::rescue(ctx, &team, &ctx.identity(&team), restarts, &clock)?;
+    let rescue = going::rescue(ctx, &team, &ctx.identity(&team), restarts, &clock)?;
     let members = resume::resume(&team, &rescue)?;
     if ctx.out.json {
         ctx.out.json(&Json {

@@ -27,7 +27,7 @@ use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;
-use crate::cli::keep::{self, KeepArgs};
+use crate::cli::going::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
@@ -382,11 +382,11 @@ fn event_line(ctx: &Ctx, json: bool, e: RunEvent) -> Option<String> {
         )),
         RunEvent::TeamFormed(_) => None,
         RunEvent::Acted(a) => {
-            keep::tell(ctx, a);
+            going::tell(ctx, a);
             None
         }
         RunEvent::BudgetWarning(w) => {
-            keep::tell_budget(ctx, w);
+            going::tell_budget(ctx, w);
             None
         }
         RunEvent::Exported(d) if json => serde_json::to_string(&ExportedJson {

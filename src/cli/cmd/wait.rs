@@ -22,7 +22,7 @@ use crate::cli::args::{CapArgs, TotalsJson, type_values};
 use crate::cli::by_policy::{Blocking, EventsTo, Runner};
 use crate::cli::context::Ctx;
 use crate::cli::env;
-use crate::cli::keep::{self, KeepArgs};
+use crate::cli::going::{self, KeepArgs};
 use crate::cli::merging::{self, MergeIntoArgs, Plan, StrategyArg};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::term::escape_line;
@@ -321,7 +321,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         rules,
     };
     let clock = || ctx.clock();
-    let mut rescue = keep::rescue(ctx, &team, &me, rules.restarts().then_some(None), &clock)?;
+    let mut rescue = going::rescue(ctx, &team, &me, rules.restarts().then_some(None), &clock)?;
     let mut waited = observe::wait::wait(
         team,
         spec,
@@ -335,7 +335,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
                 eprintln!("waiting up to {} for: {}", args.timeout, open.join(", "));
             },
             hand: &mut rescue,
-            acted: &mut |a| keep::tell(ctx, a),
+            acted: &mut |a| going::tell(ctx, a),
         },
     )?;
     spend_to_otel(ctx, waited.watch.team(), waited.spend.as_ref());

@@ -20,9 +20,9 @@
 //! read is all it parses); [`read_team`] and [`read_located`] are one read. [`series`]: each
 //! member's cost over time, from the lines of a read that sees every line (an export's).
 
-mod reader;
 pub mod series;
 mod sum;
+mod transcripts;
 
-pub use reader::{LOCATE_EVERY, SpendReader};
 pub use sum::{ContextUse, CostSource, MemberSpend, TeamSpend, read_located, read_team};
+pub use transcripts::{LOCATE_EVERY, SpendReader};
