@@ -74,7 +74,7 @@ pub(crate) fn run(ctx: &Ctx, args: DiffArgs) -> Result<()> {
 }
 
 fn human(d: &MemberDiff) -> String {
-    let (added, deleted, binary) = diff::totals(&d.files);
+    let (added, deleted, binary) = teamctl::host::git::totals(&d.files);
     let commits = d
         .commits
         .map_or_else(|| "? commits".to_string(), |n| format!("{n} commit(s)"));
@@ -101,7 +101,7 @@ fn human(d: &MemberDiff) -> String {
         Some(t) if !t.trim().is_empty() => out.push(escape_block(t.trim_end(), "  ")),
         _ if !d.files.is_empty() => {
             out.push(escape_block(
-                diff::stat_text(&d.files, usize::MAX).trim_end(),
+                teamctl::host::git::stat_text(&d.files, usize::MAX).trim_end(),
                 "  ",
             ));
         }

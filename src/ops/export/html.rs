@@ -19,10 +19,10 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
 use crate::ops::export::CostSeries;
 use crate::ops::export::summary::{Message, MessageState, Summary};
-use crate::ops::merge::diff::{stat_text, totals};
 use crate::text::html::{block, inline, json_script};
 use crate::time::parse_time;
 use crate::units;

@@ -12,9 +12,9 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
 use crate::ops::export::summary::{Message, MessageState, Summary};
-use crate::ops::merge::diff::{stat_text, totals};
 use crate::team::transcript::Tokens;
 use crate::text::markdown::{self, inline};
 use crate::units::{self, count};

@@ -101,29 +101,3 @@ fn fill(d: &mut MemberDiff, repo: &str, detail: Detail) -> Result<()> {
     };
     Ok(())
 }
-
-/// Lines added and deleted in `files` (binary files, which have no line counts, aside), and
-/// how many files are binary.
-pub fn totals(files: &[NumStat]) -> (u64, u64, usize) {
-    files
-        .iter()
-        .fold((0, 0, 0), |(a, d, b), f| match (f.added, f.deleted) {
-            (Some(x), Some(y)) => (a + x, d + y, b),
-            _ => (a, d, b + 1),
-        })
-}
-
-/// `files` as a diffstat for people, one `+added -deleted  path` line each (`bin` for a binary
-/// file's counts), at most `max` lines and then how many more. Paths are as git gives them:
-/// the caller escapes the text for where it goes.
-pub fn stat_text(files: &[NumStat], max: usize) -> String {
-    let n = |v: Option<u64>| v.map_or_else(|| "bin".to_string(), |v| v.to_string());
-    let mut out = String::new();
-    for f in files.iter().take(max) {
-        out.push_str(&format!("+{} -{}  {}\n", n(f.added), n(f.deleted), f.path));
-    }
-    if files.len() > max {
-        out.push_str(&format!("… and {} more file(s)\n", files.len() - max));
-    }
-    out
-}

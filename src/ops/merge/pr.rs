@@ -141,7 +141,7 @@ fn cost(total: Option<f64>, known: f64) -> String {
 
 fn member(md: &mut String, s: &Summary, d: &MemberDiff) {
     let _ = writeln!(md, "### {}\n", inline(&d.name, 64));
-    let (added, deleted, binary) = diff::totals(&d.files);
+    let (added, deleted, binary) = git::totals(&d.files);
     let commits = d.commits.map_or_else(|| "?".to_string(), |n| n.to_string());
     let _ = write!(
         md,
@@ -192,7 +192,7 @@ fn member(md: &mut String, s: &Summary, d: &MemberDiff) {
         md.push('\n');
     }
     if !d.files.is_empty() {
-        let stat = diff::stat_text(&d.files, FILES_MAX);
+        let stat = git::stat_text(&d.files, FILES_MAX);
         let _ = writeln!(md, "Diffstat:\n\n{}", fenced(&stat, usize::MAX).block);
     }
 }
