@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
 use crate::ops::export::CostSeries;
-use crate::ops::export::summary::{Message, MessageState, Summary};
+use crate::ops::export::summary::{Message, Summary};
 use crate::text::html::{block, inline, json_script};
 use crate::time::parse_time;
 use crate::units;
@@ -439,7 +439,7 @@ fn conversation(h: &mut String, s: &Summary) {
             inline(&m.from, 64),
             inline(&m.to, 64),
             what(m),
-            state(m.state)
+            m.state.as_str()
         );
         match &m.text {
             Some(text) if texts < BUDGET => {
@@ -540,16 +540,6 @@ fn what(m: &Message) -> String {
             ),
             None => "message".into(),
         },
-    }
-}
-
-fn state(s: MessageState) -> &'static str {
-    match s {
-        MessageState::Unread => "unread",
-        MessageState::Read => "read",
-        MessageState::Delivered => "delivered",
-        MessageState::Consumed => "consumed",
-        MessageState::Sent => "sent",
     }
 }
 

@@ -14,7 +14,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
-use crate::ops::export::summary::{Message, MessageState, Summary};
+use crate::ops::export::summary::{Message, Summary};
 use crate::team::transcript::Tokens;
 use crate::text::markdown::{self, inline};
 use crate::units::{self, count};
@@ -284,7 +284,7 @@ fn conversation(md: &mut String, s: &Summary) {
                 inline(&m.from, 64),
                 inline(&m.to, 64),
                 what(m),
-                state(m.state).into(),
+                m.state.as_str().into(),
             ]));
         }
         md.push('\n');
@@ -389,15 +389,5 @@ fn what(m: &Message) -> String {
             ),
             None => "message".into(),
         },
-    }
-}
-
-fn state(s: MessageState) -> &'static str {
-    match s {
-        MessageState::Unread => "unread",
-        MessageState::Read => "read",
-        MessageState::Delivered => "delivered",
-        MessageState::Consumed => "consumed",
-        MessageState::Sent => "sent",
     }
 }

@@ -125,6 +125,19 @@ pub enum MessageState {
     Sent,
 }
 
+impl MessageState {
+    /// Its name, as summary.json writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageState::Unread => "unread",
+            MessageState::Read => "read",
+            MessageState::Delivered => "delivered",
+            MessageState::Consumed => "consumed",
+            MessageState::Sent => "sent",
+        }
+    }
+}
+
 /// Where the record knows a message from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
