@@ -72,6 +72,64 @@ pub fn backoff(last: Duration) -> Duration {
     (last * 2).clamp(Duration::from_secs(1), Duration::from_secs(60))
 }
 
+/// How many times a post waits out a 429 before it gives up.
+const RATE_LIMIT_TRIES: usize = 3;
+
+/// Why a call to a chat service's API failed.
+pub(super) enum Failure {
+    /// 429: wait this long.
+    RateLimited(Duration),
+    /// Anything else (the token cut out).
+    Other(String),
+}
+
+impl Failure {
+    /// What a polling thread says after this failure of `service`'s `method`; `wait` (the last
+    /// wait) becomes the wait before it tries again: as told for a 429, else backed off.
+    pub(super) fn told(self, service: &str, method: &str, wait: &mut Duration) -> String {
+        match self {
+            Failure::RateLimited(d) => {
+                *wait = d;
+                format!(
+                    "{service} {method}: rate limited (429), waiting {}s as told",
+                    d.as_secs()
+                )
+            }
+            Failure::Other(e) => {
+                *wait = backoff(*wait);
+                format!("{service} {e} (trying again in {}s)", wait.as_secs())
+            }
+        }
+    }
+}
+
+/// Posts by `call` to `service`'s `method`, waiting as told (and saying so through `warn`) while
+/// it is rate limited, at most [`RATE_LIMIT_TRIES`] times.
+///
+/// # Errors
+/// Any other failure, or a service still rate limited.
+pub(super) fn post(
+    service: &str,
+    method: &str,
+    warn: &mut dyn FnMut(&str),
+    mut call: impl FnMut() -> Result<(), Failure>,
+) -> Result<()> {
+    for _ in 0..RATE_LIMIT_TRIES {
+        match call() {
+            Ok(()) => return Ok(()),
+            Err(Failure::RateLimited(d)) => {
+                warn(&format!(
+                    "{service} {method}: rate limited (429), waiting {}s as told",
+                    d.as_secs()
+                ));
+                std::thread::sleep(d);
+            }
+            Err(Failure::Other(e)) => bail!("{service} {e}"),
+        }
+    }
+    bail!("{service} {method}: still rate limited")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use url::Url;
 
 use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
-use super::http::{agent, backoff, redact};
+use super::http::{self, Failure, agent, redact};
 use super::render::{Part, Post, visible};
 use crate::error::usage;
 
@@ -27,8 +27,6 @@ use crate::error::usage;
 const CALL_EVERY: Duration = Duration::from_millis(1200);
 /// How long a request's thread is read for replies (a code lives 30 minutes by default).
 const THREAD_FOR: Duration = Duration::from_secs(2 * 3600);
-/// How many times a post waits out a 429 before it gives up (for now).
-const RATE_LIMIT_TRIES: usize = 3;
 /// The longest `Retry-After` honoured in one wait.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
@@ -50,11 +48,6 @@ struct Api {
     agent: ureq::Agent,
     base: String,
     token: String,
-}
-
-enum Failure {
-    RateLimited(Duration),
-    Other(String),
 }
 
 impl Api {
@@ -148,26 +141,15 @@ impl Slack {
 impl Chat for Slack {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
         let body = post_message(&self.channel, post);
-        for _ in 0..RATE_LIMIT_TRIES {
-            match self.api.call("chat.postMessage", Some(&body), &[]) {
-                Ok(v) => {
-                    if let Some(ts) = v.get("ts").and_then(Value::as_str) {
-                        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
-                        t.push((ts.to_string(), Instant::now(), post.code.is_some()));
-                    }
-                    return Ok(());
-                }
-                Err(Failure::RateLimited(d)) => {
-                    warn(&format!(
-                        "slack chat.postMessage: rate limited (429), waiting {}s as told",
-                        d.as_secs()
-                    ));
-                    thread::sleep(d);
-                }
-                Err(Failure::Other(e)) => bail!("slack {e}"),
+        let (api, threads) = (&self.api, &self.threads);
+        http::post("slack", "chat.postMessage", warn, || {
+            let v = api.call("chat.postMessage", Some(&body), &[])?;
+            if let Some(ts) = v.get("ts").and_then(Value::as_str) {
+                let mut t = threads.lock().unwrap_or_else(|e| e.into_inner());
+                t.push((ts.to_string(), Instant::now(), post.code.is_some()));
             }
-        }
-        Err(anyhow!("slack chat.postMessage: still rate limited"))
+            Ok(())
+        })
     }
 
     fn receive(&mut self, max: Duration) -> Vec<Inbound> {
@@ -280,17 +262,7 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
                     }
                     continue;
                 }
-                Err(Failure::RateLimited(d)) => {
-                    wait = d;
-                    format!(
-                        "slack conversations.replies: rate limited (429), waiting {}s as told",
-                        d.as_secs()
-                    )
-                }
-                Err(Failure::Other(e)) => {
-                    wait = backoff(wait);
-                    format!("slack {e} (trying again in {}s)", wait.as_secs())
-                }
+                Err(f) => f.told("slack", "conversations.replies", &mut wait),
             };
             if tx.send(Inbound::Warning(said)).is_err() {
                 return;

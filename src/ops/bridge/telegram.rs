@@ -9,21 +9,19 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
-use super::http::{agent, backoff, redact};
+use super::http::{self, Failure, agent, redact};
 use super::render::{Part, Post, visible};
 use crate::error::usage;
 
 /// How long one `getUpdates` waits on the server for something to arrive.
 const LONG_POLL: Duration = Duration::from_secs(25);
-/// How many times a post waits out a 429 before it gives up (for now).
-const RATE_LIMIT_TRIES: usize = 3;
 /// The longest `retry_after` honoured in one wait.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
@@ -40,14 +38,6 @@ struct Api {
     agent: ureq::Agent,
     base: String,
     token: String,
-}
-
-/// Why a call failed.
-enum Failure {
-    /// 429: wait this long.
-    RateLimited(Duration),
-    /// Anything else (the token cut out).
-    Other(String),
 }
 
 impl Api {
@@ -126,20 +116,9 @@ impl Telegram {
 impl Chat for Telegram {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
         let body = send_message(&self.chat, post);
-        for _ in 0..RATE_LIMIT_TRIES {
-            match self.api.call("sendMessage", &body) {
-                Ok(_) => return Ok(()),
-                Err(Failure::RateLimited(d)) => {
-                    warn(&format!(
-                        "telegram sendMessage: rate limited (429), waiting {}s as told",
-                        d.as_secs()
-                    ));
-                    thread::sleep(d);
-                }
-                Err(Failure::Other(e)) => bail!("telegram {e}"),
-            }
-        }
-        Err(anyhow!("telegram sendMessage: still rate limited"))
+        http::post("telegram", "sendMessage", warn, || {
+            self.api.call("sendMessage", &body).map(drop)
+        })
     }
 
     fn receive(&mut self, max: Duration) -> Vec<Inbound> {
@@ -250,17 +229,7 @@ fn poll_updates(api: &Api, tx: &Sender<Inbound>) {
                 }
                 continue;
             }
-            Err(Failure::RateLimited(d)) => {
-                wait = d;
-                format!(
-                    "telegram getUpdates: rate limited (429), waiting {}s as told",
-                    d.as_secs()
-                )
-            }
-            Err(Failure::Other(e)) => {
-                wait = backoff(wait);
-                format!("telegram {e} (trying again in {}s)", wait.as_secs())
-            }
+            Err(f) => f.told("telegram", "getUpdates", &mut wait),
         };
         if tx.send(Inbound::Warning(said)).is_err() {
             return;
