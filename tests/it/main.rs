@@ -20,6 +20,7 @@ mod fleet;
 mod format;
 mod fuzz;
 mod fuzz_writes;
+mod help;
 mod hostile_files;
 mod hostile_inputs;
 mod hostile_records;
