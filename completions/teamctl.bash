@@ -708,7 +708,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__merge)
-            opts="-h -V --into --check --strategy --dry-run --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --into --check --check-timeout --strategy --dry-run --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -719,6 +719,10 @@ _teamctl() {
                     return 0
                     ;;
                 --check)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1484,7 +1488,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__wait)
-            opts="-h -V --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --merge-into --check --strategy --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --tasks-done --task --idle --message-from --type --after --from-transcript --terminated --delivered --any --as --timeout --poll --policy --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --merge-into --check --check-timeout --strategy --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1579,6 +1583,10 @@ _teamctl() {
                     return 0
                     ;;
                 --check)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

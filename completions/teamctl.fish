@@ -436,6 +436,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check-timeout -d 'With --check: how long one run of the check may take before it and every process it started are ended (it then fails)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
 squash\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
@@ -547,6 +548,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -s h -l help -d 'P
 complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l into -d 'The branch to merge into (made from the team\'s base when missing)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check -d 'A command line run with `sh -c` in the scratch worktree after merging; members whose merge makes it fail are set aside' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check-timeout -d 'How long one run of the check may take before it and every process it started are ended (it then fails, and the member that broke it is looked for as for any failure)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l strategy -d 'A merge commit per member, or one squashed commit per member' -r -f -a "merge\t''
 squash\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
