@@ -5,7 +5,7 @@
 //! record of a real Claude Code run is opened the same way in action_real.rs.
 
 use crate::common::{browser, run_json};
-use crate::report_html::{ATTACK, hostile_team};
+use crate::report_html::{ATTACK, big_team, hostile_team};
 
 /// Pieces of [`ATTACK`] the page must show as text: tags, a handler, a link and a URL.
 const SHOWN: &[&str] = &[
@@ -30,6 +30,27 @@ fn a_hostile_record_is_inert_in_a_browser() {
     assert!(seen["members"].as_u64() >= Some(2), "{seen}");
     assert!(seen["charts"].as_u64() >= Some(1), "{seen}");
     assert!(seen["print"]["pdf_bytes"].as_u64() > Some(1000), "{seen}");
+}
+
+/// A big team's page (10 teammates × 300 messages) in the browser: its ten members' costs,
+/// nothing loaded, no error, and it still fits 390 px. What loading it took is printed, not
+/// asserted (docs/performance.md has the figure).
+#[test]
+fn a_big_teams_page_in_a_browser() {
+    let Some(browser) = browser() else { return };
+    let env = big_team();
+    let out = env.dir.path().join("rec");
+    run_json(
+        &env,
+        &["--team", "big", "export", "--out", out.to_str().unwrap()],
+    );
+    let seen = browser.open(&out.join("report.html"), &out.join("summary.json"), &[]);
+    assert_eq!(seen["other_requests"], 0, "{seen}");
+    assert!(seen["members"].as_u64() >= Some(10), "{seen}");
+    eprintln!(
+        "report.html of 10 members x 300 messages ({} bytes): loaded in {} ms in Chromium",
+        seen["page_bytes"], seen["load_ms"]
+    );
 }
 
 /// The browser check fails a page that a teammate's text broke, each for its reason: an

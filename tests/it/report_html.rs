@@ -218,9 +218,8 @@ fn teammate_html_never_becomes_markup() {
     assert_eq!(urls, planted);
 }
 
-/// 10 teammates × 300 messages each, with transcripts: the page stays under 2 MB.
-#[test]
-fn a_big_team_has_a_small_page() {
+/// Team `big`: 10 teammates × 300 messages each (each carrying [`ATTACK`]), with transcripts.
+pub(crate) fn big_team() -> TestEnv {
     let env = TestEnv::new();
     let names: Vec<String> = (0..10).map(|i| format!("mate{i}")).collect();
     let members: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
@@ -241,6 +240,13 @@ fn a_big_team_has_a_small_page() {
         .unwrap();
         transcript(&env, "big", name, i + 1, 300);
     }
+    env
+}
+
+/// 10 teammates × 300 messages each, with transcripts: the page stays under 2 MB.
+#[test]
+fn a_big_team_has_a_small_page() {
+    let env = big_team();
     let out = env.dir.path().join("rec");
     let (page, summary) = export(&env, "big", &out);
     eprintln!(
