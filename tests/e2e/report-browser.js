@@ -142,6 +142,11 @@ function inspect({ shapes, foreign }) {
     return { children: s.childElementCount, shapes: s.querySelectorAll(shapes).length,
       width: r.width, height: r.height };
   });
+  // A shape with no fill set is filled black (SVG's default): a line chart's axis drawn as a
+  // black triangle. The page's palette has no pure black, so these are counted.
+  const blackFills = [...document.querySelectorAll('svg path, svg polyline, svg polygon')]
+    .filter((el) => getComputedStyle(el).fill === 'rgb(0, 0, 0)')
+    .map((el) => el.outerHTML.slice(0, 60));
   const resources = performance.getEntriesByType('resource').map((e) => e.name);
   const nav = performance.getEntriesByType('navigation')[0];
   return {
@@ -152,6 +157,7 @@ function inspect({ shapes, foreign }) {
     bad,
     comments,
     svgs,
+    blackFills,
     resources,
     csp: [...document.querySelectorAll('meta[http-equiv="Content-Security-Policy" i]')]
       .map((m) => m.content),
@@ -281,6 +287,10 @@ async function main() {
     const requests = [...desk.events.requests, ...phone.events.requests];
     const others = requests.filter((u) => u !== url);
     check(others.length === 0, `requests besides the document: ${others.join(' ')}`);
+    // Reported, not failed, until the page fills its axis with none (src/ops/export/html.rs).
+    for (const b of desk.seen.blackFills) {
+      process.stderr.write(`${NAME}: warning: an SVG shape filled black by default: ${b}\n`);
+    }
     process.stdout.write(`${JSON.stringify({
       ok: true,
       chromium: version,
@@ -292,6 +302,7 @@ async function main() {
       phone_load_ms: phone.seen.loadMs,
       ...costs,
       charts,
+      black_fills: desk.seen.blackFills.length,
       shown: args.shown.length,
       print: desk.print,
       phone_width: phone.seen.scrollWidth,

@@ -54,7 +54,10 @@ impl Browser {
         let stdout = String::from_utf8_lossy(&out.stdout);
         let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         assert_eq!(summary["ok"], true);
-        eprintln!("report-browser.js: {summary}");
+        eprintln!(
+            "report-browser.js: {summary}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         summary
     }
 
