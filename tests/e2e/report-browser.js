@@ -233,10 +233,11 @@ async function visit(browser, url, viewport, baseline, where) {
   const gotoMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const seen = await page.evaluate(inspect, { shapes: SHAPES, foreign: FOREIGN });
   seen.globals = await page.evaluate(() => Object.getOwnPropertyNames(window));
+  clean(events, where);
   checkMarkup(seen, baseline, where);
   let print = null;
   if (where === 'desktop') print = await printed(page, baseline);
-  clean(events, where);
+  clean(events, `${where}, printed`);
   await context.close();
   return { seen, events, gotoMs, print };
 }

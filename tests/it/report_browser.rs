@@ -54,8 +54,10 @@ fn a_big_teams_page_in_a_browser() {
 }
 
 /// The browser check fails a page that a teammate's text broke, each for its reason: an
-/// element that loads and runs, a script that sets a global (with the CSP gone), a cost that
-/// differs from summary.json's, a page wider than a phone.
+/// element that would load and run (the CSP blocks it, and Chromium says so), a form (nothing
+/// at load: the markup check finds it), with the CSP gone a script that sets a global and a
+/// style that loads an image (the request is aborted), a cost that differs from summary.json's,
+/// a page wider than a phone.
 #[test]
 fn the_browser_check_fails_a_broken_page() {
     let Some(browser) = browser() else { return };
@@ -80,12 +82,24 @@ fn the_browser_check_fails_a_broken_page() {
                 "</h1><img src=https://evil.example/x onerror=alert(1)>",
                 1,
             ),
-            "elements from data",
+            "violates the following Content Security Policy directive",
+        ),
+        (
+            page.replacen(csp, "", 1).replacen(
+                "</style>",
+                "body{background:url(http://127.0.0.1:9/x.png)}</style>",
+                1,
+            ),
+            "requests blocked: http://127.0.0.1:9/x.png",
         ),
         (
             page.replacen(csp, "", 1)
                 .replacen("</h1>", "</h1><script>window.pwned=1</script>", 1),
             "scripts",
+        ),
+        (
+            page.replacen("</h1>", "</h1><form><button>go</button></form>", 1),
+            "elements from data: <form>",
         ),
         (
             format!("{}1{}", &page[..cost], &page[cost..]),
