@@ -3,7 +3,7 @@
 // A record's report.html opened in headless Chromium (Debian's `chromium`, driven by the npm
 // package playwright-core with that browser; no browser is downloaded): the page loads nothing
 // but itself, logs no console or page error, embeds the record as JSON whose members' costs
-// equal summary.json's, draws its charts, fits a 390 px screen, prints, and no teammate text in
+// equal summary.json's, draws its charts, fits a 390 px screen (dark), prints, and no teammate text in
 // it became markup (no element, link, handler or global from it; it is shown as text).
 //
 //   node tests/e2e/report-browser.js --page <report.html> --summary <summary.json>
@@ -77,8 +77,8 @@ function watchPage() {
 
 // One page in a fresh context, with every request, console error and page error recorded.
 // Any request but the document itself is aborted, so nothing leaves even if the CSP did not hold.
-async function open(browser, url, viewport, events) {
-  const context = await browser.newContext({ viewport, javaScriptEnabled: true });
+async function open(browser, url, viewport, events, colorScheme = 'light') {
+  const context = await browser.newContext({ viewport, colorScheme, javaScriptEnabled: true });
   await context.route('**/*', (route) => {
     const u = route.request().url();
     if (u === url) return route.continue();
@@ -225,9 +225,9 @@ function checkCharts(svgs, where) {
   return drawn.length;
 }
 
-async function visit(browser, url, viewport, baseline, where) {
+async function visit(browser, url, viewport, baseline, where, colorScheme) {
   const events = { requests: [], blocked: [], console: [], errors: [] };
-  const { context, page } = await open(browser, url, viewport, events);
+  const { context, page } = await open(browser, url, viewport, events, colorScheme);
   const t0 = process.hrtime.bigint();
   await page.goto(url, { waitUntil: 'load' });
   const gotoMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -279,7 +279,8 @@ async function main() {
     for (const s of args.shown) {
       check(desk.seen.text.includes(s), `not shown as text: ${JSON.stringify(s)}`);
     }
-    const phone = await visit(browser, url, { width: 390, height: 844 }, baseline, '390px');
+    // The phone in dark mode: the page's own dark colours (prefers-color-scheme) are drawn too.
+    const phone = await visit(browser, url, { width: 390, height: 844 }, baseline, '390px', 'dark');
     check(phone.seen.innerWidth === 390, `the 390 px viewport is ${phone.seen.innerWidth} px`);
     check(phone.seen.scrollWidth <= 390,
       `390px: the page is ${phone.seen.scrollWidth} px wide (it scrolls sideways)`);
