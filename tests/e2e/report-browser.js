@@ -3,8 +3,9 @@
 // A record's report.html opened in headless Chromium (Debian's `chromium`, driven by the npm
 // package playwright-core with that browser; no browser is downloaded): the page loads nothing
 // but itself, logs no console or page error, embeds the record as JSON whose members' costs
-// equal summary.json's, draws its charts, fits a 390 px screen (dark), prints, and no teammate text in
-// it became markup (no element, link, handler or global from it; it is shown as text).
+// equal summary.json's, draws its charts, fits a 390 px screen (in dark mode), prints, and no
+// teammate text in it became markup (no element, link, handler or global from it; it is shown
+// as text).
 //
 //   node tests/e2e/report-browser.js --page <report.html> --summary <summary.json>
 //        [--shown <text>]... [--chromium <path>]
