@@ -41,6 +41,7 @@ mod protocol;
 mod real_claude;
 mod redeliver;
 mod report;
+mod report_browser;
 mod report_html;
 mod resume;
 mod run;
