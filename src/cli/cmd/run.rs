@@ -26,6 +26,7 @@ use teamctl::time;
 use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
+use crate::cli::bridging::{self, ChatArgs, Transport};
 use crate::cli::context::Ctx;
 use crate::cli::going::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
@@ -222,6 +223,15 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "TEAM")]
     resume: Option<String>,
 
+    /// Post what needs a person to a chat (a member gone or out of retries, a cap warning, the
+    /// run's end) and answer the lead's permission prompts from it; the chat's flags as for
+    /// `teamctl bridge`
+    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    bridge: Option<Transport>,
+
+    #[command(flatten)]
+    chat: ChatArgs,
+
     #[command(flatten)]
     cap: CapArgs,
 
@@ -294,7 +304,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
-    let env = run_env(ctx, &args)?;
+    let mut env = run_env(ctx, &args)?;
+    env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
+    let desk = env.desk.clone();
     let json = ctx.out.json;
     let follower = Follower::default();
     let mut progress = |e: RunEvent| {
@@ -305,6 +317,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                 follower.start(&ctx.layout, &ctx.records, name);
             }
             _ => {}
+        }
+        if let Some(d) = &desk {
+            d.tell(&e);
         }
         // Progress is best effort: a closed stderr must not stop the run.
         let line = event_line(ctx, json, e);
@@ -317,6 +332,11 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
         Ok(o) => o,
         Err(e) => {
+            if let Some(d) = &env.desk {
+                let mut o = run::Outcome::failed();
+                o.reason = Some(format!("{e:#}"));
+                d.finish(&args.name, &o);
+            }
             if json {
                 progress(RunEvent::Progress(State::Failed, &format!("{e:#}")));
             }
@@ -324,6 +344,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
         }
     };
     follower.stop();
+    if let Some(d) = &env.desk {
+        d.finish(&args.name, &outcome);
+    }
     progress(RunEvent::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
@@ -650,5 +673,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         version_timeout: Duration::from_secs(10),
         records: ctx.records.clone(),
         clock: chrono::Utc::now,
+        desk: None,
     })
 }

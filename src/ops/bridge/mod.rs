@@ -19,6 +19,7 @@ mod hear;
 pub mod http;
 pub mod journal;
 mod out;
+mod prompt;
 pub mod render;
 pub mod slack;
 mod state;

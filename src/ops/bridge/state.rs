@@ -46,6 +46,10 @@ pub enum Scope {
     One(TeamName),
     /// Every team teamctl leads (every team with `force`), as they come and go.
     All,
+    /// The team of a run's lead (`run --bridge`), once it has formed one ([`Bridge::serve`]):
+    /// its needs are posted, never its requests (its teammates take answers only from their
+    /// own lead), and its lead's permission prompts ([`Bridge::ask_prompt`]).
+    Run(Option<TeamName>),
 }
 
 /// Where the bridge reads and writes: the config dir, teamctl's records (its data dir holds
@@ -87,6 +91,11 @@ pub struct Bridge {
     pub(super) told: HashSet<String>,
     /// What the teams' reads warned about last time (each told once, while it lasts).
     pub(super) warned: HashSet<String>,
+    /// The code of the run's lead's permission prompt posted and not yet answered, and when
+    /// it expires (`run --bridge`).
+    pub(super) prompt: Option<(Code, DateTime<Utc>)>,
+    /// The answer to that prompt, until taken ([`Bridge::take_verdict`]).
+    pub(super) verdict: Option<crate::team::protocol::Verdict>,
 }
 
 impl Bridge {
@@ -123,6 +132,8 @@ impl Bridge {
             spent: HashSet::new(),
             told: HashSet::new(),
             warned: HashSet::new(),
+            prompt: None,
+            verdict: None,
         };
         for r in records {
             b.replay(&r);
@@ -192,7 +203,7 @@ impl Bridge {
                 .config_path(name)
                 .stat()
                 .is_ok_and(|i| i.is_some()),
-            Scope::All => false,
+            Scope::All | Scope::Run(_) => false,
         }
     }
 
@@ -208,7 +219,8 @@ impl Bridge {
             self.probed_at = Instant::now();
         }
         let names = match &self.scope {
-            Scope::One(n) => vec![n.clone()],
+            Scope::One(n) | Scope::Run(Some(n)) => vec![n.clone()],
+            Scope::Run(None) => Vec::new(),
             Scope::All => {
                 if self.listed_at.is_some_and(|t| t.elapsed() < LIST_EVERY) {
                     return warnings;
@@ -228,7 +240,12 @@ impl Bridge {
             let records = self.ground.records.clone();
             let opts = Options::default();
             match TeamReader::open(&self.ground.layout, &name, records, opts) {
-                Ok(r) if self.s.force || r.team().teamctl_leads() => {
+                // A run's team is led by Claude: teamctl only reads it and says to its members.
+                Ok(r)
+                    if self.s.force
+                        || matches!(self.scope, Scope::Run(_))
+                        || r.team().teamctl_leads() =>
+                {
                     self.teams.insert(name, r);
                 }
                 Ok(_) => {

@@ -38,6 +38,7 @@
 //! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
 //! the team) and `done` (the done rule).
 
+pub mod bridge;
 mod done;
 mod interrupted;
 mod lead;
