@@ -11,7 +11,7 @@ use teamctl::ops::bridge::{self, Bridge, Ground, Hooks, Record, Scope};
 use teamctl::team::config::Team;
 
 use crate::cli::answer::check_lead;
-use crate::cli::args::deadline;
+use crate::cli::args::{CapArgs, deadline};
 use crate::cli::bridging::{ChatArgs, Transport, human};
 use crate::cli::by_policy::{EventsTo, Runner};
 use crate::cli::context::Ctx;
@@ -61,13 +61,18 @@ use crate::cli::output::warn;
 /// (Telegram's retry_after, Slack's and the webhook's Retry-After) is waited out and retried,
 /// said on stderr: a request is posted late rather than never.
 ///
+/// With --max-cost, --max-tokens or --max-cost-per-member (and --warn-at PERCENT), the team's
+/// spend is read from its transcripts (as `wait` reads it): each --warn-at crossing of a limit
+/// is posted once (per member for --max-cost-per-member), and so is the cap crossed, after
+/// which the bridge stops with exit 6 (the team goes on; nobody answers from the chat then).
+///
 /// Progress on stderr, one line per post and decision. With --json: JSON Lines on stdout, one
 /// per post and decision, as journaled: `{"schema_version":1,"event","at","transport","chat",
 /// "user","team","member","request_id","code","expires_at","detail"}` ("event": posted, notice,
 /// approved, denied, said, status, refused, closed, expired, and last `end` with "detail":
-/// timeout or team_gone); with --policy, its `decision` events too (as `approve --policy`).
+/// timeout, team_gone or budget); with --policy, its `decision` events too (as `approve --policy`).
 ///
-/// Exit codes: 0 at --timeout or when the team is gone; 1 a failure (the journal cannot be
+/// Exit codes: 0 at --timeout or when the team is gone; 6 the cap crossed; 1 a failure (the journal cannot be
 /// written, unknown team, the --listen address taken); 2 a bad flag, policy file, URL, token or
 /// secret, or a team teamctl does not lead (without --force); 130 on Ctrl-C.
 #[derive(Debug, Args)]
@@ -108,10 +113,14 @@ pub(crate) struct BridgeArgs {
     /// Answer in teams teamctl does not lead too
     #[arg(long)]
     force: bool,
+
+    #[command(flatten)]
+    cap: CapArgs,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     let settings = args.chat.settings(ctx, args.transport, args.force)?;
+    let cap = args.cap.cap()?;
     if args.all_teams && ctx.team_given() {
         return Err(usage(
             "--all-teams and --team name different teams: give one",
@@ -134,7 +143,8 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
         records: ctx.records.clone(),
         lock: ctx.lock,
     };
-    let (mut b, warnings) = Bridge::new(settings, scope, ground)?;
+    let (b, warnings) = Bridge::new(settings, scope, ground)?;
+    let mut b = b.with_cap(cap);
     warnings.iter().for_each(|w| warn(w));
     let mut chat = args.chat.open(ctx, args.transport)?;
     let mut tell = Tell {
@@ -144,7 +154,10 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     };
     let clock = || ctx.clock();
     bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
-    Ok(())
+    match b.over_budget() {
+        Some(over) => Err(teamctl::Error::Budget(over.to_string()).into()),
+        None => Ok(()),
+    }
 }
 
 /// What the loop reports: records on stdout (--json) or stderr, the policy's passes.

@@ -88,6 +88,19 @@ use crate::cli::{env, signals};
 /// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
 /// done.
 ///
+/// With --bridge telegram|slack|webhook (and the chat's flags of `teamctl bridge`: --chat,
+/// --allow, --api, --url, --listen, --ttl; the token or secret from the environment), a chat
+/// is told what needs a person while the run goes on: a member gone or out of retries, a cap
+/// warning (--warn-at), what --on-stall/--on-dead did, and the run's end with its state and
+/// cost; `status` and `say MEMBER TEXT` are answered there. A permission prompt on the lead's
+/// own screen is posted (the pane's text, as code) with a one-time code instead of failing the
+/// run: `approve CODE` presses Enter on its first choice (Yes), `deny CODE [reason]` presses
+/// Escape and types the reason as the lead's next message (Claude Code 2.1.332), only into the
+/// pane the run started, while the run's --timeout goes on. Its teammates' requests are their
+/// lead's to answer (they accept answers from it only), so they are not posted. The bridge's
+/// records go to stderr (with --json: `{"schema_version":1,"type":"bridge","event",…}`, the
+/// keys of `bridge --json`).
+///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and
 /// cost among them) are exported (docs/observability.md, "OpenTelemetry").
@@ -158,6 +171,8 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
+  TEAMCTL_TELEGRAM_TOKEN=… teamctl run --prompt-file plan.md --bridge telegram --chat 42 \\
+      --allow 42 --max-cost 10 --warn-at 80%
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
   teamctl run --resume session-0b1c2d3e --cwd ~/src/app --dangerously-skip-permissions")]
 pub(crate) struct RunArgs {

@@ -93,6 +93,9 @@ pub fn run(
         if bridge.team_gone() {
             break "team_gone";
         }
+        if bridge.over_budget().is_some() {
+            break "budget";
+        }
         for w in bridge.refresh() {
             hooks.warn(&w);
         }

@@ -66,6 +66,7 @@ impl Bridge {
             .filter(|n| n.cause != "request" && !n.cleared)
             .collect();
             let team = reader.team().clone();
+            out.extend(self.budget_posts(&name, now));
             // A run's requests are its Claude lead's to answer.
             let requests = match self.scope {
                 Scope::Run(_) => &[][..],

@@ -96,6 +96,8 @@ pub struct Bridge {
     pub(super) prompt: Option<(Code, DateTime<Utc>)>,
     /// The answer to that prompt, until taken ([`Bridge::take_verdict`]).
     pub(super) verdict: Option<crate::team::protocol::Verdict>,
+    /// The spending cap held against the teams' spend ([`Bridge::with_cap`]).
+    pub(super) budget: super::budget::Budget,
 }
 
 impl Bridge {
@@ -134,6 +136,7 @@ impl Bridge {
             warned: HashSet::new(),
             prompt: None,
             verdict: None,
+            budget: Default::default(),
         };
         for r in records {
             b.replay(&r);
