@@ -930,7 +930,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__run)
-            opts="-h -V --json --claude-dir --team --lock-timeout --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-teammates --resume --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --help --version"
+            opts="-h -V --json --claude-dir --team --lock-timeout --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-teammates --resume --bridge --channel --chat --allow --api --url --listen --ttl --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -993,6 +993,38 @@ _teamctl() {
                     return 0
                     ;;
                 --resume)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bridge)
+                    COMPREPLY=($(compgen -W "telegram slack webhook" -- "${cur}"))
+                    return 0
+                    ;;
+                --chat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --channel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
