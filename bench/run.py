@@ -34,8 +34,8 @@ Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N]
        [--only top|keep|bridge|baseline] [--baseline BIN]
 Needs: cargo, cc, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
-import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
-import threading, time, uuid
+import argparse, datetime, json, os, platform, random, shutil, statistics, subprocess, sys
+import tempfile, threading, time, uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -674,6 +674,7 @@ def bridge_bench(tmp, samples=100):
     lead = os.path.join(inboxes, "team-lead.json")
     alice = os.path.join(inboxes, "alice.json")
     out, back, requests = [], [], []
+    rng = random.Random(36)
     try:
         time.sleep(1.5)  # its first look at the team and its first long poll (a benchmark)
         for i in range(samples):
@@ -684,6 +685,9 @@ def bridge_bench(tmp, samples=100):
             e = entry(i)
             e["from"], e["text"] = "alice", json.dumps(frame, separators=(",", ":"))
             requests.append(e)
+            # At a moment of its own, not just after the bridge's last post: it looks at the
+            # team every 250 ms while the chat is quiet.
+            time.sleep(rng.uniform(0, 0.3))
             t0 = locked_replace(lead, json.dumps(requests, indent=2), i)
             t1, body = mock.wait_sent(lambda b: f"echo bench-{i}" in b.get("text", "")
                                       and "reply_markup" in b)
@@ -718,9 +722,9 @@ def write_bridge(out, bridge):
     out("`teamctl bridge telegram` runs on a team teamctl leads, against a mock Bot API on "
         "127.0.0.1 (long-polled `getUpdates`, `sendMessage`; no network). Request to chat: from "
         "the rename that writes a teammate's `permission_request` into team-lead's inbox (lock "
-        "directory, temp file, rename) to the `sendMessage` that posts it reaching the mock; the "
-        "bridge looks at the team every 250 ms while the chat is quiet, so this is at most that "
-        "plus its work. Answer to inbox: from the chat's `approve <code>` being handed to the "
+        "directory, temp file, rename), written 0 to 300 ms (at random) after the bridge's last "
+        "post, to the `sendMessage` that posts it reaching the mock; the bridge looks at the "
+        "team every 250 ms while the chat is quiet, so this is up to that plus its work. Answer to inbox: from the chat's `approve <code>` being handed to the "
         "waiting `getUpdates` to the answer being in the teammate's inbox (written under the "
         "lock, fsynced, verified, journaled). One request at a time. Goal: p50 under 1 s each.")
     out("")
