@@ -270,7 +270,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__bridge)
-            opts="-h -V --json --claude-dir --team --lock-timeout --channel --chat --allow --api --url --listen --ttl --policy --all-teams --timeout --force --help --version telegram slack webhook"
+            opts="-h -V --json --claude-dir --team --lock-timeout --channel --chat --allow --api --url --listen --ttl --policy --all-teams --timeout --force --max-cost --max-tokens --max-cost-per-member --warn-at --help --version telegram slack webhook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -321,6 +321,22 @@ _teamctl() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost-per-member)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warn-at)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -502,6 +502,10 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'We
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l ttl -d 'How long a code works [default: 30m]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l policy -d 'Answer by the rules in FILE first (as `approve --policy`); post only what they leave' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l timeout -d 'Stop after this long (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l all-teams -d 'Serve every team teamctl leads (every team with --force), as teams come and go'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l force -d 'Answer in teams teamctl does not lead too'
