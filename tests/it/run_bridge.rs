@@ -36,7 +36,11 @@ fi
 /// Runs `run --bridge telegram` until the prompt is posted, answers it with `answer <code>
 /// <rest>` from the allowed user, and returns the run's result, what the lead was typed, and
 /// every message posted.
-fn answer_the_prompt(answer: &str, rest: &str) -> Option<(Value, String, Vec<Value>)> {
+fn answer_the_prompt(
+    answer: &str,
+    rest: &str,
+    extra: &[&str],
+) -> Option<(Value, String, Vec<Value>)> {
     let (env, _server, lead) = lead_in_tmux("prompting-lead", &prompting_lead())?;
     let mock = Telegram::start();
     let mut cmd = env.std_cmd();
@@ -54,6 +58,7 @@ fn answer_the_prompt(answer: &str, rest: &str) -> Option<(Value, String, Vec<Val
         ])
         .args(["--bridge", "telegram", "--chat", &CHAT.to_string()])
         .args(["--allow", &USER.to_string(), "--api", &mock.url])
+        .args(extra)
         .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -92,7 +97,9 @@ fn answer_the_prompt(answer: &str, rest: &str) -> Option<(Value, String, Vec<Val
 
 #[test]
 fn a_leads_permission_prompt_is_approved_from_the_chat() {
-    let Some((r, typed, sent)) = answer_the_prompt("approve", "") else {
+    // The stub's lead spends $0.014: past 1% of $1.
+    let cap = ["--max-cost", "1", "--warn-at", "1"];
+    let Some((r, typed, sent)) = answer_the_prompt("approve", "", &cap) else {
         return;
     };
     assert_eq!(r["state"], "done");
@@ -111,13 +118,20 @@ fn a_leads_permission_prompt_is_approved_from_the_chat() {
         .iter()
         .any(|e| e["type"] == "pre");
     assert!(pre, "{prompt}");
-    let last = sent.last().unwrap()["text"].as_str().unwrap().to_string();
-    assert!(last.contains("ended: done"), "{last}");
+    let texts: Vec<&str> = sent.iter().filter_map(|m| m["text"].as_str()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("spend warning: budget warning: the team has spent")),
+        "{texts:?}"
+    );
+    let last = texts.last().unwrap();
+    assert!(last.contains("ended: done (cost $"), "{last}");
 }
 
 #[test]
 fn a_leads_permission_prompt_is_denied_from_the_chat_with_the_reason() {
-    let Some((r, typed, _)) = answer_the_prompt("deny", "use a branch") else {
+    let Some((r, typed, _)) = answer_the_prompt("deny", "use a branch", &[]) else {
         return;
     };
     assert_eq!(r["state"], "done");

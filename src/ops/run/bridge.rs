@@ -374,7 +374,7 @@ impl Prompting {
 pub(super) fn dialog_text(screen: &str) -> String {
     let lines: Vec<&str> = screen.lines().collect();
     let rule = |l: &&str| !l.trim().is_empty() && l.trim().chars().all(|c| c == '─');
-    let from = lines.iter().rposition(|l| rule(l)).map_or(0, |i| i + 1);
+    let from = lines.iter().rposition(rule).map_or(0, |i| i + 1);
     lines[from..]
         .iter()
         .filter(|l| !l.trim().chars().all(|c| c == '╌'))
@@ -426,5 +426,23 @@ fn type_answer(s: &Screen, v: &Verdict) -> anyhow::Result<()> {
             server.send_text(s.pane, &line)?;
             server.send_keys(s.pane, &["Enter"])
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dialog_is_what_is_below_the_last_rule_without_the_dashed_lines() {
+        let screen = "❯ Exec: echo probe\n● Running 1 shell command…\n────────\n Bash command\n \
+                      Run a command\n╌╌╌╌\n echo probe > probed.txt\n╌╌╌╌\n Do you want to \
+                      proceed?\n ❯ 1. Yes\n   4. No\n Esc to cancel · Tab to amend";
+        assert_eq!(
+            dialog_text(screen),
+            " Bash command\n Run a command\n echo probe > probed.txt\n Do you want to \
+             proceed?\n ❯ 1. Yes\n   4. No\n Esc to cancel · Tab to amend"
+        );
+        assert_eq!(dialog_text("no rule\nat all"), "no rule\nat all");
     }
 }
