@@ -197,16 +197,16 @@ impl Bridge {
     }
 
     /// Whether the one team served is gone (its `config.json` removed); never with
-    /// `--all-teams`.
+    /// `--all-teams`, nor before a run's lead has formed its team.
     pub fn team_gone(&self) -> bool {
         match &self.scope {
-            Scope::One(name) => !self
+            Scope::One(name) | Scope::Run(Some(name)) => !self
                 .ground
                 .layout
                 .config_path(name)
                 .stat()
                 .is_ok_and(|i| i.is_some()),
-            Scope::All | Scope::Run(_) => false,
+            Scope::All | Scope::Run(None) => false,
         }
     }
 

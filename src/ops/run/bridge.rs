@@ -184,11 +184,15 @@ fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<Verdict>) {
             }
             None => {}
         }
-        for w in s.bridge.refresh() {
-            s.hooks.warn(&w);
+        // The run's cleanup removes the team's folder: nothing more to look at then.
+        let looking = !s.bridge.team_gone();
+        if looking {
+            for w in s.bridge.refresh() {
+                s.hooks.warn(&w);
+            }
         }
         if Instant::now() >= next_post {
-            match post_pending(&mut s, &mut queue, &mut asking, now) {
+            match post_pending(&mut s, &mut queue, &mut asking, looking, now) {
                 Ok(()) => backoff = Duration::ZERO,
                 Err(e) => {
                     backoff = crate::ops::bridge::http::backoff(backoff);
@@ -263,12 +267,13 @@ fn ask(s: &mut Served, screen: &str, now: DateTime<Utc>) -> Option<Outgoing> {
     }
 }
 
-/// Posts the prompt, the queued posts and what the bridge's look finds, in that order;
-/// stops at the first failure (what is left is posted next time).
+/// Posts the prompt, the queued posts and (when `looking`) what the bridge's look finds, in
+/// that order; stops at the first failure (what is left is posted next time).
 fn post_pending(
     s: &mut Served,
     queue: &mut VecDeque<Post>,
     asking: &mut Option<Outgoing>,
+    looking: bool,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
     let Served {
@@ -286,6 +291,9 @@ fn post_pending(
     while let Some(p) = queue.front() {
         chat.post(p, &mut |w| hooks.warn(w))?;
         queue.pop_front();
+    }
+    if !looking {
+        return Ok(());
     }
     post_all(bridge, chat.as_mut(), hooks.as_mut(), now)
 }
