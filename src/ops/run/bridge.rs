@@ -334,18 +334,44 @@ const REDRAW: Duration = Duration::from_secs(2);
 const CLOSE: Duration = Duration::from_secs(3);
 
 /// The lead's screen as the monitor last read it, and which pane it is.
-pub(super) struct Screen<'a> {
+struct Screen<'a> {
     /// What the pane shows.
-    pub(super) text: &'a str,
+    text: &'a str,
     /// The dialog it shows, if any.
-    pub(super) dialog: Option<Dialog>,
+    dialog: Option<Dialog>,
     /// The lead's pane, which teamctl started.
-    pub(super) pane: &'a str,
+    pane: &'a str,
     /// The run's tmux session, which that pane must still be in.
-    pub(super) session: &'a str,
+    session: &'a str,
 }
 
 impl Prompting {
+    /// The monitor's look at the lead's `text` (in `pane` of the run's `session`) with the
+    /// chat, if any: `None` while the chat has the prompt (the run is not stuck), else what to
+    /// add to the reason should the screen show a dialog (empty, or why the chat's answer
+    /// could not be typed).
+    pub(super) fn check(
+        &mut self,
+        desk: Option<&Desk>,
+        text: &str,
+        (pane, session): (&str, &str),
+    ) -> Option<String> {
+        let Some(desk) = desk else {
+            return Some(String::new());
+        };
+        let screen = Screen {
+            text,
+            dialog: detect_dialog(text),
+            pane,
+            session,
+        };
+        match self.step(desk, &screen) {
+            Ok(true) => None,
+            Ok(false) => Some(String::new()),
+            Err(e) => Some(format!("; the chat's answer could not be typed: {e:#}")),
+        }
+    }
+
     /// With a desk: a permission prompt on the lead's screen is posted once and, once the
     /// chat answers, the answer typed into the lead's pane. `Ok(true)` while the chat has it
     /// (the run is not stuck), `Ok(false)` for any other screen; an answer that could not be
@@ -353,7 +379,7 @@ impl Prompting {
     ///
     /// # Errors
     /// The pane is no longer the one teamctl started, or tmux failed.
-    pub(super) fn step(&mut self, desk: &Desk, s: &Screen) -> anyhow::Result<bool> {
+    fn step(&mut self, desk: &Desk, s: &Screen) -> anyhow::Result<bool> {
         if s.dialog != Some(Dialog::PermissionPrompt) {
             if std::mem::take(&mut self.asked) {
                 desk.gone();
@@ -379,7 +405,7 @@ impl Prompting {
 
 /// The dialog's part of a screen: below the last rule (a line of `─`), without the dashed
 /// lines around a command.
-pub(super) fn dialog_text(screen: &str) -> String {
+fn dialog_text(screen: &str) -> String {
     let lines: Vec<&str> = screen.lines().collect();
     let rule = |l: &&str| !l.trim().is_empty() && l.trim().chars().all(|c| c == '─');
     let from = lines.iter().rposition(rule).map_or(0, |i| i + 1);

@@ -577,19 +577,12 @@ impl Monitor<'_> {
         self.last_screen_check = Instant::now();
         let text = tmux::Server::env().screen(self.lead.pane);
         let dialog = detect_dialog(&text);
-        let answer = self.env.desk.as_deref().map(|desk| {
-            let screen = super::bridge::Screen {
-                text: &text,
-                dialog,
-                pane: self.lead.pane,
-                session: self.lead.session,
-            };
-            self.prompting.step(desk, &screen)
-        });
-        let why = match answer {
-            Some(Ok(true)) => return false,
-            Some(Err(e)) => format!("; the chat's answer could not be typed: {e:#}"),
-            _ => String::new(),
+        let (pane, session) = (self.lead.pane, self.lead.session);
+        let Some(why) = self
+            .prompting
+            .check(self.env.desk.as_deref(), &text, (pane, session))
+        else {
+            return false;
         };
         let Some(d) = dialog else {
             return false;
