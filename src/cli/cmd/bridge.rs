@@ -81,6 +81,7 @@ use crate::cli::output::warn;
   teamctl bridge telegram --chat -1001234567890 --allow 42
   teamctl bridge telegram --chat 42 --allow 42,77 --policy .claude/settings.json --all-teams
   teamctl run … & teamctl bridge telegram --chat 42 --allow 42 --timeout 2h --json >> bridge.jsonl
+  teamctl bridge telegram --chat 42 --allow 42 --max-cost 20 --warn-at 80   # spend posted
   TEAMCTL_SLACK_TOKEN=xoxb-… teamctl bridge slack --channel C0123ABCD --allow U024BE7LH
   TEAMCTL_WEBHOOK_SECRET=$(openssl rand -hex 32) teamctl bridge webhook \\
       --url https://hooks.example.com/teamctl --listen 127.0.0.1:8787 --chat ops --allow alice

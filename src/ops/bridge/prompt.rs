@@ -136,3 +136,89 @@ impl Bridge {
         self.keep(r, Some(reply))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::ops::bridge::{Ground, Settings};
+    use crate::store::lock::LockOptions;
+    use crate::store::paths::Layout;
+    use crate::team::records::Records;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn run_bridge(dir: &std::path::Path) -> Bridge {
+        let s = Settings {
+            transport: "telegram",
+            chat: "42".into(),
+            allow: vec!["7".into()],
+            ttl: Duration::from_secs(60),
+            started: at("2026-12-03T10:00:00Z"),
+            force: true,
+        };
+        let ground = Ground {
+            layout: Layout::new(dir.join("claude")),
+            records: Records::in_dir(Some(&dir.join("data"))),
+            lock: LockOptions::default(),
+        };
+        Bridge::new(s, Scope::Run(None), ground).unwrap().0
+    }
+
+    fn said(user: &str, text: &str) -> Incoming {
+        Incoming {
+            user: user.into(),
+            chat: "42".into(),
+            at: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_prompts_code_answers_once_and_only_until_it_expires() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = run_bridge(dir.path());
+        let now = at("2026-12-03T10:00:10Z");
+        let out = b
+            .ask_prompt("Do you want to proceed?\n❯ 1. Yes", now)
+            .unwrap();
+        b.posted(&out).unwrap();
+        let code = out.post.code.clone().unwrap();
+        // A stranger's approve is refused; nothing is decided.
+        b.hear(&said("8", &format!("approve {code}")), now).unwrap();
+        assert_eq!(b.take_verdict(), None);
+        // Past --ttl: refused, and the prompt is to be asked again.
+        let late = now + chrono::Duration::seconds(61);
+        assert!(b.prompt_expired(late));
+        let h = b
+            .hear(&said("7", &format!("approve {code}")), late)
+            .unwrap();
+        assert_eq!(h.record.unwrap().detail.as_deref(), Some("code expired"));
+        assert_eq!(b.take_verdict(), None);
+        // A new code: the allowed user's deny is the verdict, once.
+        let out = b.ask_prompt("Do you want to proceed?", late).unwrap();
+        b.posted(&out).unwrap();
+        let code = out.post.code.clone().unwrap();
+        b.hear(&said("7", &format!("deny {code} use a branch")), late)
+            .unwrap();
+        assert_eq!(
+            b.take_verdict(),
+            Some(Verdict::Deny {
+                reason: "use a branch".into()
+            })
+        );
+        assert_eq!(b.take_verdict(), None);
+        let again = b
+            .hear(&said("7", &format!("approve {code}")), late)
+            .unwrap();
+        assert_eq!(
+            again.record.unwrap().detail.as_deref(),
+            Some("code already used or retired")
+        );
+        assert_eq!(b.take_verdict(), None);
+        assert!(b.withdraw_prompt(late).unwrap().is_none());
+    }
+}
