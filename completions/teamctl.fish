@@ -101,8 +101,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l resume -d 'Carry
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l bridge -d 'Post what needs a person to a chat (a member gone or out of retries, a cap warning, the run\'s end) and answer the lead\'s permission prompts from it; the chat\'s flags as for `teamctl bridge`' -r -f -a "telegram\t'Telegram\'s Bot API (getUpdates long-poll, sendMessage)'
 slack\t'Slack\'s Web API (chat.postMessage; replies in the message\'s thread, polled)'
 webhook\t'A signed webhook: posts to --url, answers taken on --listen'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required (for `run`: with --bridge)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required (for `run`: with --bridge)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
@@ -494,8 +494,8 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required (for `run`: with --bridge)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required (for `run`: with --bridge)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r

@@ -47,11 +47,13 @@ impl Transport {
 #[derive(Debug, Args)]
 pub(crate) struct ChatArgs {
     /// The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the
-    /// channel id; webhook: the name answers must carry in "chat"); required
+    /// channel id; webhook: the name answers must carry in "chat"); required (for `run`: with
+    /// --bridge)
     #[arg(long, visible_alias = "channel", value_name = "ID")]
     chat: Option<String>,
 
-    /// The chat user ids that may answer (comma-separated or repeated); required
+    /// The chat user ids that may answer (comma-separated or repeated); required (for `run`:
+    /// with --bridge)
     #[arg(long, value_name = "ID", value_delimiter = ',')]
     allow: Vec<String>,
 
