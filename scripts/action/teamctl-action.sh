@@ -207,6 +207,7 @@ step_run() {
         "$teamctl" prepare --cwd "$cwd" --skip-permissions >&2
     fi
     if [[ -n ${INPUT_MAX_COST:-} ]]; then args+=(--max-cost "$INPUT_MAX_COST"); fi
+    if [[ -n ${INPUT_BRIDGE:-} ]]; then bridge_args; fi
 
     record="$out/teamctl-record-$name.tar.gz"
     result_json="$out/teamctl-result-$name.json"
@@ -236,6 +237,21 @@ step_run() {
         printf '## teamctl run: %s (exit %s), no record\n\n' "${state:-no result}" "$code" >>"$GITHUB_STEP_SUMMARY"
     fi
     return "$code"
+}
+
+# A chat beside the run (INPUT_BRIDGE, with INPUT_BRIDGE_CHAT, INPUT_BRIDGE_ALLOW and for a
+# webhook INPUT_BRIDGE_URL and INPUT_BRIDGE_LISTEN) as `run --bridge` flags in args; the token
+# or secret stays in the environment, where teamctl reads it.
+bridge_args() {
+    case $INPUT_BRIDGE in
+    telegram | slack | webhook) ;;
+    *) die "bridge must be telegram, slack or webhook" ;;
+    esac
+    [[ -n ${INPUT_BRIDGE_CHAT:-} && -n ${INPUT_BRIDGE_ALLOW:-} ]] ||
+        die "bridge needs bridge-chat and bridge-allow"
+    args+=(--bridge "$INPUT_BRIDGE" --chat "$INPUT_BRIDGE_CHAT" --allow "$INPUT_BRIDGE_ALLOW")
+    if [[ -n ${INPUT_BRIDGE_URL:-} ]]; then args+=(--url "$INPUT_BRIDGE_URL"); fi
+    if [[ -n ${INPUT_BRIDGE_LISTEN:-} ]]; then args+=(--listen "$INPUT_BRIDGE_LISTEN"); fi
 }
 
 # The policy's permission rules as the config dir's settings.json "permissions" (Claude Code

@@ -45,6 +45,7 @@ mod report_browser;
 mod report_html;
 mod resume;
 mod run;
+mod run_bridge;
 mod run_resume;
 mod security;
 mod send;

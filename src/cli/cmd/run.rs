@@ -26,6 +26,7 @@ use teamctl::time;
 use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
+use crate::cli::bridging::{self, ChatArgs, Transport};
 use crate::cli::context::Ctx;
 use crate::cli::going::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
@@ -86,6 +87,19 @@ use crate::cli::{env, signals};
 /// stop, whatever the end: done, failed, timeout, budget or interrupted, once the lead was started (a lead that formed no team still leaves
 /// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
 /// done.
+///
+/// With --bridge telegram|slack|webhook (and the chat's flags of `teamctl bridge`: --chat,
+/// --allow, --api, --url, --listen, --ttl; the token or secret from the environment), a chat
+/// is told what needs a person while the run goes on: a member gone or out of retries, a cap
+/// warning (--warn-at), what --on-stall/--on-dead did, and the run's end with its state and
+/// cost; `status` and `say MEMBER TEXT` are answered there. A permission prompt on the lead's
+/// own screen is posted (the pane's text, as code) with a one-time code instead of failing the
+/// run: `approve CODE` presses Enter on its first choice (Yes), `deny CODE [reason]` presses
+/// Escape and types the reason as the lead's next message (Claude Code 2.1.332), only into the
+/// pane the run started, while the run's --timeout goes on. Its teammates' requests are their
+/// lead's to answer (they accept answers from it only), so they are not posted. The bridge's
+/// records go to stderr (with --json: `{"schema_version":1,"type":"bridge","event",…}`, the
+/// keys of `bridge --json`).
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and
@@ -157,6 +171,8 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
+  TEAMCTL_TELEGRAM_TOKEN=… teamctl run --prompt-file plan.md --bridge telegram --chat 42 \\
+      --allow 42 --max-cost 10 --warn-at 80%
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
   teamctl run --resume session-0b1c2d3e --cwd ~/src/app --dangerously-skip-permissions")]
 pub(crate) struct RunArgs {
@@ -221,6 +237,15 @@ pub(crate) struct RunArgs {
     /// Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed
     #[arg(long, value_name = "TEAM")]
     resume: Option<String>,
+
+    /// Post what needs a person to a chat (a member gone or out of retries, a cap warning, the
+    /// run's end) and answer the lead's permission prompts from it; the chat's flags as for
+    /// `teamctl bridge`
+    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    bridge: Option<Transport>,
+
+    #[command(flatten)]
+    chat: ChatArgs,
 
     #[command(flatten)]
     cap: CapArgs,
@@ -294,7 +319,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
-    let env = run_env(ctx, &args)?;
+    let mut env = run_env(ctx, &args)?;
+    env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
+    let desk = env.desk.clone();
     let json = ctx.out.json;
     let follower = Follower::default();
     let mut progress = |e: RunEvent| {
@@ -305,6 +332,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                 follower.start(&ctx.layout, &ctx.records, name);
             }
             _ => {}
+        }
+        if let Some(d) = &desk {
+            d.tell(&e);
         }
         // Progress is best effort: a closed stderr must not stop the run.
         let line = event_line(ctx, json, e);
@@ -317,6 +347,11 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
         Ok(o) => o,
         Err(e) => {
+            if let Some(d) = &env.desk {
+                let mut o = run::Outcome::failed();
+                o.reason = Some(format!("{e:#}"));
+                d.finish(&args.name, &o);
+            }
             if json {
                 progress(RunEvent::Progress(State::Failed, &format!("{e:#}")));
             }
@@ -324,6 +359,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
         }
     };
     follower.stop();
+    if let Some(d) = &env.desk {
+        d.finish(&args.name, &outcome);
+    }
     progress(RunEvent::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
@@ -650,5 +688,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         version_timeout: Duration::from_secs(10),
         records: ctx.records.clone(),
         clock: chrono::Utc::now,
+        desk: None,
     })
 }

@@ -36,8 +36,10 @@
 //! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
 //! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
 //! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
-//! the team) and `done` (the done rule).
+//! the team), `done` (the done rule) and `bridge` (`run --bridge`: the chat beside the run, on
+//! [`crate::ops::bridge`], and the lead's permission prompt answered from it).
 
+pub mod bridge;
 mod done;
 mod interrupted;
 mod lead;
