@@ -18,7 +18,7 @@ const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert
 const TAGS: &[&str] = &[
     "!doctype", "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p",
     "strong", "em", "code", "pre", "div", "table", "tr", "th", "td", "ol", "ul", "li", "span",
-    "svg", "path", "text", "polyline", "script",
+    "svg", "path", "text", "polyline", "rect", "h3", "script",
 ];
 
 /// A pane teammate's session: `n` responses a minute apart, each naming the team and itself.
@@ -26,6 +26,7 @@ fn transcript(env: &TestEnv, team: &str, member: &str, i: usize, n: usize) {
     let dir = env.root.join("projects/-tmp");
     fs::create_dir_all(&dir).unwrap();
     let mut out = String::new();
+    let sid = format!("9a8b7c6d-0000-4000-8000-{i:012x}");
     for k in 0..n {
         let at = format!("2026-11-29T{:02}:{:02}:{:02}.000Z", 8 + k / 60, k % 60, i);
         let mut e = assistant_entry(
@@ -37,9 +38,9 @@ fn transcript(env: &TestEnv, team: &str, member: &str, i: usize, n: usize) {
         );
         e["teamName"] = team.into();
         e["agentName"] = member.into();
+        e["sessionId"] = sid.clone().into();
         out.push_str(&format!("{e}\n"));
     }
-    let sid = format!("9a8b7c6d-0000-4000-8000-{i:012x}");
     fs::write(dir.join(format!("{sid}.jsonl")), out).unwrap();
 }
 
@@ -178,6 +179,29 @@ fn the_page_is_in_the_record_with_the_costs_of_summary_json() {
         .unwrap();
     assert_eq!(worker["cost_series"].as_array().unwrap().len(), 5);
     assert!(page.contains("<polyline class=\"c"), "the chart");
+    // Tokens per minute: five responses a minute apart, 100+k input and 20 output tokens each.
+    assert_eq!(worker["tokens_bucket_minutes"], 1);
+    let tokens: Vec<f64> = worker["tokens_series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .collect();
+    assert_eq!(tokens, [120.0, 121.0, 122.0, 123.0, 124.0]);
+    assert!(page.contains("Tokens per minute"));
+    // A lane: every response ended its turn, so the worker is idle from its first line on,
+    // its one session marked as its start; the page's legend says what a lane cannot know.
+    let lane = &worker["lane"];
+    assert_eq!(lane["spans"][0][0], "2026-11-29T08:00:01.000Z");
+    assert_eq!(lane["spans"][0][2], "idle");
+    assert_eq!(lane["marks"].as_array().unwrap().len(), 1);
+    assert_eq!(lane["marks"][0][1], "started");
+    assert!(page.contains("<rect class=\"s-idle\""));
+    assert!(page.contains("It cannot know a member&#39;s state before its first transcript line")
+        || page.contains("It cannot know a member's state before its first transcript line"));
+    // No run: no limits.
+    assert_eq!(e["cap"], Value::Null);
+    assert!(page.contains("No run took this record: no limits are known."));
     // The archive holds the same page.
     let tgz = env.dir.path().join("rec.tar.gz");
     run_json(
