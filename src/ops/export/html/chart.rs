@@ -86,7 +86,7 @@ fn team_total(drawn: &[(usize, &EmbeddedMember, Points)]) -> Points {
         .enumerate()
         .flat_map(|(k, (_, _, p))| p.iter().map(move |(t, v)| (*t, k, *v)))
         .collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.sort_by_key(|a| a.0);
     let mut latest = vec![0.0; drawn.len()];
     all.into_iter()
         .map(|(t, k, v)| {
