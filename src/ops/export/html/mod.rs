@@ -1,6 +1,6 @@
 //! `report.html`: the record as one self-contained page for people: the team, its run's state
 //! and answer, each member's cost (a table, and inline SVG charts of its cost over time, with
-//! the run's caps and `--warn-at` lines, and of its tokens per minute: [`chart`]), a lane per
+//! the run's caps and `--warn-at` lines, and of its tokens per minute: `chart`), a lane per
 //! member of its state over time (`lanes`), the branches' diffstats, the tasks over time
 //! (`tasks`) and in a table, and the messages in order; the data it draws embedded once as
 //! JSON (`<script type="application/json" id="teamctl-record">`, see [`Embedded`], worked out
