@@ -874,7 +874,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__report)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --json --claude-dir --team --lock-timeout --html --out --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -889,6 +889,10 @@ _teamctl() {
                     return 0
                     ;;
                 --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -40,6 +40,7 @@ mod protocol;
 mod real_claude;
 mod redeliver;
 mod report;
+mod report_fleet;
 mod report_html;
 mod resume;
 mod run;

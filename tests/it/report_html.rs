@@ -197,8 +197,10 @@ fn the_page_is_in_the_record_with_the_costs_of_summary_json() {
     assert_eq!(lane["marks"].as_array().unwrap().len(), 1);
     assert_eq!(lane["marks"][0][1], "started");
     assert!(page.contains("<rect class=\"s-idle\""));
-    assert!(page.contains("It cannot know a member&#39;s state before its first transcript line")
-        || page.contains("It cannot know a member's state before its first transcript line"));
+    assert!(
+        page.contains("It cannot know a member&#39;s state before its first transcript line")
+            || page.contains("It cannot know a member's state before its first transcript line")
+    );
     // No run: no limits.
     assert_eq!(e["cap"], Value::Null);
     assert!(page.contains("No run took this record: no limits are known."));

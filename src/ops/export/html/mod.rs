@@ -104,6 +104,7 @@ svg text{font:11px system-ui,sans-serif;fill:currentColor}\
 .c6{stroke:#bf3989;background:#bf3989}.c7{stroke:#4d2d00;background:#9a6700}\
 .c8{stroke:#57606a;background:#57606a}.c9{stroke:#116329;background:#116329}\
 polyline{fill:none;stroke-width:2}\
+.fbar{fill:#0969da}a{color:#0969da}\
 h3{font-size:1rem;margin:1rem 0 .3rem}\
 .bar{fill:none;stroke-width:1}.total{stroke:var(--fg);stroke-dasharray:4 3;background:var(--fg)}\
 .cap{fill:none;stroke:#cf222e;stroke-dasharray:6 4}.warn{fill:none;stroke:#bc4c00;stroke-dasharray:2 3}\
@@ -120,15 +121,21 @@ h3{font-size:1rem;margin:1rem 0 .3rem}\
 
 /// The document's head and the heading.
 fn head(h: &mut String, s: &Summary) {
-    let team = inline(&s.team, 128);
+    open_page(h, &format!("Team record: {}", inline(&s.team, 128)));
+}
+
+/// A page's start, up to its `<h1>` (`title`: HTML already, escaped): the policy
+/// ([`CSP`]), no referrer, the viewport, the one style sheet. Every page teamctl writes opens
+/// so (the fleet page of `report --html` too).
+pub fn open_page(h: &mut String, title: &str) {
     let _ = writeln!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"referrer\" content=\"no-referrer\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>Team record: {team}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
-         <h1>Team record: {team}</h1>"
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <h1>{title}</h1>"
     );
 }
 
