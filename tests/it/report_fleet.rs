@@ -120,7 +120,7 @@ fn the_fleet_page_links_each_folder_records_page_and_keeps_hostile_text_inert() 
     let hrefs = check_markup(&page);
     // The folder's page, relative to the page's folder, percent-encoded; the archive named.
     assert_eq!(hrefs, ["../records/team%20a/report.html"]);
-    assert!(site.join(&hrefs[0].replace("%20", " ")).is_file());
+    assert!(site.join(hrefs[0].replace("%20", " ")).is_file());
     assert!(
         page.contains("team-b.tar.gz <span class=\"mute\">(archive: its report.html is inside)")
     );
