@@ -353,3 +353,190 @@ fn claude_codes_own_figures_end_the_series() {
         "{h}"
     );
 }
+
+/// A teammate's day as its record tells it: a turn with a task tool call and a rate-limited
+/// call, a permission request answered two minutes later, an idle notification, then a second
+/// session (a restart); the lane, the marks and the task's times are in the page.
+#[test]
+fn lanes_and_tasks_over_time_come_from_the_record() {
+    let env = TestEnv::new();
+    env.team("l", &[("worker", None)]);
+    let dir = env.root.join("projects/-tmp");
+    fs::create_dir_all(&dir).unwrap();
+    let at = |m: u32| format!("2026-11-29T09:{m:02}:00.000Z");
+    let mine = |mut e: Value, sid: &str| {
+        e["teamName"] = "l".into();
+        e["agentName"] = "worker".into();
+        e["sessionId"] = sid.into();
+        format!("{e}\n")
+    };
+    let s1 = "1a2b3c4d-0000-4000-8000-000000000001";
+    let s2 = "1a2b3c4d-0000-4000-8000-000000000002";
+    let prompt = |m: u32| {
+        json!({"type": "user", "timestamp": at(m),
+        "message": {"role": "user", "content": "do task 1"}})
+    };
+    let first = [
+        mine(prompt(0), s1),
+        mine(
+            assistant_entry(
+                "r1",
+                &at(1),
+                json!([{"type": "tool_use", "id": "tu1",
+            "name": "TaskUpdate", "input": {"taskId": "1", "status": "in_progress",
+            "owner": "worker"}}]),
+                "tool_use",
+                (10, 5),
+            ),
+            s1,
+        ),
+        mine(
+            json!({"type": "system", "subtype": "api_error", "level": "error",
+            "timestamp": at(2), "error": {"status": 429}, "retryAttempt": 1, "maxRetries": 10}),
+            s1,
+        ),
+        mine(
+            assistant_entry(
+                "r2",
+                &at(3),
+                json!([{"type": "text", "text": "asking"}]),
+                "tool_use",
+                (10, 5),
+            ),
+            s1,
+        ),
+        mine(
+            assistant_entry(
+                "r3",
+                &at(8),
+                json!([{"type": "tool_use", "id": "tu2",
+            "name": "TaskUpdate", "input": {"taskId": "1", "status": "completed"}}]),
+                "end_turn",
+                (10, 5),
+            ),
+            s1,
+        ),
+    ];
+    fs::write(dir.join(format!("{s1}.jsonl")), first.concat()).unwrap();
+    let second = [
+        mine(prompt(20), s2),
+        mine(
+            assistant_entry(
+                "r4",
+                &at(21),
+                json!([{"type": "text", "text": "back"}]),
+                "end_turn",
+                (10, 5),
+            ),
+            s2,
+        ),
+    ];
+    fs::write(dir.join(format!("{s2}.jsonl")), second.concat()).unwrap();
+    let frame = |v: Value, m: u32| {
+        json!({"from": "worker", "text": v.to_string(),
+        "timestamp": at(m), "read": true})
+    };
+    let lead_inbox = [
+        frame(
+            json!({"type": "permission_request", "request_id": "perm-1", "agent_id": "worker",
+            "tool_name": "Bash", "tool_use_id": "t", "description": "x", "input": {},
+            "permission_suggestions": []}),
+            4,
+        ),
+        frame(
+            json!({"type": "idle_notification", "from": "worker",
+            "timestamp": at(9)}),
+            9,
+        ),
+    ];
+    fs::write(
+        env.inbox("l", "team-lead"),
+        serde_json::to_string(&lead_inbox).unwrap(),
+    )
+    .unwrap();
+    let answer = json!([{"from": "team-lead", "timestamp": at(6), "read": true,
+        "text": json!({"type": "permission_response", "request_id": "perm-1",
+            "subtype": "success", "response": {"updated_input": {}, "permission_updates": []}})
+            .to_string()}]);
+    fs::write(env.inbox("l", "worker"), answer.to_string()).unwrap();
+    let tasks = env.root.join("tasks/l");
+    fs::create_dir_all(&tasks).unwrap();
+    let task = json!({"id": "1", "subject": "Fix it", "description": "", "status": "completed",
+                      "owner": "worker", "blocks": [], "blockedBy": []});
+    fs::write(tasks.join("1.json"), task.to_string()).unwrap();
+
+    let out = env.dir.path().join("rec");
+    let (page, summary) = export(&env, "l", &out);
+    check_markup(&page);
+    check_costs(&page, &summary);
+    let e = embedded(&page);
+    let worker = e["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "worker")
+        .unwrap()
+        .clone();
+    let spans: Vec<(String, String)> = worker["lane"]["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s[0].as_str().unwrap()[11..16].to_string(),
+                s[2].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("09:00", "working"),
+        ("09:02", "rate_limited"),
+        ("09:03", "working"),
+        ("09:04", "permission"),
+        ("09:06", "working"),
+        ("09:08", "idle"),
+        ("09:20", "working"),
+        ("09:21", "idle"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(spans, want, "{}", worker["lane"]);
+    assert_eq!(
+        worker["lane"]["marks"],
+        json!([[at(0), "started"], [at(20), "new_session"]])
+    );
+    assert!(page.contains("<rect class=\"s-rate_limited\""));
+    assert!(page.contains("<rect class=\"s-permission\""));
+    assert!(page.contains("<path class=\"mk-new\""));
+    // The task: claimed and in progress at 09:01, completed at 09:08 (the worker's calls).
+    let t = &e["tasks"][0];
+    assert_eq!(t["id"], "1");
+    let ev: Vec<(String, String, bool)> = t["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["time"].as_str().unwrap()[11..16].to_string(),
+                format!(
+                    "{}={}",
+                    v["what"].as_str().unwrap(),
+                    v["value"].as_str().unwrap_or("")
+                ),
+                v["approximate"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ev,
+        [
+            ("09:01".to_string(), "status=in_progress".to_string(), false),
+            ("09:01".to_string(), "owner=worker".to_string(), false),
+            ("09:08".to_string(), "status=completed".to_string(), false),
+        ]
+    );
+    assert!(page.contains("<rect class=\"t-in_progress\""));
+    assert!(page.contains("<rect class=\"t-completed\""));
+}
