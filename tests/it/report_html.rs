@@ -21,13 +21,25 @@ const TAGS: &[&str] = &[
     "svg", "path", "text", "polyline", "rect", "h3", "script",
 ];
 
-/// A pane teammate's session: `n` responses a minute apart, each naming the team and itself.
+/// A pane teammate's session: `n` responses a minute apart, each naming the team and itself,
+/// each after the first a turn of its own (a prompt half a minute before it).
 fn transcript(env: &TestEnv, team: &str, member: &str, i: usize, n: usize) {
     let dir = env.root.join("projects/-tmp");
     fs::create_dir_all(&dir).unwrap();
     let mut out = String::new();
     let sid = format!("9a8b7c6d-0000-4000-8000-{i:012x}");
     for k in 0..n {
+        if k > 0 {
+            let at = format!(
+                "2026-11-29T{:02}:{:02}:{:02}.000Z",
+                8 + (k - 1) / 60,
+                (k - 1) % 60,
+                30 + i
+            );
+            let e = json!({"type": "user", "timestamp": at, "teamName": team, "agentName": member,
+                "sessionId": sid, "message": {"role": "user", "content": "next"}});
+            out.push_str(&format!("{e}\n"));
+        }
         let at = format!("2026-11-29T{:02}:{:02}:{:02}.000Z", 8 + k / 60, k % 60, i);
         let mut e = assistant_entry(
             &format!("msg_{member}_{k}"),
@@ -269,6 +281,19 @@ fn a_big_team_has_a_small_page() {
     }
     let out = env.dir.path().join("rec");
     let (page, summary) = export(&env, "big", &out);
+    // 300 turns each: every lane was resampled, its waits none, its turns still there.
+    let e = embedded(&page);
+    for m in e["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] != "team-lead")
+    {
+        assert_eq!(m["lane"]["resampled"], true, "{}", m["name"]);
+        let spans = m["lane"]["spans"].as_array().unwrap();
+        assert!(spans.len() > 100 && spans.len() <= 240, "{}", spans.len());
+        assert!(spans.iter().all(|s| s[2] == "working" || s[2] == "idle"));
+    }
     eprintln!(
         "report.html for 10 members x 300 messages: {} bytes",
         page.len()

@@ -24,7 +24,7 @@ use crate::team::transcript::entry::{Content, Line};
 use crate::time::{iso_millis, parse_time};
 
 /// The most spans a lane keeps.
-pub const MAX_SPANS: usize = 400;
+pub const MAX_SPANS: usize = 240;
 
 /// What a lane cannot know, for a page's legend.
 pub const LIMITS: &str = "A lane is read from the record: turns from the transcripts, idle \

@@ -57,7 +57,16 @@ pub fn lanes(h: &mut String, e: &Embedded, axis: Option<Axis>) {
             top + ROW - 4.0,
             inline(m.name, 12)
         );
-        for s in &m.lane.spans {
+        // Idle under the whole lane, the other states drawn over it.
+        if let (Some(first), Some(last)) = (m.lane.spans.first(), m.lane.spans.last()) {
+            let (x0, x1) = (axis.x(first.from), axis.x(last.to));
+            let _ = writeln!(
+                h,
+                "<rect class=\"s-idle\" x=\"{x0:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{ROW}\"/>",
+                (x1 - x0).max(0.4)
+            );
+        }
+        for s in m.lane.spans.iter().filter(|s| s.state != LaneState::Idle) {
             let (x0, x1) = (axis.x(s.from), axis.x(s.to));
             let _ = writeln!(
                 h,

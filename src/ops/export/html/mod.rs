@@ -43,6 +43,14 @@ pub const BUDGET: usize = 768 * 1024;
 /// messages are left to summary.json, so the page stays under 2 MB however long the team ran.
 pub const LIST_MAX: usize = 1536 * 1024;
 
+/// The bytes the whole page is kept under: the list of messages gets what the drawings and the
+/// embedded data leave of it (at most [`LIST_MAX`]).
+pub const PAGE_MAX: usize = 1900 * 1024;
+
+/// What one listed message may take past the list's limit (its text at most [`TEXT_MAX`]
+/// characters, escaped), kept free under [`PAGE_MAX`].
+const ONE_MESSAGE: usize = 32 * 1024;
+
 /// The most of one message's text the page shows (characters).
 pub const TEXT_MAX: usize = 2000;
 
@@ -66,14 +74,17 @@ pub fn render(s: &Summary, history: &History) -> Result<String> {
     lanes::lanes(&mut h, &embedded, axis);
     branches(&mut h, s);
     tasks(&mut h, s, &embedded, axis);
-    conversation(&mut h, s);
-    warnings(&mut h, s);
+    let mut tail = String::new();
+    warnings(&mut tail, s);
     let json = json_script(&serde_json::to_string(&embedded)?);
     let _ = writeln!(
-        h,
+        tail,
         "<script type=\"application/json\" id=\"teamctl-record\">{json}</script>\n</main>\n\
          </body>\n</html>"
     );
+    let room = PAGE_MAX.saturating_sub(h.len() + tail.len() + ONE_MESSAGE + 1024);
+    conversation(&mut h, s, room.min(LIST_MAX));
+    h.push_str(&tail);
     Ok(h)
 }
 
@@ -297,8 +308,9 @@ fn tasks(h: &mut String, s: &Summary, e: &Embedded, axis: Option<chart::Axis>) {
     h.push_str("</table></div>\n");
 }
 
-/// The messages in order, each with its text (within [`BUDGET`]).
-fn conversation(h: &mut String, s: &Summary) {
+/// The messages in order, each with its text (within [`BUDGET`]), the list within `list_max`
+/// bytes (and one message).
+fn conversation(h: &mut String, s: &Summary, list_max: usize) {
     h.push_str("<h2>Messages</h2>\n");
     if s.messages.is_empty() {
         h.push_str("<p>No messages on record.</p>\n");
@@ -312,7 +324,7 @@ fn conversation(h: &mut String, s: &Summary) {
     let start = h.len();
     let (mut left_out, mut texts, mut listed) = (0, 0, 0);
     for m in &s.messages {
-        if h.len() - start > LIST_MAX {
+        if h.len() - start > list_max {
             break;
         }
         listed += 1;
