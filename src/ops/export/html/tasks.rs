@@ -185,6 +185,7 @@ pub fn tasks(h: &mut String, e: &Embedded, axis: Option<Axis>) {
             crate::text::html::inline(t.id, 8)
         );
         let mut state: Option<(&str, DateTime<Utc>)> = None;
+        let mut claims: Vec<f64> = Vec::new();
         let bar = |h: &mut String, st: &str, from: DateTime<Utc>, to: DateTime<Utc>| {
             let (x0, x1) = (axis.x(from), axis.x(to));
             let _ = writeln!(
@@ -201,8 +202,7 @@ pub fn tasks(h: &mut String, e: &Embedded, axis: Option<Axis>) {
                 _ => None,
             };
             if ev.what == "owner" || ev.what == "assigned" {
-                let x = axis.x(ev.at);
-                let _ = writeln!(h, "<path class=\"mk-claim\" d=\"M{x:.1} {top:.1}v{row}\"/>");
+                claims.push(axis.x(ev.at));
             }
             if let Some(next) = next {
                 if let Some((st, from)) = state {
@@ -213,6 +213,10 @@ pub fn tasks(h: &mut String, e: &Embedded, axis: Option<Axis>) {
         }
         if let Some((st, from)) = state {
             bar(h, st, from, axis.t1);
+        }
+        // The claims over the bars.
+        for x in claims {
+            let _ = writeln!(h, "<path class=\"mk-claim\" d=\"M{x:.1} {top:.1}v{row}\"/>");
         }
     }
     axis.labels(h, height - 4.0);
