@@ -158,7 +158,8 @@ fn state(t: &Team) -> String {
 /// A link to the record's page when the record is a folder holding `report.html` (relative to
 /// the page's folder), else its name.
 fn record(path: &Path, base: Option<&Path>) -> String {
-    let name = inline(&path.to_string_lossy(), 200);
+    let shown = path.to_string_lossy();
+    let name = inline(shown.strip_suffix('/').unwrap_or(&shown), 200);
     let page = path.join("report.html");
     let is_page = std::fs::symlink_metadata(&page).is_ok_and(|m| m.is_file());
     let link = base
