@@ -565,3 +565,42 @@ fn lanes_and_tasks_over_time_come_from_the_record() {
     assert!(page.contains("<rect class=\"t-in_progress\""));
     assert!(page.contains("<rect class=\"t-completed\""));
 }
+
+/// 40 teammates with 300 turns each: the drawings share the page (fewer points and spans
+/// each), each series still ends at its member's cost, and the page stays under 2 MB.
+#[test]
+fn a_team_of_forty_shares_the_page() {
+    let env = TestEnv::new();
+    let names: Vec<String> = (0..40).map(|i| format!("mate{i}")).collect();
+    let members: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
+    env.team("forty", &members);
+    for (i, name) in names.iter().enumerate() {
+        transcript(&env, "forty", name, i + 1, 300);
+    }
+    let out = env.dir.path().join("rec");
+    let (page, summary) = export(&env, "forty", &out);
+    eprintln!(
+        "report.html for 40 members x 300 turns: {} bytes",
+        page.len()
+    );
+    assert!(page.len() < 2_000_000, "{} bytes", page.len());
+    check_markup(&page);
+    assert!(check_costs(&page, &summary) >= 40);
+    let e = embedded(&page);
+    for m in e["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] != "team-lead")
+    {
+        assert_eq!(
+            m["cost_series"].as_array().unwrap().len(),
+            100,
+            "{}",
+            m["name"]
+        );
+        assert!(m["tokens_series"].as_array().unwrap().len() <= 100);
+        assert!(m["tokens_bucket_minutes"].as_u64().unwrap() > 1);
+        assert!(m["lane"]["spans"].as_array().unwrap().len() <= 60);
+    }
+}

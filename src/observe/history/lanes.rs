@@ -8,8 +8,8 @@
 //! record, never more certain than it.
 //!
 //! A member's sessions are marked where each begins: the first is its start, any later one a
-//! restart or a resume into a new session. A lane has at most [`MAX_SPANS`] spans: a longer one
-//! is resampled onto that many equal slices, each showing the waiting state it held (if any),
+//! restart or a resume into a new session. A lane has at most [`Context::max_spans`] spans
+//! ([`MAX_SPANS`] by default): a longer one is resampled onto that many equal slices, each showing the waiting state it held (if any),
 //! else the state it held longest, so a wait is never smoothed away.
 
 use std::collections::BTreeMap;
@@ -23,7 +23,7 @@ use crate::observe::status::Waiting;
 use crate::team::transcript::entry::{Content, Line};
 use crate::time::{iso_millis, parse_time};
 
-/// The most spans a lane keeps.
+/// The most spans a lane keeps by default ([`Context::max_spans`]).
 pub const MAX_SPANS: usize = 240;
 
 /// What a lane cannot know, for a page's legend.
@@ -159,7 +159,7 @@ pub struct Lane {
     pub spans: Vec<Span>,
     /// Where its sessions began.
     pub marks: Vec<MarkAt>,
-    /// Whether it had more than [`MAX_SPANS`] spans and was resampled.
+    /// Whether it had more than [`Context::max_spans`] spans and was resampled.
     pub resampled: bool,
 }
 
@@ -187,6 +187,8 @@ pub struct Context<'a> {
     pub frames: &'a [FrameAt<'a>],
     /// Why the member waited at the record's time (`status`), if it did.
     pub waiting_at_end: Option<Waiting>,
+    /// The most spans the lane keeps (more are resampled onto this many slices).
+    pub max_spans: usize,
 }
 
 /// What one transcript line says of its member's state.
@@ -240,6 +242,11 @@ impl LaneBuilder {
         m.events.push((at, ev));
     }
 
+    /// Whether `member` has a line with a time.
+    pub fn has(&self, member: &str) -> bool {
+        self.members.contains_key(member)
+    }
+
     /// The first and the last time of any member's lines (`None`: no line with a time).
     pub fn extent(&self) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
         let times = || {
@@ -291,9 +298,9 @@ impl LaneBuilder {
         if let Some(first) = marks.first_mut() {
             first.mark = Mark::Started;
         }
-        let resampled = spans.len() > MAX_SPANS;
+        let resampled = spans.len() > cx.max_spans;
         if resampled {
-            spans = resample(&spans, MAX_SPANS);
+            spans = resample(&spans, cx.max_spans.max(1));
         }
         Lane {
             spans,

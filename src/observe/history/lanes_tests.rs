@@ -20,6 +20,7 @@ fn cx<'a>(frames: &'a [FrameAt<'a>], waiting: Option<Waiting>) -> Context<'a> {
         stall_after: Duration::from_secs(300),
         frames,
         waiting_at_end: waiting,
+        max_spans: MAX_SPANS,
     }
 }
 

@@ -25,7 +25,7 @@ use crate::time::{iso_millis, parse_time};
 /// `[[time, cumulative_usd], …]`, oldest first: times RFC 3339 UTC.
 pub type Series = Vec<(String, f64)>;
 
-/// The most points a series keeps (the first and the last always among them).
+/// The most points a series keeps by default (the first and the last always among them).
 pub const MAX_POINTS: usize = 400;
 
 /// One response: when (its last entry's time) and its computed cost (`None`: no price).
@@ -80,7 +80,8 @@ impl SeriesBuilder {
     /// `member`'s series, its last point `total` exactly when the member's cost is known
     /// (`None`: a model without a price, and the series is the priced responses' cost as
     /// computed). Empty when none of its responses has a time.
-    pub fn series(&self, member: &str, total: Option<f64>) -> Series {
+    /// At most `max` points, the first and the last among them.
+    pub fn series(&self, member: &str, total: Option<f64>, max: usize) -> Series {
         let Some(rs) = self.members.get(member) else {
             return Series::new();
         };
@@ -105,15 +106,15 @@ impl SeriesBuilder {
         if let (Some(t), Some(last)) = (total, out.last_mut()) {
             last.1 = t;
         }
-        thin(out, MAX_POINTS)
+        thin(out, max)
     }
 
     /// How wide `member`'s buckets of tokens are, in minutes, and the buckets:
     /// `[[minute, tokens_per_minute], …]`, oldest first, each bucket (RFC 3339 UTC, its start)
     /// in which some of its timed responses came, with their tokens (all four kinds) per
-    /// minute. Buckets are a minute wide unless its responses span more than [`MAX_POINTS`]
-    /// minutes.
-    pub fn tokens(&self, member: &str) -> (u32, Series) {
+    /// minute. Buckets are a minute wide unless its responses span more than `max` minutes
+    /// (then as wide as keeps them at most `max`).
+    pub fn tokens(&self, member: &str, max: usize) -> (u32, Series) {
         let Some(rs) = self.members.get(member) else {
             return (1, Series::new());
         };
@@ -127,7 +128,7 @@ impl SeriesBuilder {
         ) else {
             return (1, Series::new());
         };
-        let width = ((last - first) / MAX_POINTS as i64 + 1).max(1);
+        let width = ((last - first) / max.max(1) as i64 + 1).max(1);
         let mut buckets: BTreeMap<i64, u64> = BTreeMap::new();
         for (minute, n) in timed {
             let b = buckets
@@ -181,17 +182,17 @@ mod tests {
         b.feed("w", &response("r1", "2026-12-01T00:01:00.500Z", 5));
         b.feed("w", br#"{"type":"user","message":{"content":"x"}}"#);
         b.feed("w", b"{torn");
-        let s = b.series("w", None);
+        let s = b.series("w", None, MAX_POINTS);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].0, "2026-12-01T00:01:00.500Z");
         let one = s[0].1;
         assert!(one > 0.0);
         assert!((s[1].1 - 2.0 * one).abs() < 1e-15);
         // Scaled to the member's figure, its last point that figure exactly.
-        let s = b.series("w", Some(0.1));
+        let s = b.series("w", Some(0.1), MAX_POINTS);
         assert_eq!(s[1].1, 0.1);
         assert!((s[0].1 - 0.05).abs() < 1e-12);
-        assert!(b.series("nobody", Some(1.0)).is_empty());
+        assert!(b.series("nobody", Some(1.0), MAX_POINTS).is_empty());
     }
 
     #[test]
@@ -201,7 +202,7 @@ mod tests {
         b.feed("w", &response("r1", "2026-12-01T00:01:20Z", 5));
         b.feed("w", &response("r2", "2026-12-01T00:01:50Z", 7));
         b.feed("w", &response("r3", "2026-12-01T00:04:00Z", 1));
-        let (width, t) = b.tokens("w");
+        let (width, t) = b.tokens("w", MAX_POINTS);
         assert_eq!(width, 1);
         assert_eq!(
             t,
@@ -210,7 +211,7 @@ mod tests {
                 ("2026-12-01T00:04:00.000Z".to_string(), 11.0)
             ]
         );
-        assert!(b.tokens("nobody").1.is_empty());
+        assert!(b.tokens("nobody", MAX_POINTS).1.is_empty());
     }
 
     #[test]

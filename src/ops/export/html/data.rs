@@ -8,11 +8,19 @@ use crate::observe::history::History;
 use crate::observe::history::lanes::{self, FrameAt, Lane};
 use crate::observe::reader::Options;
 use crate::observe::spend::CostSource;
-use crate::observe::spend::series::Series;
+use crate::observe::spend::series::{MAX_POINTS, Series};
 use crate::ops::export::summary::{RunCap, Summary};
 use crate::time::parse_time;
 
 use super::tasks::{self, TaskLine};
+
+/// The points of the cost and token series the page keeps in all (each member's at most
+/// [`MAX_POINTS`], and at least 60).
+const POINTS: usize = 4000;
+
+/// The spans of the lanes the page keeps in all (each lane's at most
+/// [`lanes::MAX_SPANS`], and at least 40).
+const SPANS: usize = 2400;
 
 /// The data the page draws, embedded as JSON for a script to read.
 #[derive(Debug, Serialize)]
@@ -74,10 +82,14 @@ impl<'a> Embedded<'a> {
         let frames = frames(s);
         let end = lanes_end(s, h, &frames);
         let stall_after = Options::default().stall_after;
+        // A big team's drawings share the page: fewer points and spans each.
+        let drawn = names.iter().filter(|n| h.lanes.has(n.0)).count().max(1);
+        let points = (POINTS / drawn).clamp(60, MAX_POINTS);
+        let max_spans = (SPANS / drawn).clamp(40, lanes::MAX_SPANS);
         let members = names
             .into_iter()
             .map(|(name, cost_usd, cost_source)| {
-                let (tokens_bucket_minutes, tokens_series) = h.spend.tokens(name);
+                let (tokens_bucket_minutes, tokens_series) = h.spend.tokens(name, points);
                 let lane = match end {
                     Some(end) => h.lanes.lane(
                         name,
@@ -91,6 +103,7 @@ impl<'a> Embedded<'a> {
                                 .iter()
                                 .find(|m| m.name == name)
                                 .and_then(|m| m.waiting),
+                            max_spans,
                         },
                     ),
                     None => Lane::default(),
@@ -99,7 +112,7 @@ impl<'a> Embedded<'a> {
                     name,
                     cost_usd,
                     cost_source,
-                    cost_series: h.spend.series(name, cost_usd),
+                    cost_series: h.spend.series(name, cost_usd, points),
                     tokens_bucket_minutes,
                     tokens_series,
                     lane,
