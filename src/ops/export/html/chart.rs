@@ -16,6 +16,9 @@ use super::data::{Embedded, EmbeddedMember};
 /// The plot's box in the SVG's user units: left, top, right, bottom.
 pub const PLOT: (f64, f64, f64, f64) = (58.0, 12.0, 628.0, 212.0);
 
+/// A limit more than this many times the most spent is named under the chart, not drawn.
+const FAR_ABOVE: f64 = 4.0;
+
 /// A series' points that have a time.
 type Points = Vec<(DateTime<Utc>, f64)>;
 
@@ -33,7 +36,8 @@ impl Axis {
     pub fn of(e: &Embedded) -> Option<Axis> {
         let mut times: Vec<DateTime<Utc>> = Vec::new();
         for m in &e.members {
-            for (t, _) in m.cost_series.iter().chain(&m.tokens_series) {
+            // Not the token buckets' starts: a bucket begins before its first response.
+            for (t, _) in &m.cost_series {
                 times.extend(parse_time(t));
             }
             times.extend(m.lane.spans.first().map(|s| s.from));
@@ -61,15 +65,19 @@ impl Axis {
         let _ = writeln!(
             h,
             "<text x=\"{l}\" y=\"{y}\">{}</text>\n<text x=\"{r}\" y=\"{y}\" text-anchor=\"end\">{}</text>",
-            clock(self.t0),
-            clock(self.t1)
+            self.clock(self.t0),
+            self.clock(self.t1)
         );
     }
-}
 
-/// `12-01 03:29` for an axis.
-pub fn clock(t: DateTime<Utc>) -> String {
-    t.format("%m-%d %H:%M").to_string()
+    /// `12-01 03:29` for an axis, `03:29:12` when it spans less than an hour.
+    fn clock(&self, t: DateTime<Utc>) -> String {
+        if self.t1 - self.t0 < chrono::Duration::hours(1) {
+            t.format("%H:%M:%S").to_string()
+        } else {
+            t.format("%m-%d %H:%M").to_string()
+        }
+    }
 }
 
 /// A series' points that have a time.
@@ -148,17 +156,20 @@ pub fn cost(h: &mut String, e: &Embedded, axis: Option<Axis>) {
         );
         return;
     };
-    let caps = cap_lines(e.cap.as_ref());
     let total = e
         .cap
         .is_some_and(|c| c.max_cost_usd.is_some())
         .then(|| team_total(&drawn));
-    let vmax = drawn
+    let spent = drawn
         .iter()
         .flat_map(|(_, _, p)| p.iter().map(|p| p.1))
         .chain(total.iter().flat_map(|p| p.iter().map(|p| p.1)))
-        .chain(caps.iter().map(|c| c.0))
         .fold(0.0_f64, f64::max);
+    // A limit far above what was spent would flatten every line: it is named, not drawn.
+    let (caps, above): (Vec<_>, Vec<_>) = cap_lines(e.cap.as_ref())
+        .into_iter()
+        .partition(|c| c.0 <= spent * FAR_ABOVE);
+    let vmax = caps.iter().map(|c| c.0).fold(spent, f64::max);
     let (l, t, r, b) = PLOT;
     let y = |v: f64| b - (b - t) * if vmax > 0.0 { v / vmax } else { 0.0 };
     let _ = writeln!(
@@ -211,13 +222,22 @@ pub fn cost(h: &mut String, e: &Embedded, axis: Option<Axis>) {
         h.push_str("<li><span class=\"sw total\"></span>team total</li>");
     }
     h.push_str("</ul>\n<p class=\"mute\">Times UTC. Each line is a member's cost up to each of its responses (priced from their usage), scaled to end at the member's cost.");
-    match (&e.cap, caps.is_empty()) {
+    match (&e.cap, caps.is_empty() && above.is_empty()) {
+        (Some(_), false) if caps.is_empty() => {}
         (Some(_), false) => h.push_str(
             " The run's limits are the red lines (dashed) and its --warn-at shares of them the \
              orange (dotted); the team's cap is held against the team's total.",
         ),
         (Some(_), true) => h.push_str(" The run had no cost limit."),
         (None, _) => h.push_str(" No run took this record: no limits are known."),
+    }
+    if !above.is_empty() {
+        let named: Vec<&str> = above.iter().map(|c| c.2.as_str()).collect();
+        let _ = write!(
+            h,
+            " Far above what was spent, so not drawn: {}.",
+            inline(&named.join(", "), 300)
+        );
     }
     h.push_str("</p>\n");
 }
@@ -359,6 +379,22 @@ mod tests {
         // The member's last point: the latest time, at half the plot (1 of 2).
         assert!(h.contains("628.0,112.0\"/>"), "{h}");
         assert!(h.contains("Tokens per minute"), "{h}");
+        // A cap far above the spend: named, not drawn, the lines at their own scale.
+        let far = RunCap {
+            max_cost_usd: Some(100.0),
+            ..cap
+        };
+        let h = page_of(Some(far), series.clone(), Vec::new());
+        assert!(
+            !h.contains("class=\"cap\"") && !h.contains("class=\"warn\""),
+            "{h}"
+        );
+        assert!(
+            h.contains("so not drawn: --max-cost $100.00, --warn-at 50% $50.00."),
+            "{h}"
+        );
+        assert!(h.contains("628.0,12.0\"/>"), "{h}");
+        assert!(!h.contains("red lines"), "{h}");
         let none = page_of(None, series, Vec::new());
         assert!(!none.contains("class=\"cap\"") && !none.contains("class=\"total\""));
         assert!(none.contains("no limits are known"));

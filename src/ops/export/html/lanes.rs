@@ -52,10 +52,10 @@ pub fn lanes(h: &mut String, e: &Embedded, axis: Option<Axis>) {
         let top = 4.0 + k as f64 * (ROW + GAP);
         let _ = writeln!(
             h,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            l - 4.0,
+            "<text class=\"lbl\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            l - 3.0,
             top + ROW - 4.0,
-            inline(m.name, 12)
+            inline(m.name, 10)
         );
         // Idle under the whole lane, the other states drawn over it.
         if let (Some(first), Some(last)) = (m.lane.spans.first(), m.lane.spans.last()) {

@@ -105,7 +105,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:rgba(128,128,128,.1);
 margin:.3rem 0 .8rem;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}\
 ol.msgs{padding-left:1.6rem}ol.msgs li{margin-bottom:.4rem}\
 svg{width:100%;height:auto;max-width:40rem;display:block}\
-svg text{font:11px system-ui,sans-serif;fill:currentColor}\
+svg text{font:11px system-ui,sans-serif;fill:currentColor}svg text.lbl{font-size:9px}\
 .axis{fill:none;stroke:var(--line)}\
 .legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}\
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:-.05em}\
