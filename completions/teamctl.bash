@@ -878,12 +878,16 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__report)
-            opts="-h -V --json --claude-dir --team --lock-timeout --html --out --help --version"
+            opts="-h -V --html --out --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --claude-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -893,10 +897,6 @@ _teamctl() {
                     return 0
                     ;;
                 --lock-timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
