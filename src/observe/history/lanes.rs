@@ -239,7 +239,7 @@ impl LaneBuilder {
                 None => m.sessions.push((sid.to_string(), at)),
             }
         }
-        m.events.push((at, ev));
+        push(&mut m.events, at, ev);
     }
 
     /// Whether `member` has a line with a time.
@@ -308,6 +308,28 @@ impl LaneBuilder {
             resampled,
         }
     }
+}
+
+/// How close together lines of a tool loop are kept as one ([`push`]): far below any stall
+/// threshold, so no silence is hidden.
+const RUN: chrono::Duration = chrono::Duration::seconds(60);
+
+/// Adds `ev` at `at`, dropping the event before it when it changes nothing: a tool loop (a
+/// response calling a tool, its result, …) keeps about two events a minute, not one per line.
+/// The dropped event is an `Activity` (or a response after a response) between two events of
+/// the loop less than [`RUN`] apart, in order: the walk reads the same states from what is
+/// left.
+fn push(events: &mut Vec<(DateTime<Utc>, Ev)>, at: DateTime<Utc>, ev: Ev) {
+    let flow = |e: Ev| matches!(e, Ev::Activity | Ev::Answer(false));
+    if let [.., (tp, p), (tx, x)] = events.as_slice() {
+        let droppable = *x == Ev::Activity || (*x == Ev::Answer(false) && *p == Ev::Answer(false));
+        if flow(*p) && flow(ev) && droppable && tp <= tx && *tx <= at && at - *tp <= RUN {
+            let n = events.len();
+            events[n - 1] = (at, ev);
+            return;
+        }
+    }
+    events.push((at, ev));
 }
 
 /// What `l` says, if anything.

@@ -166,3 +166,36 @@ fn a_repeated_request_is_a_retry_and_long_lanes_keep_their_waits() {
     assert_eq!(r.first().unwrap().from, spans[0].from);
     assert_eq!(r.last().unwrap().to, spans[999].to);
 }
+
+#[test]
+fn a_tool_loop_keeps_few_events_and_the_same_lane() {
+    let mut b = LaneBuilder::default();
+    let at = |sec: i64| (t("00:00:00") + chrono::Duration::seconds(sec)).to_rfc3339();
+    feed(
+        &mut b,
+        json!({"type":"user","timestamp":at(0),"message":{"content":"go"}}),
+    );
+    // 20 minutes of a tool loop, a line a second: a call, then its result.
+    for k in 1..1200 {
+        let v = if k % 2 == 1 {
+            json!({"type":"assistant","timestamp":at(k),"message":{"id":format!("r{k}"),
+                "model":"m","content":[],"stop_reason":"tool_use"}})
+        } else {
+            json!({"type":"user","timestamp":at(k),"message":{"content":[
+                {"type":"tool_result","tool_use_id":"x","content":"ok"}]}})
+        };
+        feed(&mut b, v);
+    }
+    feed(
+        &mut b,
+        json!({"type":"assistant","timestamp":at(1200),"message":{"id":"end",
+        "model":"m","content":[],"stop_reason":"end_turn"}}),
+    );
+    let events = b.members["w"].events.len();
+    assert!(events < 60, "{events} events kept");
+    let lane = b.lane("w", &cx(&[], None));
+    assert_eq!(
+        states(&lane),
+        [("00:00:00".into(), "working"), ("00:20:00".into(), "idle")]
+    );
+}
