@@ -894,12 +894,16 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__report)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --html --out --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --claude-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -138,9 +138,11 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l dry-run -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l out -d 'Where the fleet\'s HTML page goes (with --html)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l html -d 'Also write the fleet\'s HTML page to --out'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s V -l version -d 'Print version'

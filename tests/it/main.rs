@@ -42,6 +42,7 @@ mod real_claude;
 mod redeliver;
 mod report;
 mod report_browser;
+mod report_fleet;
 mod report_html;
 mod resume;
 mod run;
