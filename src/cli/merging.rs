@@ -1,4 +1,4 @@
-//! The merge queue as verbs run it (`merge`, and `wait --merge-into`): which teammates, in
+//! The merge queue as verbs run it (`merge`, `wait --merge-into` and `run --merge-into`): which teammates, in
 //! which order, progress on stderr, the outcome for people, and exit 10 when some were set
 //! aside.
 
@@ -6,7 +6,9 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use teamctl::error::Error;
 use teamctl::ops::merge::queue::{self, MemberResult, Outcome, Request, Status, Strategy};
-use teamctl::ops::merge::{by_completion, sources};
+use teamctl::ops::merge::{Source, by_completion, sources};
+use teamctl::ops::run::merge::{Base, worktrees};
+use teamctl::ops::run::{Outcome as RunOutcome, State};
 use teamctl::team::config::Team;
 
 use crate::cli::context::Ctx;
@@ -65,6 +67,12 @@ pub(crate) fn queue(ctx: &Ctx, team: &Team, plan: &Plan) -> Result<Outcome> {
     if plan.members.is_empty() {
         chosen = by_completion(&ctx.layout, team, chosen);
     }
+    queue_of(ctx, team.name.as_str(), chosen, plan)
+}
+
+/// Runs the merge queue of `plan` over `chosen`, in that order, for the team called `team`
+/// (`run --merge-into`: the worktrees its lead's helpers worked in).
+pub(crate) fn queue_of(ctx: &Ctx, team: &str, chosen: Vec<Source>, plan: &Plan) -> Result<Outcome> {
     let data_dir = ctx
         .records
         .data_dir()
@@ -73,7 +81,7 @@ pub(crate) fn queue(ctx: &Ctx, team: &Team, plan: &Plan) -> Result<Outcome> {
     // An interrupt ends the queue between its steps, its scratch worktree removed.
     signals::defer();
     let outcome = queue::merge(&Request {
-        team: team.name.as_str(),
+        team,
         sources: chosen,
         into: plan.into,
         check: plan.check,
@@ -170,4 +178,57 @@ fn member(m: &MemberResult) -> String {
         line.push_str(&escape_block(&c.output.join("\n"), "  | "));
     }
     line
+}
+
+/// `run --merge-into`: once the run is done, the worktrees its lead's helpers worked in
+/// ([`teamctl::ops::run::merge::worktrees`]) merged onto BRANCH from `base`, in the order of
+/// their agent ids. `None` when not asked, when the run was not done, or when no helper had a
+/// worktree (said on stderr).
+pub(crate) fn after_run(
+    ctx: &Ctx,
+    args: &MergeIntoArgs,
+    base: Option<&Base>,
+    run: &RunOutcome,
+) -> Result<Option<Outcome>> {
+    let (Some(into), Some(base), State::Done) = (&args.merge_into, base, run.state) else {
+        return Ok(None);
+    };
+    let Some(transcript) = &run.transcript else {
+        warn("nothing merged: the lead's transcript was not found");
+        return Ok(None);
+    };
+    let mut warnings = Vec::new();
+    let chosen = worktrees(ctx.layout.root_loc(), transcript, base, &mut warnings)?;
+    for w in &warnings {
+        warn(w);
+    }
+    if chosen.is_empty() {
+        warn(&format!(
+            "nothing merged onto {}: no helper of the lead worked in a worktree of {} (the \
+             Agent tool's isolation: \"worktree\")",
+            esc(into),
+            base.repo.display()
+        ));
+        return Ok(None);
+    }
+    let plan = Plan {
+        members: &[],
+        into,
+        check: args.check.as_deref(),
+        strategy: args.strategy.unwrap_or(StrategyArg::Merge),
+        dry_run: false,
+    };
+    let team = run.team.as_deref().unwrap_or("run");
+    queue_of(ctx, team, chosen, &plan).map(Some)
+}
+
+/// With `--merge-into`, the repository of the run's `cwd` and its `HEAD` before the lead starts
+/// (a usage error when it is not in a git repository with a commit).
+pub(crate) fn run_base(args: &MergeIntoArgs, cwd: &std::path::Path) -> Result<Option<Base>> {
+    if args.merge_into.is_none() {
+        return Ok(None);
+    }
+    Base::of(cwd)
+        .map(Some)
+        .map_err(|e| teamctl::error::usage(format!("--merge-into: {e:#}")))
 }

@@ -15,6 +15,7 @@ use teamctl::error::{Error, Stuck as StuckKind, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
+use teamctl::ops::merge::queue::Outcome as MergeOutcome;
 use teamctl::ops::run::{
     self, Dialog, Outcome, Resumed, RunEnv, RunEvent, Spec, State, Teammate, TeammateMode,
     printable,
@@ -29,6 +30,7 @@ use crate::cli::args::{CapArgs, TotalsJson};
 use crate::cli::context::Ctx;
 use crate::cli::going::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::merging::{self, MergeIntoArgs};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 use crate::cli::record::{RecordJson, summary_line};
@@ -230,6 +232,9 @@ pub(crate) struct RunArgs {
 
     #[command(flatten)]
     otel: OtelArgs,
+
+    #[command(flatten)]
+    merge: MergeIntoArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -279,6 +284,7 @@ struct ResultJson<'a> {
     totals: Option<TotalsJson>,
     export: Option<RecordJson>,
     resumed: Option<&'a Resumed>,
+    merge: Option<&'a MergeOutcome>,
 }
 
 #[derive(Serialize)]
@@ -294,6 +300,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
+    let base = merging::run_base(&args.merge, &spec.cwd)?;
     let env = run_env(ctx, &args)?;
     let json = ctx.out.json;
     let follower = Follower::default();
@@ -334,7 +341,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     if let Some(s) = &outcome.spend {
         otel::spend(s);
     }
-    print(ctx, &args.name, &outcome)?;
+    let merged = merging::after_run(ctx, &args.merge, base.as_ref(), &outcome);
+    let merge = merged.as_ref().ok().and_then(Option::as_ref);
+    print(ctx, &args.name, &outcome, merge)?;
     if args.export.is_some() && outcome.export.is_none() {
         warn("no record was written: the lead was never started");
     }
@@ -347,7 +356,16 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     {
         warn(&format!("the run's record could not be written: {e}"));
     }
-    conclude(&args, &outcome, export_error)
+    conclude(&args, &outcome, export_error)?;
+    match merged? {
+        None => Ok(()),
+        Some(o) => {
+            if !ctx.out.json {
+                eprintln!("{}", merging::human(&o));
+            }
+            merging::exit(&o)
+        }
+    }
 }
 
 /// The stderr line for a run's event (`None` for those told otherwise); with `--json`, the
@@ -487,7 +505,7 @@ impl Follower {
     }
 }
 
-fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
+fn print(ctx: &Ctx, name: &str, o: &Outcome, merge: Option<&MergeOutcome>) -> Result<()> {
     if ctx.out.json {
         return ctx.out.json(&ResultJson {
             schema_version: 1,
@@ -513,6 +531,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
                 .as_ref()
                 .map(|r| RecordJson::of(r.as_ref().map_err(String::as_str))),
             resumed: o.resumed.as_ref(),
+            merge,
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).

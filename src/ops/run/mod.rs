@@ -36,11 +36,13 @@
 //! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
 //! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
 //! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
-//! the team) and `done` (the done rule).
+//! the team), `done` (the done rule) and `merge` (the worktrees its helpers worked in, for
+//! `run --merge-into`).
 
 mod done;
 mod interrupted;
 mod lead;
+pub mod merge;
 mod monitor;
 mod preflight;
 mod spec;
