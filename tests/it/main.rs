@@ -43,6 +43,7 @@ mod report;
 mod report_html;
 mod resume;
 mod run;
+mod run_merge;
 mod run_resume;
 mod security;
 mod send;

@@ -20,7 +20,7 @@ use crate::common::{TmuxServer, cwd, script, tmux_env, tmux_has_session};
 /// input and 500 output tokens: $0.014; the worker's: $0.00014), and on SIGTERM records its
 /// cost-state ($0.5, as Claude Code 2.1.332 does at exit) and removes its team as Claude Code
 /// does.
-const STUB_LEAD: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
+pub(crate) const STUB_LEAD: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
 while [ $# -gt 0 ]; do
   case "$1" in --session-id) sid=$2; shift 2;; --) shift; prompt=$1; break;; *) shift;; esac
 done
@@ -98,6 +98,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "export",
             "kept",
             "lead_session_id",
+            "merge",
             "name",
             "reason",
             "result",
@@ -134,6 +135,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     assert_eq!(r["tmux_session"], Value::Null);
     assert_eq!(r["kept"], false);
     assert_eq!(r["export"], Value::Null);
+    assert_eq!(r["merge"], Value::Null);
     assert!(r["elapsed_ms"].is_u64());
     assert_eq!(
         r["teammates"],
