@@ -114,6 +114,10 @@ exit\t'End with exit 9'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
+squash\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'

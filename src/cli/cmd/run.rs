@@ -89,6 +89,20 @@ use crate::cli::{env, signals};
 /// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
 /// done.
 ///
+/// With --merge-into BRANCH (--cwd in a git repository), once the run is done the work of the
+/// lead's helpers that worked in git worktrees of their own is merged onto BRANCH as `teamctl
+/// merge --into BRANCH` merges (--check CMD and --strategy as there: in a scratch worktree in
+/// teamctl's data dir, the checkout and every other branch left as they were; exit 10 when some
+/// are set aside). Claude Code (2.1.332) gives a helper such a worktree when the lead starts it
+/// with the Agent tool's `isolation: "worktree"` (ask for it in PROMPT):
+/// `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, made from HEAD; such a
+/// helper runs as a background subagent of the lead, not as a member in config.json. Only the
+/// worktrees of this run's lead session are merged (git must list one at exactly that folder and
+/// the session have its transcript `agent-<id>.jsonl`), from the commit HEAD named when the run
+/// started, each named by its `.meta.json` name, in the order of their ids; none is `nothing
+/// merged` on stderr. A run that is not done merges nothing. A --cwd outside a git repository
+/// is exit 2 before the lead starts.
+///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and
 /// cost among them) are exported (docs/observability.md, "OpenTelemetry").
@@ -100,7 +114,8 @@ use crate::cli::{env, signals};
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
-/// "cost_usd"},"export","resumed"}`. state is done, failed (with reason, and dialog when a
+/// "cost_usd"},"export","resumed","merge"}`; merge is the `merge --json` document but
+/// schema_version and team when --merge-into merged, else null. state is done, failed (with reason, and dialog when a
 /// dialog was the cause: onboarding, api_key, trust, bypass, permission_prompt, other),
 /// timeout, budget or stuck (exit 7, 8 or 9, with reason);
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
@@ -137,7 +152,8 @@ use crate::cli::{env, signals};
 ///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
 /// timeout, 6 budget, 7 the API refused (--on-rate-limit exit, or the lead's own retries ran
-/// out), 8 and 9 (--on-stall exit, --on-dead exit), 130 Ctrl-C, 143 SIGTERM.
+/// out), 8 and 9 (--on-stall exit, --on-dead exit), 10 done but some helpers set aside by
+/// --merge-into, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Start-up dialogs:
   onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json
@@ -159,6 +175,8 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
+  teamctl run \"Fix issues 12 and 14, one helper each, each with isolation: worktree\" \\
+      --merge-into integration --check 'cargo test' --dangerously-skip-permissions
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
   teamctl run --resume session-0b1c2d3e --cwd ~/src/app --dangerously-skip-permissions")]
 pub(crate) struct RunArgs {
