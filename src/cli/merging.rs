@@ -223,12 +223,11 @@ pub(crate) fn after_run(
 }
 
 /// With `--merge-into`, the repository of the run's `cwd` and its `HEAD` before the lead starts
-/// (a usage error when it is not in a git repository with a commit).
+/// (a usage error when it is not in a git repository with a commit, or BRANCH cannot be
+/// merged onto).
 pub(crate) fn run_base(args: &MergeIntoArgs, cwd: &std::path::Path) -> Result<Option<Base>> {
-    if args.merge_into.is_none() {
+    let Some(into) = &args.merge_into else {
         return Ok(None);
-    }
-    Base::of(cwd)
-        .map(Some)
-        .map_err(|e| teamctl::error::usage(format!("--merge-into: {e:#}")))
+    };
+    Base::of(cwd, into).map(Some).context("--merge-into")
 }

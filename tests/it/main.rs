@@ -3,6 +3,7 @@
 //! modes, impersonation, symlinks) and real Claude Code suites.
 
 mod action;
+mod action_merge;
 mod action_real;
 mod ask;
 mod bridge;

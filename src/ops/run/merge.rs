@@ -28,13 +28,28 @@ pub struct Base {
 }
 
 impl Base {
-    /// The repository of `cwd` and its `HEAD` now.
+    /// The repository of `cwd` and its `HEAD` now, for merging onto `into` once the run is done;
+    /// refused before anything starts when `into` could not be merged onto (the queue would
+    /// refuse it only after the run).
     ///
     /// # Errors
-    /// `cwd` is not in a git repository, or it has no commit yet.
-    pub fn of(cwd: &Path) -> Result<Base> {
-        let repo = git::toplevel(cwd)?;
-        let commit = git::head(&repo)?;
+    /// A usage error: `cwd` is not in a git repository, it has no commit yet, `into` is not a
+    /// valid branch name or is checked out in a worktree.
+    pub fn of(cwd: &Path, into: &str) -> Result<Base> {
+        let usage = |e: anyhow::Error| crate::error::usage(format!("{e:#}"));
+        let repo = git::toplevel(cwd).map_err(usage)?;
+        let commit = git::head(&repo).map_err(usage)?;
+        if !git::valid_branch(&repo, into) {
+            return Err(crate::error::usage(format!(
+                "'{into}' is not a valid branch name"
+            )));
+        }
+        if git::checked_out_branches(&repo)?.iter().any(|b| b == into) {
+            return Err(crate::error::usage(format!(
+                "{into} is checked out in a worktree: teamctl merges only into a branch nobody \
+                 has checked out; merge into a new one"
+            )));
+        }
         Ok(Base { repo, commit })
     }
 }
@@ -129,7 +144,8 @@ mod tests {
         fs::write(repo.join("a"), "a").unwrap();
         git(&repo, &["add", "."]);
         git(&repo, &["commit", "-qm", "base"]);
-        let base = Base::of(&repo).unwrap();
+        let base = Base::of(&repo, "integration").unwrap();
+        assert!(Base::of(&repo, "main").is_err() && Base::of(&repo, "a..b").is_err());
         for (dir, branch) in [
             (".claude/worktrees/agent-aaa", "worktree-agent-aaa"),
             (".claude/worktrees/agent-bbb", "worktree-agent-bbb"),
