@@ -197,10 +197,17 @@ fn no_helper_worktree_merges_nothing_and_says_so() {
 }
 
 #[test]
-fn merge_into_outside_a_git_repository_is_a_usage_error_before_the_lead_starts() {
+fn a_merge_into_that_cannot_merge_is_a_usage_error_before_the_lead_starts() {
     let Some((env, _server, repo, lead)) = repo_env(HELPERS) else {
         return;
     };
+    // A branch checked out (main, here) or not a branch name: refused before the lead starts.
+    for into in ["main", "a..b"] {
+        run_merge(&env, &lead, &repo, &["--merge-into", into])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::starts_with("error: --merge-into: "));
+    }
     fs::remove_dir_all(repo.join(".git")).unwrap();
     run_merge(&env, &lead, &repo, &["--merge-into", "integration"])
         .assert()
