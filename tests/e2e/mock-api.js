@@ -79,6 +79,7 @@
 //     (a turn that ends in plain text, without SendMessage)
 //   * `SpawnWT: <a> <fileA> [<b> <fileB> …]` in a lead's prompt -> ONE tool_use Agent a turn, each
 //     {name, isolation: "worktree", prompt: "Exec: echo <name> > <file> && git add … && git commit …"}
+//     ($MOCK_SPAWNWT_WAIT=<s>: the command first waits <s> seconds)
 //   * `Tell: <name> <tok>` in a lead's own prompt -> ONE tool_use SendMessage {to: <name>,
 //     summary: "tell", message: "Token: <tok>"} (a lead writing to a teammate; probe-inherit.js)
 //   * a lead's prompt from `teamctl run --resume` ("this session was interrupted") -> text
@@ -502,7 +503,11 @@ function decide(body) {
       .flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === 'Agent').length;
     if (spawned * 2 < words.length) {
       const [name, f] = [words[spawned * 2], words[spawned * 2 + 1]];
-      const prompt = `Exec: echo ${name} > ${f} && git add ${f} && git -c user.name=${name} -c user.email=${name}@example.com commit -qm ${name}`;
+      // $MOCK_SPAWNWT_WAIT seconds: each helper's command first waits that long (a helper still
+      // working after the lead's turn has ended).
+      const wait = Number(process.env.MOCK_SPAWNWT_WAIT || 0);
+      const first = wait > 0 ? `timeout ${wait} tail -f /dev/null; ` : '';
+      const prompt = `Exec: ${first}echo ${name} > ${f} && git add ${f} && git -c user.name=${name} -c user.email=${name}@example.com commit -qm ${name}`;
       return { kind: 'tool_use', name: 'Agent', input: { description: `spawn ${name}`, name, prompt, isolation: 'worktree' }, why: `spawn ${name} (worktree)` };
     }
   }

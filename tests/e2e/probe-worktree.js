@@ -26,9 +26,32 @@ h.run(async () => {
   fs.writeFileSync(path.join(work, 'notes.md'), 'base\n');
   git(work, 'add', '.');
   git(work, 'commit', '-q', '-m', 'base');
+  // While it runs: the helpers' .meta.json as they change (MOCK_SPAWNWT_WAIT=<s> makes each
+  // helper wait that long before its commit).
+  const metas = {};
+  const watcher = setInterval(() => {
+    const proj = path.join(st.cfg, 'projects');
+    let dirs = [];
+    try { dirs = fs.readdirSync(proj); } catch (_) { return; }
+    for (const p of dirs) {
+      let sessions = [];
+      try { sessions = fs.readdirSync(path.join(proj, p)); } catch (_) { continue; }
+      for (const sdir of sessions) {
+        const subs = path.join(proj, p, sdir, 'subagents');
+        let files = [];
+        try { files = fs.readdirSync(subs); } catch (_) { continue; }
+        for (const f of files.filter((x) => x.endsWith('.meta.json'))) {
+          const v = readJson(path.join(subs, f));
+          const k = v ? JSON.stringify({ name: v.name, finished: v.finished }) : 'unreadable';
+          if (metas[f] !== k) { metas[f] = k; log(`meta ${f}: ${k}`); }
+        }
+      }
+    }
+  }, 100);
   const r = await teamctl(['--json', 'run', 'SpawnWT: alice a.txt bob b.txt', '--claude-bin', args.claudeBin,
     '--dangerously-skip-permissions', '--teammate-mode', args.mode, '--timeout', '60s', '--settle', '3s',
     '--name', 'wt', '--cwd', work, '--keep']);
+  clearInterval(watcher);
   log(`run exit ${r.code}: ${r.stdout.trim().slice(0, 1500)}`);
   const res = JSON.parse(r.stdout.trim().split('\n').pop());
   const team = res.team;

@@ -8,8 +8,9 @@
 //   1. The work dir is a git repository with `notes.md` on main.
 //   2. `run 'SpawnWT: alice a.txt bob b.txt' --merge-into integration --check 'test -e a.txt &&
 //      test -e b.txt'` (mock-api.js: two Agent calls with isolation "worktree"; each helper runs
-//      `Exec: echo <name> > <file> && git add && git commit`): exit 0, state done, both merged
-//      (as alice and bob, their `.meta.json` names), the check run once.
+//      `Exec: <wait 4 s>; echo <name> > <file> && git add && git commit`, so both still work
+//      after the lead's turn has ended): exit 0, state done only once both committed, both
+//      merged (as alice and bob, their `.meta.json` names), the check run once.
 //   3. integration holds a.txt, b.txt and notes.md; HEAD, main and the index are as they were;
 //      the checkout's status differs only by Claude Code's own `.claude/` (the worktrees).
 //   4. A second run onto integration-2 whose check bob's file breaks (`test ! -e b.txt`): exit 10,
@@ -21,7 +22,11 @@ const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
 
-const h = require('./harness')({ name: 'run-merge-e2e', team: null, argv: process.argv.slice(2), deadline: 240 });
+// Each helper first waits 4 s (MOCK_SPAWNWT_WAIT), so the lead's turn ends while both still
+// work: the run must wait for its background helpers before it is done and merges.
+const h = require('./harness')({
+  name: 'run-merge-e2e', team: null, argv: process.argv.slice(2), deadline: 240, mockEnv: { MOCK_SPAWNWT_WAIT: '4' },
+});
 const { args, st, teamctl, check } = h;
 
 const git = (dir, ...a) => {

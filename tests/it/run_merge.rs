@@ -27,6 +27,24 @@ for w in alice:a.txt bob:b.txt zed:z.txt; do
 done
 echo 'stub lead ready'"#;
 
+/// Helpers that run in the background, as Claude Code 2.1.332 runs one with `isolation:
+/// "worktree"` (`"requestShape":"background"` in its `.meta.json`): each is still at work (its
+/// transcript waits for a tool) when the lead's turn ends, and commits, ends its turn and says
+/// `"finished":true` a second later.
+const BACKGROUND_HELPERS: &str = r#"g() { git -c user.name=s -c user.email=s@example.com "$@"; }
+subs=$proj/$sid/subagents
+for w in alice:a.txt bob:b.txt; do
+  n=${w%%:*}; f=${w#*:}; id=a$n
+  g worktree add -q -b worktree-agent-$id .claude/worktrees/agent-$id
+  printf '{"name":"%s","requestShape":"background"}' $n > "$subs/agent-$id.meta.json"
+  printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"stop_reason":"tool_use"}}\n' > "$subs/agent-$id.jsonl"
+  ( sleep 1
+    cd .claude/worktrees/agent-$id && echo $n > $f && g add $f && g commit -qm $n
+    printf '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}}\n' >> "$subs/agent-$id.jsonl"
+    printf '{"name":"%s","requestShape":"background","finished":true}' $n > "$subs/agent-$id.meta.json" ) &
+done
+echo 'stub lead ready'"#;
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
@@ -132,6 +150,35 @@ fn the_leads_helpers_worktrees_are_merged_once_done_and_nothing_else() {
         "a.txt\nb.txt\nnotes.md"
     );
     assert_eq!(checkout(&repo), before);
+}
+
+/// The lead's turn has ended, but its background helpers still work: the run is done (and
+/// merges) only once they have finished.
+#[test]
+fn the_run_waits_for_background_helpers_before_it_is_done_and_merges() {
+    let Some((env, _server, repo, lead)) = repo_env(BACKGROUND_HELPERS) else {
+        return;
+    };
+    let out = run_merge(
+        &env,
+        &lead,
+        &repo,
+        &["--json", "--merge-into", "integration"],
+    )
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let r = parse(&out.stdout);
+    assert_eq!(r["state"], "done");
+    let statuses: Vec<&str> = r["merge"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["status"].as_str().unwrap())
+        .collect();
+    // Ended before they committed, it would have found nothing to merge (up_to_date).
+    assert_eq!(statuses, ["merged", "merged"], "{r}");
 }
 
 #[test]

@@ -56,7 +56,9 @@ use crate::cli::{env, signals};
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant message
 /// not waiting for a tool), no teammate is working (a pane teammate works while its pane is alive
 /// and its isActive is not false; an in-process one until its own transcript shows an ended
-/// turn), no inbox of the lead or of a running teammate holds an unread entry, and all of that
+/// turn; a helper the lead runs in the background, such as one with `isolation: "worktree"`,
+/// until its .meta.json says finished or its transcript shows an ended turn), no inbox of the
+/// lead or of a running teammate holds an unread entry, and all of that
 /// held, with nothing moving, for --settle (the whole rule: docs/design.md, "The done rule").
 /// A lead turn that ended with an API error once Claude Code's retries ran out is not done:
 /// when that is all that is left, for --settle, the run ends stuck with exit 7, since nothing

@@ -116,6 +116,39 @@ fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
     out.into_iter().map(|(k, (_, p))| (k, p)).collect()
 }
 
+/// The lead's background helpers (Claude Code 2.1.332: an Agent call that runs in the
+/// background, as one with `isolation: "worktree"` does; its `.meta.json` says `"requestShape":
+/// "background"`, and `"finished": true` once it is over): name (else `agent-<id>`), whether
+/// its meta says finished, and its transcript. They are no member of `config.json`, yet the
+/// lead's work is not done while one works: its result comes back to the lead later.
+fn background_helpers(lead_transcript: &Loc) -> Vec<(String, bool, Loc)> {
+    let mut skipped = Vec::new();
+    let mut out = Vec::new();
+    for (name, _, jsonl) in locate::subagents(lead_transcript, &mut skipped) {
+        let Some(stem) = jsonl
+            .name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        let Some(meta) = jsonl
+            .parent()
+            .and_then(|d| d.join(format!("{stem}.meta.json")).read().ok().flatten())
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        else {
+            continue;
+        };
+        if meta.get("requestShape").and_then(Value::as_str) != Some("background") {
+            continue;
+        }
+        let finished = meta.get("finished").and_then(Value::as_bool) == Some(true);
+        out.push((name.unwrap_or(stem), finished, jsonl));
+    }
+    out
+}
+
 /// The team whose `leadSessionId` is `session_id` (its `session-<8hex>` folder first).
 pub fn find_team(layout: &Layout, session_id: &str) -> Option<(TeamName, TeamConfig)> {
     let first = format!("session-{}", session_id.get(..8).unwrap_or(session_id));
@@ -237,6 +270,13 @@ pub(super) fn observe(
             pane,
             state: state.to_string(),
         });
+    }
+    for (name, finished, jsonl) in lead_transcript.map(background_helpers).unwrap_or_default() {
+        let t = spend.file(&jsonl);
+        (&name, finished, t.offset).hash(&mut h);
+        if !finished && !t.turn.ended {
+            working.push(name);
+        }
     }
     let undelivered = undelivered(layout, team, &owners);
     let obs = Observation {
