@@ -7,6 +7,7 @@
 // a git repository; then config.json's members, `git worktree list` and the branches.
 //
 //   node tests/e2e/probe-worktree.js --teamctl target/debug/teamctl [--mode tmux|in-process]
+//        [--prompt 'Spawn: worker T1'] (another lead prompt: what an in-process teammate's meta says)
 
 const fs = require('fs');
 const path = require('path');
@@ -14,7 +15,7 @@ const { spawnSync } = require('child_process');
 
 const h = require('./harness')({
   name: 'probe-worktree', team: null, argv: process.argv.slice(2), deadline: 150,
-  flags: { '--mode': { key: 'mode', value: 'tmux' } },
+  flags: { '--mode': { key: 'mode', value: 'tmux' }, '--prompt': { key: 'prompt', value: 'SpawnWT: alice a.txt bob b.txt' } },
 });
 const { args, st, teamctl, check, readJson, now, T0, tmux } = h;
 const log = (m) => process.stderr.write(`[+${String(now() - T0).padStart(6)}] ${m}\n`);
@@ -42,13 +43,13 @@ h.run(async () => {
         try { files = fs.readdirSync(subs); } catch (_) { continue; }
         for (const f of files.filter((x) => x.endsWith('.meta.json'))) {
           const v = readJson(path.join(subs, f));
-          const k = v ? JSON.stringify({ name: v.name, finished: v.finished }) : 'unreadable';
+          const k = v ? JSON.stringify({ name: v.name, requestShape: v.requestShape, finished: v.finished }) : 'unreadable';
           if (metas[f] !== k) { metas[f] = k; log(`meta ${f}: ${k}`); }
         }
       }
     }
   }, 100);
-  const r = await teamctl(['--json', 'run', 'SpawnWT: alice a.txt bob b.txt', '--claude-bin', args.claudeBin,
+  const r = await teamctl(['--json', 'run', args.prompt, '--claude-bin', args.claudeBin,
     '--dangerously-skip-permissions', '--teammate-mode', args.mode, '--timeout', '60s', '--settle', '3s',
     '--name', 'wt', '--cwd', work, '--keep']);
   clearInterval(watcher);
