@@ -100,10 +100,12 @@ use crate::cli::{env, signals};
 /// `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, made from HEAD; such a
 /// helper runs as a background subagent of the lead, not as a member in config.json. Only the
 /// worktrees of this run's lead session are merged (git must list one at exactly that folder and
-/// the session have its transcript `agent-<id>.jsonl`), from the commit HEAD named when the run
-/// started, each named by its `.meta.json` name, in the order of their ids; none is `nothing
-/// merged` on stderr. A run that is not done merges nothing. A --cwd outside a git repository
-/// is exit 2 before the lead starts.
+/// the session have its transcript `agent-<id>.jsonl`; its branch worktree-agent-<id> is what
+/// is merged), from the commit HEAD named when the run started, each named by its `.meta.json`
+/// name, in the order of their ids; none is `nothing merged` on stderr. A run that is not done
+/// merges nothing. The worktrees and their branches are left as Claude Code leaves them (`git
+/// worktree remove`, `git branch -D`). A --cwd outside a git repository, or a BRANCH that is not
+/// a branch name or is checked out, is exit 2 before the lead starts.
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and

@@ -3,8 +3,11 @@
 //! `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, and names nothing of
 //! it in `config.json`. A worktree is taken only when git lists it at exactly that folder and
 //! the lead's own session has the subagent transcript `agent-<id>.jsonl`: a folder or branch a
-//! teammate made elsewhere, or another session's helper, is never merged. The name shown is the
-//! subagent's `.meta.json` `name` (untrusted: a label, escaped where shown), else `agent-<id>`.
+//! teammate made elsewhere, or another session's helper, is never merged. What is merged is the
+//! branch Claude Code made for it, `worktree-agent-<id>`, whatever the worktree has checked out
+//! now (a helper that switched it to another branch does not choose what is merged: the queue
+//! then finds its branch without its work, or gone). The name shown is the subagent's
+//! `.meta.json` `name` (untrusted: a label, escaped where shown), else `agent-<id>`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -88,8 +91,7 @@ pub fn worktrees(
     }
     let folder = base.repo.join(".claude").join("worktrees");
     let mut out: Vec<Source> = Vec::new();
-    for (path, branch) in git::worktrees(&base.repo)? {
-        let Some(branch) = branch else { continue };
+    for (path, _checked_out) in git::worktrees(&base.repo)? {
         let id = path
             .strip_prefix(&folder)
             .ok()
@@ -107,7 +109,7 @@ pub fn worktrees(
             name: shown,
             tree: Worktree {
                 path: path.display().to_string(),
-                branch,
+                branch: format!("worktree-agent-{id}"),
                 repo: base.repo.display().to_string(),
                 base: base.commit.clone(),
             },
@@ -151,6 +153,8 @@ mod tests {
             (".claude/worktrees/agent-bbb", "worktree-agent-bbb"),
             (".claude/worktrees/agent-zzz", "worktree-agent-zzz"),
             ("elsewhere/agent-ccc", "worktree-agent-ccc"),
+            // Its helper switched it to another branch: its own is what counts.
+            (".claude/worktrees/agent-ddd", "release"),
         ] {
             git(&repo, &["worktree", "add", "-q", "-b", branch, dir]);
         }
@@ -158,7 +162,7 @@ mod tests {
         let subs = cfg.join("projects/p/s1/subagents");
         fs::create_dir_all(&subs).unwrap();
         fs::write(cfg.join("projects/p/s1.jsonl"), "").unwrap();
-        for id in ["aaa", "bbb", "ccc"] {
+        for id in ["aaa", "bbb", "ccc", "ddd"] {
             fs::write(subs.join(format!("agent-{id}.jsonl")), "").unwrap();
         }
         fs::write(subs.join("agent-aaa.meta.json"), r#"{"name":"alice"}"#).unwrap();
@@ -174,7 +178,8 @@ mod tests {
             names,
             [
                 ("alice", "worktree-agent-aaa"),
-                ("agent-bbb", "worktree-agent-bbb")
+                ("agent-bbb", "worktree-agent-bbb"),
+                ("agent-ddd", "worktree-agent-ddd")
             ]
         );
         assert!(got.iter().all(|s| s.tree.base == base.commit));
