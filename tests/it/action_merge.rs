@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::action::{Runner, calls, result_doc, stub_teamctl, tools_here};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
@@ -27,7 +27,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// The workspace as a git repository whose `origin` is a bare one beside it, with a branch
 /// `integration` one commit ahead of main (what `run --merge-into` would have made); a stub gh
 /// (TEAMCTL_GH_BIN) that logs its arguments and its body and prints a URL.
-fn repo_and_gh(r: &mut Runner) -> std::path::PathBuf {
+pub(crate) fn repo_and_gh(r: &mut Runner) -> std::path::PathBuf {
     let ws = r.workspace();
     let origin = r.path().join("origin.git");
     git(&r.path(), &["init", "-q", "--bare", "origin.git"]);
