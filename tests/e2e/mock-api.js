@@ -495,7 +495,7 @@ function decide(body) {
   // `SpawnWT: <a> <fileA> [<b> <fileB> …]` in the lead's prompt: spawns each in turn (one Agent
   // call a turn, on the previous call's result) with `isolation: "worktree"` and the prompt
   // `Exec: echo <name> > <file> && git add <file> && git commit -qm <name>` (a teammate that
-  // commits a file of its own in its worktree; probe-inherit.js --worktree, run-merge-e2e.js).
+  // commits a file of its own in its worktree; probe-worktree.js, run-merge-e2e.js).
   const wt = firstUser ? messageTexts(firstUser).join('\n').match(/SpawnWT:((?: [A-Za-z0-9_-]+ [A-Za-z0-9_.-]+)+)/) : null;
   if (wt && !lastText.includes('<teammate-message')) {
     const words = wt[1].trim().split(' ');
