@@ -67,17 +67,24 @@ pub(crate) fn queue(ctx: &Ctx, team: &Team, plan: &Plan) -> Result<Outcome> {
     if plan.members.is_empty() {
         chosen = by_completion(&ctx.layout, team, chosen);
     }
-    queue_of(ctx, team.name.as_str(), chosen, plan)
+    let progress = |s: &str| eprintln!("{}", esc(s));
+    queue_of(ctx, team.name.as_str(), chosen, plan, &progress)
 }
 
 /// Runs the merge queue of `plan` over `chosen`, in that order, for the team called `team`
 /// (`run --merge-into`: the worktrees its lead's helpers worked in).
-pub(crate) fn queue_of(ctx: &Ctx, team: &str, chosen: Vec<Source>, plan: &Plan) -> Result<Outcome> {
+/// Its steps go to `progress`.
+pub(crate) fn queue_of(
+    ctx: &Ctx,
+    team: &str,
+    chosen: Vec<Source>,
+    plan: &Plan,
+    progress: &dyn Fn(&str),
+) -> Result<Outcome> {
     let data_dir = ctx
         .records
         .data_dir()
         .context("teamctl has no data dir for its scratch worktree: set TEAMCTL_DATA_DIR")?;
-    let progress = |s: &str| eprintln!("{}", esc(s));
     // An interrupt ends the queue between its steps, its scratch worktree removed.
     signals::defer();
     let outcome = queue::merge(&Request {
@@ -91,7 +98,7 @@ pub(crate) fn queue_of(ctx: &Ctx, team: &str, chosen: Vec<Source>, plan: &Plan) 
         },
         dry_run: plan.dry_run,
         data_dir,
-        progress: &progress,
+        progress,
         stop: &signals::received,
     })?;
     for w in &outcome.warnings {
@@ -219,7 +226,17 @@ pub(crate) fn after_run(
         dry_run: false,
     };
     let team = run.team.as_deref().unwrap_or("run");
-    queue_of(ctx, team, chosen, &plan).map(Some)
+    // With --json, run's stderr is JSON Lines: the queue's steps too.
+    let json = ctx.out.json;
+    let progress = |s: &str| {
+        if json {
+            let line = serde_json::json!({"schema_version": 1, "type": "merging", "message": s});
+            eprintln!("{line}");
+        } else {
+            eprintln!("{}", esc(s));
+        }
+    };
+    queue_of(ctx, team, chosen, &plan, &progress).map(Some)
 }
 
 /// With `--merge-into`, the repository of the run's `cwd` and its `HEAD` before the lead starts

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, TmuxServer, json as parse, script, tmux_env};
+use crate::common::{TestEnv, TmuxServer, json as parse, json_lines, script, tmux_env};
 use crate::run::{STUB_LEAD, run_cmd};
 
 /// What the stub lead's helpers did before it answers: alice and bob each commit a file in a
@@ -150,6 +150,22 @@ fn the_leads_helpers_worktrees_are_merged_once_done_and_nothing_else() {
         "a.txt\nb.txt\nnotes.md"
     );
     assert_eq!(checkout(&repo), before);
+    // With --json, the queue's steps are JSON Lines on stderr (`merging`); warnings stay
+    // `warning: …` lines (here: git knows no identity for the merge commits).
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("warning: "))
+        .collect();
+    let merging: Vec<String> = json_lines(lines.join("\n").as_bytes())
+        .into_iter()
+        .filter(|l| l["type"] == "merging")
+        .map(|l| l["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        merging.contains(&"alice: merged".to_string()),
+        "{merging:?}"
+    );
 }
 
 /// The lead's turn has ended, but its background helpers still work: the run is done (and

@@ -119,7 +119,8 @@ use crate::cli::{env, signals};
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
 /// "cost_usd"},"export","resumed","merge"}`; merge is the `merge --json` document but
-/// schema_version and team when --merge-into merged, else null. state is done, failed (with reason, and dialog when a
+/// schema_version and team when --merge-into merged, else null (the merge queue's steps are
+/// progress lines `{"schema_version":1,"type":"merging","message"}`). state is done, failed (with reason, and dialog when a
 /// dialog was the cause: onboarding, api_key, trust, bypass, permission_prompt, other),
 /// timeout, budget or stuck (exit 7, 8 or 9, with reason);
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
