@@ -89,9 +89,20 @@ pub fn worktrees(
             helpers.insert(id.to_string(), name);
         }
     }
-    let folder = base.repo.join(".claude").join("worktrees");
+    // As real paths: git records a worktree's folder as it was given (a cwd reached through
+    // a symlink), and one a helper replaced by a link to elsewhere is then not below it. The
+    // folders Claude Code made must be folders, not links a helper put there.
+    let claude = base.repo.join(".claude");
+    let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    if !real_dir(&claude) || !real_dir(&claude.join("worktrees")) {
+        return Ok(Vec::new());
+    }
+    let folder = std::fs::canonicalize(claude.join("worktrees"))?;
     let mut out: Vec<Source> = Vec::new();
-    for (path, _checked_out) in git::worktrees(&base.repo)? {
+    for (listed, _checked_out) in git::worktrees(&base.repo)? {
+        let Ok(path) = std::fs::canonicalize(&listed) else {
+            continue;
+        };
         let id = path
             .strip_prefix(&folder)
             .ok()
@@ -155,14 +166,19 @@ mod tests {
             ("elsewhere/agent-ccc", "worktree-agent-ccc"),
             // Its helper switched it to another branch: its own is what counts.
             (".claude/worktrees/agent-ddd", "release"),
+            (".claude/worktrees/agent-eee", "worktree-agent-eee"),
         ] {
             git(&repo, &["worktree", "add", "-q", "-b", branch, dir]);
         }
+        // A helper's folder replaced by a link to elsewhere: not taken.
+        let eee = repo.join(".claude/worktrees/agent-eee");
+        fs::rename(&eee, tmp.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("moved"), &eee).unwrap();
         let cfg = tmp.path().join("cfg");
         let subs = cfg.join("projects/p/s1/subagents");
         fs::create_dir_all(&subs).unwrap();
         fs::write(cfg.join("projects/p/s1.jsonl"), "").unwrap();
-        for id in ["aaa", "bbb", "ccc", "ddd"] {
+        for id in ["aaa", "bbb", "ccc", "ddd", "eee"] {
             fs::write(subs.join(format!("agent-{id}.jsonl")), "").unwrap();
         }
         fs::write(subs.join("agent-aaa.meta.json"), r#"{"name":"alice"}"#).unwrap();
