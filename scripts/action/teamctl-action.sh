@@ -5,11 +5,13 @@
 #   teamctl-action.sh tools     install tmux and jq if they are missing
 #   teamctl-action.sh claude    install Claude Code; output claude-bin
 #   teamctl-action.sh teamctl   install teamctl; output teamctl-bin
-#   teamctl-action.sh run       prepare, run the team, keep its record; outputs state, result,
-#                               cost_usd, record, result-json, exit-code; the record's report.md
-#                               appended to the job summary; with merge-into the helpers' work
-#                               merged by teamctl run, and with pull-request the branch pushed
-#                               and a pull request opened (output pull-request-url)
+#   teamctl-action.sh run       prepare, run the team, keep its record and its report.html
+#                               beside it; outputs state, result, cost_usd, record, report,
+#                               result-json, exit-code; the record's report.md appended to the
+#                               job summary; with merge-into the helpers' work merged by
+#                               teamctl run, and with pull-request the branch pushed and a pull
+#                               request opened (output pull-request-url)
+#   teamctl-action.sh link      link the uploaded page and record from the job summary
 #
 # Every input arrives in the environment (INPUT_<NAME>, dashes as underscores), never in this
 # script's text: a prompt, a path or a version is data, not code, and is never echoed raw into
@@ -174,11 +176,12 @@ release_download() {
 
 step_run() {
     local teamctl=${TEAMCTL:-teamctl} cwd name timeout prompt_file out record result_json code
-    local state result cost
+    local state result cost page
     local -a args=()
     cwd=${INPUT_CWD:-${GITHUB_WORKSPACE:-$PWD}}
     [[ -d $cwd ]] || die "cwd is not a folder"
     name=${INPUT_NAME:-action}
+    page=$(page_name "$name")
     timeout=${INPUT_TIMEOUT:-30m}
     command -v jq >/dev/null || fail "jq is needed (teamctl-action.sh tools installs it)"
 
@@ -240,6 +243,7 @@ step_run() {
     output exit-code "$code"
     if [[ -f $record ]]; then
         output record "$record"
+        if extract "$record" report.html "$out/$page"; then output report "$out/$page"; fi
         summary "$record"
     elif [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
         printf '## teamctl run: %s (exit %s), no record\n\n' "${state:-no result}" "$code" >>"$GITHUB_STEP_SUMMARY"
@@ -256,16 +260,14 @@ step_run() {
 # merge from the result $4 (a name that is not one plain word is not shown) and then the
 # record $5's report.md (written by teamctl so that teammate text cannot break it) when it fits.
 open_pr() {
-    local cwd=$1 into=$2 name=$3 result_json=$4 record=$5 body=$6 gh=${TEAMCTL_GH_BIN:-gh} top url merged
+    local cwd=$1 into=$2 name=$3 result_json=$4 record=$5 body=$6 gh=${TEAMCTL_GH_BIN:-gh} url merged
     merged=$(jq '[.merge.members[] | select(.status == "merged")] | length' "$result_json")
     {
         printf '## The work of teamctl run %s\n\nMerged by `teamctl run --merge-into`:\n\n' "$name"
         jq -r '.merge.members[] | "- " + (if (.name | test("^[A-Za-z0-9_-]{1,64}$")) then .name else "(a helper)" end)
             + ": " + (.status | gsub("_"; " "))' "$result_json"
         printf '\n'
-        top=${record##*/}
-        top=${top%.tar.gz}
-        if [[ -f $record ]] && tar -xzOf "$record" "$top/report.md" >"$body.report" 2>/dev/null &&
+        if [[ -f $record ]] && extract "$record" report.md "$body.report" 2>/dev/null &&
             (($(wc -c <"$body.report") < 60000)); then
             cat "$body.report"
         else
@@ -292,6 +294,35 @@ write_policy() {
         mv "$settings.tmp.$$" "$settings"
 }
 
+# The file name of the record's page: the artifact's name (an upload that is not zipped is
+# named after its file, so the page's artifact is <artifact-name>.html beside the record's),
+# else teamctl-report-NAME.html. A name upload-artifact would refuse is refused before the run.
+page_name() {
+    local a=${INPUT_ARTIFACT_NAME:-}
+    if [[ -z $a ]]; then
+        echo "teamctl-report-$1.html"
+        return
+    fi
+    [[ $a != . && $a != .. && $a != *[/\\\":\<\>\|\*\?]* && $a != *[[:cntrl:]]* ]] ||
+        die 'artifact-name may not hold / \ " : < > | * ? or a control character'
+    echo "$a.html"
+}
+
+# Copies member $2 of record $1 (a .tar.gz whose top folder is named after it) to $3; says so
+# on stderr and fails when the record has none (a teamctl from before the page).
+extract() {
+    local record=$1 member=$2 to=$3 top
+    top=${record##*/}
+    top=${top%.tar.gz}
+    if tar -xzOf "$record" "$top/$member" >"$to.tmp" 2>/dev/null && [[ -s $to.tmp ]]; then
+        mv "$to.tmp" "$to"
+    else
+        rm -f "$to.tmp"
+        echo "teamctl-action: the record holds no $member" >&2
+        return 1
+    fi
+}
+
 # Appends the record's report.md (written by teamctl to be appended as it is: teammate text
 # cannot break it) to the job summary.
 summary() {
@@ -303,10 +334,36 @@ summary() {
         echo "teamctl-action: the record holds no report.md" >&2
 }
 
+# Links the uploaded page (PAGE_URL: report.html, not zipped, opens in the browser) and record
+# (RECORD_URL) from the job summary; an empty URL (nothing uploaded) is left out. The URLs come
+# from upload-artifact; one that is not a plain https URL is left out too, never written raw.
+step_link() {
+    local page=${PAGE_URL:-} record=${RECORD_URL:-} lines=()
+    local url_re='^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~/%+=&?-]*)?$'
+    if [[ -n $page ]]; then
+        if [[ $page =~ $url_re ]]; then
+            lines+=("- [The team over time (report.html)]($page): cost, lanes, tasks and messages, in the browser")
+        else
+            echo "teamctl-action: the page's artifact URL is not a plain https URL; not linked" >&2
+        fi
+    fi
+    if [[ -n $record ]]; then
+        if [[ $record =~ $url_re ]]; then
+            lines+=("- [The record]($record): summary.json, report.md, the transcripts and messages")
+        else
+            echo "teamctl-action: the record's artifact URL is not a plain https URL; not linked" >&2
+        fi
+    fi
+    ((${#lines[@]})) && [[ -n ${GITHUB_STEP_SUMMARY:-} ]] || return 0
+    printf '\n### The record\n\n' >>"$GITHUB_STEP_SUMMARY"
+    printf '%s\n' "${lines[@]}" >>"$GITHUB_STEP_SUMMARY"
+}
+
 case ${1:-} in
     tools) step_tools ;;
     claude) step_claude ;;
     teamctl) step_teamctl ;;
     run) step_run ;;
-    *) die "usage: teamctl-action.sh tools|claude|teamctl|run" ;;
+    link) step_link ;;
+    *) die "usage: teamctl-action.sh tools|claude|teamctl|run|link" ;;
 esac

@@ -2,9 +2,12 @@
 //! which order, progress on stderr, the outcome for people, and exit 10 when some were set
 //! aside.
 
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use teamctl::error::Error;
+use teamctl::ops::merge::check::Check;
 use teamctl::ops::merge::queue::{self, MemberResult, Outcome, Request, Status, Strategy};
 use teamctl::ops::merge::{Source, by_completion, sources};
 use teamctl::ops::run::merge::{Base, worktrees};
@@ -40,6 +43,17 @@ pub(crate) struct MergeIntoArgs {
     )]
     pub(crate) check: Option<String>,
 
+    /// With --check: how long one run of the check may take before it and every process it
+    /// started are ended (it then fails)
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30m",
+        requires = "check",
+        help_heading = "Merging"
+    )]
+    pub(crate) check_timeout: String,
+
     /// With --merge-into: a merge commit (merge) or one squashed commit (squash) per member
     #[arg(
         long,
@@ -51,12 +65,19 @@ pub(crate) struct MergeIntoArgs {
     pub(crate) strategy: Option<StrategyArg>,
 }
 
+/// `--check-timeout`, read (a usage error before any waiting when it does not parse).
+pub(crate) fn check_timeout(value: &str) -> Result<Duration> {
+    teamctl::time::parse_duration(value).context("invalid --check-timeout")
+}
+
 /// What to merge.
 pub(crate) struct Plan<'a> {
     /// The members named (none: every worktree teammate, in the order their tasks were done).
     pub(crate) members: &'a [String],
     pub(crate) into: &'a str,
     pub(crate) check: Option<&'a str>,
+    /// `--check-timeout`.
+    pub(crate) check_timeout: Duration,
     pub(crate) strategy: StrategyArg,
     pub(crate) dry_run: bool,
 }
@@ -91,7 +112,10 @@ pub(crate) fn queue_of(
         team,
         sources: chosen,
         into: plan.into,
-        check: plan.check,
+        check: plan.check.map(|command| Check {
+            command,
+            limit: plan.check_timeout,
+        }),
         strategy: match plan.strategy {
             StrategyArg::Merge => Strategy::Merge,
             StrategyArg::Squash => Strategy::Squash,
@@ -222,6 +246,7 @@ pub(crate) fn after_run(
         members: &[],
         into,
         check: args.check.as_deref(),
+        check_timeout: check_timeout(&args.check_timeout)?,
         strategy: args.strategy.unwrap_or(StrategyArg::Merge),
         dry_run: false,
     };
@@ -246,5 +271,6 @@ pub(crate) fn run_base(args: &MergeIntoArgs, cwd: &std::path::Path) -> Result<Op
     let Some(into) = &args.merge_into else {
         return Ok(None);
     };
+    check_timeout(&args.check_timeout)?;
     Base::of(cwd, into).map(Some).context("--merge-into")
 }

@@ -1,7 +1,7 @@
 //! The GitHub Action with the real Claude Code offline (the mock Messages API of tests/e2e):
-//! from a prompt to a record, a job summary and the outputs; a policy's rules applied by the
-//! client; the spending cap; merge-into, check and pull-request. The runner that plays
-//! GitHub's is action.rs's.
+//! from a prompt to a record, its page (opened in headless Chromium), a job summary and the
+//! outputs; a policy's rules applied by the client; the spending cap; merge-into, check and
+//! pull-request. The runner that plays GitHub's is action.rs's.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::action::{Runner, root, tools_here, with};
 use crate::action_merge::{git, repo_and_gh};
-use crate::common::{TmuxServer, bin};
+use crate::common::{TmuxServer, bin, browser};
 
 /// The mock Messages API of tests/e2e on 127.0.0.1, killed when dropped.
 struct Mock {
@@ -135,6 +135,22 @@ fn lead_tool_results(record: &Path, into: &Path) -> Vec<Value> {
     out
 }
 
+/// The record's report.html of a real run (extracted into `dir`), equal to the page the action
+/// uploads (`page`), opens in headless Chromium: nothing loaded, no error, its charts, its
+/// costs equal the record's summary.json's.
+fn page_in_a_browser(dir: &Path, page: &Path) {
+    let top = fs::read_dir(dir).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(
+        fs::read(top.join("report.html")).unwrap(),
+        fs::read(page).unwrap()
+    );
+    let Some(browser) = browser() else { return };
+    let seen = browser.open(page, &top.join("summary.json"), &["REPORT TOK-A1"]);
+    assert_eq!(seen["other_requests"], 0, "{seen}");
+    assert!(seen["members"].as_u64() >= Some(2), "{seen}");
+    assert!(seen["series_points"].as_u64() >= Some(2), "{seen}");
+}
+
 /// The action's steps with the real 2.1.332 (claude-bin) and this teamctl (installed), offline:
 /// a prompt whose lead spawns a teammate that reports ends done with the lead's answer, what
 /// the team cost, its record (uploaded) and the record's report in the job summary; with a
@@ -171,13 +187,16 @@ fn real_claude_code_from_a_prompt_to_a_record_and_a_summary() {
     let result: Value =
         serde_json::from_str(&fs::read_to_string(&run.outputs["result-json"]).unwrap()).unwrap();
     assert!(result["teammates"][0]["name"] == "worker", "{result}");
+    let page = &run.outputs["report"];
     assert_eq!(
         run.upload.as_deref().unwrap(),
         [
             run.outputs["record"].clone(),
+            page.clone(),
             run.outputs["result-json"].clone()
         ]
     );
+    assert_eq!(run.page.as_deref(), Some(page.as_str()));
     assert!(
         run.summary
             .contains("FINAL ANSWER: the team reported TOK-A1")
@@ -197,6 +216,7 @@ fn real_claude_code_from_a_prompt_to_a_record_and_a_summary() {
     );
     let results = lead_tool_results(&record, &r.path().join("x"));
     assert!(!results.is_empty());
+    page_in_a_browser(&r.path().join("x"), Path::new(page));
     drop(r);
 
     // A policy: Claude Code's dontAsk mode runs what its rules allow and denies the rest.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::common::{TestEnv, assistant_entry, run_json};
 
 /// HTML a teammate could write to run a script, load something or hide what it says.
-const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert(2)>\
+pub(crate) const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert(2)>\
     <a href=\"javascript:alert(3)\">click</a> https://evil.example/x <style>*{x:url(http://evil.example)}</style>\
     <!-- <svg onload=alert(4)> \u{202e}evil\u{2066} line\u{2028}sep\u{2029} &amp; ' \" <iframe srcdoc=x>";
 
@@ -45,7 +45,7 @@ fn transcript(env: &TestEnv, team: &str, member: &str, i: usize, n: usize) {
 
 /// A team whose every field a teammate writes carries [`ATTACK`]: a member's type, messages'
 /// texts and summaries, a task's subject; two teammates with transcripts.
-fn hostile_team() -> TestEnv {
+pub(crate) fn hostile_team() -> TestEnv {
     let env = TestEnv::new();
     env.team("h", &[("worker", Some("blue")), ("helper", None)]);
     env.edit_config("h", |cfg| {
@@ -218,9 +218,8 @@ fn teammate_html_never_becomes_markup() {
     assert_eq!(urls, planted);
 }
 
-/// 10 teammates × 300 messages each, with transcripts: the page stays under 2 MB.
-#[test]
-fn a_big_team_has_a_small_page() {
+/// Team `big`: 10 teammates × 300 messages each (each carrying [`ATTACK`]), with transcripts.
+pub(crate) fn big_team() -> TestEnv {
     let env = TestEnv::new();
     let names: Vec<String> = (0..10).map(|i| format!("mate{i}")).collect();
     let members: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
@@ -241,6 +240,13 @@ fn a_big_team_has_a_small_page() {
         .unwrap();
         transcript(&env, "big", name, i + 1, 300);
     }
+    env
+}
+
+/// 10 teammates × 300 messages each, with transcripts: the page stays under 2 MB.
+#[test]
+fn a_big_team_has_a_small_page() {
+    let env = big_team();
     let out = env.dir.path().join("rec");
     let (page, summary) = export(&env, "big", &out);
     eprintln!(
