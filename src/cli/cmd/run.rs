@@ -93,9 +93,9 @@ use crate::cli::{env, signals};
 ///
 /// With --merge-into BRANCH (--cwd in a git repository), once the run is done the work of the
 /// lead's helpers that worked in git worktrees of their own is merged onto BRANCH as `teamctl
-/// merge --into BRANCH` merges (--check CMD and --strategy as there: in a scratch worktree in
-/// teamctl's data dir, the checkout and every other branch left as they were; exit 10 when some
-/// are set aside). Claude Code (2.1.332) gives a helper such a worktree when the lead starts it
+/// merge --into BRANCH` merges (--check CMD, --check-timeout and --strategy as there: in a
+/// scratch worktree in teamctl's data dir, the checkout and every other branch left as they
+/// were; exit 10 when some are set aside). Claude Code (2.1.332) gives a helper such a worktree when the lead starts it
 /// with the Agent tool's `isolation: "worktree"` (ask for it in PROMPT):
 /// `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, made from HEAD; such a
 /// helper runs as a background subagent of the lead, not as a member in config.json. Only the
@@ -120,9 +120,9 @@ use crate::cli::{env, signals};
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
 /// "cost_usd"},"export","resumed","merge"}`; merge is the `merge --json` document but
 /// schema_version and team when --merge-into merged, else null (the merge queue's steps are
-/// progress lines `{"schema_version":1,"type":"merging","message"}`). state is done, failed (with reason, and dialog when a
-/// dialog was the cause: onboarding, api_key, trust, bypass, permission_prompt, other),
-/// timeout, budget or stuck (exit 7, 8 or 9, with reason);
+/// progress lines `{"schema_version":1,"type":"merging","message"}`). state is done, failed
+/// (with reason, and dialog when a dialog was the cause: onboarding, api_key, trust, bypass,
+/// permission_prompt, other), timeout, budget or stuck (exit 7, 8 or 9, with reason);
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
 /// found); export is the record written (`{"out","format","files","bytes","size","messages",
 /// "transcripts","warnings","error"}`, error set and the rest null when it could not be
