@@ -58,7 +58,7 @@ impl Base {
 }
 
 /// The helpers of the lead whose transcript is `transcript` (a file below the config dir
-/// `root`) that worked in a worktree of `base.repo`, in the order of their agent ids' files.
+/// `root`) that worked in a worktree of `base.repo`, in the order of their agent ids.
 /// What was skipped (an unreadable subagents folder or `.meta.json`) is told in `warnings`.
 ///
 /// # Errors
@@ -98,7 +98,8 @@ pub fn worktrees(
         return Ok(Vec::new());
     }
     let folder = std::fs::canonicalize(claude.join("worktrees"))?;
-    let mut out: Vec<Source> = Vec::new();
+    // agent id -> its worktree, as a real path
+    let mut found: BTreeMap<String, PathBuf> = BTreeMap::new();
     for (listed, _checked_out) in git::worktrees(&base.repo)? {
         let Ok(path) = std::fs::canonicalize(&listed) else {
             continue;
@@ -108,10 +109,15 @@ pub fn worktrees(
             .ok()
             .filter(|r| r.components().count() == 1)
             .and_then(|r| r.to_str())
-            .and_then(|r| r.strip_prefix("agent-"));
-        let Some((id, name)) = id.and_then(|id| helpers.get_key_value(id)) else {
-            continue;
-        };
+            .and_then(|r| r.strip_prefix("agent-"))
+            .map(str::to_string);
+        if let Some(id) = id.filter(|id| helpers.contains_key(id)) {
+            found.insert(id, path);
+        }
+    }
+    let mut out: Vec<Source> = Vec::new();
+    for (id, path) in found {
+        let name = &helpers[&id];
         let mut shown = name.clone().unwrap_or_else(|| format!("agent-{id}"));
         if out.iter().any(|s| s.name == shown) {
             shown = format!("{shown} (agent-{id})");
