@@ -24,8 +24,7 @@ for w in alice:a.txt bob:b.txt zed:z.txt; do
   [ $n = zed ] && continue
   printf '{"name":"%s","worktreeBranch":"worktree-agent-%s"}' $n $id > "$proj/$sid/subagents/agent-$id.meta.json"
   printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}}\n' > "$proj/$sid/subagents/agent-$id.jsonl"
-done
-echo 'stub lead ready'"#;
+done"#;
 
 /// Helpers that run in the background, as Claude Code 2.1.332 runs one with `isolation:
 /// "worktree"` (`"requestShape":"background"` in its `.meta.json`): each is still at work (its
@@ -42,8 +41,7 @@ for w in alice:a.txt bob:b.txt; do
     cd .claude/worktrees/agent-$id && echo $n > $f && g add $f && g commit -qm $n
     printf '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}}\n' >> "$subs/agent-$id.jsonl"
     printf '{"name":"%s","requestShape":"background","finished":true}' $n > "$subs/agent-$id.meta.json" ) &
-done
-echo 'stub lead ready'"#;
+done"#;
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -58,7 +56,8 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A test env with a git repository `repo` (one commit, `notes.md`, trusted in
-/// `.claude.json`) and the stub lead given `helpers` to run; `None` without tmux.
+/// `.claude.json`) and the stub lead given `helpers` to run before it answers; `None` without
+/// tmux.
 fn repo_env(helpers: &str) -> Option<(TestEnv, TmuxServer, PathBuf, PathBuf)> {
     let (env, server) = tmux_env()?;
     let repo = fs::canonicalize(env.dir.path()).unwrap().join("repo");
@@ -73,7 +72,11 @@ fn repo_env(helpers: &str) -> Option<(TestEnv, TmuxServer, PathBuf, PathBuf)> {
         "projects": {repo.to_string_lossy(): {"hasTrustDialogAccepted": true}},
     });
     fs::write(env.root.join(".claude.json"), cj.to_string()).unwrap();
-    let body = STUB_LEAD.replace("echo 'stub lead ready'", helpers);
+    // Before the lead's own transcript (its answer): the helpers' work is there by the time
+    // its turn is seen to end, as a lead answers only after starting them.
+    let answer = r#"printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"id":"m1""#;
+    assert_eq!(STUB_LEAD.matches(answer).count(), 1);
+    let body = STUB_LEAD.replacen(answer, &format!("{helpers}\n{answer}"), 1);
     let lead = script(&env, "stub-lead", &body);
     Some((env, server, repo, lead))
 }
@@ -232,7 +235,7 @@ fn a_helper_that_breaks_the_check_is_set_aside_with_exit_10() {
 
 #[test]
 fn no_helper_worktree_merges_nothing_and_says_so() {
-    let Some((env, _server, repo, lead)) = repo_env("echo 'stub lead ready'") else {
+    let Some((env, _server, repo, lead)) = repo_env("") else {
         return;
     };
     let out = run_merge(
