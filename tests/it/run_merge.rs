@@ -28,16 +28,17 @@ done"#;
 
 /// Helpers that run in the background, as Claude Code 2.1.332 runs one with `isolation:
 /// "worktree"` (`"requestShape":"background"` in its `.meta.json`): each is still at work (its
-/// transcript waits for a tool) when the lead's turn ends, and commits, ends its turn and says
-/// `"finished":true` a second later.
+/// transcript waits for a tool; bob has only its `.meta.json` yet) when the lead's turn ends,
+/// and commits, ends its turn and says `"finished":true` a second later (bob two).
 const BACKGROUND_HELPERS: &str = r#"g() { git -c user.name=s -c user.email=s@example.com "$@"; }
 subs=$proj/$sid/subagents
 for w in alice:a.txt bob:b.txt; do
   n=${w%%:*}; f=${w#*:}; id=a$n
   g worktree add -q -b worktree-agent-$id .claude/worktrees/agent-$id
   printf '{"name":"%s","requestShape":"background"}' $n > "$subs/agent-$id.meta.json"
-  printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"stop_reason":"tool_use"}}\n' > "$subs/agent-$id.jsonl"
-  ( sleep 1
+  [ $n = alice ] && printf '{"type":"user","message":{"role":"user","content":"go"}}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"stop_reason":"tool_use"}}\n' > "$subs/agent-$id.jsonl"
+  d=1; [ $n = bob ] && d=2
+  ( sleep $d
     cd .claude/worktrees/agent-$id && echo $n > $f && g add $f && g commit -qm $n
     printf '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}}\n' >> "$subs/agent-$id.jsonl"
     printf '{"name":"%s","requestShape":"background","finished":true}' $n > "$subs/agent-$id.meta.json" ) &

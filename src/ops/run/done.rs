@@ -119,23 +119,25 @@ fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
 /// The lead's background helpers (Claude Code 2.1.332: an Agent call that runs in the
 /// background, as one with `isolation: "worktree"` does; its `.meta.json` says `"requestShape":
 /// "background"`, and `"finished": true` once it is over): name (else `agent-<id>`), whether
-/// its meta says finished, and its transcript. They are no member of `config.json`, yet the
-/// lead's work is not done while one works: its result comes back to the lead later.
-fn background_helpers(lead_transcript: &Loc) -> Vec<(String, bool, Loc)> {
-    let mut skipped = Vec::new();
+/// its meta says finished, and its transcript when there is one yet (the meta can come first).
+/// They are no member of `config.json`, yet the lead's work is not done while one works: its
+/// result comes back to the lead later. Read through folder handles, never through a link.
+fn background_helpers(lead_transcript: &Loc) -> Vec<(String, bool, Option<Loc>)> {
+    let Some(loc) = locate::subagents_dir(lead_transcript) else {
+        return Vec::new();
+    };
+    let Ok(dir) = loc.open_dir() else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    for (name, _, jsonl) in locate::subagents(lead_transcript, &mut skipped) {
-        let Some(stem) = jsonl
-            .name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".jsonl"))
-            .map(str::to_string)
-        else {
+    for n in dir.names().unwrap_or_default() {
+        let Some(stem) = n.to_str().and_then(|f| f.strip_suffix(".meta.json")) else {
             continue;
         };
-        let Some(meta) = jsonl
-            .parent()
-            .and_then(|d| d.join(format!("{stem}.meta.json")).read().ok().flatten())
+        let Some(meta) = dir
+            .read(&n)
+            .ok()
+            .flatten()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         else {
             continue;
@@ -144,8 +146,15 @@ fn background_helpers(lead_transcript: &Loc) -> Vec<(String, bool, Loc)> {
             continue;
         }
         let finished = meta.get("finished").and_then(Value::as_bool) == Some(true);
-        out.push((name.unwrap_or(stem), finished, jsonl));
+        let name = meta.get("name").and_then(Value::as_str).unwrap_or(stem);
+        let jsonl = format!("{stem}.jsonl");
+        let transcript = match dir.stat(&jsonl) {
+            Ok(Some(i)) if i.kind == crate::store::dir::Kind::File => Some(loc.join(&jsonl)),
+            _ => None,
+        };
+        out.push((name.to_string(), finished, transcript));
     }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
@@ -272,9 +281,14 @@ pub(super) fn observe(
         });
     }
     for (name, finished, jsonl) in lead_transcript.map(background_helpers).unwrap_or_default() {
-        let t = spend.file(&jsonl);
-        (&name, finished, t.offset).hash(&mut h);
-        if !finished && !t.turn.ended {
+        // No transcript yet: just started.
+        let ended = jsonl.is_some_and(|j| {
+            let t = spend.file(&j);
+            t.offset.hash(&mut h);
+            t.turn.ended
+        });
+        (&name, finished).hash(&mut h);
+        if !finished && !ended {
             working.push(name);
         }
     }
