@@ -270,7 +270,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__bridge)
-            opts="-h -V --channel --chat --allow --api --url --listen --ttl --policy --all-teams --timeout --force --json --claude-dir --team --lock-timeout --help --version telegram slack webhook"
+            opts="-h -V --channel --chat --allow --api --url --listen --ttl --policy --all-teams --timeout --force --max-cost --max-tokens --max-cost-per-member --warn-at --json --claude-dir --team --lock-timeout --help --version telegram slack webhook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,6 +309,22 @@ _teamctl() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost-per-member)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warn-at)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -878,12 +894,16 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__report)
-            opts="-h -V --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --html --out --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --claude-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -934,7 +954,7 @@ _teamctl() {
             return 0
             ;;
         teamctl__subcmd__run)
-            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-teammates --resume --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --merge-into --check --check-timeout --strategy --json --claude-dir --team --lock-timeout --help --version"
+            opts="-h -V --prompt-file --cwd --model --permission-mode --dangerously-skip-permissions --teammate-mode --timeout --settle --keep --claude-bin --name --export --max-teammates --resume --bridge --channel --chat --allow --api --url --listen --ttl --max-cost --max-tokens --max-cost-per-member --warn-at --on-rate-limit --on-stall --on-dead --max-restarts --stall-after --no-response-after --otel-content --merge-into --check --check-timeout --strategy --json --claude-dir --team --lock-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -985,6 +1005,38 @@ _teamctl() {
                     return 0
                     ;;
                 --resume)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bridge)
+                    COMPREPLY=($(compgen -W "telegram slack webhook" -- "${cur}"))
+                    return 0
+                    ;;
+                --chat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --channel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

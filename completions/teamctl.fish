@@ -95,6 +95,15 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-teammates -d 'At most N teammates: one the lead starts past that is stopped (its pane ended; tmux teammates only) and the lead is told to carry on with the ones it has' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l resume -d 'Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l bridge -d 'Post what needs a person to a chat (a member gone or out of retries, a cap warning, the run\'s end) and answer the lead\'s permission prompts from it; the chat\'s flags as for `teamctl bridge`' -r -f -a "telegram\t'Telegram\'s Bot API (getUpdates long-poll, sendMessage)'
+slack\t'Slack\'s Web API (chat.postMessage; replies in the message\'s thread, polled)'
+webhook\t'A signed webhook: posts to --url, answers taken on --listen'"
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required (for `run`: with --bridge)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required (for `run`: with --bridge)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l ttl -d 'How long a code works [default: 30m]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
@@ -134,9 +143,11 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l dry-run -d '
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l out -d 'Where the fleet\'s HTML page goes (with --html)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l html -d 'Also write the fleet\'s HTML page to --out'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s V -l version -d 'Print version'
@@ -488,14 +499,18 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answe
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat")' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated; required)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required (for `run`: with --bridge)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required (for `run`: with --bridge)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l ttl -d 'How long a code works' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l ttl -d 'How long a code works [default: 30m]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l policy -d 'Answer by the rules in FILE first (as `approve --policy`); post only what they leave' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l timeout -d 'Stop after this long (exit 0)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

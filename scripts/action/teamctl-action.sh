@@ -218,6 +218,7 @@ step_run() {
         "$teamctl" prepare --cwd "$cwd" --skip-permissions >&2
     fi
     if [[ -n ${INPUT_MAX_COST:-} ]]; then args+=(--max-cost "$INPUT_MAX_COST"); fi
+    if [[ -n ${INPUT_BRIDGE:-} ]]; then bridge_args; fi
     if [[ -n ${INPUT_MERGE_INTO:-} ]]; then args+=(--merge-into "$INPUT_MERGE_INTO"); fi
     if [[ -n ${INPUT_CHECK:-} ]]; then args+=(--check "$INPUT_CHECK"); fi
 
@@ -253,6 +254,21 @@ step_run() {
         open_pr "$cwd" "$INPUT_MERGE_INTO" "$name" "$result_json" "$record" "$out/pull-request.md"
     fi
     return "$code"
+}
+
+# A chat beside the run (INPUT_BRIDGE, with INPUT_BRIDGE_CHAT, INPUT_BRIDGE_ALLOW and for a
+# webhook INPUT_BRIDGE_URL and INPUT_BRIDGE_LISTEN) as `run --bridge` flags in args; the token
+# or secret stays in the environment, where teamctl reads it.
+bridge_args() {
+    case $INPUT_BRIDGE in
+    telegram | slack | webhook) ;;
+    *) die "bridge must be telegram, slack or webhook" ;;
+    esac
+    [[ -n ${INPUT_BRIDGE_CHAT:-} && -n ${INPUT_BRIDGE_ALLOW:-} ]] ||
+        die "bridge needs bridge-chat and bridge-allow"
+    args+=(--bridge "$INPUT_BRIDGE" --chat "$INPUT_BRIDGE_CHAT" --allow "$INPUT_BRIDGE_ALLOW")
+    if [[ -n ${INPUT_BRIDGE_URL:-} ]]; then args+=(--url "$INPUT_BRIDGE_URL"); fi
+    if [[ -n ${INPUT_BRIDGE_LISTEN:-} ]]; then args+=(--listen "$INPUT_BRIDGE_LISTEN"); fi
 }
 
 # Pushes branch $2 of the repository $1 to origin and opens a pull request of it with gh

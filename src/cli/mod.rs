@@ -5,6 +5,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod args;
+pub(crate) mod bridging;
 pub(crate) mod by_policy;
 pub(crate) mod cmd;
 #[cfg(test)]

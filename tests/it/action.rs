@@ -872,3 +872,57 @@ fn a_release_binary_is_used_only_when_its_checksum_matches() {
     );
     assert!(run.outputs["state"].is_empty(), "nothing ran");
 }
+
+/// The `bridge` inputs become `run --bridge` flags (the token stays in the environment, where
+/// teamctl reads it); a bad transport or a missing chat or allow-list is a usage error.
+#[test]
+fn bridge_inputs_reach_run_as_its_bridge_flags() {
+    if !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    let stub = stub_teamctl(&mut r, &result_doc("done", "", Value::Null), 0, "");
+    let claude = stub.join("claude").display().to_string();
+    let base = [
+        ("prompt", "p"),
+        ("claude-bin", claude.as_str()),
+        ("teamctl-version", "installed"),
+    ];
+    let run = r.run(&with(
+        &base,
+        &[
+            ("bridge", "telegram"),
+            ("bridge-chat", "-100123"),
+            ("bridge-allow", "7,8"),
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:#?}");
+    let calls = calls(&stub);
+    let call = calls.iter().find(|c| c.starts_with("run ")).unwrap();
+    assert!(
+        call.contains("--bridge telegram --chat -100123 --allow 7,8 --export "),
+        "{call}"
+    );
+    for (more, why) in [
+        (
+            vec![
+                ("bridge", "discord"),
+                ("bridge-chat", "1"),
+                ("bridge-allow", "1"),
+            ],
+            "bridge must be telegram, slack or webhook",
+        ),
+        (
+            vec![("bridge", "slack"), ("bridge-chat", "C1")],
+            "bridge needs bridge-chat and bridge-allow",
+        ),
+    ] {
+        let run = r.run(&with(&base, &more));
+        assert_eq!(run.code, 2, "{more:?}");
+        let err = &run.stderr["run"];
+        assert!(
+            err.starts_with("teamctl-action: ") && err.contains(why),
+            "{err}"
+        );
+    }
+}

@@ -256,7 +256,9 @@ fn export_records_the_team_before_the_lead_is_ended() {
     s["run"].as_object_mut().unwrap().remove("elapsed_ms");
     assert_eq!(
         s["run"],
-        json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER"})
+        json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER",
+               "cap":{"max_cost_usd":null,"max_tokens":null,"max_cost_per_member":null,
+                      "warn_at_percent":null}})
     );
     assert_eq!(s["result"], "STUB ANSWER");
     assert!(rec.join("team/config.json").is_file());
@@ -282,7 +284,8 @@ fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
     let rec = env.dir.path().join("rec.tar.gz");
     let out = run_cmd(&env, &lead)
         .args(["--json", "Plan it", "--settle", "30s", "--timeout", "30s"])
-        .args(["--max-cost", "0.01", "--export", rec.to_str().unwrap()])
+        .args(["--max-cost", "0.01", "--warn-at", "50"])
+        .args(["--export", rec.to_str().unwrap()])
         .assert()
         .code(6)
         .get_output()
@@ -291,16 +294,23 @@ fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
     assert_eq!(r["state"], "budget");
     assert_eq!(r["export"]["error"], Value::Null);
     assert_eq!(r["export"]["format"], "tar_gz");
-    let mut summary = String::new();
+    let (mut summary, mut page) = (String::new(), String::new());
     let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(fs::File::open(&rec).unwrap()));
     for e in ar.entries().unwrap() {
         let mut e = e.unwrap();
         if e.path().unwrap().ends_with("summary.json") {
             std::io::Read::read_to_string(&mut e, &mut summary).unwrap();
+        } else if e.path().unwrap().ends_with("report.html") {
+            std::io::Read::read_to_string(&mut e, &mut page).unwrap();
         }
     }
     let s: Value = serde_json::from_str(&summary).unwrap();
     assert_eq!(s["run"]["state"], "budget");
+    // The run's limits reach the record, and its page.
+    let cap = json!({"max_cost_usd": 0.01, "max_tokens": null, "max_cost_per_member": null,
+                     "warn_at_percent": 50.0});
+    assert_eq!(s["run"]["cap"], cap);
+    assert!(page.contains(&format!("\"cap\":{cap}")), "{page}");
     assert!(
         s["run"]["reason"]
             .as_str()

@@ -27,6 +27,7 @@ use teamctl::time;
 use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
+use crate::cli::bridging::{self, ChatArgs, Transport};
 use crate::cli::context::Ctx;
 use crate::cli::going::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
@@ -91,14 +92,28 @@ use crate::cli::{env, signals};
 /// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
 /// done.
 ///
+/// With --bridge telegram|slack|webhook (and the chat's flags of `teamctl bridge`: --chat,
+/// --allow, --api, --url, --listen, --ttl; the token or secret from the environment), a chat
+/// is told what needs a person while the run goes on: a member gone or out of retries, a cap
+/// warning (--warn-at), what --on-stall/--on-dead did, and the run's end with its state and
+/// cost; `status` and `say MEMBER TEXT` are answered there. A permission prompt on the lead's
+/// own screen is posted (the pane's text, as code) with a one-time code instead of failing the
+/// run: `approve CODE` presses Enter on its first choice (Yes), `deny CODE [reason]` presses
+/// Escape and types the reason as the lead's next message (Claude Code 2.1.332), only into the
+/// pane the run started, while the run's --timeout goes on. Its teammates' requests are their
+/// lead's to answer (they accept answers from it only), so they are not posted. The bridge's
+/// records go to stderr (with --json: `{"schema_version":1,"type":"bridge","event",…}`, the
+/// keys of `bridge --json`).
+///
 /// With --merge-into BRANCH (--cwd in a git repository), once the run is done the work of the
 /// lead's helpers that worked in git worktrees of their own is merged onto BRANCH as `teamctl
 /// merge --into BRANCH` merges (--check CMD, --check-timeout and --strategy as there: in a
 /// scratch worktree in teamctl's data dir, the checkout and every other branch left as they
-/// were; exit 10 when some are set aside). Claude Code (2.1.332) gives a helper such a worktree when the lead starts it
-/// with the Agent tool's `isolation: "worktree"` (ask for it in PROMPT):
-/// `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, made from HEAD; such a
-/// helper runs as a background subagent of the lead, not as a member in config.json. Only the
+/// were; exit 10 when some are set aside). Claude Code (2.1.332) gives a helper such a
+/// worktree when the lead starts it with the Agent tool's `isolation: "worktree"` (ask for it in
+/// PROMPT): `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, made from
+/// HEAD; such a helper runs as a background subagent of the lead, not as a member in
+/// config.json. Only the
 /// worktrees of this run's lead session are merged (git must list one at exactly that folder and
 /// the session have its transcript `agent-<id>.jsonl`; its branch worktree-agent-<id> is what
 /// is merged), from the commit HEAD named when the run started, each named by its `.meta.json`
@@ -180,6 +195,8 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
+  TEAMCTL_TELEGRAM_TOKEN=… teamctl run --prompt-file plan.md --bridge telegram --chat 42 \\
+      --allow 42 --max-cost 10 --warn-at 80%
   teamctl run \"Fix issues 12 and 14, one helper each, each with isolation: worktree\" \\
       --merge-into integration --check 'cargo test' --dangerously-skip-permissions
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
@@ -246,6 +263,15 @@ pub(crate) struct RunArgs {
     /// Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed
     #[arg(long, value_name = "TEAM")]
     resume: Option<String>,
+
+    /// Post what needs a person to a chat (a member gone or out of retries, a cap warning, the
+    /// run's end) and answer the lead's permission prompts from it; the chat's flags as for
+    /// `teamctl bridge`
+    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    bridge: Option<Transport>,
+
+    #[command(flatten)]
+    chat: ChatArgs,
 
     #[command(flatten)]
     cap: CapArgs,
@@ -324,7 +350,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
     let base = merging::run_base(&args.merge, &spec.cwd)?;
-    let env = run_env(ctx, &args)?;
+    let mut env = run_env(ctx, &args)?;
+    env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
+    let desk = env.desk.clone();
     let json = ctx.out.json;
     let follower = Follower::default();
     let mut progress = |e: RunEvent| {
@@ -335,6 +363,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                 follower.start(&ctx.layout, &ctx.records, name);
             }
             _ => {}
+        }
+        if let Some(d) = &desk {
+            d.tell(&e);
         }
         // Progress is best effort: a closed stderr must not stop the run.
         let line = event_line(ctx, json, e);
@@ -347,6 +378,11 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
         Ok(o) => o,
         Err(e) => {
+            if let Some(d) = &env.desk {
+                let mut o = run::Outcome::failed();
+                o.reason = Some(format!("{e:#}"));
+                d.finish(&args.name, &o);
+            }
             if json {
                 progress(RunEvent::Progress(State::Failed, &format!("{e:#}")));
             }
@@ -354,6 +390,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
         }
     };
     follower.stop();
+    if let Some(d) = &env.desk {
+        d.finish(&args.name, &outcome);
+    }
     progress(RunEvent::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
@@ -692,5 +731,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         version_timeout: Duration::from_secs(10),
         records: ctx.records.clone(),
         clock: chrono::Utc::now,
+        desk: None,
     })
 }

@@ -48,14 +48,15 @@ use bundle::Bundle;
 pub use bundle::Format;
 pub use merge::conversation;
 pub use summary::{
-    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Summary,
-    TranscriptInfo,
+    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunCap, RunInfo, Source,
+    Summary, TranscriptInfo,
 };
 
 use crate::observe::document::{Identity, StatusDocument};
+use crate::observe::history::History;
 use crate::observe::human;
 use crate::observe::reader::{Options, TeamReader};
-use crate::observe::spend::series::{Series, SeriesBuilder};
+use crate::observe::spend::series::Series;
 use crate::store;
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
@@ -252,7 +253,7 @@ pub type CostSeries = BTreeMap<String, Series>;
 
 /// Reads everything the record holds, handing each copied file to `sink` as it goes, and
 /// returns the summary (its `files` filled in) and each member's cost over time.
-fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSeries)> {
+fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History)> {
     let mut g = Gathering {
         sink,
         files: Vec::new(),
@@ -321,11 +322,7 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSeries)> {
     let st = present.status;
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
-    let series: CostSeries = cost
-        .iter()
-        .flat_map(|c| &c.members)
-        .map(|m| (m.name.clone(), t.series.series(&m.name, m.cost_usd)))
-        .collect();
+    t.series.note_tasks(&board);
     let identity = Identity::of(&team, team.default_identity());
     let mut status = StatusDocument::of(st, identity, needs, lost);
     status.tasks = crate::observe::status::task_counts(&board);
@@ -355,7 +352,7 @@ fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSeries)> {
         files: g.files,
         warnings,
     };
-    Ok((summary, series))
+    Ok((summary, t.series))
 }
 
 /// The transcripts copied: each file's record, the messages they say were delivered, the
@@ -365,7 +362,7 @@ struct Transcripts {
     said: Vec<Said>,
     result: Option<String>,
     result_final: bool,
-    series: SeriesBuilder,
+    series: History,
 }
 
 struct Gathering<'s, 'a> {
@@ -567,7 +564,7 @@ impl Gathering<'_, '_> {
             said: Vec::new(),
             result: None,
             result_final: false,
-            series: SeriesBuilder::default(),
+            series: History::default(),
         };
         let mut owners: Vec<&String> = located.keys().collect();
         owners.sort_by_key(|n| *n != lead_name);
@@ -626,7 +623,9 @@ impl Gathering<'_, '_> {
                 kind: "subagent",
             };
             let series = &mut t.series;
-            if let Some(info) = self.transcript(&file, None, &mut |l| series.feed(owner, l))? {
+            if let Some(info) =
+                self.transcript(&file, None, &mut |l| series.feed_subagent(owner, l))?
+            {
                 t.infos.push(info);
             }
         }

@@ -39,9 +39,11 @@
 //! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
 //! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
 //! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
-//! the team), `done` (the done rule) and `merge` (the worktrees its helpers worked in, for
-//! `run --merge-into`).
+//! the team), `done` (the done rule), `bridge` (`run --bridge`: the chat beside the run, on
+//! [`crate::ops::bridge`], and the lead's permission prompt answered from it) and `merge` (the
+//! worktrees its helpers worked in, for `run --merge-into`).
 
+pub mod bridge;
 mod done;
 mod interrupted;
 mod lead;
