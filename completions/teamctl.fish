@@ -120,6 +120,11 @@ exit\t'End with exit 9'"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l check-timeout -d 'With --check: how long one run of the check may take before it and every process it started are ended (it then fails)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
+squash\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r

@@ -8,7 +8,9 @@
 #   teamctl-action.sh run       prepare, run the team, keep its record and its report.html
 #                               beside it; outputs state, result, cost_usd, record, report,
 #                               result-json, exit-code; the record's report.md appended to the
-#                               job summary
+#                               job summary; with merge-into the helpers' work merged by
+#                               teamctl run, and with pull-request the branch pushed and a pull
+#                               request opened (output pull-request-url)
 #   teamctl-action.sh link      link the uploaded page and record from the job summary
 #
 # Every input arrives in the environment (INPUT_<NAME>, dashes as underscores), never in this
@@ -16,7 +18,8 @@
 # the log (where a line starting with `::` would be a workflow command). Outputs go to
 # $GITHUB_OUTPUT with a random delimiter, the summary to $GITHUB_STEP_SUMMARY; either is skipped
 # when unset. Exit codes: 2 a bad input (one line on stderr, nothing run); from `run`, teamctl
-# run's own (0 done, 1 failed, 2 usage, 3 timeout, 6 budget), after the outputs and the summary.
+# run's own (0 done, 1 failed, 2 usage, 3 timeout, 6 budget, 10 some helpers set aside by
+# merge-into), after the outputs and the summary; 1 when the pull request could not be opened.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -194,6 +197,14 @@ step_run() {
     else
         die "give a prompt or a prompt-file"
     fi
+    case ${INPUT_PULL_REQUEST:-false} in
+        true | false) ;;
+        *) die "pull-request must be true or false" ;;
+    esac
+    if [[ -z ${INPUT_MERGE_INTO:-} ]]; then
+        [[ -z ${INPUT_CHECK:-} ]] || die "check needs merge-into"
+        [[ ${INPUT_PULL_REQUEST:-false} == false ]] || die "pull-request needs merge-into"
+    fi
 
     # Claude Code's config dir: the one named, else a fresh one of this job's own.
     export CLAUDE_CONFIG_DIR=${INPUT_CLAUDE_DIR:-${CLAUDE_CONFIG_DIR:-$tmp_root/teamctl-claude}}
@@ -208,6 +219,8 @@ step_run() {
     fi
     if [[ -n ${INPUT_MAX_COST:-} ]]; then args+=(--max-cost "$INPUT_MAX_COST"); fi
     if [[ -n ${INPUT_BRIDGE:-} ]]; then bridge_args; fi
+    if [[ -n ${INPUT_MERGE_INTO:-} ]]; then args+=(--merge-into "$INPUT_MERGE_INTO"); fi
+    if [[ -n ${INPUT_CHECK:-} ]]; then args+=(--check "$INPUT_CHECK"); fi
 
     record="$out/teamctl-record-$name.tar.gz"
     result_json="$out/teamctl-result-$name.json"
@@ -236,6 +249,10 @@ step_run() {
     elif [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
         printf '## teamctl run: %s (exit %s), no record\n\n' "${state:-no result}" "$code" >>"$GITHUB_STEP_SUMMARY"
     fi
+    if [[ ${INPUT_PULL_REQUEST:-false} == true && ($code == 0 || $code == 10) ]] &&
+        jq -e '[.merge.members[]? | select(.status == "merged")] | length > 0' "$result_json" >/dev/null 2>&1; then
+        open_pr "$cwd" "$INPUT_MERGE_INTO" "$name" "$result_json" "$record" "$out/pull-request.md"
+    fi
     return "$code"
 }
 
@@ -252,6 +269,32 @@ bridge_args() {
     args+=(--bridge "$INPUT_BRIDGE" --chat "$INPUT_BRIDGE_CHAT" --allow "$INPUT_BRIDGE_ALLOW")
     if [[ -n ${INPUT_BRIDGE_URL:-} ]]; then args+=(--url "$INPUT_BRIDGE_URL"); fi
     if [[ -n ${INPUT_BRIDGE_LISTEN:-} ]]; then args+=(--listen "$INPUT_BRIDGE_LISTEN"); fi
+}
+
+# Pushes branch $2 of the repository $1 to origin and opens a pull request of it with gh
+# ($TEAMCTL_GH_BIN, else gh), titled after run $3; its body (written to $6) tells each helper's
+# merge from the result $4 (a name that is not one plain word is not shown) and then the
+# record $5's report.md (written by teamctl so that teammate text cannot break it) when it fits.
+open_pr() {
+    local cwd=$1 into=$2 name=$3 result_json=$4 record=$5 body=$6 gh=${TEAMCTL_GH_BIN:-gh} url merged
+    merged=$(jq '[.merge.members[] | select(.status == "merged")] | length' "$result_json")
+    {
+        printf '## The work of teamctl run %s\n\nMerged by `teamctl run --merge-into`:\n\n' "$name"
+        jq -r '.merge.members[] | "- " + (if (.name | test("^[A-Za-z0-9_-]{1,64}$")) then .name else "(a helper)" end)
+            + ": " + (.status | gsub("_"; " "))' "$result_json"
+        printf '\n'
+        if [[ -f $record ]] && extract "$record" report.md "$body.report" 2>/dev/null &&
+            (($(wc -c <"$body.report") < 60000)); then
+            cat "$body.report"
+        else
+            printf 'The team'"'"'s record is in the job'"'"'s artifact.\n'
+        fi
+    } >"$body"
+    git -C "$cwd" push --quiet origin "refs/heads/$into:refs/heads/$into" >&2 ||
+        fail "could not push the merged branch to origin (give the job contents: write)"
+    url=$(cd "$cwd" && "$gh" pr create --head "$into" --title "teamctl run $name: $merged merged" --body-file "$body") ||
+        fail "gh could not open the pull request (GH_TOKEN in the job's env, pull-requests: write)"
+    output pull-request-url "${url##*$'\n'}"
 }
 
 # The policy's permission rules as the config dir's settings.json "permissions" (Claude Code

@@ -126,8 +126,8 @@ Exit codes:
        restart past --max-restarts
   9    (wait, run) --on-dead exit: a member's pane or process is gone with work waiting; or a
        restart past --max-restarts
-  10   merge: some members were set aside (a conflict, a failed --check, a branch gone) and
-       the others merged
+  10   merge (and wait, run --merge-into): some members were set aside (a conflict, a failed
+       --check, a branch gone) and the others merged
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 

@@ -394,7 +394,7 @@ const STUB_PAGE: &str = "<!doctype html><title>the team</title>\n";
 
 /// A stub teamctl on PATH: logs its arguments, keeps the prompt it was given, and for `run`
 /// writes a record holding `report` (and [`STUB_PAGE`]) and prints `result` (exit `code`).
-fn stub_teamctl(r: &mut Runner, result: &Value, code: i32, report: &str) -> PathBuf {
+pub(crate) fn stub_teamctl(r: &mut Runner, result: &Value, code: i32, report: &str) -> PathBuf {
     let dir = r.path().join("stub");
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("result.json"), result.to_string()).unwrap();
@@ -432,7 +432,7 @@ exit 0
     dir
 }
 
-fn calls(stub: &Path) -> Vec<String> {
+pub(crate) fn calls(stub: &Path) -> Vec<String> {
     fs::read_to_string(stub.join("calls"))
         .unwrap_or_default()
         .lines()
@@ -440,7 +440,7 @@ fn calls(stub: &Path) -> Vec<String> {
         .collect()
 }
 
-fn result_doc(state: &str, result: &str, cost: Value) -> Value {
+pub(crate) fn result_doc(state: &str, result: &str, cost: Value) -> Value {
     serde_json::json!({"schema_version": 1, "type": "result", "state": state, "result": result,
         "totals": if cost.is_null() { Value::Null } else { serde_json::json!({"cost_usd": cost}) }})
 }

@@ -3,6 +3,7 @@
 //! modes, impersonation, symlinks) and real Claude Code suites.
 
 mod action;
+mod action_merge;
 mod action_real;
 mod ask;
 mod bridge;
@@ -47,6 +48,7 @@ mod report_html;
 mod resume;
 mod run;
 mod run_bridge;
+mod run_merge;
 mod run_resume;
 mod security;
 mod send;

@@ -98,6 +98,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "export",
             "kept",
             "lead_session_id",
+            "merge",
             "name",
             "reason",
             "result",
@@ -134,6 +135,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     assert_eq!(r["tmux_session"], Value::Null);
     assert_eq!(r["kept"], false);
     assert_eq!(r["export"], Value::Null);
+    assert_eq!(r["merge"], Value::Null);
     assert!(r["elapsed_ms"].is_u64());
     assert_eq!(
         r["teammates"],
