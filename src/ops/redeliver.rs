@@ -98,33 +98,33 @@ pub fn redeliver(req: &Redeliver) -> Result<Redelivered> {
     let Some(to) = to else {
         // Nothing unread there, and no member named: nothing to move (a file that cannot be
         // read fails here, as the move would).
-        let kept = crate::store::read_inbox(&path)?.map_or(0, |e| e.len());
+        let kept = crate::store::read_inbox_each(&path, |_, _| Some(()))?.map_or(0, |e| e.len());
         return Ok(Redelivered {
             inbox: name.to_string(),
             path,
             to: None,
             target: None,
-            moved: Moved {
-                kept,
-                ..Moved::default()
-            },
+            moved: Moved::kept_only(kept),
             dry_run: req.dry_run,
         });
     };
     let target = team.inbox_path(&to);
     let (delivered, stale) = journaled(req.sent_log, team, to.as_str(), &target)?;
+    let note = |e: &Entry, copy: &str| note(req, &target, to.as_str(), e, copy);
     let m = Move {
         from: &path,
         to: &target,
         pick: &is_unread,
         delivered: &|i| delivered.contains(i),
         stale: &stale,
+        note: &note,
     };
     let moved = if req.dry_run {
         moving::plan(&m)?
     } else {
-        moving::move_entries(&m, req.lock, &mut |entries, copy| {
-            journal(req, &target, to.as_str(), entries, copy)
+        moving::move_entries(&m, req.lock, &mut |lines| match req.sent_log {
+            Some(log) => log.record_lines(lines),
+            None => Ok(()),
         })?
     };
     Ok(Redelivered {
@@ -281,27 +281,24 @@ fn journaled(
     Ok((delivered, stale))
 }
 
-/// Records each entry moved to `to` in the sent log, naming `copy`, the copy of the target
-/// that carries them until it replaces the target.
-fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry], copy: &str) -> Result<()> {
-    let Some(log) = req.sent_log else {
-        return Ok(());
-    };
-    let field = |e: &Entry, k: &str| e.get(k).and_then(Value::as_str).map(String::from);
-    let sents: Vec<Sent> = entries
-        .iter()
-        .map(|e| Sent {
-            id: id::entry_id(e),
-            team: req.team.name.to_string(),
-            to: to.to_string(),
-            from: field(e, "from").unwrap_or_default(),
-            at: field(e, "timestamp").unwrap_or_else(|| crate::time::iso_millis(req.now)),
-            summary: field(e, "summary"),
-            inbox: target.display().to_string(),
-            idempotency_key: None,
-            answers: None,
-            moving: Some(copy.to_string()),
-        })
-        .collect();
-    log.record_all(&sents)
+/// The sent log's line for an entry moved to `to`, naming `copy`, the copy of the target that
+/// carries it until it replaces the target (made before the inboxes are locked; written under
+/// them). Empty without a sent log.
+fn note(req: &Redeliver, target: &Loc, to: &str, e: &Entry, copy: &str) -> Result<String> {
+    if req.sent_log.is_none() {
+        return Ok(String::new());
+    }
+    let field = |k: &str| e.get(k).and_then(Value::as_str).map(String::from);
+    SentLog::line(&Sent {
+        id: id::entry_id(e),
+        team: req.team.name.to_string(),
+        to: to.to_string(),
+        from: field("from").unwrap_or_default(),
+        at: field("timestamp").unwrap_or_else(|| crate::time::iso_millis(req.now)),
+        summary: field("summary"),
+        inbox: target.display().to_string(),
+        idempotency_key: None,
+        answers: None,
+        moving: Some(copy.to_string()),
+    })
 }

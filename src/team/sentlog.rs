@@ -104,15 +104,34 @@ impl SentLog {
     /// # Errors
     /// As [`SentLog::record`].
     pub fn record_all(&self, sents: &[Sent]) -> Result<()> {
+        let mut line = String::new();
+        for sent in sents {
+            line.push_str(&Self::line(sent)?);
+        }
+        self.record_lines(&[&line])
+    }
+
+    /// `sent` as the log holds it: one line of JSON, with its `\n`.
+    ///
+    /// # Errors
+    /// None in practice (serializing strings).
+    pub fn line(sent: &Sent) -> Result<String> {
+        let mut line = serde_json::to_string(sent)?;
+        line.push('\n');
+        Ok(line)
+    }
+
+    /// Appends `lines` (each made by [`SentLog::line`]) under the log's lock, as
+    /// [`SentLog::record_all`] does: a move's lines are made before its inboxes are locked, and
+    /// only written under them.
+    ///
+    /// # Errors
+    /// As [`SentLog::record_all`].
+    pub fn record_lines(&self, lines: &[&str]) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
         let dir = private_dir(&self.dir).with_context(context)?;
         // Refused before anything is written: the rotation would rename over it.
         dir.expect_file(ROTATED).with_context(context)?;
-        let mut line = String::new();
-        for sent in sents {
-            line.push_str(&serde_json::to_string(sent)?);
-            line.push('\n');
-        }
         // O_NOFOLLOW | O_NONBLOCK, then fstat: no window between a check and the open.
         let mut f = dir.open_append(CURRENT, 0o600).with_context(context)?;
         make_private(&dir, &f).with_context(context)?;
@@ -125,7 +144,11 @@ impl SentLog {
             fresh.lock().with_context(context)?;
             f = fresh;
         }
-        f.write_all(line.as_bytes()).with_context(context)?;
+        let mut out = io::BufWriter::with_capacity(256 * 1024, f);
+        for line in lines {
+            out.write_all(line.as_bytes()).with_context(context)?;
+        }
+        out.flush().with_context(context)?;
         Ok(())
     }
 

@@ -5,6 +5,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 use teamctl::ops::redeliver::{self, Redeliver, Redelivered};
+use teamctl::store::moving::Entries;
 use teamctl::store::paths::MemberName;
 use teamctl::store::{Entry, id};
 use teamctl::team::model::first_line;
@@ -80,8 +81,8 @@ struct Json<'a> {
     to: Option<&'a str>,
     target: Option<String>,
     dry_run: bool,
-    moved: &'a [Entry],
-    already_delivered: &'a [Entry],
+    moved: Entries<'a>,
+    already_delivered: Entries<'a>,
     kept: usize,
 }
 
@@ -107,8 +108,8 @@ pub(crate) fn run(ctx: &Ctx, args: RedeliverArgs) -> Result<()> {
             to: r.to.as_deref(),
             target: r.target.as_ref().map(|t| t.display().to_string()),
             dry_run: r.dry_run,
-            moved: &r.moved.appended,
-            already_delivered: &r.moved.already,
+            moved: r.moved.appended(),
+            already_delivered: r.moved.already(),
             kept: r.moved.kept,
         });
     }
@@ -120,7 +121,7 @@ fn human(r: &Redelivered) -> String {
     let (Some(to), Some(target)) = (&r.to, &r.target) else {
         return format!("nothing to move: {}.json holds no unread message", r.inbox);
     };
-    let n = r.moved.appended.len() + r.moved.already.len();
+    let n = r.moved.appended().len() + r.moved.already().len();
     if n == 0 {
         return format!("nothing to move: {}.json holds no unread message", r.inbox);
     }
@@ -131,10 +132,10 @@ fn human(r: &Redelivered) -> String {
         r.inbox,
         esc(&target.display().to_string())
     )];
-    for e in &r.moved.appended {
-        out.push(format!("  {verb} {}", line(e)));
+    for e in r.moved.appended().iter() {
+        out.push(format!("  {verb} {}", line(&e)));
     }
-    for e in &r.moved.already {
+    for e in r.moved.already().iter() {
         out.push(format!(
             "  already in {to}'s inbox or taken from it (a move cut short), {} from {}.json: {}",
             if r.dry_run {
@@ -143,7 +144,7 @@ fn human(r: &Redelivered) -> String {
                 "removed"
             },
             r.inbox,
-            line(e)
+            line(&e)
         ));
     }
     out.join("\n")

@@ -7,6 +7,14 @@
 //!   only for [`SECOND_LOCK_WAIT`]. When it is not free by then, the first is released, left
 //!   free at least as long as it was held, and both are tried again: a Claude Code writer of the
 //!   first (it retries every 100 ms at most and gives up after about 0.65 s) finds it free.
+//! - Planned without a lock (the `plan` module): the source is read and parsed one
+//!   entry at a time, each kept as its text, before any lock is taken, so a Claude Code writer
+//!   of either inbox is never kept waiting while a large inbox is parsed. Under both locks the
+//!   move reads the source again and compares it byte for byte with what it planned from: when
+//!   it changed, both locks are released and the move is planned again ([`PLANS`]). Only the
+//!   target (read and its ids counted, as every locked append does) and the writes are done
+//!   under the locks. Memory: about the source's bytes, plus the target's, plus a journal line
+//!   per entry that moves; never every entry parsed at once.
 //! - Order of writes, all under both locks: the target's new content to a copy beside it
 //!   ([`super::moving_temp_name`]), synced; then the caller's journal, told that copy's name;
 //!   then the copy renamed over the target (read back); then the source (atomic replace, read
@@ -33,22 +41,29 @@
 //!   anything but a regular file at either is refused before a lock is taken, and a source or
 //!   target that does not parse is left byte for byte as it was.
 
-use std::collections::HashMap;
 use std::io;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use super::dir::{Dir, Loc};
 use super::faults::{faults, pause};
-use super::light::LightEntry;
 use super::lock::{self, LockGuard, LockOptions};
-use super::{Entry, format, id, leaf, parse_inbox, read_locked, read_unlocked};
+use super::{Entry, leaf, read_locked, read_unlocked, read_unlocked_keeping};
 use crate::error::Error;
+
+mod plan;
+
+use plan::Plan;
+pub use plan::{Entries, Moved};
 
 /// How long the second lock of a move is waited for while the first is held.
 pub const SECOND_LOCK_WAIT: Duration = Duration::from_millis(100);
+
+/// A move plans again, without its locks, when the source changed since it was planned: at
+/// least this many times, and as long as the lock timeout lasts.
+pub const PLANS: usize = 3;
 
 /// What to move, from where to where.
 pub struct Move<'a> {
@@ -64,94 +79,127 @@ pub struct Move<'a> {
     /// before their rename, as the journal names them: removed once this move has written the
     /// target, whose entries they did not deliver.
     pub stale: &'a [String],
+    /// The journal's line for a picked entry carried by the copy named (made while the move is
+    /// planned, before any lock is taken; handed to the journal of [`move_entries`] for the
+    /// entries appended).
+    pub note: &'a dyn Fn(&Entry, &str) -> Result<String>,
 }
 
-/// What [`move_entries`] did (or, for [`plan`], would do).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Moved {
-    /// Entries appended to the target now, in source order.
-    pub appended: Vec<Entry>,
-    /// Entries only removed from the source: the target already had them, or the journal says
-    /// they were moved before.
-    pub already: Vec<Entry>,
-    /// Entries left in the source (not picked).
-    pub kept: usize,
-}
-
-impl Moved {
-    /// Whether nothing was (or would be) changed.
-    pub fn is_empty(&self) -> bool {
-        self.appended.is_empty() && self.already.is_empty()
-    }
-}
-
-/// Moves the picked entries of `m.from` to `m.to` under both lock directories (see the module
-/// docs), calling `journal` with the appended entries once the target holds them and before the
-/// source is changed. A source that does not exist is an error; one with nothing to move is
-/// left untouched and so is the target (not even created).
+/// Moves the picked entries of `m.from` to `m.to` (see the module docs), calling `journal`
+/// with the appended entries' lines ([`Move::note`]) once the target's copy holds them and
+/// before it replaces the target. A source that does not exist is an error; one with nothing
+/// to move is left untouched and so is the target (not even created).
+///
+/// The move is planned without any lock (the source read and parsed, one entry at a time);
+/// under both locks it only checks that the source is still what was planned from (else it
+/// plans again, unlocked), reads the target and writes.
 ///
 /// # Errors
 /// [`Error::LockTimeout`] (nothing written), a source or target that does not parse or is not
-/// a regular file (left unchanged), [`Error::VerifyFailed`], I/O.
+/// a regular file (left unchanged), a source that kept changing while the move was planned
+/// (nothing written), [`Error::VerifyFailed`], I/O.
 pub fn move_entries(
     m: &Move,
     opts: &LockOptions,
-    journal: &mut dyn FnMut(&[Entry], &str) -> Result<()>,
+    journal: &mut dyn FnMut(&[&str]) -> Result<()>,
 ) -> Result<Moved> {
     let (from_dir, from_name) = source_place(m.from)?;
-    // Peeked without a lock: with nothing to move, neither inbox is locked or made. (Its
-    // entries go before the locked read: a large inbox is never held twice.)
-    let nothing = {
-        let peek =
-            read_unlocked(m.from, |b| parse_inbox(b, m.from))?.ok_or_else(|| missing(m.from))?;
-        (!peek.iter().any(|e| (m.pick)(e))).then_some(peek.len())
-    };
-    if let Some(kept) = nothing {
-        return Ok(Moved {
-            kept,
-            ..Moved::default()
-        });
-    }
-    let to_dir = super::ensure_inbox_in(m.to)?;
     let to_name = leaf(m.to)?;
-    pause(faults().before_lock);
-    let (from_lock, to_lock) = lock_pair((&from_dir, from_name), (&to_dir, to_name), opts)?;
-    pause(faults().after_lock);
-    let source = read_locked(&from_dir, from_name, m.from)?;
-    let target = read_locked(&to_dir, to_name, m.to)?;
-    let entries = parse_inbox(&source, m.from)?;
-    drop(source);
-    let (moved, rest) = split(entries, &target_ids(&target, m.to)?, m);
-    if !moved.appended.is_empty() {
-        let parts = appended_bytes(&target, m.to, &moved.appended)?;
-        let parts: [&[u8]; 2] = [parts.0, &parts.1];
-        to_lock.verify()?;
-        // The journal says which copy carries the move before the copy replaces the target:
-        // the move happened exactly when that copy is gone (a SIGKILL at any point leaves a
-        // journal and a target that agree).
-        super::write_journaled(&to_dir, to_name, &parts, |copy| {
-            journal(&moved.appended, copy)
-        })?;
-        pause(faults().before_verify);
-        super::verify_written(&to_dir, to_name, &parts)?;
-        for copy in m
-            .stale
-            .iter()
-            .filter(|c| super::is_moving_temp_name(c, to_name))
-        {
-            let _ = to_dir.unlink(copy);
+    let copy = super::moving_temp_name(to_name);
+    let start = Instant::now();
+    let mut plans = 0;
+    loop {
+        let plan = planned(m, Some(&copy))?;
+        if plan.is_empty() {
+            return Ok(plan.nothing());
+        }
+        let to_dir = super::ensure_inbox_in(m.to)?;
+        pause(faults().before_lock);
+        let (from_lock, to_lock) = lock_pair((&from_dir, from_name), (&to_dir, to_name), opts)?;
+        pause(faults().after_lock);
+        let context = || format!("could not read {}", m.from.display());
+        if super::holds(&from_dir, from_name, &[plan.source()]).with_context(context)? {
+            let locks = Locks {
+                from: (&from_dir, from_name, from_lock),
+                to: (&to_dir, to_name, to_lock),
+            };
+            return write_planned(m, plan, locks, &copy, journal);
+        }
+        // Changed since it was read: planned again, with neither lock held meanwhile.
+        to_lock.release()?;
+        from_lock.release()?;
+        plans += 1;
+        if plans >= PLANS && start.elapsed() >= opts.timeout {
+            bail!(
+                "could not move from {}: it changed each of the {plans} times the move was \
+                 planned (nothing written; run it again)",
+                m.from.display()
+            );
         }
     }
+}
+
+/// Both inboxes of a move, each with its folder, name and held lock.
+struct Locks<'a> {
+    from: (&'a Dir, &'a str, LockGuard),
+    to: (&'a Dir, &'a str, LockGuard),
+}
+
+/// The writes of a move whose source is as `plan` read it, under both `locks`: the target
+/// (its copy, the journal, the rename; read back), then the source (read back).
+fn write_planned(
+    m: &Move,
+    plan: Plan,
+    locks: Locks,
+    copy: &str,
+    journal: &mut dyn FnMut(&[&str]) -> Result<()>,
+) -> Result<Moved> {
+    let (from_dir, from_name, from_lock) = locks.from;
+    let (to_dir, to_name, to_lock) = locks.to;
+    let target = read_locked(to_dir, to_name, m.to)?;
+    let split = {
+        let t = plan::target_of(&target, m.to)?;
+        let split = plan.split(&t.ids, m);
+        if split.has_appended() {
+            let parts = plan.target_parts(t.laid_out(&target), t.count, &split);
+            to_lock.verify()?;
+            let notes = plan.notes(&split);
+            // The journal says which copy carries the move before the copy replaces the
+            // target: the move happened exactly when that copy is gone (a SIGKILL at any
+            // point leaves a journal and a target that agree).
+            super::write_journaled(to_dir, to_name, copy, &parts, |_| journal(&notes))?;
+            pause(faults().before_verify);
+            super::verify_written(to_dir, to_name, &parts)?;
+            for stale in m
+                .stale
+                .iter()
+                .filter(|c| super::is_moving_temp_name(c, to_name))
+            {
+                let _ = to_dir.unlink(stale);
+            }
+        }
+        split
+    };
+    drop(target);
     pause(faults().between_moves);
-    let rest: Vec<&Entry> = rest.iter().collect();
-    let bytes = super::render(&rest);
-    from_lock.verify()?;
-    super::write_in(&from_dir, from_name, &[bytes.as_bytes()], 0o666)?;
-    pause(faults().before_verify);
-    super::verify_written(&from_dir, from_name, &[bytes.as_bytes()])?;
+    {
+        let rest = plan.source_parts();
+        from_lock.verify()?;
+        super::write_in(from_dir, from_name, &rest, 0o666)?;
+        pause(faults().before_verify);
+        super::verify_written(from_dir, from_name, &rest)?;
+    }
     to_lock.release()?;
     from_lock.release()?;
-    Ok(moved)
+    Ok(plan.into_moved(&split))
+}
+
+/// The source planned without a lock, read as Claude Code's readers read it (a file caught
+/// half-written is read again).
+fn planned(m: &Move, copy: Option<&str>) -> Result<Plan> {
+    let (bytes, plan) = read_unlocked_keeping(m.from, |b| Plan::new(b, m.from, m, copy))?
+        .ok_or_else(|| missing(m.from))?;
+    Ok(plan.keep(bytes))
 }
 
 /// What [`move_entries`] would do now, read without locks; nothing is written.
@@ -160,22 +208,18 @@ pub fn move_entries(
 /// A missing source; a source or target that does not parse or is not a regular file; I/O.
 pub fn plan(m: &Move) -> Result<Moved> {
     source_place(m.from)?;
-    let entries =
-        read_unlocked(m.from, |b| parse_inbox(b, m.from))?.ok_or_else(|| missing(m.from))?;
+    let plan = planned(m, None)?;
     let target = match m.to.parent_dir() {
         Ok(dir) => {
             dir.expect_file(leaf(m.to)?)
                 .with_context(|| format!("could not read {}", m.to.display()))?;
-            read_unlocked(m.to, |b| Ok(b.to_vec()))?
+            read_unlocked(m.to, |b| plan::target_of(b, m.to).map(|t| t.ids))?
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("could not read {}", m.to.display())),
     };
-    let ids = match &target {
-        Some(b) => target_ids(b, m.to)?,
-        None => HashMap::new(),
-    };
-    Ok(split(entries, &ids, m).0)
+    let split = plan.split(&target.unwrap_or_default(), m);
+    Ok(plan.into_moved(&split))
 }
 
 fn missing(path: &Loc) -> anyhow::Error {
@@ -196,62 +240,6 @@ fn source_place(from: &Loc) -> Result<(Dir, &str)> {
         return Err(missing(from));
     }
     Ok((dir, name))
-}
-
-/// How many entries of each id the target holds.
-fn target_ids(bytes: &[u8], path: &Loc) -> Result<HashMap<String, usize>> {
-    let ids: Vec<String> = match serde_json::from_slice::<Vec<LightEntry>>(bytes) {
-        Ok(entries) => entries.iter().map(LightEntry::id).collect(),
-        // Not an array of objects, or a key given twice: the full parser decides.
-        Err(_) => parse_inbox(bytes, path)?.iter().map(id::entry_id).collect(),
-    };
-    let mut count = HashMap::new();
-    for i in ids {
-        *count.entry(i).or_insert(0) += 1;
-    }
-    Ok(count)
-}
-
-/// The picked entries split into those to append and those the target (or the journal) has.
-/// The source's entries sorted into what moves (appended, or only removed: already there),
-/// and the rest, which stays (moved out of `entries`, not copied: a large inbox is held once).
-fn split(entries: Vec<Entry>, target: &HashMap<String, usize>, m: &Move) -> (Moved, Vec<Entry>) {
-    let mut there = target.clone();
-    let mut out = Moved::default();
-    let mut rest = Vec::new();
-    for e in entries {
-        if !(m.pick)(&e) {
-            out.kept += 1;
-            rest.push(e);
-            continue;
-        }
-        let eid = id::entry_id(&e);
-        match there.get_mut(&eid) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                out.already.push(e);
-            }
-            _ if (m.delivered)(&eid) => out.already.push(e),
-            _ => out.appended.push(e),
-        }
-    }
-    (out, rest)
-}
-
-/// The target with `new` appended, as two pieces to write one after the other (a prefix
-/// borrowed from `bytes`, so a large inbox is not copied, and the new tail).
-fn appended_bytes<'a>(bytes: &'a [u8], path: &Loc, new: &[Entry]) -> Result<(&'a [u8], Vec<u8>)> {
-    match format::canonical_inbox(bytes) {
-        Some(count) => {
-            let elements: Vec<String> = new.iter().map(format::render_element).collect();
-            Ok(format::splice_append(bytes, count, &elements.join(",\n")))
-        }
-        None => {
-            let mut entries = parse_inbox(bytes, path)?;
-            entries.extend(new.iter().cloned());
-            Ok((&[][..], super::render(&entries).into_bytes()))
-        }
-    }
 }
 
 /// Takes the lock directories of `a` and `b` (a file's folder and name each) in a fixed order,
@@ -305,6 +293,7 @@ fn is_timeout(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::id;
     use std::fs;
 
     fn unread(e: &Entry) -> bool {
@@ -313,6 +302,10 @@ mod tests {
 
     fn never(_: &str) -> bool {
         false
+    }
+
+    fn note(e: &Entry, copy: &str) -> Result<String> {
+        Ok(format!("{} {copy}\n", id::entry_id(e)))
     }
 
     fn setup(from: &str, to: Option<&str>) -> (tempfile::TempDir, Loc, Loc) {
@@ -340,16 +333,17 @@ mod tests {
             pick: &unread,
             delivered: &never,
             stale: &[],
+            note: &note,
         };
-        assert_eq!(plan(&m).unwrap().appended.len(), 1);
+        assert_eq!(plan(&m).unwrap().appended().len(), 1);
         let mut journaled = Vec::new();
-        let moved = move_entries(&m, &LockOptions::default(), &mut |e, _| {
-            journaled.extend(e.iter().map(id::entry_id));
+        let moved = move_entries(&m, &LockOptions::default(), &mut |notes| {
+            journaled.extend(notes.iter().map(|n| n.to_string()));
             Ok(())
         })
         .unwrap();
         assert_eq!(
-            (moved.appended.len(), moved.already.len(), moved.kept),
+            (moved.appended().len(), moved.already().len(), moved.kept),
             (1, 0, 1)
         );
         assert_eq!(journaled.len(), 1);
@@ -367,7 +361,7 @@ mod tests {
         );
         // Again: nothing to move, nothing written.
         let before = fs::read(to.path()).unwrap();
-        let again = move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).unwrap();
+        let again = move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap();
         assert!(again.is_empty());
         assert_eq!(fs::read(to.path()).unwrap(), before);
         let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
@@ -384,11 +378,12 @@ mod tests {
             pick: &unread,
             delivered: &never,
             stale: &[],
+            note: &note,
         };
         let before = fs::read(to.path()).unwrap();
         let moved =
-            move_entries(&m, &LockOptions::default(), &mut |_, _| panic!("no append")).unwrap();
-        assert_eq!((moved.appended.len(), moved.already.len()), (0, 1));
+            move_entries(&m, &LockOptions::default(), &mut |_| panic!("no append")).unwrap();
+        assert_eq!((moved.appended().len(), moved.already().len()), (0, 1));
         assert_eq!(fs::read(to.path()).unwrap(), before);
         // Taken from the target by its reader since: the journal knows.
         let (_tmp, from, to) = setup(ONE, Some("[]"));
@@ -398,10 +393,11 @@ mod tests {
             pick: &unread,
             delivered: &|_| true,
             stale: &[],
+            note: &note,
         };
         let moved =
-            move_entries(&m, &LockOptions::default(), &mut |_, _| panic!("no append")).unwrap();
-        assert_eq!((moved.appended.len(), moved.already.len()), (0, 1));
+            move_entries(&m, &LockOptions::default(), &mut |_| panic!("no append")).unwrap();
+        assert_eq!((moved.appended().len(), moved.already().len()), (0, 1));
         assert_eq!(fs::read(to.path()).unwrap(), b"[]");
     }
 
@@ -414,8 +410,9 @@ mod tests {
             pick: &unread,
             delivered: &never,
             stale: &[],
+            note: &note,
         };
-        assert!(move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).is_err());
+        assert!(move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).is_err());
         assert_eq!(fs::read(from.path()).unwrap(), b"[{\"from\": 1,");
         let (_tmp, from, to) = setup(ONE, Some("{\"not\": \"an array\"}"));
         let m = Move {
@@ -424,13 +421,14 @@ mod tests {
             pick: &unread,
             delivered: &never,
             stale: &[],
+            note: &note,
         };
-        assert!(move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).is_err());
+        assert!(move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).is_err());
         assert_eq!(fs::read(from.path()).unwrap(), ONE.as_bytes());
         assert!(!lock::lock_dir(from.path()).exists());
         assert!(!lock::lock_dir(to.path()).exists());
         fs::remove_file(from.path()).unwrap();
-        let err = move_entries(&m, &LockOptions::default(), &mut |_, _| Ok(())).unwrap_err();
+        let err = move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap_err();
         assert!(format!("{err:#}").contains("does not exist"), "{err:#}");
     }
 
@@ -445,6 +443,7 @@ mod tests {
             pick: &unread,
             delivered: &never,
             stale: &[],
+            note: &note,
         };
         let watcher = {
             let first = lock::lock_dir(to.path());
@@ -466,7 +465,7 @@ mod tests {
         let err = move_entries(
             &m,
             &LockOptions::with_timeout(Duration::from_millis(700)),
-            &mut |_, _| Ok(()),
+            &mut |_| Ok(()),
         )
         .unwrap_err();
         assert!(is_timeout(&err), "{err:#}");
@@ -479,5 +478,85 @@ mod tests {
         assert_eq!(fs::read(from.path()).unwrap(), ONE.as_bytes());
         assert_eq!(fs::read(to.path()).unwrap(), b"[]");
         assert!(!lock::lock_dir(to.path()).exists());
+    }
+
+    /// The move is planned with no lock held: a Claude Code-style writer (proper-lockfile's
+    /// mkdir lock) takes the source's lock while the move parses it, and adds a message. The
+    /// move then finds the source changed under its locks, plans again, and moves that message
+    /// too: nothing is written from the stale plan, nothing lost or doubled.
+    #[test]
+    fn a_writer_takes_the_lock_while_the_move_is_planned() {
+        let (_tmp, from, to) = setup(ONE, Some("[]"));
+        let second = ONE.replacen(
+            "[\n",
+            "[\n  {\n    \"from\": \"worker\",\n    \"text\": \"second\",\n    \"read\": false\n  },\n",
+            1,
+        );
+        let wrote = std::cell::Cell::new(false);
+        let writer = |e: &Entry| {
+            if !wrote.replace(true) {
+                // Taken at the first try: nobody holds it while the move plans.
+                let lock = lock::lock_dir(from.path());
+                fs::create_dir(&lock).expect("the source's lock is free while the move plans");
+                fs::write(from.path(), &second).unwrap();
+                fs::remove_dir(&lock).unwrap();
+            }
+            unread(e)
+        };
+        let m = Move {
+            from: &from,
+            to: &to,
+            pick: &writer,
+            delivered: &never,
+            stale: &[],
+            note: &note,
+        };
+        let mut journaled = Vec::new();
+        let moved = move_entries(&m, &LockOptions::default(), &mut |notes| {
+            journaled.extend(notes.iter().map(|n| n.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        let texts: Vec<String> = moved
+            .appended()
+            .iter()
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(texts, ["second", "SENDTO W1"]);
+        assert_eq!(journaled.len(), 2);
+        let target = super::super::parse_inbox(&fs::read(to.path()).unwrap(), &to).unwrap();
+        assert_eq!(target.len(), 2);
+        let left = fs::read_to_string(from.path()).unwrap();
+        assert!(
+            !left.contains("second") && left.contains("\"old\""),
+            "{left}"
+        );
+    }
+
+    /// A source not in the layout: what moves and what stays are rendered as a parse and a
+    /// render of the whole file would give them.
+    #[test]
+    fn a_source_not_in_the_layout_is_rendered_entry_by_entry() {
+        let compact = r#"[{"from":"w","text":"a","read":false},{"from":"b","text":"x","n":1E5,"read":true},{"from":"c","text":"y","text":"z"}]"#;
+        let (_tmp, from, to) = setup(compact, Some("[]"));
+        let m = Move {
+            from: &from,
+            to: &to,
+            pick: &unread,
+            delivered: &never,
+            stale: &[],
+            note: &note,
+        };
+        move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap();
+        let all = super::super::parse_inbox(compact.as_bytes(), &from).unwrap();
+        let (went, stayed): (Vec<Entry>, Vec<Entry>) = all.into_iter().partition(unread);
+        assert_eq!(
+            fs::read_to_string(to.path()).unwrap(),
+            super::super::render(&went)
+        );
+        assert_eq!(
+            fs::read_to_string(from.path()).unwrap(),
+            super::super::render(&stayed)
+        );
     }
 }
