@@ -3,6 +3,7 @@
 //! ([`crate::store::moving`]), and recorded in the sent log, which tells a later move that a
 //! message its reader has taken since was delivered already.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 use anyhow::{Result, bail};
@@ -13,11 +14,11 @@ use crate::error::usage;
 use crate::observe::misaddressed::{self, Misaddressed, is_unread};
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
-use crate::store::moving::{self, Move, Moved};
+use crate::store::moving::{self, Journal, Move, Moved, NoJournal};
 use crate::store::paths::{MemberName, quote, shown_list};
 use crate::store::{Entry, id};
 use crate::team::config::{Team, suggest};
-use crate::team::sentlog::{Sent, SentLog};
+use crate::team::sentlog::{Pending, Sent, SentLog};
 
 /// What to move, and where.
 pub struct Redeliver<'a> {
@@ -110,22 +111,30 @@ pub fn redeliver(req: &Redeliver) -> Result<Redelivered> {
     };
     let target = team.inbox_path(&to);
     let (delivered, stale) = journaled(req.sent_log, team, to.as_str(), &target)?;
-    let note = |e: &Entry, copy: &str| note(req, &target, to.as_str(), e, copy);
+    let sent = match req.sent_log {
+        Some(log) if !req.dry_run => Some(Journaling {
+            req,
+            log,
+            target: target.display().to_string(),
+            to: to.as_str(),
+            pending: RefCell::new(None),
+        }),
+        _ => None,
+    };
     let m = Move {
         from: &path,
         to: &target,
         pick: &is_unread,
         delivered: &|i| delivered.contains(i),
         stale: &stale,
-        note: &note,
+        journal: sent
+            .as_ref()
+            .map_or(&NoJournal as &dyn Journal, |j| j as &dyn Journal),
     };
     let moved = if req.dry_run {
         moving::plan(&m)?
     } else {
-        moving::move_entries(&m, req.lock, &mut |lines| match req.sent_log {
-            Some(log) => log.record_lines(lines),
-            None => Ok(()),
-        })?
+        moving::move_entries(&m, req.lock)?
     };
     Ok(Redelivered {
         inbox: name.to_string(),
@@ -281,24 +290,58 @@ fn journaled(
     Ok((delivered, stale))
 }
 
-/// The sent log's line for an entry moved to `to`, naming `copy`, the copy of the target that
-/// carries it until it replaces the target (made before the inboxes are locked; written under
-/// them). Empty without a sent log.
-fn note(req: &Redeliver, target: &Loc, to: &str, e: &Entry, copy: &str) -> Result<String> {
-    if req.sent_log.is_none() {
-        return Ok(String::new());
+/// The sent log as a move's journal: each entry that may move gets its line, naming the copy
+/// of the target that carries it until it replaces the target, while the move is planned
+/// (kept in the log's pending file, not in memory); under the locks the lines of those
+/// appended are written.
+struct Journaling<'a> {
+    req: &'a Redeliver<'a>,
+    log: &'a SentLog,
+    /// The target inbox's path, as the log names it.
+    target: String,
+    to: &'a str,
+    /// The lines made, and the copy they name.
+    pending: RefCell<Option<(Pending, String)>>,
+}
+
+impl Journal for Journaling<'_> {
+    fn start(&self, copy: &str) -> Result<()> {
+        let mut p = self.pending.borrow_mut();
+        match p.as_mut() {
+            Some((lines, named)) => {
+                lines.clear()?;
+                *named = copy.to_string();
+            }
+            None => *p = Some((self.log.pending()?, copy.to_string())),
+        }
+        Ok(())
     }
-    let field = |k: &str| e.get(k).and_then(Value::as_str).map(String::from);
-    SentLog::line(&Sent {
-        id: id::entry_id(e),
-        team: req.team.name.to_string(),
-        to: to.to_string(),
-        from: field("from").unwrap_or_default(),
-        at: field("timestamp").unwrap_or_else(|| crate::time::iso_millis(req.now)),
-        summary: field("summary"),
-        inbox: target.display().to_string(),
-        idempotency_key: None,
-        answers: None,
-        moving: Some(copy.to_string()),
-    })
+
+    fn note(&self, e: &Entry) -> Result<()> {
+        let mut p = self.pending.borrow_mut();
+        let Some((lines, copy)) = p.as_mut() else {
+            bail!("the sent log's lines were not started");
+        };
+        let field = |k: &str| e.get(k).and_then(Value::as_str).map(String::from);
+        lines.push(&Sent {
+            id: id::entry_id(e),
+            team: self.req.team.name.to_string(),
+            to: self.to.to_string(),
+            from: field("from").unwrap_or_default(),
+            at: field("timestamp").unwrap_or_else(|| crate::time::iso_millis(self.req.now)),
+            summary: field("summary"),
+            inbox: self.target.clone(),
+            idempotency_key: None,
+            answers: None,
+            moving: Some(copy.clone()),
+        })
+    }
+
+    fn record(&self, which: &[usize]) -> Result<()> {
+        let mut p = self.pending.borrow_mut();
+        let Some((lines, _)) = p.as_mut() else {
+            bail!("the sent log's lines were not started");
+        };
+        self.log.record_pending(lines, which)
+    }
 }

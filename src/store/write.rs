@@ -175,7 +175,7 @@ pub fn is_moving_temp_name(n: &str, name: &str) -> bool {
         })
 }
 
-/// [`write_in`] for a move: the new copy is written and synced under `tmp` (a
+/// [`write_in`] for a move, of what `fill` writes: the new copy is written and synced under `tmp` (a
 /// [`moving_temp_name`] the caller chose), then `journal` is told that name, then the copy
 /// replaces `name`. The
 /// copy is removed when writing it or `journal` fails (nothing happened); once `journal` has
@@ -189,10 +189,10 @@ pub(super) fn write_journaled(
     dir: &Dir,
     name: &str,
     tmp: &str,
-    parts: &[&[u8]],
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
     journal: impl FnOnce(&str) -> Result<()>,
 ) -> Result<()> {
-    let recorded = write_temp(dir, name, tmp, parts, 0o666).and_then(|()| journal(tmp));
+    let recorded = write_temp_with(dir, name, tmp, 0o666, fill).and_then(|()| journal(tmp));
     if let Err(e) = recorded {
         let _ = dir.unlink(tmp);
         return Err(e);
@@ -202,26 +202,16 @@ pub(super) fn write_journaled(
     sync_folder(dir)
 }
 
-/// Writes `parts` to the new file `tmp` in `dir`, with the mode (owner, group) of `name`'s
-/// file when it has one, else `new_mode` & ~umask, and syncs it.
-fn write_temp(dir: &Dir, name: &str, tmp: &str, parts: &[&[u8]], new_mode: u32) -> Result<()> {
-    write_temp_with(dir, name, tmp, new_mode, &mut |w| write_parts(w, parts))
-}
-
-/// Each of `parts` written to `w` (failing as a full file system does when the test fault
-/// says so).
+/// Each of `parts` written to `w`.
 fn write_parts(w: &mut dyn Write, parts: &[&[u8]]) -> Result<()> {
     for part in parts {
-        if faults().fail_write {
-            // ENOSPC, what a full file system reports (test seam, see `Faults`).
-            Err(io::Error::from_raw_os_error(28))?;
-        }
         w.write_all(part)?;
     }
     Ok(())
 }
 
-/// [`write_temp`] of what `fill` writes.
+/// Writes what `fill` writes to the new file `tmp` in `dir`, with the mode (owner, group) of
+/// `name`'s file when it has one, else `new_mode` & ~umask, and syncs it.
 fn write_temp_with(
     dir: &Dir,
     name: &str,
@@ -245,7 +235,13 @@ fn write_temp_with(
     }
     // Buffered: a move writes an inbox as many small pieces (each entry and its separator).
     let mut f = io::BufWriter::with_capacity(256 * 1024, f);
-    fill(&mut f).with_context(|| format!("could not write {}", tmp_path.display()))?;
+    let filled = if faults().fail_write {
+        // ENOSPC, what a full file system reports (test seam, see `Faults`).
+        Err(io::Error::from_raw_os_error(28).into())
+    } else {
+        fill(&mut f)
+    };
+    filled.with_context(|| format!("could not write {}", tmp_path.display()))?;
     let f = f
         .into_inner()
         .map_err(io::IntoInnerError::into_error)

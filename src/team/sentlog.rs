@@ -56,6 +56,42 @@ pub struct Sent {
     pub moving: Option<String>,
 }
 
+/// Sent-log lines made ahead of their write ([`SentLog::pending`]).
+#[derive(Debug)]
+pub struct Pending {
+    write: io::BufWriter<File>,
+    read: File,
+    /// Where each line ends.
+    ends: Vec<u64>,
+}
+
+impl Pending {
+    /// Adds `sent`'s line; its index is the number of lines added before it.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn push(&mut self, sent: &Sent) -> Result<()> {
+        let line = SentLog::line(sent)?;
+        self.write.write_all(line.as_bytes())?;
+        let end = self.ends.last().copied().unwrap_or(0) + line.len() as u64;
+        self.ends.push(end);
+        Ok(())
+    }
+
+    /// Forgets every line added (the move is planned again).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn clear(&mut self) -> Result<()> {
+        self.write.flush()?;
+        let f = self.write.get_mut();
+        f.set_len(0)?;
+        io::Seek::rewind(f)?;
+        self.ends.clear();
+        Ok(())
+    }
+}
+
 /// The log at an explicit location.
 #[derive(Debug, Clone)]
 pub struct SentLog {
@@ -108,7 +144,7 @@ impl SentLog {
         for sent in sents {
             line.push_str(&Self::line(sent)?);
         }
-        self.record_lines(&[&line])
+        self.append_with(&mut |out| out.write_all(line.as_bytes()))
     }
 
     /// `sent` as the log holds it: one line of JSON, with its `\n`.
@@ -121,13 +157,50 @@ impl SentLog {
         Ok(line)
     }
 
-    /// Appends `lines` (each made by [`SentLog::line`]) under the log's lock, as
-    /// [`SentLog::record_all`] does: a move's lines are made before its inboxes are locked, and
-    /// only written under them.
+    /// Lines made ahead of the write that records them ([`SentLog::record_pending`]): a move
+    /// makes one per message before it locks the inboxes, and writes only those of the
+    /// messages it moved, under the locks. They wait in a file of the log's folder that is
+    /// removed as soon as it is opened (nothing is left by a crash), not in memory.
+    ///
+    /// # Errors
+    /// I/O errors, naming the folder.
+    pub fn pending(&self) -> Result<Pending> {
+        let context = || format!("could not write the sent log {}", self.path.display());
+        let dir = private_dir(&self.dir).with_context(context)?;
+        let name = format!("{CURRENT}.pending.{}", crate::store::id::temp_suffix());
+        let write = dir.create_new(&name, 0o600).with_context(context)?;
+        let read = dir.open_file(&name);
+        let _ = dir.unlink(&name);
+        let read = read.with_context(context)?.with_context(context)?;
+        Ok(Pending {
+            write: io::BufWriter::with_capacity(256 * 1024, write),
+            read,
+            ends: Vec::new(),
+        })
+    }
+
+    /// Appends the lines of `pending` at `which` (indices in the order they were added,
+    /// ascending) under the log's lock, as [`SentLog::record_all`] does.
     ///
     /// # Errors
     /// As [`SentLog::record_all`].
-    pub fn record_lines(&self, lines: &[&str]) -> Result<()> {
+    pub fn record_pending(&self, pending: &mut Pending, which: &[usize]) -> Result<()> {
+        pending.write.flush()?;
+        let (read, ends) = (&pending.read, &pending.ends);
+        let mut buf = Vec::new();
+        self.append_with(&mut |out| {
+            for &i in which {
+                let start = if i == 0 { 0 } else { ends[i - 1] };
+                buf.resize((ends[i] - start) as usize, 0);
+                std::os::unix::fs::FileExt::read_exact_at(read, &mut buf, start)?;
+                out.write_all(&buf)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Appends what `fill` writes, under the log's lock (rotating it first when it is large).
+    fn append_with(&self, fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
         let dir = private_dir(&self.dir).with_context(context)?;
         // Refused before anything is written: the rotation would rename over it.
@@ -145,9 +218,7 @@ impl SentLog {
             f = fresh;
         }
         let mut out = io::BufWriter::with_capacity(256 * 1024, f);
-        for line in lines {
-            out.write_all(line.as_bytes()).with_context(context)?;
-        }
+        fill(&mut out).with_context(context)?;
         out.flush().with_context(context)?;
         Ok(())
     }

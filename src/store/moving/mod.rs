@@ -41,7 +41,7 @@
 //!   anything but a regular file at either is refused before a lock is taken, and a source or
 //!   target that does not parse is left byte for byte as it was.
 
-use std::io;
+use std::io::{self, Write};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -79,16 +79,52 @@ pub struct Move<'a> {
     /// before their rename, as the journal names them: removed once this move has written the
     /// target, whose entries they did not deliver.
     pub stale: &'a [String],
-    /// The journal's line for a picked entry carried by the copy named (made while the move is
-    /// planned, before any lock is taken; handed to the journal of [`move_entries`] for the
-    /// entries appended).
-    pub note: &'a dyn Fn(&Entry, &str) -> Result<String>,
+    /// The journal of the move.
+    pub journal: &'a dyn Journal,
 }
 
-/// Moves the picked entries of `m.from` to `m.to` (see the module docs), calling `journal`
-/// with the appended entries' lines ([`Move::note`]) once the target's copy holds them and
-/// before it replaces the target. A source that does not exist is an error; one with nothing
-/// to move is left untouched and so is the target (not even created).
+/// The journal of a move (`redeliver`'s is the sent log): told each picked entry while the move
+/// is planned, before any lock is taken, and asked, under the locks, once the target's copy
+/// holds them and before it replaces the target, to record the entries appended.
+pub trait Journal {
+    /// The move is planned (again), the target's new content to go to the copy `copy`: what
+    /// was noted before is forgotten.
+    ///
+    /// # Errors
+    /// The journal's (the move stops, nothing written).
+    fn start(&self, copy: &str) -> Result<()>;
+    /// The next picked entry, in source order.
+    ///
+    /// # Errors
+    /// As [`Journal::start`].
+    fn note(&self, entry: &Entry) -> Result<()>;
+    /// Records the noted entries at `which` (their places in the order noted, ascending): the
+    /// ones appended to the target.
+    ///
+    /// # Errors
+    /// The journal's: the copy is removed and nothing is written.
+    fn record(&self, which: &[usize]) -> Result<()>;
+}
+
+/// A journal that keeps nothing (a move nobody needs to record).
+pub struct NoJournal;
+
+impl Journal for NoJournal {
+    fn start(&self, _: &str) -> Result<()> {
+        Ok(())
+    }
+    fn note(&self, _: &Entry) -> Result<()> {
+        Ok(())
+    }
+    fn record(&self, _: &[usize]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Moves the picked entries of `m.from` to `m.to` (see the module docs), recording the
+/// appended ones in [`Move::journal`] once the target's copy holds them and before it replaces
+/// the target. A source that does not exist is an error; one with nothing to move is left
+/// untouched and so is the target (not even created).
 ///
 /// The move is planned without any lock (the source read and parsed, one entry at a time);
 /// under both locks it only checks that the source is still what was planned from (else it
@@ -98,11 +134,7 @@ pub struct Move<'a> {
 /// [`Error::LockTimeout`] (nothing written), a source or target that does not parse or is not
 /// a regular file (left unchanged), a source that kept changing while the move was planned
 /// (nothing written), [`Error::VerifyFailed`], I/O.
-pub fn move_entries(
-    m: &Move,
-    opts: &LockOptions,
-    journal: &mut dyn FnMut(&[&str]) -> Result<()>,
-) -> Result<Moved> {
+pub fn move_entries(m: &Move, opts: &LockOptions) -> Result<Moved> {
     let (from_dir, from_name) = source_place(m.from)?;
     let to_name = leaf(m.to)?;
     let copy = super::moving_temp_name(to_name);
@@ -123,7 +155,7 @@ pub fn move_entries(
                 from: (&from_dir, from_name, from_lock),
                 to: (&to_dir, to_name, to_lock),
             };
-            return write_planned(m, plan, locks, &copy, journal);
+            return write_planned(m, plan, locks, &copy);
         }
         // Changed since it was read: planned again, with neither lock held meanwhile.
         to_lock.release()?;
@@ -146,30 +178,29 @@ struct Locks<'a> {
 }
 
 /// The writes of a move whose source is as `plan` read it, under both `locks`: the target
-/// (its copy, the journal, the rename; read back), then the source (read back).
-fn write_planned(
-    m: &Move,
-    plan: Plan,
-    locks: Locks,
-    copy: &str,
-    journal: &mut dyn FnMut(&[&str]) -> Result<()>,
-) -> Result<Moved> {
+/// (its copy, the journal, the rename; read back), then the source (read back). Each is written
+/// as it is made from the plan, a piece at a time, and read back against it again.
+fn write_planned(m: &Move, plan: Plan, locks: Locks, copy: &str) -> Result<Moved> {
     let (from_dir, from_name, from_lock) = locks.from;
     let (to_dir, to_name, to_lock) = locks.to;
     let target = read_locked(to_dir, to_name, m.to)?;
     let split = {
         let t = plan::target_of(&target, m.to)?;
-        let split = plan.split(&t.ids, m);
-        if split.has_appended() {
-            let parts = plan.target_parts(t.laid_out(&target), t.count, &split);
+        let split = plan.split(&t.ids);
+        if !split.appended.is_empty() {
+            let laid_out = t.laid_out(&target);
+            let mut fill = |w: &mut dyn Write| -> Result<()> {
+                Ok(plan.write_target(w, laid_out, t.count, &split)?)
+            };
             to_lock.verify()?;
-            let notes = plan.notes(&split);
             // The journal says which copy carries the move before the copy replaces the
             // target: the move happened exactly when that copy is gone (a SIGKILL at any
             // point leaves a journal and a target that agree).
-            super::write_journaled(to_dir, to_name, copy, &parts, |_| journal(&notes))?;
+            super::write_journaled(to_dir, to_name, copy, &mut fill, |_| {
+                m.journal.record(&split.appended)
+            })?;
             pause(faults().before_verify);
-            super::verify_written(to_dir, to_name, &parts)?;
+            super::verify_written_with(to_dir, to_name, &mut fill)?;
             for stale in m
                 .stale
                 .iter()
@@ -182,13 +213,11 @@ fn write_planned(
     };
     drop(target);
     pause(faults().between_moves);
-    {
-        let rest = plan.source_parts();
-        from_lock.verify()?;
-        super::write_in(from_dir, from_name, &rest, 0o666)?;
-        pause(faults().before_verify);
-        super::verify_written(from_dir, from_name, &rest)?;
-    }
+    let mut fill = |w: &mut dyn Write| -> Result<()> { Ok(plan.write_source(w)?) };
+    from_lock.verify()?;
+    super::write_in_if_with(from_dir, from_name, 0o666, &mut fill, || Ok(true))?;
+    pause(faults().before_verify);
+    super::verify_written_with(from_dir, from_name, &mut fill)?;
     to_lock.release()?;
     from_lock.release()?;
     Ok(plan.into_moved(&split))
@@ -218,7 +247,7 @@ pub fn plan(m: &Move) -> Result<Moved> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("could not read {}", m.to.display())),
     };
-    let split = plan.split(&target.unwrap_or_default(), m);
+    let split = plan.split(&target.unwrap_or_default());
     Ok(plan.into_moved(&split))
 }
 
@@ -304,8 +333,44 @@ mod tests {
         false
     }
 
-    fn note(e: &Entry, copy: &str) -> Result<String> {
-        Ok(format!("{} {copy}\n", id::entry_id(e)))
+    /// A journal that keeps the ids noted and recorded, and the copy named.
+    #[derive(Default)]
+    struct Notes {
+        noted: std::cell::RefCell<Vec<String>>,
+        recorded: std::cell::RefCell<Vec<String>>,
+    }
+
+    impl Journal for Notes {
+        fn start(&self, _: &str) -> Result<()> {
+            self.noted.borrow_mut().clear();
+            Ok(())
+        }
+        fn note(&self, e: &Entry) -> Result<()> {
+            self.noted.borrow_mut().push(id::entry_id(e));
+            Ok(())
+        }
+        fn record(&self, which: &[usize]) -> Result<()> {
+            let noted = self.noted.borrow();
+            self.recorded
+                .borrow_mut()
+                .extend(which.iter().map(|&i| noted[i].clone()));
+            Ok(())
+        }
+    }
+
+    /// A journal that must not be asked to record.
+    struct NoAppend;
+
+    impl Journal for NoAppend {
+        fn start(&self, _: &str) -> Result<()> {
+            Ok(())
+        }
+        fn note(&self, _: &Entry) -> Result<()> {
+            Ok(())
+        }
+        fn record(&self, _: &[usize]) -> Result<()> {
+            panic!("no append")
+        }
     }
 
     fn setup(from: &str, to: Option<&str>) -> (tempfile::TempDir, Loc, Loc) {
@@ -327,21 +392,18 @@ mod tests {
         let target =
             "[\n  {\n    \"from\": \"x\",\n    \"text\": \"kept\",\n    \"n\": 1E5\n  }\n]";
         let (tmp, from, to) = setup(ONE, Some(target));
+        let notes = Notes::default();
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
         assert_eq!(plan(&m).unwrap().appended().len(), 1);
-        let mut journaled = Vec::new();
-        let moved = move_entries(&m, &LockOptions::default(), &mut |notes| {
-            journaled.extend(notes.iter().map(|n| n.to_string()));
-            Ok(())
-        })
-        .unwrap();
+        let moved = move_entries(&m, &LockOptions::default()).unwrap();
+        let journaled = notes.recorded.borrow().clone();
         assert_eq!(
             (moved.appended().len(), moved.already().len(), moved.kept),
             (1, 0, 1)
@@ -361,7 +423,7 @@ mod tests {
         );
         // Again: nothing to move, nothing written.
         let before = fs::read(to.path()).unwrap();
-        let again = move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap();
+        let again = move_entries(&m, &LockOptions::default()).unwrap();
         assert!(again.is_empty());
         assert_eq!(fs::read(to.path()).unwrap(), before);
         let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
@@ -372,31 +434,31 @@ mod tests {
     fn an_entry_already_in_the_target_or_the_journal_is_only_removed() {
         let copy = format!("[\n{}\n]", &ONE[2..ONE.find("\n  },").unwrap() + 4]);
         let (_tmp, from, to) = setup(ONE, Some(&copy));
+        let notes = NoAppend;
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
         let before = fs::read(to.path()).unwrap();
-        let moved =
-            move_entries(&m, &LockOptions::default(), &mut |_| panic!("no append")).unwrap();
+        let moved = move_entries(&m, &LockOptions::default()).unwrap();
         assert_eq!((moved.appended().len(), moved.already().len()), (0, 1));
         assert_eq!(fs::read(to.path()).unwrap(), before);
         // Taken from the target by its reader since: the journal knows.
         let (_tmp, from, to) = setup(ONE, Some("[]"));
+        let notes = NoAppend;
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &|_| true,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
-        let moved =
-            move_entries(&m, &LockOptions::default(), &mut |_| panic!("no append")).unwrap();
+        let moved = move_entries(&m, &LockOptions::default()).unwrap();
         assert_eq!((moved.appended().len(), moved.already().len()), (0, 1));
         assert_eq!(fs::read(to.path()).unwrap(), b"[]");
     }
@@ -404,31 +466,33 @@ mod tests {
     #[test]
     fn a_corrupt_or_missing_side_is_left_alone() {
         let (_tmp, from, to) = setup("[{\"from\": 1,", Some("[]"));
+        let notes = Notes::default();
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
-        assert!(move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).is_err());
+        assert!(move_entries(&m, &LockOptions::default()).is_err());
         assert_eq!(fs::read(from.path()).unwrap(), b"[{\"from\": 1,");
         let (_tmp, from, to) = setup(ONE, Some("{\"not\": \"an array\"}"));
+        let notes = Notes::default();
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
-        assert!(move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).is_err());
+        assert!(move_entries(&m, &LockOptions::default()).is_err());
         assert_eq!(fs::read(from.path()).unwrap(), ONE.as_bytes());
         assert!(!lock::lock_dir(from.path()).exists());
         assert!(!lock::lock_dir(to.path()).exists());
         fs::remove_file(from.path()).unwrap();
-        let err = move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap_err();
+        let err = move_entries(&m, &LockOptions::default()).unwrap_err();
         assert!(format!("{err:#}").contains("does not exist"), "{err:#}");
     }
 
@@ -437,13 +501,14 @@ mod tests {
         let (_tmp, from, to) = setup(ONE, Some("[]"));
         // alice.json sorts first: its lock is taken first, alise's held by someone else.
         fs::create_dir(lock::lock_dir(from.path())).unwrap();
+        let notes = Notes::default();
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
         let watcher = {
             let first = lock::lock_dir(to.path());
@@ -462,12 +527,8 @@ mod tests {
                 (free, held)
             })
         };
-        let err = move_entries(
-            &m,
-            &LockOptions::with_timeout(Duration::from_millis(700)),
-            &mut |_| Ok(()),
-        )
-        .unwrap_err();
+        let err =
+            move_entries(&m, &LockOptions::with_timeout(Duration::from_millis(700))).unwrap_err();
         assert!(is_timeout(&err), "{err:#}");
         let (free, held) = watcher.join().unwrap();
         assert!(
@@ -503,20 +564,17 @@ mod tests {
             }
             unread(e)
         };
+        let notes = Notes::default();
         let m = Move {
             from: &from,
             to: &to,
             pick: &writer,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
-        let mut journaled = Vec::new();
-        let moved = move_entries(&m, &LockOptions::default(), &mut |notes| {
-            journaled.extend(notes.iter().map(|n| n.to_string()));
-            Ok(())
-        })
-        .unwrap();
+        let moved = move_entries(&m, &LockOptions::default()).unwrap();
+        let journaled = notes.recorded.borrow().clone();
         let texts: Vec<String> = moved
             .appended()
             .iter()
@@ -539,15 +597,16 @@ mod tests {
     fn a_source_not_in_the_layout_is_rendered_entry_by_entry() {
         let compact = r#"[{"from":"w","text":"a","read":false},{"from":"b","text":"x","n":1E5,"read":true},{"from":"c","text":"y","text":"z"}]"#;
         let (_tmp, from, to) = setup(compact, Some("[]"));
+        let notes = Notes::default();
         let m = Move {
             from: &from,
             to: &to,
             pick: &unread,
             delivered: &never,
             stale: &[],
-            note: &note,
+            journal: &notes,
         };
-        move_entries(&m, &LockOptions::default(), &mut |_| Ok(())).unwrap();
+        move_entries(&m, &LockOptions::default()).unwrap();
         let all = super::super::parse_inbox(compact.as_bytes(), &from).unwrap();
         let (went, stayed): (Vec<Entry>, Vec<Entry>) = all.into_iter().partition(unread);
         assert_eq!(

@@ -9,6 +9,7 @@
 //! entry parsed at once (a parsed entry takes about four times its text).
 
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 use anyhow::Result;
 use serde::ser::{Serialize, Serializer};
@@ -48,9 +49,22 @@ impl Texts {
 /// An entry of the source that is picked to move.
 struct Picked {
     at: At,
-    id: String,
-    /// Its journal line: `notes[start..end]`.
-    note: (usize, usize),
+    /// Its id's [`key`].
+    key: Key,
+    /// The journal says it was moved to the target before.
+    delivered: bool,
+}
+
+/// An id as the first 16 bytes of its sha256: what a move keeps of each id (a few bytes,
+/// whatever the id's length), as unlikely to stand for two ids as the content hash itself.
+type Key = [u8; 16];
+
+/// `id`'s [`Key`].
+fn key(id: &str) -> Key {
+    use sha2::{Digest, Sha256};
+    let mut k = [0u8; 16];
+    k.copy_from_slice(&Sha256::digest(id.as_bytes())[..16]);
+    k
 }
 
 /// The source planned (see the module docs).
@@ -58,38 +72,32 @@ pub(super) struct Plan {
     pub(super) texts: Texts,
     kept: Vec<At>,
     picked: Vec<Picked>,
-    notes: String,
 }
 
 /// The picked entries sorted: appended to the target, or only removed (it has them, or the
 /// journal says they were moved before). Indices into [`Plan::picked`].
 pub(super) struct Split {
-    appended: Vec<usize>,
+    pub(super) appended: Vec<usize>,
     already: Vec<usize>,
 }
 
-impl Split {
-    /// Whether any entry is appended to the target.
-    pub(super) fn has_appended(&self) -> bool {
-        !self.appended.is_empty()
-    }
-}
-
 impl Plan {
-    /// `bytes` (the source at `path`) planned for `m`; each picked entry's journal line made by
-    /// `m.note` for the copy `copy` (none without one: a dry run). The plan refers to `bytes`
-    /// by offsets: hand them to [`Plan::keep`].
+    /// `bytes` (the source at `path`) planned for `m`; each picked entry told to `m.journal`
+    /// for the copy `copy` (not without one: a dry run). The plan refers to `bytes` by offsets:
+    /// hand them to [`Plan::keep`].
     ///
     /// # Errors
     /// A source that is not a JSON array of objects (the reason [`parse_inbox`] gives), an
-    /// entry that does not parse (an escaped lone surrogate), `m.note`'s error.
+    /// entry that does not parse (an escaped lone surrogate), the journal's error.
     pub(super) fn new(bytes: &[u8], path: &Loc, m: &Move, copy: Option<&str>) -> Result<Plan> {
         let mut plan = Plan {
             texts: Texts::default(),
             kept: Vec::new(),
             picked: Vec::new(),
-            notes: String::new(),
         };
+        if let Some(copy) = copy {
+            m.journal.start(copy)?;
+        }
         let Ok(raws) = serde_json::from_slice::<Vec<&RawValue>>(bytes) else {
             return Err(refusal(bytes, path));
         };
@@ -105,14 +113,14 @@ impl Plan {
                 plan.kept.push(at);
                 continue;
             }
-            let from = plan.notes.len();
-            if let Some(copy) = copy {
-                plan.notes.push_str(&(m.note)(&entry, copy)?);
+            if copy.is_some() {
+                m.journal.note(&entry)?;
             }
+            let id = id::entry_id(&entry);
             plan.picked.push(Picked {
                 at,
-                id: id::entry_id(&entry),
-                note: (from, plan.notes.len()),
+                key: key(&id),
+                delivered: (m.delivered)(&id),
             });
         }
         Ok(plan)
@@ -148,77 +156,63 @@ impl Plan {
     }
 
     /// The picked entries sorted against the target (how many of each id it holds) and the
-    /// journal (`m.delivered`).
-    pub(super) fn split(&self, target: &HashMap<String, usize>, m: &Move) -> Split {
+    /// journal ([`Move::delivered`], asked when the move was planned).
+    pub(super) fn split(&self, target: &HashMap<Key, usize>) -> Split {
         let mut there = target.clone();
         let mut out = Split {
             appended: Vec::new(),
             already: Vec::new(),
         };
         for (i, p) in self.picked.iter().enumerate() {
-            match there.get_mut(&p.id) {
+            match there.get_mut(&p.key) {
                 Some(n) if *n > 0 => {
                     *n -= 1;
                     out.already.push(i);
                 }
-                _ if (m.delivered)(&p.id) => out.already.push(i),
+                _ if p.delivered => out.already.push(i),
                 _ => out.appended.push(i),
             }
         }
         out
     }
 
-    /// The journal lines of the appended entries.
-    pub(super) fn notes(&self, split: &Split) -> Vec<&str> {
-        split
-            .appended
-            .iter()
-            .map(|&i| {
-                let (s, e) = self.picked[i].note;
-                &self.notes[s..e]
-            })
-            .collect()
-    }
-
-    /// The target's new content: `target` (in the layout, holding `count` entries) with the
-    /// appended entries after its last, as pieces borrowed from both.
-    pub(super) fn target_parts<'a>(
-        &'a self,
-        target: &'a [u8],
+    /// Writes the target's new content to `w`: `target` (in the layout, holding `count`
+    /// entries) with the appended entries after its last (a piece at a time, never held whole).
+    pub(super) fn write_target(
+        &self,
+        w: &mut dyn Write,
+        target: &[u8],
         count: usize,
         split: &Split,
-    ) -> Vec<&'a [u8]> {
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(2 * split.appended.len() + 2);
+    ) -> io::Result<()> {
         // `[]` keeps its `[`; `[\n…\n]` keeps everything up to its last entry's `}`.
         let (keep, mut sep): (usize, &[u8]) = if count == 0 {
             (1, b"\n  ")
         } else {
             (target.len() - 2, b",\n  ")
         };
-        parts.push(&target[..keep]);
+        w.write_all(&target[..keep])?;
         for &i in &split.appended {
-            parts.push(sep);
-            parts.push(self.texts.get(self.picked[i].at));
+            w.write_all(sep)?;
+            w.write_all(self.texts.get(self.picked[i].at))?;
             sep = b",\n  ";
         }
-        parts.push(b"\n]");
-        parts
+        w.write_all(b"\n]")
     }
 
-    /// The source's new content: the entries that stay, in the layout (`[]` when none).
-    pub(super) fn source_parts(&self) -> Vec<&[u8]> {
+    /// Writes the source's new content to `w`: the entries that stay, in the layout (`[]`
+    /// when none).
+    pub(super) fn write_source(&self, w: &mut dyn Write) -> io::Result<()> {
         if self.kept.is_empty() {
-            return vec![b"[]"];
+            return w.write_all(b"[]");
         }
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(2 * self.kept.len() + 1);
         let mut sep: &[u8] = b"[\n  ";
         for &at in &self.kept {
-            parts.push(sep);
-            parts.push(self.texts.get(at));
+            w.write_all(sep)?;
+            w.write_all(self.texts.get(at))?;
             sep = b",\n  ";
         }
-        parts.push(b"\n]");
-        parts
+        w.write_all(b"\n]")
     }
 
     /// What was (or would be) moved: the entries' texts kept, the rest of the plan dropped.
@@ -261,7 +255,7 @@ fn refusal(bytes: &[u8], path: &Loc) -> anyhow::Error {
 /// An inbox that is not a JSON array of objects.
 pub(super) fn target_of(bytes: &[u8], path: &Loc) -> Result<Target> {
     let mut ids = HashMap::new();
-    let mut count_id = |i: String| *ids.entry(i).or_insert(0) += 1;
+    let mut count_id = |i: String| *ids.entry(key(&i)).or_insert(0) += 1;
     if let Some(count) = format::canonical_inbox(bytes) {
         match serde_json::from_slice::<Vec<LightEntry>>(bytes) {
             Ok(entries) => entries.iter().for_each(|e| count_id(e.id())),
@@ -292,7 +286,7 @@ pub(super) fn target_of(bytes: &[u8], path: &Loc) -> Result<Target> {
 
 /// The target as [`target_of`] read it.
 pub(super) struct Target {
-    pub(super) ids: HashMap<String, usize>,
+    pub(super) ids: HashMap<Key, usize>,
     /// Its entries rendered again, when its bytes are not in the layout.
     pub(super) rendered: Option<String>,
     /// How many entries it holds.
