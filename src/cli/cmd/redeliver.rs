@@ -113,41 +113,49 @@ pub(crate) fn run(ctx: &Ctx, args: RedeliverArgs) -> Result<()> {
             kept: r.moved.kept,
         });
     }
-    ctx.out.line(&human(&r))
+    // A line at a time: a move of many messages is never held as text.
+    for line in human(&r) {
+        ctx.out.line(&line)?;
+    }
+    Ok(())
 }
 
-/// What was moved, for people.
-fn human(r: &Redelivered) -> String {
+/// What was moved, for people, a line at a time.
+fn human(r: &Redelivered) -> Box<dyn Iterator<Item = String> + '_> {
+    let nothing = || format!("nothing to move: {}.json holds no unread message", r.inbox);
     let (Some(to), Some(target)) = (&r.to, &r.target) else {
-        return format!("nothing to move: {}.json holds no unread message", r.inbox);
+        return Box::new(std::iter::once(nothing()));
     };
     let n = r.moved.appended().len() + r.moved.already().len();
     if n == 0 {
-        return format!("nothing to move: {}.json holds no unread message", r.inbox);
+        return Box::new(std::iter::once(nothing()));
     }
     let verb = if r.dry_run { "would move" } else { "moved" };
-    let mut out = vec![format!(
+    let head = format!(
         "{verb} {n} message{} from {} to {to} ({})",
         if n == 1 { "" } else { "s" },
         r.inbox,
         esc(&target.display().to_string())
-    )];
-    for e in r.moved.appended().iter() {
-        out.push(format!("  {verb} {}", line(&e)));
-    }
-    for e in r.moved.already().iter() {
-        out.push(format!(
-            "  already in {to}'s inbox or taken from it (a move cut short), {} from {}.json: {}",
-            if r.dry_run {
-                "would be removed"
-            } else {
-                "removed"
-            },
-            r.inbox,
-            line(&e)
-        ));
-    }
-    out.join("\n")
+    );
+    let removed = if r.dry_run {
+        "would be removed"
+    } else {
+        "removed"
+    };
+    let appended = r.moved.appended().iter();
+    let already = r.moved.already().iter();
+    Box::new(
+        std::iter::once(head)
+            .chain(appended.map(move |e| format!("  {verb} {}", line(&e))))
+            .chain(already.map(move |e| {
+                format!(
+                    "  already in {to}'s inbox or taken from it (a move cut short), {removed} \
+                     from {}.json: {}",
+                    r.inbox,
+                    line(&e)
+                )
+            })),
+    )
 }
 
 /// `<id> from <sender>: <summary or first line>`, escaped.
