@@ -202,6 +202,52 @@ pub(super) fn write_journaled(
     sync_folder(dir)
 }
 
+/// A target's new copy written ahead of its move, before the move takes its locks, under an
+/// ordinary temp name (`<name>.tmp.<8 hex>`: swept as every stale temp file is if the move
+/// never comes back to it); [`journal_early`] makes it the move's copy. Returns its name.
+///
+/// # Errors
+/// I/O errors, `fill`'s (nothing is left).
+pub(super) fn write_early(
+    dir: &Dir,
+    name: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<String> {
+    let tmp = format!("{name}.tmp.{}", id::temp_suffix());
+    if let Err(e) = write_temp_with(dir, name, &tmp, 0o666, fill) {
+        let _ = dir.unlink(&tmp);
+        return Err(e);
+    }
+    Ok(tmp)
+}
+
+/// [`write_journaled`] of a copy written ahead ([`write_early`]'s `early`): renamed to `copy`
+/// (a [`moving_temp_name`]) and the folder synced, so the name is on disk before the journal
+/// names it; then `journal` is told `copy`; then the copy replaces `name`.
+///
+/// # Errors
+/// As [`write_journaled`].
+pub(super) fn journal_early(
+    dir: &Dir,
+    name: &str,
+    early: &str,
+    copy: &str,
+    journal: impl FnOnce(&str) -> Result<()>,
+) -> Result<()> {
+    let named = match dir.rename(early, copy) {
+        Ok(()) => sync_folder(dir).and_then(|()| journal(copy)),
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = named {
+        let _ = dir.unlink(copy);
+        let _ = dir.unlink(early);
+        return Err(e);
+    }
+    pause(faults().before_rename);
+    dir.rename(copy, name)?;
+    sync_folder(dir)
+}
+
 /// Each of `parts` written to `w`.
 fn write_parts(w: &mut dyn Write, parts: &[&[u8]]) -> Result<()> {
     for part in parts {

@@ -11,11 +11,15 @@
 //!   entry at a time, each kept as its text, before any lock is taken, so a Claude Code writer
 //!   of either inbox is never kept waiting while a large inbox is parsed. Under both locks the
 //!   move reads the source again and compares it byte for byte with what it planned from: when
-//!   it changed, both locks are released and the move is planned again ([`PLANS`]). Only the
-//!   target (read and its ids counted, as every locked append does) and the writes are done
-//!   under the locks. Memory: about the source's bytes, plus the target's, plus a journal line
-//!   per entry that moves; never every entry parsed at once.
-//! - Order of writes, all under both locks: the target's new content to a copy beside it
+//!   it changed, both locks are released and the move is planned again ([`PLANS`]). The
+//!   target's new copy is written before the locks too, from the target as it was then, under
+//!   an ordinary temp name (swept as a stale temp file if the move never comes back to it);
+//!   under the locks it is used when the target is still those bytes (compared), renamed to the
+//!   move's copy name and synced before the journal names it, and otherwise removed and the
+//!   target read and its copy written under the locks, as every locked append does. Memory:
+//!   about the source's bytes, plus the target's, plus a few dozen bytes per entry that moves
+//!   (the journal keeps its lines out of memory); never every entry parsed at once.
+//! - Order of writes, under both locks: the target's new content in a copy beside it
 //!   ([`super::moving_temp_name`]), synced; then the caller's journal, told that copy's name;
 //!   then the copy renamed over the target (read back); then the source (atomic replace, read
 //!   back). A journal entry thus records a move that happened exactly when the copy it names
@@ -146,8 +150,10 @@ pub fn move_entries(m: &Move, opts: &LockOptions) -> Result<Moved> {
             return Ok(plan.nothing());
         }
         let to_dir = super::ensure_inbox_in(m.to)?;
+        let early = early(m, &plan, &to_dir, to_name)?;
         pause(faults().before_lock);
-        let (from_lock, to_lock) = lock_pair((&from_dir, from_name), (&to_dir, to_name), opts)?;
+        let locked = lock_pair((&from_dir, from_name), (&to_dir, to_name), opts);
+        let (from_lock, to_lock) = locked.inspect_err(|_| discard(&to_dir, early.as_ref()))?;
         pause(faults().after_lock);
         let context = || format!("could not read {}", m.from.display());
         if super::holds(&from_dir, from_name, &[plan.source()]).with_context(context)? {
@@ -155,9 +161,10 @@ pub fn move_entries(m: &Move, opts: &LockOptions) -> Result<Moved> {
                 from: (&from_dir, from_name, from_lock),
                 to: (&to_dir, to_name, to_lock),
             };
-            return write_planned(m, plan, locks, &copy);
+            return write_planned(m, plan, locks, &copy, early);
         }
         // Changed since it was read: planned again, with neither lock held meanwhile.
+        discard(&to_dir, early.as_ref());
         to_lock.release()?;
         from_lock.release()?;
         plans += 1;
@@ -177,16 +184,81 @@ struct Locks<'a> {
     to: (&'a Dir, &'a str, LockGuard),
 }
 
+/// The target's new copy written before the locks, from the target as it was then, and what
+/// it was made from: under the locks it is used only when the target is still those bytes.
+struct Early {
+    target: Vec<u8>,
+    t: plan::Target,
+    split: plan::Split,
+    /// The copy's temp file ([`super::write_early`]), when anything is appended.
+    tmp: Option<String>,
+}
+
+/// [`Early`] for `plan`, or `None` when the target cannot be read or does not parse now (all is
+/// then done under the locks, where such a target is refused).
+fn early(m: &Move, plan: &Plan, to_dir: &Dir, to_name: &str) -> Result<Option<Early>> {
+    let Ok(Some(target)) = to_dir.read(to_name) else {
+        return Ok(None);
+    };
+    let Ok(t) = plan::target_of(&target, m.to) else {
+        return Ok(None);
+    };
+    let split = plan.split(&t.ids);
+    let tmp = if split.appended.is_empty() {
+        None
+    } else {
+        let laid_out = t.laid_out(&target);
+        let mut fill = |w: &mut dyn Write| -> Result<()> {
+            Ok(plan.write_target(w, laid_out, t.count, &split)?)
+        };
+        Some(super::write_early(to_dir, to_name, &mut fill)?)
+    };
+    Ok(Some(Early {
+        target,
+        t,
+        split,
+        tmp,
+    }))
+}
+
+/// Removes an early copy that will not be used.
+fn discard(to_dir: &Dir, early: Option<&Early>) {
+    if let Some(tmp) = early.and_then(|e| e.tmp.as_deref()) {
+        let _ = to_dir.unlink(tmp);
+    }
+}
+
 /// The writes of a move whose source is as `plan` read it, under both `locks`: the target
-/// (its copy, the journal, the rename; read back), then the source (read back). Each is written
-/// as it is made from the plan, a piece at a time, and read back against it again.
-fn write_planned(m: &Move, plan: Plan, locks: Locks, copy: &str) -> Result<Moved> {
+/// (its copy, written before the locks when the target is still as it was then, the journal,
+/// the rename; read back), then the source (read back). Each is written as it is made from the
+/// plan, a piece at a time, and read back against it again.
+fn write_planned(
+    m: &Move,
+    plan: Plan,
+    locks: Locks,
+    copy: &str,
+    early: Option<Early>,
+) -> Result<Moved> {
     let (from_dir, from_name, from_lock) = locks.from;
     let (to_dir, to_name, to_lock) = locks.to;
-    let target = read_locked(to_dir, to_name, m.to)?;
-    let split = {
-        let t = plan::target_of(&target, m.to)?;
-        let split = plan.split(&t.ids);
+    let context = || format!("could not read {}", m.to.display());
+    let early = match early {
+        Some(e) if super::holds(to_dir, to_name, &[&e.target]).with_context(context)? => Some(e),
+        stale => {
+            discard(to_dir, stale.as_ref());
+            None
+        }
+    };
+    let (target, t, split, tmp) = match early {
+        Some(e) => (e.target, e.t, e.split, e.tmp),
+        None => {
+            let target = read_locked(to_dir, to_name, m.to)?;
+            let t = plan::target_of(&target, m.to)?;
+            let split = plan.split(&t.ids);
+            (target, t, split, None)
+        }
+    };
+    {
         if !split.appended.is_empty() {
             let laid_out = t.laid_out(&target);
             let mut fill = |w: &mut dyn Write| -> Result<()> {
@@ -196,9 +268,11 @@ fn write_planned(m: &Move, plan: Plan, locks: Locks, copy: &str) -> Result<Moved
             // The journal says which copy carries the move before the copy replaces the
             // target: the move happened exactly when that copy is gone (a SIGKILL at any
             // point leaves a journal and a target that agree).
-            super::write_journaled(to_dir, to_name, copy, &mut fill, |_| {
-                m.journal.record(&split.appended)
-            })?;
+            let record = |_: &str| m.journal.record(&split.appended);
+            match &tmp {
+                Some(early) => super::journal_early(to_dir, to_name, early, copy, record)?,
+                None => super::write_journaled(to_dir, to_name, copy, &mut fill, record)?,
+            }
             pause(faults().before_verify);
             super::verify_written_with(to_dir, to_name, &mut fill)?;
             for stale in m
@@ -209,9 +283,8 @@ fn write_planned(m: &Move, plan: Plan, locks: Locks, copy: &str) -> Result<Moved
                 let _ = to_dir.unlink(stale);
             }
         }
-        split
-    };
-    drop(target);
+    }
+    drop((target, t));
     pause(faults().between_moves);
     let mut fill = |w: &mut dyn Write| -> Result<()> { Ok(plan.write_source(w)?) };
     from_lock.verify()?;
@@ -617,5 +690,52 @@ mod tests {
             fs::read_to_string(from.path()).unwrap(),
             super::super::render(&stayed)
         );
+    }
+
+    /// The target's copy is written before the locks; a Claude Code-style writer of the target
+    /// (holding its lock meanwhile) changes it after that: under the locks the early copy is
+    /// removed, the target read again, and the move appends after the writer's message.
+    #[test]
+    fn a_target_changed_after_its_early_copy_is_read_again() {
+        let (tmp, from, to) = setup(ONE, Some("[]"));
+        let dir = tmp.path().join("inboxes");
+        let lock = lock::lock_dir(to.path());
+        fs::create_dir(&lock).unwrap();
+        let target = to.path().to_path_buf();
+        let writer = std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let early = || {
+                fs::read_dir(&dir)
+                    .unwrap()
+                    .any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp."))
+            };
+            while !early() {
+                assert!(Instant::now() < deadline, "no early copy was written");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            fs::write(
+                &target,
+                "[\n  {\n    \"from\": \"bob\",\n    \"text\": \"direct\"\n  }\n]",
+            )
+            .unwrap();
+            fs::remove_dir(&lock).unwrap();
+        });
+        let notes = Notes::default();
+        let m = Move {
+            from: &from,
+            to: &to,
+            pick: &unread,
+            delivered: &never,
+            stale: &[],
+            journal: &notes,
+        };
+        let moved = move_entries(&m, &LockOptions::default()).unwrap();
+        writer.join().unwrap();
+        assert_eq!(moved.appended().len(), 1);
+        let got = super::super::parse_inbox(&fs::read(to.path()).unwrap(), &to).unwrap();
+        let texts: Vec<&str> = got.iter().map(|e| e["text"].as_str().unwrap()).collect();
+        assert_eq!(texts, ["direct", "SENDTO W1"]);
+        let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
+        assert_eq!(names.len(), 2, "no lock, temp file or copy left");
     }
 }
