@@ -69,7 +69,7 @@ fn key(id: &str) -> Key {
 
 /// The source planned (see the module docs).
 pub(super) struct Plan {
-    pub(super) texts: Texts,
+    texts: Texts,
     kept: Vec<At>,
     picked: Vec<Picked>,
 }
