@@ -272,9 +272,10 @@ fn journaled(
     };
     let mut delivered = HashSet::new();
     let mut stale = Vec::new();
-    for s in log.entries()? {
+    // Read a line at a time: only this member's entries are kept.
+    log.each(&mut |s| {
         if s.team != team.name.as_str() || s.to != to {
-            continue;
+            return;
         }
         match &s.moving {
             Some(copy) if left(copy) => {
@@ -286,7 +287,7 @@ fn journaled(
                 delivered.insert(s.id);
             }
         }
-    }
+    })?;
     Ok((delivered, stale))
 }
 

@@ -260,6 +260,16 @@ impl SentLog {
     /// I/O errors other than a missing log; a log file that is not a regular file.
     pub fn entries(&self) -> Result<Vec<Sent>> {
         let mut out = Vec::new();
+        self.each(&mut |sent| out.push(sent))?;
+        Ok(out)
+    }
+
+    /// [`SentLog::entries`] handed to `each` one at a time as they are read (a log that a move
+    /// of many messages made large is never held whole).
+    ///
+    /// # Errors
+    /// As [`SentLog::entries`].
+    pub fn each(&self, each: &mut dyn FnMut(Sent)) -> Result<()> {
         let root = Loc::root(&self.dir);
         for name in [ROTATED, CURRENT] {
             let loc = root.join(name);
@@ -270,11 +280,11 @@ impl SentLog {
             f.lock_shared().with_context(context)?;
             for line in BufReader::new(f).lines() {
                 if let Ok(sent) = serde_json::from_str::<Sent>(&line.with_context(context)?) {
-                    out.push(sent);
+                    each(sent);
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The logged send with this message id in this team, if any.
