@@ -28,6 +28,11 @@ use crate::cli::term::escape_line as esc;
 /// the team itself (one that did is more likely a member that left config.json). Otherwise it
 /// is refused with why, saying to name the member with --to.
 ///
+/// The move is planned with no lock held (INBOX read one entry at a time, the target's new
+/// content written ahead), so Claude Code's writers are not kept waiting while a big inbox is
+/// read; under the locks INBOX and the target are only compared byte for byte with what was
+/// planned from (changed: the locks are let go and the move planned again) and written.
+///
 /// Exactly once, under both inboxes' lock directories (taken in a fixed order; the second is
 /// never waited for more than 100 ms while the first is held): each entry is appended to the
 /// target unless it is already there (by id: msg_id, else messageId, else the sha256 of from,
