@@ -8,7 +8,7 @@
 //! an archive carry mode 0600.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -199,6 +199,38 @@ impl Bundle {
         Ok(())
     }
 
+    /// Adds the file `rel` that `write` writes, never held whole: `write` runs twice, once to
+    /// count its bytes (an archive's header comes first) and once, on a thread, to hand them
+    /// through a pipe to [`Bundle::add_reader`]; it must write the same bytes both times.
+    ///
+    /// # Errors
+    /// I/O, `write` failing, or writing other bytes the second time.
+    pub(crate) fn add_written(
+        &mut self,
+        rel: &str,
+        mtime: Option<SystemTime>,
+        write: &(dyn Fn(&mut dyn Write) -> io::Result<()> + Sync),
+    ) -> Result<()> {
+        let mut count = Count(0);
+        write(&mut count).with_context(|| format!("could not write {rel}"))?;
+        let (mut from, to) = io::pipe().context("could not open a pipe")?;
+        std::thread::scope(|s| {
+            let writer = s.spawn(move || {
+                let mut w = io::BufWriter::with_capacity(64 * 1024, to);
+                write(&mut w)?;
+                w.flush()
+            });
+            let added = self.add_reader(rel, count.0, mtime, &mut from);
+            // A writer with more to say than was counted is stopped (a broken pipe).
+            drop(from);
+            let wrote = writer
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("its writer panicked")));
+            added?;
+            wrote.with_context(|| format!("could not write {rel}"))
+        })
+    }
+
     /// Bytes added so far.
     pub(crate) fn written(&self) -> u64 {
         self.written
@@ -255,6 +287,20 @@ fn rename_new(from: &Path, to: &Path) -> Result<()> {
             Ok(fs::rename(from, to)?)
         }
         Err(e) => Err(io::Error::from(e).into()),
+    }
+}
+
+/// Counts the bytes written to it.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
