@@ -13,9 +13,10 @@ Builds, in a temp dir:
 Usage: python3 bench/export_memory.py [--bin BIN] [--runs N] [--compare OLD_BIN]
   --bin      the binary to measure (default: builds and uses target/release/teamctl)
   --compare  also record both teams with OLD_BIN and with BIN, as a folder and as a .tar.gz
-             (unpacked), at one fixed time (TEAMCTL_NOW), and `diff -r` each pair: prints
-             "identical" or the differences, and exits 1 on a difference
-Needs: cargo, GNU time (/usr/bin/time), diff, tar.
+             (unpacked, and `cmp` of the archives), at one fixed time (TEAMCTL_NOW), and
+             `diff -r` each pair: prints "identical" or the differences, and exits 1 on a
+             difference
+Needs: cargo, GNU time (/usr/bin/time), diff, cmp, tar.
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
 
@@ -97,6 +98,11 @@ def compare(old, new, teams, tmp):
             a = record(old, env, team, os.path.join(tmp, "old", f"{team}{ext}"))
             b = record(new, env, team, os.path.join(tmp, "new", f"{team}{ext}"))
             p = subprocess.run(["diff", "-r", a, b], capture_output=True, text=True)
+            if p.returncode == 0 and ext:
+                # The archives themselves too, byte for byte.
+                p = subprocess.run(["cmp", os.path.join(tmp, "old", team + ext),
+                                    os.path.join(tmp, "new", team + ext)],
+                                   capture_output=True, text=True)
             print(f"diff -r of {team}'s record ({form}), {old} against {new}: "
                   + ("identical" if p.returncode == 0 else "DIFFERENT"))
             if p.returncode != 0:
