@@ -404,4 +404,51 @@ mod tests {
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }
+
+    #[test]
+    fn a_file_written_as_it_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let write = |w: &mut dyn Write| w.write_all(&big);
+        for name in ["rec", "rec.tar.gz"] {
+            let out = dir.path().join(name);
+            let mut b = Bundle::create(&out).unwrap();
+            b.add_written("summary.json", None, &write).unwrap();
+            assert_eq!(b.written(), big.len() as u64);
+            b.finish().unwrap();
+            let got = if name == "rec" {
+                fs::read(out.join("summary.json")).unwrap()
+            } else {
+                let mut ar =
+                    tar::Archive::new(flate2::read::GzDecoder::new(File::open(&out).unwrap()));
+                let mut e = ar.entries().unwrap().next().unwrap().unwrap();
+                assert_eq!(e.path().unwrap().display().to_string(), "rec/summary.json");
+                let mut v = Vec::new();
+                e.read_to_end(&mut v).unwrap();
+                v
+            };
+            assert!(got == big, "{name}: the bytes written, whole");
+        }
+
+        // A writer that says more (or less) the second time is an error, and leaves nothing.
+        for extra in [1usize, 0] {
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let changing = |w: &mut dyn Write| {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let len = if n == 0 {
+                    100_000
+                } else if extra == 1 {
+                    200_000
+                } else {
+                    10
+                };
+                w.write_all(&vec![b'x'; len])
+            };
+            let out = dir.path().join(format!("changing-{extra}.tgz"));
+            let mut b = Bundle::create(&out).unwrap();
+            assert!(b.add_written("summary.json", None, &changing).is_err());
+            drop(b);
+            assert!(!out.exists());
+        }
+    }
 }
