@@ -226,8 +226,17 @@ impl Bundle {
             let wrote = writer
                 .join()
                 .unwrap_or_else(|_| Err(io::Error::other("its writer panicked")));
-            added?;
-            wrote.with_context(|| format!("could not write {rel}"))
+            match (added, wrote) {
+                // The writer's own failure says why the bytes stopped short.
+                (_, Err(e)) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(e).with_context(|| format!("could not write {rel}"))
+                }
+                (Err(e), _) => Err(e),
+                (Ok(()), Err(_)) => {
+                    bail!("could not write {rel}: it came out longer the second time")
+                }
+                (Ok(()), Ok(())) => Ok(()),
+            }
         })
     }
 
@@ -446,7 +455,9 @@ mod tests {
             };
             let out = dir.path().join(format!("changing-{extra}.tgz"));
             let mut b = Bundle::create(&out).unwrap();
-            assert!(b.add_written("summary.json", None, &changing).is_err());
+            let err = b.add_written("summary.json", None, &changing).unwrap_err();
+            let want = if extra == 1 { "longer" } else { "shrank" };
+            assert!(format!("{err:#}").contains(want), "{err:#}");
             drop(b);
             assert!(!out.exists());
         }
