@@ -65,8 +65,10 @@ EXPORT_MEMORY = """## Memory of export
 
 Measured by hand with `python3 bench/export_memory.py` on 2026-12-03 (2 shared cores, a load of 5
 to 6 from other builds, so the times are rough), not rerun by `scripts/bench.sh`: the `status`
-benchmark's team (50 members x 1,000 messages, 100 tasks, a 20 MiB lead transcript), each
-figure the best of 3, in two rounds alternating the builds. Before: main at a837af1, where each
+benchmark's team (50 members x 1,000 messages, 100 tasks, a 20 MiB lead transcript), times
+the best of 3 runs and memory the highest, from the first of two rounds alternating the builds
+(the second gave the same memory, and times of 1,676 / 1,832 / 1,168 ms before and 1,335 /
+1,476 / 910 ms after). Before: main at a837af1, where each
 inbox was parsed whole and all of them kept until the conversation was merged, and summary.json
 was built in memory before it was written. After: each inbox is parsed alone and turned into its
 messages at once, summary.json is serialized straight into the record, and the transcripts are
@@ -79,8 +81,9 @@ copied as they are read (as before). Goal: at most 64 MiB.
 | `--report-only` | 172.6 MiB | 46.2 MiB | 844 ms | 876 ms |
 
 What is still held: every message of the conversation (summary.json, report.md and report.html
-list them in time order), the status document, the transcripts' cost index and the two pages,
-each kept under its budget. A team of 10 members x 300 messages with 10 MiB of transcripts (every
+list them in time order: about 0.7 KiB a message here, 35 of the 46 MiB, so the peak still
+grows with the conversation), the status document, the transcripts' cost index and the two
+pages, each kept under its budget. A team of 10 members x 300 messages with 10 MiB of transcripts (every
 member with a cost over time): report.html 0.84 MB (goal: at most 2 MB), loaded in 403 to 512 ms
 by headless Chromium 156 (`load_ms` of `tests/e2e/report-browser.js`, 3 runs; goal: under 1 s),
 the export 152 ms and 13.2 MiB at its peak (main: 159 ms, 20.7 MiB). The records of both teams, as a folder and as an
