@@ -25,15 +25,17 @@ same inbox bytes (restored outside the timing):
   to that line on stdout, and `wait`'s reaction with and without a spending cap;
 - keeping a team going: `wait --on-rate-limit exit`'s reaction to Claude Code's transcript line
   for a call whose retries ran out;
+- the chat bridge: `teamctl bridge telegram` against a mock Bot API, from the rename that
+  writes a permission request to its post, and from the chat's answer to the teammate's inbox;
 - with `--only baseline --baseline BIN`: this build's reactions (wait, ask, top, status) against
   another binary's, in turn.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N]
-       [--only top|keep|baseline] [--baseline BIN]
+       [--only top|keep|bridge|baseline] [--baseline BIN]
 Needs: cargo, cc, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
-import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile
-import threading, time, uuid
+import argparse, datetime, json, os, platform, random, shutil, statistics, subprocess, sys
+import tempfile, threading, time, uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -240,10 +242,11 @@ def main():
     ap.add_argument("--out", help="write the Markdown report here (default: stdout only)")
     ap.add_argument("--transcript-mib", type=int, default=1024,
                     help="total size of the generated transcripts (default 1024)")
-    ap.add_argument("--only", choices=["top", "keep", "baseline"],
+    ap.add_argument("--only", choices=["top", "keep", "bridge", "baseline"],
                     help="run only this part and print only its section (top: top_bench on a "
                          "team of two and on the status benchmark's team; keep: wait's reaction "
-                         "to an API failure in a transcript; baseline: this build against "
+                         "to an API failure in a transcript; bridge: bridge telegram's "
+                         "request to chat and answer to inbox; baseline: this build against "
                          "--baseline, paired)")
     ap.add_argument("--baseline", metavar="BIN",
                     help="another teamctl binary (a release build of an earlier commit) to time "
@@ -267,6 +270,8 @@ def main():
                 write_top(out, top_bench(tmp, big=status_team(tmp)))
             elif args.only == "keep":
                 write_keep(out, keep_bench(tmp))
+            elif args.only == "bridge":
+                write_bridge(out, bridge_bench(tmp))
             else:
                 rounds = 4
                 write_baseline(out, args.baseline, baseline_bench(tmp, args.baseline, rounds),
@@ -326,10 +331,12 @@ def main():
                     "policy": policy_bench(tmp)}
         topb = top_bench(tmp, big=os.path.join(tmp, "claude-status"))
         keep = keep_bench(tmp)
+        bridge = bridge_bench(tmp)
         transcripts = transcripts_bench(tmp, args.transcript_mib)
         write_report(out, args.runs, sends, floors, reads, sizes, conc, status, watch, blocking,
                      topb)
         write_keep(out, keep)
+        write_bridge(out, bridge)
         write_transcripts(out, transcripts)
     finally:
         shutil.rmtree(tmp)
@@ -589,6 +596,180 @@ def keep_bench(tmp, samples=200):
     api.sort()
     done.sort()
     return {"api": api, "task": done}
+
+
+class TelegramMock:
+    """Telegram's Bot API on 127.0.0.1, as much as `teamctl bridge telegram` calls of it:
+    getUpdates as a long poll (answered as soon as an update is queued), sendMessage (kept, with
+    the time it arrived), answerCallbackQuery."""
+
+    TOKEN = "123456:BENCH-token"
+
+    def __init__(self):
+        import http.server
+        self.cv = threading.Condition()
+        self.updates, self.sent, self.next_id = [], [], 0
+        mock = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                                  or b"{}")
+                method = self.path.rsplit("/", 1)[-1]
+                if method == "getUpdates":
+                    result = mock.get_updates(body)
+                elif method == "sendMessage":
+                    with mock.cv:
+                        mock.sent.append((time.perf_counter(), body))
+                        mock.cv.notify_all()
+                        result = {"message_id": len(mock.sent), "date": int(time.time()),
+                                  "chat": {"id": body["chat_id"], "type": "private"}}
+                else:
+                    result = True
+                data = json.dumps({"ok": True, "result": result}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def get_updates(self, body):
+        offset = body.get("offset", 0)
+        end = time.time() + min(body.get("timeout", 0), 5)
+        with self.cv:
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]
+            while not self.updates and time.time() < end:
+                self.cv.wait(end - time.time())
+            return list(self.updates)
+
+    def say(self, user, chat, text):
+        """A message from `user` in `chat`; returns the time it was queued."""
+        with self.cv:
+            self.next_id += 1
+            self.updates.append({"update_id": self.next_id, "message": {
+                "message_id": self.next_id, "from": {"id": user, "is_bot": False,
+                                                     "first_name": "P"},
+                "chat": {"id": chat, "type": "private"}, "date": int(time.time()),
+                "text": text}})
+            t0 = time.perf_counter()
+            self.cv.notify_all()
+        return t0
+
+    def wait_sent(self, pred, timeout=10):
+        """The first message sent that `pred` accepts, with the time it arrived."""
+        end = time.time() + timeout
+        with self.cv:
+            while True:
+                for t, body in self.sent:
+                    if pred(body):
+                        return t, body
+                if time.time() >= end:
+                    raise SystemExit("bridge: nothing posted within 10 s")
+                self.cv.wait(end - time.time())
+
+    def wait_count(self, n, timeout=10):
+        """Until `n` messages were sent."""
+        end = time.time() + timeout
+        with self.cv:
+            while len(self.sent) < n:
+                if time.time() >= end:
+                    raise SystemExit("bridge: no reply posted within 10 s")
+                self.cv.wait(end - time.time())
+
+    def close(self):
+        self.server.shutdown()
+
+
+def bridge_bench(tmp, samples=100):
+    """`teamctl bridge telegram` runs on a team teamctl leads, against a mock Bot API on
+    127.0.0.1 (TelegramMock). Request to chat: from the rename that writes alice's
+    permission_request into team-lead's inbox (lock directory, temp file, rename) to the
+    sendMessage that posts it arriving at the mock. Answer to inbox: from the chat message
+    `approve <code>` being queued for getUpdates to the answer being in alice's inbox (polled
+    every 0.5 ms; written under the lock, fsynced and verified). One request at a time."""
+    _, inboxes, env = led_team(tmp, "claude-bridge")
+    mock = TelegramMock()
+    user, chat = 7, 42
+    env = dict(env, TEAMCTL_TELEGRAM_TOKEN=TelegramMock.TOKEN)
+    proc = subprocess.Popen([BIN, "bridge", "telegram", "--chat", str(chat), "--allow",
+                             str(user), "--api", mock.url, "--timeout", "30m"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lead = os.path.join(inboxes, "team-lead.json")
+    alice = os.path.join(inboxes, "alice.json")
+    out, back, requests = [], [], []
+    rng = random.Random(36)
+    try:
+        time.sleep(1.5)  # its first look at the team and its first long poll (a benchmark)
+        for i in range(samples):
+            rid = f"perm-{i}-bench"
+            frame = {"type": "permission_request", "request_id": rid, "agent_id": "alice",
+                     "tool_name": "Bash", "tool_use_id": f"toolu_{i}", "description": "d",
+                     "input": {"command": f"echo bench-{i}"}, "permission_suggestions": []}
+            e = entry(i)
+            e["from"], e["text"] = "alice", json.dumps(frame, separators=(",", ":"))
+            requests.append(e)
+            # At a moment of its own, not just after the bridge's last post: it looks at the
+            # team every 250 ms while the chat is quiet.
+            time.sleep(rng.uniform(0, 0.3))
+            t0 = locked_replace(lead, json.dumps(requests, indent=2), i)
+            t1, body = mock.wait_sent(lambda b: f"echo bench-{i}" in b.get("text", "")
+                                      and "reply_markup" in b)
+            out.append((t1 - t0) * 1000)
+            code = body["reply_markup"]["inline_keyboard"][0][0]["callback_data"].split()[1]
+            before = len(mock.sent)
+            t0 = mock.say(user, chat, f"approve {code}")
+            end = time.time() + 10
+            while True:
+                with open(alice) as f:
+                    if rid in f.read():
+                        break
+                if time.time() > end:
+                    raise SystemExit("bridge wrote no answer within 10 s")
+                time.sleep(0.0005)
+            back.append((time.perf_counter() - t0) * 1000)
+            # Its reply in the chat ("approved"), before the next request.
+            mock.wait_count(before + 1)
+    finally:
+        proc.terminate()
+        proc.wait()
+        mock.close()
+    out.sort()
+    back.sort()
+    return {"out": out, "back": back}
+
+
+def write_bridge(out, bridge):
+    """The section of the chat bridge (bridge_bench's numbers)."""
+    out("## bridge: request to chat, answer to inbox")
+    out("")
+    out("`teamctl bridge telegram` runs on a team teamctl leads, against a mock Bot API on "
+        "127.0.0.1 (long-polled `getUpdates`, `sendMessage`; no network). Request to chat: from "
+        "the rename that writes a teammate's `permission_request` into team-lead's inbox (lock "
+        "directory, temp file, rename), written 0 to 300 ms (at random) after the bridge's last "
+        "post, to the `sendMessage` that posts it reaching the mock; the bridge looks at the "
+        "team every 250 ms while the chat is quiet, so this is up to that plus its work. Answer to inbox: from the chat's `approve <code>` being handed to the "
+        "waiting `getUpdates` to the answer being in the teammate's inbox (written under the "
+        "lock, fsynced, verified, journaled). One request at a time. Goal: p50 under 1 s each.")
+    out("")
+    out("| bridge telegram | samples | p50 | p90 | p99 | max |")
+    out("|---|---:|---:|---:|---:|---:|")
+    for name, key in (("request (rename) to chat (sendMessage)", "out"),
+                      ("answer (getUpdates) to inbox", "back")):
+        lat = bridge[key]
+        p50, p90, p99 = pcts(lat)
+        out(f"| {name} | {len(lat)} | {p50:.2f} ms | {p90:.2f} ms | {p99:.2f} ms | "
+            f"{lat[-1]:.2f} ms |")
+    out("")
 
 
 def status_runs(env, runs):

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         teamctl::host::platform::force_portable();
     }
     signals::install();
-    let code = match cli::dispatch(&cli.global, cli.command, cli::Cli::command) {
+    let code = match cli::dispatch(&cli.global, cli.command, cli::help_command) {
         Ok(()) => 0,
         // A closed pipe (`teamctl inbox | head -1`) is how the reader says it has enough.
         Err(err)
@@ -42,7 +42,8 @@ fn main() -> ExitCode {
 
 /// The command line, as `Cli::parse` reads it, but cheaper. The verbs' flags are deferred
 /// (`cli::Command`): only the verb named is built. Help and mistakes are read again with every
-/// verb built, so that what clap prints (each verb with its line) is as it always was. The
+/// verb built at once (`cli::help_command`), so that what clap prints (each verb with its line,
+/// a verb's global options last) is as it always was. The
 /// command tree is left to the process's exit instead of being freed piece by piece.
 fn parse() -> cli::Cli {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -51,7 +52,7 @@ fn parse() -> cli::Cli {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => e.exit(),
         Err(_) => {
-            cmd = cli::Cli::command();
+            cmd = cli::help_command();
             cmd.build();
             cmd.try_get_matches_from_mut(args.iter())
                 .unwrap_or_else(|e| e.exit())

@@ -5,16 +5,21 @@
 #   teamctl-action.sh tools     install tmux and jq if they are missing
 #   teamctl-action.sh claude    install Claude Code; output claude-bin
 #   teamctl-action.sh teamctl   install teamctl; output teamctl-bin
-#   teamctl-action.sh run       prepare, run the team, keep its record; outputs state, result,
-#                               cost_usd, record, result-json, exit-code; the record's report.md
-#                               appended to the job summary
+#   teamctl-action.sh run       prepare, run the team, keep its record and its report.html
+#                               beside it; outputs state, result, cost_usd, record, report,
+#                               result-json, exit-code; the record's report.md appended to the
+#                               job summary; with merge-into the helpers' work merged by
+#                               teamctl run, and with pull-request the branch pushed and a pull
+#                               request opened (output pull-request-url)
+#   teamctl-action.sh link      link the uploaded page and record from the job summary
 #
 # Every input arrives in the environment (INPUT_<NAME>, dashes as underscores), never in this
 # script's text: a prompt, a path or a version is data, not code, and is never echoed raw into
 # the log (where a line starting with `::` would be a workflow command). Outputs go to
 # $GITHUB_OUTPUT with a random delimiter, the summary to $GITHUB_STEP_SUMMARY; either is skipped
 # when unset. Exit codes: 2 a bad input (one line on stderr, nothing run); from `run`, teamctl
-# run's own (0 done, 1 failed, 2 usage, 3 timeout, 6 budget), after the outputs and the summary.
+# run's own (0 done, 1 failed, 2 usage, 3 timeout, 6 budget, 10 some helpers set aside by
+# merge-into), after the outputs and the summary; 1 when the pull request could not be opened.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -171,11 +176,12 @@ release_download() {
 
 step_run() {
     local teamctl=${TEAMCTL:-teamctl} cwd name timeout prompt_file out record result_json code
-    local state result cost
+    local state result cost page
     local -a args=()
     cwd=${INPUT_CWD:-${GITHUB_WORKSPACE:-$PWD}}
     [[ -d $cwd ]] || die "cwd is not a folder"
     name=${INPUT_NAME:-action}
+    page=$(page_name "$name")
     timeout=${INPUT_TIMEOUT:-30m}
     command -v jq >/dev/null || fail "jq is needed (teamctl-action.sh tools installs it)"
 
@@ -191,6 +197,14 @@ step_run() {
     else
         die "give a prompt or a prompt-file"
     fi
+    case ${INPUT_PULL_REQUEST:-false} in
+        true | false) ;;
+        *) die "pull-request must be true or false" ;;
+    esac
+    if [[ -z ${INPUT_MERGE_INTO:-} ]]; then
+        [[ -z ${INPUT_CHECK:-} ]] || die "check needs merge-into"
+        [[ ${INPUT_PULL_REQUEST:-false} == false ]] || die "pull-request needs merge-into"
+    fi
 
     # Claude Code's config dir: the one named, else a fresh one of this job's own.
     export CLAUDE_CONFIG_DIR=${INPUT_CLAUDE_DIR:-${CLAUDE_CONFIG_DIR:-$tmp_root/teamctl-claude}}
@@ -204,6 +218,9 @@ step_run() {
         "$teamctl" prepare --cwd "$cwd" --skip-permissions >&2
     fi
     if [[ -n ${INPUT_MAX_COST:-} ]]; then args+=(--max-cost "$INPUT_MAX_COST"); fi
+    if [[ -n ${INPUT_BRIDGE:-} ]]; then bridge_args; fi
+    if [[ -n ${INPUT_MERGE_INTO:-} ]]; then args+=(--merge-into "$INPUT_MERGE_INTO"); fi
+    if [[ -n ${INPUT_CHECK:-} ]]; then args+=(--check "$INPUT_CHECK"); fi
 
     record="$out/teamctl-record-$name.tar.gz"
     result_json="$out/teamctl-result-$name.json"
@@ -227,11 +244,57 @@ step_run() {
     output exit-code "$code"
     if [[ -f $record ]]; then
         output record "$record"
+        if extract "$record" report.html "$out/$page"; then output report "$out/$page"; fi
         summary "$record"
     elif [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
         printf '## teamctl run: %s (exit %s), no record\n\n' "${state:-no result}" "$code" >>"$GITHUB_STEP_SUMMARY"
     fi
+    if [[ ${INPUT_PULL_REQUEST:-false} == true && ($code == 0 || $code == 10) ]] &&
+        jq -e '[.merge.members[]? | select(.status == "merged")] | length > 0' "$result_json" >/dev/null 2>&1; then
+        open_pr "$cwd" "$INPUT_MERGE_INTO" "$name" "$result_json" "$record" "$out/pull-request.md"
+    fi
     return "$code"
+}
+
+# A chat beside the run (INPUT_BRIDGE, with INPUT_BRIDGE_CHAT, INPUT_BRIDGE_ALLOW and for a
+# webhook INPUT_BRIDGE_URL and INPUT_BRIDGE_LISTEN) as `run --bridge` flags in args; the token
+# or secret stays in the environment, where teamctl reads it.
+bridge_args() {
+    case $INPUT_BRIDGE in
+    telegram | slack | webhook) ;;
+    *) die "bridge must be telegram, slack or webhook" ;;
+    esac
+    [[ -n ${INPUT_BRIDGE_CHAT:-} && -n ${INPUT_BRIDGE_ALLOW:-} ]] ||
+        die "bridge needs bridge-chat and bridge-allow"
+    args+=(--bridge "$INPUT_BRIDGE" --chat "$INPUT_BRIDGE_CHAT" --allow "$INPUT_BRIDGE_ALLOW")
+    if [[ -n ${INPUT_BRIDGE_URL:-} ]]; then args+=(--url "$INPUT_BRIDGE_URL"); fi
+    if [[ -n ${INPUT_BRIDGE_LISTEN:-} ]]; then args+=(--listen "$INPUT_BRIDGE_LISTEN"); fi
+}
+
+# Pushes branch $2 of the repository $1 to origin and opens a pull request of it with gh
+# ($TEAMCTL_GH_BIN, else gh), titled after run $3; its body (written to $6) tells each helper's
+# merge from the result $4 (a name that is not one plain word is not shown) and then the
+# record $5's report.md (written by teamctl so that teammate text cannot break it) when it fits.
+open_pr() {
+    local cwd=$1 into=$2 name=$3 result_json=$4 record=$5 body=$6 gh=${TEAMCTL_GH_BIN:-gh} url merged
+    merged=$(jq '[.merge.members[] | select(.status == "merged")] | length' "$result_json")
+    {
+        printf '## The work of teamctl run %s\n\nMerged by `teamctl run --merge-into`:\n\n' "$name"
+        jq -r '.merge.members[] | "- " + (if (.name | test("^[A-Za-z0-9_-]{1,64}$")) then .name else "(a helper)" end)
+            + ": " + (.status | gsub("_"; " "))' "$result_json"
+        printf '\n'
+        if [[ -f $record ]] && extract "$record" report.md "$body.report" 2>/dev/null &&
+            (($(wc -c <"$body.report") < 60000)); then
+            cat "$body.report"
+        else
+            printf 'The team'"'"'s record is in the job'"'"'s artifact.\n'
+        fi
+    } >"$body"
+    git -C "$cwd" push --quiet origin "refs/heads/$into:refs/heads/$into" >&2 ||
+        fail "could not push the merged branch to origin (give the job contents: write)"
+    url=$(cd "$cwd" && "$gh" pr create --head "$into" --title "teamctl run $name: $merged merged" --body-file "$body") ||
+        fail "gh could not open the pull request (GH_TOKEN in the job's env, pull-requests: write)"
+    output pull-request-url "${url##*$'\n'}"
 }
 
 # The policy's permission rules as the config dir's settings.json "permissions" (Claude Code
@@ -247,6 +310,35 @@ write_policy() {
         mv "$settings.tmp.$$" "$settings"
 }
 
+# The file name of the record's page: the artifact's name (an upload that is not zipped is
+# named after its file, so the page's artifact is <artifact-name>.html beside the record's),
+# else teamctl-report-NAME.html. A name upload-artifact would refuse is refused before the run.
+page_name() {
+    local a=${INPUT_ARTIFACT_NAME:-}
+    if [[ -z $a ]]; then
+        echo "teamctl-report-$1.html"
+        return
+    fi
+    [[ $a != . && $a != .. && $a != *[/\\\":\<\>\|\*\?]* && $a != *[[:cntrl:]]* ]] ||
+        die 'artifact-name may not hold / \ " : < > | * ? or a control character'
+    echo "$a.html"
+}
+
+# Copies member $2 of record $1 (a .tar.gz whose top folder is named after it) to $3; says so
+# on stderr and fails when the record has none (a teamctl from before the page).
+extract() {
+    local record=$1 member=$2 to=$3 top
+    top=${record##*/}
+    top=${top%.tar.gz}
+    if tar -xzOf "$record" "$top/$member" >"$to.tmp" 2>/dev/null && [[ -s $to.tmp ]]; then
+        mv "$to.tmp" "$to"
+    else
+        rm -f "$to.tmp"
+        echo "teamctl-action: the record holds no $member" >&2
+        return 1
+    fi
+}
+
 # Appends the record's report.md (written by teamctl to be appended as it is: teammate text
 # cannot break it) to the job summary.
 summary() {
@@ -258,10 +350,36 @@ summary() {
         echo "teamctl-action: the record holds no report.md" >&2
 }
 
+# Links the uploaded page (PAGE_URL: report.html, not zipped, opens in the browser) and record
+# (RECORD_URL) from the job summary; an empty URL (nothing uploaded) is left out. The URLs come
+# from upload-artifact; one that is not a plain https URL is left out too, never written raw.
+step_link() {
+    local page=${PAGE_URL:-} record=${RECORD_URL:-} lines=()
+    local url_re='^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~/%+=&?-]*)?$'
+    if [[ -n $page ]]; then
+        if [[ $page =~ $url_re ]]; then
+            lines+=("- [The team over time (report.html)]($page): cost, lanes, tasks and messages, in the browser")
+        else
+            echo "teamctl-action: the page's artifact URL is not a plain https URL; not linked" >&2
+        fi
+    fi
+    if [[ -n $record ]]; then
+        if [[ $record =~ $url_re ]]; then
+            lines+=("- [The record]($record): summary.json, report.md, the transcripts and messages")
+        else
+            echo "teamctl-action: the record's artifact URL is not a plain https URL; not linked" >&2
+        fi
+    fi
+    ((${#lines[@]})) && [[ -n ${GITHUB_STEP_SUMMARY:-} ]] || return 0
+    printf '\n### The record\n\n' >>"$GITHUB_STEP_SUMMARY"
+    printf '%s\n' "${lines[@]}" >>"$GITHUB_STEP_SUMMARY"
+}
+
 case ${1:-} in
     tools) step_tools ;;
     claude) step_claude ;;
     teamctl) step_teamctl ;;
     run) step_run ;;
-    *) die "usage: teamctl-action.sh tools|claude|teamctl|run" ;;
+    link) step_link ;;
+    *) die "usage: teamctl-action.sh tools|claude|teamctl|run|link" ;;
 esac

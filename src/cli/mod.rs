@@ -5,6 +5,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod args;
+pub(crate) mod bridging;
 pub(crate) mod by_policy;
 pub(crate) mod cmd;
 #[cfg(test)]
@@ -24,7 +25,7 @@ pub(crate) mod term;
 pub(crate) mod tui;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, bridge, completions, create, delete, deny, diff, doctor, export, inbox, log, man,
@@ -125,8 +126,8 @@ Exit codes:
        restart past --max-restarts
   9    (wait, run) --on-dead exit: a member's pane or process is gone with work waiting; or a
        restart past --max-restarts
-  10   merge: some members were set aside (a conflict, a failed --check, a branch gone) and
-       the others merged
+  10   merge (and wait, run --merge-into): some members were set aside (a conflict, a failed
+       --check, a branch gone) and the others merged
   128+n  ended by signal n (130 for Ctrl-C, 143 for SIGTERM), after releasing its locks (run:
        after ending its lead)
 
@@ -135,7 +136,8 @@ failed create shows its panes' last lines) indents the further ones behind `  | 
 from a file is neutralised as above. A closed stdout pipe (`teamctl inbox | head -1`) ends the
 command quietly with 0.";
 
-/// Work with Claude Code agent teams from a shell
+/// Work with Claude Code agent teams from a shell. `C` is the verbs: [`Command`] to run one,
+/// [`EagerCommand`] to print help (see [`help_command`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "teamctl",
@@ -146,18 +148,38 @@ command quietly with 0.";
     disable_help_subcommand = true,
     propagate_version = true
 )]
-pub(crate) struct Cli {
+pub(crate) struct Root<C: Subcommand> {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
     #[command(subcommand)]
-    pub(crate) command: Command,
+    pub(crate) command: C,
 }
 
-/// Each verb's flags are added only when that verb is read (`defer`): building every verb's
-/// was a third of what a command executed before its own work.
-#[derive(Debug, Subcommand)]
-#[command(defer = true)]
-pub(crate) enum Command {
+/// The command line as it is run: only the verb named is built.
+pub(crate) type Cli = Root<Command>;
+
+/// The verbs, one list for both of their forms.
+macro_rules! verbs {
+    ($($verb:ident($args:ty)),* $(,)?) => {
+        /// Each verb's flags are added only when that verb is read (`defer`): building every
+        /// verb's was a third of what a command executed before its own work.
+        #[derive(Debug, Subcommand)]
+        #[command(defer = true)]
+        pub(crate) enum Command {
+            $($verb($args)),*
+        }
+
+        /// The same verbs built at once, for help, mistakes, completions and pages. Built at
+        /// once, a verb has its own flags before the global ones clap adds to it, so its help
+        /// lists the global options last; a deferred verb gets them first.
+        #[derive(Debug, Subcommand)]
+        pub(crate) enum EagerCommand {
+            $($verb($args)),*
+        }
+    };
+}
+
+verbs! {
     Create(create::CreateArgs),
     Run(run::RunArgs),
     Prepare(prepare::PrepareArgs),
@@ -186,6 +208,11 @@ pub(crate) enum Command {
     Pr(pr::PrArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
+}
+
+/// The whole command line with every verb built, its global options last in each verb's help.
+pub(crate) fn help_command() -> clap::Command {
+    Root::<EagerCommand>::command()
 }
 
 /// Runs `command`; `cli` builds the whole command line (for `completions` and `man`, which
@@ -256,11 +283,12 @@ mod tests {
     use clap::CommandFactory;
     use clap_complete::Shell;
 
-    use super::Cli;
+    use super::{Cli, help_command};
 
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+        help_command().debug_assert();
     }
 
     /// Completions, man pages and the command reference (`docs/commands/`) are generated from
@@ -273,13 +301,13 @@ mod tests {
         fs::create_dir_all(&completions).unwrap();
         fs::create_dir_all(&man).unwrap();
         for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-            clap_complete::generate_to(shell, &mut Cli::command(), "teamctl", &completions)
+            clap_complete::generate_to(shell, &mut help_command(), "teamctl", &completions)
                 .unwrap();
         }
-        clap_mangen::generate_to(Cli::command(), &man).unwrap();
+        clap_mangen::generate_to(help_command(), &man).unwrap();
         let commands = tmp.path().join("docs/commands");
         fs::create_dir_all(&commands).unwrap();
-        for (name, text) in super::command_pages::pages(Cli::command()) {
+        for (name, text) in super::command_pages::pages(help_command()) {
             fs::write(commands.join(name), text).unwrap();
         }
 

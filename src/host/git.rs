@@ -5,6 +5,7 @@
 //! looks).
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -402,6 +403,27 @@ pub fn checked_out_branches(dir: &Path) -> Result<Vec<String>> {
         .filter_map(|f| f.strip_prefix(b"branch refs/heads/"))
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .collect())
+}
+
+/// Every worktree of the repository of `dir` with the branch checked out there (`None`:
+/// detached), as `git worktree list --porcelain` lists them.
+///
+/// # Errors
+/// git failing.
+pub fn worktrees(dir: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
+    let args = ["worktree", "list", "--porcelain", "-z"];
+    let out = ok_or_bail(dir, "worktree list", run(dir, &args)?)?;
+    let mut found: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for field in out.stdout.split(|b| *b == 0) {
+        if let Some(p) = field.strip_prefix(b"worktree ") {
+            found.push((PathBuf::from(OsStr::from_bytes(p)), None));
+        } else if let (Some(b), Some(last)) =
+            (field.strip_prefix(b"branch refs/heads/"), found.last_mut())
+        {
+            last.1 = Some(String::from_utf8_lossy(b).into_owned());
+        }
+    }
+    Ok(found)
 }
 
 /// `git worktree add --detach`: a new worktree at `path` at `commit`, on no branch, running

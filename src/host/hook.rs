@@ -18,6 +18,9 @@ use anyhow::{Context, Result};
 /// How long a timed-out hook's group has between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(1);
 
+/// How often [`Running::wait_or`] asks whether to stop.
+pub const STOP_EVERY: Duration = Duration::from_millis(100);
+
 /// How a hook ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
@@ -27,6 +30,8 @@ pub enum Ended {
     Signaled(i32),
     /// It ran past its timeout and its process group was killed.
     TimedOut,
+    /// The caller stopped it (an interrupt) and its process group was killed.
+    Stopped,
 }
 
 impl Ended {
@@ -64,16 +69,22 @@ pub fn spawn(
     stdout: Stdio,
     stderr: Stdio,
 ) -> Result<Running> {
-    let mut child: Child = Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .envs(env.iter().copied())
-        .stdin(Stdio::piped())
         .stdout(stdout)
-        .stderr(stderr)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("could not start the hook `{command}`"))?;
+        .stderr(stderr);
+    start(&mut cmd, input).with_context(|| format!("could not start the hook `{command}`"))
+}
+
+/// Starts `cmd` (its arguments, folder, environment and output set by the caller) in a new
+/// process group, `input` on its standard input.
+///
+/// # Errors
+/// When it cannot be started.
+pub fn start(cmd: &mut Command, input: Vec<u8>) -> Result<Running> {
+    let mut child: Child = cmd.stdin(Stdio::piped()).process_group(0).spawn()?;
     let pgid = child.id() as i32;
     let started = Instant::now();
     if let Some(mut stdin) = child.stdin.take() {
@@ -103,11 +114,28 @@ impl Running {
     /// Waits until the hook ends or `timeout` has passed since it started; then its whole
     /// process group is ended. Returns how it ended and how long it ran.
     pub fn wait(self, timeout: Duration) -> (Ended, Duration) {
-        let left = timeout.saturating_sub(self.started.elapsed());
-        if let Ok(r) = self.status.recv_timeout(left) {
-            let ended = r.map_or(Ended::Exited(-1), Ended::of);
-            return (ended, self.started.elapsed());
+        self.wait_or(timeout, &|| false)
+    }
+
+    /// As [`Running::wait`], and ends it as well when `stop` says so (asked every
+    /// [`STOP_EVERY`]): then it ended [`Ended::Stopped`].
+    pub fn wait_or(self, timeout: Duration, stop: &dyn Fn() -> bool) -> (Ended, Duration) {
+        loop {
+            let left = timeout.saturating_sub(self.started.elapsed());
+            match self.status.recv_timeout(left.min(STOP_EVERY)) {
+                Ok(r) => {
+                    let ended = r.map_or(Ended::Exited(-1), Ended::of);
+                    return (ended, self.started.elapsed());
+                }
+                Err(_) if stop() => return (Ended::Stopped, self.end()),
+                Err(_) if left <= STOP_EVERY => return (Ended::TimedOut, self.end()),
+                Err(_) => {}
+            }
         }
+    }
+
+    /// Ends its whole process group (SIGTERM, SIGKILL after [`GRACE`]); returns how long it ran.
+    fn end(self) -> Duration {
         kill_group(self.pgid, libc::SIGTERM);
         let end = Instant::now() + GRACE;
         let exited = self.status.recv_timeout(GRACE).is_ok();
@@ -122,7 +150,7 @@ impl Running {
         if !exited {
             let _ = self.status.recv();
         }
-        (Ended::TimedOut, self.started.elapsed())
+        self.started.elapsed()
     }
 }
 

@@ -306,6 +306,25 @@ impl Server {
         self.checked(&args).map(|_| ())
     }
 
+    /// Sends `keys` (tmux key names: `Enter`, `Escape`) to `pane`.
+    ///
+    /// # Errors
+    /// When tmux fails (no such pane).
+    pub fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<()> {
+        let mut args = vec!["send-keys", "-t", pane];
+        args.extend_from_slice(keys);
+        self.checked(&args).map(|_| ())
+    }
+
+    /// Types `text` into `pane` as it is (`send-keys -l`: no key names).
+    ///
+    /// # Errors
+    /// When tmux fails (no such pane).
+    pub fn send_text(&self, pane: &str, text: &str) -> Result<()> {
+        self.checked(&["send-keys", "-t", pane, "-l", "--", text])
+            .map(|_| ())
+    }
+
     /// Marks `pane` as the one teamctl starts `member` in ([`Server::member_panes`] finds it).
     ///
     /// # Errors

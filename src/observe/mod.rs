@@ -15,13 +15,15 @@
 //!   remembers); [`worktree`]: a teammate's
 //!   own git worktree;
 //! - [`misaddressed`]: inboxes nobody reads (a teammate wrote to a name that is no member);
-//!   [`said`]: what a teammate said at the end of a turn, from its transcript.
+//!   [`said`]: what a teammate said at the end of a turn, from its transcript;
+//! - [`history`]: a team's past as its record tells it (cost, lanes, tasks over time).
 
 pub mod budget;
 pub mod document;
 pub mod event;
 pub mod follow;
 pub mod fswatch;
+pub mod history;
 pub mod human;
 pub mod keep;
 pub mod log;

@@ -7,8 +7,16 @@
 // reach the mock chat with a code; a chat message `approve <code>` from the allowed user must
 // let the command run.
 //
-//   node tests/e2e/bridge-e2e.js --teamctl <exe> [--keep] [--verbose] [--claude-bin <path>]
-//                                [--deadline <seconds>]
+//   node tests/e2e/bridge-e2e.js --teamctl <exe> [--scenario request|run] [--keep] [--verbose]
+//                                [--claude-bin <path>] [--deadline <seconds>]
+//
+// --scenario run: `teamctl run "Exec: echo <tok> > ran-<tok>.txt" --permission-mode default
+//   --bridge telegram …`: the lead's own Bash call stops at Claude Code's permission prompt on its
+//   screen; the prompt must reach the mock chat with a code (the pane's text, as a `pre`), a
+//   stranger's approve must change nothing, and the allowed user's `approve <code>` must be
+//   typed into the lead's pane (Enter on `❯ 1. Yes`) so that the command runs. 2.1.332 forms its
+//   team (session-<8hex>) at start and ends its turn after the command: the run is done (exit
+//   0), its end posted in the chat.
 //
 // Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on stderr),
 // 2 usage error, 77 skipped (claude binary or tmux not installed).
@@ -18,7 +26,16 @@ const http = require('http');
 const path = require('path');
 const TEAM = 'demo';
 const TOKEN = '123456:E2E-token';
-const h = require('./harness')({ name: 'bridge-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 90 });
+const h = require('./harness')({
+  name: 'bridge-e2e',
+  team: TEAM,
+  argv: process.argv.slice(2),
+  deadline: 90,
+  synopsis: '--teamctl <exe> [--scenario request|run] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  flags: {
+    '--scenario': { key: 'scenario', value: 'request', check: (v) => (['request', 'run'].includes(v) ? null : `bad --scenario ${v}`) },
+  },
+});
 
 const { args, st, CLAUDE_VERSION, now, hex, fail, check, waitFor, teamctl, mockSaw } = h;
 
@@ -62,7 +79,45 @@ function botApi() {
   })));
 }
 
+// The lead's own permission prompt, answered from the chat (`run --bridge`).
+async function scenarioRun() {
+  const api = await botApi();
+  const tok = `P-${hex(4)}`;
+  const ran = path.join(st.work, `ran-${tok}.txt`);
+  const tStart = now();
+  const run = teamctl(['--json', 'run', `Exec: echo ${tok} > ran-${tok}.txt`, '--claude-bin', args.claudeBin,
+    '--permission-mode', 'default', '--timeout', '40s', '--settle', '1s', '--name', 'bridge-e2e',
+    '--bridge', 'telegram', '--chat', '42', '--allow', '7', '--api', api.url],
+  { TEAMCTL_TELEGRAM_TOKEN: TOKEN });
+  const posted = await waitFor('the lead\'s prompt in the chat (sendMessage)', 60000,
+    () => api.sent.find((x) => x.body.text.includes('permission prompt') && x.body.reply_markup));
+  const promptToChatMs = posted.at - tStart;
+  const text = posted.body.text;
+  check(text.includes(`echo ${tok} > ran-${tok}.txt`) && text.includes('Do you want to proceed?'), `prompt post ${text}`);
+  check(posted.body.entities.some((e) => e.type === 'pre'), `no pre entity: ${JSON.stringify(posted.body)}`);
+  check(!fs.existsSync(ran), 'the command ran before it was approved');
+  const code = posted.body.reply_markup.inline_keyboard[0][0].callback_data.split(' ')[1];
+  api.say(8, `approve ${code}`);
+  const tApprove = now();
+  api.say(7, `approve ${code}`);
+  await waitFor(`${ran} (the lead's command approved from the chat ran)`, 30000,
+    () => fs.existsSync(ran) && fs.readFileSync(ran, 'utf8').trim() === tok);
+  const chatToCommandMs = now() - tApprove;
+  const r = await run;
+  const result = JSON.parse(r.stdout.trim());
+  check(r.code === 0 && result.state === 'done', `run exited ${r.code} (${result.state}: ${result.reason})`);
+  check(!/warning/.test(r.stderr), `warnings: ${r.stderr}`);
+  const bridgeLines = r.stderr.split('\n').filter((l) => l.includes('"type":"bridge"')).map((l) => JSON.parse(l));
+  const events = bridgeLines.map((e) => e.event);
+  check(events.includes('posted') && events.includes('approved') && events.includes('refused'), `bridge events ${events}`);
+  await waitFor('the run\'s end in the chat', 10000, () => api.sent.some((x) => x.body.text.includes('ended: done')));
+  check(!r.stderr.includes(TOKEN), 'the token was printed');
+  api.close();
+  return { prompt_to_chat_ms: promptToChatMs, chat_to_command_ms: chatToCommandMs, events };
+}
+
 h.run(async () => {
+  if (args.scenario === 'run') return { claude: CLAUDE_VERSION, run: await scenarioRun() };
   const c = await teamctl(['--json', 'create', TEAM, '--member', 'worker:You are worker. Wait for messages.',
     '--claude-bin', args.claudeBin, '--permission-mode', 'default', '--timeout', '30s']);
   if (c.code !== 0) fail(`create exited ${c.code}: ${c.stderr}\n${c.stdout}`);

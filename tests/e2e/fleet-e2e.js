@@ -13,7 +13,8 @@
 // Then, per unit: exit 0, its config dir prepared by `teamctl prepare` alone, its record
 // (team-<i>.tar.gz, holding what each member cost) and run's result (team-<i>.json: done, that
 // final answer); and `teamctl report` over the three records: three teams, all done, each with
-// the cost its record holds and the total, in both forms.
+// the cost its record holds and the total, in both forms, and the fleet's page (report --html)
+// holding the same report.
 //
 // Exit codes: 0 pass (one JSON summary line on stdout), 1 fail (diagnostics on stderr),
 // 2 usage error, 77 skipped (claude binary or tmux not installed).
@@ -110,6 +111,16 @@ h.run(async () => {
     check(new RegExp(`\\| ${i + 1} \\| unit\\\\-${i} \\| done \\| [^|]+ \\| \\$0\\.[0-9]+ \\|`).test(md.stdout), `no row with a cost for unit-${i}:\n${md.stdout}`);
   }
   out.report_md_bytes = md.stdout.length;
+  // The fleet's page: written beside the records, the same report embedded, every archive named.
+  const page = path.join(st.records, 'fleet.html');
+  const ph = await exec(args.teamctl, ['report', '--html', '--out', page, ...records]);
+  check(ph.code === 0 && ph.stdout === md.stdout, `report --html: ${ph.code}\n${ph.stderr}`);
+  const html = fs.readFileSync(page, 'utf8');
+  const open = '<script type="application/json" id="teamctl-fleet">';
+  const embedded = JSON.parse(html.slice(html.indexOf(open) + open.length, html.indexOf('</script>')));
+  check(JSON.stringify(embedded) === JSON.stringify(report), `fleet page data: ${JSON.stringify(embedded)}`);
+  check(html.includes('<h1>Fleet: 3 teams</h1>') && UNITS.every((i) => html.includes(`team-${i}.tar.gz`)), `fleet page:\n${html}`);
+  out.fleet_html_bytes = html.length;
   out.wall_ms = wall;
   out.claude = `${CLAUDE_VERSION} (Claude Code)`;
   return out;

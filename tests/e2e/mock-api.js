@@ -77,6 +77,11 @@
 //     message: "ECHO <tok>"} (misaddressed-e2e.js)
 //   * `Say: <text>` (to the end of its line) in a <teammate-message> -> text <text>, end_turn
 //     (a turn that ends in plain text, without SendMessage)
+//   * `SpawnWT: <a> <fileA> [<b> <fileB> …]` in a lead's prompt -> ONE tool_use Agent a turn, each
+//     {name, isolation: "worktree", prompt: "Exec: echo <name> > <file> && git add … && git commit …"}
+//     ($MOCK_SPAWNWT_WAIT=<s>: the command first waits <s> seconds)
+//   * `Tell: <name> <tok>` in a lead's own prompt -> ONE tool_use SendMessage {to: <name>,
+//     summary: "tell", message: "Token: <tok>"} (a lead writing to a teammate; probe-inherit.js)
 //   * a lead's prompt from `teamctl run --resume` ("this session was interrupted") -> text
 //     "FINAL ANSWER: the team reported <tok>" when it carries `REPORT <tok>`, else ONE tool_use
 //     Agent spawning again the teammate of the conversation's first `Spawn: <name> <tok>`
@@ -487,6 +492,25 @@ function decide(body) {
       return { kind: 'tool_use', name: 'Agent', input: { description: `spawn ${name}`, name, prompt: `Report: ${tok}` }, why: `spawn ${name}` };
     }
   }
+  // `SpawnWT: <a> <fileA> [<b> <fileB> …]` in the lead's prompt: spawns each in turn (one Agent
+  // call a turn, on the previous call's result) with `isolation: "worktree"` and the prompt
+  // `Exec: echo <name> > <file> && git add <file> && git commit -qm <name>` (a teammate that
+  // commits a file of its own in its worktree; probe-worktree.js, run-merge-e2e.js).
+  const wt = firstUser ? messageTexts(firstUser).join('\n').match(/SpawnWT:((?: [A-Za-z0-9_-]+ [A-Za-z0-9_.-]+)+)/) : null;
+  if (wt && !lastText.includes('<teammate-message')) {
+    const words = wt[1].trim().split(' ');
+    const spawned = convo.filter((m) => m.role === 'assistant' && Array.isArray(m.content))
+      .flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === 'Agent').length;
+    if (spawned * 2 < words.length) {
+      const [name, f] = [words[spawned * 2], words[spawned * 2 + 1]];
+      // $MOCK_SPAWNWT_WAIT seconds: each helper's command first waits that long (a helper still
+      // working after the lead's turn has ended).
+      const wait = Number(process.env.MOCK_SPAWNWT_WAIT || 0);
+      const first = wait > 0 ? `timeout ${wait} tail -f /dev/null; ` : '';
+      const prompt = `Exec: ${first}echo ${name} > ${f} && git add ${f} && git -c user.name=${name} -c user.email=${name}@example.com commit -qm ${name}`;
+      return { kind: 'tool_use', name: 'Agent', input: { description: `spawn ${name}`, name, prompt, isolation: 'worktree' }, why: `spawn ${name} (worktree)` };
+    }
+  }
   // A lead resumed by `teamctl run --resume`: a report it carries in its prompt ends the work;
   // else it spawns again the teammate of its first prompt (`Spawn: <name> <tok>`).
   if (lastText.includes('this session was interrupted')) {
@@ -524,6 +548,16 @@ function decide(body) {
       kind: 'tool_use', name: 'SendMessage',
       input: { to: from, summary: 'carried on', message: `CARRIED ON after: ${keepMsg.slice(0, 60)}` },
       why: 'teamctl message: answer it',
+    };
+  }
+  // `Tell: <name> <tok>` in a lead's own prompt (not a teammate's message): the lead writes to
+  // its teammate <name> with `Token: <tok>`, which that teammate echoes back (probe-inherit.js).
+  const tell = lastText.includes('<teammate-message') ? null : lastText.match(/Tell: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)/);
+  if (tell) {
+    return {
+      kind: 'tool_use', name: 'SendMessage',
+      input: { to: tell[1], summary: 'tell', message: `Token: ${tell[2]}` },
+      why: `tell ${tell[1]} ${tell[2]}`,
     };
   }
   const spawnM = lastText.match(/Spawn: ([A-Za-z0-9_-]+) ([A-Za-z0-9_-]+)(?: type=([A-Za-z0-9_-]+))?(?: model=([A-Za-z0-9_.-]+))?/);

@@ -6,10 +6,14 @@
 //
 //   node tests/e2e/probe-lead.js [--mode tmux|in-process] [--prompt TEXT] [--type]
 //        [--dialogs onboarding,apikey,trust,bypass] [--end exit|term|hup|none] [--secs N]
-//        [--keep]
+//        [--keep] [--default-perms [--answer KEY[,KEY...]]]
 //
 // --type: start `claude` without a prompt and type it into the pane once ready (instead of
 // the positional argument). --dialogs: leave out the config keys that skip those dialogs.
+// --default-perms: the lead in the default permission mode; --answer: tmux key names sent once
+// to its pane when a permission prompt shows (e.g. `--prompt "Exec: echo hi > hi.txt"
+// --answer Enter`, or `1`, `2`, `3`, `Escape`, `Down,Enter`); the work dir's files are logged
+// after.
 
 const fs = require('fs');
 const os = require('os');
@@ -104,6 +108,7 @@ async function main() {
   tmux('set-option', '-g', 'remain-on-exit', 'on');
   let prev = {};
   let prevPane = '';
+  let answered = false;
   let typed = false;
   const until = Date.now() + secs * 1000;
   while (Date.now() < until) {
@@ -114,6 +119,12 @@ async function main() {
     prev = s;
     const p = pane();
     if (p !== prevPane && !a.includes('--quiet-pane')) { log(`PANE:\n${p}\n---`); prevPane = p; }
+    if (opt('--answer') && !answered && /Do you want to/.test(p) && /Esc to cancel/.test(p)) {
+      await sleep(500);
+      for (const k of opt('--answer').split(',')) tmux('send-keys', '-t', '=lead:', k);
+      answered = true;
+      log(`answered the prompt with ${opt('--answer')}`);
+    }
     if (typeIt && !typed && /❯|>/.test(p) && Date.now() - T0 > 1500) {
       tmux('send-keys', '-t', '=lead:', '-l', prompt);
       tmux('send-keys', '-t', '=lead:', 'Enter');
@@ -123,6 +134,7 @@ async function main() {
     await sleep(150);
   }
   log(`PANE before end:\n${pane()}`);
+  log(`work dir: ${fs.readdirSync(dirs.work).map((f) => `${f}=${JSON.stringify(fs.readFileSync(path.join(dirs.work, f), 'utf8'))}`).join(' ')}`);
   const lp = tmux('list-panes', '-a', '-F', '#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_current_command}');
   log(`panes before end: ${lp.stdout}`);
   if (end === 'exit') { tmux('send-keys', '-t', '=lead:', '-l', '/exit'); tmux('send-keys', '-t', '=lead:', 'Enter'); }

@@ -74,8 +74,10 @@ pub(crate) struct ActionRun {
     pub(crate) summary: String,
     /// Each step's outputs, by step id (or name).
     pub(crate) steps: BTreeMap<String, BTreeMap<String, String>>,
-    /// The files the upload step would upload (None: it would not run).
+    /// The files the record's upload step would upload (None: it would not run).
     pub(crate) upload: Option<Vec<String>>,
+    /// The file the page's upload step would upload unzipped (None: it would not run).
+    pub(crate) page: Option<String>,
 }
 
 /// One run of the action: a temp root holding RUNNER_TEMP, the workspace and HOME.
@@ -146,6 +148,7 @@ impl Runner {
             summary: String::new(),
             steps: BTreeMap::new(),
             upload: None,
+            page: None,
         };
         let step_dir = self.path().join("steps");
         fs::create_dir_all(&step_dir).unwrap();
@@ -160,33 +163,26 @@ impl Runner {
                 .or(step["name"].as_str())
                 .unwrap()
                 .to_string();
+            if !runs(step, run.code != 0, &given, &steps_out) {
+                continue;
+            }
             let fill = |s: &str| fill(s, &given, &steps_out);
             if let Some(uses) = step["uses"].as_str() {
                 assert!(uses.starts_with("actions/upload-artifact@"), "{uses}");
-                // `always() && inputs.artifact-name != '' && steps.run.outputs.record != ''`
-                assert_eq!(
-                    step["if"],
-                    "always() && inputs.artifact-name != '' && steps.run.outputs.record != ''"
-                );
-                let record = steps_out
-                    .get("run")
-                    .and_then(|o| o.get("record"))
-                    .cloned()
-                    .unwrap_or_default();
-                if !given["artifact-name"].is_empty() && !record.is_empty() {
-                    let paths = fill(step["with"]["path"].as_str().unwrap());
-                    run.upload = Some(
-                        paths
-                            .lines()
-                            .filter(|l| !l.trim().is_empty())
-                            .map(String::from)
-                            .collect(),
-                    );
+                let paths: Vec<String> = fill(step["with"]["path"].as_str().unwrap())
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(String::from)
+                    .collect();
+                if step["with"]["archive"] == false {
+                    assert_eq!(paths.len(), 1, "one file, not zipped: {paths:?}");
+                    run.page = paths.into_iter().next();
+                } else {
+                    run.upload = Some(paths);
                 }
+                let url = format!("https://github.com/o/r/actions/runs/1/artifacts/{i}");
+                steps_out.insert(id, BTreeMap::from([("artifact-url".into(), url)]));
                 continue;
-            }
-            if run.code != 0 {
-                continue; // a failed step skips the rest (no `if: always()` on run steps)
             }
             let script = step["run"].as_str().unwrap();
             // A test never installs packages: where tmux or jq is missing the test skips.
@@ -219,7 +215,7 @@ impl Runner {
                 parse_outputs(&fs::read_to_string(&output).unwrap()),
             );
             run.summary.push_str(&fs::read_to_string(&summary).unwrap());
-            if !out.status.success() {
+            if !out.status.success() && run.code == 0 {
                 run.code = out.status.code().unwrap_or(-1);
             }
         }
@@ -230,6 +226,34 @@ impl Runner {
         run.steps = steps_out;
         run
     }
+}
+
+/// Whether a step runs: without `if`, only while no step has failed; with `always() && …`,
+/// whatever failed, when each `X != ''` (or `X == ''`) holds. Any other condition fails the test.
+fn runs(
+    step: &Value,
+    failed: bool,
+    inputs: &BTreeMap<String, String>,
+    steps: &BTreeMap<String, BTreeMap<String, String>>,
+) -> bool {
+    let Some(cond) = step["if"].as_str() else {
+        return !failed;
+    };
+    let mut always = false;
+    let mut holds = true;
+    for term in cond.split(" && ") {
+        if term == "always()" {
+            always = true;
+            continue;
+        }
+        let (expr, empty) = match (term.strip_suffix(" != ''"), term.strip_suffix(" == ''")) {
+            (Some(e), _) => (e, false),
+            (_, Some(e)) => (e, true),
+            _ => panic!("a condition this runner does not know: {cond}"),
+        };
+        holds &= fill(&format!("${{{{ {expr} }}}}"), inputs, steps).is_empty() == empty;
+    }
+    (always || !failed) && holds
 }
 
 /// Fills in `${{ … }}`: inputs, step outputs, and github.action_repository (empty, as a
@@ -279,7 +303,7 @@ fn action_yml_passes_every_input_through_the_environment() {
                 .strip_prefix("\"$GITHUB_ACTION_PATH/scripts/action/teamctl-action.sh\" ")
                 .unwrap_or_else(|| panic!("a step that is not the script: {run}"));
             assert!(
-                ["tools", "claude", "teamctl", "run"].contains(&sub),
+                ["tools", "claude", "teamctl", "run", "link"].contains(&sub),
                 "{sub}"
             );
         } else {
@@ -298,7 +322,7 @@ fn action_yml_passes_every_input_through_the_environment() {
             "input {name} is never used"
         );
     }
-    for name in ["state", "result", "cost_usd", "record"] {
+    for name in ["state", "result", "cost_usd", "record", "report"] {
         assert_eq!(
             action["outputs"][name]["value"],
             format!("${{{{ steps.run.outputs.{name} }}}}")
@@ -364,13 +388,18 @@ fn the_workflows_hang_together() {
     assert!(script.contains(r#"name="teamctl-$tag-$target""#));
 }
 
+/// The report.html of the stub's records (a test removes `<stub>/report.html` for a record
+/// without one, as a teamctl from before the page writes).
+const STUB_PAGE: &str = "<!doctype html><title>the team</title>\n";
+
 /// A stub teamctl on PATH: logs its arguments, keeps the prompt it was given, and for `run`
-/// writes a record holding `report` and prints `result` (exit `code`).
-fn stub_teamctl(r: &mut Runner, result: &Value, code: i32, report: &str) -> PathBuf {
+/// writes a record holding `report` (and [`STUB_PAGE`]) and prints `result` (exit `code`).
+pub(crate) fn stub_teamctl(r: &mut Runner, result: &Value, code: i32, report: &str) -> PathBuf {
     let dir = r.path().join("stub");
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("result.json"), result.to_string()).unwrap();
     fs::write(dir.join("report.md"), report).unwrap();
+    fs::write(dir.join("report.html"), STUB_PAGE).unwrap();
     write_exe(
         &dir.join("bin/teamctl"),
         &format!(
@@ -387,6 +416,7 @@ case $1 in
         cp "$pf" "$d/prompt-seen"
         name=$(basename "$rec" .tar.gz)
         mkdir -p "$d/r/$name" && cp "$d/report.md" "$d/r/$name/report.md"
+        if [ -f "$d/report.html" ]; then cp "$d/report.html" "$d/r/$name/report.html"; fi
         tar -czf "$rec" -C "$d/r" "$name"
         cat "$d/result.json"
         exit {code} ;;
@@ -402,7 +432,7 @@ exit 0
     dir
 }
 
-fn calls(stub: &Path) -> Vec<String> {
+pub(crate) fn calls(stub: &Path) -> Vec<String> {
     fs::read_to_string(stub.join("calls"))
         .unwrap_or_default()
         .lines()
@@ -410,7 +440,7 @@ fn calls(stub: &Path) -> Vec<String> {
         .collect()
 }
 
-fn result_doc(state: &str, result: &str, cost: Value) -> Value {
+pub(crate) fn result_doc(state: &str, result: &str, cost: Value) -> Value {
     serde_json::json!({"schema_version": 1, "type": "result", "state": state, "result": result,
         "totals": if cost.is_null() { Value::Null } else { serde_json::json!({"cost_usd": cost}) }})
 }
@@ -450,11 +480,21 @@ fn inputs_reach_teamctl_as_data_and_outputs_keep_any_text() {
     assert_eq!(run.outputs["exit-code"], "0");
     let record = &run.outputs["record"];
     assert!(record.ends_with("/teamctl-record-t1.tar.gz") && Path::new(record).is_file());
+    // The page beside the record, named after the artifact: uploaded with the record and alone.
+    let page = &run.outputs["report"];
+    assert_eq!(Path::new(page).parent(), Path::new(record).parent());
+    assert!(page.ends_with("/teamctl-record.html"), "{page}");
+    assert_eq!(fs::read_to_string(page).unwrap(), STUB_PAGE);
     assert_eq!(
         run.upload.as_deref().unwrap(),
-        [record.clone(), run.outputs["result-json"].clone()]
+        [
+            record.clone(),
+            page.clone(),
+            run.outputs["result-json"].clone()
+        ]
     );
-    assert_eq!(run.summary, "## report\n");
+    assert_eq!(run.page.as_deref(), Some(page.as_str()));
+    assert_eq!(run.summary, format!("## report\n{}", links(true, true)));
     let calls = calls(&stub);
     let cfg = r.path().join("runner/teamctl-claude");
     assert_eq!(calls[0], "--version");
@@ -501,10 +541,13 @@ fn run_exit_code_passes_through_after_outputs_and_summary() {
     assert_eq!(run.outputs["exit-code"], "6");
     // Unknown cost stays empty, never 0.
     assert_eq!(run.outputs["cost_usd"], "");
-    assert_eq!(run.summary, "## over budget\n");
+    assert_eq!(
+        run.summary,
+        format!("## over budget\n{}", links(true, true))
+    );
     assert!(
-        run.upload.is_some(),
-        "the record is uploaded after a failure"
+        run.upload.is_some() && run.page.is_some(),
+        "the record and its page are uploaded after a failure"
     );
     // No artifact name: nothing uploaded.
     let run = r.run(&[
@@ -515,7 +558,79 @@ fn run_exit_code_passes_through_after_outputs_and_summary() {
         ("name", "t2"),
     ]);
     assert_eq!(run.code, 6);
-    assert!(run.upload.is_none());
+    assert!(run.upload.is_none() && run.page.is_none());
+    assert!(run.outputs["report"].ends_with("/teamctl-report-t2.html"));
+    assert_eq!(run.summary, "## over budget\n", "nothing to link");
+    // A record without a page (a teamctl from before it): the record alone, linked.
+    fs::remove_file(stub.join("report.html")).unwrap();
+    let run = r.run(&[
+        ("prompt", "p"),
+        ("claude-bin", &claude),
+        ("teamctl-version", "installed"),
+        ("name", "t3"),
+    ]);
+    assert_eq!(run.code, 6);
+    assert_eq!(run.outputs["report"], "");
+    assert!(run.upload.is_some() && run.page.is_none());
+    assert!(run.stderr["run"].contains("the record holds no report.html"));
+    assert_eq!(
+        run.summary,
+        format!("## over budget\n{}", links(false, true))
+    );
+}
+
+/// The job summary's links to the page and the record, as this runner's uploads name them.
+fn links(page: bool, record: bool) -> String {
+    let mut s = "\n### The record\n\n".to_string();
+    if page {
+        s.push_str(
+            "- [The team over time (report.html)](https://github.com/o/r/actions/runs/1/artifacts/5): \
+             cost, lanes, tasks and messages, in the browser\n",
+        );
+    }
+    if record {
+        s.push_str(
+            "- [The record](https://github.com/o/r/actions/runs/1/artifacts/4): summary.json, \
+             report.md, the transcripts and messages\n",
+        );
+    }
+    s
+}
+
+/// An artifact URL that is not a plain https URL is never written into the job summary.
+#[test]
+fn only_plain_https_urls_are_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary");
+    let link = |page: &str, record: &str| {
+        fs::write(&summary, "").unwrap();
+        let out = Command::new("bash")
+            .arg(root().join("scripts/action/teamctl-action.sh"))
+            .arg("link")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("PAGE_URL", page)
+            .env("RECORD_URL", record)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        (
+            fs::read_to_string(&summary).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let good = "https://github.com/o/r/actions/runs/1/artifacts/4";
+    for bad in [
+        "https://x/a)[b](javascript:alert(1))",
+        "javascript:alert(1)",
+        "http://github.com/o/r",
+        "https://x/a b",
+        "https://x/<img src=x>",
+    ] {
+        let (text, err) = link(bad, good);
+        assert!(!text.contains(bad) && text.contains(good), "{text}");
+        assert!(err.contains("not a plain https URL; not linked"), "{err}");
+    }
+    assert_eq!(link("", ""), (String::new(), String::new()));
 }
 
 #[test]
@@ -552,6 +667,11 @@ fn bad_inputs_are_one_line_usage_errors() {
             vec![("prompt", "a"), ("policy", "empty.md")],
             "run",
             "policy must be JSON with a \"permissions\" object",
+        ),
+        (
+            vec![("prompt", "a"), ("artifact-name", "../x")],
+            "run",
+            "artifact-name may not hold /",
         ),
     ] {
         let all: Vec<(&str, &str)> = ok.iter().copied().chain(inputs).collect();
@@ -751,4 +871,58 @@ fn a_release_binary_is_used_only_when_its_checksum_matches() {
         run.stderr["teamctl"]
     );
     assert!(run.outputs["state"].is_empty(), "nothing ran");
+}
+
+/// The `bridge` inputs become `run --bridge` flags (the token stays in the environment, where
+/// teamctl reads it); a bad transport or a missing chat or allow-list is a usage error.
+#[test]
+fn bridge_inputs_reach_run_as_its_bridge_flags() {
+    if !tools_here() {
+        return;
+    }
+    let mut r = Runner::new();
+    let stub = stub_teamctl(&mut r, &result_doc("done", "", Value::Null), 0, "");
+    let claude = stub.join("claude").display().to_string();
+    let base = [
+        ("prompt", "p"),
+        ("claude-bin", claude.as_str()),
+        ("teamctl-version", "installed"),
+    ];
+    let run = r.run(&with(
+        &base,
+        &[
+            ("bridge", "telegram"),
+            ("bridge-chat", "-100123"),
+            ("bridge-allow", "7,8"),
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:#?}");
+    let calls = calls(&stub);
+    let call = calls.iter().find(|c| c.starts_with("run ")).unwrap();
+    assert!(
+        call.contains("--bridge telegram --chat -100123 --allow 7,8 --export "),
+        "{call}"
+    );
+    for (more, why) in [
+        (
+            vec![
+                ("bridge", "discord"),
+                ("bridge-chat", "1"),
+                ("bridge-allow", "1"),
+            ],
+            "bridge must be telegram, slack or webhook",
+        ),
+        (
+            vec![("bridge", "slack"), ("bridge-chat", "C1")],
+            "bridge needs bridge-chat and bridge-allow",
+        ),
+    ] {
+        let run = r.run(&with(&base, &more));
+        assert_eq!(run.code, 2, "{more:?}");
+        let err = &run.stderr["run"];
+        assert!(
+            err.starts_with("teamctl-action: ") && err.contains(why),
+            "{err}"
+        );
+    }
 }

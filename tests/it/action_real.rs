@@ -1,6 +1,7 @@
 //! The GitHub Action with the real Claude Code offline (the mock Messages API of tests/e2e):
-//! from a prompt to a record, a job summary and the outputs; a policy's rules applied by the
-//! client; the spending cap. The runner that plays GitHub's is action.rs's.
+//! from a prompt to a record, its page (opened in headless Chromium), a job summary and the
+//! outputs; a policy's rules applied by the client; the spending cap; merge-into, check and
+//! pull-request. The runner that plays GitHub's is action.rs's.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -10,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 
 use crate::action::{Runner, root, tools_here, with};
-use crate::common::{TmuxServer, bin};
+use crate::action_merge::{git, repo_and_gh};
+use crate::common::{TmuxServer, bin, browser};
 
 /// The mock Messages API of tests/e2e on 127.0.0.1, killed when dropped.
 struct Mock {
@@ -133,6 +135,22 @@ fn lead_tool_results(record: &Path, into: &Path) -> Vec<Value> {
     out
 }
 
+/// The record's report.html of a real run (extracted into `dir`), equal to the page the action
+/// uploads (`page`), opens in headless Chromium: nothing loaded, no error, its charts, its
+/// costs equal the record's summary.json's.
+fn page_in_a_browser(dir: &Path, page: &Path) {
+    let top = fs::read_dir(dir).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(
+        fs::read(top.join("report.html")).unwrap(),
+        fs::read(page).unwrap()
+    );
+    let Some(browser) = browser() else { return };
+    let seen = browser.open(page, &top.join("summary.json"), &["REPORT TOK-A1"]);
+    assert_eq!(seen["other_requests"], 0, "{seen}");
+    assert!(seen["members"].as_u64() >= Some(2), "{seen}");
+    assert!(seen["series_points"].as_u64() >= Some(2), "{seen}");
+}
+
 /// The action's steps with the real 2.1.332 (claude-bin) and this teamctl (installed), offline:
 /// a prompt whose lead spawns a teammate that reports ends done with the lead's answer, what
 /// the team cost, its record (uploaded) and the record's report in the job summary; with a
@@ -169,13 +187,16 @@ fn real_claude_code_from_a_prompt_to_a_record_and_a_summary() {
     let result: Value =
         serde_json::from_str(&fs::read_to_string(&run.outputs["result-json"]).unwrap()).unwrap();
     assert!(result["teammates"][0]["name"] == "worker", "{result}");
+    let page = &run.outputs["report"];
     assert_eq!(
         run.upload.as_deref().unwrap(),
         [
             run.outputs["record"].clone(),
+            page.clone(),
             run.outputs["result-json"].clone()
         ]
     );
+    assert_eq!(run.page.as_deref(), Some(page.as_str()));
     assert!(
         run.summary
             .contains("FINAL ANSWER: the team reported TOK-A1")
@@ -195,6 +216,7 @@ fn real_claude_code_from_a_prompt_to_a_record_and_a_summary() {
     );
     let results = lead_tool_results(&record, &r.path().join("x"));
     assert!(!results.is_empty());
+    page_in_a_browser(&r.path().join("x"), Path::new(page));
     drop(r);
 
     // A policy: Claude Code's dontAsk mode runs what its rules allow and denies the rest.
@@ -262,4 +284,52 @@ fn real_claude_code_from_a_prompt_to_a_record_and_a_summary() {
     assert!(Path::new(&run.outputs["record"]).is_file());
     assert!(run.upload.is_some());
     assert!(run.summary.contains("budget"), "{}", run.summary);
+}
+
+/// merge-into, check and pull-request with the real 2.1.332, offline: the lead starts two
+/// helpers with `isolation: "worktree"` (the mock's `SpawnWT:`), each commits a file on its own
+/// branch; the run merges both onto integration with the check, then the branch is pushed to
+/// origin (a bare repository beside the workspace) and a pull request opened with a stand-in
+/// for gh, its body naming both; the workspace's HEAD and main are untouched.
+#[test]
+fn real_claude_code_helpers_work_merged_and_a_pull_request_opened() {
+    let Some(claude) = real_claude() else { return };
+    if !tools_here() {
+        return;
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mock = Mock::start(log.path());
+    let claude = claude.display().to_string();
+    let (mut r, _tmux) = real_runner(&mock);
+    let origin = repo_and_gh(&mut r);
+    let ws = r.workspace();
+    git(&ws, &["branch", "-D", "integration"]);
+    let head = git(&ws, &["rev-parse", "HEAD"]);
+    let run = r.run(&[
+        ("claude-bin", claude.as_str()),
+        ("teamctl-version", "installed"),
+        ("timeout", "90s"),
+        ("prompt", "SpawnWT: alice a.txt bob b.txt"),
+        ("merge-into", "integration"),
+        ("check", "test -e a.txt && test -e b.txt"),
+        ("pull-request", "true"),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.outputs["state"], "done");
+    assert_eq!(
+        run.outputs["pull-request-url"],
+        "https://github.com/o/r/pull/7"
+    );
+    assert_eq!(
+        git(&origin, &["ls-tree", "-r", "--name-only", "integration"]),
+        "a.txt\nb.txt\nnotes.md"
+    );
+    let body = fs::read_to_string(r.path().join("gh-body")).unwrap();
+    assert!(
+        body.contains("- alice: merged\n- bob: merged\n")
+            || body.contains("- bob: merged\n- alice: merged\n"),
+        "{body}"
+    );
+    assert_eq!(git(&ws, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&ws, &["rev-parse", "main"]), head);
 }

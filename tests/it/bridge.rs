@@ -179,7 +179,12 @@ fn strangers_other_chats_old_messages_and_wrong_or_reused_codes_change_nothing()
     );
     assert_eq!(worker_inbox(&env), Vec::<Value>::new());
 
-    // The right user, by button; then the code again.
+    // Buttons follow the same rules: a stranger's press and a press in another chat change
+    // nothing; then the right user, by button; then the code again.
+    mock.press(8, CHAT, &format!("approve {code}"));
+    assert_eq!(expect(&b, "refused")["detail"], "user not allowed");
+    mock.press(USER, 43, &format!("approve {code}"));
+    assert_eq!(expect(&b, "refused")["detail"], "another chat");
     mock.press(USER, CHAT, &format!("deny {code}"));
     let denied = expect(&b, "denied");
     assert_eq!(denied["request_id"], REQUEST);
@@ -188,6 +193,8 @@ fn strangers_other_chats_old_messages_and_wrong_or_reused_codes_change_nothing()
         expect(&b, "refused")["detail"],
         "code already used or retired"
     );
+    // Every press was acknowledged (its spinner stopped), whoever pressed.
+    assert_eq!(mock.acknowledged(), vec![json!("cq1"); 3]);
     let inbox = worker_inbox(&env);
     assert_eq!(inbox.len(), 1);
     assert!(

@@ -378,3 +378,45 @@ fn three_hundred_answers_beside_proper_lockfile_writers_lose_nothing() {
 fn fs_write(path: &std::path::Path, s: &str) {
     std::fs::write(path, s).unwrap();
 }
+
+/// With a cap, the team's spend past --warn-at is posted once, and the cap crossed is posted
+/// and ends the bridge with exit 6 (as `wait` would); neither twice.
+#[test]
+fn spend_past_warn_at_and_past_the_cap_is_posted_and_the_bridge_ends_with_exit_6() {
+    use crate::chat_mock::{TOKEN, Telegram};
+    let env = crate::bridge::fixture_with(&[]);
+    // $0.00028 of a $0.0005 cap: 56%, past --warn-at 50%.
+    env.spend_as("alpha", "worker", "r1");
+    env.spend_as("alpha", "worker", "r2");
+    let mock = Telegram::start();
+    let mut cmd = env.std_cmd();
+    cmd.args([
+        "bridge", "telegram", "--chat", "42", "--allow", "7", "--api", &mock.url,
+    ])
+    .args(["--team", "alpha", "--timeout", "60s", "--json"])
+    .args(["--max-cost", "0.0005", "--warn-at", "50"])
+    .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN);
+    let mut b = JsonLines::spawn_with_stderr(cmd);
+    let warned = expect(&b, "notice");
+    assert_eq!(warned["detail"], "alpha budget_warning --max-cost ");
+    let text = mock.wait_sent(1)[0]["text"].as_str().unwrap().to_string();
+    assert!(
+        text.contains("budget warning: the team has spent") && text.contains("--max-cost"),
+        "{text}"
+    );
+    env.spend_as("alpha", "worker", "r3");
+    env.spend_as("alpha", "worker", "r4");
+    let over = expect(&b, "notice");
+    assert_eq!(over["detail"], "alpha budget_exceeded");
+    assert_eq!(expect(&b, "end")["detail"], "budget");
+    assert_eq!(b.child.wait().unwrap().code(), Some(6));
+    let sent = mock.sent();
+    assert!(
+        sent[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("budget exceeded"),
+        "{sent:?}"
+    );
+    assert!(b.stderr().contains("budget exceeded"));
+}

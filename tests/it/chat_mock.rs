@@ -26,6 +26,8 @@ struct State {
     limit: usize,
     /// Paths asked with a wrong token.
     unauthorized: usize,
+    /// The `callback_query_id`s acknowledged with answerCallbackQuery.
+    acknowledged: Vec<Value>,
 }
 
 pub struct Telegram {
@@ -94,6 +96,11 @@ impl Telegram {
 
     pub fn unauthorized(&self) -> usize {
         self.state.0.lock().unwrap().unauthorized
+    }
+
+    /// The `callback_query_id`s acknowledged so far (each button press must be).
+    pub fn acknowledged(&self) -> Vec<Value> {
+        self.state.0.lock().unwrap().acknowledged.clone()
     }
 }
 
@@ -237,7 +244,11 @@ fn answer(path: &str, body: &Value, state: &(Mutex<State>, Condvar)) -> (u16, Va
                 "chat": {"id": body["chat_id"], "type": "private"}, "text": body["text"]}}),
             )
         }
-        "answerCallbackQuery" => (200, json!({"ok": true, "result": true})),
+        "answerCallbackQuery" => {
+            let mut s = m.lock().unwrap();
+            s.acknowledged.push(body["callback_query_id"].clone());
+            (200, json!({"ok": true, "result": true}))
+        }
         _ => (
             404,
             json!({"ok": false, "error_code": 404, "description": "Not Found"}),

@@ -199,8 +199,22 @@ fn the_workflow_fans_out_and_in() {
     assert_eq!(download["with"]["pattern"], "record-*");
     let scripts = runs(report).join("\n");
     assert!(
-        scripts.contains("teamctl report records/record-*.tar.gz >> \"$GITHUB_STEP_SUMMARY\""),
+        scripts.contains(
+            "teamctl report --html --out fleet.html records/record-*.tar.gz >> \"$GITHUB_STEP_SUMMARY\""
+        ),
         "{scripts}"
+    );
+    // The fleet's page is kept with the JSON.
+    let kept = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["with"]["name"] == "fleet-report")
+        .expect("the fleet report is uploaded");
+    let paths = kept["with"]["path"].as_str().unwrap();
+    assert!(
+        paths.contains("fleet.json") && paths.contains("fleet.html"),
+        "{paths}"
     );
     assert!(scripts.contains("teamctl report --json records/record-*.tar.gz"));
 }
@@ -314,7 +328,7 @@ fn the_job_runs_one_team_per_index() {
         pod["containers"][0]["args"][0]
             .as_str()
             .unwrap()
-            .contains("teamctl report /records/team-*.tar.gz")
+            .contains("teamctl report --html --out /records/fleet.html /records/team-*.tar.gz")
     );
     assert_eq!(
         pod["volumes"][0]["persistentVolumeClaim"]["claimName"],

@@ -3,6 +3,7 @@
 //! modes, impersonation, symlinks) and real Claude Code suites.
 
 mod action;
+mod action_merge;
 mod action_real;
 mod ask;
 mod bridge;
@@ -20,6 +21,7 @@ mod fleet;
 mod format;
 mod fuzz;
 mod fuzz_writes;
+mod help;
 mod hostile_files;
 mod hostile_inputs;
 mod hostile_records;
@@ -40,9 +42,13 @@ mod protocol;
 mod real_claude;
 mod redeliver;
 mod report;
+mod report_browser;
+mod report_fleet;
 mod report_html;
 mod resume;
 mod run;
+mod run_bridge;
+mod run_merge;
 mod run_resume;
 mod security;
 mod send;

@@ -9,7 +9,7 @@ use std::process::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, json as parse, keys};
+use crate::common::{TestEnv, json as parse, keys, wait_until};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -744,4 +744,94 @@ fn merge_finds_two_breaking_members_and_keeps_the_rest() {
         git(&repo, &["ls-tree", "-r", "--name-only", "i"]),
         "logo.bin\nm1.txt\nm2.txt\nm3.txt\nm4.txt\nnotes.md"
     );
+}
+
+/// Whether process `pid` runs (a zombie waiting for its reaper does not).
+fn runs(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_check_past_its_time_limit_is_ended_with_what_it_started_and_fails() {
+    let env = TestEnv::new();
+    let (repo, trees) = team(&env, &["m1", "h1"]);
+    commit(&trees[0].1, "m1.txt", "x\n");
+    commit(&trees[1].1, "hang.txt", "x\n");
+    let before = checkout_state(&repo, "refs/heads/i");
+    let pid = env.dir.path().join("pid");
+    // With h1's file the check starts a child that ignores SIGTERM and never ends.
+    let check = format!(
+        "if [ -f hang.txt ]; then sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300'; fi",
+        pid.display()
+    );
+    let out = env
+        .cmd()
+        .args(["--json", "--team", "t", "merge", "--into", "i"])
+        .args(["--check", &check, "--check-timeout", "1s"])
+        .assert()
+        .code(10);
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(row(&v, "m1")["status"], "merged");
+    let h1 = row(&v, "h1");
+    assert_eq!(h1["status"], "check_failed");
+    assert_eq!(h1["check"]["timed_out"], true);
+    assert_eq!(h1["check"]["exit_code"], Value::Null);
+    let last = h1["check"]["output"].as_array().unwrap().last().unwrap();
+    assert!(last.as_str().unwrap().contains("time limit (1s)"), "{last}");
+    let child: u32 = fs::read_to_string(&pid).unwrap().trim().parse().unwrap();
+    assert!(
+        wait_until(std::time::Duration::from_secs(10), || !runs(child)),
+        "the check's child {child} still runs"
+    );
+    assert_eq!(
+        git(&repo, &["ls-tree", "-r", "--name-only", "i"]),
+        "logo.bin\nm1.txt\nnotes.md"
+    );
+    assert_eq!(checkout_state(&repo, "refs/heads/i"), before);
+
+    // A limit that does not parse is a usage error before anything is merged.
+    env.cmd()
+        .args(["--team", "t", "merge", "--into", "j", "--check", "true"])
+        .args(["--check-timeout", "soon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--check-timeout"));
+    assert_eq!(git(&repo, &["branch", "--list", "j"]), "");
+}
+
+#[test]
+fn an_interrupt_ends_a_running_check_and_moves_nothing() {
+    let env = TestEnv::new();
+    let (repo, trees) = team(&env, &["h1"]);
+    commit(&trees[0].1, "hang.txt", "x\n");
+    let before = checkout_state(&repo, "refs/heads/none");
+    let pid = env.dir.path().join("pid");
+    let check = format!("sh -c 'echo $$ > {}; exec sleep 300'", pid.display());
+    let child = env
+        .std_cmd()
+        .args(["--team", "t", "merge", "--into", "i", "--check", &check])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(std::time::Duration::from_secs(20), || pid.exists()),
+        "the check never started"
+    );
+    // SAFETY: signals the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    let sleeper: u32 = fs::read_to_string(&pid).unwrap().trim().parse().unwrap();
+    assert!(
+        wait_until(std::time::Duration::from_secs(10), || !runs(sleeper)),
+        "the check's process {sleeper} still runs"
+    );
+    assert_eq!(git(&repo, &["branch", "--list", "i"]), "");
+    assert_eq!(checkout_state(&repo, "refs/heads/none"), before);
 }

@@ -620,3 +620,28 @@ fn real_claude_code_request_answered_from_a_chat() {
     assert!(summary["request_to_chat_ms"].is_u64());
     assert!(summary["chat_to_command_ms"].is_u64());
 }
+
+/// `run --merge-into` with a real 2.1.332 lead in a git repository: it gives two helpers a
+/// worktree each (the Agent tool's `isolation: "worktree"`), each commits a file, and once the
+/// run is done both branches are merged onto a new branch with a check, the checkout and main
+/// untouched; a second run whose check one helper's file breaks sets that one aside (exit 10).
+/// Driver: `tests/e2e/run-merge-e2e.js`.
+#[test]
+fn real_claude_code_run_merges_its_helpers_worktrees() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "run-merge-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["alice: merged", "bob: merged"])
+    );
+    assert_eq!(summary["checks_run"], 1);
+    assert_eq!(
+        summary["set_aside"],
+        serde_json::json!(["alice: merged", "bob: check_failed"])
+    );
+}

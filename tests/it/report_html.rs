@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::common::{TestEnv, assistant_entry, run_json};
 
 /// HTML a teammate could write to run a script, load something or hide what it says.
-const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert(2)>\
+pub(crate) const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert(2)>\
     <a href=\"javascript:alert(3)\">click</a> https://evil.example/x <style>*{x:url(http://evil.example)}</style>\
     <!-- <svg onload=alert(4)> \u{202e}evil\u{2066} line\u{2028}sep\u{2029} &amp; ' \" <iframe srcdoc=x>";
 
@@ -18,15 +18,28 @@ const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert
 const TAGS: &[&str] = &[
     "!doctype", "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p",
     "strong", "em", "code", "pre", "div", "table", "tr", "th", "td", "ol", "ul", "li", "span",
-    "svg", "path", "text", "polyline", "script",
+    "svg", "path", "text", "polyline", "rect", "h3", "script",
 ];
 
-/// A pane teammate's session: `n` responses a minute apart, each naming the team and itself.
+/// A pane teammate's session: `n` responses a minute apart, each naming the team and itself,
+/// each after the first a turn of its own (a prompt half a minute before it).
 fn transcript(env: &TestEnv, team: &str, member: &str, i: usize, n: usize) {
     let dir = env.root.join("projects/-tmp");
     fs::create_dir_all(&dir).unwrap();
     let mut out = String::new();
+    let sid = format!("9a8b7c6d-0000-4000-8000-{i:012x}");
     for k in 0..n {
+        if k > 0 {
+            let at = format!(
+                "2026-11-29T{:02}:{:02}:{:02}.000Z",
+                8 + (k - 1) / 60,
+                (k - 1) % 60,
+                30 + i
+            );
+            let e = json!({"type": "user", "timestamp": at, "teamName": team, "agentName": member,
+                "sessionId": sid, "message": {"role": "user", "content": "next"}});
+            out.push_str(&format!("{e}\n"));
+        }
         let at = format!("2026-11-29T{:02}:{:02}:{:02}.000Z", 8 + k / 60, k % 60, i);
         let mut e = assistant_entry(
             &format!("msg_{member}_{k}"),
@@ -37,15 +50,15 @@ fn transcript(env: &TestEnv, team: &str, member: &str, i: usize, n: usize) {
         );
         e["teamName"] = team.into();
         e["agentName"] = member.into();
+        e["sessionId"] = sid.clone().into();
         out.push_str(&format!("{e}\n"));
     }
-    let sid = format!("9a8b7c6d-0000-4000-8000-{i:012x}");
     fs::write(dir.join(format!("{sid}.jsonl")), out).unwrap();
 }
 
 /// A team whose every field a teammate writes carries [`ATTACK`]: a member's type, messages'
 /// texts and summaries, a task's subject; two teammates with transcripts.
-fn hostile_team() -> TestEnv {
+pub(crate) fn hostile_team() -> TestEnv {
     let env = TestEnv::new();
     env.team("h", &[("worker", Some("blue")), ("helper", None)]);
     env.edit_config("h", |cfg| {
@@ -178,6 +191,31 @@ fn the_page_is_in_the_record_with_the_costs_of_summary_json() {
         .unwrap();
     assert_eq!(worker["cost_series"].as_array().unwrap().len(), 5);
     assert!(page.contains("<polyline class=\"c"), "the chart");
+    // Tokens per minute: five responses a minute apart, 100+k input and 20 output tokens each.
+    assert_eq!(worker["tokens_bucket_minutes"], 1);
+    let tokens: Vec<f64> = worker["tokens_series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .collect();
+    assert_eq!(tokens, [120.0, 121.0, 122.0, 123.0, 124.0]);
+    assert!(page.contains("Tokens per minute"));
+    // A lane: every response ended its turn, so the worker is idle from its first line on,
+    // its one session marked as its start; the page's legend says what a lane cannot know.
+    let lane = &worker["lane"];
+    assert_eq!(lane["spans"][0][0], "2026-11-29T08:00:01.000Z");
+    assert_eq!(lane["spans"][0][2], "idle");
+    assert_eq!(lane["marks"].as_array().unwrap().len(), 1);
+    assert_eq!(lane["marks"][0][1], "started");
+    assert!(page.contains("<rect class=\"s-idle\""));
+    assert!(
+        page.contains("It cannot know a member&#39;s state before its first transcript line")
+            || page.contains("It cannot know a member's state before its first transcript line")
+    );
+    // No run: no limits.
+    assert_eq!(e["cap"], Value::Null);
+    assert!(page.contains("No run took this record: no limits are known."));
     // The archive holds the same page.
     let tgz = env.dir.path().join("rec.tar.gz");
     run_json(
@@ -218,9 +256,8 @@ fn teammate_html_never_becomes_markup() {
     assert_eq!(urls, planted);
 }
 
-/// 10 teammates × 300 messages each, with transcripts: the page stays under 2 MB.
-#[test]
-fn a_big_team_has_a_small_page() {
+/// Team `big`: 10 teammates × 300 messages each (each carrying [`ATTACK`]), with transcripts.
+pub(crate) fn big_team() -> TestEnv {
     let env = TestEnv::new();
     let names: Vec<String> = (0..10).map(|i| format!("mate{i}")).collect();
     let members: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
@@ -241,8 +278,28 @@ fn a_big_team_has_a_small_page() {
         .unwrap();
         transcript(&env, "big", name, i + 1, 300);
     }
+    env
+}
+
+/// 10 teammates × 300 messages each, with transcripts: the page stays under 2 MB.
+#[test]
+fn a_big_team_has_a_small_page() {
+    let env = big_team();
     let out = env.dir.path().join("rec");
     let (page, summary) = export(&env, "big", &out);
+    // 300 turns each: every lane was resampled, its waits none, its turns still there.
+    let e = embedded(&page);
+    for m in e["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] != "team-lead")
+    {
+        assert_eq!(m["lane"]["resampled"], true, "{}", m["name"]);
+        let spans = m["lane"]["spans"].as_array().unwrap();
+        assert!(spans.len() > 100 && spans.len() <= 240, "{}", spans.len());
+        assert!(spans.iter().all(|s| s[2] == "working" || s[2] == "idle"));
+    }
     eprintln!(
         "report.html for 10 members x 300 messages: {} bytes",
         page.len()
@@ -326,4 +383,230 @@ fn claude_codes_own_figures_end_the_series() {
         (pts[1][1].as_f64().unwrap() - 2.0 * one).abs() < 1e-12,
         "{h}"
     );
+}
+
+/// A teammate's day as its record tells it: a turn with a task tool call and a rate-limited
+/// call, a permission request answered two minutes later, an idle notification, then a second
+/// session (a restart); the lane, the marks and the task's times are in the page.
+#[test]
+fn lanes_and_tasks_over_time_come_from_the_record() {
+    let env = TestEnv::new();
+    env.team("l", &[("worker", None)]);
+    let dir = env.root.join("projects/-tmp");
+    fs::create_dir_all(&dir).unwrap();
+    let at = |m: u32| format!("2026-11-29T09:{m:02}:00.000Z");
+    let mine = |mut e: Value, sid: &str| {
+        e["teamName"] = "l".into();
+        e["agentName"] = "worker".into();
+        e["sessionId"] = sid.into();
+        format!("{e}\n")
+    };
+    let s1 = "1a2b3c4d-0000-4000-8000-000000000001";
+    let s2 = "1a2b3c4d-0000-4000-8000-000000000002";
+    let prompt = |m: u32| {
+        json!({"type": "user", "timestamp": at(m),
+        "message": {"role": "user", "content": "do task 1"}})
+    };
+    let first = [
+        mine(prompt(0), s1),
+        mine(
+            assistant_entry(
+                "r1",
+                &at(1),
+                json!([{"type": "tool_use", "id": "tu1",
+            "name": "TaskUpdate", "input": {"taskId": "1", "status": "in_progress",
+            "owner": "worker"}}]),
+                "tool_use",
+                (10, 5),
+            ),
+            s1,
+        ),
+        mine(
+            json!({"type": "system", "subtype": "api_error", "level": "error",
+            "timestamp": at(2), "error": {"status": 429}, "retryAttempt": 1, "maxRetries": 10}),
+            s1,
+        ),
+        mine(
+            assistant_entry(
+                "r2",
+                &at(3),
+                json!([{"type": "text", "text": "asking"}]),
+                "tool_use",
+                (10, 5),
+            ),
+            s1,
+        ),
+        mine(
+            assistant_entry(
+                "r3",
+                &at(8),
+                json!([{"type": "tool_use", "id": "tu2",
+            "name": "TaskUpdate", "input": {"taskId": "1", "status": "completed"}}]),
+                "end_turn",
+                (10, 5),
+            ),
+            s1,
+        ),
+    ];
+    fs::write(dir.join(format!("{s1}.jsonl")), first.concat()).unwrap();
+    let second = [
+        mine(prompt(20), s2),
+        mine(
+            assistant_entry(
+                "r4",
+                &at(21),
+                json!([{"type": "text", "text": "back"}]),
+                "end_turn",
+                (10, 5),
+            ),
+            s2,
+        ),
+    ];
+    fs::write(dir.join(format!("{s2}.jsonl")), second.concat()).unwrap();
+    let frame = |v: Value, m: u32| {
+        json!({"from": "worker", "text": v.to_string(),
+        "timestamp": at(m), "read": true})
+    };
+    let lead_inbox = [
+        frame(
+            json!({"type": "permission_request", "request_id": "perm-1", "agent_id": "worker",
+            "tool_name": "Bash", "tool_use_id": "t", "description": "x", "input": {},
+            "permission_suggestions": []}),
+            4,
+        ),
+        frame(
+            json!({"type": "idle_notification", "from": "worker",
+            "timestamp": at(9)}),
+            9,
+        ),
+    ];
+    fs::write(
+        env.inbox("l", "team-lead"),
+        serde_json::to_string(&lead_inbox).unwrap(),
+    )
+    .unwrap();
+    let answer = json!([{"from": "team-lead", "timestamp": at(6), "read": true,
+        "text": json!({"type": "permission_response", "request_id": "perm-1",
+            "subtype": "success", "response": {"updated_input": {}, "permission_updates": []}})
+            .to_string()}]);
+    fs::write(env.inbox("l", "worker"), answer.to_string()).unwrap();
+    let tasks = env.root.join("tasks/l");
+    fs::create_dir_all(&tasks).unwrap();
+    let task = json!({"id": "1", "subject": "Fix it", "description": "", "status": "completed",
+                      "owner": "worker", "blocks": [], "blockedBy": []});
+    fs::write(tasks.join("1.json"), task.to_string()).unwrap();
+
+    let out = env.dir.path().join("rec");
+    let (page, summary) = export(&env, "l", &out);
+    check_markup(&page);
+    check_costs(&page, &summary);
+    let e = embedded(&page);
+    let worker = e["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "worker")
+        .unwrap()
+        .clone();
+    let spans: Vec<(String, String)> = worker["lane"]["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s[0].as_str().unwrap()[11..16].to_string(),
+                s[2].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("09:00", "working"),
+        ("09:02", "rate_limited"),
+        ("09:03", "working"),
+        ("09:04", "permission"),
+        ("09:06", "working"),
+        ("09:08", "idle"),
+        ("09:20", "working"),
+        ("09:21", "idle"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(spans, want, "{}", worker["lane"]);
+    assert_eq!(
+        worker["lane"]["marks"],
+        json!([[at(0), "started"], [at(20), "new_session"]])
+    );
+    assert!(page.contains("<rect class=\"s-rate_limited\""));
+    assert!(page.contains("<rect class=\"s-permission\""));
+    assert!(page.contains("<path class=\"mk-new\""));
+    // The task: claimed and in progress at 09:01, completed at 09:08 (the worker's calls).
+    let t = &e["tasks"][0];
+    assert_eq!(t["id"], "1");
+    let ev: Vec<(String, String, bool)> = t["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["time"].as_str().unwrap()[11..16].to_string(),
+                format!(
+                    "{}={}",
+                    v["what"].as_str().unwrap(),
+                    v["value"].as_str().unwrap_or("")
+                ),
+                v["approximate"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ev,
+        [
+            ("09:01".to_string(), "status=in_progress".to_string(), false),
+            ("09:01".to_string(), "owner=worker".to_string(), false),
+            ("09:08".to_string(), "status=completed".to_string(), false),
+        ]
+    );
+    assert!(page.contains("<rect class=\"t-in_progress\""));
+    assert!(page.contains("<rect class=\"t-completed\""));
+}
+
+/// 40 teammates with 300 turns each: the drawings share the page (fewer points and spans
+/// each), each series still ends at its member's cost, and the page stays under 2 MB.
+#[test]
+fn a_team_of_forty_shares_the_page() {
+    let env = TestEnv::new();
+    let names: Vec<String> = (0..40).map(|i| format!("mate{i}")).collect();
+    let members: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
+    env.team("forty", &members);
+    for (i, name) in names.iter().enumerate() {
+        transcript(&env, "forty", name, i + 1, 300);
+    }
+    let out = env.dir.path().join("rec");
+    let (page, summary) = export(&env, "forty", &out);
+    eprintln!(
+        "report.html for 40 members x 300 turns: {} bytes",
+        page.len()
+    );
+    assert!(page.len() < 2_000_000, "{} bytes", page.len());
+    check_markup(&page);
+    assert!(check_costs(&page, &summary) >= 40);
+    let e = embedded(&page);
+    for m in e["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] != "team-lead")
+    {
+        assert_eq!(
+            m["cost_series"].as_array().unwrap().len(),
+            100,
+            "{}",
+            m["name"]
+        );
+        assert!(m["tokens_series"].as_array().unwrap().len() <= 100);
+        assert!(m["tokens_bucket_minutes"].as_u64().unwrap() > 1);
+        assert!(m["lane"]["spans"].as_array().unwrap().len() <= 60);
+    }
 }

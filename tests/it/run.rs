@@ -20,7 +20,7 @@ use crate::common::{TmuxServer, cwd, script, tmux_env, tmux_has_session};
 /// input and 500 output tokens: $0.014; the worker's: $0.00014), and on SIGTERM records its
 /// cost-state ($0.5, as Claude Code 2.1.332 does at exit) and removes its team as Claude Code
 /// does.
-const STUB_LEAD: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
+pub(crate) const STUB_LEAD: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
 while [ $# -gt 0 ]; do
   case "$1" in --session-id) sid=$2; shift 2;; --) shift; prompt=$1; break;; *) shift;; esac
 done
@@ -98,6 +98,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
             "export",
             "kept",
             "lead_session_id",
+            "merge",
             "name",
             "reason",
             "result",
@@ -134,6 +135,7 @@ fn a_lead_that_finishes_is_done_with_its_answer_and_nothing_left() {
     assert_eq!(r["tmux_session"], Value::Null);
     assert_eq!(r["kept"], false);
     assert_eq!(r["export"], Value::Null);
+    assert_eq!(r["merge"], Value::Null);
     assert!(r["elapsed_ms"].is_u64());
     assert_eq!(
         r["teammates"],
@@ -254,7 +256,9 @@ fn export_records_the_team_before_the_lead_is_ended() {
     s["run"].as_object_mut().unwrap().remove("elapsed_ms");
     assert_eq!(
         s["run"],
-        json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER"})
+        json!({"name":"default","state":"done","reason":null,"result":"STUB ANSWER",
+               "cap":{"max_cost_usd":null,"max_tokens":null,"max_cost_per_member":null,
+                      "warn_at_percent":null}})
     );
     assert_eq!(s["result"], "STUB ANSWER");
     assert!(rec.join("team/config.json").is_file());
@@ -280,7 +284,8 @@ fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
     let rec = env.dir.path().join("rec.tar.gz");
     let out = run_cmd(&env, &lead)
         .args(["--json", "Plan it", "--settle", "30s", "--timeout", "30s"])
-        .args(["--max-cost", "0.01", "--export", rec.to_str().unwrap()])
+        .args(["--max-cost", "0.01", "--warn-at", "50"])
+        .args(["--export", rec.to_str().unwrap()])
         .assert()
         .code(6)
         .get_output()
@@ -289,16 +294,23 @@ fn a_run_over_max_cost_ends_as_at_its_timeout_with_exit_6() {
     assert_eq!(r["state"], "budget");
     assert_eq!(r["export"]["error"], Value::Null);
     assert_eq!(r["export"]["format"], "tar_gz");
-    let mut summary = String::new();
+    let (mut summary, mut page) = (String::new(), String::new());
     let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(fs::File::open(&rec).unwrap()));
     for e in ar.entries().unwrap() {
         let mut e = e.unwrap();
         if e.path().unwrap().ends_with("summary.json") {
             std::io::Read::read_to_string(&mut e, &mut summary).unwrap();
+        } else if e.path().unwrap().ends_with("report.html") {
+            std::io::Read::read_to_string(&mut e, &mut page).unwrap();
         }
     }
     let s: Value = serde_json::from_str(&summary).unwrap();
     assert_eq!(s["run"]["state"], "budget");
+    // The run's limits reach the record, and its page.
+    let cap = json!({"max_cost_usd": 0.01, "max_tokens": null, "max_cost_per_member": null,
+                     "warn_at_percent": 50.0});
+    assert_eq!(s["run"]["cap"], cap);
+    assert!(page.contains(&format!("\"cap\":{cap}")), "{page}");
     assert!(
         s["run"]["reason"]
             .as_str()

@@ -5,44 +5,17 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use teamctl::error::usage;
-use teamctl::ops::bridge::http::api_url;
-use teamctl::ops::bridge::slack::Slack;
-use teamctl::ops::bridge::telegram::Telegram;
-use teamctl::ops::bridge::webhook::Webhook;
-use teamctl::ops::bridge::{self, Bridge, Chat, Ground, Hooks, Record, Scope, Settings, What};
+use teamctl::ops::bridge::{self, Bridge, Ground, Hooks, Record, Scope};
 use teamctl::team::config::Team;
-use teamctl::time::parse_duration;
 
 use crate::cli::answer::check_lead;
-use crate::cli::args::deadline;
+use crate::cli::args::{CapArgs, deadline};
+use crate::cli::bridging::{ChatArgs, Transport, human};
 use crate::cli::by_policy::{EventsTo, Runner};
 use crate::cli::context::Ctx;
-use crate::cli::env;
 use crate::cli::output::warn;
-use crate::cli::term::escape_line as esc;
-
-/// The chat services.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Transport {
-    /// Telegram's Bot API (getUpdates long-poll, sendMessage)
-    Telegram,
-    /// Slack's Web API (chat.postMessage; replies in the message's thread, polled)
-    Slack,
-    /// A signed webhook: posts to --url, answers taken on --listen
-    Webhook,
-}
-
-impl Transport {
-    fn name(self) -> &'static str {
-        match self {
-            Transport::Telegram => "telegram",
-            Transport::Slack => "slack",
-            Transport::Webhook => "webhook",
-        }
-    }
-}
 
 /// Post a team's requests to a chat and answer them from there
 ///
@@ -88,13 +61,18 @@ impl Transport {
 /// (Telegram's retry_after, Slack's and the webhook's Retry-After) is waited out and retried,
 /// said on stderr: a request is posted late rather than never.
 ///
+/// With --max-cost, --max-tokens or --max-cost-per-member (and --warn-at PERCENT), the team's
+/// spend is read from its transcripts (as `wait` reads it): each --warn-at crossing of a limit
+/// is posted once (per member for --max-cost-per-member), and so is the cap crossed, after
+/// which the bridge stops with exit 6 (the team goes on; nobody answers from the chat then).
+///
 /// Progress on stderr, one line per post and decision. With --json: JSON Lines on stdout, one
 /// per post and decision, as journaled: `{"schema_version":1,"event","at","transport","chat",
 /// "user","team","member","request_id","code","expires_at","detail"}` ("event": posted, notice,
 /// approved, denied, said, status, refused, closed, expired, and last `end` with "detail":
-/// timeout or team_gone); with --policy, its `decision` events too (as `approve --policy`).
+/// timeout, team_gone or budget); with --policy, its `decision` events too (as `approve --policy`).
 ///
-/// Exit codes: 0 at --timeout or when the team is gone; 1 a failure (the journal cannot be
+/// Exit codes: 0 at --timeout or when the team is gone; 6 the cap crossed; 1 a failure (the journal cannot be
 /// written, unknown team, the --listen address taken); 2 a bad flag, policy file, URL, token or
 /// secret, or a team teamctl does not lead (without --force); 130 on Ctrl-C.
 #[derive(Debug, Args)]
@@ -103,6 +81,7 @@ impl Transport {
   teamctl bridge telegram --chat -1001234567890 --allow 42
   teamctl bridge telegram --chat 42 --allow 42,77 --policy .claude/settings.json --all-teams
   teamctl run … & teamctl bridge telegram --chat 42 --allow 42 --timeout 2h --json >> bridge.jsonl
+  teamctl bridge telegram --chat 42 --allow 42 --max-cost 20 --warn-at 80   # spend posted
   TEAMCTL_SLACK_TOKEN=xoxb-… teamctl bridge slack --channel C0123ABCD --allow U024BE7LH
   TEAMCTL_WEBHOOK_SECRET=$(openssl rand -hex 32) teamctl bridge webhook \\
       --url https://hooks.example.com/teamctl --listen 127.0.0.1:8787 --chat ops --allow alice
@@ -117,31 +96,8 @@ pub(crate) struct BridgeArgs {
     #[arg(value_name = "TRANSPORT")]
     transport: Transport,
 
-    /// The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the
-    /// channel id; webhook: the name answers must carry in "chat")
-    #[arg(long, visible_alias = "channel", value_name = "ID")]
-    chat: String,
-
-    /// The chat user ids that may answer (comma-separated or repeated; required)
-    #[arg(long, value_name = "ID", value_delimiter = ',', required = true)]
-    allow: Vec<String>,
-
-    /// The service's API [default: https://api.telegram.org, https://slack.com/api]; http only
-    /// to this machine
-    #[arg(long, value_name = "URL")]
-    api: Option<String>,
-
-    /// Webhook: where each post is POSTed (https, or http only to this machine)
-    #[arg(long, value_name = "URL")]
-    url: Option<String>,
-
-    /// Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<std::net::SocketAddr>,
-
-    /// How long a code works
-    #[arg(long, value_name = "DURATION", default_value = "30m")]
-    ttl: String,
+    #[command(flatten)]
+    chat: ChatArgs,
 
     /// Answer by the rules in FILE first (as `approve --policy`); post only what they leave
     #[arg(long, value_name = "FILE")]
@@ -158,23 +114,14 @@ pub(crate) struct BridgeArgs {
     /// Answer in teams teamctl does not lead too
     #[arg(long)]
     force: bool,
+
+    #[command(flatten)]
+    cap: CapArgs,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
-    let ttl = parse_duration(&args.ttl)?;
-    if ttl.is_zero() || ttl > std::time::Duration::from_secs(30 * 86400) {
-        return Err(usage("--ttl must be longer than 0s and at most 30d"));
-    }
-    if args.allow.iter().any(|a| a.trim().is_empty()) {
-        return Err(usage("--allow needs user ids (an empty one allows nobody)"));
-    }
-    if args.transport == Transport::Telegram
-        && let Some(bad) = args.allow.iter().find(|a| a.trim().parse::<i64>().is_err())
-    {
-        return Err(usage(format!(
-            "--allow takes Telegram user ids (numbers, as in a message's from.id), not '{bad}'"
-        )));
-    }
+    let settings = args.chat.settings(ctx, args.transport, args.force)?;
+    let cap = args.cap.cap()?;
     if args.all_teams && ctx.team_given() {
         return Err(usage(
             "--all-teams and --team name different teams: give one",
@@ -192,22 +139,15 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
         check_lead(&team, args.force)?;
         Scope::One(team.name)
     };
-    let settings = Settings {
-        transport: args.transport.name(),
-        chat: args.chat.clone(),
-        allow: args.allow.iter().map(|a| a.trim().to_string()).collect(),
-        ttl,
-        started: ctx.clock(),
-        force: args.force,
-    };
     let ground = Ground {
         layout: ctx.layout.clone(),
         records: ctx.records.clone(),
         lock: ctx.lock,
     };
-    let (mut b, warnings) = Bridge::new(settings, scope, ground)?;
+    let (b, warnings) = Bridge::new(settings, scope, ground)?;
+    let mut b = b.with_cap(cap);
     warnings.iter().for_each(|w| warn(w));
-    let mut chat = open_chat(ctx, &args)?;
+    let mut chat = args.chat.open(ctx, args.transport)?;
     let mut tell = Tell {
         ctx,
         runner,
@@ -215,57 +155,10 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
     };
     let clock = || ctx.clock();
     bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
-    Ok(())
-}
-
-/// The secret of `var`, which only the environment may give.
-fn secret(var: &str) -> Result<String> {
-    match std::env::var(var) {
-        Ok(s) if !s.is_empty() => Ok(s),
-        _ => Err(usage(format!("set {var} (never on the command line)"))),
+    match b.over_budget() {
+        Some(over) => Err(teamctl::Error::Budget(over.to_string()).into()),
+        None => Ok(()),
     }
-}
-
-/// The transport, started, after its flags and secret are checked.
-fn open_chat(ctx: &Ctx, args: &BridgeArgs) -> Result<Box<dyn Chat>> {
-    let only = |flag: &str, set: bool, t: Transport| match set {
-        true => Err(usage(format!("{flag} is for `bridge {}` only", t.name()))),
-        false => Ok(()),
-    };
-    match args.transport {
-        Transport::Telegram | Transport::Slack => {
-            only("--url", args.url.is_some(), Transport::Webhook)?;
-            only("--listen", args.listen.is_some(), Transport::Webhook)?;
-        }
-        Transport::Webhook => only("--api", args.api.is_some(), args.transport)?,
-    }
-    Ok(match args.transport {
-        Transport::Telegram => {
-            let api = api_url(args.api.as_deref().unwrap_or("https://api.telegram.org"))?;
-            Box::new(Telegram::start(
-                &api,
-                &secret(env::TELEGRAM_TOKEN)?,
-                &args.chat,
-            )?)
-        }
-        Transport::Slack => {
-            let api = api_url(args.api.as_deref().unwrap_or("https://slack.com/api"))?;
-            Box::new(Slack::start(&api, &secret(env::SLACK_TOKEN)?, &args.chat)?)
-        }
-        Transport::Webhook => {
-            let (Some(url), Some(listen)) = (&args.url, args.listen) else {
-                return Err(usage("bridge webhook needs --url URL and --listen ADDR"));
-            };
-            let url = api_url(url)?;
-            let secret = secret(env::WEBHOOK_SECRET)?;
-            Box::new(Webhook::start(
-                &url,
-                listen,
-                &secret,
-                Box::new(ctx.clock_fn()),
-            )?)
-        }
-    })
 }
 
 /// What the loop reports: records on stdout (--json) or stderr, the policy's passes.
@@ -316,33 +209,5 @@ impl Hooks for Tell<'_> {
 
     fn warn(&mut self, msg: &str) {
         warn(msg);
-    }
-}
-
-/// One record as a progress line (teammate text escaped).
-fn human(r: &Record) -> String {
-    let s = |v: &Option<String>| esc(v.as_deref().unwrap_or("-")).into_owned();
-    let req = format!("{} of {} in {}", s(&r.request_id), s(&r.member), s(&r.team));
-    match r.event {
-        What::Posted => format!("posted {req}: code {}", s(&r.code)),
-        What::Notice => format!("posted a need of {}: {}", s(&r.team), s(&r.detail)),
-        What::Approved => format!("approved {req} (user {})", s(&r.user)),
-        What::Denied => format!("denied {req} (user {}): {}", s(&r.user), s(&r.detail)),
-        What::Said => format!(
-            "said to {} in {} (user {})",
-            s(&r.member),
-            s(&r.team),
-            s(&r.user)
-        ),
-        What::Status => format!("told the status (user {})", s(&r.user)),
-        What::Refused => format!(
-            "refused a command of user {} in chat {}: {}",
-            s(&r.user),
-            esc(&r.chat),
-            s(&r.detail)
-        ),
-        What::Closed => format!("retired code {} ({req} was answered elsewhere)", s(&r.code)),
-        What::Expired => format!("code {} for {req} expired", s(&r.code)),
-        What::End => format!("stopped ({})", s(&r.detail).replace('_', " ")),
     }
 }

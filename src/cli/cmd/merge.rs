@@ -22,7 +22,9 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 /// order). Only committed work is merged: each member's uncommitted changes are reported. A
 /// merge that conflicts is taken back and the member set aside, naming the files.
 ///
-/// --check CMD then runs in the scratch worktree (`sh -c CMD`, no stdin). When it fails, the
+/// --check CMD then runs in the scratch worktree (`sh -c CMD`, no stdin, in a process group of
+/// its own; a run past --check-timeout is ended with every process it started and fails, and
+/// so does one an interrupt cuts short, which then stops the queue). When it fails, the
 /// merges are bisected for the first one that makes it fail (a state known to pass is not
 /// checked again); that member is set aside with the check's exit code and last 20 lines of
 /// output, the members after it are merged again, and the check runs again. If the check fails
@@ -44,14 +46,16 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 ///
 /// With --json: {"schema_version":1,"team","into","base","before","after","dry_run",
 /// "strategy","check","checks_run","members":[{"name","branch","commit","status","merged_as",
-/// "conflicts","check":{"passed","exit_code","output"},"uncommitted"}],"warnings"}; status is
+/// "conflicts","check":{"passed","exit_code","timed_out","output"},"uncommitted"}],"warnings"}; status is
 /// merged, up_to_date, conflict, check_failed or missing; before is null when BRANCH was made;
-/// check is the failed run that set the member aside, else null. The document is printed with
+/// check is the failed run that set the member aside, else null (exit_code null when a
+/// signal or its time limit ended it). The document is printed with
 /// exit 10 too.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl merge --into integration                            # every worktree teammate
   teamctl merge --into integration --check 'cargo test'       # set aside what breaks it
+  teamctl merge --into integration --check 'make e2e' --check-timeout 10m   # a hung check fails
   teamctl merge alice bob --into review --strategy squash     # these two, in this order
   teamctl merge --into integration --dry-run                  # what would conflict
   teamctl merge --into integration --check 'make test' --json | jq '.members[] | {name, status}'
@@ -70,6 +74,11 @@ pub(crate) struct MergeArgs {
     /// merge makes it fail are set aside
     #[arg(long, value_name = "CMD")]
     check: Option<String>,
+
+    /// How long one run of the check may take before it and every process it started are
+    /// ended (it then fails, and the member that broke it is looked for as for any failure)
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    check_timeout: String,
 
     /// A merge commit per member, or one squashed commit per member
     #[arg(long, value_enum, default_value = "merge")]
@@ -97,6 +106,7 @@ pub(crate) fn run(ctx: &Ctx, args: MergeArgs) -> Result<()> {
             members: &args.members,
             into: &args.into,
             check: args.check.as_deref(),
+            check_timeout: merging::check_timeout(&args.check_timeout)?,
             strategy: args.strategy,
             dry_run: args.dry_run,
         },

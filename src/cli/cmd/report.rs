@@ -20,8 +20,16 @@ use crate::cli::context::Ctx;
 /// report.md has the whole conversation). Text from the records is escaped: it cannot break the
 /// table or add links or HTML.
 ///
+/// With --html --out FILE it also writes the fleet's page: one self-contained HTML file (no
+/// script, no request: a Content-Security-Policy of default-src 'none') with each team's state,
+/// time, cost, tasks and the lead's answer, the fleet's cost by team as bars, and a link to each
+/// record's own report.html, relative to FILE, when the record is a folder (an archive is
+/// named: its page is inside it). Text from the records is escaped there too: no teammate's
+/// text becomes markup or a link. FILE is replaced whole, never written through a symlink; the
+/// report is still printed as without --html, and stderr says where the page went.
+///
 /// A record that cannot be read (missing, not a record, damaged) is named with the reason and
-/// skipped; the others are still reported, and the exit code is then 1.
+/// skipped; the others are still reported (on the page too), and the exit code is then 1.
 ///
 /// With --json: {"schema_version":1,"teams":[{"record","name","team","outcome","reason",
 /// "duration_ms","cost_usd","tasks":{"completed","total"},"members","messages","result",
@@ -33,11 +41,19 @@ use crate::cli::context::Ctx;
 #[command(after_long_help = "Examples:
   teamctl report records/*.tar.gz >> \"$GITHUB_STEP_SUMMARY\"
   teamctl report --json records/*.tar.gz | jq '.totals'
-  teamctl report /records/team-*.tar.gz > fleet.md")]
+  teamctl report /records/team-*.tar.gz > fleet.md
+  teamctl report --html --out fleet.html records/*/ >> \"$GITHUB_STEP_SUMMARY\"
+  teamctl report --json --html --out site/index.html site/team-*/ > fleet.json")]
 pub(crate) struct ReportArgs {
     /// Records: folders or .tar.gz archives from `teamctl export` / `run --export`
     #[arg(value_name = "RECORD", required = true)]
     records: Vec<PathBuf>,
+    /// Also write the fleet's HTML page to --out
+    #[arg(long, requires = "out")]
+    html: bool,
+    /// Where the fleet's HTML page goes (with --html)
+    #[arg(long, value_name = "FILE", requires = "html")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -50,6 +66,13 @@ struct Json<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: ReportArgs) -> Result<()> {
     let r = report::report(&args.records);
+    if let Some(out) = args.out.as_deref().filter(|_| args.html) {
+        report::html::write(&r, out)?;
+        eprintln!(
+            "wrote the fleet page: {}",
+            crate::cli::term::escape_line(&out.to_string_lossy())
+        );
+    }
     if ctx.out.json {
         ctx.out.json(&Json {
             schema_version: 1,

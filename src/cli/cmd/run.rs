@@ -15,6 +15,7 @@ use teamctl::error::{Error, Stuck as StuckKind, usage};
 use teamctl::host::claude::ClaudeInfo;
 use teamctl::observe::status::TaskCounts;
 use teamctl::observe::watch::Watch;
+use teamctl::ops::merge::queue::Outcome as MergeOutcome;
 use teamctl::ops::run::{
     self, Dialog, Outcome, Resumed, RunEnv, RunEvent, Spec, State, Teammate, TeammateMode,
     printable,
@@ -26,9 +27,11 @@ use teamctl::time;
 use teamctl::units::usd;
 
 use crate::cli::args::{CapArgs, TotalsJson};
+use crate::cli::bridging::{self, ChatArgs, Transport};
 use crate::cli::context::Ctx;
 use crate::cli::going::{self, KeepArgs};
 use crate::cli::launch::{PermissionArgs, claude_env};
+use crate::cli::merging::{self, MergeIntoArgs};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 use crate::cli::record::{RecordJson, summary_line};
@@ -54,7 +57,9 @@ use crate::cli::{env, signals};
 /// Done means: the lead's turn has ended (its transcript's last message is an assistant message
 /// not waiting for a tool), no teammate is working (a pane teammate works while its pane is alive
 /// and its isActive is not false; an in-process one until its own transcript shows an ended
-/// turn), no inbox of the lead or of a running teammate holds an unread entry, and all of that
+/// turn; a helper the lead runs in the background, such as one with `isolation: "worktree"`,
+/// until its .meta.json says finished or its transcript shows an ended turn), no inbox of the
+/// lead or of a running teammate holds an unread entry, and all of that
 /// held, with nothing moving, for --settle (the whole rule: docs/design.md, "The done rule").
 /// A lead turn that ended with an API error once Claude Code's retries ran out is not done:
 /// when that is all that is left, for --settle, the run ends stuck with exit 7, since nothing
@@ -87,6 +92,36 @@ use crate::cli::{env, signals};
 /// its transcript). A record that cannot be written is a warning, and exit 1 when the run was
 /// done.
 ///
+/// With --bridge telegram|slack|webhook (and the chat's flags of `teamctl bridge`: --chat,
+/// --allow, --api, --url, --listen, --ttl; the token or secret from the environment), a chat
+/// is told what needs a person while the run goes on: a member gone or out of retries, a cap
+/// warning (--warn-at), what --on-stall/--on-dead did, and the run's end with its state and
+/// cost; `status` and `say MEMBER TEXT` are answered there. A permission prompt on the lead's
+/// own screen is posted (the pane's text, as code) with a one-time code instead of failing the
+/// run: `approve CODE` presses Enter on its first choice (Yes), `deny CODE [reason]` presses
+/// Escape and types the reason as the lead's next message (Claude Code 2.1.332), only into the
+/// pane the run started, while the run's --timeout goes on. Its teammates' requests are their
+/// lead's to answer (they accept answers from it only), so they are not posted. The bridge's
+/// records go to stderr (with --json: `{"schema_version":1,"type":"bridge","event",…}`, the
+/// keys of `bridge --json`).
+///
+/// With --merge-into BRANCH (--cwd in a git repository), once the run is done the work of the
+/// lead's helpers that worked in git worktrees of their own is merged onto BRANCH as `teamctl
+/// merge --into BRANCH` merges (--check CMD, --check-timeout and --strategy as there: in a
+/// scratch worktree in teamctl's data dir, the checkout and every other branch left as they
+/// were; exit 10 when some are set aside). Claude Code (2.1.332) gives a helper such a
+/// worktree when the lead starts it with the Agent tool's `isolation: "worktree"` (ask for it in
+/// PROMPT): `<repo>/.claude/worktrees/agent-<id>` on branch `worktree-agent-<id>`, made from
+/// HEAD; such a helper runs as a background subagent of the lead, not as a member in
+/// config.json. Only the
+/// worktrees of this run's lead session are merged (git must list one at exactly that folder and
+/// the session have its transcript `agent-<id>.jsonl`; its branch worktree-agent-<id> is what
+/// is merged), from the commit HEAD named when the run started, each named by its `.meta.json`
+/// name, in the order of their ids; none is `nothing merged` on stderr. A run that is not done
+/// merges nothing. The worktrees and their branches are left as Claude Code leaves them (`git
+/// worktree remove`, `git branch -D`). A --cwd outside a git repository, or a BRANCH that is not
+/// a branch name or is checked out, is exit 2 before the lead starts.
+///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and
 /// cost among them) are exported (docs/observability.md, "OpenTelemetry").
@@ -98,9 +133,11 @@ use crate::cli::{env, signals};
 /// "backend","pane","state"}],"tasks":{"pending","in_progress","completed","blocked","ready"},
 /// "result","result_source","transcript","claude":{"path","found_by","version"},"tmux_session",
 /// "kept","elapsed_ms","totals":{"tokens":{"input","output","cache_read","cache_creation"},
-/// "cost_usd"},"export","resumed"}`. state is done, failed (with reason, and dialog when a
-/// dialog was the cause: onboarding, api_key, trust, bypass, permission_prompt, other),
-/// timeout, budget or stuck (exit 7, 8 or 9, with reason);
+/// "cost_usd"},"export","resumed","merge"}`; merge is the `merge --json` document but
+/// schema_version and team when --merge-into merged, else null (the merge queue's steps are
+/// progress lines `{"schema_version":1,"type":"merging","message"}`). state is done, failed
+/// (with reason, and dialog when a dialog was the cause: onboarding, api_key, trust, bypass,
+/// permission_prompt, other), timeout, budget or stuck (exit 7, 8 or 9, with reason);
 /// totals is what the run cost, read from its transcripts after cleanup (null when none was
 /// found); export is the record written (`{"out","format","files","bytes","size","messages",
 /// "transcripts","warnings","error"}`, error set and the rest null when it could not be
@@ -135,7 +172,8 @@ use crate::cli::{env, signals};
 ///
 /// Exit codes: 0 done, 1 failed (a dialog, an early exit, a missing binary), 2 usage, 3
 /// timeout, 6 budget, 7 the API refused (--on-rate-limit exit, or the lead's own retries ran
-/// out), 8 and 9 (--on-stall exit, --on-dead exit), 130 Ctrl-C, 143 SIGTERM.
+/// out), 8 and 9 (--on-stall exit, --on-dead exit), 10 done but some helpers set aside by
+/// --merge-into, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Start-up dialogs:
   onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json
@@ -157,6 +195,10 @@ Examples:
   teamctl run --prompt-file plan.md --teammate-mode tmux --name nightly --json | jq -r .result
   teamctl run \"Split the migration into tasks and staff them\" --keep --name migrate
   teamctl run --prompt-file plan.md --max-cost 10 --timeout 1h   # exit 6 past $10
+  TEAMCTL_TELEGRAM_TOKEN=… teamctl run --prompt-file plan.md --bridge telegram --chat 42 \\
+      --allow 42 --max-cost 10 --warn-at 80%
+  teamctl run \"Fix issues 12 and 14, one helper each, each with isolation: worktree\" \\
+      --merge-into integration --check 'cargo test' --dangerously-skip-permissions
   tmux attach -t teamctl-run-migrate     # then: teamctl --team session-… status
   teamctl run --resume session-0b1c2d3e --cwd ~/src/app --dangerously-skip-permissions")]
 pub(crate) struct RunArgs {
@@ -222,6 +264,15 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "TEAM")]
     resume: Option<String>,
 
+    /// Post what needs a person to a chat (a member gone or out of retries, a cap warning, the
+    /// run's end) and answer the lead's permission prompts from it; the chat's flags as for
+    /// `teamctl bridge`
+    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    bridge: Option<Transport>,
+
+    #[command(flatten)]
+    chat: ChatArgs,
+
     #[command(flatten)]
     cap: CapArgs,
 
@@ -230,6 +281,9 @@ pub(crate) struct RunArgs {
 
     #[command(flatten)]
     otel: OtelArgs,
+
+    #[command(flatten)]
+    merge: MergeIntoArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -279,6 +333,7 @@ struct ResultJson<'a> {
     totals: Option<TotalsJson>,
     export: Option<RecordJson>,
     resumed: Option<&'a Resumed>,
+    merge: Option<&'a MergeOutcome>,
 }
 
 #[derive(Serialize)]
@@ -294,7 +349,10 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
-    let env = run_env(ctx, &args)?;
+    let base = merging::run_base(&args.merge, &spec.cwd)?;
+    let mut env = run_env(ctx, &args)?;
+    env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
+    let desk = env.desk.clone();
     let json = ctx.out.json;
     let follower = Follower::default();
     let mut progress = |e: RunEvent| {
@@ -305,6 +363,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
                 follower.start(&ctx.layout, &ctx.records, name);
             }
             _ => {}
+        }
+        if let Some(d) = &desk {
+            d.tell(&e);
         }
         // Progress is best effort: a closed stderr must not stop the run.
         let line = event_line(ctx, json, e);
@@ -317,6 +378,11 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
         Ok(o) => o,
         Err(e) => {
+            if let Some(d) = &env.desk {
+                let mut o = run::Outcome::failed();
+                o.reason = Some(format!("{e:#}"));
+                d.finish(&args.name, &o);
+            }
             if json {
                 progress(RunEvent::Progress(State::Failed, &format!("{e:#}")));
             }
@@ -324,6 +390,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
         }
     };
     follower.stop();
+    if let Some(d) = &env.desk {
+        d.finish(&args.name, &outcome);
+    }
     progress(RunEvent::Progress(
         outcome.state,
         outcome.reason.as_deref().unwrap_or(match outcome.state {
@@ -334,7 +403,9 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     if let Some(s) = &outcome.spend {
         otel::spend(s);
     }
-    print(ctx, &args.name, &outcome)?;
+    let merged = merging::after_run(ctx, &args.merge, base.as_ref(), &outcome);
+    let merge = merged.as_ref().ok().and_then(Option::as_ref);
+    print(ctx, &args.name, &outcome, merge)?;
     if args.export.is_some() && outcome.export.is_none() {
         warn("no record was written: the lead was never started");
     }
@@ -347,7 +418,16 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     {
         warn(&format!("the run's record could not be written: {e}"));
     }
-    conclude(&args, &outcome, export_error)
+    conclude(&args, &outcome, export_error)?;
+    match merged? {
+        None => Ok(()),
+        Some(o) => {
+            if !ctx.out.json {
+                eprintln!("{}", merging::human(&o));
+            }
+            merging::exit(&o)
+        }
+    }
 }
 
 /// The stderr line for a run's event (`None` for those told otherwise); with `--json`, the
@@ -487,7 +567,7 @@ impl Follower {
     }
 }
 
-fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
+fn print(ctx: &Ctx, name: &str, o: &Outcome, merge: Option<&MergeOutcome>) -> Result<()> {
     if ctx.out.json {
         return ctx.out.json(&ResultJson {
             schema_version: 1,
@@ -513,6 +593,7 @@ fn print(ctx: &Ctx, name: &str, o: &Outcome) -> Result<()> {
                 .as_ref()
                 .map(|r| RecordJson::of(r.as_ref().map_err(String::as_str))),
             resumed: o.resumed.as_ref(),
+            merge,
         });
     }
     // The summary on stderr, the answer alone on stdout (`teamctl run … > answer.txt`).
@@ -650,5 +731,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         version_timeout: Duration::from_secs(10),
         records: ctx.records.clone(),
         clock: chrono::Utc::now,
+        desk: None,
     })
 }

@@ -261,6 +261,7 @@ fn spend_to_otel(ctx: &Ctx, team: &teamctl::team::config::Team, spend: Option<&T
 pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
     otel::start("wait", args.otel.otel_content);
     let timeout = parse_duration(&args.timeout)?;
+    let check_timeout = merging::check_timeout(&args.merge.check_timeout)?;
     args.cap.cap()?;
     let conditions = conditions(&args)?;
     if args.after.is_some() && args.message_from.is_empty() {
@@ -365,6 +366,7 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
                 members: &[],
                 into,
                 check: args.merge.check.as_deref(),
+                check_timeout,
                 strategy: args.merge.strategy.unwrap_or(StrategyArg::Merge),
                 dry_run: false,
             },

@@ -304,6 +304,7 @@ impl Hooks {
                         "ran past --exec-timeout ({:.1} s) and its process group was killed",
                         took.as_secs_f64()
                     ),
+                    Ended::Stopped => "was stopped".to_string(),
                 };
                 warn(&format!("--exec {why} (event {label}); the watch goes on"));
             }

@@ -10,6 +10,10 @@
 //! share without its in-process teammates, so the shape is the responses' and the end is the
 //! member's cost. A response without a readable time counts in the scale but has no point of
 //! its own.
+//!
+//! The same responses give each member's tokens per minute ([`SeriesBuilder::tokens`]): all
+//! four kinds of a response's usage (input, output, cache reads and writes, as `--max-tokens`
+//! counts them) in the minute of its time.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,7 +25,7 @@ use crate::time::{iso_millis, parse_time};
 /// `[[time, cumulative_usd], …]`, oldest first: times RFC 3339 UTC.
 pub type Series = Vec<(String, f64)>;
 
-/// The most points a series keeps (the first and the last always among them).
+/// The most points a series keeps by default (the first and the last always among them).
 pub const MAX_POINTS: usize = 400;
 
 /// One response: when (its last entry's time) and its computed cost (`None`: no price).
@@ -29,6 +33,7 @@ pub const MAX_POINTS: usize = 400;
 struct Priced {
     at: Option<DateTime<Utc>>,
     usd: Option<f64>,
+    tokens: u64,
 }
 
 /// Collects each member's responses from transcript lines.
@@ -58,6 +63,11 @@ impl SeriesBuilder {
         let p = Priced {
             at: l.timestamp.as_deref().and_then(parse_time),
             usd: pricing::cost(priced, usage, l.version.as_deref()),
+            tokens: usage
+                .input_tokens
+                .saturating_add(usage.output_tokens)
+                .saturating_add(usage.cache_read_input_tokens)
+                .saturating_add(usage.cache_creation_input_tokens),
         };
         if !self.members.contains_key(member) {
             self.members.insert(member.to_string(), HashMap::new());
@@ -70,7 +80,8 @@ impl SeriesBuilder {
     /// `member`'s series, its last point `total` exactly when the member's cost is known
     /// (`None`: a model without a price, and the series is the priced responses' cost as
     /// computed). Empty when none of its responses has a time.
-    pub fn series(&self, member: &str, total: Option<f64>) -> Series {
+    /// At most `max` points, the first and the last among them.
+    pub fn series(&self, member: &str, total: Option<f64>, max: usize) -> Series {
         let Some(rs) = self.members.get(member) else {
             return Series::new();
         };
@@ -99,7 +110,44 @@ impl SeriesBuilder {
         if let (Some(t), Some(last)) = (total, out.last_mut()) {
             last.1 = t;
         }
-        thin(out, MAX_POINTS)
+        thin(out, max)
+    }
+
+    /// How wide `member`'s buckets of tokens are, in minutes, and the buckets:
+    /// `[[minute, tokens_per_minute], …]`, oldest first, each bucket (RFC 3339 UTC, its start)
+    /// in which some of its timed responses came, with their tokens (all four kinds) per
+    /// minute. Buckets are a minute wide unless its responses span more than `max` minutes
+    /// (then as wide as keeps them at most `max`).
+    pub fn tokens(&self, member: &str, max: usize) -> (u32, Series) {
+        let Some(rs) = self.members.get(member) else {
+            return (1, Series::new());
+        };
+        let timed: Vec<(i64, u64)> = rs
+            .values()
+            .filter_map(|p| Some((p.at?.timestamp().div_euclid(60), p.tokens)))
+            .collect();
+        let (Some(first), Some(last)) = (
+            timed.iter().map(|t| t.0).min(),
+            timed.iter().map(|t| t.0).max(),
+        ) else {
+            return (1, Series::new());
+        };
+        let width = ((last - first) / max.max(1) as i64 + 1).max(1);
+        let mut buckets: BTreeMap<i64, u64> = BTreeMap::new();
+        for (minute, n) in timed {
+            let b = buckets
+                .entry(first + (minute - first) / width * width)
+                .or_default();
+            *b = b.saturating_add(n);
+        }
+        let series = buckets
+            .into_iter()
+            .filter_map(|(m, n)| {
+                let at = DateTime::<Utc>::from_timestamp(m * 60, 0)?;
+                Some((iso_millis(at), n as f64 / width as f64))
+            })
+            .collect();
+        (u32::try_from(width).unwrap_or(u32::MAX), series)
     }
 }
 
@@ -138,17 +186,36 @@ mod tests {
         b.feed("w", &response("r1", "2026-12-01T00:01:00.500Z", 5));
         b.feed("w", br#"{"type":"user","message":{"content":"x"}}"#);
         b.feed("w", b"{torn");
-        let s = b.series("w", None);
+        let s = b.series("w", None, MAX_POINTS);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].0, "2026-12-01T00:01:00.500Z");
         let one = s[0].1;
         assert!(one > 0.0);
         assert!((s[1].1 - 2.0 * one).abs() < 1e-15);
         // Scaled to the member's figure, its last point that figure exactly.
-        let s = b.series("w", Some(0.1));
+        let s = b.series("w", Some(0.1), MAX_POINTS);
         assert_eq!(s[1].1, 0.1);
         assert!((s[0].1 - 0.05).abs() < 1e-12);
-        assert!(b.series("nobody", Some(1.0)).is_empty());
+        assert!(b.series("nobody", Some(1.0), MAX_POINTS).is_empty());
+    }
+
+    #[test]
+    fn tokens_per_minute_count_each_response_once_in_its_minute() {
+        let mut b = SeriesBuilder::default();
+        b.feed("w", &response("r1", "2026-12-01T00:01:10Z", 5));
+        b.feed("w", &response("r1", "2026-12-01T00:01:20Z", 5));
+        b.feed("w", &response("r2", "2026-12-01T00:01:50Z", 7));
+        b.feed("w", &response("r3", "2026-12-01T00:04:00Z", 1));
+        let (width, t) = b.tokens("w", MAX_POINTS);
+        assert_eq!(width, 1);
+        assert_eq!(
+            t,
+            vec![
+                ("2026-12-01T00:01:00.000Z".to_string(), 32.0),
+                ("2026-12-01T00:04:00.000Z".to_string(), 11.0)
+            ]
+        );
+        assert!(b.tokens("nobody", MAX_POINTS).1.is_empty());
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub fn run(
         if bridge.team_gone() {
             break "team_gone";
         }
+        if bridge.over_budget().is_some() {
+            break "budget";
+        }
         for w in bridge.refresh() {
             hooks.warn(&w);
         }
@@ -140,7 +143,7 @@ pub fn run(
 }
 
 /// Posts what a look found, journaling each once the chat has it; stops at the first failure.
-fn post_all(
+pub(crate) fn post_all(
     bridge: &mut Bridge,
     chat: &mut dyn Chat,
     hooks: &mut dyn Hooks,
@@ -160,7 +163,7 @@ fn post_all(
 
 /// Hears one message and posts the reply (a reply that cannot be posted is a warning: what the
 /// command did is journaled and stands).
-fn hear(
+pub(crate) fn hear(
     bridge: &mut Bridge,
     chat: &mut dyn Chat,
     hooks: &mut dyn Hooks,

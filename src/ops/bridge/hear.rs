@@ -95,7 +95,7 @@ impl Bridge {
     }
 
     /// Journals `r` and returns it with `reply`.
-    fn keep(&mut self, r: Record, reply: Option<Post>) -> Result<Heard> {
+    pub(super) fn keep(&mut self, r: Record, reply: Option<Post>) -> Result<Heard> {
         self.commit(&r)?;
         Ok(Heard {
             record: Some(r),
@@ -118,6 +118,9 @@ impl Bridge {
             r.detail = Some(why.to_string());
             r
         };
+        if self.prompt.as_ref().is_some_and(|(c, _)| c == code) {
+            return self.answer_prompt(m, code, deny, now);
+        }
         let Some(open) = self.open.get(code).cloned() else {
             let why = if self.spent.contains(code.as_str()) {
                 "code already used or retired"

@@ -12,6 +12,7 @@
 //! and `webhook` on `chat`, `render` and `http`. The folder imports the observe, team and
 //! store layers and [`crate::ops::policy`] (which plans may be posted yet); never the cli.
 
+mod budget;
 pub mod chat;
 pub mod code;
 pub mod command;
@@ -19,6 +20,7 @@ mod hear;
 pub mod http;
 pub mod journal;
 mod out;
+mod prompt;
 pub mod render;
 pub mod slack;
 mod state;

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::code::Code;
 use super::journal::{Record, What};
 use super::render::{self, Post};
-use super::state::{Bridge, Open, lead_of};
+use super::state::{Bridge, Open, Scope, lead_of};
 use crate::observe::human::{REQUEST_AFTER, needs};
 use crate::ops::policy::reported_idle;
 use crate::store::paths::TeamName;
@@ -66,7 +66,13 @@ impl Bridge {
             .filter(|n| n.cause != "request" && !n.cleared)
             .collect();
             let team = reader.team().clone();
-            for r in &present.requests {
+            out.extend(self.budget_posts(&name, now));
+            // A run's requests are its Claude lead's to answer.
+            let requests = match self.scope {
+                Scope::Run(_) => &[][..],
+                _ => &present.requests[..],
+            };
+            for r in requests {
                 pending.push((name.clone(), r.request_id.clone()));
                 let posted = self
                     .open

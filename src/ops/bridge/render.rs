@@ -146,6 +146,31 @@ pub fn need(team: &str, n: &Need) -> Post {
         .theirs(&n.todo, SHORT)
 }
 
+/// The message for a permission prompt on the screen of a run's lead (`run --bridge`): the
+/// pane's text (untrusted: shown as a code block) and the code that answers it.
+pub fn prompt(team: &str, screen: &str, code: &Code) -> Post {
+    let mut p = Post::default()
+        .ours(format!(
+            "[{team}] the lead is at a permission prompt; its screen shows:\n"
+        ))
+        .block(screen, PLAN)
+        .ours(format!(
+            "\nanswer: approve {code} (its first choice, Yes)   or: deny {code} [what to do \
+             instead]"
+        ));
+    p.code = Some(code.clone());
+    p
+}
+
+/// The message that retires a prompt's code: the prompt left the lead's screen unanswered
+/// from the chat.
+pub fn prompt_gone(team: &str, code: &Code) -> Post {
+    Post::default().ours(format!(
+        "[{team}] the lead's permission prompt is gone (answered in its pane, or the run \
+         ended): code {code} no longer works"
+    ))
+}
+
 /// The message that closes a code: its request was answered elsewhere (at a terminal, by a
 /// policy) or is gone.
 pub fn closed(team: &str, request_id: &str, code: &Code) -> Post {

@@ -46,6 +46,10 @@ pub enum Scope {
     One(TeamName),
     /// Every team teamctl leads (every team with `force`), as they come and go.
     All,
+    /// The team of a run's lead (`run --bridge`), once it has formed one ([`Bridge::serve`]):
+    /// its needs are posted, never its requests (its teammates take answers only from their
+    /// own lead), and its lead's permission prompts ([`Bridge::ask_prompt`]).
+    Run(Option<TeamName>),
 }
 
 /// Where the bridge reads and writes: the config dir, teamctl's records (its data dir holds
@@ -87,6 +91,13 @@ pub struct Bridge {
     pub(super) told: HashSet<String>,
     /// What the teams' reads warned about last time (each told once, while it lasts).
     pub(super) warned: HashSet<String>,
+    /// The code of the run's lead's permission prompt posted and not yet answered, and when
+    /// it expires (`run --bridge`).
+    pub(super) prompt: Option<(Code, DateTime<Utc>)>,
+    /// The answer to that prompt, until taken ([`Bridge::take_verdict`]).
+    pub(super) verdict: Option<crate::team::protocol::Verdict>,
+    /// The spending cap held against the teams' spend ([`Bridge::with_cap`]).
+    pub(super) budget: super::budget::Budget,
 }
 
 impl Bridge {
@@ -123,6 +134,9 @@ impl Bridge {
             spent: HashSet::new(),
             told: HashSet::new(),
             warned: HashSet::new(),
+            prompt: None,
+            verdict: None,
+            budget: Default::default(),
         };
         for r in records {
             b.replay(&r);
@@ -183,16 +197,16 @@ impl Bridge {
     }
 
     /// Whether the one team served is gone (its `config.json` removed); never with
-    /// `--all-teams`.
+    /// `--all-teams`, nor before a run's lead has formed its team.
     pub fn team_gone(&self) -> bool {
         match &self.scope {
-            Scope::One(name) => !self
+            Scope::One(name) | Scope::Run(Some(name)) => !self
                 .ground
                 .layout
                 .config_path(name)
                 .stat()
                 .is_ok_and(|i| i.is_some()),
-            Scope::All => false,
+            Scope::All | Scope::Run(None) => false,
         }
     }
 
@@ -208,7 +222,8 @@ impl Bridge {
             self.probed_at = Instant::now();
         }
         let names = match &self.scope {
-            Scope::One(n) => vec![n.clone()],
+            Scope::One(n) | Scope::Run(Some(n)) => vec![n.clone()],
+            Scope::Run(None) => Vec::new(),
             Scope::All => {
                 if self.listed_at.is_some_and(|t| t.elapsed() < LIST_EVERY) {
                     return warnings;
@@ -228,7 +243,12 @@ impl Bridge {
             let records = self.ground.records.clone();
             let opts = Options::default();
             match TeamReader::open(&self.ground.layout, &name, records, opts) {
-                Ok(r) if self.s.force || r.team().teamctl_leads() => {
+                // A run's team is led by Claude: teamctl only reads it and says to its members.
+                Ok(r)
+                    if self.s.force
+                        || matches!(self.scope, Scope::Run(_))
+                        || r.team().teamctl_leads() =>
+                {
                     self.teams.insert(name, r);
                 }
                 Ok(_) => {

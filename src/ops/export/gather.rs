@@ -11,8 +11,9 @@ use sha2::{Digest, Sha256};
 
 use super::merge::Merge;
 use super::summary::{BranchInfo, Cost, FileInfo, Summary};
-use super::{Content, CostSeries, Request, Sink};
+use super::{Content, Request, Sink};
 use crate::observe::document::{Identity, StatusDocument};
+use crate::observe::history::History;
 use crate::observe::human;
 use crate::observe::reader::{Options, TeamReader};
 use crate::store;
@@ -27,7 +28,7 @@ use crate::time::iso_millis;
 
 /// Reads everything the record holds, handing each copied file to `sink` as it goes, and
 /// returns the summary (its `files` filled in) and each member's cost over time.
-pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSeries)> {
+pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History)> {
     let mut g = Gathering {
         sink,
         files: Vec::new(),
@@ -97,11 +98,7 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSer
     let st = present.status;
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
-    let series: CostSeries = cost
-        .iter()
-        .flat_map(|c| &c.members)
-        .map(|m| (m.name.clone(), t.series.series(&m.name, m.cost_usd)))
-        .collect();
+    t.series.note_tasks(&board);
     let identity = Identity::of(&team, team.default_identity());
     let mut status = StatusDocument::of(st, identity, needs, lost);
     status.tasks = crate::observe::status::task_counts(&board);
@@ -131,7 +128,7 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, CostSer
         files: g.files,
         warnings,
     };
-    Ok((summary, series))
+    Ok((summary, t.series))
 }
 
 /// The record being gathered: where each copied file goes, and what was copied and noticed.

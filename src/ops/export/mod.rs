@@ -56,8 +56,8 @@ pub use bundle::Format;
 use gather::gather;
 pub use merge::conversation;
 pub use summary::{
-    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunInfo, Source, Summary,
-    TranscriptInfo,
+    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunCap, RunInfo, Source,
+    Summary, TranscriptInfo,
 };
 
 use crate::observe::spend::series::Series;

@@ -22,6 +22,33 @@ pub struct RunInfo {
     pub result: Option<String>,
     /// Milliseconds from the run's start to the record.
     pub elapsed_ms: u64,
+    /// The run's spending limits (`--max-cost`, `--max-tokens`, `--max-cost-per-member`,
+    /// `--warn-at`), each `null` when not set.
+    pub cap: RunCap,
+}
+
+/// A run's spending limits, as it was given them (`summary.json` `run.cap`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RunCap {
+    /// `--max-cost`: USD, the team's total.
+    pub max_cost_usd: Option<f64>,
+    /// `--max-tokens`: all kinds together.
+    pub max_tokens: Option<u64>,
+    /// `--max-cost-per-member`: USD, each member on its own.
+    pub max_cost_per_member: Option<f64>,
+    /// `--warn-at`: the percentage of a limit at which the run warned.
+    pub warn_at_percent: Option<f64>,
+}
+
+impl From<crate::observe::budget::Cap> for RunCap {
+    fn from(c: crate::observe::budget::Cap) -> RunCap {
+        RunCap {
+            max_cost_usd: c.max_cost_usd,
+            max_tokens: c.max_tokens,
+            max_cost_per_member: c.max_cost_per_member,
+            warn_at_percent: c.warn_at_percent,
+        }
+    }
 }
 
 /// What the team cost, per member and in total (`summary.json` `cost`), as `status --json`

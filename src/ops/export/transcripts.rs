@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::Content;
 use super::gather::{Gathering, hex};
 use super::summary::{FileInfo, TranscriptInfo};
-use crate::observe::spend::series::SeriesBuilder;
+use crate::observe::history::History;
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, MemberName, is_valid_member};
 use crate::store::snapshot;
@@ -27,7 +27,7 @@ pub(super) struct Transcripts {
     pub(super) said: Vec<Said>,
     pub(super) result: Option<String>,
     pub(super) result_final: bool,
-    pub(super) series: SeriesBuilder,
+    pub(super) series: History,
 }
 
 impl Gathering<'_, '_> {
@@ -43,7 +43,7 @@ impl Gathering<'_, '_> {
             said: Vec::new(),
             result: None,
             result_final: false,
-            series: SeriesBuilder::default(),
+            series: History::default(),
         };
         let mut owners: Vec<&String> = located.keys().collect();
         owners.sort_by_key(|n| *n != lead_name);
@@ -102,7 +102,9 @@ impl Gathering<'_, '_> {
                 kind: "subagent",
             };
             let series = &mut t.series;
-            if let Some(info) = self.transcript(&file, None, &mut |l| series.feed(owner, l))? {
+            if let Some(info) =
+                self.transcript(&file, None, &mut |l| series.feed_subagent(owner, l))?
+            {
                 t.infos.push(info);
             }
         }

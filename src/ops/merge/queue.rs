@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::Source;
-use super::check::{self, CheckRun};
+use super::check::{self, Check, CheckRun};
 use crate::host::git::{self, MergeHow, Merged};
 use crate::team::sentlog;
 
@@ -36,8 +36,8 @@ pub struct Request<'a> {
     pub sources: Vec<Source>,
     /// The branch to merge into.
     pub into: &'a str,
-    /// The check, a command line for `sh -c`.
-    pub check: Option<&'a str>,
+    /// The check, a command line for `sh -c`, and its time limit.
+    pub check: Option<Check<'a>>,
     /// How.
     pub strategy: Strategy,
     /// Merge in the scratch worktree only: no check is run and no branch moved.
@@ -153,7 +153,7 @@ pub fn merge(req: &Request) -> Result<Outcome> {
         after,
         dry_run: req.dry_run,
         strategy: req.strategy,
-        check: req.check.map(str::to_string),
+        check: req.check.map(|c| c.command.to_string()),
         checks_run,
         members,
         warnings,
@@ -400,13 +400,16 @@ impl Queue<'_> {
     }
 
     /// Runs the check after the first `k` merges.
-    fn check_at(&mut self, k: usize, cmd: &str) -> Result<CheckRun> {
+    fn check_at(&mut self, k: usize, cmd: Check) -> Result<CheckRun> {
         self.stop_here()?;
         let commit = self.commit_at(k).to_string();
         git::reset_hard(self.dir, &commit)?;
         self.checks += 1;
-        (self.req.progress)(&format!("check {} on {} merge(s): {cmd}", self.checks, k));
-        let run = check::run(self.dir, cmd, self.log)?;
+        (self.req.progress)(&format!(
+            "check {} on {} merge(s): {}",
+            self.checks, k, cmd.command
+        ));
+        let run = check::run(self.dir, cmd, self.log, self.req.stop)?;
         // A check ended by the interrupt says nothing about the merges.
         self.stop_here()?;
         Ok(run)
@@ -414,7 +417,7 @@ impl Queue<'_> {
 
     /// Checks the merged result; while it fails, bisects the merges not known to pass for the
     /// first that fails, sets its member aside and merges the members after it again.
-    fn check_until_green(&mut self, cmd: &str) -> Result<()> {
+    fn check_until_green(&mut self, cmd: Check) -> Result<()> {
         // The first `good` merges are known to pass (0: not even the start is known).
         let mut good = 0;
         let mut start_passes = false;

@@ -116,6 +116,48 @@ fn subagent_transcripts(lead_transcript: &Loc) -> HashMap<String, Loc> {
     out.into_iter().map(|(k, (_, p))| (k, p)).collect()
 }
 
+/// The lead's background helpers (Claude Code 2.1.332: an Agent call that runs in the
+/// background, as one with `isolation: "worktree"` does; its `.meta.json` says `"requestShape":
+/// "background"`, and `"finished": true` once it is over): name (else `agent-<id>`), whether
+/// its meta says finished, and its transcript when there is one yet (the meta can come first).
+/// They are no member of `config.json`, yet the lead's work is not done while one works: its
+/// result comes back to the lead later. Read through folder handles, never through a link.
+fn background_helpers(lead_transcript: &Loc) -> Vec<(String, bool, Option<Loc>)> {
+    let Some(loc) = locate::subagents_dir(lead_transcript) else {
+        return Vec::new();
+    };
+    let Ok(dir) = loc.open_dir() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for n in dir.names().unwrap_or_default() {
+        let Some(stem) = n.to_str().and_then(|f| f.strip_suffix(".meta.json")) else {
+            continue;
+        };
+        let Some(meta) = dir
+            .read(&n)
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        else {
+            continue;
+        };
+        if meta.get("requestShape").and_then(Value::as_str) != Some("background") {
+            continue;
+        }
+        let finished = meta.get("finished").and_then(Value::as_bool) == Some(true);
+        let name = meta.get("name").and_then(Value::as_str).unwrap_or(stem);
+        let jsonl = format!("{stem}.jsonl");
+        let transcript = match dir.stat(&jsonl) {
+            Ok(Some(i)) if i.kind == crate::store::dir::Kind::File => Some(loc.join(&jsonl)),
+            _ => None,
+        };
+        out.push((name.to_string(), finished, transcript));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
 /// The team whose `leadSessionId` is `session_id` (its `session-<8hex>` folder first).
 pub fn find_team(layout: &Layout, session_id: &str) -> Option<(TeamName, TeamConfig)> {
     let first = format!("session-{}", session_id.get(..8).unwrap_or(session_id));
@@ -237,6 +279,18 @@ pub(super) fn observe(
             pane,
             state: state.to_string(),
         });
+    }
+    for (name, finished, jsonl) in lead_transcript.map(background_helpers).unwrap_or_default() {
+        // No transcript yet: just started.
+        let ended = jsonl.is_some_and(|j| {
+            let t = spend.file(&j);
+            t.offset.hash(&mut h);
+            t.turn.ended
+        });
+        (&name, finished).hash(&mut h);
+        if !finished && !ended {
+            working.push(name);
+        }
     }
     let undelivered = undelivered(layout, team, &owners);
     let obs = Observation {

@@ -544,6 +544,7 @@ fn record(
             reason: failed.or_else(|| out.reason.clone()),
             result: out.result.clone(),
             elapsed_ms: out.elapsed_ms,
+            cap: spec.cap.into(),
         }),
         records: &env.records,
     };

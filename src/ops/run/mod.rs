@@ -16,6 +16,9 @@
 //!    an in-process teammate works until its own transcript
 //!    (`projects/*/<uuid>/subagents/agent-*.jsonl`, named in the `.meta.json` beside it) shows
 //!    an ended turn; any other member works while `isActive` is `true`;
+//!    a background helper of the lead (an Agent call run in the background, such as one with
+//!    `isolation: "worktree"`: no member, its `.meta.json` says `"requestShape": "background"`)
+//!    works until that says `"finished": true` or its transcript shows an ended turn;
 //! 3. no inbox of the lead or of a running teammate holds an entry that is not `read: true`;
 //! 4. all three held at every poll for `--settle`, and nothing moved meanwhile (the lead's
 //!    transcript, the members and their `isActive`, the in-process transcripts: a fingerprint).
@@ -36,11 +39,15 @@
 //! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
 //! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
 //! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
-//! the team) and `done` (the done rule).
+//! the team), `done` (the done rule), `bridge` (`run --bridge`: the chat beside the run, on
+//! [`crate::ops::bridge`], and the lead's permission prompt answered from it) and `merge` (the
+//! worktrees its helpers worked in, for `run --merge-into`).
 
+pub mod bridge;
 mod done;
 mod interrupted;
 mod lead;
+pub mod merge;
 mod monitor;
 mod preflight;
 mod spec;

@@ -161,6 +161,8 @@ struct Monitor<'a> {
     stopped: Vec<String>,
     /// Whether the lead has its prompt (the prompt file is removed then).
     has_prompt: bool,
+    /// The lead's permission prompt and the chat (`run --bridge`).
+    prompting: super::bridge::Prompting,
 }
 
 /// Follows the lead in `lead` until the run ends (`out.state` says how), then reads its result
@@ -206,6 +208,7 @@ pub(super) fn watch<'a>(
         warner: Warner::default(),
         stopped: Vec::new(),
         has_prompt: false,
+        prompting: Default::default(),
     };
     loop {
         if interrupted() {
@@ -572,7 +575,16 @@ impl Monitor<'_> {
     /// Whether the lead's screen shows a dialog nobody can answer (said in `out`).
     fn stuck_at_dialog(&mut self, out: &mut Outcome) -> bool {
         self.last_screen_check = Instant::now();
-        let Some(d) = detect_dialog(&tmux::Server::env().screen(self.lead.pane)) else {
+        let text = tmux::Server::env().screen(self.lead.pane);
+        let dialog = detect_dialog(&text);
+        let (pane, session) = (self.lead.pane, self.lead.session);
+        let Some(why) = self
+            .prompting
+            .check(self.env.desk.as_deref(), &text, (pane, session))
+        else {
+            return false;
+        };
+        let Some(d) = dialog else {
             return false;
         };
         out.state = State::Failed;
@@ -592,8 +604,8 @@ impl Monitor<'_> {
             _ => String::new(),
         };
         out.reason = Some(format!(
-            "the lead is stuck at {} ({}); nobody can answer it in a headless run{hint}; last \
-             lines of its pane:\n{}",
+            "the lead is stuck at {} ({}); nobody can answer it in a headless run{hint}{why}; \
+             last lines of its pane:\n{}",
             d.title(),
             d.as_str(),
             self.tail()

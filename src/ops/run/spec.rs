@@ -143,6 +143,9 @@ pub struct RunEnv {
     pub records: Records,
     /// The clock that stamps the record.
     pub clock: fn() -> chrono::DateTime<chrono::Utc>,
+    /// The chat beside the run (`--bridge`): told what needs a person, and asked to answer
+    /// the lead's permission prompts.
+    pub desk: Option<std::sync::Arc<super::bridge::Desk>>,
 }
 
 /// What became of a killed lead's teammates still running when its run was resumed.

@@ -1,10 +1,12 @@
 //! What the suites share, in rooms: the hermetic environment and reading teamctl's output
-//! (env), teams and transcripts (teams), tmux (tmux), other writers (peers), files (files) and
-//! the central guarantee, each message exactly once and unaltered (guarantee).
+//! (env), teams and transcripts (teams), tmux (tmux), other writers (peers), files (files), a
+//! record's page in headless Chromium (browser) and the central guarantee, each message
+//! exactly once and unaltered (guarantee).
 //! `use crate::common::{…}` reaches every helper through the re-exports below.
 
 #![allow(dead_code)]
 
+mod browser;
 mod env;
 mod files;
 mod guarantee;
@@ -12,6 +14,7 @@ mod peers;
 mod teams;
 mod tmux;
 
+pub use browser::*;
 pub use env::*;
 pub use files::*;
 pub use guarantee::*;

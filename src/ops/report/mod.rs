@@ -8,7 +8,10 @@
 //!
 //! Everything in a record is treated as untrusted text: in Markdown it goes through
 //! [`crate::text::markdown`] (short fields can form no Markdown or HTML, the lead's answer is a
-//! fenced block it cannot close, controls are visible escapes, no line starts a CI command).
+//! fenced block it cannot close, controls are visible escapes, no line starts a CI command);
+//! in the fleet's HTML page ([`html`]) through [`crate::text::html`].
+
+pub mod html;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

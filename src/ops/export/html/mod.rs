@@ -1,7 +1,10 @@
 //! `report.html`: the record as one self-contained page for people: the team, its run's state
-//! and answer, each member's cost (a table, and an inline SVG chart of its cost over time), the
-//! branches' diffstats, the tasks and the messages in order; the data it draws embedded once as
-//! JSON (`<script type="application/json" id="teamctl-record">`, see [`Embedded`]).
+//! and answer, each member's cost (a table, and inline SVG charts of its cost over time, with
+//! the run's caps and `--warn-at` lines, and of its tokens per minute: `chart`), a lane per
+//! member of its state over time (`lanes`), the branches' diffstats, the tasks over time
+//! (`tasks`) and in a table, and the messages in order; the data it draws embedded once as
+//! JSON (`<script type="application/json" id="teamctl-record">`, see [`Embedded`], worked out
+//! in `data` from the summary and the transcripts' [`History`]).
 //!
 //! It loads nothing: no script runs (the JSON block is data), styles and the chart are inline,
 //! and a Content-Security-Policy meta (`default-src 'none'`) forbids every request anyway. It
@@ -16,12 +19,18 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use chrono::{DateTime, Utc};
-use serde::Serialize;
+
+mod chart;
+mod data;
+mod lanes;
+mod tasks;
+
+pub use data::{Embedded, EmbeddedMember};
+pub use tasks::{TaskEvent, TaskLine};
 
 use crate::host::git::{stat_text, totals};
+use crate::observe::history::History;
 use crate::observe::spend::CostSource;
-use crate::ops::export::CostSeries;
 use crate::ops::export::summary::{Message, Summary};
 use crate::text::html::{block, inline, json_script};
 use crate::time::parse_time;
@@ -34,6 +43,14 @@ pub const BUDGET: usize = 768 * 1024;
 /// messages are left to summary.json, so the page stays under 2 MB however long the team ran.
 pub const LIST_MAX: usize = 1536 * 1024;
 
+/// The bytes the whole page is kept under: the list of messages gets what the drawings and the
+/// embedded data leave of it (at most [`LIST_MAX`]).
+pub const PAGE_MAX: usize = 1900 * 1024;
+
+/// What one listed message may take past the list's limit (its text at most [`TEXT_MAX`]
+/// characters, escaped), kept free under [`PAGE_MAX`].
+const ONE_MESSAGE: usize = 32 * 1024;
+
 /// The most of one message's text the page shows (characters).
 pub const TEXT_MAX: usize = 2000;
 
@@ -43,92 +60,31 @@ const DIFFSTAT_MAX: usize = 50;
 /// The policy: nothing but the inline styles (and `data:` images) may load.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
-/// The data the page draws, embedded as JSON for a script to read.
-#[derive(Debug, Serialize)]
-pub struct Embedded<'a> {
-    /// Always 1.
-    pub schema_version: u32,
-    /// The team.
-    pub team: &'a str,
-    /// When the record was taken.
-    pub generated_at: &'a str,
-    /// The run's state (`run --export`), else `null`.
-    pub run_state: Option<&'a str>,
-    /// The team's cost (`summary.json` `cost.cost_usd`).
-    pub cost_usd: Option<f64>,
-    /// Each member with a transcript (`summary.json` `cost.members[]` order), then the others.
-    pub members: Vec<EmbeddedMember<'a>>,
-}
-
-/// One member in [`Embedded`].
-#[derive(Debug, Serialize)]
-pub struct EmbeddedMember<'a> {
-    /// Name.
-    pub name: &'a str,
-    /// Its cost, as `summary.json` has it (`null`: unknown, or no transcript).
-    pub cost_usd: Option<f64>,
-    /// Where the cost comes from.
-    pub cost_source: Option<CostSource>,
-    /// `[[time, cumulative_usd], …]`: its last point is `cost_usd` when that is known.
-    pub cost_series: &'a [(String, f64)],
-}
-
-impl<'a> Embedded<'a> {
-    /// What the page of `s` embeds.
-    pub fn of(s: &'a Summary, series: &'a CostSeries) -> Embedded<'a> {
-        let none: &[(String, f64)] = &[];
-        let mut members: Vec<EmbeddedMember> = s
-            .cost
-            .iter()
-            .flat_map(|c| &c.members)
-            .map(|m| EmbeddedMember {
-                name: &m.name,
-                cost_usd: m.cost_usd,
-                cost_source: m.cost_source,
-                cost_series: series.get(&m.name).map_or(none, Vec::as_slice),
-            })
-            .collect();
-        for m in &s.status.members {
-            if !members.iter().any(|e| e.name == m.name) {
-                members.push(EmbeddedMember {
-                    name: &m.name,
-                    cost_usd: m.cost_usd,
-                    cost_source: None,
-                    cost_series: none,
-                });
-            }
-        }
-        Embedded {
-            schema_version: 1,
-            team: &s.team,
-            generated_at: &s.generated_at,
-            run_state: s.run.as_ref().map(|r| r.state.as_str()),
-            cost_usd: s.cost.as_ref().and_then(|c| c.cost_usd),
-            members,
-        }
-    }
-}
-
-/// The page for `s`, with each member's cost over time from `series`.
+/// The page for `s`, with what its transcripts tell over time from `history`.
 ///
 /// # Errors
 /// The embedded data failing to serialize (a bug).
-pub fn render(s: &Summary, series: &CostSeries) -> Result<String> {
-    let embedded = Embedded::of(s, series);
+pub fn render(s: &Summary, history: &History) -> Result<String> {
+    let embedded = Embedded::of(s, history);
+    let axis = chart::Axis::of(&embedded);
     let mut h = String::with_capacity(64 * 1024);
     head(&mut h, s);
     intro(&mut h, s);
-    cost(&mut h, s, &embedded);
+    cost(&mut h, s, &embedded, axis);
+    lanes::lanes(&mut h, &embedded, axis);
     branches(&mut h, s);
-    tasks(&mut h, s);
-    conversation(&mut h, s);
-    warnings(&mut h, s);
+    tasks(&mut h, s, &embedded, axis);
+    let mut tail = String::new();
+    warnings(&mut tail, s);
     let json = json_script(&serde_json::to_string(&embedded)?);
     let _ = writeln!(
-        h,
+        tail,
         "<script type=\"application/json\" id=\"teamctl-record\">{json}</script>\n</main>\n\
          </body>\n</html>"
     );
+    let room = PAGE_MAX.saturating_sub(h.len() + tail.len() + ONE_MESSAGE + 1024);
+    conversation(&mut h, s, room.min(LIST_MAX));
+    h.push_str(&tail);
     Ok(h)
 }
 
@@ -149,8 +105,8 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:rgba(128,128,128,.1);
 margin:.3rem 0 .8rem;font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}\
 ol.msgs{padding-left:1.6rem}ol.msgs li{margin-bottom:.4rem}\
 svg{width:100%;height:auto;max-width:40rem;display:block}\
-svg text{font:11px system-ui,sans-serif;fill:currentColor}\
-.axis{stroke:var(--line)}\
+svg text{font:11px system-ui,sans-serif;fill:currentColor}svg text.lbl{font-size:9px}\
+.axis{fill:none;stroke:var(--line)}\
 .legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}\
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:-.05em}\
 .c0{stroke:#0969da;background:#0969da}.c1{stroke:#cf222e;background:#cf222e}\
@@ -159,19 +115,38 @@ svg text{font:11px system-ui,sans-serif;fill:currentColor}\
 .c6{stroke:#bf3989;background:#bf3989}.c7{stroke:#4d2d00;background:#9a6700}\
 .c8{stroke:#57606a;background:#57606a}.c9{stroke:#116329;background:#116329}\
 polyline{fill:none;stroke-width:2}\
+.fbar{fill:#0969da}a{color:#0969da}\
+h3{font-size:1rem;margin:1rem 0 .3rem}\
+.bar{fill:none;stroke-width:1}.total{stroke:var(--fg);stroke-dasharray:4 3;background:var(--fg)}\
+.cap{fill:none;stroke:#cf222e;stroke-dasharray:6 4}.warn{fill:none;stroke:#bc4c00;stroke-dasharray:2 3}\
+.s-working{fill:#2da44e;background:#2da44e}.s-idle{fill:#d0d7de;background:#d0d7de}\
+.s-stalled{fill:#bf8700;background:#bf8700}.s-rate_limited{fill:#cf222e;background:#cf222e}\
+.s-overloaded{fill:#fa4549;background:#fa4549}.s-api_error{fill:#a40e26;background:#a40e26}\
+.s-permission{fill:#8250df;background:#8250df}.s-plan{fill:#bf3989;background:#bf3989}\
+.s-dead{fill:#24292f;background:#24292f}\
+.mk-start{fill:#0969da;background:#0969da}.mk-new{fill:#fb8500;background:#fb8500}\
+.mk-claim{fill:none;stroke:var(--fg);stroke-width:2;background:var(--fg)}\
+.t-pending{fill:#d0d7de;background:#d0d7de}.t-in_progress{fill:#0969da;background:#0969da}\
+.t-completed{fill:#2da44e;background:#2da44e}.t-other{fill:#8c959f;background:#8c959f}\
 @media print{body{font-size:11pt}.scroll{overflow:visible}main{max-width:none}pre{background:none;border:1px solid #ccc}}";
 
 /// The document's head and the heading.
 fn head(h: &mut String, s: &Summary) {
-    let team = inline(&s.team, 128);
+    open_page(h, &format!("Team record: {}", inline(&s.team, 128)));
+}
+
+/// A page's start, up to its `<h1>` (`title`: HTML already, escaped): the policy
+/// ([`CSP`]), no referrer, the viewport, the one style sheet. Every page teamctl writes opens
+/// so (the fleet page of `report --html` too).
+pub fn open_page(h: &mut String, title: &str) {
     let _ = writeln!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"referrer\" content=\"no-referrer\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>Team record: {team}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
-         <h1>Team record: {team}</h1>"
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <h1>{title}</h1>"
     );
 }
 
@@ -225,7 +200,7 @@ fn intro(h: &mut String, s: &Summary) {
 }
 
 /// The cost chart and the members' table.
-fn cost(h: &mut String, s: &Summary, e: &Embedded) {
+fn cost(h: &mut String, s: &Summary, e: &Embedded, axis: Option<chart::Axis>) {
     h.push_str("<h2>Cost</h2>\n");
     match &s.cost {
         Some(c) => {
@@ -237,7 +212,8 @@ fn cost(h: &mut String, s: &Summary, e: &Embedded) {
         }
         None => h.push_str("<p>No transcript was found, so the cost is not known.</p>\n"),
     }
-    chart(h, &e.members);
+    chart::cost(h, e, axis);
+    chart::tokens(h, e, axis);
     if s.status.members.is_empty() {
         h.push_str("<p>No members on record.</p>\n");
         return;
@@ -265,88 +241,6 @@ fn cost(h: &mut String, s: &Summary, e: &Embedded) {
         );
     }
     h.push_str("</table></div>\n");
-}
-
-/// The plot's box in the SVG's user units: left, top, right, bottom.
-const PLOT: (f64, f64, f64, f64) = (58.0, 12.0, 628.0, 212.0);
-
-/// A series' points that have a time.
-type Points = Vec<(DateTime<Utc>, f64)>;
-
-/// Each member's cumulative cost over time as one SVG chart, with a legend; nothing when no
-/// member's responses have times.
-fn chart(h: &mut String, members: &[EmbeddedMember]) {
-    let points = |s: &[(String, f64)]| -> Points {
-        s.iter()
-            .filter_map(|(t, v)| Some((parse_time(t)?, *v)))
-            .collect()
-    };
-    let drawn: Vec<(usize, &EmbeddedMember, Points)> = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (i, m, points(m.cost_series)))
-        .filter(|(_, _, p)| !p.is_empty())
-        .collect();
-    let all = || drawn.iter().flat_map(|(_, _, p)| p.iter());
-    let (Some(t0), Some(t1)) = (all().map(|p| p.0).min(), all().map(|p| p.0).max()) else {
-        h.push_str(
-            "<p class=\"mute\">No response times on record: no chart of the cost over time.</p>\n",
-        );
-        return;
-    };
-    let vmax = all().map(|p| p.1).fold(0.0_f64, f64::max);
-    let span = (t1 - t0).num_milliseconds().max(1) as f64;
-    let (l, t, r, b) = PLOT;
-    let x = |at: DateTime<Utc>| l + (r - l) * (at - t0).num_milliseconds() as f64 / span;
-    let y = |v: f64| b - (b - t) * if vmax > 0.0 { v / vmax } else { 0.0 };
-    let _ = writeln!(
-        h,
-        "<svg viewBox=\"0 0 640 240\" role=\"img\" aria-label=\"Cumulative cost per member over time\">\n\
-         <path class=\"axis\" d=\"M{l} {t}V{b}H{r}\"/>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"end\">$0</text>\n\
-         <text x=\"{l}\" y=\"{}\">{}</text>\n\
-         <text x=\"{r}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-        l - 4.0,
-        t + 8.0,
-        units::usd(vmax),
-        l - 4.0,
-        b,
-        b + 16.0,
-        clock(t0),
-        b + 16.0,
-        clock(t1)
-    );
-    for (i, _, p) in &drawn {
-        let mut pts = String::with_capacity(p.len() * 16);
-        // A step line from nothing: the cost rises at each response and holds until the next.
-        let mut last = p.first().map(|_| y(0.0));
-        for (at, v) in p {
-            let (px, py) = (x(*at), y(*v));
-            if let Some(prev) = last {
-                let _ = write!(pts, "{px:.1},{prev:.1} ");
-            }
-            let _ = write!(pts, "{px:.1},{py:.1} ");
-            last = Some(py);
-        }
-        let _ = writeln!(
-            h,
-            "<polyline class=\"c{}\" points=\"{}\"/>",
-            i % 10,
-            pts.trim_end()
-        );
-    }
-    h.push_str("</svg>\n<ul class=\"legend\">");
-    for (i, m, _) in &drawn {
-        let _ = write!(
-            h,
-            "<li><span class=\"sw c{}\"></span>{} {}</li>",
-            i % 10,
-            inline(m.name, 64),
-            m.cost_usd.map_or("unknown".into(), units::usd)
-        );
-    }
-    h.push_str("</ul>\n<p class=\"mute\">Times UTC. Each line is a member's cost up to each of its responses (priced from their usage), scaled to end at the member's cost.</p>\n");
 }
 
 /// Each teammate's branch with its diffstat against the commit it started from.
@@ -388,13 +282,14 @@ fn branches(h: &mut String, s: &Summary) {
     }
 }
 
-/// The tasks' table.
-fn tasks(h: &mut String, s: &Summary) {
+/// The tasks over time and their table.
+fn tasks(h: &mut String, s: &Summary, e: &Embedded, axis: Option<chart::Axis>) {
     h.push_str("<h2>Tasks</h2>\n");
     if s.tasks.is_empty() {
         h.push_str("<p>No tasks.</p>\n");
         return;
     }
+    tasks::tasks(h, e, axis);
     h.push_str(
         "<div class=\"scroll\"><table>\n<tr><th>#</th><th>Subject</th><th>Status</th>\
          <th>Owner</th><th>Blocked by</th></tr>\n",
@@ -413,8 +308,9 @@ fn tasks(h: &mut String, s: &Summary) {
     h.push_str("</table></div>\n");
 }
 
-/// The messages in order, each with its text (within [`BUDGET`]).
-fn conversation(h: &mut String, s: &Summary) {
+/// The messages in order, each with its text (within [`BUDGET`]), the list within `list_max`
+/// bytes (and one message).
+fn conversation(h: &mut String, s: &Summary, list_max: usize) {
     h.push_str("<h2>Messages</h2>\n");
     if s.messages.is_empty() {
         h.push_str("<p>No messages on record.</p>\n");
@@ -428,7 +324,7 @@ fn conversation(h: &mut String, s: &Summary) {
     let start = h.len();
     let (mut left_out, mut texts, mut listed) = (0, 0, 0);
     for m in &s.messages {
-        if h.len() - start > LIST_MAX {
+        if h.len() - start > list_max {
             break;
         }
         listed += 1;
@@ -508,11 +404,6 @@ fn time(t: Option<&str>) -> String {
     }
 }
 
-/// `12-01 03:29` for an axis.
-fn clock(t: DateTime<Utc>) -> String {
-    t.format("%m-%d %H:%M").to_string()
-}
-
 fn opt(v: Option<&str>, max: usize) -> String {
     v.map_or_else(|| "—".into(), |s| inline(s, max))
 }
@@ -540,50 +431,5 @@ fn what(m: &Message) -> String {
             ),
             None => "message".into(),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::observe::spend::series::Series;
-
-    #[test]
-    fn a_member_without_times_draws_no_chart() {
-        let mut h = String::new();
-        chart(
-            &mut h,
-            &[EmbeddedMember {
-                name: "w",
-                cost_usd: Some(1.0),
-                cost_source: None,
-                cost_series: &[],
-            }],
-        );
-        assert!(h.contains("No response times"), "{h}");
-        assert!(!h.contains("<svg"));
-    }
-
-    #[test]
-    fn the_chart_escapes_names_and_ends_at_the_cost() {
-        let series: Series = vec![
-            ("2026-12-01T00:00:00.000Z".into(), 0.5),
-            ("2026-12-01T00:10:00.000Z".into(), 2.0),
-        ];
-        let mut h = String::new();
-        chart(
-            &mut h,
-            &[EmbeddedMember {
-                name: "<b onclick=x>",
-                cost_usd: Some(2.0),
-                cost_source: None,
-                cost_series: &series,
-            }],
-        );
-        assert!(h.contains("&lt;b onclick=x&gt;"), "{h}");
-        assert!(!h.contains("<b "));
-        // The last point is the plot's top right corner (the highest cost, the latest time).
-        assert!(h.contains("628.0,12.0\"/>"), "{h}");
-        assert!(h.contains("$2.00"), "{h}");
     }
 }

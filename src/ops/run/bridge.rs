@@ -1,0 +1,482 @@
+//! `run --bridge`: a chat beside a run. A run's team is led by Claude, whose teammates take
+//! answers only from their own lead, so the chat does not answer their requests; it is told
+//! what needs a person (a member gone or out of retries, through the bridge's own look at the
+//! team; a cap warning and what teamctl did for a stuck member, as the run tells them; the
+//! run's end with its state and cost), answers `status` and `say`, and takes the answer to a
+//! permission prompt on the lead's own screen, which the run types into the lead's pane
+//! ([`Desk::verdict`], see the monitor).
+//!
+//! The [`Desk`] is a thread of its own that owns the bridge and the chat; the run talks to it
+//! through channels and never waits on the chat (but for the last post at the end).
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use super::preflight::detect_dialog;
+use super::spec::{Outcome, RunEvent};
+use crate::host::claude::Dialog;
+use crate::host::tmux;
+use crate::ops::bridge::chat::{LOOK_EVERY, hear, post_all};
+use crate::ops::bridge::render::{Part, Post, visible};
+use crate::ops::bridge::{Bridge, Chat, Hooks, Inbound, Outgoing};
+use crate::store::paths::TeamName;
+use crate::team::protocol::Verdict;
+use crate::text::is_control;
+
+/// What the run tells the desk.
+enum Note {
+    /// The lead formed its team.
+    Team(TeamName),
+    /// Something to post.
+    Post(Post),
+    /// The lead's screen shows a permission prompt (the screen's text).
+    Prompt(String),
+    /// The prompt left the screen.
+    Gone,
+    /// The run ended: the last post.
+    End(Post),
+}
+
+/// A chat beside a run (see the module docs).
+pub struct Desk {
+    tx: Sender<Note>,
+    verdicts: Mutex<Receiver<Verdict>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Desk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Desk")
+    }
+}
+
+/// The clock the desk's thread stamps with.
+pub type Clock = Box<dyn Fn() -> DateTime<Utc> + Send>;
+
+/// What the desk's thread owns.
+struct Served {
+    bridge: Bridge,
+    chat: Box<dyn Chat + Send>,
+    hooks: Box<dyn Hooks + Send>,
+    clock: Clock,
+}
+
+impl Desk {
+    /// Starts the desk's thread on `bridge` (made with [`crate::ops::bridge::Scope::Run`]),
+    /// posting through `chat`, reporting through `hooks`, stamping with `clock`.
+    pub fn start(
+        bridge: Bridge,
+        chat: Box<dyn Chat + Send>,
+        hooks: Box<dyn Hooks + Send>,
+        clock: Clock,
+    ) -> Desk {
+        let (tx, notes) = mpsc::channel();
+        let (answers, verdicts) = mpsc::channel();
+        let served = Served {
+            bridge,
+            chat,
+            hooks,
+            clock,
+        };
+        let thread = thread::spawn(move || serve(served, &notes, &answers));
+        Desk {
+            tx,
+            verdicts: Mutex::new(verdicts),
+            thread: Mutex::new(Some(thread)),
+        }
+    }
+
+    /// Tells the desk of a run's event: its team, a cap warning, an action for a stuck member.
+    pub fn tell(&self, e: &RunEvent) {
+        let note = match e {
+            RunEvent::TeamFormed(t) => Note::Team((*t).clone()),
+            RunEvent::BudgetWarning(w) => Note::Post(Post {
+                parts: vec![
+                    Part::Ours("[run] spend warning: ".into()),
+                    Part::Theirs(visible(&w.to_string(), false, 300)),
+                ],
+                code: None,
+            }),
+            RunEvent::Acted(a) => {
+                let action = serde_json::to_value(a.action)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default();
+                Note::Post(Post {
+                    parts: vec![
+                        Part::Ours(format!("[run] teamctl: {action} of ")),
+                        Part::Theirs(visible(&a.stuck.member, false, 64)),
+                        Part::Ours(": ".into()),
+                        Part::Theirs(visible(&a.outcome, false, 300)),
+                    ],
+                    code: None,
+                })
+            }
+            _ => return,
+        };
+        let _ = self.tx.send(note);
+    }
+
+    /// The lead's screen shows a permission prompt: post it with a code (once per prompt; the
+    /// monitor calls this when it first sees one).
+    pub fn ask(&self, screen: &str) {
+        let _ = self.tx.send(Note::Prompt(screen.to_string()));
+    }
+
+    /// The prompt left the screen without an answer from the chat: retire its code.
+    pub fn gone(&self) {
+        let _ = self.tx.send(Note::Gone);
+    }
+
+    /// The chat's answer to the prompt, once given (taken once).
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.verdicts.lock().ok()?.try_recv().ok()
+    }
+
+    /// Posts the run's end (its state, why, its cost) and stops the desk, waiting for that
+    /// last post (its retries are the chat's own, bounded).
+    pub fn finish(&self, name: &str, outcome: &Outcome) {
+        let _ = self.tx.send(Note::End(end_post(name, outcome)));
+        let handle = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The post at a run's end: `[run NAME] ended: STATE` and the first line of why, and its cost.
+fn end_post(name: &str, o: &Outcome) -> Post {
+    let cost = match o.spend.as_ref() {
+        Some(s) => s.cost_usd.map_or("unknown".into(), crate::units::usd),
+        None => "not read".into(),
+    };
+    let mut parts = vec![Part::Ours(format!(
+        "[run {name}] ended: {} (cost {cost})",
+        o.state.as_str()
+    ))];
+    if let Some(why) = o.reason.as_deref().and_then(|r| r.lines().next()) {
+        parts.push(Part::Ours("\n".into()));
+        parts.push(Part::Theirs(visible(why, false, 300)));
+    }
+    Post { parts, code: None }
+}
+
+/// The desk's thread: the run's notes, the bridge's look at the team, the chat's messages,
+/// until the run's end (or the run is gone).
+fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<Verdict>) {
+    let mut queue: VecDeque<Post> = VecDeque::new();
+    // The prompt on the screen, and its post until the chat took it.
+    let mut screen: Option<String> = None;
+    let mut asking: Option<Outgoing> = None;
+    let mut backoff = Duration::ZERO;
+    let mut next_post = Instant::now();
+    let end = loop {
+        let now = (s.clock)();
+        match take_notes(&mut s, notes, &mut queue, &mut screen, &mut asking) {
+            Some(end) => break end,
+            None if s.bridge.prompt_expired(now) => {
+                asking = screen.as_ref().and_then(|sc| ask(&mut s, sc, now));
+            }
+            None => {}
+        }
+        // The run's cleanup removes the team's folder: nothing more to look at then.
+        let looking = !s.bridge.team_gone();
+        if looking {
+            for w in s.bridge.refresh() {
+                s.hooks.warn(&w);
+            }
+        }
+        if Instant::now() >= next_post {
+            match post_pending(&mut s, &mut queue, &mut asking, looking, now) {
+                Ok(()) => backoff = Duration::ZERO,
+                Err(e) => {
+                    backoff = crate::ops::bridge::http::backoff(backoff);
+                    s.hooks.warn(&format!(
+                        "could not post to the chat: {e:#} (trying again in {}s)",
+                        backoff.as_secs()
+                    ));
+                    next_post = Instant::now() + backoff;
+                }
+            }
+        }
+        for inbound in s.chat.receive(LOOK_EVERY) {
+            match inbound {
+                Inbound::Warning(w) => s.hooks.warn(&w),
+                Inbound::Message(m) => {
+                    if let Err(e) = hear(&mut s.bridge, s.chat.as_mut(), s.hooks.as_mut(), &m, now)
+                    {
+                        s.hooks.warn(&format!("{e:#}"));
+                    }
+                }
+            }
+        }
+        if let Some(v) = s.bridge.take_verdict() {
+            screen = None;
+            let _ = answers.send(v);
+        }
+    };
+    finish(&mut s, queue, end);
+}
+
+/// Applies the run's notes; `Some(the last post)` at the run's end.
+fn take_notes(
+    s: &mut Served,
+    notes: &Receiver<Note>,
+    queue: &mut VecDeque<Post>,
+    screen: &mut Option<String>,
+    asking: &mut Option<Outgoing>,
+) -> Option<Option<Post>> {
+    loop {
+        let now = (s.clock)();
+        match notes.try_recv() {
+            Ok(Note::Team(t)) => s.bridge.serve(t),
+            Ok(Note::Post(p)) => queue.push_back(p),
+            Ok(Note::Prompt(sc)) => {
+                *asking = ask(s, &sc, now);
+                *screen = Some(sc);
+            }
+            Ok(Note::Gone) => {
+                *screen = None;
+                *asking = None;
+                match s.bridge.withdraw_prompt(now) {
+                    Ok(Some(p)) => queue.push_back(p),
+                    Ok(None) => {}
+                    Err(e) => s.hooks.warn(&format!("{e:#}")),
+                }
+            }
+            Ok(Note::End(p)) => return Some(Some(p)),
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => return Some(None),
+        }
+    }
+}
+
+/// A new code for the prompt showing `screen` (`None`, said, when no code could be drawn).
+fn ask(s: &mut Served, screen: &str, now: DateTime<Utc>) -> Option<Outgoing> {
+    match s.bridge.ask_prompt(screen, now) {
+        Ok(o) => Some(o),
+        Err(e) => {
+            s.hooks.warn(&format!("{e:#} (the prompt is not posted)"));
+            None
+        }
+    }
+}
+
+/// Posts the prompt, the queued posts and (when `looking`) what the bridge's look finds, in
+/// that order; stops at the first failure (what is left is posted next time).
+fn post_pending(
+    s: &mut Served,
+    queue: &mut VecDeque<Post>,
+    asking: &mut Option<Outgoing>,
+    looking: bool,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let Served {
+        bridge,
+        chat,
+        hooks,
+        ..
+    } = s;
+    if let Some(o) = asking.as_ref() {
+        chat.post(&o.post, &mut |w| hooks.warn(w))?;
+        bridge.posted(o)?;
+        let _ = hooks.record(&o.record);
+        *asking = None;
+    }
+    while let Some(p) = queue.front() {
+        chat.post(p, &mut |w| hooks.warn(w))?;
+        queue.pop_front();
+    }
+    if !looking {
+        return Ok(());
+    }
+    post_all(bridge, chat.as_mut(), hooks.as_mut(), now)
+}
+
+/// The last posts, best effort: what is queued, then the run's end.
+fn finish(s: &mut Served, queue: VecDeque<Post>, end: Option<Post>) {
+    let Served {
+        bridge,
+        chat,
+        hooks,
+        clock,
+    } = s;
+    if let Ok(Some(p)) = bridge.withdraw_prompt(clock()) {
+        let _ = chat.post(&p, &mut |w| hooks.warn(w));
+    }
+    for p in queue.iter().chain(end.iter()) {
+        if let Err(e) = chat.post(p, &mut |w| hooks.warn(w)) {
+            hooks.warn(&format!("could not post to the chat: {e:#}"));
+        }
+    }
+    let mut r = bridge.end_record(clock());
+    r.detail = Some("run_ended".into());
+    let _ = hooks.record(&r);
+}
+
+/// Where the lead's permission prompt stands with the chat (the monitor keeps one).
+#[derive(Debug, Default)]
+pub(super) struct Prompting {
+    /// A prompt is posted and awaits its answer.
+    asked: bool,
+    /// When an answer was last typed (the screen takes a moment to change).
+    answered: Option<Instant>,
+}
+
+/// How long after typing an answer the prompt still on the screen is taken as the old one.
+const REDRAW: Duration = Duration::from_secs(2);
+/// How long a denied prompt may take to close before the reason is typed.
+const CLOSE: Duration = Duration::from_secs(3);
+
+/// The lead's screen as the monitor last read it, and which pane it is.
+struct Screen<'a> {
+    /// What the pane shows.
+    text: &'a str,
+    /// The dialog it shows, if any.
+    dialog: Option<Dialog>,
+    /// The lead's pane, which teamctl started.
+    pane: &'a str,
+    /// The run's tmux session, which that pane must still be in.
+    session: &'a str,
+}
+
+impl Prompting {
+    /// The monitor's look at the lead's `text` (in `pane` of the run's `session`) with the
+    /// chat, if any: `None` while the chat has the prompt (the run is not stuck), else what to
+    /// add to the reason should the screen show a dialog (empty, or why the chat's answer
+    /// could not be typed).
+    pub(super) fn check(
+        &mut self,
+        desk: Option<&Desk>,
+        text: &str,
+        (pane, session): (&str, &str),
+    ) -> Option<String> {
+        let Some(desk) = desk else {
+            return Some(String::new());
+        };
+        let screen = Screen {
+            text,
+            dialog: detect_dialog(text),
+            pane,
+            session,
+        };
+        match self.step(desk, &screen) {
+            Ok(true) => None,
+            Ok(false) => Some(String::new()),
+            Err(e) => Some(format!("; the chat's answer could not be typed: {e:#}")),
+        }
+    }
+
+    /// With a desk: a permission prompt on the lead's screen is posted once and, once the
+    /// chat answers, the answer typed into the lead's pane. `Ok(true)` while the chat has it
+    /// (the run is not stuck), `Ok(false)` for any other screen; an answer that could not be
+    /// typed is an error (the run is stuck after all).
+    ///
+    /// # Errors
+    /// The pane is no longer the one teamctl started, or tmux failed.
+    fn step(&mut self, desk: &Desk, s: &Screen) -> anyhow::Result<bool> {
+        if s.dialog != Some(Dialog::PermissionPrompt) {
+            if std::mem::take(&mut self.asked) {
+                desk.gone();
+            }
+            return Ok(false);
+        }
+        if self.answered.is_some_and(|t| t.elapsed() < REDRAW) {
+            return Ok(true);
+        }
+        if !self.asked {
+            desk.ask(&dialog_text(s.text));
+            self.asked = true;
+            return Ok(true);
+        }
+        if let Some(v) = desk.verdict() {
+            self.asked = false;
+            self.answered = Some(Instant::now());
+            type_answer(s, &v)?;
+        }
+        Ok(true)
+    }
+}
+
+/// The dialog's part of a screen: below the last rule (a line of `─`), without the dashed
+/// lines around a command.
+fn dialog_text(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let rule = |l: &&str| !l.trim().is_empty() && l.trim().chars().all(|c| c == '─');
+    let from = lines.iter().rposition(rule).map_or(0, |i| i + 1);
+    lines[from..]
+        .iter()
+        .filter(|l| !l.trim().chars().all(|c| c == '╌'))
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Types `v` into the lead's pane: approve is Enter on the first choice (`❯ 1. Yes`, checked
+/// on the screen), deny is Escape (Claude Code 2.1.332: "Interrupted · What should Claude do
+/// instead?") and then the reason typed as the lead's next prompt. Only into the pane teamctl
+/// started, while it is still in the run's session.
+fn type_answer(s: &Screen, v: &Verdict) -> anyhow::Result<()> {
+    let server = tmux::Server::env();
+    if server.pane_session(s.pane).as_deref() != Some(s.session) {
+        anyhow::bail!(
+            "the lead's pane {} is no longer in the run's tmux session: the answer is not typed",
+            s.pane
+        );
+    }
+    match v {
+        Verdict::Approve { .. } => {
+            let first = s
+                .text
+                .lines()
+                .any(|l| l.trim_start().starts_with("❯ 1. Yes"));
+            if !first {
+                anyhow::bail!(
+                    "the prompt's first choice is not highlighted as `❯ 1. Yes`: approve is not \
+                     typed"
+                );
+            }
+            server.send_keys(s.pane, &["Enter"])
+        }
+        Verdict::Deny { reason } => {
+            server.send_keys(s.pane, &["Escape"])?;
+            let until = Instant::now() + CLOSE;
+            while detect_dialog(&server.screen(s.pane)) == Some(Dialog::PermissionPrompt) {
+                if Instant::now() >= until {
+                    anyhow::bail!("the prompt did not close on Escape");
+                }
+                thread::sleep(Duration::from_millis(50));
+            }
+            let line: String = reason
+                .chars()
+                .map(|c| if is_control(c) { ' ' } else { c })
+                .take(500)
+                .collect();
+            server.send_text(s.pane, &line)?;
+            server.send_keys(s.pane, &["Enter"])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dialog_is_what_is_below_the_last_rule_without_the_dashed_lines() {
+        let screen = "❯ Exec: echo probe\n● Running 1 shell command…\n────────\n Bash command\n \
+                      Run a command\n╌╌╌╌\n echo probe > probed.txt\n╌╌╌╌\n Do you want to \
+                      proceed?\n ❯ 1. Yes\n   4. No\n Esc to cancel · Tab to amend";
+        assert_eq!(
+            dialog_text(screen),
+            " Bash command\n Run a command\n echo probe > probed.txt\n Do you want to \
+             proceed?\n ❯ 1. Yes\n   4. No\n Esc to cancel · Tab to amend"
+        );
+        assert_eq!(dialog_text("no rule\nat all"), "no rule\nat all");
+    }
+}
