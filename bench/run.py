@@ -88,7 +88,10 @@ grows with the conversation), the status document, the transcripts' cost index a
 pages, each kept under its budget. A team of 10 members x 300 messages with 10 MiB of transcripts (every
 member with a cost over time): report.html 0.84 MB (goal: at most 2 MB), loaded in 403 to 512 ms
 by headless Chromium 156 (`load_ms` of `tests/e2e/report-browser.js`, 3 runs; goal: under 1 s),
-the export 152 ms and 13.2 MiB at its peak (main: 159 ms, 20.7 MiB). The records of both teams, as a folder and as an
+the export 152 ms and 13.2 MiB at its peak (main: 159 ms, 20.7 MiB). Again after main's page
+gained its lanes and task charts (main at 413e85c, best of 2, load about 5): 50 x 1,000 peaks at
+46.1 / 46.6 / 46.1 MiB (folder, archive, `--report-only`; that main: 189.4 / 189.6 / 173.6 MiB),
+and the 10 x 300 page is 0.85 MB, loaded in 489 to 506 ms. The records of both teams, as a folder and as an
 archive, are the same bytes as main's (`--compare`), main taken with the commit that sums a
 member's cost over time in one order (on main two exports of one team could differ in the last
 digit of a point of report.html's cost series).
