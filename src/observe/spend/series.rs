@@ -227,7 +227,7 @@ mod tests {
                 let at = format!("2026-12-01T00:{:02}:00Z", i % 7);
                 b.feed("w", &response(&format!("r{i}"), &at, 1 + i * 37 % 101));
             }
-            b.series("w", Some(0.3))
+            b.series("w", Some(0.3), MAX_POINTS)
         };
         let first = series();
         for _ in 0..20 {
