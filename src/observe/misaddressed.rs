@@ -12,10 +12,10 @@
 //! `config.json` after its shutdown, is a former member, not a misspelling). Read without
 //! locks, as `status` reads.
 
-use serde::Serialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::store::light::LightEntry;
 use crate::store::paths::{MemberName, RESERVED, quote};
 use crate::store::{self, Entry};
 use crate::team::config::{Team, close_to, is_certain};
@@ -113,22 +113,26 @@ pub fn scan(team: &Team) -> Scan {
     let members = team.member_names();
     for name in owners.iter().filter(|o| unread_by_anyone(team, o.as_str())) {
         let path = team.inbox_path(name);
-        let entries = match store::read_inbox(&path) {
-            Ok(Some(e)) => e,
+        // Each unread entry's sender, the entries read one at a time (an inbox of hundreds of
+        // thousands is never held parsed).
+        let sender = |_, e: Entry| {
+            is_unread(&e).then(|| e.get("from").and_then(Value::as_str).map(String::from))
+        };
+        let unread = match store::read_inbox_each(&path, sender) {
+            Ok(Some(u)) => u,
             Ok(None) => continue,
             Err(e) => {
                 out.unreadable.push(format!("{e:#}"));
                 continue;
             }
         };
-        let unread: Vec<&Entry> = entries.iter().filter(|e| is_unread(e)).collect();
         if unread.is_empty() {
             continue;
         }
         let mut from: Vec<String> = Vec::new();
-        for f in unread.iter().filter_map(|e| e.get("from")?.as_str()) {
-            if !from.iter().any(|x| x == f) {
-                from.push(f.to_string());
+        for f in unread.iter().flatten() {
+            if !from.contains(f) {
+                from.push(f.clone());
             }
         }
         let candidates = close_to(name.as_str(), &members);
@@ -164,25 +168,50 @@ fn senders(team: &Team, owners: &[MemberName], unreadable: &mut Vec<String>) -> 
     let mut out: Vec<String> = Vec::new();
     for o in owners {
         let path = team.inbox_path(o);
-        let bytes = match path.read() {
-            Ok(Some(b)) => b,
+        let file = match path.open_file() {
+            Ok(Some(f)) => f,
             Ok(None) => continue,
             Err(e) => {
                 unreadable.push(format!("could not read {}: {e}", path.display()));
                 continue;
             }
         };
-        // An inbox that does not parse here is reported by `status` and `doctor` already.
-        let Ok(entries) = serde_json::from_slice::<Vec<LightEntry>>(&bytes) else {
-            continue;
-        };
-        for f in entries.iter().filter_map(|e| e.from.as_str()) {
-            if !out.iter().any(|x| x == f) {
-                out.push(f.to_string());
-            }
+        // Read as it streams in, keeping only the senders (an inbox that does not parse here
+        // is reported by `status` and `doctor` already).
+        let mut names = out.clone();
+        let reader = std::io::BufReader::with_capacity(256 * 1024, file);
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        if de.deserialize_seq(Senders(&mut names)).is_ok() && de.end().is_ok() {
+            out = names;
         }
     }
     out
+}
+
+/// A JSON array of inbox entries, each one's `from` added to a list unless already in it.
+struct Senders<'a>(&'a mut Vec<String>);
+
+impl<'de> Visitor<'de> for Senders<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON array of objects")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        /// An entry's sender only (other keys skipped, a key given twice refused).
+        #[derive(Deserialize)]
+        struct From {
+            #[serde(default)]
+            from: Option<Value>,
+        }
+        while let Some(e) = seq.next_element::<From>()? {
+            if let Some(f) = e.from.as_ref().and_then(Value::as_str)
+                && !self.0.iter().any(|x| x == f)
+            {
+                self.0.push(f.to_string());
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! ([`crate::store::moving`]), and recorded in the sent log, which tells a later move that a
 //! message its reader has taken since was delivered already.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 use anyhow::{Result, bail};
@@ -13,11 +14,11 @@ use crate::error::usage;
 use crate::observe::misaddressed::{self, Misaddressed, is_unread};
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
-use crate::store::moving::{self, Move, Moved};
+use crate::store::moving::{self, Journal, Move, Moved, NoJournal};
 use crate::store::paths::{MemberName, quote, shown_list};
 use crate::store::{Entry, id};
 use crate::team::config::{Team, suggest};
-use crate::team::sentlog::{Sent, SentLog};
+use crate::team::sentlog::{Pending, Sent, SentLog};
 
 /// What to move, and where.
 pub struct Redeliver<'a> {
@@ -98,34 +99,42 @@ pub fn redeliver(req: &Redeliver) -> Result<Redelivered> {
     let Some(to) = to else {
         // Nothing unread there, and no member named: nothing to move (a file that cannot be
         // read fails here, as the move would).
-        let kept = crate::store::read_inbox(&path)?.map_or(0, |e| e.len());
+        let kept = crate::store::read_inbox_each(&path, |_, _| Some(()))?.map_or(0, |e| e.len());
         return Ok(Redelivered {
             inbox: name.to_string(),
             path,
             to: None,
             target: None,
-            moved: Moved {
-                kept,
-                ..Moved::default()
-            },
+            moved: Moved::kept_only(kept),
             dry_run: req.dry_run,
         });
     };
     let target = team.inbox_path(&to);
     let (delivered, stale) = journaled(req.sent_log, team, to.as_str(), &target)?;
+    let sent = match req.sent_log {
+        Some(log) if !req.dry_run => Some(Journaling {
+            req,
+            log,
+            target: target.display().to_string(),
+            to: to.as_str(),
+            pending: RefCell::new(None),
+        }),
+        _ => None,
+    };
     let m = Move {
         from: &path,
         to: &target,
         pick: &is_unread,
         delivered: &|i| delivered.contains(i),
         stale: &stale,
+        journal: sent
+            .as_ref()
+            .map_or(&NoJournal as &dyn Journal, |j| j as &dyn Journal),
     };
     let moved = if req.dry_run {
         moving::plan(&m)?
     } else {
-        moving::move_entries(&m, req.lock, &mut |entries, copy| {
-            journal(req, &target, to.as_str(), entries, copy)
-        })?
+        moving::move_entries(&m, req.lock)?
     };
     Ok(Redelivered {
         inbox: name.to_string(),
@@ -263,9 +272,10 @@ fn journaled(
     };
     let mut delivered = HashSet::new();
     let mut stale = Vec::new();
-    for s in log.entries()? {
+    // Read a line at a time: only this member's entries are kept.
+    log.each(&mut |s| {
         if s.team != team.name.as_str() || s.to != to {
-            continue;
+            return;
         }
         match &s.moving {
             Some(copy) if left(copy) => {
@@ -277,31 +287,62 @@ fn journaled(
                 delivered.insert(s.id);
             }
         }
-    }
+    })?;
     Ok((delivered, stale))
 }
 
-/// Records each entry moved to `to` in the sent log, naming `copy`, the copy of the target
-/// that carries them until it replaces the target.
-fn journal(req: &Redeliver, target: &Loc, to: &str, entries: &[Entry], copy: &str) -> Result<()> {
-    let Some(log) = req.sent_log else {
-        return Ok(());
-    };
-    let field = |e: &Entry, k: &str| e.get(k).and_then(Value::as_str).map(String::from);
-    let sents: Vec<Sent> = entries
-        .iter()
-        .map(|e| Sent {
+/// The sent log as a move's journal: each entry that may move gets its line, naming the copy
+/// of the target that carries it until it replaces the target, while the move is planned
+/// (kept in the log's pending file, not in memory); under the locks the lines of those
+/// appended are written.
+struct Journaling<'a> {
+    req: &'a Redeliver<'a>,
+    log: &'a SentLog,
+    /// The target inbox's path, as the log names it.
+    target: String,
+    to: &'a str,
+    /// The lines made, and the copy they name.
+    pending: RefCell<Option<(Pending, String)>>,
+}
+
+impl Journal for Journaling<'_> {
+    fn start(&self, copy: &str) -> Result<()> {
+        let mut p = self.pending.borrow_mut();
+        match p.as_mut() {
+            Some((lines, named)) => {
+                lines.clear()?;
+                *named = copy.to_string();
+            }
+            None => *p = Some((self.log.pending()?, copy.to_string())),
+        }
+        Ok(())
+    }
+
+    fn note(&self, e: &Entry) -> Result<()> {
+        let mut p = self.pending.borrow_mut();
+        let Some((lines, copy)) = p.as_mut() else {
+            bail!("the sent log's lines were not started");
+        };
+        let field = |k: &str| e.get(k).and_then(Value::as_str).map(String::from);
+        lines.push(&Sent {
             id: id::entry_id(e),
-            team: req.team.name.to_string(),
-            to: to.to_string(),
-            from: field(e, "from").unwrap_or_default(),
-            at: field(e, "timestamp").unwrap_or_else(|| crate::time::iso_millis(req.now)),
-            summary: field(e, "summary"),
-            inbox: target.display().to_string(),
+            team: self.req.team.name.to_string(),
+            to: self.to.to_string(),
+            from: field("from").unwrap_or_default(),
+            at: field("timestamp").unwrap_or_else(|| crate::time::iso_millis(self.req.now)),
+            summary: field("summary"),
+            inbox: self.target.clone(),
             idempotency_key: None,
             answers: None,
-            moving: Some(copy.to_string()),
+            moving: Some(copy.clone()),
         })
-        .collect();
-    log.record_all(&sents)
+    }
+
+    fn record(&self, which: &[usize]) -> Result<()> {
+        let mut p = self.pending.borrow_mut();
+        let Some((lines, _)) = p.as_mut() else {
+            bail!("the sent log's lines were not started");
+        };
+        self.log.record_pending(lines, which)
+    }
 }

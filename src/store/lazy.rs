@@ -12,11 +12,13 @@
 //! and the last one's value, as `JSON.parse` and a parse into [`crate::store::format::Entry`]
 //! do, in every object opened; an object nobody opened keeps its bytes.
 //!
-//! Memory: the file's text, the rendered result and the members opened or parsed.
+//! Memory: the file's text and the members opened or parsed; rendered into a writer
+//! ([`Doc::render_to`]), the result is never held.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::io;
 use std::marker::PhantomData;
 
 use anyhow::{Context, Result, bail};
@@ -29,6 +31,31 @@ use crate::store::format::render;
 /// How deep [`Doc::render`] lays out nested arrays and objects again (serde_json's own limit
 /// for a parse); a deeper file is refused rather than risking the stack.
 pub const MAX_DEPTH: usize = 128;
+
+/// Where [`Doc::render_to`] puts the text, a piece at a time.
+pub trait Sink {
+    /// Takes the next piece.
+    ///
+    /// # Errors
+    /// The writer's.
+    fn put(&mut self, text: &str) -> io::Result<()>;
+}
+
+impl Sink for String {
+    fn put(&mut self, text: &str) -> io::Result<()> {
+        self.push_str(text);
+        Ok(())
+    }
+}
+
+/// Any writer as a [`Sink`].
+pub struct Writing<W>(pub W);
+
+impl<W: io::Write> Sink for Writing<W> {
+    fn put(&mut self, text: &str) -> io::Result<()> {
+        self.0.write_all(text.as_bytes())
+    }
+}
 
 /// One member's value.
 #[derive(Debug)]
@@ -140,8 +167,17 @@ impl<'a> Doc<'a> {
     /// surrogate), or nesting deeper than [`MAX_DEPTH`].
     pub fn render(&self, verbatim: bool) -> Result<String> {
         let mut out = String::new();
-        self.root.write(&mut out, 0, verbatim)?;
+        self.render_to(&mut out, verbatim)?;
         Ok(out)
+    }
+
+    /// [`Doc::render`] into `out` a piece at a time (a large file is written or compared as it
+    /// is rendered, never held rendered).
+    ///
+    /// # Errors
+    /// As [`Doc::render`], and `out`'s.
+    pub fn render_to(&self, out: &mut dyn Sink, verbatim: bool) -> Result<()> {
+        self.root.write(out, 0, verbatim)
     }
 }
 
@@ -280,53 +316,54 @@ impl<'a> Obj<'a> {
     }
 
     /// Writes the object at `depth` (see [`Doc::render`]).
-    fn write(&self, out: &mut String, depth: usize, verbatim: bool) -> Result<()> {
+    fn write(&self, out: &mut dyn Sink, depth: usize, verbatim: bool) -> Result<()> {
         if depth > MAX_DEPTH {
             bail!("it is nested deeper than {MAX_DEPTH} levels");
         }
         if self.members.is_empty() {
-            out.push_str("{}");
+            out.put("{}")?;
             return Ok(());
         }
-        out.push('{');
+        out.put("{")?;
         for (i, (k, n)) in self.members.iter().enumerate() {
-            out.push_str(if i == 0 { "\n" } else { ",\n" });
-            indent(out, depth + 1);
-            out.push_str(&serde_json::to_string(k.as_ref())?);
-            out.push_str(": ");
+            out.put(if i == 0 { "\n" } else { ",\n" })?;
+            indent(out, depth + 1)?;
+            out.put(&serde_json::to_string(k.as_ref())?)?;
+            out.put(": ")?;
             match n {
-                Node::Raw(r) if verbatim => out.push_str(r.get()),
+                Node::Raw(r) if verbatim => out.put(r.get())?,
                 Node::Raw(r) => write_raw(out, r, depth + 1)?,
                 Node::Obj(o) => o.write(out, depth + 1, verbatim)?,
-                Node::Value(v) => write_value(out, v, depth + 1),
+                Node::Value(v) => write_value(out, v, depth + 1)?,
             }
         }
-        out.push('\n');
-        indent(out, depth);
-        out.push('}');
+        out.put("\n")?;
+        indent(out, depth)?;
+        out.put("}")?;
         Ok(())
     }
 }
 
-fn indent(out: &mut String, depth: usize) {
-    out.extend(std::iter::repeat_n("  ", depth));
+fn indent(out: &mut dyn Sink, depth: usize) -> io::Result<()> {
+    (0..depth).try_for_each(|_| out.put("  "))
 }
 
 /// `v` rendered at `depth`: its lines after the first indented to it (a JSON string holds no
 /// raw line break, so every one is the layout's).
-fn write_value(out: &mut String, v: &Value, depth: usize) {
+fn write_value(out: &mut dyn Sink, v: &Value, depth: usize) -> io::Result<()> {
     let text = render(v);
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
-            out.push('\n');
-            indent(out, depth);
+            out.put("\n")?;
+            indent(out, depth)?;
         }
-        out.push_str(line);
+        out.put(line)?;
     }
+    Ok(())
 }
 
 /// Untouched text laid out again at `depth`, a level at a time.
-fn write_raw(out: &mut String, raw: &RawValue, depth: usize) -> Result<()> {
+fn write_raw(out: &mut dyn Sink, raw: &RawValue, depth: usize) -> Result<()> {
     if depth > MAX_DEPTH {
         bail!("it is nested deeper than {MAX_DEPTH} levels");
     }
@@ -337,22 +374,22 @@ fn write_raw(out: &mut String, raw: &RawValue, depth: usize) -> Result<()> {
     if text.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(text)?;
         if items.is_empty() {
-            out.push_str("[]");
+            out.put("[]")?;
             return Ok(());
         }
-        out.push('[');
+        out.put("[")?;
         for (i, item) in items.iter().enumerate() {
-            out.push_str(if i == 0 { "\n" } else { ",\n" });
-            indent(out, depth + 1);
+            out.put(if i == 0 { "\n" } else { ",\n" })?;
+            indent(out, depth + 1)?;
             write_raw(out, item, depth + 1)?;
         }
-        out.push('\n');
-        indent(out, depth);
-        out.push(']');
+        out.put("\n")?;
+        indent(out, depth)?;
+        out.put("]")?;
         return Ok(());
     }
     let v: Value = serde_json::from_str(text)?;
-    write_value(out, &v, depth);
+    write_value(out, &v, depth)?;
     Ok(())
 }
 

@@ -69,6 +69,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use std::fs;
+    use std::io;
     use std::path::Path;
     use std::time::Duration;
 
@@ -172,6 +173,36 @@ mod tests {
         fs::write(&p, "").unwrap();
         verify_written(&dir, "a.json", &[&[], &[]]).unwrap();
         assert!(verify_written(&dir, "a.json", &[b"x"]).is_err());
+    }
+
+    /// The read-back of a file written as it was rendered: compared with what the writer
+    /// gives again, piece by piece, without the whole being held.
+    #[test]
+    fn verification_of_what_a_writer_gives_compares_every_byte() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Loc::root(tmp.path()).join("a.json");
+        let dir = p.parent_dir().unwrap();
+        let whole: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let mut pieces = |w: &mut dyn io::Write| -> anyhow::Result<()> {
+            for c in whole.chunks(7) {
+                w.write_all(c)?;
+            }
+            Ok(())
+        };
+        fs::write(&p, &whole).unwrap();
+        verify_written_with(&dir, "a.json", &mut pieces).unwrap();
+        for changed in [whole[..299_999].to_vec(), [&whole[..], b"\n"].concat(), {
+            let mut c = whole.clone();
+            c[262_144] ^= 1;
+            c
+        }] {
+            fs::write(&p, &changed).unwrap();
+            let err = verify_written_with(&dir, "a.json", &mut pieces).unwrap_err();
+            assert!(matches!(
+                err.downcast_ref::<Error>(),
+                Some(Error::VerifyFailed { .. })
+            ));
+        }
     }
 
     #[test]

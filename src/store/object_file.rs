@@ -30,9 +30,9 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::store::dir::{Dir, Loc};
 use crate::store::format::{self, Entry};
-use crate::store::lazy::{self, Doc, Obj};
+use crate::store::lazy::{self, Doc, Obj, Writing};
 use crate::store::lock::{self, LockOptions};
-use crate::store::{id, verify_written, write_in_if};
+use crate::store::{id, verify_written_with, write_in_if_with};
 
 /// At most one backup of a file this often (Claude Code: 60 s).
 pub const BACKUP_EVERY: Duration = Duration::from_secs(60);
@@ -289,17 +289,23 @@ fn attempt<T>(
     if !changed || !write {
         return Ok((edit, true));
     }
-    let mut bytes = doc
-        .render(laid_out)
-        .with_context(|| format!("could not write {} (left unchanged)", file.path.display()))?;
-    drop(doc);
-    if file.trailing_newline {
-        bytes.push('\n');
-    }
+    // Rendered straight into the temp file and again into the read-back's comparison: a large
+    // file is never held rendered besides its text.
+    let unchanged = || format!("could not write {} (left unchanged)", file.path.display());
+    let mut render = |w: &mut dyn Write| -> Result<()> {
+        let mut sink = Writing(w);
+        doc.render_to(&mut sink, laid_out).with_context(unchanged)?;
+        if file.trailing_newline {
+            sink.0.write_all(b"\n")?;
+        }
+        Ok(())
+    };
     let (dir, name) = dir_of(target)?;
     match &before {
         None => {
-            if !create_new(&dir, &name, bytes.as_bytes(), file.new_mode)? {
+            let mut bytes = Vec::new();
+            render(&mut bytes)?;
+            if !create_new(&dir, &name, &bytes, file.new_mode)? {
                 return Ok((edit, false));
             }
             edit.written = Written::Created;
@@ -318,7 +324,7 @@ fn attempt<T>(
                 }
                 still(target, old)
             };
-            if !write_in_if(&dir, &name, &[bytes.as_bytes()], file.new_mode, same)? {
+            if !write_in_if_with(&dir, &name, file.new_mode, &mut render, same)? {
                 return Ok((edit, false));
             }
             edit.written = Written::Replaced;
@@ -327,7 +333,7 @@ fn attempt<T>(
     super::faults::pause(super::faults::faults().before_verify);
     // Under our lock only a writer that skips it can differ from what we wrote: say so, and
     // leave it to the caller to read the file again (our change may be in its copy or not).
-    match verify_written(&dir, &name, &[bytes.as_bytes()]) {
+    match verify_written_with(&dir, &name, &mut render) {
         Ok(()) => {}
         Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::VerifyFailed { .. })) => {
             edit.overwritten = true;

@@ -168,6 +168,18 @@ pub fn parse_inbox_each(
 /// # Errors
 /// I/O errors, or the parse error once the file is stably unparseable or the deadline passed.
 pub fn read_unlocked<T>(path: &Loc, parse: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
+    Ok(read_unlocked_keeping(path, parse)?.map(|(_, value)| value))
+}
+
+/// [`read_unlocked`], giving back the bytes read with what `parse` made of them (for a caller
+/// that keeps both, without a copy).
+///
+/// # Errors
+/// As [`read_unlocked`].
+pub fn read_unlocked_keeping<T>(
+    path: &Loc,
+    parse: impl Fn(&[u8]) -> Result<T>,
+) -> Result<Option<(Vec<u8>, T)>> {
     let start = std::time::Instant::now();
     let mut attempt = 0u32;
     let mut stable = 0;
@@ -181,7 +193,7 @@ pub fn read_unlocked<T>(path: &Loc, parse: impl Fn(&[u8]) -> Result<T>) -> Resul
         let mut bytes = Vec::new();
         io::Read::read_to_end(&mut f, &mut bytes).with_context(context)?;
         match parse(&bytes) {
-            Ok(value) => return Ok(Some(value)),
+            Ok(value) => return Ok(Some((bytes, value))),
             Err(e) => {
                 let seen = (mtime, bytes);
                 stable = if last_failed.as_ref() == Some(&seen) {

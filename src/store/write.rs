@@ -123,9 +123,24 @@ pub fn write_in_if(
     new_mode: u32,
     go: impl FnOnce() -> Result<bool>,
 ) -> Result<bool> {
+    write_in_if_with(dir, name, new_mode, &mut |w| write_parts(w, parts), go)
+}
+
+/// [`write_in_if`] of what `fill` writes (a large file rendered straight into its temp file,
+/// never held whole).
+///
+/// # Errors
+/// As [`write_in_if`], and `fill`'s (nothing is written).
+pub fn write_in_if_with(
+    dir: &Dir,
+    name: &str,
+    new_mode: u32,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+    go: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
     let tmp = format!("{name}.tmp.{}", id::temp_suffix());
     let result = (|| -> Result<bool> {
-        write_temp(dir, name, &tmp, parts, new_mode)?;
+        write_temp_with(dir, name, &tmp, new_mode, fill)?;
         pause(faults().before_rename);
         if !go()? {
             return Ok(false);
@@ -160,8 +175,9 @@ pub fn is_moving_temp_name(n: &str, name: &str) -> bool {
         })
 }
 
-/// [`write_in`] for a move: the new copy is written and synced under a
-/// [`moving_temp_name`], then `journal` is told that name, then the copy replaces `name`. The
+/// [`write_in`] for a move, of what `fill` writes: the new copy is written and synced under `tmp` (a
+/// [`moving_temp_name`] the caller chose), then `journal` is told that name, then the copy
+/// replaces `name`. The
 /// copy is removed when writing it or `journal` fails (nothing happened); once `journal` has
 /// recorded it, it is left in place when the rename fails, since its presence is what says the
 /// move did not happen. So a journal entry names a move that happened exactly when the copy
@@ -172,23 +188,83 @@ pub fn is_moving_temp_name(n: &str, name: &str) -> bool {
 pub(super) fn write_journaled(
     dir: &Dir,
     name: &str,
-    parts: &[&[u8]],
+    tmp: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
     journal: impl FnOnce(&str) -> Result<()>,
 ) -> Result<()> {
-    let tmp = moving_temp_name(name);
-    let recorded = write_temp(dir, name, &tmp, parts, 0o666).and_then(|()| journal(&tmp));
+    let recorded = write_temp_with(dir, name, tmp, 0o666, fill).and_then(|()| journal(tmp));
     if let Err(e) = recorded {
-        let _ = dir.unlink(&tmp);
+        let _ = dir.unlink(tmp);
         return Err(e);
     }
     pause(faults().before_rename);
-    dir.rename(&tmp, name)?;
+    dir.rename(tmp, name)?;
     sync_folder(dir)
 }
 
-/// Writes `parts` to the new file `tmp` in `dir`, with the mode (owner, group) of `name`'s
-/// file when it has one, else `new_mode` & ~umask, and syncs it.
-fn write_temp(dir: &Dir, name: &str, tmp: &str, parts: &[&[u8]], new_mode: u32) -> Result<()> {
+/// A target's new copy written ahead of its move, before the move takes its locks, under an
+/// ordinary temp name (`<name>.tmp.<8 hex>`: swept as every stale temp file is if the move
+/// never comes back to it); [`journal_early`] makes it the move's copy. Returns its name.
+///
+/// # Errors
+/// I/O errors, `fill`'s (nothing is left).
+pub(super) fn write_early(
+    dir: &Dir,
+    name: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<String> {
+    let tmp = format!("{name}.tmp.{}", id::temp_suffix());
+    if let Err(e) = write_temp_with(dir, name, &tmp, 0o666, fill) {
+        let _ = dir.unlink(&tmp);
+        return Err(e);
+    }
+    Ok(tmp)
+}
+
+/// [`write_journaled`] of a copy written ahead ([`write_early`]'s `early`): renamed to `copy`
+/// (a [`moving_temp_name`]) and the folder synced, so the name is on disk before the journal
+/// names it; then `journal` is told `copy`; then the copy replaces `name`.
+///
+/// # Errors
+/// As [`write_journaled`].
+pub(super) fn journal_early(
+    dir: &Dir,
+    name: &str,
+    early: &str,
+    copy: &str,
+    journal: impl FnOnce(&str) -> Result<()>,
+) -> Result<()> {
+    let named = match dir.rename(early, copy) {
+        Ok(()) => sync_folder(dir).and_then(|()| journal(copy)),
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = named {
+        let _ = dir.unlink(copy);
+        let _ = dir.unlink(early);
+        return Err(e);
+    }
+    pause(faults().before_rename);
+    dir.rename(copy, name)?;
+    sync_folder(dir)
+}
+
+/// Each of `parts` written to `w`.
+fn write_parts(w: &mut dyn Write, parts: &[&[u8]]) -> Result<()> {
+    for part in parts {
+        w.write_all(part)?;
+    }
+    Ok(())
+}
+
+/// Writes what `fill` writes to the new file `tmp` in `dir`, with the mode (owner, group) of
+/// `name`'s file when it has one, else `new_mode` & ~umask, and syncs it.
+fn write_temp_with(
+    dir: &Dir,
+    name: &str,
+    tmp: &str,
+    new_mode: u32,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let path = dir.path().join(name);
     let tmp_path = dir.path().join(tmp);
     let old = dir
@@ -196,22 +272,26 @@ fn write_temp(dir: &Dir, name: &str, tmp: &str, parts: &[&[u8]], new_mode: u32) 
         .with_context(|| format!("could not write {}", path.display()))?;
     // Never wider than the old file, not even until the chmod below.
     let mode = old.map_or(new_mode, |o| o.mode & 0o777);
-    let mut f = dir
+    let f = dir
         .create_new(tmp, mode)
         .with_context(|| format!("could not create {}", tmp_path.display()))?;
     if let Some(old) = &old {
         keep_owner_and_mode(&f, old)
             .with_context(|| format!("could not set the mode of {}", tmp_path.display()))?;
     }
-    for part in parts {
-        if faults().fail_write {
-            // ENOSPC, what a full file system reports (test seam, see `Faults`).
-            Err(io::Error::from_raw_os_error(28))
-                .with_context(|| format!("could not write {}", tmp_path.display()))?;
-        }
-        f.write_all(part)
-            .with_context(|| format!("could not write {}", tmp_path.display()))?;
-    }
+    // Buffered: a move writes an inbox as many small pieces (each entry and its separator).
+    let mut f = io::BufWriter::with_capacity(256 * 1024, f);
+    let filled = if faults().fail_write {
+        // ENOSPC, what a full file system reports (test seam, see `Faults`).
+        Err(io::Error::from_raw_os_error(28).into())
+    } else {
+        fill(&mut f)
+    };
+    filled.with_context(|| format!("could not write {}", tmp_path.display()))?;
+    let f = f
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)
+        .with_context(|| format!("could not write {}", tmp_path.display()))?;
     f.sync_all()
         .with_context(|| format!("could not sync {}", tmp_path.display()))
 }
@@ -314,18 +394,105 @@ pub fn check_file_place(path: &Loc) -> Result<()> {
 pub(crate) fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result<()> {
     let path = dir.path().join(name);
     let context = || format!("could not read back {}", path.display());
-    let mut f = dir
+    if holds(dir, name, written).with_context(context)? {
+        return Ok(());
+    }
+    let back = dir.read(name).with_context(context)?.unwrap_or_default();
+    let reason = match serde_json::from_slice::<Value>(&back) {
+        Err(_) => "the file no longer parses".to_string(),
+        Ok(Value::Array(entries)) => format!(
+            "the file differs from what was written ({} entries found); another program wrote \
+             it without taking the lock",
+            entries.len()
+        ),
+        Ok(_) => "the file differs from what was written; another program wrote it without \
+                  taking the lock"
+            .to_string(),
+    };
+    Err(verify_error(&path, &reason))
+}
+
+/// [`verify_written`] of what `fill` writes (written again, compared as it comes: a large file
+/// is never held whole).
+///
+/// # Errors
+/// As [`verify_written`], and `fill`'s.
+pub(crate) fn verify_written_with(
+    dir: &Dir,
+    name: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let path = dir.path().join(name);
+    let context = || format!("could not read back {}", path.display());
+    let f = dir
         .open_file(name)
         .with_context(context)?
         .with_context(|| format!("could not read back {}: it disappeared", path.display()))?;
+    let mut cmp = Comparing {
+        file: io::BufReader::with_capacity(256 * 1024, f),
+        same: true,
+        got: Vec::new(),
+    };
+    {
+        let mut w = io::BufWriter::with_capacity(256 * 1024, &mut cmp);
+        fill(&mut w)?;
+        w.flush().with_context(context)?;
+    }
+    let mut rest = [0u8; 1];
+    let ended = io::Read::read(&mut cmp.file, &mut rest).with_context(context)? == 0;
+    if cmp.same && ended {
+        return Ok(());
+    }
+    Err(verify_error(
+        &path,
+        "the file differs from what was written; another program wrote it without taking the \
+         lock",
+    ))
+}
+
+/// A writer that compares what it is given with a file's next bytes (`same` turns `false` at
+/// the first difference, or a file that ends first).
+struct Comparing<R> {
+    file: R,
+    same: bool,
+    got: Vec<u8>,
+}
+
+impl<R: io::Read> Write for Comparing<R> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.same {
+            self.got.resize(buf.len(), 0);
+            match self.file.read_exact(&mut self.got) {
+                Ok(()) => self.same = self.got == buf,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => self.same = false,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether `name` in `dir` holds exactly the concatenation of `written`, read in pieces and
+/// compared chunk by chunk (a large file is not read into memory).
+///
+/// # Errors
+/// I/O errors; a file that is gone.
+pub(crate) fn holds(dir: &Dir, name: &str, written: &[&[u8]]) -> Result<bool> {
+    let mut f = dir.open_file(name)?.context("it disappeared")?;
+    let total: usize = written.iter().map(|p| p.len()).sum();
+    if f.metadata().is_ok_and(|m| m.len() != total as u64) {
+        return Ok(false);
+    }
     // Read in pieces no bigger than what was written (and a byte more: a longer file shows),
     // each compared slice by slice with what is still wanted.
-    let total: usize = written.iter().map(|p| p.len()).sum();
-    let mut buf = vec![0u8; (total + 1).min(64 * 1024)];
+    let mut buf = vec![0u8; (total + 1).min(256 * 1024)];
     let mut parts = written.iter().copied();
     let mut want: &[u8] = &[];
     let same = 'read: loop {
-        let n = io::Read::read(&mut f, &mut buf).with_context(context)?;
+        let n = io::Read::read(&mut f, &mut buf)?;
         if n == 0 {
             break want.is_empty() && parts.all(<[u8]>::is_empty);
         }
@@ -344,22 +511,7 @@ pub(crate) fn verify_written(dir: &Dir, name: &str, written: &[&[u8]]) -> Result
             (got, want) = (&got[k..], &want[k..]);
         }
     };
-    if same {
-        return Ok(());
-    }
-    let back = dir.read(name).with_context(context)?.unwrap_or_default();
-    let reason = match serde_json::from_slice::<Value>(&back) {
-        Err(_) => "the file no longer parses".to_string(),
-        Ok(Value::Array(entries)) => format!(
-            "the file differs from what was written ({} entries found); another program wrote \
-             it without taking the lock",
-            entries.len()
-        ),
-        Ok(_) => "the file differs from what was written; another program wrote it without \
-                  taking the lock"
-            .to_string(),
-    };
-    Err(verify_error(&path, &reason))
+    Ok(same)
 }
 
 pub(super) fn verify_error(path: &Path, reason: &str) -> anyhow::Error {

@@ -56,6 +56,42 @@ pub struct Sent {
     pub moving: Option<String>,
 }
 
+/// Sent-log lines made ahead of their write ([`SentLog::pending`]).
+#[derive(Debug)]
+pub struct Pending {
+    write: io::BufWriter<File>,
+    read: File,
+    /// Where each line ends.
+    ends: Vec<u64>,
+}
+
+impl Pending {
+    /// Adds `sent`'s line; its index is the number of lines added before it.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn push(&mut self, sent: &Sent) -> Result<()> {
+        let line = SentLog::line(sent)?;
+        self.write.write_all(line.as_bytes())?;
+        let end = self.ends.last().copied().unwrap_or(0) + line.len() as u64;
+        self.ends.push(end);
+        Ok(())
+    }
+
+    /// Forgets every line added (the move is planned again).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn clear(&mut self) -> Result<()> {
+        self.write.flush()?;
+        let f = self.write.get_mut();
+        f.set_len(0)?;
+        io::Seek::rewind(f)?;
+        self.ends.clear();
+        Ok(())
+    }
+}
+
 /// The log at an explicit location.
 #[derive(Debug, Clone)]
 pub struct SentLog {
@@ -104,15 +140,83 @@ impl SentLog {
     /// # Errors
     /// As [`SentLog::record`].
     pub fn record_all(&self, sents: &[Sent]) -> Result<()> {
+        let mut line = String::new();
+        for sent in sents {
+            line.push_str(&Self::line(sent)?);
+        }
+        self.append_with(&mut |out| out.write_all(line.as_bytes()))
+    }
+
+    /// `sent` as the log holds it: one line of JSON, with its `\n`.
+    ///
+    /// # Errors
+    /// None in practice (serializing strings).
+    pub fn line(sent: &Sent) -> Result<String> {
+        let mut line = serde_json::to_string(sent)?;
+        line.push('\n');
+        Ok(line)
+    }
+
+    /// Lines made ahead of the write that records them ([`SentLog::record_pending`]): a move
+    /// makes one per message before it locks the inboxes, and writes only those of the
+    /// messages it moved, under the locks. They wait in a file of the log's folder that is
+    /// removed as soon as it is opened (nothing is left by a crash), not in memory.
+    ///
+    /// # Errors
+    /// I/O errors, naming the folder.
+    pub fn pending(&self) -> Result<Pending> {
+        let context = || format!("could not write the sent log {}", self.path.display());
+        let dir = private_dir(&self.dir).with_context(context)?;
+        let name = format!("{CURRENT}.pending.{}", crate::store::id::temp_suffix());
+        let write = dir.create_new(&name, 0o600).with_context(context)?;
+        let read = dir.open_file(&name);
+        let _ = dir.unlink(&name);
+        let read = read.with_context(context)?.with_context(context)?;
+        Ok(Pending {
+            write: io::BufWriter::with_capacity(256 * 1024, write),
+            read,
+            ends: Vec::new(),
+        })
+    }
+
+    /// Appends the lines of `pending` at `which` (indices in the order they were added,
+    /// ascending) under the log's lock, as [`SentLog::record_all`] does.
+    ///
+    /// # Errors
+    /// As [`SentLog::record_all`].
+    pub fn record_pending(&self, pending: &mut Pending, which: &[usize]) -> Result<()> {
+        pending.write.flush()?;
+        let (read, ends) = (&pending.read, &pending.ends);
+        // The lines wanted as runs of bytes (one run when every line is), copied in large
+        // reads: this runs while a move holds two inboxes' locks.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &i in which {
+            let (start, end) = (if i == 0 { 0 } else { ends[i - 1] }, ends[i]);
+            match runs.last_mut() {
+                Some(run) if run.1 == start => run.1 = end,
+                _ => runs.push((start, end)),
+            }
+        }
+        let mut buf = vec![0u8; 256 * 1024];
+        self.append_with(&mut |out| {
+            for &(mut at, end) in &runs {
+                while at < end {
+                    let n = buf.len().min((end - at) as usize);
+                    std::os::unix::fs::FileExt::read_exact_at(read, &mut buf[..n], at)?;
+                    out.write_all(&buf[..n])?;
+                    at += n as u64;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Appends what `fill` writes, under the log's lock (rotating it first when it is large).
+    fn append_with(&self, fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>) -> Result<()> {
         let context = || format!("could not write the sent log {}", self.path.display());
         let dir = private_dir(&self.dir).with_context(context)?;
         // Refused before anything is written: the rotation would rename over it.
         dir.expect_file(ROTATED).with_context(context)?;
-        let mut line = String::new();
-        for sent in sents {
-            line.push_str(&serde_json::to_string(sent)?);
-            line.push('\n');
-        }
         // O_NOFOLLOW | O_NONBLOCK, then fstat: no window between a check and the open.
         let mut f = dir.open_append(CURRENT, 0o600).with_context(context)?;
         make_private(&dir, &f).with_context(context)?;
@@ -125,7 +229,9 @@ impl SentLog {
             fresh.lock().with_context(context)?;
             f = fresh;
         }
-        f.write_all(line.as_bytes()).with_context(context)?;
+        let mut out = io::BufWriter::with_capacity(256 * 1024, f);
+        fill(&mut out).with_context(context)?;
+        out.flush().with_context(context)?;
         Ok(())
     }
 
@@ -154,6 +260,16 @@ impl SentLog {
     /// I/O errors other than a missing log; a log file that is not a regular file.
     pub fn entries(&self) -> Result<Vec<Sent>> {
         let mut out = Vec::new();
+        self.each(&mut |sent| out.push(sent))?;
+        Ok(out)
+    }
+
+    /// [`SentLog::entries`] handed to `each` one at a time as they are read (a log that a move
+    /// of many messages made large is never held whole).
+    ///
+    /// # Errors
+    /// As [`SentLog::entries`].
+    pub fn each(&self, each: &mut dyn FnMut(Sent)) -> Result<()> {
         let root = Loc::root(&self.dir);
         for name in [ROTATED, CURRENT] {
             let loc = root.join(name);
@@ -164,11 +280,11 @@ impl SentLog {
             f.lock_shared().with_context(context)?;
             for line in BufReader::new(f).lines() {
                 if let Ok(sent) = serde_json::from_str::<Sent>(&line.with_context(context)?) {
-                    out.push(sent);
+                    each(sent);
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The logged send with this message id in this team, if any.
@@ -250,6 +366,30 @@ mod tests {
             answers: None,
             moving: None,
         }
+    }
+
+    /// Lines made ahead are written only where asked, in runs, and nothing of them is left in
+    /// the folder; cleared, they are made again.
+    #[test]
+    fn pending_lines_are_written_where_asked_and_leave_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = SentLog::in_dir(&tmp.path().join("teamctl"));
+        let mut p = log.pending().unwrap();
+        assert_eq!(fs::read_dir(tmp.path().join("teamctl")).unwrap().count(), 0);
+        for i in 0..300 {
+            p.push(&sent(i)).unwrap();
+        }
+        let which: Vec<usize> = (0..300).filter(|i| i % 100 != 7).collect();
+        log.record_pending(&mut p, &which).unwrap();
+        let ids: Vec<String> = log.entries().unwrap().into_iter().map(|s| s.id).collect();
+        let want: Vec<String> = which.iter().map(|i| format!("id-{i}")).collect();
+        assert_eq!(ids, want);
+        p.clear().unwrap();
+        p.push(&sent(1000)).unwrap();
+        log.record_pending(&mut p, &[0]).unwrap();
+        let last = log.entries().unwrap().pop().unwrap();
+        assert_eq!(last.id, "id-1000");
+        assert_eq!(fs::read_dir(tmp.path().join("teamctl")).unwrap().count(), 1);
     }
 
     #[test]

@@ -214,8 +214,8 @@ fn fix(ctx: &Ctx, team: Option<&TeamName>) -> Result<Vec<Fixed>> {
                     team: name.to_string(),
                     inbox: m.inbox,
                     to: r.to,
-                    moved: r.moved.appended.len(),
-                    already_delivered: r.moved.already.len(),
+                    moved: r.moved.appended().len(),
+                    already_delivered: r.moved.already().len(),
                     error: None,
                 },
                 Err(e) => Fixed {

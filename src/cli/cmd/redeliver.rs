@@ -5,6 +5,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 use teamctl::ops::redeliver::{self, Redeliver, Redelivered};
+use teamctl::store::moving::Entries;
 use teamctl::store::paths::MemberName;
 use teamctl::store::{Entry, id};
 use teamctl::team::model::first_line;
@@ -80,8 +81,8 @@ struct Json<'a> {
     to: Option<&'a str>,
     target: Option<String>,
     dry_run: bool,
-    moved: &'a [Entry],
-    already_delivered: &'a [Entry],
+    moved: Entries<'a>,
+    already_delivered: Entries<'a>,
     kept: usize,
 }
 
@@ -107,46 +108,54 @@ pub(crate) fn run(ctx: &Ctx, args: RedeliverArgs) -> Result<()> {
             to: r.to.as_deref(),
             target: r.target.as_ref().map(|t| t.display().to_string()),
             dry_run: r.dry_run,
-            moved: &r.moved.appended,
-            already_delivered: &r.moved.already,
+            moved: r.moved.appended(),
+            already_delivered: r.moved.already(),
             kept: r.moved.kept,
         });
     }
-    ctx.out.line(&human(&r))
+    // A line at a time: a move of many messages is never held as text.
+    for line in human(&r) {
+        ctx.out.line(&line)?;
+    }
+    Ok(())
 }
 
-/// What was moved, for people.
-fn human(r: &Redelivered) -> String {
+/// What was moved, for people, a line at a time.
+fn human(r: &Redelivered) -> Box<dyn Iterator<Item = String> + '_> {
+    let nothing = || format!("nothing to move: {}.json holds no unread message", r.inbox);
     let (Some(to), Some(target)) = (&r.to, &r.target) else {
-        return format!("nothing to move: {}.json holds no unread message", r.inbox);
+        return Box::new(std::iter::once(nothing()));
     };
-    let n = r.moved.appended.len() + r.moved.already.len();
+    let n = r.moved.appended().len() + r.moved.already().len();
     if n == 0 {
-        return format!("nothing to move: {}.json holds no unread message", r.inbox);
+        return Box::new(std::iter::once(nothing()));
     }
     let verb = if r.dry_run { "would move" } else { "moved" };
-    let mut out = vec![format!(
+    let head = format!(
         "{verb} {n} message{} from {} to {to} ({})",
         if n == 1 { "" } else { "s" },
         r.inbox,
         esc(&target.display().to_string())
-    )];
-    for e in &r.moved.appended {
-        out.push(format!("  {verb} {}", line(e)));
-    }
-    for e in &r.moved.already {
-        out.push(format!(
-            "  already in {to}'s inbox or taken from it (a move cut short), {} from {}.json: {}",
-            if r.dry_run {
-                "would be removed"
-            } else {
-                "removed"
-            },
-            r.inbox,
-            line(e)
-        ));
-    }
-    out.join("\n")
+    );
+    let removed = if r.dry_run {
+        "would be removed"
+    } else {
+        "removed"
+    };
+    let appended = r.moved.appended().iter();
+    let already = r.moved.already().iter();
+    Box::new(
+        std::iter::once(head)
+            .chain(appended.map(move |e| format!("  {verb} {}", line(&e))))
+            .chain(already.map(move |e| {
+                format!(
+                    "  already in {to}'s inbox or taken from it (a move cut short), {removed} \
+                     from {}.json: {}",
+                    r.inbox,
+                    line(&e)
+                )
+            })),
+    )
 }
 
 /// `<id> from <sender>: <summary or first line>`, escaped.
