@@ -96,6 +96,42 @@ straight into the temp file, and again into the read-back's comparison.
 # Measured by hand on 2026-12-01 (2 shared cores, Linux 6.18, rustc 1.95, glibc 2.36, lld), not
 # rerun by this script: each build setting alone, against the build before it. Instructions are
 # valgrind's (callgrind: the same on a busy machine), page faults perf stat's (median of 40).
+# Measured by hand with bench/export_memory.py (see its docstring), not rerun by this script.
+EXPORT_MEMORY = """## Memory of export
+
+Measured by hand with `python3 bench/export_memory.py` on 2026-12-03 (2 shared cores, a load of 5
+to 6 from other builds, so the times are rough), not rerun by `scripts/bench.sh`: the `status`
+benchmark's team (50 members x 1,000 messages, 100 tasks, a 20 MiB lead transcript), times
+the best of 3 runs and memory the highest, from the first of two rounds alternating the builds
+(the second gave the same memory, and times of 1,676 / 1,832 / 1,168 ms before and 1,335 /
+1,476 / 910 ms after). Before: main at a837af1, where each
+inbox was parsed whole and all of them kept until the conversation was merged, and summary.json
+was built in memory before it was written. After: each inbox is parsed alone and turned into its
+messages at once, summary.json is serialized straight into the record, and the transcripts are
+copied as they are read (as before). Goal: at most 64 MiB.
+
+| record | peak RSS before | peak RSS after | time before | time after |
+|---|---:|---:|---:|---:|
+| `--out rec` | 188.4 MiB | 46.4 MiB | 915 ms | 845 ms |
+| `--out rec.tar.gz` | 188.6 MiB | 46.8 MiB | 1,587 ms | 1,463 ms |
+| `--report-only` | 172.6 MiB | 46.2 MiB | 844 ms | 876 ms |
+
+What is still held: every message of the conversation (summary.json, report.md and report.html
+list them in time order: about 0.7 KiB a message here, 35 of the 46 MiB, so the peak still
+grows with the conversation), the status document, the transcripts' cost index and the two
+pages, each kept under its budget. A team of 10 members x 300 messages with 10 MiB of transcripts (every
+member with a cost over time): report.html 0.84 MB (goal: at most 2 MB), loaded in 403 to 512 ms
+by headless Chromium 156 (`load_ms` of `tests/e2e/report-browser.js`, 3 runs; goal: under 1 s),
+the export 152 ms and 13.2 MiB at its peak (main: 159 ms, 20.7 MiB). Again after main's page
+gained its lanes and task charts (main at 413e85c, best of 2, load about 5): 50 x 1,000 peaks at
+46.1 / 46.6 / 46.1 MiB (folder, archive, `--report-only`; that main: 189.4 / 189.6 / 173.6 MiB),
+and the 10 x 300 page is 0.85 MB, loaded in 489 to 506 ms. The records of both teams, as a folder and as an
+archive, are the same bytes as main's (`--compare`), main taken with the commit that sums a
+member's cost over time in one order (on main two exports of one team could differ in the last
+digit of a point of report.html's cost series).
+"""
+
+
 STARTUP = """## Start-up: what each build setting gave
 
 Most of what a short command executes is start-up: the exec, the dynamic loader relocating the
@@ -1577,6 +1613,8 @@ def write_report(out, runs, sends, floors, reads, sizes, conc, status, watch, bl
         out(f"| `--out rec{'' if kind == 'folder' else '.tar.gz'}` | {ms(exports[kind])} | "
             f"{exports[kind + ' size'] / 1048576:.1f} MiB |")
     out(f"| `--report-only` | {ms(exports['report'])} | |")
+    out("")
+    out(EXPORT_MEMORY.rstrip())
     out("")
     out("## watch latency")
     out("")

@@ -85,7 +85,11 @@ impl SeriesBuilder {
         let Some(rs) = self.members.get(member) else {
             return Series::new();
         };
-        let computed: f64 = rs.values().filter_map(|p| p.usd).sum();
+        // Summed in one order whatever the map's (a float sum depends on its order, and a
+        // record is the same bytes each time it is taken).
+        let mut usd: Vec<f64> = rs.values().filter_map(|p| p.usd).collect();
+        usd.sort_by(f64::total_cmp);
+        let computed: f64 = usd.iter().sum();
         let mut timed: Vec<(DateTime<Utc>, f64)> = rs
             .values()
             .filter_map(|p| Some((p.at?, p.usd.unwrap_or(0.0))))
@@ -212,6 +216,30 @@ mod tests {
             ]
         );
         assert!(b.tokens("nobody", MAX_POINTS).1.is_empty());
+    }
+
+    #[test]
+    fn the_same_responses_give_the_same_bits_each_time() {
+        // Costs whose float sum depends on its order; each builder's map has its own order.
+        let series = || {
+            let mut b = SeriesBuilder::default();
+            for i in 0..40u64 {
+                let at = format!("2026-12-01T00:{:02}:00Z", i % 7);
+                b.feed("w", &response(&format!("r{i}"), &at, 1 + i * 37 % 101));
+            }
+            b.series("w", Some(0.3), MAX_POINTS)
+        };
+        let first = series();
+        for _ in 0..20 {
+            let again = series();
+            assert!(
+                first
+                    .iter()
+                    .zip(&again)
+                    .all(|(a, b)| a.0 == b.0 && a.1.to_bits() == b.1.to_bits()),
+                "{first:?} != {again:?}"
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! an archive carry mode 0600.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -199,6 +199,47 @@ impl Bundle {
         Ok(())
     }
 
+    /// Adds the file `rel` that `write` writes, never held whole: `write` runs twice, once to
+    /// count its bytes (an archive's header comes first) and once, on a thread, to hand them
+    /// through a pipe to [`Bundle::add_reader`]; it must write the same bytes both times.
+    ///
+    /// # Errors
+    /// I/O, `write` failing, or writing other bytes the second time.
+    pub(crate) fn add_written(
+        &mut self,
+        rel: &str,
+        mtime: Option<SystemTime>,
+        write: &(dyn Fn(&mut dyn Write) -> io::Result<()> + Sync),
+    ) -> Result<()> {
+        let mut count = Count(0);
+        write(&mut count).with_context(|| format!("could not write {rel}"))?;
+        let (mut from, to) = io::pipe().context("could not open a pipe")?;
+        std::thread::scope(|s| {
+            let writer = s.spawn(move || {
+                let mut w = io::BufWriter::with_capacity(64 * 1024, to);
+                write(&mut w)?;
+                w.flush()
+            });
+            let added = self.add_reader(rel, count.0, mtime, &mut from);
+            // A writer with more to say than was counted is stopped (a broken pipe).
+            drop(from);
+            let wrote = writer
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("its writer panicked")));
+            match (added, wrote) {
+                // The writer's own failure says why the bytes stopped short.
+                (_, Err(e)) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(e).with_context(|| format!("could not write {rel}"))
+                }
+                (Err(e), _) => Err(e),
+                (Ok(()), Err(_)) => {
+                    bail!("could not write {rel}: it came out longer the second time")
+                }
+                (Ok(()), Ok(())) => Ok(()),
+            }
+        })
+    }
+
     /// Bytes added so far.
     pub(crate) fn written(&self) -> u64 {
         self.written
@@ -255,6 +296,20 @@ fn rename_new(from: &Path, to: &Path) -> Result<()> {
             Ok(fs::rename(from, to)?)
         }
         Err(e) => Err(io::Error::from(e).into()),
+    }
+}
+
+/// Counts the bytes written to it.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -357,5 +412,54 @@ mod tests {
             .filter(|n| n.contains("partial"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn a_file_written_as_it_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let write = |w: &mut dyn Write| w.write_all(&big);
+        for name in ["rec", "rec.tar.gz"] {
+            let out = dir.path().join(name);
+            let mut b = Bundle::create(&out).unwrap();
+            b.add_written("summary.json", None, &write).unwrap();
+            assert_eq!(b.written(), big.len() as u64);
+            b.finish().unwrap();
+            let got = if name == "rec" {
+                fs::read(out.join("summary.json")).unwrap()
+            } else {
+                let mut ar =
+                    tar::Archive::new(flate2::read::GzDecoder::new(File::open(&out).unwrap()));
+                let mut e = ar.entries().unwrap().next().unwrap().unwrap();
+                assert_eq!(e.path().unwrap().display().to_string(), "rec/summary.json");
+                let mut v = Vec::new();
+                e.read_to_end(&mut v).unwrap();
+                v
+            };
+            assert!(got == big, "{name}: the bytes written, whole");
+        }
+
+        // A writer that says more (or less) the second time is an error, and leaves nothing.
+        for extra in [1usize, 0] {
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let changing = |w: &mut dyn Write| {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let len = if n == 0 {
+                    100_000
+                } else if extra == 1 {
+                    200_000
+                } else {
+                    10
+                };
+                w.write_all(&vec![b'x'; len])
+            };
+            let out = dir.path().join(format!("changing-{extra}.tgz"));
+            let mut b = Bundle::create(&out).unwrap();
+            let err = b.add_written("summary.json", None, &changing).unwrap_err();
+            let want = if extra == 1 { "longer" } else { "shrank" };
+            assert!(format!("{err:#}").contains(want), "{err:#}");
+            drop(b);
+            assert!(!out.exists());
+        }
     }
 }

@@ -25,18 +25,17 @@ pub fn conversation(
     team_folder: bool,
 ) -> Vec<Message> {
     let mut c = Merge::default();
-    c.inboxes(inboxes);
-    let (sends, deliveries): (Vec<Said>, Vec<Said>) =
-        said.into_iter().partition(|s| s.seen != Seen::Delivered);
-    c.sends(sends);
-    c.sent_log(sent, team_folder);
-    c.deliveries(deliveries);
-    c.in_time_order()
+    for (owner, entries) in inboxes {
+        c.inbox(owner, entries);
+    }
+    c.finish(sent, said, team_folder)
 }
 
-/// The messages gathered so far, and where each id is.
+/// The messages gathered so far, and where each id is: [`conversation`] an inbox at a time
+/// ([`Merge::inbox`], so that only one inbox's entries are parsed at once), then the rest
+/// ([`Merge::finish`]).
 #[derive(Default)]
-struct Merge {
+pub(super) struct Merge {
     out: Vec<Message>,
     by_id: HashMap<String, usize>,
 }
@@ -66,27 +65,41 @@ fn message(at: Option<String>, from: &str, to: &str, text: Option<String>) -> Me
 type Queues = HashMap<u64, VecDeque<usize>>;
 
 impl Merge {
-    /// Every entry of every inbox, read or not.
-    fn inboxes(&mut self, inboxes: &[(String, Vec<store::Entry>)]) {
-        for (owner, entries) in inboxes {
-            for e in entries {
-                let Ok(v) = MessageView::from_entry(e, "", owner) else {
-                    continue;
-                };
-                let mut m = message(Some(v.timestamp.clone()), &v.from, owner, Some(v.text));
-                m.summary = v.summary;
-                m.state = if v.read {
-                    MessageState::Read
-                } else {
-                    MessageState::Unread
-                };
-                m.sources.push(Source::Inbox);
-                let eid = id::entry_id(e);
-                m.id = Some(eid.clone());
-                self.by_id.insert(eid, self.out.len());
-                self.out.push(m);
-            }
+    /// Every entry of `owner`'s inbox, read or not (the inboxes in [`conversation`]'s order).
+    pub(super) fn inbox(&mut self, owner: &str, entries: &[store::Entry]) {
+        for e in entries {
+            let Ok(v) = MessageView::from_entry(e, "", owner) else {
+                continue;
+            };
+            let mut m = message(Some(v.timestamp.clone()), &v.from, owner, Some(v.text));
+            m.summary = v.summary;
+            m.state = if v.read {
+                MessageState::Read
+            } else {
+                MessageState::Unread
+            };
+            m.sources.push(Source::Inbox);
+            let eid = id::entry_id(e);
+            m.id = Some(eid.clone());
+            self.by_id.insert(eid, self.out.len());
+            self.out.push(m);
         }
+    }
+
+    /// The inboxes given, the rest of the conversation: what the transcripts say was sent and
+    /// delivered, and the sent log; every message once, oldest first.
+    pub(super) fn finish(
+        mut self,
+        sent: &[&Sent],
+        said: Vec<Said>,
+        team_folder: bool,
+    ) -> Vec<Message> {
+        let (sends, deliveries): (Vec<Said>, Vec<Said>) =
+            said.into_iter().partition(|s| s.seen != Seen::Delivered);
+        self.sends(sends);
+        self.sent_log(sent, team_folder);
+        self.deliveries(deliveries);
+        self.in_time_order()
     }
 
     /// What the transcripts say was sent (the same message, by id, once).
@@ -156,6 +169,9 @@ impl Merge {
     /// Deliveries the transcripts saw: each matched to what was sent, earliest first, else
     /// recorded on its own.
     fn deliveries(&mut self, deliveries: Vec<Said>) {
+        if deliveries.is_empty() {
+            return;
+        }
         let (mut by_text, mut by_summary) = self.queues();
         for d in deliveries {
             match self.sent_as(&d, &mut by_text, &mut by_summary) {
@@ -223,10 +239,9 @@ impl Merge {
             m.sources.sort_by_key(|s| *s as u8);
             m.sources.dedup();
         }
-        let mut idx: Vec<usize> = (0..out.len()).collect();
-        idx.sort_by_cached_key(|&i| (time_key(out[i].at.as_deref()), i));
-        let mut slots: Vec<Option<Message>> = out.into_iter().map(Some).collect();
-        idx.into_iter().filter_map(|i| slots[i].take()).collect()
+        // In place (a stable sort: messages of one time keep their order).
+        out.sort_by_cached_key(|m| time_key(m.at.as_deref()));
+        out
     }
 }
 
