@@ -3,6 +3,8 @@
 //! - `request`: a permission or plan request has waited for its answer longer than the
 //!   threshold (`--after`, default 1m);
 //! - `dead`: a member's pane or process is gone with a task in progress or unread mail;
+//! - `stalled`: a member inside a turn has written nothing for the stall threshold (its
+//!   process runs, so nothing but a person or a rule moves it: a nudge, a restart);
 //! - `out_of_retries`: a member's API calls failed until Claude Code gave up (its turn ended
 //!   with the error);
 //! - `misaddressed`: an inbox nobody reads holds unread messages (a teammate wrote to a name
@@ -77,6 +79,18 @@ pub fn needs(
                 todo: format!(
                     "{} is gone with work waiting: teamctl resume (a team teamctl made), or \
                      wait --on-dead restart",
+                    m.name
+                ),
+            }),
+            Waiting::Stalled => out.push(Need {
+                cause: "stalled",
+                member: Some(m.name.clone()),
+                key,
+                since,
+                cleared: false,
+                todo: format!(
+                    "{} is inside a turn and has written nothing for a while: send it a message \
+                     (teamctl send), or wait --on-stall nudge|restart",
                     m.name
                 ),
             }),

@@ -6,7 +6,7 @@ use serde::Serialize;
 /// One reason a person is needed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Need {
-    /// `request`, `dead`, `out_of_retries`, `misaddressed` or `team_stopped`.
+    /// `request`, `dead`, `stalled`, `out_of_retries`, `misaddressed` or `team_stopped`.
     pub cause: &'static str,
     /// The member it is about (`null` for the whole team).
     pub member: Option<String>,

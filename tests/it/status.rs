@@ -284,6 +284,16 @@ fn work_cost_and_waiting_from_transcripts() {
     // --json keeps the text exact.
     assert_eq!(f["activity"]["summary"], "cargo test \u{1b}[2J --all");
     assert_eq!(f["waiting"], "stalled");
+    // A stalled member needs a person (or a rule): one need, saying what to do.
+    let stalled: Vec<&Value> = v["needs_human"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["cause"] == "stalled")
+        .collect();
+    assert_eq!(stalled.len(), 1, "{}", v["needs_human"]);
+    assert_eq!(stalled[0]["member"], "fresh");
+    assert!(stalled[0]["todo"].as_str().unwrap().contains("--on-stall"));
     assert_eq!(f["transcripts"], json!([fresh.display().to_string()]));
     assert_eq!(member(&v, "quiet")["waiting"], "permission");
     assert_eq!(member(&v, "silent")["waiting"], "blocked");
@@ -298,10 +308,9 @@ fn work_cost_and_waiting_from_transcripts() {
         .args(["status", "--json", "--stall-after", "1h"])
         .assert()
         .success();
-    assert_eq!(
-        member(&parse(&out.get_output().stdout), "fresh")["waiting"],
-        Value::Null
-    );
+    let v = parse(&out.get_output().stdout);
+    assert_eq!(member(&v, "fresh")["waiting"], Value::Null);
+    assert!(!v["needs_human"].to_string().contains("stalled"));
 
     // People: the columns, escaped, in 80 columns.
     let out = env

@@ -136,6 +136,7 @@ pub fn request(team: &str, r: &Request, code: &Code) -> Post {
 pub fn need(team: &str, n: &Need) -> Post {
     let what = match n.cause {
         "dead" => "a member is gone with work waiting",
+        "stalled" => "a member has stalled inside a turn",
         "out_of_retries" => "a member's API calls ran out of retries",
         "misaddressed" => "messages sit in an inbox nobody reads",
         "team_stopped" => "the team has stopped with work open",
