@@ -9,7 +9,10 @@
 //
 //   node tests/e2e/report-browser.js --page <report.html> --summary <summary.json>
 //        [--shown <text>]... [--chromium <path>]
+//   node tests/e2e/report-browser.js --page <fleet.html> --fleet <fleet.json> [--shown <text>]...
 //
+// --fleet: the page is `teamctl report --html`'s, checked against `report --json`'s document
+// (embedded whole as #teamctl-fleet); its only links are to records' own report.html, relative.
 // --shown: teammate text that must be on the page, as text (repeatable). The browser is
 // --chromium, else $CHROMIUM_BIN, else /usr/bin/chromium. Exit 0: one JSON summary line on
 // stdout ({"ok":true, "requests", "load_ms", …}); 1: the FAIL line on stderr; 2: usage; 77:
@@ -20,6 +23,8 @@ const path = require('path');
 const { pathToFileURL } = require('url');
 
 const NAME = 'report-browser';
+// Which page: a record's (its JSON #teamctl-record, no link) or a fleet's (set in main).
+let MODE = { dataId: 'teamctl-record', links: false };
 // The shapes a chart draws with.
 const SHAPES = 'path, polyline, polygon, line, rect, circle, ellipse, text';
 // Elements the page never writes from data: any of them came from teammate text.
@@ -40,6 +45,7 @@ function parseArgs(argv) {
     switch (argv[i]) {
       case '--page': a.page = v; i++; break;
       case '--summary': a.summary = v; i++; break;
+      case '--fleet': a.fleet = v; i++; break;
       case '--shown': a.shown.push(v); i++; break;
       case '--chromium': a.chromium = v; i++; break;
       case '--help': usage('the options');
@@ -47,7 +53,7 @@ function parseArgs(argv) {
     }
     if (v === undefined) usage(`${argv[i]} needs a value`);
   }
-  if (!a.page || !a.summary) usage('--page and --summary are required');
+  if (!a.page || !a.summary === !a.fleet) usage('--page and one of --summary or --fleet are required');
   return a;
 }
 
@@ -117,13 +123,17 @@ async function blankGlobals(browser) {
 }
 
 // What the page is, read inside it.
-function inspect({ shapes, foreign }) {
+function inspect({ shapes, foreign, dataId, links }) {
   const scripts = [...document.querySelectorAll('script')];
-  const data = document.getElementById('teamctl-record');
+  const data = document.getElementById(dataId);
+  // A fleet page links each folder record's page: <a href="./…/report.html">, nothing else.
+  const linkOk = (el) => links && el.localName === 'a' && el.attributes.length === 1
+    && /^\.\.?\/[^:?#]*report\.html$/.test(el.getAttribute('href') || '');
   const bad = [];
   for (const el of document.querySelectorAll('*')) {
     // The CSP names what it allows (`img-src data:`).
     const own = el.matches('head > meta');
+    if (linkOk(el)) continue;
     for (const at of el.attributes) {
       const n = at.name.toLowerCase();
       const v = at.value.toLowerCase();
@@ -154,7 +164,9 @@ function inspect({ shapes, foreign }) {
     scripts: scripts.map((s) => `${s.type}#${s.id}`),
     json: data ? data.textContent : null,
     jsonType: data ? data.type : null,
-    foreign: [...document.querySelectorAll(foreign)].map((e) => e.outerHTML.slice(0, 80)),
+    foreign: [...document.querySelectorAll(foreign)].filter((e) => !linkOk(e))
+      .map((e) => e.outerHTML.slice(0, 80)),
+    links: [...document.querySelectorAll('a')].filter(linkOk).length,
     bad,
     comments,
     svgs,
@@ -202,8 +214,17 @@ function checkCosts(record, summary) {
   return { members: want.length, series_points: series };
 }
 
+// The fleet page embeds `report --json`'s document whole: the same teams, each with its cost.
+function checkFleet(record, fleet) {
+  check(JSON.stringify(record) === JSON.stringify(fleet),
+    'the page\'s #teamctl-fleet is not report --json\'s document');
+  const teams = fleet.teams || fleet.records || [];
+  check(teams.length > 0, 'the fleet has no teams');
+  return { teams: teams.length };
+}
+
 function checkMarkup(seen, baseline, where) {
-  check(seen.scripts.length === 1 && seen.scripts[0] === 'application/json#teamctl-record',
+  check(seen.scripts.length === 1 && seen.scripts[0] === `application/json#${MODE.dataId}`,
     `${where}: scripts ${JSON.stringify(seen.scripts)}, want only the JSON block`);
   check(seen.foreign.length === 0, `${where}: elements from data: ${seen.foreign.join(' ')}`);
   check(seen.bad.length === 0, `${where}: attributes that act or load: ${seen.bad.join(' ')}`);
@@ -232,7 +253,7 @@ async function visit(browser, url, viewport, baseline, where, colorScheme) {
   const t0 = process.hrtime.bigint();
   await page.goto(url, { waitUntil: 'load' });
   const gotoMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  const seen = await page.evaluate(inspect, { shapes: SHAPES, foreign: FOREIGN });
+  const seen = await page.evaluate(inspect, { shapes: SHAPES, foreign: FOREIGN, ...MODE });
   seen.globals = await page.evaluate(() => Object.getOwnPropertyNames(window));
   clean(events, where);
   checkMarkup(seen, baseline, where);
@@ -246,7 +267,7 @@ async function visit(browser, url, viewport, baseline, where, colorScheme) {
 // The same page as printed: print media emulated (charts still drawn, nothing loaded), and a PDF.
 async function printed(page, baseline) {
   await page.emulateMedia({ media: 'print' });
-  const seen = await page.evaluate(inspect, { shapes: SHAPES, foreign: FOREIGN });
+  const seen = await page.evaluate(inspect, { shapes: SHAPES, foreign: FOREIGN, ...MODE });
   seen.globals = await page.evaluate(() => Object.getOwnPropertyNames(window));
   checkMarkup(seen, baseline, 'print');
   const charts = checkCharts(seen.svgs, 'print');
@@ -266,7 +287,8 @@ async function main() {
   if (!fs.existsSync(args.chromium)) skip(`no Chromium at ${args.chromium} (apt-get install chromium)`);
   const page = path.resolve(args.page);
   const url = pathToFileURL(page).href;
-  const summary = JSON.parse(fs.readFileSync(args.summary, 'utf8'));
+  const summary = JSON.parse(fs.readFileSync(args.summary || args.fleet, 'utf8'));
+  if (args.fleet) MODE = { dataId: 'teamctl-fleet', links: true };
   const started = Date.now();
   const browser = await chromium.launch({ executablePath: args.chromium, headless: true });
   try {
@@ -275,7 +297,7 @@ async function main() {
     const desk = await visit(browser, url, { width: 1280, height: 900 }, baseline, 'desktop');
     const record = JSON.parse(desk.seen.json);
     check(desk.seen.jsonType === 'application/json', `the JSON block's type: ${desk.seen.jsonType}`);
-    const costs = checkCosts(record, summary);
+    const costs = args.fleet ? checkFleet(record, summary) : checkCosts(record, summary);
     const charts = checkCharts(desk.seen.svgs, 'desktop');
     for (const s of args.shown) {
       check(desk.seen.text.includes(s), `not shown as text: ${JSON.stringify(s)}`);
@@ -302,6 +324,7 @@ async function main() {
       goto_ms: Math.round(desk.gotoMs),
       phone_load_ms: phone.seen.loadMs,
       ...costs,
+      links: desk.seen.links,
       charts,
       black_fills: desk.seen.blackFills.length,
       shown: args.shown.length,

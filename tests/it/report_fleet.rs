@@ -151,6 +151,20 @@ fn the_fleet_page_links_each_folder_records_page_and_keeps_hostile_text_inert() 
         .output()
         .unwrap();
     assert_eq!(again.stdout, json_plain.stdout);
+
+    // In a real browser: nothing loaded, no error, the one link, the hostile text shown as text.
+    if let Some(browser) = crate::common::browser() {
+        let fleet = env.dir.path().join("fleet.json");
+        fs::write(&fleet, &json_plain.stdout).unwrap();
+        let seen = browser.open_fleet(
+            &out,
+            &fleet,
+            &["<script>alert(1)</script><img src=x onerror=alert(2)>"],
+        );
+        assert_eq!(seen["teams"], 3);
+        assert_eq!(seen["links"], 1);
+        assert_eq!(seen["other_requests"], 0);
+    }
 }
 
 #[test]

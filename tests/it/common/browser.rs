@@ -43,33 +43,29 @@ impl Browser {
     /// no markup from data, and each of `shown` on the page as text. Returns the driver's
     /// summary (`requests`, `load_ms`, `members`, `charts`, …).
     pub fn open(&self, page: &Path, summary: &Path, shown: &[&str]) -> Value {
-        let out = self.run(page, summary, shown);
-        assert!(
-            out.status.success(),
-            "report-browser.js ({}):\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        assert_eq!(summary["ok"], true);
-        eprintln!(
-            "report-browser.js: {summary}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        summary
+        ended(self.run(page, summary, shown))
+    }
+
+    /// Opens `page` (`report --html`'s fleet page) and checks it as [`Browser::open`] does,
+    /// against `fleet` (`report --json`'s document, embedded whole), its only links relative
+    /// ones to records' own report.html.
+    pub fn open_fleet(&self, page: &Path, fleet: &Path, shown: &[&str]) -> Value {
+        ended(self.driver(page, ("--fleet", fleet), shown))
     }
 
     /// Runs the driver on `page` and returns how it ended (exit 1 and its `FAIL:` line on
     /// stderr when a check failed).
     pub fn run(&self, page: &Path, summary: &Path, shown: &[&str]) -> Output {
+        self.driver(page, ("--summary", summary), shown)
+    }
+
+    fn driver(&self, page: &Path, against: (&str, &Path), shown: &[&str]) -> Output {
         let mut cmd = Command::new("node");
         cmd.arg(&self.driver)
             .arg("--page")
             .arg(page)
-            .arg("--summary")
-            .arg(summary)
+            .arg(against.0)
+            .arg(against.1)
             .arg("--chromium")
             .arg(&self.chromium);
         for s in shown {
@@ -77,4 +73,23 @@ impl Browser {
         }
         cmd.output().unwrap()
     }
+}
+
+/// The driver's summary line, after it passed.
+fn ended(out: Output) -> Value {
+    assert!(
+        out.status.success(),
+        "report-browser.js ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], true);
+    eprintln!(
+        "report-browser.js: {summary}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    summary
 }
