@@ -29,11 +29,11 @@ impl Journal for Notes {
         self.noted.borrow_mut().push(id::entry_id(e));
         Ok(())
     }
-    fn record(&self, which: &[usize]) -> Result<()> {
+    fn record(&self, which: &[u32]) -> Result<()> {
         let noted = self.noted.borrow();
         self.recorded
             .borrow_mut()
-            .extend(which.iter().map(|&i| noted[i].clone()));
+            .extend(which.iter().map(|&i| noted[i as usize].clone()));
         Ok(())
     }
 }
@@ -48,7 +48,7 @@ impl Journal for NoAppend {
     fn note(&self, _: &Entry) -> Result<()> {
         Ok(())
     }
-    fn record(&self, _: &[usize]) -> Result<()> {
+    fn record(&self, _: &[u32]) -> Result<()> {
         panic!("no append")
     }
 }
