@@ -69,14 +69,14 @@ memory is the process's maximum resident set (`/usr/bin/time -v`); issue 39's go
 3x the file the command reads. "Lock held" is the longest time either inbox's lock directory
 was seen held during the redeliver (a thread polls both every 0.2 ms), the range over 3 or 4
 runs before and 3 after: Claude Code's writers give up after about 0.65 s. Before is
-`a837af1`; a run with one message takes 9.5 MB (redeliver) and one with one project 7.6 MB
-(prepare), which the ratios include.
+`a837af1`, after `71b9896` for redeliver; a run with one message takes 9.5 MB before and 8.8 MB
+after (redeliver) and one with one project 7.6 MB (prepare), which the ratios include.
 
 | command, file | size | before: peak | x file | lock held | after: peak | x file | lock held |
 |---|---:|---:|---:|---:|---:|---:|---:|
-| `redeliver --json`, 200,000 messages in Claude Code's layout | 71.0 MB | 567 MB | 7.99x | 1.7-7.7 s | 104 MB | 1.46x | 0.11-0.13 s |
-| `redeliver --json`, the same as compact JSON (another layout) | 62.6 MB | 566 MB | 9.05x | 3.6 s | 168 MB | 2.68x | 0.10 s |
-| `redeliver --json`, 200,000 tiny messages (`{"from":"w","text":"1"}`) | 13.1 MB | 334 MB | 25.5x | 2.0 s | 48 MB | 3.67x (2.94x above the 9.5 MB) | 0.06 s |
+| `redeliver --json`, 200,000 messages in Claude Code's layout | 71.0 MB | 567 MB | 7.99x | 1.7-7.7 s | 90.4 MB | 1.27x | 0.07-0.09 s |
+| `redeliver --json`, the same as compact JSON (another layout) | 62.6 MB | 566 MB | 9.05x | 3.6 s | 156 MB | 2.50x | 0.06-0.08 s |
+| `redeliver --json`, 200,000 tiny messages (`{"from":"w","text":"1"}`) | 13.1 MB | 334 MB | 25.5x | 2.0 s | 32.6 MB | 2.49x (1.82x above the 8.8 MB) | 0.03 s |
 | `prepare --cwd DIR`, `.claude.json` of 800,000 projects | 132.8 MB | 413 MB | 3.11x | - | 281 MB | 2.12x | - |
 
 Why: redeliver held every entry parsed (about four times its text) for the whole inbox, parsed
@@ -86,8 +86,12 @@ kept as where its text is (a slice of the file in Claude Code's layout; laid out
 it is not, hence the compact row), with 16 bytes of its id; the sent-log lines wait in an
 unlinked file; the scan streams; the target's copy is written before the locks. Under the locks
 it compares both inboxes with what it planned from, writes the sent log's lines, renames, and
-writes the source and reads both back, a piece at a time. What is left per message is a few
-dozen bytes, which is what the tiny row shows (its 3.67x is that, plus start-up). prepare
+writes the source and reads both back, a piece at a time. What is left per message is about 40
+bytes: its place (12), 16 bytes of its id, a flag, and 4 each for its index in the split and its
+sent-log line's length; no list of every entry's text is made, and the list of those moved is
+the plan's, handed over. That is what the tiny row shows (its 2.49x is that, plus start-up;
+with a place of 24 bytes, a list of every element, the moved ones copied and 8-byte indices it
+was 48 MB, 3.67x). prepare
 rendered `.claude.json` into a string beside its text and its opened `projects`; it now renders
 straight into the temp file, and again into the read-back's comparison.
 """

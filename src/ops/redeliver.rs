@@ -338,7 +338,7 @@ impl Journal for Journaling<'_> {
         })
     }
 
-    fn record(&self, which: &[usize]) -> Result<()> {
+    fn record(&self, which: &[u32]) -> Result<()> {
         let mut p = self.pending.borrow_mut();
         let Some((lines, _)) = p.as_mut() else {
             bail!("the sent log's lines were not started");

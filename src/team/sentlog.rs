@@ -61,8 +61,8 @@ pub struct Sent {
 pub struct Pending {
     write: io::BufWriter<File>,
     read: File,
-    /// Where each line ends.
-    ends: Vec<u64>,
+    /// Each line's length, in the order added (4 bytes a line: a move makes one per message).
+    lens: Vec<u32>,
 }
 
 impl Pending {
@@ -72,9 +72,10 @@ impl Pending {
     /// I/O errors.
     pub fn push(&mut self, sent: &Sent) -> Result<()> {
         let line = SentLog::line(sent)?;
+        let len = u32::try_from(line.len())
+            .map_err(|_| anyhow::anyhow!("a sent-log line of {} bytes is too long", line.len()))?;
         self.write.write_all(line.as_bytes())?;
-        let end = self.ends.last().copied().unwrap_or(0) + line.len() as u64;
-        self.ends.push(end);
+        self.lens.push(len);
         Ok(())
     }
 
@@ -87,7 +88,7 @@ impl Pending {
         let f = self.write.get_mut();
         f.set_len(0)?;
         io::Seek::rewind(f)?;
-        self.ends.clear();
+        self.lens.clear();
         Ok(())
     }
 }
@@ -175,7 +176,7 @@ impl SentLog {
         Ok(Pending {
             write: io::BufWriter::with_capacity(256 * 1024, write),
             read,
-            ends: Vec::new(),
+            lens: Vec::new(),
         })
     }
 
@@ -184,14 +185,20 @@ impl SentLog {
     ///
     /// # Errors
     /// As [`SentLog::record_all`].
-    pub fn record_pending(&self, pending: &mut Pending, which: &[usize]) -> Result<()> {
+    pub fn record_pending(&self, pending: &mut Pending, which: &[u32]) -> Result<()> {
         pending.write.flush()?;
-        let (read, ends) = (&pending.read, &pending.ends);
+        let read = &pending.read;
         // The lines wanted as runs of bytes (one run when every line is), copied in large
         // reads: this runs while a move holds two inboxes' locks.
         let mut runs: Vec<(u64, u64)> = Vec::new();
-        for &i in which {
-            let (start, end) = (if i == 0 { 0 } else { ends[i - 1] }, ends[i]);
+        let (mut next, mut at) = (0usize, 0u64);
+        for i in which.iter().map(|&i| i as usize) {
+            // Where line i starts: the lengths before it added up (`which` ascends).
+            for &len in &pending.lens[next..i] {
+                at += u64::from(len);
+            }
+            let (start, end) = (at, at + u64::from(pending.lens[i]));
+            (next, at) = (i + 1, end);
             match runs.last_mut() {
                 Some(run) if run.1 == start => run.1 = end,
                 _ => runs.push((start, end)),
@@ -379,7 +386,7 @@ mod tests {
         for i in 0..300 {
             p.push(&sent(i)).unwrap();
         }
-        let which: Vec<usize> = (0..300).filter(|i| i % 100 != 7).collect();
+        let which: Vec<u32> = (0..300).filter(|i| i % 100 != 7).collect();
         log.record_pending(&mut p, &which).unwrap();
         let ids: Vec<String> = log.entries().unwrap().into_iter().map(|s| s.id).collect();
         let want: Vec<String> = which.iter().map(|i| format!("id-{i}")).collect();

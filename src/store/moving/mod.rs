@@ -17,8 +17,9 @@
 //!   under the locks it is used when the target is still those bytes (compared), renamed to the
 //!   move's copy name and synced before the journal names it, and otherwise removed and the
 //!   target read and its copy written under the locks, as every locked append does. Memory:
-//!   about the source's bytes, plus the target's, plus a few dozen bytes per entry that moves
-//!   (the journal keeps its lines out of memory); never every entry parsed at once.
+//!   about the source's bytes, plus the target's, plus 12 bytes per entry that stays and about
+//!   40 per entry that moves (the journal keeps its lines out of memory, and 4 bytes of each);
+//!   never every entry parsed at once, nor a list of every entry's text.
 //! - Order of writes, under both locks: the target's new content in a copy beside it
 //!   ([`super::moving_temp_name`]), synced; then the caller's journal, told that copy's name;
 //!   then the copy renamed over the target (read back); then the source (atomic replace, read
@@ -107,7 +108,7 @@ pub trait Journal {
     ///
     /// # Errors
     /// The journal's: the copy is removed and nothing is written.
-    fn record(&self, which: &[usize]) -> Result<()>;
+    fn record(&self, which: &[u32]) -> Result<()>;
 }
 
 /// A journal that keeps nothing (a move nobody needs to record).
@@ -120,7 +121,7 @@ impl Journal for NoJournal {
     fn note(&self, _: &Entry) -> Result<()> {
         Ok(())
     }
-    fn record(&self, _: &[usize]) -> Result<()> {
+    fn record(&self, _: &[u32]) -> Result<()> {
         Ok(())
     }
 }
@@ -293,7 +294,7 @@ fn write_planned(
     super::verify_written_with(from_dir, from_name, &mut fill)?;
     to_lock.release()?;
     from_lock.release()?;
-    Ok(plan.into_moved(&split))
+    Ok(plan.into_moved(split))
 }
 
 /// The source planned without a lock, read as Claude Code's readers read it (a file caught
@@ -321,7 +322,7 @@ pub fn plan(m: &Move) -> Result<Moved> {
         Err(e) => return Err(e).with_context(|| format!("could not read {}", m.to.display())),
     };
     let split = plan.split(&target.unwrap_or_default());
-    Ok(plan.into_moved(&split))
+    Ok(plan.into_moved(split))
 }
 
 fn missing(path: &Loc) -> anyhow::Error {

@@ -5,8 +5,10 @@
 //! planned from (else it plans again, without the locks), reads the target, and writes.
 //!
 //! Memory: the source's bytes once, an entry's rendering where its text is not in the layout,
-//! one id and one journal line per entry that moves, and a few words per entry; never every
-//! entry parsed at once (a parsed entry takes about four times its text).
+//! and per entry: its place (12 bytes), and when it moves 16 bytes of its id, a flag and its
+//! index in the split (4 bytes); the journal's lines wait in a file. Never every entry parsed at
+//! once (a parsed entry takes about four times its text), nor a list of every entry's text: the
+//! source is read one element at a time.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -21,13 +23,14 @@ use super::super::light::LightEntry;
 use super::super::{id, parse_inbox, parse_inbox_each};
 use super::Move;
 
-/// Where an entry's text (in the layout, without its indent) is.
+/// Where an entry's text (in the layout, without its indent) is: `len` bytes at `start` of the
+/// source followed by the plan's own renderings ([`Texts`]), in 12 bytes (a move keeps one per
+/// entry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum At {
-    /// `source[start..end]`: the source held it in the layout already.
-    Source(usize, usize),
-    /// `own[start..end]`: rendered again.
-    Own(usize, usize),
+#[repr(C, packed(4))]
+struct At {
+    start: u64,
+    len: u32,
 }
 
 /// The source's bytes as read and the entries rendered again.
@@ -38,21 +41,15 @@ pub(super) struct Texts {
 }
 
 impl Texts {
+    /// The text at `at`: in the source when it starts before the source's end, else in the
+    /// renderings, which are counted from there.
     fn get(&self, at: At) -> &[u8] {
-        match at {
-            At::Source(s, e) => &self.source[s..e],
-            At::Own(s, e) => &self.own.as_bytes()[s..e],
+        let (start, len) = (at.start as usize, at.len as usize);
+        match start.checked_sub(self.source.len()) {
+            None => &self.source[start..start + len],
+            Some(s) => &self.own.as_bytes()[s..s + len],
         }
     }
-}
-
-/// An entry of the source that is picked to move.
-struct Picked {
-    at: At,
-    /// Its id's [`key`].
-    key: Key,
-    /// The journal says it was moved to the target before.
-    delivered: bool,
 }
 
 /// An id as the first 16 bytes of its sha256: what a move keeps of each id (a few bytes,
@@ -70,15 +67,21 @@ fn key(id: &str) -> Key {
 /// The source planned (see the module docs).
 pub(super) struct Plan {
     texts: Texts,
+    /// The source's length when planned: where [`Texts::own`] is counted from.
+    end: usize,
     kept: Vec<At>,
-    picked: Vec<Picked>,
+    /// The picked entries, in source order; beside them (same order) their ids' [`key`]s and
+    /// whether the journal says each was moved to the target before.
+    picked: Vec<At>,
+    keys: Vec<Key>,
+    delivered: Vec<bool>,
 }
 
 /// The picked entries sorted: appended to the target, or only removed (it has them, or the
 /// journal says they were moved before). Indices into [`Plan::picked`].
 pub(super) struct Split {
-    pub(super) appended: Vec<usize>,
-    already: Vec<usize>,
+    pub(super) appended: Vec<u32>,
+    already: Vec<u32>,
 }
 
 impl Plan {
@@ -92,38 +95,47 @@ impl Plan {
     pub(super) fn new(bytes: &[u8], path: &Loc, m: &Move, copy: Option<&str>) -> Result<Plan> {
         let mut plan = Plan {
             texts: Texts::default(),
+            end: bytes.len(),
             kept: Vec::new(),
             picked: Vec::new(),
+            keys: Vec::new(),
+            delivered: Vec::new(),
         };
         if let Some(copy) = copy {
             m.journal.start(copy)?;
         }
-        let Ok(raws) = serde_json::from_slice::<Vec<&RawValue>>(bytes) else {
-            return Err(refusal(bytes, path));
-        };
         let base = bytes.as_ptr() as usize;
-        for raw in raws {
+        let mut each = |raw: &RawValue| -> Result<()> {
             let text = raw.get();
             let Ok(entry) = serde_json::from_str::<Entry>(text) else {
                 return Err(refusal(bytes, path));
             };
             let start = text.as_ptr() as usize - base;
-            let at = plan.place(&entry, text, start);
+            let at = plan.place(&entry, text, start)?;
             if !(m.pick)(&entry) {
                 plan.kept.push(at);
-                continue;
+                return Ok(());
+            }
+            if plan.picked.len() >= u32::MAX as usize {
+                anyhow::bail!(
+                    "{} holds more entries than a move can count",
+                    path.display()
+                );
             }
             if copy.is_some() {
                 m.journal.note(&entry)?;
             }
             let id = id::entry_id(&entry);
-            plan.picked.push(Picked {
-                at,
-                key: key(&id),
-                delivered: (m.delivered)(&id),
-            });
+            plan.picked.push(at);
+            plan.keys.push(key(&id));
+            plan.delivered.push((m.delivered)(&id));
+            Ok(())
+        };
+        match each_raw(bytes, &mut each) {
+            Ok(true) => Ok(plan),
+            Ok(false) => Err(refusal(bytes, path)),
+            Err(e) => Err(e),
         }
-        Ok(plan)
     }
 
     /// The plan with the bytes it was made from ([`Plan::new`]).
@@ -139,15 +151,26 @@ impl Plan {
 
     /// Where `entry` (read from `text`, at `start` in the source) is in the layout: its own
     /// text when that is what rendering it gives, else its rendering kept.
-    fn place(&mut self, entry: &Entry, text: &str, start: usize) -> At {
+    ///
+    /// # Errors
+    /// An entry of 4 GiB or more (a move counts an entry's length in 32 bits).
+    fn place(&mut self, entry: &Entry, text: &str, start: usize) -> Result<At> {
         let rendered = format::render_element(entry);
         let laid_out = rendered.strip_prefix("  ").unwrap_or(&rendered);
-        if laid_out == text {
-            return At::Source(start, start + text.len());
-        }
-        let from = self.texts.own.len();
-        self.texts.own.push_str(laid_out);
-        At::Own(from, self.texts.own.len())
+        let (start, len) = if laid_out == text {
+            (start, text.len())
+        } else {
+            let from = self.end + self.texts.own.len();
+            self.texts.own.push_str(laid_out);
+            (from, laid_out.len())
+        };
+        let Ok(len) = u32::try_from(len) else {
+            anyhow::bail!("an entry of {len} bytes is too large to move (4 GiB at most)");
+        };
+        Ok(At {
+            start: start as u64,
+            len,
+        })
     }
 
     /// Whether no entry is picked.
@@ -163,13 +186,14 @@ impl Plan {
             appended: Vec::new(),
             already: Vec::new(),
         };
-        for (i, p) in self.picked.iter().enumerate() {
-            match there.get_mut(&p.key) {
+        // Fewer than u32::MAX entries are picked (Plan::new).
+        for (i, (key, &delivered)) in (0u32..).zip(self.keys.iter().zip(&self.delivered)) {
+            match there.get_mut(key) {
                 Some(n) if *n > 0 => {
                     *n -= 1;
                     out.already.push(i);
                 }
-                _ if p.delivered => out.already.push(i),
+                _ if delivered => out.already.push(i),
                 _ => out.appended.push(i),
             }
         }
@@ -194,7 +218,7 @@ impl Plan {
         w.write_all(&target[..keep])?;
         for &i in &split.appended {
             w.write_all(sep)?;
-            w.write_all(self.texts.get(self.picked[i].at))?;
+            w.write_all(self.texts.get(self.picked[i as usize]))?;
             sep = b",\n  ";
         }
         w.write_all(b"\n]")
@@ -215,12 +239,13 @@ impl Plan {
         w.write_all(b"\n]")
     }
 
-    /// What was (or would be) moved: the entries' texts kept, the rest of the plan dropped.
-    pub(super) fn into_moved(self, split: &Split) -> Moved {
-        let at = |list: &[usize]| list.iter().map(|&i| self.picked[i].at).collect();
+    /// What was (or would be) moved: the entries' texts kept, the rest of the plan dropped
+    /// (nothing copied: the picked entries' places and the split are handed over).
+    pub(super) fn into_moved(self, split: Split) -> Moved {
         Moved {
-            appended: at(&split.appended),
-            already: at(&split.already),
+            at: self.picked,
+            appended: split.appended,
+            already: split.already,
             kept: self.kept.len(),
             texts: self.texts,
         }
@@ -232,6 +257,49 @@ impl Plan {
             kept: self.kept.len(),
             ..Moved::default()
         }
+    }
+}
+
+/// Hands each element of the JSON array `bytes` to `each`, as its text, in order, without
+/// collecting them. `Ok(false)`: `bytes` is not a JSON array (or an element is not JSON).
+///
+/// # Errors
+/// The first of `each`'s (no element after it is handed over).
+fn each_raw<'de>(
+    bytes: &'de [u8],
+    each: &mut dyn FnMut(&'de RawValue) -> Result<()>,
+) -> Result<bool> {
+    use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
+    struct Each<'a, 'de> {
+        each: &'a mut dyn FnMut(&'de RawValue) -> Result<()>,
+        failed: &'a mut Option<anyhow::Error>,
+    }
+    impl<'de> Visitor<'de> for Each<'_, 'de> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                if let Err(e) = (self.each)(raw) {
+                    *self.failed = Some(e);
+                    return Err(A::Error::custom("stopped"));
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut failed = None;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed = (&mut de)
+        .deserialize_seq(Each {
+            each,
+            failed: &mut failed,
+        })
+        .and_then(|()| de.end());
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(parsed.is_ok()),
     }
 }
 
@@ -306,8 +374,10 @@ impl Target {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Moved {
     texts: Texts,
-    appended: Vec<At>,
-    already: Vec<At>,
+    /// Where each picked entry is; `appended` and `already` are indices into it.
+    at: Vec<At>,
+    appended: Vec<u32>,
+    already: Vec<u32>,
     /// Entries left in the source (not picked).
     pub kept: usize,
 }
@@ -317,7 +387,8 @@ impl Moved {
     pub fn appended(&self) -> Entries<'_> {
         Entries {
             texts: &self.texts,
-            at: &self.appended,
+            at: &self.at,
+            which: &self.appended,
         }
     }
 
@@ -326,7 +397,8 @@ impl Moved {
     pub fn already(&self) -> Entries<'_> {
         Entries {
             texts: &self.texts,
-            at: &self.already,
+            at: &self.at,
+            which: &self.already,
         }
     }
 
@@ -349,23 +421,26 @@ impl Moved {
 pub struct Entries<'a> {
     texts: &'a Texts,
     at: &'a [At],
+    /// Which of `at`.
+    which: &'a [u32],
 }
 
 impl<'a> Entries<'a> {
     /// How many.
     pub fn len(&self) -> usize {
-        self.at.len()
+        self.which.len()
     }
 
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
-        self.at.is_empty()
+        self.which.is_empty()
     }
 
     /// Each entry, parsed from its text.
     pub fn iter(&self) -> impl Iterator<Item = Entry> + 'a {
-        let texts = self.texts;
-        self.at.iter().map(move |&at| {
+        let (texts, at) = (self.texts, self.at);
+        self.which.iter().map(move |&i| {
+            let at = at[i as usize];
             // Each text was parsed (or rendered from a parsed entry) when the move was planned.
             serde_json::from_slice(texts.get(at)).expect("an entry parsed when planned")
         })

@@ -29,11 +29,11 @@ impl Journal for Notes {
         self.noted.borrow_mut().push(id::entry_id(e));
         Ok(())
     }
-    fn record(&self, which: &[usize]) -> Result<()> {
+    fn record(&self, which: &[u32]) -> Result<()> {
         let noted = self.noted.borrow();
         self.recorded
             .borrow_mut()
-            .extend(which.iter().map(|&i| noted[i].clone()));
+            .extend(which.iter().map(|&i| noted[i as usize].clone()));
         Ok(())
     }
 }
@@ -48,7 +48,7 @@ impl Journal for NoAppend {
     fn note(&self, _: &Entry) -> Result<()> {
         Ok(())
     }
-    fn record(&self, _: &[usize]) -> Result<()> {
+    fn record(&self, _: &[u32]) -> Result<()> {
         panic!("no append")
     }
 }
@@ -270,10 +270,12 @@ fn a_writer_takes_the_lock_while_the_move_is_planned() {
 }
 
 /// A source not in the layout: what moves and what stays are rendered as a parse and a
-/// render of the whole file would give them.
+/// render of the whole file would give them, and what the move says it moved (and a dry run
+/// that it would) reads back as those entries, whether each text was the source's own (`{}`
+/// is in the layout) or rendered again.
 #[test]
 fn a_source_not_in_the_layout_is_rendered_entry_by_entry() {
-    let compact = r#"[{"from":"w","text":"a","read":false},{"from":"b","text":"x","n":1E5,"read":true},{"from":"c","text":"y","text":"z"}]"#;
+    let compact = r#"[{"from":"w","text":"a","read":false},{"from":"b","text":"x","n":1E5,"read":true},{},{"from":"c","text":"y","text":"z"}]"#;
     let (_tmp, from, to) = setup(compact, Some("[]"));
     let notes = Notes::default();
     let m = Move {
@@ -284,9 +286,14 @@ fn a_source_not_in_the_layout_is_rendered_entry_by_entry() {
         stale: &[],
         journal: &notes,
     };
-    move_entries(&m, &LockOptions::default()).unwrap();
+    let dry = plan(&m).unwrap();
+    let moved = move_entries(&m, &LockOptions::default()).unwrap();
     let all = super::super::parse_inbox(compact.as_bytes(), &from).unwrap();
     let (went, stayed): (Vec<Entry>, Vec<Entry>) = all.into_iter().partition(unread);
+    assert_eq!(went.len(), 3);
+    assert_eq!(moved.appended().iter().collect::<Vec<_>>(), went);
+    assert_eq!(dry.appended().iter().collect::<Vec<_>>(), went);
+    assert_eq!((moved.already().len(), moved.kept), (0, stayed.len()));
     assert_eq!(
         fs::read_to_string(to.path()).unwrap(),
         super::super::render(&went)
