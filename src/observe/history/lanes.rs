@@ -277,12 +277,18 @@ impl LaneBuilder {
             .is_some_and(|m| !m.events.is_empty())
     }
 
-    /// The first and the last time of any member's lines (`None`: no line with a time).
+    /// The first and the last time of any member's lines, and of the restarts and resumes
+    /// teamctl made to a member with lines, so that none falls off the lanes (`None`: no line
+    /// with a time).
     pub fn extent(&self) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
         let times = || {
             self.members
                 .values()
-                .flat_map(|m| m.events.iter().map(|e| e.0))
+                .filter(|m| !m.events.is_empty())
+                .flat_map(|m| {
+                    let lines = m.events.iter().map(|e| e.0);
+                    lines.chain(m.actions.iter().map(|a| a.at))
+                })
         };
         Some((times().min()?, times().max()?))
     }

@@ -231,6 +231,8 @@ fn teamctl_restarts_and_resumes_are_marked_from_its_journal() {
     b.note_action(&action("02:00:00", "w", Kind::Restart, "after the record"));
     b.note_action(&action("not a time", "w", Kind::Restart, "x"));
     assert!(!b.has("other"), "a journal line alone makes no lane");
+    // The lanes reach the last restart, even after the last line.
+    assert_eq!(b.extent(), Some((t("00:00:00"), t("02:00:00"))));
     let lane = b.lane("w", &cx(&[], None));
     let marks: Vec<(String, Mark, Option<&str>)> = lane
         .marks
