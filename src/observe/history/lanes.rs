@@ -277,20 +277,35 @@ impl LaneBuilder {
             .is_some_and(|m| !m.events.is_empty())
     }
 
-    /// The first and the last time of any member's lines, and of the restarts and resumes
-    /// teamctl made to a member with lines, so that none falls off the lanes (`None`: no line
-    /// with a time).
+    /// The first and the last time of any member's lines, the last stretched to the restarts
+    /// and resumes teamctl made to a member with lines ([`LaneBuilder::actions_of`]), so that
+    /// none falls off the lanes (`None`: no line with a time).
     pub fn extent(&self) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
-        let times = || {
-            self.members
-                .values()
-                .filter(|m| !m.events.is_empty())
-                .flat_map(|m| {
-                    let lines = m.events.iter().map(|e| e.0);
-                    lines.chain(m.actions.iter().map(|a| a.at))
-                })
-        };
-        Some((times().min()?, times().max()?))
+        let first = self.first_line()?;
+        let lines = self
+            .members
+            .values()
+            .flat_map(|m| m.events.iter().map(|e| e.0));
+        let actions = self.members.keys().flat_map(|n| self.actions_of(n, first));
+        Some((first, lines.chain(actions.map(|a| a.at)).max()?))
+    }
+
+    /// The first time of any member's lines.
+    fn first_line(&self) -> Option<DateTime<Utc>> {
+        self.members
+            .values()
+            .flat_map(|m| m.events.iter().map(|e| e.0))
+            .min()
+    }
+
+    /// The restarts and resumes of `member` (one with lines) teamctl's journal holds from the
+    /// team's `first` line on: the journal is kept by team name, and a line older than the
+    /// team's transcripts is taken for one of an earlier team of the same name.
+    fn actions_of(&self, member: &str, first: DateTime<Utc>) -> impl Iterator<Item = &MarkAt> {
+        let m = self.members.get(member).filter(|m| !m.events.is_empty());
+        m.into_iter()
+            .flat_map(|m| m.actions.iter())
+            .filter(move |a| a.at >= first)
     }
 
     /// `member`'s lane, read against `cx`.
@@ -335,7 +350,10 @@ impl LaneBuilder {
         if let Some(first) = marks.first_mut() {
             first.mark = Mark::Started;
         }
-        marks.extend(m.actions.iter().filter(|a| a.at <= cx.end).cloned());
+        if let Some(first) = self.first_line() {
+            let actions = self.actions_of(member, first).filter(|a| a.at <= cx.end);
+            marks.extend(actions.cloned());
+        }
         marks.sort_by_key(|k| k.at);
         let resampled = spans.len() > cx.max_spans;
         if resampled {

@@ -230,6 +230,12 @@ fn teamctl_restarts_and_resumes_are_marked_from_its_journal() {
     b.note_action(&action("00:10:00", "other", Kind::Restart, "stalled"));
     b.note_action(&action("02:00:00", "w", Kind::Restart, "after the record"));
     b.note_action(&action("not a time", "w", Kind::Restart, "x"));
+    // Before the team's first line: an earlier team of the same name.
+    let earlier = Action {
+        at: "2026-11-30T23:00:00.000Z".into(),
+        ..action("00:00:00", "w", Kind::Resume, "earlier team")
+    };
+    b.note_action(&earlier);
     assert!(!b.has("other"), "a journal line alone makes no lane");
     // The lanes reach the last restart, even after the last line.
     assert_eq!(b.extent(), Some((t("00:00:00"), t("02:00:00"))));

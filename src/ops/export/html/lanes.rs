@@ -131,3 +131,26 @@ fn mark(h: &mut String, mk: &MarkAt, x: f64, top: f64) {
         "<path class=\"{class}\" d=\"{shape}\"><title>{what} at {at}{why}</title></path>"
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A restart teamctl made is a bar across the lane titled with when and why, escaped.
+    #[test]
+    fn a_restart_is_a_titled_bar_and_its_why_is_text() {
+        let mut h = String::new();
+        let mk = MarkAt {
+            at: crate::time::parse_time("2026-12-01T00:19:00Z").unwrap(),
+            mark: Mark::Restart,
+            why: Some("dead</title><script>x</script>".into()),
+        };
+        mark(&mut h, &mk, 100.0, 4.0);
+        assert_eq!(
+            h,
+            "<path class=\"mk-restart\" d=\"M98.5 2.0h3v20h-3z\"><title>restarted by teamctl at \
+             2026-12-01T00:19:00.000Z: dead&lt;/title&gt;&lt;script&gt;x&lt;/script&gt;</title>\
+             </path>\n"
+        );
+    }
+}
