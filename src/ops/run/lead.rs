@@ -125,15 +125,16 @@ pub fn run(
     )
 }
 
-/// Notes in teamctl's journal ([`crate::team::actions`]) that the lead of `team` was resumed
-/// in `pane` on `session_id`; a warning when it could not be (the lead runs all the same).
-fn journal_resume(env: &RunEnv, team: &TeamName, pane: &str, session_id: &str) -> Option<String> {
+/// For a resumed `lead`, notes in teamctl's journal ([`crate::team::actions`]) that it was
+/// resumed in `pane`; a warning when it could not be (the lead runs all the same).
+fn journal(env: &RunEnv, lead: &Lead, pane: &str) -> Option<String> {
+    let (team, _) = lead.resumed.as_ref()?;
     let line = crate::team::actions::Action {
         at: crate::time::iso_millis((env.clock)()),
         team: team.to_string(),
         member: crate::team::config::LEAD.to_string(),
         action: crate::team::actions::Kind::Resume,
-        session_id: Some(session_id.to_string()),
+        session_id: Some(lead.session_id.clone()),
         pane: pane.to_string(),
         why: "run --resume".to_string(),
     };
@@ -454,30 +455,28 @@ fn follow(
         members: Vec::new(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
-    let respawned = tmux::Server::env().respawn(&pane, &lead.command, &pane_env);
-    if respawned.is_ok()
-        && let Some((team, _)) = &lead.resumed
-        && let Some(warning) = journal_resume(env, team, &pane, session_id)
-    {
-        progress(RunEvent::Progress(State::Spawning, &warning));
-    }
-    let watched = respawned.and_then(|()| {
-        let run = Watched {
-            layout,
-            spec,
-            env,
-            lead: &at,
-        };
-        watch(
-            run,
-            keeping,
-            &mut out,
-            start,
-            &mut spend,
-            progress,
-            interrupted,
-        )
-    });
+    let watched = tmux::Server::env()
+        .respawn(&pane, &lead.command, &pane_env)
+        .and_then(|()| {
+            if let Some(warning) = journal(env, lead, &pane) {
+                progress(RunEvent::Progress(State::Spawning, &warning));
+            }
+            let run = Watched {
+                layout,
+                spec,
+                env,
+                lead: &at,
+            };
+            watch(
+                run,
+                keeping,
+                &mut out,
+                start,
+                &mut spend,
+                progress,
+                interrupted,
+            )
+        });
     let _ = fs::remove_file(&lead.prompt_file);
     out.elapsed_ms = start.elapsed().as_millis() as u64;
     // The team's members as config.json names them, read now while it still exists (the lead
