@@ -91,8 +91,9 @@ const AFTER_HELP: &str = "Environment:
   TEAMCTL_WEBHOOK_SECRET  the shared HMAC secret of `bridge webhook` (likewise)
   TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
                         index of the transcripts read (transcripts.json), the teammates'
-                        worktrees, `merge`'s scratch worktrees (merges/) and `bridge`'s journal
-                        (bridge.jsonl) live, default the user's data directory
+                        worktrees, `merge`'s scratch worktrees (merges/), `bridge`'s journal
+                        (bridge.jsonl) and the journal of the restarts and resumes teamctl made
+                        (actions.jsonl) live, default the user's data directory
                         (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
                         key approval, or refuse --dangerously-skip-permissions as root; passed

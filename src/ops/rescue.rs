@@ -27,6 +27,7 @@ use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, SessionId, TeamName};
+use crate::team::actions::{self, Action};
 use crate::team::config::set_pane;
 use crate::team::config::{Member, Team};
 use crate::team::lead::MemberLaunch;
@@ -85,6 +86,10 @@ impl Hand for Rescue<'_> {
     fn restart(&mut self, s: &Stuck) -> Result<String> {
         let started = self.start_again(&s.member)?;
         let mut done = started.to_string();
+        let why = s.reason.to_string();
+        if let Some(warning) = self.journal(&started, actions::Kind::Restart, &why) {
+            done.push_str(&format!("; {warning}"));
+        }
         match self.welcome_back(s, &format!("you were {}", s.reason)) {
             Ok(sent) => done.push_str(&format!("; {sent}")),
             Err(e) => done.push_str(&format!("; the nudge after it failed: {e:#}")),
@@ -148,6 +153,24 @@ impl Rescue<'_> {
             pane,
             session_id,
         })
+    }
+
+    /// Notes in teamctl's journal ([`crate::team::actions`]) that it started `started` again
+    /// (`what`, because of `why`). Returns a warning when it could not: the member was
+    /// started all the same.
+    pub fn journal(&self, started: &Started, what: actions::Kind, why: &str) -> Option<String> {
+        let journal = self.records.actions()?;
+        let line = Action {
+            at: crate::time::iso_millis((self.clock)()),
+            team: self.team.to_string(),
+            member: started.member.clone(),
+            action: what,
+            session_id: started.session_id.clone(),
+            pane: started.pane.clone(),
+            why: why.to_string(),
+        };
+        let e = journal.append(&line).err()?;
+        Some(format!("not journaled: {e:#}"))
     }
 
     /// The pane teamctl started `member` in that still runs, in teamctl's own session on the

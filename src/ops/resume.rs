@@ -13,6 +13,7 @@ use crate::observe::keep::Stuck;
 use crate::observe::reader::tmux_server;
 use crate::observe::status::Waiting;
 use crate::ops::rescue::Rescue;
+use crate::team::actions::Kind;
 use crate::team::config::Team;
 use crate::team::tasks::Board;
 
@@ -98,7 +99,11 @@ pub fn resume(team: &Team, rescue: &Rescue) -> Result<Vec<Resumed>> {
                     last_seen: None,
                 };
                 let mut detail = started.to_string();
-                match rescue.welcome_back(&stuck, "the team stopped") {
+                let why = "the team stopped";
+                if let Some(warning) = rescue.journal(&started, Kind::Resume, why) {
+                    detail.push_str(&format!("; {warning}"));
+                }
+                match rescue.welcome_back(&stuck, why) {
                     Ok(sent) => detail.push_str(&format!("; {sent}")),
                     Err(e) => detail.push_str(&format!("; the message after it failed: {e:#}")),
                 }

@@ -1,12 +1,14 @@
 //! The team layer: the team model on top of the files. It owns a team's `config.json`
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
-//! ([`protocol`]), teamctl's sent log ([`sentlog`]), its private record of the teams it leads
+//! ([`protocol`]), teamctl's sent log ([`sentlog`]), its journal of the restarts and resumes
+//! it makes ([`actions`]), its private record of the teams it leads
 //! ([`lead`]), the two with its data dir as one value ([`records`]), which inbox format a team
 //! runs ([`generation`]), read-only, the members' session transcripts ([`transcript`]) and the
 //! messages a transcript records ([`conversation`]). It imports [`crate::store`], [`crate::error`] and
 //! [`crate::time`]; never the host, observe, ops or cli layers.
 
+pub mod actions;
 pub mod config;
 pub mod conversation;
 pub mod generation;

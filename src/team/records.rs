@@ -1,9 +1,11 @@
 //! teamctl's own records, all in its data dir: the lead and run records ([`Leads`]), the sent
-//! log ([`SentLog`]) and the transcript index. One value, made from the data dir and passed on
+//! log ([`SentLog`]), the journal of its restarts and resumes ([`Actions`]) and the transcript
+//! index. One value, made from the data dir and passed on
 //! whole: a reader that opens a team again opens it with everything the first open knew.
 
 use std::path::{Path, PathBuf};
 
+use crate::team::actions::Actions;
 use crate::team::lead::Leads;
 use crate::team::sentlog::SentLog;
 
@@ -15,6 +17,7 @@ pub struct Records {
     data_dir: Option<PathBuf>,
     leads: Option<Leads>,
     sent_log: Option<SentLog>,
+    actions: Option<Actions>,
 }
 
 impl Records {
@@ -24,6 +27,7 @@ impl Records {
             data_dir: data_dir.map(Path::to_path_buf),
             leads: data_dir.map(Leads::in_dir),
             sent_log: data_dir.map(SentLog::in_dir),
+            actions: data_dir.map(Actions::in_dir),
         }
     }
 
@@ -46,6 +50,11 @@ impl Records {
     pub fn sent_log(&self) -> Option<&SentLog> {
         self.sent_log.as_ref()
     }
+
+    /// teamctl's journal of the restarts and resumes it made.
+    pub fn actions(&self) -> Option<&Actions> {
+        self.actions.as_ref()
+    }
 }
 
 #[cfg(test)]
@@ -61,7 +70,12 @@ mod tests {
             r.sent_log().map(SentLog::path),
             Some(Path::new("/d/sent.jsonl"))
         );
+        assert_eq!(
+            r.actions().map(Actions::path),
+            Some(PathBuf::from("/d/actions.jsonl"))
+        );
         let n = Records::none();
         assert!(n.data_dir().is_none() && n.leads().is_none() && n.sent_log().is_none());
+        assert!(n.actions().is_none());
     }
 }

@@ -88,6 +88,7 @@ fn a_team_whose_tmux_server_died_comes_back_on_its_sessions() {
     assert_eq!(bob["session_id"], Value::Null);
     alice_runs_again_on_her_session_with_her_flags(&env, alice, session);
     alice_is_told_to_carry_on(&env);
+    the_resumes_are_journaled_and_marked_in_the_record(&env, alice, session);
     // Running again: nothing to do.
     let out = env
         .cmd()
@@ -228,6 +229,56 @@ fn alice_runs_again_on_her_session_with_her_flags(env: &TestEnv, alice: &Value, 
     }
 }
 
+/// teamctl's journal has a line for each member it resumed (alice on her session, bob on
+/// none), and the record keeps alice's and marks it on her lane in report.html, with why.
+fn the_resumes_are_journaled_and_marked_in_the_record(env: &TestEnv, alice: &Value, session: &str) {
+    let journal = fs::read_to_string(env.data_dir().join("actions.jsonl")).unwrap();
+    let lines: Vec<Value> = journal.lines().map(|l| parse(l.as_bytes())).collect();
+    assert_eq!(lines.len(), 2, "{journal}");
+    let line = |name: &str| lines.iter().find(|l| l["member"] == name).unwrap().clone();
+    let (a, b) = (line("alice"), line("bob"));
+    for l in [&a, &b] {
+        assert_eq!(l["team"], "rt");
+        assert_eq!(l["action"], "resume");
+        assert_eq!(l["why"], "the team stopped");
+        assert!(l["at"].as_str().unwrap().ends_with('Z'), "{l}");
+    }
+    assert_eq!(a["session_id"], session);
+    assert_eq!(a["pane"], alice["pane"]);
+    assert_eq!(b["session_id"], Value::Null);
+    let mode = fs::metadata(env.data_dir().join("actions.jsonl")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o600
+    );
+
+    let out = env.dir.path().join("record");
+    env.cmd()
+        .args(["--team", "rt", "export", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(
+        fs::read_to_string(out.join("actions.jsonl")).unwrap(),
+        journal
+    );
+    let page = fs::read_to_string(out.join("report.html")).unwrap();
+    let open = "<script type=\"application/json\" id=\"teamctl-record\">";
+    let start = page.find(open).unwrap() + open.len();
+    let end = start + page[start..].find("</script>").unwrap();
+    let embedded: Value = serde_json::from_str(&page[start..end]).unwrap();
+    let marks = &member(&embedded, "alice")["lane"]["marks"];
+    assert_eq!(marks[0][1], "started", "{marks}");
+    assert_eq!(
+        marks[1],
+        json!([a["at"], "resume", "the team stopped"]),
+        "{marks}"
+    );
+    assert!(
+        page.contains("resumed by teamctl at "),
+        "the mark has a title"
+    );
+}
+
 /// alice is told to carry on with her task (the fake teammate consumes it: it is in its
 /// sent log or still in the inbox).
 fn alice_is_told_to_carry_on(env: &TestEnv) {
@@ -288,6 +339,14 @@ fn a_restarted_teammate_keeps_the_wait_possible() {
     assert!(stderr.contains("\"action\":\"restart\""), "{stderr}");
     assert!(!stderr.contains("every teammate is gone"), "{stderr}");
     assert_ne!(pane_of(&env, "alice"), old);
+    // teamctl's journal says so, with its new pane and why.
+    let journal = fs::read_to_string(env.data_dir().join("actions.jsonl")).unwrap();
+    let line = parse(journal.lines().next().unwrap().as_bytes());
+    assert_eq!(journal.lines().count(), 1, "{journal}");
+    assert_eq!(line["member"], "alice");
+    assert_eq!(line["action"], "restart");
+    assert_eq!(line["why"], "dead");
+    assert_eq!(line["pane"], pane_of(&env, "alice"));
 }
 
 /// A team teamctl created is acted on where its panes are: from a shell whose `TMUX_TMPDIR`

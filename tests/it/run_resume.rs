@@ -173,6 +173,19 @@ fn resume_carries_an_interrupted_run_on_to_done() {
         (Some(2), Some(1))
     );
     assert!(resumed["lead_session_fixed"].as_u64() >= Some(1), "{r}");
+    // teamctl's journal says it resumed the lead, on its session.
+    let journal = fs::read_to_string(env.data_dir().join("actions.jsonl")).unwrap();
+    let line = parse(journal.lines().next().unwrap().as_bytes());
+    assert_eq!(journal.lines().count(), 1, "{journal}");
+    assert_eq!(
+        (&line["team"], &line["member"], &line["action"]),
+        (&json!(TEAM), &json!("team-lead"), &json!("resume")),
+        "{line}"
+    );
+    assert_eq!(
+        (&line["session_id"], &line["why"]),
+        (&json!(SID), &json!("run --resume"))
+    );
     assert!(
         stderr.contains("set it back (anthropics/claude-code#90332)"),
         "{stderr}"

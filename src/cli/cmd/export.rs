@@ -20,7 +20,8 @@ use crate::cli::record::summary_line;
 /// A folder, or a gzipped tar archive when PATH ends in .tar.gz or .tgz, holding: team/config.json,
 /// team/inboxes/*.json, tasks/* (every task file), sent.jsonl (the team's lines of teamctl's sent
 /// log), bridge.jsonl (the team's lines of `teamctl bridge`'s journal: what was posted to a
-/// chat and who answered what from there; only when there are any),
+/// chat and who answered what from there; only when there are any), actions.jsonl (the team's
+/// lines of teamctl's journal of the restarts and resumes it made; only when there are any),
 /// transcripts/<member>/<session>.jsonl (every member's sessions as `status` finds them: the
 /// lead's, pane teammates' own, in-process teammates', several for a member that was
 /// restarted; plain subagents under transcripts/<member>/<session>/subagents/),

@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde::ser::{SerializeTuple, Serializer};
 
 use crate::observe::status::Waiting;
+use crate::team::actions::{Action, Kind};
 use crate::team::transcript::entry::{Content, Line};
 use crate::time::{iso_millis, parse_time};
 
@@ -31,9 +32,9 @@ pub const LIMITS: &str = "A lane is read from the record: turns from the transcr
 notifications, and permission and plan requests until their answer. It cannot know a member's \
 state before its first transcript line, nor whether a process or pane died except at the \
 record's time (a member dead then is drawn dead from its last line). An interactive session \
-writes no cause for a retried call (shown as an API error), a session resumed into its own \
-file shows only as a gap (only a new session is marked), and a member without a transcript \
-has no lane.";
+writes no cause for a retried call (shown as an API error), a restart or resume into the same \
+session is marked only when teamctl made it (its journal says so; one made by hand or by \
+another tool shows only as a gap), and a member without a transcript has no lane.";
 
 /// A member's state over a span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -111,6 +112,10 @@ pub enum Mark {
     Started,
     /// Another session began: a restart, or a resume into a new session.
     NewSession,
+    /// teamctl started the member again after it was stuck (its journal says so).
+    Restart,
+    /// teamctl resumed the member after the team stopped (its journal says so).
+    Resume,
 }
 
 /// One span of a lane: `[from, to, state]` in JSON.
@@ -134,20 +139,25 @@ impl Serialize for Span {
     }
 }
 
-/// A mark on a lane: `[at, mark]` in JSON.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A mark on a lane: `[at, mark]` in JSON, `[at, mark, why]` for one from teamctl's journal.
+#[derive(Debug, Clone, PartialEq)]
 pub struct MarkAt {
     /// When.
     pub at: DateTime<Utc>,
     /// What.
     pub mark: Mark,
+    /// Why, for a restart or a resume teamctl made (its journal's words).
+    pub why: Option<String>,
 }
 
 impl Serialize for MarkAt {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut t = s.serialize_tuple(2)?;
+        let mut t = s.serialize_tuple(2 + usize::from(self.why.is_some()))?;
         t.serialize_element(&iso_millis(self.at))?;
         t.serialize_element(&self.mark)?;
+        if let Some(why) = &self.why {
+            t.serialize_element(why)?;
+        }
         t.end()
     }
 }
@@ -212,6 +222,8 @@ enum Ev {
 struct Member {
     events: Vec<(DateTime<Utc>, Ev)>,
     sessions: Vec<(String, DateTime<Utc>)>,
+    /// The restarts and resumes teamctl's journal says it made.
+    actions: Vec<MarkAt>,
 }
 
 /// Collects each member's transcript lines that tell its state.
@@ -242,24 +254,63 @@ impl LaneBuilder {
         push(&mut m.events, at, ev);
     }
 
-    /// Whether `member` has a line with a time.
-    pub fn has(&self, member: &str) -> bool {
-        self.members.contains_key(member)
+    /// Takes one line of teamctl's journal of its restarts and resumes (one without a time is
+    /// left out). It marks the member's lane when the member has a line with a time.
+    pub fn note_action(&mut self, a: &Action) {
+        let Some(at) = parse_time(&a.at) else { return };
+        let mark = match a.action {
+            Kind::Restart => Mark::Restart,
+            Kind::Resume => Mark::Resume,
+        };
+        let m = self.members.entry(a.member.clone()).or_default();
+        m.actions.push(MarkAt {
+            at,
+            mark,
+            why: Some(a.why.clone()),
+        });
     }
 
-    /// The first and the last time of any member's lines (`None`: no line with a time).
+    /// Whether `member` has a line with a time.
+    pub fn has(&self, member: &str) -> bool {
+        self.members
+            .get(member)
+            .is_some_and(|m| !m.events.is_empty())
+    }
+
+    /// The first and the last time of any member's lines, the last stretched to the restarts
+    /// and resumes teamctl made to a member with lines ([`LaneBuilder::actions_of`]), so that
+    /// none falls off the lanes (`None`: no line with a time).
     pub fn extent(&self) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
-        let times = || {
-            self.members
-                .values()
-                .flat_map(|m| m.events.iter().map(|e| e.0))
-        };
-        Some((times().min()?, times().max()?))
+        let first = self.first_line()?;
+        let lines = self
+            .members
+            .values()
+            .flat_map(|m| m.events.iter().map(|e| e.0));
+        let actions = self.members.keys().flat_map(|n| self.actions_of(n, first));
+        Some((first, lines.chain(actions.map(|a| a.at)).max()?))
+    }
+
+    /// The first time of any member's lines.
+    fn first_line(&self) -> Option<DateTime<Utc>> {
+        self.members
+            .values()
+            .flat_map(|m| m.events.iter().map(|e| e.0))
+            .min()
+    }
+
+    /// The restarts and resumes of `member` (one with lines) teamctl's journal holds from the
+    /// team's `first` line on: the journal is kept by team name, and a line older than the
+    /// team's transcripts is taken for one of an earlier team of the same name.
+    fn actions_of(&self, member: &str, first: DateTime<Utc>) -> impl Iterator<Item = &MarkAt> {
+        let m = self.members.get(member).filter(|m| !m.events.is_empty());
+        m.into_iter()
+            .flat_map(|m| m.actions.iter())
+            .filter(move |a| a.at >= first)
     }
 
     /// `member`'s lane, read against `cx`.
     pub fn lane(&self, member: &str, cx: &Context) -> Lane {
-        let Some(m) = self.members.get(member) else {
+        let Some(m) = self.members.get(member).filter(|m| !m.events.is_empty()) else {
             return Lane::default();
         };
         let mut events = m.events.clone();
@@ -292,12 +343,18 @@ impl LaneBuilder {
             .map(|(_, at)| MarkAt {
                 at: *at,
                 mark: Mark::NewSession,
+                why: None,
             })
             .collect();
         marks.sort_by_key(|k| k.at);
         if let Some(first) = marks.first_mut() {
             first.mark = Mark::Started;
         }
+        if let Some(first) = self.first_line() {
+            let actions = self.actions_of(member, first).filter(|a| a.at <= cx.end);
+            marks.extend(actions.cloned());
+        }
+        marks.sort_by_key(|k| k.at);
         let resampled = spans.len() > cx.max_spans;
         if resampled {
             spans = resample(&spans, cx.max_spans.max(1));

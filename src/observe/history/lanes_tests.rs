@@ -105,11 +105,13 @@ fn turns_rate_limits_stalls_permissions_and_sessions() {
         [
             MarkAt {
                 at: t("00:00:00"),
-                mark: Mark::Started
+                mark: Mark::Started,
+                why: None,
             },
             MarkAt {
                 at: t("00:20:00"),
-                mark: Mark::NewSession
+                mark: Mark::NewSession,
+                why: None,
             }
         ]
     );
@@ -198,4 +200,75 @@ fn a_tool_loop_keeps_few_events_and_the_same_lane() {
         states(&lane),
         [("00:00:00".into(), "working"), ("00:20:00".into(), "idle")]
     );
+}
+
+/// A restart and a resume from teamctl's journal mark the member's lane at their times, with
+/// why, among its sessions' marks; one of another member, or after the record's time, does not.
+#[test]
+fn teamctl_restarts_and_resumes_are_marked_from_its_journal() {
+    use crate::team::actions::{Action, Kind};
+    let mut b = LaneBuilder::default();
+    let user = |at: &str| {
+        json!({"type":"user","timestamp":format!("2026-12-01T{at}Z"),
+        "sessionId":"s1","message":{"role":"user","content":"go"}})
+    };
+    feed(&mut b, user("00:00:00"));
+    // Restarted and resumed onto the same session: its transcript shows only a gap.
+    feed(&mut b, user("00:20:00"));
+    feed(&mut b, user("00:40:00"));
+    let action = |at: &str, member: &str, action: Kind, why: &str| Action {
+        at: format!("2026-12-01T{at}.000Z"),
+        team: "t".into(),
+        member: member.into(),
+        action,
+        session_id: Some("s1".into()),
+        pane: "%1".into(),
+        why: why.into(),
+    };
+    b.note_action(&action("00:19:00", "w", Kind::Restart, "dead"));
+    b.note_action(&action("00:39:00", "w", Kind::Resume, "the team stopped"));
+    b.note_action(&action("00:10:00", "other", Kind::Restart, "stalled"));
+    b.note_action(&action("02:00:00", "w", Kind::Restart, "after the record"));
+    b.note_action(&action("not a time", "w", Kind::Restart, "x"));
+    // Before the team's first line: an earlier team of the same name.
+    let earlier = Action {
+        at: "2026-11-30T23:00:00.000Z".into(),
+        ..action("00:00:00", "w", Kind::Resume, "earlier team")
+    };
+    b.note_action(&earlier);
+    assert!(!b.has("other"), "a journal line alone makes no lane");
+    // The lanes reach the last restart, even after the last line.
+    assert_eq!(b.extent(), Some((t("00:00:00"), t("02:00:00"))));
+    let lane = b.lane("w", &cx(&[], None));
+    let marks: Vec<(String, Mark, Option<&str>)> = lane
+        .marks
+        .iter()
+        .map(|m| (iso_millis(m.at), m.mark, m.why.as_deref()))
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            ("2026-12-01T00:00:00.000Z".into(), Mark::Started, None),
+            (
+                "2026-12-01T00:19:00.000Z".into(),
+                Mark::Restart,
+                Some("dead")
+            ),
+            (
+                "2026-12-01T00:39:00.000Z".into(),
+                Mark::Resume,
+                Some("the team stopped")
+            ),
+        ]
+    );
+    let json = serde_json::to_value(&lane).unwrap();
+    assert_eq!(
+        json["marks"][1],
+        json!(["2026-12-01T00:19:00.000Z", "restart", "dead"])
+    );
+    assert_eq!(
+        json["marks"][0],
+        json!(["2026-12-01T00:00:00.000Z", "started"])
+    );
+    assert!(b.lane("other", &cx(&[], None)).marks.is_empty());
 }

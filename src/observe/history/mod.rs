@@ -3,7 +3,8 @@
 //! once, and keeps only what it draws:
 //! - [`crate::observe::spend::series`]: each member's cost and tokens over time;
 //! - [`lanes`]: each member's state over time (working, idle, and why it waited), with the
-//!   sessions it started (a restart or a resume in a new session);
+//!   sessions it started (a restart or a resume in a new session) and the restarts and resumes
+//!   teamctl's journal ([`crate::team::actions`]) says it made;
 //! - [`tasks`]: what the members did to the tasks, from their task tools' calls.
 
 pub mod lanes;
@@ -38,6 +39,13 @@ impl History {
     /// turns are not the member's.
     pub fn feed_subagent(&mut self, member: &str, line: &[u8]) {
         self.spend.feed(member, line);
+    }
+
+    /// Notes the restarts and resumes teamctl made (its journal's lines of the team).
+    pub fn note_actions(&mut self, actions: &[crate::team::actions::Action]) {
+        for a in actions {
+            self.lanes.note_action(a);
+        }
     }
 
     /// Notes when each task file of `board` last changed.

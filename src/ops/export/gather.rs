@@ -20,6 +20,7 @@ use crate::store;
 use crate::store::dir::{self, Loc};
 use crate::store::paths::{Layout, TeamName, is_valid_member};
 use crate::store::snapshot::{self, Copy as FileCopy};
+use crate::team::actions::Action;
 use crate::team::config::{LEAD, Team, TeamConfig, recorded_lead};
 use crate::team::sentlog::Sent;
 use crate::team::tasks::{Board, Task, TaskView};
@@ -48,6 +49,7 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History
         .collect();
     g.sent_log(&sent)?;
     g.bridge_journal(req)?;
+    let actions = g.actions_journal(req)?;
 
     // The team as `status` reads it, from the config.json copied above, with the run's own
     // session id (which it knows before config.json exists and after it is gone); its
@@ -99,6 +101,7 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History
     g.warnings.extend(st.warnings.iter().cloned());
     let cost = Cost::of(&spend, &st.members);
     t.series.note_tasks(&board);
+    t.series.note_actions(&actions);
     let identity = Identity::of(&team, team.default_identity());
     let mut status = StatusDocument::of(st, identity, needs, lost);
     status.tasks = crate::observe::status::task_counts(&board);
@@ -296,6 +299,40 @@ impl Gathering<'_, '_> {
                 changing: false,
             },
         )
+    }
+
+    /// Writes the team's lines of teamctl's journal of its restarts and resumes
+    /// ([`crate::team::actions`]) as `actions.jsonl` (none: no file) and returns them; a journal
+    /// that cannot be read is a warning.
+    fn actions_journal(&mut self, req: &Request) -> Result<Vec<Action>> {
+        let Some(journal) = req.records.actions() else {
+            return Ok(Vec::new());
+        };
+        let actions = match journal.of_team(req.team.as_str()) {
+            Ok(actions) => actions,
+            Err(e) => {
+                self.warnings.push(format!("{e:#}"));
+                return Ok(Vec::new());
+            }
+        };
+        let mut lines = Vec::new();
+        for a in &actions {
+            lines.extend(serde_json::to_vec(a)?);
+            lines.push(b'\n');
+        }
+        if !lines.is_empty() {
+            self.add(
+                "actions.jsonl",
+                &FileCopy {
+                    bytes: lines,
+                    mtime: None,
+                    retries: 0,
+                    settled: true,
+                    changing: false,
+                },
+            )?;
+        }
+        Ok(actions)
     }
 
     /// The lead's session: the one the run knows, else `leadSessionId`; one that is not a

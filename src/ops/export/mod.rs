@@ -8,6 +8,8 @@
 //! - `sent.jsonl`: the team's lines of teamctl's sent log;
 //! - `bridge.jsonl`: the team's lines of `teamctl bridge`'s journal (what was posted to a chat
 //!   and who answered what from there), when there are any;
+//! - `actions.jsonl`: the team's lines of teamctl's journal of the restarts and resumes it made
+//!   ([`crate::team::actions`]), when there are any;
 //! - `transcripts/<member>/<session>.jsonl`: every member's sessions as
 //!   [`crate::team::transcript::locate`] finds them (the lead's, pane teammates' own sessions,
 //!   in-process teammates' subagent files, several for a member that was restarted), and the

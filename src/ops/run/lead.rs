@@ -125,6 +125,23 @@ pub fn run(
     )
 }
 
+/// For a resumed `lead`, notes in teamctl's journal ([`crate::team::actions`]) that it was
+/// resumed in `pane`; a warning when it could not be (the lead runs all the same).
+fn journal(env: &RunEnv, lead: &Lead, pane: &str) -> Option<String> {
+    let (team, _) = lead.resumed.as_ref()?;
+    let line = crate::team::actions::Action {
+        at: crate::time::iso_millis((env.clock)()),
+        team: team.to_string(),
+        member: crate::team::config::LEAD.to_string(),
+        action: crate::team::actions::Kind::Resume,
+        session_id: Some(lead.session_id.clone()),
+        pane: pane.to_string(),
+        why: "run --resume".to_string(),
+    };
+    let e = env.records.actions()?.append(&line).err()?;
+    Some(format!("warning: the resume was not journaled: {e:#}"))
+}
+
 /// The prompt of a resumed lead ([`resume`]), written; what became of the old teammates and
 /// what the prompt carries, in `out` and as progress; the unread messages it carries marked
 /// read. Returns the session to resume and the prompt file.
@@ -441,6 +458,9 @@ fn follow(
     let watched = tmux::Server::env()
         .respawn(&pane, &lead.command, &pane_env)
         .and_then(|()| {
+            if let Some(warning) = journal(env, lead, &pane) {
+                progress(RunEvent::Progress(State::Spawning, &warning));
+            }
             let run = Watched {
                 layout,
                 spec,

@@ -1,10 +1,10 @@
 //! The lanes: a row per member over time, coloured by its state (working, idle, and each
-//! reason it waited), its sessions' starts marked; with a legend that says what a lane cannot
-//! know ([`crate::observe::history::lanes::LIMITS`]).
+//! reason it waited), its sessions' starts and the restarts and resumes teamctl made marked;
+//! with a legend that says what a lane cannot know ([`crate::observe::history::lanes::LIMITS`]).
 
 use std::fmt::Write as _;
 
-use crate::observe::history::lanes::{LIMITS, LaneState, Mark};
+use crate::observe::history::lanes::{LIMITS, LaneState, Mark, MarkAt};
 use crate::text::html::inline;
 
 use super::chart::{Axis, PLOT};
@@ -76,15 +76,7 @@ pub fn lanes(h: &mut String, e: &Embedded, axis: Option<Axis>) {
             );
         }
         for mk in &m.lane.marks {
-            let x = axis.x(mk.at);
-            let class = match mk.mark {
-                Mark::Started => "mk-start",
-                Mark::NewSession => "mk-new",
-            };
-            let _ = writeln!(
-                h,
-                "<path class=\"{class}\" d=\"M{x:.1} {top:.1}l-4 -4h8z\"/>"
-            );
+            mark(h, mk, axis.x(mk.at), top);
         }
     }
     axis.labels(h, height - 4.0);
@@ -100,7 +92,9 @@ pub fn lanes(h: &mut String, e: &Embedded, axis: Option<Axis>) {
     }
     h.push_str(
         "<li><span class=\"sw mk-start\"></span>first session</li>\
-         <li><span class=\"sw mk-new\"></span>new session (restart or resume)</li></ul>\n",
+         <li><span class=\"sw mk-new\"></span>new session (restart or resume)</li>\
+         <li><span class=\"sw mk-restart\"></span>restarted by teamctl</li>\
+         <li><span class=\"sw mk-resume\"></span>resumed by teamctl</li></ul>\n",
     );
     if rows.iter().any(|m| m.lane.resampled) {
         h.push_str(
@@ -109,4 +103,54 @@ pub fn lanes(h: &mut String, e: &Embedded, axis: Option<Axis>) {
         );
     }
     let _ = writeln!(h, "<p class=\"mute\">Times UTC. {LIMITS}</p>");
+}
+
+/// One mark on a lane whose top is at `top`: a session's start as a triangle above the lane, a
+/// restart or resume teamctl made as a bar across it, titled with when and why (escaped).
+fn mark(h: &mut String, mk: &MarkAt, x: f64, top: f64) {
+    let (class, what) = match mk.mark {
+        Mark::Started => ("mk-start", "first session"),
+        Mark::NewSession => ("mk-new", "new session"),
+        Mark::Restart => ("mk-restart", "restarted by teamctl"),
+        Mark::Resume => ("mk-resume", "resumed by teamctl"),
+    };
+    let shape = match mk.mark {
+        Mark::Started | Mark::NewSession => format!("M{x:.1} {top:.1}l-4 -4h8z"),
+        Mark::Restart | Mark::Resume => {
+            format!("M{:.1} {:.1}h3v{}h-3z", x - 1.5, top - 2.0, ROW + 4.0)
+        }
+    };
+    let at = crate::time::iso_millis(mk.at);
+    let why = mk
+        .why
+        .as_deref()
+        .map(|w| format!(": {}", inline(w, 80)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        h,
+        "<path class=\"{class}\" d=\"{shape}\"><title>{what} at {at}{why}</title></path>"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A restart teamctl made is a bar across the lane titled with when and why, escaped.
+    #[test]
+    fn a_restart_is_a_titled_bar_and_its_why_is_text() {
+        let mut h = String::new();
+        let mk = MarkAt {
+            at: crate::time::parse_time("2026-12-01T00:19:00Z").unwrap(),
+            mark: Mark::Restart,
+            why: Some("dead</title><script>x</script>".into()),
+        };
+        mark(&mut h, &mk, 100.0, 4.0);
+        assert_eq!(
+            h,
+            "<path class=\"mk-restart\" d=\"M98.5 2.0h3v20h-3z\"><title>restarted by teamctl at \
+             2026-12-01T00:19:00.000Z: dead&lt;/title&gt;&lt;script&gt;x&lt;/script&gt;</title>\
+             </path>\n"
+        );
+    }
 }

@@ -125,6 +125,7 @@ h3{font-size:1rem;margin:1rem 0 .3rem}\
 .s-permission{fill:#8250df;background:#8250df}.s-plan{fill:#bf3989;background:#bf3989}\
 .s-dead{fill:#24292f;background:#24292f}\
 .mk-start{fill:#0969da;background:#0969da}.mk-new{fill:#fb8500;background:#fb8500}\
+.mk-restart{fill:#cf222e;background:#cf222e}.mk-resume{fill:#1a7f37;background:#1a7f37}\
 .mk-claim{fill:none;stroke:var(--fg);stroke-width:2;background:var(--fg)}\
 .t-pending{fill:#d0d7de;background:#d0d7de}.t-in_progress{fill:#0969da;background:#0969da}\
 .t-completed{fill:#2da44e;background:#2da44e}.t-other{fill:#8c959f;background:#8c959f}\
