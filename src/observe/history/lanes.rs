@@ -278,7 +278,7 @@ impl LaneBuilder {
     }
 
     /// The first and the last time of any member's lines, the last stretched to the restarts
-    /// and resumes teamctl made to a member with lines ([`LaneBuilder::actions_of`]), so that
+    /// and resumes teamctl made to a member with lines (`LaneBuilder::actions_of`), so that
     /// none falls off the lanes (`None`: no line with a time).
     pub fn extent(&self) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
         let first = self.first_line()?;
