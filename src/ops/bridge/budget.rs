@@ -4,25 +4,14 @@
 //! spend is the team's reader's, read from its transcripts with the rest of the team. Each
 //! post is a notice, journaled, so a restarted bridge posts none twice.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 
 use super::journal::What;
 use super::out::Outgoing;
 use super::render::{Part, Post, visible};
 use super::state::Bridge;
-use crate::observe::budget::{Cap, Warner};
+use crate::observe::budget::Cap;
 use crate::store::paths::TeamName;
-
-/// The cap held, what each team was warned of, and the crossing posted.
-#[derive(Debug, Default)]
-pub(super) struct Budget {
-    pub(super) cap: Cap,
-    warners: BTreeMap<TeamName, Warner>,
-    /// The notice key and text of a crossing found.
-    crossed: Option<(String, String)>,
-}
 
 impl Bridge {
     /// Holds the teams' spend against `cap` (warnings from its `--warn-at`).

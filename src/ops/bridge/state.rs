@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 
 use super::code::Code;
 use super::journal::{Journal, Record, What};
+use crate::observe::budget::{Cap, Warner};
 use crate::observe::follow::LIVENESS_EVERY;
 use crate::observe::reader::{Options, TeamReader};
 use crate::store::lock::LockOptions;
@@ -97,7 +98,7 @@ pub struct Bridge {
     /// The answer to that prompt, until taken ([`Bridge::take_verdict`]).
     pub(super) verdict: Option<crate::team::protocol::Verdict>,
     /// The spending cap held against the teams' spend ([`Bridge::with_cap`]).
-    pub(super) budget: super::budget::Budget,
+    pub(super) budget: Budget,
 }
 
 impl Bridge {
@@ -290,4 +291,14 @@ impl Bridge {
 pub(super) fn lead_of(team: &Team) -> Result<MemberName> {
     let cfg = team.config.as_ref();
     MemberName::parse(cfg.and_then(|c| c.lead()).map_or(LEAD, |l| l.name.as_str()))
+}
+
+/// The cap held, what each team was warned of, and the crossing posted (posted by
+/// [`super::budget`]).
+#[derive(Debug, Default)]
+pub(super) struct Budget {
+    pub(super) cap: Cap,
+    pub(super) warners: BTreeMap<TeamName, Warner>,
+    /// The notice key and text of a crossing found.
+    pub(super) crossed: Option<(String, String)>,
 }

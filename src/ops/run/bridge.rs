@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
+use super::outcome::{Outcome, RunEvent};
 use super::preflight::detect_dialog;
-use super::spec::{Outcome, RunEvent};
 use crate::host::claude::Dialog;
 use crate::host::tmux;
 use crate::ops::bridge::chat::{LOOK_EVERY, hear, post_all};

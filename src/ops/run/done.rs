@@ -14,7 +14,7 @@ use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, TeamConfig};
 use crate::team::transcript::locate;
 
-use super::spec::Teammate;
+use super::outcome::Teammate;
 
 /// One poll's view of the done rule's signals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

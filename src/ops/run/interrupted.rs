@@ -41,7 +41,7 @@ use crate::team::tasks::Board;
 use crate::team::transcript::locate;
 use crate::text::prompt::Quoter;
 
-use super::spec::Orphans;
+use super::outcome::Orphans;
 
 /// How much of the lead's unread messages its prompt carries, at most (the prompt is one
 /// argument of its command line, which Linux caps at 128 KiB): whole messages, oldest first;

@@ -23,8 +23,9 @@ use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 
 use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
+use super::outcome::{Orphans, Outcome, Resumed, RunEvent, State};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
-use super::spec::{Orphans, Outcome, Resumed, RunEnv, RunEvent, Spec, State};
+use super::spec::{RunEnv, Spec};
 use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.

@@ -49,13 +49,13 @@ mod interrupted;
 mod lead;
 pub mod merge;
 mod monitor;
+mod outcome;
 mod preflight;
 mod spec;
 
 pub use crate::host::claude::Dialog;
 pub use done::{Observation, Settle, find_team};
 pub use lead::{cleanup, lead_command, printable, run, session_name};
+pub use outcome::{Orphans, Outcome, Resumed, RunEvent, State, Teammate};
 pub use preflight::{Blocker, blockers, check_name, detect_dialog, lock_name};
-pub use spec::{
-    Orphans, Outcome, POLL, Resumed, RunEnv, RunEvent, Spec, State, Teammate, TeammateMode,
-};
+pub use spec::{POLL, RunEnv, Spec, TeammateMode};

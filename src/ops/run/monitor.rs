@@ -21,8 +21,9 @@ use crate::team::tasks::Board;
 use crate::team::transcript::locate;
 
 use super::done::{Observation, Settle, find_team, live_panes, observe};
+use super::outcome::{Outcome, RunEvent, State};
 use super::preflight::detect_dialog;
-use super::spec::{Outcome, POLL, RunEnv, RunEvent, Spec, State};
+use super::spec::{POLL, RunEnv, Spec};
 use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
 use crate::observe::reader::{Options, TeamReader};
@@ -477,13 +478,13 @@ impl Monitor<'_> {
     fn limit_teammates(
         &mut self,
         team: &TeamName,
-        mates: &[super::spec::Teammate],
+        mates: &[super::outcome::Teammate],
         progress: &mut dyn FnMut(RunEvent),
     ) {
         let Some(max) = self.spec.max_teammates else {
             return;
         };
-        let extra: Vec<&super::spec::Teammate> = mates
+        let extra: Vec<&super::outcome::Teammate> = mates
             .iter()
             .skip(max)
             .filter(|m| !self.stopped.contains(&m.name))

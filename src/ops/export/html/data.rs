@@ -12,7 +12,7 @@ use crate::observe::spend::series::{MAX_POINTS, Series};
 use crate::ops::export::summary::{RunCap, Summary};
 use crate::time::parse_time;
 
-use super::tasks::{self, TaskLine};
+use super::task_lines::{self, TaskLine};
 
 /// The points of the cost and token series the page keeps in all (each member's at most
 /// [`MAX_POINTS`], and at least 60).
@@ -128,7 +128,7 @@ impl<'a> Embedded<'a> {
             cost_usd: s.cost.as_ref().and_then(|c| c.cost_usd),
             members,
             lanes_end: end.map(crate::time::iso_millis),
-            tasks: tasks::lines(s, h),
+            tasks: task_lines::lines(s, h),
         }
     }
 }

@@ -23,10 +23,11 @@ use anyhow::Result;
 mod chart;
 mod data;
 mod lanes;
+mod task_lines;
 mod tasks;
 
 pub use data::{Embedded, EmbeddedMember};
-pub use tasks::{TaskEvent, TaskLine};
+pub use task_lines::{TaskEvent, TaskLine};
 
 use crate::host::git::{stat_text, totals};
 use crate::observe::history::History;
