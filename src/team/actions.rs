@@ -4,21 +4,15 @@
 //! tells a restart onto the same session (`claude --resume <id>` appends to the transcript it
 //! had): this journal does, and `export` keeps the team's lines in its record.
 //!
-//! Invariants, as the bridge's journal: lines are only appended, each in one write under an
-//! exclusive OS lock on the file and synced before the append returns; the file is 0600 in a
-//! 0700 folder, opened without following a link and used only when it is a regular file; a line
-//! that does not parse is skipped on read, never rewritten. Size cap: past [`MAX_BYTES`] the file
-//! is renamed to `actions.jsonl.1` (replacing the generation before) under that lock, and both
-//! generations are read.
+//! Kept as the bridge's journal is ([`crate::team::journal`]): appended only, private, rotated to
+//! `actions.jsonl.1` past [`MAX_BYTES`], both generations read.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::store::dir::Loc;
-use crate::team::sentlog::private_dir;
+use crate::team::journal::JsonLines;
 
 /// The journal's file name in the data dir.
 pub const FILE: &str = "actions.jsonl";
@@ -59,20 +53,20 @@ pub struct Action {
 /// The journal file in a data dir.
 #[derive(Debug, Clone)]
 pub struct Actions {
-    dir: PathBuf,
+    lines: JsonLines,
 }
 
 impl Actions {
     /// The journal in teamctl's data dir `dir` (created on the first append).
     pub fn in_dir(dir: &Path) -> Actions {
         Actions {
-            dir: dir.to_path_buf(),
+            lines: JsonLines::new(dir, (FILE, ROTATED), MAX_BYTES, "teamctl's journal"),
         }
     }
 
     /// The journal's path.
     pub fn path(&self) -> PathBuf {
-        self.dir.join(FILE)
+        self.lines.path()
     }
 
     /// Appends `a` (one write, under the file's lock, synced).
@@ -80,28 +74,7 @@ impl Actions {
     /// # Errors
     /// I/O, naming the journal; a journal that is a symlink or not a regular file.
     pub fn append(&self, a: &Action) -> Result<()> {
-        let context = || {
-            format!(
-                "could not write teamctl's journal {}",
-                self.path().display()
-            )
-        };
-        let dir = private_dir(&self.dir).with_context(context)?;
-        // Refused before anything is written: the rotation would rename over it.
-        dir.expect_file(ROTATED).with_context(context)?;
-        let mut line = serde_json::to_string(a)?;
-        line.push('\n');
-        let mut f = dir.open_append(FILE, 0o600).with_context(context)?;
-        f.lock().with_context(context)?;
-        if f.metadata().with_context(context)?.len() > MAX_BYTES {
-            dir.rename(FILE, ROTATED).with_context(context)?;
-            let fresh = dir.open_append(FILE, 0o600).with_context(context)?;
-            fresh.lock().with_context(context)?;
-            f = fresh;
-        }
-        f.write_all(line.as_bytes()).with_context(context)?;
-        f.sync_data().with_context(context)?;
-        Ok(())
+        self.lines.append(a)
     }
 
     /// Every line of `team`, oldest first (lines that do not parse are skipped).
@@ -109,28 +82,14 @@ impl Actions {
     /// # Errors
     /// I/O other than a missing journal; a journal that is not a regular file.
     pub fn of_team(&self, team: &str) -> Result<Vec<Action>> {
-        let mut out = Vec::new();
-        for name in [ROTATED, FILE] {
-            let loc = Loc::root(&self.dir).join(name);
-            let context = || format!("could not read teamctl's journal {}", loc.display());
-            let Some(f) = loc.open_file().with_context(context)? else {
-                continue;
-            };
-            f.lock_shared().with_context(context)?;
-            for line in BufReader::new(f).lines() {
-                if let Ok(a) = serde_json::from_str::<Action>(&line.with_context(context)?)
-                    && a.team == team
-                {
-                    out.push(a);
-                }
-            }
-        }
-        Ok(out)
+        let (all, _) = self.lines.read::<Action>()?;
+        Ok(all.into_iter().filter(|a| a.team == team).collect())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;

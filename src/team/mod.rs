@@ -2,7 +2,8 @@
 //! ([`config`]: members, who leads), the inbox records ([`model`]), the mailboxes ([`mailbox`]),
 //! the shared task list ([`tasks`]), the protocol frames teammates and their lead exchange
 //! ([`protocol`]), teamctl's sent log ([`sentlog`]), its journal of the restarts and resumes
-//! it makes ([`actions`]), its private record of the teams it leads
+//! it makes ([`actions`]), the private JSON-lines journals both of those kinds are
+//! ([`journal`]), its private record of the teams it leads
 //! ([`lead`]), the two with its data dir as one value ([`records`]), which inbox format a team
 //! runs ([`generation`]), read-only, the members' session transcripts ([`transcript`]) and the
 //! messages a transcript records ([`conversation`]). It imports [`crate::store`], [`crate::error`] and
@@ -12,6 +13,7 @@ pub mod actions;
 pub mod config;
 pub mod conversation;
 pub mod generation;
+pub mod journal;
 pub mod lead;
 pub mod mailbox;
 pub mod model;

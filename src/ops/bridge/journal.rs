@@ -3,20 +3,16 @@
 //! bridge reads to post nothing twice and accept no code twice; what a person reads to see who
 //! answered what, from which chat, when. The same [`Record`] is the `--json` event.
 //!
-//! Invariants: lines are only appended, each in one write under an exclusive OS lock on the
-//! file and synced before the append returns; a line that does not parse is skipped on read
-//! (and counted), never rewritten. Size cap: past [`MAX_BYTES`] the file is renamed to
-//! `bridge.jsonl.1` (replacing the generation before) under that lock, and both generations
-//! are read: a code lives at most 30 days, and a generation holds tens of thousands of lines.
+//! Kept as [`crate::team::journal`] keeps a journal: appended only, private, rotated to
+//! `bridge.jsonl.1` past [`MAX_BYTES`], both generations read (a code lives at most 30 days,
+//! and a generation holds tens of thousands of lines).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::store::dir::Loc;
-use crate::team::sentlog::private_dir;
+use crate::team::journal::JsonLines;
 
 /// The journal's file name in the data dir.
 pub const FILE: &str = "bridge.jsonl";
@@ -104,20 +100,20 @@ impl Record {
 /// The journal file in a data dir.
 #[derive(Debug, Clone)]
 pub struct Journal {
-    dir: PathBuf,
+    lines: JsonLines,
 }
 
 impl Journal {
     /// The journal in teamctl's data dir `dir` (created on the first append).
     pub fn in_dir(dir: &Path) -> Journal {
         Journal {
-            dir: dir.to_path_buf(),
+            lines: JsonLines::new(dir, (FILE, ROTATED), MAX_BYTES, "the bridge journal"),
         }
     }
 
     /// The journal's path.
     pub fn path(&self) -> PathBuf {
-        self.dir.join(FILE)
+        self.lines.path()
     }
 
     /// Appends `r` (one write, under the file's lock, synced).
@@ -125,28 +121,7 @@ impl Journal {
     /// # Errors
     /// I/O, naming the journal; a journal that is a symlink or not a regular file.
     pub fn append(&self, r: &Record) -> Result<()> {
-        let context = || {
-            format!(
-                "could not write the bridge journal {}",
-                self.path().display()
-            )
-        };
-        let dir = private_dir(&self.dir).with_context(context)?;
-        // Refused before anything is written: the rotation would rename over it.
-        dir.expect_file(ROTATED).with_context(context)?;
-        let mut line = serde_json::to_string(r)?;
-        line.push('\n');
-        let mut f = dir.open_append(FILE, 0o600).with_context(context)?;
-        f.lock().with_context(context)?;
-        if f.metadata().with_context(context)?.len() > MAX_BYTES {
-            dir.rename(FILE, ROTATED).with_context(context)?;
-            let fresh = dir.open_append(FILE, 0o600).with_context(context)?;
-            fresh.lock().with_context(context)?;
-            f = fresh;
-        }
-        f.write_all(line.as_bytes()).with_context(context)?;
-        f.sync_data().with_context(context)?;
-        Ok(())
+        self.lines.append(r)
     }
 
     /// Every record, oldest first, and how many lines did not parse (skipped).
@@ -154,27 +129,13 @@ impl Journal {
     /// # Errors
     /// I/O other than a missing journal; a journal that is not a regular file.
     pub fn read(&self) -> Result<(Vec<Record>, usize)> {
-        let (mut out, mut bad) = (Vec::new(), 0);
-        for name in [ROTATED, FILE] {
-            let loc = Loc::root(&self.dir).join(name);
-            let context = || format!("could not read the bridge journal {}", loc.display());
-            let Some(f) = loc.open_file().with_context(context)? else {
-                continue;
-            };
-            f.lock_shared().with_context(context)?;
-            for line in BufReader::new(f).lines() {
-                match serde_json::from_str::<Record>(&line.with_context(context)?) {
-                    Ok(r) => out.push(r),
-                    Err(_) => bad += 1,
-                }
-            }
-        }
-        Ok((out, bad))
+        self.lines.read()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;

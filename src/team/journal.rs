@@ -1,0 +1,104 @@
+//! A journal of teamctl's own, one JSON line per entry, in its data dir: the bridge's
+//! (`bridge.jsonl`) and what teamctl did to members (`actions.jsonl`) are each one of these.
+//!
+//! Invariants: lines are only appended, each in one write under an exclusive OS lock on the
+//! file and synced before the append returns; the file is 0600 in a 0700 folder, opened without
+//! following a link and used only when it is a regular file; a line that does not parse is
+//! skipped on read (and counted), never rewritten. Size cap: past its `max_bytes` the file is
+//! renamed to `<file>.1` (replacing the generation before) under that lock, and both
+//! generations are read.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::store::dir::Loc;
+use crate::team::sentlog::private_dir;
+
+/// One journal file in a data dir.
+#[derive(Debug, Clone)]
+pub struct JsonLines {
+    dir: PathBuf,
+    /// Its file name.
+    file: &'static str,
+    /// The previous generation's file name.
+    rotated: &'static str,
+    /// How large the current generation grows before it is rotated.
+    max_bytes: u64,
+    /// What it is, in errors (`the bridge journal`).
+    what: &'static str,
+}
+
+impl JsonLines {
+    /// The journal `file` (rotated to `rotated` past `max_bytes`) in the data dir `dir`, named
+    /// `what` in errors; created on the first append.
+    pub fn new(
+        dir: &Path,
+        (file, rotated): (&'static str, &'static str),
+        max_bytes: u64,
+        what: &'static str,
+    ) -> JsonLines {
+        JsonLines {
+            dir: dir.to_path_buf(),
+            file,
+            rotated,
+            max_bytes,
+            what,
+        }
+    }
+
+    /// The journal's path.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(self.file)
+    }
+
+    /// Appends `entry` as one line (one write, under the file's lock, synced).
+    ///
+    /// # Errors
+    /// I/O, naming the journal; a journal that is a symlink or not a regular file.
+    pub fn append(&self, entry: &impl Serialize) -> Result<()> {
+        let context = || format!("could not write {} {}", self.what, self.path().display());
+        let dir = private_dir(&self.dir).with_context(context)?;
+        // Refused before anything is written: the rotation would rename over it.
+        dir.expect_file(self.rotated).with_context(context)?;
+        let mut line = serde_json::to_string(entry)?;
+        line.push('\n');
+        let mut f = dir.open_append(self.file, 0o600).with_context(context)?;
+        f.lock().with_context(context)?;
+        if f.metadata().with_context(context)?.len() > self.max_bytes {
+            dir.rename(self.file, self.rotated).with_context(context)?;
+            let fresh = dir.open_append(self.file, 0o600).with_context(context)?;
+            fresh.lock().with_context(context)?;
+            f = fresh;
+        }
+        f.write_all(line.as_bytes()).with_context(context)?;
+        f.sync_data().with_context(context)?;
+        Ok(())
+    }
+
+    /// Every entry, oldest first, and how many lines did not parse (skipped).
+    ///
+    /// # Errors
+    /// I/O other than a missing journal; a journal that is not a regular file.
+    pub fn read<T: DeserializeOwned>(&self) -> Result<(Vec<T>, usize)> {
+        let (mut out, mut bad) = (Vec::new(), 0);
+        for name in [self.rotated, self.file] {
+            let loc = Loc::root(&self.dir).join(name);
+            let context = || format!("could not read {} {}", self.what, loc.display());
+            let Some(f) = loc.open_file().with_context(context)? else {
+                continue;
+            };
+            f.lock_shared().with_context(context)?;
+            for line in BufReader::new(f).lines() {
+                match serde_json::from_str::<T>(&line.with_context(context)?) {
+                    Ok(r) => out.push(r),
+                    Err(_) => bad += 1,
+                }
+            }
+        }
+        Ok((out, bad))
+    }
+}
