@@ -14,7 +14,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
-use crate::ops::export::summary::{Message, Summary};
+use crate::ops::export::summary::{Headline, Message, Summary, cost_words};
 use crate::team::transcript::Tokens;
 use crate::text::markdown::{self, inline};
 use crate::units::{self, count};
@@ -368,26 +368,14 @@ fn tokens(t: &Tokens) -> String {
 /// there are tokens), `—` without a transcript.
 fn cost(usd: Option<f64>, source: Option<CostSource>, known: bool) -> String {
     // `\$`: two dollar signs in a line must not read as a formula on GitHub.
-    let shown = |v: f64| units::usd(v).replace('$', "\\$");
-    match (usd, source) {
-        (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", shown(v)),
-        (Some(v), _) => format!("{} (computed)", shown(v)),
-        (None, _) if known => "unknown (a model without a price)".into(),
-        (None, _) => "—".into(),
-    }
+    cost_words(usd, source, known, |v| units::usd(v).replace('$', "\\$"))
 }
 
 /// `message: summary`, or the frame type.
 fn what(m: &Message) -> String {
-    match (&m.frame_type, &m.summary) {
-        (Some(f), _) => format!("*{}*", inline(f, 40)),
-        (None, Some(sum)) => format!("message: {}", inline(sum, 100)),
-        (None, None) => match &m.text {
-            Some(t) => format!(
-                "message: {}",
-                inline(&crate::team::model::first_line(t, 60), 100)
-            ),
-            None => "message".into(),
-        },
+    match m.headline() {
+        Headline::Frame(f) => format!("*{}*", inline(f, 40)),
+        Headline::Said(s) => format!("message: {}", inline(&s, 100)),
+        Headline::Bare => "message".into(),
     }
 }

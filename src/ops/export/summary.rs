@@ -165,6 +165,46 @@ impl MessageState {
     }
 }
 
+/// A message's line in a report: its frame type, else its summary, else its text's first line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Headline<'a> {
+    /// A protocol frame, by its type.
+    Frame(&'a str),
+    /// A message, by its summary or the first line of its text.
+    Said(std::borrow::Cow<'a, str>),
+    /// A message with neither.
+    Bare,
+}
+
+impl Message {
+    /// What a report says the message is.
+    pub fn headline(&self) -> Headline<'_> {
+        match (&self.frame_type, &self.summary, &self.text) {
+            (Some(f), _, _) => Headline::Frame(f),
+            (None, Some(sum), _) => Headline::Said(sum.into()),
+            (None, None, Some(t)) => Headline::Said(crate::team::model::first_line(t, 60).into()),
+            (None, None, None) => Headline::Bare,
+        }
+    }
+}
+
+/// How a report words a cost: `… (Claude Code)` or `… (computed)` with `shown` of the amount,
+/// `unknown (a model without a price)` when tokens were counted (`known`) but not priced, `—`
+/// without a transcript.
+pub fn cost_words(
+    usd: Option<f64>,
+    source: Option<CostSource>,
+    known: bool,
+    shown: impl Fn(f64) -> String,
+) -> String {
+    match (usd, source) {
+        (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", shown(v)),
+        (Some(v), _) => format!("{} (computed)", shown(v)),
+        (None, _) if known => "unknown (a model without a price)".into(),
+        (None, _) => "—".into(),
+    }
+}
+
 /// Where the record knows a message from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

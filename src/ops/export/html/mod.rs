@@ -32,7 +32,7 @@ pub use task_lines::{TaskEvent, TaskLine};
 use crate::host::git::{stat_text, totals};
 use crate::observe::history::History;
 use crate::observe::spend::CostSource;
-use crate::ops::export::summary::{Message, Summary};
+use crate::ops::export::summary::{Headline, Message, Summary, cost_words};
 use crate::text::html::{block, inline, json_script};
 use crate::time::parse_time;
 use crate::units;
@@ -413,25 +413,14 @@ fn opt(v: Option<&str>, max: usize) -> String {
 /// `$0.0042 (computed)`, `$1.20 (Claude Code)`; `unknown` for a model without a price (when
 /// there are tokens), `—` without a transcript.
 fn usd(v: Option<f64>, source: Option<CostSource>, known: bool) -> String {
-    match (v, source) {
-        (Some(v), Some(CostSource::ClaudeCode)) => format!("{} (Claude Code)", units::usd(v)),
-        (Some(v), _) => format!("{} (computed)", units::usd(v)),
-        (None, _) if known => "unknown (a model without a price)".into(),
-        (None, _) => "—".into(),
-    }
+    cost_words(v, source, known, units::usd)
 }
 
 /// `message: summary`, or the frame type.
 fn what(m: &Message) -> String {
-    match (&m.frame_type, &m.summary) {
-        (Some(f), _) => format!("<em>{}</em>", inline(f, 40)),
-        (None, Some(sum)) => format!("message: {}", inline(sum, 100)),
-        (None, None) => match &m.text {
-            Some(t) => format!(
-                "message: {}",
-                inline(&crate::team::model::first_line(t, 60), 100)
-            ),
-            None => "message".into(),
-        },
+    match m.headline() {
+        Headline::Frame(f) => format!("<em>{}</em>", inline(f, 40)),
+        Headline::Said(s) => format!("message: {}", inline(&s, 100)),
+        Headline::Bare => "message".into(),
     }
 }
