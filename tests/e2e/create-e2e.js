@@ -75,7 +75,9 @@ h.run(async () => {
   };
 
   // The teammate rewrote config.json (isActive, in place) and kept teamctl's own key.
-  const cfg = JSON.parse(fs.readFileSync(path.join(st.cfg, 'teams', TEAM, 'config.json'), 'utf8'));
+  // Up to 2.1.159 a teammate rewrites config.json in place (truncate, then write): a read
+  // between the two sees it empty or cut short, so it is read again until it parses.
+  const cfg = await waitFor('config.json whole', 5000, () => h.readJson(path.join(st.cfg, 'teams', TEAM, 'config.json')));
   const worker = cfg.members.find((m) => m.name === 'worker');
   check(typeof worker.isActive === 'boolean', `worker never set isActive: ${JSON.stringify(worker)}`);
   check(cfg.teamctl && cfg.teamctl.leads === true, `teamctl key lost: ${JSON.stringify(cfg.teamctl)}`);
