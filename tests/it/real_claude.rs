@@ -621,6 +621,26 @@ fn real_claude_code_request_answered_from_a_chat() {
     assert!(summary["chat_to_command_ms"].is_u64());
 }
 
+/// `run --bridge telegram` with a real 2.1.332 lead whose own permission prompt blocks its
+/// Bash command: the prompt reaches a mock Bot API with a code, a stranger's `approve` is
+/// refused, the allowed user's presses Enter on the prompt, the command runs and the run ends
+/// done, its end posted. Driver: `tests/e2e/bridge-e2e.js --scenario run`.
+#[test]
+fn real_claude_code_run_answers_its_leads_prompt_from_a_chat() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let args = [
+        "--teamctl".as_ref(),
+        bin.as_os_str(),
+        "--scenario".as_ref(),
+        "run".as_ref(),
+    ];
+    let summary = node(&e2e, "bridge-e2e.js", &args, &[]);
+    assert!(summary["claude"].as_str().unwrap().starts_with("2.1.332"));
+    assert!(summary["run"]["prompt_to_chat_ms"].is_u64());
+    assert!(summary["run"]["chat_to_command_ms"].is_u64());
+}
+
 /// `run --merge-into` with a real 2.1.332 lead in a git repository: it gives two helpers a
 /// worktree each (the Agent tool's `isolation: "worktree"`), each commits a file, and once the
 /// run is done both branches are merged onto a new branch with a check, the checkout and main
