@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io;
 
 use anyhow::Result;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::merge::Merge;
@@ -245,16 +246,25 @@ impl Gathering<'_, '_> {
 
     /// Writes the team's lines of teamctl's sent log as `sent.jsonl` (none: no file).
     fn sent_log(&mut self, sent: &[&Sent]) -> Result<()> {
-        if sent.is_empty() {
-            return Ok(());
-        }
+        self.add_json_lines("sent.jsonl", sent)
+    }
+
+    /// Writes `items` as `name`, one JSON line each (none: no file).
+    fn add_json_lines<T: Serialize>(
+        &mut self,
+        name: &str,
+        items: impl IntoIterator<Item = T>,
+    ) -> Result<()> {
         let mut lines = Vec::new();
-        for s in sent {
-            lines.extend(serde_json::to_vec(s)?);
+        for item in items {
+            lines.extend(serde_json::to_vec(&item)?);
             lines.push(b'\n');
         }
+        if lines.is_empty() {
+            return Ok(());
+        }
         self.add(
-            "sent.jsonl",
+            name,
             &FileCopy {
                 bytes: lines,
                 mtime: None,
@@ -278,26 +288,10 @@ impl Gathering<'_, '_> {
                 return Ok(());
             }
         };
-        let mut lines = Vec::new();
-        for r in records
-            .iter()
-            .filter(|r| r.team.as_deref() == Some(req.team.as_str()))
-        {
-            lines.extend(serde_json::to_vec(r)?);
-            lines.push(b'\n');
-        }
-        if lines.is_empty() {
-            return Ok(());
-        }
-        self.add(
+        let team = Some(req.team.as_str());
+        self.add_json_lines(
             "bridge.jsonl",
-            &FileCopy {
-                bytes: lines,
-                mtime: None,
-                retries: 0,
-                settled: true,
-                changing: false,
-            },
+            records.iter().filter(|r| r.team.as_deref() == team),
         )
     }
 
@@ -315,23 +309,7 @@ impl Gathering<'_, '_> {
                 return Ok(Vec::new());
             }
         };
-        let mut lines = Vec::new();
-        for a in &actions {
-            lines.extend(serde_json::to_vec(a)?);
-            lines.push(b'\n');
-        }
-        if !lines.is_empty() {
-            self.add(
-                "actions.jsonl",
-                &FileCopy {
-                    bytes: lines,
-                    mtime: None,
-                    retries: 0,
-                    settled: true,
-                    changing: false,
-                },
-            )?;
-        }
+        self.add_json_lines("actions.jsonl", &actions)?;
         Ok(actions)
     }
 
