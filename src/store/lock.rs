@@ -627,6 +627,11 @@ pub fn drain(max: Duration) -> bool {
     true
 }
 
+/// Whether [`drain`] has begun: this process takes no new lock.
+pub(super) fn draining() -> bool {
+    gate().draining
+}
+
 /// The lock directories this process holds right now.
 pub fn held() -> Vec<PathBuf> {
     gate().held.clone()
