@@ -14,7 +14,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
-use crate::ops::export::summary::{Headline, Message, Summary, cost_words};
+use crate::ops::export::summary::{FOLDER_GONE, Headline, Message, Summary, cost_words};
 use crate::team::transcript::Tokens;
 use crate::text::markdown::{self, inline};
 use crate::units::{self, count};
@@ -94,7 +94,8 @@ fn intro(md: &mut String, s: &Summary) {
         inline(&s.generator, 40)
     );
     if !s.team_folder {
-        md.push_str(" The team's folder was already gone: its members, inboxes and config are not in this record.");
+        md.push(' ');
+        md.push_str(FOLDER_GONE);
     }
     md.push_str("\n\n");
     if let Some(r) = &s.run {

@@ -188,6 +188,11 @@ impl Message {
     }
 }
 
+/// What a report says of a record made after the team's folder was removed
+/// ([`Summary::team_folder`] false).
+pub const FOLDER_GONE: &str =
+    "The team's folder was already gone: its members, inboxes and config are not in this record.";
+
 /// How a report words a cost: `… (Claude Code)` or `… (computed)` with `shown` of the amount,
 /// `unknown (a model without a price)` when tokens were counted (`known`) but not priced, `—`
 /// without a transcript.

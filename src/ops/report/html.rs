@@ -48,12 +48,7 @@ pub fn render(r: &Report, out: &Path) -> Result<String> {
         &mut h,
         &format!("Fleet: {n} team{}", if n == 1 { "" } else { "s" }),
     );
-    let outcomes: Vec<String> = r
-        .totals
-        .outcomes
-        .iter()
-        .map(|(k, n)| format!("{n} {}", inline(k, 40)))
-        .collect();
+    let outcomes = r.totals.outcome_words(|k| inline(k, 40));
     let _ = writeln!(
         h,
         "<p>{}; {} in all, {} of {} task(s) done, {} of work.</p>",

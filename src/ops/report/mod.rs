@@ -89,6 +89,17 @@ pub struct Totals {
     pub tasks: TaskTally,
 }
 
+impl Totals {
+    /// The outcomes in words, `3 done` each, every outcome's name through `escape` (the
+    /// page's or report.md's escaper).
+    pub fn outcome_words(&self, escape: impl Fn(&str) -> String) -> Vec<String> {
+        self.outcomes
+            .iter()
+            .map(|(k, n)| format!("{n} {}", escape(k)))
+            .collect()
+    }
+}
+
 /// A record that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unreadable {
@@ -260,12 +271,7 @@ fn team(record: &Path, s: &Value) -> Result<Team> {
 /// and the lead's answer.
 pub fn markdown(r: &Report) -> String {
     let mut out = String::new();
-    let outcomes: Vec<String> = r
-        .totals
-        .outcomes
-        .iter()
-        .map(|(k, n)| format!("{n} {}", inline(k, 40)))
-        .collect();
+    let outcomes = r.totals.outcome_words(|k| inline(k, 40));
     let _ = writeln!(
         out,
         "# {} team{}{}\n",

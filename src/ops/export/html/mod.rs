@@ -32,7 +32,7 @@ pub use task_lines::{TaskEvent, TaskLine};
 use crate::host::git::{stat_text, totals};
 use crate::observe::history::History;
 use crate::observe::spend::CostSource;
-use crate::ops::export::summary::{Headline, Message, Summary, cost_words};
+use crate::ops::export::summary::{FOLDER_GONE, Headline, Message, Summary, cost_words};
 use crate::text::html::{block, inline, json_script};
 use crate::time::parse_time;
 use crate::units;
@@ -161,7 +161,8 @@ fn intro(h: &mut String, s: &Summary) {
         inline(&s.generator, 40)
     );
     if !s.team_folder {
-        h.push_str(" The team's folder was already gone: its members, inboxes and config are not in this record.");
+        h.push(' ');
+        h.push_str(FOLDER_GONE);
     }
     h.push_str("</p>\n");
     if let Some(r) = &s.run {
