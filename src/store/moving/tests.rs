@@ -350,3 +350,55 @@ fn a_target_changed_after_its_early_copy_is_read_again() {
     let names: Vec<_> = fs::read_dir(tmp.path().join("inboxes")).unwrap().collect();
     assert_eq!(names.len(), 2, "no lock, temp file or copy left");
 }
+
+/// A source that a Claude Code-style writer changes every time the move plans it: after
+/// [`PLANS`] plans and the lock timeout, the move gives up with nothing written (the target
+/// as it was, the source as the writer left it, nothing journaled) and leaves no lock, temp
+/// file or copy.
+#[test]
+fn a_source_that_keeps_changing_is_given_up_with_nothing_written() {
+    let (tmp, from, to) = setup(ONE, Some("[]"));
+    let writes = std::cell::Cell::new(0);
+    let writer = |e: &Entry| {
+        let n = writes.get() + 1;
+        writes.set(n);
+        let version = ONE.replacen(
+            "[\n",
+            &format!("[\n  {{\n    \"from\": \"worker\",\n    \"text\": \"v{n}\"\n  }},\n"),
+            1,
+        );
+        let lock = lock::lock_dir(from.path());
+        fs::create_dir(&lock).expect("the source's lock is free while the move plans");
+        fs::write(from.path(), version).unwrap();
+        fs::remove_dir(&lock).unwrap();
+        unread(e)
+    };
+    let notes = Notes::default();
+    let m = Move {
+        from: &from,
+        to: &to,
+        pick: &writer,
+        delivered: &never,
+        stale: &[],
+        journal: &notes,
+    };
+    let err = move_entries(&m, &LockOptions::with_timeout(Duration::ZERO)).unwrap_err();
+    assert!(
+        format!("{err:#}").contains(&format!("it changed each of the {PLANS} times")),
+        "{err:#}"
+    );
+    assert_eq!(fs::read_to_string(to.path()).unwrap(), "[]");
+    let last = format!("\"v{}\"", writes.get());
+    assert!(fs::read_to_string(from.path()).unwrap().contains(&last));
+    assert!(notes.recorded.borrow().is_empty());
+    let mut names: Vec<String> = fs::read_dir(tmp.path().join("inboxes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["alice.json", "alise.json"],
+        "no lock, temp file or copy left"
+    );
+}
