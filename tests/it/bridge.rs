@@ -445,6 +445,34 @@ fn say_and_status_from_the_chat() {
         "{refused}"
     );
     assert_eq!(worker_inbox(&env).len(), 1);
+    // A failure is told to the chat without this machine's folders (the journal keeps them).
+    let lock = env.inbox("alpha", "worker").with_extension("json.lock");
+    fs::write(&lock, "").unwrap();
+    mock.say(USER, CHAT, now_ts(), "say worker hi");
+    let refused = expect(&b, "refused");
+    let here = env.dir.path().display().to_string();
+    assert!(
+        refused["detail"].as_str().unwrap().contains(&here),
+        "{refused}"
+    );
+    let lock_told = || {
+        mock.sent()
+            .iter()
+            .filter_map(|m| m["text"].as_str().map(String::from))
+            .find(|t| t.contains("worker.json.lock"))
+    };
+    assert!(crate::common::wait_until(
+        std::time::Duration::from_secs(30),
+        || lock_told().is_some()
+    ));
+    let told = lock_told().unwrap();
+    assert!(
+        told.starts_with("not sent: ") && told.contains("<config dir>/teams/alpha"),
+        "{told}"
+    );
+    assert!(!told.contains(&here), "{told}");
+    assert_eq!(fs::read(&lock).unwrap(), b"");
+    assert_eq!(worker_inbox(&env).len(), 1);
     let mut b = b;
     b.child.kill().unwrap();
 }

@@ -165,7 +165,7 @@ impl Bridge {
                 let reply = Post {
                     parts: vec![
                         render::Part::Ours("could not answer: ".into()),
-                        render::Part::Theirs(render::visible(&format!("{e:#}"), false, 300)),
+                        render::Part::Theirs(render::visible(&self.for_chat(&e), false, 300)),
                     ],
                     code: None,
                 };
@@ -182,6 +182,28 @@ impl Bridge {
         r.detail = deny;
         let reply = render::answered(open.team.as_str(), approve, &request);
         self.keep(r, Some(reply))
+    }
+
+    /// An error as the chat is told it: the config dir and teamctl's data dir named, not
+    /// spelled out, so the chat service never learns this machine's folders (the journal and
+    /// stderr keep the whole text).
+    fn for_chat(&self, e: &anyhow::Error) -> String {
+        let mut text = format!("{e:#}");
+        let g = &self.ground;
+        let mut dirs: Vec<(String, &str)> = [
+            (Some(g.layout.root()), "<config dir>"),
+            (g.records.data_dir(), "<data dir>"),
+        ]
+        .into_iter()
+        .filter_map(|(dir, name)| Some((dir?.display().to_string(), name)))
+        .filter(|(dir, _)| dir.trim_end_matches('/').len() > 1)
+        .collect();
+        // The longer first: one of the folders may be inside the other.
+        dirs.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.len()));
+        for (dir, name) in dirs {
+            text = text.replace(dir.trim_end_matches('/'), name);
+        }
+        text
     }
 
     /// `say [team/]member text`.
@@ -230,7 +252,7 @@ impl Bridge {
                 Post {
                     parts: vec![
                         render::Part::Ours("not sent: ".into()),
-                        render::Part::Theirs(render::visible(&format!("{e:#}"), false, 300)),
+                        render::Part::Theirs(render::visible(&self.for_chat(&e), false, 300)),
                     ],
                     code: None,
                 }
