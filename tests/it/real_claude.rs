@@ -89,7 +89,8 @@ fn node(e2e: &Path, script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)
 /// Writes one line naming a failed driver run and its `FAIL:` line (else its first line of
 /// stderr) to the process's stderr itself: `eprintln!` would be captured, and shown only with
 /// the test's failure, far from the test results in a long log (flags with a path are left
-/// out). The line is also appended to the file `TEAMCTL_SECOND_RUNS` names, when set: `.ci/run`
+/// out). The line and the run's last lines ([`tail_of`]) are also appended to the file
+/// `TEAMCTL_SECOND_RUNS` names, when set: `.ci/run`
 /// ends with that list, so a rare failure that passed on its second run is still seen.
 fn failed_line(script: &str, args: &[&std::ffi::OsStr], out: &std::process::Output) {
     use std::io::Write;
@@ -112,12 +113,39 @@ fn failed_line(script: &str, args: &[&std::ffi::OsStr], out: &std::process::Outp
     );
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
     if let Some(list) = std::env::var_os("TEAMCTL_SECOND_RUNS") {
+        let told = format!("{line}{}", tail_of(out));
         let _ = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(list)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
+            .and_then(|mut f| f.write_all(told.as_bytes()));
     }
+}
+
+/// The last lines of a failed driver run's stderr and stdout, indented, each control character
+/// but a tab shown as `\u{…}` (a screen a driver captured must not drive the CI log's
+/// terminal): what `.ci/run` prints under the run's line, so that a failure a second run hid can
+/// still be explained.
+fn tail_of(out: &std::process::Output) -> String {
+    let mut told = String::new();
+    for (name, bytes, n) in [("stderr", &out.stderr, 60), ("stdout", &out.stdout, 5)] {
+        let text = String::from_utf8_lossy(bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        told.push_str(&format!("    {name} (last {n} lines):\n"));
+        for l in &lines[lines.len().saturating_sub(n)..] {
+            let shown: String = l
+                .chars()
+                .take(400)
+                .map(|c| match c {
+                    '\t' => "\t".to_string(),
+                    c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+                    c => c.to_string(),
+                })
+                .collect();
+            told.push_str(&format!("      {shown}\n"));
+        }
+    }
+    told
 }
 
 #[test]
