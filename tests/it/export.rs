@@ -183,6 +183,7 @@ fn a_record_of_a_team_with_every_kind_of_file() {
     assert_eq!(
         keys(&s),
         [
+            "actions",
             "cost",
             "files",
             "generated_at",

@@ -261,6 +261,30 @@ fn the_resumes_are_journaled_and_marked_in_the_record(env: &TestEnv, alice: &Val
         fs::read_to_string(out.join("actions.jsonl")).unwrap(),
         journal
     );
+    let summary = parse(&fs::read(out.join("summary.json")).unwrap());
+    assert_eq!(summary["actions"], Value::Array(lines.clone()));
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let section = report.split("### Restarts and resumes\n\n").nth(1).unwrap();
+    let rows: Vec<&str> = section
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(rows.len(), 2, "{report}");
+    let alice_row = rows.iter().find(|r| r.contains("| alice |")).unwrap();
+    assert!(
+        alice_row.contains("| resumed | the team stopped |"),
+        "{alice_row}"
+    );
+    assert!(
+        alice_row.contains(&format!("`{}`", &session[..8])),
+        "{alice_row}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("| bob |") && r.ends_with("| a new one |")),
+        "{report}"
+    );
     let page = fs::read_to_string(out.join("report.html")).unwrap();
     let open = "<script type=\"application/json\" id=\"teamctl-record\">";
     let start = page.find(open).unwrap() + open.len();

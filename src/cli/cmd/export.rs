@@ -43,13 +43,15 @@ use crate::cli::record::summary_line;
 /// reports it; null when no transcript was found),"worktrees":[{"member","branch","commit",
 /// "base","path","changed","repo","files":[{"path","added","deleted"}]}] (each teammate
 /// `create` gave a git worktree: its branch, the commit it points at now, the one it started
-/// from, and its files as `git diff --numstat` counts them, null counts for a binary file),"files":[{"path","bytes","sha256",
+/// from, and its files as `git diff --numstat` counts them, null counts for a binary file),
+/// "actions":[{"at","team","member","action","session_id","pane","why"}] (each restart and
+/// resume teamctl made of a member, as in actions.jsonl),"files":[{"path","bytes","sha256",
 /// "settled"}],"warnings"}.
 ///
 /// report.md is the same for people: the team and its members (state, tokens, cost) with the
-/// team's total, each teammate's branch with a diffstat, the tasks with owners, the
-/// conversation as a timeline (who to whom, when, protocol frames by type) and the lead's final
-/// answer. It is GitHub-flavoured Markdown that can be appended to $GITHUB_STEP_SUMMARY as it is:
+/// team's total, each teammate's branch with a diffstat, the tasks with owners, teamctl's
+/// restarts and resumes of its members, the conversation as a timeline (who to whom, when,
+/// protocol frames by type) and the lead's final answer. It is GitHub-flavoured Markdown that can be appended to $GITHUB_STEP_SUMMARY as it is:
 /// teammate text cannot break it (short fields are escaped, message texts fenced, control
 /// characters shown as \u{…}), and it stays under GitHub's 1 MiB limit.
 ///

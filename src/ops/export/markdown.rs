@@ -15,6 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::host::git::{stat_text, totals};
 use crate::observe::spend::CostSource;
 use crate::ops::export::summary::{FOLDER_GONE, Headline, Message, Summary, cost_words};
+use crate::team::actions::Kind;
 use crate::team::transcript::Tokens;
 use crate::text::markdown::{self, inline};
 use crate::units::{self, count};
@@ -72,6 +73,7 @@ pub fn render(s: &Summary) -> String {
     members(&mut md, s);
     branches(&mut md, s);
     tasks(&mut md, s);
+    actions(&mut md, s);
     conversation(&mut md, s);
     transcripts(&mut md, s);
     warnings(&mut md, s);
@@ -231,6 +233,36 @@ fn branches(md: &mut String, s: &Summary) {
             let _ = writeln!(md, "{}", markdown::fenced(&stat, usize::MAX).block);
         }
     }
+}
+
+/// teamctl's restarts and resumes of the team's members, a row each (none: no section).
+fn actions(md: &mut String, s: &Summary) {
+    if s.actions.is_empty() {
+        return;
+    }
+    md.push_str(
+        "### Restarts and resumes
+
+",
+    );
+    md.push_str(&header(&["when", "member", "what", "why", "session"]));
+    for a in &s.actions {
+        let what = match a.action {
+            Kind::Restart => "restarted",
+            Kind::Resume => "resumed",
+        };
+        md.push_str(&row(&[
+            time(Some(&a.at)),
+            inline(&a.member, 64),
+            what.to_string(),
+            inline(&a.why, 120),
+            a.session_id.as_deref().map_or_else(
+                || "a new one".to_string(),
+                |id| markdown::code_span(&id.chars().take(8).collect::<String>()),
+            ),
+        ]));
+    }
+    md.push('\n');
 }
 
 /// The tasks' table.

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::observe::document::StatusDocument;
 use crate::observe::spend::{CostSource, TeamSpend};
 use crate::observe::status::MemberStatus;
+use crate::team::actions::Action;
 use crate::team::model::Kind;
 use crate::team::tasks::TaskView;
 use crate::team::transcript::Tokens;
@@ -392,6 +393,9 @@ pub struct Summary {
     pub cost: Option<Cost>,
     /// Each teammate's branch and final commit, for teammates with their own worktree.
     pub worktrees: Vec<BranchInfo>,
+    /// What teamctl did to the team's members itself, oldest first: each restart and resume
+    /// (its journal's lines for this team, as `actions.jsonl` holds them).
+    pub actions: Vec<Action>,
     /// Every file of the bundle but `summary.json` and `report.md`.
     pub files: Vec<FileInfo>,
     /// What could not be read or was odd (files left as they are).
