@@ -567,7 +567,9 @@ fn check_markdown(md: &str) {
                 || [
                     "Final answer",
                     "Members",
+                    "Branches",
                     "Tasks",
+                    "Restarts and resumes",
                     "Conversation",
                     "Transcripts",
                     "Warnings"
@@ -880,4 +882,59 @@ fn a_restarted_teammate_has_each_session_recorded() {
         .find(|m| m["name"] == "worker")
         .unwrap();
     assert_eq!(worker["tokens"]["input"], 20);
+}
+
+/// teamctl's journal of restarts and resumes goes into the record: summary.json has every line,
+/// report.md the last 50 with how many there were, a reason in it escaped as any short field.
+#[test]
+fn the_restarts_and_resumes_are_in_summary_and_report() {
+    let env = fixture();
+    fs::create_dir_all(env.data_dir()).unwrap();
+    let lines: Vec<Value> = (0..60)
+        .map(|i| {
+            json!({"at": format!("2026-12-03T10:{:02}:00.000Z", i), "team": "demo",
+                "member": "worker", "action": if i % 2 == 0 { "restart" } else { "resume" },
+                "session_id": if i == 59 { Value::Null } else { json!("0123456789abcdef") },
+                "pane": "%1", "why": format!("dead <b>{i}</b> [x](http://e.test) @here")})
+        })
+        .collect();
+    let other = json!({"at": "2026-12-03T10:00:00.000Z", "team": "other", "member": "worker",
+        "action": "restart", "session_id": null, "pane": "%9", "why": "dead"});
+    let journal: String = lines
+        .iter()
+        .chain([&other])
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(env.data_dir().join("actions.jsonl"), journal).unwrap();
+    let out = env.dir.path().join("rec");
+    env.cmd()
+        .args(["--team", "demo", "export", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    let s: Value = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["actions"], Value::Array(lines));
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    check_markdown(&report);
+    let section = report.split("### Restarts and resumes\n\n").nth(1).unwrap();
+    assert!(section.starts_with("The last 50 of 60; summary.json has every one.\n"));
+    let rows: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(rows.len(), 50, "{section}");
+    assert!(
+        rows[0].starts_with("| 2026-12-03 10:10:00 | worker | restarted |"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[49].ends_with(
+            "| resumed | dead \\<b\\>59\\<\\/b\\> \\[x\\]\\(http\\:\\/\\/e\\.test\\) \\@here | a new one |"
+        ),
+        "{}",
+        rows[49]
+    );
+    assert!(rows[48].ends_with("| `01234567` |"), "{}", rows[48]);
 }

@@ -235,18 +235,26 @@ fn branches(md: &mut String, s: &Summary) {
     }
 }
 
-/// teamctl's restarts and resumes of the team's members, a row each (none: no section).
+/// The most restarts and resumes the report lists (the last ones).
+const ACTIONS_MAX: usize = 50;
+
+/// teamctl's restarts and resumes of the team's members, a row each, the last
+/// [`ACTIONS_MAX`] (none: no section).
 fn actions(md: &mut String, s: &Summary) {
     if s.actions.is_empty() {
         return;
     }
-    md.push_str(
-        "### Restarts and resumes
-
-",
-    );
+    md.push_str("### Restarts and resumes\n\n");
+    let skip = s.actions.len().saturating_sub(ACTIONS_MAX);
+    if skip > 0 {
+        let _ = writeln!(
+            md,
+            "The last {ACTIONS_MAX} of {}; summary.json has every one.\n",
+            s.actions.len()
+        );
+    }
     md.push_str(&header(&["when", "member", "what", "why", "session"]));
-    for a in &s.actions {
+    for a in &s.actions[skip..] {
         let what = match a.action {
             Kind::Restart => "restarted",
             Kind::Resume => "resumed",
