@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Test-only fault injection for the locked write path, so crash and fault tests can stop a
 /// write at an exact point. All zero/`false` (the default) means no effect. The library never
@@ -26,8 +26,8 @@ pub struct Faults {
     pub fail_write: bool,
     /// Sleep this long in a move ([`super::moving`]) after the target is written, before the source
     /// is (a kill then leaves the message in both inboxes). A signal that drains the locks
-    /// ([`super::lock::drain`]) ends this pause at once: in a real move the two writes follow each
-    /// other, so the drain's time is the second write's, as it would be.
+    /// ([`super::lock::drain`]) ends this pause at once: in a real move the two writes follow
+    /// each other, so the drain's time is the second write's, as it would be.
     pub between_moves: Duration,
 }
 
@@ -55,18 +55,5 @@ pub(super) fn faults() -> Faults {
 pub(super) fn pause(d: Duration) {
     if !d.is_zero() {
         thread::sleep(d);
-    }
-}
-
-/// Sleeps `d`, or until this process starts draining its locks for a signal
-/// ([`super::lock::drain`]), whichever comes first (a fault's pause that stands for no time).
-pub(super) fn pause_until_drained(d: Duration) {
-    let end = Instant::now() + d;
-    while !super::lock::draining() {
-        let now = Instant::now();
-        if now >= end {
-            return;
-        }
-        thread::sleep((end - now).min(Duration::from_millis(10)));
     }
 }

@@ -627,9 +627,17 @@ pub fn drain(max: Duration) -> bool {
     true
 }
 
-/// Whether [`drain`] has begun: this process takes no new lock.
-pub(super) fn draining() -> bool {
-    gate().draining
+/// Sleeps `d`, or until [`drain`] begins (a signal arrived), whichever comes first: a test
+/// fault's pause that stands for no time in a real run ([`super::Faults::between_moves`]).
+pub(super) fn sleep_unless_draining(d: Duration) {
+    let end = Instant::now() + d;
+    while !gate().draining {
+        let now = Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(10)));
+    }
 }
 
 /// The lock directories this process holds right now.

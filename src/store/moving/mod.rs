@@ -53,7 +53,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::dir::{Dir, Loc};
-use super::faults::{faults, pause, pause_until_drained};
+use super::faults::{faults, pause};
 use super::lock::{self, LockGuard, LockOptions};
 use super::{Entry, leaf, read_locked, read_unlocked, read_unlocked_keeping};
 use crate::error::Error;
@@ -286,7 +286,7 @@ fn write_planned(
         }
     }
     drop((target, t));
-    pause_until_drained(faults().between_moves);
+    lock::sleep_unless_draining(faults().between_moves);
     let mut fill = |w: &mut dyn Write| -> Result<()> { Ok(plan.write_source(w)?) };
     from_lock.verify()?;
     super::write_in_if_with(from_dir, from_name, 0o666, &mut fill, || Ok(true))?;
