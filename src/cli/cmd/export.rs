@@ -51,9 +51,10 @@ use crate::cli::record::summary_line;
 /// report.md is the same for people: the team and its members (state, tokens, cost) with the
 /// team's total, each teammate's branch with a diffstat, the tasks with owners, teamctl's
 /// restarts and resumes of its members, the conversation as a timeline (who to whom, when,
-/// protocol frames by type) and the lead's final answer. It is GitHub-flavoured Markdown that can be appended to $GITHUB_STEP_SUMMARY as it is:
-/// teammate text cannot break it (short fields are escaped, message texts fenced, control
-/// characters shown as \u{…}), and it stays under GitHub's 1 MiB limit.
+/// protocol frames by type) and the lead's final answer. It is GitHub-flavoured Markdown that
+/// can be appended to $GITHUB_STEP_SUMMARY as it is: teammate text cannot break it (short
+/// fields are escaped, message texts fenced, control characters shown as \u{…}), and it stays
+/// under GitHub's 1 MiB limit.
 ///
 /// report.html is the same as one self-contained page to open in a browser: each member's cost
 /// as a table and a chart of its cumulative cost over time, the branches' diffstats, the tasks

@@ -103,7 +103,6 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History
     let cost = Cost::of(&spend, &st.members);
     t.series.note_tasks(&board);
     t.series.note_actions(&actions);
-
     let identity = Identity::of(&team, team.default_identity());
     let mut status = StatusDocument::of(st, identity, needs, lost);
     status.tasks = crate::observe::status::task_counts(&board);
