@@ -9,8 +9,9 @@
 #                               beside it; outputs state, result, cost_usd, record, report,
 #                               result-json, exit-code; the record's report.md appended to the
 #                               job summary; with merge-into the helpers' work merged by
-#                               teamctl run, and with pull-request the branch pushed and a pull
-#                               request opened (output pull-request-url)
+#                               teamctl run (what merged and what was set aside added to the
+#                               job summary), and with pull-request the branch pushed and a
+#                               pull request opened (output pull-request-url)
 #   teamctl-action.sh link      link the uploaded page and record from the job summary
 #
 # Every input arrives in the environment (INPUT_<NAME>, dashes as underscores), never in this
@@ -249,6 +250,7 @@ step_run() {
     elif [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
         printf '## teamctl run: %s (exit %s), no record\n\n' "${state:-no result}" "$code" >>"$GITHUB_STEP_SUMMARY"
     fi
+    merge_summary "$result_json"
     if [[ ${INPUT_PULL_REQUEST:-false} == true && ($code == 0 || $code == 10) ]] &&
         jq -e '[.merge.members[]? | select(.status == "merged")] | length > 0' "$result_json" >/dev/null 2>&1; then
         open_pr "$cwd" "$INPUT_MERGE_INTO" "$name" "$result_json" "$record" "$out/pull-request.md"
@@ -271,6 +273,24 @@ bridge_args() {
     if [[ -n ${INPUT_BRIDGE_LISTEN:-} ]]; then args+=(--listen "$INPUT_BRIDGE_LISTEN"); fi
 }
 
+# Each helper of the result $1's merge as a Markdown list item, `- alice: merged` (a name that is
+# not one plain word is shown as "(a helper)"; the status is teamctl's own word).
+merge_lines() {
+    jq -r '.merge.members[] | "- " + (if (.name | test("^[A-Za-z0-9_-]{1,64}$")) then .name else "(a helper)" end)
+        + ": " + (.status | gsub("_"; " "))' "$1"
+}
+
+# Appends what `run --merge-into` merged and set aside (the result $1) to the job summary.
+merge_summary() {
+    [[ -n ${GITHUB_STEP_SUMMARY:-} ]] || return 0
+    jq -e '.merge.members? | length > 0' "$1" >/dev/null 2>&1 || return 0
+    {
+        printf '\n### Merged by `teamctl run --merge-into`\n\n'
+        merge_lines "$1"
+        printf '\n'
+    } >>"$GITHUB_STEP_SUMMARY"
+}
+
 # Pushes branch $2 of the repository $1 to origin and opens a pull request of it with gh
 # ($TEAMCTL_GH_BIN, else gh), titled after run $3; its body (written to $6) tells each helper's
 # merge from the result $4 (a name that is not one plain word is not shown) and then the
@@ -280,8 +300,7 @@ open_pr() {
     merged=$(jq '[.merge.members[] | select(.status == "merged")] | length' "$result_json")
     {
         printf '## The work of teamctl run %s\n\nMerged by `teamctl run --merge-into`:\n\n' "$name"
-        jq -r '.merge.members[] | "- " + (if (.name | test("^[A-Za-z0-9_-]{1,64}$")) then .name else "(a helper)" end)
-            + ": " + (.status | gsub("_"; " "))' "$result_json"
+        merge_lines "$result_json"
         printf '\n'
         if [[ -f $record ]] && extract "$record" report.md "$body.report" 2>/dev/null &&
             (($(wc -c <"$body.report") < 60000)); then
