@@ -118,7 +118,7 @@ fn merge_into_and_check_reach_run_and_a_pull_request_is_opened_of_what_merged() 
         body,
         "## The work of teamctl run t1\n\nMerged by `teamctl run --merge-into`:\n\n\
          - alice: merged\n- (a helper): check failed\n\n## report\n"
-    );    // The job summary: the record's report.md, then what merged and what was set aside.
+    ); // The job summary: the record's report.md, then what merged and what was set aside.
     assert!(
         run.summary.starts_with("## report\n")
             && run.summary.contains(

@@ -1,15 +1,16 @@
-//! `run --bridge telegram` against the mock Bot API ([`crate::chat_mock`]) with a stub lead in a
-//! private tmux server that stops at a permission prompt drawn as Claude Code 2.1.332 draws it
+//! `run --bridge telegram|slack|webhook` against the mock services ([`crate::chat_mock`]) with a
+//! stub lead in a private tmux server that stops at a permission prompt drawn as Claude Code 2.1.332 draws it
 //! (docs/research/claude-code-behaviour.md, "A lead's own permission prompt"): the prompt is
 //! posted with a code, and the chat's answer is typed into the lead's pane.
 
 use std::fs;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use teamctl::ops::bridge::webhook::sign;
 
 use crate::bridge::{CHAT, USER, now_ts};
-use crate::chat_mock::{TOKEN, Telegram};
-use crate::common::{TestEnv, json as parse, wait_until};
+use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, TOKEN, Telegram, post_answer};
+use crate::common::{TestEnv, TmuxServer, json as parse, wait_until};
 use crate::run::{STUB_LEAD, lead_in_tmux};
 
 /// A stub lead that first shows a permission prompt and reads one key raw: Enter writes
@@ -33,16 +34,11 @@ fi
     format!("{prompt}{STUB_LEAD}")
 }
 
-/// Runs `run --bridge telegram` until the prompt is posted, answers it with `answer <code>
-/// <rest>` from the allowed user, and returns the run's result, what the lead was typed, and
-/// every message posted.
-fn answer_the_prompt(
-    answer: &str,
-    rest: &str,
-    extra: &[&str],
-) -> Option<(Value, String, Vec<Value>)> {
-    let (env, _server, lead) = lead_in_tmux("prompting-lead", &prompting_lead())?;
-    let mock = Telegram::start();
+/// `run --json go` of the prompting lead with the chat flags `bridge` and the chat's secret
+/// `(variable, value)` in its environment: the test env (its tmux server kept with it) and the
+/// running child.
+fn run_bridged(bridge: &[&str], secret: (&str, &str)) -> Option<(Run, std::process::Child)> {
+    let (env, server, lead) = lead_in_tmux("prompting-lead", &prompting_lead())?;
     let mut cmd = env.std_cmd();
     cmd.env("TEAMCTL_CLAUDE_BIN", &lead)
         .env_remove("ANTHROPIC_API_KEY")
@@ -56,13 +52,60 @@ fn answer_the_prompt(
             "--timeout",
             "60s",
         ])
-        .args(["--bridge", "telegram", "--chat", &CHAT.to_string()])
-        .args(["--allow", &USER.to_string(), "--api", &mock.url])
-        .args(extra)
-        .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN)
+        .args(bridge)
+        .env(secret.0, secret.1)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = cmd.spawn().unwrap();
+    Some((
+        Run {
+            env,
+            _server: server,
+        },
+        child,
+    ))
+}
+
+/// The test env of a run and the private tmux server its lead runs on.
+struct Run {
+    env: TestEnv,
+    _server: TmuxServer,
+}
+
+impl Run {
+    /// Waits for the run to end, done (exit 0); its result and what the lead was typed.
+    fn ended(&self, child: std::process::Child) -> (Value, String) {
+        let out = child.wait_with_output().unwrap();
+        let typed = fs::read_to_string(self.env.root.join("answered")).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        (parse(&out.stdout), typed)
+    }
+}
+
+/// The one-time code in a post's text (`approve CODE`).
+fn code_in(text: &str) -> String {
+    let after = text.split("approve ").nth(1).expect("no code in the post");
+    after
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect()
+}
+
+/// Runs `run --bridge telegram` until the prompt is posted, answers it with `answer <code>
+/// <rest>` from the allowed user, and returns the run's result, what the lead was typed, and
+/// every message posted.
+fn answer_the_prompt(
+    answer: &str,
+    rest: &str,
+    extra: &[&str],
+) -> Option<(Value, String, Vec<Value>)> {
+    let mock = Telegram::start();
+    let (chat, user) = (CHAT.to_string(), USER.to_string());
+    let mut bridge = vec!["--bridge", "telegram", "--chat", &chat];
+    bridge.extend(["--allow", &user, "--api", &mock.url]);
+    bridge.extend(extra);
+    let (run, child) = run_bridged(&bridge, ("TEAMCTL_TELEGRAM_TOKEN", TOKEN))?;
     let is_prompt = |m: &Value| {
         m["text"]
             .as_str()
@@ -88,11 +131,8 @@ fn answer_the_prompt(
     // A stranger's answer changes nothing; the allowed user's does.
     mock.say(USER + 1, CHAT, now_ts(), &format!("approve {code}"));
     mock.say(USER, CHAT, now_ts(), &format!("{answer} {code} {rest}"));
-    let out = child.wait_with_output().unwrap();
-    let typed = fs::read_to_string(env.root.join("answered")).unwrap_or_default();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    Some((parse(&out.stdout), typed, mock.sent()))
+    let (result, typed) = run.ended(child);
+    Some((result, typed, mock.sent()))
 }
 
 #[test]
@@ -152,4 +192,81 @@ fn the_chats_flags_go_with_bridge() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--allow"));
+}
+
+/// The same through Slack: the prompt posted to the channel, a stranger's reply in its thread
+/// changing nothing, the allowed user's `approve CODE` pressing Enter in the lead's pane.
+#[test]
+fn a_leads_permission_prompt_is_approved_from_a_slack_thread() {
+    let mock = Slack::start();
+    let bridge = ["--bridge", "slack", "--channel", "C1", "--allow", "U7"];
+    let Some((run, child)) = run_bridged(
+        &[&bridge[..], &["--api", &mock.url]].concat(),
+        ("TEAMCTL_SLACK_TOKEN", SLACK_TOKEN),
+    ) else {
+        return;
+    };
+    let is_prompt = |m: &Value| {
+        m["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("permission prompt"))
+    };
+    assert!(
+        wait_until(std::time::Duration::from_secs(30), || mock
+            .posts()
+            .iter()
+            .any(is_prompt)),
+        "no prompt posted: {:?}",
+        mock.posts()
+    );
+    let posted = mock.posts().into_iter().find(is_prompt).unwrap();
+    assert_eq!(posted["channel"], "C1");
+    let code = code_in(posted["text"].as_str().unwrap());
+    let ts = posted["ts"].as_str().unwrap();
+    mock.reply(ts, "U8", now_ts(), &format!("approve {code}"));
+    mock.reply(ts, "U7", now_ts(), &format!("approve {code}"));
+    let (r, typed) = run.ended(child);
+    assert_eq!(r["state"], "done");
+    assert_eq!(typed, "approved\n");
+}
+
+/// The same through the signed webhook: the prompt POSTed to the receiver; an unsigned answer
+/// is refused (401) and changes nothing, a signed one from the allowed user presses Enter.
+#[test]
+fn a_leads_permission_prompt_is_approved_by_a_signed_webhook_answer() {
+    const SECRET: &str = "0123456789abcdef-webhook";
+    let receiver = Receiver::start();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let bridge = ["--bridge", "webhook", "--chat", "ops", "--allow", "alice"];
+    let Some((run, child)) = run_bridged(
+        &[&bridge[..], &["--url", &receiver.url, "--listen", &addr]].concat(),
+        ("TEAMCTL_WEBHOOK_SECRET", SECRET),
+    ) else {
+        return;
+    };
+    let prompt = || {
+        receiver
+            .wait(1)
+            .into_iter()
+            .map(|(raw, _, _)| serde_json::from_str::<Value>(&raw).unwrap())
+            .find(|b| b["code"].is_string())
+    };
+    assert!(wait_until(std::time::Duration::from_secs(30), || prompt().is_some()));
+    let code = prompt().unwrap()["code"].as_str().unwrap().to_string();
+    let answer =
+        json!({"user": "alice", "chat": "ops", "text": format!("approve {code}")}).to_string();
+    assert_eq!(post_answer(&addr, &[], &answer), 401);
+    let now = now_ts();
+    let signed = vec![
+        ("X-Teamctl-Timestamp", now.to_string()),
+        ("X-Teamctl-Signature", sign(SECRET, now, answer.as_bytes())),
+    ];
+    assert_eq!(post_answer(&addr, &signed, &answer), 202);
+    let (r, typed) = run.ended(child);
+    assert_eq!(r["state"], "done");
+    assert_eq!(typed, "approved\n");
 }
