@@ -1,7 +1,7 @@
 //! `run --bridge telegram|slack|webhook` against the mock services ([`crate::chat_mock`]) with a
-//! stub lead in a private tmux server that stops at a permission prompt drawn as Claude Code 2.1.332 draws it
-//! (docs/research/claude-code-behaviour.md, "A lead's own permission prompt"): the prompt is
-//! posted with a code, and the chat's answer is typed into the lead's pane.
+//! stub lead in a private tmux server that stops at a permission prompt drawn as Claude Code
+//! 2.1.332 draws it (docs/research/claude-code-behaviour.md, "A lead's own permission prompt"):
+//! the prompt is posted with a code, and the chat's answer is typed into the lead's pane.
 
 use std::fs;
 
