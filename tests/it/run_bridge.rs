@@ -270,3 +270,110 @@ fn a_leads_permission_prompt_is_approved_by_a_signed_webhook_answer() {
     assert_eq!(r["state"], "done");
     assert_eq!(typed, "approved\n");
 }
+
+/// A stub lead whose permission prompt is replaced by another before anything is typed (the
+/// first answered at its terminal, the second drawn before the run looked between them): the
+/// first shows until `$CLAUDE_CONFIG_DIR/switch` exists, then the second reads one key as
+/// [`prompting_lead`]'s does.
+fn switching_lead() -> String {
+    let prompt = |cmd: &str| {
+        format!(
+            "printf ' Bash command\\n\\n   {cmd}\\n   Run a command\\n\\n Do you want to proceed?\\n \
+             \\342\\235\\257 1. Yes\\n   2. Yes, and always allow access to /w from this project\\n   \
+             3. No\\n\\n Esc to cancel \\302\\267 Tab to amend\\n'\n"
+        )
+    };
+    let script = format!(
+        r#"[ "$1" = --version ] && {{ echo '2.1.332 (Claude Code)'; exit 0; }}
+clear
+{first}while [ ! -e "$CLAUDE_CONFIG_DIR/switch" ]; do sleep 0.05; done
+clear
+{second}stty raw -echo
+k=$(dd bs=1 count=1 2>/dev/null)
+stty sane
+clear
+if [ "$k" = "$(printf '\r')" ]; then
+  echo approved > "$CLAUDE_CONFIG_DIR/answered"
+else
+  IFS= read -r reason
+  printf 'denied: %s\n' "$reason" > "$CLAUDE_CONFIG_DIR/answered"
+fi
+"#,
+        first = prompt("echo first > a.txt"),
+        second = prompt("rm -rf ./second"),
+    );
+    format!("{script}{STUB_LEAD}")
+}
+
+/// The code posted for one prompt never answers another: when the lead's screen shows a
+/// different prompt, the first code is retired and the new prompt posted with its own; an
+/// `approve` with the first code then types nothing, and the second prompt takes only its own.
+#[test]
+fn a_code_answers_only_the_prompt_it_was_posted_for() {
+    let Some((run, _server, lead)) = lead_in_tmux("switching-lead", &switching_lead()) else {
+        return;
+    };
+    let mock = Telegram::start();
+    let (chat, user) = (CHAT.to_string(), USER.to_string());
+    let mut cmd = run.std_cmd();
+    cmd.env("TEAMCTL_CLAUDE_BIN", &lead)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("IS_SANDBOX")
+        .args([
+            "run",
+            "--json",
+            "go",
+            "--settle",
+            "300ms",
+            "--timeout",
+            "60s",
+        ])
+        .args(["--bridge", "telegram", "--chat", &chat, "--allow", &user])
+        .args(["--api", &mock.url])
+        .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let prompt_with = |needle: &str| {
+        mock.sent().into_iter().find(|m| {
+            m.get("reply_markup").is_some()
+                && m["text"].as_str().is_some_and(|t| t.contains(needle))
+        })
+    };
+    let posted = |needle: &str| {
+        assert!(
+            wait_until(std::time::Duration::from_secs(30), || prompt_with(needle)
+                .is_some()),
+            "{needle} not posted: {:?}",
+            mock.sent()
+        );
+        code_in(prompt_with(needle).unwrap()["text"].as_str().unwrap())
+    };
+    let first = posted("echo first > a.txt");
+    fs::write(run.root.join("switch"), "").unwrap();
+    let second = posted("rm -rf ./second");
+    assert_ne!(first, second);
+    mock.say(USER, CHAT, now_ts(), &format!("approve {first}"));
+    assert!(
+        wait_until(std::time::Duration::from_secs(30), || mock
+            .sent()
+            .iter()
+            .any(|m| m["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("already used or retired")))),
+        "{:?}",
+        mock.sent()
+    );
+    mock.say(USER, CHAT, now_ts(), &format!("deny {second} not that"));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(run.root.join("answered")).unwrap(),
+        "denied: not that\n"
+    );
+}

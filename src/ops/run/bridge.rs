@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -34,8 +35,8 @@ enum Note {
     Team(TeamName),
     /// Something to post.
     Post(Post),
-    /// The lead's screen shows a permission prompt (the screen's text).
-    Prompt(String),
+    /// The lead's screen shows a permission prompt: its number ([`Desk::ask`]) and text.
+    Prompt(u64, String),
     /// The prompt left the screen.
     Gone,
     /// The run ended: the last post.
@@ -45,7 +46,9 @@ enum Note {
 /// A chat beside a run (see the module docs).
 pub struct Desk {
     tx: Sender<Note>,
-    verdicts: Mutex<Receiver<Verdict>>,
+    verdicts: Mutex<Receiver<(u64, Verdict)>>,
+    /// The number of the last prompt asked.
+    asked: AtomicU64,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -87,6 +90,7 @@ impl Desk {
         Desk {
             tx,
             verdicts: Mutex::new(verdicts),
+            asked: AtomicU64::new(0),
             thread: Mutex::new(Some(thread)),
         }
     }
@@ -123,9 +127,12 @@ impl Desk {
     }
 
     /// The lead's screen shows a permission prompt: post it with a code (once per prompt; the
-    /// monitor calls this when it first sees one).
-    pub fn ask(&self, screen: &str) {
-        let _ = self.tx.send(Note::Prompt(screen.to_string()));
+    /// monitor calls this when it first sees one). Returns the prompt's number, which its
+    /// answer carries ([`Desk::verdict`]).
+    pub fn ask(&self, screen: &str) -> u64 {
+        let n = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+        let _ = self.tx.send(Note::Prompt(n, screen.to_string()));
+        n
     }
 
     /// The prompt left the screen without an answer from the chat: retire its code.
@@ -133,8 +140,8 @@ impl Desk {
         let _ = self.tx.send(Note::Gone);
     }
 
-    /// The chat's answer to the prompt, once given (taken once).
-    pub fn verdict(&self) -> Option<Verdict> {
+    /// The chat's answer to a prompt, with that prompt's number, once given (taken once).
+    pub fn verdict(&self) -> Option<(u64, Verdict)> {
         self.verdicts.lock().ok()?.try_recv().ok()
     }
 
@@ -168,10 +175,10 @@ fn end_post(name: &str, o: &Outcome) -> Post {
 
 /// The desk's thread: the run's notes, the bridge's look at the team, the chat's messages,
 /// until the run's end (or the run is gone).
-fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<Verdict>) {
+fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<(u64, Verdict)>) {
     let mut queue: VecDeque<Post> = VecDeque::new();
-    // The prompt on the screen, and its post until the chat took it.
-    let mut screen: Option<String> = None;
+    // The prompt on the screen (its number and text), and its post until the chat took it.
+    let mut screen: Option<(u64, String)> = None;
     let mut asking: Option<Outgoing> = None;
     let mut backoff = Duration::ZERO;
     let mut next_post = Instant::now();
@@ -180,7 +187,7 @@ fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<Verdict>) {
         match take_notes(&mut s, notes, &mut queue, &mut screen, &mut asking) {
             Some(end) => break end,
             None if s.bridge.prompt_expired(now) => {
-                asking = screen.as_ref().and_then(|sc| ask(&mut s, sc, now));
+                asking = screen.as_ref().and_then(|(_, sc)| ask(&mut s, sc, now));
             }
             None => {}
         }
@@ -215,9 +222,10 @@ fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<Verdict>) {
                 }
             }
         }
-        if let Some(v) = s.bridge.take_verdict() {
-            screen = None;
-            let _ = answers.send(v);
+        if let Some(v) = s.bridge.take_verdict()
+            && let Some((n, _)) = screen.take()
+        {
+            let _ = answers.send((n, v));
         }
     };
     finish(&mut s, queue, end);
@@ -228,7 +236,7 @@ fn take_notes(
     s: &mut Served,
     notes: &Receiver<Note>,
     queue: &mut VecDeque<Post>,
-    screen: &mut Option<String>,
+    screen: &mut Option<(u64, String)>,
     asking: &mut Option<Outgoing>,
 ) -> Option<Option<Post>> {
     loop {
@@ -236,9 +244,9 @@ fn take_notes(
         match notes.try_recv() {
             Ok(Note::Team(t)) => s.bridge.serve(t),
             Ok(Note::Post(p)) => queue.push_back(p),
-            Ok(Note::Prompt(sc)) => {
+            Ok(Note::Prompt(n, sc)) => {
                 *asking = ask(s, &sc, now);
-                *screen = Some(sc);
+                *screen = Some((n, sc));
             }
             Ok(Note::Gone) => {
                 *screen = None;
@@ -322,8 +330,9 @@ fn finish(s: &mut Served, queue: VecDeque<Post>, end: Option<Post>) {
 /// Where the lead's permission prompt stands with the chat (the monitor keeps one).
 #[derive(Debug, Default)]
 pub(super) struct Prompting {
-    /// A prompt is posted and awaits its answer.
-    asked: bool,
+    /// The prompt posted that awaits its answer: its number ([`Desk::ask`]) and the dialog's
+    /// text as posted.
+    asked: Option<(u64, String)>,
     /// When an answer was last typed (the screen takes a moment to change).
     answered: Option<Instant>,
 }
@@ -381,7 +390,7 @@ impl Prompting {
     /// The pane is no longer the one teamctl started, or tmux failed.
     fn step(&mut self, desk: &Desk, s: &Screen) -> anyhow::Result<bool> {
         if s.dialog != Some(Dialog::PermissionPrompt) {
-            if std::mem::take(&mut self.asked) {
+            if self.asked.take().is_some() {
                 desk.gone();
             }
             return Ok(false);
@@ -389,15 +398,28 @@ impl Prompting {
         if self.answered.is_some_and(|t| t.elapsed() < REDRAW) {
             return Ok(true);
         }
-        if !self.asked {
-            desk.ask(&dialog_text(s.text));
-            self.asked = true;
-            return Ok(true);
+        let text = dialog_text(s.text);
+        match &self.asked {
+            Some((_, posted)) if *posted == text => {}
+            other => {
+                // Not posted yet, or another prompt than the one posted (that one answered at
+                // the terminal and the next drawn before a look saw the screen between): the
+                // code posted must not answer this one.
+                if other.is_some() {
+                    desk.gone();
+                }
+                self.asked = Some((desk.ask(&text), text));
+                return Ok(true);
+            }
         }
-        if let Some(v) = desk.verdict() {
-            self.asked = false;
-            self.answered = Some(Instant::now());
-            type_answer(s, &v)?;
+        // An answer to a prompt that left the screen is dropped (its code was retired).
+        while let Some((n, v)) = desk.verdict() {
+            if self.asked.as_ref().is_some_and(|(asked, _)| *asked == n) {
+                self.asked = None;
+                self.answered = Some(Instant::now());
+                type_answer(s, &v)?;
+                break;
+            }
         }
         Ok(true)
     }
