@@ -416,13 +416,19 @@ fn sent_log_states_and_idempotency_after_consumption() {
 /// message that comes and goes while a hook runs still reaches it (arrival and consumption).
 #[test]
 fn exec_runs_the_hook_once_per_event_in_order_whatever_it_does() {
+    // Only the hook that hangs meets its --exec-timeout; the others have room to spare under
+    // load (a slow hook is slower than the events come, not slower than its limit).
     let hooks = [
-        ("slow", "sleep 0.2; cat >> \"$LOG\""),
-        ("fails", "cat >> \"$LOG\"; echo oops >&2; exit 7"),
-        ("hangs", "cat >> \"$LOG\"; exec sleep 60"),
-        ("deaf", "echo \"$TEAMCTL_EVENT $TEAMCTL_TEAM\" >> \"$LOG\""),
+        ("slow", "sleep 0.2; cat >> \"$LOG\"", "20s"),
+        ("fails", "cat >> \"$LOG\"; echo oops >&2; exit 7", "20s"),
+        ("hangs", "cat >> \"$LOG\"; exec sleep 60", "300ms"),
+        (
+            "deaf",
+            "echo \"$TEAMCTL_EVENT $TEAMCTL_TEAM\" >> \"$LOG\"",
+            "20s",
+        ),
     ];
-    for (name, hook) in hooks {
+    for (name, hook, limit) in hooks {
         let env = TestEnv::example();
         let log = env.dir.path().join("log");
         // --existing: 8 events; then a message that arrives and is taken (2), and a task (1).
@@ -436,7 +442,7 @@ fn exec_runs_the_hook_once_per_event_in_order_whatever_it_does() {
             "--count",
             "11",
         ])
-        .args(["--exec", hook, "--exec-timeout", "300ms"])
+        .args(["--exec", hook, "--exec-timeout", limit])
         .env("LOG", &log);
         let mut w = JsonLines::spawn_with_stderr(cmd);
         let mut seen: Vec<Value> = (0..8).map(|_| w.next()).collect();
