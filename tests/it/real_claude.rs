@@ -128,7 +128,7 @@ fn failed_line(script: &str, args: &[&std::ffi::OsStr], out: &std::process::Outp
 /// still be explained.
 fn tail_of(out: &std::process::Output) -> String {
     let mut told = String::new();
-    for (name, bytes, n) in [("stderr", &out.stderr, 60), ("stdout", &out.stdout, 5)] {
+    for (name, bytes, n) in [("stderr", &out.stderr, 150), ("stdout", &out.stdout, 5)] {
         let text = String::from_utf8_lossy(bytes);
         let lines: Vec<&str> = text.lines().collect();
         told.push_str(&format!("    {name} (last {n} lines):\n"));
