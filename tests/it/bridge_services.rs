@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use teamctl::ops::bridge::webhook::sign;
 
 use crate::bridge::{REQUEST, expect, fixture, now_ts, worker_inbox};
-use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, post_answer};
+use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, free_addr, post_answer};
 use crate::common::{JsonLines, TestEnv};
 
 fn slack_bridge(env: &TestEnv, mock: &Slack) -> JsonLines {
@@ -76,11 +76,7 @@ const SECRET: &str = "0123456789abcdef-webhook";
 fn webhook_posts_are_signed_and_only_fresh_signed_answers_count() {
     let env = fixture();
     let receiver = Receiver::start();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let addr = free_addr();
     let mut cmd = env.std_cmd();
     cmd.args([
         "bridge",

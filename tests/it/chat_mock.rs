@@ -415,6 +415,15 @@ impl Receiver {
     }
 }
 
+/// A 127.0.0.1 address with a port free right now (for a server the test starts itself).
+pub fn free_addr() -> String {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string()
+}
+
 /// POSTs `body` to the bridge's --listen address with these headers; returns the status.
 pub fn post_answer(addr: &str, headers: &[(&str, String)], body: &str) -> u16 {
     let mut c = TcpStream::connect(addr).unwrap();

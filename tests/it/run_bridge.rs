@@ -9,18 +9,28 @@ use serde_json::{Value, json};
 use teamctl::ops::bridge::webhook::sign;
 
 use crate::bridge::{CHAT, USER, now_ts};
-use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, TOKEN, Telegram, post_answer};
+use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, TOKEN, Telegram, free_addr, post_answer};
 use crate::common::{TestEnv, TmuxServer, json as parse, wait_until};
 use crate::run::{STUB_LEAD, lead_in_tmux};
 
-/// A stub lead that first shows a permission prompt and reads one key raw: Enter writes
-/// `approved` to `answered`; Escape reads a line (the reason) and writes `denied: <line>`.
-/// Then it carries on as [`STUB_LEAD`] (forms its team, answers, ends its turn).
-fn prompting_lead() -> String {
-    let prompt = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
+/// The start of a stub lead's script: `--version` answered as 2.1.332, the screen cleared.
+const STUB_START: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
 clear
-printf ' Bash command\n\n   echo hi > ran.txt @admin\n   Run a command\n\n Do you want to proceed?\n \342\235\257 1. Yes\n   2. Yes, and always allow access to /w from this project\n   3. No\n\n Esc to cancel \302\267 Tab to amend\n'
-stty raw -echo
+"#;
+
+/// A script line that draws a permission prompt for the Bash command `cmd` as Claude Code
+/// 2.1.332 draws it.
+fn draw_prompt(cmd: &str) -> String {
+    format!(
+        "printf ' Bash command\\n\\n   {cmd} @admin\\n   Run a command\\n\\n Do you want to proceed?\\n \
+         \\342\\235\\257 1. Yes\\n   2. Yes, and always allow access to /w from this project\\n   \
+         3. No\\n\\n Esc to cancel \\302\\267 Tab to amend\\n'\n"
+    )
+}
+
+/// Reads one key raw: Enter writes `approved` to `answered`; Escape reads a line (the reason)
+/// and writes `denied: <line>`.
+const READ_ANSWER: &str = r#"stty raw -echo
 k=$(dd bs=1 count=1 2>/dev/null)
 stty sane
 clear
@@ -31,14 +41,25 @@ else
   printf 'denied: %s\n' "$reason" > "$CLAUDE_CONFIG_DIR/answered"
 fi
 "#;
-    format!("{prompt}{STUB_LEAD}")
+
+/// A stub lead that first shows a permission prompt and reads the answer ([`READ_ANSWER`]),
+/// then carries on as [`STUB_LEAD`] (forms its team, answers, ends its turn).
+fn prompting_lead() -> String {
+    format!(
+        "{STUB_START}{}{READ_ANSWER}{STUB_LEAD}",
+        draw_prompt("echo hi > ran.txt")
+    )
 }
 
-/// `run --json go` of the prompting lead with the chat flags `bridge` and the chat's secret
-/// `(variable, value)` in its environment: the test env (its tmux server kept with it) and the
-/// running child.
-fn run_bridged(bridge: &[&str], secret: (&str, &str)) -> Option<(Run, std::process::Child)> {
-    let (env, server, lead) = lead_in_tmux("prompting-lead", &prompting_lead())?;
+/// `run --json go` of the stub lead `(name, script)` ([`prompting_lead`] or
+/// [`switching_lead`]) with the chat flags `bridge` and the chat's secret `(variable, value)` in
+/// its environment: the test env (its tmux server kept with it) and the running child.
+fn run_bridged(
+    (name, script): (&str, &str),
+    bridge: &[&str],
+    secret: (&str, &str),
+) -> Option<(Run, std::process::Child)> {
+    let (env, server, lead) = lead_in_tmux(name, script)?;
     let mut cmd = env.std_cmd();
     cmd.env("TEAMCTL_CLAUDE_BIN", &lead)
         .env_remove("ANTHROPIC_API_KEY")
@@ -105,7 +126,12 @@ fn answer_the_prompt(
     let mut bridge = vec!["--bridge", "telegram", "--chat", &chat];
     bridge.extend(["--allow", &user, "--api", &mock.url]);
     bridge.extend(extra);
-    let (run, child) = run_bridged(&bridge, ("TEAMCTL_TELEGRAM_TOKEN", TOKEN))?;
+    let lead = prompting_lead();
+    let (run, child) = run_bridged(
+        ("prompting-lead", &lead),
+        &bridge,
+        ("TEAMCTL_TELEGRAM_TOKEN", TOKEN),
+    )?;
     let is_prompt = |m: &Value| {
         m["text"]
             .as_str()
@@ -200,7 +226,9 @@ fn the_chats_flags_go_with_bridge() {
 fn a_leads_permission_prompt_is_approved_from_a_slack_thread() {
     let mock = Slack::start();
     let bridge = ["--bridge", "slack", "--channel", "C1", "--allow", "U7"];
+    let lead = prompting_lead();
     let Some((run, child)) = run_bridged(
+        ("prompting-lead", &lead),
         &[&bridge[..], &["--api", &mock.url]].concat(),
         ("TEAMCTL_SLACK_TOKEN", SLACK_TOKEN),
     ) else {
@@ -236,13 +264,11 @@ fn a_leads_permission_prompt_is_approved_from_a_slack_thread() {
 fn a_leads_permission_prompt_is_approved_by_a_signed_webhook_answer() {
     const SECRET: &str = "0123456789abcdef-webhook";
     let receiver = Receiver::start();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let addr = free_addr();
     let bridge = ["--bridge", "webhook", "--chat", "ops", "--allow", "alice"];
+    let lead = prompting_lead();
     let Some((run, child)) = run_bridged(
+        ("prompting-lead", &lead),
         &[&bridge[..], &["--url", &receiver.url, "--listen", &addr]].concat(),
         ("TEAMCTL_WEBHOOK_SECRET", SECRET),
     ) else {
@@ -273,36 +299,15 @@ fn a_leads_permission_prompt_is_approved_by_a_signed_webhook_answer() {
 
 /// A stub lead whose permission prompt is replaced by another before anything is typed (the
 /// first answered at its terminal, the second drawn before the run looked between them): the
-/// first shows until `$CLAUDE_CONFIG_DIR/switch` exists, then the second reads one key as
+/// first shows until `$CLAUDE_CONFIG_DIR/switch` exists, then the second reads the answer as
 /// [`prompting_lead`]'s does.
 fn switching_lead() -> String {
-    let prompt = |cmd: &str| {
-        format!(
-            "printf ' Bash command\\n\\n   {cmd}\\n   Run a command\\n\\n Do you want to proceed?\\n \
-             \\342\\235\\257 1. Yes\\n   2. Yes, and always allow access to /w from this project\\n   \
-             3. No\\n\\n Esc to cancel \\302\\267 Tab to amend\\n'\n"
-        )
-    };
-    let script = format!(
-        r#"[ "$1" = --version ] && {{ echo '2.1.332 (Claude Code)'; exit 0; }}
-clear
-{first}while [ ! -e "$CLAUDE_CONFIG_DIR/switch" ]; do sleep 0.05; done
-clear
-{second}stty raw -echo
-k=$(dd bs=1 count=1 2>/dev/null)
-stty sane
-clear
-if [ "$k" = "$(printf '\r')" ]; then
-  echo approved > "$CLAUDE_CONFIG_DIR/answered"
-else
-  IFS= read -r reason
-  printf 'denied: %s\n' "$reason" > "$CLAUDE_CONFIG_DIR/answered"
-fi
-"#,
-        first = prompt("echo first > a.txt"),
-        second = prompt("rm -rf ./second"),
-    );
-    format!("{script}{STUB_LEAD}")
+    format!(
+        "{STUB_START}{}while [ ! -e \"$CLAUDE_CONFIG_DIR/switch\" ]; do sleep 0.05; done\nclear\n{}\
+         {READ_ANSWER}{STUB_LEAD}",
+        draw_prompt("echo first > a.txt"),
+        draw_prompt("rm -rf ./second"),
+    )
 }
 
 /// The code posted for one prompt never answers another: when the lead's screen shows a
@@ -310,30 +315,18 @@ fi
 /// `approve` with the first code then types nothing, and the second prompt takes only its own.
 #[test]
 fn a_code_answers_only_the_prompt_it_was_posted_for() {
-    let Some((run, _server, lead)) = lead_in_tmux("switching-lead", &switching_lead()) else {
-        return;
-    };
     let mock = Telegram::start();
     let (chat, user) = (CHAT.to_string(), USER.to_string());
-    let mut cmd = run.std_cmd();
-    cmd.env("TEAMCTL_CLAUDE_BIN", &lead)
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("IS_SANDBOX")
-        .args([
-            "run",
-            "--json",
-            "go",
-            "--settle",
-            "300ms",
-            "--timeout",
-            "60s",
-        ])
-        .args(["--bridge", "telegram", "--chat", &chat, "--allow", &user])
-        .args(["--api", &mock.url])
-        .env("TEAMCTL_TELEGRAM_TOKEN", TOKEN)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let lead = switching_lead();
+    let Some((run, child)) = run_bridged(
+        ("switching-lead", &lead),
+        &[
+            "--bridge", "telegram", "--chat", &chat, "--allow", &user, "--api", &mock.url,
+        ],
+        ("TEAMCTL_TELEGRAM_TOKEN", TOKEN),
+    ) else {
+        return;
+    };
     let prompt_with = |needle: &str| {
         mock.sent().into_iter().find(|m| {
             m.get("reply_markup").is_some()
@@ -350,7 +343,7 @@ fn a_code_answers_only_the_prompt_it_was_posted_for() {
         code_in(prompt_with(needle).unwrap()["text"].as_str().unwrap())
     };
     let first = posted("echo first > a.txt");
-    fs::write(run.root.join("switch"), "").unwrap();
+    fs::write(run.env.root.join("switch"), "").unwrap();
     let second = posted("rm -rf ./second");
     assert_ne!(first, second);
     mock.say(USER, CHAT, now_ts(), &format!("approve {first}"));
@@ -365,15 +358,7 @@ fn a_code_answers_only_the_prompt_it_was_posted_for() {
         mock.sent()
     );
     mock.say(USER, CHAT, now_ts(), &format!("deny {second} not that"));
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        fs::read_to_string(run.root.join("answered")).unwrap(),
-        "denied: not that\n"
-    );
+    let (r, typed) = run.ended(child);
+    assert_eq!(r["state"], "done");
+    assert_eq!(typed, "denied: not that\n");
 }
