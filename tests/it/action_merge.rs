@@ -6,23 +6,11 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::action::{Runner, calls, result_doc, stub_teamctl, tools_here};
-
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+use crate::common::git;
 
 /// The workspace as a git repository whose `origin` is a bare one beside it, with a branch
 /// `integration` one commit ahead of main (what `run --merge-into` would have made); a stub gh

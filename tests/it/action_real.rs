@@ -11,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 
 use crate::action::{Runner, root, tools_here, with};
-use crate::action_merge::{git, repo_and_gh};
+use crate::action_merge::repo_and_gh;
+use crate::common::git;
 use crate::common::{TmuxServer, bin, browser};
 
 /// The mock Messages API of tests/e2e on 127.0.0.1, killed when dropped.

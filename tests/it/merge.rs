@@ -9,25 +9,7 @@ use std::process::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, json as parse, keys, wait_until};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-}
+use crate::common::{TestEnv, git, json as parse, keys, wait_until};
 
 /// A repository `repo` with one commit on main, and a team `t` made from a team file whose
 /// teammates `names` each have a worktree; returns the repo and each worktree, by name.

@@ -9,7 +9,7 @@ use std::path::Path;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, run_json};
+use crate::common::{TestEnv, run_json, tags};
 
 /// Text a teammate (or a run's name, a reason) could carry to make markup or a link.
 const ATTACK: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\
@@ -43,16 +43,7 @@ fn hostile_record(dir: &Path) -> std::path::PathBuf {
 /// Every tag is one the page writes; the only links are the relative ones to records' pages.
 fn check_markup(page: &str) -> Vec<String> {
     let mut hrefs = Vec::new();
-    let mut rest = page;
-    while let Some(i) = rest.find('<') {
-        let end = rest[i..].find('>').expect("a closed tag") + i;
-        let tag = &rest[i + 1..end];
-        let name = tag
-            .trim_start_matches('/')
-            .split([' ', '/'])
-            .next()
-            .unwrap()
-            .to_lowercase();
+    for (name, tag) in tags(page) {
         assert!(TAGS.contains(&name.as_str()), "tag <{tag}>");
         let t = tag.to_lowercase();
         for bad in [" on", "src=", "style=", "javascript:", "http:", "https:"] {
@@ -63,7 +54,6 @@ fn check_markup(page: &str) -> Vec<String> {
             assert!(h.starts_with("./") || h.starts_with("../"), "{h}");
             hrefs.push(h);
         }
-        rest = &rest[end + 1..];
     }
     assert_eq!(page.to_lowercase().matches("<script").count(), 1);
     assert!(page.contains(

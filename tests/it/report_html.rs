@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, assistant_entry, run_json};
+use crate::common::{TestEnv, assistant_entry, run_json, tags};
 
 /// HTML a teammate could write to run a script, load something or hide what it says.
 pub(crate) const ATTACK: &str = "<script>alert(1)</script></script><img src=x onerror=alert(2)>\
@@ -109,16 +109,7 @@ fn check_markup(page: &str) {
     let lower = page.to_lowercase();
     assert_eq!(lower.matches("<script").count(), 1, "one script element");
     assert_eq!(lower.matches("</script").count(), 1, "closed once");
-    let mut rest = page;
-    while let Some(i) = rest.find('<') {
-        let end = rest[i..].find('>').expect("a closed tag") + i;
-        let tag = &rest[i + 1..end];
-        let name = tag
-            .trim_start_matches('/')
-            .split([' ', '/'])
-            .next()
-            .unwrap()
-            .to_lowercase();
+    for (name, tag) in tags(page) {
         assert!(TAGS.contains(&name.as_str()), "tag <{tag}>");
         let t = tag.to_lowercase();
         for bad in [
@@ -132,7 +123,6 @@ fn check_markup(page: &str) {
         ] {
             assert!(!t.contains(bad), "{bad:?} in <{tag}>");
         }
-        rest = &rest[end + 1..];
     }
     let style = &page[page.find("<style>").unwrap()..page.find("</style>").unwrap()];
     for bad in ["url(", "@import", "http", "@font-face"] {

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, TmuxServer, json as parse, json_lines, script, tmux_env};
+use crate::common::{TestEnv, TmuxServer, git, json as parse, json_lines, script, tmux_env};
 use crate::run::{STUB_LEAD, run_cmd};
 
 /// What the stub lead's helpers did before it answers: alice and bob each commit a file in a
@@ -43,18 +43,6 @@ for w in alice:a.txt bob:b.txt; do
     printf '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}}\n' >> "$subs/agent-$id.jsonl"
     printf '{"name":"%s","requestShape":"background","finished":true}' $n > "$subs/agent-$id.meta.json" ) &
 done"#;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 /// A test env with a git repository `repo` (one commit, `notes.md`, trusted in
 /// `.claude.json`) and the stub lead given `helpers` to run before it answers; `None` without

@@ -4,13 +4,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
 use teamctl::ops::create::{FileMember, TeamFile};
 
-use crate::common::{TestEnv, json as parse, keys};
+use crate::common::{TestEnv, git, json as parse, keys};
 
 fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -266,24 +265,6 @@ fn mistakes_in_a_file_name_the_place_and_write_nothing() {
             .stderr(predicate::str::contains(want));
     }
     assert!(!env.root.join("teams").exists());
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 #[test]

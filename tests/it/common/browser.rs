@@ -1,6 +1,6 @@
 //! A record's report.html in a real browser: headless Chromium (Debian's `chromium`, or the one
 //! `CHROMIUM_BIN` names) driven by playwright-core from tests/e2e, through the driver
-//! `tests/e2e/report-browser.js`.
+//! `tests/e2e/report-browser.js`; and a page's tags as written ([`tags`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -92,4 +92,25 @@ fn ended(out: Output) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     summary
+}
+
+/// The tags of a page as written, in order: each as `(name, text)`, the text what stands
+/// between its `<` and `>`, the name its element's, lowercased (`/p` is `p`). A `<` without its
+/// `>` fails the test.
+pub fn tags(page: &str) -> Vec<(String, &str)> {
+    let mut tags = Vec::new();
+    let mut rest = page;
+    while let Some(i) = rest.find('<') {
+        let end = rest[i..].find('>').expect("a closed tag") + i;
+        let tag = &rest[i + 1..end];
+        let name = tag
+            .trim_start_matches('/')
+            .split([' ', '/'])
+            .next()
+            .unwrap()
+            .to_lowercase();
+        tags.push((name, tag));
+        rest = &rest[end + 1..];
+    }
+    tags
 }

@@ -1,6 +1,6 @@
 //! What the suites share, in rooms: the hermetic environment and reading teamctl's output
-//! (env), teams and transcripts (teams), tmux (tmux), other writers (peers), files (files), a
-//! record's page in headless Chromium (browser) and the central guarantee, each message
+//! (env), teams and transcripts (teams), tmux (tmux), other writers (peers), files (files), git
+//! (git), a record's page in headless Chromium (browser) and the central guarantee, each message
 //! exactly once and unaltered (guarantee).
 //! `use crate::common::{…}` reaches every helper through the re-exports below.
 
@@ -9,6 +9,7 @@
 mod browser;
 mod env;
 mod files;
+mod git;
 mod guarantee;
 mod peers;
 mod teams;
@@ -17,6 +18,7 @@ mod tmux;
 pub use browser::*;
 pub use env::*;
 pub use files::*;
+pub use git::*;
 pub use guarantee::*;
 pub use peers::*;
 pub use teams::*;
