@@ -2,7 +2,8 @@
 //! binary ([`resolve`]), probes of processes ([`proc`]; [`platform`] picks Linux's or the
 //! portable ones), how Claude Code is launched ([`claude`]: its permission flags, the launch
 //! environment, shell quoting), commands run for events ([`hook`]) and the `git` command for
-//! teammates' worktrees ([`git`]), and GitHub's `gh` for pull requests ([`gh`]). It imports
+//! teammates' worktrees ([`git`]), GitHub's `gh` for pull requests ([`gh`]), and the sandbox a
+//! teammate can be confined to ([`sandbox`]: bubblewrap, sandbox-exec, a clone of its own). It imports
 //! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
 //! ops or cli layers.
 
@@ -13,4 +14,5 @@ pub mod hook;
 pub mod platform;
 pub mod proc;
 pub mod resolve;
+pub mod sandbox;
 pub mod tmux;

@@ -1,6 +1,8 @@
 //! A teammate's own git worktree as it is now: where it is, its branch, how many files differ
 //! from the commit it started from ([`crate::host::git`]). Only worktrees teamctl's private
 //! record of the team names are looked at, never a folder a teammate wrote into `config.json`.
+//! A sandboxed teammate's branch lives in its own clone until [`fetch_home`] brings it into
+//! the repository (what `diff`, `merge` and `delete` do first).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,6 +41,23 @@ impl WorktreeStatus {
                 .flatten(),
         }
     }
+}
+
+/// Brings a sandboxed teammate's branch home from its own clone into the repository, as the
+/// same branch (nothing for a worktree of the repository, whose branch is there already).
+/// Returns the branch's commit.
+///
+/// # Errors
+/// git refusing (the clone gone, a branch it did not make rewritten), naming the clone.
+pub fn fetch_home(t: &Worktree) -> anyhow::Result<Option<String>> {
+    let Some(c) = &t.clone else { return Ok(None) };
+    crate::host::sandbox::clone::fetch(
+        Path::new(&t.repo),
+        Path::new(&t.path),
+        &t.branch,
+        c.new_branch,
+    )
+    .map(Some)
 }
 
 /// The worktrees of `team`'s teammates, by name, as teamctl's record names them (none for a

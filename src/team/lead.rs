@@ -113,6 +113,9 @@ pub struct MemberLaunch {
     /// Its own git worktree, if it has one.
     #[serde(default)]
     pub worktree: Option<Worktree>,
+    /// The sandbox it runs in, if it is confined (what a restart confines it with again).
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::Rules>,
 }
 
 /// A teammate's own git worktree, as `create` made it.
@@ -126,6 +129,19 @@ pub struct Worktree {
     pub repo: String,
     /// The commit it started from.
     pub base: String,
+    /// Set when it is a sandboxed teammate's own clone rather than a worktree of `repo`: the
+    /// branch lives in the clone until teamctl fetches it home
+    /// (`host::sandbox::clone`).
+    #[serde(default)]
+    pub clone: Option<OwnClone>,
+}
+
+/// A sandboxed teammate's own clone of the repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnClone {
+    /// Whether teamctl made its branch for it (then the teammate's history is fetched home
+    /// even when rewritten; an existing branch only moves forward).
+    pub new_branch: bool,
 }
 
 /// Where the lead of a team `teamctl run` formed runs: the tmux server its pane teammates are

@@ -115,6 +115,12 @@ pub(crate) struct CreateArgs {
     #[arg(long)]
     worktree: bool,
 
+    /// Confine every teammate to a sandbox of its own (bubblewrap on Linux, sandbox-exec on
+    /// macOS; docs/sandbox.md): the machine read-only but its work, its team and its
+    /// transcripts, the secrets in the home directory hidden, no Unix socket
+    #[arg(long)]
+    sandbox: bool,
+
     /// Once the teammates are ready, answer what they asked while starting by this policy file
     /// (docs/policy.md; a team file's `policy`); give `wait --policy` the same file afterwards
     #[arg(long, value_name = "FILE")]
@@ -338,7 +344,20 @@ fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
             state.as_str().unwrap_or("").to_string(),
         ]);
     }
-    ctx.out.table(rows)
+    ctx.out.table(rows)?;
+    for m in &o.members {
+        if let Some(s) = &m.sandbox {
+            ctx.out.line(&format!(
+                "sandbox of {}: {}, network {}; writable: {}; hidden: {}",
+                m.name,
+                s.engine,
+                s.network.as_str(),
+                esc(&s.writable.join(", ")),
+                esc(&s.hidden.join(", "))
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 fn spec(ctx: &Ctx, args: &CreateArgs, file: Option<&Loaded>) -> Result<Spec> {
@@ -351,6 +370,7 @@ fn spec(ctx: &Ctx, args: &CreateArgs, file: Option<&Loaded>) -> Result<Spec> {
         agent_type: args.agent_type.clone(),
         permission: args.permission.given(),
         worktree: args.worktree,
+        sandbox: args.sandbox,
     };
     members.iter_mut().for_each(|m| overrides.apply(m));
     create::validate_members(&members)?;
@@ -446,6 +466,9 @@ fn launch_env(ctx: &Ctx, args: &CreateArgs) -> Result<LaunchEnv> {
             settle: Duration::from_millis(500),
             now: std::time::SystemTime::now(),
         }),
+        sandbox_bin: std::env::var_os(env::BWRAP_BIN)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
     })
 }
 

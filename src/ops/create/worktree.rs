@@ -7,19 +7,26 @@
 //! its builds do not see the teammates' copies, and teamctl writes nowhere the user did not
 //! name. Each is on its own branch, `teamctl/<team>/<member>` unless the team file names one,
 //! made from the working directory's `HEAD`.
+//!
+//! A sandboxed teammate gets its own clone instead (`git clone --shared`: the repository's
+//! objects borrowed read-only; [`crate::host::sandbox::clone`]), at the same place and on the
+//! same branch: it commits there without writing the repository, and teamctl fetches its
+//! branch home (`observe::worktree::fetch_home`) before `diff`, `merge` and `delete` read it.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::spec::{Branch, Spec};
 use crate::error::usage;
 use crate::host::claude::Dialog;
 use crate::host::git;
+use crate::host::sandbox::clone;
+use crate::observe::worktree::fetch_home;
 use crate::ops::prepare;
 use crate::store::paths::Layout;
-use crate::team::lead::{Leads, MemberLaunch, Worktree};
+use crate::team::lead::{Leads, MemberLaunch, OwnClone, Worktree};
 
 /// One teammate's worktree, as planned (and, once `make` ran, made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,6 +78,7 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
     let root = leads.worktrees_dir(layout, &spec.team);
     let mut out = Vec::new();
     let mut branches: Vec<String> = Vec::new();
+    let checked_out = git::checked_out_branches(&repo).unwrap_or_default();
     for m in &spec.members {
         let Some(wish) = &m.worktree else {
             out.push(None);
@@ -106,6 +114,15 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
             )));
         }
         branches.push(branch.clone());
+        if m.sandbox.is_some() && checked_out.contains(&branch) {
+            return Err(usage(format!(
+                "member '{}': branch {branch} is checked out in a worktree of {}; a sandboxed \
+                 teammate works on a branch of its own clone, fetched home into the repository: \
+                 give it another branch",
+                m.name,
+                repo.display()
+            )));
+        }
         let path = root.join(m.name.as_str());
         if path.symlink_metadata().is_ok() {
             bail!(
@@ -121,6 +138,9 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
                 branch,
                 repo: text(&repo),
                 base: base.clone(),
+                clone: m.sandbox.as_ref().map(|_| OwnClone {
+                    new_branch: !exists,
+                }),
             },
             new_branch: !exists,
         }));
@@ -148,8 +168,17 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
                 return Err(e);
             }
         }
+        let repo = Path::new(&p.tree.repo);
         let base = p.new_branch.then_some(p.tree.base.as_str());
-        if let Err(e) = git::worktree_add(Path::new(&p.tree.repo), &path, &p.tree.branch, base) {
+        let done = match (&p.tree.clone, base) {
+            (None, _) => git::worktree_add(repo, &path, &p.tree.branch, base),
+            (Some(_), Some(b)) => clone::make(repo, &path, &p.tree.branch, b),
+            (Some(_), None) => match git::branch_commit(repo, &p.tree.branch) {
+                Some(tip) => clone::make(repo, &path, &p.tree.branch, &tip),
+                None => Err(anyhow::anyhow!("branch {} is gone", p.tree.branch)),
+            },
+        };
+        if let Err(e) = done {
             unmake(&made);
             return Err(e);
         }
@@ -163,6 +192,11 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
 pub fn unmake(made: &[&Planned]) {
     for p in made {
         let repo = Path::new(&p.tree.repo);
+        if p.tree.clone.is_some() {
+            // A clone holds nothing but its start, and its branch never reached the repository.
+            let _ = std::fs::remove_dir_all(&p.tree.path);
+            continue;
+        }
         if git::worktree_remove(repo, Path::new(&p.tree.path)).is_ok() && p.new_branch {
             let _ = git::branch_delete(repo, &p.tree.branch);
         }
@@ -221,83 +255,32 @@ pub struct TakenDown {
 /// Removes each worktree of `members` that has no uncommitted changes (`git worktree
 /// remove`, which refuses one that has) and no git-ignored files (which it would remove
 /// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
-/// kept. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
+/// kept. A sandboxed teammate's clone has its branch fetched home first, and is kept when that
+/// fails. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
 /// at `worktrees` or below) is kept: removing it would remove what the link points to.
 pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) -> Vec<TakenDown> {
     let mut out = Vec::new();
     for m in members {
         let Some(t) = &m.worktree else { continue };
         let path = Path::new(&t.path);
-        if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
-            out.push(TakenDown {
-                member: m.name.clone(),
-                path: t.path.clone(),
-                branch: t.branch.clone(),
-                action: "kept",
-                reason: format!(
-                    "{} is reached through a link below teamctl's data dir {} (or is no longer \
-                     below it): not removing what the link points to",
-                    t.path,
-                    leads.data_dir().display()
-                ),
-            });
-            continue;
-        }
-        let ignored = if path.is_dir() {
-            git::ignored(path)
-        } else {
-            Ok(Vec::new())
-        };
-        let (action, reason) = if !path.is_dir() {
-            ("missing", "its folder is gone".to_string())
-        } else {
-            match git::uncommitted(path) {
-                Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
-                Ok(c) if !c.is_empty() => (
+        let (action, reason) =
+            if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
+                (
                     "kept",
                     format!(
-                        "{} uncommitted change(s), e.g. {}; commit or remove them, then `git \
-                         worktree remove {}`",
-                        c.len(),
-                        c[0],
-                        t.path
+                        "{} is reached through a link below teamctl's data dir {} (or is no longer \
+                     below it): not removing what the link points to",
+                        t.path,
+                        leads.data_dir().display()
                     ),
-                ),
-                Ok(_) => match ignored {
-                    Err(e) => (
-                        "kept",
-                        format!("git could not tell its ignored files: {e:#}"),
-                    ),
-                    Ok(i) if !i.is_empty() && !drop_ignored => (
-                        "kept",
-                        format!(
-                            "{} git-ignored file(s), e.g. {}, which removing it would lose; \
-                             keep what you need, then `git worktree remove --force {}` (or \
-                             `teamctl delete --force`)",
-                            i.len(),
-                            i[0],
-                            t.path
-                        ),
-                    ),
-                    Ok(i) => match git::worktree_remove(Path::new(&t.repo), path) {
-                        Ok(()) if i.is_empty() => (
-                            "removed",
-                            format!("no uncommitted changes; branch {} kept", t.branch),
-                        ),
-                        Ok(()) => (
-                            "removed",
-                            format!(
-                                "no uncommitted changes, {} git-ignored file(s) dropped \
-                                 (--force); branch {} kept",
-                                i.len(),
-                                t.branch
-                            ),
-                        ),
-                        Err(e) => ("kept", format!("{e:#}")),
-                    },
-                },
-            }
-        };
+                )
+            } else if !path.is_dir() {
+                ("missing", "its folder is gone".to_string())
+            } else if let Err(e) = fetch_home(t) {
+                ("kept", format!("{e:#}; its work is only in {}", t.path))
+            } else {
+                remove_if_clean(t, path, drop_ignored)
+            };
         if action == "removed"
             && let Some(parent) = path.parent()
         {
@@ -313,4 +296,65 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
         });
     }
     out
+}
+
+/// Removes the worktree (or clone) `t` at `path` when nothing in it would be lost, else says
+/// why it is kept.
+fn remove_if_clean(t: &Worktree, path: &Path, drop_ignored: bool) -> (&'static str, String) {
+    let ignored = git::ignored(path);
+    match git::uncommitted(path) {
+        Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
+        Ok(c) if !c.is_empty() => (
+            "kept",
+            format!(
+                "{} uncommitted change(s), e.g. {}; commit or remove them, then `git \
+                 worktree remove {}`",
+                c.len(),
+                c[0],
+                t.path
+            ),
+        ),
+        Ok(_) => match ignored {
+            Err(e) => (
+                "kept",
+                format!("git could not tell its ignored files: {e:#}"),
+            ),
+            Ok(i) if !i.is_empty() && !drop_ignored => (
+                "kept",
+                format!(
+                    "{} git-ignored file(s), e.g. {}, which removing it would lose; keep what \
+                     you need, then `git worktree remove --force {}` (or `teamctl delete \
+                     --force`)",
+                    i.len(),
+                    i[0],
+                    t.path
+                ),
+            ),
+            Ok(i) => {
+                let removed = match t.clone {
+                    None => git::worktree_remove(Path::new(&t.repo), path),
+                    // A clone is no worktree of the repository: its folder goes, its branch
+                    // was fetched home.
+                    Some(_) => std::fs::remove_dir_all(path)
+                        .with_context(|| format!("could not remove {}", path.display())),
+                };
+                match removed {
+                    Ok(()) if i.is_empty() => (
+                        "removed",
+                        format!("no uncommitted changes; branch {} kept", t.branch),
+                    ),
+                    Ok(()) => (
+                        "removed",
+                        format!(
+                            "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
+                             branch {} kept",
+                            i.len(),
+                            t.branch
+                        ),
+                    ),
+                    Err(e) => ("kept", format!("{e:#}")),
+                }
+            }
+        },
+    }
 }

@@ -13,9 +13,10 @@ pub mod queue;
 use std::path::Path;
 use std::time::SystemTime;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::error::usage;
+use crate::observe::worktree::fetch_home;
 use crate::store::paths::Layout;
 use crate::team::config::Team;
 use crate::team::lead::Worktree;
@@ -60,6 +61,7 @@ pub fn sources(team: &Team, names: &[String]) -> Result<Vec<Source>> {
             team.name
         )));
     }
+    bring_home(&all)?;
     if names.is_empty() {
         return Ok(all);
     }
@@ -78,6 +80,21 @@ pub fn sources(team: &Team, names: &[String]) -> Result<Vec<Source>> {
         }
     }
     Ok(out)
+}
+
+/// Where each teammate's branch is: a worktree's is in the repository; a sandboxed teammate's
+/// own clone holds its branch, which is fetched home into the repository first, so that
+/// everything after reads the repository alone.
+///
+/// # Errors
+/// A clone whose branch could not be fetched, named.
+fn bring_home(all: &[Source]) -> Result<()> {
+    for s in all.iter().filter(|s| s.tree.clone.is_some()) {
+        if Path::new(&s.tree.path).is_dir() {
+            fetch_home(&s.tree).with_context(|| format!("{}'s sandbox clone", s.name))?;
+        }
+    }
+    Ok(())
 }
 
 /// `sources` in the order their tasks were completed: by when each teammate's last completed

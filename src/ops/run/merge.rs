@@ -129,6 +129,7 @@ pub fn worktrees(
                 branch: format!("worktree-agent-{id}"),
                 repo: base.repo.display().to_string(),
                 base: base.commit.clone(),
+                clone: None,
             },
         });
     }

@@ -1,0 +1,283 @@
+//! `create --sandbox` (docs/sandbox.md): each promise of a teammate's sandbox, tried from
+//! inside by a stand-in teammate (tests/fixtures/sandbox-try, which reports what went and what
+//! was refused); git inside (a clone of its own, whose commits `diff` and `delete` bring
+//! home); the engine missing or blocked (exit 2, nothing written); what `status` shows.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::{
+    TestEnv, TmuxServer, bwrap_works, git, json, json_lines, member, sandbox_report, sandbox_try,
+    tmux_env,
+};
+
+/// A test env with its tmux server, a repository `work` (branch main, one commit) and a
+/// secret in `~/.ssh`; `None` (a skip) without tmux or a working bubblewrap.
+fn world() -> Option<(TestEnv, TmuxServer, PathBuf)> {
+    let (env, server) = tmux_env()?;
+    if !bwrap_works() {
+        return None;
+    }
+    let repo = env.dir.path().join("work");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("README"), "hello\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-q", "-m", "start"]);
+    let home = env.dir.path().join("home");
+    fs::create_dir_all(home.join(".ssh")).unwrap();
+    fs::write(home.join(".ssh/id_test"), "SECRET\n").unwrap();
+    fs::write(env.root.join("settings.json"), "{}").unwrap();
+    fs::write(env.root.join(".claude.json"), "{\"mine\":1}").unwrap();
+    fs::create_dir_all(env.root.join("teams/other/inboxes")).unwrap();
+    Some((env, server, repo.canonicalize().unwrap()))
+}
+
+/// What the stand-in tries on, and the listeners it tries to reach.
+struct Targets {
+    unix: UnixListener,
+    tcp: TcpListener,
+    tmp_name: String,
+}
+
+/// Writes `~/sandbox-targets` for a teammate of `team` (plus `more`).
+fn targets(env: &TestEnv, team: &str, more: &[(&str, String)]) -> Targets {
+    let home = env.dir.path().join("home");
+    let unix = UnixListener::bind(home.join("agent.sock")).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let tmp_name = format!("teamctl-sandbox-try-{}", std::process::id());
+    let t = |p: &Path| p.to_string_lossy().into_owned();
+    let mut lines: Vec<(&str, String)> = vec![
+        ("team", t(&env.root.join("teams").join(team))),
+        ("tasks", t(&env.root.join("tasks").join(team))),
+        ("tmp_name", tmp_name.clone()),
+        ("other_team", t(&env.root.join("teams/other/inboxes"))),
+        ("data_dir", t(&env.data_dir())),
+        ("outside_pid", std::process::id().to_string()),
+        ("outside_comm", "it-".into()),
+        (
+            "tmux_socket",
+            t(&env
+                .dir
+                .path()
+                .join(format!("tmux-{}/default", rustix_uid()))),
+        ),
+        ("pane", "%0".into()),
+        ("unix_socket", t(&home.join("agent.sock"))),
+        ("tcp_port", tcp.local_addr().unwrap().port().to_string()),
+    ];
+    lines.extend(more.iter().cloned());
+    let text: String = lines.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+    fs::write(home.join("sandbox-targets"), text).unwrap();
+    Targets {
+        unix,
+        tcp,
+        tmp_name,
+    }
+}
+
+fn rustix_uid() -> u32 {
+    // SAFETY: getuid never fails.
+    unsafe { libc::getuid() }
+}
+
+/// `teamctl --json create <args> --claude-bin sandbox-try`: the result line, asserted ready.
+fn create(env: &TestEnv, args: &[&str]) -> Value {
+    let out = env
+        .cmd()
+        .args(["--json", "create", "--timeout", "20s"])
+        .args(args)
+        .arg("--claude-bin")
+        .arg(sandbox_try())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let r = json_lines(&out).pop().unwrap();
+    assert_eq!(r["state"], "ready", "{r}");
+    r
+}
+
+/// What the stand-in must have found: each try of `want` gone (`ok`) or refused.
+fn assert_tries(report: &BTreeMap<String, String>, want: &[(&str, &str)]) {
+    let wrong: Vec<String> = want
+        .iter()
+        .filter(|(k, v)| report.get(*k).map(String::as_str) != Some(v))
+        .map(|(k, v)| format!("{k}: want {v}, got {:?}", report.get(*k)))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}\nreport: {report:#?}");
+}
+
+/// Nothing the stand-in tried reached the listeners but TCP (`tcp`: whether it should have).
+fn assert_unreached(t: &Targets, tcp: bool) {
+    assert_eq!(
+        t.unix.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock),
+        "a Unix socket outside was reached from the sandbox"
+    );
+    assert_eq!(
+        t.tcp.accept().is_ok(),
+        tcp,
+        "TCP on 127.0.0.1 reached: {}",
+        !tcp
+    );
+    assert!(
+        !Path::new("/tmp").join(&t.tmp_name).exists(),
+        "the sandbox's /tmp is the machine's"
+    );
+}
+
+const ALWAYS: [(&str, &str); 18] = [
+    ("write_cwd", "ok"),
+    ("write_team", "ok"),
+    ("write_tasks", "ok"),
+    ("write_tmp", "ok"),
+    ("write_claude_json", "ok"),
+    ("write_home", "refused"),
+    ("write_usr", "refused"),
+    ("write_settings", "refused"),
+    ("write_config_dir", "ok"),
+    ("write_other_team", "refused"),
+    ("write_data_dir", "refused"),
+    ("read_ssh", "refused"),
+    ("see_tmux", "refused"),
+    ("see_outside", "refused"),
+    ("no_caps", "ok"),
+    ("no_new_privs", "ok"),
+    ("tmux_send", "refused"),
+    ("unix_connect", "refused"),
+];
+
+#[test]
+fn a_sandboxed_teammate_in_its_clone_does_its_work_and_nothing_else() {
+    let Some((env, _server, repo)) = world() else {
+        return;
+    };
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let object = repo.join(format!(".git/objects/{}/{}", &head[..2], &head[2..]));
+    let t = |p: &Path| p.to_string_lossy().into_owned();
+    let targets = targets(
+        &env,
+        "sb",
+        &[
+            ("checkout", t(&repo)),
+            ("git_dir", t(&repo.join(".git"))),
+            ("object", t(&object)),
+        ],
+    );
+    let cwd = t(&repo);
+    let r = create(
+        &env,
+        &[
+            "sb",
+            "--member",
+            "alice:Hello",
+            "--sandbox",
+            "--worktree",
+            "--cwd",
+            &cwd,
+        ],
+    );
+    let sandbox = &r["members"][0]["sandbox"];
+    let clone = PathBuf::from(sandbox["writable"][0].as_str().unwrap());
+    assert!(
+        clone.starts_with(env.data_dir().join("worktrees")),
+        "{sandbox}"
+    );
+    let mut want = ALWAYS.to_vec();
+    want.extend([
+        ("write_checkout", "refused"),
+        ("write_repo_git_config", "refused"),
+        ("write_repo_hooks", "refused"),
+        ("delete_main", "refused"),
+        ("delete_object", "refused"),
+        ("push_main", "refused"),
+        ("write_own_git_config", "refused"),
+        ("write_own_hooks", "refused"),
+        ("write_own_commondir", "refused"),
+        ("move_own_git", "refused"),
+        ("commit_own", "ok"),
+        ("tcp_connect", "ok"),
+    ]);
+    assert_tries(&sandbox_report(&clone), &want);
+    assert_unreached(&targets, true);
+    assert_eq!(
+        fs::read_to_string(env.root.join(".claude.json")).unwrap(),
+        "{\"mine\":1}",
+        "the private .claude.json reached the person's"
+    );
+    assert!(object.exists(), "a shared object was deleted");
+    assert_eq!(git(&repo, &["rev-parse", "main"]), head, "main moved");
+    seen_and_brought_home(&env, &repo, &clone, sandbox);
+}
+
+/// `status --json` shows the sandbox as create did; `diff` brings the commit made inside home
+/// (the branch in the repository); `delete` keeps the clone that holds untracked work.
+fn seen_and_brought_home(env: &TestEnv, repo: &Path, clone: &Path, sandbox: &Value) {
+    let s = json(
+        &env.cmd()
+            .args(["--json", "status", "--team", "sb"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let shown = &member(&s, "alice")["sandbox"];
+    assert_eq!(shown, sandbox);
+    let keys: Vec<&str> = shown
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["engine", "writable", "hidden", "network"]);
+    assert_eq!(shown["engine"], "bwrap");
+    assert_eq!(shown["network"], "on");
+    let home = env.dir.path().join("home");
+    assert!(
+        shown["hidden"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(home.join(".ssh")))
+    );
+    let d = json(
+        &env.cmd()
+            .args(["--json", "diff", "--team", "sb"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    let alice = &d["members"][0];
+    assert_eq!(alice["commits"], 1, "{d}");
+    assert_eq!(alice["files"][0]["path"], "sandbox-work.txt", "{d}");
+    assert_eq!(
+        git(repo, &["log", "-1", "--format=%s", "teamctl/sb/alice"]),
+        "work from inside"
+    );
+    let out = env
+        .cmd()
+        .args(["--json", "delete", "sb", "--timeout", "10s"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let del = json_lines(&out).pop().unwrap();
+    let w = &del["worktrees"][0];
+    assert_eq!(w["action"], "kept", "{del}");
+    assert!(
+        w["reason"].as_str().unwrap().contains("sandbox-report"),
+        "{del}"
+    );
+    assert!(clone.is_dir());
+}
