@@ -10,11 +10,12 @@ use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::{
     TestEnv, TmuxServer, bwrap_works, git, json, json_lines, member, sandbox_report, sandbox_try,
-    tmux_env,
+    script, tmux_env,
 };
 
 /// A test env with its tmux server, a repository `work` (branch main, one commit) and a
@@ -280,4 +281,176 @@ fn seen_and_brought_home(env: &TestEnv, repo: &Path, clone: &Path, sandbox: &Val
         "{del}"
     );
     assert!(clone.is_dir());
+}
+
+#[test]
+fn in_the_checkout_itself_its_git_stays_read_only() {
+    let Some((env, _server, repo)) = world() else {
+        return;
+    };
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let object = repo.join(format!(".git/objects/{}/{}", &head[..2], &head[2..]));
+    let t = |p: &Path| p.to_string_lossy().into_owned();
+    let targets = targets(
+        &env,
+        "sc",
+        &[("git_dir", t(&repo.join(".git"))), ("object", t(&object))],
+    );
+    let cwd = t(&repo);
+    let r = create(
+        &env,
+        &["sc", "--member", "bob:Hi", "--sandbox", "--cwd", &cwd],
+    );
+    assert_eq!(r["members"][0]["sandbox"]["writable"][0], json!(cwd));
+    let mut want = ALWAYS.to_vec();
+    want.extend([
+        ("write_repo_git_config", "refused"),
+        ("write_repo_hooks", "refused"),
+        ("delete_main", "refused"),
+        ("delete_object", "refused"),
+        ("tcp_connect", "ok"),
+    ]);
+    assert_tries(&sandbox_report(&repo), &want);
+    assert_unreached(&targets, true);
+    // Alive to tmux and to status.
+    let s = json(
+        &env.cmd()
+            .args(["--json", "status", "--team", "sc"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(member(&s, "bob")["process_alive"], true, "{s}");
+}
+
+#[test]
+fn a_team_file_cuts_the_network_and_hides_and_gives_more() {
+    let Some((env, _server, repo)) = world() else {
+        return;
+    };
+    let home = env.dir.path().join("home");
+    fs::create_dir_all(home.join("vault")).unwrap();
+    fs::write(home.join("vault/key"), "K").unwrap();
+    let extra = env.dir.path().join("out");
+    fs::create_dir_all(&extra).unwrap();
+    let t = |p: &Path| p.to_string_lossy().into_owned();
+    let targets = targets(
+        &env,
+        "sf",
+        &[("hidden", t(&home.join("vault/key"))), ("extra", t(&extra))],
+    );
+    let file = env.dir.path().join("team.toml");
+    fs::write(
+        &file,
+        format!(
+            "name = \"sf\"\ncwd = \"{}\"\nsandbox = true\nsandbox_network = \"off\"\n\
+             sandbox_hide = [\"~/vault\"]\n[[member]]\nname = \"carol\"\nbrief = \"b\"\n\
+             sandbox_write = [\"out\"]\n",
+            repo.display()
+        ),
+    )
+    .unwrap();
+    let r = create(&env, &["--file", &t(&file)]);
+    let s = &r["members"][0]["sandbox"];
+    assert_eq!(s["network"], "off");
+    assert!(
+        s["writable"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(t(&extra))),
+        "{s}"
+    );
+    assert!(
+        s["hidden"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(t(&home.join("vault")))),
+        "{s}"
+    );
+    let mut want = ALWAYS.to_vec();
+    want.extend([
+        ("read_hidden", "refused"),
+        ("write_extra", "ok"),
+        ("tcp_connect", "refused"),
+    ]);
+    assert_tries(&sandbox_report(&repo), &want);
+    assert_unreached(&targets, false);
+}
+
+#[test]
+fn a_restart_confines_it_again() {
+    let Some((env, server, repo)) = world() else {
+        return;
+    };
+    let _listening = targets(&env, "sr", &[]);
+    let cwd = repo.to_string_lossy().into_owned();
+    create(
+        &env,
+        &["sr", "--member", "dan:Hi", "--sandbox", "--cwd", &cwd],
+    );
+    server.kill();
+    fs::remove_file(repo.join("sandbox-report")).unwrap();
+    env.cmd()
+        .args(["resume", "sr"])
+        .env("TEAMCTL_CLAUDE_BIN", sandbox_try())
+        .assert()
+        .success();
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(10), || {
+            repo.join("sandbox-report").exists()
+        }),
+        "the teammate was not started again"
+    );
+    let mut want = ALWAYS.to_vec();
+    want.push(("tcp_connect", "ok"));
+    assert_tries(&sandbox_report(&repo), &want);
+    let panes = std::process::Command::new("tmux")
+        .args(["list-panes", "-a", "-F", "#{pane_start_command}"])
+        .env("TMUX_TMPDIR", env.dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&panes.stdout).contains("bwrap"));
+}
+
+#[test]
+fn a_missing_or_blocked_engine_is_exit_2_and_writes_nothing() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    let blocked = script(
+        &env,
+        "bwrap",
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    );
+    for (bin, said) in [
+        (
+            PathBuf::from("/nonexistent/bwrap"),
+            "TEAMCTL_BWRAP_BIN names",
+        ),
+        (blocked, "setting up uid map: Permission denied"),
+    ] {
+        env.cmd()
+            .args(["create", "sx", "--member", "a:b", "--sandbox"])
+            .arg("--claude-bin")
+            .arg(sandbox_try())
+            .env("TEAMCTL_BWRAP_BIN", &bin)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("error: ").and(predicate::str::contains(said)));
+        assert!(!env.root.join("teams/sx").exists(), "a team was written");
+    }
+    // No bwrap on PATH (only tmux there): the fix is named.
+    let bin = env.dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let tmux = which::which("tmux").unwrap();
+    std::os::unix::fs::symlink(tmux, bin.join("tmux")).unwrap();
+    env.cmd()
+        .args(["create", "sx", "--member", "a:b", "--sandbox"])
+        .arg("--claude-bin")
+        .arg(sandbox_try())
+        .env("PATH", &bin)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("apt-get install bubblewrap"));
 }
