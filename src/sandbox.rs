@@ -125,6 +125,11 @@ pub struct ClientDir {
     /// The real folders inside it the session writes (its team's folder, its task folder, its
     /// transcripts' project folder), absolute.
     pub shared: Vec<String>,
+    /// The person's own `.claude.json` (or `.config.json`), whose copy the session gets in its
+    /// config dir, when it is not the one in `root` (a lead of `run` without a chosen config
+    /// dir reads `~/.claude.json`); `None`: the one in `root`.
+    #[serde(default)]
+    pub state: Option<String>,
 }
 
 /// What one sandbox allows: recorded with the team (a restart confines the same way), shown
@@ -156,6 +161,11 @@ pub struct Rules {
     pub no_unix_sockets: bool,
     /// The file holding the seccomp program (bubblewrap reads it at start).
     pub filter: Option<String>,
+    /// Whether it shares the machine's process namespace (`run --sandbox`: teamctl, outside,
+    /// ends the lead and checks on it by the pids its tmux server reports); else it has one of
+    /// its own, where no other process can be seen, signalled or traced.
+    #[serde(default)]
+    pub shared_pids: bool,
 }
 
 /// A sandbox as `status --json` shows it (`members[].sandbox`), and the record and report.
@@ -231,10 +241,12 @@ mod tests {
             client: Some(ClientDir {
                 root: "/c".into(),
                 shared: vec!["/c/teams/t".into(), "/c/tasks/t".into()],
+                state: None,
             }),
             network: Network::Off,
             no_unix_sockets: true,
             filter: None,
+            shared_pids: false,
         }
     }
 

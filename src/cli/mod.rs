@@ -20,6 +20,7 @@ pub(crate) mod otel;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod record;
+pub(crate) mod sandboxed;
 pub(crate) mod signals;
 pub(crate) mod term;
 pub(crate) mod tui;

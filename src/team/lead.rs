@@ -166,6 +166,10 @@ pub struct RunRecord {
     /// the same name is another (`None` in a record written before teamctl kept it).
     #[serde(default)]
     pub tmux_session_id: Option<String>,
+    /// The sandbox the lead's tmux server runs in (`run --sandbox`), which the lead and its
+    /// teammates share; `None`: unconfined.
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::Rules>,
 }
 
 /// A record of the Claude-led `team` under `layout`, whose lead (`lead_session_id`) `run`
@@ -188,6 +192,7 @@ pub fn run_record(
         tmux_socket: tmux_socket.to_string(),
         tmux_server_id: tmux_server_id.to_string(),
         tmux_session_id: None,
+        sandbox: None,
     }
 }
 

@@ -454,3 +454,82 @@ fn a_missing_or_blocked_engine_is_exit_2_and_writes_nothing() {
         .code(2)
         .stderr(predicate::str::contains("apt-get install bubblewrap"));
 }
+
+#[test]
+fn run_sandbox_puts_the_lead_s_tmux_server_in_one_sandbox() {
+    let Some((env, _server, repo)) = world() else {
+        return;
+    };
+    let t = |p: &Path| p.to_string_lossy().into_owned();
+    let cj = json!({"hasCompletedOnboarding": true, "theme": "dark",
+        "projects": {t(&repo): {"hasTrustDialogAccepted": true}}});
+    fs::write(env.root.join(".claude.json"), cj.to_string()).unwrap();
+    let _listening = targets(&env, "none", &[("git_dir", t(&repo.join(".git")))]);
+    // The stub lead in the home directory: the private /tmp hides the test's temp dir.
+    let lead = env.dir.path().join("home/stub-lead");
+    fs::write(&lead, format!("#!/bin/sh\n{}\n", crate::run::STUB_LEAD)).unwrap();
+    fs::set_permissions(&lead, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let record = env.dir.path().join("record");
+    let out = env
+        .cmd()
+        .env("TEAMCTL_CLAUDE_BIN", sandbox_try())
+        .env("SANDBOX_TRY_THEN", &lead)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("IS_SANDBOX")
+        .args([
+            "--json",
+            "run",
+            "--sandbox",
+            "--timeout",
+            "20s",
+            "--cwd",
+            &t(&repo),
+        ])
+        .arg("--export")
+        .arg(&record)
+        .arg("hello")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(json_lines(&out).pop().unwrap()["state"], "done");
+    assert_tries(
+        &sandbox_report(&repo),
+        &[
+            ("write_cwd", "ok"),
+            ("write_tmp", "ok"),
+            ("write_repo_git_config", "refused"),
+            ("write_repo_hooks", "refused"),
+            ("write_home", "refused"),
+            ("write_usr", "refused"),
+            ("write_settings", "refused"),
+            ("read_ssh", "refused"),
+            ("no_caps", "ok"),
+            ("no_new_privs", "ok"),
+            ("tmux_send", "refused"),
+            ("own_tmux", "ok"),
+        ],
+    );
+    let summary = json(&fs::read(record.join("summary.json")).unwrap());
+    for m in summary["status"]["members"].as_array().unwrap() {
+        assert_eq!(m["sandbox"]["engine"], "bwrap", "{m}");
+        assert_eq!(m["sandbox"]["writable"][0], json!(t(&repo)), "{m}");
+    }
+    let md = fs::read_to_string(record.join("report.md")).unwrap();
+    assert!(
+        md.contains("### Sandboxes\n\n**team\\-lead**: bwrap, network on; writes `"),
+        "{md}"
+    );
+    let html = fs::read_to_string(record.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Sandboxes</h2>\n<p><strong>team-lead</strong>: bwrap"));
+    // The sandbox's tmux server ended with the run.
+    let dir = env.data_dir().join("sandbox/run-default");
+    let ls = std::process::Command::new("tmux")
+        .arg("list-sessions")
+        .env("TMUX_TMPDIR", &dir)
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    assert!(!ls.status.success(), "the sandbox's tmux server still runs");
+}

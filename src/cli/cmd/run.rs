@@ -35,6 +35,7 @@ use crate::cli::merging::{self, MergeIntoArgs};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 use crate::cli::record::{RecordJson, summary_line};
+use crate::cli::sandboxed;
 use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
@@ -241,6 +242,12 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     keep: bool,
 
+    /// Start the lead's tmux server in one sandbox (bubblewrap; docs/sandbox.md) that the lead
+    /// and its teammates share: the repository writable but its .git config and hooks, the rest
+    /// of the machine read-only, the secrets in the home directory hidden
+    #[arg(long)]
+    sandbox: bool,
+
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
     claude_bin: Option<PathBuf>,
@@ -349,6 +356,11 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
+    if args.sandbox && std::env::var_os(env::RUN_SANDBOX).is_none() {
+        let claude = claude_env(args.claude_bin.clone());
+        let found = teamctl::host::resolve::find(&claude.resolve).ok();
+        return sandboxed::run(ctx, &spec, found.as_ref().map(|f| f.path.as_path()));
+    }
     let base = merging::run_base(&args.merge, &spec.cwd)?;
     let mut env = run_env(ctx, &args)?;
     env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
@@ -732,5 +744,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         records: ctx.records.clone(),
         clock: chrono::Utc::now,
         desk: None,
+        sandbox: sandboxed::rules_given()?,
     })
 }

@@ -15,7 +15,7 @@
 //! session runs.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -46,12 +46,20 @@ const UNSET: [&str; 5] = [
 /// A writable path that is gone (bubblewrap would refuse to start).
 pub fn command(r: &Rules, inner: &str) -> Result<String> {
     let mut a = Args::default();
-    a.words(&["--die-with-parent", "--unshare-pid", "--unshare-ipc"]);
-    a.words(&["--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]);
+    a.words(&["--die-with-parent"]);
+    if !r.shared_pids {
+        a.words(&["--unshare-pid"]);
+    }
+    a.words(&["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
+    a.words(&["--cap-drop", "ALL"]);
     if r.network != crate::sandbox::Network::On {
         a.words(&["--unshare-net"]);
     }
-    a.words(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    // The machine's /proc comes read-only with `/` when its processes are shared.
+    a.words(&["--ro-bind", "/", "/", "--dev", "/dev"]);
+    if !r.shared_pids {
+        a.words(&["--proc", "/proc"]);
+    }
     a.words(&["--tmpfs", "/tmp"]);
     for v in &r.visible {
         if Path::new(v).exists() {
@@ -140,14 +148,28 @@ fn client_dir(a: &mut Args, c: &crate::sandbox::ClientDir) -> Result<Option<Stri
         }
         a.pair("--bind", s);
     }
-    let state = client::STATE_FILES
-        .iter()
-        .map(|n| root.join(n))
-        .find(|p| p.is_file());
-    Ok(state.map(|p| {
-        let text = p.to_string_lossy().into_owned();
-        a.words(&["--file", &STATE_FD.to_string(), &text]);
-        text
+    // The copy is the session's `.claude.json` (or `.config.json`, the old name, when that is
+    // what the person has), in its private config dir; the client reads it there since
+    // CLAUDE_CONFIG_DIR names the folder.
+    let state = match &c.state {
+        Some(s) => Some(PathBuf::from(s)).filter(|p| p.is_file()).map(|p| {
+            let name = if p.ends_with(".config.json") {
+                ".config.json"
+            } else {
+                ".claude.json"
+            };
+            (p, name)
+        }),
+        None => client::STATE_FILES
+            .iter()
+            .map(|n| (root.join(n), *n))
+            .find(|(p, _)| p.is_file()),
+    };
+    a.words(&["--setenv", "CLAUDE_CONFIG_DIR", &c.root]);
+    Ok(state.map(|(p, name)| {
+        let dest = root.join(name).to_string_lossy().into_owned();
+        a.words(&["--file", &STATE_FD.to_string(), &dest]);
+        p.to_string_lossy().into_owned()
     }))
 }
 
@@ -296,10 +318,12 @@ mod tests {
             client: Some(ClientDir {
                 root: t(&c),
                 shared: vec![t(&c.join("teams/t")), t(&c.join("tasks/t"))],
+                state: None,
             }),
             network: Network::On,
             no_unix_sockets: true,
             filter: Some("/data/f.bpf".into()),
+            shared_pids: false,
         }
     }
 
@@ -316,8 +340,8 @@ mod tests {
              --unshare-cgroup-try --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs \
              /tmp --ro-bind D/home D/home --tmpfs D/claude --ro-bind D/claude/agents \
              D/claude/agents --ro-bind D/claude/settings.json D/claude/settings.json --bind \
-             D/claude/teams/t D/claude/teams/t --bind D/claude/tasks/t D/claude/tasks/t --file 4 \
-             D/claude/.claude.json --bind D/work D/work --ro-bind D/work/.git/config \
+             D/claude/teams/t D/claude/teams/t --bind D/claude/tasks/t D/claude/tasks/t --setenv \
+             CLAUDE_CONFIG_DIR D/claude --file 4 D/claude/.claude.json --bind D/work D/work --ro-bind D/work/.git/config \
              D/work/.git/config --ro-bind D/work/.git/hooks D/work/.git/hooks --tmpfs \
              D/home/.ssh --remount-ro D/home/.ssh --ro-bind /dev/null D/home/.netrc --unsetenv \
              SSH_AUTH_SOCK --unsetenv TMUX --unsetenv TMUX_PANE --unsetenv \

@@ -67,7 +67,9 @@ pub fn profile(r: &Rules) -> String {
         writable.extend(
             client::STATE_FILES
                 .iter()
-                .map(|f| format!("(literal {})", quoted(&root.join(f).to_string_lossy()))),
+                .map(|f| root.join(f).to_string_lossy().into_owned())
+                .chain(c.state.clone())
+                .map(|f| format!("(literal {})", quoted(&f))),
         );
     }
     p.push(format!("(allow file-write*\n  {})", writable.join("\n  ")));
@@ -168,10 +170,12 @@ mod tests {
             client: Some(ClientDir {
                 root: "/Users/a/.claude".into(),
                 shared: vec!["/Users/a/.claude/teams/t".into()],
+                state: None,
             }),
             network: Network::Off,
             no_unix_sockets: true,
             filter: None,
+            shared_pids: false,
         };
         let p = profile(&r);
         assert!(p.starts_with("(version 1)\n(allow default)\n(deny file-write*)\n"));

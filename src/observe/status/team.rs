@@ -172,9 +172,21 @@ struct TeamFacts<'a> {
     sandboxes: std::collections::HashMap<String, Shown>,
 }
 
-/// The sandboxes of `team`'s teammates, by name, as teamctl's record of the team has them
-/// (none for a team teamctl does not lead).
+/// The sandboxes of `team`'s members, by name, as teamctl's records of the team have them
+/// (none for a team teamctl neither leads nor ran).
 fn sandboxes(team: &Team) -> std::collections::HashMap<String, Shown> {
+    // A team a sandboxed run's lead formed: every member shares the lead's sandbox.
+    if let (Some(rules), Some(cfg)) = (
+        team.run.as_ref().and_then(|r| r.sandbox.as_ref()),
+        &team.config,
+    ) {
+        let shown = rules.shown();
+        return cfg
+            .members
+            .iter()
+            .map(|m| (m.name.clone(), shown.clone()))
+            .collect();
+    }
     let Some(launch) = team.lead.as_ref().and_then(|r| r.launch.as_ref()) else {
         return Default::default();
     };

@@ -155,10 +155,12 @@ fn one(
         client: Some(ClientDir {
             root: text(&root),
             shared: shared.iter().map(|p| text(&absolute(p))).collect(),
+            state: None,
         }),
         network: wish.network,
         no_unix_sockets: true,
         filter: Some(text(filter)),
+        shared_pids: false,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The team's work brought home: each teammate's worktree against the commit it started from
 //! ([`diff`]), and a merge queue that lands their branches on one branch in a scratch worktree
 //! of teamctl's own, checking the result and setting aside what conflicts or breaks the check
-//! ([`queue`], [`check`]). Only the worktrees teamctl's private record of the team names are
+//! ([`queue`], [`check`]); both name apart the files that run code for the person once a
+//! branch lands ([`runs_code`]). Only the worktrees teamctl's private record of the team names are
 //! looked at, never a folder or branch a teammate wrote into `config.json`.
 //! It imports the layers below ops (observe, team, host, store).
 
@@ -9,6 +10,7 @@ pub mod check;
 pub mod diff;
 pub mod pr;
 pub mod queue;
+pub mod runs_code;
 
 use std::path::Path;
 use std::time::SystemTime;

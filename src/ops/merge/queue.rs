@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::Source;
 use super::check::{self, Check, CheckRun};
+use super::runs_code::runs_code;
 use crate::host::git::{self, MergeHow, Merged};
 use crate::team::sentlog;
 
@@ -85,6 +86,9 @@ pub struct MemberResult {
     pub check: Option<CheckRun>,
     /// Its worktree's uncommitted changes (tracked or untracked), which were not merged.
     pub uncommitted: Vec<String>,
+    /// The files its branch changes that run code for the person once it lands
+    /// ([`super::runs_code`]).
+    pub runs_code: Vec<String>,
 }
 
 impl MemberResult {
@@ -190,6 +194,17 @@ fn run_queue(req: &Request, dir: &Path, log: &Path, start: &str) -> Result<Queue
         q.check_until_green(cmd)?;
     }
     let after = q.commit_at(q.chain.len()).to_string();
+    for r in q.results.iter().filter(|r| r.status == Status::Merged) {
+        if !r.runs_code.is_empty() {
+            warnings.push(format!(
+                "{}'s work changes files that run code for you once it lands: {}; read them \
+                 before you use {}",
+                r.name,
+                r.runs_code.join(", "),
+                req.into
+            ));
+        }
+    }
     Ok((q.results, q.checks, after, warnings))
 }
 
@@ -299,7 +314,12 @@ fn first_look(s: &Source) -> MemberResult {
     } else {
         Vec::new()
     };
+    let changed = commit
+        .as_deref()
+        .and_then(|c| git::numstat(Path::new(&t.repo), &t.base, Some(c)).ok())
+        .unwrap_or_default();
     MemberResult {
+        runs_code: runs_code(changed.iter().map(|f| f.path.as_str())),
         name: s.name.clone(),
         branch: t.branch.clone(),
         status: if commit.is_some() {
