@@ -3,10 +3,15 @@
 // End-to-end test of `teamctl create --sandbox --worktree` against the REAL Claude Code 2.1.332,
 // offline (docs/sandbox.md): the teammate runs in bubblewrap, in a clone of its own.
 //
-//   node tests/e2e/sandbox-e2e.js --teamctl <exe> [--keep] [--verbose] [--claude-bin <path>]
-//                                 [--deadline <seconds>]
+//   node tests/e2e/sandbox-e2e.js --teamctl <exe> [--scenario create|run] [--keep] [--verbose]
+//                                 [--claude-bin <path>] [--deadline <seconds>]
 //
-// Steps: the work dir is a git repository; `teamctl create sbx --sandbox --worktree
+// run: `teamctl --json run "Spawn: worker <tok>" --sandbox --teammate-mode tmux` in the git
+// repository: the lead's tmux server runs in bubblewrap, the lead spawns its pane teammate
+// there, the teammate reports and the run ends `done` with the lead's final answer; the
+// record's members each show the sandbox, and no tmux server is left.
+//
+// create (the default). Steps: the work dir is a git repository; `teamctl create sbx --sandbox --worktree
 // --dangerously-skip-permissions` must reach ready, the teammate running in its sandbox
 // (status --json members[].sandbox); `Token: T1` must be answered into the lead's inbox; a Bash
 // command that writes in its clone and commits there must work; one that writes into the
@@ -27,8 +32,13 @@ if (probe.error || probe.status !== 0) {
   process.stderr.write('sandbox-e2e: SKIP: bubblewrap (bwrap) does not make a sandbox here\n');
   process.exit(77);
 }
-const h = require('./harness')({ name: 'sandbox-e2e', team: TEAM, argv: process.argv.slice(2), deadline: 90 });
-const { args, st, hex, fail, check, waitFor, teamctl, lastJson, inbox, mockLines } = h;
+const h = require('./harness')({
+  name: 'sandbox-e2e', team: null, argv: process.argv.slice(2), deadline: 90,
+  synopsis: '--teamctl <exe> [--scenario create|run] [--keep] [--verbose] [--claude-bin <path>] [--deadline <s>]',
+  flags: { '--scenario': { key: 'scenario', value: 'create', check: (v) => (['create', 'run'].includes(v) ? null : `bad --scenario ${v}`) } },
+});
+const { args, st, hex, fail, check, waitFor, teamctl, lastJson, mockLines } = h;
+const inbox = (m) => h.inbox(m, TEAM);
 
 function git(dir, ...a) {
   const r = spawnSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...a], { encoding: 'utf8', env: { ...process.env, HOME: st.home } });
@@ -61,11 +71,32 @@ async function exec(command, marker) {
   return waitFor(`the result of ${marker}`, 30000, () => resultOf(marker));
 }
 
+// `run --sandbox`: the lead and its pane teammate in one sandbox.
+async function runScenario() {
+  const tok = `TOK-${hex(4)}`;
+  const rec = path.join(st.root, 'record');
+  const r = await teamctl(['--json', 'run', `Spawn: worker ${tok}`, '--sandbox', '--claude-bin', args.claudeBin,
+    '--dangerously-skip-permissions', '--teammate-mode', 'tmux', '--timeout', '60s', '--settle', '2s',
+    '--name', 'e2e-sb', '--cwd', st.work, '--export', rec]);
+  const result = lastJson(r.stdout);
+  check(r.code === 0, `run exited ${r.code} (state ${result.state}: ${result.reason})\n${r.stderr}`);
+  check(result.state === 'done' && (result.result || '').includes(tok), `result ${JSON.stringify(result)}`);
+  const worker = result.teammates.find((t) => t.name === 'worker');
+  check(worker && worker.backend === 'tmux', `teammates ${JSON.stringify(result.teammates)}`);
+  const summary = JSON.parse(fs.readFileSync(path.join(rec, 'summary.json'), 'utf8'));
+  for (const m of summary.status.members) check(m.sandbox && m.sandbox.engine === 'bwrap', `member ${m.name}: ${JSON.stringify(m.sandbox)}`);
+  const dir = path.join(st.home, '.local/share/teamctl/sandbox/run-e2e-sb');
+  const ls = spawnSync('tmux', ['list-sessions'], { env: { ...process.env, TMUX_TMPDIR: dir, TMUX: '' } });
+  check(ls.status !== 0, 'the sandbox\'s tmux server is still running');
+  return { claude: result.claude.version, scenario: 'run', run_ms: r.ms, members: summary.status.members.map((m) => m.name) };
+}
+
 h.run(async () => {
   git(st.work, 'init', '-q', '-b', 'main');
   fs.writeFileSync(path.join(st.work, 'README'), 'hello\n');
   git(st.work, 'add', 'README');
   git(st.work, 'commit', '-q', '-m', 'start');
+  if (args.scenario === 'run') return runScenario();
   const c = await teamctl(['--json', 'create', TEAM, '--member', 'worker:You are worker. Wait for messages.',
     '--sandbox', '--worktree', '--cwd', st.work, '--claude-bin', args.claudeBin,
     '--dangerously-skip-permissions', '--timeout', '40s']);

@@ -72,10 +72,12 @@ pub fn rules(p: &Place, engine: &Engine) -> Result<(Rules, PathBuf)> {
             .with_context(|| format!("could not create {}", loc.display()))?;
         shared.push(text(&root.join(d)));
     }
+    // teamctl's data dir holds the lead's prompt file, which its command line reads.
     let visible = p
         .home
         .map(Path::to_path_buf)
         .into_iter()
+        .chain(Some(p.leads.data_dir().to_path_buf()))
         .chain(top)
         .chain(p.claude.parent().map(Path::to_path_buf))
         .filter(|d| d.starts_with("/tmp"))
