@@ -67,7 +67,17 @@ use crate::cli::term::{self, escape_line as esc};
 /// done and writes nothing; with --json `{"schema_version":1,"dry_run":true,"team","config",
 /// "description","cwd","policy","launch","members":[{"name","color","model","agent_type",
 /// "permission_mode","skip_permissions","cwd","worktree":{"path","branch","new_branch","base"},
-/// "brief"}]}`.
+/// "sandbox":{"network","write","hide"},"brief"}]}`.
+///
+/// --sandbox (or `sandbox = true` in the file) confines each teammate to a sandbox of its own
+/// (bubblewrap on Linux, TEAMCTL_BWRAP_BIN; sandbox-exec on macOS; docs/sandbox.md): the
+/// machine read-only but its working folder, its team's folder, its task folder and its
+/// transcripts; a private /tmp and a private copy of .claude.json; ~/.ssh, ~/.gnupg, ~/.aws,
+/// ~/.config/gh, ~/.netrc, ~/.docker and ~/.kube hidden; no Unix socket (the tmux server, the
+/// SSH agent, Docker); its own process namespace. With a worktree, a sandboxed teammate gets a
+/// clone of its own (the repository's objects borrowed read-only) whose branch diff, merge and
+/// delete fetch home. A missing engine, or one the system blocks, is exit 2 naming the cause
+/// and the fix, before anything is written.
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
@@ -76,11 +86,13 @@ use crate::cli::term::{self, escape_line as esc};
 /// teammate are exported (docs/observability.md, "OpenTelemetry").
 ///
 /// Prints `created team <team> (<state>)`, the config path, the binary, the tmux session and a
-/// table of teammates (name, colour, pane, state). With --json, JSON Lines on stdout: one line
-/// per step `{"schema_version":1,"type":"progress","state","message"}`, then the result
-/// `{"schema_version":1,"type":"result","team","state","reason","lead","lead_session_id",
-/// "config","members":[{"name","color","pane","state"}],"claude":{"path","found_by","version"},
-/// "tmux_session"}`. A progress state is validating, provisioning, launching, waiting or failed;
+/// table of teammates (name, colour, pane, state), then each sandboxed teammate's sandbox. With
+/// --json, JSON Lines on stdout: one line per step `{"schema_version":1,"type":"progress",
+/// "state","message"}`, then the result `{"schema_version":1,"type":"result","team","state",
+/// "reason","lead","lead_session_id","config","members":[{"name","color","pane","state",
+/// "sandbox":{"engine","writable","hidden","network"}}],"claude":{"path","found_by","version"},
+/// "tmux_session"}` (sandbox null for a teammate that runs unconfined). A progress state is
+/// validating, provisioning, launching, waiting or failed;
 /// the result's is ready, provisioned (--launch none) or failed (with reason; exit 1). A member's
 /// state is provisioned, starting, ready, exited or not_started. claude and tmux_session are null
 /// with --launch none. An error before the result (validation, "already exists", a concurrent
@@ -92,7 +104,8 @@ use crate::cli::term::{self, escape_line as esc};
   teamctl create nightly --member-file briefs.txt --timeout 5m --json | tail -1 | jq .state
   teamctl create demo --member worker --brief-file worker:brief.md --launch none
   teamctl create --file review.toml --dry-run
-  teamctl create --file review.toml --model haiku --dangerously-skip-permissions")]
+  teamctl create --file review.toml --model haiku --dangerously-skip-permissions
+  teamctl create fix-7 --member alice:\"Fix issue 7\" --worktree --sandbox --dangerously-skip-permissions")]
 pub(crate) struct CreateArgs {
     /// Team name: lowercase letters, digits and '-'; {n} (the lowest free number) and {date}
     /// (YYYYMMDD) make one per run [default with --file: its name, or --team]
@@ -495,7 +508,15 @@ struct DryMember<'a> {
     skip_permissions: bool,
     cwd: String,
     worktree: Option<DryTree<'a>>,
+    sandbox: Option<DrySandbox>,
     brief: &'a str,
+}
+
+#[derive(Serialize)]
+struct DrySandbox {
+    network: &'static str,
+    write: Vec<String>,
+    hide: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -537,6 +558,11 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
                     new_branch: p.new_branch,
                     base: &p.tree.base,
                 }),
+                sandbox: m.sandbox.as_ref().map(|w| DrySandbox {
+                    network: w.network.as_str(),
+                    write: w.write.iter().map(|p| p.display().to_string()).collect(),
+                    hide: w.hide.iter().map(|p| p.display().to_string()).collect(),
+                }),
                 brief: &m.brief,
             }
         })
@@ -573,6 +599,7 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
             "AGENT TYPE",
             "PERMISSION",
             "WORKTREE",
+            "SANDBOX",
             "BRIEF",
         ]
         .map(String::from)
@@ -596,6 +623,9 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
             esc(m.agent_type.unwrap_or("-")).into_owned(),
             esc(&permission).into_owned(),
             esc(&tree).into_owned(),
+            m.sandbox
+                .as_ref()
+                .map_or("-".into(), |s| format!("network {}", s.network)),
             esc(&teamctl::team::model::first_line(m.brief, 60)).into_owned(),
         ]);
     }

@@ -123,6 +123,16 @@ use crate::cli::{env, signals};
 /// worktree remove`, `git branch -D`). A --cwd outside a git repository, or a BRANCH that is not
 /// a branch name or is checked out, is exit 2 before the lead starts.
 ///
+/// --sandbox starts the lead's tmux server in one sandbox (bubblewrap, TEAMCTL_BWRAP_BIN;
+/// tmux 3.2 or later; docs/sandbox.md) that the lead and every pane teammate it starts share:
+/// the repository of --cwd writable but its .git config, hooks and submodules' repositories;
+/// the config dir's teams/, tasks/ and projects/ writable, with a private copy of .claude.json;
+/// the rest of the machine read-only, a private /tmp, the secrets in the home directory and the
+/// known places of control sockets (XDG_RUNTIME_DIR, the SSH agent's, Docker's, D-Bus's)
+/// hidden. The run itself is started again with that server as its tmux server; the record
+/// and report show each member's sandbox. A missing engine, or one the system blocks, is exit
+/// 2 naming the cause and the fix.
+///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and
 /// cost among them) are exported (docs/observability.md, "OpenTelemetry").
