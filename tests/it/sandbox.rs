@@ -440,6 +440,21 @@ fn a_missing_or_blocked_engine_is_exit_2_and_writes_nothing() {
             .stderr(predicate::str::contains("error: ").and(predicate::str::contains(said)));
         assert!(!env.root.join("teams/sx").exists(), "a team was written");
     }
+    // Provisioned only, a teammate would later start unconfined.
+    env.cmd()
+        .args([
+            "create",
+            "sx",
+            "--member",
+            "a:b",
+            "--sandbox",
+            "--launch",
+            "none",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("drop --launch none"));
+    assert!(!env.root.join("teams/sx").exists(), "a team was written");
     // No bwrap on PATH (only tmux there): the fix is named.
     let bin = env.dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();

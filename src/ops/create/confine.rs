@@ -32,15 +32,22 @@ const PROJECT_NAME_MAX: usize = 200;
 /// As [`sandbox::find`].
 pub(super) fn engine(c: &Creating) -> Result<Option<Engine>> {
     let Creating { spec, launch, .. } = *c;
-    let Some(env) = launch else { return Ok(None) };
     let wishes: Vec<&Wish> = spec
         .members
         .iter()
         .filter_map(|m| m.sandbox.as_ref())
         .collect();
-    if spec.launch != Launch::Tmux || wishes.is_empty() {
+    if wishes.is_empty() {
         return Ok(None);
     }
+    // A teammate started later by someone else, or by a restart from a record without rules,
+    // would run unconfined: a sandbox is made by the create that starts it.
+    let (Launch::Tmux, Some(env)) = (spec.launch, launch) else {
+        return Err(usage(
+            "a sandbox is made for the teammates create starts: drop --launch none, or the \
+             sandbox",
+        ));
+    };
     let off = wishes.iter().any(|w| w.network == Network::Off);
     let path = env.claude.resolve.path_var.as_deref();
     sandbox::find(env.sandbox_bin.as_deref(), path, off).map(Some)
