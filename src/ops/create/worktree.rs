@@ -302,16 +302,23 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
 /// why it is kept.
 fn remove_if_clean(t: &Worktree, path: &Path, drop_ignored: bool) -> (&'static str, String) {
     let ignored = git::ignored(path);
+    // How the person removes it once they kept what they need.
+    let remove = |force: &str| match t.clone {
+        None => format!("`git worktree remove {force}{}`", t.path),
+        Some(_) => format!(
+            "`rm -r {}` (a clone of its own; its branch is home)",
+            t.path
+        ),
+    };
     match git::uncommitted(path) {
         Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
         Ok(c) if !c.is_empty() => (
             "kept",
             format!(
-                "{} uncommitted change(s), e.g. {}; commit or remove them, then `git \
-                 worktree remove {}`",
+                "{} uncommitted change(s), e.g. {}; commit or remove them, then {}",
                 c.len(),
                 c[0],
-                t.path
+                remove("")
             ),
         ),
         Ok(_) => match ignored {
@@ -323,11 +330,10 @@ fn remove_if_clean(t: &Worktree, path: &Path, drop_ignored: bool) -> (&'static s
                 "kept",
                 format!(
                     "{} git-ignored file(s), e.g. {}, which removing it would lose; keep what \
-                     you need, then `git worktree remove --force {}` (or `teamctl delete \
-                     --force`)",
+                     you need, then {} (or `teamctl delete --force`)",
                     i.len(),
                     i[0],
-                    t.path
+                    remove("--force ")
                 ),
             ),
             Ok(i) => {
