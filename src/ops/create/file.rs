@@ -52,7 +52,7 @@ pub struct TeamFile {
     pub sandbox_hide: Option<Vec<String>>,
     /// Paths every sandbox may write too (relative to the file, absolute, or `~/…`).
     pub sandbox_write: Option<Vec<String>>,
-    /// The sandboxes' network: `on` [default], `off` (`api` is not built).
+    /// The sandboxes' network: `on` (the default), `off` (`api` is not built).
     pub sandbox_network: Option<Spanned<String>>,
     /// The teammates, in order.
     #[serde(default, rename = "member")]
