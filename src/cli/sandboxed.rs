@@ -20,10 +20,10 @@ use crate::cli::{env, signals};
 
 /// Starts the sandbox's tmux server, runs `run` again in it, and exits as that run did.
 pub(crate) fn run(ctx: &Ctx, spec: &Spec, claude: Option<&Path>) -> Result<()> {
-    let leads = ctx
-        .records
-        .leads()
-        .context("run --sandbox keeps its tmux server's socket in teamctl's data dir, and has none: set TEAMCTL_DATA_DIR")?;
+    let leads = ctx.records.leads().context(
+        "run --sandbox keeps its tmux server's socket in teamctl's data dir, and has none: set \
+         TEAMCTL_DATA_DIR",
+    )?;
     let bwrap = std::env::var_os(env::BWRAP_BIN)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);

@@ -363,14 +363,15 @@ struct ExportedJson {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
-    otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
     if args.sandbox && std::env::var_os(env::RUN_SANDBOX).is_none() {
+        // The run started again inside reports and exports; this one only holds the sandbox.
         let claude = claude_env(args.claude_bin.clone());
         let found = teamctl::host::resolve::find(&claude.resolve).ok();
         return sandboxed::run(ctx, &spec, found.as_ref().map(|f| f.path.as_path()));
     }
+    otel::start("run", args.otel.otel_content);
     let base = merging::run_base(&args.merge, &spec.cwd)?;
     let mut env = run_env(ctx, &args)?;
     env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
