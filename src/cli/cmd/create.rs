@@ -15,6 +15,7 @@ use teamctl::ops::create::{
 use teamctl::store::named::{NAMED_FILE_LIMIT, read_named_text};
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::LEAD;
+use teamctl::team::runtime::Vars;
 use teamctl::time;
 
 use crate::cli::by_policy::{EventsTo, Runner};
@@ -205,6 +206,9 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     time::parse_duration(&args.timeout)?;
     let file = args.file.as_deref().map(create::load).transpose()?;
     let spec = spec(ctx, &args, file.as_ref())?;
+    // Every `${NAME}` of the teammates' env is set here, or nothing starts.
+    let vars = Vars::read(create::env_names(&spec.members), &|k| std::env::var(k).ok());
+    create::check_env(&spec.members, &vars)?;
     let policy = args
         .policy
         .clone()
@@ -221,7 +225,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     }
     let launch = match spec.launch {
         Launch::None => None,
-        Launch::Tmux => Some(launch_env(ctx, &args)?),
+        Launch::Tmux => Some(launch_env(ctx, &args, vars)?),
     };
     let out = ctx.out;
     let mut progress = |state: Step, message: &str| {
@@ -428,12 +432,13 @@ fn flag_members(args: &CreateArgs) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-fn launch_env(ctx: &Ctx, args: &CreateArgs) -> Result<LaunchEnv> {
+fn launch_env(ctx: &Ctx, args: &CreateArgs, vars: Vars) -> Result<LaunchEnv> {
     let root = std::path::absolute(ctx.layout.root())?;
     Ok(LaunchEnv {
         claude: claude_env(args.claude_bin.clone()),
         timeout: time::parse_duration(&args.timeout)?,
         version_timeout: Duration::from_secs(5),
+        vars,
         trust: Some(teamctl::ops::prepare::Request {
             config_dir: root.clone(),
             claude_json: ctx.claude_json()?,
