@@ -320,7 +320,7 @@ impl Rescue<'_> {
             root: &root,
             cwd,
             claude: &r.claude,
-            passthrough: &r.passthrough,
+            passthrough: &runtime.passthrough(&r.passthrough),
             team: self.team.as_str(),
             member: name,
             color: palette_color(member.color.as_deref()),

@@ -86,6 +86,15 @@ impl Runtime {
         out
     }
 
+    /// Of the variables passed on to every teammate on its command line, those its own `env`
+    /// does not set (there, the member's value wins).
+    pub fn passthrough(&self, all: &[(String, String)]) -> Vec<(String, String)> {
+        all.iter()
+            .filter(|(k, _)| !self.env.contains_key(k))
+            .cloned()
+            .collect()
+    }
+
     /// The `NAME`s its `env` takes from teamctl's environment.
     pub fn env_names(&self) -> BTreeSet<&str> {
         self.env

@@ -336,3 +336,34 @@ fn a_client_without_a_flag_is_refused_naming_its_version() {
         ));
     assert!(!env.root.join("teams").exists());
 }
+
+#[test]
+fn a_dry_run_shows_each_runtime_as_written() {
+    let env = TestEnv::new();
+    let file = team_file(&env);
+    let out = env
+        .cmd()
+        .args(["--json", "create", "--dry-run", "--file"])
+        .arg(&file)
+        .env("RT_TOKEN", secret())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains(MARKER), "{text}");
+    let v = parse(text.as_bytes());
+    let dir = fs::canonicalize(env.dir.path()).unwrap();
+    assert_eq!(
+        v["members"][0]["runtime"],
+        serde_json::json!({
+            "mcp_config": [dir.join("mcp.json")],
+            "strict_mcp_config": true,
+            "settings": dir.join("settings.json"),
+            "effort": "low",
+            "env": {"TEAMMATE_LOG": "debug", "TEAMMATE_TOKEN": "${RT_TOKEN}"}
+        })
+    );
+    assert_eq!(
+        v["members"][1]["runtime"],
+        serde_json::json!({"effort": "high", "env": {"TEAMMATE_LOG": "debug"}})
+    );
+}

@@ -15,7 +15,7 @@ use teamctl::ops::create::{
 use teamctl::store::named::{NAMED_FILE_LIMIT, read_named_text};
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::LEAD;
-use teamctl::team::runtime::Vars;
+use teamctl::team::runtime::{Runtime, Vars};
 use teamctl::time;
 
 use crate::cli::by_policy::{EventsTo, Runner};
@@ -58,8 +58,12 @@ use crate::cli::term::{self, escape_line as esc};
 ///
 /// --file FILE reads the team from a team file (TOML, docs/team-file.md): its name ({n} and
 /// {date} give one per run), teammates and briefs, and each teammate's model, agent type,
-/// permission mode and git worktree; flags given here win over it, --member adds teammates. A
-/// mistake in it is exit 2 as FILE:LINE:COL, before anything is written. Each teammate starts
+/// permission mode, git worktree and runtime (mcp_config, strict_mcp_config, settings, effort:
+/// its own --mcp-config, --settings and --effort, which the client's --help must list; env: its
+/// own variables, each a literal or "${NAME}" read from teamctl's environment, given to its
+/// process only and never written down); flags given here win over it, --member adds
+/// teammates. A mistake in it, an unset NAME or one of teamctl's own secrets is exit 2 (the
+/// file's as FILE:LINE:COL), before anything is written. Each teammate starts
 /// with its own settings, which config.json (agentType, model as given, cwd) and teamctl's
 /// record of the team keep (a restart uses the record). --worktree (or `worktree` in the file)
 /// gives a teammate a git worktree of its own in teamctl's data dir, on branch
@@ -68,7 +72,8 @@ use crate::cli::term::{self, escape_line as esc};
 /// done and writes nothing; with --json `{"schema_version":1,"dry_run":true,"team","config",
 /// "description","cwd","policy","launch","members":[{"name","color","model","agent_type",
 /// "permission_mode","skip_permissions","cwd","worktree":{"path","branch","new_branch","base"},
-/// "brief"}]}`.
+/// "runtime":{"mcp_config","strict_mcp_config","settings","effort","env"},"brief"}]}` (runtime
+/// with only the keys set, env as written).
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
@@ -477,6 +482,7 @@ struct DryMember<'a> {
     skip_permissions: bool,
     cwd: String,
     worktree: Option<DryTree<'a>>,
+    runtime: &'a Runtime,
     brief: &'a str,
 }
 
@@ -519,6 +525,7 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
                     new_branch: p.new_branch,
                     base: &p.tree.base,
                 }),
+                runtime: &m.runtime,
                 brief: &m.brief,
             }
         })

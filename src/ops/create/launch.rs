@@ -56,11 +56,12 @@ pub fn teammate_command(
 ) -> String {
     let m = &spec.members[i];
     let runtime = m.runtime.args();
+    let passthrough = m.runtime.passthrough(with.passthrough);
     TeammateLaunch {
         root,
         cwd: team.trees.cwd(spec, i),
         claude: with.claude,
-        passthrough: with.passthrough,
+        passthrough: &passthrough,
         team: spec.team.as_str(),
         member: m.name.as_str(),
         color: color_of(i).as_str(),
@@ -161,11 +162,20 @@ mod tests {
             },
             ..MemberSpec::new(MemberName::parse("alice").unwrap(), "b".into())
         };
+        // A teammate whose own env sets a variable passed on to every teammate: its value
+        // (given to its pane) is not overridden on its command line.
+        let own_proxy = MemberSpec {
+            runtime: Runtime {
+                env: [("ANTHROPIC_BASE_URL".to_string(), "http://proxy".to_string())].into(),
+                ..Runtime::default()
+            },
+            ..MemberSpec::new(MemberName::parse("bob").unwrap(), "b".into())
+        };
         let spec = Spec {
             team: TeamName::parse("review-42").unwrap(),
             description: None,
             cwd: PathBuf::from("/work/my repo"),
-            members: vec![alice],
+            members: vec![alice, own_proxy],
             launch: Launch::Tmux,
         };
         let trees = Trees::default();
@@ -190,6 +200,11 @@ mod tests {
              --agent-color blue --parent-session-id 3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d \
              --agent-type reviewer --model claude-opus-5-5 --permission-mode acceptEdits \
              --mcp-config '/t/mcp one.json' --effort low"
+        );
+        let cmd = teammate_command(Path::new("/c"), &spec, &team, 1, &with);
+        assert!(
+            cmd.contains("CLAUDE_CONFIG_DIR=/c /bin/claude --agent-id bob@review-42"),
+            "{cmd}"
         );
     }
 }
