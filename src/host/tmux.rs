@@ -142,8 +142,8 @@ impl Server {
     /// [`Server::checked`], asked again for up to a second while tmux says that the server it
     /// asked exited meanwhile: just after `kill-server` the old server may still be exiting,
     /// and a command that would start a new one instead fails (`new-session`, 10 times in 240
-    /// under load, tmux 3.3a); a moment later it starts one.
-    /// Started with none of the variables `hide` (a server it starts has none of them).
+    /// under load, tmux 3.3a); a moment later it starts one. tmux runs without the variables
+    /// `hide`, so a server it starts has none of them.
     fn checked_starting(&self, args: &[&str], hide: &[&str]) -> Result<String> {
         let until = Instant::now() + Duration::from_secs(1);
         loop {

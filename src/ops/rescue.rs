@@ -7,12 +7,11 @@
 //! Nothing read from the team's files decides a path or a process here: the working
 //! directory (a teammate's worktree), the permission flags, the model, the agent type, its own
 //! runtime (MCP servers, settings, effort; its env's `${NAME}`s read again from teamctl's
-//! environment) and the tmux session come from teamctl's own record of the team (or the run that started it); a
-//! pane is killed only when it is in that session; for a teammate teamctl did not start, the
-//! agent type and model of `config.json` are passed on only when they are plain words, the
-//! session id only when it is a session id. An in-process teammate cannot be restarted: Claude
-//! Code runs it inside
-//! its lead and offers no way to start one alone.
+//! environment) and the tmux session come from teamctl's own record of the team (or the run
+//! that started it); a pane is killed only when it is in that session; for a teammate teamctl
+//! did not start, the agent type and model of `config.json` are passed on only when they are
+//! plain words, the session id only when it is a session id. An in-process teammate cannot be
+//! restarted: Claude Code runs it inside its lead and offers no way to start one alone.
 
 use std::path::{Path, PathBuf};
 
