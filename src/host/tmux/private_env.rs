@@ -62,7 +62,8 @@ impl Server {
         written.context("could not write to tmux source-file")?;
         if !out.status.success() {
             bail!(
-                "tmux respawn-pane failed: {}",
+                "tmux respawn-pane failed (a teammate's own env needs tmux 3.1 or later, which \
+                 reads commands from its standard input): {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
@@ -93,6 +94,58 @@ fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A server on a temp socket, killed when the test ends however it ends.
+    struct Down(Server);
+
+    impl Drop for Down {
+        fn drop(&mut self) {
+            let _ = self.0.run(&["kill-server"]);
+        }
+    }
+
+    #[test]
+    fn a_private_value_reaches_its_pane_exactly_and_nothing_else() {
+        // CARGO_PKG_NAME: a variable this test process has (cargo sets it), to hide.
+        if !super::super::available() || std::env::var_os("CARGO_PKG_NAME").is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s");
+        let server = Down(Server::recorded(socket.to_str().unwrap(), None, None));
+        let pane = server
+            .0
+            .new_session_hiding("t", "w", &["CARGO_PKG_NAME"])
+            .unwrap();
+        let out = dir.path().join("out");
+        let value = "it's \"q\" $HOME \\ ;\nline2 ${X} #{pane_id} ~\t\u{7f}é";
+        let cmd = format!(
+            "printf '%s' \"$RT_V\" > {0}.tmp; env > {0}.env; mv {0}.tmp {0}; exec sleep 60",
+            out.display()
+        );
+        let private = [("RT_V".to_string(), value.to_string())];
+        server
+            .0
+            .respawn_private(&pane, &cmd, &[], &private)
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        while !out.exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), value);
+        let pane_env = std::fs::read_to_string(out.with_extension("env")).unwrap();
+        assert!(!pane_env.contains("CARGO_PKG_NAME="), "{pane_env}");
+        let global = server.0.checked(&["show-environment", "-g"]).unwrap();
+        assert!(!global.contains("CARGO_PKG_NAME=") && !global.contains("RT_V"));
+        let session = server.0.checked(&["show-environment", "-t", "t"]).unwrap();
+        assert!(!session.contains("RT_V"), "{session}");
+        let e = server
+            .0
+            .respawn_private("%999", "true", &[], &private)
+            .unwrap_err();
+        assert!(format!("{e:#}").contains("can't find pane"), "{e:#}");
+    }
 
     #[test]
     fn quoting() {
