@@ -15,6 +15,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::store::paths::TeamName;
 
+mod private_env;
+
 /// One pane of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pane {
@@ -115,10 +117,18 @@ impl Server {
     }
 
     fn run(&self, args: &[&str]) -> Result<Output> {
+        self.run_hiding(args, &[])
+    }
+
+    /// [`Server::run`] with none of the variables `hide` in tmux's environment.
+    fn run_hiding(&self, args: &[&str], hide: &[&str]) -> Result<Output> {
         let mut cmd = Command::new("tmux");
         if let Some(socket) = &self.socket {
             cmd.arg("-S").arg(socket);
         }
+        hide.iter().for_each(|h| {
+            cmd.env_remove(h);
+        });
         cmd.args(args)
             .stdin(Stdio::null())
             .output()
@@ -132,11 +142,12 @@ impl Server {
     /// [`Server::checked`], asked again for up to a second while tmux says that the server it
     /// asked exited meanwhile: just after `kill-server` the old server may still be exiting,
     /// and a command that would start a new one instead fails (`new-session`, 10 times in 240
-    /// under load, tmux 3.3a); a moment later it starts one.
-    fn checked_starting(&self, args: &[&str]) -> Result<String> {
+    /// under load, tmux 3.3a); a moment later it starts one. tmux runs without the variables
+    /// `hide`, so a server it starts has none of them.
+    fn checked_starting(&self, args: &[&str], hide: &[&str]) -> Result<String> {
         let until = Instant::now() + Duration::from_secs(1);
         loop {
-            let out = self.run(args)?;
+            let out = self.run_hiding(args, hide)?;
             let exiting = !out.status.success()
                 && String::from_utf8_lossy(&out.stderr).contains(SERVER_EXITED);
             if !exiting || Instant::now() >= until {
@@ -242,22 +253,34 @@ impl Server {
     /// # Errors
     /// When tmux fails (the session exists, no server can be started, …).
     pub fn new_session(&self, session: &str, window: &str) -> Result<String> {
-        self.checked_starting(&[
-            "new-session",
-            "-d",
-            "-s",
-            session,
-            "-n",
-            window,
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            PLACEHOLDER,
-        ])
+        self.new_session_hiding(session, window, &[])
+    }
+
+    /// [`Server::new_session`], with none of the variables `hide` in tmux's environment: a
+    /// server it starts has none of them in its global environment (which every pane inherits).
+    ///
+    /// # Errors
+    /// As [`Server::new_session`].
+    pub fn new_session_hiding(&self, session: &str, window: &str, hide: &[&str]) -> Result<String> {
+        self.checked_starting(
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-n",
+                window,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                PLACEHOLDER,
+            ],
+            hide,
+        )
     }
 
     /// Adds a window `window` to `session`. Returns its pane id (running a placeholder).

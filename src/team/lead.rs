@@ -27,6 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::store;
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, TeamName};
+use crate::team::runtime::Runtime;
 use crate::team::sentlog;
 
 /// One record: what `create` made, as it made it.
@@ -107,6 +108,10 @@ pub struct MemberLaunch {
     /// `--dangerously-skip-permissions`.
     #[serde(default)]
     pub skip_permissions: bool,
+    /// Its own MCP servers, settings, effort and env (`${NAME}` kept as written, never the
+    /// value).
+    #[serde(default, skip_serializing_if = "Runtime::is_empty")]
+    pub runtime: Runtime,
     /// Where it runs (absolute): its worktree, or the team's working directory.
     #[serde(default)]
     pub cwd: Option<String>,

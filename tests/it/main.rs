@@ -57,6 +57,7 @@ mod status;
 mod store;
 mod tasks;
 mod team_file;
+mod team_runtime;
 mod top;
 mod wait;
 mod watch;

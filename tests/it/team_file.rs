@@ -118,6 +118,14 @@ fn the_examples_validate_against_the_schema() {
         assert_eq!(validate(&s, &s, &v, f), Vec::<String>::new());
         teamctl::ops::create::load(&repo_root().join(f)).unwrap();
     }
+    // Each teammate's runtime keys, at the top level and per member.
+    let runtime: Value = toml::from_str(
+        "mcp_config = \"m.json\"\neffort = \"low\"\nenv = { A = \"${B}\" }\n[[member]]\n\
+         name = \"a\"\nbrief = \"b\"\nmcp_config = [\"m.json\", \"n.json\"]\n\
+         strict_mcp_config = true\nsettings = \"s.json\"\nenv = { C = \"d\" }\n",
+    )
+    .unwrap();
+    assert_eq!(validate(&s, &s, &runtime, "runtime"), Vec::<String>::new());
     // The checker does catch what the schema refuses.
     let bad = json!({"member": [{"name": "a", "brief": "b", "brief_file": "c"}], "x": 1});
     assert_eq!(validate(&s, &s, &bad, "bad").len(), 2);

@@ -454,6 +454,7 @@ fn follow(
         permission: spec.permission.clone(),
         tmux_session: session.clone(),
         members: Vec::new(),
+        vars: Default::default(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
     let watched = tmux::Server::env()
