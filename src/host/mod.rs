@@ -9,6 +9,7 @@
 pub mod claude;
 pub mod gh;
 pub mod git;
+pub mod git_run;
 pub mod hook;
 pub mod platform;
 pub mod proc;

@@ -35,10 +35,33 @@ impl WorktreeStatus {
                 .flatten()
                 .unwrap_or_else(|| tree.branch.clone()),
             changed: here
-                .then(|| git::changed_since(path, &tree.base).ok())
+                .then(|| {
+                    at(tree)
+                        .and_then(|at| git::changed_since(&at, &tree.base))
+                        .ok()
+                })
                 .flatten(),
         }
     }
+}
+
+/// Where git runs over `tree`'s work: its worktree, found as `git worktree add` made it, the
+/// repository's drivers checked against those recorded when it was made ([`git::At`]).
+///
+/// # Errors
+/// The worktree is not as git made it (named), or git failing.
+pub fn at(tree: &Worktree) -> anyhow::Result<git::At> {
+    git::At::worktree(
+        Path::new(&tree.repo),
+        Path::new(&tree.path),
+        tree.drivers.as_ref(),
+    )
+}
+
+/// The repository `tree` belongs to, its drivers checked against those recorded when the
+/// worktree was made ([`git::At`]).
+pub fn repo_at(tree: &Worktree) -> git::At {
+    git::At::repo(Path::new(&tree.repo), tree.drivers.as_ref())
 }
 
 /// The worktrees of `team`'s teammates, by name, as teamctl's record names them (none for a
