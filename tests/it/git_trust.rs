@@ -384,3 +384,33 @@ fn a_worktree_pointed_at_another_git_dir_is_refused() {
     assert!(refused(&env).contains(".git"));
     assert_eq!(ran(&env), "", "the teammate's settings ran");
 }
+
+/// A repository a teammate nests in its worktree as a submodule, with a filter of its own
+/// config: `git status` and `git diff` would run git inside it (under that config) to tell
+/// whether it changed; teamctl reads it by the commit the worktree records, and runs nothing.
+#[test]
+fn a_teammates_submodule_runs_nothing_of_its_own_config() {
+    let env = TestEnv::new();
+    let (_, trees) = busy_team(&env);
+    let sub = trees[0].1.join("sub");
+    fs::create_dir(&sub).unwrap();
+    git(&sub, &["init", "-q", "-b", "main"]);
+    commit(&sub, "s.txt", "s\n");
+    git(&trees[0].1, &["add", "sub"]);
+    git(&trees[0].1, &["commit", "-q", "-m", "sub"]);
+    let prog = recorder(&env, "sub-filter");
+    git(&sub, &["config", "filter.ev.clean", prog.to_str().unwrap()]);
+    fs::write(sub.join(".gitattributes"), "* filter=ev\n").unwrap();
+    // Same content, a later time: git must read the file again to tell.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    fs::File::options()
+        .append(true)
+        .open(sub.join("s.txt"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    for (args, out) in every_verb(&env) {
+        assert!(out.status.success(), "{args}: {}", text(&out));
+    }
+    assert_eq!(ran(&env), "", "the submodule's filter ran");
+}
