@@ -454,20 +454,22 @@ pub fn worktree_add_detached(repo: &At, path: &Path, commit: &str) -> Result<()>
 }
 
 /// Removes teamctl's own scratch worktree at `path` whatever it holds (`git worktree remove
-/// --force`, then `git worktree prune`).
+/// --force`, then `git worktree prune`). Forced, git reads nothing in it (no status, no
+/// checkout) and runs no driver, so this runs whatever the repository's config says: a queue
+/// that a changed driver stopped leaves no scratch worktree behind.
 ///
 /// # Errors
-/// A driver changed, git refusing, naming why.
-pub fn worktree_discard(repo: &At, path: &Path) -> Result<()> {
+/// git refusing, naming why.
+pub fn worktree_discard(repo: &Path, path: &Path) -> Result<()> {
     let args = [
         OsStr::new("worktree"),
         OsStr::new("remove"),
         OsStr::new("--force"),
         path.as_os_str(),
     ];
-    let removed = repo.output(&args)?;
-    let _ = run(repo.dir(), &["worktree", "prune"]);
-    ok_or_bail(repo.dir(), "worktree remove", removed).map(|_| ())
+    let removed = At::plain(repo).output(&args)?;
+    let _ = run(repo, &["worktree", "prune"]);
+    ok_or_bail(repo, "worktree remove", removed).map(|_| ())
 }
 
 /// Whether git knows who commits in the worktree `at` (`user.name`, `user.email` or the

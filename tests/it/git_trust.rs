@@ -234,6 +234,9 @@ fn a_driver_added_since_the_start_is_named_and_never_run() {
     }
     assert_eq!(ran(&env), "", "a driver ran");
     assert_eq!(git(&repo, &["branch", "--list", "i"]), "");
+    // No scratch worktree left: the person's checkout and the two teammates'.
+    let list = git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(list.matches("worktree ").count(), 3, "{list}");
 
     // Only in alice's own worktree config: her work is refused, bob's read.
     git(&repo, &["config", "--remove-section", "filter.evil"]);

@@ -142,12 +142,12 @@ pub fn merge(req: &Request) -> Result<Outcome> {
     let before = git::branch_commit(&repo, req.into);
     let start = before.clone().unwrap_or_else(|| base.clone());
     let home = repo_at(first);
-    let (scratch, log) = scratch_path(req, &home)?;
+    let (scratch, log) = scratch_path(req, &repo)?;
     (req.progress)(&format!("merging in {}", scratch.display()));
     git::worktree_add_detached(&home, &scratch, &start)?;
     let result = At::worktree(&repo, &scratch, first.drivers.as_ref())
         .and_then(|place| run_queue(req, &place, &log, &start, looks));
-    let discarded = git::worktree_discard(&home, &scratch);
+    let discarded = git::worktree_discard(&repo, &scratch);
     let _ = std::fs::remove_file(&log);
     let (members, checks_run, after, warnings) = result?;
     discarded?;
@@ -266,7 +266,7 @@ fn guard(repo: &Path, req: &Request) -> Result<()> {
 /// A new scratch worktree's folder, `<data dir>/merges/<team>.<pid>.<hex>`, and its check's
 /// log beside it; the ones an earlier queue of the team left when it was killed are removed
 /// first.
-fn scratch_path(req: &Request, repo: &At) -> Result<(PathBuf, PathBuf)> {
+fn scratch_path(req: &Request, repo: &Path) -> Result<(PathBuf, PathBuf)> {
     let context = || {
         format!(
             "could not make a scratch folder in {}",
@@ -291,7 +291,7 @@ fn scratch_path(req: &Request, repo: &At) -> Result<(PathBuf, PathBuf)> {
 /// Removes the scratch worktrees (and logs) in `merges` of queues of `team` whose process is
 /// gone (killed before it could clean up). Team names hold no dot, so `<team>.<pid>.` is
 /// this team's alone.
-fn sweep(repo: &At, merges: &Path, team: &str) {
+fn sweep(repo: &Path, merges: &Path, team: &str) {
     let Ok(entries) = std::fs::read_dir(merges) else {
         return;
     };
