@@ -34,6 +34,12 @@ fn run_at(at: &At, args: &[&str]) -> Result<Output> {
     at.output(&args)
 }
 
+/// `git args` in `at` for a command that runs no driver ([`At::output_no_driver`]).
+fn read_at(at: &At, args: &[&str]) -> Result<Output> {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    at.output_no_driver(&args)
+}
+
 fn run(dir: &Path, args: &[&str]) -> Result<Output> {
     run_at(&At::plain(dir), args)
 }
@@ -63,7 +69,7 @@ pub fn head(dir: &Path) -> Result<String> {
 }
 
 fn head_at(at: &At) -> Result<String> {
-    let out = run_at(at, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])?;
+    let out = read_at(at, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])?;
     if !out.status.success() {
         bail!(
             "{} has no commit yet: a worktree starts from one",
@@ -73,9 +79,9 @@ fn head_at(at: &At) -> Result<String> {
     Ok(text(&out))
 }
 
-/// The branch checked out in `dir` (`None`: a detached `HEAD`).
-pub fn current_branch(dir: &Path) -> Option<String> {
-    let out = run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
+/// The branch checked out in the worktree `at` (`None`: a detached `HEAD`).
+pub fn current_branch(at: &At) -> Option<String> {
+    let out = read_at(at, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
     out.status.success().then(|| text(&out))
 }
 
@@ -357,7 +363,7 @@ pub fn diff_text(at: &At, from: &str, to: Option<&str>, stat: bool) -> Result<St
 /// `at` is not a worktree, a driver changed, or git failing.
 pub fn untracked(at: &At) -> Result<Vec<String>> {
     let args = ["ls-files", "-z", "--others", "--exclude-standard"];
-    let out = ok_or_bail(at.dir(), "ls-files", run_at(at, &args)?)?;
+    let out = ok_or_bail(at.dir(), "ls-files", read_at(at, &args)?)?;
     Ok(out
         .stdout
         .split(|b| *b == 0)
@@ -389,7 +395,7 @@ pub fn is_ancestor(dir: &Path, a: &str, b: &str) -> Result<bool> {
 
 fn is_ancestor_at(at: &At, a: &str, b: &str) -> Result<bool> {
     diff_range(a, Some(b))?;
-    let out = run_at(at, &["merge-base", "--is-ancestor", a, b])?;
+    let out = read_at(at, &["merge-base", "--is-ancestor", a, b])?;
     match out.status.code() {
         Some(0) => Ok(true),
         Some(1) => Ok(false),
@@ -477,7 +483,7 @@ pub fn worktree_discard(repo: &Path, path: &Path) -> Result<()> {
 pub fn has_identity(at: &At) -> bool {
     ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"]
         .iter()
-        .all(|v| run_at(at, &["var", v]).is_ok_and(|o| o.status.success()))
+        .all(|v| read_at(at, &["var", v]).is_ok_and(|o| o.status.success()))
 }
 
 /// How [`merge`] records a merge.

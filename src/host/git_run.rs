@@ -122,6 +122,16 @@ impl At {
         self.raw(args)
     }
 
+    /// Runs `git args` here without listing the drivers first: only for commands that run
+    /// none (refs and history, `git var`, the list of untracked files: no file's content goes
+    /// through git's conversion), where the check would be a second git process for nothing.
+    ///
+    /// # Errors
+    /// git cannot be run.
+    pub fn output_no_driver(&self, args: &[&OsStr]) -> Result<Output> {
+        self.raw(args)
+    }
+
     fn raw(&self, args: &[&OsStr]) -> Result<Output> {
         let mut cmd = Command::new("git");
         cmd.arg("--no-pager").arg("-C").arg(&self.dir);

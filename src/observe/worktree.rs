@@ -24,23 +24,22 @@ pub struct WorktreeStatus {
 }
 
 impl WorktreeStatus {
-    /// Reads the worktree `tree` with git.
+    /// Reads the worktree `tree` with git (nothing when its folder is gone, or it is not as
+    /// git made it: then its recorded branch, and `changed` unknown).
     pub fn read(tree: &Worktree) -> WorktreeStatus {
-        let path = Path::new(&tree.path);
-        let here = path.is_dir();
+        let place = Path::new(&tree.path)
+            .is_dir()
+            .then(|| at(tree).ok())
+            .flatten();
         WorktreeStatus {
             path: tree.path.clone(),
-            branch: here
-                .then(|| git::current_branch(path))
-                .flatten()
+            branch: place
+                .as_ref()
+                .and_then(git::current_branch)
                 .unwrap_or_else(|| tree.branch.clone()),
-            changed: here
-                .then(|| {
-                    at(tree)
-                        .and_then(|at| git::changed_since(&at, &tree.base))
-                        .ok()
-                })
-                .flatten(),
+            changed: place
+                .as_ref()
+                .and_then(|at| git::changed_since(at, &tree.base).ok()),
         }
     }
 }
