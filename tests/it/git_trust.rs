@@ -139,6 +139,13 @@ fn no_git_hook_runs_where_teamctl_runs_git() {
     for (args, out) in every_verb(&env) {
         assert!(out.status.success(), "{args}: {}", text(&out));
     }
+    // delete reads each worktree and removes bob's (alice's has a change: kept).
+    let out = env
+        .cmd()
+        .args(["delete", "t", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(parse(&out.stdout)["worktrees"][1]["action"], "removed");
     assert_eq!(ran(&env), "", "hooks ran");
     assert_ne!(git(&repo, &["rev-parse", "--verify", "-q", "i"]), "");
 }
@@ -385,6 +392,22 @@ fn a_worktree_pointed_at_another_git_dir_is_refused() {
     fs::remove_file(&dot_git).unwrap();
     fs::create_dir(&dot_git).unwrap();
     assert!(refused(&env).contains(".git"));
+    // delete keeps it, saying why; bob's is removed.
+    let out = env
+        .cmd()
+        .args(["delete", "t", "--json", "--timeout", "1s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert_eq!(v["worktrees"][0]["action"], "kept", "{v}");
+    assert!(
+        v["worktrees"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains(".git")
+    );
+    assert_eq!(v["worktrees"][1]["action"], "removed", "{v}");
+    assert!(alice.exists());
     assert_eq!(ran(&env), "", "the teammate's settings ran");
 }
 
