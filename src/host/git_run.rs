@@ -193,7 +193,8 @@ impl At {
         bail!(
             "the git config of {} names a filter or merge driver {since}: {}; teamctl runs no \
              program a teammate could have configured, so it runs no git there. Remove it if you \
-             did not add it (`git config --unset KEY`)",
+             did not add it (`git config --unset KEY`); one you added yourself is taken from the \
+             next team or run on, which records the config as it is then",
             self.dir.display(),
             changed.join(", ")
         )
