@@ -24,21 +24,43 @@ pub struct WorktreeStatus {
 }
 
 impl WorktreeStatus {
-    /// Reads the worktree `tree` with git.
+    /// Reads the worktree `tree` with git (nothing when its folder is gone, or it is not as
+    /// git made it: then its recorded branch, and `changed` unknown).
     pub fn read(tree: &Worktree) -> WorktreeStatus {
-        let path = Path::new(&tree.path);
-        let here = path.is_dir();
+        let place = Path::new(&tree.path)
+            .is_dir()
+            .then(|| at(tree).ok())
+            .flatten();
         WorktreeStatus {
             path: tree.path.clone(),
-            branch: here
-                .then(|| git::current_branch(path))
-                .flatten()
+            branch: place
+                .as_ref()
+                .and_then(git::current_branch)
                 .unwrap_or_else(|| tree.branch.clone()),
-            changed: here
-                .then(|| git::changed_since(path, &tree.base).ok())
-                .flatten(),
+            changed: place
+                .as_ref()
+                .and_then(|at| git::changed_since(at, &tree.base).ok()),
         }
     }
+}
+
+/// Where git runs over `tree`'s work: its worktree, found as `git worktree add` made it, the
+/// repository's drivers checked against those recorded when it was made ([`git::At`]).
+///
+/// # Errors
+/// The worktree is not as git made it (named), or git failing.
+pub fn at(tree: &Worktree) -> anyhow::Result<git::At> {
+    git::At::worktree(
+        Path::new(&tree.repo),
+        Path::new(&tree.path),
+        tree.drivers.as_ref(),
+    )
+}
+
+/// The repository `tree` belongs to, its drivers checked against those recorded when the
+/// worktree was made ([`git::At`]).
+pub fn repo_at(tree: &Worktree) -> git::At {
+    git::At::repo(Path::new(&tree.repo), tree.drivers.as_ref())
 }
 
 /// The worktrees of `team`'s teammates, by name, as teamctl's record names them (none for a

@@ -131,6 +131,12 @@ pub struct Worktree {
     pub repo: String,
     /// The commit it started from.
     pub base: String,
+    /// The filter and merge drivers of the repository's own git config (`git config` key ->
+    /// program) when the worktree was made: the only ones teamctl lets git run over the
+    /// teammate's work (`None`: a record written before teamctl kept them; then none of the
+    /// repository's own runs).
+    #[serde(default)]
+    pub drivers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// Where the lead of a team `teamctl run` formed runs: the tmux server its pane teammates are

@@ -21,6 +21,7 @@ mod fleet;
 mod format;
 mod fuzz;
 mod fuzz_writes;
+mod git_trust;
 mod help;
 mod hostile_files;
 mod hostile_inputs;
@@ -32,6 +33,7 @@ mod lock;
 mod log;
 mod man;
 mod merge;
+mod merge_edges;
 #[cfg(feature = "otel")]
 mod otel;
 mod policy;

@@ -256,8 +256,10 @@ fn a_merge_into_that_cannot_merge_is_a_usage_error_before_the_lead_starts() {
     let Some((env, _server, repo, lead)) = repo_env(HELPERS) else {
         return;
     };
-    // A branch checked out (main, here) or not a branch name: refused before the lead starts.
-    for into in ["main", "a..b"] {
+    // A branch checked out (main, here), not a branch name, or one git reads as another
+    // (`@` is HEAD's branch; `refs/heads/x` would be `refs/heads/refs/heads/x`): refused
+    // before the lead starts.
+    for into in ["main", "a..b", "@", "refs/heads/x"] {
         run_merge(&env, &lead, &repo, &["--merge-into", into])
             .assert()
             .code(2)

@@ -525,9 +525,9 @@ fn worktrees_are_never_made_through_a_link_in_the_data_dir() {
 }
 
 /// A `create` that loses the race for its tmux session (another create made `teamctl-<team>`
-/// on the shared server between its check and its start; here a git hook of its worktree does
-/// it at that moment) fails without killing the winner's session, and records none: a `delete`
-/// of the loser leaves the winner running too.
+/// on the shared server between its check and its start; here the repository's smudge filter
+/// does it at that moment, as its worktree is checked out) fails without killing the winner's
+/// session, and records none: a `delete` of the loser leaves the winner running too.
 #[test]
 fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
     let Some((env, _server)) = crate::common::tmux_env() else {
@@ -537,16 +537,19 @@ fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
     fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
     fs::write(repo.join("notes.md"), "base\n").unwrap();
+    fs::write(repo.join(".gitattributes"), "notes.md filter=race\n").unwrap();
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "base"]);
-    let hook = repo.join(".git/hooks/post-checkout");
-    fs::write(
-        &hook,
-        "#!/bin/sh\ntmux new-session -d -s teamctl-wt 'exec sleep 600' 2>/dev/null\nexit 0\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    // The repository's own filter (there before the team: it runs) checks notes.md out.
+    let smudge = crate::common::script(
+        &env,
+        "smudge",
+        "tmux new-session -d -s teamctl-wt 'exec sleep 600' 2>/dev/null\ncat",
+    );
+    git(
+        &repo,
+        &["config", "filter.race.smudge", smudge.to_str().unwrap()],
+    );
     let file = write(
         &env,
         "wt.toml",

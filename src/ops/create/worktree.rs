@@ -17,6 +17,7 @@ use super::spec::{Branch, Spec};
 use crate::error::usage;
 use crate::host::claude::Dialog;
 use crate::host::git;
+use crate::observe::worktree::{at, repo_at};
 use crate::ops::prepare;
 use crate::store::paths::Layout;
 use crate::team::lead::{Leads, MemberLaunch, Worktree};
@@ -68,6 +69,9 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
     }
     let repo = git::toplevel(&spec.cwd).map_err(|e| usage(format!("{e:#}")))?;
     let base = git::head(&spec.cwd).map_err(|e| usage(format!("{e:#}")))?;
+    // The drivers git may run over the teammates' work from now on: the repository's own as
+    // they are before any teammate starts.
+    let drivers = git::drivers(&repo)?;
     let root = leads.worktrees_dir(layout, &spec.team);
     let mut out = Vec::new();
     let mut branches: Vec<String> = Vec::new();
@@ -121,6 +125,7 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
                 branch,
                 repo: text(&repo),
                 base: base.clone(),
+                drivers: Some(drivers.clone()),
             },
             new_branch: !exists,
         }));
@@ -162,9 +167,11 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
 /// they hold nothing but their start, and the branches made for them point at it.
 pub fn unmake(made: &[&Planned]) {
     for p in made {
-        let repo = Path::new(&p.tree.repo);
-        if git::worktree_remove(repo, Path::new(&p.tree.path)).is_ok() && p.new_branch {
-            let _ = git::branch_delete(repo, &p.tree.branch);
+        let removed = at(&p.tree)
+            .and_then(|tree| git::worktree_remove(&repo_at(&p.tree), &tree))
+            .is_ok();
+        if removed && p.new_branch {
+            let _ = git::branch_delete(Path::new(&p.tree.repo), &p.tree.branch);
         }
     }
 }
@@ -243,59 +250,12 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
             });
             continue;
         }
-        let ignored = if path.is_dir() {
-            git::ignored(path)
-        } else {
-            Ok(Vec::new())
-        };
         let (action, reason) = if !path.is_dir() {
             ("missing", "its folder is gone".to_string())
         } else {
-            match git::uncommitted(path) {
-                Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
-                Ok(c) if !c.is_empty() => (
-                    "kept",
-                    format!(
-                        "{} uncommitted change(s), e.g. {}; commit or remove them, then `git \
-                         worktree remove {}`",
-                        c.len(),
-                        c[0],
-                        t.path
-                    ),
-                ),
-                Ok(_) => match ignored {
-                    Err(e) => (
-                        "kept",
-                        format!("git could not tell its ignored files: {e:#}"),
-                    ),
-                    Ok(i) if !i.is_empty() && !drop_ignored => (
-                        "kept",
-                        format!(
-                            "{} git-ignored file(s), e.g. {}, which removing it would lose; \
-                             keep what you need, then `git worktree remove --force {}` (or \
-                             `teamctl delete --force`)",
-                            i.len(),
-                            i[0],
-                            t.path
-                        ),
-                    ),
-                    Ok(i) => match git::worktree_remove(Path::new(&t.repo), path) {
-                        Ok(()) if i.is_empty() => (
-                            "removed",
-                            format!("no uncommitted changes; branch {} kept", t.branch),
-                        ),
-                        Ok(()) => (
-                            "removed",
-                            format!(
-                                "no uncommitted changes, {} git-ignored file(s) dropped \
-                                 (--force); branch {} kept",
-                                i.len(),
-                                t.branch
-                            ),
-                        ),
-                        Err(e) => ("kept", format!("{e:#}")),
-                    },
-                },
+            match at(t) {
+                Err(e) => ("kept", format!("{e:#}")),
+                Ok(place) => take_down_one(t, &place, drop_ignored),
             }
         };
         if action == "removed"
@@ -313,4 +273,55 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
         });
     }
     out
+}
+
+/// What `delete` does with the worktree `tree` whose folder is there (`place`): removed when it
+/// has no uncommitted changes and no ignored files (unless `drop_ignored`), else kept, with why.
+fn take_down_one(tree: &Worktree, place: &git::At, drop_ignored: bool) -> (&'static str, String) {
+    let path = &tree.path;
+    let ignored = git::ignored(place);
+    match git::uncommitted(place) {
+        Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
+        Ok(c) if !c.is_empty() => (
+            "kept",
+            format!(
+                "{} uncommitted change(s), e.g. {}; commit or remove them, then `git worktree \
+                 remove {path}`",
+                c.len(),
+                c[0],
+            ),
+        ),
+        Ok(_) => match ignored {
+            Err(e) => (
+                "kept",
+                format!("git could not tell its ignored files: {e:#}"),
+            ),
+            Ok(i) if !i.is_empty() && !drop_ignored => (
+                "kept",
+                format!(
+                    "{} git-ignored file(s), e.g. {}, which removing it would lose; keep what \
+                     you need, then `git worktree remove --force {path}` (or `teamctl delete \
+                     --force`)",
+                    i.len(),
+                    i[0],
+                ),
+            ),
+            Ok(i) => match git::worktree_remove(&repo_at(tree), place) {
+                Ok(()) if i.is_empty() => (
+                    "removed",
+                    format!("no uncommitted changes; branch {} kept", tree.branch),
+                ),
+                Ok(()) => (
+                    "removed",
+                    format!(
+                        "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
+                         branch {} kept",
+                        i.len(),
+                        tree.branch
+                    ),
+                ),
+                Err(e) => ("kept", format!("{e:#}")),
+            },
+        },
+    }
 }

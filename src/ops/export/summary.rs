@@ -306,17 +306,26 @@ pub struct BranchInfo {
     /// worktree (committed or not), else on the branch (`null`: git could not tell). `added`
     /// and `deleted` are null for a binary file.
     pub files: Option<Vec<crate::host::git::NumStat>>,
+    /// The worktree as teamctl's record has it (where git reads its work, and how).
+    #[serde(skip)]
+    pub tree: crate::team::lead::Worktree,
 }
 
 impl BranchInfo {
     /// Where its work is read: the worktree when its folder is there (against the work tree),
-    /// else the repository (against the branch's commit); `None` when neither is.
-    pub fn work(&self) -> Option<(std::path::PathBuf, Option<String>)> {
-        let path = std::path::Path::new(&self.path);
-        if path.is_dir() {
-            return Some((path.to_path_buf(), None));
+    /// else the repository (against the branch's commit).
+    ///
+    /// # Errors
+    /// Neither is there; the worktree is not as git made it (named).
+    pub fn work(&self) -> anyhow::Result<(crate::host::git::At, Option<String>)> {
+        use crate::observe::worktree::{at, repo_at};
+        if std::path::Path::new(&self.path).is_dir() {
+            return Ok((at(&self.tree)?, None));
         }
-        Some((self.repo.clone().into(), Some(self.commit.clone()?)))
+        match &self.commit {
+            Some(c) => Ok((repo_at(&self.tree), Some(c.clone()))),
+            None => anyhow::bail!("its worktree and its branch {} are both gone", self.branch),
+        }
     }
 
     /// Its patch against `base` (binary files included, as `git apply` takes them).
@@ -324,10 +333,8 @@ impl BranchInfo {
     /// # Errors
     /// Neither its worktree nor its branch is there, or git failing.
     pub fn patch(&self) -> anyhow::Result<String> {
-        let Some((dir, to)) = self.work() else {
-            anyhow::bail!("its worktree and its branch {} are both gone", self.branch);
-        };
-        crate::host::git::diff_text(&dir, &self.base, to.as_deref(), false)
+        let (place, to) = self.work()?;
+        crate::host::git::diff_text(&place, &self.base, to.as_deref(), false)
     }
 
     /// The branches of the worktrees teamctl's record of a team names.
@@ -349,10 +356,11 @@ impl BranchInfo {
                     changed: now.changed,
                     repo: t.repo.clone(),
                     files: None,
+                    tree: t.clone(),
                 })
                 .map(|mut b| {
-                    b.files = b.work().and_then(|(dir, to)| {
-                        crate::host::git::numstat(&dir, &b.base, to.as_deref()).ok()
+                    b.files = b.work().ok().and_then(|(place, to)| {
+                        crate::host::git::numstat(&place, &b.base, to.as_deref()).ok()
                     });
                     b
                 })

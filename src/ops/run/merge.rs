@@ -20,14 +20,18 @@ use crate::store::dir::Loc;
 use crate::team::lead::Worktree;
 use crate::team::transcript::locate::subagents;
 
-/// Where a run's helpers' work is merged from: the repository the lead works in and the commit
-/// its `HEAD` named when the run started (each helper's worktree starts from it).
+/// Where a run's helpers' work is merged from: the repository the lead works in, the commit
+/// its `HEAD` named when the run started (each helper's worktree starts from it), and the
+/// filter and merge drivers its own git config had then (the only ones git runs over the
+/// helpers' work: [`git::At`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
     /// The top folder of the repository of the run's `--cwd`.
     pub repo: PathBuf,
     /// The commit `HEAD` named there before the lead started.
     pub commit: String,
+    /// The drivers of the repository's own config before the lead started.
+    pub drivers: git::Drivers,
 }
 
 impl Base {
@@ -42,18 +46,19 @@ impl Base {
         let usage = |e: anyhow::Error| crate::error::usage(format!("{e:#}"));
         let repo = git::toplevel(cwd).map_err(usage)?;
         let commit = git::head(&repo).map_err(usage)?;
-        if !git::valid_branch(&repo, into) {
-            return Err(crate::error::usage(format!(
-                "'{into}' is not a valid branch name"
-            )));
-        }
+        git::branch_name(&repo, into).map_err(usage)?;
         if git::checked_out_branches(&repo)?.iter().any(|b| b == into) {
             return Err(crate::error::usage(format!(
                 "{into} is checked out in a worktree: teamctl merges only into a branch nobody \
                  has checked out; merge into a new one"
             )));
         }
-        Ok(Base { repo, commit })
+        let drivers = git::drivers(&repo)?;
+        Ok(Base {
+            repo,
+            commit,
+            drivers,
+        })
     }
 }
 
@@ -129,6 +134,7 @@ pub fn worktrees(
                 branch: format!("worktree-agent-{id}"),
                 repo: base.repo.display().to_string(),
                 base: base.commit.clone(),
+                drivers: Some(base.drivers.clone()),
             },
         });
     }
