@@ -2,7 +2,8 @@
 //! binary ([`resolve`]), probes of processes ([`proc`]; [`platform`] picks Linux's or the
 //! portable ones), how Claude Code is launched ([`claude`]: its permission flags, the launch
 //! environment, shell quoting), commands run for events ([`hook`]) and the `git` command for
-//! teammates' worktrees ([`git`]), and GitHub's `gh` for pull requests ([`gh`]). It imports
+//! teammates' worktrees ([`git`]), GitHub's `gh` for pull requests ([`gh`]) and the one HTTP
+//! server teamctl runs ([`http_server`]: the webhook's answers, `serve`). It imports
 //! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
 //! ops or cli layers.
 
@@ -10,6 +11,7 @@ pub mod claude;
 pub mod gh;
 pub mod git;
 pub mod hook;
+pub mod http_server;
 pub mod platform;
 pub mod proc;
 pub mod resolve;

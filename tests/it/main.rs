@@ -60,3 +60,4 @@ mod team_file;
 mod top;
 mod wait;
 mod watch;
+mod webhook_listener;
