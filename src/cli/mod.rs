@@ -29,7 +29,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, bridge, completions, create, delete, deny, diff, doctor, export, inbox, log, man,
-    merge, pending, pr, prepare, redeliver, report, resume, run, send, shutdown, status, tasks,
+    merge, pending, pr, prepare, redeliver, report, resume, run, send, serve, shutdown, status, tasks,
     top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
@@ -199,6 +199,7 @@ verbs! {
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
     Bridge(bridge::BridgeArgs),
+    Serve(serve::ServeArgs),
     Shutdown(shutdown::ShutdownArgs),
     Resume(resume::ResumeArgs),
     Redeliver(redeliver::RedeliverArgs),
@@ -249,6 +250,7 @@ pub(crate) fn dispatch(
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Bridge(args) => bridge::run(&ctx, args),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Resume(args) => resume::run(&ctx, args),
         Command::Redeliver(args) => redeliver::run(&ctx, args),
