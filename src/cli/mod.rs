@@ -29,8 +29,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, bridge, completions, create, delete, deny, diff, doctor, export, inbox, log, man,
-    merge, pending, pr, prepare, redeliver, report, resume, run, send, serve, shutdown, status, tasks,
-    top, wait, watch,
+    merge, pending, pr, prepare, redeliver, report, resume, run, send, serve, shutdown, status,
+    tasks, top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;

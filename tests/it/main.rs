@@ -52,6 +52,7 @@ mod run_merge;
 mod run_resume;
 mod security;
 mod send;
+mod serve;
 mod stale_lock;
 mod status;
 mod store;

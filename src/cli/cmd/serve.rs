@@ -142,7 +142,7 @@ pub(crate) fn run(ctx: &Ctx, args: ServeArgs) -> Result<()> {
     let ground = Ground {
         layout: ctx.layout.clone(),
         records: ctx.records.clone(),
-        lock: ctx.lock.clone(),
+        lock: ctx.lock,
     };
     let json = ctx.out.json;
     let on_record: serve::OnRecord = Box::new(move |r: &Record| said(json, r));
@@ -165,9 +165,11 @@ pub(crate) fn run(ctx: &Ctx, args: ServeArgs) -> Result<()> {
         Scope::All => Vec::new(),
     };
     if json {
-        ctx.out.json(&serde_json::json!({"schema_version": 1, "event": "listening",
+        ctx.out.json(
+            &serde_json::json!({"schema_version": 1, "event": "listening",
             "url": url, "listen": serving.addr().to_string(),
-            "public_url": args.public_url, "teams": teams, "read_only": args.read_only}))?;
+            "public_url": args.public_url, "teams": teams, "read_only": args.read_only}),
+        )?;
     }
     let what = match &scope {
         Scope::One(t) => format!("team {}", term::escape_line(t.as_str())),
@@ -206,7 +208,11 @@ fn said(json: bool, r: &Record) {
             What::Held => "held",
             What::Said => "said to",
         };
-        let about = r.request_id.as_deref().or(r.member.as_deref()).unwrap_or("");
+        let about = r
+            .request_id
+            .as_deref()
+            .or(r.member.as_deref())
+            .unwrap_or("");
         let _ = writeln!(
             out,
             "{} {what} {} in team {} (web)",

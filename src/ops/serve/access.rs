@@ -82,7 +82,11 @@ impl Access {
 
     /// Whether the Host header `host` names this server.
     pub fn host_ok(&self, host: Option<&str>) -> bool {
-        host.is_some_and(|h| self.hosts.iter().any(|ok| *ok == h.trim().to_ascii_lowercase()))
+        host.is_some_and(|h| {
+            self.hosts
+                .iter()
+                .any(|ok| *ok == h.trim().to_ascii_lowercase())
+        })
     }
 
     /// Whether the `Authorization` header carries the token (constant time in its length).

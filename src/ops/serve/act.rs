@@ -90,10 +90,16 @@ fn open_request(g: &Ground, team: &Team, id: &str, now: DateTime<Utc>) -> Result
     let lead = lead_of(team)?;
     let sent = crate::team::sentlog::entries(g.records.sent_log())
         .map_err(|e| refuse(500, format!("{e:#}")))?;
-    let open = protocol::pending(team, &lead, &sent, now).map_err(|e| refuse(500, format!("{e:#}")))?;
+    let open =
+        protocol::pending(team, &lead, &sent, now).map_err(|e| refuse(500, format!("{e:#}")))?;
     open.into_iter()
         .find(|r| r.request_id == id)
-        .ok_or_else(|| refuse(409, format!("request {id:?} is not open: answered already, or never asked")))
+        .ok_or_else(|| {
+            refuse(
+                409,
+                format!("request {id:?} is not open: answered already, or never asked"),
+            )
+        })
 }
 
 /// Approves (`deny` is `None`) or denies the open request `id`.
@@ -129,7 +135,8 @@ fn answer(
     };
     if deny.is_none() && request.kind == Kind::PlanApproval {
         let lead = lead_of(team)?;
-        let idle = reported_idle(team, &lead, &request).map_err(|e| refuse(500, format!("{e:#}")))?;
+        let idle =
+            reported_idle(team, &lead, &request).map_err(|e| refuse(500, format!("{e:#}")))?;
         if !idle {
             r.event = What::Held;
             r.detail = Some(held_detail(&request.from));
@@ -147,7 +154,9 @@ fn answer(
 
 /// What a held approval waits for, in words.
 pub fn held_detail(planner: &str) -> String {
-    format!("held until {planner} reports idle (Claude Code loses a plan approval that arrives earlier)")
+    format!(
+        "held until {planner} reports idle (Claude Code loses a plan approval that arrives earlier)"
+    )
 }
 
 /// Writes the answer to `request` (once across processes), its entry's id into `r`.
@@ -169,7 +178,10 @@ fn write_answer(
             r.id = Some(d.id);
             Ok(())
         }
-        Ok(None) => Err(refuse(409, format!("request {:?} was answered already", request.request_id))),
+        Ok(None) => Err(refuse(
+            409,
+            format!("request {:?} was answered already", request.request_id),
+        )),
         Err(e) => Err(refuse(500, format!("could not answer: {e:#}"))),
     }
 }
@@ -188,7 +200,10 @@ pub fn release_held(s: &Shared, team: &Team, now: DateTime<Utc>) -> Vec<Record> 
         let mut r = Record::new(What::Approved, iso_millis(now), name);
         r.member = Some(h.request.from.clone());
         r.request_id = Some(h.request.request_id.clone());
-        r.detail = Some(format!("held since {}, written once {} reported idle", h.since, h.request.from));
+        r.detail = Some(format!(
+            "held since {}, written once {} reported idle",
+            h.since, h.request.from
+        ));
         let verdict = Verdict::Approve {
             feedback: None,
             mode: None,
@@ -203,20 +218,33 @@ pub fn release_held(s: &Shared, team: &Team, now: DateTime<Utc>) -> Vec<Record> 
 }
 
 /// Sends `to` the plain text `text` as the team's lead.
-fn send(g: &Ground, team: &Team, to: &str, text: String, now: DateTime<Utc>) -> Result<Record, Refusal> {
+fn send(
+    g: &Ground,
+    team: &Team,
+    to: &str,
+    text: String,
+    now: DateTime<Utc>,
+) -> Result<Record, Refusal> {
     if text.trim().is_empty() {
         return Err(refuse(400, "the message is empty"));
     }
     if text.len() > MAX_MESSAGE {
-        return Err(refuse(400, format!("the message is over {MAX_MESSAGE} bytes")));
+        return Err(refuse(
+            400,
+            format!("the message is over {MAX_MESSAGE} bytes"),
+        ));
     }
     let to = MemberName::parse(to).map_err(|e| refuse(400, format!("{e:#}")))?;
     let checked = Text::new(text.clone()).map_err(|e| refuse(400, format!("{e:#}")))?;
     // Plain text only: a protocol frame from the page would speak for Claude Code.
     if checked.is_frame() {
-        return Err(refuse(400, "the page sends plain text, not protocol frames"));
+        return Err(refuse(
+            400,
+            "the page sends plain text, not protocol frames",
+        ));
     }
-    let from = MemberName::parse(team.default_identity()).map_err(|e| refuse(500, format!("{e:#}")))?;
+    let from =
+        MemberName::parse(team.default_identity()).map_err(|e| refuse(500, format!("{e:#}")))?;
     let req = SendRequest {
         to: to.clone(),
         from,

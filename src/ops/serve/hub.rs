@@ -142,7 +142,12 @@ impl Hub {
     /// The approvals held for `team`.
     pub fn held(&self, team: &str) -> Vec<Held> {
         let inner = self.lock();
-        inner.held.iter().filter(|h| h.team == team).cloned().collect()
+        inner
+            .held
+            .iter()
+            .filter(|h| h.team == team)
+            .cloned()
+            .collect()
     }
 
     /// Lets go of the held approval of `request_id` in `team`.

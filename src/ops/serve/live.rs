@@ -100,7 +100,11 @@ impl Live {
         let (watch, existing) = Watch::new(team.clone(), None, now);
         let waker = watch.waker(shared.poll);
         let mut timeline = Timeline::new(TIMELINE_LEN);
-        let sent = shared.ground.records.sent_log().and_then(|l| l.entries().ok());
+        let sent = shared
+            .ground
+            .records
+            .sent_log()
+            .and_then(|l| l.entries().ok());
         timeline.seed_sent(team.name.as_str(), &sent.unwrap_or_default());
         timeline.load(&existing);
         Live {
@@ -138,7 +142,10 @@ impl Live {
                 }
                 Outside::Unknown => self.transcripts_soon(true),
             }
-            if self.transcripts_due.is_some_and(|(t, _)| Instant::now() >= t) {
+            if self
+                .transcripts_due
+                .is_some_and(|(t, _)| Instant::now() >= t)
+            {
                 dirty = true;
             }
             if Instant::now() >= next_tick {
@@ -177,7 +184,13 @@ impl Live {
         let picture = match self.reader.read(now) {
             Ok(present) => {
                 let opened = self.reader.team();
-                let view = top::view(&present, opened, self.reader.board(), &self.timeline, MESSAGES);
+                let view = top::view(
+                    &present,
+                    opened,
+                    self.reader.board(),
+                    &self.timeline,
+                    MESSAGES,
+                );
                 let lost = crate::observe::misaddressed::scan(opened).misaddressed;
                 let needs = needs(&present, opened, self.reader.board(), REQUEST_AFTER, &lost);
                 let (writable, why) = self.shared.writable(opened);

@@ -130,10 +130,17 @@ impl Shared {
         if self.read_only {
             return (false, Some("the server is read-only (--read-only)".into()));
         }
-        match crate::team::protocol::check_lead(team, false) {
-            Ok(()) => (true, None),
-            Err(e) => (false, Some(format!("{e:#}").replace(" (--force writes anyway)", ""))),
+        if team.teamctl_leads() {
+            return (true, None);
         }
+        let why = if team.led_by_claude_code() {
+            "a Claude Code session leads this team, and its teammates act only on their own \
+             lead's answers"
+        } else {
+            "teamctl does not lead this team (it was not made by `teamctl create`): an answer \
+             from here would speak for someone else's lead"
+        };
+        (false, Some(why.into()))
     }
 
     /// Journals `r` (a journal that cannot be written is said in the record's stead: the
@@ -143,7 +150,10 @@ impl Shared {
             && let Err(e) = j.append(r)
         {
             let mut said = r.clone();
-            said.detail = Some(format!("{} (not journaled: {e:#})", r.detail.clone().unwrap_or_default()));
+            said.detail = Some(format!(
+                "{} (not journaled: {e:#})",
+                r.detail.clone().unwrap_or_default()
+            ));
             (self.on_record)(&said);
             return;
         }
@@ -164,7 +174,12 @@ pub struct Serving {
 /// # Errors
 /// The address cannot be listened on; the one team cannot be opened, or teamctl does not lead
 /// it and `force` is not given (a usage error).
-pub fn start(s: Settings, ground: Ground, clock: Clock, on_record: OnRecord) -> Result<(Serving, Vec<String>)> {
+pub fn start(
+    s: Settings,
+    ground: Ground,
+    clock: Clock,
+    on_record: OnRecord,
+) -> Result<(Serving, Vec<String>)> {
     if let Scope::One(name) = &s.scope {
         let team = Team::open(&ground.layout, name, &ground.records)?;
         if !s.force && !team.teamctl_leads() {
@@ -176,7 +191,9 @@ pub fn start(s: Settings, ground: Ground, clock: Clock, on_record: OnRecord) -> 
     }
     let listener =
         TcpListener::bind(s.listen).with_context(|| format!("could not listen on {}", s.listen))?;
-    let addr = listener.local_addr().context("could not read the listening address")?;
+    let addr = listener
+        .local_addr()
+        .context("could not read the listening address")?;
     let hello = serde_json::json!({"schema_version": 1, "read_only": s.read_only,
         "fleet": s.scope == Scope::All, "version": env!("CARGO_PKG_VERSION")});
     let journal = ground.records.data_dir().map(Journal::in_dir);
@@ -245,8 +262,15 @@ impl Serving {
                 Err(e) => return vec![format!("{e:#}")],
             },
         };
-        let mut served = sh.served.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        for gone in served.iter().filter(|t| !names.iter().any(|n| n.as_str() == t.as_str())) {
+        let mut served = sh
+            .served
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for gone in served
+            .iter()
+            .filter(|t| !names.iter().any(|n| n.as_str() == t.as_str()))
+        {
             let json = serde_json::json!({"team": gone}).to_string();
             sh.hub.gone(gone, event("gone", &json));
         }

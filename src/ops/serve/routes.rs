@@ -83,7 +83,11 @@ fn with_status(status: u16, body: Reply, content_type: &str) -> Response {
 }
 
 fn text(status: u16, why: &str) -> Response {
-    with_status(status, Reply::whole(format!("{why}\n")), "text/plain; charset=utf-8")
+    with_status(
+        status,
+        Reply::whole(format!("{why}\n")),
+        "text/plain; charset=utf-8",
+    )
 }
 
 fn file(body: &'static str, content_type: &str) -> Response {
@@ -105,7 +109,10 @@ fn stream(s: &Shared) -> Response {
 
 /// Every team's picture now, as one JSON document.
 fn teams(s: &Shared) -> Response {
-    json_reply(200, &json!({"schema_version": 1, "teams": s.hub.pictures_json()}))
+    json_reply(
+        200,
+        &json!({"schema_version": 1, "teams": s.hub.pictures_json()}),
+    )
 }
 
 #[derive(Deserialize)]
@@ -125,22 +132,22 @@ struct SendBody {
 }
 
 /// The body of a changing request: JSON, said so.
-fn body<'a, T: Deserialize<'a>>(req: &'a Request) -> Result<T, Response> {
+fn body<'a, T: Deserialize<'a>>(req: &'a Request) -> Result<T, Box<Response>> {
     let ct = req
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if !ct.trim().starts_with("application/json") {
-        return Err(text(415, "the body must be application/json"));
+        return Err(Box::new(text(415, "the body must be application/json")));
     }
-    serde_json::from_slice(req.body()).map_err(|e| text(400, &format!("bad body: {e}")))
+    serde_json::from_slice(req.body()).map_err(|e| Box::new(text(400, &format!("bad body: {e}"))))
 }
 
 fn answer(s: &Shared, req: &Request) -> Response {
     let b: AnswerBody = match body(req) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let ask = match b.answer.as_str() {
         "approve" => Ask::Approve(b.request_id),
@@ -153,7 +160,7 @@ fn answer(s: &Shared, req: &Request) -> Response {
 fn send(s: &Shared, req: &Request) -> Response {
     let b: SendBody = match body(req) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     done(act::act(s, &b.team, Ask::Send(b.to, b.text), (s.clock)()))
 }
