@@ -43,6 +43,9 @@ pub fn serve(env: &TestEnv, args: &[&str]) -> Served {
     }
 }
 
+/// A request's headers, as the page would send them.
+type Headers<'a> = Vec<(&'a str, String)>;
+
 /// What a raw request got: the status, the headers (lowercased names) and the body.
 pub struct Got {
     pub status: u16,
@@ -103,7 +106,7 @@ pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], b
 
 impl Served {
     /// The headers of a request from the page: its Host, the token, and JSON.
-    fn page_headers(&self) -> Vec<(&str, String)> {
+    fn page_headers(&self) -> Headers<'_> {
         vec![
             ("Host", self.addr.clone()),
             ("Authorization", format!("Bearer {}", self.token)),
@@ -113,12 +116,7 @@ impl Served {
     }
 
     /// POSTs `body` to `path` as the page does, with `change` applied to its headers.
-    pub fn post_with(
-        &self,
-        path: &str,
-        body: &Value,
-        change: &dyn Fn(&mut Vec<(&str, String)>),
-    ) -> Got {
+    pub fn post_with(&self, path: &str, body: &Value, change: &dyn Fn(&mut Headers)) -> Got {
         let mut h = self.page_headers();
         change(&mut h);
         let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
