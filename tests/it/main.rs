@@ -53,6 +53,7 @@ mod run_resume;
 mod security;
 mod send;
 mod serve;
+mod serve_browser;
 mod stale_lock;
 mod status;
 mod store;
