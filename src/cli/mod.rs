@@ -89,10 +89,11 @@ const AFTER_HELP: &str = "Environment:
   TEAMCTL_TELEGRAM_TOKEN, TEAMCTL_SLACK_TOKEN  the bot token of `bridge telegram`, `bridge
                         slack` (never taken from the command line, never printed)
   TEAMCTL_WEBHOOK_SECRET  the shared HMAC secret of `bridge webhook` (likewise)
+  TEAMCTL_SERVE_TOKEN   the access token of `serve`'s page (else one is made at start)
   TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
                         index of the transcripts read (transcripts.json), the teammates'
                         worktrees, `merge`'s scratch worktrees (merges/), `bridge`'s journal
-                        (bridge.jsonl) and the journal of the restarts and resumes teamctl made
+                        (bridge.jsonl), `serve`'s (serve.jsonl) and the journal of the restarts and resumes teamctl made
                         (actions.jsonl) live, default the user's data directory
                         (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
