@@ -499,3 +499,50 @@ fn the_limits_hold_and_bad_flags_are_usage_errors() {
     );
     assert_eq!(refused.status, 403);
 }
+
+/// The team names in the pictures now.
+fn served(s: &Served) -> Vec<String> {
+    let mut names: Vec<String> = s.get("/api/teams").json()["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["team"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn all_teams_serves_each_team_teamctl_leads_as_they_come_and_go() {
+    let env = fixture();
+    env.team("beta", &[("tester", None)]);
+    env.lead_by_teamctl("beta");
+    env.team("theirs", &[("w", None)]);
+    let s = serve(&env, &["--all-teams"]);
+    assert!(wait_until(Duration::from_secs(10), || served(&s) == ["alpha", "beta"]));
+    env.team("gamma", &[("g", None)]);
+    env.lead_by_teamctl("gamma");
+    assert!(
+        wait_until(Duration::from_secs(15), || served(&s)
+            == ["alpha", "beta", "gamma"]),
+        "{:?}",
+        served(&s)
+    );
+    std::fs::remove_dir_all(env.root.join("teams/beta")).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(15), || served(&s) == ["alpha", "gamma"]),
+        "{:?}",
+        served(&s)
+    );
+    // An answer in a team it serves; none in one it does not.
+    assert_eq!(approve(&s, REQUEST).status, 200);
+    let theirs = s.post(
+        "/api/send",
+        &json!({"team": "theirs", "to": "w", "text": "hi"}),
+    );
+    assert_eq!(theirs.status, 404);
+    let forced = serve(&env, &["--all-teams", "--force"]);
+    assert!(wait_until(Duration::from_secs(10), || served(&forced)
+        .contains(&"theirs".to_string())));
+    assert_eq!(forced.picture("theirs")["writable"], false);
+}

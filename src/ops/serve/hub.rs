@@ -29,6 +29,8 @@ pub struct Held {
 
 #[derive(Default)]
 struct Inner {
+    /// The teams served: only theirs are published.
+    served: Vec<String>,
     /// Each team's latest picture, as its SSE event.
     pictures: BTreeMap<String, Arc<[u8]>>,
     /// The open streams.
@@ -76,25 +78,43 @@ impl Hub {
         reply
     }
 
+    /// The teams served now.
+    pub fn served(&self) -> Vec<String> {
+        self.lock().served.clone()
+    }
+
+    /// Serves `teams` from now on; tells every stream of each team no longer served
+    /// (`gone(team)`: its event) and returns those.
+    pub fn serve(&self, teams: Vec<String>, gone: &dyn Fn(&str) -> Vec<u8>) -> Vec<String> {
+        let mut inner = self.lock();
+        let dropped: Vec<String> = inner
+            .served
+            .iter()
+            .filter(|t| !teams.contains(t))
+            .cloned()
+            .collect();
+        inner.served = teams;
+        for team in &dropped {
+            inner.pictures.remove(team);
+            inner.held.retain(|h| h.team != *team);
+            broadcast(&mut inner.feeds, &gone(team));
+        }
+        dropped
+    }
+
     /// Publishes `team`'s picture (an SSE event) to every stream, unless it is the one they
-    /// have; returns whether it was new.
+    /// have or the team is no longer served; returns whether it was new.
     pub fn publish(&self, team: &str, picture: Vec<u8>) -> bool {
         let mut inner = self.lock();
-        if inner.pictures.get(team).is_some_and(|p| **p == *picture) {
+        if !inner.served.iter().any(|t| t == team)
+            || inner.pictures.get(team).is_some_and(|p| **p == *picture)
+        {
             return false;
         }
         let shared: Arc<[u8]> = picture.into();
         inner.pictures.insert(team.to_string(), shared.clone());
         broadcast(&mut inner.feeds, &shared);
         true
-    }
-
-    /// Tells every stream that `team` is no longer served.
-    pub fn gone(&self, team: &str, event: Vec<u8>) {
-        let mut inner = self.lock();
-        inner.pictures.remove(team);
-        inner.held.retain(|h| h.team != team);
-        broadcast(&mut inner.feeds, &event);
     }
 
     /// Sends the keep-alive comment to every stream, dropping those gone.
@@ -171,14 +191,16 @@ mod tests {
     #[test]
     fn a_picture_is_published_once_and_a_new_stream_starts_with_every_picture() {
         let hub = Hub::new(event("hello", "{}"));
+        hub.serve(vec!["a".into(), "b".into()], &|_| Vec::new());
         assert!(hub.publish("a", event("team", "{\"n\":1}")));
         assert!(!hub.publish("a", event("team", "{\"n\":1}")));
         assert!(hub.publish("b", event("team", "{\"n\":2}")));
         let _r = hub.subscribe();
         assert_eq!(hub.streams(), 1);
         assert_eq!(hub.teams(), ["a", "b"]);
-        hub.gone("a", event("gone", "{}"));
+        assert_eq!(hub.serve(vec!["b".into()], &|_| Vec::new()), ["a"]);
         assert_eq!(hub.teams(), ["b"]);
+        assert!(!hub.publish("a", event("team", "{\"n\":3}")));
     }
 
     #[test]

@@ -150,6 +150,9 @@ impl Live {
             }
             if Instant::now() >= next_tick {
                 next_tick = Instant::now() + TICK;
+                if !self.shared.serves(&name) {
+                    break;
+                }
                 dirty |= self.reader.changed_unseen(clock());
                 // A hold given on the page shows within a tick.
                 dirty |= !self.shared.hub.held(&name).is_empty();

@@ -17,8 +17,8 @@ mod live;
 mod routes;
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -108,17 +108,13 @@ pub struct Shared {
     clock: Clock,
     journal: Option<Journal>,
     on_record: OnRecord,
-    served: Mutex<Vec<String>>,
     stopping: AtomicBool,
 }
 
 impl Shared {
     /// The teams served now.
     fn teams(&self) -> Vec<String> {
-        self.served
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.hub.served()
     }
 
     fn serves(&self, name: &str) -> bool {
@@ -207,7 +203,6 @@ pub fn start(
         clock,
         journal,
         on_record,
-        served: Mutex::new(Vec::new()),
         stopping: AtomicBool::new(false),
     });
     let handler = routes::handler(shared.clone());
@@ -262,18 +257,7 @@ impl Serving {
                 Err(e) => return vec![format!("{e:#}")],
             },
         };
-        let mut served = sh
-            .served
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        for gone in served
-            .iter()
-            .filter(|t| !names.iter().any(|n| n.as_str() == t.as_str()))
-        {
-            let json = serde_json::json!({"team": gone}).to_string();
-            sh.hub.gone(gone, event("gone", &json));
-        }
+        let mut served = sh.hub.served();
         served.retain(|t| names.iter().any(|n| n.as_str() == t.as_str()));
         let mut start = Vec::new();
         for name in names {
@@ -295,7 +279,9 @@ impl Serving {
             served.push(name.to_string());
             start.push(team);
         }
-        *sh.served.lock().unwrap_or_else(PoisonError::into_inner) = served;
+        sh.hub.serve(served, &|gone| {
+            event("gone", &serde_json::json!({"team": gone}).to_string())
+        });
         for team in start {
             let name = team.name.to_string();
             let live = live::Live::new(sh.clone(), team, (sh.clock)());
