@@ -6,6 +6,9 @@
 // - teammate text (--shown) is on the page as text, and made no element, handler or dialog;
 // - a message sent after the page loaded (`teamctl send`) shows without a reload (the time it
 //   took is reported);
+// - eight tabs of one browser share one stream (over HTTP/1.1 a browser opens at most six
+//   connections to a host) and all show the next message; when the tab holding the stream
+//   closes, another takes it over;
 // - a permission request planted in the lead's inbox shows with its command, and Approve
 //   (double-clicked) answers it: the page says so;
 // - the same answer without the token, or from another origin's page, is refused (4xx);
@@ -78,6 +81,8 @@ function watchPage() {
 async function open(browser, url, viewport, colorScheme, events) {
   const origin = new URL(url).origin;
   const context = await browser.newContext({ viewport, colorScheme });
+  events.streams = 0;
+  context.on('request', (r) => { if (new URL(r.url()).pathname === '/api/events') events.streams++; });
   await context.route('**/*', (route) => {
     const u = route.request().url();
     if (new URL(u).origin === origin) return route.continue();
@@ -211,6 +216,25 @@ async function main() {
       execFileSync(a.teamctl, ['--team', a.team, 'send', a.member, text], { stdio: 'ignore' });
       await page.waitForFunction((t) => document.body.textContent.includes(t), text, { timeout: 10000 });
       summary.message_ms = Date.now() - sentAt;
+      // Eight tabs of one browser (over HTTP/1.1 it opens at most six connections to a host):
+      // one stream between them, and every tab live.
+      const tabs = [];
+      for (let i = 0; i < 7; i++) {
+        const t = await page.context().newPage();
+        await t.goto(a.url);
+        await t.waitForSelector('.member', { timeout: 20000 });
+        tabs.push(t);
+      }
+      const tabText = `seen in every tab ${Date.now()}`;
+      execFileSync(a.teamctl, ['--team', a.team, 'send', a.member, tabText], { stdio: 'ignore' });
+      for (const t of [page, ...tabs]) {
+        await t.waitForFunction((x) => document.body.textContent.includes(x), tabText, { timeout: 10000 });
+      }
+      summary.tabs = tabs.length + 1;
+      summary.streams = events.streams;
+      check(events.streams === 1, `${tabs.length + 1} tabs opened ${events.streams} streams`);
+      for (const t of tabs.slice(1)) await t.close();
+      const heir = tabs[0];
       // A request planted now, shown with its command, approved with a double click.
       const id = `perm-${Date.now()}-web1234`;
       const command = 'printf served > approved.txt <img src=x onerror=alert(7)>';
@@ -239,6 +263,12 @@ async function main() {
       await page.waitForFunction((i) => !document.getElementById('view').textContent.includes(i), id, { timeout: 10000 });
       summary.request_id = id;
       checkInert(await page.evaluate(inspect, FOREIGN), a, 'after the answer');
+      // The tab that held the stream closes: another takes it over and stays live.
+      await page.close();
+      const lastText = `after the leading tab closed ${Date.now()}`;
+      execFileSync(a.teamctl, ['--team', a.team, 'send', a.member, lastText], { stdio: 'ignore' });
+      await heir.waitForFunction((x) => document.body.textContent.includes(x), lastText, { timeout: 10000 });
+      check(events.streams === 2, `after the handover: ${events.streams} streams`);
     }
     events.console = events.console.filter((m) => !provoked(m));
     clean(events, 'the page');

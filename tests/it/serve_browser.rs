@@ -1,6 +1,7 @@
 //! `teamctl serve`'s page in headless Chromium (tests/e2e/serve-browser.js): a team whose
 //! teammates wrote hostile text is shown with that text as text, a message written after the
-//! page loaded shows without a reload, a request planted after it shows with its command and
+//! page loaded shows without a reload (in eight tabs sharing one stream, and after the tab
+//! holding it closed), a request planted after it shows with its command and
 //! Approve (double-clicked) writes exactly one permission_response, the answer without the
 //! token or from another origin writes nothing, nothing leaves the page's origin, and it fits
 //! 390 px; with --read-only it shows no control. The screenshot in the README is the one this
