@@ -227,15 +227,18 @@ impl Serving {
         self.shared.hub.streams()
     }
 
-    /// Serves until `stop` says so (checked every second), looking for teams that appeared
-    /// (`--all-teams`) and keeping quiet streams open; `warn` is told what a look found.
+    /// Serves until `stop` says so (checked at each of its own wake-ups: every
+    /// [`LIST_EVERY`] with `--all-teams`, to look for teams that appeared, else every
+    /// [`KEEP_ALIVE_EVERY`], to keep quiet streams open); `warn` is told what a look found.
     pub fn run(&self, stop: &dyn Fn() -> bool, warn: &mut dyn FnMut(&str)) {
-        let mut listed = Instant::now();
+        let every = match self.scope {
+            Scope::All => LIST_EVERY,
+            Scope::One(_) => KEEP_ALIVE_EVERY,
+        };
         let mut kept = Instant::now();
         while !stop() {
-            std::thread::sleep(Duration::from_secs(1));
-            if self.scope == Scope::All && listed.elapsed() >= LIST_EVERY {
-                listed = Instant::now();
+            std::thread::sleep(every);
+            if self.scope == Scope::All {
                 for w in self.look() {
                     warn(&w);
                 }
