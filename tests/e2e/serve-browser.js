@@ -202,13 +202,22 @@ async function main() {
     check(!page.url().includes('token='), `the token stayed in the address bar: ${page.url()}`);
     clean(events, 'at load');
     // The refusals provoked below are logged by Chromium as failed loads: those are expected.
-    const provoked = (m) => /status of 401 \(Unauthorized\)/.test(m);
+    const provoked = (m) => /status of 40[13] \((Unauthorized|Forbidden)\)/.test(m);
     const unauth = await page.evaluate(async () => (await fetch('/api/teams')).status);
     check(unauth === 401, `/api/teams without the token: ${unauth}`);
     if (a.readOnly) {
       const seen = await page.evaluate(inspect, FOREIGN);
       check(seen.buttons === 0 && !seen.composeShown, `read-only shows controls: ${seen.buttons} buttons`);
       summary.buttons = seen.buttons;
+      // The answer the page would send, with the token: refused.
+      const id = await page.evaluate(() => document.querySelector('article.request .id').textContent);
+      const status = await page.evaluate(async (i) => (await fetch('/api/answer', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + sessionStorage.getItem('teamctl-token') },
+        body: JSON.stringify({ team: document.getElementById('where').textContent, request_id: i, answer: 'approve' }),
+      })).status, id);
+      check(status === 403, `read-only answered ${status}`);
+      summary.read_only_status = status;
     } else {
       // A message written after the page loaded.
       const text = `written after load ${Date.now()}`;

@@ -118,6 +118,7 @@ fn read_only_shows_no_control_in_the_browser() {
         return;
     };
     assert_eq!(seen["buttons"], 0);
+    assert_eq!(seen["read_only_status"], 403);
     let worker = env.inbox("alpha", "worker");
     assert!(!worker.exists() || read_entries(&worker).is_empty());
 }
