@@ -17,7 +17,8 @@
 // Latency: a round sends one message (`teamctl send`) to a member of team t0 and takes, in
 // every open page, the time from just before the send until the text is in the page (a
 // MutationObserver in the page, Date.now() on both sides: one machine, one clock); p50 and p90
-// over all pages and rounds. Memory: VmRSS of the server from /proc once every team is served
+// over all pages and rounds. The same with 50 streams read by this process and no browser
+// (the server's side alone: the 50 pages share two cores with Chromium's renderers). Memory: VmRSS of the server from /proc once every team is served
 // and the pages are open. CPU: utime+stime of the server from /proc/PID/stat over
 // --idle-seconds with the pages open and nothing changing.
 
@@ -110,6 +111,42 @@ async function main() {
     }
     return { p50_ms: pct(lat, 50), p90_ms: pct(lat, 90), max_ms: Math.max(...lat), samples: lat.length };
   }
+  // The server's side alone: 50 streams read in this process (no browser), each timed until
+  // its event carries the text.
+  async function streams(n) {
+    const token = first.url.split('#token=')[1];
+    const readers = [];
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(`${base}api/events`, { headers: { Authorization: `Bearer ${token}` } });
+      const reader = res.body.getReader();
+      const st = { buf: '', want: null, seen: null };
+      (async () => {
+        const dec = new TextDecoder();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          st.buf = (st.buf + dec.decode(value, { stream: true })).slice(-200000);
+          if (st.want && !st.seen && st.buf.includes(st.want)) st.seen = Date.now();
+        }
+      })();
+      readers.push({ st, reader });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const lat = [];
+    for (let r = 0; r < args.rounds; r++) {
+      const text = `bench streams round ${r} ${Date.now()}`;
+      for (const x of readers) { x.st.want = text; x.st.seen = null; x.st.buf = ''; }
+      const t0 = Date.now();
+      teamctl('--team', 't0', 'send', 'm1', text);
+      const until = Date.now() + 10000;
+      while (readers.some((x) => !x.st.seen) && Date.now() < until) await new Promise((r2) => setTimeout(r2, 2));
+      for (const x of readers) lat.push((x.st.seen || until) - t0);
+      await new Promise((r2) => setTimeout(r2, 300));
+    }
+    for (const x of readers) x.reader.cancel();
+    return { p50_ms: pct(lat, 50), p90_ms: pct(lat, 90), max_ms: Math.max(...lat), samples: lat.length };
+  }
+  out.streams_50_no_browser = await streams(50);
   await open(1);
   out.one_page = await rounds('one');
   await open(args.pages);
