@@ -1,5 +1,5 @@
 //! `teamctl serve`: a live page of the team in a browser, and answers from it. A flow: it
-//! stands on the observe layer (each team followed as `top` follows it: [`live`]), the answering
+//! stands on the observe layer (each team followed as `top` follows it: `live`), the answering
 //! service of [`crate::ops::policy`] (a plan approval held until its planner reports idle), the
 //! team layer's locked writes ([`act`]) and the one HTTP server ([`crate::host::http_server`]);
 //! never on another flow.
