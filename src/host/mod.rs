@@ -3,15 +3,17 @@
 //! portable ones), how Claude Code is launched ([`claude`]: its permission flags, the launch
 //! environment, shell quoting), commands run for events ([`hook`]), a command run so that
 //! nothing it starts outlives it ([`reap`]), the `git` command for teammates' worktrees
-//! ([`git`], run as [`git_run`] runs it), and GitHub's `gh` for pull requests ([`gh`]). It
-//! imports [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team,
-//! observe, ops or cli layers.
+//! ([`git`], run as [`git_run`] runs it), GitHub's `gh` for pull requests ([`gh`]) and the one
+//! HTTP server teamctl runs ([`http_server`]: the webhook's answers, `serve`). It imports
+//! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
+//! ops or cli layers.
 
 pub mod claude;
 pub mod gh;
 pub mod git;
 pub mod git_run;
 pub mod hook;
+pub mod http_server;
 pub mod platform;
 pub mod proc;
 pub mod reap;

@@ -723,3 +723,30 @@ fn real_claude_code_run_merges_its_helpers_worktrees() {
         serde_json::json!(["alice: merged", "bob: check_failed"])
     );
 }
+
+/// `teamctl serve`'s page answers a real 2.1.332 teammate: the worker (default permission mode,
+/// made by `teamctl create`) asks to run a Bash `echo`, the request shows on the page (headless
+/// Chromium) with its command, Approve there writes the answer and the command runs; the answer
+/// is journaled "via":"web" and told by `serve --json`; once the team is deleted the page says
+/// it cannot be read. Driver: `tests/e2e/serve-e2e.js`.
+#[test]
+fn real_claude_code_request_approved_from_the_page() {
+    let Some(e2e) = e2e_dir() else { return };
+    if crate::common::browser().is_none() {
+        return;
+    }
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "serve-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert!(
+        summary["request_id"].as_str().unwrap().starts_with("perm-"),
+        "{summary}"
+    );
+    eprintln!(
+        "serve-e2e.js: the request shown {} ms after the message, the command ran {} ms after",
+        summary["shown_ms"], summary["ran_ms"]
+    );
+}

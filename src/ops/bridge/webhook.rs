@@ -3,10 +3,12 @@
 //! seconds) and `X-Teamctl-Signature: sha256=<hex>`, the HMAC-SHA256 with the shared secret
 //! over `<timestamp>.<body>`. An answer is taken only when its signature matches and its
 //! timestamp is within 5 minutes of now; anything else is refused with 401 and changes
-//! nothing. For Discord, Teams, ntfy or a person's own service in between.
+//! nothing. For Discord, Teams, ntfy or a person's own service in between. The listener is
+//! [`crate::host::http_server`] under [`LIMITS`]: a slow or idle client never holds up an
+//! answer.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 use std::time::Duration;
@@ -21,6 +23,7 @@ use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::agent;
 use super::render::Post;
+use crate::host::http_server::{Handler, Limits, Reply, Request, Response, Server};
 
 /// How far an answer's timestamp may be from now.
 pub const WINDOW: Duration = Duration::from_secs(300);
@@ -41,8 +44,10 @@ pub struct Webhook {
     agent: ureq::Agent,
     url: Url,
     secret: String,
-    clock: std::sync::Arc<Clock>,
+    clock: Arc<Clock>,
     rx: Receiver<Inbound>,
+    /// The listener, stopped when the webhook is dropped.
+    _server: Server,
 }
 
 /// HMAC-SHA256 (RFC 2104) of `msg` under `key`.
@@ -90,6 +95,16 @@ pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTim
     want.len() == got.len() && want.bytes().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
+/// How the listener bounds its clients: a slow or idle one never holds up another.
+pub const LIMITS: Limits = Limits {
+    connections: 64,
+    head: Duration::from_secs(10),
+    body: Duration::from_secs(10),
+    max_body: MAX_BODY,
+    max_head: 16 * 1024,
+    keep_alive: false,
+};
+
 impl Webhook {
     /// Starts the webhook: posts go to `url`; answers are taken on `listen`.
     ///
@@ -104,98 +119,61 @@ impl Webhook {
         }
         let listener =
             TcpListener::bind(listen).with_context(|| format!("could not listen on {listen}"))?;
-        let clock = std::sync::Arc::new(clock);
+        let clock = Arc::new(clock);
         let (tx, rx) = mpsc::channel();
         let (s, c) = (secret.to_string(), clock.clone());
-        thread::Builder::new()
-            .name("webhook-listen".into())
-            .spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    if !take(conn, &s, &c, &tx) {
-                        return;
-                    }
-                }
-            })?;
+        let handler: Handler = Arc::new(move |req: Request| {
+            let (status, msg) = take(&req, &s, &c, &tx);
+            let body = json!({"ok": status == 202, "detail": msg}).to_string();
+            let mut resp = Response::new(Reply::whole(body));
+            *resp.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            resp
+        });
+        let server = Server::start("webhook-listen", listener, LIMITS, handler)?;
         Ok(Webhook {
             agent: agent(Duration::from_secs(30)),
             url: url.clone(),
             secret: secret.to_string(),
             clock,
             rx,
+            _server: server,
         })
     }
 }
 
-/// Reads one answer from `conn` and hands it over when signed; `false` once nobody listens.
-fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> bool {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-    let mut out = match conn.try_clone() {
-        Ok(o) => o,
-        Err(_) => return true,
+/// Takes one answer and hands it over when signed: the status and what it says.
+fn take(req: &Request, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> (u16, String) {
+    if req.method() != http::Method::POST {
+        return (400, "only POST".to_string());
+    }
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .trim()
+            .to_string()
     };
-    let (status, msg) = match read_request(conn) {
-        Err(e) => (400, format!("{e:#}")),
-        Ok((ts, sig, body)) if verify(secret, &ts, &sig, &body, clock()) => {
-            match incoming(&ts, &body) {
-                Some(i) => {
-                    if tx.send(Inbound::Message(i)).is_err() {
-                        return false;
-                    }
-                    (202, "taken".to_string())
-                }
-                None => (
-                    400,
-                    "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
-                ),
+    let (ts, sig, body) = (header(TIMESTAMP), header(SIGNATURE), req.body());
+    if !verify(secret, &ts, &sig, body, clock()) {
+        return (401, "bad or stale signature".to_string());
+    }
+    match incoming(&ts, body) {
+        Some(i) => {
+            if tx.send(Inbound::Message(i)).is_err() {
+                return (503, "the bridge is stopping".to_string());
             }
+            (202, "taken".to_string())
         }
-        Ok(_) => (401, "bad or stale signature".to_string()),
-    };
-    let body = json!({"ok": status == 202, "detail": msg}).to_string();
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    true
-}
-
-/// The timestamp, the signature and the body of one POST.
-fn read_request(conn: TcpStream) -> Result<(String, String, Vec<u8>)> {
-    // Headers and body together at most this much: a client cannot make the bridge hold more.
-    let mut r = BufReader::new(conn.take((MAX_BODY + 16 * 1024) as u64));
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    if !line.starts_with("POST ") {
-        bail!("only POST");
+        None => (
+            400,
+            "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
+        ),
     }
-    let (mut ts, mut sig, mut len) = (String::new(), String::new(), 0usize);
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 {
-            bail!("the request ended in its headers");
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let Some((k, v)) = h.split_once(':') else {
-            continue;
-        };
-        match k.trim().to_ascii_lowercase().as_str() {
-            "content-length" => len = v.trim().parse().context("bad Content-Length")?,
-            "x-teamctl-timestamp" => ts = v.trim().to_string(),
-            "x-teamctl-signature" => sig = v.trim().to_string(),
-            _ => {}
-        }
-    }
-    if len > MAX_BODY {
-        bail!("the body is over {MAX_BODY} bytes");
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body)?;
-    Ok((ts, sig, body))
 }
 
 /// An answer's body: `{"user","chat","text"}`, sent at `ts`.
