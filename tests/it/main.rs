@@ -50,6 +50,7 @@ mod run;
 mod run_bridge;
 mod run_merge;
 mod run_resume;
+mod secrets;
 mod security;
 mod send;
 mod stale_lock;
