@@ -205,6 +205,15 @@ pub(crate) fn human(r: &Record) -> String {
         What::Closed => format!("retired code {} ({req} was answered elsewhere)", s(&r.code)),
         What::Expired => format!("code {} for {req} expired", s(&r.code)),
         What::End => format!("stopped ({})", s(&r.detail).replace('_', " ")),
+        What::Dropped => format!(
+            "the chat refused a post about {} for good, and it is dropped: {}",
+            match (&r.request_id, &r.team) {
+                (Some(_), _) => req,
+                (None, Some(t)) => esc(t).into_owned(),
+                (None, None) => "the bridge".into(),
+            },
+            s(&r.detail)
+        ),
     }
 }
 

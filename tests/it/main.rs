@@ -7,6 +7,7 @@ mod action_merge;
 mod action_real;
 mod ask;
 mod bridge;
+mod bridge_posts;
 mod bridge_services;
 mod chat_mock;
 mod common;

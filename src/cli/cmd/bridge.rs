@@ -59,7 +59,10 @@ use crate::cli::output::warn;
 /// Tokens and secrets come only from the environment, and are cut out of every error. --api and
 /// --url are https, or http only to this machine. A service that refuses or rate-limits
 /// (Telegram's retry_after, Slack's and the webhook's Retry-After) is waited out and retried,
-/// said on stderr: a request is posted late rather than never.
+/// said on stderr: a request is posted late rather than never. A post is cut to what a message
+/// holds (Telegram 4,096 characters, Slack 40,000), in the teammate's text only, saying so; one
+/// the service refuses for good (a 400 Bad Request, Slack's msg_too_long) is dropped, said and
+/// journaled (`dropped`), and never holds up the next.
 ///
 /// With --max-cost, --max-tokens or --max-cost-per-member (and --warn-at PERCENT), the team's
 /// spend is read from its transcripts (as `wait` reads it): each --warn-at crossing of a limit
@@ -69,7 +72,7 @@ use crate::cli::output::warn;
 /// Progress on stderr, one line per post and decision. With --json: JSON Lines on stdout, one
 /// per post and decision, as journaled: `{"schema_version":1,"event","at","transport","chat",
 /// "user","team","member","request_id","code","expires_at","detail"}` ("event": posted, notice,
-/// approved, denied, said, status, refused, closed, expired, and last `end` with "detail":
+/// approved, denied, said, status, refused, closed, expired, dropped, and last `end` with "detail":
 /// timeout, team_gone or budget); with --policy, its `decision` events too (as `approve --policy`).
 ///
 /// Exit codes: 0 at --timeout or when the team is gone; 6 the cap crossed; 1 a failure (the journal cannot be

@@ -45,6 +45,10 @@ pub enum What {
     Expired,
     /// The bridge stopped (`detail`: timeout, team_gone).
     End,
+    /// The chat refused a post for good (`detail`: what it said); what it was about (team,
+    /// member, request, code) as the post's own record had it. It is not tried again while the
+    /// bridge runs (a restarted bridge tries it once more: the chat may have been mended).
+    Dropped,
 }
 
 /// One journal line (and one `--json` event). Every key is always present.

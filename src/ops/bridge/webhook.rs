@@ -240,6 +240,9 @@ impl Chat for Webhook {
                     ));
                     thread::sleep(Duration::from_secs(secs));
                 }
+                s if super::http::refused_for_good(s) => {
+                    return Err(super::http::Refused(format!("webhook: HTTP {s}")).into());
+                }
                 s => bail!("webhook: HTTP {s}"),
             }
         }
