@@ -203,6 +203,27 @@ fn strangers_other_chats_old_messages_and_wrong_or_reused_codes_change_nothing()
             .unwrap()
             .contains("\"subtype\":\"error\"")
     );
+    // The refusals are journaled apart from what a restarted bridge reads back (a flood of
+    // them cannot push a posted code out of it), privately.
+    let events = |file: &str| -> Vec<String> {
+        fs::read_to_string(env.data_dir().join(file))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].to_string())
+            .collect()
+    };
+    assert_eq!(
+        events("bridge.jsonl"),
+        ["\"posted\"", "\"status\"", "\"denied\""]
+    );
+    assert_eq!(events("bridge-refused.jsonl"), vec!["\"refused\""; 6]);
+    let mode = fs::metadata(env.data_dir().join("bridge-refused.jsonl"))
+        .unwrap()
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
     let mut b = b;
     b.child.kill().unwrap();
 }

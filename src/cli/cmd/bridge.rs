@@ -52,8 +52,9 @@ use crate::cli::output::warn;
 /// bits), works once, for one request of one team, until --ttl; a request answered elsewhere
 /// meanwhile (a terminal, a policy) retires its code, and a request still open when its code
 /// expires is posted again with a new one. Every post and every decision (who, which chat,
-/// when, which request, what) is journaled in teamctl's data dir (bridge.jsonl), so a
-/// restarted bridge posts nothing twice and accepts no code twice. Teammate text is shown as
+/// when, which request, what) is journaled in teamctl's data dir (bridge.jsonl; refusals apart,
+/// in bridge-refused.jsonl, so a flood of them crowds out nothing), so a restarted bridge posts
+/// nothing twice and accepts no code twice. Teammate text is shown as
 /// code, never as a link, mention or markup (docs/security.md, "Chat bridge").
 ///
 /// Tokens and secrets come only from the environment, and are cut out of every error. --api and
