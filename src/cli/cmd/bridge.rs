@@ -45,7 +45,9 @@ use crate::cli::output::warn;
 /// answers are POSTed as {"user","chat","text"} to --listen. Both ways are signed:
 /// X-Teamctl-Timestamp (Unix seconds) and X-Teamctl-Signature: sha256=HMAC-SHA256(secret,
 /// "<timestamp>.<body>") in hex; an answer is taken only when its signature matches and its
-/// timestamp is within 5 minutes. Secret in TEAMCTL_WEBHOOK_SECRET (16 characters at least).
+/// timestamp is within 5 minutes (else 401), and only once (the same bytes again get 409, also
+/// after a restart: the signatures taken are kept in teamctl's data dir for those 5 minutes).
+/// Secret in TEAMCTL_WEBHOOK_SECRET (16 characters at least).
 ///
 /// Who may answer: only the user ids given with --allow (required), only in the chat given
 /// with --chat, only messages sent after the bridge started. A code is 10 characters (50 random

@@ -3,7 +3,9 @@
 //! seconds) and `X-Teamctl-Signature: sha256=<hex>`, the HMAC-SHA256 with the shared secret
 //! over `<timestamp>.<body>`. An answer is taken only when its signature matches and its
 //! timestamp is within 5 minutes of now; anything else is refused with 401 and changes
-//! nothing. For Discord, Teams, ntfy or a person's own service in between.
+//! nothing. Each signature is taken once ([`super::seen`]: a replay cache in teamctl's data
+//! dir that outlives a restart): the same bytes again are refused with 409. For Discord,
+//! Teams, ntfy or a person's own service in between.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,6 +23,7 @@ use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::agent;
 use super::render::Post;
+use super::seen::{Cache, Seen};
 
 /// How far an answer's timestamp may be from now.
 pub const WINDOW: Duration = Duration::from_secs(300);
@@ -76,6 +79,46 @@ pub fn sign(secret: &str, ts: i64, body: &[u8]) -> String {
     )
 }
 
+/// What the listener makes of a signed answer ([`check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Signed, fresh and never taken before: it counts (its signature is now in the cache).
+    Fresh,
+    /// Unsigned, wrongly signed, tampered or stale (401).
+    Bad,
+    /// Signed and fresh, but taken before: the same bytes sent again (409).
+    Replayed,
+    /// It could not be checked against the answers taken (the cache full, or unreadable): not
+    /// taken (503; the sender may send it again).
+    Unchecked(String),
+}
+
+/// Whether an answer counts: `signature` signs `body` at `ts` under `secret` within
+/// [`WINDOW`] of `now` ([`verify`]), and that signature was never taken before, by this bridge,
+/// another on the same data dir or this one before a restart (`seen`, which now holds it).
+pub fn check(
+    secret: &str,
+    seen: &Cache,
+    (ts, signature): (&str, &str),
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Check {
+    if !verify(secret, ts, signature, body, now) {
+        return Check::Bad;
+    }
+    let t = ts.trim().parse::<i64>().unwrap_or_default();
+    match seen.take(t, signature.trim(), now) {
+        Ok(Seen::First) => Check::Fresh,
+        Ok(Seen::Again) => Check::Replayed,
+        Ok(Seen::Full) => Check::Unchecked(format!(
+            "{} signed answers were taken in the last {} s: send it again later",
+            super::seen::MAX,
+            WINDOW.as_secs()
+        )),
+        Err(e) => Check::Unchecked(format!("{e:#}")),
+    }
+}
+
 /// Whether `signature` signs `body` at `ts` under `secret`, and `ts` is within [`WINDOW`] of
 /// `now` (compared in constant time).
 pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTime<Utc>) -> bool {
@@ -91,11 +134,18 @@ pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTim
 }
 
 impl Webhook {
-    /// Starts the webhook: posts go to `url`; answers are taken on `listen`.
+    /// Starts the webhook: posts go to `url`; answers are taken on `listen`, each signature
+    /// once (`seen`: the replay cache in teamctl's data dir).
     ///
     /// # Errors
     /// The address cannot be listened on.
-    pub fn start(url: &Url, listen: SocketAddr, secret: &str, clock: Clock) -> Result<Webhook> {
+    pub fn start(
+        url: &Url,
+        listen: SocketAddr,
+        secret: &str,
+        clock: Clock,
+        seen: Cache,
+    ) -> Result<Webhook> {
         if secret.len() < 16 {
             return Err(crate::error::usage(
                 "TEAMCTL_WEBHOOK_SECRET must be at least 16 characters (32 random bytes, hex, \
@@ -111,7 +161,7 @@ impl Webhook {
             .name("webhook-listen".into())
             .spawn(move || {
                 for conn in listener.incoming().flatten() {
-                    if !take(conn, &s, &c, &tx) {
+                    if !take(conn, (&s, &seen), &c, &tx) {
                         return;
                     }
                 }
@@ -126,8 +176,14 @@ impl Webhook {
     }
 }
 
-/// Reads one answer from `conn` and hands it over when signed; `false` once nobody listens.
-fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> bool {
+/// Reads one answer from `conn` and hands it over when signed (under `secret`) and not taken
+/// before (`seen`); `false` once nobody listens.
+fn take(
+    conn: TcpStream,
+    (secret, seen): (&str, &Cache),
+    clock: &Clock,
+    tx: &Sender<Inbound>,
+) -> bool {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
     let mut out = match conn.try_clone() {
         Ok(o) => o,
@@ -135,8 +191,8 @@ fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> b
     };
     let (status, msg) = match read_request(conn) {
         Err(e) => (400, format!("{e:#}")),
-        Ok((ts, sig, body)) if verify(secret, &ts, &sig, &body, clock()) => {
-            match incoming(&ts, &body) {
+        Ok((ts, sig, body)) => match check(secret, seen, (&ts, &sig), &body, clock()) {
+            Check::Fresh => match incoming(&ts, &body) {
                 Some(i) => {
                     if tx.send(Inbound::Message(i)).is_err() {
                         return false;
@@ -147,9 +203,22 @@ fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> b
                     400,
                     "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
                 ),
+            },
+            Check::Bad => (401, "bad or stale signature".to_string()),
+            Check::Replayed => (
+                409,
+                "this signed answer was taken before: a replay changes nothing".to_string(),
+            ),
+            Check::Unchecked(why) => {
+                let _ = tx.send(Inbound::Warning(format!(
+                    "webhook: an answer not taken: {why}"
+                )));
+                (
+                    503,
+                    "the answer could not be checked for a replay".to_string(),
+                )
             }
-        }
-        Ok(_) => (401, "bad or stale signature".to_string()),
+        },
     };
     let body = json!({"ok": status == 202, "detail": msg}).to_string();
     let _ = write!(
