@@ -3,11 +3,13 @@
 //! portable ones), how Claude Code is launched ([`claude`]: its permission flags, the launch
 //! environment, shell quoting), commands run for events ([`hook`]), a command run so that
 //! nothing it starts outlives it ([`reap`]), the `git` command for teammates' worktrees
-//! ([`git`], run as [`git_run`] runs it), GitHub's `gh` for pull requests ([`gh`]) and the one
-//! HTTP server teamctl runs ([`http_server`]: the webhook's answers, `serve`). It imports
+//! ([`git`], run as [`git_run`] runs it), GitHub's `gh` for pull requests ([`gh`]), the one
+//! HTTP server teamctl runs ([`http_server`]: the webhook's answers, `serve`) and what no child
+//! process gets from teamctl's environment ([`child_env`]). It imports
 //! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
 //! ops or cli layers.
 
+pub mod child_env;
 pub mod claude;
 pub mod gh;
 pub mod git;

@@ -273,14 +273,15 @@ pub fn first_line(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatu
     Some((status, line))
 }
 
-/// Runs `<bin> <arg>` in a process group of its own and returns its exit status and what it
-/// printed on stdout; `None` when it cannot start or does not finish within `timeout`.
+/// Runs `<bin> <arg>` (without teamctl's secrets: [`crate::host::child_env`]) in a process
+/// group of its own and returns its exit status and what it printed on stdout; `None` when it
+/// cannot start or does not finish within `timeout`.
 /// Then, and whenever it leaves something behind holding its output open, the whole group is
 /// killed (`SIGKILL`): a `claude` that is a shell script starting `node` does not leave `node`
 /// running, and nothing it starts can make teamctl wait past `timeout`. The child is always
 /// reaped.
 fn output(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatus, String)> {
-    let mut child = Command::new(bin)
+    let mut child = crate::host::child_env::scrub(&mut Command::new(bin))
         .arg(arg)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

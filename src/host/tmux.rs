@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::host::child_env;
 use crate::store::paths::TeamName;
 
 mod private_env;
@@ -30,7 +31,7 @@ pub struct Pane {
 
 /// Whether `tmux -V` runs.
 pub fn available() -> bool {
-    Command::new("tmux")
+    child_env::scrub(&mut Command::new("tmux"))
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success())
@@ -116,6 +117,9 @@ impl Server {
         self.id.as_deref().is_none_or(|recorded| recorded == id)
     }
 
+    /// Runs `tmux <args>` on this server, without teamctl's secrets in its environment: a
+    /// server it starts takes that environment as its global one, which every pane inherits
+    /// ([`child_env`]).
     fn run(&self, args: &[&str]) -> Result<Output> {
         self.run_hiding(args, &[])
     }
@@ -123,6 +127,7 @@ impl Server {
     /// [`Server::run`] with none of the variables `hide` in tmux's environment.
     fn run_hiding(&self, args: &[&str], hide: &[&str]) -> Result<Output> {
         let mut cmd = Command::new("tmux");
+        child_env::scrub(&mut cmd);
         if let Some(socket) = &self.socket {
             cmd.arg("-S").arg(socket);
         }
@@ -249,6 +254,8 @@ impl Server {
 
     /// Starts a detached session `session` whose first window is `window`. Returns its pane id.
     /// The pane runs a placeholder until [`Server::respawn`] starts the real command in it.
+    /// teamctl's secrets ([`child_env::SECRETS`]) are marked removed from what the session's
+    /// panes start, whatever the server's global environment holds.
     ///
     /// # Errors
     /// When tmux fails (the session exists, no server can be started, …).
@@ -262,7 +269,7 @@ impl Server {
     /// # Errors
     /// As [`Server::new_session`].
     pub fn new_session_hiding(&self, session: &str, window: &str, hide: &[&str]) -> Result<String> {
-        self.checked_starting(
+        let pane = self.checked_starting(
             &[
                 "new-session",
                 "-d",
@@ -280,7 +287,19 @@ impl Server {
                 PLACEHOLDER,
             ],
             hide,
-        )
+        )?;
+        let mut args = Vec::new();
+        for name in child_env::SECRETS {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            args.extend(["set-environment", "-t", pane.as_str(), "-r", name]);
+        }
+        if let Err(e) = self.checked(&args) {
+            let _ = self.run(&["kill-pane", "-t", &pane]);
+            return Err(e);
+        }
+        Ok(pane)
     }
 
     /// Adds a window `window` to `session`. Returns its pane id (running a placeholder).
@@ -302,13 +321,18 @@ impl Server {
         ])
     }
 
-    /// Replaces what `pane` runs with `cmd` (through the shell, with `env` added), keeping the pane
+    /// Replaces what `pane` runs with `cmd` (through the shell, with `env` added but for a secret
+    /// ([`child_env::is_secret`])), keeping the pane
     /// after its process exits (`remain-on-exit`) so its last screen can still be read.
     ///
     /// # Errors
     /// When tmux fails.
     pub fn respawn(&self, pane: &str, cmd: &str, env: &[(String, String)]) -> Result<()> {
-        let env_args: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let env_args: Vec<String> = env
+            .iter()
+            .filter(|(k, _)| !child_env::is_secret(k))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let mut args = vec![
             "set-option",
             "-w",

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 
 use super::Server;
+use crate::host::child_env;
 
 impl Server {
     /// [`Server::respawn`], with `private` added to `pane`'s environment after `env` (so a
@@ -31,7 +32,8 @@ impl Server {
         let target = quote(pane);
         let mut script = format!("set-option -w -t {target} remain-on-exit on\n");
         script.push_str(&format!("respawn-pane -k -t {target}"));
-        for (k, v) in env.iter().chain(private) {
+        let env = env.iter().filter(|(k, _)| !child_env::is_secret(k));
+        for (k, v) in env.chain(private) {
             script.push_str(&format!(" -e {}", quote(&format!("{k}={v}"))));
         }
         script.push_str(&format!(" {}\n", quote(cmd)));
@@ -41,6 +43,7 @@ impl Server {
     /// Runs the tmux commands of `script` (`source-file -`, the script on standard input).
     fn source(&self, script: &str) -> Result<()> {
         let mut command = Command::new("tmux");
+        child_env::scrub(&mut command);
         if let Some(socket) = &self.socket {
             command.arg("-S").arg(socket);
         }

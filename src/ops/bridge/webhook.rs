@@ -3,7 +3,9 @@
 //! seconds) and `X-Teamctl-Signature: sha256=<hex>`, the HMAC-SHA256 with the shared secret
 //! over `<timestamp>.<body>`. An answer is taken only when its signature matches and its
 //! timestamp is within 5 minutes of now; anything else is refused with 401 and changes
-//! nothing. For Discord, Teams, ntfy or a person's own service in between. The listener is
+//! nothing. Each signature is taken once ([`super::seen`]: a replay cache in teamctl's data
+//! dir that outlives a restart): the same bytes again are refused with 409. For Discord,
+//! Teams, ntfy or a person's own service in between. The listener is
 //! [`crate::host::http_server`] under [`LIMITS`]: a slow or idle client never holds up an
 //! answer.
 
@@ -23,6 +25,7 @@ use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::agent;
 use super::render::Post;
+use super::seen::{Cache, Seen};
 use crate::host::http_server::{Handler, Limits, Reply, Request, Response, Server};
 
 /// How far an answer's timestamp may be from now.
@@ -81,6 +84,46 @@ pub fn sign(secret: &str, ts: i64, body: &[u8]) -> String {
     )
 }
 
+/// What the listener makes of a signed answer ([`check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Signed, fresh and never taken before: it counts (its signature is now in the cache).
+    Fresh,
+    /// Unsigned, wrongly signed, tampered or stale (401).
+    Bad,
+    /// Signed and fresh, but taken before: the same bytes sent again (409).
+    Replayed,
+    /// It could not be checked against the answers taken (the cache full, or unreadable): not
+    /// taken (503; the sender may send it again).
+    Unchecked(String),
+}
+
+/// Whether an answer counts: `signature` signs `body` at `ts` under `secret` within
+/// [`WINDOW`] of `now` ([`verify`]), and that signature was never taken before, by this bridge,
+/// another on the same data dir or this one before a restart (`seen`, which now holds it).
+pub fn check(
+    secret: &str,
+    seen: &Cache,
+    (ts, signature): (&str, &str),
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Check {
+    if !verify(secret, ts, signature, body, now) {
+        return Check::Bad;
+    }
+    let t = ts.trim().parse::<i64>().unwrap_or_default();
+    match seen.take(t, signature.trim(), now) {
+        Ok(Seen::First) => Check::Fresh,
+        Ok(Seen::Again) => Check::Replayed,
+        Ok(Seen::Full) => Check::Unchecked(format!(
+            "{} signed answers were taken in the last {} s: send it again later",
+            super::seen::MAX,
+            WINDOW.as_secs()
+        )),
+        Err(e) => Check::Unchecked(format!("{e:#}")),
+    }
+}
+
 /// Whether `signature` signs `body` at `ts` under `secret`, and `ts` is within [`WINDOW`] of
 /// `now` (compared in constant time).
 pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTime<Utc>) -> bool {
@@ -106,11 +149,18 @@ pub const LIMITS: Limits = Limits {
 };
 
 impl Webhook {
-    /// Starts the webhook: posts go to `url`; answers are taken on `listen`.
+    /// Starts the webhook: posts go to `url`; answers are taken on `listen`, each signature
+    /// once (`seen`: the replay cache in teamctl's data dir).
     ///
     /// # Errors
     /// The address cannot be listened on.
-    pub fn start(url: &Url, listen: SocketAddr, secret: &str, clock: Clock) -> Result<Webhook> {
+    pub fn start(
+        url: &Url,
+        listen: SocketAddr,
+        secret: &str,
+        clock: Clock,
+        seen: Cache,
+    ) -> Result<Webhook> {
         if secret.len() < 16 {
             return Err(crate::error::usage(
                 "TEAMCTL_WEBHOOK_SECRET must be at least 16 characters (32 random bytes, hex, \
@@ -123,7 +173,7 @@ impl Webhook {
         let (tx, rx) = mpsc::channel();
         let (s, c) = (secret.to_string(), clock.clone());
         let handler: Handler = Arc::new(move |req: Request| {
-            let (status, msg) = take(&req, &s, &c, &tx);
+            let (status, msg) = take(&req, (&s, &seen), &c, &tx);
             let body = json!({"ok": status == 202, "detail": msg}).to_string();
             let mut resp = Response::new(Reply::whole(body));
             *resp.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
@@ -145,8 +195,14 @@ impl Webhook {
     }
 }
 
-/// Takes one answer and hands it over when signed: the status and what it says.
-fn take(req: &Request, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> (u16, String) {
+/// Takes one answer and hands it over when signed (under `secret`) and not taken before
+/// (`seen`): the status and what it says.
+fn take(
+    req: &Request,
+    (secret, seen): (&str, &Cache),
+    clock: &Clock,
+    tx: &Sender<Inbound>,
+) -> (u16, String) {
     if req.method() != http::Method::POST {
         return (400, "only POST".to_string());
     }
@@ -159,20 +215,33 @@ fn take(req: &Request, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> (u1
             .to_string()
     };
     let (ts, sig, body) = (header(TIMESTAMP), header(SIGNATURE), req.body());
-    if !verify(secret, &ts, &sig, body, clock()) {
-        return (401, "bad or stale signature".to_string());
-    }
-    match incoming(&ts, body) {
-        Some(i) => {
-            if tx.send(Inbound::Message(i)).is_err() {
-                return (503, "the bridge is stopping".to_string());
+    match check(secret, seen, (&ts, &sig), body, clock()) {
+        Check::Fresh => match incoming(&ts, body) {
+            Some(i) => {
+                if tx.send(Inbound::Message(i)).is_err() {
+                    return (503, "the bridge is stopping".to_string());
+                }
+                (202, "taken".to_string())
             }
-            (202, "taken".to_string())
-        }
-        None => (
-            400,
-            "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
+            None => (
+                400,
+                "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
+            ),
+        },
+        Check::Bad => (401, "bad or stale signature".to_string()),
+        Check::Replayed => (
+            409,
+            "this signed answer was taken before: a replay changes nothing".to_string(),
         ),
+        Check::Unchecked(why) => {
+            let _ = tx.send(Inbound::Warning(format!(
+                "webhook: an answer not taken: {why}"
+            )));
+            (
+                503,
+                "the answer could not be checked for a replay".to_string(),
+            )
+        }
     }
 }
 
@@ -217,6 +286,9 @@ impl Chat for Webhook {
                         "webhook: rate limited (429), waiting {secs}s as told"
                     ));
                     thread::sleep(Duration::from_secs(secs));
+                }
+                s if super::http::refused_for_good(s) => {
+                    return Err(super::http::Refused(format!("webhook: HTTP {s}")).into());
                 }
                 s => bail!("webhook: HTTP {s}"),
             }

@@ -26,6 +26,61 @@ pub struct RunInfo {
     /// The run's spending limits (`--max-cost`, `--max-tokens`, `--max-cost-per-member`,
     /// `--warn-at`), each `null` when not set.
     pub cap: RunCap,
+    /// What `--merge-into` merged before the record was taken; the key only with
+    /// `--merge-into` (a record of any other run is as it always was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<RunMerge>,
+}
+
+/// What `run --merge-into` merged once the run was done, before its record was taken
+/// (`summary.json` `run.merge`): the `merge --json` document's own words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunMerge {
+    /// The branch merged onto.
+    pub into: String,
+    /// Where it pointed before (`null`: the merge made it, or nothing was merged).
+    pub before: Option<String>,
+    /// Where it points after (`null`: nothing was merged).
+    pub after: Option<String>,
+    /// The check run after each merge (`--check`).
+    pub check: Option<String>,
+    /// How many times it ran.
+    pub checks_run: u32,
+    /// Each helper's work, in the order merged.
+    pub members: Vec<MergedMember>,
+    /// Why nothing was merged (the run was not done, no helper had a worktree, the queue
+    /// failed), else `null`.
+    pub error: Option<String>,
+}
+
+impl RunMerge {
+    /// Nothing merged onto `into`, for `why`.
+    pub fn nothing(into: &str, why: &str) -> RunMerge {
+        RunMerge {
+            into: into.to_string(),
+            before: None,
+            after: None,
+            check: None,
+            checks_run: 0,
+            members: Vec::new(),
+            error: Some(why.to_string()),
+        }
+    }
+}
+
+/// One helper's work in a run's merge (`summary.json` `run.merge.members[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MergedMember {
+    /// Its name (the helper's own label: untrusted).
+    pub name: String,
+    /// Its branch.
+    pub branch: String,
+    /// `merged`, `up_to_date`, `conflict`, `check_failed` or `missing` (as `merge --json`).
+    pub status: String,
+    /// The commit its merge made on the branch (`null` unless merged).
+    pub merged_as: Option<String>,
+    /// The files its merge conflicted in.
+    pub conflicts: Vec<String>,
 }
 
 /// A run's spending limits, as it was given them (`summary.json` `run.cap`).

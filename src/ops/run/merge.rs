@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::host::git;
+use crate::ops::export::{MergedMember, RunMerge};
 use crate::ops::merge::Source;
+use crate::ops::merge::queue;
 use crate::store::dir::Loc;
 use crate::team::lead::Worktree;
 use crate::team::transcript::locate::subagents;
@@ -139,6 +141,54 @@ pub fn worktrees(
         });
     }
     Ok(out)
+}
+
+/// What a run's record says of its merge onto `into` (`run --merge-into`), once the run came
+/// to `state`: what the queue did (`merged`), or why nothing was merged.
+pub fn recorded(
+    into: &str,
+    state: super::State,
+    merged: &Result<Option<queue::Outcome>>,
+) -> RunMerge {
+    let o = match merged {
+        Ok(Some(o)) => o,
+        Ok(None) if state != super::State::Done => {
+            return RunMerge::nothing(into, "the run was not done: nothing was merged");
+        }
+        Ok(None) => {
+            return RunMerge::nothing(
+                into,
+                "nothing was merged: no helper of the lead worked in a worktree of its \
+                 repository (or its transcript was not found)",
+            );
+        }
+        Err(e) => return RunMerge::nothing(into, &format!("the merge failed: {e:#}")),
+    };
+    let status = |s: &queue::Status| {
+        serde_json::to_value(s)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    };
+    RunMerge {
+        into: o.into.clone(),
+        before: o.before.clone(),
+        after: Some(o.after.clone()),
+        check: o.check.clone(),
+        checks_run: o.checks_run,
+        members: o
+            .members
+            .iter()
+            .map(|m| MergedMember {
+                name: m.name.clone(),
+                branch: m.branch.clone(),
+                status: status(&m.status),
+                merged_as: m.merged_as.clone(),
+                conflicts: m.conflicts.clone(),
+            })
+            .collect(),
+        error: None,
+    }
 }
 
 #[cfg(test)]
