@@ -326,6 +326,19 @@ fn deny_needs_a_reason_a_message_is_plain_text_and_a_stale_request_is_409() {
         &json!({"team": "alpha", "to": "worker", "text": frame}),
     );
     assert_eq!(sent.status, 400, "{}", sent.body);
+    // Any text Claude Code's JSON.parse reads as a frame, of a type teamctl does not know too
+    // (and with a lone surrogate serde_json alone would reject), is not plain text.
+    for frame in [
+        r#"{"type":"made_up_frame","x":1}"#,
+        r#"{"type":"permission_response","request_id":"\ud800"}"#,
+    ] {
+        let sent = s.post(
+            "/api/send",
+            &json!({"team": "alpha", "to": "worker", "text": frame}),
+        );
+        assert_eq!(sent.status, 400, "{frame}: {}", sent.body);
+    }
+    assert!(worker_inbox(&env).is_empty());
     let hostile = "<img src=x onerror=alert(1)> hi";
     let sent = s.post(
         "/api/send",
