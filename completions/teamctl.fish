@@ -48,6 +48,7 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pending" -d 'List t
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "approve" -d 'Approve a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "deny" -d 'Deny a teammate\'s request (see `teamctl pending`), as its lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "bridge" -d 'Post a team\'s requests to a chat and answer them from there'
+complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "serve" -d 'Show the team live in a browser, and answer it from there'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "shutdown" -d 'Ask teammates to shut down, as their lead'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "resume" -d 'Start again every teammate of a team that is not running, on its last session'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "redeliver" -d 'Move messages from an inbox nobody reads to the member they were meant for'
@@ -521,6 +522,19 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l force -d 'Ans
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -s V -l version -d 'Print version'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l listen -d 'Listen on ADDR (IP:PORT) [default: 127.0.0.1 and a free port]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l public-url -d 'The address the page is reached at through a tunnel or proxy (its Host and Origin are accepted too)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l read-only -d 'Show no control and refuse every write'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l all-teams -d 'Serve every team teamctl leads, with a fleet view'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l force -d 'Show teams teamctl does not lead too (read-only)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l allow-remote -d 'Allow a --listen address other than loopback (plain HTTP)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, for the teammates' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l wait -d 'Wait for their answers' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F

@@ -10,6 +10,10 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::cli::{output, quick_exit, signals};
 
 fn main() -> ExitCode {
+    // teamctl started again as the reaper of a merge queue's check.
+    if let Some(code) = teamctl::host::reap::main(&std::env::args_os().collect::<Vec<_>>()) {
+        return ExitCode::from(code);
+    }
     let cli = parse();
     if teamctl::host::platform::portable_requested(std::env::var_os(cli::env::PORTABLE).as_deref())
     {

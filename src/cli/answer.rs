@@ -3,7 +3,6 @@
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use teamctl::error::usage;
 use teamctl::store::paths::MemberName;
 use teamctl::team::mailbox::Delivery;
 use teamctl::team::protocol::{self, Kind, Verdict};
@@ -24,22 +23,7 @@ struct Json<'a> {
 }
 
 /// Refuses to answer as `team-lead` in a team teamctl does not lead, unless forced (exit 2).
-pub(crate) fn check_lead(team: &teamctl::team::config::Team, force: bool) -> Result<()> {
-    if force || team.teamctl_leads() {
-        return Ok(());
-    }
-    let why = if protocol::led_by_claude_code(team) {
-        "it is led by a Claude Code session, and current Claude Code acts on protocol answers \
-         only from its own lead"
-    } else {
-        "it was not made by `teamctl create`, so its lead is someone else"
-    };
-    Err(usage(format!(
-        "refusing to answer as team-lead in team '{}': teamctl does not lead it ({why}); \
-         nothing was written (--force writes anyway)",
-        team.name
-    )))
-}
+pub(crate) use teamctl::team::protocol::check_lead;
 
 pub(crate) fn run(ctx: &Ctx, id: &str, lead: &str, verdict: Verdict, force: bool) -> Result<()> {
     let lead = MemberName::parse(lead)?;

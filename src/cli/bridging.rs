@@ -9,9 +9,10 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use teamctl::error::usage;
 use teamctl::ops::bridge::http::api_url;
+use teamctl::ops::bridge::seen::Cache;
 use teamctl::ops::bridge::slack::Slack;
 use teamctl::ops::bridge::telegram::Telegram;
-use teamctl::ops::bridge::webhook::Webhook;
+use teamctl::ops::bridge::webhook::{WINDOW, Webhook};
 use teamctl::ops::bridge::{Bridge, Chat, Ground, Hooks, Record, Scope, Settings, What};
 use teamctl::ops::run::bridge::Desk;
 use teamctl::team::config::Team;
@@ -161,11 +162,18 @@ impl ChatArgs {
                 };
                 let url = api_url(url)?;
                 let secret = secret(env::WEBHOOK_SECRET)?;
+                let Some(data) = ctx.records.data_dir() else {
+                    return Err(usage(
+                        "bridge webhook keeps the signatures of the answers it took in \
+                         teamctl's data dir, and there is none: set TEAMCTL_DATA_DIR",
+                    ));
+                };
                 Box::new(Webhook::start(
                     &url,
                     listen,
                     &secret,
                     Box::new(ctx.clock_fn()),
+                    Cache::in_dir(data, WINDOW),
                 )?)
             }
         })
@@ -205,6 +213,15 @@ pub(crate) fn human(r: &Record) -> String {
         What::Closed => format!("retired code {} ({req} was answered elsewhere)", s(&r.code)),
         What::Expired => format!("code {} for {req} expired", s(&r.code)),
         What::End => format!("stopped ({})", s(&r.detail).replace('_', " ")),
+        What::Dropped => format!(
+            "the chat refused a post about {} for good, and it is dropped: {}",
+            match (&r.request_id, &r.team) {
+                (Some(_), _) => req,
+                (None, Some(t)) => esc(t).into_owned(),
+                (None, None) => "the bridge".into(),
+            },
+            s(&r.detail)
+        ),
     }
 }
 

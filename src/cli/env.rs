@@ -26,6 +26,8 @@ pub(crate) const TELEGRAM_TOKEN: &str = "TEAMCTL_TELEGRAM_TOKEN";
 pub(crate) const SLACK_TOKEN: &str = "TEAMCTL_SLACK_TOKEN";
 /// The shared secret of `bridge webhook` (only ever from the environment).
 pub(crate) const WEBHOOK_SECRET: &str = "TEAMCTL_WEBHOOK_SECRET";
+/// The access token of `serve` (only ever from the environment; else one is made).
+pub(crate) const SERVE_TOKEN: &str = "TEAMCTL_SERVE_TOKEN";
 /// Where teamctl keeps its sent log.
 pub(crate) const DATA_DIR: &str = "TEAMCTL_DATA_DIR";
 /// Test hook: the clock (RFC 3339), like jj's `JJ_TIMESTAMP`.

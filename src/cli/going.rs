@@ -15,6 +15,7 @@ use teamctl::observe::keep::{Acted, OnApi, OnDead, OnStall, Rules};
 use teamctl::ops::rescue::{Relaunch, Rescue};
 use teamctl::store::paths::MemberName;
 use teamctl::team::config::Team;
+use teamctl::team::runtime::Vars;
 
 use crate::cli::context::Ctx;
 use crate::cli::env;
@@ -151,6 +152,10 @@ fn relaunch(team: &Team, claude_bin: Option<PathBuf>) -> Option<Relaunch> {
             launch.skip_permissions,
         ),
         tmux_session: record.tmux_session.clone()?,
+        vars: Vars::read(
+            launch.members.iter().flat_map(|m| m.runtime.env_names()),
+            &|k| std::env::var(k).ok(),
+        ),
         members: launch.members,
     })
 }

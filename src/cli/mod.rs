@@ -30,8 +30,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cli::cmd::{
     approve, ask, bridge, completions, create, delete, deny, diff, doctor, export, inbox, log, man,
-    merge, pending, pr, prepare, redeliver, report, resume, run, send, shutdown, status, tasks,
-    top, wait, watch,
+    merge, pending, pr, prepare, redeliver, report, resume, run, send, serve, shutdown, status,
+    tasks, top, wait, watch,
 };
 use crate::cli::context::{Ctx, GlobalArgs};
 use crate::cli::output::Output;
@@ -92,10 +92,11 @@ const AFTER_HELP: &str = "Environment:
   TEAMCTL_TELEGRAM_TOKEN, TEAMCTL_SLACK_TOKEN  the bot token of `bridge telegram`, `bridge
                         slack` (never taken from the command line, never printed)
   TEAMCTL_WEBHOOK_SECRET  the shared HMAC secret of `bridge webhook` (likewise)
+  TEAMCTL_SERVE_TOKEN   the access token of `serve`'s page (else one is made at start)
   TEAMCTL_DATA_DIR      where the sent log, `run`'s per-name locks (run/<name>.lock), the
                         index of the transcripts read (transcripts.json), the teammates'
                         worktrees, `merge`'s scratch worktrees (merges/), `bridge`'s journal
-                        (bridge.jsonl) and the journal of the restarts and resumes teamctl made
+                        (bridge.jsonl), `serve`'s (serve.jsonl) and the journal of the restarts and resumes teamctl made
                         (actions.jsonl) live, default the user's data directory
                         (~/.local/share/teamctl)
   ANTHROPIC_API_KEY, IS_SANDBOX  read by `run` to tell whether the lead would stop at the API
@@ -202,6 +203,7 @@ verbs! {
     Approve(approve::ApproveArgs),
     Deny(deny::DenyArgs),
     Bridge(bridge::BridgeArgs),
+    Serve(serve::ServeArgs),
     Shutdown(shutdown::ShutdownArgs),
     Resume(resume::ResumeArgs),
     Redeliver(redeliver::RedeliverArgs),
@@ -252,6 +254,7 @@ pub(crate) fn dispatch(
         Command::Approve(args) => approve::run(&ctx, args),
         Command::Deny(args) => deny::run(&ctx, args),
         Command::Bridge(args) => bridge::run(&ctx, args),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Shutdown(args) => shutdown::run(&ctx, args),
         Command::Resume(args) => resume::run(&ctx, args),
         Command::Redeliver(args) => redeliver::run(&ctx, args),

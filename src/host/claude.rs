@@ -155,6 +155,8 @@ pub struct TeammateLaunch<'a> {
     pub model: Option<&'a str>,
     /// Its permission flags.
     pub permission: &'a Permission,
+    /// Its own runtime flags, unquoted (`--mcp-config F --effort low`, …).
+    pub runtime: &'a [String],
     /// `--resume <session>`: the session it carries on (a restart); a [`SessionId`], so never
     /// an option.
     pub resume: Option<&'a SessionId>,
@@ -164,7 +166,8 @@ impl TeammateLaunch<'_> {
     /// The command line, shell-quoted: `cd <cwd> && env CLAUDECODE=1
     /// CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 CLAUDE_CONFIG_DIR=<root> [passthrough] <claude>
     /// --agent-id <name>@<team> --agent-name <name> --team-name <team> --agent-color <color>
-    /// --parent-session-id <id> [--agent-type T] [--model M] [permission] [--resume S]`.
+    /// --parent-session-id <id> [--agent-type T] [--model M] [permission] [runtime] [--resume
+    /// S]`.
     pub fn command(&self) -> String {
         let q = |s: &str| shell_quote(s);
         let mut parts = vec![
@@ -202,6 +205,7 @@ impl TeammateLaunch<'_> {
             parts.extend(["--model".into(), q(m)]);
         }
         parts.extend(self.permission.args());
+        parts.extend(self.runtime.iter().map(|w| q(w)));
         if let Some(s) = self.resume {
             parts.extend(["--resume".into(), q(s.as_str())]);
         }

@@ -1,38 +1,20 @@
-//! The `git` command, for a teammate's own worktree: the repository a folder is in, branches,
-//! `git worktree add`/`remove`, and how far a worktree is from where it started. Always the
-//! `git` binary (never a reimplementation), with the caller's `GIT_*` redirections removed and
-//! no file-system monitor (a repository's config must not start a program when teamctl only
-//! looks).
+//! The `git` command, for the teammates' worktrees: the repository a folder is in, branches,
+//! `git worktree add`/`remove`, how far a worktree is from where it started, and the merges of
+//! teamctl's merge queue. Always the `git` binary (never a reimplementation), run as
+//! [`At`] runs it: with the caller's `GIT_*` redirections removed, settings on its command line
+//! that start no program (no hook, fsmonitor, signing, …), and in a teammate's worktree or
+//! teamctl's scratch worktree only once that worktree is found as git made it and the
+//! repository's filter and merge drivers as they were when the team started
+//! ([`super::git_run`]).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use anyhow::{Context, Result, bail};
 
-/// Variables that would point git at another repository or index than the folder named.
-const REDIRECTS: [&str; 5] = [
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-];
-
-fn git(dir: &Path, args: &[&OsStr]) -> Result<Output> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C")
-        .arg(dir)
-        .args(["-c", "core.fsmonitor=false"])
-        .args(args)
-        .stdin(Stdio::null());
-    for k in REDIRECTS {
-        cmd.env_remove(k);
-    }
-    cmd.output()
-        .context("could not run git (is it installed and on PATH?)")
-}
+pub use super::git_run::{At, Drivers, drivers};
 
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).trim_end().to_string()
@@ -47,9 +29,19 @@ fn stderr_line(out: &Output) -> String {
         .join("; ")
 }
 
-fn run(dir: &Path, args: &[&str]) -> Result<Output> {
+fn run_at(at: &At, args: &[&str]) -> Result<Output> {
     let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-    git(dir, &args)
+    at.output(&args)
+}
+
+/// `git args` in `at` for a command that runs no driver ([`At::output_no_driver`]).
+fn read_at(at: &At, args: &[&str]) -> Result<Output> {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    at.output_no_driver(&args)
+}
+
+fn run(dir: &Path, args: &[&str]) -> Result<Output> {
+    run_at(&At::plain(dir), args)
 }
 
 /// The top folder of the git work tree `dir` is in.
@@ -73,19 +65,23 @@ pub fn toplevel(dir: &Path) -> Result<PathBuf> {
 /// # Errors
 /// No commit yet, or git failing.
 pub fn head(dir: &Path) -> Result<String> {
-    let out = run(dir, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])?;
+    head_at(&At::plain(dir))
+}
+
+fn head_at(at: &At) -> Result<String> {
+    let out = read_at(at, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])?;
     if !out.status.success() {
         bail!(
             "{} has no commit yet: a worktree starts from one",
-            dir.display()
+            at.dir().display()
         );
     }
     Ok(text(&out))
 }
 
-/// The branch checked out in `dir` (`None`: a detached `HEAD`).
-pub fn current_branch(dir: &Path) -> Option<String> {
-    let out = run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
+/// The branch checked out in the worktree `at` (`None`: a detached `HEAD`).
+pub fn current_branch(at: &At) -> Option<String> {
+    let out = read_at(at, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
     out.status.success().then(|| text(&out))
 }
 
@@ -96,10 +92,35 @@ pub fn branch_commit(dir: &Path, name: &str) -> Option<String> {
     out.status.success().then(|| text(&out))
 }
 
-/// Whether `name` is a valid branch name (`git check-ref-format --branch`).
+/// Whether `name` is a branch name teamctl takes ([`branch_name`]).
 pub fn valid_branch(dir: &Path, name: &str) -> bool {
-    !name.starts_with('-')
-        && run(dir, &["check-ref-format", "--branch", name]).is_ok_and(|o| o.status.success())
+    branch_name(dir, name).is_ok()
+}
+
+/// Checks that `name` is a branch's short name, as git takes it and meaning only that branch:
+/// `git check-ref-format --branch` accepts it and gives it back unchanged (`@{-1}`, the branch
+/// checked out before, does not), and it is not `@` or `HEAD` (what is checked out) nor a full
+/// ref name (`refs/heads/main` would make `refs/heads/refs/heads/main`).
+///
+/// # Errors
+/// Why not, in words, naming `name`.
+pub fn branch_name(dir: &Path, name: &str) -> Result<()> {
+    let why = if name.starts_with('-') {
+        Some("it starts with '-'")
+    } else if name == "@" || name == "HEAD" {
+        Some("git reads it as the branch checked out, not a branch of that name")
+    } else if name.starts_with("refs/") {
+        Some("it is a full ref name: give the branch's short name (main, not refs/heads/main)")
+    } else {
+        let out = run(dir, &["check-ref-format", "--branch", name])?;
+        (!out.status.success() || text(&out) != name).then_some(
+            "git does not take it as a branch name (see `git check-ref-format --branch`)",
+        )
+    };
+    match why {
+        Some(why) => bail!("'{name}' is not a valid branch name: {why}"),
+        None => Ok(()),
+    }
 }
 
 /// Whether branch `name` exists in the repository of `dir`.
@@ -126,7 +147,7 @@ pub fn worktree_add(repo: &Path, path: &Path, branch: &str, create: Option<&str>
     } else {
         args.extend([path.as_os_str(), OsStr::new(branch)]);
     }
-    let out = git(repo, &args)?;
+    let out = At::plain(repo).output(&args)?;
     if !out.status.success() {
         bail!(
             "git worktree add {} ({branch}) failed: {}",
@@ -137,23 +158,20 @@ pub fn worktree_add(repo: &Path, path: &Path, branch: &str, create: Option<&str>
     Ok(())
 }
 
-/// `git worktree remove` of `path` (git itself refuses a worktree with changes).
+/// `git worktree remove` of the worktree `tree` from the repository `repo` (git itself
+/// refuses a worktree with changes, which it tells by `git status` there).
 ///
 /// # Errors
-/// git refusing, naming why.
-pub fn worktree_remove(repo: &Path, path: &Path) -> Result<()> {
-    let out = git(
-        repo,
-        &[
-            OsStr::new("worktree"),
-            OsStr::new("remove"),
-            path.as_os_str(),
-        ],
-    )?;
+/// A driver changed in `tree`, git refusing, naming why.
+pub fn worktree_remove(repo: &At, tree: &At) -> Result<()> {
+    // git's own status in the worktree reads its config: checked as any command there.
+    run_at(tree, &["rev-parse", "--git-dir"])?;
+    let path = tree.dir().as_os_str();
+    let out = repo.output(&[OsStr::new("worktree"), OsStr::new("remove"), path])?;
     if !out.status.success() {
         bail!(
             "git worktree remove {} failed: {}",
-            path.display(),
+            tree.dir().display(),
             stderr_line(&out)
         );
     }
@@ -172,49 +190,42 @@ pub fn branch_delete(repo: &Path, branch: &str) -> Result<()> {
     Ok(())
 }
 
-/// The paths with uncommitted changes in the worktree at `dir` (untracked files included,
+/// How `git status` and a diff against a work tree treat a submodule: by the commit the
+/// worktree records for it, never by running git in it (its own config would run there).
+const SUBMODULES: &str = "--ignore-submodules=dirty";
+
+/// The paths with uncommitted changes in the worktree `at` (untracked files included,
 /// ignored ones not), as `git status` names them.
 ///
 /// # Errors
-/// `dir` is not a worktree, or git failing.
-pub fn uncommitted(dir: &Path) -> Result<Vec<String>> {
-    let out = run(
-        dir,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-    )?;
-    if !out.status.success() {
-        bail!(
-            "git status in {} failed: {}",
-            dir.display(),
-            stderr_line(&out)
-        );
-    }
+/// `at` is not a worktree, a driver changed, or git failing.
+pub fn uncommitted(at: &At) -> Result<Vec<String>> {
+    let args = [
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        SUBMODULES,
+    ];
+    let out = ok_or_bail(at.dir(), "status", run_at(at, &args)?)?;
     Ok(porcelain_paths(&out.stdout))
 }
 
-/// The git-ignored files in the worktree at `dir` (build output, `.env`, notes a teammate kept
+/// The git-ignored files in the worktree `at` (build output, `.env`, notes a teammate kept
 /// out of git): `git worktree remove` removes them without a word, so they are named first.
 ///
 /// # Errors
-/// `dir` is not a worktree, or git failing.
-pub fn ignored(dir: &Path) -> Result<Vec<String>> {
-    let out = run(
-        dir,
-        &[
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--ignored=matching",
-            "--untracked-files=all",
-        ],
-    )?;
-    if !out.status.success() {
-        bail!(
-            "git status in {} failed: {}",
-            dir.display(),
-            stderr_line(&out)
-        );
-    }
+/// `at` is not a worktree, a driver changed, or git failing.
+pub fn ignored(at: &At) -> Result<Vec<String>> {
+    let args = [
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--ignored=matching",
+        "--untracked-files=all",
+        SUBMODULES,
+    ];
+    let out = ok_or_bail(at.dir(), "status", run_at(at, &args)?)?;
     Ok(out
         .stdout
         .split(|b| *b == 0)
@@ -239,30 +250,18 @@ fn porcelain_paths(raw: &[u8]) -> Vec<String> {
     out
 }
 
-/// How many files in the worktree at `dir` differ from commit `base`: committed, staged or
+/// How many files in the worktree `at` differ from commit `base`: committed, staged or
 /// not, and untracked files (ignored ones aside).
 ///
 /// # Errors
-/// `dir` is not a worktree, `base` is unknown, or git failing.
-pub fn changed_since(dir: &Path, base: &str) -> Result<u64> {
-    let diff = run(dir, &["diff", "--name-only", "-z", base, "--"])?;
-    if !diff.status.success() {
-        bail!(
-            "git diff in {} failed: {}",
-            dir.display(),
-            stderr_line(&diff)
-        );
-    }
-    let others = run(dir, &["ls-files", "-z", "--others", "--exclude-standard"])?;
-    if !others.status.success() {
-        bail!(
-            "git ls-files in {} failed: {}",
-            dir.display(),
-            stderr_line(&others)
-        );
-    }
+/// `at` is not a worktree, `base` is unknown, a driver changed, or git failing.
+pub fn changed_since(at: &At, base: &str) -> Result<u64> {
+    diff_range(base, None)?;
+    let args = [&DIFF[..], &["--name-only", "-z", base, "--"]].concat();
+    let diff = ok_or_bail(at.dir(), "diff", run_at(at, &args)?)?;
+    let others = untracked(at)?;
     let count = |raw: &[u8]| raw.split(|b| *b == 0).filter(|f| !f.is_empty()).count() as u64;
-    Ok(count(&diff.stdout) + count(&others.stdout))
+    Ok(count(&diff.stdout) + others.len() as u64)
 }
 
 /// One file's line counts as `git diff --numstat` gives them (`None` for a binary file, which
@@ -288,6 +287,16 @@ fn ok_or_bail(dir: &Path, what: &str, out: Output) -> Result<Output> {
     Ok(out)
 }
 
+/// What every `git diff` gets: no colour, no external diff or text conversion (programs a
+/// config names), submodules by their recorded commit.
+const DIFF: [&str; 5] = [
+    "diff",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    SUBMODULES,
+];
+
 /// The arguments `git diff` gets for `from` against `to` (`None`: the work tree of `dir`,
 /// staged or not), never letting a name become an option.
 fn diff_range<'a>(from: &'a str, to: Option<&'a str>) -> Result<Vec<&'a str>> {
@@ -299,16 +308,17 @@ fn diff_range<'a>(from: &'a str, to: Option<&'a str>) -> Result<Vec<&'a str>> {
     Ok(v)
 }
 
-/// `git diff --numstat` of commit `from` against `to` (`None`: the work tree of `dir`, staged
+/// `git diff --numstat` of commit `from` against `to` (`None`: the work tree of `at`, staged
 /// changes and not, untracked files aside), renames shown as a deletion and an addition.
 ///
 /// # Errors
-/// An unknown commit, or git failing.
-pub fn numstat(dir: &Path, from: &str, to: Option<&str>) -> Result<Vec<NumStat>> {
-    let mut args = vec!["diff", "--numstat", "-z", "--no-renames", "--no-ext-diff"];
+/// An unknown commit, a driver changed, or git failing.
+pub fn numstat(at: &At, from: &str, to: Option<&str>) -> Result<Vec<NumStat>> {
+    let mut args = DIFF.to_vec();
+    args.extend(["--numstat", "-z", "--no-renames"]);
     args.extend(diff_range(from, to)?);
     args.push("--");
-    let out = ok_or_bail(dir, "diff", run(dir, &args)?)?;
+    let out = ok_or_bail(at.dir(), "diff", run_at(at, &args)?)?;
     Ok(parse_numstat(&out.stdout))
 }
 
@@ -329,13 +339,13 @@ fn parse_numstat(raw: &[u8]) -> Vec<NumStat> {
         .collect()
 }
 
-/// `git diff` of `from` against `to` (`None`: the work tree of `dir`) as text: a diffstat
+/// `git diff` of `from` against `to` (`None`: the work tree of `at`) as text: a diffstat
 /// when `stat`, else the patch (no colour, no external diff or text conversion).
 ///
 /// # Errors
-/// An unknown commit, or git failing.
-pub fn diff_text(dir: &Path, from: &str, to: Option<&str>, stat: bool) -> Result<String> {
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
+/// An unknown commit, a driver changed, or git failing.
+pub fn diff_text(at: &At, from: &str, to: Option<&str>, stat: bool) -> Result<String> {
+    let mut args = DIFF.to_vec();
     if stat {
         args.push("--stat=100");
     } else {
@@ -343,17 +353,17 @@ pub fn diff_text(dir: &Path, from: &str, to: Option<&str>, stat: bool) -> Result
     }
     args.extend(diff_range(from, to)?);
     args.push("--");
-    let out = ok_or_bail(dir, "diff", run(dir, &args)?)?;
+    let out = ok_or_bail(at.dir(), "diff", run_at(at, &args)?)?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The untracked files of the worktree at `dir` (ignored ones aside).
+/// The untracked files of the worktree `at` (ignored ones aside).
 ///
 /// # Errors
-/// `dir` is not a worktree, or git failing.
-pub fn untracked(dir: &Path) -> Result<Vec<String>> {
+/// `at` is not a worktree, a driver changed, or git failing.
+pub fn untracked(at: &At) -> Result<Vec<String>> {
     let args = ["ls-files", "-z", "--others", "--exclude-standard"];
-    let out = ok_or_bail(dir, "ls-files", run(dir, &args)?)?;
+    let out = ok_or_bail(at.dir(), "ls-files", read_at(at, &args)?)?;
     Ok(out
         .stdout
         .split(|b| *b == 0)
@@ -380,8 +390,12 @@ pub fn commits_between(dir: &Path, from: &str, to: &str) -> Result<u64> {
 /// # Errors
 /// git failing otherwise than by answering no.
 pub fn is_ancestor(dir: &Path, a: &str, b: &str) -> Result<bool> {
+    is_ancestor_at(&At::plain(dir), a, b)
+}
+
+fn is_ancestor_at(at: &At, a: &str, b: &str) -> Result<bool> {
     diff_range(a, Some(b))?;
-    let out = run(dir, &["merge-base", "--is-ancestor", a, b])?;
+    let out = read_at(at, &["merge-base", "--is-ancestor", a, b])?;
     match out.status.code() {
         Some(0) => Ok(true),
         Some(1) => Ok(false),
@@ -430,12 +444,10 @@ pub fn worktrees(dir: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
 /// no hook (teamctl's scratch worktree).
 ///
 /// # Errors
-/// git refusing, naming why.
-pub fn worktree_add_detached(repo: &Path, path: &Path, commit: &str) -> Result<()> {
+/// A driver changed, git refusing, naming why.
+pub fn worktree_add_detached(repo: &At, path: &Path, commit: &str) -> Result<()> {
     diff_range(commit, None)?;
     let args = [
-        OsStr::new("-c"),
-        OsStr::new(NO_HOOKS),
         OsStr::new("worktree"),
         OsStr::new("add"),
         OsStr::new("--detach"),
@@ -443,12 +455,14 @@ pub fn worktree_add_detached(repo: &Path, path: &Path, commit: &str) -> Result<(
         path.as_os_str(),
         OsStr::new(commit),
     ];
-    let out = git(repo, &args)?;
-    ok_or_bail(repo, "worktree add", out).map(|_| ())
+    let out = repo.output(&args)?;
+    ok_or_bail(repo.dir(), "worktree add", out).map(|_| ())
 }
 
 /// Removes teamctl's own scratch worktree at `path` whatever it holds (`git worktree remove
-/// --force`, then `git worktree prune`).
+/// --force`, then `git worktree prune`). Forced, git reads nothing in it (no status, no
+/// checkout) and runs no driver, so this runs whatever the repository's config says: a queue
+/// that a changed driver stopped leaves no scratch worktree behind.
 ///
 /// # Errors
 /// git refusing, naming why.
@@ -459,22 +473,18 @@ pub fn worktree_discard(repo: &Path, path: &Path) -> Result<()> {
         OsStr::new("--force"),
         path.as_os_str(),
     ];
-    let removed = git(repo, &args)?;
+    let removed = At::plain(repo).output(&args)?;
     let _ = run(repo, &["worktree", "prune"]);
     ok_or_bail(repo, "worktree remove", removed).map(|_| ())
 }
 
-/// Whether git knows who commits in the repository of `dir` (`user.name`, `user.email` or
-/// the `GIT_*` variables).
-pub fn has_identity(dir: &Path) -> bool {
+/// Whether git knows who commits in the worktree `at` (`user.name`, `user.email` or the
+/// `GIT_*` variables).
+pub fn has_identity(at: &At) -> bool {
     ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"]
         .iter()
-        .all(|v| run(dir, &["var", v]).is_ok_and(|o| o.status.success()))
+        .all(|v| read_at(at, &["var", v]).is_ok_and(|o| o.status.success()))
 }
-
-/// No hook runs in teamctl's scratch worktree: the repository's hooks folder is shared with
-/// the teammates' worktrees, which could write into it, and the user's own check is `--check`.
-const NO_HOOKS: &str = "core.hooksPath=/dev/null";
 
 /// How [`merge`] records a merge.
 #[derive(Debug, Clone)]
@@ -498,19 +508,19 @@ pub enum Merged {
     Conflict(Vec<String>),
 }
 
-/// Merges `commit` into `HEAD` of the worktree at `dir` (teamctl's scratch worktree): a merge
-/// commit (`--no-ff`), or one squashed commit, running no hook. A conflict is taken back (`git reset --hard`)
-/// and its files named.
+/// Merges `commit` into `HEAD` of the worktree `at` (teamctl's scratch worktree): a merge
+/// commit (`--no-ff`), or one squashed commit, running no hook. A conflict is taken back (`git
+/// reset --hard`) and its files named.
 ///
 /// # Errors
-/// git failing otherwise than by a conflict.
-pub fn merge(dir: &Path, commit: &str, how: &MergeHow) -> Result<Merged> {
+/// A driver changed, git failing otherwise than by a conflict.
+pub fn merge(at: &At, commit: &str, how: &MergeHow) -> Result<Merged> {
     diff_range(commit, None)?;
-    let before = head(dir)?;
-    if is_ancestor(dir, commit, &before)? {
+    let before = head_at(at)?;
+    if is_ancestor_at(at, commit, &before)? {
         return Ok(Merged::UpToDate);
     }
-    let mut args: Vec<String> = vec!["-c".into(), NO_HOOKS.into()];
+    let mut args: Vec<String> = Vec::new();
     if let Some((name, email)) = how.identity {
         args.extend(["-c".into(), format!("user.name={name}")]);
         args.extend(["-c".into(), format!("user.email={email}")]);
@@ -524,35 +534,36 @@ pub fn merge(dir: &Path, commit: &str, how: &MergeHow) -> Result<Merged> {
     }
     merge.push(commit.into());
     let refs: Vec<&str> = merge.iter().map(String::as_str).collect();
-    let out = run(dir, &refs)?;
+    let out = run_at(at, &refs)?;
     if !out.status.success() {
-        let files = conflicted(dir)?;
-        reset_hard(dir, &before)?;
+        let files = conflicted(at)?;
+        reset_hard(at, &before)?;
         if files.is_empty() {
             bail!("git merge of {commit} failed: {}", stderr_line(&out));
         }
         return Ok(Merged::Conflict(files));
     }
     if how.squash {
-        if run(dir, &["diff", "--cached", "--quiet"])?.status.success() {
+        let staged = [&DIFF[..], &["--cached", "--quiet"]].concat();
+        if run_at(at, &staged)?.status.success() {
             return Ok(Merged::UpToDate);
         }
         let mut commit_args = args;
         commit_args
             .extend(["commit", "--quiet", "--no-verify", "-m", how.message].map(String::from));
         let refs: Vec<&str> = commit_args.iter().map(String::as_str).collect();
-        if let Err(e) = ok_or_bail(dir, "commit", run(dir, &refs)?) {
-            reset_hard(dir, &before)?;
+        if let Err(e) = ok_or_bail(at.dir(), "commit", run_at(at, &refs)?) {
+            reset_hard(at, &before)?;
             return Err(e);
         }
     }
-    Ok(Merged::Commit(head(dir)?))
+    Ok(Merged::Commit(head_at(at)?))
 }
 
-/// The files left unmerged by a merge in the worktree at `dir`.
-fn conflicted(dir: &Path) -> Result<Vec<String>> {
-    let args = ["diff", "--name-only", "-z", "--diff-filter=U"];
-    let out = ok_or_bail(dir, "diff", run(dir, &args)?)?;
+/// The files left unmerged by a merge in the worktree `at`.
+fn conflicted(at: &At) -> Result<Vec<String>> {
+    let args = [&DIFF[..], &["--name-only", "-z", "--diff-filter=U"]].concat();
+    let out = ok_or_bail(at.dir(), "diff", run_at(at, &args)?)?;
     let mut files: Vec<String> = out
         .stdout
         .split(|b| *b == 0)
@@ -563,18 +574,18 @@ fn conflicted(dir: &Path) -> Result<Vec<String>> {
     Ok(files)
 }
 
-/// `git reset --hard` of the worktree at `dir` (teamctl's scratch worktree) to `commit`, and
-/// its untracked files removed (`git clean -fd`; ignored ones, such as a build's cache, kept),
-/// so that what a check left cannot stop a merge or change the next check.
+/// `git reset --hard` of the worktree `at` (teamctl's scratch worktree) to `commit`, and its
+/// untracked files removed (`git clean -fd`; ignored ones, such as a build's cache, kept), so
+/// that what a check left cannot stop a merge or change the next check.
 ///
 /// # Errors
-/// git failing.
-pub fn reset_hard(dir: &Path, commit: &str) -> Result<()> {
+/// A driver changed, or git failing.
+pub fn reset_hard(at: &At, commit: &str) -> Result<()> {
     diff_range(commit, None)?;
-    let out = run(dir, &["reset", "--hard", "--quiet", commit, "--"])?;
-    ok_or_bail(dir, "reset", out)?;
-    let out = run(dir, &["clean", "-fdq", "--"])?;
-    ok_or_bail(dir, "clean", out).map(|_| ())
+    let out = run_at(at, &["reset", "--hard", "--quiet", commit, "--"])?;
+    ok_or_bail(at.dir(), "reset", out)?;
+    let out = run_at(at, &["clean", "-fdq", "--"])?;
+    ok_or_bail(at.dir(), "clean", out).map(|_| ())
 }
 
 /// Points branch `name` at `new`, only if it still points at `old` (`None`: only if it does
@@ -583,9 +594,7 @@ pub fn reset_hard(dir: &Path, commit: &str) -> Result<()> {
 /// # Errors
 /// An invalid name, the branch moved meanwhile, or git failing.
 pub fn update_branch(dir: &Path, name: &str, new: &str, old: Option<&str>) -> Result<()> {
-    if !valid_branch(dir, name) {
-        bail!("'{name}' is not a valid branch name");
-    }
+    branch_name(dir, name)?;
     diff_range(new, old)?;
     let r = format!("refs/heads/{name}");
     let zero = "0".repeat(new.len());

@@ -78,13 +78,17 @@ pub fn spawn(
     start(&mut cmd, input).with_context(|| format!("could not start the hook `{command}`"))
 }
 
-/// Starts `cmd` (its arguments, folder, environment and output set by the caller) in a new
-/// process group, `input` on its standard input.
+/// Starts `cmd` (its arguments, folder, environment and output set by the caller, less
+/// teamctl's secrets: [`crate::host::child_env`]) in a new process group, `input` on its
+/// standard input.
 ///
 /// # Errors
 /// When it cannot be started.
 pub fn start(cmd: &mut Command, input: Vec<u8>) -> Result<Running> {
-    let mut child: Child = cmd.stdin(Stdio::piped()).process_group(0).spawn()?;
+    let mut child: Child = crate::host::child_env::scrub(cmd)
+        .stdin(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
     let pgid = child.id() as i32;
     let started = Instant::now();
     if let Some(mut stdin) = child.stdin.take() {

@@ -258,14 +258,30 @@ pub fn version(bin: &Path, timeout: Duration) -> Option<String> {
     (status.success() && !line.is_empty()).then_some(line)
 }
 
-/// Runs `<bin> <arg>` in a process group of its own and returns its exit status and the first
-/// line it printed, trimmed; `None` when it cannot start or does not finish within `timeout`.
+/// Runs `<bin> --help` and returns what it printed (the options it takes), or `None` when it
+/// fails or takes longer than `timeout` (as [`version`]).
+pub fn help(bin: &Path, timeout: Duration) -> Option<String> {
+    let (status, text) = output(bin, "--help", timeout)?;
+    (status.success() && !text.is_empty()).then_some(text)
+}
+
+/// Runs `<bin> <arg>` as [`output`] does and returns its exit status and the first line it
+/// printed, trimmed.
+pub fn first_line(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatus, String)> {
+    let (status, text) = output(bin, arg, timeout)?;
+    let line = text.lines().next().unwrap_or("").trim().to_string();
+    Some((status, line))
+}
+
+/// Runs `<bin> <arg>` (without teamctl's secrets: [`crate::host::child_env`]) in a process
+/// group of its own and returns its exit status and what it printed on stdout; `None` when it
+/// cannot start or does not finish within `timeout`.
 /// Then, and whenever it leaves something behind holding its output open, the whole group is
 /// killed (`SIGKILL`): a `claude` that is a shell script starting `node` does not leave `node`
 /// running, and nothing it starts can make teamctl wait past `timeout`. The child is always
 /// reaped.
-pub fn first_line(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatus, String)> {
-    let mut child = Command::new(bin)
+fn output(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatus, String)> {
+    let mut child = crate::host::child_env::scrub(&mut Command::new(bin))
         .arg(arg)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -306,9 +322,7 @@ pub fn first_line(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatu
             rx.recv_timeout(Duration::from_secs(1)).ok()?
         }
     };
-    let text = String::from_utf8_lossy(&out);
-    let line = text.lines().next().unwrap_or("").trim().to_string();
-    Some((status, line))
+    Some((status, String::from_utf8_lossy(&out).into_owned()))
 }
 
 #[cfg(test)]

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::host::child_env;
 use crate::store::paths::TeamName;
+
+mod private_env;
 
 /// One pane of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +31,7 @@ pub struct Pane {
 
 /// Whether `tmux -V` runs.
 pub fn available() -> bool {
-    Command::new("tmux")
+    child_env::scrub(&mut Command::new("tmux"))
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success())
@@ -114,11 +117,23 @@ impl Server {
         self.id.as_deref().is_none_or(|recorded| recorded == id)
     }
 
+    /// Runs `tmux <args>` on this server, without teamctl's secrets in its environment: a
+    /// server it starts takes that environment as its global one, which every pane inherits
+    /// ([`child_env`]).
     fn run(&self, args: &[&str]) -> Result<Output> {
+        self.run_hiding(args, &[])
+    }
+
+    /// [`Server::run`] with none of the variables `hide` in tmux's environment.
+    fn run_hiding(&self, args: &[&str], hide: &[&str]) -> Result<Output> {
         let mut cmd = Command::new("tmux");
+        child_env::scrub(&mut cmd);
         if let Some(socket) = &self.socket {
             cmd.arg("-S").arg(socket);
         }
+        hide.iter().for_each(|h| {
+            cmd.env_remove(h);
+        });
         cmd.args(args)
             .stdin(Stdio::null())
             .output()
@@ -132,11 +147,12 @@ impl Server {
     /// [`Server::checked`], asked again for up to a second while tmux says that the server it
     /// asked exited meanwhile: just after `kill-server` the old server may still be exiting,
     /// and a command that would start a new one instead fails (`new-session`, 10 times in 240
-    /// under load, tmux 3.3a); a moment later it starts one.
-    fn checked_starting(&self, args: &[&str]) -> Result<String> {
+    /// under load, tmux 3.3a); a moment later it starts one. tmux runs without the variables
+    /// `hide`, so a server it starts has none of them.
+    fn checked_starting(&self, args: &[&str], hide: &[&str]) -> Result<String> {
         let until = Instant::now() + Duration::from_secs(1);
         loop {
-            let out = self.run(args)?;
+            let out = self.run_hiding(args, hide)?;
             let exiting = !out.status.success()
                 && String::from_utf8_lossy(&out.stderr).contains(SERVER_EXITED);
             if !exiting || Instant::now() >= until {
@@ -238,26 +254,52 @@ impl Server {
 
     /// Starts a detached session `session` whose first window is `window`. Returns its pane id.
     /// The pane runs a placeholder until [`Server::respawn`] starts the real command in it.
+    /// teamctl's secrets ([`child_env::SECRETS`]) are marked removed from what the session's
+    /// panes start, whatever the server's global environment holds.
     ///
     /// # Errors
     /// When tmux fails (the session exists, no server can be started, …).
     pub fn new_session(&self, session: &str, window: &str) -> Result<String> {
-        self.checked_starting(&[
-            "new-session",
-            "-d",
-            "-s",
-            session,
-            "-n",
-            window,
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            PLACEHOLDER,
-        ])
+        self.new_session_hiding(session, window, &[])
+    }
+
+    /// [`Server::new_session`], with none of the variables `hide` in tmux's environment: a
+    /// server it starts has none of them in its global environment (which every pane inherits).
+    ///
+    /// # Errors
+    /// As [`Server::new_session`].
+    pub fn new_session_hiding(&self, session: &str, window: &str, hide: &[&str]) -> Result<String> {
+        let pane = self.checked_starting(
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-n",
+                window,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                PLACEHOLDER,
+            ],
+            hide,
+        )?;
+        let mut args = Vec::new();
+        for name in child_env::SECRETS {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            args.extend(["set-environment", "-t", pane.as_str(), "-r", name]);
+        }
+        if let Err(e) = self.checked(&args) {
+            let _ = self.run(&["kill-pane", "-t", &pane]);
+            return Err(e);
+        }
+        Ok(pane)
     }
 
     /// Adds a window `window` to `session`. Returns its pane id (running a placeholder).
@@ -279,13 +321,18 @@ impl Server {
         ])
     }
 
-    /// Replaces what `pane` runs with `cmd` (through the shell, with `env` added), keeping the pane
+    /// Replaces what `pane` runs with `cmd` (through the shell, with `env` added but for a secret
+    /// ([`child_env::is_secret`])), keeping the pane
     /// after its process exits (`remain-on-exit`) so its last screen can still be read.
     ///
     /// # Errors
     /// When tmux fails.
     pub fn respawn(&self, pane: &str, cmd: &str, env: &[(String, String)]) -> Result<()> {
-        let env_args: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let env_args: Vec<String> = env
+            .iter()
+            .filter(|(k, _)| !child_env::is_secret(k))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let mut args = vec![
             "set-option",
             "-w",

@@ -26,38 +26,58 @@ pub struct WorktreeStatus {
 }
 
 impl WorktreeStatus {
-    /// Reads the worktree `tree` with git.
+    /// Reads the worktree `tree` with git (nothing when its folder is gone, or it is not as
+    /// git made it: then its recorded branch, and `changed` unknown).
     pub fn read(tree: &Worktree) -> WorktreeStatus {
-        let path = Path::new(&tree.path);
-        let here = path.is_dir();
+        let place = Path::new(&tree.path)
+            .is_dir()
+            .then(|| at(tree).ok())
+            .flatten();
         WorktreeStatus {
             path: tree.path.clone(),
-            branch: here
-                .then(|| git::current_branch(path))
-                .flatten()
+            branch: place
+                .as_ref()
+                .and_then(git::current_branch)
                 .unwrap_or_else(|| tree.branch.clone()),
-            changed: here
-                .then(|| git::changed_since(path, &tree.base).ok())
-                .flatten(),
+            changed: place
+                .as_ref()
+                .and_then(|at| git::changed_since(at, &tree.base).ok()),
         }
     }
 }
 
+/// Where git runs over `tree`'s work: its worktree, found as `git worktree add` made it, or a
+/// sandboxed teammate's own clone, found as teamctl made it; the drivers checked against those
+/// recorded when it was made ([`git::At`]).
+///
+/// # Errors
+/// The worktree or clone is not as git or teamctl made it (named), or git failing.
+pub fn at(tree: &Worktree) -> anyhow::Result<git::At> {
+    let (repo, path) = (Path::new(&tree.repo), Path::new(&tree.path));
+    match tree.clone {
+        None => git::At::worktree(repo, path, tree.drivers.as_ref()),
+        Some(_) => git::At::clone(repo, path, tree.drivers.as_ref()),
+    }
+}
+
+/// The repository `tree` belongs to, its drivers checked against those recorded when the
+/// worktree was made ([`git::At`]).
+pub fn repo_at(tree: &Worktree) -> git::At {
+    git::At::repo(Path::new(&tree.repo), tree.drivers.as_ref())
+}
+
 /// Brings a sandboxed teammate's branch home from its own clone into the repository, as the
-/// same branch (nothing for a worktree of the repository, whose branch is there already).
+/// same branch (nothing for a worktree of the repository, whose branch is there already): the
+/// clone found as teamctl made it, the fetch run in the repository ([`at`], [`repo_at`]).
 /// Returns the branch's commit.
 ///
 /// # Errors
-/// git refusing (the clone gone, a branch it did not make rewritten), naming the clone.
+/// The clone not as teamctl made it, git refusing (the clone gone, a branch it did not make
+/// rewritten), naming the clone.
 pub fn fetch_home(t: &Worktree) -> anyhow::Result<Option<String>> {
     let Some(c) = &t.clone else { return Ok(None) };
-    crate::host::sandbox::clone::fetch(
-        Path::new(&t.repo),
-        Path::new(&t.path),
-        &t.branch,
-        c.new_branch,
-    )
-    .map(Some)
+    let clone = at(t)?;
+    crate::host::sandbox::clone::fetch(&repo_at(t), &clone, &t.branch, c.new_branch).map(Some)
 }
 
 /// The worktrees of `team`'s teammates, by name, as teamctl's record names them (none for a

@@ -22,3 +22,4 @@ pub mod report;
 pub mod rescue;
 pub mod resume;
 pub mod run;
+pub mod serve;

@@ -5,13 +5,13 @@
 //! by itself: docs/research/claude-code-behaviour.md §2.1).
 //!
 //! Nothing read from the team's files decides a path or a process here: the working
-//! directory (a teammate's worktree), the permission flags, the model, the agent type and the
-//! tmux session come from teamctl's own record of the team (or the run that started it); a
-//! pane is killed only when it is in that session; for a teammate teamctl did not start, the
-//! agent type and model of `config.json` are passed on only when they are plain words, the
-//! session id only when it is a session id. An in-process teammate cannot be restarted: Claude
-//! Code runs it inside
-//! its lead and offers no way to start one alone.
+//! directory (a teammate's worktree), the permission flags, the model, the agent type, its own
+//! runtime (MCP servers, settings, effort; its env's `${NAME}`s read again from teamctl's
+//! environment) and the tmux session come from teamctl's own record of the team (or the run
+//! that started it); a pane is killed only when it is in that session; for a teammate teamctl
+//! did not start, the agent type and model of `config.json` are passed on only when they are
+//! plain words, the session id only when it is a session id. An in-process teammate cannot be
+//! restarted: Claude Code runs it inside its lead and offers no way to start one alone.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,7 @@ use crate::team::lead::MemberLaunch;
 use crate::team::mailbox::{self, SendRequest, Text};
 use crate::team::model::Color;
 use crate::team::records::Records;
+use crate::team::runtime::Vars;
 use crate::team::transcript::locate::Kind;
 
 /// How teamctl starts a team's teammates again: what it knows of its own, never what a
@@ -58,6 +59,9 @@ pub struct Relaunch {
     /// permission flags and folder: its worktree), which win over the team-wide ones above and
     /// over what `config.json` says; empty for a team `run`'s lead made.
     pub members: Vec<MemberLaunch>,
+    /// What their own `env` takes from teamctl's environment (`${NAME}`), read again for this
+    /// start.
+    pub vars: Vars,
 }
 
 /// The ops side of [`crate::observe::keep`]: nudges and restarts for one team.
@@ -246,6 +250,13 @@ impl Rescue<'_> {
                  and offers no way to start one alone; restart the lead instead"
             );
         }
+        // Its own runtime, its env taken from teamctl's environment again: a variable unset
+        // now fails the restart before its pane is touched.
+        let own = r.members.iter().find(|m| m.name == name);
+        let runtime = own.map(|m| m.runtime.clone()).unwrap_or_default();
+        let env = runtime
+            .env_values(&r.vars)
+            .map_err(|e| anyhow::anyhow!("cannot start {name} again: {e}"))?;
         // The team's panes are where teamctl recorded its server, whatever the environment
         // says now; a new session starts there too while it runs.
         let server = tmux_server(team);
@@ -278,7 +289,7 @@ impl Rescue<'_> {
         let pane = if server.has_session(&r.tmux_session) {
             server.new_window(&r.tmux_session, name)?
         } else {
-            let pane = server.new_session(&r.tmux_session, name)?;
+            let pane = server.new_session_hiding(&r.tmux_session, name, &r.vars.names())?;
             self.record_new_session(team, &server, &r.tmux_session)?;
             pane
         };
@@ -292,7 +303,6 @@ impl Rescue<'_> {
             .with_context(|| format!("{} has no lead session id", self.team))?;
         // teamctl's own record of how it started this teammate, else the team-wide settings
         // and config.json's words (checked) for a teammate someone else started.
-        let own = r.members.iter().find(|m| m.name == name);
         let permission = own.map_or_else(
             || r.permission.clone(),
             |m| Permission::from_flags(m.permission_mode.as_deref(), m.skip_permissions),
@@ -311,7 +321,7 @@ impl Rescue<'_> {
             root: &root,
             cwd,
             claude: &r.claude,
-            passthrough: &r.passthrough,
+            passthrough: &runtime.passthrough(&r.passthrough),
             team: self.team.as_str(),
             member: name,
             color: palette_color(member.color.as_deref()),
@@ -319,6 +329,7 @@ impl Rescue<'_> {
             agent_type,
             model,
             permission: &permission,
+            runtime: &runtime.args(),
             resume: session.as_ref(),
         }
         .command();
@@ -330,7 +341,7 @@ impl Rescue<'_> {
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
         // Pane options need tmux 3.0: an older one starts the teammate unmarked.
         let _ = server.tag_member(&pane, name);
-        server.respawn(&pane, &command, &r.pane_env)?;
+        server.respawn_private(&pane, &command, &r.pane_env, &env)?;
         Ok((pane, session.map(|s| s.to_string())))
     }
 

@@ -27,6 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::store;
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, TeamName};
+use crate::team::runtime::Runtime;
 use crate::team::sentlog;
 
 /// One record: what `create` made, as it made it.
@@ -107,6 +108,10 @@ pub struct MemberLaunch {
     /// `--dangerously-skip-permissions`.
     #[serde(default)]
     pub skip_permissions: bool,
+    /// Its own MCP servers, settings, effort and env (`${NAME}` kept as written, never the
+    /// value).
+    #[serde(default, skip_serializing_if = "Runtime::is_empty")]
+    pub runtime: Runtime,
     /// Where it runs (absolute): its worktree, or the team's working directory.
     #[serde(default)]
     pub cwd: Option<String>,
@@ -129,6 +134,12 @@ pub struct Worktree {
     pub repo: String,
     /// The commit it started from.
     pub base: String,
+    /// The filter and merge drivers of the repository's own git config (`git config` key ->
+    /// program) when the worktree was made: the only ones teamctl lets git run over the
+    /// teammate's work (`None`: a record written before teamctl kept them; then none of the
+    /// repository's own runs).
+    #[serde(default)]
+    pub drivers: Option<std::collections::BTreeMap<String, String>>,
     /// Set when it is a sandboxed teammate's own clone rather than a worktree of `repo`: the
     /// branch lives in the clone until teamctl fetches it home
     /// (`host::sandbox::clone`).

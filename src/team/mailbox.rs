@@ -17,7 +17,7 @@ use crate::store::paths::{MemberName, RESERVED};
 use crate::store::{self, Appended, Entry};
 use crate::team::config::Team;
 use crate::team::model::{
-    Color, FRAME_TYPES, Frame, Kind, MessageView, NewMessage, UNSENDABLE_FRAMES,
+    Color, FRAME_TYPES, Frame, Kind, MessageView, NewMessage, UNSENDABLE_FRAMES, frame_type,
 };
 use crate::team::sentlog::{Sent, SentLog};
 
@@ -170,7 +170,8 @@ pub struct Text {
 }
 
 impl Text {
-    /// Checks a message body before anything is written.
+    /// Checks a message body before anything is written: a frame is what Claude Code reads as
+    /// one ([`frame_type`]: `JSON.parse`'s reading), whatever serde_json makes of it.
     ///
     /// # Errors
     /// A usage error for an empty body or a frame only Claude Code itself may write.
@@ -179,20 +180,36 @@ impl Text {
         if text.trim().is_empty() {
             return Err(usage("the message text is empty"));
         }
-        let frame = Frame::decode(&text);
-        if let Some(f) = &frame
-            && UNSENDABLE_FRAMES.contains(&f.frame_type.as_str())
+        let kind = frame_type(&text);
+        if let Some(t) = kind.as_deref()
+            && UNSENDABLE_FRAMES.contains(&t)
         {
             return Err(usage(format!(
-                "refusing to send a '{}' frame as a message: Claude Code writes or answers \
-                 these itself and ignores or rejects them from anyone else",
-                f.frame_type
+                "refusing to send a '{t}' frame as a message: Claude Code writes or answers \
+                 these itself and ignores or rejects them from anyone else"
             )));
         }
         Ok(Text {
-            is_frame: frame.is_some(),
+            is_frame: kind.is_some_and(|t| FRAME_TYPES.contains(&t.as_str())),
             text,
         })
+    }
+
+    /// [`Text::new`] for words a person means as plain text (the chat's `say`, `ask`): refused
+    /// when Claude Code would read it as a frame of any type, known or not ([`frame_type`]).
+    ///
+    /// # Errors
+    /// As [`Text::new`], and a usage error for a frame.
+    pub fn plain(text: impl Into<String>) -> Result<Text> {
+        let text = Text::new(text)?;
+        if let Some(t) = frame_type(&text.text) {
+            let t: String = t.chars().take(40).collect();
+            return Err(usage(format!(
+                "refusing to send this as plain text: Claude Code reads it as a protocol frame \
+                 (JSON with \"type\": \"{t}\"); say it in words"
+            )));
+        }
+        Ok(text)
     }
 
     /// The text.

@@ -4,10 +4,12 @@
 //! ([`protocol`]), teamctl's sent log ([`sentlog`]), its journal of the restarts and resumes
 //! it makes ([`actions`]), the private JSON-lines journals both of those kinds are
 //! ([`journal`]), its private record of the teams it leads
-//! ([`lead`]), the two with its data dir as one value ([`records`]), which inbox format a team
-//! runs ([`generation`]), read-only, the members' session transcripts ([`transcript`]) and the
-//! messages a transcript records ([`conversation`]). It imports [`crate::store`], [`crate::error`] and
-//! [`crate::time`]; never the host, observe, ops or cli layers.
+//! ([`lead`]), the two with its data dir as one value ([`records`]), a teammate's own runtime
+//! as that record keeps it ([`runtime`]: MCP servers, settings, effort, env), which inbox
+//! format a team runs ([`generation`]), read-only, the members' session transcripts
+//! ([`transcript`]) and the messages a transcript records ([`conversation`]). It imports
+//! [`crate::store`], [`crate::error`] and [`crate::time`]; never the host, observe, ops or cli
+//! layers.
 
 pub mod actions;
 pub mod config;
@@ -19,6 +21,7 @@ pub mod mailbox;
 pub mod model;
 pub mod protocol;
 pub mod records;
+pub mod runtime;
 pub mod sentlog;
 pub mod tasks;
 pub mod transcript;

@@ -174,6 +174,108 @@ impl Frame {
     }
 }
 
+/// The `type` Claude Code finds in `text`, whatever teamctl's own reading ([`Frame::decode`])
+/// makes of it: when JavaScript's `JSON.parse(text)` gives an object whose `type` is a string,
+/// that string (a lone surrogate in it written U+FFFD). The one rule for "is this text a frame"
+/// where a message is written: `send` refuses the [`UNSENDABLE_FRAMES`] by it, and the text a
+/// person means as plain words (the chat's `say`, `ask`) is refused when it gives any type.
+///
+/// Read by serde_json as `JSON.parse` reads: the grammar, white space and escapes are JSON's in
+/// both; a lone surrogate (`"\ud800"`) is allowed in any string, a key too (serde_json refuses
+/// one in a `String`); nesting is not limited (`JSON.parse` takes thousands of levels, serde_json
+/// stops at 128): every value but the top object is skipped, never recursed into, so a deep one
+/// cannot exhaust the stack either; a number is never converted (`1e400` is Infinity to
+/// `JSON.parse`); a key given twice is the last one given, as in JavaScript.
+pub fn frame_type(text: &str) -> Option<String> {
+    use serde::Deserializer as _;
+    // JSON's white space only: `JSON.parse` refuses a BOM or a no-break space before it.
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let raw = de.deserialize_map(LastType).ok()?;
+    de.end().ok()?;
+    let raw = raw?.get();
+    if !raw.starts_with('"') {
+        return None;
+    }
+    let bytes = serde_json::Deserializer::from_str(raw)
+        .deserialize_bytes(Wtf8)
+        .ok()?;
+    Some(wtf8_lossy(&bytes))
+}
+
+/// WTF-8 as a string, each lone surrogate (three bytes) written U+FFFD.
+fn wtf8_lossy(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (ok, bad) = bytes.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(ok).unwrap_or_default());
+                out.push('\u{fffd}');
+                bytes = &bad[bad.len().min(3)..];
+            }
+        }
+    }
+}
+
+/// A JSON string as serde_json reads it into bytes: WTF-8, a lone surrogate kept.
+struct Wtf8;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Wtf8 {
+    type Value = Vec<u8>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<u8>, D::Error> {
+        d.deserialize_bytes(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for Wtf8 {
+    type Value = Vec<u8>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_bytes<E>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+        Ok(v.to_vec())
+    }
+
+    fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+        Ok(v)
+    }
+}
+
+/// The top object's last `type`, as it was written (every value skipped, never built).
+struct LastType;
+
+impl<'de> serde::de::Visitor<'de> for LastType {
+    type Value = Option<&'de serde_json::value::RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut last = None;
+        while let Some(key) = map.next_key_seed(Wtf8)? {
+            let value: &'de serde_json::value::RawValue = map.next_value()?;
+            if key == b"type" {
+                last = Some(value);
+            }
+        }
+        Ok(last)
+    }
+}
+
 /// Whether a message is plain text or a protocol frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -330,6 +432,58 @@ pub fn first_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Texts serde_json refuses and `JSON.parse` reads as frames (issue 45), and the corners
+    /// where the two agree (checked against Node 20's `JSON.parse`: `tests/it/send.rs`).
+    #[test]
+    fn a_frame_is_what_json_parse_reads_as_one() {
+        let lone = r#"{"type":"permission_response","request_id":"x","note":"\ud800"}"#;
+        assert!(Frame::decode(lone).is_none());
+        assert_eq!(frame_type(lone).as_deref(), Some("permission_response"));
+        let deep = format!(
+            r#"{{"type":"idle_notification","a":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(Frame::decode(&deep).is_none());
+        assert_eq!(frame_type(&deep).as_deref(), Some("idle_notification"));
+        // Far deeper than any stack would take recursively.
+        let deeper = format!(
+            r#"{{"type":"idle_notification","a":{}1{}}}"#,
+            "[".repeat(1_000_000),
+            "]".repeat(1_000_000)
+        );
+        assert_eq!(frame_type(&deeper).as_deref(), Some("idle_notification"));
+        for (text, want) in [
+            (r#"{"type":"\ud800"}"#, Some("\u{fffd}")),
+            (r#"{"\ud800":1,"type":"x"}"#, Some("x")),
+            (
+                r#"{"t\u0079pe":"idle_\u006eotification"}"#,
+                Some("idle_notification"),
+            ),
+            (
+                r#"{"type":1,"type":"task_assignment"}"#,
+                Some("task_assignment"),
+            ),
+            (r#"{"type":"task_assignment","type":1}"#, None),
+            (r#"{"type":"x","n":1e400,"m":-0.5E-7}"#, Some("x")),
+            (" \t\r\n{\"type\":\"x\"} \n", Some("x")),
+            ("\u{feff}{\"type\":\"x\"}", None),
+            ("\u{a0}{\"type\":\"x\"}", None),
+            (r#"{"type":"x",}"#, None),
+            (r#"{"type":"x"} {}"#, None),
+            (r#"{"type":"x","n":01}"#, None),
+            ("{\"type\":\"x\u{1}\"}", None),
+            (r#"{"type":"x","s":"\x"}"#, None),
+            (r#"[{"type":"x"}]"#, None),
+            (r#""{\"type\":\"x\"}""#, None),
+            (r#"{"type":null}"#, None),
+            (r#"{"kind":"x"}"#, None),
+            ("plain words", None),
+        ] {
+            assert_eq!(frame_type(text).as_deref(), want, "{text}");
+        }
+    }
 
     #[test]
     fn new_message_key_order() {

@@ -320,6 +320,29 @@ pub fn led_by_claude_code(team: &Team) -> bool {
     team.led_by_claude_code()
 }
 
+/// Refuses to answer as `team-lead` in a team teamctl does not lead, unless forced (a usage
+/// error: exit 2): there the answer would speak for someone else's lead. `approve`, `deny`,
+/// `top`, `bridge` and `serve` all refuse by this rule.
+///
+/// # Errors
+/// The refusal, saying why and that nothing was written.
+pub fn check_lead(team: &Team, force: bool) -> Result<()> {
+    if force || team.teamctl_leads() {
+        return Ok(());
+    }
+    let why = if led_by_claude_code(team) {
+        "it is led by a Claude Code session, and current Claude Code acts on protocol answers \
+         only from its own lead"
+    } else {
+        "it was not made by `teamctl create`, so its lead is someone else"
+    };
+    Err(crate::error::usage(format!(
+        "refusing to answer as team-lead in team '{}': teamctl does not lead it ({why}); \
+         nothing was written (--force writes anyway)",
+        team.name
+    )))
+}
+
 /// Answers the open request `id` in `lead`'s inbox: writes the response frame into the
 /// requester's inbox as `team-lead` (recorded in the sent log). Returns the request, the frame
 /// and the delivery.

@@ -408,6 +408,16 @@ fn usage_errors() {
         ])
         .assert()
         .code(2);
+    // A frame to Claude Code's JSON.parse, though serde_json refuses it (a lone surrogate).
+    env.cmd()
+        .args([
+            "ask",
+            "alice",
+            r#"{"type":"shutdown_request","x":"\ud800"}"#,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("protocol frame"));
     env.cmd()
         .args(["ask", "--all", "alice", "hi?"])
         .assert()

@@ -137,9 +137,14 @@ fn webhook_posts_are_signed_and_only_fresh_signed_answers_count() {
     );
     expect(&b, "approved");
     assert_eq!(worker_inbox(&env).len(), 1);
-    // The same signed answer again: taken, and refused (the code is spent).
+    // The same signed answer again: a replay, refused before the bridge hears it (409).
     assert_eq!(
         post_answer(&addr, &signed(now, &answer, SECRET), &answer),
+        409
+    );
+    // Signed anew, it is heard, and refused (the code is spent).
+    assert_eq!(
+        post_answer(&addr, &signed(now + 1, &answer, SECRET), &answer),
         202
     );
     assert_eq!(
@@ -149,6 +154,63 @@ fn webhook_posts_are_signed_and_only_fresh_signed_answers_count() {
     assert_eq!(worker_inbox(&env).len(), 1);
     b.child.kill().unwrap();
     assert!(!b.stderr().contains(SECRET));
+}
+
+/// A running `teamctl bridge webhook --json` on team alpha, answers on `addr`.
+fn webhook_bridge(env: &TestEnv, receiver: &Receiver, addr: &str) -> JsonLines {
+    let mut cmd = env.std_cmd();
+    cmd.args([
+        "bridge",
+        "webhook",
+        "--url",
+        &receiver.url,
+        "--listen",
+        addr,
+    ])
+    .args(["--chat", "ops", "--allow", "alice", "--team", "alpha"])
+    .args(["--timeout", "60s", "--json"])
+    .env("TEAMCTL_WEBHOOK_SECRET", SECRET);
+    JsonLines::spawn_with_stderr(cmd)
+}
+
+/// A signed `say`, sent again with the same bytes within its window, is said once: refused as
+/// a replay (409) by the bridge that took it, and by the bridge started after it on the same
+/// data dir; the same words signed anew are said again.
+#[test]
+fn a_signed_answer_sent_again_is_taken_once_across_a_restart() {
+    let env = fixture();
+    let receiver = Receiver::start();
+    let addr = free_addr();
+    let mut first = webhook_bridge(&env, &receiver, &addr);
+    expect(&first, "posted");
+    let say = json!({"user": "alice", "chat": "ops", "text": "say worker hi"}).to_string();
+    let now = now_ts();
+    let signed = |t: i64| {
+        vec![
+            ("X-Teamctl-Timestamp", t.to_string()),
+            ("X-Teamctl-Signature", sign(SECRET, t, say.as_bytes())),
+        ]
+    };
+    assert_eq!(post_answer(&addr, &signed(now), &say), 202);
+    expect(&first, "said");
+    for _ in 0..5 {
+        assert_eq!(post_answer(&addr, &signed(now), &say), 409);
+    }
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    let mut second = webhook_bridge(&env, &receiver, &addr);
+    assert!(crate::common::wait_until(
+        std::time::Duration::from_secs(30),
+        || std::net::TcpStream::connect(&addr).is_ok()
+    ));
+    assert_eq!(post_answer(&addr, &signed(now), &say), 409);
+    assert_eq!(worker_inbox(&env).len(), 1);
+    assert_eq!(post_answer(&addr, &signed(now + 1), &say), 202);
+    expect(&second, "said");
+    assert_eq!(worker_inbox(&env).len(), 2);
+    let kept = std::fs::read_to_string(env.data_dir().join("webhook-seen")).unwrap();
+    assert_eq!(kept.lines().count(), 2, "{kept}");
+    second.child.kill().unwrap();
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! The chat services on 127.0.0.1 for the bridge's tests, with the real method and field
 //! names: Telegram's Bot API (`getUpdates` with its offset and a short hold when nothing is
-//! queued, `sendMessage` kept or refused with a 429 first, `answerCallbackQuery`, under
-//! `/bot<token>/<method>`), Slack's Web API (`chat.postMessage`, `conversations.replies`,
-//! Bearer token, 429 with `Retry-After`) and a webhook receiver; all on one small HTTP/1.1
-//! server ([`serve`]).
+//! queued, `sendMessage` kept, refused with a 429 first, or refused for good with a 400 as
+//! Telegram refuses a text over 4,096 characters, `answerCallbackQuery`, under
+//! `/bot<token>/<method>`), Slack's Web API (`chat.postMessage`, a text cut past 40,000
+//! characters as Slack cuts it, `conversations.replies`, Bearer token, 429 with `Retry-After`,
+//! `msg_too_long` when asked) and a webhook receiver; all on one small HTTP/1.1 server
+//! ([`serve`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -24,6 +26,10 @@ struct State {
     sent: Vec<Value>,
     /// sendMessage calls still to refuse with 429 (retry_after 1).
     limit: usize,
+    /// sendMessage calls still to refuse for good (400 Bad Request).
+    refuse: usize,
+    /// sendMessage calls refused for good so far (a text too long, or [`Telegram::refuse`]).
+    refused: Vec<Value>,
     /// Paths asked with a wrong token.
     unauthorized: usize,
     /// The `callback_query_id`s acknowledged with answerCallbackQuery.
@@ -49,6 +55,17 @@ impl Telegram {
     /// Refuses the next `n` sendMessage calls with 429, retry_after 1.
     pub fn rate_limit(&self, n: usize) {
         self.state.0.lock().unwrap().limit = n;
+    }
+
+    /// Refuses the next `n` sendMessage calls for good, as Telegram refuses a message it
+    /// cannot parse (400 Bad Request).
+    pub fn refuse(&self, n: usize) {
+        self.state.0.lock().unwrap().refuse = n;
+    }
+
+    /// Every sendMessage body refused for good so far.
+    pub fn refused(&self) -> Vec<Value> {
+        self.state.0.lock().unwrap().refused.clone()
     }
 
     fn push(&self, update: Value) {
@@ -236,6 +253,24 @@ fn answer(path: &str, body: &Value, state: &(Mutex<State>, Condvar)) -> (u16, Va
                         "parameters": {"retry_after": 1}}),
                 );
             }
+            // As Telegram: at most 4,096 characters once entities are parsed (counted in
+            // UTF-16 units, as its entities' offsets are).
+            let units = body["text"]
+                .as_str()
+                .map_or(0, |t| t.encode_utf16().count());
+            if units > 4096 || s.refuse > 0 {
+                s.refuse = s.refuse.saturating_sub(usize::from(units <= 4096));
+                s.refused.push(body.clone());
+                let what = if units > 4096 {
+                    "Bad Request: message is too long"
+                } else {
+                    "Bad Request: can't parse entities: the mock refuses it"
+                };
+                return (
+                    400,
+                    json!({"ok": false, "error_code": 400, "description": what}),
+                );
+            }
             s.sent.push(body.clone());
             let id = s.sent.len();
             (
@@ -264,6 +299,8 @@ struct SlackState {
     /// Each thread's replies (the parent first).
     threads: Vec<(String, Vec<Value>)>,
     limit: usize,
+    /// chat.postMessage calls still to refuse for good (`msg_too_long`).
+    refuse: usize,
     unauthorized: usize,
 }
 
@@ -285,6 +322,11 @@ impl Slack {
 
     pub fn rate_limit(&self, n: usize) {
         self.state.lock().unwrap().limit = n;
+    }
+
+    /// Refuses the next `n` chat.postMessage calls for good (`"error": "msg_too_long"`).
+    pub fn refuse(&self, n: usize) {
+        self.state.lock().unwrap().refuse = n;
     }
 
     /// Every chat.postMessage body, with its `ts` added.
@@ -337,7 +379,15 @@ fn slack_answer(req: &Req, state: &Mutex<SlackState>) -> Reply {
                     "error": "ratelimited"}),
                 );
             }
+            if s.refuse > 0 {
+                s.refuse -= 1;
+                return (200, vec![], json!({"ok": false, "error": "msg_too_long"}));
+            }
             let mut body = req.json();
+            // As Slack (since 2018-08): a text past 40,000 characters is cut there.
+            if let Some(t) = body["text"].as_str().filter(|t| t.chars().count() > 40_000) {
+                body["text"] = t.chars().take(40_000).collect::<String>().into();
+            }
             let ts = format!("1795946400.{:06}", s.posts.len() + 1);
             body["ts"] = ts.clone().into();
             s.posts.push(body.clone());

@@ -9,48 +9,7 @@ use std::process::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, git, json as parse, keys, wait_until};
-
-/// A repository `repo` with one commit on main, and a team `t` made from a team file whose
-/// teammates `names` each have a worktree; returns the repo and each worktree, by name.
-fn team(env: &TestEnv, names: &[&str]) -> (PathBuf, Vec<(String, PathBuf)>) {
-    let repo = env.dir.path().join("repo");
-    fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    fs::write(repo.join("notes.md"), "one\ntwo\nthree\n").unwrap();
-    fs::write(repo.join("logo.bin"), b"\0\x01\x02").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    let mut file =
-        "name = \"t\"\ndescription = \"Improve the notes\"\ncwd = \"repo\"\nworktree = true\n"
-            .to_string();
-    for n in names {
-        file.push_str(&format!("[[member]]\nname = \"{n}\"\nbrief = \"do {n}\"\n"));
-    }
-    let path = env.dir.path().join("t.toml");
-    fs::write(&path, file).unwrap();
-    env.cmd()
-        .args(["create", "--launch", "none", "--file"])
-        .arg(&path)
-        .assert()
-        .success();
-    let cfg = parse(&fs::read(env.root.join("teams/t/config.json")).unwrap());
-    let trees = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let cwd = cfg["members"][i + 1]["cwd"].as_str().unwrap();
-            (n.to_string(), PathBuf::from(cwd))
-        })
-        .collect();
-    (repo, trees)
-}
-
-fn commit(tree: &Path, file: &str, text: &str) {
-    fs::write(tree.join(file), text).unwrap();
-    git(tree, &["add", "--", file]);
-    git(tree, &["commit", "-q", "-m", file]);
-}
+use crate::common::{TestEnv, commit, git, json as parse, keys, wait_until, worktree_team as team};
 
 /// What the person has: HEAD, index and work tree, and every ref but `except`.
 fn checkout_state(repo: &Path, except: &str) -> (String, String, String) {

@@ -468,6 +468,36 @@ fn real_claude_code_team_from_a_team_file() {
     );
 }
 
+/// A team file gives one real 2.1.332 teammate its own runtime: its MCP server (strict: the
+/// user-scope one is gone) offers tools saying that its secret (`env`, `${NAME}` read from
+/// teamctl's environment), the top level's `env` and its settings file's `env` reached it, and
+/// its requests carry its effort; the other teammate has none of it. The secret is in no file
+/// of the run, no process's argv and neither tmux environment. Driver:
+/// `tests/e2e/runtime-e2e.js`.
+#[test]
+fn real_claude_code_teammate_with_its_own_runtime() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "runtime-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(
+        summary["alice"]["mcp_tools"],
+        serde_json::json!([
+            "mcp__probe__rt_probe_token_ok",
+            "mcp__probe__rt_settings_mark_ok",
+            "mcp__probe__rt_team_log_ok"
+        ])
+    );
+    assert_eq!(summary["alice"]["effort"], "\"effort\":\"low\"");
+    assert_eq!(
+        summary["bob"]["mcp_tools"],
+        serde_json::json!(["mcp__other__rt_other_unset"])
+    );
+}
+
 /// Two real teammates from a team file, each on a worktree of its own, commit a file each;
 /// `diff` shows their work, `wait --idle --merge-into` merges both branches onto a new branch
 /// with a check (the checkout and main untouched), and `pr --dry-run` tells each one's
@@ -728,5 +758,32 @@ fn real_claude_code_run_merges_its_helpers_worktrees() {
     assert_eq!(
         summary["set_aside"],
         serde_json::json!(["alice: merged", "bob: check_failed"])
+    );
+}
+
+/// `teamctl serve`'s page answers a real 2.1.332 teammate: the worker (default permission mode,
+/// made by `teamctl create`) asks to run a Bash `echo`, the request shows on the page (headless
+/// Chromium) with its command, Approve there writes the answer and the command runs; the answer
+/// is journaled "via":"web" and told by `serve --json`; once the team is deleted the page says
+/// it cannot be read. Driver: `tests/e2e/serve-e2e.js`.
+#[test]
+fn real_claude_code_request_approved_from_the_page() {
+    let Some(e2e) = e2e_dir() else { return };
+    if crate::common::browser().is_none() {
+        return;
+    }
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "serve-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert!(
+        summary["request_id"].as_str().unwrap().starts_with("perm-"),
+        "{summary}"
+    );
+    eprintln!(
+        "serve-e2e.js: the request shown {} ms after the message, the command ran {} ms after",
+        summary["shown_ms"], summary["ran_ms"]
     );
 }

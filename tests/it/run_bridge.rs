@@ -13,8 +13,11 @@ use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, TOKEN, Telegram, free_addr,
 use crate::common::{TestEnv, TmuxServer, json as parse, wait_until};
 use crate::run::{STUB_LEAD, lead_in_tmux};
 
-/// The start of a stub lead's script: `--version` answered as 2.1.332, the screen cleared.
+/// The start of a stub lead's script: `--version` answered as 2.1.332, the names of its
+/// `TEAMCTL_*` variables written to `lead-env`, the screen cleared.
 const STUB_START: &str = r#"[ "$1" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }
+env | sed -n 's/^\(TEAMCTL_[A-Za-z0-9_]*\)=.*/\1/p' > "$CLAUDE_CONFIG_DIR/lead-env.tmp"
+mv "$CLAUDE_CONFIG_DIR/lead-env.tmp" "$CLAUDE_CONFIG_DIR/lead-env"
 clear
 "#;
 
@@ -292,6 +295,10 @@ fn a_leads_permission_prompt_is_approved_by_a_signed_webhook_answer() {
         ("X-Teamctl-Signature", sign(SECRET, now, answer.as_bytes())),
     ];
     assert_eq!(post_answer(&addr, &signed, &answer), 202);
+    // The secret reached neither the lead nor the tmux server (whose panes inherit its
+    // environment): a teammate could sign answers with it.
+    crate::secrets::no_secret_in(&run.env.root.join("lead-env"));
+    crate::secrets::no_secret_in_the_servers_environment(&run.env);
     let (r, typed) = run.ended(child);
     assert_eq!(r["state"], "done");
     assert_eq!(typed, "approved\n");

@@ -256,8 +256,10 @@ fn a_merge_into_that_cannot_merge_is_a_usage_error_before_the_lead_starts() {
     let Some((env, _server, repo, lead)) = repo_env(HELPERS) else {
         return;
     };
-    // A branch checked out (main, here) or not a branch name: refused before the lead starts.
-    for into in ["main", "a..b"] {
+    // A branch checked out (main, here), not a branch name, or one git reads as another
+    // (`@` is HEAD's branch; `refs/heads/x` would be `refs/heads/refs/heads/x`): refused
+    // before the lead starts.
+    for into in ["main", "a..b", "@", "refs/heads/x"] {
         run_merge(&env, &lead, &repo, &["--merge-into", into])
             .assert()
             .code(2)
@@ -273,4 +275,64 @@ fn a_merge_into_that_cannot_merge_is_a_usage_error_before_the_lead_starts() {
     run_merge(&env, &lead, &repo, &["--check", "true"])
         .assert()
         .code(2);
+}
+
+/// With --export, the record is taken once the merge is done, and says what merged:
+/// `summary.json`'s `run.merge` (the queue's own words) and report.md's "Merged onto" section;
+/// a run with --merge-into that merged nothing says why.
+#[test]
+fn the_record_of_a_run_says_what_its_merge_did() {
+    let Some((env, _server, repo, lead)) = repo_env(HELPERS) else {
+        return;
+    };
+    let rec = env.dir.path().join("rec");
+    let args = ["--json", "--merge-into", "integration", "--check"];
+    run_merge(&env, &lead, &repo, &args)
+        .args(["test ! -e b.txt", "--export", rec.to_str().unwrap()])
+        .assert()
+        .code(10);
+    let s = parse(&fs::read(rec.join("summary.json")).unwrap());
+    let m = &s["run"]["merge"];
+    let after = git(&repo, &["rev-parse", "integration"]);
+    assert_eq!(m["into"], "integration");
+    assert_eq!(m["before"], Value::Null);
+    assert_eq!(m["after"], after.as_str());
+    assert_eq!(m["check"], "test ! -e b.txt");
+    assert_eq!(m["error"], Value::Null);
+    let members: Vec<(&str, &str)> = m["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap(), x["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(members, [("alice", "merged"), ("bob", "check_failed")]);
+    let report = fs::read_to_string(rec.join("report.md")).unwrap();
+    assert!(report.contains("### Merged onto integration\n"), "{report}");
+    assert!(
+        report.contains(&format!("integration was made at {}", &after[..12])),
+        "{report}"
+    );
+    assert!(
+        report.contains("| bob | worktree\\-agent\\-abob | set aside: the check failed |"),
+        "{report}"
+    );
+
+    // Nothing to merge: the record says so.
+    let Some((env, _server, repo, lead)) = repo_env("") else {
+        return;
+    };
+    let rec = env.dir.path().join("rec");
+    run_merge(&env, &lead, &repo, &["--merge-into", "integration"])
+        .args(["--export", rec.to_str().unwrap()])
+        .assert()
+        .success();
+    let s = parse(&fs::read(rec.join("summary.json")).unwrap());
+    assert_eq!(s["run"]["merge"]["members"], json!([]));
+    assert!(
+        s["run"]["merge"]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("nothing was merged"),
+        "{s}"
+    );
 }

@@ -118,6 +118,14 @@ fn the_examples_validate_against_the_schema() {
         assert_eq!(validate(&s, &s, &v, f), Vec::<String>::new());
         teamctl::ops::create::load(&repo_root().join(f)).unwrap();
     }
+    // Each teammate's runtime keys, at the top level and per member.
+    let runtime: Value = toml::from_str(
+        "mcp_config = \"m.json\"\neffort = \"low\"\nenv = { A = \"${B}\" }\n[[member]]\n\
+         name = \"a\"\nbrief = \"b\"\nmcp_config = [\"m.json\", \"n.json\"]\n\
+         strict_mcp_config = true\nsettings = \"s.json\"\nenv = { C = \"d\" }\n",
+    )
+    .unwrap();
+    assert_eq!(validate(&s, &s, &runtime, "runtime"), Vec::<String>::new());
     // The checker does catch what the schema refuses.
     let bad = json!({"member": [{"name": "a", "brief": "b", "brief_file": "c"}], "x": 1});
     assert_eq!(validate(&s, &s, &bad, "bad").len(), 2);
@@ -517,9 +525,9 @@ fn worktrees_are_never_made_through_a_link_in_the_data_dir() {
 }
 
 /// A `create` that loses the race for its tmux session (another create made `teamctl-<team>`
-/// on the shared server between its check and its start; here a git hook of its worktree does
-/// it at that moment) fails without killing the winner's session, and records none: a `delete`
-/// of the loser leaves the winner running too.
+/// on the shared server between its check and its start; here the repository's smudge filter
+/// does it at that moment, as its worktree is checked out) fails without killing the winner's
+/// session, and records none: a `delete` of the loser leaves the winner running too.
 #[test]
 fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
     let Some((env, _server)) = crate::common::tmux_env() else {
@@ -529,16 +537,19 @@ fn a_create_that_loses_the_race_for_its_session_leaves_the_winner_alone() {
     fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
     fs::write(repo.join("notes.md"), "base\n").unwrap();
+    fs::write(repo.join(".gitattributes"), "notes.md filter=race\n").unwrap();
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "base"]);
-    let hook = repo.join(".git/hooks/post-checkout");
-    fs::write(
-        &hook,
-        "#!/bin/sh\ntmux new-session -d -s teamctl-wt 'exec sleep 600' 2>/dev/null\nexit 0\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    // The repository's own filter (there before the team: it runs) checks notes.md out.
+    let smudge = crate::common::script(
+        &env,
+        "smudge",
+        "tmux new-session -d -s teamctl-wt 'exec sleep 600' 2>/dev/null\ncat",
+    );
+    git(
+        &repo,
+        &["config", "filter.race.smudge", smudge.to_str().unwrap()],
+    );
     let file = write(
         &env,
         "wt.toml",

@@ -228,6 +228,7 @@ pub(crate) fn run(ctx: &Ctx, args: AskArgs) -> Result<()> {
             "a question is plain text; send protocol frames with `teamctl send`",
         ));
     }
+    let text = Text::plain(text.as_str())?;
     let timeout = parse_duration(&args.timeout)?;
     let cap = args.cap.cap()?;
     // A bad policy is exit 2 before anything is sent.

@@ -45,21 +45,27 @@ use crate::cli::output::warn;
 /// answers are POSTed as {"user","chat","text"} to --listen. Both ways are signed:
 /// X-Teamctl-Timestamp (Unix seconds) and X-Teamctl-Signature: sha256=HMAC-SHA256(secret,
 /// "<timestamp>.<body>") in hex; an answer is taken only when its signature matches and its
-/// timestamp is within 5 minutes. Secret in TEAMCTL_WEBHOOK_SECRET (16 characters at least).
+/// timestamp is within 5 minutes (else 401), and only once (the same bytes again get 409, also
+/// after a restart: the signatures taken are kept in teamctl's data dir for those 5 minutes).
+/// Secret in TEAMCTL_WEBHOOK_SECRET (16 characters at least).
 ///
 /// Who may answer: only the user ids given with --allow (required), only in the chat given
 /// with --chat, only messages sent after the bridge started. A code is 10 characters (50 random
 /// bits), works once, for one request of one team, until --ttl; a request answered elsewhere
 /// meanwhile (a terminal, a policy) retires its code, and a request still open when its code
 /// expires is posted again with a new one. Every post and every decision (who, which chat,
-/// when, which request, what) is journaled in teamctl's data dir (bridge.jsonl), so a
-/// restarted bridge posts nothing twice and accepts no code twice. Teammate text is shown as
+/// when, which request, what) is journaled in teamctl's data dir (bridge.jsonl; refusals apart,
+/// in bridge-refused.jsonl, so a flood of them crowds out nothing), so a restarted bridge posts
+/// nothing twice and accepts no code twice. Teammate text is shown as
 /// code, never as a link, mention or markup (docs/security.md, "Chat bridge").
 ///
 /// Tokens and secrets come only from the environment, and are cut out of every error. --api and
 /// --url are https, or http only to this machine. A service that refuses or rate-limits
 /// (Telegram's retry_after, Slack's and the webhook's Retry-After) is waited out and retried,
-/// said on stderr: a request is posted late rather than never.
+/// said on stderr: a request is posted late rather than never. A post is cut to what a message
+/// holds (Telegram 4,096 characters, Slack 40,000), in the teammate's text only, saying so; one
+/// the service refuses for good (a 400 Bad Request, Slack's msg_too_long) is dropped, said and
+/// journaled (`dropped`), and never holds up the next.
 ///
 /// With --max-cost, --max-tokens or --max-cost-per-member (and --warn-at PERCENT), the team's
 /// spend is read from its transcripts (as `wait` reads it): each --warn-at crossing of a limit
@@ -69,7 +75,7 @@ use crate::cli::output::warn;
 /// Progress on stderr, one line per post and decision. With --json: JSON Lines on stdout, one
 /// per post and decision, as journaled: `{"schema_version":1,"event","at","transport","chat",
 /// "user","team","member","request_id","code","expires_at","detail"}` ("event": posted, notice,
-/// approved, denied, said, status, refused, closed, expired, and last `end` with "detail":
+/// approved, denied, said, status, refused, closed, expired, dropped, and last `end` with "detail":
 /// timeout, team_gone or budget); with --policy, its `decision` events too (as `approve --policy`).
 ///
 /// Exit codes: 0 at --timeout or when the team is gone; 6 the cap crossed; 1 a failure (the journal cannot be

@@ -15,6 +15,7 @@ use teamctl::ops::create::{
 use teamctl::store::named::{NAMED_FILE_LIMIT, read_named_text};
 use teamctl::store::paths::{MemberName, TeamName};
 use teamctl::team::config::LEAD;
+use teamctl::team::runtime::{Runtime, Vars};
 use teamctl::time;
 
 use crate::cli::by_policy::{EventsTo, Runner};
@@ -57,8 +58,12 @@ use crate::cli::term::{self, escape_line as esc};
 ///
 /// --file FILE reads the team from a team file (TOML, docs/team-file.md): its name ({n} and
 /// {date} give one per run), teammates and briefs, and each teammate's model, agent type,
-/// permission mode and git worktree; flags given here win over it, --member adds teammates. A
-/// mistake in it is exit 2 as FILE:LINE:COL, before anything is written. Each teammate starts
+/// permission mode, git worktree and runtime (mcp_config, strict_mcp_config, settings, effort:
+/// its own --mcp-config, --settings and --effort, which the client's --help must list; env: its
+/// own variables, each a literal or "${NAME}" read from teamctl's environment, given to its
+/// process only and never written down); flags given here win over it, --member adds
+/// teammates. A mistake in it, an unset NAME or one of teamctl's own secrets is exit 2 (the
+/// file's as FILE:LINE:COL), before anything is written. Each teammate starts
 /// with its own settings, which config.json (agentType, model as given, cwd) and teamctl's
 /// record of the team keep (a restart uses the record). --worktree (or `worktree` in the file)
 /// gives a teammate a git worktree of its own in teamctl's data dir, on branch
@@ -67,7 +72,9 @@ use crate::cli::term::{self, escape_line as esc};
 /// done and writes nothing; with --json `{"schema_version":1,"dry_run":true,"team","config",
 /// "description","cwd","policy","launch","members":[{"name","color","model","agent_type",
 /// "permission_mode","skip_permissions","cwd","worktree":{"path","branch","new_branch","base"},
-/// "sandbox":{"network","write","hide"},"brief"}]}`.
+/// "runtime":{"mcp_config","strict_mcp_config","settings","effort","env"},
+/// "sandbox":{"network","write","hide"},"brief"}]}` (runtime with only the keys set, env as
+/// written).
 ///
 /// --sandbox (or `sandbox = true` in the file) confines each teammate to a sandbox of its own
 /// (bubblewrap on Linux, TEAMCTL_BWRAP_BIN; sandbox-exec on macOS; docs/sandbox.md): the
@@ -224,6 +231,9 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     time::parse_duration(&args.timeout)?;
     let file = args.file.as_deref().map(create::load).transpose()?;
     let spec = spec(ctx, &args, file.as_ref())?;
+    // Every `${NAME}` of the teammates' env is set here, or nothing starts.
+    let vars = Vars::read(create::env_names(&spec.members), &|k| std::env::var(k).ok());
+    create::check_env(&spec.members, &vars)?;
     let policy = args
         .policy
         .clone()
@@ -240,7 +250,7 @@ pub(crate) fn run(ctx: &Ctx, args: CreateArgs) -> Result<()> {
     }
     let launch = match spec.launch {
         Launch::None => None,
-        Launch::Tmux => Some(launch_env(ctx, &args)?),
+        Launch::Tmux => Some(launch_env(ctx, &args, vars)?),
     };
     let out = ctx.out;
     let mut progress = |state: Step, message: &str| {
@@ -461,12 +471,13 @@ fn flag_members(args: &CreateArgs) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-fn launch_env(ctx: &Ctx, args: &CreateArgs) -> Result<LaunchEnv> {
+fn launch_env(ctx: &Ctx, args: &CreateArgs, vars: Vars) -> Result<LaunchEnv> {
     let root = std::path::absolute(ctx.layout.root())?;
     Ok(LaunchEnv {
         claude: claude_env(args.claude_bin.clone()),
         timeout: time::parse_duration(&args.timeout)?,
         version_timeout: Duration::from_secs(5),
+        vars,
         trust: Some(teamctl::ops::prepare::Request {
             config_dir: root.clone(),
             claude_json: ctx.claude_json()?,
@@ -508,6 +519,7 @@ struct DryMember<'a> {
     skip_permissions: bool,
     cwd: String,
     worktree: Option<DryTree<'a>>,
+    runtime: &'a Runtime,
     sandbox: Option<DrySandbox>,
     brief: &'a str,
 }
@@ -558,6 +570,7 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
                     new_branch: p.new_branch,
                     base: &p.tree.base,
                 }),
+                runtime: &m.runtime,
                 sandbox: m.sandbox.as_ref().map(|w| DrySandbox {
                     network: w.network.as_str(),
                     write: w.write.iter().map(|p| p.display().to_string()).collect(),

@@ -15,7 +15,8 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 /// a scratch worktree in teamctl's data dir, never in your checkout: your HEAD, index, working
 /// tree and every branch but BRANCH are left exactly as they were. BRANCH is made from the
 /// commit the worktrees started from when it does not exist, and continued when it does; it
-/// must not be checked out anywhere (its files would change under whoever has it).
+/// must not be checked out anywhere (its files would change under whoever has it), and is a
+/// branch's short name (not @, HEAD or refs/heads/NAME, which git reads otherwise).
 ///
 /// Members are merged in the order named, else in the order their tasks were completed (by
 /// when each one's last completed task file was written; those with none after, in the team's
@@ -23,20 +24,25 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 /// merge that conflicts is taken back and the member set aside, naming the files.
 ///
 /// --check CMD then runs in the scratch worktree (`sh -c CMD`, no stdin, in a process group of
-/// its own; a run past --check-timeout is ended with every process it started and fails, and
+/// its own; what it starts ends with it, on Linux even a child that left its group with
+/// setsid; a run past --check-timeout is ended with every process it started and fails, and
 /// so does one an interrupt cuts short, which then stops the queue). When it fails, the
 /// merges are bisected for the first one that makes it fail (a state known to pass is not
 /// checked again); that member is set aside with the check's exit code and last 20 lines of
-/// output, the members after it are merged again, and the check runs again. If the check fails
+/// output (read from its last 64 KiB, each cut to its last 1000 bytes), the members after it
+/// are merged again, and the check runs again. If the check fails
 /// before any member is merged, nothing is set aside and nothing moves (exit 1). Between steps
 /// the scratch worktree is reset and its untracked files removed (ignored ones, such as a
 /// build's cache, are kept). Only at the end
-/// is BRANCH moved (`git update-ref`, which fails if it moved meanwhile). --strategy squash
+/// is BRANCH moved (`git update-ref`, which fails if it moved meanwhile; nor is it moved when
+/// it was checked out in a worktree meanwhile). --strategy squash
 /// makes one commit per member instead of a merge commit. --dry-run merges in the scratch
 /// worktree only: it says what would conflict, runs no check and moves no branch. The scratch
 /// worktree is removed after (`git worktree prune`), also when an interrupt (Ctrl-C) ends the
-/// queue between its steps (then nothing moves). No git hook runs there (the repository's
-/// hooks folder is shared with the teammates' worktrees). When git knows no
+/// queue between its steps (then nothing moves). No git hook runs there, nor in the teammates'
+/// worktrees, nor anything else a teammate could configure (fsmonitor, signing, a filter or
+/// merge driver the repository did not have when the team started: named in an error;
+/// docs/security.md). When git knows no
 /// user.name/user.email, the commits are made as `teamctl <teamctl@localhost>` (a warning says
 /// so).
 ///

@@ -25,6 +25,7 @@ pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod send;
+pub(crate) mod serve;
 pub(crate) mod shutdown;
 pub(crate) mod status;
 pub(crate) mod tasks;

@@ -119,7 +119,9 @@ use crate::cli::{env, signals};
 /// the session have its transcript `agent-<id>.jsonl`; its branch worktree-agent-<id> is what
 /// is merged), from the commit HEAD named when the run started, each named by its `.meta.json`
 /// name, in the order of their ids; none is `nothing merged` on stderr. A run that is not done
-/// merges nothing. The worktrees and their branches are left as Claude Code leaves them (`git
+/// merges nothing. The merge comes before the record (--export) and before the lead is told to
+/// stop, so the record says what was merged (summary.json `run.merge`, report.md's "Merged
+/// onto" section). The worktrees and their branches are left as Claude Code leaves them (`git
 /// worktree remove`, `git branch -D`). A --cwd outside a git repository, or a BRANCH that is not
 /// a branch name or is checked out, is exit 2 before the lead starts.
 ///
@@ -398,7 +400,20 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     };
     // Ctrl-C and SIGTERM end the lead before teamctl exits (with 130 / 143).
     signals::defer();
-    let outcome = match run::run(&ctx.layout, &spec, &env, &mut progress, &signals::received) {
+    // --merge-into merges once the run has ended, before its record is taken (which says what
+    // was merged) and its lead is ended.
+    let mut merged: Result<Option<MergeOutcome>> = Ok(None);
+    let mut ended = |o: &run::Outcome| {
+        let into = args.merge.merge_into.as_deref()?;
+        merged = merging::after_run(ctx, &args.merge, base.as_ref(), o);
+        Some(run::merge::recorded(into, o.state, &merged))
+    };
+    let caller = run::Caller {
+        progress: &mut progress,
+        interrupted: &signals::received,
+        ended: &mut ended,
+    };
+    let outcome = match run::run(&ctx.layout, &spec, &env, caller) {
         Ok(o) => o,
         Err(e) => {
             if let Some(d) = &env.desk {
@@ -426,7 +441,6 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     if let Some(s) = &outcome.spend {
         otel::spend(s);
     }
-    let merged = merging::after_run(ctx, &args.merge, base.as_ref(), &outcome);
     let merge = merged.as_ref().ok().and_then(Option::as_ref);
     print(ctx, &args.name, &outcome, merge)?;
     if args.export.is_some() && outcome.export.is_none() {

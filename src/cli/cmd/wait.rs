@@ -279,9 +279,10 @@ pub(crate) fn run(ctx: &Ctx, args: WaitArgs) -> Result<()> {
         .map(|p| Runner::new(ctx, p, "team-lead", false, EventsTo::Stderr))
         .transpose()?;
     let team = ctx.team()?;
-    if args.merge.merge_into.is_some() {
-        // A team with no worktree teammate is a usage error now, not after the wait.
-        teamctl::ops::merge::sources(&team, &[])?;
+    if let Some(into) = &args.merge.merge_into {
+        // A team with no worktree teammate, or a branch name git would read otherwise, is a
+        // usage error now, not after the wait.
+        teamctl::ops::merge::can_merge_into(&team, into)?;
     }
     if runner.is_some() {
         crate::cli::answer::check_lead(&team, false)?;

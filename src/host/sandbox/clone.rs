@@ -11,46 +11,20 @@
 //! config, a hook or a redirection that git would follow when teamctl, or the person, runs it
 //! in the clone afterwards.
 //!
-//! Its own small `git` runner, hardened as `host::git`'s: no `GIT_*` redirection inherited,
-//! no file-system monitor, no hook.
+//! git runs here as everywhere in teamctl, through [`At`]: the clone found as teamctl made it
+//! ([`At::clone`]), the `file` protocol allowed for the clone and the fetch home alone
+//! ([`At::clone_into`], [`At::fetch_from_clone`]).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use anyhow::{Context, Result, bail};
 
-/// Variables that would point git at another repository than the one named.
-const REDIRECTS: [&str; 5] = [
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-];
+use crate::host::git_run::{At, Drivers};
 
-fn git(dir: Option<&Path>, args: &[&OsStr]) -> Result<Output> {
-    let mut cmd = Command::new("git");
-    if let Some(d) = dir {
-        cmd.arg("-C").arg(d);
-    }
-    cmd.args([
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-    ])
-    .args(args)
-    .stdin(Stdio::null());
-    for k in REDIRECTS {
-        cmd.env_remove(k);
-    }
-    cmd.output()
-        .context("could not run git (is it installed and on PATH?)")
-}
-
-fn checked(dir: Option<&Path>, what: &str, args: &[&OsStr]) -> Result<Output> {
-    let out = git(dir, args)?;
+/// `out` when git succeeded, else an error naming `what` and git's own words.
+fn checked(what: &str, out: Output) -> Result<Output> {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let err: Vec<&str> = err
@@ -74,45 +48,39 @@ pub fn protected(clone: &Path) -> (PathBuf, Vec<PathBuf>) {
     (git, fixed)
 }
 
-/// Makes the clone of `repo` at `path` (which must not exist), on `branch` made at `commit`.
+/// Makes the clone of `repo` at `path` (which must not exist), on `branch` made at `commit`;
+/// its checkout runs no driver but those `recorded` (the repository's at the team's start).
 ///
 /// # Errors
 /// git refusing, naming why.
-pub fn make(repo: &Path, path: &Path, branch: &str, commit: &str) -> Result<()> {
+pub fn make(
+    repo: &Path,
+    path: &Path,
+    branch: &str,
+    commit: &str,
+    recorded: Option<&Drivers>,
+) -> Result<()> {
     if commit.starts_with('-') || branch.starts_with('-') {
         bail!("not a commit or a branch: {commit} {branch}");
     }
-    checked(
-        None,
-        "clone",
-        &[
-            OsStr::new("clone"),
-            OsStr::new("--shared"),
-            OsStr::new("--no-checkout"),
-            OsStr::new("--quiet"),
-            OsStr::new("--"),
-            repo.as_os_str(),
-            path.as_os_str(),
-        ],
-    )?;
+    checked("clone", At::plain(repo).clone_into(path)?)?;
     let git_dir = path.join(".git");
     std::fs::write(git_dir.join("commondir"), ".\n")
         .with_context(|| format!("could not write {}", git_dir.join("commondir").display()))?;
     std::fs::create_dir_all(git_dir.join("hooks"))?;
-    let args = ["checkout", "--quiet", "-b", branch, commit];
-    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-    checked(Some(path), "checkout", &args)?;
+    let args = ["checkout", "--quiet", "-b", branch, commit].map(OsStr::new);
+    checked("checkout", At::clone(repo, path, recorded)?.output(&args)?)?;
     Ok(())
 }
 
-/// Brings `branch` of the clone at `clone` home into `repo`, as the same branch: forced when
-/// teamctl made the branch for the teammate (it is the teammate's to rewrite), else only a
-/// fast-forward. Returns the commit it points at now.
+/// Brings `branch` of the clone `clone` (an [`At::clone`]) home into the repository `repo`, as
+/// the same branch: forced when teamctl made the branch for the teammate (it is the teammate's
+/// to rewrite), else only a fast-forward. Returns the commit it points at now.
 ///
 /// # Errors
 /// git refusing (a branch the teammate rewrote that was not its own, the clone gone), naming
 /// why.
-pub fn fetch(repo: &Path, clone: &Path, branch: &str, force: bool) -> Result<String> {
+pub fn fetch(repo: &At, clone: &At, branch: &str, force: bool) -> Result<String> {
     if branch.starts_with('-') {
         bail!("not a branch: {branch}");
     }
@@ -120,36 +88,22 @@ pub fn fetch(repo: &Path, clone: &Path, branch: &str, force: bool) -> Result<Str
         "{}refs/heads/{branch}:refs/heads/{branch}",
         if force { "+" } else { "" }
     );
-    checked(
-        Some(repo),
-        "fetch",
-        &[
-            OsStr::new("fetch"),
-            OsStr::new("--quiet"),
-            OsStr::new("--no-tags"),
-            OsStr::new("--no-write-fetch-head"),
-            OsStr::new("--"),
-            clone.as_os_str(),
-            OsStr::new(&spec),
-        ],
-    )
-    .with_context(|| format!("could not bring {branch} home from {}", clone.display()))?;
+    checked("fetch", repo.fetch_from_clone(clone, &spec)?).with_context(|| {
+        format!(
+            "could not bring {branch} home from {}",
+            clone.dir().display()
+        )
+    })?;
     let r = format!("refs/heads/{branch}^{{commit}}");
-    let out = checked(
-        Some(repo),
-        "rev-parse",
-        &[
-            OsStr::new("rev-parse"),
-            OsStr::new("--verify"),
-            OsStr::new(&r),
-        ],
-    )?;
+    let args = ["rev-parse", "--verify", r.as_str()].map(OsStr::new);
+    let out = checked("rev-parse", repo.output_no_driver(&args)?)?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn sh(dir: &Path, args: &[&str]) {
         let out = Command::new("git")
@@ -173,10 +127,15 @@ mod tests {
         std::fs::create_dir(&repo).unwrap();
         sh(&repo, &["init", "-q", "-b", "main"]);
         sh(&repo, &["commit", "-q", "--allow-empty", "-m", "start"]);
-        let base = git(Some(&repo), &[OsStr::new("rev-parse"), OsStr::new("HEAD")]).unwrap();
+        let base = Command::new("git")
+            .args(["-C", repo.to_str().unwrap(), "rev-parse", "HEAD"])
+            .output()
+            .unwrap();
         let base = String::from_utf8_lossy(&base.stdout).trim().to_string();
         let clone = d.path().join("c");
-        make(&repo, &clone, "teamctl/t/a", &base).unwrap();
+        make(&repo, &clone, "teamctl/t/a", &base, None).unwrap();
+        let home = At::plain(&repo);
+        let at = At::clone(&repo, &clone, None).unwrap();
         let alternates = std::fs::read_to_string(clone.join(".git/objects/info/alternates"));
         assert!(alternates.unwrap().contains("repo"));
         assert_eq!(
@@ -186,13 +145,13 @@ mod tests {
         std::fs::write(clone.join("f"), "x").unwrap();
         sh(&clone, &["add", "f"]);
         sh(&clone, &["commit", "-q", "-m", "work"]);
-        let tip = fetch(&repo, &clone, "teamctl/t/a", true).unwrap();
+        let tip = fetch(&home, &at, "teamctl/t/a", true).unwrap();
         assert_ne!(tip, base);
         sh(&repo, &["cat-file", "-e", &format!("{tip}:f")]);
         // Rewritten history comes home only when forced.
         sh(&clone, &["commit", "-q", "--amend", "-m", "again"]);
-        assert!(fetch(&repo, &clone, "teamctl/t/a", false).is_err());
-        assert_ne!(fetch(&repo, &clone, "teamctl/t/a", true).unwrap(), tip);
+        assert!(fetch(&home, &at, "teamctl/t/a", false).is_err());
+        assert_ne!(fetch(&home, &at, "teamctl/t/a", true).unwrap(), tip);
         let (g, fixed) = protected(&clone);
         assert_eq!(g, clone.join(".git"));
         assert!(fixed.iter().all(|p| p.exists()), "{fixed:?}");

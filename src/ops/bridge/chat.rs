@@ -10,7 +10,9 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use super::hear::Incoming;
+use super::http::Refused;
 use super::journal::{Record, What};
+use super::out::Outgoing;
 use super::render::Post;
 use super::state::Bridge;
 use crate::team::config::Team;
@@ -29,12 +31,13 @@ pub enum Inbound {
 
 /// A chat service.
 pub trait Chat {
-    /// Posts `post` to the configured chat, waiting out the service's own rate limit (said
-    /// through `warn`).
+    /// Posts `post` to the configured chat, cut to what a message there holds
+    /// ([`Post::fit`]), waiting out the service's own rate limit (said through `warn`).
     ///
     /// # Errors
-    /// The service could not be reached or refused the post (the caller backs off and tries
-    /// again later).
+    /// [`Refused`] when the service refused this post for good (it is dropped); any other
+    /// error when it could not be reached or refused it for now (the caller backs off and
+    /// tries again later).
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()>;
     /// What was said since the last call, waiting up to `max` for something.
     fn receive(&mut self, max: Duration) -> Vec<Inbound>;
@@ -142,7 +145,8 @@ pub fn run(
     Ok(why)
 }
 
-/// Posts what a look found, journaling each once the chat has it; stops at the first failure.
+/// Posts what a look found, journaling each once the chat has it; stops at the first failure
+/// that may pass (a post refused for good is dropped and the next posted: [`deliver`]).
 pub(crate) fn post_all(
     bridge: &mut Bridge,
     chat: &mut dyn Chat,
@@ -154,11 +158,47 @@ pub(crate) fn post_all(
         hooks.warn(&w);
     }
     for o in out {
-        chat.post(&o.post, &mut |w| hooks.warn(w))?;
-        bridge.posted(&o)?;
-        hooks.record(&o.record)?;
+        let r = deliver(bridge, chat, &mut |w| hooks.warn(w), &o, now)?;
+        hooks.record(&r)?;
     }
     Ok(())
+}
+
+/// Posts `o` and journals it once the chat has it; returns the record to tell. A post the chat
+/// refuses for good ([`Refused`]: a 400 Bad Request, …) is dropped instead, said through `warn`
+/// and journaled as `dropped` ([`Bridge::dropped`]), so it never holds up the next post.
+///
+/// # Errors
+/// The chat could not take it now (unreachable, a 5xx, still rate limited: try again later);
+/// the journal could not be written.
+pub(crate) fn deliver(
+    bridge: &mut Bridge,
+    chat: &mut dyn Chat,
+    warn: &mut dyn FnMut(&str),
+    o: &Outgoing,
+    now: DateTime<Utc>,
+) -> Result<Record> {
+    match chat.post(&o.post, warn) {
+        Ok(()) => {
+            bridge.posted(o)?;
+            Ok(o.record.clone())
+        }
+        Err(e) => {
+            let Some(refused) = e.downcast_ref::<Refused>() else {
+                return Err(e);
+            };
+            warn(&format!(
+                "the chat refused a post for good, and it is dropped (never tried again while \
+                 the bridge runs): {refused}"
+            ));
+            bridge.dropped(o, &refused.0, now)
+        }
+    }
+}
+
+/// Whether `e` says the chat refused a post for good ([`Refused`]).
+pub(crate) fn refused(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<Refused>().is_some()
 }
 
 /// Hears one message and posts the reply (a reply that cannot be posted is a warning: what the

@@ -235,7 +235,7 @@ impl Bridge {
             let req = SendRequest {
                 to: MemberName::parse(member)?,
                 from: MemberName::parse(t.default_identity())?,
-                text: Text::new(text)?,
+                text: Text::plain(text)?,
                 summary: None,
                 color: None,
                 force: false,

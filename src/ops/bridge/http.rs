@@ -79,8 +79,33 @@ const RATE_LIMIT_TRIES: usize = 3;
 pub(super) enum Failure {
     /// 429: wait this long.
     RateLimited(Duration),
-    /// Anything else (the token cut out).
+    /// The service refused this request for good (a 400 Bad Request: too long, malformed):
+    /// the same request would be refused again (the token cut out).
+    Refused(String),
+    /// Anything else, which may succeed later: a 5xx, the network, the bot or the chat refused
+    /// as a whole (the token cut out).
     Other(String),
+}
+
+/// A post the chat service refused for good ([`Failure::Refused`]): sent again it would be
+/// refused again, so it is dropped (journaled) and never holds up the next post.
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Whether an HTTP status refuses the request itself for good: 400 Bad Request, 413 Content
+/// Too Large, 422 Unprocessable Content. Others may succeed later: 429 (waited out), a 5xx,
+/// and 401, 403 and 404, which refuse the bot or the chat as a whole (every post alike, so
+/// dropping one would drop them all; they are backed off and tried again).
+pub(super) fn refused_for_good(status: u16) -> bool {
+    matches!(status, 400 | 413 | 422)
 }
 
 impl Failure {
@@ -95,7 +120,7 @@ impl Failure {
                     d.as_secs()
                 )
             }
-            Failure::Other(e) => {
+            Failure::Other(e) | Failure::Refused(e) => {
                 *wait = backoff(*wait);
                 format!("{service} {e} (trying again in {}s)", wait.as_secs())
             }
@@ -107,7 +132,8 @@ impl Failure {
 /// it is rate limited, at most [`RATE_LIMIT_TRIES`] times.
 ///
 /// # Errors
-/// Any other failure, or a service still rate limited.
+/// [`Refused`] for a post refused for good; any other failure, or a service still rate
+/// limited.
 pub(super) fn post(
     service: &str,
     method: &str,
@@ -124,6 +150,7 @@ pub(super) fn post(
                 ));
                 std::thread::sleep(d);
             }
+            Err(Failure::Refused(e)) => return Err(Refused(format!("{service} {e}")).into()),
             Err(Failure::Other(e)) => bail!("{service} {e}"),
         }
     }

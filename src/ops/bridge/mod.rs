@@ -9,7 +9,8 @@
 //! nothing of the bridge's; `state` (the teams served, the codes, rebuilt from the journal)
 //! on the journal; `out` (what to post) and `hear` (what a chat message does) on the state;
 //! `chat` (the loop, and what a transport is) on those; the transports `telegram`, `slack`
-//! and `webhook` on `chat`, `render` and `http`. The folder imports the observe, team and
+//! and `webhook` on `chat`, `render` and `http`, the webhook also on `seen` (its replay cache,
+//! which stands on nothing of the bridge's). The folder imports the observe, team and
 //! store layers and [`crate::ops::policy`] (which plans may be posted yet); never the cli.
 
 mod budget;
@@ -22,6 +23,7 @@ pub mod journal;
 mod out;
 mod prompt;
 pub mod render;
+pub mod seen;
 pub mod slack;
 mod state;
 pub mod telegram;

@@ -77,7 +77,10 @@ impl Bridge {
                 let posted = self
                     .open
                     .values()
-                    .any(|o| o.team == name && o.request_id == r.request_id);
+                    .any(|o| o.team == name && o.request_id == r.request_id)
+                    || self
+                        .dropped
+                        .contains(&(name.to_string(), r.request_id.clone()));
                 // The same request twice in the inbox is one message.
                 let twice = pending[..pending.len() - 1]
                     .iter()
@@ -192,6 +195,39 @@ impl Bridge {
     /// The journal could not be written.
     pub fn posted(&mut self, out: &Outgoing) -> Result<()> {
         self.commit(&out.record)
+    }
+
+    /// Records that the chat refused `out` for good (`why`: what it said), and returns that
+    /// record (`dropped`, journaled): it is never tried again while the bridge runs, and holds
+    /// up nothing. A request's post is not posted again (its code was never shown, and answers
+    /// nothing); a retired code stays retired; a notice counts as told (a crossed cap still
+    /// stops the bridge); a prompt's code answers nothing.
+    ///
+    /// # Errors
+    /// The journal could not be written.
+    pub fn dropped(&mut self, out: &Outgoing, why: &str, now: DateTime<Utc>) -> Result<Record> {
+        let o = &out.record;
+        let code = o.code.as_deref().and_then(Code::parse);
+        match (o.event, &o.team, &o.request_id) {
+            (What::Posted, Some(team), Some(id)) => {
+                self.dropped.insert((team.clone(), id.clone()));
+            }
+            (What::Posted, _, None) => self.prompt = None,
+            (What::Notice, _, _) => {
+                self.told.extend(o.detail.clone());
+            }
+            _ => {}
+        }
+        if let Some(code) = code {
+            self.open.remove(&code);
+            self.spent.insert(code.to_string());
+        }
+        let mut r = o.clone();
+        r.event = What::Dropped;
+        r.at = iso_millis(now);
+        r.detail = Some(why.to_string());
+        self.commit(&r)?;
+        Ok(r)
     }
 }
 

@@ -39,6 +39,24 @@ pub struct Post {
     pub code: Option<Code>,
 }
 
+impl Part {
+    /// Its text, as shown.
+    pub fn text(&self) -> &str {
+        match self {
+            Part::Ours(s) | Part::Theirs(s) | Part::TheirsBlock(s) => s,
+        }
+    }
+
+    /// The same kind of run with `text`.
+    fn with(&self, text: &str) -> Part {
+        match self {
+            Part::Ours(_) => Part::Ours(text.into()),
+            Part::Theirs(_) => Part::Theirs(text.into()),
+            Part::TheirsBlock(_) => Part::TheirsBlock(text.into()),
+        }
+    }
+}
+
 impl Post {
     fn ours(mut self, s: impl Into<String>) -> Post {
         self.parts.push(Part::Ours(s.into()));
@@ -60,12 +78,63 @@ impl Post {
 
     /// The whole text as one string (each part as it is shown, without markup).
     pub fn text(&self) -> String {
-        self.parts
-            .iter()
-            .map(|p| match p {
-                Part::Ours(s) | Part::Theirs(s) | Part::TheirsBlock(s) => s.as_str(),
-            })
-            .collect()
+        self.parts.iter().map(Part::text).collect()
+    }
+
+    /// This post cut to what a chat takes: at most `max` as `measure` counts each part (as the
+    /// chat counts what the transport sends for it). The teammate's runs are cut, the longest
+    /// first, each followed by teamctl's `… (cut: N more characters)` (N of the run as shown);
+    /// teamctl's own words (the code, the answer line) are never cut. A run cut to nothing is
+    /// left out (a chat refuses an empty code entity). When teamctl's words alone are over, what
+    /// is left is returned (the chat refuses it, and it is dropped, never holding up the next:
+    /// [`super::chat::deliver`]).
+    pub fn fit(&self, max: usize, measure: &dyn Fn(&Part) -> usize) -> Post {
+        let mut parts = self.parts.clone();
+        // Whether each part may still be cut (a teammate's run not cut yet).
+        let mut open: Vec<bool> = parts.iter().map(|p| !matches!(p, Part::Ours(_))).collect();
+        loop {
+            let total: usize = parts.iter().map(measure).sum();
+            let longest = (0..parts.len())
+                .filter(|&i| open[i])
+                .max_by_key(|&i| measure(&parts[i]));
+            let (Some(i), Some(over)) = (longest, total.checked_sub(max).filter(|o| *o > 0)) else {
+                return Post {
+                    parts,
+                    code: self.code.clone(),
+                };
+            };
+            let run = parts[i].clone();
+            let text = run.text();
+            let bounds: Vec<usize> = text
+                .char_indices()
+                .map(|(b, _)| b)
+                .chain([text.len()])
+                .collect();
+            let chars = bounds.len() - 1;
+            let block = matches!(run, Part::TheirsBlock(_));
+            let note = |cut: usize| {
+                let sep = if block { "\n" } else { " " };
+                Part::Ours(format!("{sep}… (cut: {cut} more characters)"))
+            };
+            // Room for the run once the notice (at its longest) is added.
+            let room = measure(&run).saturating_sub(over + measure(&note(chars)));
+            let fits = |k: usize| measure(&run.with(&text[..bounds[k]])) <= room;
+            let (mut lo, mut hi) = (0, chars);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if fits(mid) { lo = mid } else { hi = mid - 1 }
+            }
+            let kept = if lo > 0 && fits(lo) { lo } else { 0 };
+            // Never half an escape `visible` wrote: cut before it instead.
+            let kept = text[..unsplit(&text[..bounds[kept]])].chars().count();
+            let cut = run.with(&text[..bounds[kept]]);
+            parts[i] = note(chars - kept);
+            open[i] = false;
+            if kept > 0 {
+                parts.insert(i, cut);
+                open.insert(i, false);
+            }
+        }
     }
 }
 
@@ -90,6 +159,23 @@ pub fn visible(text: &str, lines: bool, max: usize) -> String {
         }
     }
     if out.is_empty() { "—".into() } else { out }
+}
+
+/// The length of `prefix` (a cut of [`visible`]'s text) without an escape it would split: the
+/// `\u{20` of `\u{202e}`, the `\` of `\n` (an escape is at most 10 characters).
+fn unsplit(prefix: &str) -> usize {
+    let tail = prefix
+        .char_indices()
+        .rev()
+        .take(10)
+        .last()
+        .map_or(prefix.len(), |(b, _)| b);
+    let Some(at) = prefix[tail..].rfind('\\').map(|at| tail + at) else {
+        return prefix.len();
+    };
+    let rest = &prefix[at + 1..];
+    let split = rest.is_empty() || rest == "u" || (rest.starts_with("u{") && !rest.contains('}'));
+    if split { at } else { prefix.len() }
 }
 
 /// How long something has waited, as `45s`, `3m 05s`.
@@ -317,6 +403,65 @@ mod tests {
             }
         }
         assert_eq!(visible("  ", false, 5), "—");
+    }
+
+    /// A request whose teammate text, escaped, is longer than a chat takes (Telegram: 4,096
+    /// UTF-16 units): cut to fit, saying how much, its code and answer line whole.
+    #[test]
+    fn a_post_is_cut_to_fit_in_the_teammates_text_only() {
+        let code = Code::parse("ab12cd34ef").unwrap();
+        // Tag characters: each shown as a 9-character escape.
+        let tags: String = std::iter::repeat_n('\u{e0041}', 300).collect();
+        let p = request("alpha", &bash(&tags, &tags[..40]), &code);
+        let units = |p: &Part| p.text().encode_utf16().count();
+        let total: usize = p.parts.iter().map(units).sum();
+        assert!(total > 2800, "{total}");
+        assert_eq!(p.fit(total, &units), p);
+        let fitted = p.fit(1000, &units);
+        let size: usize = fitted.parts.iter().map(units).sum();
+        assert!((990..=1000).contains(&size), "{size}");
+        let text = fitted.text();
+        assert!(
+            text.ends_with("answer: approve ab12cd34ef   or: deny ab12cd34ef [reason]"),
+            "{text}"
+        );
+        assert_eq!(fitted.code, Some(code));
+        // teamctl's own words are all there, in order; the longest run (the command) is cut.
+        let ours = |p: &Post| -> Vec<String> {
+            p.parts
+                .iter()
+                .filter_map(|x| match x {
+                    Part::Ours(s) if !s.contains("(cut: ") => Some(s.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(ours(&fitted), ours(&p));
+        let Part::TheirsBlock(cmd) = &fitted.parts[3] else {
+            panic!("{:?}", fitted.parts)
+        };
+        let Part::Ours(note) = &fitted.parts[4] else {
+            panic!("{:?}", fitted.parts)
+        };
+        let shown = 300 * "\\u{e0041}".len();
+        assert_eq!(
+            note,
+            &format!("\n… (cut: {} more characters)", shown - cmd.chars().count())
+        );
+        assert!(cmd.starts_with("\\u{e0041}") && cmd.ends_with('}'), "{cmd}");
+        assert_eq!(unsplit("ab\\u{20"), 2);
+        assert_eq!(unsplit("ab\\"), 2);
+        assert_eq!(unsplit("ab\\u{202e}"), 10);
+        assert_eq!(unsplit("a\\nb"), 4);
+        // Too little room for any of it: every run of theirs goes, teamctl's words stay.
+        let bare = p.fit(10, &units);
+        assert!(bare.text().ends_with("[reason]"));
+        assert!(
+            !bare
+                .parts
+                .iter()
+                .any(|x| matches!(x, Part::Theirs(_) | Part::TheirsBlock(_)))
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Slack's Web API: `chat.postMessage` to post (mrkdwn with `&`, `<`, `>` escaped, so no
 //! mention or link can form; the teammate's runs as code with their backticks written as
 //! `\u{60}`; no parsing of names or URLs, no unfurling) and the replies in each posted
-//! message's thread read by polling `conversations.replies` on a thread of its own. A `429` is
-//! waited out for its `Retry-After`; other failures back off from 1 s to 60 s. The token
+//! message's thread read by polling `conversations.replies` on a thread of its own. A post is
+//! cut to the 40,000 characters Slack keeps ([`Post::fit`]: the teammate's text, never the
+//! code). A `429` is waited out for its `Retry-After`; an error that refuses the message itself
+//! (`msg_too_long`, a 400, …) drops that post; other failures back off from 1 s to 60 s. The token
 //! travels only in the `Authorization` header, and is cut out of every error.
 
 use std::collections::{HashMap, HashSet};
@@ -29,6 +31,24 @@ const CALL_EVERY: Duration = Duration::from_millis(1200);
 const THREAD_FOR: Duration = Duration::from_secs(2 * 3600);
 /// The longest `Retry-After` honoured in one wait.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+/// How much of a `chat.postMessage` text Slack keeps: a longer one is cut there (silently,
+/// since 2018-08), which would cut off the answer line.
+pub const TEXT_MAX: usize = 40_000;
+/// What `chat.postMessage` adds to a post that offers a code.
+const IN_THREAD: &str = "\n(reply in this thread)";
+/// Slack's errors (`"ok": false`, HTTP 200) that refuse the message itself: sent again it would
+/// be refused again. Any other (`not_in_channel`, `invalid_auth`, `internal_error`, …) refuses
+/// the bot or the channel as a whole, or may pass later.
+const REFUSED_FOR_GOOD: [&str; 8] = [
+    "msg_too_long",
+    "no_text",
+    "invalid_blocks",
+    "invalid_blocks_format",
+    "invalid_attachments",
+    "too_many_attachments",
+    "invalid_arguments",
+    "invalid_json",
+];
 
 /// A Slack bot in one channel.
 pub struct Slack {
@@ -101,10 +121,14 @@ impl Api {
             return Ok(v);
         }
         let what = v.get("error").and_then(Value::as_str).unwrap_or("");
-        Err(fail(format!(
-            "{method}: HTTP {status}: {}",
-            visible(what, false, 200)
-        )))
+        let said = redact(
+            &format!("{method}: HTTP {status}: {}", visible(what, false, 200)),
+            &self.token,
+        );
+        if http::refused_for_good(status) || REFUSED_FOR_GOOD.contains(&what) {
+            return Err(Failure::Refused(said));
+        }
+        Err(Failure::Other(said))
     }
 }
 
@@ -140,7 +164,9 @@ impl Slack {
 
 impl Chat for Slack {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
-        let body = post_message(&self.channel, post);
+        let max = TEXT_MAX - IN_THREAD.chars().count();
+        let post = post.fit(max, &|p| mrkdwn(p).chars().count());
+        let body = post_message(&self.channel, &post);
         let (api, threads) = (&self.api, &self.threads);
         http::post("slack", "chat.postMessage", warn, || {
             let v = api.call("chat.postMessage", Some(&body), &[])?;
@@ -164,26 +190,21 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// One run of a post as mrkdwn: teamctl's words escaped, the teammate's as code (its
+/// backticks written `\u{60}`, so it cannot leave the span).
+fn mrkdwn(p: &Part) -> String {
+    match p {
+        Part::Ours(s) => escape(s),
+        Part::Theirs(s) => format!("`{}`", escape(&s.replace('`', "\\u{60}"))),
+        Part::TheirsBlock(s) => format!("```{}```", escape(&s.replace('`', "\\u{60}"))),
+    }
+}
+
 /// The `chat.postMessage` body for `post` in `channel`.
 fn post_message(channel: &str, post: &Post) -> Value {
-    let mut text = String::new();
-    for p in &post.parts {
-        match p {
-            Part::Ours(s) => text.push_str(&escape(s)),
-            Part::Theirs(s) => {
-                text.push('`');
-                text.push_str(&escape(&s.replace('`', "\\u{60}")));
-                text.push('`');
-            }
-            Part::TheirsBlock(s) => {
-                text.push_str("```");
-                text.push_str(&escape(&s.replace('`', "\\u{60}")));
-                text.push_str("```");
-            }
-        }
-    }
+    let mut text: String = post.parts.iter().map(mrkdwn).collect();
     if post.code.is_some() {
-        text.push_str("\n(reply in this thread)");
+        text.push_str(IN_THREAD);
     }
     json!({"channel": channel, "text": text, "mrkdwn": true, "parse": "none",
         "link_names": false, "unfurl_links": false, "unfurl_media": false})
@@ -297,6 +318,31 @@ mod tests {
             (&b["parse"], &b["link_names"]),
             (&json!("none"), &json!(false))
         );
+    }
+
+    /// Slack cuts a text past 40,000 characters (the answer line with it): a post is cut to
+    /// fit as sent, `&` written `&amp;` counted, in the teammate's text only.
+    #[test]
+    fn a_post_is_cut_to_what_slack_keeps_as_sent() {
+        let post = Post {
+            parts: vec![
+                Part::Ours("[a] ".into()),
+                Part::TheirsBlock("&".repeat(30_000)),
+                Part::Ours("\nanswer: approve ab12cd34ef".into()),
+            ],
+            code: Code::parse("ab12cd34ef"),
+        };
+        let fitted = post.fit(TEXT_MAX - IN_THREAD.chars().count(), &|p| {
+            mrkdwn(p).chars().count()
+        });
+        let text = post_message("C1", &fitted)["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let n = text.chars().count();
+        assert!((39_900..=TEXT_MAX).contains(&n), "{n}");
+        assert!(text.ends_with("answer: approve ab12cd34ef\n(reply in this thread)"));
+        assert!(text.contains("more characters)"));
     }
 
     #[test]

@@ -90,6 +90,9 @@ pub struct Bridge {
     pub(super) open: BTreeMap<Code, Open>,
     pub(super) spent: HashSet<String>,
     pub(super) told: HashSet<String>,
+    /// The requests (team, request id) whose post the chat refused for good: not posted again
+    /// while the bridge runs ([`Bridge::dropped`]).
+    pub(super) dropped: HashSet<(String, String)>,
     /// What the teams' reads warned about last time (each told once, while it lasts).
     pub(super) warned: HashSet<String>,
     /// The code of the run's lead's permission prompt posted and not yet answered, and when
@@ -134,6 +137,7 @@ impl Bridge {
             open: BTreeMap::new(),
             spent: HashSet::new(),
             told: HashSet::new(),
+            dropped: HashSet::new(),
             warned: HashSet::new(),
             prompt: None,
             verdict: None,

@@ -1,9 +1,11 @@
 //! Telegram's Bot API: `sendMessage` to post (the teammate's text as `code`/`pre` entities,
 //! no parse mode, no link previews; Approve/Deny buttons beside a code) and `getUpdates`
 //! long-polled on a thread of its own (an offset past every update seen; button presses
-//! acknowledged with `answerCallbackQuery`). A `429` is waited out for the `retry_after` the
-//! service names; other failures back off from 1 s to 60 s. The token is only ever part of a
-//! request's path, and cut out of every error.
+//! acknowledged with `answerCallbackQuery`). A post is cut to the 4,096 characters a message
+//! holds ([`Post::fit`]: the teammate's text, never the code). A `429` is waited out for the
+//! `retry_after` the service names; a `400` refuses that post for good (it is dropped); other
+//! failures back off from 1 s to 60 s. The token is only ever part of a request's path, and cut
+//! out of every error.
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
@@ -20,6 +22,10 @@ use super::http::{self, Failure, agent, redact};
 use super::render::{Part, Post, visible};
 use crate::error::usage;
 
+/// The longest text `sendMessage` takes: 4,096 characters (after entities are parsed; counted
+/// here in UTF-16 units, as the entities' offsets are, so an emoji counts twice: on the safe
+/// side).
+pub const TEXT_MAX: usize = 4096;
 /// How long one `getUpdates` waits on the server for something to arrive.
 const LONG_POLL: Duration = Duration::from_secs(25);
 /// The longest `retry_after` honoured in one wait.
@@ -70,10 +76,15 @@ impl Api {
             ));
         }
         let what = v.get("description").and_then(Value::as_str).unwrap_or("");
-        Err(fail(format!(
-            "{method}: HTTP {status}: {}",
-            visible(what, false, 200)
-        )))
+        let said = redact(
+            &format!("{method}: HTTP {status}: {}", visible(what, false, 200)),
+            &self.token,
+        );
+        let code = v.get("error_code").and_then(Value::as_u64).unwrap_or(0);
+        if http::refused_for_good(status) || http::refused_for_good(code as u16) {
+            return Err(Failure::Refused(said));
+        }
+        Err(Failure::Other(said))
     }
 }
 
@@ -115,7 +126,8 @@ impl Telegram {
 
 impl Chat for Telegram {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
-        let body = send_message(&self.chat, post);
+        let post = post.fit(TEXT_MAX, &|p| p.text().encode_utf16().count());
+        let body = send_message(&self.chat, &post);
         http::post("telegram", "sendMessage", warn, || {
             self.api.call("sendMessage", &body).map(drop)
         })

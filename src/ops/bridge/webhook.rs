@@ -3,10 +3,14 @@
 //! seconds) and `X-Teamctl-Signature: sha256=<hex>`, the HMAC-SHA256 with the shared secret
 //! over `<timestamp>.<body>`. An answer is taken only when its signature matches and its
 //! timestamp is within 5 minutes of now; anything else is refused with 401 and changes
-//! nothing. For Discord, Teams, ntfy or a person's own service in between.
+//! nothing. Each signature is taken once ([`super::seen`]: a replay cache in teamctl's data
+//! dir that outlives a restart): the same bytes again are refused with 409. For Discord,
+//! Teams, ntfy or a person's own service in between. The listener is
+//! [`crate::host::http_server`] under [`LIMITS`]: a slow or idle client never holds up an
+//! answer.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 use std::time::Duration;
@@ -21,6 +25,8 @@ use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::agent;
 use super::render::Post;
+use super::seen::{Cache, Seen};
+use crate::host::http_server::{Handler, Limits, Reply, Request, Response, Server};
 
 /// How far an answer's timestamp may be from now.
 pub const WINDOW: Duration = Duration::from_secs(300);
@@ -41,8 +47,10 @@ pub struct Webhook {
     agent: ureq::Agent,
     url: Url,
     secret: String,
-    clock: std::sync::Arc<Clock>,
+    clock: Arc<Clock>,
     rx: Receiver<Inbound>,
+    /// The listener, stopped when the webhook is dropped.
+    _server: Server,
 }
 
 /// HMAC-SHA256 (RFC 2104) of `msg` under `key`.
@@ -76,6 +84,46 @@ pub fn sign(secret: &str, ts: i64, body: &[u8]) -> String {
     )
 }
 
+/// What the listener makes of a signed answer ([`check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Signed, fresh and never taken before: it counts (its signature is now in the cache).
+    Fresh,
+    /// Unsigned, wrongly signed, tampered or stale (401).
+    Bad,
+    /// Signed and fresh, but taken before: the same bytes sent again (409).
+    Replayed,
+    /// It could not be checked against the answers taken (the cache full, or unreadable): not
+    /// taken (503; the sender may send it again).
+    Unchecked(String),
+}
+
+/// Whether an answer counts: `signature` signs `body` at `ts` under `secret` within
+/// [`WINDOW`] of `now` ([`verify`]), and that signature was never taken before, by this bridge,
+/// another on the same data dir or this one before a restart (`seen`, which now holds it).
+pub fn check(
+    secret: &str,
+    seen: &Cache,
+    (ts, signature): (&str, &str),
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Check {
+    if !verify(secret, ts, signature, body, now) {
+        return Check::Bad;
+    }
+    let t = ts.trim().parse::<i64>().unwrap_or_default();
+    match seen.take(t, signature.trim(), now) {
+        Ok(Seen::First) => Check::Fresh,
+        Ok(Seen::Again) => Check::Replayed,
+        Ok(Seen::Full) => Check::Unchecked(format!(
+            "{} signed answers were taken in the last {} s: send it again later",
+            super::seen::MAX,
+            WINDOW.as_secs()
+        )),
+        Err(e) => Check::Unchecked(format!("{e:#}")),
+    }
+}
+
 /// Whether `signature` signs `body` at `ts` under `secret`, and `ts` is within [`WINDOW`] of
 /// `now` (compared in constant time).
 pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTime<Utc>) -> bool {
@@ -90,12 +138,29 @@ pub fn verify(secret: &str, ts: &str, signature: &str, body: &[u8], now: DateTim
     want.len() == got.len() && want.bytes().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
+/// How the listener bounds its clients: a slow or idle one never holds up another.
+pub const LIMITS: Limits = Limits {
+    connections: 64,
+    head: Duration::from_secs(10),
+    body: Duration::from_secs(10),
+    max_body: MAX_BODY,
+    max_head: 16 * 1024,
+    keep_alive: false,
+};
+
 impl Webhook {
-    /// Starts the webhook: posts go to `url`; answers are taken on `listen`.
+    /// Starts the webhook: posts go to `url`; answers are taken on `listen`, each signature
+    /// once (`seen`: the replay cache in teamctl's data dir).
     ///
     /// # Errors
     /// The address cannot be listened on.
-    pub fn start(url: &Url, listen: SocketAddr, secret: &str, clock: Clock) -> Result<Webhook> {
+    pub fn start(
+        url: &Url,
+        listen: SocketAddr,
+        secret: &str,
+        clock: Clock,
+        seen: Cache,
+    ) -> Result<Webhook> {
         if secret.len() < 16 {
             return Err(crate::error::usage(
                 "TEAMCTL_WEBHOOK_SECRET must be at least 16 characters (32 random bytes, hex, \
@@ -104,98 +169,80 @@ impl Webhook {
         }
         let listener =
             TcpListener::bind(listen).with_context(|| format!("could not listen on {listen}"))?;
-        let clock = std::sync::Arc::new(clock);
+        let clock = Arc::new(clock);
         let (tx, rx) = mpsc::channel();
         let (s, c) = (secret.to_string(), clock.clone());
-        thread::Builder::new()
-            .name("webhook-listen".into())
-            .spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    if !take(conn, &s, &c, &tx) {
-                        return;
-                    }
-                }
-            })?;
+        let handler: Handler = Arc::new(move |req: Request| {
+            let (status, msg) = take(&req, (&s, &seen), &c, &tx);
+            let body = json!({"ok": status == 202, "detail": msg}).to_string();
+            let mut resp = Response::new(Reply::whole(body));
+            *resp.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            resp
+        });
+        let server = Server::start("webhook-listen", listener, LIMITS, handler)?;
         Ok(Webhook {
             agent: agent(Duration::from_secs(30)),
             url: url.clone(),
             secret: secret.to_string(),
             clock,
             rx,
+            _server: server,
         })
     }
 }
 
-/// Reads one answer from `conn` and hands it over when signed; `false` once nobody listens.
-fn take(conn: TcpStream, secret: &str, clock: &Clock, tx: &Sender<Inbound>) -> bool {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-    let mut out = match conn.try_clone() {
-        Ok(o) => o,
-        Err(_) => return true,
+/// Takes one answer and hands it over when signed (under `secret`) and not taken before
+/// (`seen`): the status and what it says.
+fn take(
+    req: &Request,
+    (secret, seen): (&str, &Cache),
+    clock: &Clock,
+    tx: &Sender<Inbound>,
+) -> (u16, String) {
+    if req.method() != http::Method::POST {
+        return (400, "only POST".to_string());
+    }
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .trim()
+            .to_string()
     };
-    let (status, msg) = match read_request(conn) {
-        Err(e) => (400, format!("{e:#}")),
-        Ok((ts, sig, body)) if verify(secret, &ts, &sig, &body, clock()) => {
-            match incoming(&ts, &body) {
-                Some(i) => {
-                    if tx.send(Inbound::Message(i)).is_err() {
-                        return false;
-                    }
-                    (202, "taken".to_string())
+    let (ts, sig, body) = (header(TIMESTAMP), header(SIGNATURE), req.body());
+    match check(secret, seen, (&ts, &sig), body, clock()) {
+        Check::Fresh => match incoming(&ts, body) {
+            Some(i) => {
+                if tx.send(Inbound::Message(i)).is_err() {
+                    return (503, "the bridge is stopping".to_string());
                 }
-                None => (
-                    400,
-                    "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
-                ),
+                (202, "taken".to_string())
             }
-        }
-        Ok(_) => (401, "bad or stale signature".to_string()),
-    };
-    let body = json!({"ok": status == 202, "detail": msg}).to_string();
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    true
-}
-
-/// The timestamp, the signature and the body of one POST.
-fn read_request(conn: TcpStream) -> Result<(String, String, Vec<u8>)> {
-    // Headers and body together at most this much: a client cannot make the bridge hold more.
-    let mut r = BufReader::new(conn.take((MAX_BODY + 16 * 1024) as u64));
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    if !line.starts_with("POST ") {
-        bail!("only POST");
-    }
-    let (mut ts, mut sig, mut len) = (String::new(), String::new(), 0usize);
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 {
-            bail!("the request ended in its headers");
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let Some((k, v)) = h.split_once(':') else {
-            continue;
-        };
-        match k.trim().to_ascii_lowercase().as_str() {
-            "content-length" => len = v.trim().parse().context("bad Content-Length")?,
-            "x-teamctl-timestamp" => ts = v.trim().to_string(),
-            "x-teamctl-signature" => sig = v.trim().to_string(),
-            _ => {}
+            None => (
+                400,
+                "the body is not {\"user\",\"chat\",\"text\"}".to_string(),
+            ),
+        },
+        Check::Bad => (401, "bad or stale signature".to_string()),
+        Check::Replayed => (
+            409,
+            "this signed answer was taken before: a replay changes nothing".to_string(),
+        ),
+        Check::Unchecked(why) => {
+            let _ = tx.send(Inbound::Warning(format!(
+                "webhook: an answer not taken: {why}"
+            )));
+            (
+                503,
+                "the answer could not be checked for a replay".to_string(),
+            )
         }
     }
-    if len > MAX_BODY {
-        bail!("the body is over {MAX_BODY} bytes");
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body)?;
-    Ok((ts, sig, body))
 }
 
 /// An answer's body: `{"user","chat","text"}`, sent at `ts`.
@@ -239,6 +286,9 @@ impl Chat for Webhook {
                         "webhook: rate limited (429), waiting {secs}s as told"
                     ));
                     thread::sleep(Duration::from_secs(secs));
+                }
+                s if super::http::refused_for_good(s) => {
+                    return Err(super::http::Refused(format!("webhook: HTTP {s}")).into());
                 }
                 s => bail!("webhook: HTTP {s}"),
             }

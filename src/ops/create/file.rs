@@ -1,12 +1,15 @@
 //! A team file (TOML, docs/team-file.md): the team `create --file` stands up, its teammates and
 //! each one's own settings, parsed with the `toml` crate into serde structs that refuse unknown
 //! keys. Every problem is a usage error as `FILE:LINE:COL: message`, found before anything is
-//! written. Paths in the file (`cwd`, `policy`, `brief_file`) are relative to the file's folder;
-//! the files it names (`policy`, `brief_file`) must be inside it, regular, and at most 1 MiB
-//! ([`crate::store::named`]).
+//! written. Paths in the file (`cwd`, `policy`, `brief_file`, `mcp_config`, `settings`) are
+//! relative to the file's folder; the files it names (all but `cwd`) must be inside it, and
+//! those teamctl reads (`policy`, `brief_file`) regular and at most 1 MiB
+//! ([`crate::store::named`]). Each teammate's MCP servers, settings, effort and env are read in
+//! [`super::runtime`].
 //!
 //! What the command line gives wins over the file: [`Overrides`].
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -17,6 +20,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::runtime::{self, McpConfig};
 use super::spec::{Branch, MemberSpec};
 use crate::error::usage;
 use crate::host::claude::Permission;
@@ -41,6 +45,17 @@ pub struct TeamFile {
     pub agent_type: Option<String>,
     /// The permission mode of every teammate that names none.
     pub permission_mode: Option<String>,
+    /// `--mcp-config`: a file of MCP servers or a list of them, inside the file's folder
+    /// (a member's replaces this).
+    pub mcp_config: Option<Spanned<McpConfig>>,
+    /// `--strict-mcp-config`: no MCP servers but those of `mcp_config`.
+    pub strict_mcp_config: Option<bool>,
+    /// `--settings`: a settings file inside the file's folder.
+    pub settings: Option<Spanned<String>>,
+    /// `--effort`: `low`, `medium`, `high`, … (the client's `--help` lists them).
+    pub effort: Option<Spanned<String>>,
+    /// Environment variables, a literal or `${NAME}` each (a member's are merged over these).
+    pub env: Option<BTreeMap<String, Spanned<String>>>,
     /// A policy file (docs/policy.md), relative to the file: what the teammates asked while
     /// starting is answered by it once they are ready, as `--policy`.
     pub policy: Option<String>,
@@ -76,6 +91,16 @@ pub struct FileMember {
     pub agent_type: Option<String>,
     /// `--permission-mode`.
     pub permission_mode: Option<String>,
+    /// `--mcp-config`: a file of MCP servers or a list of them, inside the file's folder.
+    pub mcp_config: Option<Spanned<McpConfig>>,
+    /// `--strict-mcp-config`: no MCP servers but those of `mcp_config`.
+    pub strict_mcp_config: Option<bool>,
+    /// `--settings`: a settings file inside the file's folder.
+    pub settings: Option<Spanned<String>>,
+    /// `--effort`: `low`, `medium`, `high`, … (the client's `--help` lists them).
+    pub effort: Option<Spanned<String>>,
+    /// Environment variables, a literal or `${NAME}` each (over the top level's).
+    pub env: Option<BTreeMap<String, Spanned<String>>>,
     /// Its own git worktree: `true` (branch `teamctl/<team>/<member>`), `false`, or a branch
     /// name.
     pub worktree: Option<WorktreeValue>,
@@ -221,7 +246,7 @@ impl Loaded {
     }
 
     /// A usage error at `span` of the file.
-    fn error_at(&self, span: Range<usize>, msg: &str) -> anyhow::Error {
+    pub(super) fn error_at(&self, span: Range<usize>, msg: &str) -> anyhow::Error {
         usage(located(
             &self.path,
             Some(position(&self.text, span.start)),
@@ -286,6 +311,7 @@ impl Loaded {
                 model: m.model.clone().or_else(|| f.model.clone()),
                 agent_type: m.agent_type.clone().or_else(|| f.agent_type.clone()),
                 permission: Permission::from_flags(mode.map(String::as_str), false),
+                runtime: runtime::of(self, f, m)?,
                 worktree,
                 sandbox: self.sandbox_of(m, &name)?,
                 ..MemberSpec::new(name, brief)
@@ -466,8 +492,9 @@ worktree = "bob-work"
         assert_eq!(
             err("name = \"x\"\n[[member]]\nname = \"a\"\nbrief = \"b\"\nmodle = \"m\"\n"),
             "F:5:1: unknown field `modle`, expected one of `name`, `brief`, `brief_file`, \
-             `model`, `agent_type`, `permission_mode`, `worktree`, `sandbox`, `sandbox_hide`, \
-             `sandbox_write`, `sandbox_network`"
+             `model`, `agent_type`, `permission_mode`, `mcp_config`, `strict_mcp_config`, \
+             `settings`, `effort`, `env`, `worktree`, `sandbox`, `sandbox_hide`, `sandbox_write`, \
+             `sandbox_network`"
         );
         assert_eq!(
             err("[[member]]\nname = \"a\"\nbrief = \"b\"\nworktree = 3\n"),
@@ -527,6 +554,89 @@ sandbox = false
             err("sandbox = true\nsandbox_network = \"lan\"\n[[member]]\nname = \"a\"\nbrief = \"b\"\n")
                 .starts_with("F:2:19: sandbox_network 'lan' is not one of on, off, api")
         );
+    }
+
+    #[test]
+    fn runtime_keys_top_level_and_per_member() {
+        let tmp = tempfile::tempdir().unwrap();
+        for f in ["a.json", "b.json", "c.json", "s.json"] {
+            write(tmp.path(), f, "{}");
+        }
+        let p = write(
+            tmp.path(),
+            "t.toml",
+            r#"mcp_config = ["a.json", "b.json"]
+effort = "high"
+strict_mcp_config = true
+env = { LOG = "debug", TOKEN = "${TEAM_TOKEN}" }
+[[member]]
+name = "alice"
+brief = "b"
+mcp_config = "c.json"
+settings = "s.json"
+effort = "low"
+env = { TOKEN = "${ALICE_TOKEN}", MORE = "x" }
+[[member]]
+name = "bob"
+brief = "b"
+strict_mcp_config = false
+"#,
+        );
+        let l = load(&p).unwrap();
+        let [a, b] = &l.members[..] else { panic!() };
+        let dir = tmp.path().canonicalize().unwrap();
+        let at = |f: &str| dir.join(f).to_string_lossy().into_owned();
+        assert_eq!(a.runtime.mcp_config, [at("c.json")]);
+        assert_eq!(a.runtime.settings, Some(at("s.json")));
+        assert_eq!(a.runtime.effort.as_deref(), Some("low"));
+        assert!(a.runtime.strict_mcp_config);
+        let env = |m: &MemberSpec| {
+            m.runtime
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(env(a), "LOG=debug MORE=x TOKEN=${ALICE_TOKEN}");
+        assert_eq!(b.runtime.mcp_config, [at("a.json"), at("b.json")]);
+        assert_eq!(b.runtime.effort.as_deref(), Some("high"));
+        assert!(!b.runtime.strict_mcp_config && b.runtime.settings.is_none());
+        assert_eq!(env(b), "LOG=debug TOKEN=${TEAM_TOKEN}");
+    }
+
+    #[test]
+    fn runtime_mistakes_name_the_line() {
+        let m = "[[member]]\nname = \"a\"\nbrief = \"b\"\n";
+        assert!(
+            err(&format!("{m}mcp_config = \"/etc/x.json\"\n"))
+                .starts_with("F:4:14: mcp_config of a: \"/etc/x.json\" is an absolute path")
+        );
+        assert!(
+            err(&format!("{m}settings = \"missing.json\"\n"))
+                .starts_with("F:4:12: settings of a: could not read")
+        );
+        assert_eq!(
+            err(&format!("{m}effort = \"Very High\"\n")),
+            "F:4:10: effort of a: \"Very High\" is no effort level (low, medium, high, …)"
+        );
+        assert!(
+            err(&format!("{m}mcp_config = 3\n"))
+                .starts_with("F:4:14: invalid type: integer `3`, expected a file or a list")
+        );
+        assert_eq!(
+            err(&format!(
+                "{m}env = {{ GH = \"${{TEAMCTL_SLACK_TOKEN}}\" }}\n"
+            )),
+            "F:4:14: a: env GH: \"${TEAMCTL_SLACK_TOKEN}\": TEAMCTL_SLACK_TOKEN is one of \
+             teamctl's own secrets (TEAMCTL_*_TOKEN, *_SECRET), never given to a teammate"
+        );
+        assert_eq!(
+            err(&format!("env = {{ CLAUDE_CONFIG_DIR = \"/x\" }}\n{m}")),
+            "F:1:29: a: env CLAUDE_CONFIG_DIR: teamctl sets CLAUDE_CONFIG_DIR for every \
+             teammate itself"
+        );
+        assert!(err(&format!("{m}env = {{ A = 1 }}\n")).starts_with("F:4:13: invalid type"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::launch::{Provisioned, Starting, start_panes};
 use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
 use super::provision::{already_exists, launch_record, provision};
 use super::ready::{wait_ready, with_dialog_hint};
+use super::runtime;
 use super::spec::{Creating, Launch, Spec, color_of, validate_members};
 use super::worktree;
 use crate::host::claude::ClaudeInfo;
@@ -95,6 +96,7 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
         claude: Path::new(&claude.path),
         passthrough: &env.claude.passthrough,
         pane_env: &env.claude.pane_env,
+        vars: &env.vars,
     };
     let (made, launched) = start_panes(c, &team, &with, &mut members, progress);
     record_session(c, &team, made.as_ref())?;
@@ -228,6 +230,11 @@ fn validate(
             version.as_deref().unwrap_or("unknown")
         ),
     );
+    // Each teammate's runtime flags (--mcp-config, --effort, …) must be ones this client takes.
+    if spec.members.iter().any(|m| !m.runtime.flags().is_empty()) {
+        let help = resolve::help(&path, env.version_timeout);
+        runtime::check_client(&spec.members, help.as_deref(), version.as_deref())?;
+    }
     let claude = ClaudeInfo {
         path: path.to_string_lossy().into_owned(),
         found_by,

@@ -1,5 +1,7 @@
 //! Starting the teammates: the command line a lead sends to a teammate's pane, one tmux window
-//! per teammate, each pane recorded in `config.json` before its teammate runs.
+//! per teammate, each pane recorded in `config.json` before its teammate runs. A teammate's own
+//! `env` reaches its pane through tmux's standard input, never a command line
+//! ([`tmux::Server::respawn_private`]).
 
 use std::path::Path;
 
@@ -8,11 +10,13 @@ use anyhow::{Context, Result};
 use super::outcome::{MemberOutcome, MemberState, Step};
 use super::spec::{Creating, Spec, color_of};
 use super::worktree::Trees;
+use crate::error::usage;
 use crate::host::claude::TeammateLaunch;
 use crate::host::sandbox;
 use crate::host::tmux;
 use crate::sandbox::Rules;
 use crate::team::config::set_pane;
+use crate::team::runtime::Vars;
 
 /// A team as provisioned: its teammates' worktrees, its lead's session id, and the tmux
 /// session its teammates start in.
@@ -38,6 +42,8 @@ pub struct Starting<'a> {
     pub passthrough: &'a [(String, String)],
     /// The variables given to the pane.
     pub pane_env: &'a [(String, String)],
+    /// What the teammates' `env` takes from teamctl's environment.
+    pub vars: &'a Vars,
 }
 
 /// The command line a lead sends to a teammate's pane (spec §8.1), shell-quoted: see
@@ -53,11 +59,13 @@ pub fn teammate_command(
     with: &Starting,
 ) -> String {
     let m = &spec.members[i];
+    let runtime = m.runtime.args();
+    let passthrough = m.runtime.passthrough(with.passthrough);
     TeammateLaunch {
         root,
         cwd: team.trees.cwd(spec, i),
         claude: with.claude,
-        passthrough: with.passthrough,
+        passthrough: &passthrough,
         team: spec.team.as_str(),
         member: m.name.as_str(),
         color: color_of(i).as_str(),
@@ -65,6 +73,7 @@ pub fn teammate_command(
         agent_type: m.agent_type.as_deref(),
         model: m.model.as_deref(),
         permission: &m.permission,
+        runtime: &runtime,
         resume: None,
     }
     .command()
@@ -88,7 +97,10 @@ pub(super) fn start_panes(
     let mut each = || -> Result<()> {
         for (i, (m, out)) in spec.members.iter().zip(members.iter_mut()).enumerate() {
             let pane = if i == 0 {
-                let pane = tmux::Server::env().new_session(session, m.name.as_str())?;
+                // A server it starts has no `${NAME}` of teamctl's environment in its own.
+                let hide = with.vars.names();
+                let pane =
+                    tmux::Server::env().new_session_hiding(session, m.name.as_str(), &hide)?;
                 made = tmux::Server::env().locate_pane(&pane);
                 pane
             } else {
@@ -98,6 +110,11 @@ pub(super) fn start_panes(
             let root = std::path::absolute(layout.root())
                 .with_context(|| format!("could not resolve {}", layout.root().display()))?;
             let cmd = teammate_command(&root, spec, team, i, with);
+            // Its own env, for its process only (never on a command line).
+            let env = m
+                .runtime
+                .env_values(with.vars)
+                .map_err(|e| usage(format!("member '{}': {e}", m.name)))?;
             let rules = team.rules.get(i).and_then(Option::as_ref);
             let run = match rules {
                 Some(r) => sandbox::wrap(r, &cmd)?,
@@ -110,7 +127,9 @@ pub(super) fn start_panes(
             // Pane options need tmux 3.0: an older one starts the teammate unmarked
             // (docs/security.md says what that leaves to config.json).
             let _ = tmux::Server::env().tag_member(&pane, m.name.as_str());
-            tmux::Server::env().respawn(&pane, &run, with.pane_env)?;
+            // The sandbox wraps the command; the env still reaches it through tmux's standard
+            // input, and bubblewrap passes its environment on to what it confines.
+            tmux::Server::env().respawn_private(&pane, &run, with.pane_env, &env)?;
             let confined = rules
                 .map(|r| format!(" (in its sandbox: {})", r.engine.kind.as_str()))
                 .unwrap_or_default();
@@ -131,6 +150,7 @@ mod tests {
     use crate::host::claude::{Permission, shell_quote};
     use crate::ops::create::{Launch, MemberSpec};
     use crate::store::paths::{MemberName, TeamName};
+    use crate::team::runtime::Runtime;
     use std::path::PathBuf;
 
     #[test]
@@ -148,13 +168,28 @@ mod tests {
             model: Some("claude-opus-5-5".into()),
             agent_type: Some("reviewer".into()),
             permission: Permission::Mode("acceptEdits".into()),
+            runtime: Runtime {
+                mcp_config: vec!["/t/mcp one.json".into()],
+                effort: Some("low".into()),
+                env: [("TOKEN".to_string(), "${T}".to_string())].into(),
+                ..Runtime::default()
+            },
             ..MemberSpec::new(MemberName::parse("alice").unwrap(), "b".into())
+        };
+        // A teammate whose own env sets a variable passed on to every teammate: its value
+        // (given to its pane) is not overridden on its command line.
+        let own_proxy = MemberSpec {
+            runtime: Runtime {
+                env: [("ANTHROPIC_BASE_URL".to_string(), "http://proxy".to_string())].into(),
+                ..Runtime::default()
+            },
+            ..MemberSpec::new(MemberName::parse("bob").unwrap(), "b".into())
         };
         let spec = Spec {
             team: TeamName::parse("review-42").unwrap(),
             description: None,
             cwd: PathBuf::from("/work/my repo"),
-            members: vec![alice],
+            members: vec![alice, own_proxy],
             launch: Launch::Tmux,
         };
         let trees = Trees::default();
@@ -169,6 +204,7 @@ mod tests {
             claude: Path::new("/bin/claude"),
             passthrough: &passthrough,
             pane_env: &[],
+            vars: &Vars::default(),
         };
         let cmd = teammate_command(Path::new("/c"), &spec, &team, 0, &with);
         assert_eq!(
@@ -177,7 +213,13 @@ mod tests {
              CLAUDE_CONFIG_DIR=/c ANTHROPIC_BASE_URL=http://127.0.0.1:9 /bin/claude \
              --agent-id alice@review-42 --agent-name alice --team-name review-42 \
              --agent-color blue --parent-session-id 3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d \
-             --agent-type reviewer --model claude-opus-5-5 --permission-mode acceptEdits"
+             --agent-type reviewer --model claude-opus-5-5 --permission-mode acceptEdits \
+             --mcp-config '/t/mcp one.json' --effort low"
+        );
+        let cmd = teammate_command(Path::new("/c"), &spec, &team, 1, &with);
+        assert!(
+            cmd.contains("CLAUDE_CONFIG_DIR=/c /bin/claude --agent-id bob@review-42"),
+            "{cmd}"
         );
     }
 }

@@ -15,7 +15,8 @@
 //! stand on nothing; `worktree` (a git worktree per teammate, a clone when it is sandboxed),
 //! `confine` (each sandboxed teammate's rules), `provision` (the files),
 //! `launch` (the panes) and `ready` (waiting for the teammates) on them; `flow` (the state
-//! machine) on top; `file` (a team file) beside them. The folder imports the store,
+//! machine) on top; `file` (a team file) and `runtime` (each teammate's MCP servers, settings,
+//! effort and env from it, and their checks) beside them. The folder imports the store,
 //! team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
 
 mod confine;
@@ -25,6 +26,7 @@ mod launch;
 mod outcome;
 mod provision;
 mod ready;
+mod runtime;
 mod spec;
 mod worktree;
 
@@ -34,6 +36,7 @@ pub use launch::{Provisioned, Starting, teammate_command};
 pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
 pub use provision::{config_doc, provision};
 pub use ready::{brief_taken, reported};
+pub use runtime::{McpConfig, check_env, env_names};
 pub use spec::{
     Branch, Creating, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines,
     validate_members,

@@ -285,6 +285,7 @@ pub(super) fn launch_record(
                 agent_type: m.agent_type.clone(),
                 permission_mode,
                 skip_permissions,
+                runtime: m.runtime.clone(),
                 cwd: Some(trees.cwd(spec, i).to_string_lossy().into_owned()),
                 worktree: trees.get(i).map(|t| t.tree.clone()),
                 sandbox: rules.get(i).cloned().flatten(),

@@ -17,6 +17,7 @@ use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::lead::Leads;
 use crate::team::model::Color;
+use crate::team::runtime::{Runtime, Vars};
 
 /// One teammate to create.
 #[derive(Debug, Clone)]
@@ -31,6 +32,8 @@ pub struct MemberSpec {
     pub agent_type: Option<String>,
     /// Its permission flags.
     pub permission: Permission,
+    /// Its own MCP servers, settings, effort and env (a team file's: [`super::runtime`]).
+    pub runtime: Runtime,
     /// Its own git worktree, if it gets one.
     pub worktree: Option<Branch>,
     /// Its sandbox, if it is confined (`sandbox = true`, `--sandbox`): what it asks beyond
@@ -48,6 +51,7 @@ impl MemberSpec {
             model: None,
             agent_type: None,
             permission: Permission::Default,
+            runtime: Runtime::default(),
             worktree: None,
             sandbox: None,
         }
@@ -105,8 +109,10 @@ pub struct LaunchEnv {
     pub claude: ClaudeEnv,
     /// How long to wait for the teammates to start.
     pub timeout: Duration,
-    /// How long `claude --version` may take.
+    /// How long `claude --version` (and `--help`) may take.
     pub version_timeout: Duration,
+    /// The variables of teamctl's environment the teammates' `env` takes (`${NAME}`).
+    pub vars: Vars,
     /// How `teamctl prepare` would write Claude Code's settings here: teammates' worktrees get
     /// the workspace trust their team's folder has (`worktree::trust`); `None` leaves
     /// them untrusted.

@@ -23,7 +23,7 @@ use crate::error::usage;
 use crate::host::claude::Dialog;
 use crate::host::git;
 use crate::host::sandbox::clone;
-use crate::observe::worktree::fetch_home;
+use crate::observe::worktree::{at, fetch_home, repo_at};
 use crate::ops::prepare;
 use crate::store::paths::Layout;
 use crate::team::lead::{Leads, MemberLaunch, OwnClone, Worktree};
@@ -75,6 +75,9 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
     }
     let repo = git::toplevel(&spec.cwd).map_err(|e| usage(format!("{e:#}")))?;
     let base = git::head(&spec.cwd).map_err(|e| usage(format!("{e:#}")))?;
+    // The drivers git may run over the teammates' work from now on: the repository's own as
+    // they are before any teammate starts.
+    let drivers = git::drivers(&repo)?;
     let root = leads.worktrees_dir(layout, &spec.team);
     let mut out = Vec::new();
     let mut branches: Vec<String> = Vec::new();
@@ -138,6 +141,7 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
                 branch,
                 repo: text(&repo),
                 base: base.clone(),
+                drivers: Some(drivers.clone()),
                 clone: m.sandbox.as_ref().map(|_| OwnClone {
                     new_branch: !exists,
                 }),
@@ -170,11 +174,12 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
         }
         let repo = Path::new(&p.tree.repo);
         let base = p.new_branch.then_some(p.tree.base.as_str());
+        let drivers = p.tree.drivers.as_ref();
         let done = match (&p.tree.clone, base) {
             (None, _) => git::worktree_add(repo, &path, &p.tree.branch, base),
-            (Some(_), Some(b)) => clone::make(repo, &path, &p.tree.branch, b),
+            (Some(_), Some(b)) => clone::make(repo, &path, &p.tree.branch, b, drivers),
             (Some(_), None) => match git::branch_commit(repo, &p.tree.branch) {
-                Some(tip) => clone::make(repo, &path, &p.tree.branch, &tip),
+                Some(tip) => clone::make(repo, &path, &p.tree.branch, &tip, drivers),
                 None => Err(anyhow::anyhow!("branch {} is gone", p.tree.branch)),
             },
         };
@@ -191,14 +196,16 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
 /// they hold nothing but their start, and the branches made for them point at it.
 pub fn unmake(made: &[&Planned]) {
     for p in made {
-        let repo = Path::new(&p.tree.repo);
         if p.tree.clone.is_some() {
             // A clone holds nothing but its start, and its branch never reached the repository.
             let _ = std::fs::remove_dir_all(&p.tree.path);
             continue;
         }
-        if git::worktree_remove(repo, Path::new(&p.tree.path)).is_ok() && p.new_branch {
-            let _ = git::branch_delete(repo, &p.tree.branch);
+        let removed = at(&p.tree)
+            .and_then(|tree| git::worktree_remove(&repo_at(&p.tree), &tree))
+            .is_ok();
+        if removed && p.new_branch {
+            let _ = git::branch_delete(Path::new(&p.tree.repo), &p.tree.branch);
         }
     }
 }
@@ -263,24 +270,31 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
     for m in members {
         let Some(t) = &m.worktree else { continue };
         let path = Path::new(&t.path);
-        let (action, reason) =
-            if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
-                (
-                    "kept",
-                    format!(
-                        "{} is reached through a link below teamctl's data dir {} (or is no longer \
+        if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
+            out.push(TakenDown {
+                member: m.name.clone(),
+                path: t.path.clone(),
+                branch: t.branch.clone(),
+                action: "kept",
+                reason: format!(
+                    "{} is reached through a link below teamctl's data dir {} (or is no longer \
                      below it): not removing what the link points to",
-                        t.path,
-                        leads.data_dir().display()
-                    ),
-                )
-            } else if !path.is_dir() {
-                ("missing", "its folder is gone".to_string())
-            } else if let Err(e) = fetch_home(t) {
-                ("kept", format!("{e:#}; its work is only in {}", t.path))
-            } else {
-                remove_if_clean(t, path, drop_ignored)
-            };
+                    t.path,
+                    leads.data_dir().display()
+                ),
+            });
+            continue;
+        }
+        let (action, reason) = if !path.is_dir() {
+            ("missing", "its folder is gone".to_string())
+        } else if let Err(e) = fetch_home(t) {
+            ("kept", format!("{e:#}; its work is only in {}", t.path))
+        } else {
+            match at(t) {
+                Err(e) => ("kept", format!("{e:#}")),
+                Ok(place) => take_down_one(t, &place, drop_ignored),
+            }
+        };
         if action == "removed"
             && let Some(parent) = path.parent()
         {
@@ -298,19 +312,18 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
     out
 }
 
-/// Removes the worktree (or clone) `t` at `path` when nothing in it would be lost, else says
-/// why it is kept.
-fn remove_if_clean(t: &Worktree, path: &Path, drop_ignored: bool) -> (&'static str, String) {
-    let ignored = git::ignored(path);
+/// What `delete` does with the worktree (or clone) `tree` whose folder is there (`place`):
+/// removed when it has no uncommitted changes and no ignored files (unless `drop_ignored`),
+/// else kept, with why.
+fn take_down_one(tree: &Worktree, place: &git::At, drop_ignored: bool) -> (&'static str, String) {
+    let path = &tree.path;
+    let ignored = git::ignored(place);
     // How the person removes it once they kept what they need.
-    let remove = |force: &str| match t.clone {
-        None => format!("`git worktree remove {force}{}`", t.path),
-        Some(_) => format!(
-            "`rm -r {}` (a clone of its own; its branch is home)",
-            t.path
-        ),
+    let remove = |force: &str| match tree.clone {
+        None => format!("`git worktree remove {force}{path}`"),
+        Some(_) => format!("`rm -r {path}` (a clone of its own; its branch is home)"),
     };
-    match git::uncommitted(path) {
+    match git::uncommitted(place) {
         Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
         Ok(c) if !c.is_empty() => (
             "kept",
@@ -337,17 +350,17 @@ fn remove_if_clean(t: &Worktree, path: &Path, drop_ignored: bool) -> (&'static s
                 ),
             ),
             Ok(i) => {
-                let removed = match t.clone {
-                    None => git::worktree_remove(Path::new(&t.repo), path),
+                let removed = match tree.clone {
+                    None => git::worktree_remove(&repo_at(tree), place),
                     // A clone is no worktree of the repository: its folder goes, its branch
                     // was fetched home.
                     Some(_) => std::fs::remove_dir_all(path)
-                        .with_context(|| format!("could not remove {}", path.display())),
+                        .with_context(|| format!("could not remove {path}")),
                 };
                 match removed {
                     Ok(()) if i.is_empty() => (
                         "removed",
-                        format!("no uncommitted changes; branch {} kept", t.branch),
+                        format!("no uncommitted changes; branch {} kept", tree.branch),
                     ),
                     Ok(()) => (
                         "removed",
@@ -355,7 +368,7 @@ fn remove_if_clean(t: &Worktree, path: &Path, drop_ignored: bool) -> (&'static s
                             "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
                              branch {} kept",
                             i.len(),
-                            t.branch
+                            tree.branch
                         ),
                     ),
                     Err(e) => ("kept", format!("{e:#}")),

@@ -299,13 +299,13 @@ impl Gathering<'_, '_> {
         )
     }
 
-    /// Writes the team's lines of the bridge's journal in the data dir as `bridge.jsonl`
-    /// (none: no file); a journal that cannot be read is a warning.
+    /// Writes the team's lines of the bridge's journal in the data dir as `bridge.jsonl`, its
+    /// refusals too, in time order (none: no file); a journal that cannot be read is a warning.
     fn bridge_journal(&mut self, req: &Request) -> Result<()> {
         let Some(dir) = req.records.data_dir() else {
             return Ok(());
         };
-        let records = match crate::ops::bridge::Journal::in_dir(dir).read() {
+        let records = match crate::ops::bridge::Journal::in_dir(dir).read_all() {
             Ok((records, _)) => records,
             Err(e) => {
                 self.warnings.push(format!("{e:#}"));

@@ -70,6 +70,7 @@ fn header(names: &[&str]) -> String {
 pub fn render(s: &Summary) -> String {
     let mut md = String::new();
     intro(&mut md, s);
+    merged(&mut md, s);
     members(&mut md, s);
     branches(&mut md, s);
     sandboxes(&mut md, s);
@@ -140,6 +141,59 @@ fn intro(md: &mut String, s: &Summary) {
         md.push_str(&block(text, TEXT_MAX * 4));
         md.push('\n');
     }
+}
+
+/// What `run --merge-into` merged before the record was taken (nothing without it): where
+/// the branch points, the check, each helper's outcome.
+fn merged(md: &mut String, s: &Summary) {
+    let Some(m) = s.run.as_ref().and_then(|r| r.merge.as_ref()) else {
+        return;
+    };
+    let into = inline(&m.into, 128);
+    let _ = writeln!(md, "### Merged onto {into}\n");
+    if let Some(why) = &m.error {
+        let _ = writeln!(md, "{}\n", inline(why, 300));
+        return;
+    }
+    let short = |c: &str| inline(&c.chars().take(12).collect::<String>(), 12);
+    let moved = match (&m.before, &m.after) {
+        (Some(b), Some(a)) if b == a => format!("{into} is unchanged at {}", short(b)),
+        (Some(b), Some(a)) => format!("{into} moved from {} to {}", short(b), short(a)),
+        (None, Some(a)) => format!("{into} was made at {}", short(a)),
+        (_, None) => format!("{into} was not moved"),
+    };
+    let check = match &m.check {
+        Some(c) => format!(
+            "; the check {} ran {} time(s)",
+            inline(c, 200),
+            m.checks_run
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(md, "{moved}{check}.\n");
+    md.push_str(&header(&["Helper", "Branch", "Outcome"]));
+    for h in &m.members {
+        let outcome = match h.status.as_str() {
+            "merged" => format!(
+                "merged as {}",
+                h.merged_as.as_deref().map_or("—".into(), short)
+            ),
+            "up_to_date" => "nothing to merge".into(),
+            "conflict" => format!(
+                "set aside: conflict in {}",
+                inline(&h.conflicts.join(", "), 300)
+            ),
+            "check_failed" => "set aside: the check failed".into(),
+            "missing" => "set aside: its branch is gone".into(),
+            other => inline(other, 40),
+        };
+        md.push_str(&row(&[
+            inline(&h.name, 64),
+            inline(&h.branch, 128),
+            outcome,
+        ]));
+    }
+    md.push('\n');
 }
 
 /// The members' table and the team's total.

@@ -58,8 +58,8 @@ pub use bundle::Format;
 use gather::gather;
 pub use merge::conversation;
 pub use summary::{
-    BranchInfo, Cost, FileInfo, MemberCost, Message, MessageState, RunCap, RunInfo, Source,
-    Summary, TranscriptInfo,
+    BranchInfo, Cost, FileInfo, MemberCost, MergedMember, Message, MessageState, RunCap, RunInfo,
+    RunMerge, Source, Summary, TranscriptInfo,
 };
 
 use crate::observe::spend::series::Series;

@@ -26,6 +26,61 @@ pub struct RunInfo {
     /// The run's spending limits (`--max-cost`, `--max-tokens`, `--max-cost-per-member`,
     /// `--warn-at`), each `null` when not set.
     pub cap: RunCap,
+    /// What `--merge-into` merged before the record was taken; the key only with
+    /// `--merge-into` (a record of any other run is as it always was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<RunMerge>,
+}
+
+/// What `run --merge-into` merged once the run was done, before its record was taken
+/// (`summary.json` `run.merge`): the `merge --json` document's own words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunMerge {
+    /// The branch merged onto.
+    pub into: String,
+    /// Where it pointed before (`null`: the merge made it, or nothing was merged).
+    pub before: Option<String>,
+    /// Where it points after (`null`: nothing was merged).
+    pub after: Option<String>,
+    /// The check run after each merge (`--check`).
+    pub check: Option<String>,
+    /// How many times it ran.
+    pub checks_run: u32,
+    /// Each helper's work, in the order merged.
+    pub members: Vec<MergedMember>,
+    /// Why nothing was merged (the run was not done, no helper had a worktree, the queue
+    /// failed), else `null`.
+    pub error: Option<String>,
+}
+
+impl RunMerge {
+    /// Nothing merged onto `into`, for `why`.
+    pub fn nothing(into: &str, why: &str) -> RunMerge {
+        RunMerge {
+            into: into.to_string(),
+            before: None,
+            after: None,
+            check: None,
+            checks_run: 0,
+            members: Vec::new(),
+            error: Some(why.to_string()),
+        }
+    }
+}
+
+/// One helper's work in a run's merge (`summary.json` `run.merge.members[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MergedMember {
+    /// Its name (the helper's own label: untrusted).
+    pub name: String,
+    /// Its branch.
+    pub branch: String,
+    /// `merged`, `up_to_date`, `conflict`, `check_failed` or `missing` (as `merge --json`).
+    pub status: String,
+    /// The commit its merge made on the branch (`null` unless merged).
+    pub merged_as: Option<String>,
+    /// The files its merge conflicted in.
+    pub conflicts: Vec<String>,
 }
 
 /// A run's spending limits, as it was given them (`summary.json` `run.cap`).
@@ -306,17 +361,26 @@ pub struct BranchInfo {
     /// worktree (committed or not), else on the branch (`null`: git could not tell). `added`
     /// and `deleted` are null for a binary file.
     pub files: Option<Vec<crate::host::git::NumStat>>,
+    /// The worktree as teamctl's record has it (where git reads its work, and how).
+    #[serde(skip)]
+    pub tree: crate::team::lead::Worktree,
 }
 
 impl BranchInfo {
     /// Where its work is read: the worktree when its folder is there (against the work tree),
-    /// else the repository (against the branch's commit); `None` when neither is.
-    pub fn work(&self) -> Option<(std::path::PathBuf, Option<String>)> {
-        let path = std::path::Path::new(&self.path);
-        if path.is_dir() {
-            return Some((path.to_path_buf(), None));
+    /// else the repository (against the branch's commit).
+    ///
+    /// # Errors
+    /// Neither is there; the worktree is not as git made it (named).
+    pub fn work(&self) -> anyhow::Result<(crate::host::git::At, Option<String>)> {
+        use crate::observe::worktree::{at, repo_at};
+        if std::path::Path::new(&self.path).is_dir() {
+            return Ok((at(&self.tree)?, None));
         }
-        Some((self.repo.clone().into(), Some(self.commit.clone()?)))
+        match &self.commit {
+            Some(c) => Ok((repo_at(&self.tree), Some(c.clone()))),
+            None => anyhow::bail!("its worktree and its branch {} are both gone", self.branch),
+        }
     }
 
     /// Its patch against `base` (binary files included, as `git apply` takes them).
@@ -324,10 +388,8 @@ impl BranchInfo {
     /// # Errors
     /// Neither its worktree nor its branch is there, or git failing.
     pub fn patch(&self) -> anyhow::Result<String> {
-        let Some((dir, to)) = self.work() else {
-            anyhow::bail!("its worktree and its branch {} are both gone", self.branch);
-        };
-        crate::host::git::diff_text(&dir, &self.base, to.as_deref(), false)
+        let (place, to) = self.work()?;
+        crate::host::git::diff_text(&place, &self.base, to.as_deref(), false)
     }
 
     /// The branches of the worktrees teamctl's record of a team names.
@@ -349,10 +411,11 @@ impl BranchInfo {
                     changed: now.changed,
                     repo: t.repo.clone(),
                     files: None,
+                    tree: t.clone(),
                 })
                 .map(|mut b| {
-                    b.files = b.work().and_then(|(dir, to)| {
-                        crate::host::git::numstat(&dir, &b.base, to.as_deref()).ok()
+                    b.files = b.work().ok().and_then(|(place, to)| {
+                        crate::host::git::numstat(&place, &b.base, to.as_deref()).ok()
                     });
                     b
                 })

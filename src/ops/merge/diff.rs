@@ -10,6 +10,8 @@ use serde::Serialize;
 use super::Source;
 use super::runs_code::runs_code;
 use crate::host::git::{self, NumStat};
+use crate::observe::worktree::{at, repo_at};
+use crate::team::lead::Worktree;
 
 /// What to show besides the counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +78,7 @@ fn one(s: &Source, detail: Detail) -> MemberDiff {
         text: None,
         error: None,
     };
-    if let Err(e) = fill(&mut d, &t.repo, detail) {
+    if let Err(e) = fill(&mut d, t, detail) {
         d.error = Some(format!("{e:#}"));
     }
     let paths = d.files.iter().map(|f| f.path.as_str());
@@ -84,28 +86,27 @@ fn one(s: &Source, detail: Detail) -> MemberDiff {
     d
 }
 
-fn fill(d: &mut MemberDiff, repo: &str, detail: Detail) -> Result<()> {
-    let repo = Path::new(repo);
+fn fill(d: &mut MemberDiff, tree: &Worktree, detail: Detail) -> Result<()> {
     let tip = d.tip.clone();
     if let Some(tip) = &tip {
-        d.commits = Some(git::commits_between(repo, &d.base, tip)?);
+        d.commits = Some(git::commits_between(Path::new(&tree.repo), &d.base, tip)?);
     }
     // The worktree holds committed work and what is not committed yet; without it, the branch.
-    let (dir, to) = match (&d.path, &tip) {
-        (Some(p), _) => (Path::new(p).to_path_buf(), None),
-        (None, Some(tip)) => (repo.to_path_buf(), Some(tip.as_str())),
+    let (place, to) = match (&d.path, &tip) {
+        (Some(_), _) => (at(tree)?, None),
+        (None, Some(tip)) => (repo_at(tree), Some(tip.as_str())),
         (None, None) => anyhow::bail!("its worktree and its branch {} are both gone", d.branch),
     };
-    d.files = git::numstat(&dir, &d.base, to)?;
+    d.files = git::numstat(&place, &d.base, to)?;
     if d.path.is_some() {
-        d.untracked = git::untracked(&dir)?;
-        let pending = git::uncommitted(&dir).context("could not tell its uncommitted changes")?;
+        d.untracked = git::untracked(&place)?;
+        let pending = git::uncommitted(&place).context("could not tell its uncommitted changes")?;
         d.uncommitted = Some(!pending.is_empty());
     }
     d.text = match detail {
         Detail::Counts => None,
-        Detail::Stat => Some(git::diff_text(&dir, &d.base, to, true)?),
-        Detail::Patch => Some(git::diff_text(&dir, &d.base, to, false)?),
+        Detail::Stat => Some(git::diff_text(&place, &d.base, to, true)?),
+        Detail::Patch => Some(git::diff_text(&place, &d.base, to, false)?),
     };
     Ok(())
 }

@@ -99,6 +99,17 @@ fn bring_home(all: &[Source]) -> Result<()> {
     Ok(())
 }
 
+/// Checks, before anything waits, that `team`'s worktree teammates can be merged onto `into`:
+/// it has some, and `into` is a branch name teamctl takes ([`crate::host::git::branch_name`]).
+///
+/// # Errors
+/// A usage error (exit 2), naming why.
+pub fn can_merge_into(team: &Team, into: &str) -> Result<()> {
+    let all = sources(team, &[])?;
+    let repo = Path::new(&all[0].tree.repo);
+    crate::host::git::branch_name(repo, into).map_err(|e| usage(format!("{e:#}")))
+}
+
 /// `sources` in the order their tasks were completed: by when each teammate's last completed
 /// task file was last written (task files record no completion time), those with no completed
 /// task after, in the team's order.

@@ -52,11 +52,7 @@ pub fn prepare(
         bail!("no teammate with a worktree");
     };
     let repo = PathBuf::from(&first.tree.repo);
-    if !git::valid_branch(&repo, head) {
-        return Err(crate::error::usage(format!(
-            "'{head}' is not a valid branch name"
-        )));
-    }
+    git::branch_name(&repo, head).map_err(|e| crate::error::usage(format!("{e:#}")))?;
     let Some(tip) = git::branch_commit(&repo, head) else {
         bail!(
             "there is no branch {head} in {}: make it with `teamctl merge --into {head}`",
@@ -154,6 +150,9 @@ fn member(md: &mut String, s: &Summary, d: &MemberDiff) {
     }
     if d.uncommitted == Some(true) {
         md.push_str("; it has uncommitted changes, not in any branch");
+    }
+    if let Some(e) = &d.error {
+        let _ = write!(md, "; its work could not be read: {}", inline(e, 500));
     }
     let spent = s
         .cost

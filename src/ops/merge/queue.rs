@@ -6,7 +6,8 @@
 //! merge makes it fail is found by bisecting the merges (each step known to pass is not run
 //! again), set aside, the members after it merged again, and the check run again. Only at the
 //! end is BRANCH moved, with `git update-ref` from the commit it pointed at when the queue
-//! started (so a BRANCH moved meanwhile is an error, not lost work).
+//! started (so a BRANCH moved meanwhile is an error, not lost work), once it is seen again not
+//! to be checked out in any worktree (one made while the queue ran).
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,9 @@ use serde::Serialize;
 use super::Source;
 use super::check::{self, Check, CheckRun};
 use super::runs_code::runs_code;
-use crate::host::git::{self, MergeHow, Merged};
+use crate::host::git::{self, At, MergeHow, Merged};
+use crate::observe::worktree::{at, repo_at};
+use crate::team::lead::Worktree;
 use crate::team::sentlog;
 
 /// How each member's work lands on the branch.
@@ -132,14 +135,22 @@ pub struct Outcome {
 /// An invalid or checked-out BRANCH, members of different repositories, git failing otherwise
 /// than by a conflict, the check failing before any member is merged, BRANCH moved meanwhile.
 pub fn merge(req: &Request) -> Result<Outcome> {
-    let (repo, base) = common(&req.sources)?;
+    let first = common(&req.sources)?;
+    let (repo, base) = (PathBuf::from(&first.repo), first.base.clone());
     guard(&repo, req)?;
+    let looks = req
+        .sources
+        .iter()
+        .map(first_look)
+        .collect::<Result<Vec<_>>>()?;
     let before = git::branch_commit(&repo, req.into);
     let start = before.clone().unwrap_or_else(|| base.clone());
+    let home = repo_at(first);
     let (scratch, log) = scratch_path(req, &repo)?;
     (req.progress)(&format!("merging in {}", scratch.display()));
-    git::worktree_add_detached(&repo, &scratch, &start)?;
-    let result = run_queue(req, &scratch, &log, &start);
+    git::worktree_add_detached(&home, &scratch, &start)?;
+    let result = At::worktree(&repo, &scratch, first.drivers.as_ref())
+        .and_then(|place| run_queue(req, &place, &log, &start, looks));
     let discarded = git::worktree_discard(&repo, &scratch);
     let _ = std::fs::remove_file(&log);
     let (members, checks_run, after, warnings) = result?;
@@ -148,6 +159,15 @@ pub fn merge(req: &Request) -> Result<Outcome> {
         bail!("interrupted: {} not moved", req.into);
     }
     if !req.dry_run && before.as_deref() != Some(after.as_str()) {
+        // A worktree made while the queue ran may have BRANCH checked out now.
+        if checked_out(&repo, req.into)? {
+            bail!(
+                "{} is checked out in a worktree now (it was not when the queue started): not \
+                 moved, as its files would change under whoever has it; merge again once it is \
+                 not, or into another branch",
+                req.into
+            );
+        }
         git::update_branch(&repo, req.into, &after, before.as_deref())?;
     }
     Ok(Outcome {
@@ -166,7 +186,13 @@ pub fn merge(req: &Request) -> Result<Outcome> {
 
 type QueueResult = (Vec<MemberResult>, u32, String, Vec<String>);
 
-fn run_queue(req: &Request, dir: &Path, log: &Path, start: &str) -> Result<QueueResult> {
+fn run_queue(
+    req: &Request,
+    dir: &At,
+    log: &Path,
+    start: &str,
+    looks: Vec<MemberResult>,
+) -> Result<QueueResult> {
     let mut warnings = Vec::new();
     let identity = if git::has_identity(dir) {
         None
@@ -185,7 +211,7 @@ fn run_queue(req: &Request, dir: &Path, log: &Path, start: &str) -> Result<Queue
         identity,
         start: start.to_string(),
         chain: Vec::new(),
-        results: req.sources.iter().map(first_look).collect(),
+        results: looks,
         checks: 0,
     };
     let all: Vec<usize> = (0..q.results.len()).collect();
@@ -208,8 +234,9 @@ fn run_queue(req: &Request, dir: &Path, log: &Path, start: &str) -> Result<Queue
     Ok((q.results, q.checks, after, warnings))
 }
 
-/// The repository and base the members share.
-fn common(sources: &[Source]) -> Result<(PathBuf, String)> {
+/// The worktree record of the first member: the repository, base and drivers the members
+/// share.
+fn common(sources: &[Source]) -> Result<&Worktree> {
     let Some(first) = sources.first() else {
         bail!("no member to merge");
     };
@@ -222,25 +249,26 @@ fn common(sources: &[Source]) -> Result<(PathBuf, String)> {
             s.tree.repo
         );
     }
-    Ok((PathBuf::from(&first.tree.repo), first.tree.base.clone()))
+    Ok(&first.tree)
+}
+
+/// Whether `into` is checked out in a worktree of `repo`.
+fn checked_out(repo: &Path, into: &str) -> Result<bool> {
+    Ok(git::checked_out_branches(repo)?.iter().any(|b| b == into))
 }
 
 /// BRANCH must be a valid name, no member's branch, and checked out nowhere (its files would
 /// change under whoever has it).
 fn guard(repo: &Path, req: &Request) -> Result<()> {
     let into = req.into;
-    if !git::valid_branch(repo, into) {
-        return Err(crate::error::usage(format!(
-            "'{into}' is not a valid branch name"
-        )));
-    }
+    git::branch_name(repo, into).map_err(|e| crate::error::usage(format!("{e:#}")))?;
     if let Some(s) = req.sources.iter().find(|s| s.tree.branch == into) {
         return Err(crate::error::usage(format!(
             "{into} is {}'s own branch: merge into another",
             s.name
         )));
     }
-    if git::checked_out_branches(repo)?.iter().any(|b| b == into) {
+    if checked_out(repo, into)? {
         bail!(
             "{into} is checked out in a worktree: teamctl merges only into a branch nobody has \
              checked out (its files would change under them); switch that worktree to another \
@@ -306,19 +334,26 @@ fn sweep(repo: &Path, merges: &Path, team: &str) {
     }
 }
 
-fn first_look(s: &Source) -> MemberResult {
+/// A member before the queue: its branch's commit, its worktree's uncommitted changes.
+///
+/// # Errors
+/// Its worktree is not as git made it, or a driver of its config changed (named): the queue
+/// runs no git there, so it does not start.
+fn first_look(s: &Source) -> Result<MemberResult> {
     let t = &s.tree;
     let commit = git::branch_commit(Path::new(&t.repo), &t.branch);
     let uncommitted = if Path::new(&t.path).is_dir() {
-        git::uncommitted(Path::new(&t.path)).unwrap_or_default()
+        at(t)
+            .and_then(|place| git::uncommitted(&place))
+            .map_err(|e| anyhow::anyhow!("{}'s worktree: {e:#}", s.name))?
     } else {
         Vec::new()
     };
     let changed = commit
         .as_deref()
-        .and_then(|c| git::numstat(Path::new(&t.repo), &t.base, Some(c)).ok())
+        .and_then(|c| git::numstat(&repo_at(t), &t.base, Some(c)).ok())
         .unwrap_or_default();
-    MemberResult {
+    Ok(MemberResult {
         runs_code: runs_code(changed.iter().map(|f| f.path.as_str())),
         name: s.name.clone(),
         branch: t.branch.clone(),
@@ -332,13 +367,13 @@ fn first_look(s: &Source) -> MemberResult {
         conflicts: Vec::new(),
         check: None,
         uncommitted,
-    }
+    })
 }
 
 /// The scratch worktree's state: the commit it started from and each merge made since.
 struct Queue<'a> {
     req: &'a Request<'a>,
-    dir: &'a Path,
+    dir: &'a At,
     log: &'a Path,
     identity: Option<(&'static str, &'static str)>,
     start: String,
@@ -429,7 +464,7 @@ impl Queue<'_> {
             "check {} on {} merge(s): {}",
             self.checks, k, cmd.command
         ));
-        let run = check::run(self.dir, cmd, self.log, self.req.stop)?;
+        let run = check::run(self.dir.dir(), cmd, self.log, self.req.stop)?;
         // A check ended by the interrupt says nothing about the merges.
         self.stop_here()?;
         Ok(run)

@@ -22,7 +22,7 @@ use super::outcome::{Outcome, RunEvent};
 use super::preflight::detect_dialog;
 use crate::host::claude::Dialog;
 use crate::host::tmux;
-use crate::ops::bridge::chat::{LOOK_EVERY, hear, post_all};
+use crate::ops::bridge::chat::{LOOK_EVERY, deliver, hear, post_all, refused};
 use crate::ops::bridge::render::{Part, Post, visible};
 use crate::ops::bridge::{Bridge, Chat, Hooks, Inbound, Outgoing};
 use crate::store::paths::TeamName;
@@ -291,13 +291,19 @@ fn post_pending(
         ..
     } = s;
     if let Some(o) = asking.as_ref() {
-        chat.post(&o.post, &mut |w| hooks.warn(w))?;
-        bridge.posted(o)?;
-        let _ = hooks.record(&o.record);
+        let r = deliver(bridge, chat.as_mut(), &mut |w| hooks.warn(w), o, now)?;
+        let _ = hooks.record(&r);
         *asking = None;
     }
     while let Some(p) = queue.front() {
-        chat.post(p, &mut |w| hooks.warn(w))?;
+        match chat.post(p, &mut |w| hooks.warn(w)) {
+            Ok(()) => {}
+            // Refused for good: dropped, never holding up the next.
+            Err(e) if refused(&e) => hooks.warn(&format!(
+                "the chat refused a post for good, and it is dropped: {e:#}"
+            )),
+            Err(e) => return Err(e),
+        }
         queue.pop_front();
     }
     if !looking {

@@ -16,14 +16,14 @@ use crate::host::claude::{ClaudeInfo, shell_quote};
 use crate::host::proc::{pid_alive, proc_start};
 use crate::host::{resolve, tmux};
 use crate::observe::spend::SpendReader;
-use crate::ops::export::{self, Exported, RunInfo};
+use crate::ops::export::{self, Exported, RunInfo, RunMerge};
 use crate::store::dir::Loc;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 
 use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
-use super::outcome::{Orphans, Outcome, Resumed, RunEvent, State};
+use super::outcome::{Caller, Orphans, Outcome, Resumed, RunEvent, State};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
 use super::spec::{RunEnv, Spec};
 use crate::ops::rescue::Relaunch;
@@ -71,20 +71,19 @@ pub fn lead_command(
     parts.join(" ")
 }
 
-/// Runs the whole thing (see the module docs). `interrupted` is asked at every poll; when it
-/// says yes the run cleans up and ends `failed`.
+/// Runs the whole thing (see the module docs), telling and asking `caller` as it goes
+/// ([`Caller`]).
 ///
 /// # Errors
 /// Binary or tmux missing, another run of that name, the tmux session already existing, I/O;
 /// with [`Spec::resume`], a team or session that cannot be resumed.
 /// Blocking dialogs, an early exit of the lead and the timeout are outcomes, not errors.
-pub fn run(
-    layout: &Layout,
-    spec: &Spec,
-    env: &RunEnv,
-    progress: &mut dyn FnMut(RunEvent),
-    interrupted: &dyn Fn() -> bool,
-) -> Result<Outcome> {
+pub fn run(layout: &Layout, spec: &Spec, env: &RunEnv, caller: Caller) -> Result<Outcome> {
+    let Caller {
+        progress,
+        interrupted,
+        ended,
+    } = caller;
     let start = Instant::now();
     let mut out = Outcome::failed();
     let what = match &spec.resume {
@@ -121,8 +120,11 @@ pub fn run(
         &lead,
         out,
         start,
-        progress,
-        interrupted,
+        Caller {
+            progress,
+            interrupted,
+            ended,
+        },
     )
 }
 
@@ -390,8 +392,9 @@ fn lead_env(env: &RunEnv) -> Vec<(String, String)> {
     pane_env
 }
 
-/// Starts `lead` in its tmux session, follows its team until the run ends, takes the record,
-/// ends the lead (unless kept) and reads what the team spent.
+/// Starts `lead` in its tmux session, follows its team until the run ends, asks the caller
+/// for what it merged ([`Caller::ended`]), takes the record, ends the lead (unless kept) and
+/// reads what the team spent.
 #[allow(clippy::too_many_arguments)]
 fn follow(
     layout: &Layout,
@@ -401,9 +404,13 @@ fn follow(
     lead: &Lead,
     mut out: Outcome,
     start: Instant,
-    progress: &mut dyn FnMut(RunEvent),
-    interrupted: &dyn Fn() -> bool,
+    caller: Caller,
 ) -> Result<Outcome> {
+    let Caller {
+        progress,
+        interrupted,
+        ended,
+    } = caller;
     let session = &ready.session;
     let pane = match tmux::Server::env().new_session(session, "lead") {
         Ok(p) => p,
@@ -454,6 +461,7 @@ fn follow(
         permission: spec.permission.clone(),
         tmux_session: session.clone(),
         members: Vec::new(),
+        vars: Default::default(),
     };
     let keeping = Keeping::new(spec.rules, layout, env, relaunch, &env.clock);
     let watched = tmux::Server::env()
@@ -486,9 +494,20 @@ fn follow(
     // teammates' own sessions.
     spend.relocate();
     spend.read();
+    // Merged before the record is taken, so that it says what was merged.
+    let merged = match &watched {
+        Ok(()) => ended(&out),
+        Err(_) => None,
+    };
     if let Some(path) = &spec.export {
         let failed = watched.as_ref().err().map(|e| format!("{e:#}"));
-        let record = record(layout, spec, env, session_id, &out, failed, path);
+        let taken = Taken {
+            session_id,
+            out: &out,
+            failed,
+            merged,
+        };
+        let record = record(layout, spec, env, taken, path);
         if let Ok(done) = &record {
             progress(RunEvent::Exported(done));
         }
@@ -527,17 +546,30 @@ fn forget_removed_team(layout: &Layout, lead: &Pane, out: &Outcome) {
     }
 }
 
+/// What a run's record is taken from: the lead's session, what the run came to (and why it
+/// failed, when it did), and what `--merge-into` merged.
+struct Taken<'a> {
+    session_id: &'a str,
+    out: &'a Outcome,
+    failed: Option<String>,
+    merged: Option<RunMerge>,
+}
+
 /// Writes the record of the run's team (or of the team it would have had, `session-<8 hex>`,
 /// when none formed: the lead's transcript is still worth keeping) to `path`.
 fn record(
     layout: &Layout,
     spec: &Spec,
     env: &RunEnv,
-    session_id: &str,
-    out: &Outcome,
-    failed: Option<String>,
+    taken: Taken,
     path: &Path,
 ) -> Result<Exported, String> {
+    let Taken {
+        session_id,
+        out,
+        failed,
+        merged,
+    } = taken;
     let team = out
         .team
         .clone()
@@ -566,6 +598,7 @@ fn record(
             result: out.result.clone(),
             elapsed_ms: out.elapsed_ms,
             cap: spec.cap.into(),
+            merge: merged,
         }),
         records: &env.records,
     };

@@ -15,19 +15,25 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::host::git;
+use crate::ops::export::{MergedMember, RunMerge};
 use crate::ops::merge::Source;
+use crate::ops::merge::queue;
 use crate::store::dir::Loc;
 use crate::team::lead::Worktree;
 use crate::team::transcript::locate::subagents;
 
-/// Where a run's helpers' work is merged from: the repository the lead works in and the commit
-/// its `HEAD` named when the run started (each helper's worktree starts from it).
+/// Where a run's helpers' work is merged from: the repository the lead works in, the commit
+/// its `HEAD` named when the run started (each helper's worktree starts from it), and the
+/// filter and merge drivers its own git config had then (the only ones git runs over the
+/// helpers' work: [`git::At`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
     /// The top folder of the repository of the run's `--cwd`.
     pub repo: PathBuf,
     /// The commit `HEAD` named there before the lead started.
     pub commit: String,
+    /// The drivers of the repository's own config before the lead started.
+    pub drivers: git::Drivers,
 }
 
 impl Base {
@@ -42,18 +48,19 @@ impl Base {
         let usage = |e: anyhow::Error| crate::error::usage(format!("{e:#}"));
         let repo = git::toplevel(cwd).map_err(usage)?;
         let commit = git::head(&repo).map_err(usage)?;
-        if !git::valid_branch(&repo, into) {
-            return Err(crate::error::usage(format!(
-                "'{into}' is not a valid branch name"
-            )));
-        }
+        git::branch_name(&repo, into).map_err(usage)?;
         if git::checked_out_branches(&repo)?.iter().any(|b| b == into) {
             return Err(crate::error::usage(format!(
                 "{into} is checked out in a worktree: teamctl merges only into a branch nobody \
                  has checked out; merge into a new one"
             )));
         }
-        Ok(Base { repo, commit })
+        let drivers = git::drivers(&repo)?;
+        Ok(Base {
+            repo,
+            commit,
+            drivers,
+        })
     }
 }
 
@@ -129,11 +136,60 @@ pub fn worktrees(
                 branch: format!("worktree-agent-{id}"),
                 repo: base.repo.display().to_string(),
                 base: base.commit.clone(),
+                drivers: Some(base.drivers.clone()),
                 clone: None,
             },
         });
     }
     Ok(out)
+}
+
+/// What a run's record says of its merge onto `into` (`run --merge-into`), once the run came
+/// to `state`: what the queue did (`merged`), or why nothing was merged.
+pub fn recorded(
+    into: &str,
+    state: super::State,
+    merged: &Result<Option<queue::Outcome>>,
+) -> RunMerge {
+    let o = match merged {
+        Ok(Some(o)) => o,
+        Ok(None) if state != super::State::Done => {
+            return RunMerge::nothing(into, "the run was not done: nothing was merged");
+        }
+        Ok(None) => {
+            return RunMerge::nothing(
+                into,
+                "nothing was merged: no helper of the lead worked in a worktree of its \
+                 repository (or its transcript was not found)",
+            );
+        }
+        Err(e) => return RunMerge::nothing(into, &format!("the merge failed: {e:#}")),
+    };
+    let status = |s: &queue::Status| {
+        serde_json::to_value(s)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    };
+    RunMerge {
+        into: o.into.clone(),
+        before: o.before.clone(),
+        after: Some(o.after.clone()),
+        check: o.check.clone(),
+        checks_run: o.checks_run,
+        members: o
+            .members
+            .iter()
+            .map(|m| MergedMember {
+                name: m.name.clone(),
+                branch: m.branch.clone(),
+                status: status(&m.status),
+                merged_as: m.merged_as.clone(),
+                conflicts: m.conflicts.clone(),
+            })
+            .collect(),
+        error: None,
+    }
 }
 
 #[cfg(test)]

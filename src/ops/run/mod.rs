@@ -28,7 +28,9 @@
 //! folder), then the tmux session is killed. Claude Code leaves `tasks/<team>` and the
 //! transcripts behind; so does this. With [`Spec::export`], a record of the team
 //! ([`crate::ops::export`]) is written first, whatever the run's end: done, failed, timed out,
-//! over budget or interrupted, once the lead was started.
+//! over budget or interrupted, once the lead was started; and before it, the caller is asked
+//! to merge the lead's helpers' work ([`Caller::ended`]: `run --merge-into`), so that the
+//! record says what was merged.
 //!
 //! **Resuming** (`run --resume TEAM`, [`Spec::resume`]): a run whose lead was killed is carried
 //! on by the lead's last session, `claude --resume <leadSessionId>`, told it was interrupted
@@ -58,6 +60,6 @@ mod spec;
 pub use crate::host::claude::Dialog;
 pub use done::{Observation, Settle, find_team};
 pub use lead::{cleanup, lead_command, printable, run, session_name};
-pub use outcome::{Orphans, Outcome, Resumed, RunEvent, State, Teammate};
+pub use outcome::{Caller, Orphans, Outcome, Resumed, RunEvent, State, Teammate};
 pub use preflight::{Blocker, blockers, check_name, detect_dialog, lock_name};
 pub use spec::{POLL, RunEnv, Spec, TeammateMode};

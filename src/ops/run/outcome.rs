@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::host::claude::{ClaudeInfo, Dialog};
 use crate::observe::spend::TeamSpend;
 use crate::observe::status::TaskCounts;
-use crate::ops::export::Exported;
+use crate::ops::export::{Exported, RunMerge};
 use crate::store::paths::TeamName;
 
 /// A step of the run.
@@ -178,4 +178,16 @@ pub enum RunEvent<'a> {
     Exported(&'a Exported),
     /// The team's spend crossed `--warn-at` of a limit (told once per limit).
     BudgetWarning(&'a crate::observe::budget::Warning),
+}
+
+/// What a run asks of its caller as it goes.
+pub struct Caller<'a> {
+    /// Told each step.
+    pub progress: &'a mut dyn FnMut(RunEvent),
+    /// Asked at every poll: when it says yes the run cleans up and ends `failed`.
+    pub interrupted: &'a dyn Fn() -> bool,
+    /// Asked once the lead's work has come to an end (done, or not), before the record is
+    /// taken and the lead ended: `run --merge-into` merges the work of the lead's helpers here
+    /// and says what, which the record then tells ([`RunMerge`]); `None` puts nothing in it.
+    pub ended: &'a mut dyn FnMut(&Outcome) -> Option<RunMerge>,
 }

@@ -38,6 +38,11 @@ pub fn browser() -> Option<Browser> {
 }
 
 impl Browser {
+    /// The Chromium binary.
+    pub fn chromium(&self) -> &Path {
+        &self.chromium
+    }
+
     /// Opens `page` (a record's report.html) and checks it against `summary` (its
     /// summary.json): nothing loaded, no error, the embedded costs, the charts, 390 px, print,
     /// no markup from data, and each of `shown` on the page as text. Returns the driver's

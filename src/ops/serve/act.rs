@@ -1,0 +1,265 @@
+//! What the page may do: approve or deny a request it names, and send a teammate a message,
+//! through the same locked paths as `teamctl approve`, `deny` and `send`
+//! ([`protocol::answer_open`], [`mailbox::send`]), each journaled with `"via":"web"`. A request
+//! is answered once whoever answers it (the sent log's answer lock): a stale page, or a second
+//! click, finds it answered and writes nothing. A plan approval waits for its planner to report
+//! idle, as `approve --policy` waits ([`crate::ops::policy::reported_idle`]).
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use super::hub::Held;
+use super::journal::{Record, What};
+use super::{Ground, Shared};
+use crate::ops::policy::reported_idle;
+use crate::store::paths::{MemberName, TeamName};
+use crate::team::config::{LEAD, Team};
+use crate::team::mailbox::{self, SendRequest, Text};
+use crate::team::protocol::{self, Kind, Request, Verdict};
+use crate::time::iso_millis;
+
+/// The longest message the page sends.
+pub const MAX_MESSAGE: usize = 16 * 1024;
+
+/// What the page asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    /// Approve the request with this id.
+    Approve(String),
+    /// Deny the request with this id, for this reason.
+    Deny(String, String),
+    /// Send this member this text.
+    Send(String, String),
+}
+
+/// Why an action was not done: its HTTP status and one line for the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The HTTP status.
+    pub status: u16,
+    /// What the page shows.
+    pub why: String,
+}
+
+fn refuse(status: u16, why: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        why: why.into(),
+    }
+}
+
+/// Does `ask` in team `name` at `now` (see the module docs): the journaled record.
+///
+/// # Errors
+/// A refusal: read-only (403), a team not served or not found (404), a team teamctl does not
+/// lead (403), a request not open (409), bad text (400), a write that failed (500).
+pub fn act(s: &Shared, name: &str, ask: Ask, now: DateTime<Utc>) -> Result<Record, Refusal> {
+    if s.read_only {
+        return Err(refuse(403, "read-only: this server answers nothing"));
+    }
+    let team = open(&s.ground, name, &s.teams())?;
+    protocol::check_lead(&team, false).map_err(|e| refuse(403, format!("{e:#}")))?;
+    let record = match ask {
+        Ask::Approve(id) => answer(s, &team, &id, None, now)?,
+        Ask::Deny(id, reason) => answer(s, &team, &id, Some(reason), now)?,
+        Ask::Send(to, text) => send(&s.ground, &team, &to, text, now)?,
+    };
+    s.journal(&record);
+    Ok(record)
+}
+
+/// Team `name`, when it is one of `served`.
+fn open(g: &Ground, name: &str, served: &[String]) -> Result<Team, Refusal> {
+    let not_served = || refuse(404, format!("no team {name:?} is served here"));
+    if !served.iter().any(|t| t == name) {
+        return Err(not_served());
+    }
+    let name = TeamName::parse(name).map_err(|_| not_served())?;
+    Team::open(&g.layout, &name, &g.records).map_err(|e| refuse(404, format!("{e:#}")))
+}
+
+/// The lead's name as the naming rules take it.
+fn lead_of(team: &Team) -> Result<MemberName, Refusal> {
+    let cfg = team.config.as_ref();
+    MemberName::parse(cfg.and_then(|c| c.lead()).map_or(LEAD, |l| l.name.as_str()))
+        .map_err(|e| refuse(409, format!("{e:#}")))
+}
+
+/// The open request `id` in `team`.
+fn open_request(g: &Ground, team: &Team, id: &str, now: DateTime<Utc>) -> Result<Request, Refusal> {
+    let lead = lead_of(team)?;
+    let sent = crate::team::sentlog::entries(g.records.sent_log())
+        .map_err(|e| refuse(500, format!("{e:#}")))?;
+    let open =
+        protocol::pending(team, &lead, &sent, now).map_err(|e| refuse(500, format!("{e:#}")))?;
+    open.into_iter()
+        .find(|r| r.request_id == id)
+        .ok_or_else(|| {
+            refuse(
+                409,
+                format!("request {id:?} is not open: answered already, or never asked"),
+            )
+        })
+}
+
+/// Approves (`deny` is `None`) or denies the open request `id`.
+fn answer(
+    s: &Shared,
+    team: &Team,
+    id: &str,
+    deny: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Record, Refusal> {
+    let g = &s.ground;
+    let request = open_request(g, team, id, now)?;
+    let name = team.name.as_str();
+    let mut r = Record::new(What::Approved, iso_millis(now), name);
+    r.member = Some(request.from.clone());
+    r.request_id = Some(request.request_id.clone());
+    let verdict = match &deny {
+        None => Verdict::Approve {
+            feedback: None,
+            mode: None,
+        },
+        Some(reason) => {
+            let reason = reason.trim();
+            if reason.is_empty() {
+                return Err(refuse(400, "a denial needs a reason"));
+            }
+            r.event = What::Denied;
+            r.detail = Some(reason.to_string());
+            Verdict::Deny {
+                reason: reason.to_string(),
+            }
+        }
+    };
+    if deny.is_none() && request.kind == Kind::PlanApproval {
+        let lead = lead_of(team)?;
+        let idle =
+            reported_idle(team, &lead, &request).map_err(|e| refuse(500, format!("{e:#}")))?;
+        if !idle {
+            r.event = What::Held;
+            r.detail = Some(held_detail(&request.from));
+            s.hub.hold(Held {
+                team: name.to_string(),
+                request,
+                since: iso_millis(now),
+            });
+            return Ok(r);
+        }
+    }
+    write_answer(g, team, &request, &verdict, now, &mut r)?;
+    Ok(r)
+}
+
+/// What a held approval waits for, in words.
+pub fn held_detail(planner: &str) -> String {
+    format!(
+        "held until {planner} reports idle (Claude Code loses a plan approval that arrives earlier)"
+    )
+}
+
+/// Writes the answer to `request` (once across processes), its entry's id into `r`.
+fn write_answer(
+    g: &Ground,
+    team: &Team,
+    request: &Request,
+    verdict: &Verdict,
+    now: DateTime<Utc>,
+    r: &mut Record,
+) -> Result<(), Refusal> {
+    let w = mailbox::Writing {
+        now,
+        lock: &g.lock,
+        log: g.records.sent_log(),
+    };
+    match protocol::answer_open(team, request, verdict, w) {
+        Ok(Some((_, d))) => {
+            r.id = Some(d.id);
+            Ok(())
+        }
+        Ok(None) => Err(refuse(
+            409,
+            format!("request {:?} was answered already", request.request_id),
+        )),
+        Err(e) => Err(refuse(500, format!("could not answer: {e:#}"))),
+    }
+}
+
+/// Writes the approvals held in `team` whose planner has reported idle since; returns their
+/// records (each journaled).
+pub fn release_held(s: &Shared, team: &Team, now: DateTime<Utc>) -> Vec<Record> {
+    let mut out = Vec::new();
+    let name = team.name.as_str();
+    for h in s.hub.held(name) {
+        let Ok(lead) = lead_of(team) else { continue };
+        if !reported_idle(team, &lead, &h.request).unwrap_or(false) {
+            continue;
+        }
+        s.hub.release(name, &h.request.request_id);
+        let mut r = Record::new(What::Approved, iso_millis(now), name);
+        r.member = Some(h.request.from.clone());
+        r.request_id = Some(h.request.request_id.clone());
+        r.detail = Some(format!(
+            "held since {}, written once {} reported idle",
+            h.since, h.request.from
+        ));
+        let verdict = Verdict::Approve {
+            feedback: None,
+            mode: None,
+        };
+        // Answered meanwhile (at a terminal): nothing to write, nothing to journal.
+        if write_answer(&s.ground, team, &h.request, &verdict, now, &mut r).is_ok() {
+            s.journal(&r);
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Sends `to` the plain text `text` as the team's lead.
+fn send(
+    g: &Ground,
+    team: &Team,
+    to: &str,
+    text: String,
+    now: DateTime<Utc>,
+) -> Result<Record, Refusal> {
+    if text.trim().is_empty() {
+        return Err(refuse(400, "the message is empty"));
+    }
+    if text.len() > MAX_MESSAGE {
+        return Err(refuse(
+            400,
+            format!("the message is over {MAX_MESSAGE} bytes"),
+        ));
+    }
+    let to = MemberName::parse(to).map_err(|e| refuse(400, format!("{e:#}")))?;
+    // Plain text only (as the chat's `say`): any text Claude Code would read as a protocol
+    // frame, of a known type or not, would speak for Claude Code.
+    let checked = Text::plain(text.clone()).map_err(|e| refuse(400, format!("{e:#}")))?;
+    let from =
+        MemberName::parse(team.default_identity()).map_err(|e| refuse(500, format!("{e:#}")))?;
+    let req = SendRequest {
+        to: to.clone(),
+        from,
+        text: checked,
+        summary: None,
+        color: None,
+        force: false,
+        idempotency_key: None,
+    };
+    let d = mailbox::send(team, &req, now, &g.lock, g.records.sent_log()).map_err(|e| {
+        let status = match e.downcast_ref::<crate::error::Error>() {
+            Some(crate::error::Error::Usage(_)) => 400,
+            Some(crate::error::Error::LockTimeout { .. }) => 503,
+            _ => 500,
+        };
+        refuse(status, format!("{e:#}"))
+    })?;
+    let mut r = Record::new(What::Said, iso_millis(now), team.name.as_str());
+    r.member = Some(to.to_string());
+    r.detail = Some(text);
+    r.id = Some(d.id);
+    Ok(r)
+}
