@@ -491,6 +491,7 @@ fn run_sandbox_puts_the_lead_s_tmux_server_in_one_sandbox() {
         .env("SANDBOX_TRY_THEN", &lead)
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("IS_SANDBOX")
+        .envs(crate::secrets::SECRETS)
         .args([
             "--json",
             "run",
@@ -524,6 +525,9 @@ fn run_sandbox_puts_the_lead_s_tmux_server_in_one_sandbox() {
             ("no_new_privs", "ok"),
             ("tmux_send", "refused"),
             ("own_tmux", "ok"),
+            // teamctl's secrets reach neither the lead nor its sandbox's tmux server.
+            ("teamctl_secrets", "none"),
+            ("tmux_secrets", "none"),
         ],
     );
     let summary = json(&fs::read(record.join("summary.json")).unwrap());

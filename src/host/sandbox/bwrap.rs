@@ -23,6 +23,7 @@ use anyhow::Result;
 
 use super::{client, run_briefly};
 use crate::error::usage;
+use crate::host::child_env;
 use crate::host::claude::shell_quote;
 use crate::sandbox::{Engine, EngineKind, Rules};
 
@@ -91,7 +92,8 @@ pub fn command(r: &Rules, inner: &str) -> Result<String> {
             Err(_) => {}
         }
     }
-    for k in UNSET {
+    // teamctl's own secrets are none of the sandbox's, wherever its environment came from.
+    for k in UNSET.iter().chain(&child_env::SECRETS) {
         a.words(&["--unsetenv", k]);
     }
     a.words(&["--setenv", "TMPDIR", "/tmp"]);
@@ -345,7 +347,9 @@ mod tests {
              D/work/.git/config --ro-bind D/work/.git/hooks D/work/.git/hooks --tmpfs \
              D/home/.ssh --remount-ro D/home/.ssh --ro-bind /dev/null D/home/.netrc --unsetenv \
              SSH_AUTH_SOCK --unsetenv TMUX --unsetenv TMUX_PANE --unsetenv \
-             DBUS_SESSION_BUS_ADDRESS --unsetenv DOCKER_HOST --setenv TMPDIR /tmp --seccomp 3 \
+             DBUS_SESSION_BUS_ADDRESS --unsetenv DOCKER_HOST --unsetenv TEAMCTL_TELEGRAM_TOKEN \
+             --unsetenv TEAMCTL_SLACK_TOKEN --unsetenv TEAMCTL_WEBHOOK_SECRET --unsetenv \
+             TEAMCTL_SERVE_TOKEN --setenv TMPDIR /tmp --seccomp 3 \
              --chdir D/work -- /bin/sh -c 'cd /w && claude' 3< /data/f.bpf 4< \
              D/claude/.claude.json"
         );

@@ -59,10 +59,10 @@ pub fn find(
     }
 }
 
-/// Runs `cmd` for at most `limit`, its output kept; `None` when it did not end in time (it is
+/// Runs `cmd` (without teamctl's secrets) for at most `limit`, its output kept; `None` when it did not end in time (it is
 /// killed) or could not start.
 fn run_briefly(mut cmd: Command, limit: Duration) -> Option<std::process::Output> {
-    let mut child = cmd
+    let mut child = crate::host::child_env::scrub(&mut cmd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::host::git;
+use crate::host::{child_env, git};
 use crate::sandbox::{ClientDir, Engine, Network, Rules, hidden_paths, text};
 use crate::store::paths::Layout;
 use crate::team::lead::Leads;
@@ -131,6 +131,9 @@ impl Keeper {
         let err = std::fs::File::create(&log)
             .with_context(|| format!("could not create {}", log.display()))?;
         let mut cmd = Command::new("/bin/sh");
+        // The server takes this environment as its global one, which every pane inherits:
+        // none of teamctl's secrets (bubblewrap unsets them too).
+        child_env::scrub(&mut cmd);
         cmd.arg("-c")
             .arg(line)
             .env("TMUX_TMPDIR", tmux_dir)
@@ -173,7 +176,7 @@ impl Keeper {
 
     /// Whether the server answers.
     fn answers(&self) -> bool {
-        Command::new("tmux")
+        child_env::scrub(&mut Command::new("tmux"))
             .arg("list-sessions")
             .env("TMUX_TMPDIR", &self.tmux_dir)
             .env_remove("TMUX")
@@ -190,7 +193,7 @@ impl Keeper {
         if self.keep {
             return;
         }
-        let _ = Command::new("tmux")
+        let _ = child_env::scrub(&mut Command::new("tmux"))
             .arg("kill-server")
             .env("TMUX_TMPDIR", &self.tmux_dir)
             .env_remove("TMUX")
