@@ -41,6 +41,10 @@ const UNSET: [&str; 5] = [
     "DOCKER_HOST",
 ];
 
+/// The variables the sandbox sets or removes itself: a teammate's own `env` cannot give one
+/// inside it (`ops::create` refuses it, naming why).
+pub const TAKEN: [&str; 6] = [UNSET[0], UNSET[1], UNSET[2], UNSET[3], UNSET[4], "TMPDIR"];
+
 /// The command line, shell-quoted: `exec bwrap … -- /bin/sh -c <inner> 3< <filter> [4< <state>]`.
 ///
 /// # Errors

@@ -36,6 +36,15 @@ pub fn wrap(r: &Rules, inner: &str) -> Result<String> {
     }
 }
 
+/// The variables a sandbox of `kind` sets or removes itself, which a teammate's own `env`
+/// cannot give inside it (bubblewrap's; sandbox-exec changes no variable).
+pub fn env_taken(kind: EngineKind) -> &'static [&'static str] {
+    match kind {
+        EngineKind::Bwrap => &bwrap::TAKEN,
+        EngineKind::SandboxExec => &[],
+    }
+}
+
 /// Where the engine of this system is, when it can run here: `bwrap` (`explicit`, else on
 /// `path`) started once with the namespaces a sandbox uses, `sandbox-exec` at its one place.
 /// A missing engine or one the system blocks is a usage error (exit 2) naming the cause and

@@ -54,14 +54,23 @@ pub(super) fn engine(c: &Creating) -> Result<Option<Engine>> {
 }
 
 /// Checks what the sandboxed teammates ask before anything is written: every `sandbox_write`
-/// there, `~` only with a home directory, a project folder name teamctl can give.
+/// there, `~` only with a home directory, a project folder name teamctl can give, no `env` key
+/// the sandbox sets or removes itself (it would not reach the teammate).
 ///
 /// # Errors
 /// A usage error naming the teammate and the problem.
 pub(super) fn check(c: &Creating, trees: &Trees) -> Result<()> {
     let home = home(c);
+    let taken = crate::sandbox::EngineKind::native().map_or(&[][..], sandbox::env_taken);
     for (i, m) in c.spec.members.iter().enumerate() {
         let Some(w) = &m.sandbox else { continue };
+        if let Some(k) = m.runtime.env.keys().find(|k| taken.contains(&k.as_str())) {
+            return Err(usage(format!(
+                "member '{}': env {k}: its sandbox sets or removes {k} itself (docs/sandbox.md), \
+                 so the value would not reach it: drop it from env, or the sandbox",
+                m.name
+            )));
+        }
         let write = resolved(&w.write, home, &m.name.to_string())?;
         sandbox::check_writable(&write, &format!("sandbox_write of {}", m.name))?;
         resolved(&w.hide, home, &m.name.to_string())?;
