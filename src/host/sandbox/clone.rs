@@ -120,20 +120,33 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_clone_commits_apart_and_comes_home() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = d.path().join("repo");
+    fn out(dir: &Path, args: &[&str]) -> String {
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// A repository `repo` with one commit, and its clone `c` on branch `teamctl/t/a`; returns
+    /// them and the commit.
+    fn made(d: &Path) -> (PathBuf, PathBuf, String) {
+        let repo = d.join("repo");
         std::fs::create_dir(&repo).unwrap();
         sh(&repo, &["init", "-q", "-b", "main"]);
         sh(&repo, &["commit", "-q", "--allow-empty", "-m", "start"]);
-        let base = Command::new("git")
-            .args(["-C", repo.to_str().unwrap(), "rev-parse", "HEAD"])
-            .output()
-            .unwrap();
-        let base = String::from_utf8_lossy(&base.stdout).trim().to_string();
-        let clone = d.path().join("c");
+        let base = out(&repo, &["rev-parse", "HEAD"]);
+        let clone = d.join("c");
         make(&repo, &clone, "teamctl/t/a", &base, None).unwrap();
+        (repo, clone, base)
+    }
+
+    #[test]
+    fn a_clone_commits_apart_and_comes_home() {
+        let d = tempfile::tempdir().unwrap();
+        let (repo, clone, base) = made(d.path());
         let home = At::plain(&repo);
         let at = At::clone(&repo, &clone, None).unwrap();
         let alternates = std::fs::read_to_string(clone.join(".git/objects/info/alternates"));
@@ -155,5 +168,92 @@ mod tests {
         let (g, fixed) = protected(&clone);
         assert_eq!(g, clone.join(".git"));
         assert!(fixed.iter().all(|p| p.exists()), "{fixed:?}");
+    }
+
+    /// A git dir the teammate makes inside its clone's `.git` (writable in its sandbox) is not
+    /// where the fetch reads: `git-upload-pack` without `--strict` tries `<path>/.git` first.
+    #[test]
+    fn a_git_dir_planted_in_the_clones_git_is_not_fetched_from() {
+        let d = tempfile::tempdir().unwrap();
+        let (repo, clone, _) = made(d.path());
+        std::fs::write(clone.join("f"), "x").unwrap();
+        sh(&clone, &["add", "f"]);
+        sh(&clone, &["commit", "-q", "-m", "work"]);
+        let work = out(&clone, &["rev-parse", "HEAD"]);
+        let other = d.path().join("other");
+        sh(d.path(), &["init", "-q", "-b", "teamctl/t/a", "other"]);
+        sh(&other, &["commit", "-q", "--allow-empty", "-m", "planted"]);
+        let planted = clone.join(".git/.git");
+        let ok = Command::new("cp")
+            .arg("-r")
+            .arg(other.join(".git"))
+            .arg(&planted)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let at = At::clone(&repo, &clone, None).unwrap();
+        assert_eq!(
+            fetch(&At::plain(&repo), &at, "teamctl/t/a", true).unwrap(),
+            work
+        );
+    }
+
+    /// A clone whose `.git` is not as teamctl made it runs no git: a link, a `.git` file, a
+    /// `commondir` pointing elsewhere, a config that is a link, objects that borrow no longer
+    /// from the repository.
+    #[test]
+    fn a_clone_not_as_teamctl_made_it_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let (repo, clone, _) = made(d.path());
+        let git = clone.join(".git");
+        let refused = |why: &str| {
+            let e = At::clone(&repo, &clone, None).unwrap_err();
+            let e = format!("{e:#}");
+            assert!(e.contains("not a sandboxed teammate's clone"), "{e}");
+            assert!(e.contains(why), "{why}: {e}");
+        };
+        let moved = d.path().join("moved");
+        std::fs::rename(&git, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &git).unwrap();
+        refused("is not a folder");
+        std::fs::remove_file(&git).unwrap();
+        std::fs::write(&git, format!("gitdir: {}\n", moved.display())).unwrap();
+        refused("is not a folder");
+        std::fs::remove_file(&git).unwrap();
+        std::fs::rename(&moved, &git).unwrap();
+        At::clone(&repo, &clone, None).unwrap();
+
+        std::fs::write(
+            git.join("commondir"),
+            format!("{}\n", repo.join(".git").display()),
+        )
+        .unwrap();
+        refused("commondir");
+        std::fs::write(git.join("commondir"), ".\n").unwrap();
+
+        let config = git.join("config");
+        std::fs::rename(&config, d.path().join("config")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("config"), &config).unwrap();
+        refused("config is not a file");
+        std::fs::remove_file(&config).unwrap();
+        std::fs::rename(d.path().join("config"), &config).unwrap();
+
+        let alternates = git.join("objects/info/alternates");
+        std::fs::write(&alternates, "/nowhere/objects\n").unwrap();
+        refused("does not name the repository's objects");
+    }
+
+    /// No transport but for the clone and its fetch: a fetch of a local path through any other
+    /// command is refused by git, and the fetch home takes only a clone's place.
+    #[test]
+    fn only_the_clone_and_its_fetch_use_a_transport() {
+        let d = tempfile::tempdir().unwrap();
+        let (repo, clone, _) = made(d.path());
+        let args = ["fetch", "-q", "--", clone.to_str().unwrap(), "main:copied"].map(OsStr::new);
+        let o = At::plain(&repo).output(&args).unwrap();
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("transport 'file' not allowed"));
+        let e = fetch(&At::plain(&repo), &At::plain(&clone), "teamctl/t/a", true).unwrap_err();
+        assert!(format!("{e:#}").contains("is no clone"), "{e:#}");
     }
 }
