@@ -28,10 +28,13 @@ same inbox bytes (restored outside the timing):
 - the chat bridge: `teamctl bridge telegram` against a mock Bot API, from the rename that
   writes a permission request to its post, and from the chat's answer to the teammate's inbox;
 - with `--only baseline --baseline BIN`: this build's reactions (wait, ask, top, status) against
-  another binary's, in turn.
+  another binary's, in turn;
+- the start-up cost of a sandboxed teammate (`create --sandbox`) against an unconfined one:
+  bubblewrap alone, `create` to `ready` with the stand-in teammate, and with the real Claude
+  Code (offline, against tests/e2e/mock-api.js) when `npm ci --prefix tests/e2e` installed it.
 
 Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N]
-       [--only top|keep|bridge|baseline] [--baseline BIN]
+       [--only top|keep|bridge|baseline|sandbox] [--baseline BIN]
 Needs: cargo, cc, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
 import argparse, datetime, json, os, platform, random, shutil, statistics, subprocess, sys
@@ -319,12 +322,12 @@ def main():
     ap.add_argument("--out", help="write the Markdown report here (default: stdout only)")
     ap.add_argument("--transcript-mib", type=int, default=1024,
                     help="total size of the generated transcripts (default 1024)")
-    ap.add_argument("--only", choices=["top", "keep", "bridge", "baseline"],
+    ap.add_argument("--only", choices=["top", "keep", "bridge", "baseline", "sandbox"],
                     help="run only this part and print only its section (top: top_bench on a "
                          "team of two and on the status benchmark's team; keep: wait's reaction "
                          "to an API failure in a transcript; bridge: bridge telegram's "
                          "request to chat and answer to inbox; baseline: this build against "
-                         "--baseline, paired)")
+                         "--baseline, paired; sandbox: a sandboxed teammate's start-up)")
     ap.add_argument("--baseline", metavar="BIN",
                     help="another teamctl binary (a release build of an earlier commit) to time "
                          "this build's reactions against, in turn (with --only baseline)")
@@ -349,6 +352,8 @@ def main():
                 write_keep(out, keep_bench(tmp))
             elif args.only == "bridge":
                 write_bridge(out, bridge_bench(tmp))
+            elif args.only == "sandbox":
+                write_sandbox(out, sandbox_bench(tmp))
             else:
                 rounds = 4
                 write_baseline(out, args.baseline, baseline_bench(tmp, args.baseline, rounds),
@@ -410,10 +415,12 @@ def main():
         keep = keep_bench(tmp)
         bridge = bridge_bench(tmp)
         transcripts = transcripts_bench(tmp, args.transcript_mib)
+        sandboxed = sandbox_bench(tmp)
         write_report(out, args.runs, sends, floors, reads, sizes, conc, status, watch, blocking,
                      topb)
         write_keep(out, keep)
         write_bridge(out, bridge)
+        write_sandbox(out, sandboxed)
         write_transcripts(out, transcripts)
         out("")
         out(MEMORY.rstrip())
@@ -827,6 +834,124 @@ def bridge_bench(tmp, samples=100):
     out.sort()
     back.sort()
     return {"out": out, "back": back}
+
+
+FAKE_CLAUDE = os.path.join(ROOT, "tests", "fixtures", "fake-claude")
+REAL_CLAUDE = os.path.join(ROOT, "tests", "e2e", "node_modules", "@anthropic-ai",
+                           "claude-code-linux-x64", "claude")
+MOCK_API = os.path.join(ROOT, "tests", "e2e", "mock-api.js")
+BWRAP_ARGS = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+              "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+              "--tmpfs", "/tmp"]
+
+
+def sandbox_bench(tmp, engine_runs=50, stand_in_runs=10, real_runs=5):
+    """A teammate's start-up, sandboxed (`create --sandbox`) and not, in turn: bubblewrap
+    alone (`bwrap <a sandbox's namespaces and mounts> /bin/true` against `/bin/true`); `create`
+    to `ready` (the teammate took its brief) with the stand-in teammate (a shell script: what
+    the sandbox adds to a create); and with the real Claude Code, offline, when installed. Each
+    create is followed by a `delete` outside the timing. None without a working bwrap."""
+    if shutil.which("bwrap") is None or subprocess.run(
+            ["bwrap", *BWRAP_ARGS, "--", "/bin/true"], capture_output=True).returncode != 0:
+        return None
+    res = {"engine": {"bwrap": [], "direct": []}}
+    for _ in range(engine_runs):
+        for key, cmd in (("bwrap", ["bwrap", *BWRAP_ARGS, "--", "/bin/true"]),
+                         ("direct", ["/bin/true"])):
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True)
+            res["engine"][key].append((time.perf_counter() - t) * 1000)
+    res["stand_in"] = creates(tmp, "sb-fake", FAKE_CLAUDE, stand_in_runs, None)
+    if os.path.exists(REAL_CLAUDE) and shutil.which("node"):
+        mock = subprocess.Popen(["node", MOCK_API], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True,
+                                env={"PATH": os.environ.get("PATH", "")})
+        try:
+            port = json.loads(mock.stdout.readline())["port"]
+            res["real"] = creates(tmp, "sb-real", REAL_CLAUDE, real_runs, port)
+        finally:
+            mock.terminate()
+            mock.wait()
+    return res
+
+
+def creates(tmp, name, claude, runs, port):
+    """`create` to `ready` of one teammate with `claude`, unconfined and sandboxed in turn
+    (`runs` each), in a private tmux server; with `port`, against the mock Messages API there."""
+    root = os.path.join(tmp, name)
+    home, cfg, work = (os.path.join(root, d) for d in ("home", "claude", "work"))
+    for d in (home, cfg, work):
+        os.makedirs(d, exist_ok=True)
+    key = "sk-ant-mock-000000000000000000000000"
+    with open(os.path.join(cfg, ".claude.json"), "w") as f:
+        json.dump({"hasCompletedOnboarding": True, "theme": "dark",
+                   "bypassPermissionsModeAccepted": True,
+                   "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+                   "projects": {work: {"hasTrustDialogAccepted": True}}}, f)
+    with open(os.path.join(cfg, "settings.json"), "w") as f:
+        json.dump({"skipDangerousModePermissionPrompt": True}, f)
+    env = dict(env_base(), HOME=home, CLAUDE_CONFIG_DIR=cfg, TMUX_TMPDIR=root,
+               TEAMCTL_DATA_DIR=os.path.join(root, "data"))
+    env.pop("TMUX", None)
+    if port is not None:
+        env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY=key,
+                   DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+                   ENABLE_TOOL_SEARCH="false")
+        if os.geteuid() == 0:
+            env["IS_SANDBOX"] = "1"
+    out = {"unconfined": [], "sandboxed": []}
+    for i in range(runs):
+        for kind in ("unconfined", "sandboxed"):
+            team = f"{kind[:2]}-{i}"
+            cmd = [BIN, "create", team, "--member", "w:Wait for messages.", "--cwd", work,
+                   "--claude-bin", claude, "--dangerously-skip-permissions", "--timeout", "60s"]
+            if kind == "sandboxed":
+                cmd.append("--sandbox")
+            t = time.perf_counter()
+            subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            out[kind].append((time.perf_counter() - t) * 1000)
+            subprocess.run([BIN, "delete", team, "--timeout", "20s"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["tmux", "kill-server"], env=env, stderr=subprocess.DEVNULL)
+    return out
+
+
+def write_sandbox(out, res):
+    """The section of a sandboxed teammate's start-up (sandbox_bench's numbers)."""
+    out("## A sandboxed teammate's start-up")
+    out("")
+    if res is None:
+        out("Not measured: bubblewrap (bwrap) does not make a sandbox on this machine.")
+        out("")
+        return
+    out("What `create --sandbox` adds to a teammate's start-up (docs/sandbox.md), unconfined and "
+        "sandboxed runs in turn. Bubblewrap alone: `bwrap` with a sandbox's namespaces (PID, IPC, "
+        "UTS) and mounts (the machine read-only, a new /dev and /proc, a private /tmp) running "
+        "`/bin/true`, against `/bin/true`. Then `teamctl create` of one teammate, from its start "
+        "to `ready` (the teammate took its brief: its process started and read its inbox), with "
+        "the stand-in teammate (tests/fixtures/fake-claude, a shell script polling every 0.2 s) "
+        "and with the real Claude Code 2.1.332, offline against tests/e2e/mock-api.js; each "
+        "create is followed by a `delete` outside the timing. The sandboxed create also checks "
+        "that bwrap runs (one more `bwrap … /bin/true`), writes the seccomp program once and "
+        "makes the transcripts' folder. Claude Code reads its inbox once a second, so its "
+        "creates differ by up to that from run to run: a difference below it is noise. Goal: "
+        "under 0.5 s added.")
+    out("")
+    out("| start-up | runs | unconfined p50 | sandboxed p50 | added (p50) |")
+    out("|---|---:|---:|---:|---:|")
+    e = res["engine"]
+    out(f"| bwrap /bin/true against /bin/true | {len(e['bwrap'])} | "
+        f"{statistics.median(e['direct']):.1f} ms | {statistics.median(e['bwrap']):.1f} ms | "
+        f"{statistics.median(e['bwrap']) - statistics.median(e['direct']):+.1f} ms |")
+    for label, key in (("create to ready, stand-in teammate", "stand_in"),
+                       ("create to ready, Claude Code 2.1.332", "real")):
+        r = res.get(key)
+        if not r:
+            continue
+        u, b = statistics.median(r["unconfined"]), statistics.median(r["sandboxed"])
+        out(f"| {label} | {len(r['sandboxed'])} | {u:.0f} ms | {b:.0f} ms | {b - u:+.0f} ms |")
+    out("")
 
 
 def write_bridge(out, bridge):

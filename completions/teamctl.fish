@@ -78,6 +78,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dry-run -d 'Print what would be created (team, each teammate\'s settings, worktree and brief) and write nothing'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l worktree -d 'A git worktree for every teammate, on its own branch teamctl/<team>/<member>, outside the checkout (in teamctl\'s data dir); the teammate runs there'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l sandbox -d 'Confine every teammate to a sandbox of its own (bubblewrap on Linux, sandbox-exec on macOS; docs/sandbox.md): the machine read-only but its work, its team and its transcripts, the secrets in the home directory hidden, no Unix socket'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
@@ -131,6 +132,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l sandbox -d 'Start the lead\'s tmux server in one sandbox (bubblewrap; docs/sandbox.md) that the lead and its teammates share: the repository writable but its .git config and hooks, the rest of the machine read-only, the secrets in the home directory hidden'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -21,14 +21,15 @@
 //!   protocol, sent log, transcripts' messages) and the machine around them (tmux, processes,
 //!   the `claude` binary, hooks);
 //! - [`store`]: the files themselves (lock, format, locked read-modify-write, ids, paths);
-//! - [`error`], [`time`], [`text`] (untrusted text) and [`units`] (numbers for people), which
-//!   every layer may use.
+//! - [`error`], [`time`], [`text`] (untrusted text), [`units`] (numbers for people) and
+//!   [`sandbox`] (a teammate's sandbox as data), which every layer may use.
 #![warn(missing_docs)]
 
 pub mod error;
 pub mod host;
 pub mod observe;
 pub mod ops;
+pub mod sandbox;
 pub mod store;
 pub mod team;
 pub mod text;

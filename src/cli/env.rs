@@ -11,6 +11,11 @@ pub(crate) const FROM: &str = "TEAMCTL_FROM";
 pub(crate) const LOCK_TIMEOUT: &str = "TEAMCTL_LOCK_TIMEOUT";
 /// The claude binary `create` starts teammates with.
 pub(crate) const CLAUDE_BIN: &str = "TEAMCTL_CLAUDE_BIN";
+/// The bubblewrap binary sandboxed teammates run in (else `bwrap` on `PATH`).
+pub(crate) const BWRAP_BIN: &str = "TEAMCTL_BWRAP_BIN";
+/// Set by `run --sandbox` for the `run` it starts again inside: the file of the sandbox's
+/// rules (never set it yourself).
+pub(crate) const RUN_SANDBOX: &str = "TEAMCTL_RUN_SANDBOX";
 /// Claude Code's own override of the teammate binary (read, never set).
 pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
 /// The `gh` binary `pr` runs (else `gh` on `PATH`).

@@ -20,6 +20,7 @@ pub(crate) mod otel;
 pub(crate) mod output;
 pub(crate) mod quick_exit;
 pub(crate) mod record;
+pub(crate) mod sandboxed;
 pub(crate) mod signals;
 pub(crate) mod term;
 pub(crate) mod tui;
@@ -84,6 +85,8 @@ const AFTER_HELP: &str = "Environment:
   CLAUDE_CODE_TEAMMATE_COMMAND  read (never set) when looking for claude: Claude Code's own
                         teammate-binary override
   TEAMCTL_GH_BIN        the gh binary `pr` opens a pull request with, else gh on PATH
+  TEAMCTL_BWRAP_BIN     the bubblewrap binary `create --sandbox` and `run --sandbox` confine
+                        with, else bwrap on PATH
   PATH, HOME            where claude is looked for; passed to the teammates' panes
   TMUX_TMPDIR, TMUX     which tmux server `create`, `run`, `delete`, `status` and `wait` talk to
   TEAMCTL_TELEGRAM_TOKEN, TEAMCTL_SLACK_TOKEN  the bot token of `bridge telegram`, `bridge

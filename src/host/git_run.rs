@@ -3,8 +3,9 @@
 //!
 //! - Every command gets settings on its command line, which no config file overrides ([`SET`]):
 //!   no hook, no fsmonitor, no signing or signature check, no automatic gc, no submodule
-//!   recursion, no rerere, no pager; and no transport at all (`GIT_ALLOW_PROTOCOL`,
-//!   `GIT_NO_LAZY_FETCH`: a promisor remote a teammate named is never fetched from). Diffs
+//!   recursion, no rerere, no pager; and no transport (`GIT_ALLOW_PROTOCOL`, but for the two
+//!   commands below; `GIT_NO_LAZY_FETCH`: a promisor remote a teammate named is never fetched
+//!   from). Diffs
 //!   also get `--no-ext-diff --no-textconv` ([`super::git`]).
 //! - In a worktree ([`At::worktree`]), git is told the worktree's admin folder, the
 //!   repository's common folder and the work tree itself (`GIT_DIR`, `GIT_COMMON_DIR`,
@@ -12,6 +13,19 @@
 //!   files, are found to say what `git worktree add` wrote: then a `.git` file, `commondir` or
 //!   `core.worktree` a teammate changed later chooses nothing, and a worktree that is not as
 //!   git made it is refused, naming why.
+//! - In a sandboxed teammate's own clone ([`At::clone`]), git is told the clone's `.git` as
+//!   both folders and the clone as the work tree, once the clone is found as teamctl made it
+//!   (`host::sandbox::clone`): its `.git` a folder of its own, not a link or a file, whose
+//!   `commondir` names itself, whose objects borrow the repository's, and whose config is a
+//!   file. Nothing else is read from where a teammate could point it.
+//! - Transport is allowed for two commands only, and only the `file` protocol: the clone
+//!   teamctl makes of the repository ([`At::clone_into`]) and the fetch of a teammate's branch
+//!   home from its clone ([`At::fetch_from_clone`]), which names the clone's `.git` to a strict
+//!   `git-upload-pack` (no `.git` below it is looked for). git gives that `upload-pack` none of
+//!   the settings above (a local transport drops `GIT_CONFIG_PARAMETERS`): it reads the clone's
+//!   config, which is teamctl's and read-only in the sandbox, and upload-pack runs no program
+//!   a repository's own config names (`uploadpack.packObjectsHook` is taken from the person's
+//!   config only).
 //! - A filter or merge driver (a program `.gitattributes` choose) runs only as the repository's
 //!   own config had it when the team started ([`drivers`], recorded by `create` and `run`).
 //!   Before each command that could run one, the config git would read there is listed, and a
@@ -47,6 +61,12 @@ pub const SET: [&str; 10] = [
     "log.showSignature=false",
     "rerere.enabled=false",
 ];
+
+/// `GIT_ALLOW_PROTOCOL` for every command: no transport (`none` is no protocol's name).
+const NO_PROTOCOL: &str = "none";
+
+/// `GIT_ALLOW_PROTOCOL` for the clone teamctl makes and the fetch from it: a local path only.
+const FILE: &str = "file";
 
 /// Variables of the caller's that would point git at another repository or index than the
 /// folder named.
@@ -106,6 +126,70 @@ impl At {
         })
     }
 
+    /// The sandboxed teammate's own clone at `path` of the repository at `repo`
+    /// (`host::sandbox::clone`), checked to be as teamctl made it (see the module docs): git is
+    /// given its `.git` as both the git folder and the common one, and the clone as the work
+    /// tree. Its drivers are checked against `recorded` before each command.
+    ///
+    /// # Errors
+    /// The clone's `.git` says otherwise, naming what and where; git failing.
+    pub fn clone(repo: &Path, path: &Path, recorded: Option<&Drivers>) -> Result<At> {
+        let common = common_dir(repo)?;
+        let git = clone_git_dir(&common, path)?;
+        Ok(At {
+            dir: path.to_path_buf(),
+            admin: Some((git.clone(), git)),
+            vet: Some(recorded.cloned()),
+        })
+    }
+
+    /// `git clone --shared --no-checkout` of the repository here into `into` (which must not
+    /// exist): the one command besides [`At::fetch_from_clone`] that may use a transport, the
+    /// `file` protocol (the repository's own `upload-pack`, in the person's repository).
+    ///
+    /// # Errors
+    /// git cannot be run.
+    pub fn clone_into(&self, into: &Path) -> Result<Output> {
+        let args = [
+            OsStr::new("clone"),
+            OsStr::new("--shared"),
+            OsStr::new("--no-checkout"),
+            OsStr::new("--quiet"),
+            OsStr::new("--"),
+            self.dir.as_os_str(),
+            into.as_os_str(),
+        ];
+        self.raw_with(&args, FILE)
+    }
+
+    /// `git fetch` here of `refspec` from the clone `from` (an [`At::clone`]), with the `file`
+    /// protocol allowed for this command alone: no tags, no `FETCH_HEAD`, no submodule, and
+    /// `git-upload-pack --strict` given the clone's `.git` itself. Runs no driver (refs and
+    /// objects only), so none is checked.
+    ///
+    /// # Errors
+    /// `from` is no clone; git cannot be run.
+    pub fn fetch_from_clone(&self, from: &At, refspec: &str) -> Result<Output> {
+        let Some((git, _)) = from.admin.as_ref().filter(|(g, c)| g == c) else {
+            bail!("{} is no clone of teamctl's", from.dir.display());
+        };
+        if refspec.starts_with('-') {
+            bail!("not a refspec: {refspec}");
+        }
+        let args = [
+            OsStr::new("fetch"),
+            OsStr::new("--quiet"),
+            OsStr::new("--no-tags"),
+            OsStr::new("--no-write-fetch-head"),
+            OsStr::new("--no-recurse-submodules"),
+            OsStr::new("--upload-pack=git-upload-pack --strict"),
+            OsStr::new("--"),
+            git.as_os_str(),
+            OsStr::new(refspec),
+        ];
+        self.raw_with(&args, FILE)
+    }
+
     /// The folder git runs in.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -133,6 +217,12 @@ impl At {
     }
 
     fn raw(&self, args: &[&OsStr]) -> Result<Output> {
+        self.raw_with(args, NO_PROTOCOL)
+    }
+
+    /// `git args` here, with `protocols` the only transports allowed ([`NO_PROTOCOL`] but for
+    /// [`At::clone_into`] and [`At::fetch_from_clone`]).
+    fn raw_with(&self, args: &[&OsStr], protocols: &str) -> Result<Output> {
         let mut cmd = Command::new("git");
         cmd.arg("--no-pager").arg("-C").arg(&self.dir);
         for s in SET {
@@ -142,8 +232,8 @@ impl At {
         for k in REDIRECTS {
             cmd.env_remove(k);
         }
-        // No transport: `none` is no protocol's name, and the list outranks the config.
-        cmd.env("GIT_ALLOW_PROTOCOL", "none")
+        // The list outranks the config; `none` is no protocol's name.
+        cmd.env("GIT_ALLOW_PROTOCOL", protocols)
             .env("GIT_NO_LAZY_FETCH", "1")
             .env("GIT_TERMINAL_PROMPT", "0");
         if let Some((admin, common)) = &self.admin {
@@ -350,6 +440,63 @@ fn admin_dir(common: &Path, tree: &Path) -> Result<PathBuf> {
         )));
     }
     Ok(admin)
+}
+
+/// The `.git` folder of the clone at `tree`, checked to be as teamctl made it: a folder of its
+/// own (not a link, not a `.git` file pointing elsewhere), its `commondir` naming itself (so
+/// git reads its config and no other), its config a file, and its objects borrowing those of
+/// the repository whose common folder is `common` (`objects/info/alternates`).
+fn clone_git_dir(common: &Path, tree: &Path) -> Result<PathBuf> {
+    let refuse = |why: anyhow::Error| {
+        anyhow!(
+            "{} is not a sandboxed teammate's clone of the repository {} as teamctl made it \
+             ({why:#}); teamctl runs no git in it (a teammate may have changed it: its settings \
+             would run as you). Look at it, and remove it (`rm -r {}`) once you kept what you need",
+            tree.display(),
+            common.display(),
+            tree.display()
+        )
+    };
+    let dot_git = tree.join(".git");
+    let meta = fs::symlink_metadata(&dot_git).map_err(|e| refuse(anyhow!("its .git: {e}")))?;
+    if !meta.file_type().is_dir() {
+        return Err(refuse(anyhow!("its .git is not a folder")));
+    }
+    let real_tree = fs::canonicalize(tree).map_err(|e| refuse(e.into()))?;
+    let git = fs::canonicalize(&dot_git).map_err(|e| refuse(e.into()))?;
+    if git != real_tree.join(".git") {
+        return Err(refuse(anyhow!("its .git resolves to {}", git.display())));
+    }
+    let own = pointer(&git.join("commondir"), "", &git).map_err(refuse)?;
+    if own != git {
+        return Err(refuse(anyhow!(
+            "{} names {}, not the clone's own .git",
+            git.join("commondir").display(),
+            own.display()
+        )));
+    }
+    let config = fs::symlink_metadata(git.join("config")).map_err(|e| refuse(e.into()))?;
+    if !config.file_type().is_file() {
+        return Err(refuse(anyhow!("its .git/config is not a file")));
+    }
+    let objects = fs::canonicalize(common.join("objects")).map_err(|e| refuse(e.into()))?;
+    let alternates = git.join("objects/info/alternates");
+    let mut text = String::new();
+    fs::File::open(&alternates)
+        .and_then(|f| f.take(POINTER_MAX).read_to_string(&mut text))
+        .map_err(|e| refuse(anyhow!("{}: {e}", alternates.display())))?;
+    let borrows = text
+        .lines()
+        .filter_map(|l| fs::canonicalize(git.join("objects").join(l.trim_end())).ok())
+        .any(|p| p == objects);
+    if !borrows {
+        return Err(refuse(anyhow!(
+            "{} does not name the repository's objects {}",
+            alternates.display(),
+            objects.display()
+        )));
+    }
+    Ok(git)
 }
 
 #[cfg(test)]

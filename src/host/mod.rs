@@ -4,8 +4,9 @@
 //! environment, shell quoting), commands run for events ([`hook`]), a command run so that
 //! nothing it starts outlives it ([`reap`]), the `git` command for teammates' worktrees
 //! ([`git`], run as [`git_run`] runs it), GitHub's `gh` for pull requests ([`gh`]), the one
-//! HTTP server teamctl runs ([`http_server`]: the webhook's answers, `serve`) and what no child
-//! process gets from teamctl's environment ([`child_env`]). It imports
+//! HTTP server teamctl runs ([`http_server`]: the webhook's answers, `serve`), what no child
+//! process gets from teamctl's environment ([`child_env`]) and the sandbox a teammate can be
+//! confined to ([`sandbox`]: bubblewrap, sandbox-exec, a clone of its own). It imports
 //! [`crate::store`] (for names), [`crate::error`] and [`crate::time`]; never the team, observe,
 //! ops or cli layers.
 
@@ -20,4 +21,5 @@ pub mod platform;
 pub mod proc;
 pub mod reap;
 pub mod resolve;
+pub mod sandbox;
 pub mod tmux;

@@ -381,6 +381,7 @@ mod tests {
             transcripts: Vec::new(),
             context: None,
             worktree: None,
+            sandbox: None,
         }
     }
 

@@ -20,11 +20,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::host::claude::{Permission, TeammateLaunch};
+use crate::host::sandbox::{self, seccomp};
 use crate::host::tmux::{self, Server};
 use crate::observe::keep::{Hand, Stuck};
 use crate::observe::reader::tmux_server;
 use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
+use crate::sandbox::Rules;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, SessionId, TeamName};
 use crate::team::actions::{self, Action};
@@ -331,6 +333,11 @@ impl Rescue<'_> {
             resume: session.as_ref(),
         }
         .command();
+        // A teammate create confined is confined again, by the rules it recorded.
+        let command = match own.and_then(|m| m.sandbox.as_ref()) {
+            Some(rules) => confined(rules, &command)?,
+            None => command,
+        };
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
         // Pane options need tmux 3.0: an older one starts the teammate unmarked.
         let _ = server.tag_member(&pane, name);
@@ -351,6 +358,14 @@ impl Rescue<'_> {
         let stem = Path::new(newest.path.path()).file_stem()?.to_str()?;
         SessionId::parse(stem).ok()
     }
+}
+
+/// `command` in the sandbox `rules` describe, its seccomp program written again if it is gone.
+fn confined(rules: &Rules, command: &str) -> Result<String> {
+    if let Some(dir) = rules.filter.as_deref().and_then(|f| Path::new(f).parent()) {
+        seccomp::install(dir)?;
+    }
+    sandbox::wrap(rules, command)
 }
 
 /// A colour of Claude Code's palette (a teammate's own word for it is checked, not passed on).

@@ -118,6 +118,9 @@ pub struct MemberLaunch {
     /// Its own git worktree, if it has one.
     #[serde(default)]
     pub worktree: Option<Worktree>,
+    /// The sandbox it runs in, if it is confined (what a restart confines it with again).
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::Rules>,
 }
 
 /// A teammate's own git worktree, as `create` made it.
@@ -137,6 +140,19 @@ pub struct Worktree {
     /// repository's own runs).
     #[serde(default)]
     pub drivers: Option<std::collections::BTreeMap<String, String>>,
+    /// Set when it is a sandboxed teammate's own clone rather than a worktree of `repo`: the
+    /// branch lives in the clone until teamctl fetches it home
+    /// (`host::sandbox::clone`).
+    #[serde(default)]
+    pub clone: Option<OwnClone>,
+}
+
+/// A sandboxed teammate's own clone of the repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnClone {
+    /// Whether teamctl made its branch for it (then the teammate's history is fetched home
+    /// even when rewritten; an existing branch only moves forward).
+    pub new_branch: bool,
 }
 
 /// Where the lead of a team `teamctl run` formed runs: the tmux server its pane teammates are
@@ -161,6 +177,10 @@ pub struct RunRecord {
     /// the same name is another (`None` in a record written before teamctl kept it).
     #[serde(default)]
     pub tmux_session_id: Option<String>,
+    /// The sandbox the lead's tmux server runs in (`run --sandbox`), which the lead and its
+    /// teammates share; `None`: unconfined.
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::Rules>,
 }
 
 /// A record of the Claude-led `team` under `layout`, whose lead (`lead_session_id`) `run`
@@ -183,6 +203,7 @@ pub fn run_record(
         tmux_socket: tmux_socket.to_string(),
         tmux_server_id: tmux_server_id.to_string(),
         tmux_session_id: None,
+        sandbox: None,
     }
 }
 

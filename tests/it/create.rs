@@ -187,9 +187,9 @@ fn json_progress_lines_then_the_result() {
     assert_eq!(
         r["members"],
         json!([
-            {"name":"carol","color":"blue","pane":null,"state":"provisioned"},
-            {"name":"alice","color":"green","pane":null,"state":"provisioned"},
-            {"name":"bob","color":"yellow","pane":null,"state":"provisioned"}
+            {"name":"carol","color":"blue","pane":null,"state":"provisioned","sandbox":null},
+            {"name":"alice","color":"green","pane":null,"state":"provisioned","sandbox":null},
+            {"name":"bob","color":"yellow","pane":null,"state":"provisioned","sandbox":null}
         ])
     );
     let bob = read_entries(&env.inbox("t1", "bob"));

@@ -440,3 +440,134 @@ fn a_teammates_submodule_runs_nothing_of_its_own_config() {
     }
     assert_eq!(ran(&env), "", "the submodule's filter ran");
 }
+
+/// A sandboxed team (`sandbox = true`, a clone each) whose alice committed, left a change, and
+/// chose planted programs by her `.gitattributes`; a branch `review` for `pr`. Returns the
+/// repository and alice's clone.
+fn sandboxed_team(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, "notes.md", "one\n");
+    git(&repo, &["branch", "review", "main"]);
+    let file = env.dir.path().join("t.toml");
+    fs::write(
+        &file,
+        "name = \"t\"\ncwd = \"repo\"\nworktree = true\nsandbox = true\n\
+         [[member]]\nname = \"alice\"\nbrief = \"b\"\n",
+    )
+    .unwrap();
+    env.cmd()
+        .args(["create", "--timeout", "20s", "--file"])
+        .arg(&file)
+        .env("TEAMCTL_CLAUDE_BIN", crate::common::fake_claude())
+        .assert()
+        .success();
+    let clones = env.data_dir().join("worktrees");
+    let clone = fs::read_dir(clones)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let clone = clone.join("alice");
+    assert!(clone.join(".git/commondir").is_file(), "not a clone");
+    commit(&clone, ".gitattributes", "* diff=evil merge=evil\n");
+    commit(&clone, "a.txt", "a\n");
+    fs::write(clone.join("notes.md"), "one\nmore\n").unwrap();
+    (repo, clone)
+}
+
+/// Appends `text` to the clone's `.git/config`, as a teammate would if its sandbox let it
+/// (it keeps the file read-only): no git is run in the clone to do it.
+fn plant(clone: &Path, text: &str) {
+    let config = clone.join(".git/config");
+    let mut all = fs::read_to_string(&config).unwrap();
+    all.push_str(text);
+    fs::write(config, all).unwrap();
+}
+
+/// A sandboxed teammate's own clone with every program setting planted in its `.git/config`
+/// and hooks in its `.git/hooks`: every verb, the fetch that brings its branch home first
+/// among them (upload-pack runs in the clone, under its config), runs none of them, and its
+/// work lands. A filter driver planted there is named and never run; a clone whose `.git` was
+/// replaced by a link to a git dir of the teammate's is refused, and `delete` keeps it.
+#[test]
+fn a_sandboxed_clone_brought_home_runs_nothing_it_planted() {
+    let Some((env, _server)) = crate::common::tmux_env() else {
+        return;
+    };
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let (repo, clone) = sandboxed_team(&env);
+    hooks_in(&env, &clone.join(".git/hooks"));
+    let planted_hooks = env.dir.path().join("planted-hooks");
+    hooks_in(&env, &planted_hooks);
+    let p = recorder(&env, "planted");
+    let p = p.display();
+    plant(
+        &clone,
+        &format!(
+            "[core]\n\thooksPath = {}\n\tfsmonitor = {p}\n\tpager = {p}\n\talternateRefsCommand = \
+             {p}\n\tsshCommand = {p}\n[uploadpack]\n\tpackObjectsHook = {p}\n[diff]\n\texternal = \
+             {p}\n[diff \"evil\"]\n\ttextconv = {p}\n\tcommand = {p}\n[gc]\n\tauto = 1\n\t\
+             autoDetach = false\n[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {p}\n",
+            planted_hooks.display()
+        ),
+    );
+    for (args, out) in every_verb(&env) {
+        assert!(out.status.success(), "{args}: {}", text(&out));
+    }
+    assert_eq!(ran(&env), "", "the clone's planted programs ran");
+    assert_eq!(
+        git(&repo, &["show", "i:a.txt"]),
+        "a",
+        "its work did not land"
+    );
+
+    // A filter driver in the clone's own config, chosen by its attributes: named, never run.
+    plant(
+        &clone,
+        &format!(
+            "[filter \"evil\"]\n\tclean = {p} clean\n\tsmudge = {p} smudge\n\tprocess = {p} \
+             process\n\trequired = true\n"
+        ),
+    );
+    fs::write(clone.join(".gitattributes"), "* filter=evil diff=evil\n").unwrap();
+    let v = parse(
+        &env.cmd()
+            .args(["--json", "--team", "t", "diff"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let error = v["members"][0]["error"].as_str().unwrap_or("");
+    assert!(error.contains("filter.evil.clean"), "{v}");
+    let out = env
+        .cmd()
+        .args(["--team", "t", "merge", "--into", "j"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("filter.evil.clean"), "{}", text(&out));
+    assert_eq!(ran(&env), "", "a planted driver ran");
+
+    // The clone's .git replaced by a link to a git dir of the teammate's.
+    let evil = evil_gitdir(&env, &repo);
+    fs::rename(clone.join(".git"), clone.join(".git-was")).unwrap();
+    std::os::unix::fs::symlink(&evil, clone.join(".git")).unwrap();
+    let out = env.cmd().args(["--team", "t", "diff"]).output().unwrap();
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("not a sandboxed teammate's clone"), "{said}");
+    let out = env
+        .cmd()
+        .args(["delete", "t", "--json", "--timeout", "10s"])
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert_eq!(v["worktrees"][0]["action"], "kept", "{v}");
+    assert!(clone.is_dir());
+    assert_eq!(ran(&env), "", "the teammate's settings ran");
+}

@@ -53,6 +53,7 @@ mod run;
 mod run_bridge;
 mod run_merge;
 mod run_resume;
+mod sandbox;
 mod secrets;
 mod security;
 mod send;

@@ -75,6 +75,7 @@ fn diff_json_agrees_with_git_numstat() {
                 "files",
                 "name",
                 "path",
+                "runs_code",
                 "text",
                 "tip",
                 "uncommitted",
@@ -775,4 +776,57 @@ fn an_interrupt_ends_a_running_check_and_moves_nothing() {
     );
     assert_eq!(git(&repo, &["branch", "--list", "i"]), "");
     assert_eq!(checkout_state(&repo, "refs/heads/none"), before);
+}
+
+#[test]
+fn files_that_run_code_for_the_person_are_named() {
+    let env = TestEnv::new();
+    let (_, trees) = team(&env, &["hooky"]);
+    let tree = &trees[0].1;
+    for dir in [".claude", ".github/workflows", ".husky"] {
+        fs::create_dir_all(tree.join(dir)).unwrap();
+    }
+    commit(tree, ".claude/settings.json", "{\"hooks\":{}}\n");
+    commit(tree, ".github/workflows/ci.yml", "on: push\n");
+    commit(tree, "a.txt", "a\n");
+    fs::write(tree.join(".mcp.json"), "{}").unwrap();
+    let v = parse(
+        &env.cmd()
+            .args(["--json", "--team", "t", "diff"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert_eq!(
+        v["members"][0]["runs_code"],
+        json!([
+            ".claude/settings.json",
+            ".github/workflows/ci.yml",
+            ".mcp.json"
+        ])
+    );
+    env.cmd()
+        .args(["--team", "t", "diff"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "  runs code for you once it lands: .claude/settings.json, \
+             .github/workflows/ci.yml, .mcp.json",
+        ));
+    let out = env
+        .cmd()
+        .args(["--json", "--team", "t", "merge", "--into", "integration"])
+        .assert()
+        .success();
+    let m = parse(&out.get_output().stdout);
+    assert_eq!(
+        m["members"][0]["runs_code"],
+        json!([".claude/settings.json", ".github/workflows/ci.yml"])
+    );
+    let warned = m["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .is_some_and(|w| w.starts_with("hooky's work changes files that run code for you"))
+    });
+    assert!(warned, "{m}");
 }

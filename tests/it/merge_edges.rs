@@ -2,13 +2,16 @@
 //! checked out while the queue ran, a check that starts processes meant to outlive it, and a
 //! check that prints one enormous line.
 
+#[cfg(target_os = "linux")]
 use std::fs;
 use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{TestEnv, commit, git, json as parse, wait_until, worktree_team};
+#[cfg(target_os = "linux")]
+use crate::common::wait_until;
+use crate::common::{TestEnv, commit, git, json as parse, worktree_team};
 
 /// `@` (HEAD's branch) and `refs/heads/main` (a branch of that name under refs/heads) are
 /// what git would make of them, not the branch meant: refused (exit 2) by `merge` and by `wait
@@ -62,6 +65,7 @@ fn a_branch_checked_out_while_the_queue_ran_is_not_moved() {
 }
 
 /// Whether process `pid` runs (a zombie waiting for its reaper does not).
+#[cfg(target_os = "linux")]
 fn runs(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
@@ -71,6 +75,7 @@ fn runs(pid: u32) -> bool {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn pid_in(path: &std::path::Path) -> u32 {
     assert!(
         wait_until(Duration::from_secs(10), || fs::read_to_string(path)

@@ -188,6 +188,43 @@ fn real_claude_code_team_made_by_teamctl_create() {
     );
 }
 
+/// A real 2.1.332 teammate in a sandbox (`create --sandbox --worktree`, bubblewrap): it
+/// answers a message, writes and commits in its own clone, a command that writes into the
+/// checkout fails with a read-only file system and it goes on; `diff` sees its commit. Then a
+/// real lead under `run --sandbox` spawns its pane teammate inside its sandbox and the run ends
+/// done. Driver: `tests/e2e/sandbox-e2e.js`.
+#[test]
+fn real_claude_code_in_a_sandbox() {
+    let Some(e2e) = e2e_dir() else { return };
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "sandbox-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(summary["sandbox"]["engine"], "bwrap");
+    assert!(
+        summary["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("Read-only file system")),
+        "{summary}"
+    );
+    let run = driver(
+        &e2e,
+        "sandbox-e2e.js",
+        &[
+            "--teamctl".as_ref(),
+            bin.as_os_str(),
+            "--scenario".as_ref(),
+            "run".as_ref(),
+        ],
+    );
+    assert_eq!(run["members"], serde_json::json!(["team-lead", "worker"]));
+}
+
 /// `ask` and `wait` with a real 2.1.332 teammate in a team `teamctl create` made: `wait --idle`
 /// after its turn, `ask` prints its answer, a turn without SendMessage is `ask` exit 5, a task
 /// given with `tasks add --owner` and completed by the teammate ends `wait --tasks-done`; then

@@ -16,7 +16,7 @@ use crate::common::{TestEnv, fake_claude, json as parse, member, tmux_env, wait_
 use crate::run::{STUB_LEAD, lead_in_tmux, run_cmd};
 
 /// Each secret teamctl reads, with a value that cannot occur by chance.
-const SECRETS: [(&str, &str); 4] = [
+pub(crate) const SECRETS: [(&str, &str); 4] = [
     ("TEAMCTL_TELEGRAM_TOKEN", "123456:telegram-secret-canary"),
     ("TEAMCTL_SLACK_TOKEN", "xoxb-slack-secret-canary"),
     ("TEAMCTL_WEBHOOK_SECRET", "webhook-secret-canary-0123456789"),

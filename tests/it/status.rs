@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, member, run_json};
 
-const MEMBER_KEYS: [&str; 26] = [
+const MEMBER_KEYS: [&str; 27] = [
     "activity",
     "agent_id",
     "agent_type",
@@ -25,6 +25,7 @@ const MEMBER_KEYS: [&str; 26] = [
     "name",
     "pending",
     "process_alive",
+    "sandbox",
     "session_status",
     "state",
     "tasks_in_progress",

@@ -367,3 +367,64 @@ fn a_dry_run_shows_each_runtime_as_written() {
         serde_json::json!({"effort": "high", "env": {"TEAMMATE_LOG": "debug"}})
     );
 }
+
+/// With `sandbox = true` (and a clone each), the env still reaches each teammate inside its
+/// sandbox, exactly (bubblewrap hands the pane's environment on), and the value is on no
+/// command line (bwrap's neither) and in no file; a key the sandbox sets or removes itself is
+/// exit 2, since its value would not reach the teammate.
+#[test]
+fn the_env_reaches_a_sandboxed_teammate_too() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let file = team_file(&env);
+    let repo = env.dir.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    crate::common::git(&repo, &["init", "-q", "-b", "main"]);
+    crate::common::commit(&repo, "README", "hello\n");
+    let sandboxed = format!("sandbox = true\nworktree = true\ncwd = \"repo\"\n{TEAM}");
+    fs::write(&file, &sandboxed).unwrap();
+    let (path, tmux_log) = tmux_recorder(&env);
+    let create = |env: &TestEnv| {
+        let mut cmd = env.cmd();
+        cmd.args(["create", "--timeout", "20s", "--file"])
+            .arg(&file)
+            .env("TEAMCTL_CLAUDE_BIN", crate::common::sandbox_try())
+            .env("RT_TOKEN", secret())
+            .env("PATH", &path);
+        cmd.assert()
+    };
+    create(&env).success();
+    let clones = fs::read_dir(env.data_dir().join("worktrees"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let report = |name: &str| crate::common::sandbox_report(&clones.join(name));
+    let alice = report("alice");
+    assert_eq!(alice["env_TEAMMATE_TOKEN"], cksum(&secret()), "{alice:?}");
+    assert_eq!(alice["env_TEAMMATE_LOG"], cksum("debug"), "{alice:?}");
+    let bob = report("bob");
+    assert_eq!(bob["env_TEAMMATE_LOG"], cksum("debug"), "{bob:?}");
+    assert!(!bob.contains_key("env_TEAMMATE_TOKEN"), "{bob:?}");
+    let panes = env
+        .command("tmux")
+        .args(["list-panes", "-a", "-F", "#{pane_start_command}"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&panes.stdout).contains("bwrap"));
+    the_secret_is_nowhere(&env, &tmux_log);
+
+    let refused = sandboxed
+        .replace("name = \"rt\"", "name = \"rt2\"")
+        .replace("TEAMMATE_LOG = \"debug\"", "DOCKER_HOST = \"tcp://h:2375\"");
+    fs::write(&file, refused).unwrap();
+    create(&env).code(2).stderr(predicate::str::contains(
+        "error: member 'alice': env DOCKER_HOST: its sandbox sets or removes DOCKER_HOST itself",
+    ));
+    assert!(!env.root.join("teams/rt2").exists(), "a team was written");
+}

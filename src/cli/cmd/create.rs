@@ -72,8 +72,19 @@ use crate::cli::term::{self, escape_line as esc};
 /// done and writes nothing; with --json `{"schema_version":1,"dry_run":true,"team","config",
 /// "description","cwd","policy","launch","members":[{"name","color","model","agent_type",
 /// "permission_mode","skip_permissions","cwd","worktree":{"path","branch","new_branch","base"},
-/// "runtime":{"mcp_config","strict_mcp_config","settings","effort","env"},"brief"}]}` (runtime
-/// with only the keys set, env as written).
+/// "runtime":{"mcp_config","strict_mcp_config","settings","effort","env"},
+/// "sandbox":{"network","write","hide"},"brief"}]}` (runtime with only the keys set, env as
+/// written).
+///
+/// --sandbox (or `sandbox = true` in the file) confines each teammate to a sandbox of its own
+/// (bubblewrap on Linux, TEAMCTL_BWRAP_BIN; sandbox-exec on macOS; docs/sandbox.md): the
+/// machine read-only but its working folder, its team's folder, its task folder and its
+/// transcripts; a private /tmp and a private copy of .claude.json; ~/.ssh, ~/.gnupg, ~/.aws,
+/// ~/.config/gh, ~/.netrc, ~/.docker and ~/.kube hidden; no Unix socket (the tmux server, the
+/// SSH agent, Docker); its own process namespace. With a worktree, a sandboxed teammate gets a
+/// clone of its own (the repository's objects borrowed read-only) whose branch diff, merge and
+/// delete fetch home. A missing engine, or one the system blocks, is exit 2 naming the cause
+/// and the fix, before anything is written.
 ///
 /// In a team teamctl leads, your identity defaults to team-lead: `teamctl inbox` shows the
 /// teammates' reports and `teamctl send` speaks as their lead.
@@ -82,11 +93,13 @@ use crate::cli::term::{self, escape_line as esc};
 /// teammate are exported (docs/observability.md, "OpenTelemetry").
 ///
 /// Prints `created team <team> (<state>)`, the config path, the binary, the tmux session and a
-/// table of teammates (name, colour, pane, state). With --json, JSON Lines on stdout: one line
-/// per step `{"schema_version":1,"type":"progress","state","message"}`, then the result
-/// `{"schema_version":1,"type":"result","team","state","reason","lead","lead_session_id",
-/// "config","members":[{"name","color","pane","state"}],"claude":{"path","found_by","version"},
-/// "tmux_session"}`. A progress state is validating, provisioning, launching, waiting or failed;
+/// table of teammates (name, colour, pane, state), then each sandboxed teammate's sandbox. With
+/// --json, JSON Lines on stdout: one line per step `{"schema_version":1,"type":"progress",
+/// "state","message"}`, then the result `{"schema_version":1,"type":"result","team","state",
+/// "reason","lead","lead_session_id","config","members":[{"name","color","pane","state",
+/// "sandbox":{"engine","writable","hidden","network"}}],"claude":{"path","found_by","version"},
+/// "tmux_session"}` (sandbox null for a teammate that runs unconfined). A progress state is
+/// validating, provisioning, launching, waiting or failed;
 /// the result's is ready, provisioned (--launch none) or failed (with reason; exit 1). A member's
 /// state is provisioned, starting, ready, exited or not_started. claude and tmux_session are null
 /// with --launch none. An error before the result (validation, "already exists", a concurrent
@@ -98,7 +111,8 @@ use crate::cli::term::{self, escape_line as esc};
   teamctl create nightly --member-file briefs.txt --timeout 5m --json | tail -1 | jq .state
   teamctl create demo --member worker --brief-file worker:brief.md --launch none
   teamctl create --file review.toml --dry-run
-  teamctl create --file review.toml --model haiku --dangerously-skip-permissions")]
+  teamctl create --file review.toml --model haiku --dangerously-skip-permissions
+  teamctl create fix-7 --member alice:\"Fix issue 7\" --worktree --sandbox --dangerously-skip-permissions")]
 pub(crate) struct CreateArgs {
     /// Team name: lowercase letters, digits and '-'; {n} (the lowest free number) and {date}
     /// (YYYYMMDD) make one per run [default with --file: its name, or --team]
@@ -120,6 +134,12 @@ pub(crate) struct CreateArgs {
     /// the checkout (in teamctl's data dir); the teammate runs there
     #[arg(long)]
     worktree: bool,
+
+    /// Confine every teammate to a sandbox of its own (bubblewrap on Linux, sandbox-exec on
+    /// macOS; docs/sandbox.md): the machine read-only but its work, its team and its
+    /// transcripts, the secrets in the home directory hidden, no Unix socket
+    #[arg(long)]
+    sandbox: bool,
 
     /// Once the teammates are ready, answer what they asked while starting by this policy file
     /// (docs/policy.md; a team file's `policy`); give `wait --policy` the same file afterwards
@@ -347,7 +367,20 @@ fn print(ctx: &Ctx, spec: &Spec, o: &Outcome) -> Result<()> {
             state.as_str().unwrap_or("").to_string(),
         ]);
     }
-    ctx.out.table(rows)
+    ctx.out.table(rows)?;
+    for m in &o.members {
+        if let Some(s) = &m.sandbox {
+            ctx.out.line(&format!(
+                "sandbox of {}: {}, network {}; writable: {}; hidden: {}",
+                m.name,
+                s.engine,
+                s.network.as_str(),
+                esc(&s.writable.join(", ")),
+                esc(&s.hidden.join(", "))
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 fn spec(ctx: &Ctx, args: &CreateArgs, file: Option<&Loaded>) -> Result<Spec> {
@@ -360,6 +393,7 @@ fn spec(ctx: &Ctx, args: &CreateArgs, file: Option<&Loaded>) -> Result<Spec> {
         agent_type: args.agent_type.clone(),
         permission: args.permission.given(),
         worktree: args.worktree,
+        sandbox: args.sandbox,
     };
     members.iter_mut().for_each(|m| overrides.apply(m));
     create::validate_members(&members)?;
@@ -456,6 +490,9 @@ fn launch_env(ctx: &Ctx, args: &CreateArgs, vars: Vars) -> Result<LaunchEnv> {
             settle: Duration::from_millis(500),
             now: std::time::SystemTime::now(),
         }),
+        sandbox_bin: std::env::var_os(env::BWRAP_BIN)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
     })
 }
 
@@ -483,7 +520,15 @@ struct DryMember<'a> {
     cwd: String,
     worktree: Option<DryTree<'a>>,
     runtime: &'a Runtime,
+    sandbox: Option<DrySandbox>,
     brief: &'a str,
+}
+
+#[derive(Serialize)]
+struct DrySandbox {
+    network: &'static str,
+    write: Vec<String>,
+    hide: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -526,6 +571,11 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
                     base: &p.tree.base,
                 }),
                 runtime: &m.runtime,
+                sandbox: m.sandbox.as_ref().map(|w| DrySandbox {
+                    network: w.network.as_str(),
+                    write: w.write.iter().map(|p| p.display().to_string()).collect(),
+                    hide: w.hide.iter().map(|p| p.display().to_string()).collect(),
+                }),
                 brief: &m.brief,
             }
         })
@@ -562,6 +612,7 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
             "AGENT TYPE",
             "PERMISSION",
             "WORKTREE",
+            "SANDBOX",
             "BRIEF",
         ]
         .map(String::from)
@@ -585,6 +636,9 @@ fn dry_run(ctx: &Ctx, spec: &Spec, policy: Option<&std::path::Path>) -> Result<(
             esc(m.agent_type.unwrap_or("-")).into_owned(),
             esc(&permission).into_owned(),
             esc(&tree).into_owned(),
+            m.sandbox
+                .as_ref()
+                .map_or("-".into(), |s| format!("network {}", s.network)),
             esc(&teamctl::team::model::first_line(m.brief, 60)).into_owned(),
         ]);
     }

@@ -21,11 +21,17 @@ use crate::cli::term::{escape_block, escape_line as esc};
 /// --stat adds git's diffstat, --patch the patch itself (no colour, no external diff tools;
 /// control characters shown as visible escapes).
 ///
+/// Files that run code for you once the work lands are named apart, however small the change
+/// (Claude Code's .claude/ and .mcp.json, .github/workflows/, git hook managers' .husky/,
+/// .githooks/, lefthook.yml, .pre-commit-config.yaml, …, .envrc, .vscode/tasks.json): read
+/// them before you merge. A sandboxed teammate's branch lives in its own clone and is fetched
+/// home into the repository first (docs/sandbox.md).
+///
 /// With --json: {"schema_version":1,"team","members":[{"name","branch","base","tip","path",
-/// "commits","files":[{"path","added","deleted"}],"untracked","uncommitted","text","error"}]};
-/// added and deleted are null for a binary file; text is the diffstat or the patch when asked
-/// for, else null; path is null when the worktree's folder is gone; error says what could not
-/// be read.
+/// "commits","files":[{"path","added","deleted"}],"untracked","runs_code","uncommitted","text",
+/// "error"}]}; added and deleted are null for a binary file; runs_code lists those of files and
+/// untracked that run code for you; text is the diffstat or the patch when asked for, else
+/// null; path is null when the worktree's folder is gone; error says what could not be read.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   teamctl diff                            # every worktree teammate: commits, files, +/-
@@ -109,6 +115,12 @@ fn human(d: &MemberDiff) -> String {
     }
     for u in &d.untracked {
         out.push(format!("  untracked: {}", esc(u)));
+    }
+    if !d.runs_code.is_empty() {
+        out.push(format!(
+            "  runs code for you once it lands: {}",
+            esc(&d.runs_code.join(", "))
+        ));
     }
     out.join("\n")
 }

@@ -52,8 +52,11 @@ use crate::cli::merging::{self, Plan, StrategyArg};
 ///
 /// With --json: {"schema_version":1,"team","into","base","before","after","dry_run",
 /// "strategy","check","checks_run","members":[{"name","branch","commit","status","merged_as",
-/// "conflicts","check":{"passed","exit_code","timed_out","output"},"uncommitted"}],"warnings"}; status is
-/// merged, up_to_date, conflict, check_failed or missing; before is null when BRANCH was made;
+/// "conflicts","check":{"passed","exit_code","timed_out","output"},"uncommitted","runs_code"}],
+/// "warnings"}; status is merged, up_to_date, conflict, check_failed or missing; runs_code
+/// lists the files a member's branch changes that run code for you once it lands (Claude
+/// Code's .claude/ and .mcp.json, CI workflows, git hook managers: a warning names them for
+/// each member merged); before is null when BRANCH was made;
 /// check is the failed run that set the member aside, else null (exit_code null when a
 /// signal or its time limit ended it). The document is printed with
 /// exit 10 too.

@@ -35,6 +35,7 @@ use crate::cli::merging::{self, MergeIntoArgs};
 use crate::cli::otel::{self, OtelArgs};
 use crate::cli::output::warn;
 use crate::cli::record::{RecordJson, summary_line};
+use crate::cli::sandboxed;
 use crate::cli::{env, signals};
 
 /// Run a team led by Claude itself, headless, until its work is done
@@ -123,6 +124,16 @@ use crate::cli::{env, signals};
 /// onto" section). The worktrees and their branches are left as Claude Code leaves them (`git
 /// worktree remove`, `git branch -D`). A --cwd outside a git repository, or a BRANCH that is not
 /// a branch name or is checked out, is exit 2 before the lead starts.
+///
+/// --sandbox starts the lead's tmux server in one sandbox (bubblewrap, TEAMCTL_BWRAP_BIN;
+/// tmux 3.2 or later; docs/sandbox.md) that the lead and every pane teammate it starts share:
+/// the repository of --cwd writable but its .git config, hooks and submodules' repositories;
+/// the config dir's teams/, tasks/ and projects/ writable, with a private copy of .claude.json;
+/// the rest of the machine read-only, a private /tmp, the secrets in the home directory and the
+/// known places of control sockets (XDG_RUNTIME_DIR, the SSH agent's, Docker's, D-Bus's)
+/// hidden. The run itself is started again with that server as its tmux server; the record
+/// and report show each member's sandbox. A missing engine, or one the system blocks, is exit
+/// 2 naming the cause and the fix.
 ///
 /// With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT), the run's trace (its steps,
 /// a span per teammate, the messages and task changes) and metrics (each member's tokens and
@@ -243,6 +254,12 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     keep: bool,
 
+    /// Start the lead's tmux server in one sandbox (bubblewrap; docs/sandbox.md) that the lead
+    /// and its teammates share: the repository writable but its .git config and hooks, the rest
+    /// of the machine read-only, the secrets in the home directory hidden
+    #[arg(long)]
+    sandbox: bool,
+
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
     claude_bin: Option<PathBuf>,
@@ -348,9 +365,15 @@ struct ExportedJson {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
-    otel::start("run", args.otel.otel_content);
     run::check_name(&args.name)?;
     let spec = spec(&args)?;
+    if args.sandbox && std::env::var_os(env::RUN_SANDBOX).is_none() {
+        // The run started again inside reports and exports; this one only holds the sandbox.
+        let claude = claude_env(args.claude_bin.clone());
+        let found = teamctl::host::resolve::find(&claude.resolve).ok();
+        return sandboxed::run(ctx, &spec, found.as_ref().map(|f| f.path.as_path()));
+    }
+    otel::start("run", args.otel.otel_content);
     let base = merging::run_base(&args.merge, &spec.cwd)?;
     let mut env = run_env(ctx, &args)?;
     env.desk = bridging::desk(ctx, args.bridge, &args.chat)?;
@@ -746,5 +769,6 @@ fn run_env(ctx: &Ctx, args: &RunArgs) -> Result<RunEnv> {
         records: ctx.records.clone(),
         clock: chrono::Utc::now,
         desk: None,
+        sandbox: sandboxed::rules_given()?,
     })
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::observe::spend::{ContextUse, CostSource, TeamSpend};
 use crate::observe::worktree::WorktreeStatus;
+use crate::sandbox::Shown;
 use crate::team::protocol::Request;
 use crate::team::transcript::{Activity, Tokens};
 
@@ -167,6 +168,9 @@ pub struct MemberStatus {
     pub context: Option<ContextUse>,
     /// Its own git worktree, when `create` gave it one (`null` otherwise).
     pub worktree: Option<WorktreeStatus>,
+    /// The sandbox it runs in, when `create` confined it (`null` otherwise):
+    /// `{"engine","writable","hidden","network"}` (docs/sandbox.md).
+    pub sandbox: Option<Shown>,
 }
 
 /// The team's totals from the transcripts (`status --json` `totals`).

@@ -9,6 +9,7 @@ use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
 use crate::observe::spend::MemberSpend;
 use crate::observe::worktree::WorktreeStatus;
+use crate::sandbox::Shown;
 use crate::store::paths::RESERVED;
 use crate::team::config::{Member, Team};
 use crate::team::tasks::Board;
@@ -87,6 +88,7 @@ pub(crate) fn team_status(team: &Team, j: &Judging, cache: &mut Cache) -> Result
         now,
         idle: chrono::Duration::from_std(idle_after).unwrap_or(chrono::Duration::MAX),
         trees: crate::observe::worktree::of_team(team),
+        sandboxes: sandboxes(team),
     };
     // Inboxes of names no member has: a former member's (it left config.json at its shutdown)
     // is a terminated row; one of a name that never wrote to the team and holds unread entries
@@ -167,6 +169,32 @@ struct TeamFacts<'a> {
     now: DateTime<Utc>,
     idle: chrono::Duration,
     trees: std::collections::HashMap<String, WorktreeStatus>,
+    sandboxes: std::collections::HashMap<String, Shown>,
+}
+
+/// The sandboxes of `team`'s members, by name, as teamctl's records of the team have them
+/// (none for a team teamctl neither leads nor ran).
+fn sandboxes(team: &Team) -> std::collections::HashMap<String, Shown> {
+    // A team a sandboxed run's lead formed: every member shares the lead's sandbox.
+    if let (Some(rules), Some(cfg)) = (
+        team.run.as_ref().and_then(|r| r.sandbox.as_ref()),
+        &team.config,
+    ) {
+        let shown = rules.shown();
+        return cfg
+            .members
+            .iter()
+            .map(|m| (m.name.clone(), shown.clone()))
+            .collect();
+    }
+    let Some(launch) = team.lead.as_ref().and_then(|r| r.launch.as_ref()) else {
+        return Default::default();
+    };
+    launch
+        .members
+        .iter()
+        .filter_map(|m| Some((m.name.clone(), m.sandbox.as_ref()?.shown())))
+        .collect()
 }
 
 /// One member's row: `m` is its `config.json` entry (`None`: it has only an inbox), `seen` its
@@ -261,6 +289,7 @@ fn member_status(
             .unwrap_or_default(),
         context: spend.and_then(MemberSpend::context),
         worktree: t.trees.get(&name).cloned(),
+        sandbox: t.sandboxes.get(&name).cloned(),
         name,
     }
 }

@@ -24,6 +24,7 @@ use super::runtime::{self, McpConfig};
 use super::spec::{Branch, MemberSpec};
 use crate::error::usage;
 use crate::host::claude::Permission;
+use crate::sandbox::{Network, Wish};
 use crate::store::named::{NAMED_FILE_LIMIT, inside, read_named_text};
 use crate::store::paths::{MemberName, TeamName};
 
@@ -60,6 +61,14 @@ pub struct TeamFile {
     pub policy: Option<String>,
     /// A worktree for every teammate that does not say otherwise.
     pub worktree: Option<bool>,
+    /// A sandbox for every teammate that does not say otherwise (docs/sandbox.md).
+    pub sandbox: Option<bool>,
+    /// Paths every sandbox hides too (relative to the file, absolute, or `~/…`).
+    pub sandbox_hide: Option<Vec<String>>,
+    /// Paths every sandbox may write too (relative to the file, absolute, or `~/…`).
+    pub sandbox_write: Option<Vec<String>>,
+    /// The sandboxes' network: `on` (the default), `off` (`api` is not built).
+    pub sandbox_network: Option<Spanned<String>>,
     /// The teammates, in order.
     #[serde(default, rename = "member")]
     pub members: Vec<FileMember>,
@@ -95,6 +104,14 @@ pub struct FileMember {
     /// Its own git worktree: `true` (branch `teamctl/<team>/<member>`), `false`, or a branch
     /// name.
     pub worktree: Option<WorktreeValue>,
+    /// Its own sandbox (docs/sandbox.md): `true` or `false`.
+    pub sandbox: Option<bool>,
+    /// More paths its sandbox hides.
+    pub sandbox_hide: Option<Vec<String>>,
+    /// More paths its sandbox may write.
+    pub sandbox_write: Option<Vec<String>>,
+    /// Its sandbox's network: `on`, `off`.
+    pub sandbox_network: Option<Spanned<String>>,
 }
 
 /// `worktree = true | false | "branch"`.
@@ -152,6 +169,8 @@ pub struct Overrides {
     pub permission: Option<Permission>,
     /// `--worktree`: a worktree for every teammate (a branch a teammate names is kept).
     pub worktree: bool,
+    /// `--sandbox`: a sandbox for every teammate (one a teammate describes is kept).
+    pub sandbox: bool,
 }
 
 impl Overrides {
@@ -168,6 +187,9 @@ impl Overrides {
         }
         if self.worktree && m.worktree.is_none() {
             m.worktree = Some(Branch::Default);
+        }
+        if self.sandbox && m.sandbox.is_none() {
+            m.sandbox = Some(Wish::default());
         }
     }
 }
@@ -291,10 +313,60 @@ impl Loaded {
                 permission: Permission::from_flags(mode.map(String::as_str), false),
                 runtime: runtime::of(self, f, m)?,
                 worktree,
+                sandbox: self.sandbox_of(m, &name)?,
                 ..MemberSpec::new(name, brief)
             });
         }
         Ok(out)
+    }
+}
+
+impl Loaded {
+    /// `m`'s sandbox: its own `sandbox` key, else the file's; the file's paths, then its own.
+    fn sandbox_of(&self, m: &FileMember, name: &MemberName) -> Result<Option<Wish>> {
+        let f = &self.file;
+        if !m.sandbox.or(f.sandbox).unwrap_or(false) {
+            if m.sandbox_hide.is_some() || m.sandbox_write.is_some() || m.sandbox_network.is_some()
+            {
+                return Err(self.error_at(
+                    m.name.span(),
+                    &format!(
+                        "member '{name}' has sandbox_* keys but no sandbox: add sandbox = true"
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        let network = match m.sandbox_network.as_ref().or(f.sandbox_network.as_ref()) {
+            None => Network::On,
+            Some(n) => match Network::parse(n.get_ref()) {
+                Ok(Network::Api) => {
+                    return Err(self.error_at(
+                        n.span(),
+                        "sandbox_network = \"api\" (a network of its own with only a proxy to \
+                         the API) is not built yet: use \"on\" or \"off\" (docs/sandbox.md \
+                         says what it needs)",
+                    ));
+                }
+                Ok(net) => net,
+                Err(e) => return Err(self.error_at(n.span(), &format!("{e:#}"))),
+            },
+        };
+        let paths = |all: &Option<Vec<String>>, own: &Option<Vec<String>>| -> Vec<PathBuf> {
+            all.iter()
+                .chain(own.iter())
+                .flatten()
+                .map(|p| match p.strip_prefix("~") {
+                    Some(rest) if rest.is_empty() || rest.starts_with('/') => PathBuf::from(p),
+                    _ => self.dir().join(p),
+                })
+                .collect()
+        };
+        Ok(Some(Wish {
+            hide: paths(&f.sandbox_hide, &m.sandbox_hide),
+            write: paths(&f.sandbox_write, &m.sandbox_write),
+            network,
+        }))
     }
 }
 
@@ -421,7 +493,8 @@ worktree = "bob-work"
             err("name = \"x\"\n[[member]]\nname = \"a\"\nbrief = \"b\"\nmodle = \"m\"\n"),
             "F:5:1: unknown field `modle`, expected one of `name`, `brief`, `brief_file`, \
              `model`, `agent_type`, `permission_mode`, `mcp_config`, `strict_mcp_config`, \
-             `settings`, `effort`, `env`, `worktree`"
+             `settings`, `effort`, `env`, `worktree`, `sandbox`, `sandbox_hide`, `sandbox_write`, \
+             `sandbox_network`"
         );
         assert_eq!(
             err("[[member]]\nname = \"a\"\nbrief = \"b\"\nworktree = 3\n"),
@@ -438,6 +511,48 @@ worktree = "bob-work"
         assert!(err("name = [").starts_with("F:1:"));
         assert!(
             err("cwd = 1\n").starts_with("F:1:7: invalid type: integer `1`, expected a string")
+        );
+    }
+
+    #[test]
+    fn sandbox_keys() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = write(
+            tmp.path(),
+            "t.toml",
+            r#"sandbox = true
+sandbox_hide = ["~/.config/op"]
+sandbox_network = "off"
+[[member]]
+name = "alice"
+brief = "b"
+sandbox_write = ["cache", "/srv/out"]
+[[member]]
+name = "bob"
+brief = "b"
+sandbox = false
+"#,
+        );
+        let l = load(&p).unwrap();
+        let a = l.members[0].sandbox.as_ref().unwrap();
+        assert_eq!(a.hide, [PathBuf::from("~/.config/op")]);
+        assert_eq!(
+            a.write,
+            [tmp.path().join("cache"), PathBuf::from("/srv/out")]
+        );
+        assert_eq!(a.network, Network::Off);
+        assert!(l.members[1].sandbox.is_none());
+        assert_eq!(
+            err("[[member]]\nname = \"a\"\nbrief = \"b\"\nsandbox_hide = [\"x\"]\n"),
+            "F:2:8: member 'a' has sandbox_* keys but no sandbox: add sandbox = true"
+        );
+        assert!(
+            err("sandbox = true\nsandbox_network = \"api\"\n[[member]]\nname = \"a\"\nbrief = \"b\"\n")
+                .starts_with("F:2:19: sandbox_network = \"api\" (a network of its own")
+        );
+        assert!(
+            err("sandbox = true\nsandbox_network = \"lan\"\n[[member]]\nname = \"a\"\nbrief = \"b\"\n")
+                .starts_with("F:2:19: sandbox_network 'lan' is not one of on, off, api")
         );
     }
 

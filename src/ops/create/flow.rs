@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use uuid::Uuid;
 
+use super::confine;
 use super::launch::{Provisioned, Starting, start_panes};
 use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
 use super::provision::{already_exists, launch_record, provision};
@@ -16,6 +17,7 @@ use super::worktree;
 use crate::host::claude::ClaudeInfo;
 use crate::host::resolve::{self, Found};
 use crate::host::tmux::{self, session_name};
+use crate::sandbox::Rules;
 use crate::team::lead;
 
 /// Runs the whole state machine, reporting each step to `progress` (state, one line of text).
@@ -35,7 +37,15 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
     } = *c;
     let session = session_name(&spec.team);
     let claude = validate(c, &session, progress)?;
+    let engine = confine::engine(c)?;
     let trees = worktree::plan(layout, leads, spec)?;
+    if let Some(e) = &engine {
+        confine::check(c, &trees)?;
+        progress(
+            Step::Validating,
+            &format!("sandbox: {} ({})", e.kind.as_str(), e.path),
+        );
+    }
 
     if trees.any() {
         make_worktrees(c, &trees, progress)?;
@@ -62,11 +72,25 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
         return Ok(outcome);
     };
 
+    let rules = match engine.as_ref().map(|e| confine::rules(c, &trees, e)) {
+        None => Vec::new(),
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            outcome.state = Step::Failed;
+            outcome.reason = Some(format!("the sandboxes could not be made: {e:#}"));
+            outcome.members = members;
+            return Ok(outcome);
+        }
+    };
+    for (m, r) in members.iter_mut().zip(&rules) {
+        m.sandbox = r.as_ref().map(Rules::shown);
+    }
     progress(Step::Launching, &format!("tmux session {session}"));
     let team = Provisioned {
         trees: &trees,
         lead_session_id: &lead_session_id,
         session: &session,
+        rules: &rules,
     };
     let with = Starting {
         claude: Path::new(&claude.path),
@@ -162,6 +186,7 @@ fn provisioned(spec: &Spec, briefs: Vec<String>) -> Vec<MemberOutcome> {
             pane: None,
             state: MemberState::Provisioned,
             brief_id,
+            sandbox: None,
         })
         .collect()
 }
@@ -243,6 +268,7 @@ fn record_session(c: &Creating, team: &Provisioned, made: Option<&tmux::Where>) 
         trees,
         lead_session_id,
         session,
+        rules,
     } = *team;
     let mut record = lead::new_record(
         layout,
@@ -254,12 +280,12 @@ fn record_session(c: &Creating, team: &Provisioned, made: Option<&tmux::Where>) 
     );
     let Some(at) = made.cloned() else {
         // It made none: the record names none, so nothing takes another's for it.
-        record.launch = Some(launch_record(spec, trees));
+        record.launch = Some(launch_record(spec, trees, rules));
         return leads.record(layout, &spec.team, &record);
     };
     record.tmux_session_id = Some(at.session_id);
     record.tmux_socket = Some(at.socket);
     record.tmux_server_id = Some(at.server_id);
-    record.launch = Some(launch_record(spec, trees));
+    record.launch = Some(launch_record(spec, trees, rules));
     leads.record(layout, &spec.team, &record)
 }

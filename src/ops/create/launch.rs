@@ -12,7 +12,9 @@ use super::spec::{Creating, Spec, color_of};
 use super::worktree::Trees;
 use crate::error::usage;
 use crate::host::claude::TeammateLaunch;
+use crate::host::sandbox;
 use crate::host::tmux;
+use crate::sandbox::Rules;
 use crate::team::config::set_pane;
 use crate::team::runtime::Vars;
 
@@ -26,6 +28,8 @@ pub struct Provisioned<'a> {
     pub lead_session_id: &'a str,
     /// The tmux session.
     pub session: &'a str,
+    /// The teammates' sandboxes, in member order (`None`: unconfined; empty: none at all).
+    pub rules: &'a [Option<Rules>],
 }
 
 /// How teammates are started: the `claude` binary, the variables passed on in its command
@@ -111,6 +115,11 @@ pub(super) fn start_panes(
                 .runtime
                 .env_values(with.vars)
                 .map_err(|e| usage(format!("member '{}': {e}", m.name)))?;
+            let rules = team.rules.get(i).and_then(Option::as_ref);
+            let run = match rules {
+                Some(r) => sandbox::wrap(r, &cmd)?,
+                None => cmd.clone(),
+            };
             // Record the pane before the teammate runs, as a lead does (spec §8.1 step 3).
             set_pane(layout, &spec.team, m.name.as_str(), &pane, lock)?;
             out.pane = Some(pane.clone());
@@ -118,10 +127,15 @@ pub(super) fn start_panes(
             // Pane options need tmux 3.0: an older one starts the teammate unmarked
             // (docs/security.md says what that leaves to config.json).
             let _ = tmux::Server::env().tag_member(&pane, m.name.as_str());
-            tmux::Server::env().respawn_private(&pane, &cmd, with.pane_env, &env)?;
+            // The sandbox wraps the command; the env still reaches it through tmux's standard
+            // input, and bubblewrap passes its environment on to what it confines.
+            tmux::Server::env().respawn_private(&pane, &run, with.pane_env, &env)?;
+            let confined = rules
+                .map(|r| format!(" (in its sandbox: {})", r.engine.kind.as_str()))
+                .unwrap_or_default();
             progress(
                 Step::Launching,
-                &format!("{} in pane {pane}: {cmd}", m.name),
+                &format!("{} in pane {pane}: {cmd}{confined}", m.name),
             );
         }
         Ok(())
@@ -183,6 +197,7 @@ mod tests {
             trees: &trees,
             lead_session_id: "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d",
             session: "teamctl-review-42",
+            rules: &[],
         };
         let passthrough = [("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into())];
         let with = Starting {

@@ -12,12 +12,14 @@
 //!   clears; each inbox is `[]` before its brief is appended under the inbox lock.
 //!
 //! The rooms, from the ground up: `spec` (what to create) and `outcome` (what a create reports)
-//! stand on nothing; `worktree` (a git worktree per teammate), `provision` (the files),
+//! stand on nothing; `worktree` (a git worktree per teammate, a clone when it is sandboxed),
+//! `confine` (each sandboxed teammate's rules), `provision` (the files),
 //! `launch` (the panes) and `ready` (waiting for the teammates) on them; `flow` (the state
 //! machine) on top; `file` (a team file) and `runtime` (each teammate's MCP servers, settings,
 //! effort and env from it, and their checks) beside them. The folder imports the store,
 //! team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
 
+mod confine;
 mod file;
 mod flow;
 mod launch;

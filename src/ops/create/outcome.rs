@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::host::claude::ClaudeInfo;
+use crate::sandbox::Shown;
 
 /// A step of the state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -69,6 +70,8 @@ pub struct MemberOutcome {
     /// The brief's `msg_id`.
     #[serde(skip)]
     pub brief_id: String,
+    /// Its sandbox (`null`: it runs unconfined).
+    pub sandbox: Option<Shown>,
 }
 
 /// The result of a create.

@@ -13,6 +13,7 @@ use super::spec::{Creating, Launch, Spec, color_of};
 use super::worktree::Trees;
 use crate::error::Error;
 use crate::host::claude::Permission;
+use crate::sandbox::Rules;
 use crate::store::dir::{Dir, Loc};
 use crate::store::id;
 use crate::store::lock::{self, LockGuard, LockOptions};
@@ -134,7 +135,7 @@ pub fn provision(
         tmux_session,
         Some(&spec.cwd),
     );
-    record.launch = Some(launch_record(spec, trees));
+    record.launch = Some(launch_record(spec, trees, &[]));
     leads.record(layout, team, &record)?;
 
     let doc = config_doc(spec, trees, lead_session_id, now, tmux_session);
@@ -265,8 +266,13 @@ fn permission_parts(p: &Permission) -> (Option<String>, bool) {
 }
 
 /// How `spec`'s teammates are started, for teamctl's record (a restart starts each so again):
-/// `trees` are their worktrees, in member order.
-pub(super) fn launch_record(spec: &Spec, trees: &Trees) -> crate::team::lead::Launch {
+/// `trees` are their worktrees and `rules` their sandboxes, in member order (`rules` empty:
+/// none known yet).
+pub(super) fn launch_record(
+    spec: &Spec,
+    trees: &Trees,
+    rules: &[Option<Rules>],
+) -> crate::team::lead::Launch {
     let members: Vec<MemberLaunch> = spec
         .members
         .iter()
@@ -282,6 +288,7 @@ pub(super) fn launch_record(spec: &Spec, trees: &Trees) -> crate::team::lead::La
                 runtime: m.runtime.clone(),
                 cwd: Some(trees.cwd(spec, i).to_string_lossy().into_owned()),
                 worktree: trees.get(i).map(|t| t.tree.clone()),
+                sandbox: rules.get(i).cloned().flatten(),
             }
         })
         .collect();

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::error::usage;
 use crate::host::claude::{ClaudeEnv, Permission};
+use crate::sandbox::Wish;
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::lead::Leads;
@@ -35,6 +36,9 @@ pub struct MemberSpec {
     pub runtime: Runtime,
     /// Its own git worktree, if it gets one.
     pub worktree: Option<Branch>,
+    /// Its sandbox, if it is confined (`sandbox = true`, `--sandbox`): what it asks beyond
+    /// the rules every sandbox has (docs/sandbox.md).
+    pub sandbox: Option<Wish>,
 }
 
 impl MemberSpec {
@@ -49,6 +53,7 @@ impl MemberSpec {
             permission: Permission::Default,
             runtime: Runtime::default(),
             worktree: None,
+            sandbox: None,
         }
     }
 }
@@ -112,6 +117,8 @@ pub struct LaunchEnv {
     /// the workspace trust their team's folder has (`worktree::trust`); `None` leaves
     /// them untrusted.
     pub trust: Option<crate::ops::prepare::Request>,
+    /// The sandbox engine named for this run (`TEAMCTL_BWRAP_BIN`), else the system's own.
+    pub sandbox_bin: Option<PathBuf>,
 }
 
 /// What a create works from: where the team goes, what it is, how its teammates are started

@@ -7,20 +7,26 @@
 //! its builds do not see the teammates' copies, and teamctl writes nowhere the user did not
 //! name. Each is on its own branch, `teamctl/<team>/<member>` unless the team file names one,
 //! made from the working directory's `HEAD`.
+//!
+//! A sandboxed teammate gets its own clone instead (`git clone --shared`: the repository's
+//! objects borrowed read-only; [`crate::host::sandbox::clone`]), at the same place and on the
+//! same branch: it commits there without writing the repository, and teamctl fetches its
+//! branch home (`observe::worktree::fetch_home`) before `diff`, `merge` and `delete` read it.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::spec::{Branch, Spec};
 use crate::error::usage;
 use crate::host::claude::Dialog;
 use crate::host::git;
-use crate::observe::worktree::{at, repo_at};
+use crate::host::sandbox::clone;
+use crate::observe::worktree::{at, fetch_home, repo_at};
 use crate::ops::prepare;
 use crate::store::paths::Layout;
-use crate::team::lead::{Leads, MemberLaunch, Worktree};
+use crate::team::lead::{Leads, MemberLaunch, OwnClone, Worktree};
 
 /// One teammate's worktree, as planned (and, once `make` ran, made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,6 +81,7 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
     let root = leads.worktrees_dir(layout, &spec.team);
     let mut out = Vec::new();
     let mut branches: Vec<String> = Vec::new();
+    let checked_out = git::checked_out_branches(&repo).unwrap_or_default();
     for m in &spec.members {
         let Some(wish) = &m.worktree else {
             out.push(None);
@@ -110,6 +117,15 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
             )));
         }
         branches.push(branch.clone());
+        if m.sandbox.is_some() && checked_out.contains(&branch) {
+            return Err(usage(format!(
+                "member '{}': branch {branch} is checked out in a worktree of {}; a sandboxed \
+                 teammate works on a branch of its own clone, fetched home into the repository: \
+                 give it another branch",
+                m.name,
+                repo.display()
+            )));
+        }
         let path = root.join(m.name.as_str());
         if path.symlink_metadata().is_ok() {
             bail!(
@@ -126,6 +142,9 @@ pub fn plan(layout: &Layout, leads: &Leads, spec: &Spec) -> Result<Trees> {
                 repo: text(&repo),
                 base: base.clone(),
                 drivers: Some(drivers.clone()),
+                clone: m.sandbox.as_ref().map(|_| OwnClone {
+                    new_branch: !exists,
+                }),
             },
             new_branch: !exists,
         }));
@@ -153,8 +172,18 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
                 return Err(e);
             }
         }
+        let repo = Path::new(&p.tree.repo);
         let base = p.new_branch.then_some(p.tree.base.as_str());
-        if let Err(e) = git::worktree_add(Path::new(&p.tree.repo), &path, &p.tree.branch, base) {
+        let drivers = p.tree.drivers.as_ref();
+        let done = match (&p.tree.clone, base) {
+            (None, _) => git::worktree_add(repo, &path, &p.tree.branch, base),
+            (Some(_), Some(b)) => clone::make(repo, &path, &p.tree.branch, b, drivers),
+            (Some(_), None) => match git::branch_commit(repo, &p.tree.branch) {
+                Some(tip) => clone::make(repo, &path, &p.tree.branch, &tip, drivers),
+                None => Err(anyhow::anyhow!("branch {} is gone", p.tree.branch)),
+            },
+        };
+        if let Err(e) = done {
             unmake(&made);
             return Err(e);
         }
@@ -167,6 +196,11 @@ pub fn make(leads: &Leads, trees: &Trees) -> Result<()> {
 /// they hold nothing but their start, and the branches made for them point at it.
 pub fn unmake(made: &[&Planned]) {
     for p in made {
+        if p.tree.clone.is_some() {
+            // A clone holds nothing but its start, and its branch never reached the repository.
+            let _ = std::fs::remove_dir_all(&p.tree.path);
+            continue;
+        }
         let removed = at(&p.tree)
             .and_then(|tree| git::worktree_remove(&repo_at(&p.tree), &tree))
             .is_ok();
@@ -228,7 +262,8 @@ pub struct TakenDown {
 /// Removes each worktree of `members` that has no uncommitted changes (`git worktree
 /// remove`, which refuses one that has) and no git-ignored files (which it would remove
 /// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
-/// kept. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
+/// kept. A sandboxed teammate's clone has its branch fetched home first, and is kept when that
+/// fails. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
 /// at `worktrees` or below) is kept: removing it would remove what the link points to.
 pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) -> Vec<TakenDown> {
     let mut out = Vec::new();
@@ -252,6 +287,8 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
         }
         let (action, reason) = if !path.is_dir() {
             ("missing", "its folder is gone".to_string())
+        } else if let Err(e) = fetch_home(t) {
+            ("kept", format!("{e:#}; its work is only in {}", t.path))
         } else {
             match at(t) {
                 Err(e) => ("kept", format!("{e:#}")),
@@ -275,20 +312,26 @@ pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) ->
     out
 }
 
-/// What `delete` does with the worktree `tree` whose folder is there (`place`): removed when it
-/// has no uncommitted changes and no ignored files (unless `drop_ignored`), else kept, with why.
+/// What `delete` does with the worktree (or clone) `tree` whose folder is there (`place`):
+/// removed when it has no uncommitted changes and no ignored files (unless `drop_ignored`),
+/// else kept, with why.
 fn take_down_one(tree: &Worktree, place: &git::At, drop_ignored: bool) -> (&'static str, String) {
     let path = &tree.path;
     let ignored = git::ignored(place);
+    // How the person removes it once they kept what they need.
+    let remove = |force: &str| match tree.clone {
+        None => format!("`git worktree remove {force}{path}`"),
+        Some(_) => format!("`rm -r {path}` (a clone of its own; its branch is home)"),
+    };
     match git::uncommitted(place) {
         Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
         Ok(c) if !c.is_empty() => (
             "kept",
             format!(
-                "{} uncommitted change(s), e.g. {}; commit or remove them, then `git worktree \
-                 remove {path}`",
+                "{} uncommitted change(s), e.g. {}; commit or remove them, then {}",
                 c.len(),
                 c[0],
+                remove("")
             ),
         ),
         Ok(_) => match ignored {
@@ -300,28 +343,37 @@ fn take_down_one(tree: &Worktree, place: &git::At, drop_ignored: bool) -> (&'sta
                 "kept",
                 format!(
                     "{} git-ignored file(s), e.g. {}, which removing it would lose; keep what \
-                     you need, then `git worktree remove --force {path}` (or `teamctl delete \
-                     --force`)",
+                     you need, then {} (or `teamctl delete --force`)",
                     i.len(),
                     i[0],
+                    remove("--force ")
                 ),
             ),
-            Ok(i) => match git::worktree_remove(&repo_at(tree), place) {
-                Ok(()) if i.is_empty() => (
-                    "removed",
-                    format!("no uncommitted changes; branch {} kept", tree.branch),
-                ),
-                Ok(()) => (
-                    "removed",
-                    format!(
-                        "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
-                         branch {} kept",
-                        i.len(),
-                        tree.branch
+            Ok(i) => {
+                let removed = match tree.clone {
+                    None => git::worktree_remove(&repo_at(tree), place),
+                    // A clone is no worktree of the repository: its folder goes, its branch
+                    // was fetched home.
+                    Some(_) => std::fs::remove_dir_all(path)
+                        .with_context(|| format!("could not remove {path}")),
+                };
+                match removed {
+                    Ok(()) if i.is_empty() => (
+                        "removed",
+                        format!("no uncommitted changes; branch {} kept", tree.branch),
                     ),
-                ),
-                Err(e) => ("kept", format!("{e:#}")),
-            },
+                    Ok(()) => (
+                        "removed",
+                        format!(
+                            "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
+                             branch {} kept",
+                            i.len(),
+                            tree.branch
+                        ),
+                    ),
+                    Err(e) => ("kept", format!("{e:#}")),
+                }
+            }
         },
     }
 }

@@ -106,6 +106,7 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History
     let identity = Identity::of(&team, team.default_identity());
     let mut status = StatusDocument::of(st, identity, needs, lost);
     status.tasks = crate::observe::status::task_counts(&board);
+    run_sandbox(req, &team, &mut status);
     let mut warnings = g.warnings;
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
@@ -141,6 +142,28 @@ pub(super) struct Gathering<'s, 'a> {
     pub(super) sink: &'s mut Sink<'a>,
     pub(super) files: Vec<FileInfo>,
     pub(super) warnings: Vec<String>,
+}
+
+/// A team a sandboxed run's lead formed: the record says so for every member (a record is not
+/// asked about tmux, so the run's record is read for that alone).
+fn run_sandbox(req: &Request, team: &Team, status: &mut StatusDocument) {
+    let id = team
+        .config
+        .as_ref()
+        .and_then(|c| c.lead_session_id.as_deref());
+    let Some(rules) = req
+        .records
+        .leads()
+        .and_then(|l| l.find_run(req.layout, req.team).ok().flatten())
+        .filter(|r| Some(r.lead_session_id.as_str()) == id)
+        .and_then(|r| r.sandbox)
+    else {
+        return;
+    };
+    let shown = rules.shown();
+    for m in &mut status.members {
+        m.sandbox = Some(shown.clone());
+    }
 }
 
 impl Gathering<'_, '_> {

@@ -73,6 +73,7 @@ pub fn render(s: &Summary) -> String {
     merged(&mut md, s);
     members(&mut md, s);
     branches(&mut md, s);
+    sandboxes(&mut md, s);
     tasks(&mut md, s);
     actions(&mut md, s);
     conversation(&mut md, s);
@@ -243,6 +244,38 @@ fn members(md: &mut String, s: &Summary) {
             );
         }
         None => md.push_str("No transcript was found, so the cost is not known.\n\n"),
+    }
+}
+
+/// Each member's sandbox (docs/sandbox.md): its engine, network, what it writes and what it
+/// cannot see.
+fn sandboxes(md: &mut String, s: &Summary) {
+    let confined: Vec<_> = s
+        .status
+        .members
+        .iter()
+        .filter_map(|m| Some((m, m.sandbox.as_ref()?)))
+        .collect();
+    if confined.is_empty() {
+        return;
+    }
+    md.push_str("### Sandboxes\n\n");
+    let list = |v: &[String]| -> String {
+        v.iter()
+            .map(|p| markdown::code_span(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (m, b) in confined {
+        let _ = writeln!(
+            md,
+            "**{}**: {}, network {}; writes {}; hidden: {}.\n",
+            inline(&m.name, 64),
+            inline(&b.engine, 20),
+            b.network.as_str(),
+            list(&b.writable),
+            list(&b.hidden)
+        );
     }
 }
 

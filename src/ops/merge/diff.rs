@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::Source;
+use super::runs_code::runs_code;
 use crate::host::git::{self, NumStat};
 use crate::observe::worktree::{at, repo_at};
 use crate::team::lead::Worktree;
@@ -43,6 +44,10 @@ pub struct MemberDiff {
     pub files: Vec<NumStat>,
     /// Untracked files in its worktree (ignored ones aside).
     pub untracked: Vec<String>,
+    /// Those of its files (tracked or untracked) that run code for the person once its work
+    /// lands: Claude Code's `.claude/` and `.mcp.json`, CI workflows, git hook managers, …
+    /// ([`super::runs_code`]).
+    pub runs_code: Vec<String>,
     /// Whether it has uncommitted changes (tracked or untracked); `None` without a worktree.
     pub uncommitted: Option<bool>,
     /// `git diff --stat` or the patch, when asked for.
@@ -68,6 +73,7 @@ fn one(s: &Source, detail: Detail) -> MemberDiff {
         commits: None,
         files: Vec::new(),
         untracked: Vec::new(),
+        runs_code: Vec::new(),
         uncommitted: None,
         text: None,
         error: None,
@@ -75,6 +81,8 @@ fn one(s: &Source, detail: Detail) -> MemberDiff {
     if let Err(e) = fill(&mut d, t, detail) {
         d.error = Some(format!("{e:#}"));
     }
+    let paths = d.files.iter().map(|f| f.path.as_str());
+    d.runs_code = runs_code(paths.chain(d.untracked.iter().map(String::as_str)));
     d
 }
 

@@ -1,7 +1,8 @@
 //! The team's work brought home: each teammate's worktree against the commit it started from
 //! ([`diff`]), and a merge queue that lands their branches on one branch in a scratch worktree
 //! of teamctl's own, checking the result and setting aside what conflicts or breaks the check
-//! ([`queue`], [`check`]). Only the worktrees teamctl's private record of the team names are
+//! ([`queue`], [`check`]); both name apart the files that run code for the person once a
+//! branch lands ([`runs_code`]). Only the worktrees teamctl's private record of the team names are
 //! looked at, never a folder or branch a teammate wrote into `config.json`.
 //! It imports the layers below ops (observe, team, host, store).
 
@@ -9,13 +10,15 @@ pub mod check;
 pub mod diff;
 pub mod pr;
 pub mod queue;
+pub mod runs_code;
 
 use std::path::Path;
 use std::time::SystemTime;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::error::usage;
+use crate::observe::worktree::fetch_home;
 use crate::store::paths::Layout;
 use crate::team::config::Team;
 use crate::team::lead::Worktree;
@@ -60,6 +63,7 @@ pub fn sources(team: &Team, names: &[String]) -> Result<Vec<Source>> {
             team.name
         )));
     }
+    bring_home(&all)?;
     if names.is_empty() {
         return Ok(all);
     }
@@ -78,6 +82,21 @@ pub fn sources(team: &Team, names: &[String]) -> Result<Vec<Source>> {
         }
     }
     Ok(out)
+}
+
+/// Where each teammate's branch is: a worktree's is in the repository; a sandboxed teammate's
+/// own clone holds its branch, which is fetched home into the repository first, so that
+/// everything after reads the repository alone.
+///
+/// # Errors
+/// A clone whose branch could not be fetched, named.
+fn bring_home(all: &[Source]) -> Result<()> {
+    for s in all.iter().filter(|s| s.tree.clone.is_some()) {
+        if Path::new(&s.tree.path).is_dir() {
+            fetch_home(&s.tree).with_context(|| format!("{}'s sandbox clone", s.name))?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks, before anything waits, that `team`'s worktree teammates can be merged onto `into`:

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use super::Source;
 use super::check::{self, Check, CheckRun};
+use super::runs_code::runs_code;
 use crate::host::git::{self, At, MergeHow, Merged};
 use crate::observe::worktree::{at, repo_at};
 use crate::team::lead::Worktree;
@@ -88,6 +89,9 @@ pub struct MemberResult {
     pub check: Option<CheckRun>,
     /// Its worktree's uncommitted changes (tracked or untracked), which were not merged.
     pub uncommitted: Vec<String>,
+    /// The files its branch changes that run code for the person once it lands
+    /// ([`super::runs_code`]).
+    pub runs_code: Vec<String>,
 }
 
 impl MemberResult {
@@ -216,6 +220,17 @@ fn run_queue(
         q.check_until_green(cmd)?;
     }
     let after = q.commit_at(q.chain.len()).to_string();
+    for r in q.results.iter().filter(|r| r.status == Status::Merged) {
+        if !r.runs_code.is_empty() {
+            warnings.push(format!(
+                "{}'s work changes files that run code for you once it lands: {}; read them \
+                 before you use {}",
+                r.name,
+                r.runs_code.join(", "),
+                req.into
+            ));
+        }
+    }
     Ok((q.results, q.checks, after, warnings))
 }
 
@@ -334,7 +349,12 @@ fn first_look(s: &Source) -> Result<MemberResult> {
     } else {
         Vec::new()
     };
+    let changed = commit
+        .as_deref()
+        .and_then(|c| git::numstat(&repo_at(t), &t.base, Some(c)).ok())
+        .unwrap_or_default();
     Ok(MemberResult {
+        runs_code: runs_code(changed.iter().map(|f| f.path.as_str())),
         name: s.name.clone(),
         branch: t.branch.clone(),
         status: if commit.is_some() {

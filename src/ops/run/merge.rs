@@ -137,6 +137,7 @@ pub fn worktrees(
                 repo: base.repo.display().to_string(),
                 base: base.commit.clone(),
                 drivers: Some(base.drivers.clone()),
+                clone: None,
             },
         });
     }

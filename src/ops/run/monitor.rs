@@ -368,6 +368,7 @@ impl Monitor<'_> {
             &at.server_id,
         );
         rec.tmux_session_id = Some(at.session_id.clone());
+        rec.sandbox = self.env.sandbox.clone();
         if let Err(e) = leads.record_run(self.layout, team, &rec) {
             progress(RunEvent::Progress(
                 State::Running,

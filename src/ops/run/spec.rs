@@ -98,4 +98,6 @@ pub struct RunEnv {
     /// The chat beside the run (`--bridge`): told what needs a person, and asked to answer
     /// the lead's permission prompts.
     pub desk: Option<std::sync::Arc<super::bridge::Desk>>,
+    /// The sandbox the tmux server the run talks to runs in (`run --sandbox`), for its record.
+    pub sandbox: Option<crate::sandbox::Rules>,
 }

@@ -74,6 +74,7 @@ pub fn render(s: &Summary, history: &History) -> Result<String> {
     cost(&mut h, s, &embedded, axis);
     lanes::lanes(&mut h, &embedded, axis);
     branches(&mut h, s);
+    sandboxes(&mut h, s);
     tasks(&mut h, s, &embedded, axis);
     let mut tail = String::new();
     warnings(&mut tail, s);
@@ -244,6 +245,38 @@ fn cost(h: &mut String, s: &Summary, e: &Embedded, axis: Option<chart::Axis>) {
         );
     }
     h.push_str("</table></div>\n");
+}
+
+/// Each member's sandbox (docs/sandbox.md): its engine, network, what it writes and what it
+/// cannot see.
+fn sandboxes(h: &mut String, s: &Summary) {
+    let confined: Vec<_> = s
+        .status
+        .members
+        .iter()
+        .filter_map(|m| Some((m, m.sandbox.as_ref()?)))
+        .collect();
+    if confined.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Sandboxes</h2>\n");
+    let list = |v: &[String]| -> String {
+        v.iter()
+            .map(|p| format!("<code>{}</code>", inline(p, 300)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (m, b) in confined {
+        let _ = writeln!(
+            h,
+            "<p><strong>{}</strong>: {}, network {}; writes {}; hidden: {}.</p>",
+            inline(&m.name, 64),
+            inline(&b.engine, 20),
+            b.network.as_str(),
+            list(&b.writable),
+            list(&b.hidden)
+        );
+    }
 }
 
 /// Each teammate's branch with its diffstat against the commit it started from.
