@@ -34,7 +34,8 @@ pub const MAX_FILES: usize = 4096;
 /// Above this many bytes left to read, [`Index::update_all`] reads files in parallel.
 const PARALLEL_ABOVE: u64 = 32 << 20;
 
-const SCHEMA: u32 = 2;
+// 3: each file's turn says when it began and ended (`Turn::began_at`, `Turn::ended_at`).
+const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Stored {
