@@ -107,10 +107,12 @@ struct Seen {
     idle_at: Option<DateTime<Utc>>,
     /// The members that did not wait.
     moving: Vec<String>,
+    /// When it was read.
+    at: Option<DateTime<Utc>>,
 }
 
 impl Seen {
-    fn of(st: &TeamStatus, idle_after: Duration) -> Seen {
+    fn of(st: &TeamStatus, idle_after: Duration, at: DateTime<Utc>) -> Seen {
         let after = chrono::Duration::from_std(idle_after).ok();
         Seen {
             lead_alive: st.team.lead_alive,
@@ -128,6 +130,7 @@ impl Seen {
                 .filter(|m| m.waiting.is_none())
                 .map(|m| m.name.clone())
                 .collect(),
+            at: Some(at),
         }
     }
 }
@@ -247,7 +250,7 @@ impl TeamReader {
         let mut status = status::team_status(&self.team, &judging, &mut self.files)?;
         warnings.append(&mut status.warnings);
         status.warnings = warnings;
-        self.seen = Seen::of(&status, self.opts.idle_after);
+        self.seen = Seen::of(&status, self.opts.idle_after, now);
         Ok(Present { status, requests })
     }
 
@@ -259,8 +262,9 @@ impl TeamReader {
 
     /// Whether anything that no file tells about changed since the last read: a pane died (the
     /// panes are probed now), the lead's process ended, an active member's last event aged past
-    /// the idle threshold, a member inside a turn went quiet for the stall threshold. The one
-    /// rule for reading again on a clock (`top`'s tick).
+    /// the idle threshold, a member inside a turn went quiet for the stall threshold, a turn's end
+    /// went unreported for [`crate::observe::unreported::UNREPORTED_AFTER`]. The one rule for
+    /// reading again on a clock (`top`'s tick).
     pub fn changed_unseen(&mut self, now: DateTime<Utc>) -> bool {
         let panes = self.probe();
         let lead_alive = self
@@ -275,7 +279,14 @@ impl TeamReader {
         let stalled = members.into_iter().flatten().any(|(name, m)| {
             m.stalled(now, stall_after) && self.seen.moving.iter().any(|n| n == name)
         });
-        panes || lead_alive != self.seen.lead_alive || aged || stalled
+        let grace = chrono::Duration::from_std(crate::observe::unreported::UNREPORTED_AFTER)
+            .unwrap_or_default();
+        let unreported = members.into_iter().flatten().any(|(_, m)| {
+            let due = m.turn.ended_at.as_deref().and_then(crate::time::parse_time);
+            due.map(|e| e + grace)
+                .is_some_and(|due| self.seen.at.is_some_and(|at| at < due) && due <= now)
+        });
+        panes || lead_alive != self.seen.lead_alive || aged || stalled || unreported
     }
 
     /// Asks again which members run (when probing); returns whether that changed.

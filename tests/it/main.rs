@@ -58,5 +58,6 @@ mod store;
 mod tasks;
 mod team_file;
 mod top;
+mod unreported;
 mod wait;
 mod watch;

@@ -401,6 +401,12 @@ fn worst_outcome(ended: &Ended, timeout: &str, budget: Option<Exceeded>) -> Resu
                 Question::idle_text(note),
                 said_hint(team, a, asker)
             )),
+            Some(Outcome::Unreported(ended)) => idle.push(format!(
+                "{} went idle without answering ({}){}",
+                a.q.to,
+                Question::unreported_text(*ended),
+                said_hint(team, a, asker)
+            )),
             None => timed_out.push(timeout_text(watch, a, timeout)),
         }
     }
@@ -425,7 +431,7 @@ fn worst_outcome(ended: &Ended, timeout: &str, budget: Option<Exceeded>) -> Resu
 fn answer_text(outcome: &Option<Outcome>) -> Option<&str> {
     match outcome {
         Some(Outcome::Answered(reply)) => reply.get("text").and_then(|t| t.as_str()),
-        Some(Outcome::Said(s, _)) => Some(&s.text),
+        Some(Outcome::Said(s)) => Some(&s.text),
         _ => None,
     }
 }
@@ -480,8 +486,9 @@ fn describe(watch: &Watch, a: &Asked, over_budget: bool) -> (&'static str, Strin
                 80,
             ),
         ),
-        Some(Outcome::Said(s, _)) => ("answered", teamctl::team::model::first_line(&s.text, 80)),
+        Some(Outcome::Said(s)) => ("answered", teamctl::team::model::first_line(&s.text, 80)),
         Some(Outcome::Idle(note)) => ("idle", Question::idle_text(note)),
+        Some(Outcome::Unreported(ended)) => ("idle", Question::unreported_text(*ended)),
         Some(Outcome::Gone(why)) => ("gone", why.clone()),
         None if over_budget => (
             "budget",
@@ -508,7 +515,7 @@ fn answer_json<'a>(ended: &Ended, a: &'a Asked, over_budget: bool) -> AnswerJson
     };
     let source = match &a.q.outcome {
         Some(Outcome::Answered(_)) => Some("inbox"),
-        Some(Outcome::Said(s, _)) => Some(s.source.as_str()),
+        Some(Outcome::Said(s)) => Some(s.source.as_str()),
         _ => None,
     };
     AnswerJson {

@@ -116,6 +116,11 @@ pub fn wait(
     let watching = Watching {
         cap: limits.cap,
         rules: limits.rules,
+        // A teammate that never reports idle is idle by its transcript.
+        turns: spec
+            .conditions
+            .iter()
+            .any(|c| matches!(c, Condition::Idle(_))),
         ..Watching::default()
     };
     let (mut f, warnings) =
@@ -132,7 +137,7 @@ pub fn wait(
         hooks.observer.budget_warning(&w);
     }
     hooks.observer.changed(&f.watch, None)?;
-    let mut tracker = Tracker::new(&f.watch, spec, limits.records.sent_log(), f.live(), clock())?;
+    let mut tracker = Tracker::new(&f, spec, limits.records.sent_log(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         (hooks.met)(s)?;
     }
@@ -159,7 +164,7 @@ pub fn wait(
             hooks.observer.warn(w);
         }
         hooks.observer.changed(&f.watch, Some(&changes))?;
-        for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
+        for i in tracker.observe(&changes, &f, clock()) {
             (hooks.met)(&tracker.states[i])?;
         }
         for w in f.budget_warnings() {
@@ -204,7 +209,7 @@ fn keep(
             if done.iter().any(|a| a.action == Action::Restart && a.ok) {
                 let changes = f.look_again(clock());
                 hooks.observer.changed(&f.watch, Some(&changes))?;
-                for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
+                for i in tracker.observe(&changes, f, clock()) {
                     (hooks.met)(&tracker.states[i])?;
                 }
             }

@@ -1,0 +1,148 @@
+//! The teammate that never reports idle (Claude Code's start-up race: it ends its turns in its
+//! transcript but writes no `idle_notification` and stays `isActive: true`): `wait --idle`,
+//! `ask`, `status`, `doctor`, the policy follower and `--on-stall restart` see it by its
+//! transcript, `UNREPORTED_AFTER` (5 s) after its turn's end, and never a healthy teammate
+//! early. The stand-in is tests/fixtures/fake-claude with `fake-silent-<name>`.
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{
+    TestEnv, fake_claude, idle_frame, json as parse, led_team, member, tmux_env, write_as,
+};
+
+/// Team `sil` made with the stand-in claude in the test's tmux server: `alice` never reports
+/// idle (her turns end in her transcript only), `bob` does. Returns once both took their
+/// briefs.
+fn a_team_with_a_silent_teammate(env: &TestEnv) {
+    fs::write(env.root.join("fake-silent-alice"), "").unwrap();
+    env.cmd()
+        .args(["create", "sil", "--member", "alice:Review it"])
+        .args(["--member", "bob:Test it", "--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+}
+
+/// `teamctl --team sil ARGS`, on the real clock (transcripts and inboxes are stamped by it).
+fn sil(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    env.cmd()
+        .args(["--team", "sil"])
+        .args(args)
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `wait --idle` returns within 20 s for a teammate whose turns end in its transcript but who
+/// writes no idle notification, and `status --json` and `doctor` say what is wrong with it;
+/// so again after its next turn.
+#[test]
+fn wait_idle_returns_for_a_teammate_that_never_reports_idle_and_status_names_it() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    a_team_with_a_silent_teammate(&env);
+    let started = Instant::now();
+    let out = sil(&env, &["--json", "wait", "--idle", "--timeout", "20s"]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let v = parse(&out.stdout);
+    let detail = v["conditions"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("alice (its turn ended in its transcript at ")
+            && detail.contains("and it reported no idle (no idle_notification for 5 s)")
+            && detail.contains("bob (idle_notification"),
+        "{detail}"
+    );
+    let out = sil(&env, &["--json", "status"]);
+    let v = parse(&out.stdout);
+    let alice = member(&v, "alice");
+    assert_eq!(alice["waiting"], "idle_unreported", "{alice}");
+    assert!(alice["idle_unreported_since"].is_string(), "{alice}");
+    assert_eq!(
+        alice["waiting_detail"]["message"],
+        "its turns end but it reports no idle; a start-up race is one cause; restarting it helps"
+    );
+    assert_eq!(member(&v, "bob")["idle_unreported_since"], Value::Null);
+    let needs = v["needs_human"].as_array().unwrap();
+    assert!(
+        needs
+            .iter()
+            .any(|n| n["cause"] == "idle_unreported" && n["member"] == "alice"),
+        "{needs:?}"
+    );
+    let out = sil(&env, &["doctor"]);
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("alice of team 'sil': its turns end but it reports no idle"),
+        "{said}"
+    );
+    // Her next turn: busy until it ends, then idle again by her transcript.
+    env.cmd()
+        .args(["--team", "sil", "send", "alice", "once more"])
+        .assert()
+        .success();
+    let out = sil(&env, &["wait", "--idle", "alice", "--timeout", "20s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// Team `t` (teamctl leads) whose alice took her brief and ended her turn at `ended` in her
+/// transcript, reporting no idle.
+fn alice_ended_a_turn_at(env: &TestEnv, ended: chrono::DateTime<chrono::Utc>) {
+    led_team(env);
+    let at = |d: chrono::Duration| teamctl::time::iso_millis(ended - d);
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"user","timestamp": at(chrono::Duration::seconds(1)),
+               "message":{"role":"user","content":"brief"}}),
+    );
+    env.transcript_line_as(
+        "t",
+        "alice",
+        json!({"type":"system","subtype":"turn_duration","durationMs":900,
+               "timestamp": at(chrono::Duration::zero())}),
+    );
+}
+
+/// The grace: a turn's end without its report counts only 5 s later (a healthy teammate
+/// reports about 0.2 s after it), so `wait --idle` never takes a teammate for idle early.
+#[test]
+fn a_turn_end_counts_as_idle_only_after_the_grace() {
+    let env = TestEnv::new();
+    alice_ended_a_turn_at(&env, chrono::Utc::now());
+    let out = env
+        .cmd()
+        .args(["wait", "--idle", "alice", "--timeout", "1s"])
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let started = Instant::now();
+    let out = env
+        .cmd()
+        .args(["wait", "--idle", "alice", "--timeout", "20s"])
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Reported: idle by its notification, not by the transcript.
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    let out = env
+        .cmd()
+        .args(["--json", "status"])
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    let v = parse(&out.stdout);
+    assert_eq!(member(&v, "alice")["idle_unreported_since"], Value::Null);
+}
