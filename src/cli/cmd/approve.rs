@@ -161,8 +161,9 @@ fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()
         if !config.stat().is_ok_and(|i| i.is_some()) {
             break "team_gone";
         }
-        // A change, or an answer that could not be written last time (tried every second).
-        if changed || runner.failed() {
+        // A change, or an answer that could not be written last time, or a plan held back
+        // (tried every second).
+        if changed || runner.due() {
             runner.step_reopened(ctx, &team)?;
         }
         let now = Instant::now();
