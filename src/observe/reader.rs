@@ -399,3 +399,63 @@ pub fn tmux_server(team: &Team) -> Server {
     };
     created.or_else(run).unwrap_or_else(Server::env)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    /// A turn's end that goes unreported for the grace is a change no file shows: `top` reads
+    /// again then, once.
+    #[test]
+    fn an_unreported_turn_end_past_its_grace_is_a_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::create_dir_all(root.join("teams/t/inboxes")).unwrap();
+        fs::write(
+            root.join("teams/t/config.json"),
+            r#"{"name":"t","leadAgentId":"team-lead@t","members":[
+                {"agentId":"team-lead@t","name":"team-lead"},
+                {"agentId":"alice@t","name":"alice","cwd":"/w","backendType":"tmux"}]}"#,
+        )
+        .unwrap();
+        fs::create_dir_all(root.join("projects/-w")).unwrap();
+        fs::write(
+            root.join("projects/-w/s.jsonl"),
+            concat!(
+                r#"{"type":"user","timestamp":"2026-12-04T10:00:00.000Z","teamName":"t","agentName":"alice","message":{"role":"user","content":"go"}}"#,
+                "\n",
+                r#"{"type":"system","subtype":"turn_duration","timestamp":"2026-12-04T10:00:01.000Z","teamName":"t","agentName":"alice"}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let opts = Options {
+            probe: false,
+            ..Options::default()
+        };
+        let at = |t: &str| crate::time::parse_time(t).unwrap();
+        let mut r = TeamReader::open(
+            &Layout::new(root),
+            &TeamName::parse("t").unwrap(),
+            Records::none(),
+            opts,
+        )
+        .unwrap();
+        let p = r.read(at("2026-12-04T10:00:05.900Z")).unwrap();
+        assert_eq!(p.status.members[1].idle_unreported_since, None);
+        assert!(!r.changed_unseen(at("2026-12-04T10:00:05.950Z")));
+        assert!(r.changed_unseen(at("2026-12-04T10:00:06.000Z")));
+        let p = r.read(at("2026-12-04T10:00:06.000Z")).unwrap();
+        assert_eq!(
+            p.status.members[1].idle_unreported_since.as_deref(),
+            Some("2026-12-04T10:00:01.000Z")
+        );
+        assert_eq!(
+            p.status.members[1].waiting,
+            Some(status::Waiting::IdleUnreported)
+        );
+        assert!(!r.changed_unseen(at("2026-12-04T10:00:07.000Z")));
+    }
+}

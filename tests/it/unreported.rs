@@ -146,3 +146,152 @@ fn a_turn_end_counts_as_idle_only_after_the_grace() {
     let v = parse(&out.stdout);
     assert_eq!(member(&v, "alice")["idle_unreported_since"], Value::Null);
 }
+
+/// `ask` a teammate that never reports idle: exit 5 (idle without answering) once its turn's
+/// end in its transcript has gone unreported for 5 s, not a timeout.
+#[test]
+fn ask_ends_idle_for_a_teammate_that_never_reports_idle() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    a_team_with_a_silent_teammate(&env);
+    let started = Instant::now();
+    let out = sil(&env, &["ask", "alice", "Any news?", "--timeout", "30s"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(
+        stderr.contains("alice went idle without answering (its turn ended at ")
+            && stderr.contains("in its transcript; it reported no idle"),
+        "{stderr}"
+    );
+}
+
+/// `--on-stall restart` restarts a teammate that never reports idle, once per turn end, and
+/// sends it nothing (it was idle).
+#[test]
+fn on_stall_restart_restarts_a_teammate_that_never_reports_idle() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    a_team_with_a_silent_teammate(&env);
+    env.cmd()
+        .args([
+            "--team",
+            "sil",
+            "tasks",
+            "add",
+            "Review it",
+            "--owner",
+            "bob",
+        ])
+        .assert()
+        .success();
+    let out = env
+        .cmd()
+        .args(["--team", "sil", "wait", "--tasks-done", "--timeout", "10s"])
+        .args(["--on-stall", "restart"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .env_remove("TEAMCTL_NOW")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the wait times out: {stderr}");
+    let restarts = stderr.matches("restarted alice (idle_unreported)").count();
+    assert_eq!(restarts, 1, "{stderr}");
+    assert!(!stderr.contains("restarted bob"), "{stderr}");
+    let inbox = crate::common::read_entries(&env.inbox("sil", "alice"));
+    assert!(inbox.is_empty(), "no nudge after the restart: {inbox:?}");
+}
+
+/// The worker of policy.rs's team `alpha` asked for a plan approval at 09:59:00 (its entry in
+/// the lead's inbox) and its transcript's turn ends at `ended` (`None`: still inside it), with
+/// no idle notification from it.
+fn a_plan_of_a_silent_worker(ended: Option<&str>) -> TestEnv {
+    let env = crate::policy::fixture(&[("worker", crate::policy::PLAN.to_string())]);
+    env.transcript_line_as(
+        "alpha",
+        "worker",
+        json!({"type":"user","timestamp":"2026-11-29T09:58:58.000Z",
+               "message":{"role":"user","content":"Plan: the work"}}),
+    );
+    env.transcript_line_as(
+        "alpha",
+        "worker",
+        json!({"type":"user","timestamp":"2026-11-29T09:59:00.100Z",
+               "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"submitted"}]}}),
+    );
+    if let Some(at) = ended {
+        env.transcript_line_as(
+            "alpha",
+            "worker",
+            json!({"type":"system","subtype":"turn_duration","durationMs":2000,"timestamp":at}),
+        );
+    }
+    env
+}
+
+/// A plan of a teammate that never reports idle is approved once its transcript's turn end
+/// after the request has gone unreported for 5 s; not while the turn runs, nor within the
+/// grace (a healthy teammate's notification comes about 0.2 s after the end).
+#[test]
+fn a_plan_of_a_teammate_that_never_reports_idle_is_approved_by_its_transcript() {
+    let approve = |env: &TestEnv, now: &str| {
+        let policy = crate::policy::write_policy(env, crate::policy::POLICY);
+        let out = env
+            .cmd()
+            .args(["approve", "--policy", &policy, "--json"])
+            .env("TEAMCTL_NOW", now)
+            .assert()
+            .success();
+        crate::common::json_lines(&out.get_output().stdout)
+    };
+    let env = a_plan_of_a_silent_worker(None);
+    let e = approve(&env, "2026-11-29T10:00:00.000Z");
+    assert_eq!(
+        (e[0]["deferred"].as_bool(), e[0]["written"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let env = a_plan_of_a_silent_worker(Some("2026-11-29T09:59:01.000Z"));
+    let e = approve(&env, "2026-11-29T09:59:05.000Z");
+    assert_eq!(e[0]["deferred"], true, "within the grace");
+    let e = approve(&env, "2026-11-29T09:59:06.000Z");
+    assert_eq!(
+        (e[0]["deferred"].as_bool(), e[0]["written"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert_eq!(
+        crate::policy::responses(&env, "worker")[0]["approved"],
+        true
+    );
+}
+
+/// The bridge posts a plan of a teammate that never reports idle once its transcript's turn
+/// end after the request has gone unreported for 5 s (before, an answer from the chat could
+/// reach it mid-turn and be lost).
+#[test]
+fn the_bridge_posts_a_plan_of_a_teammate_that_never_reports_idle() {
+    use crate::bridge::{bridge, expect};
+    let env = a_plan_of_a_silent_worker(Some("2026-11-29T09:59:01.000Z"));
+    let mock = crate::chat_mock::Telegram::start();
+    let b = bridge(&env, &mock, &[]);
+    let posted = expect(&b, "posted");
+    assert_eq!(
+        posted["request_id"],
+        "plan_approval-1795946280000@worker@alpha"
+    );
+    // And the chat hears what is wrong with it.
+    let notice = expect(&b, "notice");
+    assert_eq!(
+        notice["detail"],
+        "alpha idle_unreported worker 2026-11-29T09:59:01.000Z"
+    );
+    let sent = mock.wait_sent(2);
+    let text = sent[1]["text"].as_str().unwrap();
+    assert!(
+        text.contains("[alpha] needs you: a member's turns end but it reports no idle"),
+        "{text}"
+    );
+    let mut b = b;
+    b.child.kill().unwrap();
+}
