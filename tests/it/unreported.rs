@@ -295,3 +295,24 @@ fn the_bridge_posts_a_plan_of_a_teammate_that_never_reports_idle() {
     let mut b = b;
     b.child.kill().unwrap();
 }
+
+/// `create` writes each teammate's brief only once every teammate has started (read its
+/// inbox): a teammate's first turn rewrites config.json in place, and one that reads it torn
+/// as it starts never reports idle.
+#[test]
+fn create_writes_the_briefs_once_every_teammate_has_read_its_inbox() {
+    let Some((env, _server)) = tmux_env() else {
+        return;
+    };
+    env.cmd()
+        .args(["create", "brief", "--member", "alice:Review it"])
+        .args(["--member", "bob:Test it", "--member", "carol:Fix it"])
+        .args(["--timeout", "20s"])
+        .env("TEAMCTL_CLAUDE_BIN", fake_claude())
+        .assert()
+        .success();
+    for name in ["alice", "bob", "carol"] {
+        let first = fs::read_to_string(env.root.join(format!("fake-first-read-{name}"))).unwrap();
+        assert_eq!(first, "[]", "{name} found its brief at once: {first}");
+    }
+}
