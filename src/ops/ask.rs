@@ -93,9 +93,8 @@ pub struct Question {
     earlier_turn: bool,
     /// When the question was written (its entry's timestamp), once it was.
     asked_at: Option<DateTime<Utc>>,
-    /// The end in its transcript of the turn it was in when asked, when that turn ended
-    /// without its report.
-    earlier_end: Option<DateTime<Utc>>,
+    /// When the turn it was in when asked began, as its transcript says (its prompt's time).
+    earlier_began: Option<DateTime<Utc>>,
     /// The end, once there is one.
     pub outcome: Option<Outcome>,
     /// What was seen along the way, for progress lines (drained by the caller).
@@ -131,7 +130,7 @@ impl Question {
             idle: None,
             earlier_turn: crate::observe::members::mid_turn(watch, to, turn, now),
             asked_at: None,
-            earlier_end: None,
+            earlier_began: turn.began_at.as_deref().and_then(crate::time::parse_time),
             outcome: None,
             notes: Vec::new(),
         }
@@ -280,29 +279,33 @@ impl Question {
         }
     }
 
-    /// Takes in `end`, the end of the teammate's newest turn in its transcript judged against
-    /// its reports ([`crate::observe::unreported::judge`]): a teammate that never reports idle ends
-    /// the turn it was in when asked, and then the question's turn, there only. The question's
-    /// turn ended unreported (the question taken, the end after it was asked and after the
-    /// earlier turn's) is the idle outcome ([`Outcome::Unreported`]).
-    pub fn transcript(&mut self, end: Option<TurnEnd>) {
+    /// Takes in `end`, the end of the teammate's newest turn (`turn`) in its transcript judged
+    /// against its reports ([`crate::observe::unreported::judge`]): a teammate that never reports
+    /// idle ends the turn it was in when asked, and then the question's turn, there only. An
+    /// unreported end of the turn it was in when asked (begun when that one began) ends that
+    /// turn; one of a later turn, the question taken, is the idle outcome
+    /// ([`Outcome::Unreported`]).
+    pub fn transcript(&mut self, end: Option<TurnEnd>, turn: &TurnTimes) {
         let Some(ended) = end.and_then(TurnEnd::unreported) else {
             return;
         };
         if self.outcome.is_some() || self.asked_at.is_none_or(|a| ended <= a) {
             return;
         }
+        let began = turn.began_at.as_deref().and_then(crate::time::parse_time);
+        let later = began.is_some_and(|b| self.earlier_began.is_none_or(|e| b > e));
         if self.earlier_turn {
             self.earlier_turn = false;
-            self.earlier_end = Some(ended);
             self.notes.push(format!(
                 "{} finished the turn it was in when asked (its transcript says so; it reported \
                  no idle)",
                 self.to
             ));
-            return;
+            if !later {
+                return;
+            }
         }
-        if self.taken_at.is_some() && self.earlier_end.is_none_or(|e| ended > e) {
+        if self.taken_at.is_some() && later {
             self.outcome = Some(Outcome::Unreported(ended));
         }
     }
@@ -613,7 +616,8 @@ impl Round<'_> {
             for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
                 a.q.tick(now_i);
                 let signs = signs_in(&f.watch, &a.q.to);
-                a.q.transcript(judge(&f.turn_times(&a.q.to), &signs, clock()));
+                let turn = f.turn_times(&a.q.to);
+                a.q.transcript(judge(&turn, &signs, clock()), &turn);
                 for n in a.q.notes.drain(..) {
                     self.observer.note(&n);
                 }

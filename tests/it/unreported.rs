@@ -316,3 +316,40 @@ fn create_writes_the_briefs_once_every_teammate_has_read_its_inbox() {
         assert_eq!(first, "[]", "{name} found its brief at once: {first}");
     }
 }
+
+/// A teammate that read config.json torn as it started writes its session without its team's
+/// and its own name (Claude Code 2.1.332): a session fed by an inbox is the one pane teammate's
+/// of its folder that has none, never a guess between two.
+#[test]
+fn a_session_that_names_no_team_is_the_one_teammate_of_its_folder_without_one() {
+    let env = TestEnv::new();
+    env.team("t", &[("alice", Some("blue")), ("bob", Some("green"))]);
+    env.edit_config("t", |cfg| {
+        for (i, cwd) in [(1, "/w/alice"), (2, "/w/alice")] {
+            cfg["members"][i]["cwd"] = cwd.into();
+            cfg["members"][i]["backendType"] = "tmux".into();
+        }
+    });
+    let unnamed = [
+        json!({"type":"mode","mode":"normal","sessionId":"s1"}),
+        json!({"type":"user","timestamp":"2026-11-29T09:50:00.000Z","sessionId":"s1",
+               "message":{"role":"user","content":"<teammate-message teammate_id=\"team-lead\">\nbrief\n</teammate-message>"}}),
+        json!({"type":"system","subtype":"turn_duration","timestamp":"2026-11-29T09:50:02.000Z","sessionId":"s1"}),
+    ];
+    env.transcript("/w/alice", "s1", &unnamed);
+    let unreported = |env: &TestEnv, who: &str| {
+        let v = crate::common::run_json(env, &["--team", "t", "status"]);
+        member(&v, who)["idle_unreported_since"].clone()
+    };
+    // Two teammates without a session work there: whose it is cannot be told.
+    assert_eq!(unreported(&env, "alice"), Value::Null);
+    assert_eq!(unreported(&env, "bob"), Value::Null);
+    // bob's own session names him: the other one is alice's.
+    env.transcript_line_as(
+        "t",
+        "bob",
+        json!({"type":"user","timestamp":"2026-11-29T09:50:00.000Z","message":{"role":"user","content":"hi"}}),
+    );
+    assert_eq!(unreported(&env, "alice"), "2026-11-29T09:50:02.000Z");
+    assert_eq!(unreported(&env, "bob"), Value::Null);
+}

@@ -123,6 +123,9 @@ pub struct UserEntry {
     pub uuid: Option<String>,
     /// The ids of the tool calls its `tool_result` blocks answer.
     pub results: Vec<String>,
+    /// Its content is a message from a teammate (`<teammate-message …`): a prompt a teammate's
+    /// inbox fed it.
+    pub from_teammate: bool,
 }
 
 /// Reads a `user` line the fast way; `None` when it is not well-formed.
@@ -147,6 +150,10 @@ pub fn user_entry(line: &[u8]) -> Option<UserEntry> {
                 let Some(content) = members(v)?.into_iter().find(|(k, _)| *k == b"content") else {
                     continue;
                 };
+                if content.1.first() == Some(&b'"') {
+                    e.from_teammate =
+                        str_of(content.1).is_some_and(|t| t.starts_with("<teammate-message"));
+                }
                 if content.1.first() != Some(&b'[') {
                     continue;
                 }

@@ -62,6 +62,9 @@ pub struct Head {
     pub first_at: Option<String>,
     /// `sessionId`.
     pub session_id: Option<String>,
+    /// Whether its first prompt was a message from a teammate (a teammate's session).
+    #[serde(default)]
+    pub fed_by_teammates: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -254,6 +257,7 @@ impl Index {
                 agent: s.state.agent.clone(),
                 first_at: s.state.first_at.clone(),
                 session_id: s.state.session_id.clone(),
+                fed_by_teammates: s.state.fed_by_teammates == Some(true),
             });
         }
         if let Some(h) = self.disk.heads.get(path)
@@ -387,6 +391,7 @@ fn read_head(mut f: File) -> io::Result<Head> {
         agent: state.agent,
         first_at: state.first_at,
         session_id: state.session_id,
+        fed_by_teammates: state.fed_by_teammates == Some(true),
     })
 }
 

@@ -306,11 +306,24 @@ pub fn locate(
     }
     searched.sort_by(|a, b| a.path().cmp(b.path()));
     searched.dedup_by(|a, b| a.path() == b.path());
-    for (name, _, p) in l.pane_sessions(&searched, index) {
+    let (named, unnamed) = l.pane_sessions(&searched, index);
+    for (name, _, p) in named {
         l.add(&name, p, Kind::Pane);
+    }
+    // A teammate that read config.json torn as it started writes its session without its
+    // team's and its own name (Claude Code 2.1.332); one fed by its inbox, in the folder of
+    // exactly one pane teammate without a session, is that teammate's.
+    let owners: Vec<Option<String>> = unnamed.iter().map(|p| l.owner_of_unnamed(p)).collect();
+    for (p, owner) in unnamed.into_iter().zip(owners) {
+        if let Some(name) = owner {
+            l.add(&name, p, Kind::Pane);
+        }
     }
     l.out
 }
+
+/// A session that names its member: (member, its first line's time, the file).
+type Named = (String, Option<String>, Loc);
 
 /// What [`locate`] works with, and what it found so far.
 struct Locating<'a> {
@@ -371,13 +384,39 @@ impl Locating<'_> {
         self.out.entry(owner.to_string()).or_default().push(s);
     }
 
+    /// The pane teammate of this team whose session `p` (one that names no team and no agent,
+    /// fed by an inbox) is: the one pane teammate working in its folder that has no session
+    /// that names it; `None` when there is none or more than one.
+    fn owner_of_unnamed(&mut self, p: &Loc) -> Option<String> {
+        let dir = p.parent()?;
+        let mut owners = Vec::new();
+        for m in &self.cfg.members {
+            let pane = m.backend_type.as_deref().is_some_and(|b| b != "in-process");
+            if m.name == self.lead || !pane || self.out.contains_key(&m.name) {
+                continue;
+            }
+            let Some(cwd) = m.cwd.as_deref() else {
+                continue;
+            };
+            if project_dirs(self.root, cwd, self.warnings)
+                .iter()
+                .any(|d| d.path() == dir.path())
+            {
+                owners.push(m.name.clone());
+            }
+        }
+        (owners.len() == 1).then(|| owners.remove(0))
+    }
+
     /// The sessions in `searched` that say they are a pane teammate of this team, in order of
-    /// member, first line and path: (member, first line's time, file).
+    /// member, first line and path: (member, first line's time, file); and those that name no
+    /// team and no agent but were fed by an inbox (a teammate's, started while `config.json`
+    /// could not be read).
     fn pane_sessions(
         &mut self,
         searched: &[Loc],
         index: &mut Index,
-    ) -> Vec<(String, Option<String>, Loc)> {
+    ) -> (Vec<Named>, Vec<Loc>) {
         let since = self
             .cfg
             .created_at
@@ -389,6 +428,7 @@ impl Locating<'_> {
             .and_then(|s| s.first())
             .map(|s| s.path.to_path_buf());
         let mut found = Vec::new();
+        let mut unnamed = Vec::new();
         for loc in searched {
             let Some(dir) = open_dir(loc, self.warnings) else {
                 continue;
@@ -421,11 +461,13 @@ impl Locating<'_> {
                     && self.cfg.members.iter().any(|m| &m.name == a)
                 {
                     found.push((a.clone(), h.first_at.clone(), p));
+                } else if h.team.is_none() && h.agent.is_none() && h.fed_by_teammates {
+                    unnamed.push(p);
                 }
             }
         }
         found.sort_by(|a, b| (&a.0, &a.1, a.2.path()).cmp(&(&b.0, &b.1, b.2.path())));
-        found
+        (found, unnamed)
     }
 }
 

@@ -272,6 +272,10 @@ pub struct FileState {
     pub agent: Option<String>,
     /// Timestamp of its first entry.
     pub first_at: Option<String>,
+    /// Whether its first prompt was a message from a teammate (`<teammate-message …`): a
+    /// teammate's session, whose inbox feeds it.
+    #[serde(default)]
+    pub fed_by_teammates: Option<bool>,
     /// `uuid` of its first entry (in-process teammates of Claude Code up to 2.1.178 write a new
     /// file per turn, each a copy of the whole history: copies share it).
     pub first_uuid: Option<String>,
@@ -528,6 +532,7 @@ impl FileState {
         self.turn.ended = false;
         self.turn.ended_at = None;
         if u.results.is_empty() {
+            self.fed_by_teammates.get_or_insert(u.from_teammate);
             self.turn.prompts += 1;
             self.turn.began_at.clone_from(&u.timestamp);
             self.api.prompted();
