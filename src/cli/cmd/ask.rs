@@ -52,7 +52,8 @@ use crate::cli::output::warn;
 /// from it written after the question, the question taken, no answer, and no sign of a new turn
 /// for 1.5 s after both; the error says what the notification says: reason, summary, the turn's
 /// last words, and whether MEMBER's transcript holds the text that ended that turn, or shows
-/// it wrote to someone else then); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
+/// it wrote to someone else then; or, for a MEMBER that never reports idle, its transcript's
+/// turn end after taking the question, with no idle_notification for 5 s); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
 /// died: exit 1 at once; see `teamctl wait --help`); --timeout passed (exit 3, saying whether the
 /// question still waits in MEMBER's inbox or was taken). A teammate that is gone before the
 /// question is written is not asked (exit 1, nothing written).
