@@ -9,7 +9,8 @@
 //! knows) stand on nothing; `tree` (the config dir, its symlinks, the team folders), `machine`
 //! (claude, agent teams, start-up dialogs, tmux), `inbox`, `litter`, `misaddressed` (the
 //! inboxes no member reads, from the observe layer) and `members` (the members as the team's
-//! reader sees them: a teammate that never reports idle) stand on them; `team`
+//! reader sees them: a teammate that never reports idle) and `lead` (`leadSessionId` against the
+//! lead's sessions) stand on them; `team`
 //! (one team's checks) on those; `run` (every check, in order) on top. The folder imports the
 //! store, team, host and observe layers and [`crate::ops::run`] (the start-up dialogs); never
 //! the cli.
@@ -17,6 +18,7 @@
 mod finding;
 mod inbox;
 mod inputs;
+mod lead;
 mod litter;
 mod machine;
 mod members;

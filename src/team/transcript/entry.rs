@@ -123,9 +123,9 @@ pub struct UserEntry {
     pub uuid: Option<String>,
     /// The ids of the tool calls its `tool_result` blocks answer.
     pub results: Vec<String>,
-    /// Its content is a message from a teammate (`<teammate-message …`): a prompt a teammate's
-    /// inbox fed it.
-    pub from_teammate: bool,
+    /// Who sent it, when its content is a message from a teammate (`<teammate-message
+    /// teammate_id="<name>"…`): a prompt an inbox fed it.
+    pub from_teammate: Option<String>,
 }
 
 /// Reads a `user` line the fast way; `None` when it is not well-formed.
@@ -151,8 +151,10 @@ pub fn user_entry(line: &[u8]) -> Option<UserEntry> {
                     continue;
                 };
                 if content.1.first() == Some(&b'"') {
-                    e.from_teammate =
-                        str_of(content.1).is_some_and(|t| t.starts_with("<teammate-message"));
+                    e.from_teammate = str_of(content.1).and_then(|t| {
+                        let rest = t.strip_prefix("<teammate-message teammate_id=\"")?;
+                        rest.split_once('"').map(|(id, _)| id.to_string())
+                    });
                 }
                 if content.1.first() != Some(&b'[') {
                     continue;

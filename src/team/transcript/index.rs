@@ -62,9 +62,10 @@ pub struct Head {
     pub first_at: Option<String>,
     /// `sessionId`.
     pub session_id: Option<String>,
-    /// Whether its first prompt was a message from a teammate (a teammate's session).
+    /// Who sent its first prompt, when that was a message from a teammate (a teammate's session
+    /// begins with its lead's brief).
     #[serde(default)]
-    pub fed_by_teammates: bool,
+    pub first_from: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -257,7 +258,7 @@ impl Index {
                 agent: s.state.agent.clone(),
                 first_at: s.state.first_at.clone(),
                 session_id: s.state.session_id.clone(),
-                fed_by_teammates: s.state.fed_by_teammates == Some(true),
+                first_from: s.state.first_from.clone().filter(|f| !f.is_empty()),
             });
         }
         if let Some(h) = self.disk.heads.get(path)
@@ -391,7 +392,7 @@ fn read_head(mut f: File) -> io::Result<Head> {
         agent: state.agent,
         first_at: state.first_at,
         session_id: state.session_id,
-        fed_by_teammates: state.fed_by_teammates == Some(true),
+        first_from: state.first_from.filter(|f| !f.is_empty()),
     })
 }
 

@@ -311,7 +311,7 @@ pub fn locate(
         l.add(&name, p, Kind::Pane);
     }
     // A teammate that read config.json torn as it started writes its session without its
-    // team's and its own name (Claude Code 2.1.332); one fed by its inbox, in the folder of
+    // team's and its own name (Claude Code 2.1.332); one begun with its lead's brief, in the folder of
     // exactly one pane teammate without a session, is that teammate's.
     let owners: Vec<Option<String>> = unnamed.iter().map(|p| l.owner_of_unnamed(p)).collect();
     for (p, owner) in unnamed.into_iter().zip(owners) {
@@ -320,6 +320,75 @@ pub fn locate(
         }
     }
     l.out
+}
+
+/// How much of a session [`lead_sessions`] reads at most to find a teammate's message in it.
+const LEAD_SCAN: u64 = 64 << 20;
+
+/// The sessions in the lead's project folders (its `cwd`'s) that can be the lead's of this team:
+/// not a teammate's (they name no team and no agent, and did not begin with a message from the
+/// lead) and holding a message from one of the team's teammates (`teammate_id="<name>"`, in
+/// their first [`LEAD_SCAN`] bytes); each with its last write, newest first. The lead's
+/// transcript names no team (2.1.332): its teammates' messages tie it to the team, where a
+/// person's other sessions in the same folder have none.
+pub fn lead_sessions(
+    root: &Loc,
+    cfg: &TeamConfig,
+    index: &mut Index,
+    warnings: &mut Vec<String>,
+) -> Vec<(Loc, SystemTime)> {
+    let lead = cfg.lead().map_or(LEAD, |m| m.name.as_str());
+    let Some(cwd) = cfg.lead().and_then(|m| m.cwd.as_deref()) else {
+        return Vec::new();
+    };
+    let needles: Vec<String> = cfg
+        .members
+        .iter()
+        .filter(|m| m.name != lead)
+        .map(|m| format!("teammate_id=\\\"{}\\\"", m.name))
+        .collect();
+    let mut out = Vec::new();
+    for loc in project_dirs(root, cwd, warnings) {
+        let Some(dir) = open_dir(&loc, warnings) else {
+            continue;
+        };
+        for n in dir.names().unwrap_or_default() {
+            if !n.as_encoded_bytes().ends_with(b".jsonl") {
+                continue;
+            }
+            let p = loc.join(&n);
+            let Ok(Some(info)) = dir.stat(&n) else {
+                continue;
+            };
+            if info.kind != dir::Kind::File {
+                continue;
+            }
+            // A teammate's session: it names its team, or it began with its lead's brief.
+            let teammates = index.head(&p, &info).is_some_and(|h| {
+                h.team.is_some() || h.agent.is_some() || h.first_from.as_deref() == Some(lead)
+            });
+            if !teammates && holds_any(&p, &needles) {
+                out.push((p, info.mtime));
+            }
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.1));
+    out
+}
+
+/// Whether the transcript at `p` holds one of `needles` in its first [`LEAD_SCAN`] bytes.
+fn holds_any(p: &Loc, needles: &[String]) -> bool {
+    use std::io::Read;
+    let Ok(Some(f)) = p.open_file() else {
+        return false;
+    };
+    let mut bytes = Vec::new();
+    if f.take(LEAD_SCAN).read_to_end(&mut bytes).is_err() {
+        return false;
+    }
+    needles
+        .iter()
+        .any(|n| memchr::memmem::find(&bytes, n.as_bytes()).is_some())
 }
 
 /// A session that names its member: (member, its first line's time, the file).
@@ -385,7 +454,7 @@ impl Locating<'_> {
     }
 
     /// The pane teammate of this team whose session `p` (one that names no team and no agent,
-    /// fed by an inbox) is: the one pane teammate working in its folder that has no session
+    /// begun with its lead's brief) is: the one pane teammate working in its folder that has no session
     /// that names it; `None` when there is none or more than one.
     fn owner_of_unnamed(&mut self, p: &Loc) -> Option<String> {
         let dir = p.parent()?;
@@ -410,13 +479,9 @@ impl Locating<'_> {
 
     /// The sessions in `searched` that say they are a pane teammate of this team, in order of
     /// member, first line and path: (member, first line's time, file); and those that name no
-    /// team and no agent but were fed by an inbox (a teammate's, started while `config.json`
+    /// team and no agent but began with a message from the lead (a teammate's, started while `config.json`
     /// could not be read).
-    fn pane_sessions(
-        &mut self,
-        searched: &[Loc],
-        index: &mut Index,
-    ) -> (Vec<Named>, Vec<Loc>) {
+    fn pane_sessions(&mut self, searched: &[Loc], index: &mut Index) -> (Vec<Named>, Vec<Loc>) {
         let since = self
             .cfg
             .created_at
@@ -461,7 +526,10 @@ impl Locating<'_> {
                     && self.cfg.members.iter().any(|m| &m.name == a)
                 {
                     found.push((a.clone(), h.first_at.clone(), p));
-                } else if h.team.is_none() && h.agent.is_none() && h.fed_by_teammates {
+                } else if h.team.is_none()
+                    && h.agent.is_none()
+                    && h.first_from.as_deref() == Some(self.lead.as_str())
+                {
                     unnamed.push(p);
                 }
             }

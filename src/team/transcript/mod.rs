@@ -272,10 +272,11 @@ pub struct FileState {
     pub agent: Option<String>,
     /// Timestamp of its first entry.
     pub first_at: Option<String>,
-    /// Whether its first prompt was a message from a teammate (`<teammate-message …`): a
-    /// teammate's session, whose inbox feeds it.
+    /// Who sent its first prompt, when that was a message from a teammate (`<teammate-message
+    /// teammate_id="<name>"…`; `""`: its first prompt was no such message): a teammate's
+    /// session begins with its lead's brief.
     #[serde(default)]
-    pub fed_by_teammates: Option<bool>,
+    pub first_from: Option<String>,
     /// `uuid` of its first entry (in-process teammates of Claude Code up to 2.1.178 write a new
     /// file per turn, each a copy of the whole history: copies share it).
     pub first_uuid: Option<String>,
@@ -532,7 +533,8 @@ impl FileState {
         self.turn.ended = false;
         self.turn.ended_at = None;
         if u.results.is_empty() {
-            self.fed_by_teammates.get_or_insert(u.from_teammate);
+            self.first_from
+                .get_or_insert_with(|| u.from_teammate.clone().unwrap_or_default());
             self.turn.prompts += 1;
             self.turn.began_at.clone_from(&u.timestamp);
             self.api.prompted();
