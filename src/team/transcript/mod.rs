@@ -230,9 +230,10 @@ pub struct Turn {
     #[serde(default)]
     pub began_at: Option<String>,
     /// When the newest turn ended, by the surest sign the client writes: a `system`
-    /// `turn_duration` entry (2.1.150 and later), or an assistant entry whose `stop_reason` is
-    /// given and is not `tool_use`; `None` inside a turn (an entry written while a response
-    /// streams, without a `stop_reason`, is no end).
+    /// `turn_duration` entry (2.1.150 and later), an assistant entry whose `stop_reason` is
+    /// given and is not `tool_use`, or the mark of a turn a person interrupted (`[Request
+    /// interrupted by user`: no turn_duration follows it); `None` inside a turn (an entry
+    /// written while a response streams, without a `stop_reason`, is no end).
     #[serde(default)]
     pub ended_at: Option<String>,
     /// The text blocks of the newest assistant entry that has text (not kept in the index).
@@ -530,6 +531,13 @@ impl FileState {
             return;
         }
         self.turn.messages += 1;
+        if u.interrupted {
+            // The turn is over, and neither a Stop hook nor a turn_duration entry follows.
+            self.turn.ended = true;
+            self.turn.ended_at.clone_from(&u.timestamp);
+            self.open_tools.clear();
+            return;
+        }
         self.turn.ended = false;
         self.turn.ended_at = None;
         if u.results.is_empty() {

@@ -501,3 +501,31 @@ fn a_turn_begins_with_its_prompt_and_ends_with_turn_duration_or_a_given_stop() {
         (Some("2026-12-04T15:30:40.000Z"), None)
     );
 }
+
+/// A turn a person interrupted (Escape in the pane, 2.1.336) ends with Claude Code's mark, and
+/// no Stop hook or turn_duration entry follows it: the mark is the turn's end.
+#[test]
+fn an_interrupted_turn_ends_with_its_mark() {
+    let call = turn_entry(
+        json!([{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]),
+        json!("tool_use"),
+    );
+    let rejected = json!({"type":"user","timestamp":"2026-12-04T17:13:11.449Z","message":{"role":"user",
+        "content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"The user doesn't want to proceed"}]}});
+    let mark = json!({"type":"user","timestamp":"2026-12-04T17:13:11.463Z","message":{"role":"user",
+        "content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}});
+    let t = parse(&lines(&[user("Work: W-1"), call.clone(), rejected.clone()]));
+    assert_eq!((t.turn.ended, t.turn.ended_at), (false, None));
+    let t = parse(&lines(&[user("Work: W-1"), call, rejected, mark]));
+    assert!(t.turn.ended);
+    assert_eq!(t.turn.ended_at.as_deref(), Some("2026-12-04T17:13:11.463Z"));
+    assert_eq!(t.turn.prompts, 1, "the mark is no prompt");
+    assert!(
+        t.activity().is_none_or(|a| a.kind != "tool_use"),
+        "no call is open"
+    );
+    let plain = json!({"type":"user","timestamp":"2026-12-04T17:14:00.000Z","message":{"role":"user",
+        "content":"[Request interrupted by user]"}});
+    let t = parse(&lines(&[user("go"), plain]));
+    assert_eq!(t.turn.ended_at.as_deref(), Some("2026-12-04T17:14:00.000Z"));
+}
