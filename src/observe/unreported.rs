@@ -5,7 +5,7 @@
 //! turns, and never says so. Its turn's end is in its transcript all the same (a `system`
 //! `turn_duration` entry; [`crate::team::transcript::Turn::ended_at`]).
 //!
-//! [`judge`] is the one rule: `wait --idle` ([`unreported_idle`]), `ask`
+//! [`judge`] is the one rule: `wait --idle` ([`idle_by_transcript`]), `ask`
 //! ([`crate::observe::members::mid_turn`] and the idle outcome), `status`, `top`, `doctor`, the
 //! policy follower's plan approvals and the bridge ([`TurnEnds`], or `status`'s
 //! `idle_unreported_since`) all go by it.
@@ -51,10 +51,13 @@ pub struct Signs {
 /// The end of a member's turn in its transcript, against its idle reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnEnd {
-    /// It reported idle for that turn: an `idle_notification` since the turn began, or
-    /// `isActive: false` (the hook that writes the notification sets it; a Claude Code lead
-    /// consumes the notifications).
-    Reported,
+    /// It reported idle for that turn, which ended at `ended`: an `idle_notification` since the
+    /// turn began, or `isActive: false` (the hook that writes the notification sets it; a
+    /// Claude Code lead consumes the notifications).
+    Reported {
+        /// When the turn ended.
+        ended: DateTime<Utc>,
+    },
     /// No report yet: it counts as idle, unreported, at `due` ([`UNREPORTED_AFTER`] after
     /// `ended`) unless one comes.
     Awaited {
@@ -107,9 +110,9 @@ pub fn judge(turn: &TurnTimes, signs: &Signs, now: DateTime<Utc>) -> Option<Turn
     // Without the turn's start, a notification from a second before its end on counts.
     let since = began.unwrap_or(ended - take_slack);
     if signs.last_idle.is_some_and(|t| t >= since) || signs.is_active == Some(false) {
-        return Some(TurnEnd::Reported);
+        return Some(TurnEnd::Reported { ended });
     }
-    let due = ended + chrono::Duration::from_std(UNREPORTED_AFTER).unwrap_or_default();
+    let due = ended + grace();
     Some(if now >= due {
         TurnEnd::Unreported { ended }
     } else {
@@ -154,21 +157,36 @@ pub fn signs_in(watch: &Watch, name: &str) -> Signs {
     s
 }
 
-/// Why `name` counts as idle though the files' own signs say it is busy: its transcript's turn
-/// ended [`UNREPORTED_AFTER`] ago or more and it reported no idle ([`judge`]); `None` otherwise.
-pub fn unreported_idle(
+/// Why `name` counts as idle though the files' own signs say it is busy ([`judge`]): its
+/// transcript's turn ended [`UNREPORTED_AFTER`] ago or more with nothing since, and it reported
+/// no idle; or it did report, and what made it look busy again is Claude Code's own stale
+/// write (an `isActive: true` landing after the turn's end, which it was seen to do under load
+/// with five teammates writing `config.json` at once). `None` otherwise.
+pub fn idle_by_transcript(
     watch: &Watch,
     name: &str,
     turn: &TurnTimes,
     now: DateTime<Utc>,
 ) -> Option<String> {
-    let ended = judge(turn, &signs_in(watch, name), now)?.unreported()?;
-    Some(format!(
-        "its turn ended in its transcript at {} and it reported no idle (no idle_notification \
-         for {} s)",
-        crate::time::iso_millis(ended),
-        UNREPORTED_AFTER.as_secs()
-    ))
+    let at = crate::time::iso_millis;
+    match judge(turn, &signs_in(watch, name), now)? {
+        TurnEnd::Unreported { ended } => Some(format!(
+            "its turn ended in its transcript at {} and it reported no idle (no \
+             idle_notification for {} s)",
+            at(ended),
+            UNREPORTED_AFTER.as_secs()
+        )),
+        TurnEnd::Reported { ended } if now >= ended + grace() => Some(format!(
+            "its turn ended in its transcript at {}, reported, and nothing since",
+            at(ended)
+        )),
+        _ => None,
+    }
+}
+
+/// [`UNREPORTED_AFTER`] as a time span.
+fn grace() -> chrono::Duration {
+    chrono::Duration::from_std(UNREPORTED_AFTER).unwrap_or_default()
 }
 
 /// [`Signs`] of `name` in `team` as its files are now (each inbox read once, no lock).
@@ -322,7 +340,11 @@ mod tests {
             },
         ];
         for s in reported {
-            assert_eq!(judge(&t, &s, later), Some(TurnEnd::Reported), "{s:?}");
+            assert_eq!(
+                judge(&t, &s, later),
+                Some(TurnEnd::Reported { ended }),
+                "{s:?}"
+            );
         }
         let busy = [
             Signs {
@@ -354,6 +376,9 @@ mod tests {
             last_idle: Some(at("2026-12-04T10:00:01.000Z")),
             ..quiet
         };
-        assert_eq!(judge(&no_start, &s, later), Some(TurnEnd::Reported));
+        assert_eq!(
+            judge(&no_start, &s, later),
+            Some(TurnEnd::Reported { ended })
+        );
     }
 }

@@ -18,6 +18,11 @@
 // debug log's `Team file not found`) and how long each wait took.
 //
 //   node tests/e2e/silent-e2e.js --teamctl <exe> [--claude-bin <path>] [--keep] [--verbose]
+//
+// --scenario create-race [--teammates N]: a measurement, not a check. `teamctl create` starts N
+// real teammates (3 by default) at once; once `wait --idle` says every brief's turn is over,
+// the summary says which teammates never reported idle (no idle_notification: the start-up
+// race met by itself). Run it many times, under load, to count how often create meets it.
 
 const fs = require('fs');
 const path = require('path');
@@ -26,15 +31,20 @@ const { lockedJsonUpdate, atomicWrite } = require('./lockfile');
 
 const TEAM = 'demo';
 const TORN_MS = 3000;
+const RACE = process.argv.includes('create-race');
 const h = require('./harness')({
   name: 'silent-e2e',
   team: TEAM,
-  session: null,
+  session: RACE ? `teamctl-${TEAM}` : null,
   argv: process.argv.slice(2),
   deadline: 150,
-  ownTmux: true,
-  env: (env) => ({ ...env, CLAUDECODE: '1' }),
+  ownTmux: !RACE,
+  env: RACE ? null : (env) => ({ ...env, CLAUDECODE: '1' }),
   mockTeamctl: false,
+  flags: {
+    '--scenario': { key: 'scenario', value: 'silent', check: (v) => (['silent', 'create-race'].includes(v) ? null : '--scenario is silent or create-race') },
+    '--teammates': { key: 'teammates', value: '3', check: (v) => (Number(v) >= 1 ? null : '--teammates needs a number') },
+  },
 });
 const { args, st, now, sleep, hex, trace, fail, check, waitFor, readJson, writeJson, shq, tmux, teamctl, lastJson, clientVersion } = h;
 
@@ -102,8 +112,24 @@ async function waitIdle(what) {
   return w.ms;
 }
 
+// create-race: N teammates started by `teamctl create`; who never reported idle.
+async function createRace(version) {
+  const names = Array.from({ length: Number(args.teammates) }, (_, i) => `w${i + 1}`);
+  const c = await teamctl(['--json', 'create', TEAM, ...names.flatMap((n) => ['--member', `${n}:You are ${n}. Wait for messages.`]),
+    '--claude-bin', args.claudeBin, '--dangerously-skip-permissions', '--timeout', '60s']);
+  check(c.code === 0, `create exited ${c.code}: ${c.stderr}\n${c.stdout}`);
+  const w = await teamctl(['--json', 'wait', '--idle', '--timeout', '60s'], { TEAMCTL_TEAM: TEAM });
+  check(w.code === 0, `wait --idle exited ${w.code}: ${w.stderr}\n${w.stdout}`);
+  // A healthy teammate sets isActive false a moment before its notification lands: 5 s more.
+  const notified = (n) => (readJson(inboxFile('team-lead')) || []).some((e) => e.from === n && /idle_notification/.test(e.text));
+  await waitFor('every idle notification', 5000, () => names.every(notified)).catch(() => {});
+  const silent = names.filter((n) => !notified(n));
+  return { claude: version, teammates: names.length, silent, create_ms: c.ms, wait_idle_ms: w.ms };
+}
+
 h.run(async () => {
   const version = clientVersion();
+  if (args.scenario === 'create-race') return createRace(version);
   setupTeam();
   await startTorn();
   // 1. The brief's turn.

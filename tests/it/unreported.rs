@@ -353,3 +353,37 @@ fn a_session_that_names_no_team_is_the_one_teammate_of_its_folder_without_one() 
     assert_eq!(unreported(&env, "alice"), "2026-11-29T09:50:02.000Z");
     assert_eq!(unreported(&env, "bob"), Value::Null);
 }
+
+/// Under load Claude Code was seen to land a teammate's `isActive: true` after its own turn's
+/// end and notification (five teammates writing config.json at once), while another teammate
+/// still worked: `wait --idle` goes by the transcript then too, 5 s after the end with nothing
+/// since.
+#[test]
+fn a_stale_is_active_after_the_turns_end_does_not_hold_wait_idle() {
+    let env = TestEnv::new();
+    let ended = chrono::Utc::now();
+    alice_ended_a_turn_at(&env, ended);
+    write_as(&env, "team-lead", "bob", "more work");
+    let mut c = env.std_cmd();
+    c.args(["wait", "--idle", "--timeout", "20s"])
+        .env_remove("TEAMCTL_NOW")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let err = crate::common::Lines::of(child.stderr.take().unwrap());
+    assert!(crate::common::wait_until(Duration::from_secs(20), || err
+        .text()
+        .contains("waiting up to")));
+    write_as(&env, "alice", "team-lead", &idle_frame("alice"));
+    env.edit_config("t", |cfg| cfg["members"][1]["isActive"] = true.into());
+    crate::common::take(&env, "bob", "more work");
+    write_as(&env, "bob", "team-lead", &idle_frame("bob"));
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", err.all());
+    assert!(
+        stdout.contains("alice (its turn ended in its transcript at ")
+            && stdout.contains("reported, and nothing since"),
+        "{stdout}"
+    );
+}

@@ -13,7 +13,7 @@ use crate::observe::members::{
     Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
     shut_down_in, teammates,
 };
-use crate::observe::unreported::unreported_idle;
+use crate::observe::unreported::idle_by_transcript;
 use crate::observe::watch::Changes;
 use crate::store::{Entry, id};
 use crate::team::sentlog::SentLog;
@@ -195,7 +195,7 @@ impl Tracker {
         let (watch, live) = (&f.watch, f.live());
         let at = iso_millis(now);
         let gone = |name: &str| gone_reason(watch, name, &self.shut_down, live);
-        let unreported = |name: &str| unreported_idle(watch, name, &f.turn_times(name), now);
+        let unreported = |name: &str| idle_by_transcript(watch, name, &f.turn_times(name), now);
         let all_teammates_gone = {
             let mut names: Vec<String> = self.teammates_at_start.clone();
             names.extend(teammates(watch, &self.me));
