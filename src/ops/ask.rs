@@ -462,7 +462,8 @@ pub fn ask(
         }
     }
     let budget = f.over_budget();
-    let spend = f.last_spend();
+    // The transcripts are read for the turns' ends too: the spend is said only with a cap.
+    let spend = f.last_spend().filter(|_| req.cap.is_set());
     Ok(Asking {
         asked,
         send_error,
