@@ -14,7 +14,9 @@
 //!   turn it was in when asked), the question taken, no answer, and no sign of a new turn (a
 //!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
 //!   busy with something else ends that turn before it starts on a question it took meanwhile,
-//!   and the grace lets that new turn show;
+//!   and the grace lets that new turn show; or, for a teammate that never reports idle, a turn
+//!   begun after the one it was in when asked, ended in its transcript and unreported for
+//!   [`crate::observe::unreported::UNREPORTED_AFTER`] ([`Outcome::Unreported`]);
 //! - **gone**: as [`crate::observe::members::gone_reason`];
 //! - **said** (only when asked for, [`Ask::from_transcript`]): idle as above, and the turn that
 //!   took the question ended with text and wrote to nobody else: that text, read from the

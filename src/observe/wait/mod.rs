@@ -19,7 +19,9 @@
 //!   the real client writes after the turn can have ended) and `config.json`'s last write (the
 //!   files' mtimes) decide, as `status` does, and
 //!   `isActive: false` counts as idle when no `idle_notification` of it is left (a Claude Code
-//!   lead consumes them).
+//!   lead consumes them). And by its transcript ([`crate::observe::unreported`]): a member whose
+//!   turn ended there with nothing since is idle 5 s after that end, whether it reported it or
+//!   not (a teammate that never reports idle; an `isActive: true` Claude Code wrote late).
 
 mod condition;
 mod tracker;
