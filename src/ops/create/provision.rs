@@ -88,7 +88,7 @@ pub fn config_doc(
 }
 
 /// Provisioning: the race-safe check, the cleared folder, task folder, inboxes (with their
-/// briefs, unless teammates are started in `tmux_session`: [`write_briefs`] writes them once
+/// briefs, unless teammates are started in `tmux_session`: `write_briefs` writes them once
 /// they have started), then `config.json`. Returns each brief's `msg_id`, in member order.
 ///
 /// # Errors

@@ -328,7 +328,7 @@ const LEAD_SCAN: u64 = 64 << 20;
 /// The sessions in the lead's project folders (its `cwd`'s) that can be the lead's of this team:
 /// not a teammate's (they name no team and no agent, and did not begin with a message from the
 /// lead) and holding a message from one of the team's teammates (`teammate_id="<name>"`, in
-/// their first [`LEAD_SCAN`] bytes); each with its last write, newest first. The lead's
+/// their first 64 MiB); each with its last write, newest first. The lead's
 /// transcript names no team (2.1.332): its teammates' messages tie it to the team, where a
 /// person's other sessions in the same folder have none.
 pub fn lead_sessions(
