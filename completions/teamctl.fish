@@ -112,7 +112,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost-per-mem
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response), or never reports idle (idle_unreported: restart or exit only)' -r -f -a "wait\t'Nothing: wait for the timeout'
 nudge\t'Send the member a short message naming its task and its silence'
 restart\t'Start the member again on its last session (pane teammates only)'
 exit\t'End with exit 8'"
@@ -443,7 +443,7 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost-per-me
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response)' -r -f -a "wait\t'Nothing: wait for the timeout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response), or never reports idle (idle_unreported: restart or exit only)' -r -f -a "wait\t'Nothing: wait for the timeout'
 nudge\t'Send the member a short message naming its task and its silence'
 restart\t'Start the member again on its last session (pane teammates only)'
 exit\t'End with exit 8'"

@@ -32,7 +32,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.210 2.1.322 2.1.323 2.1.332 2.1.333 2.1.334)
+DEFAULT_VERSIONS=(2.1.112 2.1.150 2.1.159 2.1.160 2.1.177 2.1.178 2.1.196 2.1.210 2.1.322 2.1.323 2.1.332 2.1.333 2.1.334 2.1.335 2.1.336)
 shapes="standalone,create,lead-tmux,lead-inproc,prepared"
 report=docs/compatibility.md
 append=0

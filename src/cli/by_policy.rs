@@ -10,6 +10,7 @@ use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use teamctl::observe::follow::Observer;
+use teamctl::observe::unreported::TurnEnds;
 use teamctl::observe::watch::{Changes, Watch};
 use teamctl::ops::policy::{self, Answer, Outcome, Policy};
 use teamctl::store::paths::MemberName;
@@ -90,9 +91,14 @@ pub(crate) struct Runner {
     reported: HashSet<String>,
     /// Whether the last pass could not write an answer (it is tried again).
     failed: bool,
+    /// Whether the last pass held a plan back until its teammate's turn ends.
+    deferred: bool,
     /// The last error of a pass in a loop, warned about once.
     last_error: Option<String>,
     pub(crate) counts: Counts,
+    /// The teammates' turn ends in their transcripts, for the team of the last pass (a plan
+    /// of a teammate that never reports idle is answered by them).
+    ends: Option<(String, TurnEnds)>,
 }
 
 impl Runner {
@@ -113,14 +119,18 @@ impl Runner {
             json: ctx.out.json,
             reported: HashSet::new(),
             failed: false,
+            deferred: false,
             last_error: None,
             counts: Counts::default(),
+            ends: None,
         })
     }
 
-    /// Whether the last pass could not write an answer.
-    pub(crate) fn failed(&self) -> bool {
-        self.failed
+    /// Whether a pass is due without a change: the last one could not write an answer, or held
+    /// a plan back (a teammate that never reports idle is answered once its transcript's turn
+    /// end has gone unreported for `UNREPORTED_AFTER`, which no file change marks).
+    pub(crate) fn due(&self) -> bool {
+        self.failed || self.deferred
     }
 
     /// [`Runner::step`] on `team` as it is now on disk (a teammate that joined since brings
@@ -153,17 +163,26 @@ impl Runner {
         self.report_all(ctx, team, outcomes)
     }
 
-    fn pass(&self, ctx: &Ctx, team: &Team) -> Result<Vec<Outcome>> {
+    fn pass(&mut self, ctx: &Ctx, team: &Team) -> Result<Vec<Outcome>> {
         let answering = policy::Answering {
             policy: &self.policy,
             home: self.home.as_deref(),
             dry_run: self.dry_run,
         };
-        policy::answer_pending(team, &self.lead, &answering, ctx.writing(ctx.clock()))
+        let name = team.name.to_string();
+        if self.ends.as_ref().is_some_and(|(n, _)| *n != name) {
+            self.ends = None;
+        }
+        let (_, ends) = self
+            .ends
+            .get_or_insert_with(|| (name, TurnEnds::new(team, &ctx.records)));
+        let w = ctx.writing(ctx.clock());
+        policy::answer_pending(team, &self.lead, &answering, w, ends)
     }
 
     fn report_all(&mut self, ctx: &Ctx, team: &Team, outcomes: Vec<Outcome>) -> Result<()> {
         self.failed = outcomes.iter().any(|o| o.error.is_some());
+        self.deferred = outcomes.iter().any(|o| o.deferred);
         for o in outcomes {
             if o.answered_elsewhere {
                 continue;
@@ -327,7 +346,7 @@ impl Runner {
 
 /// What `ask` and `wait` do while they block: answer teammates' requests by the policy, if
 /// one was given (on the first call, on new events, and again after a pass that could not
-/// write), and report progress, warnings and hints on stderr.
+/// write or held a plan back), and report progress, warnings and hints on stderr.
 pub(crate) struct Blocking<'a> {
     pub(crate) ctx: &'a Ctx,
     pub(crate) runner: Option<Runner>,
@@ -342,7 +361,7 @@ impl Observer for Blocking<'_> {
             Some(c) => crate::cli::otel::changes(c),
         }
         match self.runner.as_mut() {
-            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.failed()) => {
+            Some(r) if changes.is_none_or(|c| !c.events.is_empty() || r.due()) => {
                 r.step_reopened(self.ctx, watch.team())
             }
             _ => Ok(()),

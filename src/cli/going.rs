@@ -63,7 +63,8 @@ pub(crate) struct KeepArgs {
     #[arg(long, value_enum, value_name = "ACTION", default_value = "wait")]
     on_rate_limit: ApiChoice,
 
-    /// When a member stalls or its request gets no answer (stalled, no_response)
+    /// When a member stalls or its request gets no answer (stalled, no_response), or never
+    /// reports idle (idle_unreported: restart or exit only)
     #[arg(long, value_enum, value_name = "ACTION", default_value = "wait")]
     on_stall: StallChoice,
 

@@ -127,8 +127,8 @@ Exit codes:
        --max-cost or --max-tokens (run also ends the team, as at its timeout)
   7    (wait, run) --on-rate-limit exit: a member's API calls were refused (rate_limited,
        overloaded, api_error)
-  8    (wait, run) --on-stall exit: a member stalled or its request got no answer; or a
-       restart past --max-restarts
+  8    (wait, run) --on-stall exit: a member stalled, its request got no answer or it never
+       reports idle; or a restart past --max-restarts
   9    (wait, run) --on-dead exit: a member's pane or process is gone with work waiting; or a
        restart past --max-restarts
   10   merge (and wait, run --merge-into): some members were set aside (a conflict, a failed

@@ -16,7 +16,7 @@ use crate::observe::human::needs;
 use crate::observe::keep::{Acted, Hand, Keeper, Rules};
 use crate::observe::need::Need;
 use crate::observe::reader::{Options, TeamReader};
-use crate::observe::spend::{LOCATE_EVERY, TeamSpend};
+use crate::observe::spend::{LOCATE_EVERY, TeamSpend, TurnTimes};
 use crate::observe::status::Waiting;
 use crate::observe::waker::Waker;
 use crate::observe::watch::{Changes, Watch};
@@ -66,6 +66,9 @@ pub struct Watching {
     pub needs: Option<Duration>,
     /// Only these members' inboxes (watch `--member`).
     pub only: Option<Vec<MemberName>>,
+    /// Read the transcripts for the ends of the members' turns (a teammate that never reports
+    /// idle: [`crate::observe::unreported::judge`]).
+    pub turns: bool,
 }
 
 /// A team followed: the stream of changes to its files ([`Watch`]) and the team as it is now
@@ -109,9 +112,10 @@ impl Following {
             reasons,
             needs,
             only,
+            turns,
         } = w;
         let opts = Options {
-            transcripts: cap.is_set() || rules.is_active() || reasons || needs.is_some(),
+            transcripts: cap.is_set() || rules.is_active() || reasons || needs.is_some() || turns,
             stall_after: rules.stall_after,
             no_response_after: rules.no_response_after,
             ..Options::default()
@@ -139,6 +143,16 @@ impl Following {
     /// Which panes and processes run, as last probed.
     pub fn live(&self) -> &Liveness {
         self.reader.live()
+    }
+
+    /// When `name`'s newest turn began and ended, as its transcript was last read (nothing
+    /// when the transcripts are not read).
+    pub fn turn_times(&self, name: &str) -> TurnTimes {
+        self.reader
+            .spend()
+            .and_then(|s| s.spend().members.get(name))
+            .map(|m| m.turn.clone())
+            .unwrap_or_default()
     }
 
     /// The members as the watch last saw them tell which panes to probe.

@@ -7,6 +7,9 @@
 //!   process runs, so nothing but a person or a rule moves it: a nudge, a restart);
 //! - `out_of_retries`: a member's API calls failed until Claude Code gave up (its turn ended
 //!   with the error);
+//! - `idle_unreported`: a teammate's turns end in its transcript but it reports no idle (no
+//!   `idle_notification`, `isActive` still `true`): whatever waits for it to be idle goes by its
+//!   transcript, [`crate::observe::unreported::UNREPORTED_AFTER`] late, until it is restarted;
 //! - `misaddressed`: an inbox nobody reads holds unread messages (a teammate wrote to a name
 //!   that is no member: [`crate::observe::misaddressed`]);
 //! - `team_stopped`: tasks are open, every teammate is idle and the lead is not running (a
@@ -64,6 +67,21 @@ pub fn needs(
         });
     }
     for m in &present.status.members {
+        if let Some(since) = &m.idle_unreported_since {
+            out.push(Need {
+                cause: "idle_unreported",
+                member: Some(m.name.clone()),
+                key: since.clone(),
+                since: Some(since.clone()),
+                cleared: false,
+                todo: format!(
+                    "{}: {}: teamctl wait --on-stall restart (a team teamctl made), or start \
+                     its pane again",
+                    m.name,
+                    crate::observe::status::UNREPORTED_TEXT
+                ),
+            });
+        }
         let (Some(w), detail) = (m.waiting, m.waiting_detail.as_ref()) else {
             continue;
         };

@@ -10,7 +10,8 @@
 //! for `--on-rate-limit` (waited out by default: Claude Code retries them itself, up to 10 times
 //! over about 3 minutes, so `exit` acts only once it gives up on the call, or when a usage window
 //! resets more than [`WINDOW_TOO_FAR`] from now); `stalled` and `no_response` for
-//! `--on-stall`; `dead` for `--on-dead`. Doing the actions (writing a
+//! `--on-stall`, and `idle_unreported` for its `restart` and `exit` (a nudge does not help a
+//! teammate that reports no idle); `dead` for `--on-dead`. Doing the actions (writing a
 //! message, starting a pane) is the ops layer's: it implements [`Hand`].
 
 use std::collections::HashMap;
@@ -123,6 +124,12 @@ impl Rules {
                 OnDead::Wait => None,
                 OnDead::Restart => Some(Action::Restart),
                 OnDead::Exit => Some(Action::Exit),
+            },
+            // Idle already: a nudge would only make it work a turn it again reports nothing of.
+            Waiting::IdleUnreported => match self.on_stall {
+                OnStall::Wait | OnStall::Nudge => None,
+                OnStall::Restart => Some(Action::Restart),
+                OnStall::Exit => Some(Action::Exit),
             },
             Waiting::Permission | Waiting::Plan | Waiting::Blocked => None,
         }
@@ -289,7 +296,7 @@ fn given_up(detail: Option<&WaitingDetail>, now: DateTime<Utc>) -> bool {
 fn kind_of(reason: Waiting) -> StuckKind {
     match reason {
         Waiting::Dead => StuckKind::Dead,
-        Waiting::Stalled | Waiting::NoResponse => StuckKind::Stall,
+        Waiting::Stalled | Waiting::NoResponse | Waiting::IdleUnreported => StuckKind::Stall,
         _ => StuckKind::Api,
     }
 }
@@ -378,6 +385,7 @@ mod tests {
             activity: None,
             waiting,
             waiting_detail: None,
+            idle_unreported_since: None,
             transcripts: Vec::new(),
             context: None,
             worktree: None,

@@ -11,6 +11,8 @@ use serde_json::Value;
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
 use crate::observe::event::Kind;
+use crate::observe::spend::TurnTimes;
+use crate::observe::unreported::{TurnEnd, judge, signs_in};
 use crate::observe::watch::{Changes, Watch};
 use crate::store::Entry;
 use crate::store::paths::MemberName;
@@ -170,8 +172,16 @@ pub(crate) fn inbox_written(watch: &Watch, name: &str) -> Option<DateTime<Utc>> 
 /// land just after the turn's `idle_notification`): before its first `idle_notification`,
 /// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
 /// its inbox more than a second later (its inbox now without unread entries, so the file's
-/// last change was a take). Without such evidence it is not.
-pub fn mid_turn(watch: &Watch, name: &str) -> bool {
+/// last change was a take). Without such evidence it is not; nor when its transcript says its
+/// turn ended with nothing since and it has not reported idle for it ([`judge`]: a teammate that
+/// never reports idle is `isActive: true` for good).
+pub fn mid_turn(watch: &Watch, name: &str, turn: &TurnTimes, now: DateTime<Utc>) -> bool {
+    if matches!(
+        judge(turn, &signs_in(watch, name), now),
+        Some(TurnEnd::Awaited { .. } | TurnEnd::Unreported { .. })
+    ) {
+        return false;
+    }
     let stamp = |e: &Entry| {
         e.get("timestamp")
             .and_then(Value::as_str)

@@ -8,7 +8,8 @@
 //! - [`watch`]: the stream of changes to the team's files, told as [`event`]s ([`waker`]: what
 //!   wakes a follower up, [`fswatch`]: the OS's notifications, alike everywhere); [`follow`]: a
 //!   team followed while a command waits on it (its watch, its reader); [`wait`] the conditions
-//!   a script waits for, [`members`] the rules about one member it shares with `ask`, [`keep`]
+//!   a script waits for, [`members`] the rules about one member it shares with `ask`
+//!   ([`unreported`]: the one that never reports idle, by its transcript), [`keep`]
 //!   what to do about a member that is stuck, [`human`] when a person is needed ([`need`]: what
 //!   for, as data);
 //! - [`log`]: a member's story; [`top`]: what the live view shows ([`timeline`]: the messages it
@@ -36,6 +37,7 @@ pub mod spend;
 pub mod status;
 pub mod timeline;
 pub mod top;
+pub mod unreported;
 pub mod wait;
 pub mod waker;
 pub mod watch;

@@ -107,10 +107,12 @@ struct Seen {
     idle_at: Option<DateTime<Utc>>,
     /// The members that did not wait.
     moving: Vec<String>,
+    /// When it was read.
+    at: Option<DateTime<Utc>>,
 }
 
 impl Seen {
-    fn of(st: &TeamStatus, idle_after: Duration) -> Seen {
+    fn of(st: &TeamStatus, idle_after: Duration, at: DateTime<Utc>) -> Seen {
         let after = chrono::Duration::from_std(idle_after).ok();
         Seen {
             lead_alive: st.team.lead_alive,
@@ -128,6 +130,7 @@ impl Seen {
                 .filter(|m| m.waiting.is_none())
                 .map(|m| m.name.clone())
                 .collect(),
+            at: Some(at),
         }
     }
 }
@@ -247,7 +250,7 @@ impl TeamReader {
         let mut status = status::team_status(&self.team, &judging, &mut self.files)?;
         warnings.append(&mut status.warnings);
         status.warnings = warnings;
-        self.seen = Seen::of(&status, self.opts.idle_after);
+        self.seen = Seen::of(&status, self.opts.idle_after, now);
         Ok(Present { status, requests })
     }
 
@@ -259,8 +262,9 @@ impl TeamReader {
 
     /// Whether anything that no file tells about changed since the last read: a pane died (the
     /// panes are probed now), the lead's process ended, an active member's last event aged past
-    /// the idle threshold, a member inside a turn went quiet for the stall threshold. The one
-    /// rule for reading again on a clock (`top`'s tick).
+    /// the idle threshold, a member inside a turn went quiet for the stall threshold, a turn's end
+    /// went unreported for [`crate::observe::unreported::UNREPORTED_AFTER`]. The one rule for
+    /// reading again on a clock (`top`'s tick).
     pub fn changed_unseen(&mut self, now: DateTime<Utc>) -> bool {
         let panes = self.probe();
         let lead_alive = self
@@ -275,7 +279,14 @@ impl TeamReader {
         let stalled = members.into_iter().flatten().any(|(name, m)| {
             m.stalled(now, stall_after) && self.seen.moving.iter().any(|n| n == name)
         });
-        panes || lead_alive != self.seen.lead_alive || aged || stalled
+        let grace = chrono::Duration::from_std(crate::observe::unreported::UNREPORTED_AFTER)
+            .unwrap_or_default();
+        let unreported = members.into_iter().flatten().any(|(_, m)| {
+            let due = m.turn.ended_at.as_deref().and_then(crate::time::parse_time);
+            due.map(|e| e + grace)
+                .is_some_and(|due| self.seen.at.is_some_and(|at| at < due) && due <= now)
+        });
+        panes || lead_alive != self.seen.lead_alive || aged || stalled || unreported
     }
 
     /// Asks again which members run (when probing); returns whether that changed.
@@ -387,4 +398,64 @@ pub fn tmux_server(team: &Team) -> Server {
         ))
     };
     created.or_else(run).unwrap_or_else(Server::env)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    /// A turn's end that goes unreported for the grace is a change no file shows: `top` reads
+    /// again then, once.
+    #[test]
+    fn an_unreported_turn_end_past_its_grace_is_a_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::create_dir_all(root.join("teams/t/inboxes")).unwrap();
+        fs::write(
+            root.join("teams/t/config.json"),
+            r#"{"name":"t","leadAgentId":"team-lead@t","members":[
+                {"agentId":"team-lead@t","name":"team-lead"},
+                {"agentId":"alice@t","name":"alice","cwd":"/w","backendType":"tmux"}]}"#,
+        )
+        .unwrap();
+        fs::create_dir_all(root.join("projects/-w")).unwrap();
+        fs::write(
+            root.join("projects/-w/s.jsonl"),
+            concat!(
+                r#"{"type":"user","timestamp":"2026-12-04T10:00:00.000Z","teamName":"t","agentName":"alice","message":{"role":"user","content":"go"}}"#,
+                "\n",
+                r#"{"type":"system","subtype":"turn_duration","timestamp":"2026-12-04T10:00:01.000Z","teamName":"t","agentName":"alice"}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let opts = Options {
+            probe: false,
+            ..Options::default()
+        };
+        let at = |t: &str| crate::time::parse_time(t).unwrap();
+        let mut r = TeamReader::open(
+            &Layout::new(root),
+            &TeamName::parse("t").unwrap(),
+            Records::none(),
+            opts,
+        )
+        .unwrap();
+        let p = r.read(at("2026-12-04T10:00:05.900Z")).unwrap();
+        assert_eq!(p.status.members[1].idle_unreported_since, None);
+        assert!(!r.changed_unseen(at("2026-12-04T10:00:05.950Z")));
+        assert!(r.changed_unseen(at("2026-12-04T10:00:06.000Z")));
+        let p = r.read(at("2026-12-04T10:00:06.000Z")).unwrap();
+        assert_eq!(
+            p.status.members[1].idle_unreported_since.as_deref(),
+            Some("2026-12-04T10:00:01.000Z")
+        );
+        assert_eq!(
+            p.status.members[1].waiting,
+            Some(status::Waiting::IdleUnreported)
+        );
+        assert!(!r.changed_unseen(at("2026-12-04T10:00:07.000Z")));
+    }
 }

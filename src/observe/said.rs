@@ -272,6 +272,27 @@ pub fn turn_ended_by(
     }
 }
 
+/// What `member` ended the turn that ended at `ended` in its transcript with (a teammate that
+/// reported no idle for it: [`crate::observe::unreported::judge`]): the turn that took `question`
+/// (`(asker, text)`) when one is given and found, else the newest turn begun by `ended`; read
+/// once (the end is in the transcript already).
+///
+/// # Errors
+/// A member the team does not have.
+pub fn turn_ended_at(
+    team: &Team,
+    member: &str,
+    ended: DateTime<Utc>,
+    question: Option<(&str, &str)>,
+) -> Result<Option<Said>> {
+    if let Some((from, text)) = question
+        && let Some(s) = read_turn(team, member, &Anchor::Message { from, text })?
+    {
+        return Ok(Some(s));
+    }
+    read_turn(team, member, &Anchor::EndedBy(ended))
+}
+
 /// How long after its `idle_notification` a turn's transcript is first read.
 pub const SETTLE: chrono::Duration = chrono::Duration::seconds(1);
 

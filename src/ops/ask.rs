@@ -14,7 +14,9 @@
 //!   turn it was in when asked), the question taken, no answer, and no sign of a new turn (a
 //!   message from it, `isActive` turning `true`) for [`IDLE_GRACE`] after both: a teammate
 //!   busy with something else ends that turn before it starts on a question it took meanwhile,
-//!   and the grace lets that new turn show;
+//!   and the grace lets that new turn show; or, for a teammate that never reports idle, a turn
+//!   begun after the one it was in when asked, ended in its transcript and unreported for
+//!   [`crate::observe::unreported::UNREPORTED_AFTER`] ([`Outcome::Unreported`]);
 //! - **gone**: as [`crate::observe::members::gone_reason`];
 //! - **said** (only when asked for, [`Ask::from_transcript`]): idle as above, and the turn that
 //!   took the question ended with text and wrote to nobody else: that text, read from the
@@ -38,7 +40,8 @@ use crate::observe::members::{
     frame_type, gone_reason, idle_detail, note_shutdown_events, shut_down_in, teammates,
 };
 use crate::observe::said::{self, Said};
-use crate::observe::spend::TeamSpend;
+use crate::observe::spend::{TeamSpend, TurnTimes};
+use crate::observe::unreported::{TurnEnd, judge, signs_in};
 use crate::observe::waker::Waker;
 use crate::observe::watch::{Changes, Watch};
 use crate::store::lock::LockOptions;
@@ -60,11 +63,15 @@ pub enum Outcome {
     Answered(Entry),
     /// The teammate went idle without answering: its `idle_notification`.
     Idle(Entry),
+    /// The teammate went idle without answering and without reporting it: its turn ended at
+    /// this time in its transcript, and no `idle_notification` came for
+    /// [`crate::observe::unreported::UNREPORTED_AFTER`] (a teammate that never reports idle).
+    Unreported(DateTime<Utc>),
     /// The teammate can no longer answer: why.
     Gone(String),
     /// The teammate went idle without a message, and its turn ended with this text (read from
-    /// its transcript, or its `idle_notification`'s `result`); with the `idle_notification`.
-    Said(Said, Entry),
+    /// its transcript, or its `idle_notification`'s `result`).
+    Said(Said),
 }
 
 /// One question being waited on.
@@ -86,6 +93,10 @@ pub struct Question {
     idle: Option<(Instant, Entry)>,
     /// The teammate was in a turn when asked, and that turn has not ended yet.
     earlier_turn: bool,
+    /// When the question was written (its entry's timestamp), once it was.
+    asked_at: Option<DateTime<Utc>>,
+    /// When the turn it was in when asked began, as its transcript says (its prompt's time).
+    earlier_began: Option<DateTime<Utc>>,
     /// The end, once there is one.
     pub outcome: Option<Outcome>,
     /// What was seen along the way, for progress lines (drained by the caller).
@@ -94,8 +105,16 @@ pub struct Question {
 
 impl Question {
     /// Starts a question to `to` asked as `asker`, before it is written: every entry now in
-    /// the asker's inbox is excluded from being the answer.
-    pub fn new(watch: &Watch, to: &str, asker: &str) -> Question {
+    /// the asker's inbox is excluded from being the answer. `turn` is what `to`'s transcript
+    /// says of its turn at `now` (a teammate that never reports idle is between turns when it
+    /// says so: [`crate::observe::members::mid_turn`]).
+    pub fn new(
+        watch: &Watch,
+        to: &str,
+        asker: &str,
+        turn: &TurnTimes,
+        now: DateTime<Utc>,
+    ) -> Question {
         Question {
             to: to.to_string(),
             asker: asker.to_string(),
@@ -111,7 +130,9 @@ impl Question {
             taken_instant: None,
             answered_at: None,
             idle: None,
-            earlier_turn: crate::observe::members::mid_turn(watch, to),
+            earlier_turn: crate::observe::members::mid_turn(watch, to, turn, now),
+            asked_at: None,
+            earlier_began: turn.began_at.as_deref().and_then(crate::time::parse_time),
             outcome: None,
             notes: Vec::new(),
         }
@@ -129,6 +150,7 @@ impl Question {
         at: Instant,
     ) {
         self.id = id.to_string();
+        self.asked_at = timestamp.and_then(crate::time::parse_time).or(Some(now));
         if !written {
             self.since = timestamp
                 .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
@@ -259,6 +281,37 @@ impl Question {
         }
     }
 
+    /// Takes in `end`, the end of the teammate's newest turn (`turn`) in its transcript judged
+    /// against its reports ([`crate::observe::unreported::judge`]): a teammate that never reports
+    /// idle ends the turn it was in when asked, and then the question's turn, there only. An
+    /// unreported end of the turn it was in when asked (begun when that one began) ends that
+    /// turn; one of a later turn, the question taken, is the idle outcome
+    /// ([`Outcome::Unreported`]).
+    pub fn transcript(&mut self, end: Option<TurnEnd>, turn: &TurnTimes) {
+        let Some(ended) = end.and_then(TurnEnd::unreported) else {
+            return;
+        };
+        if self.outcome.is_some() || self.asked_at.is_none_or(|a| ended <= a) {
+            return;
+        }
+        let began = turn.began_at.as_deref().and_then(crate::time::parse_time);
+        let later = began.is_some_and(|b| self.earlier_began.is_none_or(|e| b > e));
+        if self.earlier_turn {
+            self.earlier_turn = false;
+            self.notes.push(format!(
+                "{} finished the turn it was in when asked (its transcript says so; it reported \
+                 no idle)",
+                self.to
+            ));
+            if !later {
+                return;
+            }
+        }
+        if self.taken_at.is_some() && later {
+            self.outcome = Some(Outcome::Unreported(ended));
+        }
+    }
+
     /// When the idle grace ends, if the question was taken and an `idle_notification` stands.
     pub fn idle_deadline(&self) -> Option<Instant> {
         let (seen, _) = self.idle.as_ref()?;
@@ -268,6 +321,16 @@ impl Question {
     /// What the `idle_notification` says (reason, summary, last words).
     pub fn idle_text(note: &Entry) -> String {
         idle_detail(note)
+    }
+
+    /// What an [`Outcome::Unreported`] says: when the turn ended, and that it reported no idle.
+    pub fn unreported_text(ended: DateTime<Utc>) -> String {
+        format!(
+            "its turn ended at {} in its transcript; it reported no idle (no idle_notification \
+             for {} s: a start-up race is one cause, restarting it helps)",
+            crate::time::iso_millis(ended),
+            crate::observe::unreported::UNREPORTED_AFTER.as_secs()
+        )
     }
 }
 
@@ -353,6 +416,7 @@ pub fn ask(
     let started = Instant::now();
     let watching = Watching {
         cap: req.cap,
+        turns: true,
         ..Watching::default()
     };
     let (mut f, warnings) = Following::new(
@@ -400,7 +464,8 @@ pub fn ask(
         }
     }
     let budget = f.over_budget();
-    let spend = f.last_spend();
+    // The transcripts are read for the turns' ends too: the spend is said only with a cap.
+    let spend = f.last_spend().filter(|_| req.cap.is_set());
     Ok(Asking {
         asked,
         send_error,
@@ -468,7 +533,8 @@ impl Round<'_> {
         let (req, clock) = (self.req, self.clock);
         let f = &mut self.f;
         let all = req.to.is_none();
-        let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str());
+        let turn = f.turn_times(to.as_str());
+        let mut q = Question::new(&f.watch, to.as_str(), req.asker.as_str(), &turn, clock());
         if let Some(why) = gone_reason(&f.watch, to.as_str(), &self.shut, f.live()) {
             if !all {
                 bail!("cannot ask {to}: {why} (nothing was sent)");
@@ -552,6 +618,12 @@ impl Round<'_> {
             let now_i = Instant::now();
             for a in asked.iter_mut().filter(|a| a.ended_ms.is_none()) {
                 a.q.tick(now_i);
+                let signs = signs_in(&f.watch, &a.q.to);
+                let turn = f.turn_times(&a.q.to);
+                a.q.transcript(judge(&turn, &signs, clock()), &turn);
+                for n in a.q.notes.drain(..) {
+                    self.observer.note(&n);
+                }
                 if a.q.outcome.is_none()
                     && let Some(why) = gone_reason(&f.watch, &a.q.to, shut, f.live())
                 {
@@ -588,9 +660,34 @@ impl Round<'_> {
 /// For a question that ended idle: what the turn said ([`Asked::said`]), and with
 /// [`Ask::from_transcript`] that text as the answer when the turn wrote to nobody else.
 fn what_was_said(req: &Ask, a: &mut Asked, clock: &dyn Fn() -> DateTime<Utc>) -> Result<()> {
-    let Some(Outcome::Idle(note)) = &a.q.outcome else {
+    let question = (req.asker.as_str(), req.text.as_str());
+    let found = match &a.q.outcome {
+        Some(Outcome::Idle(note)) => said_by_note(req, a, note, clock)?,
+        // Its transcript showed the end already: read once.
+        Some(Outcome::Unreported(ended)) => {
+            said::turn_ended_at(req.team, &a.q.to, *ended, Some(question))?
+        }
+        _ => return Ok(()),
+    };
+    let Some(s) = found else {
         return Ok(());
     };
+    if req.from_transcript && s.sent_to.iter().all(|t| t == req.asker.as_str()) {
+        a.q.answered_at = Some(clock());
+        a.q.outcome = Some(Outcome::Said(s.clone()));
+    }
+    a.said = Some(s);
+    Ok(())
+}
+
+/// What the turn that `note` (an `idle_notification`) ended said, waiting for the transcript to
+/// agree with it when the text is to be the answer.
+fn said_by_note(
+    req: &Ask,
+    a: &Asked,
+    note: &Entry,
+    clock: &dyn Fn() -> DateTime<Utc>,
+) -> Result<Option<Said>> {
     let question = (req.asker.as_str(), req.text.as_str());
     let patience = if req.from_transcript {
         said::TRANSCRIPT_WAIT
@@ -601,15 +698,7 @@ fn what_was_said(req: &Ask, a: &mut Asked, clock: &dyn Fn() -> DateTime<Utc>) ->
         question: Some(question),
         patience,
     };
-    let Some(s) = said::turn_ended_by(req.team, &a.q.to, note, looking, clock)? else {
-        return Ok(());
-    };
-    if req.from_transcript && s.sent_to.iter().all(|t| t == req.asker.as_str()) {
-        a.q.answered_at = Some(clock());
-        a.q.outcome = Some(Outcome::Said(s.clone(), note.clone()));
-    }
-    a.said = Some(s);
-    Ok(())
+    said::turn_ended_by(req.team, &a.q.to, note, looking, clock)
 }
 
 fn dedup(v: Vec<String>) -> Vec<String> {

@@ -96,6 +96,10 @@ impl Hand for Rescue<'_> {
         if let Some(warning) = self.journal(&started, actions::Kind::Restart, &why) {
             done.push_str(&format!("; {warning}"));
         }
+        // Idle when restarted: nothing to carry on, and a message would only start a turn.
+        if s.reason == Waiting::IdleUnreported {
+            return Ok(done);
+        }
         match self.welcome_back(s, &format!("you were {}", s.reason)) {
             Ok(sent) => done.push_str(&format!("; {sent}")),
             Err(e) => done.push_str(&format!("; the nudge after it failed: {e:#}")),

@@ -50,7 +50,7 @@ pub fn fixture_with(requests: &[(&str, &str)]) -> TestEnv {
 }
 
 /// A running `teamctl bridge telegram --json` on team alpha against `mock`.
-fn bridge(env: &TestEnv, mock: &Telegram, extra: &[&str]) -> JsonLines {
+pub fn bridge(env: &TestEnv, mock: &Telegram, extra: &[&str]) -> JsonLines {
     let mut cmd = env.std_cmd();
     cmd.args(["bridge", "telegram", "--chat", &CHAT.to_string()])
         .args(["--allow", &format!("3,{USER}"), "--api", &mock.url])

@@ -63,12 +63,13 @@ fn a_teammate_that_ignores_the_request_times_out_and_is_killed() {
     let Some((env, _server)) = tmux_env() else {
         return;
     };
-    // Takes its brief, then never reads again.
+    // Takes its brief (written once it has read its inbox), then never reads again.
     let deaf = env.dir.path().join("deaf-claude");
     fs::write(
         &deaf,
         "#!/bin/sh\n[ \"$1\" = --version ] && { echo 1; exit 0; }\n\
          f=\"$CLAUDE_CONFIG_DIR/teams/deaf/inboxes/alice.json\"\n\
+         until grep -q '\"from\"' \"$f\"; do sleep 0.1; done\n\
          printf '[]' > \"$f.tmp.deaf0000\" && mv \"$f.tmp.deaf0000\" \"$f\"\nexec sleep 60\n",
     )
     .unwrap();

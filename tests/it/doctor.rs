@@ -453,3 +453,86 @@ fn fix_never_takes_a_short_name_for_certain() {
             .contains("deploy now")
     );
 }
+
+/// The `lead_session` check of team t: its one finding.
+fn lead_session(env: &TestEnv) -> Value {
+    let out = doctor(env, &["claude", "tmux"])
+        .args(["--team", "t", "--json"])
+        .output()
+        .unwrap();
+    let found: Vec<Value> = checks(&out.stdout)
+        .into_iter()
+        .filter(|c| c["check"] == "lead_session")
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
+}
+
+/// A team whose `leadSessionId` names a session that is not its lead's newest (after `claude
+/// --resume` or /clear: anthropics/claude-code#90332, #86174) is a warning saying which one is,
+/// and how to fix it: by the running lead's `sessions/<pid>.json`, else by the newest
+/// transcript in the lead's folder holding a teammate's message (a person's other sessions
+/// there hold none).
+#[test]
+fn a_lead_session_id_that_is_not_the_leads_newest_session_is_named() {
+    let env = TestEnv::new();
+    env.team("t", &[("worker", Some("blue"))]);
+    let named = "3f2b9c1e-8d4a-4f6b-9e21-7c5d0a1b2c3d";
+    let from_worker = |t: &str| {
+        serde_json::json!({"type":"user","timestamp":t,"message":{"role":"user",
+            "content":"<teammate-message teammate_id=\"worker\">\nREPORT\n</teammate-message>"}})
+    };
+    let old = env.transcript("/tmp", named, &[from_worker("2026-11-29T09:00:00.000Z")]);
+    let older = SystemTime::now() - Duration::from_secs(600);
+    File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(older)
+        .unwrap();
+    assert_eq!(lead_session(&env)["level"], "ok");
+    // A person's own session in the same folder, newer: not the lead's.
+    let own = serde_json::json!({"type":"user","timestamp":"2026-11-29T09:30:00.000Z",
+        "message":{"role":"user","content":"fix the build"}});
+    env.transcript("/tmp", "0e4d1c2b-0000-4000-8000-000000000001", &[own]);
+    assert_eq!(lead_session(&env)["level"], "ok");
+    // The lead resumed into a new session, where its teammate's messages now land.
+    let newer = "5a6b7c8d-0000-4000-8000-000000000002";
+    env.transcript("/tmp", newer, &[from_worker("2026-11-29T09:40:00.000Z")]);
+    let c = lead_session(&env);
+    assert_eq!(c["level"], "warn", "{c}");
+    let message = c["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "leadSessionId names session {named}, but its lead's newest session is {newer}"
+        )) && message.contains("anthropics/claude-code#90332"),
+        "{message}"
+    );
+    assert!(
+        c["fix"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("to \"{newer}\"")),
+        "{c}"
+    );
+    // The running lead's own record of its session wins.
+    let running = "9c8b7a6d-0000-4000-8000-000000000003";
+    env.edit_config("t", |cfg| {
+        cfg["leadProcess"] = serde_json::json!({"pid": std::process::id()});
+    });
+    fs::create_dir_all(env.root.join("sessions")).unwrap();
+    fs::write(
+        env.root
+            .join(format!("sessions/{}.json", std::process::id())),
+        serde_json::json!({"pid": std::process::id(), "sessionId": running}).to_string(),
+    )
+    .unwrap();
+    let c = lead_session(&env);
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("newest session is {running} (its running process")),
+        "{c}"
+    );
+}

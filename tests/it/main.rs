@@ -66,6 +66,7 @@ mod tasks;
 mod team_file;
 mod team_runtime;
 mod top;
+mod unreported;
 mod wait;
 mod watch;
 mod webhook_listener;

@@ -787,3 +787,23 @@ fn real_claude_code_request_approved_from_the_page() {
         summary["shown_ms"], summary["ran_ms"]
     );
 }
+
+/// A real 2.1.332 teammate made to meet Claude Code's start-up race on purpose (`config.json`
+/// torn while it starts: it never registers the Stop hook that writes its idle notifications,
+/// and writes its session without its team's name): `wait --idle` still returns within 20 s of
+/// its turns' ends, by its transcript; `status --json` says `idle_unreported`, `doctor` warns,
+/// and `ask` is answered, or exit 5 for a turn without SendMessage. Driver:
+/// `tests/e2e/silent-e2e.js`.
+#[test]
+fn real_claude_code_teammate_that_never_reports_idle() {
+    let Some(e2e) = e2e_dir() else { return };
+    let bin = bin();
+    let summary = driver(
+        &e2e,
+        "silent-e2e.js",
+        &["--teamctl".as_ref(), bin.as_os_str()],
+    );
+    assert_eq!(summary["race_met"], true, "{summary}");
+    assert_eq!(summary["status_waiting"], "idle_unreported");
+    assert!(summary["echo_wait_idle_ms"].as_u64().unwrap() < 20_000);
+}

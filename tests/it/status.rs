@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Ran, TestEnv, assistant_entry, json as parse, keys, member, run_json};
 
-const MEMBER_KEYS: [&str; 27] = [
+const MEMBER_KEYS: [&str; 28] = [
     "activity",
     "agent_id",
     "agent_type",
@@ -17,6 +17,7 @@ const MEMBER_KEYS: [&str; 27] = [
     "context",
     "cost_source",
     "cost_usd",
+    "idle_unreported_since",
     "in_config",
     "is_active",
     "last_event_at",

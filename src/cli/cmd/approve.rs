@@ -40,7 +40,8 @@ use crate::cli::output::warn;
 /// removed, as `teamctl delete` does). Each request is answered once, also when several teamctl
 /// processes answer the same team (the sent log's answer lock). One line per decision on
 /// stderr; --dry-run decides and reports but writes nothing. A plan approval is written only
-/// once the teammate has reported idle after asking (earlier, Claude Code 2.1.332 loses it).
+/// once the teammate has reported idle after asking (earlier, Claude Code 2.1.332 loses it), or,
+/// a teammate that never reports idle, 5 s after its transcript says that turn ended.
 ///
 /// With --json: `{"schema_version":1,"team","request_id","kind","to","inbox","id","response"}`.
 /// With --policy and --json: JSON Lines on stdout, one per decision: `{"schema_version":1,
@@ -161,8 +162,9 @@ fn by_policy(ctx: &Ctx, args: &ApproveArgs, path: &std::path::Path) -> Result<()
         if !config.stat().is_ok_and(|i| i.is_some()) {
             break "team_gone";
         }
-        // A change, or an answer that could not be written last time (tried every second).
-        if changed || runner.failed() {
+        // A change, or an answer that could not be written last time, or a plan held back
+        // (tried every second).
+        if changed || runner.due() {
             runner.step_reopened(ctx, &team)?;
         }
         let now = Instant::now();

@@ -52,7 +52,8 @@ use crate::cli::output::warn;
 /// from it written after the question, the question taken, no answer, and no sign of a new turn
 /// for 1.5 s after both; the error says what the notification says: reason, summary, the turn's
 /// last words, and whether MEMBER's transcript holds the text that ended that turn, or shows
-/// it wrote to someone else then); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
+/// it wrote to someone else then; or, for a MEMBER that never reports idle, its transcript's
+/// turn end after taking the question, with no idle_notification for 5 s); MEMBER is gone (shut down, left config.json, or its recorded tmux pane or process
 /// died: exit 1 at once; see `teamctl wait --help`); --timeout passed (exit 3, saying whether the
 /// question still waits in MEMBER's inbox or was taken). A teammate that is gone before the
 /// question is written is not asked (exit 1, nothing written).
@@ -402,6 +403,12 @@ fn worst_outcome(ended: &Ended, timeout: &str, budget: Option<Exceeded>) -> Resu
                 Question::idle_text(note),
                 said_hint(team, a, asker)
             )),
+            Some(Outcome::Unreported(ended)) => idle.push(format!(
+                "{} went idle without answering ({}){}",
+                a.q.to,
+                Question::unreported_text(*ended),
+                said_hint(team, a, asker)
+            )),
             None => timed_out.push(timeout_text(watch, a, timeout)),
         }
     }
@@ -426,7 +433,7 @@ fn worst_outcome(ended: &Ended, timeout: &str, budget: Option<Exceeded>) -> Resu
 fn answer_text(outcome: &Option<Outcome>) -> Option<&str> {
     match outcome {
         Some(Outcome::Answered(reply)) => reply.get("text").and_then(|t| t.as_str()),
-        Some(Outcome::Said(s, _)) => Some(&s.text),
+        Some(Outcome::Said(s)) => Some(&s.text),
         _ => None,
     }
 }
@@ -481,8 +488,9 @@ fn describe(watch: &Watch, a: &Asked, over_budget: bool) -> (&'static str, Strin
                 80,
             ),
         ),
-        Some(Outcome::Said(s, _)) => ("answered", teamctl::team::model::first_line(&s.text, 80)),
+        Some(Outcome::Said(s)) => ("answered", teamctl::team::model::first_line(&s.text, 80)),
         Some(Outcome::Idle(note)) => ("idle", Question::idle_text(note)),
+        Some(Outcome::Unreported(ended)) => ("idle", Question::unreported_text(*ended)),
         Some(Outcome::Gone(why)) => ("gone", why.clone()),
         None if over_budget => (
             "budget",
@@ -509,7 +517,7 @@ fn answer_json<'a>(ended: &Ended, a: &'a Asked, over_budget: bool) -> AnswerJson
     };
     let source = match &a.q.outcome {
         Some(Outcome::Answered(_)) => Some("inbox"),
-        Some(Outcome::Said(s, _)) => Some(s.source.as_str()),
+        Some(Outcome::Said(s)) => Some(s.source.as_str()),
         _ => None,
     };
     AnswerJson {

@@ -191,11 +191,11 @@ impl Hooks for Tell<'_> {
         let Some(r) = self.runner.as_mut() else {
             return Ok(());
         };
-        // A pass reads the sent log: run it when the lead's inbox changed (or a write failed),
-        // not on every look.
+        // A pass reads the sent log: run it when the lead's inbox changed (or a write failed,
+        // or a plan was held back), not on every look.
         let stamp = lead_inbox_stamp(team);
         let last = self.stamps.insert(team.name.to_string(), stamp);
-        if last.is_some_and(|l| l == stamp && stamp.is_some()) && !r.failed() {
+        if last.is_some_and(|l| l == stamp && stamp.is_some()) && !r.due() {
             return Ok(());
         }
         r.step_reopened(self.ctx, team)

@@ -38,12 +38,14 @@ use crate::cli::term::{self, escape_line as esc};
 /// config.json exists already: an error, never overwritten), provisioning (under Claude Code's
 /// config lock, taken without waiting, so of two creates of one team exactly one proceeds and the
 /// other fails at once: a folder without config.json, what a failed attempt left, is cleared;
-/// tasks/<team>/, each teammate's inbox holding only its brief from team-lead, and last
-/// config.json in Claude Code's shape with a "teamctl" key saying teamctl leads the team),
-/// launching (one window per teammate in the detached tmux session teamctl-<team>, running the
-/// command line a Claude Code lead uses; --launch none stops before this step), waiting (a
-/// teammate is ready once its brief is gone from its inbox or marked read, or an
-/// idle_notification from it is in team-lead's inbox), then ready (provisioned with --launch
+/// tasks/<team>/, each teammate's inbox holding only its brief from team-lead (empty, the brief
+/// to come, when the teammates are launched), and last config.json in Claude Code's shape with
+/// a "teamctl" key saying teamctl leads the team), launching (one window per teammate in the
+/// detached tmux session teamctl-<team>, running the command line a Claude Code lead uses;
+/// --launch none stops before this step), waiting (each brief is written once every teammate has
+/// read its inbox, up to 10 s, and 1 s more: a teammate reading config.json as another's first
+/// turn rewrites it never reports idle; a teammate is ready once its brief is gone from its inbox
+/// or marked read, or an idle_notification from it is in team-lead's inbox), then ready (provisioned with --launch
 /// none) or failed: as soon as a pane exits first, or at --timeout, naming each teammate that did
 /// not start with the last lines of its pane. On failure the tmux session is killed and the files
 /// stay for inspection (`teamctl delete <team>` removes them). How each step is done:

@@ -73,6 +73,14 @@ use crate::cli::term::escape_line as esc;
                 system) holding unread messages: Claude Code up to 2.1.178 creates one when a
                 teammate writes to a misspelt name, and nobody reads it; WARN each, with the
                 member it most likely meant; --fix moves those whose member is certain
+  lead_session  leadSessionId names the lead's newest session (by the running lead's
+                sessions/<pid>.json, else the newest transcript in its folder holding its
+                teammates' messages); WARN otherwise, as after `claude --resume` or /clear
+                (anthropics/claude-code#90332, #86174), with how to fix it. Not for a team
+                teamctl leads
+  idle_unreported  a teammate whose turns end in its transcript but that reports no idle (no
+                idle_notification, isActive still true): WARN each (a start-up race is one
+                cause; restarting it helps)
 
 Examples:
   teamctl doctor

@@ -69,7 +69,7 @@ use crate::cli::term::{self, escape_line as esc};
 /// "unread","pending","tasks_in_progress","tasks_owned","in_config","tokens":{"input","output",
 /// "cache_read","cache_creation"},"cost_usd","cost_source","model","activity":{"at","kind",
 /// "tool","summary"},"waiting","waiting_detail":{"status","attempt","max_retries","retry_at",
-/// "resets_at","exhausted","message","since"},"transcripts","context":{"used","window",
+/// "resets_at","exhausted","message","since"},"idle_unreported_since","transcripts","context":{"used","window",
 /// "percent"},"worktree":{"path","branch","changed"}}],"tasks":{"pending","in_progress","completed",
 /// "blocked","ready"},"totals":{"tokens":{…},"cost_usd"}}`; format is legacy, current, mixed or
 /// unknown (above); last_event_kind is message, a frame type (idle_notification,
@@ -77,7 +77,8 @@ use crate::cli::term::{self, escape_line as esc};
 /// not read yet (pending is the same count under its old name, kept until 0.2); process_alive and lead_alive are null where
 /// nothing can be checked; cost_source is claude_code or computed; activity's kind is tool_use (a
 /// call without its result yet) or text (the last text written); waiting is permission, plan,
-/// dead, rate_limited, overloaded, api_error, no_response, blocked, stalled or null, and
+/// dead, rate_limited, overloaded, api_error, no_response, blocked, stalled, idle_unreported or
+/// null (idle_unreported_since: when the turn it did not report ended, else null), and
 /// waiting_detail is null unless more is known (exhausted: the retries ran out, the member's
 /// turn ended with the error, and waiting changes nothing); context is the newest response's
 /// input, cache read and cache creation tokens against the model's context window (window and
@@ -111,6 +112,9 @@ Waiting (from the transcripts and the team's files):
   no_response   a request has had no answer for --no-response-after
   blocked       every task it owns is blocked
   stalled       inside a turn, but its transcripts have not grown for --stall-after
+  idle_unreported  its turns end but it reports no idle (no idle_notification 5 s after its
+                transcript's turn end, isActive still true): a start-up race is one cause;
+                restarting it helps (wait --on-stall restart)
 
 Examples:
   teamctl status

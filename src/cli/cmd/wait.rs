@@ -94,7 +94,9 @@ use crate::cli::term::escape_line;
                     inbox, and its newest event is the end of a turn: an idle_notification from
                     it, or isActive turning false in config.json (taking an entry from its inbox,
                     a new entry for it, a plain message from it or isActive turning true make it
-                    busy; the newest event decides, not the current isActive: docs/design.md,
+                    busy; the newest event decides, not the current isActive). A teammate that
+                    never reports idle (Claude Code's start-up race) is idle all the same 5 s
+                    after its transcript says its turn ended, with nothing since (docs/design.md,
                     \"When a teammate is idle\")
   --message-from NAME  a message from NAME lands in your inbox (your identity, or --as NAME)
                     after the wait started, or after --after ID (an entry of your inbox, or a

@@ -88,8 +88,8 @@ use crate::cli::term::escape_line;
                   it reads the transcripts too; waiting = the reason, null when it moves again)
   needs_human     a person is needed, once per cause, and again when the cause clears (only
                   with --event needs_human): a permission or plan request waiting longer than
-                  --after, a member dead with work waiting, stalled inside a turn or out of
-                  API retries, an inbox
+                  --after, a member dead with work waiting, stalled inside a turn, out of
+                  API retries or never reporting idle, an inbox
                   nobody reads holding messages, or a team whose tasks are open while every
                   teammate is idle and nobody leads it; need = {cause, member, key, since,
                   todo, cleared}

@@ -24,5 +24,5 @@ pub mod series;
 mod sum;
 mod transcripts;
 
-pub use sum::{ContextUse, CostSource, MemberSpend, TeamSpend, read_located, read_team};
+pub use sum::{ContextUse, CostSource, MemberSpend, TeamSpend, TurnTimes, read_located, read_team};
 pub use transcripts::{LOCATE_EVERY, SpendReader};

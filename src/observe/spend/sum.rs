@@ -64,6 +64,19 @@ pub struct MemberSpend {
     pub in_turn: bool,
     /// Where the API calls of its newest transcript stand.
     pub api: Api,
+    /// When the turn of its newest session (its own file, not a subagent's) began and ended
+    /// (`Turn::began_at`, `Turn::ended_at`): what tells a turn's end without its
+    /// `idle_notification` ([`crate::observe::unreported::judge`]).
+    pub turn: TurnTimes,
+}
+
+/// When a session's newest turn began and ended, as its transcript says (RFC 3339).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnTimes {
+    /// Its prompt's time.
+    pub began_at: Option<String>,
+    /// Its end's time (`None` inside a turn).
+    pub ended_at: Option<String>,
 }
 
 /// `unpriced` at the highest prices teamctl knows for each model's family.
@@ -405,6 +418,7 @@ fn member_spend<'a>(
     };
     let mut all_claude_code = true;
     let mut newest: Option<SystemTime> = None;
+    let mut newest_session: Option<SystemTime> = None;
     for s in sessions {
         let files: Vec<(&Loc, FileState)> = s.files().map(|p| (p, state(index, p))).collect();
         let main = &files[0].1;
@@ -432,6 +446,16 @@ fn member_spend<'a>(
                 newest = Some(t);
                 m.in_turn = st.turn.messages > 0 && !st.turn.ended;
                 m.api = st.api.clone();
+            }
+            if let Some(t) = mtime
+                && p.path() == s.path.path()
+                && newest_session.is_none_or(|n| t > n)
+            {
+                newest_session = Some(t);
+                m.turn = TurnTimes {
+                    began_at: st.turn.began_at.clone(),
+                    ended_at: st.turn.ended_at.clone(),
+                };
             }
             if let Some(model) = &st.model
                 && (m.model.is_none() || p.path() == s.path.path())

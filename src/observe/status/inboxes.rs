@@ -17,6 +17,14 @@ use crate::team::tasks::Board;
 pub(super) struct Seen {
     pub(super) last: Option<(DateTime<Utc>, String)>,
     pub(super) terminated: bool,
+    /// What a turn's end in its transcript is judged against
+    /// ([`crate::observe::unreported::Signs`]): its newest `idle_notification`, its newest plain
+    /// message, and when its inbox was drained; and the newest entry in its inbox (set by the
+    /// status from [`Inboxes::received`]).
+    pub(super) idle: Option<DateTime<Utc>>,
+    pub(super) said: Option<DateTime<Utc>>,
+    pub(super) drained: Option<DateTime<Utc>>,
+    pub(super) received: Option<DateTime<Utc>>,
 }
 
 impl Seen {
@@ -24,6 +32,13 @@ impl Seen {
         if self.last.as_ref().is_none_or(|(t, _)| at >= *t) {
             self.last = Some((at, kind.to_string()));
         }
+        let slot = match kind {
+            "idle_notification" => &mut self.idle,
+            "message" => &mut self.said,
+            "inbox_drained" => &mut self.drained,
+            _ => return,
+        };
+        *slot = (*slot).max(Some(at));
     }
 
     /// Takes in what `other` saw after what this saw (as if its events came next, in order).
@@ -32,6 +47,9 @@ impl Seen {
             self.event(*at, kind);
         }
         self.terminated |= other.terminated;
+        self.idle = self.idle.max(other.idle);
+        self.said = self.said.max(other.said);
+        self.drained = self.drained.max(other.drained);
     }
 }
 
@@ -62,6 +80,8 @@ struct InboxFacts {
     stamp: Stamp,
     /// Entries not `read: true`.
     unread: usize,
+    /// Its newest entry's timestamp.
+    newest: Option<DateTime<Utc>>,
     /// Each sender's newest event in this inbox, in the order the senders first appear.
     senders: Vec<(String, Seen)>,
     /// What the inbox's format is weighed on: each entry's `read`, whether it has `msgV`, its id.
@@ -125,6 +145,7 @@ fn read_inbox(path: &Loc, stamp: Option<Stamp>) -> Result<Option<InboxFacts>, St
         })
         .collect();
     let mut unread = 0;
+    let mut newest = None;
     let mut senders: Vec<(String, Seen)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for e in &entries {
@@ -138,6 +159,7 @@ fn read_inbox(path: &Loc, stamp: Option<Stamp>) -> Result<Option<InboxFacts>, St
             continue;
         };
         let at = at.with_timezone(&Utc);
+        newest = newest.max(Some(at));
         let text = e.text.as_str().unwrap_or("");
         let frame = if text.starts_with('{') {
             serde_json::from_str::<LightFrame>(text).ok()
@@ -169,6 +191,7 @@ fn read_inbox(path: &Loc, stamp: Option<Stamp>) -> Result<Option<InboxFacts>, St
     Ok(Some(InboxFacts {
         stamp,
         unread,
+        newest,
         senders,
         weights,
         format: None,
@@ -181,6 +204,8 @@ pub(super) struct Inboxes {
     pub(super) owners: Vec<MemberName>,
     pub(super) seen: HashMap<String, Seen>,
     pub(super) pending: HashMap<String, usize>,
+    /// Each owner's newest entry in its inbox.
+    pub(super) received: HashMap<String, DateTime<Utc>>,
     pub(super) current: usize,
     pub(super) legacy: usize,
 }
@@ -218,6 +243,7 @@ pub(super) fn read_inboxes(
         owners: Vec::new(),
         seen: HashMap::new(),
         pending: HashMap::new(),
+        received: HashMap::new(),
         current: 0,
         legacy: 0,
     };
@@ -255,6 +281,9 @@ pub(super) fn read_inboxes(
             read.seen.entry(from.clone()).or_default().merge(s);
         }
         read.pending.insert(owner.to_string(), facts.unread);
+        if let Some(t) = facts.newest {
+            read.received.insert(owner.to_string(), t);
+        }
         if facts.unread == 0
             && let Some(i) = info
         {

@@ -20,7 +20,10 @@
 //! - `blocked`: it owns open tasks and every one of them is blocked by another open task;
 //! - `stalled`: its newest session is inside a turn (its last entry is not an ended assistant
 //!   turn) but its transcripts have not grown for the stall threshold (and it is neither
-//!   terminated nor known dead).
+//!   terminated nor known dead);
+//! - `idle_unreported`: its newest session's turn ended in its transcript and it reported no
+//!   idle for it ([`crate::observe::unreported::judge`]): a teammate that missed Claude Code's
+//!   start-up race. Its `isActive: true` then keeps it `active` no longer.
 //!
 //! The rooms: `model` (what a status says), `inboxes` (what the inboxes tell, with the cache a
 //! live reader keeps), `reasons` (why a member waits), `team` (the status of a team).
@@ -34,5 +37,6 @@ pub use inboxes::Cache;
 pub use model::{
     MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, Waiting, WaitingDetail, Work,
 };
+pub use reasons::UNREPORTED_TEXT;
 pub use team::task_counts;
 pub(crate) use team::{Judging, team_status};

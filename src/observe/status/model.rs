@@ -59,6 +59,10 @@ pub enum Waiting {
     NoResponse,
     /// Its pane or process is gone while it owns a task in progress or has unread messages.
     Dead,
+    /// Its turns end in its transcript but it reports no idle (no `idle_notification` for
+    /// [`crate::observe::unreported::UNREPORTED_AFTER`], `isActive` still `true`): a teammate
+    /// that missed Claude Code's start-up race; restarting it helps.
+    IdleUnreported,
 }
 
 impl Waiting {
@@ -107,6 +111,7 @@ impl fmt::Display for Waiting {
             Waiting::ApiError => "api_error",
             Waiting::NoResponse => "no_response",
             Waiting::Dead => "dead",
+            Waiting::IdleUnreported => "idle_unreported",
         })
     }
 }
@@ -158,10 +163,14 @@ pub struct MemberStatus {
     /// What it is doing: the tool call in progress, or the last text it wrote.
     pub activity: Option<Activity>,
     /// Why it is not progressing: `permission`, `plan`, `dead`, `rate_limited`, `overloaded`,
-    /// `api_error`, `no_response`, `blocked`, `stalled` or `null`.
+    /// `api_error`, `no_response`, `blocked`, `stalled`, `idle_unreported` or `null`.
     pub waiting: Option<Waiting>,
     /// What more is known about it (API failures, no response, a dead pane).
     pub waiting_detail: Option<WaitingDetail>,
+    /// When its last turn ended in its transcript, when it reported no idle for it (no
+    /// `idle_notification` for [`crate::observe::unreported::UNREPORTED_AFTER`] and `isActive`
+    /// still `true`): it is idle and does not say so (`null` otherwise).
+    pub idle_unreported_since: Option<String>,
     /// Its transcript files.
     pub transcripts: Vec<String>,
     /// How full its context is (`null` before its first response).

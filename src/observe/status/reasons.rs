@@ -16,7 +16,14 @@ pub(super) struct Signs {
     pub(super) api: Option<(Waiting, WaitingDetail)>,
     /// It is inside a turn whose transcript has not grown for the stall threshold.
     pub(super) stalled: bool,
+    /// Its turn ended in its transcript at this time, and it reported no idle
+    /// ([`crate::observe::unreported::judge`]).
+    pub(super) unreported: Option<DateTime<Utc>>,
 }
+
+/// What `status` and `doctor` say of a teammate that never reports idle.
+pub const UNREPORTED_TEXT: &str = "its turns end but it reports no idle; a start-up race is one \
+                                   cause; restarting it helps";
 
 /// Why `name` is not progressing, the first reason that holds (see the module docs), and
 /// what more is known about it.
@@ -27,7 +34,12 @@ pub(super) fn waiting<'a>(
     owned: impl Iterator<Item = &'a Task>,
     signs: Signs,
 ) -> Option<(Waiting, Option<WaitingDetail>)> {
-    let Signs { dead, api, stalled } = signs;
+    let Signs {
+        dead,
+        api,
+        stalled,
+        unreported,
+    } = signs;
     let asks = |k: &[RequestKind]| {
         w.requests
             .iter()
@@ -48,6 +60,13 @@ pub(super) fn waiting<'a>(
         Some((Waiting::Blocked, None))
     } else if stalled {
         Some((Waiting::Stalled, None))
+    } else if let Some(ended) = unreported {
+        let detail = WaitingDetail {
+            message: Some(UNREPORTED_TEXT.into()),
+            since: Some(crate::time::iso_millis(ended)),
+            ..WaitingDetail::default()
+        };
+        Some((Waiting::IdleUnreported, Some(detail)))
     } else {
         None
     }

@@ -19,6 +19,7 @@ use super::model::{
     MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, WaitingDetail, Work,
 };
 use super::reasons::{Signs, api_reason, waiting};
+use crate::observe::unreported::{Signs as TurnSigns, judge};
 
 /// What a read of a team's status is judged by: the time, how long without events makes a
 /// member idle, which panes and processes run, teamctl's sent log, and (with the transcripts)
@@ -109,7 +110,8 @@ pub(crate) fn team_status(team: &Team, j: &Judging, cache: &mut Cache) -> Result
     let members: Vec<MemberStatus> = rows
         .into_iter()
         .map(|(name, m)| {
-            let seen = read.seen.remove(&name).unwrap_or_default();
+            let mut seen = read.seen.remove(&name).unwrap_or_default();
+            seen.received = read.received.get(&name).copied();
             let pending = read.pending.get(&name).copied().unwrap_or(0);
             member_status(&facts, name, m, seen, pending)
         })
@@ -207,6 +209,20 @@ fn member_status(
     pending: usize,
 ) -> MemberStatus {
     let is_active = m.and_then(|m| m.is_active);
+    let spend = t.work.and_then(|w| w.spend.members.get(&name));
+    // A teammate whose turns end in its transcript but who reports no idle: isActive stays
+    // true for good, so it is no sign of work.
+    let unreported = spend.and_then(|s| {
+        let signs = TurnSigns {
+            last_idle: seen.idle,
+            last_message: seen.said,
+            last_received: seen.received,
+            unread: pending,
+            drained: seen.drained,
+            is_active,
+        };
+        judge(&s.turn, &signs, t.now)?.unreported()
+    });
     let (last_at, last_kind) = match (&seen.last, is_active) {
         (Some((at, k)), _) => (Some(*at), Some(k.clone())),
         (None, Some(true)) => (None, Some("is_active".to_string())),
@@ -214,7 +230,9 @@ fn member_status(
     };
     let state = if seen.terminated || m.is_none() {
         State::Terminated
-    } else if is_active == Some(true) || last_at.is_some_and(|at| t.now - at < t.idle) {
+    } else if (is_active == Some(true) && unreported.is_none())
+        || last_at.is_some_and(|at| t.now - at < t.idle)
+    {
         State::Active
     } else if last_at.is_some() {
         State::Idle
@@ -233,7 +251,6 @@ fn member_status(
         .tasks
         .iter()
         .filter(|task| task.owner.as_deref() == Some(&name));
-    let spend = t.work.and_then(|w| w.spend.members.get(&name));
     let tasks_in_progress = owned.clone().filter(|t| t.status == "in_progress").count();
     let (waiting, waiting_detail) = t
         .work
@@ -252,7 +269,12 @@ fn member_status(
             let api = spend
                 .filter(|_| alive)
                 .and_then(|s| api_reason(s, t.now, w));
-            let signs = Signs { dead, api, stalled };
+            let signs = Signs {
+                dead,
+                api,
+                stalled,
+                unreported: unreported.filter(|_| alive),
+            };
             waiting(w, t.board, &name, owned.clone(), signs)
         })
         .unzip();
@@ -279,6 +301,7 @@ fn member_status(
         activity: spend.and_then(|s| s.activity.clone()),
         waiting,
         waiting_detail: waiting_detail.flatten(),
+        idle_unreported_since: unreported.map(crate::time::iso_millis),
         transcripts: spend
             .map(|s| {
                 s.transcripts

@@ -306,12 +306,15 @@ pub(super) fn task(tasks: &[Task], tid: &str, all_gone: Option<String>) -> Verdi
     }
 }
 
-/// `--idle`: each of `ms` between turns with nothing unread.
+/// `--idle`: each of `ms` between turns with nothing unread; `unreported` says why a member
+/// the files' signs hold busy is idle all the same (its transcript: see
+/// [`crate::observe::unreported::judge`]).
 pub(super) fn idle(
     watch: &Watch,
     ms: &[String],
     turns: &HashMap<String, Turn>,
     gone: &dyn Fn(&str) -> Option<String>,
+    unreported: &dyn Fn(&str) -> Option<String>,
 ) -> Verdict {
     let mut busy = Vec::new();
     let mut idle = Vec::new();
@@ -330,8 +333,11 @@ pub(super) fn idle(
                 "{shown} ({} unread in its inbox)",
                 unread(watch, m)
             )),
-            Some(Turn::Busy(d)) => busy.push(format!("{shown} ({d})")),
-            None => busy.push(format!("{shown} (busy)")),
+            other => match (unreported(m), other) {
+                (Some(why), _) => idle.push(format!("{shown} ({why})")),
+                (None, Some(Turn::Busy(d))) => busy.push(format!("{shown} ({d})")),
+                (None, _) => busy.push(format!("{shown} (busy)")),
+            },
         }
     }
     let detail = if busy.is_empty() {

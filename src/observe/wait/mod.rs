@@ -19,7 +19,9 @@
 //!   the real client writes after the turn can have ended) and `config.json`'s last write (the
 //!   files' mtimes) decide, as `status` does, and
 //!   `isActive: false` counts as idle when no `idle_notification` of it is left (a Claude Code
-//!   lead consumes them).
+//!   lead consumes them). And by its transcript ([`crate::observe::unreported`]): a member whose
+//!   turn ended there with nothing since is idle 5 s after that end, whether it reported it or
+//!   not (a teammate that never reports idle; an `isActive: true` Claude Code wrote late).
 
 mod condition;
 mod tracker;
@@ -116,6 +118,11 @@ pub fn wait(
     let watching = Watching {
         cap: limits.cap,
         rules: limits.rules,
+        // A teammate that never reports idle is idle by its transcript.
+        turns: spec
+            .conditions
+            .iter()
+            .any(|c| matches!(c, Condition::Idle(_))),
         ..Watching::default()
     };
     let (mut f, warnings) =
@@ -132,7 +139,7 @@ pub fn wait(
         hooks.observer.budget_warning(&w);
     }
     hooks.observer.changed(&f.watch, None)?;
-    let mut tracker = Tracker::new(&f.watch, spec, limits.records.sent_log(), f.live(), clock())?;
+    let mut tracker = Tracker::new(&f, spec, limits.records.sent_log(), clock())?;
     for s in tracker.states.iter().filter(|s| s.met) {
         (hooks.met)(s)?;
     }
@@ -159,7 +166,7 @@ pub fn wait(
             hooks.observer.warn(w);
         }
         hooks.observer.changed(&f.watch, Some(&changes))?;
-        for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
+        for i in tracker.observe(&changes, &f, clock()) {
             (hooks.met)(&tracker.states[i])?;
         }
         for w in f.budget_warnings() {
@@ -204,7 +211,7 @@ fn keep(
             if done.iter().any(|a| a.action == Action::Restart && a.ok) {
                 let changes = f.look_again(clock());
                 hooks.observer.changed(&f.watch, Some(&changes))?;
-                for i in tracker.observe(&changes, &f.watch, f.live(), clock()) {
+                for i in tracker.observe(&changes, f, clock()) {
                     (hooks.met)(&tracker.states[i])?;
                 }
             }

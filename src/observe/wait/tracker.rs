@@ -7,13 +7,14 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::condition::*;
-use crate::host::tmux::Liveness;
 use crate::observe::event::Kind;
+use crate::observe::follow::Following;
 use crate::observe::members::{
     Turn, frame_type, from_of, gone_reason, idle_detail, initial_turn, note_shutdown_events,
     shut_down_in, teammates,
 };
-use crate::observe::watch::{Changes, Watch};
+use crate::observe::unreported::idle_by_transcript;
+use crate::observe::watch::Changes;
 use crate::store::{Entry, id};
 use crate::team::sentlog::SentLog;
 use crate::time::iso_millis;
@@ -37,18 +38,18 @@ pub struct Tracker {
 }
 
 impl Tracker {
-    /// Resolves the conditions of `spec` against the team as `watch` sees it.
+    /// Resolves the conditions of `spec` against the team as `f` follows it.
     ///
     /// # Errors
     /// No condition; an unknown member, task or message id (naming it); `--idle` and
     /// `--terminated` on the same member without `any`.
     pub fn new(
-        watch: &Watch,
+        f: &Following,
         spec: Spec,
         log: Option<&SentLog>,
-        live: &Liveness,
         now: DateTime<Utc>,
     ) -> Result<Tracker> {
+        let watch = &f.watch;
         let Spec {
             conditions,
             me,
@@ -88,19 +89,13 @@ impl Tracker {
             let mine: Vec<Entry> = watch.inbox(me).unwrap_or_default().to_vec();
             t.take_messages(mine.iter(), now);
         }
-        t.evaluate(watch, live, now);
+        t.evaluate(f, now);
         Ok(t)
     }
 
     /// Applies a batch of changes and re-checks every condition. Returns the indexes of the
     /// conditions that became true.
-    pub fn observe(
-        &mut self,
-        changes: &Changes,
-        watch: &Watch,
-        live: &Liveness,
-        now: DateTime<Utc>,
-    ) -> Vec<usize> {
+    pub fn observe(&mut self, changes: &Changes, f: &Following, now: DateTime<Utc>) -> Vec<usize> {
         note_shutdown_events(changes, &mut self.shut_down);
         for ev in &changes.events {
             let member = ev.to.as_deref().or(ev.member.as_deref()).unwrap_or("");
@@ -155,7 +150,7 @@ impl Tracker {
             .collect();
         self.take_messages(mine.into_iter(), now);
         let before: Vec<bool> = self.states.iter().map(|s| s.met).collect();
-        self.evaluate(watch, live, now);
+        self.evaluate(f, now);
         self.states
             .iter()
             .zip(before)
@@ -196,9 +191,11 @@ impl Tracker {
         }
     }
 
-    fn evaluate(&mut self, watch: &Watch, live: &Liveness, now: DateTime<Utc>) {
+    fn evaluate(&mut self, f: &Following, now: DateTime<Utc>) {
+        let (watch, live) = (&f.watch, f.live());
         let at = iso_millis(now);
         let gone = |name: &str| gone_reason(watch, name, &self.shut_down, live);
+        let unreported = |name: &str| idle_by_transcript(watch, name, &f.turn_times(name), now);
         let all_teammates_gone = {
             let mut names: Vec<String> = self.teammates_at_start.clone();
             names.extend(teammates(watch, &self.me));
@@ -213,7 +210,7 @@ impl Tracker {
             let v = match c {
                 Condition::TasksDone => tasks_done(&tasks, all_gone.clone()),
                 Condition::Task(tid) => task(&tasks, tid, all_gone.clone()),
-                Condition::Idle(ms) => idle(watch, ms, &self.turns, &gone),
+                Condition::Idle(ms) => idle(watch, ms, &self.turns, &gone, &unreported),
                 Condition::MessageFrom { from, .. } => Verdict {
                     met: false,
                     detail: format!("no message from {from} yet"),

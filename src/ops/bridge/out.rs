@@ -10,6 +10,7 @@ use super::journal::{Record, What};
 use super::render::{self, Post};
 use super::state::{Bridge, Open, Scope, lead_of};
 use crate::observe::human::{REQUEST_AFTER, needs};
+use crate::observe::reader::Present;
 use crate::ops::policy::reported_idle;
 use crate::store::paths::TeamName;
 use crate::team::config::Team;
@@ -85,7 +86,7 @@ impl Bridge {
                 let twice = pending[..pending.len() - 1]
                     .iter()
                     .any(|(t, id)| *t == name && *id == r.request_id);
-                if posted || twice || !ready(&team, r) {
+                if posted || twice || !ready(&team, &present, r) {
                     continue;
                 }
                 match Code::random() {
@@ -231,10 +232,21 @@ impl Bridge {
     }
 }
 
-/// Whether `r` may be posted now: a plan only once its teammate has reported idle after
-/// asking, so that an answer from the chat cannot reach it mid-turn (Claude Code 2.1.332 loses
-/// it then: [`crate::ops::policy::answer_pending`]).
-fn ready(team: &Team, r: &Request) -> bool {
+/// Whether `r` may be posted now: a plan only once its teammate's turn has ended after asking,
+/// so that an answer from the chat cannot reach it mid-turn (Claude Code 2.1.332 loses it then:
+/// [`crate::ops::policy::answer_pending`]): it reported idle, or, a teammate that never reports
+/// idle, its transcript's turn ended at or after the request unreported (`present`'s
+/// `idle_unreported_since`, [`crate::observe::unreported::judge`]).
+fn ready(team: &Team, present: &Present, r: &Request) -> bool {
+    let asked = crate::time::parse_time(&r.at);
+    let unreported = present.status.members.iter().any(|m| {
+        m.name == r.from
+            && m.idle_unreported_since
+                .as_deref()
+                .and_then(crate::time::parse_time)
+                .is_some_and(|e| asked.is_some_and(|a| e >= a))
+    });
     r.kind != Kind::PlanApproval
+        || unreported
         || lead_of(team).is_ok_and(|lead| reported_idle(team, &lead, r).unwrap_or(false))
 }

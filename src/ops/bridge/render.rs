@@ -224,6 +224,7 @@ pub fn need(team: &str, n: &Need) -> Post {
         "dead" => "a member is gone with work waiting",
         "stalled" => "a member has stalled inside a turn",
         "out_of_retries" => "a member's API calls ran out of retries",
+        "idle_unreported" => "a member's turns end but it reports no idle",
         "misaddressed" => "messages sit in an inbox nobody reads",
         "team_stopped" => "the team has stopped with work open",
         other => other,

@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::confine;
 use super::launch::{Provisioned, Starting, start_panes};
 use super::outcome::{MemberOutcome, MemberState, Outcome, Step};
-use super::provision::{already_exists, launch_record, provision};
-use super::ready::{wait_ready, with_dialog_hint};
+use super::provision::{already_exists, launch_record, provision, write_briefs};
+use super::ready::{START_WAIT, inbox_reads, wait_ready, wait_started, with_dialog_hint};
 use super::runtime;
 use super::spec::{Creating, Launch, Spec, color_of, validate_members};
 use super::worktree;
@@ -58,7 +58,7 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
     let tmux_session = (spec.launch == Launch::Tmux).then_some(session.as_str());
     let briefs = provision(c, &trees, &lead_session_id, tmux_session)
         .inspect_err(|_| worktree::unmake_all(&trees))?;
-    let mut members = provisioned(spec, briefs);
+    let mut members = provisioned(spec, briefs.clone());
     let mut outcome = Outcome {
         state: Step::Provisioned,
         reason: None,
@@ -98,6 +98,7 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
         pane_env: &env.claude.pane_env,
         vars: &env.vars,
     };
+    let unread = inbox_reads(layout, &spec.team, &members);
     let (made, launched) = start_panes(c, &team, &with, &mut members, progress);
     record_session(c, &team, made.as_ref())?;
     if let Err(e) = launched {
@@ -118,11 +119,27 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
     progress(
         Step::Waiting,
         &format!(
-            "for {} teammate(s) to take their brief (timeout {} s)",
+            "for {} teammate(s) to start, then to take their brief (timeout {} s)",
             members.len(),
             env.timeout.as_secs()
         ),
     );
+    // Each brief only once every teammate has started: a teammate's first turn rewrites
+    // config.json in place, and one that reads it torn as it starts never reports idle
+    // (docs/research/claude-code-behaviour.md §8).
+    let waited = (members.as_slice(), unread.as_slice());
+    let late = wait_started(layout, &spec.team, &session, waited, START_WAIT);
+    if !late.is_empty() {
+        progress(
+            Step::Waiting,
+            &format!(
+                "no sign that {} started within {} s: the briefs are written all the same",
+                late.join(", "),
+                START_WAIT.as_secs()
+            ),
+        );
+    }
+    write_briefs(c, &briefs)?;
     let reason = wait_ready(layout, &spec.team, &session, &mut members, env.timeout)?;
     outcome.members = members;
     match reason {

@@ -88,8 +88,9 @@ pub fn config_doc(
     doc
 }
 
-/// Provisioning: the race-safe check, the cleared folder, task folder, inboxes with briefs, then
-/// `config.json`. Returns each brief's `msg_id`, in member order.
+/// Provisioning: the race-safe check, the cleared folder, task folder, inboxes (with their
+/// briefs, unless teammates are started in `tmux_session`: `write_briefs` writes them once
+/// they have started), then `config.json`. Returns each brief's `msg_id`, in member order.
 ///
 /// # Errors
 /// "already exists", "busy" (another create holds the config lock), I/O.
@@ -123,7 +124,10 @@ pub fn provision(
     }
     clear_leftovers(&dir, &dir_loc)?;
     fresh_task_folder(layout, team)?;
-    let ids = inboxes_with_briefs(layout, &dir, spec, now, opts)?;
+    let ids = inboxes(layout, &dir, spec)?;
+    if tmux_session.is_none() {
+        write_briefs(c, &ids)?;
+    }
 
     // teamctl's private record that it leads this team, before the team exists: what decides
     // that teamctl speaks as its lead and may take it down (never config.json's own say-so).
@@ -196,15 +200,9 @@ fn fresh_task_folder(layout: &Layout, team: &TeamName) -> Result<()> {
     Ok(())
 }
 
-/// The lead's inbox `[]`, and each teammate's inbox `[]` with its brief appended under the
-/// inbox lock. Returns each brief's `msg_id`, in member order.
-fn inboxes_with_briefs(
-    layout: &Layout,
-    dir: &Dir,
-    spec: &Spec,
-    now: DateTime<Utc>,
-    opts: &LockOptions,
-) -> Result<Vec<String>> {
+/// The lead's inbox `[]`, and each teammate's inbox `[]`. Returns the `msg_id` each brief
+/// will have, in member order.
+fn inboxes(layout: &Layout, dir: &Dir, spec: &Spec) -> Result<Vec<String>> {
     let team = &spec.team;
     dir.sub_create("inboxes", 0o777)
         .with_context(|| format!("could not create {}", layout.inboxes_dir(team).display()))?;
@@ -212,20 +210,42 @@ fn inboxes_with_briefs(
     store::atomic_write(&layout.inbox_path(team, &lead), b"[]")?;
     let mut ids = Vec::new();
     for m in &spec.members {
-        let inbox = layout.inbox_path(team, &m.name);
-        store::atomic_write(&inbox, b"[]")?;
+        store::atomic_write(&layout.inbox_path(team, &m.name), b"[]")?;
+        ids.push(id::random_msg_id().to_string());
+    }
+    Ok(ids)
+}
+
+/// Each teammate's brief appended to its inbox under the inbox lock, with the `msg_id` of `ids`
+/// (in member order).
+///
+/// # Errors
+/// A lock or write failure.
+pub(super) fn write_briefs(c: &Creating, ids: &[String]) -> Result<()> {
+    let Creating {
+        layout,
+        spec,
+        now,
+        lock: opts,
+        ..
+    } = *c;
+    for (m, msg_id) in spec.members.iter().zip(ids) {
         let msg = NewMessage {
             from: LEAD.into(),
             text: m.brief.clone(),
             summary: None,
             timestamp: now,
             color: None,
-            msg_id: id::random_msg_id().to_string(),
+            msg_id: msg_id.clone(),
         };
-        store::append(&inbox, &msg.to_entry(), false, opts)?;
-        ids.push(msg.msg_id);
+        store::append(
+            &layout.inbox_path(&spec.team, &m.name),
+            &msg.to_entry(),
+            false,
+            opts,
+        )?;
     }
-    Ok(ids)
+    Ok(())
 }
 
 /// `config.json` written to a temp file, then published with link(2), which fails if one

@@ -1,8 +1,10 @@
-//! Waiting for the teammates: each one ready once it has taken its brief or reported idle, or
+//! Waiting for the teammates: each one started once it has read its inbox (its briefs are
+//! written only then: [`wait_started`]), ready once it has taken its brief or reported idle, or
 //! a failure naming who did not and the last lines of its pane (with the start-up dialog that
 //! stopped it, when one did).
 
 use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -46,6 +48,76 @@ pub fn reported(layout: &Layout, team: &TeamName) -> HashSet<String> {
                 .then(|| e.get("from")?.as_str().map(String::from))?
         })
         .collect()
+}
+
+/// How long after the last teammate read its inbox the briefs are written: Claude Code (2.1.332,
+/// its debug log) reads its team's `config.json` at start-up 60–70 ms after its first read of
+/// its inbox, and that read must not meet another teammate's first turn rewriting the file in
+/// place (docs/research/claude-code-behaviour.md §8).
+pub(super) const STARTED_SETTLE: Duration = Duration::from_millis(1000);
+
+/// How long `create` waits for a teammate to read its inbox before it writes the briefs anyway
+/// (a start-up dialog holds it, say: waiting for its brief then says so).
+pub(super) const START_WAIT: Duration = Duration::from_secs(10);
+
+/// When an inbox was last read: its access time (seconds, nanoseconds).
+pub(super) type Read = (i64, i64);
+
+/// When each member's inbox was last read (`None` where that cannot be told: no such file, or
+/// a file system that keeps no access times).
+pub(super) fn inbox_reads(
+    layout: &Layout,
+    team: &TeamName,
+    members: &[MemberOutcome],
+) -> Vec<Option<Read>> {
+    members
+        .iter()
+        .map(|m| {
+            let name = MemberName::parse(&m.name).ok()?;
+            let inbox = layout.inbox_path(team, &name);
+            let noatime = rustix::fs::statvfs(inbox.path())
+                .ok()?
+                .f_flag
+                .contains(rustix::fs::StatVfsMountFlags::NOATIME);
+            // Never followed: only a file of its own counts.
+            let meta = std::fs::symlink_metadata(inbox.path()).ok()?;
+            (!noatime && meta.is_file()).then(|| (meta.atime(), meta.atime_nsec()))
+        })
+        .collect()
+}
+
+/// Polls until every teammate has read its inbox since `before` ([`inbox_reads`]: its
+/// session is up, and about to read `config.json`) or its pane is gone, for `timeout` at most;
+/// then waits [`STARTED_SETTLE`]. Teammates whose reads cannot be told are not waited for.
+/// Returns the teammates given up on.
+pub(super) fn wait_started(
+    layout: &Layout,
+    team: &TeamName,
+    session: &str,
+    (members, before): (&[MemberOutcome], &[Option<Read>]),
+    timeout: Duration,
+) -> Vec<String> {
+    let end = Instant::now() + timeout;
+    loop {
+        let now = inbox_reads(layout, team, members);
+        let panes = tmux::Server::env().panes(session);
+        let waiting: Vec<String> = members
+            .iter()
+            .zip(before.iter().zip(&now))
+            .filter(|(m, (was, is))| {
+                let alive = panes
+                    .iter()
+                    .any(|p| Some(&p.id) == m.pane.as_ref() && !p.dead);
+                alive && was.is_some() && is == was
+            })
+            .map(|(m, _)| m.name.clone())
+            .collect();
+        if waiting.is_empty() || Instant::now() >= end {
+            thread::sleep(STARTED_SETTLE);
+            return waiting;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Polls until every member is ready, one's pane dies, or `timeout`. Returns the failure reason.

@@ -21,7 +21,7 @@ pub enum Level {
 pub struct Check {
     /// Which check: `config_dir`, `symlink`, `teams`, `team_config`, `format`, `claude`,
     /// `agent_teams`, `start_up_dialogs`, `tmux`, `lock`, `temp_file`, `inbox`, `task`, `member_inbox`, `identity`,
-    /// `misaddressed`.
+    /// `misaddressed`, `lead_session`, `idle_unreported`.
     pub check: &'static str,
     /// The verdict.
     pub level: Level,

@@ -7,8 +7,10 @@
 //!
 //! The rooms, from the ground up: `finding` (a check's verdict) and `inputs` (what the caller
 //! knows) stand on nothing; `tree` (the config dir, its symlinks, the team folders), `machine`
-//! (claude, agent teams, start-up dialogs, tmux), `inbox`, `litter` and `misaddressed` (the
-//! inboxes no member reads, from the observe layer) stand on them; `team`
+//! (claude, agent teams, start-up dialogs, tmux), `inbox`, `litter`, `misaddressed` (the
+//! inboxes no member reads, from the observe layer) and `members` (the members as the team's
+//! reader sees them: a teammate that never reports idle) and `lead` (`leadSessionId` against the
+//! lead's sessions) stand on them; `team`
 //! (one team's checks) on those; `run` (every check, in order) on top. The folder imports the
 //! store, team, host and observe layers and [`crate::ops::run`] (the start-up dialogs); never
 //! the cli.
@@ -16,8 +18,10 @@
 mod finding;
 mod inbox;
 mod inputs;
+mod lead;
 mod litter;
 mod machine;
+mod members;
 mod misaddressed;
 mod run;
 mod team;

@@ -1,11 +1,13 @@
 //! One team's checks, in the order they are printed: its folder, config.json, the inboxes and
 //! their format, the tasks, locks and temp files, the members' inboxes, the caller's identity,
-//! the inboxes no member reads.
+//! the lead's session, the inboxes no member reads, the teammates that never report idle.
 
 use super::finding::{Check, fail, ok, warn};
 use super::inbox::inboxes;
 use super::inputs::Inputs;
+use super::lead::lead_session_checks;
 use super::litter::team_litter;
+use super::members::unreported_checks;
 use super::misaddressed::misaddressed_checks;
 use crate::store::paths::{Layout, MemberName, TeamName, is_valid_member};
 use crate::team::config::{self, TeamConfig, recorded_lead};
@@ -33,7 +35,9 @@ pub(super) fn team_checks(inputs: &Inputs, t: &TeamName) -> Vec<Check> {
     if let Some(cfg) = &config {
         out.extend(member_inboxes(layout, t, cfg, &inbox_names));
         out.push(caller(inputs, t, cfg));
+        out.extend(lead_session_checks(inputs, t, cfg));
         out.extend(misaddressed_checks(inputs, t));
+        out.extend(unreported_checks(inputs, t));
     }
     out
 }

@@ -5,11 +5,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::decide::{Answer, Decision};
 use super::paths::Anchors;
 use super::rules::Policy;
+use crate::observe::unreported::TurnEnds;
 use crate::store::paths::MemberName;
 use crate::team::config::Team;
 use crate::team::mailbox::{Delivery, Writing};
@@ -53,11 +55,14 @@ pub struct Answering<'a> {
 /// member's `cwd` in `config.json` only when there is none). Returns what was looked at, in
 /// inbox order.
 ///
-/// A plan approval is answered only once the teammate has reported idle after asking (an
-/// `idle_notification` from it, timestamped at or after the request, in `lead`'s inbox):
-/// observed with the real Claude Code 2.1.332, an answer that reaches a `--plan-mode-required`
-/// teammate while its `ExitPlanMode` turn is still running is consumed and never reaches the
-/// model, and the teammate waits forever. Until then the outcome is `deferred`.
+/// A plan approval is answered only once the teammate's turn has ended after asking: it
+/// reported idle (an `idle_notification` from it, timestamped at or after the request, in
+/// `lead`'s inbox), or, a teammate that never reports idle, its transcript says that turn ended
+/// at or after the request and nothing since, [`crate::observe::unreported::UNREPORTED_AFTER`]
+/// ago or more (`ends`: [`crate::observe::unreported::judge`]). Observed with the real Claude
+/// Code 2.1.332, an answer that reaches a `--plan-mode-required` teammate while its
+/// `ExitPlanMode` turn is still running is consumed and never reaches the model, and the
+/// teammate waits forever. Until then the outcome is `deferred`.
 ///
 /// # Errors
 /// Reading the inboxes or the sent log; a failed write is reported in its [`Outcome`] instead.
@@ -66,6 +71,7 @@ pub fn answer_pending(
     lead: &MemberName,
     a: &Answering,
     w: Writing,
+    ends: &mut TurnEnds,
 ) -> Result<Vec<Outcome>> {
     let Answering {
         policy,
@@ -104,7 +110,10 @@ pub fn answer_pending(
                 continue;
             }
         };
-        if o.request.kind == Kind::PlanApproval && !idle_since(&idle, &o.request) {
+        if o.request.kind == Kind::PlanApproval
+            && !idle_since(&idle, &o.request)
+            && !ended_unreported(ends, team, &o.request, now)?
+        {
             o.deferred = true;
             out.push(o);
             continue;
@@ -150,6 +159,22 @@ fn anchors(team: &Team, request: &Request, home: Option<&Path>) -> Anchors {
 /// Reading the lead's inbox.
 pub fn reported_idle(team: &Team, lead: &MemberName, request: &Request) -> Result<bool> {
     Ok(idle_since(&idle_times(&team.inbox_path(lead))?, request))
+}
+
+/// Whether the teammate that asked `request` ended its turn after asking without reporting
+/// idle, [`crate::observe::unreported::UNREPORTED_AFTER`] ago or more.
+///
+/// # Errors
+/// Reading the inboxes.
+fn ended_unreported(
+    ends: &mut TurnEnds,
+    team: &Team,
+    request: &Request,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let asked = crate::time::parse_time(&request.at);
+    let ended = ends.unreported(team, &request.from, now)?;
+    Ok(ended.is_some_and(|e| asked.is_some_and(|a| e >= a)))
 }
 
 fn idle_since(idle: &[(String, String)], request: &Request) -> bool {

@@ -123,7 +123,17 @@ pub struct UserEntry {
     pub uuid: Option<String>,
     /// The ids of the tool calls its `tool_result` blocks answer.
     pub results: Vec<String>,
+    /// Who sent it, when its content is a message from a teammate (`<teammate-message
+    /// teammate_id="<name>"…`): a prompt an inbox fed it.
+    pub from_teammate: Option<String>,
+    /// It is Claude Code's mark of a turn a person interrupted (`[Request interrupted by user`,
+    /// Escape in the session's terminal: the turn is over).
+    pub interrupted: bool,
 }
+
+/// How Claude Code's mark of an interrupted turn begins (`[Request interrupted by user]`, `… for
+/// tool use]`; 2.1.336).
+const INTERRUPTED: &str = "[Request interrupted by user";
 
 /// Reads a `user` line the fast way; `None` when it is not well-formed.
 pub fn user_entry(line: &[u8]) -> Option<UserEntry> {
@@ -147,12 +157,24 @@ pub fn user_entry(line: &[u8]) -> Option<UserEntry> {
                 let Some(content) = members(v)?.into_iter().find(|(k, _)| *k == b"content") else {
                     continue;
                 };
+                if content.1.first() == Some(&b'"') {
+                    e.from_teammate = str_of(content.1).and_then(|t| {
+                        let rest = t.strip_prefix("<teammate-message teammate_id=\"")?;
+                        rest.split_once('"').map(|(id, _)| id.to_string())
+                    });
+                }
                 if content.1.first() != Some(&b'[') {
+                    e.interrupted |= str_of(content.1).is_some_and(|t| t.starts_with(INTERRUPTED));
                     continue;
                 }
                 for block in elements(content.1)? {
                     let Some(m) = members(block) else { continue };
                     let get = |key: &[u8]| m.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+                    if get(b"type") == Some(&b"\"text\""[..]) {
+                        e.interrupted |= get(b"text")
+                            .and_then(str_of)
+                            .is_some_and(|t| t.starts_with(INTERRUPTED));
+                    }
                     if get(b"type") == Some(&b"\"tool_result\""[..])
                         && let Some(id) = get(b"tool_use_id").and_then(str_of)
                     {

@@ -34,7 +34,8 @@ pub const MAX_FILES: usize = 4096;
 /// Above this many bytes left to read, [`Index::update_all`] reads files in parallel.
 const PARALLEL_ABOVE: u64 = 32 << 20;
 
-const SCHEMA: u32 = 2;
+// 3: each file's turn says when it began and ended (`Turn::began_at`, `Turn::ended_at`).
+const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Stored {
@@ -61,6 +62,10 @@ pub struct Head {
     pub first_at: Option<String>,
     /// `sessionId`.
     pub session_id: Option<String>,
+    /// Who sent its first prompt, when that was a message from a teammate (a teammate's session
+    /// begins with its lead's brief).
+    #[serde(default)]
+    pub first_from: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -253,6 +258,7 @@ impl Index {
                 agent: s.state.agent.clone(),
                 first_at: s.state.first_at.clone(),
                 session_id: s.state.session_id.clone(),
+                first_from: s.state.first_from.clone().filter(|f| !f.is_empty()),
             });
         }
         if let Some(h) = self.disk.heads.get(path)
@@ -386,6 +392,7 @@ fn read_head(mut f: File) -> io::Result<Head> {
         agent: state.agent,
         first_at: state.first_at,
         session_id: state.session_id,
+        first_from: state.first_from.filter(|f| !f.is_empty()),
     })
 }
 

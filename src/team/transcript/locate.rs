@@ -306,11 +306,93 @@ pub fn locate(
     }
     searched.sort_by(|a, b| a.path().cmp(b.path()));
     searched.dedup_by(|a, b| a.path() == b.path());
-    for (name, _, p) in l.pane_sessions(&searched, index) {
+    let (named, unnamed) = l.pane_sessions(&searched, index);
+    for (name, _, p) in named {
         l.add(&name, p, Kind::Pane);
+    }
+    // A teammate that read config.json torn as it started writes its session without its
+    // team's and its own name (Claude Code 2.1.332); one begun with its lead's brief, in the folder of
+    // exactly one pane teammate without a session, is that teammate's.
+    let owners: Vec<Option<String>> = unnamed.iter().map(|p| l.owner_of_unnamed(p)).collect();
+    for (p, owner) in unnamed.into_iter().zip(owners) {
+        if let Some(name) = owner {
+            l.add(&name, p, Kind::Pane);
+        }
     }
     l.out
 }
+
+/// How much of a session [`lead_sessions`] reads at most to find a teammate's message in it.
+const LEAD_SCAN: u64 = 64 << 20;
+
+/// The sessions in the lead's project folders (its `cwd`'s) that can be the lead's of this team:
+/// not a teammate's (they name no team and no agent, and did not begin with a message from the
+/// lead) and holding a message from one of the team's teammates (`teammate_id="<name>"`, in
+/// their first 64 MiB); each with its last write, newest first. The lead's
+/// transcript names no team (2.1.332): its teammates' messages tie it to the team, where a
+/// person's other sessions in the same folder have none.
+pub fn lead_sessions(
+    root: &Loc,
+    cfg: &TeamConfig,
+    index: &mut Index,
+    warnings: &mut Vec<String>,
+) -> Vec<(Loc, SystemTime)> {
+    let lead = cfg.lead().map_or(LEAD, |m| m.name.as_str());
+    let Some(cwd) = cfg.lead().and_then(|m| m.cwd.as_deref()) else {
+        return Vec::new();
+    };
+    let needles: Vec<String> = cfg
+        .members
+        .iter()
+        .filter(|m| m.name != lead)
+        .map(|m| format!("teammate_id=\\\"{}\\\"", m.name))
+        .collect();
+    let mut out = Vec::new();
+    for loc in project_dirs(root, cwd, warnings) {
+        let Some(dir) = open_dir(&loc, warnings) else {
+            continue;
+        };
+        for n in dir.names().unwrap_or_default() {
+            if !n.as_encoded_bytes().ends_with(b".jsonl") {
+                continue;
+            }
+            let p = loc.join(&n);
+            let Ok(Some(info)) = dir.stat(&n) else {
+                continue;
+            };
+            if info.kind != dir::Kind::File {
+                continue;
+            }
+            // A teammate's session: it names its team, or it began with its lead's brief.
+            let teammates = index.head(&p, &info).is_some_and(|h| {
+                h.team.is_some() || h.agent.is_some() || h.first_from.as_deref() == Some(lead)
+            });
+            if !teammates && holds_any(&p, &needles) {
+                out.push((p, info.mtime));
+            }
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.1));
+    out
+}
+
+/// Whether the transcript at `p` holds one of `needles` in its first [`LEAD_SCAN`] bytes.
+fn holds_any(p: &Loc, needles: &[String]) -> bool {
+    use std::io::Read;
+    let Ok(Some(f)) = p.open_file() else {
+        return false;
+    };
+    let mut bytes = Vec::new();
+    if f.take(LEAD_SCAN).read_to_end(&mut bytes).is_err() {
+        return false;
+    }
+    needles
+        .iter()
+        .any(|n| memchr::memmem::find(&bytes, n.as_bytes()).is_some())
+}
+
+/// A session that names its member: (member, its first line's time, the file).
+type Named = (String, Option<String>, Loc);
 
 /// What [`locate`] works with, and what it found so far.
 struct Locating<'a> {
@@ -371,13 +453,35 @@ impl Locating<'_> {
         self.out.entry(owner.to_string()).or_default().push(s);
     }
 
+    /// The pane teammate of this team whose session `p` (one that names no team and no agent,
+    /// begun with its lead's brief) is: the one pane teammate working in its folder that has no session
+    /// that names it; `None` when there is none or more than one.
+    fn owner_of_unnamed(&mut self, p: &Loc) -> Option<String> {
+        let dir = p.parent()?;
+        let mut owners = Vec::new();
+        for m in &self.cfg.members {
+            let pane = m.backend_type.as_deref().is_some_and(|b| b != "in-process");
+            if m.name == self.lead || !pane || self.out.contains_key(&m.name) {
+                continue;
+            }
+            let Some(cwd) = m.cwd.as_deref() else {
+                continue;
+            };
+            if project_dirs(self.root, cwd, self.warnings)
+                .iter()
+                .any(|d| d.path() == dir.path())
+            {
+                owners.push(m.name.clone());
+            }
+        }
+        (owners.len() == 1).then(|| owners.remove(0))
+    }
+
     /// The sessions in `searched` that say they are a pane teammate of this team, in order of
-    /// member, first line and path: (member, first line's time, file).
-    fn pane_sessions(
-        &mut self,
-        searched: &[Loc],
-        index: &mut Index,
-    ) -> Vec<(String, Option<String>, Loc)> {
+    /// member, first line and path: (member, first line's time, file); and those that name no
+    /// team and no agent but began with a message from the lead (a teammate's, started while `config.json`
+    /// could not be read).
+    fn pane_sessions(&mut self, searched: &[Loc], index: &mut Index) -> (Vec<Named>, Vec<Loc>) {
         let since = self
             .cfg
             .created_at
@@ -389,6 +493,7 @@ impl Locating<'_> {
             .and_then(|s| s.first())
             .map(|s| s.path.to_path_buf());
         let mut found = Vec::new();
+        let mut unnamed = Vec::new();
         for loc in searched {
             let Some(dir) = open_dir(loc, self.warnings) else {
                 continue;
@@ -421,11 +526,16 @@ impl Locating<'_> {
                     && self.cfg.members.iter().any(|m| &m.name == a)
                 {
                     found.push((a.clone(), h.first_at.clone(), p));
+                } else if h.team.is_none()
+                    && h.agent.is_none()
+                    && h.first_from.as_deref() == Some(self.lead.as_str())
+                {
+                    unnamed.push(p);
                 }
             }
         }
         found.sort_by(|a, b| (&a.0, &a.1, a.2.path()).cmp(&(&b.0, &b.1, b.2.path())));
-        found
+        (found, unnamed)
     }
 }
 

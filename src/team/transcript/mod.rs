@@ -226,6 +226,16 @@ pub struct Turn {
     pub messages: u64,
     /// Prompts and messages it received (user entries that are not tool results).
     pub prompts: u64,
+    /// When the newest prompt or message it received was written (the newest turn's start).
+    #[serde(default)]
+    pub began_at: Option<String>,
+    /// When the newest turn ended, by the surest sign the client writes: a `system`
+    /// `turn_duration` entry (2.1.150 and later), an assistant entry whose `stop_reason` is
+    /// given and is not `tool_use`, or the mark of a turn a person interrupted (`[Request
+    /// interrupted by user`: no turn_duration follows it); `None` inside a turn (an entry
+    /// written while a response streams, without a `stop_reason`, is no end).
+    #[serde(default)]
+    pub ended_at: Option<String>,
     /// The text blocks of the newest assistant entry that has text (not kept in the index).
     #[serde(skip)]
     pub last_text: Option<String>,
@@ -263,6 +273,11 @@ pub struct FileState {
     pub agent: Option<String>,
     /// Timestamp of its first entry.
     pub first_at: Option<String>,
+    /// Who sent its first prompt, when that was a message from a teammate (`<teammate-message
+    /// teammate_id="<name>"…`; `""`: its first prompt was no such message): a teammate's
+    /// session begins with its lead's brief.
+    #[serde(default)]
+    pub first_from: Option<String>,
     /// `uuid` of its first entry (in-process teammates of Claude Code up to 2.1.178 write a new
     /// file per turn, each a copy of the whole history: copies share it).
     pub first_uuid: Option<String>,
@@ -370,6 +385,9 @@ impl FileState {
             }
             "assistant" => self.assistant(&l),
             "api-request" => self.api.request(&l),
+            "system" if l.subtype.as_deref() == Some("turn_duration") => {
+                self.turn.ended_at = l.timestamp.as_ref().map(|t| t.to_string());
+            }
             "system" if l.subtype.as_deref() == Some("api_error") => self.api.error(&l),
             _ => {}
         }
@@ -466,6 +484,12 @@ impl FileState {
             Some(_) => true,
             None => !uses_tool,
         };
+        match m.stop_reason.as_deref() {
+            Some("tool_use") => self.turn.ended_at = None,
+            Some(_) => self.turn.ended_at.clone_from(&at),
+            None if uses_tool => self.turn.ended_at = None,
+            None => {}
+        }
         if !texts.is_empty() {
             let text = texts.join("\n");
             self.last_text = Some(Activity {
@@ -507,9 +531,20 @@ impl FileState {
             return;
         }
         self.turn.messages += 1;
+        if u.interrupted {
+            // The turn is over, and neither a Stop hook nor a turn_duration entry follows.
+            self.turn.ended = true;
+            self.turn.ended_at.clone_from(&u.timestamp);
+            self.open_tools.clear();
+            return;
+        }
         self.turn.ended = false;
+        self.turn.ended_at = None;
         if u.results.is_empty() {
+            self.first_from
+                .get_or_insert_with(|| u.from_teammate.clone().unwrap_or_default());
             self.turn.prompts += 1;
+            self.turn.began_at.clone_from(&u.timestamp);
             self.api.prompted();
             // A new prompt: whatever was open will not get its result in this turn.
             self.open_tools.clear();

@@ -436,3 +436,96 @@ fn an_api_error_line_says_status_attempt_and_window() {
     );
     assert_eq!(r.retry_in_ms, Some(578));
 }
+
+/// When a turn began and ended, by the surest signs (what tells a teammate's turn's end without
+/// its idle notification): a `turn_duration` entry, or a given `stop_reason` other than
+/// `tool_use`; a block written while a response streams (no `stop_reason`) is no end.
+#[test]
+fn a_turn_begins_with_its_prompt_and_ends_with_turn_duration_or_a_given_stop() {
+    let at = |mut v: Value, t: &str| {
+        v["timestamp"] = json!(t);
+        v
+    };
+    let prompt = at(user("Token: S-1"), "2026-12-04T15:30:36.167Z");
+    let call = at(
+        turn_entry(
+            json!([{"type":"tool_use","name":"SendMessage"}]),
+            json!("tool_use"),
+        ),
+        "2026-12-04T15:30:36.222Z",
+    );
+    let result = at(
+        json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}}),
+        "2026-12-04T15:30:36.267Z",
+    );
+    let streamed = at(
+        turn_entry(json!([{"type":"text","text":"done"}]), Value::Null),
+        "2026-12-04T15:30:36.307Z",
+    );
+    let done = at(
+        turn_entry(json!([{"type":"text","text":"done"}]), json!("end_turn")),
+        "2026-12-04T15:30:36.307Z",
+    );
+    let took = json!({"type":"system","subtype":"turn_duration","durationMs":146,
+                      "timestamp":"2026-12-04T15:30:36.314Z"});
+    let tail = [json!({"type":"last-prompt"}), json!({"type":"mode"})];
+    let t = parse(&lines(&[prompt.clone(), call.clone(), result.clone()]));
+    assert_eq!(
+        (t.turn.began_at.as_deref(), t.turn.ended_at.as_deref()),
+        (Some("2026-12-04T15:30:36.167Z"), None),
+        "a tool result carries the turn on"
+    );
+    let t = parse(&lines(&[
+        prompt.clone(),
+        call.clone(),
+        result.clone(),
+        streamed,
+    ]));
+    assert_eq!(
+        t.turn.ended_at, None,
+        "no stop_reason: perhaps more blocks to come"
+    );
+    let mut all = vec![prompt.clone(), call, result, done];
+    let t = parse(&lines(&all));
+    assert_eq!(t.turn.ended_at.as_deref(), Some("2026-12-04T15:30:36.307Z"));
+    all.push(took);
+    all.extend(tail);
+    let t = parse(&lines(&all));
+    assert_eq!(t.turn.ended_at.as_deref(), Some("2026-12-04T15:30:36.314Z"));
+    assert_eq!(t.turn.began_at.as_deref(), Some("2026-12-04T15:30:36.167Z"));
+    // The next prompt begins a turn: no end until it ends.
+    all.push(at(user("Token: S-2"), "2026-12-04T15:30:40.000Z"));
+    let t = parse(&lines(&all));
+    assert_eq!(
+        (t.turn.began_at.as_deref(), t.turn.ended_at),
+        (Some("2026-12-04T15:30:40.000Z"), None)
+    );
+}
+
+/// A turn a person interrupted (Escape in the pane, 2.1.336) ends with Claude Code's mark, and
+/// no Stop hook or turn_duration entry follows it: the mark is the turn's end.
+#[test]
+fn an_interrupted_turn_ends_with_its_mark() {
+    let call = turn_entry(
+        json!([{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]),
+        json!("tool_use"),
+    );
+    let rejected = json!({"type":"user","timestamp":"2026-12-04T17:13:11.449Z","message":{"role":"user",
+        "content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"The user doesn't want to proceed"}]}});
+    let mark = json!({"type":"user","timestamp":"2026-12-04T17:13:11.463Z","message":{"role":"user",
+        "content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}});
+    let t = parse(&lines(&[user("Work: W-1"), call.clone(), rejected.clone()]));
+    assert_eq!((t.turn.ended, t.turn.ended_at), (false, None));
+    let t = parse(&lines(&[user("Work: W-1"), call, rejected, mark]));
+    assert!(t.turn.ended);
+    assert_eq!(t.turn.ended_at.as_deref(), Some("2026-12-04T17:13:11.463Z"));
+    assert_eq!(t.turn.prompts, 1, "the mark is no prompt");
+    assert!(
+        t.activity().is_none_or(|a| a.kind != "tool_use"),
+        "no call is open"
+    );
+    let plain = json!({"type":"user","timestamp":"2026-12-04T17:14:00.000Z","message":{"role":"user",
+        "content":"[Request interrupted by user]"}});
+    let t = parse(&lines(&[user("go"), plain]));
+    assert_eq!(t.turn.ended_at.as_deref(), Some("2026-12-04T17:14:00.000Z"));
+}
