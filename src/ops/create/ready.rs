@@ -88,8 +88,9 @@ pub(super) fn inbox_reads(
 
 /// Polls until every teammate has read its inbox since `before` ([`inbox_reads`]: its
 /// session is up, and about to read `config.json`) or its pane is gone, for `timeout` at most;
-/// then waits [`STARTED_SETTLE`]. Teammates whose reads cannot be told are not waited for.
-/// Returns the teammates given up on.
+/// then waits [`STARTED_SETTLE`]. Teammates whose reads cannot be told are not waited for,
+/// and a lone teammate not at all: no other teammate's first turn can rewrite `config.json`
+/// while it starts. Returns the teammates given up on.
 pub(super) fn wait_started(
     layout: &Layout,
     team: &TeamName,
@@ -97,6 +98,9 @@ pub(super) fn wait_started(
     (members, before): (&[MemberOutcome], &[Option<Read>]),
     timeout: Duration,
 ) -> Vec<String> {
+    if members.len() < 2 {
+        return Vec::new();
+    }
     let end = Instant::now() + timeout;
     loop {
         let now = inbox_reads(layout, team, members);
