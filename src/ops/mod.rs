@@ -9,7 +9,7 @@
 //! It imports every library layer below it (observe, team, host, store); never the cli.
 
 pub mod ask;
-pub mod bridge;
+pub mod chat;
 pub mod create;
 pub mod delete;
 pub mod doctor;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use teamctl::error::usage;
-use teamctl::ops::bridge::{self, Bridge, Ground, Hooks, Record, Scope};
+use teamctl::ops::chat::{self, Bridge, Ground, Hooks, Record, Scope};
 use teamctl::team::config::Team;
 
 use crate::cli::answer::check_lead;
@@ -160,7 +160,7 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
         stamps: HashMap::new(),
     };
     let clock = || ctx.clock();
-    bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
+    chat::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
     match b.over_budget() {
         Some(over) => Err(teamctl::Error::Budget(over.to_string()).into()),
         None => Ok(()),

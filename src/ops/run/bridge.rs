@@ -22,9 +22,9 @@ use super::outcome::{Outcome, RunEvent};
 use super::preflight::detect_dialog;
 use crate::host::claude::Dialog;
 use crate::host::tmux;
-use crate::ops::bridge::chat::{LOOK_EVERY, deliver, hear, post_all, refused};
-use crate::ops::bridge::render::{Part, Post, visible};
-use crate::ops::bridge::{Bridge, Chat, Hooks, Inbound, Outgoing};
+use crate::ops::chat::chat::{LOOK_EVERY, deliver, hear, post_all, refused};
+use crate::ops::chat::render::{Part, Post, visible};
+use crate::ops::chat::{Bridge, Chat, Hooks, Inbound, Outgoing};
 use crate::store::paths::TeamName;
 use crate::team::protocol::Verdict;
 use crate::text::is_control;
@@ -70,7 +70,7 @@ struct Served {
 }
 
 impl Desk {
-    /// Starts the desk's thread on `bridge` (made with [`crate::ops::bridge::Scope::Run`]),
+    /// Starts the desk's thread on `bridge` (made with [`crate::ops::chat::Scope::Run`]),
     /// posting through `chat`, reporting through `hooks`, stamping with `clock`.
     pub fn start(
         bridge: Bridge,
@@ -202,7 +202,7 @@ fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<(u64, Verdict)>
             match post_pending(&mut s, &mut queue, &mut asking, looking, now) {
                 Ok(()) => backoff = Duration::ZERO,
                 Err(e) => {
-                    backoff = crate::ops::bridge::http::backoff(backoff);
+                    backoff = crate::ops::chat::http::backoff(backoff);
                     s.hooks.warn(&format!(
                         "could not post to the chat: {e:#} (trying again in {}s)",
                         backoff.as_secs()

@@ -296,7 +296,7 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::bridge::code::Code;
+    use crate::ops::chat::code::Code;
 
     #[test]
     fn teammate_text_cannot_mention_link_or_leave_its_code_span() {

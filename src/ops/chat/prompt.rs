@@ -142,7 +142,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::ops::bridge::{Ground, Settings};
+    use crate::ops::chat::{Ground, Settings};
     use crate::store::lock::LockOptions;
     use crate::store::paths::Layout;
     use crate::team::records::Records;

@@ -253,7 +253,7 @@ fn poll_updates(api: &Api, tx: &Sender<Inbound>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::bridge::code::Code;
+    use crate::ops::chat::code::Code;
 
     #[test]
     fn teammate_runs_are_code_entities_counted_in_utf16() {
