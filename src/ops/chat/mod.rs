@@ -8,15 +8,15 @@
 //! The rooms, from the ground up: `code`, `command`, `render`, `journal` and `http` stand on
 //! nothing of the bridge's; `state` (the teams served, the codes, rebuilt from the journal)
 //! on the journal; `out` (what to post) and `hear` (what a chat message does) on the state;
-//! `chat` (the loop, and what a transport is) on those; the transports `telegram`, `slack`
-//! and `webhook` on `chat`, `render` and `http`, the webhook also on `seen` (its replay cache,
-//! which stands on nothing of the bridge's). The folder imports the observe, team and
+//! `transport` (what a transport is) on `render` and `hear`; `cycle` (the loop) on those; the
+//! transports `telegram`, `slack` and `webhook` on `transport`, `render` and `http`, the
+//! webhook also on `seen` (its replay cache, which stands on nothing of the bridge's). The folder imports the observe, team and
 //! store layers and [`crate::ops::policy`] (which plans may be posted yet); never the cli.
 
 mod budget;
-pub mod chat;
 pub mod code;
 pub mod command;
+pub mod cycle;
 mod hear;
 pub mod http;
 pub mod journal;
@@ -27,10 +27,12 @@ pub mod seen;
 pub mod slack;
 mod state;
 pub mod telegram;
+pub mod transport;
 pub mod webhook;
 
-pub use chat::{Chat, Hooks, Inbound, run};
+pub use cycle::{Hooks, run};
 pub use hear::{Heard, Incoming};
 pub use journal::{Journal, Record, What};
 pub use out::Outgoing;
 pub use state::{Bridge, Ground, Scope, Settings};
+pub use transport::{Chat, Inbound};

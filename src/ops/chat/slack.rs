@@ -18,10 +18,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::{self, Failure, agent, redact};
 use super::render::{Part, Post, visible};
+use super::transport::{Chat, Inbound, drain};
 use crate::error::usage;
 
 /// The pause before each `conversations.replies` call: about 50 calls a minute, Slack's

@@ -16,10 +16,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use url::Url;
 
-use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::{self, Failure, agent, redact};
 use super::render::{Part, Post, visible};
+use super::transport::{Chat, Inbound, drain};
 use crate::error::usage;
 
 /// The longest text `sendMessage` takes: 4,096 characters (after entities are parsed; counted

@@ -21,11 +21,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
 use super::http::agent;
 use super::render::Post;
 use super::seen::{Cache, Seen};
+use super::transport::{Chat, Inbound, drain};
 use crate::host::http_server::{Handler, Limits, Reply, Request, Response, Server};
 
 /// How far an answer's timestamp may be from now.

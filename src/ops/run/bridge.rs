@@ -22,7 +22,7 @@ use super::outcome::{Outcome, RunEvent};
 use super::preflight::detect_dialog;
 use crate::host::claude::Dialog;
 use crate::host::tmux;
-use crate::ops::chat::chat::{LOOK_EVERY, deliver, hear, post_all, refused};
+use crate::ops::chat::cycle::{LOOK_EVERY, deliver, hear, post_all, refused};
 use crate::ops::chat::render::{Part, Post, visible};
 use crate::ops::chat::{Bridge, Chat, Hooks, Inbound, Outgoing};
 use crate::store::paths::TeamName;

@@ -1,9 +1,6 @@
-//! The bridge's loop, whatever the chat: read the teams, post what is new (backing off while
-//! the chat refuses), hear what the chat said, until a deadline or the team is gone. A
-//! transport is a [`Chat`]: it posts, and it hands over what was said (a poller thread of its
-//! own reads the service, so a long poll never holds up a post).
+//! The bridge's loop, whatever the chat ([`Chat`]): read the teams, post what is new (backing
+//! off while the chat refuses), hear what the chat said, until a deadline or the team is gone.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -15,49 +12,11 @@ use super::journal::{Record, What};
 use super::out::Outgoing;
 use super::render::Post;
 use super::state::Bridge;
+use super::transport::{Chat, Inbound};
 use crate::team::config::Team;
 
 /// How often the teams are read for new requests while the chat is quiet.
 pub const LOOK_EVERY: Duration = Duration::from_millis(250);
-
-/// What a transport hands over.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Inbound {
-    /// A message (or a button press).
-    Message(Incoming),
-    /// Something to say on stderr (the service refused, rate limits, backoff).
-    Warning(String),
-}
-
-/// A chat service.
-pub trait Chat {
-    /// Posts `post` to the configured chat, cut to what a message there holds
-    /// ([`Post::fit`]), waiting out the service's own rate limit (said through `warn`).
-    ///
-    /// # Errors
-    /// [`Refused`] when the service refused this post for good (it is dropped); any other
-    /// error when it could not be reached or refused it for now (the caller backs off and
-    /// tries again later).
-    fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()>;
-    /// What was said since the last call, waiting up to `max` for something.
-    fn receive(&mut self, max: Duration) -> Vec<Inbound>;
-}
-
-/// What a transport's own thread handed over through `rx`: waits up to `max` for the first,
-/// then takes what else is there (a thread that ended gives nothing, after `max`).
-pub fn drain(rx: &Receiver<Inbound>, max: Duration) -> Vec<Inbound> {
-    let mut out = Vec::new();
-    match rx.recv_timeout(max) {
-        Ok(i) => out.push(i),
-        Err(RecvTimeoutError::Timeout) => return out,
-        Err(RecvTimeoutError::Disconnected) => {
-            std::thread::sleep(max);
-            return out;
-        }
-    }
-    out.extend(rx.try_iter());
-    out
-}
 
 /// What the loop tells its caller about, and asks of it.
 pub trait Hooks {
