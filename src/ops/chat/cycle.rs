@@ -1,6 +1,7 @@
 //! The bridge's loop, whatever the chat ([`Chat`]): read the teams, post what is new (backing
 //! off while the chat refuses), hear what the chat said, until a deadline or the team is gone.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -11,20 +12,27 @@ use super::http::Refused;
 use super::journal::{Record, What};
 use super::out::Outgoing;
 use super::render::Post;
-use super::state::Bridge;
+use super::state::{Bridge, Scope};
 use super::transport::{Chat, Inbound};
 use crate::team::config::Team;
 
 /// How often the teams are read for new requests while the chat is quiet.
 pub const LOOK_EVERY: Duration = Duration::from_millis(250);
 
-/// What the loop tells its caller about, and asks of it.
+/// What the loop tells its caller about, and asks of it. `teamctl bridge` answers by its
+/// rules before each look ([`Hooks::before_look`]); a run plugs its own in through the rest
+/// (each with a default that does nothing): its notes each round ([`Hooks::round`]: its team,
+/// its events to post, its lead's permission prompt), the answer taken after the chat was heard
+/// ([`Hooks::heard`]), and a chat that goes on past a journal that failed
+/// ([`Hooks::hear_failed`]).
 pub trait Hooks {
     /// Before each look at `team`: answer what the rules decide (`--policy`).
     ///
     /// # Errors
     /// An error ends the bridge.
-    fn before_look(&mut self, team: &Team) -> Result<()>;
+    fn before_look(&mut self, _team: &Team) -> Result<()> {
+        Ok(())
+    }
     /// A journaled record (a post, an answer, a refusal, the end).
     ///
     /// # Errors
@@ -32,10 +40,52 @@ pub trait Hooks {
     fn record(&mut self, r: &Record) -> Result<()>;
     /// A warning.
     fn warn(&mut self, msg: &str);
+    /// At the start of each round: what the caller brings to `bridge` (the team to serve:
+    /// [`Bridge::serve`]) and to `ahead` (what to post before the look). `Some` ends the loop.
+    fn round(
+        &mut self,
+        _bridge: &mut Bridge,
+        _ahead: &mut Ahead,
+        _now: DateTime<Utc>,
+    ) -> Option<Stop> {
+        None
+    }
+    /// After each round's messages were heard (a run takes the answer to its lead's prompt:
+    /// [`Bridge::take_verdict`]).
+    fn heard(&mut self, _bridge: &mut Bridge) {}
+    /// A message could not be heard (its answer could not be journaled, or told): `Err` ends
+    /// the bridge, as it does by default.
+    ///
+    /// # Errors
+    /// `e`, unless the caller goes on.
+    fn hear_failed(&mut self, e: anyhow::Error) -> Result<()> {
+        Err(e)
+    }
 }
 
-/// Runs the bridge until `deadline` (returns `timeout`) or its team is gone (`team_gone`),
-/// with `now` as its clock. The last record is the `end`, given to the hooks (not journaled).
+/// What the caller posts before the look, in this order (a run's: [`Hooks::round`]).
+#[derive(Debug, Default)]
+pub struct Ahead {
+    /// A post with a code, journaled once the chat has it (the lead's permission prompt).
+    pub asking: Option<Outgoing>,
+    /// Posts that are told, not journaled (a run's events); one the chat refuses for good is
+    /// dropped.
+    pub posts: VecDeque<Post>,
+}
+
+/// Why the caller ends the loop ([`Hooks::round`]).
+#[derive(Debug)]
+pub struct Stop {
+    /// The `end` record's detail (`run_ended`).
+    pub why: &'static str,
+    /// The last post, after what is still [`Ahead`] (none: nothing more is said).
+    pub bye: Option<Post>,
+}
+
+/// Runs the bridge until `deadline` (returns `timeout`), its team is gone (`team_gone`; a
+/// run's bridge outlives its team, whose folder the run's cleanup removes: it stops looking),
+/// the cap is crossed (`budget`) or the hooks stop it ([`Hooks::round`]), with `now` as its
+/// clock. The last record is the `end`, given to the hooks (not journaled).
 ///
 /// # Errors
 /// The journal cannot be written; errors of the hooks.
@@ -46,27 +96,34 @@ pub fn run(
     deadline: Option<Instant>,
     now: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<&'static str> {
+    let mut ahead = Ahead::default();
     let mut backoff = Duration::ZERO;
     let mut next_post = Instant::now();
-    let why = loop {
+    let stop = loop {
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            break "timeout";
+            break said_bye(bridge, "timeout");
         }
-        if bridge.team_gone() {
-            break "team_gone";
+        if let Some(stop) = hooks.round(bridge, &mut ahead, now()) {
+            break stop;
+        }
+        let looking = !bridge.team_gone();
+        if !looking && !matches!(bridge.scope, Scope::Run(_)) {
+            break said_bye(bridge, "team_gone");
         }
         if bridge.over_budget().is_some() {
-            break "budget";
+            break said_bye(bridge, "budget");
         }
-        for w in bridge.refresh() {
-            hooks.warn(&w);
-        }
-        let teams: Vec<Team> = bridge.teams().cloned().collect();
-        for t in &teams {
-            hooks.before_look(t)?;
+        if looking {
+            for w in bridge.refresh() {
+                hooks.warn(&w);
+            }
+            let teams: Vec<Team> = bridge.teams().cloned().collect();
+            for t in &teams {
+                hooks.before_look(t)?;
+            }
         }
         if Instant::now() >= next_post {
-            match post_all(bridge, chat, hooks, now()) {
+            match post_pending(bridge, chat, hooks, &mut ahead, looking, now()) {
                 Ok(()) => backoff = Duration::ZERO,
                 Err(e) => {
                     backoff = super::http::backoff(backoff);
@@ -84,29 +141,97 @@ pub fn run(
         for inbound in chat.receive(max) {
             match inbound {
                 Inbound::Warning(w) => hooks.warn(&w),
-                Inbound::Message(m) => hear(bridge, chat, hooks, &m, now())?,
+                Inbound::Message(m) => {
+                    if let Err(e) = hear(bridge, chat, hooks, &m, now()) {
+                        hooks.hear_failed(e)?;
+                    }
+                }
             }
         }
+        hooks.heard(bridge);
     };
-    let mut end = bridge.record(What::End, now());
-    end.detail = Some(why.to_string());
-    // The person learns the bridge has stopped answering (best effort: it is stopping).
+    finish(bridge, chat, hooks, ahead, stop, now)
+}
+
+/// The bridge's own stop, and its last post: the person learns it has stopped answering.
+fn said_bye(bridge: &Bridge, why: &'static str) -> Stop {
     let names: Vec<String> = bridge.teams().map(|t| t.name.to_string()).collect();
     let bye = Post::say(format!(
         "[{}] the bridge stopped ({}): answer at a terminal from now on",
         names.join(", "),
         why.replace('_', " ")
     ));
-    if let Err(e) = chat.post(&bye, &mut |w| hooks.warn(w)) {
-        hooks.warn(&format!("could not post to the chat: {e:#}"));
+    Stop {
+        why,
+        bye: Some(bye),
+    }
+}
+
+/// The end, best effort (the bridge is stopping): a prompt still open withdrawn, what is still
+/// ahead and the last post posted, and the `end` told.
+fn finish(
+    bridge: &mut Bridge,
+    chat: &mut dyn Chat,
+    hooks: &mut dyn Hooks,
+    ahead: Ahead,
+    stop: Stop,
+    now: &dyn Fn() -> DateTime<Utc>,
+) -> Result<&'static str> {
+    let mut end = bridge.record(What::End, now());
+    end.detail = Some(stop.why.to_string());
+    let withdrawn = match bridge.withdraw_prompt(now()) {
+        Ok(p) => p,
+        Err(e) => {
+            hooks.warn(&format!("{e:#}"));
+            None
+        }
+    };
+    let last = withdrawn.iter().chain(&ahead.posts).chain(&stop.bye);
+    for p in last {
+        if let Err(e) = chat.post(p, &mut |w| hooks.warn(w)) {
+            hooks.warn(&format!("could not post to the chat: {e:#}"));
+        }
     }
     hooks.record(&end)?;
-    Ok(why)
+    Ok(stop.why)
+}
+
+/// Posts what is [`Ahead`] (the prompt, then the caller's posts), then (when `looking`) what
+/// the look finds; stops at the first failure that may pass (what is left is posted next
+/// time).
+fn post_pending(
+    bridge: &mut Bridge,
+    chat: &mut dyn Chat,
+    hooks: &mut dyn Hooks,
+    ahead: &mut Ahead,
+    looking: bool,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if let Some(o) = ahead.asking.as_ref() {
+        let r = deliver(bridge, chat, &mut |w| hooks.warn(w), o, now)?;
+        ahead.asking = None;
+        hooks.record(&r)?;
+    }
+    while let Some(p) = ahead.posts.front() {
+        match chat.post(p, &mut |w| hooks.warn(w)) {
+            Ok(()) => {}
+            // Refused for good: dropped, never holding up the next.
+            Err(e) if e.downcast_ref::<Refused>().is_some() => hooks.warn(&format!(
+                "the chat refused a post for good, and it is dropped: {e:#}"
+            )),
+            Err(e) => return Err(e),
+        }
+        ahead.posts.pop_front();
+    }
+    if !looking {
+        return Ok(());
+    }
+    post_all(bridge, chat, hooks, now)
 }
 
 /// Posts what a look found, journaling each once the chat has it; stops at the first failure
 /// that may pass (a post refused for good is dropped and the next posted: [`deliver`]).
-pub(crate) fn post_all(
+fn post_all(
     bridge: &mut Bridge,
     chat: &mut dyn Chat,
     hooks: &mut dyn Hooks,
@@ -130,7 +255,7 @@ pub(crate) fn post_all(
 /// # Errors
 /// The chat could not take it now (unreachable, a 5xx, still rate limited: try again later);
 /// the journal could not be written.
-pub(crate) fn deliver(
+fn deliver(
     bridge: &mut Bridge,
     chat: &mut dyn Chat,
     warn: &mut dyn FnMut(&str),
@@ -155,14 +280,9 @@ pub(crate) fn deliver(
     }
 }
 
-/// Whether `e` says the chat refused a post for good ([`Refused`]).
-pub(crate) fn refused(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<Refused>().is_some()
-}
-
 /// Hears one message and posts the reply (a reply that cannot be posted is a warning: what the
 /// command did is journaled and stands).
-pub(crate) fn hear(
+fn hear(
     bridge: &mut Bridge,
     chat: &mut dyn Chat,
     hooks: &mut dyn Hooks,

@@ -30,7 +30,7 @@ pub mod telegram;
 pub mod transport;
 pub mod webhook;
 
-pub use cycle::{Hooks, run};
+pub use cycle::{Ahead, Hooks, Stop, run};
 pub use hear::{Heard, Incoming};
 pub use journal::{Journal, Record, What};
 pub use out::Outgoing;

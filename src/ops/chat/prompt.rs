@@ -82,11 +82,6 @@ impl Bridge {
         self.prompt.as_ref().is_some_and(|(_, e)| *e <= now)
     }
 
-    /// The `end` record (not journaled), its `detail` for the caller to say why.
-    pub fn end_record(&self, now: DateTime<Utc>) -> super::journal::Record {
-        self.record(What::End, now)
-    }
-
     /// The answer given to the prompt, taken once.
     pub fn take_verdict(&mut self) -> Option<Verdict> {
         self.verdict.take()
