@@ -1,7 +1,10 @@
 //! What every transport's HTTP shares: an API URL that is https, or http only to this machine
-//! (a token never crosses a network in the clear); an agent on ureq (blocking, no async
-//! runtime, no redirects); and error text with the secret cut out.
+//! (a token never crosses a network in the clear); the one client every transport posts and
+//! reads with ([`Client`]: one agent on ureq, blocking, no async runtime, no redirects); error
+//! text with the secret cut out; what a failure is, which post is refused for good, and how a
+//! rate limit is waited out.
 
+use std::fmt::Display;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -45,15 +48,176 @@ pub fn api_url(s: &str) -> Result<Url> {
     Ok(url)
 }
 
-/// An agent that answers every status (the caller reads the service's own error body), never
-/// follows a redirect, and gives up after `timeout`.
-pub fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into()
+/// How long a request may take, but for a long poll ([`Client::waiting`]).
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest answer read.
+const MAX_ANSWER: u64 = 8 << 20;
+/// The longest `Retry-After` honoured in one wait.
+pub(super) const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// The one HTTP client every transport posts and reads with: an agent on ureq (blocking; TLS by
+/// rustls; a proxy as ureq reads it from the environment) that answers every status (the
+/// caller reads the service's own error body), never follows a redirect, gives up on a request
+/// after 30 s (a long poll waits longer: [`Client::waiting`]) and reads an answer up to 8 MiB.
+/// Every error it makes starts with the service's name and has the secret cut out.
+#[derive(Clone)]
+pub struct Client {
+    agent: ureq::Agent,
+    service: &'static str,
+    secret: String,
+    timeout: Duration,
+}
+
+impl Client {
+    /// A client of `service` (`telegram`, `slack`, `webhook`) with `secret`, cut out of every
+    /// error.
+    pub fn new(service: &'static str, secret: &str) -> Client {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(TIMEOUT))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build()
+            .into();
+        Client {
+            agent,
+            service,
+            secret: secret.to_string(),
+            timeout: TIMEOUT,
+        }
+    }
+
+    /// This client (the same agent), its requests given up after `timeout` (a long poll).
+    pub fn waiting(&self, timeout: Duration) -> Client {
+        Client {
+            timeout,
+            ..self.clone()
+        }
+    }
+
+    /// How `method` is named in what is said: `telegram sendMessage`, or the service alone
+    /// when `method` is empty.
+    pub fn what(&self, method: &str) -> String {
+        match method {
+            "" => self.service.to_string(),
+            m => format!("{} {m}", self.service),
+        }
+    }
+
+    /// `what: text` ([`Client::what`]), the secret cut out.
+    pub fn said(&self, method: &str, text: impl Display) -> String {
+        redact(&format!("{}: {text}", self.what(method)), &self.secret)
+    }
+
+    /// A failure of `method` that may pass later ([`Failure::Other`]).
+    pub(super) fn failed(&self, method: &str, text: impl Display) -> Failure {
+        Failure::Other(self.said(method, text))
+    }
+
+    /// POSTs `body` (JSON) to `url` with `headers` (`Content-Type: application/json` unless
+    /// they name one): the answer, whatever its status.
+    ///
+    /// # Errors
+    /// The service could not be reached ([`Failure::Other`]).
+    pub(super) fn post_json<'a>(
+        &'a self,
+        method: &'a str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<Answer<'a>, Failure> {
+        let mut req = self
+            .agent
+            .post(url)
+            .config()
+            .timeout_global(Some(self.timeout))
+            .build();
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req = req.header("Content-Type", "application/json");
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send(body).map_err(|e| self.failed(method, e))?;
+        Ok(Answer {
+            client: self,
+            method,
+            resp,
+        })
+    }
+
+    /// GETs `url` with `headers` and `query`: the answer, whatever its status.
+    ///
+    /// # Errors
+    /// The service could not be reached ([`Failure::Other`]).
+    pub(super) fn get<'a>(
+        &'a self,
+        method: &'a str,
+        url: &str,
+        headers: &[(&str, &str)],
+        query: &[(&str, &str)],
+    ) -> Result<Answer<'a>, Failure> {
+        let mut req = self
+            .agent
+            .get(url)
+            .config()
+            .timeout_global(Some(self.timeout))
+            .build();
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        for (k, v) in query {
+            req = req.query(*k, *v);
+        }
+        let resp = req.call().map_err(|e| self.failed(method, e))?;
+        Ok(Answer {
+            client: self,
+            method,
+            resp,
+        })
+    }
+}
+
+/// What a service answered to one request.
+pub(super) struct Answer<'a> {
+    client: &'a Client,
+    method: &'a str,
+    resp: ureq::http::Response<ureq::Body>,
+}
+
+impl Answer<'_> {
+    /// The HTTP status.
+    pub(super) fn status(&self) -> u16 {
+        self.resp.status().as_u16()
+    }
+
+    /// How long its `Retry-After` header says to wait (1 s when it says nothing a number of
+    /// seconds), at most [`MAX_RETRY_AFTER`].
+    pub(super) fn retry_after(&self) -> Duration {
+        let secs = self
+            .resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(1);
+        Duration::from_secs(secs).min(MAX_RETRY_AFTER)
+    }
+
+    /// The body as text (up to 8 MiB).
+    ///
+    /// # Errors
+    /// It could not be read ([`Failure::Other`]).
+    pub(super) fn text(self) -> Result<String, Failure> {
+        self.resp
+            .into_body()
+            .with_config()
+            .limit(MAX_ANSWER)
+            .read_to_string()
+            .map_err(|e| self.client.failed(self.method, e))
+    }
 }
 
 /// `text` with every occurrence of `secret` replaced by `<token>` (URL-encoded forms too).
@@ -75,15 +239,16 @@ pub fn backoff(last: Duration) -> Duration {
 /// How many times a post waits out a 429 before it gives up.
 const RATE_LIMIT_TRIES: usize = 3;
 
-/// Why a call to a chat service's API failed.
+/// Why a call to a chat service's API failed (each text as [`Client::said`] says it: the
+/// service and method first, the token cut out).
 pub(super) enum Failure {
     /// 429: wait this long.
     RateLimited(Duration),
     /// The service refused this request for good (a 400 Bad Request: too long, malformed):
-    /// the same request would be refused again (the token cut out).
+    /// the same request would be refused again.
     Refused(String),
     /// Anything else, which may succeed later: a 5xx, the network, the bot or the chat refused
-    /// as a whole (the token cut out).
+    /// as a whole.
     Other(String),
 }
 
@@ -109,34 +274,34 @@ pub(super) fn refused_for_good(status: u16) -> bool {
 }
 
 impl Failure {
-    /// What a polling thread says after this failure of `service`'s `method`; `wait` (the last
-    /// wait) becomes the wait before it tries again: as told for a 429, else backed off.
-    pub(super) fn told(self, service: &str, method: &str, wait: &mut Duration) -> String {
+    /// What a polling thread says after this failure of `what` (`telegram getUpdates`); `wait`
+    /// (the last wait) becomes the wait before it tries again: as told for a 429, else backed
+    /// off.
+    pub(super) fn told(self, what: &str, wait: &mut Duration) -> String {
         match self {
             Failure::RateLimited(d) => {
                 *wait = d;
                 format!(
-                    "{service} {method}: rate limited (429), waiting {}s as told",
+                    "{what}: rate limited (429), waiting {}s as told",
                     d.as_secs()
                 )
             }
             Failure::Other(e) | Failure::Refused(e) => {
                 *wait = backoff(*wait);
-                format!("{service} {e} (trying again in {}s)", wait.as_secs())
+                format!("{e} (trying again in {}s)", wait.as_secs())
             }
         }
     }
 }
 
-/// Posts by `call` to `service`'s `method`, waiting as told (and saying so through `warn`) while
-/// it is rate limited, at most [`RATE_LIMIT_TRIES`] times.
+/// Posts by `call` to `what` (`slack chat.postMessage`), waiting as told (and saying so through
+/// `warn`) while it is rate limited, at most [`RATE_LIMIT_TRIES`] times.
 ///
 /// # Errors
 /// [`Refused`] for a post refused for good; any other failure, or a service still rate
 /// limited.
 pub(super) fn post(
-    service: &str,
-    method: &str,
+    what: &str,
     warn: &mut dyn FnMut(&str),
     mut call: impl FnMut() -> Result<(), Failure>,
 ) -> Result<()> {
@@ -145,16 +310,16 @@ pub(super) fn post(
             Ok(()) => return Ok(()),
             Err(Failure::RateLimited(d)) => {
                 warn(&format!(
-                    "{service} {method}: rate limited (429), waiting {}s as told",
+                    "{what}: rate limited (429), waiting {}s as told",
                     d.as_secs()
                 ));
                 std::thread::sleep(d);
             }
-            Err(Failure::Refused(e)) => return Err(Refused(format!("{service} {e}")).into()),
-            Err(Failure::Other(e)) => bail!("{service} {e}"),
+            Err(Failure::Refused(e)) => return Err(Refused(e).into()),
+            Err(Failure::Other(e)) => bail!("{e}"),
         }
     }
-    bail!("{service} {method}: still rate limited")
+    bail!("{what}: still rate limited")
 }
 
 #[cfg(test)]
@@ -184,6 +349,26 @@ mod tests {
         ] {
             assert!(api_url(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A long poll's client waits as long as it is told, on the agent every request shares:
+    /// a server that never answers is given up on then, not after the 30 s of a post.
+    #[test]
+    fn a_client_gives_up_when_told_and_says_so_without_its_secret() {
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://{}/botsecret-123/getUpdates",
+            silent.local_addr().unwrap()
+        );
+        let client = Client::new("telegram", "secret-123").waiting(Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let Err(Failure::Other(e)) = client.post_json("getUpdates", &url, &[], b"{}") else {
+            panic!("a server that never answers was taken as an answer");
+        };
+        assert!(started.elapsed() < Duration::from_secs(10), "{e}");
+        assert!(e.starts_with("telegram getUpdates: "), "{e}");
+        assert!(!e.contains("secret-123"), "{e}");
+        assert_eq!(client.what(""), "telegram");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::hear::Incoming;
-use super::http::{self, Failure, agent, redact};
+use super::http::{self, Client, Failure, MAX_RETRY_AFTER};
 use super::render::{Part, Post, visible};
 use super::transport::{Chat, Inbound, drain};
 use crate::error::usage;
@@ -28,8 +28,6 @@ use crate::error::usage;
 pub const TEXT_MAX: usize = 4096;
 /// How long one `getUpdates` waits on the server for something to arrive.
 const LONG_POLL: Duration = Duration::from_secs(25);
-/// The longest `retry_after` honoured in one wait.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 /// A Telegram bot in one chat.
 pub struct Telegram {
@@ -38,10 +36,10 @@ pub struct Telegram {
     rx: Receiver<Inbound>,
 }
 
-/// A bot's endpoint: the API's base URL and the token.
+/// A bot's endpoint: the API's base URL and the token, and the client that calls it.
 #[derive(Clone)]
 struct Api {
-    agent: ureq::Agent,
+    client: Client,
     base: String,
     token: String,
 }
@@ -49,22 +47,14 @@ struct Api {
 impl Api {
     fn call(&self, method: &str, body: &Value) -> Result<Value, Failure> {
         let url = format!("{}/bot{}/{method}", self.base, self.token);
-        let fail = |e: String| Failure::Other(redact(&e, &self.token));
-        let resp = self
-            .agent
-            .post(&url)
-            .header("Content-Type", "application/json")
-            .send(body.to_string().as_bytes())
-            .map_err(|e| fail(format!("{method}: {e}")))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .into_body()
-            .with_config()
-            .limit(8 << 20)
-            .read_to_string()
-            .map_err(|e| fail(format!("{method}: {e}")))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|_| fail(format!("{method}: HTTP {status}, not a Bot API answer")))?;
+        let body = body.to_string();
+        let answer = self.client.post_json(method, &url, &[], body.as_bytes())?;
+        let status = answer.status();
+        let text = answer.text()?;
+        let v: Value = serde_json::from_str(&text).map_err(|_| {
+            self.client
+                .failed(method, format!("HTTP {status}, not a Bot API answer"))
+        })?;
         if v.get("ok").and_then(Value::as_bool) == Some(true) {
             return Ok(v.get("result").cloned().unwrap_or(Value::Null));
         }
@@ -76,9 +66,9 @@ impl Api {
             ));
         }
         let what = v.get("description").and_then(Value::as_str).unwrap_or("");
-        let said = redact(
-            &format!("{method}: HTTP {status}: {}", visible(what, false, 200)),
-            &self.token,
+        let said = self.client.said(
+            method,
+            format!("HTTP {status}: {}", visible(what, false, 200)),
         );
         let code = v.get("error_code").and_then(Value::as_u64).unwrap_or(0);
         if http::refused_for_good(status) || http::refused_for_good(code as u16) {
@@ -101,16 +91,14 @@ impl Telegram {
                  letters)",
             ));
         }
-        let base = api.as_str().trim_end_matches('/').to_string();
         let api = Api {
-            agent: agent(Duration::from_secs(30)),
-            base: base.clone(),
+            client: Client::new("telegram", token),
+            base: api.as_str().trim_end_matches('/').to_string(),
             token: token.to_string(),
         };
         let poll = Api {
-            agent: agent(LONG_POLL + Duration::from_secs(15)),
-            base,
-            token: token.to_string(),
+            client: api.client.waiting(LONG_POLL + Duration::from_secs(15)),
+            ..api.clone()
         };
         let (tx, rx) = mpsc::channel();
         thread::Builder::new()
@@ -128,7 +116,8 @@ impl Chat for Telegram {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
         let post = post.fit(TEXT_MAX, &|p| p.text().encode_utf16().count());
         let body = send_message(&self.chat, &post);
-        http::post("telegram", "sendMessage", warn, || {
+        let what = self.api.client.what("sendMessage");
+        http::post(&what, warn, || {
             self.api.call("sendMessage", &body).map(drop)
         })
     }
@@ -241,7 +230,7 @@ fn poll_updates(api: &Api, tx: &Sender<Inbound>) {
                 }
                 continue;
             }
-            Err(f) => f.told("telegram", "getUpdates", &mut wait),
+            Err(f) => f.told(&api.client.what("getUpdates"), &mut wait),
         };
         if tx.send(Inbound::Warning(said)).is_err() {
             return;

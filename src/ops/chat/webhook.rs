@@ -12,17 +12,16 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::thread;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::hear::Incoming;
-use super::http::agent;
+use super::http::{Client, Failure, refused_for_good};
 use super::render::Post;
 use super::seen::{Cache, Seen};
 use super::transport::{Chat, Inbound, drain};
@@ -36,15 +35,13 @@ const MAX_BODY: usize = 64 * 1024;
 pub const TIMESTAMP: &str = "X-Teamctl-Timestamp";
 /// The signature header.
 pub const SIGNATURE: &str = "X-Teamctl-Signature";
-/// How many times a post waits out a 429 before it gives up (for now).
-const RATE_LIMIT_TRIES: usize = 3;
 
 /// The clock the listener checks timestamps against.
 pub type Clock = Box<dyn Fn() -> DateTime<Utc> + Send + Sync>;
 
 /// A webhook out to `--url`, answers in on `--listen`.
 pub struct Webhook {
-    agent: ureq::Agent,
+    client: Client,
     url: Url,
     secret: String,
     clock: Arc<Clock>,
@@ -185,7 +182,7 @@ impl Webhook {
         });
         let server = Server::start("webhook-listen", listener, LIMITS, handler)?;
         Ok(Webhook {
-            agent: agent(Duration::from_secs(30)),
+            client: Client::new("webhook", secret),
             url: url.clone(),
             secret: secret.to_string(),
             clock,
@@ -262,38 +259,24 @@ impl Chat for Webhook {
         let body = json!({"schema_version": 1, "text": post.text(), "parts": post.parts,
             "code": post.code.as_ref().map(|c| c.to_string())})
         .to_string();
-        for _ in 0..RATE_LIMIT_TRIES {
+        let (client, url) = (&self.client, self.url.as_str());
+        super::http::post(&client.what(""), warn, || {
             let ts = (self.clock)().timestamp();
-            let resp = self
-                .agent
-                .post(self.url.as_str())
-                .header("Content-Type", "application/json")
-                .header(TIMESTAMP, ts.to_string())
-                .header(SIGNATURE, sign(&self.secret, ts, body.as_bytes()))
-                .send(body.as_bytes())
-                .map_err(|e| anyhow!("webhook: {e}"))?;
-            match resp.status().as_u16() {
-                200..=299 => return Ok(()),
-                429 => {
-                    let secs = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .unwrap_or(1)
-                        .min(300);
-                    warn(&format!(
-                        "webhook: rate limited (429), waiting {secs}s as told"
-                    ));
-                    thread::sleep(Duration::from_secs(secs));
+            let (ts_text, signature) = (ts.to_string(), sign(&self.secret, ts, body.as_bytes()));
+            let headers = [
+                (TIMESTAMP, ts_text.as_str()),
+                (SIGNATURE, signature.as_str()),
+            ];
+            let answer = client.post_json("", url, &headers, body.as_bytes())?;
+            match answer.status() {
+                200..=299 => Ok(()),
+                429 => Err(Failure::RateLimited(answer.retry_after())),
+                s if refused_for_good(s) => {
+                    Err(Failure::Refused(client.said("", format!("HTTP {s}"))))
                 }
-                s if super::http::refused_for_good(s) => {
-                    return Err(super::http::Refused(format!("webhook: HTTP {s}")).into());
-                }
-                s => bail!("webhook: HTTP {s}"),
+                s => Err(client.failed("", format!("HTTP {s}"))),
             }
-        }
-        Err(anyhow!("webhook: still rate limited"))
+        })
     }
 
     fn receive(&mut self, max: Duration) -> Vec<Inbound> {
