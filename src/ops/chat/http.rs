@@ -252,7 +252,7 @@ pub(super) enum Failure {
     Other(String),
 }
 
-/// A post the chat service refused for good ([`Failure::Refused`]): sent again it would be
+/// A post the chat service refused for good (a 400 Bad Request, …): sent again it would be
 /// refused again, so it is dropped (journaled) and never holds up the next post.
 #[derive(Debug)]
 pub struct Refused(pub String);

@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::hear::Incoming;
-use super::http::{self, Client, Failure};
+use super::http::{self, Client, Failure, api_url};
 use super::render::{Part, Post, visible};
-use super::transport::{Chat, Inbound, drain};
+use super::transport::{Chat, Flag, Inbound, Options, Transport, any_user_id, drain};
 use crate::error::usage;
 
 /// The pause before each `conversations.replies` call: about 50 calls a minute, Slack's
@@ -47,6 +47,24 @@ const REFUSED_FOR_GOOD: [&str; 8] = [
     "invalid_arguments",
     "invalid_json",
 ];
+
+/// Slack, as `bridge slack` and `run --bridge slack` know it.
+pub const TRANSPORT: Transport = Transport {
+    name: "slack",
+    about: "Slack's Web API (chat.postMessage; replies in the message's thread, polled)",
+    secret: "TEAMCTL_SLACK_TOKEN",
+    takes: &[Flag::Api],
+    user_id: any_user_id,
+    start: |o| Ok(Box::new(open(&o)?)),
+};
+/// The Web API, unless `--api` names another.
+pub const DEFAULT_API: &str = "https://slack.com/api";
+
+/// The bot `o` names: `--api` (else [`DEFAULT_API`]), the token, `--chat` (the channel).
+fn open(o: &Options) -> Result<Slack> {
+    let api = api_url(o.api.as_deref().unwrap_or(DEFAULT_API))?;
+    Slack::start(&api, o.secret(TRANSPORT.secret)?, &o.chat)
+}
 
 /// A Slack bot in one channel.
 pub struct Slack {
@@ -121,7 +139,10 @@ impl Slack {
     /// A usage error for a token that cannot be one.
     pub fn start(api: &Url, token: &str, channel: &str) -> Result<Slack> {
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
-            return Err(usage("TEAMCTL_SLACK_TOKEN is not a Slack token (xoxb-…)"));
+            return Err(usage(format!(
+                "{} is not a Slack token (xoxb-…)",
+                TRANSPORT.secret
+            )));
         }
         let api = Api {
             client: Client::new("slack", token),

@@ -17,9 +17,9 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::hear::Incoming;
-use super::http::{self, Client, Failure, MAX_RETRY_AFTER};
+use super::http::{self, Client, Failure, MAX_RETRY_AFTER, api_url};
 use super::render::{Part, Post, visible};
-use super::transport::{Chat, Inbound, drain};
+use super::transport::{Chat, Flag, Inbound, Options, Transport, drain};
 use crate::error::usage;
 
 /// The longest text `sendMessage` takes: 4,096 characters (after entities are parsed; counted
@@ -28,6 +28,34 @@ use crate::error::usage;
 pub const TEXT_MAX: usize = 4096;
 /// How long one `getUpdates` waits on the server for something to arrive.
 const LONG_POLL: Duration = Duration::from_secs(25);
+
+/// Telegram, as `bridge telegram` and `run --bridge telegram` know it.
+pub const TRANSPORT: Transport = Transport {
+    name: "telegram",
+    about: "Telegram's Bot API (getUpdates long-poll, sendMessage)",
+    secret: "TEAMCTL_TELEGRAM_TOKEN",
+    takes: &[Flag::Api],
+    user_id,
+    start: |o| Ok(Box::new(open(&o)?)),
+};
+/// The Bot API, unless `--api` names another.
+pub const DEFAULT_API: &str = "https://api.telegram.org";
+
+/// A Telegram user id is a number (a message's `from.id`).
+fn user_id(id: &str) -> Result<()> {
+    match id.trim().parse::<i64>() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(usage(format!(
+            "--allow takes Telegram user ids (numbers, as in a message's from.id), not '{id}'"
+        ))),
+    }
+}
+
+/// The bot `o` names: `--api` (else [`DEFAULT_API`]), the token, `--chat`.
+fn open(o: &Options) -> Result<Telegram> {
+    let api = api_url(o.api.as_deref().unwrap_or(DEFAULT_API))?;
+    Telegram::start(&api, o.secret(TRANSPORT.secret)?, &o.chat)
+}
 
 /// A Telegram bot in one chat.
 pub struct Telegram {
@@ -86,10 +114,10 @@ impl Telegram {
     /// A usage error for a token that cannot be one.
     pub fn start(api: &Url, token: &str, chat: &str) -> Result<Telegram> {
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic() && c != '/') {
-            return Err(usage(
-                "TEAMCTL_TELEGRAM_TOKEN is not a bot token (as @BotFather gives it: digits, ':', \
-                 letters)",
-            ));
+            return Err(usage(format!(
+                "{} is not a bot token (as @BotFather gives it: digits, ':', letters)",
+                TRANSPORT.secret
+            )));
         }
         let api = Api {
             client: Client::new("telegram", token),

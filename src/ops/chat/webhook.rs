@@ -21,10 +21,11 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::hear::Incoming;
-use super::http::{Client, Failure, refused_for_good};
+use super::http::{Client, Failure, api_url, refused_for_good};
 use super::render::Post;
 use super::seen::{Cache, Seen};
-use super::transport::{Chat, Inbound, drain};
+use super::transport::{Chat, Clock, Flag, Inbound, Options, Transport, any_user_id, drain};
+use crate::error::usage;
 use crate::host::http_server::{Handler, Limits, Reply, Request, Response, Server};
 
 /// How far an answer's timestamp may be from now.
@@ -36,8 +37,33 @@ pub const TIMESTAMP: &str = "X-Teamctl-Timestamp";
 /// The signature header.
 pub const SIGNATURE: &str = "X-Teamctl-Signature";
 
-/// The clock the listener checks timestamps against.
-pub type Clock = Box<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+/// The webhook, as `bridge webhook` and `run --bridge webhook` know it.
+pub const TRANSPORT: Transport = Transport {
+    name: "webhook",
+    about: "A signed webhook: posts to --url, answers taken on --listen",
+    secret: "TEAMCTL_WEBHOOK_SECRET",
+    takes: &[Flag::Url, Flag::Listen],
+    user_id: any_user_id,
+    start: |o| Ok(Box::new(open(o)?)),
+};
+
+/// The webhook `o` names: `--url`, `--listen`, the secret, the replay cache in teamctl's data
+/// dir.
+fn open(o: Options) -> Result<Webhook> {
+    let (Some(url), Some(listen)) = (&o.url, o.listen) else {
+        return Err(usage("bridge webhook needs --url URL and --listen ADDR"));
+    };
+    let url = api_url(url)?;
+    let secret = o.secret(TRANSPORT.secret)?.to_string();
+    let Some(data) = &o.data_dir else {
+        return Err(usage(
+            "bridge webhook keeps the signatures of the answers it took in teamctl's data dir, \
+             and there is none: set TEAMCTL_DATA_DIR",
+        ));
+    };
+    let seen = Cache::in_dir(data, WINDOW);
+    Webhook::start(&url, listen, &secret, o.clock, seen)
+}
 
 /// A webhook out to `--url`, answers in on `--listen`.
 pub struct Webhook {
@@ -159,10 +185,11 @@ impl Webhook {
         seen: Cache,
     ) -> Result<Webhook> {
         if secret.len() < 16 {
-            return Err(crate::error::usage(
-                "TEAMCTL_WEBHOOK_SECRET must be at least 16 characters (32 random bytes, hex, \
-                 is good: openssl rand -hex 32)",
-            ));
+            return Err(usage(format!(
+                "{} must be at least 16 characters (32 random bytes, hex, is good: openssl \
+                 rand -hex 32)",
+                TRANSPORT.secret
+            )));
         }
         let listener =
             TcpListener::bind(listen).with_context(|| format!("could not listen on {listen}"))?;
