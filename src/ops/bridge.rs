@@ -1,7 +1,7 @@
 //! `teamctl bridge`, a flow: a team's requests and needs posted to a chat and answered from it
 //! until a deadline, the team gone or the cap crossed. It is the chat service's loop
 //! ([`crate::ops::chat`]) run whole, with the verb's own hooks (its rules first, its records
-//! told); `run --bridge` runs the same loop beside a run ([`crate::ops::run::bridge`]).
+//! told); `run --bridge` runs the same loop beside a run (`ops/run/bridge.rs`).
 
 use std::time::Instant;
 

@@ -96,38 +96,38 @@ pub fn run(
     deadline: Option<Instant>,
     now: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<&'static str> {
-    let mut ahead = Ahead::default();
+    let mut c = Cycle {
+        bridge,
+        chat,
+        hooks,
+        now,
+        ahead: Ahead::default(),
+    };
     let mut backoff = Duration::ZERO;
     let mut next_post = Instant::now();
     let stop = loop {
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            break said_bye(bridge, "timeout");
+            break said_bye(c.bridge, "timeout");
         }
-        if let Some(stop) = hooks.round(bridge, &mut ahead, now()) {
+        if let Some(stop) = c.hooks.round(c.bridge, &mut c.ahead, now()) {
             break stop;
         }
-        let looking = !bridge.team_gone();
-        if !looking && !matches!(bridge.scope, Scope::Run(_)) {
-            break said_bye(bridge, "team_gone");
+        let looking = !c.bridge.team_gone();
+        if !looking && !matches!(c.bridge.scope, Scope::Run(_)) {
+            break said_bye(c.bridge, "team_gone");
         }
-        if bridge.over_budget().is_some() {
-            break said_bye(bridge, "budget");
+        if c.bridge.over_budget().is_some() {
+            break said_bye(c.bridge, "budget");
         }
         if looking {
-            for w in bridge.refresh() {
-                hooks.warn(&w);
-            }
-            let teams: Vec<Team> = bridge.teams().cloned().collect();
-            for t in &teams {
-                hooks.before_look(t)?;
-            }
+            c.refresh()?;
         }
         if Instant::now() >= next_post {
-            match post_pending(bridge, chat, hooks, &mut ahead, looking, now()) {
+            match c.post_pending(looking, now()) {
                 Ok(()) => backoff = Duration::ZERO,
                 Err(e) => {
                     backoff = super::http::backoff(backoff);
-                    hooks.warn(&format!(
+                    c.hooks.warn(&format!(
                         "could not post to the chat: {e:#} (trying again in {}s)",
                         backoff.as_secs()
                     ));
@@ -138,19 +138,19 @@ pub fn run(
         let max = deadline.map_or(LOOK_EVERY, |d| {
             d.saturating_duration_since(Instant::now()).min(LOOK_EVERY)
         });
-        for inbound in chat.receive(max) {
+        for inbound in c.chat.receive(max) {
             match inbound {
-                Inbound::Warning(w) => hooks.warn(&w),
+                Inbound::Warning(w) => c.hooks.warn(&w),
                 Inbound::Message(m) => {
-                    if let Err(e) = hear(bridge, chat, hooks, &m, now()) {
-                        hooks.hear_failed(e)?;
+                    if let Err(e) = c.hear(&m, now()) {
+                        c.hooks.hear_failed(e)?;
                     }
                 }
             }
         }
-        hooks.heard(bridge);
+        c.hooks.heard(c.bridge);
     };
-    finish(bridge, chat, hooks, ahead, stop, now)
+    c.finish(stop)
 }
 
 /// The bridge's own stop, and its last post: the person learns it has stopped answering.
@@ -167,136 +167,144 @@ fn said_bye(bridge: &Bridge, why: &'static str) -> Stop {
     }
 }
 
-/// The end, best effort (the bridge is stopping): a prompt still open withdrawn, what is still
-/// ahead and the last post posted, and the `end` told.
-fn finish(
-    bridge: &mut Bridge,
-    chat: &mut dyn Chat,
-    hooks: &mut dyn Hooks,
+/// What one run of the loop works with.
+struct Cycle<'a> {
+    bridge: &'a mut Bridge,
+    chat: &'a mut dyn Chat,
+    hooks: &'a mut dyn Hooks,
+    now: &'a dyn Fn() -> DateTime<Utc>,
     ahead: Ahead,
-    stop: Stop,
-    now: &dyn Fn() -> DateTime<Utc>,
-) -> Result<&'static str> {
-    let mut end = bridge.record(What::End, now());
-    end.detail = Some(stop.why.to_string());
-    let withdrawn = match bridge.withdraw_prompt(now()) {
-        Ok(p) => p,
-        Err(e) => {
-            hooks.warn(&format!("{e:#}"));
-            None
-        }
-    };
-    let last = withdrawn.iter().chain(&ahead.posts).chain(&stop.bye);
-    for p in last {
-        if let Err(e) = chat.post(p, &mut |w| hooks.warn(w)) {
-            hooks.warn(&format!("could not post to the chat: {e:#}"));
-        }
-    }
-    hooks.record(&end)?;
-    Ok(stop.why)
 }
 
-/// Posts what is [`Ahead`] (the prompt, then the caller's posts), then (when `looking`) what
-/// the look finds; stops at the first failure that may pass (what is left is posted next
-/// time).
-fn post_pending(
-    bridge: &mut Bridge,
-    chat: &mut dyn Chat,
-    hooks: &mut dyn Hooks,
-    ahead: &mut Ahead,
-    looking: bool,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    if let Some(o) = ahead.asking.as_ref() {
-        let r = deliver(bridge, chat, &mut |w| hooks.warn(w), o, now)?;
-        ahead.asking = None;
-        hooks.record(&r)?;
-    }
-    while let Some(p) = ahead.posts.front() {
-        match chat.post(p, &mut |w| hooks.warn(w)) {
-            Ok(()) => {}
-            // Refused for good: dropped, never holding up the next.
-            Err(e) if e.downcast_ref::<Refused>().is_some() => hooks.warn(&format!(
-                "the chat refused a post for good, and it is dropped: {e:#}"
-            )),
-            Err(e) => return Err(e),
+impl Cycle<'_> {
+    /// The teams as they are now, and the hooks' look at each first.
+    fn refresh(&mut self) -> Result<()> {
+        for w in self.bridge.refresh() {
+            self.hooks.warn(&w);
         }
-        ahead.posts.pop_front();
-    }
-    if !looking {
-        return Ok(());
-    }
-    post_all(bridge, chat, hooks, now)
-}
-
-/// Posts what a look found, journaling each once the chat has it; stops at the first failure
-/// that may pass (a post refused for good is dropped and the next posted: [`deliver`]).
-fn post_all(
-    bridge: &mut Bridge,
-    chat: &mut dyn Chat,
-    hooks: &mut dyn Hooks,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let (out, warnings) = bridge.look(now);
-    for w in warnings {
-        hooks.warn(&w);
-    }
-    for o in out {
-        let r = deliver(bridge, chat, &mut |w| hooks.warn(w), &o, now)?;
-        hooks.record(&r)?;
-    }
-    Ok(())
-}
-
-/// Posts `o` and journals it once the chat has it; returns the record to tell. A post the chat
-/// refuses for good ([`Refused`]: a 400 Bad Request, …) is dropped instead, said through `warn`
-/// and journaled as `dropped` ([`Bridge::dropped`]), so it never holds up the next post.
-///
-/// # Errors
-/// The chat could not take it now (unreachable, a 5xx, still rate limited: try again later);
-/// the journal could not be written.
-fn deliver(
-    bridge: &mut Bridge,
-    chat: &mut dyn Chat,
-    warn: &mut dyn FnMut(&str),
-    o: &Outgoing,
-    now: DateTime<Utc>,
-) -> Result<Record> {
-    match chat.post(&o.post, warn) {
-        Ok(()) => {
-            bridge.posted(o)?;
-            Ok(o.record.clone())
+        let teams: Vec<Team> = self.bridge.teams().cloned().collect();
+        for t in &teams {
+            self.hooks.before_look(t)?;
         }
-        Err(e) => {
-            let Some(refused) = e.downcast_ref::<Refused>() else {
-                return Err(e);
-            };
-            warn(&format!(
-                "the chat refused a post for good, and it is dropped (never tried again while \
-                 the bridge runs): {refused}"
-            ));
-            bridge.dropped(o, &refused.0, now)
+        Ok(())
+    }
+
+    /// The end, best effort (the bridge is stopping): a prompt still open withdrawn, what is
+    /// still ahead and the last post posted, and the `end` told.
+    fn finish(mut self, stop: Stop) -> Result<&'static str> {
+        let mut end = self.bridge.record(What::End, (self.now)());
+        end.detail = Some(stop.why.to_string());
+        let withdrawn = match self.bridge.withdraw_prompt((self.now)()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.hooks.warn(&format!("{e:#}"));
+                None
+            }
+        };
+        let posts = std::mem::take(&mut self.ahead.posts);
+        for p in withdrawn.iter().chain(&posts).chain(&stop.bye) {
+            if let Err(e) = self.post(p) {
+                self.hooks
+                    .warn(&format!("could not post to the chat: {e:#}"));
+            }
+        }
+        self.hooks.record(&end)?;
+        Ok(stop.why)
+    }
+
+    /// Posts `p`, a warning said through the hooks.
+    fn post(&mut self, p: &Post) -> Result<()> {
+        let hooks = &mut *self.hooks;
+        self.chat.post(p, &mut |w| hooks.warn(w))
+    }
+
+    /// Posts what is [`Ahead`] (the prompt, then the caller's posts), then (when `looking`)
+    /// what the look finds; stops at the first failure that may pass (what is left is posted
+    /// next time).
+    fn post_pending(&mut self, looking: bool, now: DateTime<Utc>) -> Result<()> {
+        if let Some(o) = self.ahead.asking.take() {
+            match self.deliver(&o, now) {
+                Ok(r) => self.hooks.record(&r)?,
+                Err(e) => {
+                    self.ahead.asking = Some(o);
+                    return Err(e);
+                }
+            }
+        }
+        while let Some(p) = self.ahead.posts.pop_front() {
+            match self.post(&p) {
+                Ok(()) => {}
+                // Refused for good: dropped, never holding up the next.
+                Err(e) if e.downcast_ref::<Refused>().is_some() => self.hooks.warn(&format!(
+                    "the chat refused a post for good, and it is dropped: {e:#}"
+                )),
+                Err(e) => {
+                    self.ahead.posts.push_front(p);
+                    return Err(e);
+                }
+            }
+        }
+        if !looking {
+            return Ok(());
+        }
+        self.post_all(now)
+    }
+
+    /// Posts what a look found, journaling each once the chat has it; stops at the first
+    /// failure that may pass (a post refused for good is dropped and the next posted:
+    /// [`Cycle::deliver`]).
+    fn post_all(&mut self, now: DateTime<Utc>) -> Result<()> {
+        let (out, warnings) = self.bridge.look(now);
+        for w in warnings {
+            self.hooks.warn(&w);
+        }
+        for o in out {
+            let r = self.deliver(&o, now)?;
+            self.hooks.record(&r)?;
+        }
+        Ok(())
+    }
+
+    /// Posts `o` and journals it once the chat has it; returns the record to tell. A post the
+    /// chat refuses for good ([`Refused`]: a 400 Bad Request, …) is dropped instead, said
+    /// through the hooks and journaled as `dropped` ([`Bridge::dropped`]), so it never holds
+    /// up the next post.
+    ///
+    /// # Errors
+    /// The chat could not take it now (unreachable, a 5xx, still rate limited: try again
+    /// later); the journal could not be written.
+    fn deliver(&mut self, o: &Outgoing, now: DateTime<Utc>) -> Result<Record> {
+        match self.post(&o.post) {
+            Ok(()) => {
+                self.bridge.posted(o)?;
+                Ok(o.record.clone())
+            }
+            Err(e) => {
+                let Some(refused) = e.downcast_ref::<Refused>() else {
+                    return Err(e);
+                };
+                self.hooks.warn(&format!(
+                    "the chat refused a post for good, and it is dropped (never tried again \
+                     while the bridge runs): {refused}"
+                ));
+                self.bridge.dropped(o, &refused.0, now)
+            }
         }
     }
-}
 
-/// Hears one message and posts the reply (a reply that cannot be posted is a warning: what the
-/// command did is journaled and stands).
-fn hear(
-    bridge: &mut Bridge,
-    chat: &mut dyn Chat,
-    hooks: &mut dyn Hooks,
-    m: &Incoming,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let heard = bridge.hear(m, now)?;
-    if let Some(r) = &heard.record {
-        hooks.record(r)?;
+    /// Hears one message and posts the reply (a reply that cannot be posted is a warning: what
+    /// the command did is journaled and stands).
+    fn hear(&mut self, m: &Incoming, now: DateTime<Utc>) -> Result<()> {
+        let heard = self.bridge.hear(m, now)?;
+        if let Some(r) = &heard.record {
+            self.hooks.record(r)?;
+        }
+        if let Some(reply) = &heard.reply
+            && let Err(e) = self.post(reply)
+        {
+            self.hooks
+                .warn(&format!("could not post a reply to the chat: {e:#}"));
+        }
+        Ok(())
     }
-    if let Some(reply) = &heard.reply
-        && let Err(e) = chat.post(reply, &mut |w| hooks.warn(w))
-    {
-        hooks.warn(&format!("could not post a reply to the chat: {e:#}"));
-    }
-    Ok(())
 }

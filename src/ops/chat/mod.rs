@@ -1,5 +1,5 @@
 //! The chat bridge, a service two flows share: `teamctl bridge` runs it whole, and
-//! `run --bridge` ([`crate::ops::run::bridge`]) plugs its lead's permission prompt and its
+//! `run --bridge` (`ops/run/bridge.rs`) plugs its lead's permission prompt and its
 //! events into the same loop ([`run`], [`Hooks`]). A team's requests and needs are posted to a
 //! chat, and answered from it. A request's message carries a one-time [`code`]; an allowed
 //! chat user answers with `approve <code>` or `deny <code> [reason]` (also `say <member>
