@@ -308,3 +308,145 @@ impl Cycle<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::ops::chat::{Ground, Settings};
+    use crate::store::lock::LockOptions;
+    use crate::store::paths::{Layout, TeamName};
+    use crate::team::records::Records;
+
+    /// A chat that keeps what it was given to post and hears nothing.
+    struct Kept(Arc<Mutex<Vec<String>>>);
+
+    impl Chat for Kept {
+        fn post(&mut self, post: &Post, _warn: &mut dyn FnMut(&str)) -> Result<()> {
+            self.0.lock().unwrap().push(post.text());
+            Ok(())
+        }
+
+        fn receive(&mut self, _max: Duration) -> Vec<Inbound> {
+            Vec::new()
+        }
+    }
+
+    /// Hooks as a run's: the team formed at once (and gone: its folder was never made), a
+    /// post of its own, its end on the third round.
+    #[derive(Default)]
+    struct Run {
+        rounds: usize,
+        told: Vec<Record>,
+    }
+
+    impl Hooks for Run {
+        fn record(&mut self, r: &Record) -> Result<()> {
+            self.told.push(r.clone());
+            Ok(())
+        }
+
+        fn warn(&mut self, _msg: &str) {}
+
+        fn round(
+            &mut self,
+            b: &mut Bridge,
+            ahead: &mut Ahead,
+            _now: DateTime<Utc>,
+        ) -> Option<Stop> {
+            self.rounds += 1;
+            match self.rounds {
+                1 => {
+                    b.serve(TeamName::parse("gone").unwrap());
+                    ahead
+                        .posts
+                        .push_back(Post::say("[run] a post of the run's"));
+                    None
+                }
+                3 => Some(Stop {
+                    why: "run_ended",
+                    bye: Some(Post::say("[run] ended")),
+                }),
+                _ => None,
+            }
+        }
+    }
+
+    /// A deadline no test should reach (one that does ends with `timeout`, not hangs).
+    fn soon() -> Option<Instant> {
+        Some(Instant::now() + Duration::from_secs(10))
+    }
+
+    fn bridge(dir: &std::path::Path, scope: Scope) -> Bridge {
+        let s = Settings {
+            transport: "telegram",
+            chat: "42".into(),
+            allow: vec!["7".into()],
+            ttl: Duration::from_secs(60),
+            started: Utc::now(),
+            force: true,
+        };
+        let ground = Ground {
+            layout: Layout::new(dir.join("claude")),
+            records: Records::in_dir(Some(&dir.join("data"))),
+            lock: LockOptions::default(),
+        };
+        Bridge::new(s, scope, ground).unwrap().0
+    }
+
+    /// A run's bridge outlives its team's folder (the run's cleanup removes it before the
+    /// run's end is posted): it stops when the run says, with the run's last posts.
+    #[test]
+    fn a_runs_bridge_outlives_its_team_and_ends_when_the_run_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = bridge(dir.path(), Scope::Run(None));
+        let posted = Arc::new(Mutex::new(Vec::new()));
+        let mut hooks = Run::default();
+        let why = run(
+            &mut b,
+            &mut Kept(posted.clone()),
+            &mut hooks,
+            soon(),
+            &Utc::now,
+        )
+        .unwrap();
+        assert_eq!(why, "run_ended");
+        assert_eq!(
+            *posted.lock().unwrap(),
+            ["[run] a post of the run's", "[run] ended"]
+        );
+        let end = hooks.told.last().unwrap();
+        assert_eq!(
+            (end.event, end.detail.as_deref()),
+            (What::End, Some("run_ended"))
+        );
+    }
+
+    /// `bridge`'s own: the team gone, it stops and says so in the chat.
+    #[test]
+    fn a_bridge_stops_when_its_team_is_gone_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = bridge(dir.path(), Scope::One(TeamName::parse("gone").unwrap()));
+        let posted = Arc::new(Mutex::new(Vec::new()));
+        let mut hooks = Run {
+            rounds: 3,
+            told: Vec::new(),
+        };
+        let why = run(
+            &mut b,
+            &mut Kept(posted.clone()),
+            &mut hooks,
+            soon(),
+            &Utc::now,
+        )
+        .unwrap();
+        assert_eq!(why, "team_gone");
+        let posted = posted.lock().unwrap();
+        assert_eq!(posted.len(), 1);
+        assert!(
+            posted[0].contains("the bridge stopped (team gone)"),
+            "{posted:?}"
+        );
+    }
+}
