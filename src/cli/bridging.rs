@@ -14,7 +14,6 @@ use teamctl::ops::chat::{
     self, Bridge, Chat, Ground, Hooks, Options, Record, Scope, Settings, What,
 };
 use teamctl::ops::run::bridge::Desk;
-use teamctl::team::config::Team;
 use teamctl::time::parse_duration;
 
 use crate::cli::context::Ctx;
@@ -227,10 +226,6 @@ struct RunTell {
 }
 
 impl Hooks for RunTell {
-    fn before_look(&mut self, _team: &Team) -> Result<()> {
-        Ok(())
-    }
-
     fn record(&mut self, r: &Record) -> Result<()> {
         if self.json {
             let mut v = serde_json::to_value(r)?;
