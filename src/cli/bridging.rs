@@ -2,45 +2,45 @@
 //! --api, --url, --listen, --ttl), their checks, the transport started with its secret from
 //! the environment, and how a bridge's record is told on stderr.
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use anyhow::Result;
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use teamctl::error::usage;
-use teamctl::ops::bridge::http::api_url;
-use teamctl::ops::bridge::seen::Cache;
-use teamctl::ops::bridge::slack::Slack;
-use teamctl::ops::bridge::telegram::Telegram;
-use teamctl::ops::bridge::webhook::{WINDOW, Webhook};
-use teamctl::ops::bridge::{Bridge, Chat, Ground, Hooks, Record, Scope, Settings, What};
+use teamctl::ops::chat::{
+    self, Bridge, Chat, Ground, Hooks, Options, Record, Scope, Settings, What,
+};
 use teamctl::ops::run::bridge::Desk;
-use teamctl::team::config::Team;
 use teamctl::time::parse_duration;
 
 use crate::cli::context::Ctx;
-use crate::cli::env;
 use crate::cli::output::warn;
 use crate::cli::term::escape_line as esc;
 
-/// The chat services.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Transport {
-    /// Telegram's Bot API (getUpdates long-poll, sendMessage)
-    Telegram,
-    /// Slack's Web API (chat.postMessage; replies in the message's thread, polled)
-    Slack,
-    /// A signed webhook: posts to --url, answers taken on --listen
-    Webhook,
+/// A chat service: one of the transports the library registers ([`chat::TRANSPORTS`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Transport(&'static chat::Transport);
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
 }
 
-impl Transport {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Transport::Telegram => "telegram",
-            Transport::Slack => "slack",
-            Transport::Webhook => "webhook",
-        }
+/// Every transport, as clap lists them.
+static TRANSPORTS: LazyLock<Vec<Transport>> =
+    LazyLock::new(|| chat::TRANSPORTS.iter().map(|t| Transport(t)).collect());
+
+impl ValueEnum for Transport {
+    fn value_variants<'a>() -> &'a [Self] {
+        &TRANSPORTS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name).help(self.0.about))
     }
 }
 
@@ -112,15 +112,11 @@ impl ChatArgs {
         if self.allow.iter().any(|a| a.trim().is_empty()) {
             return Err(usage("--allow needs user ids (an empty one allows nobody)"));
         }
-        if transport == Transport::Telegram
-            && let Some(bad) = self.allow.iter().find(|a| a.trim().parse::<i64>().is_err())
-        {
-            return Err(usage(format!(
-                "--allow takes Telegram user ids (numbers, as in a message's from.id), not '{bad}'"
-            )));
+        for id in &self.allow {
+            (transport.0.user_id)(id)?;
         }
         Ok(Settings {
-            transport: transport.name(),
+            transport: transport.0.name,
             chat,
             allow: self.allow.iter().map(|a| a.trim().to_string()).collect(),
             ttl,
@@ -129,62 +125,23 @@ impl ChatArgs {
         })
     }
 
-    /// The transport, started, after its flags and secret are checked.
+    /// The transport, started from these flags, its secret (from the environment variable it
+    /// names), teamctl's data dir and clock.
     ///
     /// # Errors
     /// A usage error (a flag of another transport, a bad URL, no secret); the --listen address
     /// taken.
     pub(crate) fn open(&self, ctx: &Ctx, transport: Transport) -> Result<Box<dyn Chat + Send>> {
-        let only = |flag: &str, set: bool, t: Transport| match set {
-            true => Err(usage(format!("{flag} is for `bridge {}` only", t.name()))),
-            false => Ok(()),
+        let options = Options {
+            chat: self.chat.clone().unwrap_or_default(),
+            api: self.api.clone(),
+            url: self.url.clone(),
+            listen: self.listen,
+            secret: std::env::var(transport.0.secret).ok(),
+            data_dir: ctx.records.data_dir().map(Path::to_path_buf),
+            clock: Box::new(ctx.clock_fn()),
         };
-        match transport {
-            Transport::Telegram | Transport::Slack => {
-                only("--url", self.url.is_some(), Transport::Webhook)?;
-                only("--listen", self.listen.is_some(), Transport::Webhook)?;
-            }
-            Transport::Webhook => only("--api", self.api.is_some(), transport)?,
-        }
-        let chat = self.chat.as_deref().unwrap_or_default();
-        Ok(match transport {
-            Transport::Telegram => {
-                let api = api_url(self.api.as_deref().unwrap_or("https://api.telegram.org"))?;
-                Box::new(Telegram::start(&api, &secret(env::TELEGRAM_TOKEN)?, chat)?)
-            }
-            Transport::Slack => {
-                let api = api_url(self.api.as_deref().unwrap_or("https://slack.com/api"))?;
-                Box::new(Slack::start(&api, &secret(env::SLACK_TOKEN)?, chat)?)
-            }
-            Transport::Webhook => {
-                let (Some(url), Some(listen)) = (&self.url, self.listen) else {
-                    return Err(usage("bridge webhook needs --url URL and --listen ADDR"));
-                };
-                let url = api_url(url)?;
-                let secret = secret(env::WEBHOOK_SECRET)?;
-                let Some(data) = ctx.records.data_dir() else {
-                    return Err(usage(
-                        "bridge webhook keeps the signatures of the answers it took in \
-                         teamctl's data dir, and there is none: set TEAMCTL_DATA_DIR",
-                    ));
-                };
-                Box::new(Webhook::start(
-                    &url,
-                    listen,
-                    &secret,
-                    Box::new(ctx.clock_fn()),
-                    Cache::in_dir(data, WINDOW),
-                )?)
-            }
-        })
-    }
-}
-
-/// The secret of `var`, which only the environment may give.
-fn secret(var: &str) -> Result<String> {
-    match std::env::var(var) {
-        Ok(s) if !s.is_empty() => Ok(s),
-        _ => Err(usage(format!("set {var} (never on the command line)"))),
+        chat::open(transport.0, options)
     }
 }
 
@@ -269,10 +226,6 @@ struct RunTell {
 }
 
 impl Hooks for RunTell {
-    fn before_look(&mut self, _team: &Team) -> Result<()> {
-        Ok(())
-    }
-
     fn record(&mut self, r: &Record) -> Result<()> {
         if self.json {
             let mut v = serde_json::to_value(r)?;

@@ -20,12 +20,9 @@ pub(crate) const RUN_SANDBOX: &str = "TEAMCTL_RUN_SANDBOX";
 pub(crate) const TEAMMATE_COMMAND: &str = "CLAUDE_CODE_TEAMMATE_COMMAND";
 /// The `gh` binary `pr` runs (else `gh` on `PATH`).
 pub(crate) const GH_BIN: &str = "TEAMCTL_GH_BIN";
-/// The Telegram bot token of `bridge telegram` (only ever from the environment).
-pub(crate) const TELEGRAM_TOKEN: &str = "TEAMCTL_TELEGRAM_TOKEN";
-/// The Slack bot token of `bridge slack` (only ever from the environment).
-pub(crate) const SLACK_TOKEN: &str = "TEAMCTL_SLACK_TOKEN";
-/// The shared secret of `bridge webhook` (only ever from the environment).
-pub(crate) const WEBHOOK_SECRET: &str = "TEAMCTL_WEBHOOK_SECRET";
+// The secret of each chat transport (`TEAMCTL_TELEGRAM_TOKEN`, `TEAMCTL_SLACK_TOKEN`,
+// `TEAMCTL_WEBHOOK_SECRET`) is named by the transport itself (`ops::chat::Transport::secret`),
+// so a new transport brings its own; the bridge's flags read it (cli/bridging.rs).
 /// The access token of `serve` (only ever from the environment; else one is made).
 pub(crate) const SERVE_TOKEN: &str = "TEAMCTL_SERVE_TOKEN";
 /// Where teamctl keeps its sent log.

@@ -3,7 +3,7 @@
 //! thread's replies and through signed POSTs.
 
 use serde_json::{Value, json};
-use teamctl::ops::bridge::webhook::sign;
+use teamctl::ops::chat::webhook::sign;
 
 use crate::bridge::{REQUEST, expect, fixture, now_ts, worker_inbox};
 use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, free_addr, post_answer};

@@ -6,7 +6,7 @@
 use std::fs;
 
 use serde_json::{Value, json};
-use teamctl::ops::bridge::webhook::sign;
+use teamctl::ops::chat::webhook::sign;
 
 use crate::bridge::{CHAT, USER, now_ts};
 use crate::chat_mock::{Receiver, SLACK_TOKEN, Slack, TOKEN, Telegram, free_addr, post_answer};

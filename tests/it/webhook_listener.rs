@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use teamctl::ops::bridge::webhook::sign;
+use teamctl::ops::chat::webhook::sign;
 
 use crate::bridge::{expect, fixture, now_ts, worker_inbox};
 use crate::chat_mock::{Receiver, free_addr};

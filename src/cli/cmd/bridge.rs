@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use teamctl::error::usage;
-use teamctl::ops::bridge::{self, Bridge, Ground, Hooks, Record, Scope};
+use teamctl::ops::bridge::{self, Asked};
+use teamctl::ops::chat::{Ground, Hooks, Record, Scope};
 use teamctl::team::config::Team;
 
 use crate::cli::answer::check_lead;
@@ -150,21 +151,20 @@ pub(crate) fn run(ctx: &Ctx, args: BridgeArgs) -> Result<()> {
         records: ctx.records.clone(),
         lock: ctx.lock,
     };
-    let (b, warnings) = Bridge::new(settings, scope, ground)?;
-    let mut b = b.with_cap(cap);
-    warnings.iter().for_each(|w| warn(w));
-    let mut chat = args.chat.open(ctx, args.transport)?;
+    let asked = Asked {
+        settings,
+        scope,
+        ground,
+        cap,
+        deadline,
+    };
     let mut tell = Tell {
         ctx,
         runner,
         stamps: HashMap::new(),
     };
-    let clock = || ctx.clock();
-    bridge::run(&mut b, chat.as_mut(), &mut tell, deadline, &clock)?;
-    match b.over_budget() {
-        Some(over) => Err(teamctl::Error::Budget(over.to_string()).into()),
-        None => Ok(()),
-    }
+    let open = || args.chat.open(ctx, args.transport);
+    bridge::run(asked, open, &mut tell, &|| ctx.clock())
 }
 
 /// What the loop reports: records on stdout (--json) or stderr, the policy's passes.

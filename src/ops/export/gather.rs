@@ -305,7 +305,7 @@ impl Gathering<'_, '_> {
         let Some(dir) = req.records.data_dir() else {
             return Ok(());
         };
-        let records = match crate::ops::bridge::Journal::in_dir(dir).read_all() {
+        let records = match crate::ops::chat::Journal::in_dir(dir).read_all() {
             Ok((records, _)) => records,
             Err(e) => {
                 self.warnings.push(format!("{e:#}"));

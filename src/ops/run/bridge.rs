@@ -6,10 +6,11 @@
 //! permission prompt on the lead's own screen, which the run types into the lead's pane
 //! ([`Desk::verdict`], see the monitor).
 //!
-//! The [`Desk`] is a thread of its own that owns the bridge and the chat; the run talks to it
-//! through channels and never waits on the chat (but for the last post at the end).
+//! The [`Desk`] is a thread of its own that owns the bridge and the chat and runs the chat's one
+//! loop, `bridge`'s ([`crate::ops::chat::run`]), with the run plugged into its hooks: the
+//! run's notes each round, the prompt's answer handed back. The run talks to it through
+//! channels and never waits on the chat (but for the last post at the end).
 
-use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
@@ -22,9 +23,8 @@ use super::outcome::{Outcome, RunEvent};
 use super::preflight::detect_dialog;
 use crate::host::claude::Dialog;
 use crate::host::tmux;
-use crate::ops::bridge::chat::{LOOK_EVERY, deliver, hear, post_all, refused};
-use crate::ops::bridge::render::{Part, Post, visible};
-use crate::ops::bridge::{Bridge, Chat, Hooks, Inbound, Outgoing};
+use crate::ops::chat::render::{Part, Post, visible};
+use crate::ops::chat::{Ahead, Bridge, Chat, Hooks, Outgoing, Record, Stop};
 use crate::store::paths::TeamName;
 use crate::team::protocol::Verdict;
 use crate::text::is_control;
@@ -70,7 +70,7 @@ struct Served {
 }
 
 impl Desk {
-    /// Starts the desk's thread on `bridge` (made with [`crate::ops::bridge::Scope::Run`]),
+    /// Starts the desk's thread on `bridge` (made with [`crate::ops::chat::Scope::Run`]),
     /// posting through `chat`, reporting through `hooks`, stamping with `clock`.
     pub fn start(
         bridge: Bridge,
@@ -86,7 +86,7 @@ impl Desk {
             hooks,
             clock,
         };
-        let thread = thread::spawn(move || serve(served, &notes, &answers));
+        let thread = thread::spawn(move || serve(served, notes, answers));
         Desk {
             tx,
             verdicts: Mutex::new(verdicts),
@@ -173,164 +173,122 @@ fn end_post(name: &str, o: &Outcome) -> Post {
     Post { parts, code: None }
 }
 
-/// The desk's thread: the run's notes, the bridge's look at the team, the chat's messages,
+/// The desk's thread: the chat's loop ([`crate::ops::chat::run`]) with the run plugged in,
 /// until the run's end (or the run is gone).
-fn serve(mut s: Served, notes: &Receiver<Note>, answers: &Sender<(u64, Verdict)>) {
-    let mut queue: VecDeque<Post> = VecDeque::new();
-    // The prompt on the screen (its number and text), and its post until the chat took it.
-    let mut screen: Option<(u64, String)> = None;
-    let mut asking: Option<Outgoing> = None;
-    let mut backoff = Duration::ZERO;
-    let mut next_post = Instant::now();
-    let end = loop {
-        let now = (s.clock)();
-        match take_notes(&mut s, notes, &mut queue, &mut screen, &mut asking) {
-            Some(end) => break end,
-            None if s.bridge.prompt_expired(now) => {
-                asking = screen.as_ref().and_then(|(_, sc)| ask(&mut s, sc, now));
-            }
-            None => {}
-        }
-        // The run's cleanup removes the team's folder: nothing more to look at then.
-        let looking = !s.bridge.team_gone();
-        if looking {
-            for w in s.bridge.refresh() {
-                s.hooks.warn(&w);
-            }
-        }
-        if Instant::now() >= next_post {
-            match post_pending(&mut s, &mut queue, &mut asking, looking, now) {
-                Ok(()) => backoff = Duration::ZERO,
-                Err(e) => {
-                    backoff = crate::ops::bridge::http::backoff(backoff);
-                    s.hooks.warn(&format!(
-                        "could not post to the chat: {e:#} (trying again in {}s)",
-                        backoff.as_secs()
-                    ));
-                    next_post = Instant::now() + backoff;
-                }
-            }
-        }
-        for inbound in s.chat.receive(LOOK_EVERY) {
-            match inbound {
-                Inbound::Warning(w) => s.hooks.warn(&w),
-                Inbound::Message(m) => {
-                    if let Err(e) = hear(&mut s.bridge, s.chat.as_mut(), s.hooks.as_mut(), &m, now)
-                    {
-                        s.hooks.warn(&format!("{e:#}"));
-                    }
-                }
-            }
-        }
-        if let Some(v) = s.bridge.take_verdict()
-            && let Some((n, _)) = screen.take()
-        {
-            let _ = answers.send((n, v));
-        }
-    };
-    finish(&mut s, queue, end);
-}
-
-/// Applies the run's notes; `Some(the last post)` at the run's end.
-fn take_notes(
-    s: &mut Served,
-    notes: &Receiver<Note>,
-    queue: &mut VecDeque<Post>,
-    screen: &mut Option<(u64, String)>,
-    asking: &mut Option<Outgoing>,
-) -> Option<Option<Post>> {
-    loop {
-        let now = (s.clock)();
-        match notes.try_recv() {
-            Ok(Note::Team(t)) => s.bridge.serve(t),
-            Ok(Note::Post(p)) => queue.push_back(p),
-            Ok(Note::Prompt(n, sc)) => {
-                *asking = ask(s, &sc, now);
-                *screen = Some((n, sc));
-            }
-            Ok(Note::Gone) => {
-                *screen = None;
-                *asking = None;
-                match s.bridge.withdraw_prompt(now) {
-                    Ok(Some(p)) => queue.push_back(p),
-                    Ok(None) => {}
-                    Err(e) => s.hooks.warn(&format!("{e:#}")),
-                }
-            }
-            Ok(Note::End(p)) => return Some(Some(p)),
-            Err(TryRecvError::Empty) => return None,
-            Err(TryRecvError::Disconnected) => return Some(None),
-        }
-    }
-}
-
-/// A new code for the prompt showing `screen` (`None`, said, when no code could be drawn).
-fn ask(s: &mut Served, screen: &str, now: DateTime<Utc>) -> Option<Outgoing> {
-    match s.bridge.ask_prompt(screen, now) {
-        Ok(o) => Some(o),
-        Err(e) => {
-            s.hooks.warn(&format!("{e:#} (the prompt is not posted)"));
-            None
-        }
-    }
-}
-
-/// Posts the prompt, the queued posts and (when `looking`) what the bridge's look finds, in
-/// that order; stops at the first failure (what is left is posted next time).
-fn post_pending(
-    s: &mut Served,
-    queue: &mut VecDeque<Post>,
-    asking: &mut Option<Outgoing>,
-    looking: bool,
-    now: DateTime<Utc>,
-) -> anyhow::Result<()> {
+fn serve(s: Served, notes: Receiver<Note>, answers: Sender<(u64, Verdict)>) {
     let Served {
-        bridge,
-        chat,
-        hooks,
-        ..
-    } = s;
-    if let Some(o) = asking.as_ref() {
-        let r = deliver(bridge, chat.as_mut(), &mut |w| hooks.warn(w), o, now)?;
-        let _ = hooks.record(&r);
-        *asking = None;
-    }
-    while let Some(p) = queue.front() {
-        match chat.post(p, &mut |w| hooks.warn(w)) {
-            Ok(()) => {}
-            // Refused for good: dropped, never holding up the next.
-            Err(e) if refused(&e) => hooks.warn(&format!(
-                "the chat refused a post for good, and it is dropped: {e:#}"
-            )),
-            Err(e) => return Err(e),
-        }
-        queue.pop_front();
-    }
-    if !looking {
-        return Ok(());
-    }
-    post_all(bridge, chat.as_mut(), hooks.as_mut(), now)
-}
-
-/// The last posts, best effort: what is queued, then the run's end.
-fn finish(s: &mut Served, queue: VecDeque<Post>, end: Option<Post>) {
-    let Served {
-        bridge,
-        chat,
+        mut bridge,
+        mut chat,
         hooks,
         clock,
     } = s;
-    if let Ok(Some(p)) = bridge.withdraw_prompt(clock()) {
-        let _ = chat.post(&p, &mut |w| hooks.warn(w));
+    let mut plug = Plug {
+        hooks,
+        notes,
+        answers,
+        screen: None,
+    };
+    if let Err(e) = crate::ops::chat::run(&mut bridge, chat.as_mut(), &mut plug, None, &*clock) {
+        plug.hooks.warn(&format!("{e:#}"));
     }
-    for p in queue.iter().chain(end.iter()) {
-        if let Err(e) = chat.post(p, &mut |w| hooks.warn(w)) {
-            hooks.warn(&format!("could not post to the chat: {e:#}"));
+}
+
+/// What a run adds to the chat's loop: its notes (its team, its events, its lead's permission
+/// prompt and its end), and the prompt's answer handed back.
+struct Plug {
+    hooks: Box<dyn Hooks + Send>,
+    notes: Receiver<Note>,
+    answers: Sender<(u64, Verdict)>,
+    /// The prompt on the screen: its number and text.
+    screen: Option<(u64, String)>,
+}
+
+impl Hooks for Plug {
+    fn record(&mut self, r: &Record) -> anyhow::Result<()> {
+        self.hooks.record(r)
+    }
+
+    fn warn(&mut self, msg: &str) {
+        self.hooks.warn(msg);
+    }
+
+    fn round(
+        &mut self,
+        bridge: &mut Bridge,
+        ahead: &mut Ahead,
+        now: DateTime<Utc>,
+    ) -> Option<Stop> {
+        if let Some(bye) = self.take_notes(bridge, ahead, now) {
+            return Some(Stop {
+                why: "run_ended",
+                bye,
+            });
+        }
+        if bridge.prompt_expired(now) {
+            let screen = self.screen.as_ref().map(|(_, sc)| sc.clone());
+            ahead.asking = screen.and_then(|sc| self.ask(bridge, &sc, now));
+        }
+        None
+    }
+
+    fn heard(&mut self, bridge: &mut Bridge) {
+        if let Some(v) = bridge.take_verdict()
+            && let Some((n, _)) = self.screen.take()
+        {
+            let _ = self.answers.send((n, v));
         }
     }
-    let mut r = bridge.end_record(clock());
-    r.detail = Some("run_ended".into());
-    let _ = hooks.record(&r);
+
+    /// The run goes on, and so does its chat: said.
+    fn hear_failed(&mut self, e: anyhow::Error) -> anyhow::Result<()> {
+        self.hooks.warn(&format!("{e:#}"));
+        Ok(())
+    }
+}
+
+impl Plug {
+    /// Applies the run's notes; `Some(the last post)` at the run's end.
+    fn take_notes(
+        &mut self,
+        bridge: &mut Bridge,
+        ahead: &mut Ahead,
+        now: DateTime<Utc>,
+    ) -> Option<Option<Post>> {
+        loop {
+            match self.notes.try_recv() {
+                Ok(Note::Team(t)) => bridge.serve(t),
+                Ok(Note::Post(p)) => ahead.posts.push_back(p),
+                Ok(Note::Prompt(n, sc)) => {
+                    ahead.asking = self.ask(bridge, &sc, now);
+                    self.screen = Some((n, sc));
+                }
+                Ok(Note::Gone) => {
+                    self.screen = None;
+                    ahead.asking = None;
+                    match bridge.withdraw_prompt(now) {
+                        Ok(Some(p)) => ahead.posts.push_back(p),
+                        Ok(None) => {}
+                        Err(e) => self.hooks.warn(&format!("{e:#}")),
+                    }
+                }
+                Ok(Note::End(p)) => return Some(Some(p)),
+                Err(TryRecvError::Empty) => return None,
+                Err(TryRecvError::Disconnected) => return Some(None),
+            }
+        }
+    }
+
+    /// A new code for the prompt showing `screen` (`None`, said, when no code could be drawn).
+    fn ask(&mut self, bridge: &mut Bridge, screen: &str, now: DateTime<Utc>) -> Option<Outgoing> {
+        match bridge.ask_prompt(screen, now) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                self.hooks
+                    .warn(&format!("{e:#} (the prompt is not posted)"));
+                None
+            }
+        }
+    }
 }
 
 /// Where the lead's permission prompt stands with the chat (the monitor keeps one).

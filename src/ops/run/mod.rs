@@ -42,7 +42,7 @@
 //! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
 //! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
 //! the team), `done` (the done rule), `bridge` (`run --bridge`: the chat beside the run, on
-//! [`crate::ops::bridge`], and the lead's permission prompt answered from it), `merge` (the
+//! [`crate::ops::chat`], and the lead's permission prompt answered from it), `merge` (the
 //! worktrees its helpers worked in, for `run --merge-into`) and `confine` (`run --sandbox`: the
 //! sandbox its tmux server runs in).
 

@@ -12,20 +12,20 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::thread;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
-use super::http::agent;
+use super::http::{Client, Failure, api_url, refused_for_good};
 use super::render::Post;
 use super::seen::{Cache, Seen};
+use super::transport::{Chat, Clock, Flag, Inbound, Options, Transport, any_user_id, drain};
+use crate::error::usage;
 use crate::host::http_server::{Handler, Limits, Reply, Request, Response, Server};
 
 /// How far an answer's timestamp may be from now.
@@ -36,15 +36,38 @@ const MAX_BODY: usize = 64 * 1024;
 pub const TIMESTAMP: &str = "X-Teamctl-Timestamp";
 /// The signature header.
 pub const SIGNATURE: &str = "X-Teamctl-Signature";
-/// How many times a post waits out a 429 before it gives up (for now).
-const RATE_LIMIT_TRIES: usize = 3;
 
-/// The clock the listener checks timestamps against.
-pub type Clock = Box<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+/// The webhook, as `bridge webhook` and `run --bridge webhook` know it.
+pub const TRANSPORT: Transport = Transport {
+    name: "webhook",
+    about: "A signed webhook: posts to --url, answers taken on --listen",
+    secret: "TEAMCTL_WEBHOOK_SECRET",
+    takes: &[Flag::Url, Flag::Listen],
+    user_id: any_user_id,
+    start: |o| Ok(Box::new(open(o)?)),
+};
+
+/// The webhook `o` names: `--url`, `--listen`, the secret, the replay cache in teamctl's data
+/// dir.
+fn open(o: Options) -> Result<Webhook> {
+    let (Some(url), Some(listen)) = (&o.url, o.listen) else {
+        return Err(usage("bridge webhook needs --url URL and --listen ADDR"));
+    };
+    let url = api_url(url)?;
+    let secret = o.secret(TRANSPORT.secret)?.to_string();
+    let Some(data) = &o.data_dir else {
+        return Err(usage(
+            "bridge webhook keeps the signatures of the answers it took in teamctl's data dir, \
+             and there is none: set TEAMCTL_DATA_DIR",
+        ));
+    };
+    let seen = Cache::in_dir(data, WINDOW);
+    Webhook::start(&url, listen, &secret, o.clock, seen)
+}
 
 /// A webhook out to `--url`, answers in on `--listen`.
 pub struct Webhook {
-    agent: ureq::Agent,
+    client: Client,
     url: Url,
     secret: String,
     clock: Arc<Clock>,
@@ -162,10 +185,11 @@ impl Webhook {
         seen: Cache,
     ) -> Result<Webhook> {
         if secret.len() < 16 {
-            return Err(crate::error::usage(
-                "TEAMCTL_WEBHOOK_SECRET must be at least 16 characters (32 random bytes, hex, \
-                 is good: openssl rand -hex 32)",
-            ));
+            return Err(usage(format!(
+                "{} must be at least 16 characters (32 random bytes, hex, is good: openssl \
+                 rand -hex 32)",
+                TRANSPORT.secret
+            )));
         }
         let listener =
             TcpListener::bind(listen).with_context(|| format!("could not listen on {listen}"))?;
@@ -185,7 +209,7 @@ impl Webhook {
         });
         let server = Server::start("webhook-listen", listener, LIMITS, handler)?;
         Ok(Webhook {
-            agent: agent(Duration::from_secs(30)),
+            client: Client::new("webhook", secret),
             url: url.clone(),
             secret: secret.to_string(),
             clock,
@@ -262,38 +286,24 @@ impl Chat for Webhook {
         let body = json!({"schema_version": 1, "text": post.text(), "parts": post.parts,
             "code": post.code.as_ref().map(|c| c.to_string())})
         .to_string();
-        for _ in 0..RATE_LIMIT_TRIES {
+        let (client, url) = (&self.client, self.url.as_str());
+        super::http::post(&client.what(""), warn, || {
             let ts = (self.clock)().timestamp();
-            let resp = self
-                .agent
-                .post(self.url.as_str())
-                .header("Content-Type", "application/json")
-                .header(TIMESTAMP, ts.to_string())
-                .header(SIGNATURE, sign(&self.secret, ts, body.as_bytes()))
-                .send(body.as_bytes())
-                .map_err(|e| anyhow!("webhook: {e}"))?;
-            match resp.status().as_u16() {
-                200..=299 => return Ok(()),
-                429 => {
-                    let secs = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .unwrap_or(1)
-                        .min(300);
-                    warn(&format!(
-                        "webhook: rate limited (429), waiting {secs}s as told"
-                    ));
-                    thread::sleep(Duration::from_secs(secs));
+            let (ts_text, signature) = (ts.to_string(), sign(&self.secret, ts, body.as_bytes()));
+            let headers = [
+                (TIMESTAMP, ts_text.as_str()),
+                (SIGNATURE, signature.as_str()),
+            ];
+            let answer = client.post_json("", url, &headers, body.as_bytes())?;
+            match answer.status() {
+                200..=299 => Ok(()),
+                429 => Err(Failure::RateLimited(answer.retry_after())),
+                s if refused_for_good(s) => {
+                    Err(Failure::Refused(client.said("", format!("HTTP {s}"))))
                 }
-                s if super::http::refused_for_good(s) => {
-                    return Err(super::http::Refused(format!("webhook: HTTP {s}")).into());
-                }
-                s => bail!("webhook: HTTP {s}"),
+                s => Err(client.failed("", format!("HTTP {s}"))),
             }
-        }
-        Err(anyhow!("webhook: still rate limited"))
+        })
     }
 
     fn receive(&mut self, max: Duration) -> Vec<Inbound> {

@@ -18,10 +18,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
-use super::http::{self, Failure, agent, redact};
+use super::http::{self, Client, Failure, api_url};
 use super::render::{Part, Post, visible};
+use super::transport::{Chat, Flag, Inbound, Options, Transport, any_user_id, drain};
 use crate::error::usage;
 
 /// The pause before each `conversations.replies` call: about 50 calls a minute, Slack's
@@ -29,8 +29,6 @@ use crate::error::usage;
 const CALL_EVERY: Duration = Duration::from_millis(1200);
 /// How long a request's thread is read for replies (a code lives 30 minutes by default).
 const THREAD_FOR: Duration = Duration::from_secs(2 * 3600);
-/// The longest `Retry-After` honoured in one wait.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 /// How much of a `chat.postMessage` text Slack keeps: a longer one is cut there (silently,
 /// since 2018-08), which would cut off the answer line.
 pub const TEXT_MAX: usize = 40_000;
@@ -50,6 +48,24 @@ const REFUSED_FOR_GOOD: [&str; 8] = [
     "invalid_json",
 ];
 
+/// Slack, as `bridge slack` and `run --bridge slack` know it.
+pub const TRANSPORT: Transport = Transport {
+    name: "slack",
+    about: "Slack's Web API (chat.postMessage; replies in the message's thread, polled)",
+    secret: "TEAMCTL_SLACK_TOKEN",
+    takes: &[Flag::Api],
+    user_id: any_user_id,
+    start: |o| Ok(Box::new(open(&o)?)),
+};
+/// The Web API, unless `--api` names another.
+pub const DEFAULT_API: &str = "https://slack.com/api";
+
+/// The bot `o` names: `--api` (else [`DEFAULT_API`]), the token, `--chat` (the channel).
+fn open(o: &Options) -> Result<Slack> {
+    let api = api_url(o.api.as_deref().unwrap_or(DEFAULT_API))?;
+    Slack::start(&api, o.secret(TRANSPORT.secret)?, &o.chat)
+}
+
 /// A Slack bot in one channel.
 pub struct Slack {
     api: Api,
@@ -63,9 +79,10 @@ pub struct Slack {
 /// `status` and `say` go), so the calls stay few (Slack rate-limits `conversations.replies`).
 type Threads = Arc<Mutex<Vec<(String, Instant, bool)>>>;
 
+/// The Web API's base URL and the token, and the client that calls it.
 #[derive(Clone)]
 struct Api {
-    agent: ureq::Agent,
+    client: Client,
     base: String,
     token: String,
 }
@@ -79,51 +96,33 @@ impl Api {
         query: &[(&str, &str)],
     ) -> Result<Value, Failure> {
         let url = format!("{}/{method}", self.base);
-        let fail = |e: String| Failure::Other(redact(&e, &self.token));
         let auth = format!("Bearer {}", self.token);
-        let resp = match body {
-            Some(b) => self
-                .agent
-                .post(&url)
-                .header("Authorization", &auth)
-                .header("Content-Type", "application/json; charset=utf-8")
-                .send(b.to_string().as_bytes()),
-            None => {
-                let mut req = self.agent.get(&url).header("Authorization", &auth);
-                for (k, v) in query {
-                    req = req.query(*k, *v);
-                }
-                req.call()
+        let auth = ("Authorization", auth.as_str());
+        let answer = match body {
+            Some(b) => {
+                let json = ("Content-Type", "application/json; charset=utf-8");
+                let body = b.to_string();
+                self.client
+                    .post_json(method, &url, &[auth, json], body.as_bytes())?
             }
-        }
-        .map_err(|e| fail(format!("{method}: {e}")))?;
-        let status = resp.status().as_u16();
+            None => self.client.get(method, &url, &[auth], query)?,
+        };
+        let status = answer.status();
         if status == 429 {
-            let secs = resp
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(1);
-            return Err(Failure::RateLimited(
-                Duration::from_secs(secs).min(MAX_RETRY_AFTER),
-            ));
+            return Err(Failure::RateLimited(answer.retry_after()));
         }
-        let text = resp
-            .into_body()
-            .with_config()
-            .limit(8 << 20)
-            .read_to_string()
-            .map_err(|e| fail(format!("{method}: {e}")))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|_| fail(format!("{method}: HTTP {status}, not a Web API answer")))?;
+        let text = answer.text()?;
+        let v: Value = serde_json::from_str(&text).map_err(|_| {
+            self.client
+                .failed(method, format!("HTTP {status}, not a Web API answer"))
+        })?;
         if v.get("ok").and_then(Value::as_bool) == Some(true) {
             return Ok(v);
         }
         let what = v.get("error").and_then(Value::as_str).unwrap_or("");
-        let said = redact(
-            &format!("{method}: HTTP {status}: {}", visible(what, false, 200)),
-            &self.token,
+        let said = self.client.said(
+            method,
+            format!("HTTP {status}: {}", visible(what, false, 200)),
         );
         if http::refused_for_good(status) || REFUSED_FOR_GOOD.contains(&what) {
             return Err(Failure::Refused(said));
@@ -140,10 +139,13 @@ impl Slack {
     /// A usage error for a token that cannot be one.
     pub fn start(api: &Url, token: &str, channel: &str) -> Result<Slack> {
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
-            return Err(usage("TEAMCTL_SLACK_TOKEN is not a Slack token (xoxb-…)"));
+            return Err(usage(format!(
+                "{} is not a Slack token (xoxb-…)",
+                TRANSPORT.secret
+            )));
         }
         let api = Api {
-            agent: agent(Duration::from_secs(30)),
+            client: Client::new("slack", token),
             base: api.as_str().trim_end_matches('/').to_string(),
             token: token.to_string(),
         };
@@ -168,7 +170,7 @@ impl Chat for Slack {
         let post = post.fit(max, &|p| mrkdwn(p).chars().count());
         let body = post_message(&self.channel, &post);
         let (api, threads) = (&self.api, &self.threads);
-        http::post("slack", "chat.postMessage", warn, || {
+        http::post(&api.client.what("chat.postMessage"), warn, || {
             let v = api.call("chat.postMessage", Some(&body), &[])?;
             if let Some(ts) = v.get("ts").and_then(Value::as_str) {
                 let mut t = threads.lock().unwrap_or_else(|e| e.into_inner());
@@ -283,7 +285,7 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
                     }
                     continue;
                 }
-                Err(f) => f.told("slack", "conversations.replies", &mut wait),
+                Err(f) => f.told(&api.client.what("conversations.replies"), &mut wait),
             };
             if tx.send(Inbound::Warning(said)).is_err() {
                 return;
@@ -296,7 +298,7 @@ fn poll_replies(api: &Api, channel: &str, threads: &Threads, tx: &Sender<Inbound
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::bridge::code::Code;
+    use crate::ops::chat::code::Code;
 
     #[test]
     fn teammate_text_cannot_mention_link_or_leave_its_code_span() {

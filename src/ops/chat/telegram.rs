@@ -16,10 +16,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use url::Url;
 
-use super::chat::{Chat, Inbound, drain};
 use super::hear::Incoming;
-use super::http::{self, Failure, agent, redact};
+use super::http::{self, Client, Failure, MAX_RETRY_AFTER, api_url};
 use super::render::{Part, Post, visible};
+use super::transport::{Chat, Flag, Inbound, Options, Transport, drain};
 use crate::error::usage;
 
 /// The longest text `sendMessage` takes: 4,096 characters (after entities are parsed; counted
@@ -28,8 +28,34 @@ use crate::error::usage;
 pub const TEXT_MAX: usize = 4096;
 /// How long one `getUpdates` waits on the server for something to arrive.
 const LONG_POLL: Duration = Duration::from_secs(25);
-/// The longest `retry_after` honoured in one wait.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// Telegram, as `bridge telegram` and `run --bridge telegram` know it.
+pub const TRANSPORT: Transport = Transport {
+    name: "telegram",
+    about: "Telegram's Bot API (getUpdates long-poll, sendMessage)",
+    secret: "TEAMCTL_TELEGRAM_TOKEN",
+    takes: &[Flag::Api],
+    user_id,
+    start: |o| Ok(Box::new(open(&o)?)),
+};
+/// The Bot API, unless `--api` names another.
+pub const DEFAULT_API: &str = "https://api.telegram.org";
+
+/// A Telegram user id is a number (a message's `from.id`).
+fn user_id(id: &str) -> Result<()> {
+    match id.trim().parse::<i64>() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(usage(format!(
+            "--allow takes Telegram user ids (numbers, as in a message's from.id), not '{id}'"
+        ))),
+    }
+}
+
+/// The bot `o` names: `--api` (else [`DEFAULT_API`]), the token, `--chat`.
+fn open(o: &Options) -> Result<Telegram> {
+    let api = api_url(o.api.as_deref().unwrap_or(DEFAULT_API))?;
+    Telegram::start(&api, o.secret(TRANSPORT.secret)?, &o.chat)
+}
 
 /// A Telegram bot in one chat.
 pub struct Telegram {
@@ -38,10 +64,10 @@ pub struct Telegram {
     rx: Receiver<Inbound>,
 }
 
-/// A bot's endpoint: the API's base URL and the token.
+/// A bot's endpoint: the API's base URL and the token, and the client that calls it.
 #[derive(Clone)]
 struct Api {
-    agent: ureq::Agent,
+    client: Client,
     base: String,
     token: String,
 }
@@ -49,22 +75,14 @@ struct Api {
 impl Api {
     fn call(&self, method: &str, body: &Value) -> Result<Value, Failure> {
         let url = format!("{}/bot{}/{method}", self.base, self.token);
-        let fail = |e: String| Failure::Other(redact(&e, &self.token));
-        let resp = self
-            .agent
-            .post(&url)
-            .header("Content-Type", "application/json")
-            .send(body.to_string().as_bytes())
-            .map_err(|e| fail(format!("{method}: {e}")))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .into_body()
-            .with_config()
-            .limit(8 << 20)
-            .read_to_string()
-            .map_err(|e| fail(format!("{method}: {e}")))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|_| fail(format!("{method}: HTTP {status}, not a Bot API answer")))?;
+        let body = body.to_string();
+        let answer = self.client.post_json(method, &url, &[], body.as_bytes())?;
+        let status = answer.status();
+        let text = answer.text()?;
+        let v: Value = serde_json::from_str(&text).map_err(|_| {
+            self.client
+                .failed(method, format!("HTTP {status}, not a Bot API answer"))
+        })?;
         if v.get("ok").and_then(Value::as_bool) == Some(true) {
             return Ok(v.get("result").cloned().unwrap_or(Value::Null));
         }
@@ -76,9 +94,9 @@ impl Api {
             ));
         }
         let what = v.get("description").and_then(Value::as_str).unwrap_or("");
-        let said = redact(
-            &format!("{method}: HTTP {status}: {}", visible(what, false, 200)),
-            &self.token,
+        let said = self.client.said(
+            method,
+            format!("HTTP {status}: {}", visible(what, false, 200)),
         );
         let code = v.get("error_code").and_then(Value::as_u64).unwrap_or(0);
         if http::refused_for_good(status) || http::refused_for_good(code as u16) {
@@ -96,21 +114,19 @@ impl Telegram {
     /// A usage error for a token that cannot be one.
     pub fn start(api: &Url, token: &str, chat: &str) -> Result<Telegram> {
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic() && c != '/') {
-            return Err(usage(
-                "TEAMCTL_TELEGRAM_TOKEN is not a bot token (as @BotFather gives it: digits, ':', \
-                 letters)",
-            ));
+            return Err(usage(format!(
+                "{} is not a bot token (as @BotFather gives it: digits, ':', letters)",
+                TRANSPORT.secret
+            )));
         }
-        let base = api.as_str().trim_end_matches('/').to_string();
         let api = Api {
-            agent: agent(Duration::from_secs(30)),
-            base: base.clone(),
+            client: Client::new("telegram", token),
+            base: api.as_str().trim_end_matches('/').to_string(),
             token: token.to_string(),
         };
         let poll = Api {
-            agent: agent(LONG_POLL + Duration::from_secs(15)),
-            base,
-            token: token.to_string(),
+            client: api.client.waiting(LONG_POLL + Duration::from_secs(15)),
+            ..api.clone()
         };
         let (tx, rx) = mpsc::channel();
         thread::Builder::new()
@@ -128,7 +144,8 @@ impl Chat for Telegram {
     fn post(&mut self, post: &Post, warn: &mut dyn FnMut(&str)) -> Result<()> {
         let post = post.fit(TEXT_MAX, &|p| p.text().encode_utf16().count());
         let body = send_message(&self.chat, &post);
-        http::post("telegram", "sendMessage", warn, || {
+        let what = self.api.client.what("sendMessage");
+        http::post(&what, warn, || {
             self.api.call("sendMessage", &body).map(drop)
         })
     }
@@ -241,7 +258,7 @@ fn poll_updates(api: &Api, tx: &Sender<Inbound>) {
                 }
                 continue;
             }
-            Err(f) => f.told("telegram", "getUpdates", &mut wait),
+            Err(f) => f.told(&api.client.what("getUpdates"), &mut wait),
         };
         if tx.send(Inbound::Warning(said)).is_err() {
             return;
@@ -253,7 +270,7 @@ fn poll_updates(api: &Api, tx: &Sender<Inbound>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::bridge::code::Code;
+    use crate::ops::chat::code::Code;
 
     #[test]
     fn teammate_runs_are_code_entities_counted_in_utf16() {

@@ -87,7 +87,7 @@ impl Post {
     /// teamctl's own words (the code, the answer line) are never cut. A run cut to nothing is
     /// left out (a chat refuses an empty code entity). When teamctl's words alone are over, what
     /// is left is returned (the chat refuses it, and it is dropped, never holding up the next:
-    /// [`super::chat::deliver`]).
+    /// [`super::run`]).
     pub fn fit(&self, max: usize, measure: &dyn Fn(&Part) -> usize) -> Post {
         let mut parts = self.parts.clone();
         // Whether each part may still be cut (a teammate's run not cut yet).

@@ -82,11 +82,6 @@ impl Bridge {
         self.prompt.as_ref().is_some_and(|(_, e)| *e <= now)
     }
 
-    /// The `end` record (not journaled), its `detail` for the caller to say why.
-    pub fn end_record(&self, now: DateTime<Utc>) -> super::journal::Record {
-        self.record(What::End, now)
-    }
-
     /// The answer given to the prompt, taken once.
     pub fn take_verdict(&mut self) -> Option<Verdict> {
         self.verdict.take()
@@ -142,7 +137,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::ops::bridge::{Ground, Settings};
+    use crate::ops::chat::{Ground, Settings};
     use crate::store::lock::LockOptions;
     use crate::store::paths::Layout;
     use crate::team::records::Records;
