@@ -265,7 +265,7 @@ pub fn help(bin: &Path, timeout: Duration) -> Option<String> {
     (status.success() && !text.is_empty()).then_some(text)
 }
 
-/// Runs `<bin> <arg>` as [`output`] does and returns its exit status and the first line it
+/// Runs `<bin> <arg>` as `output` does and returns its exit status and the first line it
 /// printed, trimmed.
 pub fn first_line(bin: &Path, arg: &str, timeout: Duration) -> Option<(ExitStatus, String)> {
     let (status, text) = output(bin, arg, timeout)?;

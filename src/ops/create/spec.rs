@@ -32,7 +32,7 @@ pub struct MemberSpec {
     pub agent_type: Option<String>,
     /// Its permission flags.
     pub permission: Permission,
-    /// Its own MCP servers, settings, effort and env (a team file's: [`super::runtime`]).
+    /// Its own MCP servers, settings, effort and env (a team file's `runtime` keys).
     pub runtime: Runtime,
     /// Its own git worktree, if it gets one.
     pub worktree: Option<Branch>,
