@@ -222,16 +222,17 @@ pub(crate) fn help_command() -> clap::Command {
 /// verbs, a sixth of what `send` executed. What is read is the same either way, and help or a
 /// mistake is read again with [`help_command`].
 pub(crate) fn command_for(args: &[std::ffi::OsString]) -> clap::Command {
-    let root = Root::<NoVerb>::command();
-    match named_verb(&root, args) {
-        Some(verb) => root.subcommand(verb),
+    match named_verb(args) {
+        Some(verb) => Root::<NoVerb>::command().subcommand(verb),
         None => Cli::command(),
     }
 }
 
 /// The verb `args` name after the global options (`--team T`, `--json`, `--lock-timeout=5s`),
 /// or `None` when anything else comes first (`-h`, `--version`, a mistake).
-fn named_verb(root: &clap::Command, args: &[std::ffi::OsString]) -> Option<clap::Command> {
+fn named_verb(args: &[std::ffi::OsString]) -> Option<clap::Command> {
+    use clap::Args;
+    let globals = GlobalArgs::augment_args(clap::Command::new("teamctl"));
     let mut words = args.iter().skip(1);
     while let Some(word) = words.next() {
         let word = word.to_str()?;
@@ -245,7 +246,9 @@ fn named_verb(root: &clap::Command, args: &[std::ffi::OsString]) -> Option<clap:
         let (name, inline) = long
             .split_once('=')
             .map_or((long, false), |(n, _)| (n, true));
-        let global = root.get_arguments().find(|a| a.get_long() == Some(name))?;
+        let global = globals
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name))?;
         if global.get_action().takes_values() && !inline {
             words.next()?;
         }
