@@ -24,10 +24,10 @@ function __fish_teamctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c teamctl -n "__fish_teamctl_needs_command" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_needs_command" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_needs_command" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_needs_command" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_needs_command" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_needs_command" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "create" -d 'Create a team that teamctl leads, brief its teammates and start them'
@@ -59,114 +59,114 @@ complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "merge" -d 'Merge th
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "pr" -d 'Open a pull request of the team\'s merged work with gh, its body made from the team\'s record'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "completions" -d 'Print the completion script for a shell'
 complete -c teamctl -n "__fish_teamctl_needs_command" -f -a "man" -d 'Write the man pages (teamctl.1 and one teamctl-<command>.1 per command) into a directory'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l file -d 'A team file (TOML, docs/team-file.md): the team, its teammates and each one\'s model, agent type, permission mode and worktree; flags given here override it, --member adds teammates' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l policy -d 'Once the teammates are ready, answer what they asked while starting by this policy file (docs/policy.md; a team file\'s `policy`); give `wait --policy` the same file afterwards' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (the first message it gets); repeat for more. Colours follow the order: --member entries, then --member-file lines' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l file -d 'A team file (TOML, docs/team-file.md)' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l policy -d 'Answer the teammates\' start-up requests by this policy file' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member -d 'A teammate and its brief (its first message); repeatable' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l member-file -d 'Teammates from a file, one `name: brief` per line' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l brief-file -d 'Read a teammate\'s brief from a file' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l description -d 'The team\'s description in config.json' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l cwd -d 'The teammates\' working directory [default: the current one]' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l model -d 'Model for every teammate (--model; overrides the team file\'s)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate (--agent-type; overrides the team file\'s) [default in config.json: general-purpose]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts (--permission-mode; a lead\'s teammates inherit its mode)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l agent-type -d 'Agent type for every teammate' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l launch -d 'Start the teammates in tmux, or only provision the files' -r -f -a "tmux\t''
 none\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l timeout -d 'How long to wait for every teammate to take its brief' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dry-run -d 'Print what would be created (team, each teammate\'s settings, worktree and brief) and write nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l worktree -d 'A git worktree for every teammate, on its own branch teamctl/<team>/<member>, outside the checkout (in teamctl\'s data dir); the teammate runs there'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l timeout -d 'How long teammates get to take their briefs' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-bin -d 'The claude binary' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dry-run -d 'Print what would be created and write nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l worktree -d 'A git worktree for every teammate, on its own branch'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l sandbox -d 'Confine every teammate to a sandbox of its own (bubblewrap on Linux, sandbox-exec on macOS; docs/sandbox.md): the machine read-only but its work, its team and its transcripts, the secrets in the home directory hidden, no Unix socket'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l otel-content -d 'Also export texts (messages, summaries, task subjects, requests)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand create" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand create" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l prompt-file -d 'Read the prompt from a file (`-`: standard input)' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l cwd -d 'The lead\'s working directory [default: the current one]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l model -d 'Model for the lead (--model); its teammates get the lead\'s' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts (--permission-mode; a lead\'s teammates inherit its mode)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l teammate-mode -d 'Where the lead starts its teammates [default: Claude Code\'s teammateMode setting]' -r -f -a "tmux\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l model -d 'Model for the lead (--model); its teammates get the same one' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l permission-mode -d 'Permission mode for the Claude Code sessions teamctl starts' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l teammate-mode -d 'Where teammates run' -r -f -a "tmux\t''
 in-process\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l timeout -d 'Give up after this long (exit code 3)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How long the done rule must hold before the run counts as done' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label for this run (1 to 64 of A-Za-z0-9_-): one run per label at a time; names the tmux session' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at the last moment before the lead is told to stop, whatever the run\'s end' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-teammates -d 'At most N teammates: one the lead starts past that is stopped (its pane ended; tmux teammates only) and the lead is told to carry on with the ones it has' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l resume -d 'Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l bridge -d 'Post what needs a person to a chat (a member gone or out of retries, a cap warning, the run\'s end) and answer the lead\'s permission prompts from it; the chat\'s flags as for `teamctl bridge`' -r -f -a "telegram\t'Telegram\'s Bot API (getUpdates long-poll, sendMessage)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l settle -d 'How long the done rule must hold' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-bin -d 'The claude binary' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l name -d 'A label: one run per label at a time' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l export -d 'Write a record of the team before the lead is told to stop' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-teammates -d 'At most N teammates: one past that is stopped' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l resume -d 'Carry on TEAM whose lead was killed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l bridge -d 'Answer from a chat' -r -f -a "telegram\t'Telegram\'s Bot API (getUpdates long-poll, sendMessage)'
 slack\t'Slack\'s Web API (chat.postMessage; replies in the message\'s thread, polled)'
 webhook\t'A signed webhook: posts to --url, answers taken on --listen'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required (for `run`: with --bridge)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required (for `run`: with --bridge)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l chat -l channel -d 'The chat to post in and listen to' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l allow -d 'The chat user ids that may answer' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l api -d 'The service\'s API [default: the service\'s own]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l url -d 'Webhook: where each post is POSTed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l listen -d 'Webhook: the address answers are taken on' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l ttl -d 'How long a code works [default: 30m]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens cross N' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-cost-per-member -d 'Stop with exit 6 once one member\'s own cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l warn-at -d 'Warn once at PERCENT of a limit above' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-rate-limit -d 'When a member\'s API calls are refused' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response), or never reports idle (idle_unreported: restart or exit only)' -r -f -a "wait\t'Nothing: wait for the timeout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-stall -d 'When a member stalls or its request gets no answer' -r -f -a "wait\t'Nothing: wait for the timeout'
 nudge\t'Send the member a short message naming its task and its silence'
 restart\t'Start the member again on its last session (pane teammates only)'
 exit\t'End with exit 8'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-dead -d 'When a member\'s pane or process is gone with work waiting (dead)' -r -f -a "wait\t'Nothing: wait for the timeout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l on-dead -d 'When a member\'s pane or process is gone' -r -f -a "wait\t'Nothing: wait for the timeout'
 restart\t'Start the member again on its last session (pane teammates only)'
 exit\t'End with exit 9'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l max-restarts -d 'Restarts per member at most' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l stall-after -d 'A member silent this long in a turn is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l no-response-after -d 'A request unanswered this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l check-timeout -d 'With --check: how long one run of the check may take before it and every process it started are ended (it then fails)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l check-timeout -d 'With --check: how long one run may take' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l strategy -d 'How each member\'s work is merged' -r -f -a "merge\t''
 squash\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l dangerously-skip-permissions -d 'Start them with --dangerously-skip-permissions'
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end (prints how to attach)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l sandbox -d 'Start the lead\'s tmux server in one sandbox (bubblewrap; docs/sandbox.md) that the lead and its teammates share: the repository writable but its .git config and hooks, the rest of the machine read-only, the secrets in the home directory hidden'
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l keep -d 'Leave the lead and its team running at the end'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l sandbox -d 'Run the lead and its teammates in one sandbox (docs/sandbox.md)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l otel-content -d 'Also export texts (messages, summaries, task subjects, requests)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand run" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand run" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l cwd -d 'Trust this folder, as Claude Code\'s trust dialog would (repeatable)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l skip-permissions -l dangerously-skip-permissions -d 'Also accept the bypass-permissions prompt (for --dangerously-skip-permissions)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l skip-permissions -l dangerously-skip-permissions -d 'Also accept the bypass prompt'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l dry-run -d 'Say what would change; write nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand prepare" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l out -d 'Where the fleet\'s HTML page goes (with --html)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l html -d 'Also write the fleet\'s HTML page to --out'
-complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand report" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand report" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long to wait for the teammates to approve the shutdown' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l timeout -d 'How long teammates get to approve the shutdown' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l reason -d 'The reason given in the shutdown request' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l export -d 'Write a record of the team first (as `teamctl export --out PATH`), after its teammates are stopped and before its folders are removed; if it cannot be written, nothing is removed' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Also remove a team teamctl does not lead (its teammates are not asked), and worktrees with git-ignored files (which are lost)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l export -d 'Write a record of the team first' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l force -d 'Also remove a team teamctl does not lead'
+complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand delete" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name written into the message (your identity) [default: team-lead in a team teamctl leads, else user]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut at a word to about 60 characters; none for protocol frames, as Claude Code writes them]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour [default: the sender\'s colour in config.json, if any]' -r -f -a "red\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l from -d 'Sender name in the message (your identity)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l summary -d 'Short preview shown by Claude Code' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l color -d 'Sender colour' -r -f -a "red\t''
 blue\t''
 green\t''
 yellow\t''
@@ -174,15 +174,15 @@ purple\t''
 orange\t''
 pink\t''
 cyan\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic (docs/design.md, "Message ids"): a send whose id is already in the inbox, or in the sent log (the recipient may have consumed the first copy), writes nothing, says so and exits 0, so a script can retry safely' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l wait -d 'Wait until the recipient has taken the message (exit 3 if it has not by then); without a value, 2m' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l all -d 'Send to every member in config.json except the sender (then the only argument is TEXT)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write even if the recipient is not a member of config.json, or as team-lead in a team teamctl does not lead, or as system'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l join -d 'Join the team first: add your identity (--from) to config.json as a member, so that teammates can reply to you (reserved names are refused)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l idempotency-key -d 'Make the message id deterministic: a retry writes nothing' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l wait -d 'Wait until the recipient has taken the message (exit 3 if not)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l all -d 'Send to every member in config.json except the sender'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l force -d 'Write to a non-member, as team-lead or as system anyway'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l join -d 'Join the team first as --from, so that teammates can reply to you'
+complete -c teamctl -n "__fish_teamctl_using_subcommand send" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand send" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l from -d 'Only entries from this sender' -r
@@ -206,29 +206,29 @@ mode_set_request\t''
 team_permission_update\t''
 teammate_terminated\t''
 task_completed\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l all -d 'Read every inbox of the team'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l unread -d 'Only entries not marked read'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l mark-read -d 'Set "read": true on the entries shown (old Claude Code\'s way of consuming)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l consume -d 'Remove the entries shown from the inbox (new Claude Code\'s way of consuming)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l sent -d 'List what you sent (teamctl\'s sent log) with each message\'s delivery state now'
-complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand inbox" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l status -d 'Only tasks with this status' -r -f -a "pending\t''
 in_progress\t''
 completed\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l owner -d 'Only tasks owned by NAME' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l mine -d 'Only tasks owned by you (your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l mine -d 'Only tasks owned by you (your identity)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l ready -d 'Only tasks ready to be picked up'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l blocked -d 'Only blocked tasks'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l all -d 'Include Claude Code\'s internal tasks (metadata._internal)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and not __fish_seen_subcommand_from list show add update claim done rm" -f -a "list" -d 'List the team\'s tasks, with what is ready and what is blocked'
@@ -242,31 +242,31 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 in_progress\t''
 completed\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l owner -d 'Only tasks owned by NAME' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l mine -d 'Only tasks owned by you (your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l mine -d 'Only tasks owned by you (your identity)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l ready -d 'Only tasks ready to be picked up'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l blocked -d 'Only blocked tasks'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l all -d 'Include Claude Code\'s internal tasks (metadata._internal)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l description -d 'Details [default: the subject, as Claude Code does]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l active-form -d 'What to show while it is in progress ("Fixing the login test")' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l blocked-by -d 'An existing task that must be completed first (repeatable)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l owner -d 'Assign it to a member' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l force -d 'Allow an owner that is not a member of config.json, and assigning as team-lead in a team teamctl does not lead'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l force -d 'Allow an owner that is not a member, or assigning as team-lead'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l status -d 'New status' -r -f -a "pending\t''
@@ -278,58 +278,58 @@ complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_s
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l active-form -d 'New activeForm' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l add-blocked-by -d 'Record that task ID blocks this one (repeatable)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l add-blocks -d 'Record that this task blocks task ID (repeatable)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l no-owner -d 'Unassign (removes the owner)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l force -d 'Allow an owner that is not a member of config.json, and assigning as team-lead in a team teamctl does not lead'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l force -d 'Allow an owner that is not a member, or assigning as team-lead'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from update" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l as -d 'Claim as NAME [default: your identity: TEAMCTL_FROM, else team-lead in a team teamctl leads, else user]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l force -d 'Claim as team-lead in a team teamctl does not lead, or as system (refused otherwise: that is someone else\'s name)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l as -d 'Claim as NAME [default: your identity]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l force -d 'Claim as team-lead in a team teamctl does not lead, or as system'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from claim" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from done" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand tasks; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l idle-after -d 'A member with no event for this long is idle' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l after -d 'A permission or plan request waiting this long needs a person (needs_human)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l stall-after -d 'A member silent this long in a turn is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l no-response-after -d 'A request unanswered this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l after -d 'A request waiting this long needs a person' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l all-teams -d 'One row per team instead of one team\'s members'
-complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand status" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand status" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l width -d 'With --once: the frame\'s width [default: the terminal\'s, else 80]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l height -d 'With --once: the frame\'s height [default: tall enough to show everything]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l height -d 'With --once: the frame\'s height' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l idle-after -d 'A member with no event for this long is idle' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l stall-after -d 'A member silent this long in a turn is stalled' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l once -d 'Print one frame as plain text and exit (no terminal needed)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand top" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand top" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l after -d 'needs_human: a permission or plan request waiting this long needs a person' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l after -d 'needs_human: a request waiting this long' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l count -d 'Stop after N matching events (exit 0)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l timeout -d 'Stop after this long; exit 3 if --count was not reached' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l from -d 'Only message events from this sender' -r
@@ -362,51 +362,51 @@ mode_set_request\t''
 team_permission_update\t''
 teammate_terminated\t''
 task_completed\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l task-status -d 'Only task events that bring a task to this status: created with it, or updated to it' -r -f -a "pending\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l task-status -d 'Only task events that bring a task to this status' -r -f -a "pending\t''
 in_progress\t''
 completed\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l exec -d 'Run CMD (with `sh -c`) once per event, one at a time, in order: the event\'s JSON line on its standard input, TEAMCTL_EVENT and TEAMCTL_TEAM in its environment' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l exec-timeout -d 'How long one run of --exec may take before its process group is killed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l exec -d 'Run CMD (with `sh -c`) once per event, the event on its stdin' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l exec-timeout -d 'How long one run of --exec may take' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l existing -d 'First print what is there now, as events'
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l otel-content -d 'Also export texts (messages, summaries, task subjects, requests)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand watch" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l since -d 'Only events since then: an age (10m, 2h) or a time (RFC 3339)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s n -l lines -d 'Only the last N events (of the history, with --follow)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l timeout -d 'With --follow: stop after this long (exit 0)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l poll -d 'With --follow: poll every MS milliseconds instead of using file notifications' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l poll -d 'With --follow: poll every MS milliseconds' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s f -l follow -d 'Keep printing events as they are written'
-complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand log" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand log" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from -d 'Ask as NAME: the answer lands in NAME\'s inbox [default: team-lead in a team teamctl leads, else user]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Short preview shown by Claude Code [default: the first line, cut to about 60 characters]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again with the same key sends nothing and waits for (or finds) the answer to the first question; if that was already taken, an entry from MEMBER in your inbox stamped at or after it counts as its answer (the only record left is time)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from -d 'Ask as NAME: the answer lands in NAME\'s inbox' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l summary -d 'Short preview shown by Claude Code' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l idempotency-key -d 'Make the question\'s id deterministic: asking again sends nothing' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l policy -d 'While waiting, answer requests by the rules in FILE' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens cross N' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l max-cost-per-member -d 'Stop with exit 6 once one member\'s own cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l warn-at -d 'Warn once at PERCENT of a limit above' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l all -d 'Ask every teammate and wait for each'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l join -d 'Join the team first as --from, so teammates can answer you'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed [default: leave it there]'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the answer exactly as written even to a terminal [default: exact when piped, control characters shown as escapes on a terminal]'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from-transcript -d 'A teammate that goes idle without answering, having ended the question\'s turn with plain text (and written to nobody else), answers with that text, read from its transcript'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l consume -d 'Remove the answer from your inbox once it is printed'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l raw -d 'Print the answer exactly as written even to a terminal'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l from-transcript -d 'An idle teammate\'s last plain text answers (from its transcript)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l otel-content -d 'Also export texts (messages, summaries, task subjects, requests)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand ask" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l task -d 'This task is completed (repeatable)' -r
@@ -430,191 +430,191 @@ mode_set_request\t''
 team_permission_update\t''
 teammate_terminated\t''
 task_completed\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l after -d 'With --message-from: count messages after this entry id or time (RFC 3339 or an age like 10m) instead of after the start' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l after -d 'With --message-from: count messages after this entry or time' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l terminated -d 'These members are gone [default: every teammate]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l delivered -d 'This message has been taken by its recipient (repeatable)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl leads, else user]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l as -d 'Your identity: whose inbox --message-from watches' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l timeout -d 'Give up after this long (exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer teammates\' requests by the rules in FILE (as `approve --follow --policy`; decisions on stderr)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused (rate_limited, overloaded, api_error)' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l policy -d 'While waiting, answer requests by the rules in FILE' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens cross N' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-cost-per-member -d 'Stop with exit 6 once one member\'s own cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l warn-at -d 'Warn once at PERCENT of a limit above' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-rate-limit -d 'When a member\'s API calls are refused' -r -f -a "wait\t'Wait it out: Claude Code retries the call itself'
 exit\t'End with exit 7'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer (stalled, no_response), or never reports idle (idle_unreported: restart or exit only)' -r -f -a "wait\t'Nothing: wait for the timeout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-stall -d 'When a member stalls or its request gets no answer' -r -f -a "wait\t'Nothing: wait for the timeout'
 nudge\t'Send the member a short message naming its task and its silence'
 restart\t'Start the member again on its last session (pane teammates only)'
 exit\t'End with exit 8'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-dead -d 'When a member\'s pane or process is gone with work waiting (dead)' -r -f -a "wait\t'Nothing: wait for the timeout'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l on-dead -d 'When a member\'s pane or process is gone' -r -f -a "wait\t'Nothing: wait for the timeout'
 restart\t'Start the member again on its last session (pane teammates only)'
 exit\t'End with exit 9'"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-restarts -d 'Restarts per member at most; one more ends the command with the reason\'s exit code' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 'A member inside a turn whose transcript has not grown for this long is stalled' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A member whose API request has had no answer for this long is no_response' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH, as `teamctl merge --into BRANCH` (exit 10 when some are set aside)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l max-restarts -d 'Restarts per member at most' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l stall-after -d 'A member silent this long in a turn is stalled' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l no-response-after -d 'A request unanswered this long is no_response' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l merge-into -d 'When done, merge the worktree teammates\' branches onto BRANCH' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check -d 'With --merge-into: a check run after merging (as `merge --check`)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check-timeout -d 'With --check: how long one run of the check may take before it and every process it started are ended (it then fails)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l strategy -d 'With --merge-into: a merge commit (merge) or one squashed commit (squash) per member' -r -f -a "merge\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l check-timeout -d 'With --check: how long one run may take' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l strategy -d 'How each member\'s work is merged' -r -f -a "merge\t''
 squash\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l tasks-done -d 'Every task is completed (and there is at least one)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l from-transcript -d 'With --message-from: NAME going idle without writing to you counts too, with the text that ended its turn (from its transcript) as the message'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l from-transcript -d 'With --message-from: going idle without writing counts too'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l any -d 'Return when the first condition holds instead of all'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l otel-content -d 'With an OpenTelemetry endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT): also export message texts, summaries, task subjects and what a request asks (by default only names, kinds, ids and sizes: teammate text may be confidential)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l otel-content -d 'Also export texts (messages, summaries, task subjects, requests)'
+complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand wait" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l as -d 'Whose inbox holds the requests' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pending" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l feedback -d 'Feedback for the teammate (plan approvals)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l mode -d 'Permission mode the teammate continues in after an approved plan' -r -f -a "default\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l mode -d 'The teammate\'s permission mode after an approved plan' -r -f -a "default\t''
 acceptEdits\t''
 bypassPermissions\t''
 plan\t''"
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l policy -d 'Answer every pending request by the rules in FILE instead of one by id' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l timeout -d 'With --follow: stop after this long (exit 0)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l poll -d 'With --follow: poll every MS milliseconds instead of using file notifications' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l poll -d 'With --follow: poll every MS milliseconds' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l as -d 'Whose inbox holds the request' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l follow -d 'With --policy: keep answering requests as they arrive'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l dry-run -d 'With --policy: decide and report, write nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads, or one not made by `teamctl create`)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l force -d 'Answer as team-lead even in a team teamctl does not lead'
+complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand approve" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l reason -d 'Why, for the teammate' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l as -d 'Whose inbox holds the request' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads, or one not made by `teamctl create`)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l force -d 'Answer as team-lead even in a team teamctl does not lead'
+complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand deny" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to (Telegram: its numeric id or @channelname; Slack: the channel id; webhook: the name answers must carry in "chat"); required (for `run`: with --bridge)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer (comma-separated or repeated); required (for `run`: with --bridge)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: https://api.telegram.org, https://slack.com/api]; http only to this machine' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l url -d 'Webhook: where each post is POSTed (https, or http only to this machine)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l chat -l channel -d 'The chat to post in and listen to' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l allow -d 'The chat user ids that may answer' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l api -d 'The service\'s API [default: the service\'s own]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l url -d 'Webhook: where each post is POSTed' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l listen -d 'Webhook: the address answers are taken on' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l ttl -d 'How long a code works [default: 30m]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l policy -d 'Answer by the rules in FILE first (as `approve --policy`); post only what they leave' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l policy -d 'Answer by the rules in FILE first; post only what they leave' -r -F
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l timeout -d 'Stop after this long (exit 0)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD (from its transcripts, what it spent before this command started included; a model teamctl has no price for counts at the highest prices it knows for that model\'s family, with a warning)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens (input, output, cache reads and writes) cross N, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost-per-member -d 'Stop with exit 6, naming the member, once one member\'s own cost (the lead\'s too) crosses USD, counted the same way' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l warn-at -d 'Warn once when spend crosses PERCENT of a limit above (per member for --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with --json, and an OpenTelemetry event [default: off]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l all-teams -d 'Serve every team teamctl leads (every team with --force), as teams come and go'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost -d 'Stop with exit 6 once the team\'s total cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-tokens -d 'Stop with exit 6 once the team\'s total tokens cross N' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l max-cost-per-member -d 'Stop with exit 6 once one member\'s own cost crosses USD' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l warn-at -d 'Warn once at PERCENT of a limit above' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l all-teams -d 'Serve every team teamctl leads, as teams come and go'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l force -d 'Answer in teams teamctl does not lead too'
-complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand bridge" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l listen -d 'Listen on ADDR (IP:PORT) [default: 127.0.0.1 and a free port]' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l public-url -d 'The address the page is reached at through a tunnel or proxy (its Host and Origin are accepted too)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l poll -d 'Poll every MS milliseconds instead of using file notifications' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l read-only -d 'Show no control and refuse every write'
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l all-teams -d 'Serve every team teamctl leads, with a fleet view'
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l force -d 'Show teams teamctl does not lead too (read-only)'
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l allow-remote -d 'Allow a --listen address other than loopback (plain HTTP)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l reason -d 'Why, for the teammates' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l wait -d 'Wait for their answers' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Send even to a name not in config.json, or as team-lead in a team teamctl does not lead'
-complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l force -d 'Send to a non-member, or as team-lead in a team not led by teamctl'
+complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand shutdown" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-bin -d 'The claude binary [default: found on PATH and in the usual install places]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-bin -d 'The claude binary' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand resume" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l to -d 'The member to move the messages to [default: the one INBOX most likely meant, when that is certain]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l to -d 'The member to move the messages to' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l dry-run -d 'Say what would move, and write nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand redeliver" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'First move every misaddressed inbox\'s messages to the member they were certainly meant for (as `teamctl redeliver`)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l fix -d 'First move misaddressed messages where they were meant to go'
+complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand doctor" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l out -d 'Where to write the record: a new folder, or an archive if it ends in .tar.gz or .tgz [default: ./<team>-record-<YYYYmmdd-HHMMSS>]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l out -d 'Where to write the record: a new folder, or a .tar.gz' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l report-only -d 'Print report.md on stdout and write nothing (with --json: summary.json)'
-complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand export" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand export" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l stat -d 'Add git\'s diffstat'
 complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l patch -d 'Add the patch'
-complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l into -d 'The branch to merge into (made from the team\'s base when missing)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check -d 'A command line run with `sh -c` in the scratch worktree after merging; members whose merge makes it fail are set aside' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check-timeout -d 'How long one run of the check may take before it and every process it started are ended (it then fails, and the member that broke it is looked for as for any failure)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l strategy -d 'A merge commit per member, or one squashed commit per member' -r -f -a "merge\t''
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check -d 'A command run after merging; members that fail it are set aside' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l check-timeout -d 'How long one run of the check may take' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l strategy -d 'How each member\'s work is merged' -r -f -a "merge\t''
 squash\t''"
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l dry-run -d 'Merge in the scratch worktree only: say what would conflict, run no check, move nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l dry-run -d 'Merge in the scratch worktree only, and move nothing'
+complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand merge" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l into -d 'The branch with the team\'s merged work (the pull request\'s head)' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l base -d 'The branch the pull request goes into [default: the repository\'s default branch]' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l base -d 'The branch the pull request goes into' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l title -d 'Its title [default: The work of team <team>]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l lock-timeout -d 'Lock wait (then exit 3)' -r
 complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l draft -d 'Open it as a draft'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l dry-run -d 'Print the body and open nothing'
-complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand pr" -s V -l version -d 'Print version'
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l out -d 'The directory to write the pages into (a man1 folder on your MANPATH)' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l claude-dir -d 'Claude Code\'s config dir [default: ~/.claude]' -r -F
-complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l team -d 'Team to work on [default: the only team, or the one led from the current directory]' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l lock-timeout -d 'How long to wait for a file\'s lock before giving up with exit code 3' -r
-complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l json -d 'Print one JSON document (JSON Lines for streams) instead of human output'
+complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l claude-dir -d 'Claude Code\'s dir [default: ~/.claude]' -r -F
+complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l team -d 'Team to work on' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l lock-timeout -d 'Lock wait (then exit 3)' -r
+complete -c teamctl -n "__fish_teamctl_using_subcommand man" -l json -d 'Print JSON (JSON Lines for streams) instead of human output'
 complete -c teamctl -n "__fish_teamctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c teamctl -n "__fish_teamctl_using_subcommand man" -s V -l version -d 'Print version'

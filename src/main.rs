@@ -5,7 +5,7 @@ mod cli;
 use std::io;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 use crate::cli::{output, quick_exit, signals};
 
@@ -44,14 +44,14 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// The command line, as `Cli::parse` reads it, but cheaper. The verbs' flags are deferred
-/// (`cli::Command`): only the verb named is built. Help and mistakes are read again with every
-/// verb built at once (`cli::help_command`), so that what clap prints (each verb with its line,
-/// a verb's global options last) is as it always was. The
-/// command tree is left to the process's exit instead of being freed piece by piece.
+/// The command line, as `Cli::parse` reads it, but cheaper. Only the verb named is in the tree
+/// (`cli::command_for`), and its flags are deferred (`cli::Command`) until clap reads it. Help
+/// and mistakes are read again with every verb built at once (`cli::help_command`), so that
+/// what clap prints (each verb with its line, a verb's global options last) is as it always
+/// was. The command tree is left to the process's exit instead of being freed piece by piece.
 fn parse() -> cli::Cli {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut cmd = cli::Cli::command();
+    let mut cmd = cli::command_for(&args);
     let matches = match cmd.try_get_matches_from_mut(args.iter()) {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => e.exit(),

@@ -38,22 +38,35 @@ pub(crate) struct CapArgs {
     /// spent before this command started included; a model teamctl has no price for counts at
     /// the highest prices it knows for that model's family, with a warning)
     #[arg(long, value_name = "USD")]
+    #[arg(
+        help = "Stop with exit 6 once the team's total cost crosses USD",
+        long_help
+    )]
     pub(crate) max_cost: Option<String>,
 
     /// Stop with exit 6 once the team's total tokens (input, output, cache reads and writes)
     /// cross N, counted the same way
     #[arg(long, value_name = "N")]
+    #[arg(
+        help = "Stop with exit 6 once the team's total tokens cross N",
+        long_help
+    )]
     pub(crate) max_tokens: Option<u64>,
 
     /// Stop with exit 6, naming the member, once one member's own cost (the lead's too) crosses
     /// USD, counted the same way
     #[arg(long, value_name = "USD")]
+    #[arg(
+        help = "Stop with exit 6 once one member's own cost crosses USD",
+        long_help
+    )]
     pub(crate) max_cost_per_member: Option<String>,
 
     /// Warn once when spend crosses PERCENT of a limit above (per member for
     /// --max-cost-per-member): a line on stderr, a budget_warning JSON line on stderr with
     /// --json, and an OpenTelemetry event [default: off]
     #[arg(long, value_name = "PERCENT")]
+    #[arg(help = "Warn once at PERCENT of a limit above", long_help)]
     pub(crate) warn_at: Option<String>,
 }
 

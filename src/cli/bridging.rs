@@ -51,29 +51,53 @@ pub(crate) struct ChatArgs {
     /// channel id; webhook: the name answers must carry in "chat"); required (for `run`: with
     /// --bridge)
     #[arg(long, visible_alias = "channel", value_name = "ID")]
+    #[arg(help = "The chat to post in and listen to", long_help)]
     chat: Option<String>,
 
     /// The chat user ids that may answer (comma-separated or repeated); required (for `run`:
     /// with --bridge)
     #[arg(long, value_name = "ID", value_delimiter = ',')]
+    #[arg(help = "The chat user ids that may answer", long_help)]
     allow: Vec<String>,
 
     /// The service's API [default: https://api.telegram.org, https://slack.com/api]; http only
     /// to this machine
     #[arg(long, value_name = "URL")]
+    #[arg(help = "The service's API [default: the service's own]", long_help)]
     api: Option<String>,
 
     /// Webhook: where each post is POSTed (https, or http only to this machine)
     #[arg(long, value_name = "URL")]
+    #[arg(help = "Webhook: where each post is POSTed", long_help)]
     url: Option<String>,
 
     /// Webhook: the address answers are taken on (signed POSTs), e.g. 127.0.0.1:8787
     #[arg(long, value_name = "ADDR")]
+    #[arg(help = "Webhook: the address answers are taken on", long_help)]
     listen: Option<std::net::SocketAddr>,
 
     /// How long a code works [default: 30m]
     #[arg(long, value_name = "DURATION")]
     ttl: Option<String>,
+}
+
+/// Leaves one of the chat's flags out of the short help (`-h`) of a verb that has them besides
+/// its own (`run`: its -h names --bridge; `run --help` and `bridge -h` list them).
+pub(crate) fn chat_flag_in_long_help(arg: clap::Arg) -> clap::Arg {
+    static CHAT: std::sync::OnceLock<Vec<clap::Id>> = std::sync::OnceLock::new();
+    let chat = CHAT.get_or_init(|| {
+        let flags = ChatArgs::augment_args(clap::Command::new("chat"));
+        flags.get_arguments().map(|a| a.get_id().clone()).collect()
+    });
+    if chat.contains(arg.get_id()) {
+        // The long help is what `--help` and the man page show of it.
+        match arg.get_long_help().or(arg.get_help()).cloned() {
+            Some(long) => arg.hide_short_help(true).long_help(long),
+            None => arg.hide_short_help(true),
+        }
+    } else {
+        arg
+    }
 }
 
 impl ChatArgs {

@@ -161,7 +161,8 @@ fn usage(cmd: &Command) -> String {
     usage.lines().map(str::trim).collect::<Vec<_>>().join("\n")
 }
 
-/// The first paragraph of the long about is the short about; each paragraph becomes one.
+/// The first paragraph of the long about is the short about; each paragraph becomes one, but
+/// lines laid out by hand (indented: the chat's commands) keep their lines in a text block.
 fn long_about(md: &mut String, cmd: &Command) {
     let about = cmd
         .get_long_about()
@@ -169,7 +170,14 @@ fn long_about(md: &mut String, cmd: &Command) {
         .map(|s| s.to_string())
         .unwrap_or_default();
     for para in about.split("\n\n").filter(|p| !p.trim().is_empty()) {
-        let _ = writeln!(md, "{}\n", text(&para.replace('\n', " ")));
+        let lines: Vec<&str> = para.lines().collect();
+        if lines.iter().all(|l| l.starts_with(char::is_whitespace)) {
+            let indent = lines.iter().map(|l| l.len() - l.trim_start().len()).min();
+            let lines: Vec<&str> = lines.iter().map(|l| &l[indent.unwrap_or(0)..]).collect();
+            verbatim(md, &lines);
+        } else {
+            let _ = writeln!(md, "{}\n", text(&para.replace('\n', " ")));
+        }
     }
 }
 
@@ -320,14 +328,9 @@ fn body_md(md: &mut String, title: Option<&str>, body: &[&str]) {
             let _ = writeln!(md, "| {} | {} |", keys.join(", "), cell(&value));
         }
         md.push('\n');
-    } else if lines.iter().any(|l| l.starts_with(char::is_whitespace)) {
-        // Laid out by hand (a JSON document, say): shown as it is.
-        let lang = if lines[0].starts_with('{') {
-            "json"
-        } else {
-            "text"
-        };
-        let _ = writeln!(md, "```{lang}\n{}\n```\n", lines.join("\n"));
+    } else if title.is_some() || lines.iter().any(|l| l.starts_with(char::is_whitespace)) {
+        // Laid out by hand (a JSON document, the chat's commands): shown as it is.
+        verbatim(md, lines);
     } else {
         for para in lines.split(|l| l.trim().is_empty()) {
             if !para.is_empty() {
@@ -335,6 +338,16 @@ fn body_md(md: &mut String, title: Option<&str>, body: &[&str]) {
             }
         }
     }
+}
+
+/// Lines laid out by hand, as a block that keeps them.
+fn verbatim(md: &mut String, lines: &[&str]) {
+    let lang = if lines[0].starts_with('{') {
+        "json"
+    } else {
+        "text"
+    };
+    let _ = writeln!(md, "```{lang}\n{}\n```\n", lines.join("\n"));
 }
 
 fn trim_blank<'a>(mut lines: &'a [&'a str]) -> &'a [&'a str] {

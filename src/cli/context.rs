@@ -22,14 +22,20 @@ use crate::cli::output::Output;
 pub(crate) struct GlobalArgs {
     /// Print one JSON document (JSON Lines for streams) instead of human output
     #[arg(long, global = true)]
+    #[arg(
+        help = "Print JSON (JSON Lines for streams) instead of human output",
+        long_help
+    )]
     pub(crate) json: bool,
 
     /// Claude Code's config dir [default: ~/.claude]
     #[arg(long, global = true, value_name = "DIR", env = env::CLAUDE_CONFIG_DIR)]
+    #[arg(help = "Claude Code's dir [default: ~/.claude]", long_help)]
     pub(crate) claude_dir: Option<PathBuf>,
 
     /// Team to work on [default: the only team, or the one led from the current directory]
     #[arg(long, global = true, value_name = "NAME", env = env::TEAM)]
+    #[arg(help = "Team to work on", long_help)]
     pub(crate) team: Option<String>,
 
     /// How long to wait for a file's lock before giving up with exit code 3
@@ -40,6 +46,7 @@ pub(crate) struct GlobalArgs {
         default_value = "5s",
         env = env::LOCK_TIMEOUT
     )]
+    #[arg(help = "Lock wait (then exit 3)", long_help)]
     pub(crate) lock_timeout: String,
 }
 

@@ -61,27 +61,33 @@ pub(crate) enum DeadChoice {
 pub(crate) struct KeepArgs {
     /// When a member's API calls are refused (rate_limited, overloaded, api_error)
     #[arg(long, value_enum, value_name = "ACTION", default_value = "wait")]
+    #[arg(help = "When a member's API calls are refused", long_help)]
     on_rate_limit: ApiChoice,
 
     /// When a member stalls or its request gets no answer (stalled, no_response), or never
     /// reports idle (idle_unreported: restart or exit only)
     #[arg(long, value_enum, value_name = "ACTION", default_value = "wait")]
+    #[arg(help = "When a member stalls or its request gets no answer", long_help)]
     on_stall: StallChoice,
 
     /// When a member's pane or process is gone with work waiting (dead)
     #[arg(long, value_enum, value_name = "ACTION", default_value = "wait")]
+    #[arg(help = "When a member's pane or process is gone", long_help)]
     on_dead: DeadChoice,
 
     /// Restarts per member at most; one more ends the command with the reason's exit code
     #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(help = "Restarts per member at most", long_help)]
     max_restarts: u32,
 
     /// A member inside a turn whose transcript has not grown for this long is stalled
     #[arg(long, value_name = "DURATION", default_value = "5m")]
+    #[arg(help = "A member silent this long in a turn is stalled", long_help)]
     stall_after: String,
 
     /// A member whose API request has had no answer for this long is no_response
     #[arg(long, value_name = "DURATION", default_value = "3m")]
+    #[arg(help = "A request unanswered this long is no_response", long_help)]
     no_response_after: String,
 }
 

@@ -18,6 +18,10 @@ pub(crate) struct PermissionArgs {
         value_name = "MODE",
         conflicts_with = "dangerously_skip_permissions"
     )]
+    #[arg(
+        help = "Permission mode for the Claude Code sessions teamctl starts",
+        long_help
+    )]
     permission_mode: Option<String>,
 
     /// Start them with --dangerously-skip-permissions

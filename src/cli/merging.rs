@@ -32,6 +32,10 @@ pub(crate) struct MergeIntoArgs {
     /// When done, merge the worktree teammates' branches onto BRANCH, as `teamctl merge --into
     /// BRANCH` (exit 10 when some are set aside)
     #[arg(long, value_name = "BRANCH", help_heading = "Merging")]
+    #[arg(
+        help = "When done, merge the worktree teammates' branches onto BRANCH",
+        long_help
+    )]
     pub(crate) merge_into: Option<String>,
 
     /// With --merge-into: a check run after merging (as `merge --check`)
@@ -52,6 +56,7 @@ pub(crate) struct MergeIntoArgs {
         requires = "check",
         help_heading = "Merging"
     )]
+    #[arg(help = "With --check: how long one run may take", long_help)]
     pub(crate) check_timeout: String,
 
     /// With --merge-into: a merge commit (merge) or one squashed commit (squash) per member
@@ -62,6 +67,7 @@ pub(crate) struct MergeIntoArgs {
         requires = "merge_into",
         help_heading = "Merging"
     )]
+    #[arg(help = "How each member's work is merged", long_help)]
     pub(crate) strategy: Option<StrategyArg>,
 }
 

@@ -221,6 +221,74 @@ pub(crate) fn help_command() -> clap::Command {
     Root::<EagerCommand>::command()
 }
 
+/// The command line to read `args` with: the root and only the verb they name, when global
+/// options and then a verb are all that comes before it; else every verb (deferred). clap gives
+/// every verb of the tree its own copy of each global option before it reads a word: for 28
+/// verbs, a sixth of what `send` executed. What is read is the same either way, and help or a
+/// mistake is read again with [`help_command`].
+pub(crate) fn command_for(args: &[std::ffi::OsString]) -> clap::Command {
+    match named_verb(args) {
+        Some(verb) => Root::<NoVerb>::command().subcommand(verb),
+        None => Cli::command(),
+    }
+}
+
+/// The verb `args` name after the global options (`--team T`, `--json`, `--lock-timeout=5s`),
+/// or `None` when anything else comes first (`-h`, `--version`, a mistake).
+fn named_verb(args: &[std::ffi::OsString]) -> Option<clap::Command> {
+    use clap::Args;
+    let globals = GlobalArgs::augment_args(clap::Command::new("teamctl"));
+    let mut words = args.iter().skip(1);
+    while let Some(word) = words.next() {
+        let word = word.to_str()?;
+        let Some(long) = word.strip_prefix("--") else {
+            if word.starts_with('-') {
+                return None;
+            }
+            let verbs = Command::augment_subcommands(clap::Command::new("teamctl"));
+            return verbs.find_subcommand(word).cloned();
+        };
+        let (name, inline) = long
+            .split_once('=')
+            .map_or((long, false), |(n, _)| (n, true));
+        let global = globals
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name))?;
+        if global.get_action().takes_values() && !inline {
+            words.next()?;
+        }
+    }
+    None
+}
+
+/// No verb: the root alone, for [`command_for`] to add the one it reads.
+#[derive(Debug)]
+pub(crate) enum NoVerb {}
+
+impl clap::FromArgMatches for NoVerb {
+    fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand))
+    }
+
+    fn update_from_arg_matches(&mut self, _: &clap::ArgMatches) -> Result<(), clap::Error> {
+        match *self {}
+    }
+}
+
+impl Subcommand for NoVerb {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn has_subcommand(_: &str) -> bool {
+        false
+    }
+}
+
 /// Runs `command`; `cli` builds the whole command line (for `completions` and `man`, which
 /// need neither a config dir nor a team).
 pub(crate) fn dispatch(
@@ -296,6 +364,42 @@ mod tests {
     fn verify_cli() {
         Cli::command().debug_assert();
         help_command().debug_assert();
+    }
+
+    /// `command_for` builds the verb named and no other, and reads a command line as the whole
+    /// tree does; what it cannot read plainly gets the whole tree.
+    #[test]
+    fn command_for_builds_only_the_verb_named() {
+        let lines: [&[&str]; 9] = [
+            &["send", "alice", "hi"],
+            &["--team", "send", "send", "alice", "hi", "--json"],
+            &["--json", "--lock-timeout=2s", "inbox", "--all"],
+            &["--claude-dir", "/c", "tasks", "add", "a task"],
+            &["--team=t", "wait", "--idle", "--timeout", "1m"],
+            &["-h"],
+            &["--version"],
+            &["bogus"],
+            &["--bogus", "send"],
+        ];
+        for line in lines {
+            let args: Vec<std::ffi::OsString> = std::iter::once("teamctl")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            let cmd = super::command_for(&args);
+            let verbs = cmd.get_subcommands().count();
+            let plain = !line
+                .iter()
+                .any(|w| ["-h", "--version", "bogus", "--bogus"].contains(w));
+            assert_eq!(verbs == 1, plain, "{line:?}: {verbs} verbs");
+            let read = |cmd: clap::Command| {
+                let parsed = cmd
+                    .try_get_matches_from(&args)
+                    .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+                format!("{parsed:?}")
+            };
+            assert_eq!(read(cmd), read(Cli::command()), "{line:?}");
+        }
     }
 
     /// Completions, man pages and the command reference (`docs/commands/`) are generated from

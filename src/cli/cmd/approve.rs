@@ -82,6 +82,10 @@ pub(crate) struct ApproveArgs {
 
     /// Permission mode the teammate continues in after an approved plan
     #[arg(long, value_name = "MODE", conflicts_with = "policy", value_parser = PossibleValuesParser::new(["default", "acceptEdits", "bypassPermissions", "plan"]))]
+    #[arg(
+        help = "The teammate's permission mode after an approved plan",
+        long_help
+    )]
     mode: Option<String>,
 
     /// Answer every pending request by the rules in FILE instead of one by id
@@ -102,6 +106,7 @@ pub(crate) struct ApproveArgs {
 
     /// With --follow: poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS", requires = "follow")]
+    #[arg(help = "With --follow: poll every MS milliseconds", long_help)]
     poll: Option<u64>,
 
     /// Whose inbox holds the request
@@ -111,6 +116,10 @@ pub(crate) struct ApproveArgs {
     /// Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads,
     /// or one not made by `teamctl create`)
     #[arg(long)]
+    #[arg(
+        help = "Answer as team-lead even in a team teamctl does not lead",
+        long_help
+    )]
     force: bool,
 }
 

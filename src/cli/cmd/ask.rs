@@ -120,10 +120,12 @@ pub(crate) struct AskArgs {
     /// Ask as NAME: the answer lands in NAME's inbox [default: team-lead in a team teamctl
     /// leads, else user]
     #[arg(long, value_name = "NAME", env = env::FROM)]
+    #[arg(help = "Ask as NAME: the answer lands in NAME's inbox", long_help)]
     from: Option<String>,
 
     /// Short preview shown by Claude Code [default: the first line, cut to about 60 characters]
     #[arg(long, value_name = "TEXT")]
+    #[arg(help = "Short preview shown by Claude Code", long_help)]
     summary: Option<String>,
 
     /// Ask every teammate and wait for each
@@ -139,6 +141,10 @@ pub(crate) struct AskArgs {
     /// entry from MEMBER in your inbox stamped at or after it counts as its answer (the only
     /// record left is time)
     #[arg(long, value_name = "KEY")]
+    #[arg(
+        help = "Make the question's id deterministic: asking again sends nothing",
+        long_help
+    )]
     idempotency_key: Option<String>,
 
     /// Give up after this long (exit 3)
@@ -147,11 +153,19 @@ pub(crate) struct AskArgs {
 
     /// Remove the answer from your inbox once it is printed [default: leave it there]
     #[arg(long)]
+    #[arg(
+        help = "Remove the answer from your inbox once it is printed",
+        long_help
+    )]
     consume: bool,
 
     /// Print the answer exactly as written even to a terminal [default: exact when piped,
     /// control characters shown as escapes on a terminal]
     #[arg(long)]
+    #[arg(
+        help = "Print the answer exactly as written even to a terminal",
+        long_help
+    )]
     raw: bool,
 
     /// Poll every MS milliseconds instead of using file notifications
@@ -161,11 +175,19 @@ pub(crate) struct AskArgs {
     /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
     /// --policy`; decisions on stderr)
     #[arg(long, value_name = "FILE", help_heading = "Answering requests")]
+    #[arg(
+        help = "While waiting, answer requests by the rules in FILE",
+        long_help
+    )]
     policy: Option<PathBuf>,
 
     /// A teammate that goes idle without answering, having ended the question's turn with
     /// plain text (and written to nobody else), answers with that text, read from its transcript
     #[arg(long)]
+    #[arg(
+        help = "An idle teammate's last plain text answers (from its transcript)",
+        long_help
+    )]
     from_transcript: bool,
 
     #[command(flatten)]

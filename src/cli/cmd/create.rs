@@ -114,27 +114,35 @@ use crate::cli::term::{self, escape_line as esc};
   teamctl create demo --member worker --brief-file worker:brief.md --launch none
   teamctl create --file review.toml --dry-run
   teamctl create --file review.toml --model haiku --dangerously-skip-permissions
-  teamctl create fix-7 --member alice:\"Fix issue 7\" --worktree --sandbox --dangerously-skip-permissions")]
+  teamctl create fix-7 --member alice:\"Fix issue 7\" --worktree --sandbox \\
+      --dangerously-skip-permissions")]
 pub(crate) struct CreateArgs {
     /// Team name: lowercase letters, digits and '-'; {n} (the lowest free number) and {date}
     /// (YYYYMMDD) make one per run [default with --file: its name, or --team]
     #[arg(value_name = "TEAM")]
+    #[arg(help = "Team name", long_help)]
     name: Option<String>,
 
     /// A team file (TOML, docs/team-file.md): the team, its teammates and each one's model,
     /// agent type, permission mode and worktree; flags given here override it, --member adds
     /// teammates
     #[arg(long, value_name = "FILE")]
+    #[arg(help = "A team file (TOML, docs/team-file.md)", long_help)]
     file: Option<PathBuf>,
 
     /// Print what would be created (team, each teammate's settings, worktree and brief) and
     /// write nothing
     #[arg(long)]
+    #[arg(help = "Print what would be created and write nothing", long_help)]
     dry_run: bool,
 
     /// A git worktree for every teammate, on its own branch teamctl/<team>/<member>, outside
     /// the checkout (in teamctl's data dir); the teammate runs there
     #[arg(long)]
+    #[arg(
+        help = "A git worktree for every teammate, on its own branch",
+        long_help
+    )]
     worktree: bool,
 
     /// Confine every teammate to a sandbox of its own (bubblewrap on Linux, sandbox-exec on
@@ -146,15 +154,24 @@ pub(crate) struct CreateArgs {
     /// Once the teammates are ready, answer what they asked while starting by this policy file
     /// (docs/policy.md; a team file's `policy`); give `wait --policy` the same file afterwards
     #[arg(long, value_name = "FILE")]
+    #[arg(
+        help = "Answer the teammates' start-up requests by this policy file",
+        long_help
+    )]
     policy: Option<PathBuf>,
 
     /// A teammate and its brief (the first message it gets); repeat for more. Colours follow
     /// the order: --member entries, then --member-file lines
     #[arg(long = "member", value_name = "NAME[:BRIEF]")]
+    #[arg(
+        help = "A teammate and its brief (its first message); repeatable",
+        long_help
+    )]
     members: Vec<String>,
 
     /// Teammates from a file, one `name: brief` per line (blank lines and # comments skipped)
     #[arg(long, value_name = "FILE")]
+    #[arg(help = "Teammates from a file, one `name: brief` per line", long_help)]
     member_file: Vec<PathBuf>,
 
     /// Read a teammate's brief from a file
@@ -176,6 +193,7 @@ pub(crate) struct CreateArgs {
     /// Agent type for every teammate (--agent-type; overrides the team file's) [default in
     /// config.json: general-purpose]
     #[arg(long, value_name = "TYPE")]
+    #[arg(help = "Agent type for every teammate", long_help)]
     agent_type: Option<String>,
 
     #[command(flatten)]
@@ -183,14 +201,20 @@ pub(crate) struct CreateArgs {
 
     /// Start the teammates in tmux, or only provision the files
     #[arg(long, value_enum, value_name = "HOW", default_value = "tmux")]
+    #[arg(
+        help = "Start the teammates in tmux, or only provision the files",
+        long_help
+    )]
     launch: LaunchArg,
 
     /// How long to wait for every teammate to take its brief
     #[arg(long, value_name = "DURATION", default_value = "2m")]
+    #[arg(help = "How long teammates get to take their briefs", long_help)]
     timeout: String,
 
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
+    #[arg(help = "The claude binary", long_help)]
     claude_bin: Option<PathBuf>,
 
     #[command(flatten)]

@@ -59,6 +59,7 @@ pub(crate) struct DeleteArgs {
 
     /// How long to wait for the teammates to approve the shutdown
     #[arg(long, value_name = "DURATION", default_value = "30s")]
+    #[arg(help = "How long teammates get to approve the shutdown", long_help)]
     timeout: String,
 
     /// The reason given in the shutdown request
@@ -67,17 +68,20 @@ pub(crate) struct DeleteArgs {
         value_name = "TEXT",
         default_value = "teamctl delete: the team is being removed"
     )]
+    #[arg(help = "The reason given in the shutdown request", long_help)]
     reason: String,
 
     /// Also remove a team teamctl does not lead (its teammates are not asked), and worktrees
     /// with git-ignored files (which are lost)
     #[arg(long)]
+    #[arg(help = "Also remove a team teamctl does not lead", long_help)]
     force: bool,
 
     /// Write a record of the team first (as `teamctl export --out PATH`), after its teammates
     /// are stopped and before its folders are removed; if it cannot be written, nothing is
     /// removed
     #[arg(long, value_name = "PATH")]
+    #[arg(help = "Write a record of the team first", long_help)]
     export: Option<PathBuf>,
 }
 

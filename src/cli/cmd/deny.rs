@@ -33,6 +33,10 @@ pub(crate) struct DenyArgs {
     /// Answer as team-lead even in a team teamctl does not lead (one a Claude Code session leads,
     /// or one not made by `teamctl create`)
     #[arg(long)]
+    #[arg(
+        help = "Answer as team-lead even in a team teamctl does not lead",
+        long_help
+    )]
     force: bool,
 }
 

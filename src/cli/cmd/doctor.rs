@@ -90,6 +90,10 @@ pub(crate) struct DoctorArgs {
     /// First move every misaddressed inbox's messages to the member they were certainly meant
     /// for (as `teamctl redeliver`)
     #[arg(long)]
+    #[arg(
+        help = "First move misaddressed messages where they were meant to go",
+        long_help
+    )]
     fix: bool,
 }
 

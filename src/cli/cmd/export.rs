@@ -84,6 +84,10 @@ pub(crate) struct ExportArgs {
     /// Where to write the record: a new folder, or an archive if it ends in .tar.gz or .tgz
     /// [default: ./<team>-record-<YYYYmmdd-HHMMSS>]
     #[arg(long, value_name = "PATH")]
+    #[arg(
+        help = "Where to write the record: a new folder, or a .tar.gz",
+        long_help
+    )]
     out: Option<PathBuf>,
 
     /// Print report.md on stdout and write nothing (with --json: summary.json)

@@ -61,6 +61,7 @@ use crate::cli::output::{hint, warn};
 pub(crate) struct InboxArgs {
     /// Whose inbox to read [default: yours: team-lead in a team teamctl leads, else user]
     #[arg(value_name = "MEMBER", env = env::FROM, conflicts_with = "all")]
+    #[arg(help = "Whose inbox to read [default: yours]", long_help)]
     member: Option<String>,
 
     /// Read every inbox of the team

@@ -64,6 +64,7 @@ pub(crate) struct LogArgs {
 
     /// With --follow: poll every MS milliseconds instead of using file notifications
     #[arg(long, value_name = "MS", requires = "follow")]
+    #[arg(help = "With --follow: poll every MS milliseconds", long_help)]
     poll: Option<u64>,
 }
 

@@ -82,19 +82,29 @@ pub(crate) struct MergeArgs {
     /// A command line run with `sh -c` in the scratch worktree after merging; members whose
     /// merge makes it fail are set aside
     #[arg(long, value_name = "CMD")]
+    #[arg(
+        help = "A command run after merging; members that fail it are set aside",
+        long_help
+    )]
     check: Option<String>,
 
     /// How long one run of the check may take before it and every process it started are
     /// ended (it then fails, and the member that broke it is looked for as for any failure)
     #[arg(long, value_name = "DURATION", default_value = "30m")]
+    #[arg(help = "How long one run of the check may take", long_help)]
     check_timeout: String,
 
     /// A merge commit per member, or one squashed commit per member
     #[arg(long, value_enum, default_value = "merge")]
+    #[arg(help = "How each member's work is merged", long_help)]
     strategy: StrategyArg,
 
     /// Merge in the scratch worktree only: say what would conflict, run no check, move nothing
     #[arg(long)]
+    #[arg(
+        help = "Merge in the scratch worktree only, and move nothing",
+        long_help
+    )]
     dry_run: bool,
 }
 

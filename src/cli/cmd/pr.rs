@@ -44,6 +44,7 @@ pub(crate) struct PrArgs {
 
     /// The branch the pull request goes into [default: the repository's default branch]
     #[arg(long, value_name = "BRANCH")]
+    #[arg(help = "The branch the pull request goes into", long_help)]
     base: Option<String>,
 
     /// Its title [default: The work of team <team>]

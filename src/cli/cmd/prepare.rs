@@ -64,6 +64,7 @@ pub(crate) struct PrepareArgs {
 
     /// Also accept the bypass-permissions prompt (for --dangerously-skip-permissions)
     #[arg(long, visible_alias = "dangerously-skip-permissions")]
+    #[arg(help = "Also accept the bypass prompt", long_help)]
     skip_permissions: bool,
 
     /// Say what would change; write nothing

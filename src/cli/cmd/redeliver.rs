@@ -70,6 +70,7 @@ pub(crate) struct RedeliverArgs {
     /// The member to move the messages to [default: the one INBOX most likely meant, when that
     /// is certain]
     #[arg(long, value_name = "MEMBER")]
+    #[arg(help = "The member to move the messages to", long_help)]
     to: Option<String>,
 
     /// Say what would move, and write nothing

@@ -49,6 +49,7 @@ pub(crate) struct ResumeArgs {
 
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
+    #[arg(help = "The claude binary", long_help)]
     claude_bin: Option<PathBuf>,
 }
 

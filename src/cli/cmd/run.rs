@@ -188,6 +188,7 @@ use crate::cli::{env, signals};
 /// out), 8 and 9 (--on-stall exit, --on-dead exit), 10 done but some helpers set aside by
 /// --merge-into, 130 Ctrl-C, 143 SIGTERM.
 #[derive(Debug, Args)]
+#[command(mut_args(bridging::chat_flag_in_long_help))]
 #[command(after_long_help = "Start-up dialogs:
   onboarding  shown unless \"hasCompletedOnboarding\": true in .claude.json
   api_key     shown unless ANTHROPIC_API_KEY is unset, or its last 20 characters are in
@@ -231,7 +232,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
 
-    /// Model for the lead (--model); its teammates get the lead's
+    /// Model for the lead (--model); its teammates get the same one
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
 
@@ -240,6 +241,7 @@ pub(crate) struct RunArgs {
 
     /// Where the lead starts its teammates [default: Claude Code's teammateMode setting]
     #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(help = "Where teammates run", long_help)]
     teammate_mode: Option<TeammateModeArg>,
 
     /// Give up after this long (exit code 3)
@@ -248,45 +250,57 @@ pub(crate) struct RunArgs {
 
     /// How long the done rule must hold before the run counts as done
     #[arg(long, value_name = "DURATION", default_value = "3s")]
+    #[arg(help = "How long the done rule must hold", long_help)]
     settle: String,
 
     /// Leave the lead and its team running at the end (prints how to attach)
     #[arg(long)]
+    #[arg(help = "Leave the lead and its team running at the end", long_help)]
     keep: bool,
 
     /// Start the lead's tmux server in one sandbox (bubblewrap; docs/sandbox.md) that the lead
     /// and its teammates share: the repository writable but its .git config and hooks, the rest
     /// of the machine read-only, the secrets in the home directory hidden
     #[arg(long)]
+    #[arg(help = "Run the lead and its teammates in one sandbox (docs/sandbox.md)", long_help)]
     sandbox: bool,
 
     /// The claude binary [default: found on PATH and in the usual install places]
     #[arg(long, value_name = "PATH", env = env::CLAUDE_BIN)]
+    #[arg(help = "The claude binary", long_help)]
     claude_bin: Option<PathBuf>,
 
     /// A label for this run (1 to 64 of A-Za-z0-9_-): one run per label at a time; names the
     /// tmux session
     #[arg(long, value_name = "LABEL", default_value = "default")]
+    #[arg(help = "A label: one run per label at a time", long_help)]
     name: String,
 
     /// Write a record of the team (as `teamctl export --out PATH`: a folder, or a .tar.gz) at
     /// the last moment before the lead is told to stop, whatever the run's end
     #[arg(long, value_name = "PATH")]
+    #[arg(
+        help = "Write a record of the team before the lead is told to stop",
+        long_help
+    )]
     export: Option<PathBuf>,
 
     /// At most N teammates: one the lead starts past that is stopped (its pane ended; tmux
     /// teammates only) and the lead is told to carry on with the ones it has
     #[arg(long, value_name = "N")]
+    #[arg(help = "At most N teammates: one past that is stopped", long_help)]
     max_teammates: Option<usize>,
 
     /// Carry on TEAM (or the lead session id) whose lead was killed: its last session resumed
     #[arg(long, value_name = "TEAM")]
+    #[arg(help = "Carry on TEAM whose lead was killed", long_help)]
     resume: Option<String>,
 
     /// Post what needs a person to a chat (a member gone or out of retries, a cap warning, the
     /// run's end) and answer the lead's permission prompts from it; the chat's flags as for
     /// `teamctl bridge`
     #[arg(long, value_enum, value_name = "TRANSPORT")]
+    #[arg(help = "Answer from a chat", long_help)]
     bridge: Option<Transport>,
 
     #[command(flatten)]

@@ -79,41 +79,64 @@ pub(crate) struct SendArgs {
     /// Sender name written into the message (your identity) [default: team-lead in a team
     /// teamctl leads, else user]
     #[arg(long, value_name = "NAME", env = env::FROM)]
+    #[arg(help = "Sender name in the message (your identity)", long_help)]
     from: Option<String>,
 
     /// Short preview shown by Claude Code [default: the first line, cut at a word to about 60
     /// characters; none for protocol frames, as Claude Code writes them]
     #[arg(long, value_name = "TEXT")]
+    #[arg(help = "Short preview shown by Claude Code", long_help)]
     summary: Option<String>,
 
     /// Sender colour [default: the sender's colour in config.json, if any]
     #[arg(long, value_name = "COLOR", value_parser = PossibleValuesParser::new(COLORS))]
+    #[arg(help = "Sender colour", long_help)]
     color: Option<String>,
 
     /// Send to every member in config.json except the sender (then the only argument is TEXT)
     #[arg(long)]
+    #[arg(
+        help = "Send to every member in config.json except the sender",
+        long_help
+    )]
     all: bool,
 
     /// Write even if the recipient is not a member of config.json, or as team-lead in a team
     /// teamctl does not lead, or as system
     #[arg(long)]
+    #[arg(
+        help = "Write to a non-member, as team-lead or as system anyway",
+        long_help
+    )]
     force: bool,
 
     /// Join the team first: add your identity (--from) to config.json as a member, so that
     /// teammates can reply to you (reserved names are refused)
     #[arg(long)]
+    #[arg(
+        help = "Join the team first as --from, so that teammates can reply to you",
+        long_help
+    )]
     join: bool,
 
     /// Make the message id deterministic (docs/design.md, "Message ids"): a send whose id is
     /// already in the inbox, or in the sent log (the recipient may have consumed the first copy),
     /// writes nothing, says so and exits 0, so a script can retry safely
     #[arg(long, value_name = "KEY")]
+    #[arg(
+        help = "Make the message id deterministic: a retry writes nothing",
+        long_help
+    )]
     idempotency_key: Option<String>,
 
     /// Wait until the recipient has taken the message (exit 3 if it has not by then); without a
     /// value, 2m
     #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "2m",
           require_equals = true)]
+    #[arg(
+        help = "Wait until the recipient has taken the message (exit 3 if not)",
+        long_help
+    )]
     wait: Option<String>,
 }
 

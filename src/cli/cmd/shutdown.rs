@@ -42,6 +42,10 @@ pub(crate) struct ShutdownArgs {
 
     /// Send even to a name not in config.json, or as team-lead in a team teamctl does not lead
     #[arg(long)]
+    #[arg(
+        help = "Send to a non-member, or as team-lead in a team not led by teamctl",
+        long_help
+    )]
     force: bool,
 }
 

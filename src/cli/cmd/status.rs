@@ -127,14 +127,17 @@ pub(crate) struct StatusArgs {
 
     /// A member inside a turn whose transcript has not grown for this long is stalled
     #[arg(long, value_name = "DURATION", default_value = "5m")]
+    #[arg(help = "A member silent this long in a turn is stalled", long_help)]
     stall_after: String,
 
     /// A member whose API request has had no answer for this long is no_response
     #[arg(long, value_name = "DURATION", default_value = "3m")]
+    #[arg(help = "A request unanswered this long is no_response", long_help)]
     no_response_after: String,
 
     /// A permission or plan request waiting this long needs a person (needs_human)
     #[arg(long, value_name = "DURATION", default_value = "1m")]
+    #[arg(help = "A request waiting this long needs a person", long_help)]
     after: String,
 
     /// One row per team instead of one team's members

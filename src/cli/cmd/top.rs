@@ -116,6 +116,7 @@ pub(crate) struct TopArgs {
     /// With --once: the frame's height [default: tall enough to show everything]
     #[arg(long, value_name = "N", requires = "once",
           value_parser = clap::value_parser!(u16).range(6..=1000))]
+    #[arg(help = "With --once: the frame's height", long_help)]
     height: Option<u16>,
 
     /// A member with no event for this long is idle
@@ -124,6 +125,7 @@ pub(crate) struct TopArgs {
 
     /// A member inside a turn whose transcript has not grown for this long is stalled
     #[arg(long, value_name = "DURATION", default_value = "5m")]
+    #[arg(help = "A member silent this long in a turn is stalled", long_help)]
     stall_after: String,
 
     /// Poll every MS milliseconds instead of using file notifications

@@ -135,11 +135,16 @@ pub(crate) struct WaitArgs {
 
     /// With --message-from: which entries count (message, protocol or a frame type)
     #[arg(long = "type", value_name = "TYPE", value_parser = type_values(), default_value = "message", help_heading = "Conditions")]
+    #[arg(hide_short_help = true, long_help)]
     frame: String,
 
     /// With --message-from: count messages after this entry id or time (RFC 3339 or an age
     /// like 10m) instead of after the start
     #[arg(long, value_name = "ID|TIME", help_heading = "Conditions")]
+    #[arg(
+        help = "With --message-from: count messages after this entry or time",
+        long_help
+    )]
     after: Option<String>,
 
     /// With --message-from: NAME going idle without writing to you counts too, with the text
@@ -149,6 +154,10 @@ pub(crate) struct WaitArgs {
         requires = "message_from",
         conflicts_with = "frame",
         help_heading = "Conditions"
+    )]
+    #[arg(
+        help = "With --message-from: going idle without writing counts too",
+        long_help
     )]
     from_transcript: bool,
 
@@ -167,6 +176,7 @@ pub(crate) struct WaitArgs {
     /// Your identity: whose inbox --message-from watches [default: team-lead in a team teamctl
     /// leads, else user]
     #[arg(long = "as", value_name = "NAME", env = env::FROM)]
+    #[arg(help = "Your identity: whose inbox --message-from watches", long_help)]
     identity: Option<String>,
 
     /// Give up after this long (exit 3)
@@ -180,6 +190,10 @@ pub(crate) struct WaitArgs {
     /// While waiting, answer teammates' requests by the rules in FILE (as `approve --follow
     /// --policy`; decisions on stderr)
     #[arg(long, value_name = "FILE", help_heading = "Answering requests")]
+    #[arg(
+        help = "While waiting, answer requests by the rules in FILE",
+        long_help
+    )]
     policy: Option<PathBuf>,
 
     #[command(flatten)]

@@ -117,6 +117,7 @@ pub(crate) struct WatchArgs {
 
     /// needs_human: a permission or plan request waiting this long needs a person
     #[arg(long, value_name = "DURATION", default_value = "1m")]
+    #[arg(help = "needs_human: a request waiting this long", long_help)]
     after: String,
 
     /// Stop after N matching events (exit 0)
@@ -133,6 +134,7 @@ pub(crate) struct WatchArgs {
 
     /// Only these kinds of events (repeatable)
     #[arg(long, value_name = "KIND", value_parser = PossibleValuesParser::new(Kind::names()))]
+    #[arg(help = "Only these kinds of events (repeatable)", long_help)]
     event: Vec<String>,
 
     /// Only message events carrying this frame type (or `message`/`protocol`); repeatable: any
@@ -142,15 +144,21 @@ pub(crate) struct WatchArgs {
 
     /// Only task events that bring a task to this status: created with it, or updated to it
     #[arg(long, value_name = "STATUS", value_parser = PossibleValuesParser::new(STATUSES))]
+    #[arg(help = "Only task events that bring a task to this status", long_help)]
     task_status: Option<String>,
 
     /// Run CMD (with `sh -c`) once per event, one at a time, in order: the event's JSON line on
     /// its standard input, TEAMCTL_EVENT and TEAMCTL_TEAM in its environment
     #[arg(long, value_name = "CMD")]
+    #[arg(
+        help = "Run CMD (with `sh -c`) once per event, the event on its stdin",
+        long_help
+    )]
     exec: Option<String>,
 
     /// How long one run of --exec may take before its process group is killed
     #[arg(long, value_name = "DURATION", default_value = "30s")]
+    #[arg(help = "How long one run of --exec may take", long_help)]
     exec_timeout: String,
 
     /// Poll every MS milliseconds instead of using file notifications

@@ -32,6 +32,10 @@ pub(crate) struct OtelArgs {
     /// texts, summaries, task subjects and what a request asks (by default only names, kinds,
     /// ids and sizes: teammate text may be confidential)
     #[arg(long)]
+    #[arg(
+        help = "Also export texts (messages, summaries, task subjects, requests)",
+        long_help
+    )]
     pub(crate) otel_content: bool,
 }
 

@@ -44,6 +44,10 @@ pub(crate) struct AddArgs {
     /// Allow an owner that is not a member of config.json, and assigning as team-lead in a team
     /// teamctl does not lead
     #[arg(long)]
+    #[arg(
+        help = "Allow an owner that is not a member, or assigning as team-lead",
+        long_help
+    )]
     force: bool,
 }
 

@@ -26,11 +26,16 @@ pub(crate) struct ClaimArgs {
     /// Claim as NAME [default: your identity: TEAMCTL_FROM, else team-lead in a team teamctl
     /// leads, else user]
     #[arg(long = "as", value_name = "NAME")]
+    #[arg(help = "Claim as NAME [default: your identity]", long_help)]
     who: Option<String>,
 
     /// Claim as team-lead in a team teamctl does not lead, or as system (refused otherwise:
     /// that is someone else's name)
     #[arg(long)]
+    #[arg(
+        help = "Claim as team-lead in a team teamctl does not lead, or as system",
+        long_help
+    )]
     force: bool,
 }
 

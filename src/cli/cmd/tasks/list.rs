@@ -26,6 +26,7 @@ use crate::cli::output::warn;
 pub(crate) struct ListArgs {
     /// Only tasks with this status
     #[arg(long, value_name = "STATUS", value_parser = PossibleValuesParser::new(STATUSES))]
+    #[arg(help = "Only tasks with this status", long_help)]
     status: Option<String>,
 
     /// Only tasks owned by NAME
@@ -35,6 +36,7 @@ pub(crate) struct ListArgs {
     /// Only tasks owned by you (your identity: TEAMCTL_FROM, else team-lead in a team teamctl
     /// leads, else user)
     #[arg(long, conflicts_with = "owner")]
+    #[arg(help = "Only tasks owned by you (your identity)", long_help)]
     mine: bool,
 
     /// Only tasks ready to be picked up
