@@ -25,4 +25,4 @@ mod sum;
 mod transcripts;
 
 pub use sum::{ContextUse, CostSource, MemberSpend, TeamSpend, read_located, read_team};
-pub use transcripts::{LOCATE_EVERY, SpendReader};
+pub use transcripts::{FollowedSeries, LOCATE_EVERY, SpendReader};

@@ -151,6 +151,28 @@ impl SeriesBuilder {
     }
 }
 
+/// The team's cumulative cost from its members' series: at each member's point, the sum of
+/// every member's latest value (so its last point is the sum of their ends). At most `max`
+/// points, the first and the last among them.
+pub fn total(members: &[&Series], max: usize) -> Series {
+    let mut all: Vec<(&str, usize, f64)> = members
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| s.iter().map(move |(t, v)| (t.as_str(), k, *v)))
+        .collect();
+    // The times are RFC 3339 UTC with milliseconds (`iso_millis`): their order is the text's.
+    all.sort_by(|a, b| a.0.cmp(b.0));
+    let mut latest = vec![0.0; members.len()];
+    let out = all
+        .into_iter()
+        .map(|(t, k, v)| {
+            latest[k] = v;
+            (t.to_string(), latest.iter().sum())
+        })
+        .collect();
+    thin(out, max)
+}
+
 /// At most `max` points of `s`, spread evenly, the first and the last kept.
 fn thin(s: Series, max: usize) -> Series {
     let n = s.len();
@@ -240,6 +262,19 @@ mod tests {
                 "{first:?} != {again:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_total_adds_each_members_latest_value_at_every_point() {
+        let p = |t: &str, v: f64| (format!("2026-12-01T00:0{t}:00.000Z"), v);
+        let a: Series = vec![p("1", 1.0), p("4", 3.0)];
+        let b: Series = vec![p("2", 0.5), p("3", 2.0)];
+        let t = total(&[&a, &b], MAX_POINTS);
+        let values: Vec<f64> = t.iter().map(|x| x.1).collect();
+        assert_eq!(values, [1.0, 1.5, 3.0, 5.0]);
+        assert_eq!(t[3].0, "2026-12-01T00:04:00.000Z");
+        assert!(total(&[], MAX_POINTS).is_empty());
+        assert_eq!(total(&[&a, &b], 2).len(), 2);
     }
 
     #[test]

@@ -536,19 +536,29 @@ impl FileState {
     /// A symlink, FIFO, socket, device or folder at `loc` or on the way (named, never opened
     /// blocking); I/O errors other than the file being missing.
     pub fn update(&mut self, loc: &Loc) -> io::Result<Update> {
+        self.update_tapped(loc, &mut |_| {})
+    }
+
+    /// [`FileState::update`], handing `tap` each complete line read, as it is read (a file
+    /// read again from its start hands its lines again): a follower that keeps more than a
+    /// [`FileState`] reads each line once.
+    ///
+    /// # Errors
+    /// As [`FileState::update`].
+    pub fn update_tapped(&mut self, loc: &Loc, tap: &mut dyn FnMut(&[u8])) -> io::Result<Update> {
         match loc.open_file() {
-            Ok(Some(f)) => self.update_file(f),
+            Ok(Some(f)) => self.update_file(f, tap),
             Ok(None) => Ok(Update::Missing),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Update::Missing),
             Err(e) => Err(e),
         }
     }
 
-    /// [`FileState::update`] from a transcript already opened (a regular file).
+    /// [`FileState::update_tapped`] from a transcript already opened (a regular file).
     ///
     /// # Errors
     /// I/O errors.
-    pub fn update_file(&mut self, mut f: File) -> io::Result<Update> {
+    pub fn update_file(&mut self, mut f: File, tap: &mut dyn FnMut(&[u8])) -> io::Result<Update> {
         let meta = f.metadata()?;
         let mut fresh = false;
         if (self.dev, self.ino) != (meta.dev(), meta.ino())
@@ -571,7 +581,7 @@ impl FileState {
         }
         f.seek(SeekFrom::Start(self.offset))?;
         let start = self.offset;
-        self.read_from(&mut f)?;
+        self.read_from(&mut f, tap)?;
         self.tail = tail_hash(&f, self.offset)?;
         Ok(if fresh {
             Update::Reread
@@ -582,13 +592,16 @@ impl FileState {
         })
     }
 
-    fn read_from(&mut self, f: &mut File) -> io::Result<()> {
+    fn read_from(&mut self, f: &mut File, tap: &mut dyn FnMut(&[u8])) -> io::Result<()> {
         let mut cur = Cursor {
             offset: self.offset,
             skipping: self.skipping,
             oversized: self.oversized,
         };
-        let read = read_lines(f, &mut cur, &mut |line| self.feed(line));
+        let read = read_lines(f, &mut cur, &mut |line| {
+            self.feed(line);
+            tap(line);
+        });
         (self.offset, self.skipping, self.oversized) = (cur.offset, cur.skipping, cur.oversized);
         read
     }
