@@ -5,15 +5,16 @@
 //! never on another flow.
 //!
 //! The rooms: [`access`] (the token, the Host, the Origin), [`hub`] (each team's picture once,
-//! the pages' streams), `live` (a team followed), [`act`] (what the page may do), [`journal`]
-//! (what it did, `"via":"web"`), `routes` (the HTTP surface) and `page/` (the page itself:
-//! HTML, JS and CSS embedded in the binary).
+//! the pages' streams), `live` (a team followed), [`picture`] (what a page shows of a team),
+//! [`act`] (what the page may do), [`journal`] (what it did, `"via":"web"`), `routes` (the HTTP
+//! surface) and `page/` (the page itself: HTML, JS and CSS embedded in the binary).
 
 pub mod access;
 pub mod act;
 pub mod hub;
 pub mod journal;
 mod live;
+pub mod picture;
 mod routes;
 
 use std::net::{SocketAddr, TcpListener};

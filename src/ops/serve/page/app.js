@@ -392,9 +392,9 @@
 
   function costChart(t) {
     const s = section('Cost over time');
-    const pts = (t.cost || []).map(([at, usdv]) => [Date.parse(at), usdv]).filter(([x]) => !Number.isNaN(x));
+    const pts = ((t.cost || {}).total || []).map(([at, usdv]) => [Date.parse(at), usdv]).filter(([x]) => !Number.isNaN(x));
     if (pts.length < 2) {
-      s.append(el('p', 'muted', pts.length ? `${usd(pts[0][1])} so far; the line starts at the next change.` : 'No cost known yet.'));
+      s.append(el('p', 'muted', pts.length ? `${usd(pts[0][1])} so far; the line starts at the next response.` : 'No cost known yet.'));
       return s;
     }
     const W = 340; const H = 120; const P = 6;
@@ -407,7 +407,7 @@
     chart.firstChild.textContent = `cost from ${usd(pts[0][1])} to ${usd(pts[pts.length - 1][1])}`;
     chart.append(svg('line', { x1: P, y1: H - P, x2: W - P, y2: H - P, class: 'axis' }));
     chart.append(svg('polyline', { points: pts.map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(' '), class: 'cost' }));
-    s.append(chart, el('p', 'muted', `${usd(pts[pts.length - 1][1])} now, since the server started`));
+    s.append(chart, el('p', 'muted', `${usd(pts[pts.length - 1][1])} now, from the transcripts`));
     return s;
   }
 
