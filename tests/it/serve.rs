@@ -628,3 +628,41 @@ fn the_cost_over_time_starts_from_the_transcripts_and_grows_as_they_do() {
         "{p}"
     );
 }
+
+#[test]
+fn a_hold_of_an_earlier_run_shows_its_request_open_again() {
+    use crate::policy::PLAN;
+    let env = TestEnv::new();
+    env.team("alpha", &[("worker", Some("blue"))]);
+    env.lead_by_teamctl("alpha");
+    let plan = json!([{"from": "worker", "text": PLAN, "timestamp": "2026-11-29T09:58:00.000Z",
+        "read": false}]);
+    let lead = env.inbox("alpha", "team-lead");
+    std::fs::write(&lead, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+    let id = "plan_approval-1795946280000@worker@alpha";
+    {
+        let first = serve(&env, &["--team", "alpha"]);
+        assert_eq!(approve(&first, id).json()["record"]["event"], "held");
+        assert!(
+            first.picture("alpha")["earlier_holds"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+    }
+    // The first run stopped holding it: the next one shows the request open, and why.
+    let second = serve(&env, &["--team", "alpha"]);
+    let p = second.picture("alpha");
+    assert_eq!(p["held"], json!([]), "{p}");
+    assert_eq!(p["earlier_holds"][0]["request_id"], id, "{p}");
+    let detail = p["earlier_holds"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("Approve again"), "{detail}");
+    assert_eq!(p["view"]["requests"][0]["request_id"], id);
+    // Approved again: held by this run, no longer an earlier run's.
+    assert_eq!(approve(&second, id).json()["record"]["event"], "held");
+    assert!(wait_until(Duration::from_secs(10), || {
+        let p = second.picture("alpha");
+        p["held"][0]["request_id"] == id && p["earlier_holds"] == json!([])
+    }));
+    assert_eq!(worker_inbox(&env), Vec::<Value>::new());
+}

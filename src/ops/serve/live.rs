@@ -170,6 +170,23 @@ impl Live {
         let needs = needs(present, opened, board, REQUEST_AFTER, &lost);
         let (writable, why) = self.shared.writable(opened);
         let held = self.held_rows(name);
+        let earlier_holds = self
+            .shared
+            .earlier_holds
+            .iter()
+            .filter(|r| {
+                r.team == name
+                    && !held
+                        .iter()
+                        .any(|h| Some(&h.request_id) == r.request_id.as_ref())
+            })
+            .filter(|r| {
+                view.requests
+                    .iter()
+                    .any(|q| Some(&q.request_id) == r.request_id.as_ref())
+            })
+            .map(HeldRow::earlier)
+            .collect();
         self.track_cost(&view);
         serde_json::to_string(&Picture {
             team: name,
@@ -180,6 +197,7 @@ impl Live {
             view: Some(&view),
             needs: &needs,
             held,
+            earlier_holds,
             cost: &self.cost,
         })
         .unwrap_or_default()

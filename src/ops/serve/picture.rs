@@ -1,9 +1,11 @@
 //! What a page shows of one team (`event: team`): `top`'s view model with the needs of a
-//! person, the plan approvals held, and the team's cost over time from the members' transcripts, drawn by the
+//! person, the plan approvals held (by this run, and by an earlier one that stopped before
+//! writing them), and the team's cost over time from the members' transcripts, drawn by the
 //! rules `report.html` draws by ([`crate::observe::spend::series`]).
 
 use serde::Serialize;
 
+use super::journal::Record;
 use crate::observe::need::Need;
 use crate::observe::spend::series::{self, Series, SeriesBuilder};
 use crate::observe::top::View;
@@ -25,8 +27,27 @@ pub struct HeldRow {
     pub from: String,
     /// When the approval was given.
     pub since: String,
-    /// What it waits for, in words.
+    /// What it waits for, or what became of it, in words.
     pub detail: String,
+}
+
+impl HeldRow {
+    /// A hold journaled by an earlier run of the server whose request is still open: the hold
+    /// ended with that run, and the request needs a new answer.
+    pub fn earlier(r: &Record) -> HeldRow {
+        let from = r.member.clone().unwrap_or_default();
+        HeldRow {
+            request_id: r.request_id.clone().unwrap_or_default(),
+            detail: format!(
+                "approved on a page at {} and held until {from} reported idle, by a run of \
+                 teamctl serve that stopped before writing it: a hold ends with its server. \
+                 Approve again to answer it.",
+                r.at
+            ),
+            from,
+            since: r.at.clone(),
+        }
+    }
 }
 
 /// One member's cost over time.
@@ -92,6 +113,8 @@ pub struct Picture<'a> {
     pub needs: &'a [Need],
     /// The plan approvals given here and held until their planner reports idle.
     pub held: Vec<HeldRow>,
+    /// The plan approvals an earlier run held and never wrote, whose request is still open.
+    pub earlier_holds: Vec<HeldRow>,
     /// The team's cost over time.
     pub cost: &'a CostOverTime,
 }
@@ -108,6 +131,7 @@ impl<'a> Picture<'a> {
             view: None,
             needs: &[],
             held: Vec::new(),
+            earlier_holds: Vec::new(),
             cost,
         }
     }

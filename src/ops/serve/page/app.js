@@ -292,7 +292,9 @@
       box.append(line, el('pre', 'cmd', what.body));
       box.append(el('p', 'muted id', r.request_id));
       const h = held.get(r.request_id);
-      if (h) box.append(el('p', 'held', 'Approved: ' + h.detail));
+      if (h) box.append(el('p', 'held', 'Approved: ' + h.detail + '. Stopping the server ends the hold.'));
+      const e = (t.earlier_holds || []).find((x) => x.request_id === r.request_id);
+      if (e && !h) box.append(el('p', 'held', e.detail));
       if (t.writable && !h) {
         const row = el('div', 'row');
         const yes = el('button', 'approve', 'Approve');
