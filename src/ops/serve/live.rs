@@ -157,8 +157,12 @@ impl Live {
                 serde_json::to_string(&p).unwrap_or_default()
             }
         };
+        // Watched before the picture goes out; what was written between the read and the
+        // watch is read once more.
+        if self.hand_dirs() {
+            self.transcripts_soon(false);
+        }
         self.shared.hub.publish(&name, event("team", &json));
-        self.hand_dirs();
     }
 
     /// The picture of what was just read (`present`), as JSON.
@@ -234,13 +238,16 @@ impl Live {
         }
     }
 
-    /// Hands the transcripts' folders (new ones among them) to the waker.
-    fn hand_dirs(&mut self) {
+    /// Hands the transcripts' folders (new ones among them) to the waker; whether one was new.
+    fn hand_dirs(&mut self) -> bool {
+        let mut new = false;
         for d in self.reader.transcript_dirs() {
             if !self.watched.contains(&d) {
                 self.waker.add(&d);
                 self.watched.push(d);
+                new = true;
             }
         }
+        new
     }
 }
