@@ -1,7 +1,7 @@
 //! One team followed for the page, on a thread of its own, as `top` follows it: its files
 //! watched ([`Watch`], woken by notifications), read through the one [`TeamReader`] into
 //! `top`'s view model ([`top::view`]) with the needs of a person ([`needs`]), its transcripts'
-//! growth read at most every [`TRANSCRIPT_EVERY`], and once a second the look no file tells
+//! growth read at most every [`TRANSCRIPTS_EVERY`], and once a second the look no file tells
 //! about ([`TeamReader::changed_unseen`]). Its transcripts are read from their start once, for
 //! the members' cost over time ([`crate::observe::spend::SpendReader::keep_series`]), then only
 //! what they gain. What it read is published to the [`super::hub::Hub`] once, as one event
@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
@@ -19,20 +19,12 @@ use super::act::{held_detail, release_held};
 use super::hub::event;
 use super::picture::{CostOverTime, HeldRow, Picture};
 use crate::observe::human::{REQUEST_AFTER, needs};
-use crate::observe::reader::{self, Present, TeamReader};
+use crate::observe::reader::{self, LOOK_EVERY, Present, TRANSCRIPTS_EVERY, TeamReader};
 use crate::observe::timeline::{TIMELINE_LEN, Timeline};
 use crate::observe::top::{self, View};
 use crate::observe::watch::{Outside, Watch};
 use crate::team::config::Team;
 use crate::time::iso_millis;
-
-/// How often the look no file tells about is made (a pane gone, an age past a threshold), as
-/// `top`'s tick.
-pub const TICK: Duration = Duration::from_secs(1);
-
-/// A change in the transcripts is read at most this often (they are appended many times a
-/// second while a member works), as `top` reads them.
-pub const TRANSCRIPT_EVERY: Duration = Duration::from_millis(250);
 
 /// How many messages a picture carries.
 pub const MESSAGES: usize = 50;
@@ -91,7 +83,7 @@ impl Live {
         let name = self.reader.team().name.to_string();
         let clock = self.shared.clock.clone();
         self.publish(clock());
-        let mut next_tick = Instant::now() + TICK;
+        let mut next_tick = Instant::now() + LOOK_EVERY;
         while !self.shared.stopping.load(Ordering::Relaxed) {
             let until = self
                 .transcripts_due
@@ -115,7 +107,7 @@ impl Live {
                 dirty = true;
             }
             if Instant::now() >= next_tick {
-                next_tick = Instant::now() + TICK;
+                next_tick = Instant::now() + LOOK_EVERY;
                 if !self.shared.serves(&name) {
                     break;
                 }
@@ -132,9 +124,9 @@ impl Live {
         }
     }
 
-    /// Notes a transcript change: read at the latest [`TRANSCRIPT_EVERY`] after the last read.
+    /// Notes a transcript change: read at the latest [`TRANSCRIPTS_EVERY`] after the last read.
     fn transcripts_soon(&mut self, unknown: bool) {
-        let due = (self.transcripts_read + TRANSCRIPT_EVERY).max(Instant::now());
+        let due = (self.transcripts_read + TRANSCRIPTS_EVERY).max(Instant::now());
         let (at, was_unknown) = self.transcripts_due.unwrap_or((due, false));
         self.transcripts_due = Some((at.min(due), was_unknown || unknown));
     }
