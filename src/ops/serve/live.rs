@@ -15,7 +15,7 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 
 use super::Shared;
-use super::act::{held_detail, release_held};
+use super::act::release_held;
 use super::hub::event;
 use super::picture::{CostOverTime, HeldRow, Picture};
 use crate::observe::human::{REQUEST_AFTER, needs};
@@ -165,24 +165,8 @@ impl Live {
         let lost = crate::observe::misaddressed::scan(opened).misaddressed;
         let needs = needs(present, opened, board, REQUEST_AFTER, &lost);
         let (writable, why) = self.shared.writable(opened);
-        let held = self.held_rows(name);
-        let earlier_holds = self
-            .shared
-            .earlier_holds
-            .iter()
-            .filter(|r| {
-                r.team == name
-                    && !held
-                        .iter()
-                        .any(|h| Some(&h.request_id) == r.request_id.as_ref())
-            })
-            .filter(|r| {
-                view.requests
-                    .iter()
-                    .any(|q| Some(&q.request_id) == r.request_id.as_ref())
-            })
-            .map(HeldRow::earlier)
-            .collect();
+        let held: Vec<HeldRow> = self.shared.hub.held(name).iter().map(HeldRow::of).collect();
+        let earlier_holds = HeldRow::earlier(&self.shared.earlier_holds, name, &held, &view);
         self.track_cost(&view);
         serde_json::to_string(&Picture {
             team: name,
@@ -197,21 +181,6 @@ impl Live {
             cost: &self.cost,
         })
         .unwrap_or_default()
-    }
-
-    /// The approvals held in `team`, for the page.
-    fn held_rows(&self, team: &str) -> Vec<HeldRow> {
-        self.shared
-            .hub
-            .held(team)
-            .into_iter()
-            .map(|h| HeldRow {
-                detail: held_detail(&h.request.from),
-                request_id: h.request.request_id,
-                from: h.request.from,
-                since: h.since,
-            })
-            .collect()
     }
 
     /// Draws the cost over time again when the transcripts gave responses or a member's cost

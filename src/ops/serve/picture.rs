@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use super::act::held_detail;
+use super::hub::Held;
 use super::journal::Record;
 use crate::observe::need::Need;
 use crate::observe::spend::series::{self, Series, SeriesBuilder};
@@ -32,21 +34,46 @@ pub struct HeldRow {
 }
 
 impl HeldRow {
-    /// A hold journaled by an earlier run of the server whose request is still open: the hold
-    /// ended with that run, and the request needs a new answer.
-    pub fn earlier(r: &Record) -> HeldRow {
-        let from = r.member.clone().unwrap_or_default();
+    /// An approval this run holds.
+    pub fn of(h: &Held) -> HeldRow {
         HeldRow {
-            request_id: r.request_id.clone().unwrap_or_default(),
-            detail: format!(
-                "approved on a page at {} and held until {from} reported idle, by a run of \
-                 teamctl serve that stopped before writing it: a hold ends with its server. \
-                 Approve again to answer it.",
-                r.at
-            ),
-            from,
-            since: r.at.clone(),
+            request_id: h.request.request_id.clone(),
+            from: h.request.from.clone(),
+            since: h.since.clone(),
+            detail: held_detail(&h.request.from),
         }
+    }
+
+    /// The holds an earlier run journaled in `team` ([`super::journal::unfinished_holds`])
+    /// whose request `view` shows open and that this run does not hold (`held`): the hold
+    /// ended with that run, and the request needs a new answer.
+    pub fn earlier(
+        journaled: &[Record],
+        team: &str,
+        held: &[HeldRow],
+        view: &View,
+    ) -> Vec<HeldRow> {
+        let open = |id: &str| view.requests.iter().any(|q| q.request_id == id);
+        journaled
+            .iter()
+            .filter(|r| r.team == team)
+            .filter_map(|r| Some((r, r.request_id.as_deref()?)))
+            .filter(|(_, id)| open(id) && !held.iter().any(|h| h.request_id == *id))
+            .map(|(r, id)| {
+                let from = r.member.clone().unwrap_or_default();
+                HeldRow {
+                    request_id: id.to_string(),
+                    detail: format!(
+                        "approved on a page at {} and held until {from} reported idle, by a \
+                         run of teamctl serve that stopped before writing it: a hold ends with \
+                         its server. Approve again to answer it.",
+                        r.at
+                    ),
+                    from,
+                    since: r.at.clone(),
+                }
+            })
+            .collect()
     }
 }
 
