@@ -619,13 +619,16 @@ pub struct Cursor {
 }
 
 /// Calls `each` with every complete line of `f` from `cur.offset` (where `f` is positioned) to
-/// its end, in 1 MiB reads, and moves the cursor past them. A line still being written is left
-/// for the next call; a line longer than [`MAX_LINE`] is skipped without being kept.
+/// its end, in reads of at most 1 MiB (no bigger than what is left when it starts: a follower
+/// reads a few lines at a time), and moves the cursor past them. A line still being written is
+/// left for the next call; a line longer than [`MAX_LINE`] is skipped without being kept.
 ///
 /// # Errors
 /// Read errors.
 pub fn read_lines(f: &mut File, cur: &mut Cursor, each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
-    let mut buf = vec![0u8; CHUNK];
+    let left = f.metadata()?.len().saturating_sub(cur.offset);
+    let size = usize::try_from(left).map_or(CHUNK, |l| l.clamp(4096, CHUNK));
+    let mut buf = vec![0u8; size];
     let mut carry: Vec<u8> = Vec::new();
     let mut pos = cur.offset;
     loop {
