@@ -12,12 +12,19 @@ use crate::observe::need::Need;
 use crate::observe::spend::series::{self, Series, SeriesBuilder};
 use crate::observe::top::View;
 
-/// The most points of a member's cost series a picture carries (every picture is sent whole
-/// on each change: the chart is a few hundred pixels wide).
-pub const MEMBER_POINTS: usize = 120;
+/// The points of the members' cost series a picture carries in all (every picture is sent
+/// whole on each change, and the chart is a few hundred pixels wide): a big team's lines share
+/// them, as report.html's do, each between [`MIN_POINTS`] and [`MAX_POINTS`].
+pub const MEMBERS_POINTS: usize = 480;
+
+/// The fewest points a member's line is given.
+pub const MIN_POINTS: usize = 30;
+
+/// The most points a member's line is given.
+pub const MAX_POINTS: usize = 120;
 
 /// The most points of the team's cost series a picture carries.
-pub const TOTAL_POINTS: usize = 240;
+pub const TOTAL_POINTS: usize = 160;
 
 /// A plan approval given on a page and held until its planner reports idle, as the page shows
 /// it.
@@ -101,13 +108,15 @@ pub struct CostOverTime {
 impl CostOverTime {
     /// The members of `view` as `responses` priced them, each ending at its cost in `view`.
     pub fn of(responses: &SeriesBuilder, view: &View) -> CostOverTime {
+        let drawn = view.members.iter().filter(|m| m.tokens.is_some()).count();
+        let points = (MEMBERS_POINTS / drawn.max(1)).clamp(MIN_POINTS, MAX_POINTS);
         let members: Vec<MemberCost> = view
             .members
             .iter()
             .map(|m| MemberCost {
                 name: m.name.clone(),
                 color: m.color.clone(),
-                series: responses.series(&m.name, m.cost_usd, MEMBER_POINTS),
+                series: responses.series(&m.name, m.cost_usd, points),
             })
             .filter(|m| !m.series.is_empty())
             .collect();
