@@ -6,13 +6,20 @@
 //
 //   cargo build --release
 //   node bench/serve.js [--bin target/release/teamctl] [--pages 50] [--rounds 20]
-//                       [--chromium /usr/bin/chromium] [--idle-seconds 30]
+//                       [--chromium /usr/bin/chromium] [--idle-seconds 30] [--responses 300]
 //
 // Everything lives in a temp dir (removed after), with a hermetic environment (HOME, XDG_* and
 // CLAUDE_CONFIG_DIR in it). The teams are made with `teamctl create --launch none` (teamctl
 // leads them, no Claude Code runs). Each page is its own browser context of headless
 // Chromium (Debian's, driven by tests/e2e's playwright-core), so each holds a stream of its own:
 // the worst case for the server (the tabs of one browser share one stream).
+//
+// Each member has a transcript of --responses API responses (about 1 KB a line, spread over
+// the three hours before the run), so the server reads them all at start for the cost over
+// time and keeps every response: the time until every team's first picture is out (`start`)
+// and the memory count them. A response round appends one response to a member's transcript
+// and times it until its text is the member's "doing" on the page (the transcripts' growth is
+// read at most every 250 ms).
 //
 // Latency: a round sends one message (`teamctl send`) to a member of team t0 and takes, in
 // every open page, the time from just before the send until the text is in the page (a
@@ -29,7 +36,8 @@ const { spawn, execFileSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..');
 const args = { bin: path.join(ROOT, 'target/release/teamctl'), pages: 50, rounds: 20,
-  chromium: process.env.CHROMIUM_BIN || '/usr/bin/chromium', idle: 30, teams: 10, members: 10 };
+  chromium: process.env.CHROMIUM_BIN || '/usr/bin/chromium', idle: 30, teams: 10, members: 10,
+  responses: 300 };
 for (let i = 2; i < process.argv.length; i += 2) {
   const [k, v] = [process.argv[i], process.argv[i + 1]];
   if (k === '--bin') args.bin = path.resolve(v);
@@ -37,6 +45,7 @@ for (let i = 2; i < process.argv.length; i += 2) {
   else if (k === '--rounds') args.rounds = Number(v);
   else if (k === '--chromium') args.chromium = v;
   else if (k === '--idle-seconds') args.idle = Number(v);
+  else if (k === '--responses') args.responses = Number(v);
   else { process.stderr.write(`unknown option ${k}\n`); process.exit(2); }
 }
 const { chromium } = require(path.join(ROOT, 'tests/e2e/node_modules/playwright-core'));
@@ -64,12 +73,48 @@ function cpuTicks(pid) {
   return Number(f[11]) + Number(f[12]);
 }
 
+// One API response of `member` in `team` at `ms`, as Claude Code writes it (trimmed), about
+// 1 KB with its text.
+function response(team, member, id, ms, text) {
+  return JSON.stringify({ type: 'assistant', timestamp: new Date(ms).toISOString(), teamName: team,
+    agentName: member, sessionId: `s-${team}-${member}`, uuid: id,
+    message: { id, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', stop_reason: 'end_turn',
+      content: [{ type: 'text', text }],
+      usage: { input_tokens: 2000, cache_read_input_tokens: 40000, cache_creation_input_tokens: 800, output_tokens: 400 } } }) + '\n';
+}
+
+// The transcript of `member` of `team` (in its cwd's project folder, as Claude Code names it).
+function transcriptOf(team, member) {
+  const cfg = JSON.parse(fs.readFileSync(path.join(env.CLAUDE_CONFIG_DIR, 'teams', team, 'config.json'), 'utf8'));
+  const cwd = cfg.members.find((m) => m.name === member).cwd;
+  const dir = path.join(env.CLAUDE_CONFIG_DIR, 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-'));
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, `session-${team}-${member}.jsonl`);
+}
+
+function transcripts() {
+  const now = Date.now();
+  const filler = 'Reading the code and running the tests. '.repeat(12);
+  for (let t = 0; t < args.teams; t++) {
+    for (let m = 0; m < args.members; m++) {
+      let text = '';
+      for (let r = 0; r < args.responses; r++) {
+        const ms = now - 3 * 3600 * 1000 + (r * 3 * 3600 * 1000) / args.responses;
+        text += response(`t${t}`, `m${m}`, `msg_t${t}_m${m}_${r}`, ms, filler);
+      }
+      fs.writeFileSync(transcriptOf(`t${t}`, `m${m}`), text);
+    }
+  }
+}
+
 async function main() {
   for (let t = 0; t < args.teams; t++) {
     const members = [];
     for (let m = 0; m < args.members; m++) members.push('--member', `m${m}:You are member ${m}.`);
     teamctl('create', `t${t}`, '--launch', 'none', ...members);
   }
+  transcripts();
+  const started = Date.now();
   const server = spawn(args.bin, ['--json', 'serve', '--all-teams'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await new Promise((resolve) => {
     let buf = '';
@@ -81,9 +126,18 @@ async function main() {
   });
   const base = first.url.split('#')[0];
   const url = `${base}#team=t0&token=${first.url.split('#token=')[1]}`;
+  // Until every team's first picture is out (its transcripts read from their start).
+  const token = first.url.split('#token=')[1];
+  for (;;) {
+    const res = await fetch(`${base}api/teams`, { headers: { Authorization: `Bearer ${token}` } });
+    const got = await res.json();
+    if (got.teams.length === args.teams) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
   const pages = [];
-  const out = { teams: args.teams, members: args.members };
+  const out = { teams: args.teams, members: args.members, responses_each: args.responses,
+    start_ms: Date.now() - started, rss_mb_no_page: +(rssKb(server.pid) / 1024).toFixed(1) };
   async function open(n) {
     while (pages.length < n) {
       const ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
@@ -106,6 +160,26 @@ async function main() {
       await new Promise((r2) => setTimeout(r2, 50));
       const t0 = Date.now();
       teamctl('--team', 't0', 'send', 'm1', text);
+      for (const at of await Promise.all(seen)) lat.push(at - t0);
+      await new Promise((r2) => setTimeout(r2, 300));
+    }
+    return { p50_ms: pct(lat, 50), p90_ms: pct(lat, 90), max_ms: Math.max(...lat), samples: lat.length };
+  }
+  // A response appended to m1's transcript, until its text is m1's doing on the page.
+  async function responseRounds() {
+    const file = transcriptOf('t0', 'm1');
+    const lat = [];
+    for (let r = 0; r < args.rounds; r++) {
+      const text = `bench response ${r} ${Date.now()}`;
+      const seen = pages.map((p) => p.evaluate((t) => new Promise((resolve) => {
+        const look = () => document.getElementById('view').textContent.includes(t);
+        if (look()) { resolve(Date.now()); return; }
+        const o = new MutationObserver(() => { if (look()) { o.disconnect(); resolve(Date.now()); } });
+        o.observe(document.getElementById('view'), { childList: true, subtree: true, characterData: true });
+      }), text));
+      await new Promise((r2) => setTimeout(r2, 50));
+      const t0 = Date.now();
+      fs.appendFileSync(file, response('t0', 'm1', `msg_bench_${r}_${t0}`, t0, text));
       for (const at of await Promise.all(seen)) lat.push(at - t0);
       await new Promise((r2) => setTimeout(r2, 300));
     }
@@ -149,6 +223,7 @@ async function main() {
   out.streams_50_no_browser = await streams(50);
   await open(1);
   out.one_page = await rounds('one');
+  out.response_one_page = await responseRounds();
   await open(args.pages);
   out.pages = args.pages;
   out.many_pages = await rounds('many');

@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::{Bytes, Frame, Incoming};
+pub use hyper::body::Bytes;
+use hyper::body::{Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -91,9 +92,10 @@ pub enum Fed {
 }
 
 impl Feed {
-    /// Queues `chunk` without waiting, from any thread.
-    pub fn send(&self, chunk: impl Into<Vec<u8>>) -> Fed {
-        match self.0.try_send(Bytes::from(chunk.into())) {
+    /// Queues `chunk` without waiting, from any thread (a [`Bytes`] is shared, not copied:
+    /// one event sent to many streams is one buffer).
+    pub fn send(&self, chunk: impl Into<Bytes>) -> Fed {
+        match self.0.try_send(chunk.into()) {
             Ok(()) => Fed::Queued,
             Err(mpsc::error::TrySendError::Full(_)) => Fed::Full,
             Err(mpsc::error::TrySendError::Closed(_)) => Fed::Gone,

@@ -36,6 +36,14 @@ use crate::team::tasks::Board;
 /// take minutes to write, so this is well past ordinary answers.
 pub const NO_RESPONSE_AFTER: Duration = Duration::from_secs(180);
 
+/// How often a follower of a team (`top`, `serve`) makes the look no file tells about
+/// ([`TeamReader::changed_unseen`]): its tick.
+pub const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// A follower reads a change in the transcripts at most this often (they are appended many
+/// times a second while a member works).
+pub const TRANSCRIPTS_EVERY: Duration = Duration::from_millis(250);
+
 /// What a [`TeamReader`] reads, and how it judges.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {

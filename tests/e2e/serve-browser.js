@@ -12,11 +12,17 @@
 // - a permission request planted in the lead's inbox shows with its command, and Approve
 //   (double-clicked) answers it: the page says so;
 // - the same answer without the token, or from another origin's page, is refused (4xx);
-// - with --read-only: no button, no message box, and a write is refused.
+// - with --read-only: no button, no message box, and a write is refused;
+// - a member without a transcript shows no cost, and says why (no number passes for one).
+// With --picture (a team with transcripts: the README's picture), only this, at a desktop's
+// width in light mode and at a phone's in dark mode: every member shows its cost and context,
+// the cost chart is drawn, no task column is narrower than 12em, and the same checks of what
+// the page loads and makes; --picture takes the desktop's screenshot, --phone-picture the
+// phone's (the whole page).
 //
 //   node tests/e2e/serve-browser.js --url <url#token=…> --lead-inbox <path> --teamctl <bin>
-//        --team <name> --member <name> [--read-only] [--shown <text>]... [--screenshot <png>]
-//        [--chromium <path>]
+//        --team <name> --member <name> [--read-only] [--shown <text>]... [--chromium <path>]
+//   node tests/e2e/serve-browser.js --url <url#token=…> --picture <png> [--phone-picture <png>]
 //
 // `teamctl` is run with this process's environment (the test's config dir). Exit 0: one JSON
 // summary line on stdout ({"ok":true, "message_ms", "request_id", …}); 1: the FAIL line on
@@ -56,14 +62,16 @@ function parseArgs(argv) {
       case '--teamctl': take('teamctl'); break;
       case '--team': take('team'); break;
       case '--member': take('member'); break;
-      case '--screenshot': take('screenshot'); break;
+      case '--picture': take('picture'); break;
+      case '--phone-picture': take('phonePicture'); break;
       case '--chromium': take('chromium'); break;
       case '--shown': if (v === undefined) usage('--shown needs a value'); a.shown.push(v); i++; break;
       case '--read-only': a.readOnly = true; break;
       default: usage(`unknown option ${argv[i]}`);
     }
   }
-  for (const k of ['url', 'leadInbox', 'teamctl', 'team', 'member']) if (!a[k]) usage(`--${k} is required`);
+  const needed = a.picture ? ['url'] : ['url', 'leadInbox', 'teamctl', 'team', 'member'];
+  for (const k of needed) if (!a[k]) usage(`--${k} is required`);
   return a;
 }
 
@@ -153,6 +161,46 @@ function plant(a, id, command) {
   fs.renameSync(tmp, a.leadInbox);
 }
 
+// What the members' cards and the task columns show, read inside the page.
+function board() {
+  const text = (e, sel) => { const x = e.querySelector(sel); return x ? x.textContent : null; };
+  return {
+    members: [...document.querySelectorAll('.member')].map((m) => ({
+      name: text(m, 'strong'), cost: text(m, '.cost'), unknown: !!m.querySelector('.cost.unknown'),
+      why: (m.querySelector('.cost') || {}).title || '', context: text(m, '.ctx'),
+    })),
+    columns: [...document.querySelectorAll('.column')].map((c) => c.getBoundingClientRect().width),
+    em: parseFloat(getComputedStyle(document.body).fontSize),
+    chart: !!document.querySelector('svg.chart path.total'),
+  };
+}
+
+// The README's picture (--picture): a desktop in light mode, then a phone in dark mode.
+async function pictures(browser, a, summary) {
+  const views = [
+    ['desktop', a.picture, { width: 1280, height: 1440 }, 'light', false],
+    ['phone', a.phonePicture, { width: 390, height: 844 }, 'dark', true],
+  ];
+  for (const [where, file, viewport, scheme, fullPage] of views) {
+    const events = { blocked: [], console: [], errors: [] };
+    const { context, page } = await open(browser, a.url, viewport, scheme, events);
+    await page.waitForSelector('svg.chart path.total', { timeout: 20000 });
+    checkInert(await page.evaluate(inspect, FOREIGN), a, where);
+    const b = await page.evaluate(board);
+    for (const m of b.members) {
+      check(!m.unknown && /^\$\d/.test(m.cost), `${where}: ${m.name} shows no cost: ${JSON.stringify(m)}`);
+      check(m.context && /context/.test(m.context), `${where}: ${m.name} shows no context: ${JSON.stringify(m)}`);
+    }
+    check(b.chart, `${where}: no cost chart`);
+    const narrow = b.columns.filter((w) => w < 12 * b.em);
+    check(narrow.length === 0, `${where}: task columns narrower than 12em: ${b.columns.join(', ')} px`);
+    if (file) await page.screenshot({ path: file, fullPage });
+    clean(events, where);
+    summary[where] = b;
+    await context.close();
+  }
+}
+
 // The answer from a page of another origin (a server of this driver's on 127.0.0.1): the
 // browser sends it without the token (it cannot set one across origins without CORS, which
 // teamctl never grants); the statuses teamctl gave.
@@ -194,10 +242,19 @@ async function main() {
   if (!fs.existsSync(a.chromium)) { process.stderr.write(`${NAME}: skipped: no ${a.chromium}\n`); process.exit(77); }
   const browser = await chromium.launch({ executablePath: a.chromium, args: ['--no-sandbox'] });
   const summary = { ok: true };
+  if (a.picture) {
+    try { await pictures(browser, a, summary); } finally { await browser.close(); }
+    process.stdout.write(JSON.stringify(summary) + '\n');
+    return;
+  }
   try {
     const events = { blocked: [], console: [], errors: [] };
     const { page } = await open(browser, a.url, { width: 390, height: 844 }, 'dark', events);
     checkInert(await page.evaluate(inspect, FOREIGN), a, 'at load');
+    // No transcript here: each member's cost is unknown, and the page says why.
+    for (const m of (await page.evaluate(board)).members) {
+      check(m.unknown && m.why.length > 0, `a cost shown without why it is unknown: ${JSON.stringify(m)}`);
+    }
     summary.url_after_load = page.url();
     check(!page.url().includes('token='), `the token stayed in the address bar: ${page.url()}`);
     clean(events, 'at load');
@@ -251,12 +308,6 @@ async function main() {
       const box = page.locator('article.request', { hasText: id });
       await box.waitFor({ timeout: 10000 });
       check((await box.locator('pre.cmd').textContent()) === command, 'the command is not shown as it is');
-      if (a.screenshot) {
-        const wide = await open(browser, a.url, { width: 1100, height: 900 }, 'light', { blocked: [], console: [], errors: [] });
-        await wide.page.locator('article.request', { hasText: id }).waitFor({ timeout: 10000 });
-        await wide.page.screenshot({ path: a.screenshot, fullPage: false });
-        await wide.context.close();
-      }
       const body = JSON.stringify({ team: a.team, request_id: id, answer: 'approve' });
       const noToken = await page.evaluate(async (b) => (await fetch('/api/answer', {
         method: 'POST', headers: { 'Content-Type': 'application/json' }, body: b })).status, body);

@@ -59,6 +59,7 @@ mod security;
 mod send;
 mod serve;
 mod serve_browser;
+mod serve_picture;
 mod stale_lock;
 mod status;
 mod store;

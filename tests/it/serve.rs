@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -28,8 +29,14 @@ impl Drop for Served {
 
 /// Starts `teamctl serve --json` in `env` with `args`.
 pub fn serve(env: &TestEnv, args: &[&str]) -> Served {
+    serve_with(env, args, |_| {})
+}
+
+/// [`serve`], its command changed by `edit` first.
+pub fn serve_with(env: &TestEnv, args: &[&str], edit: impl FnOnce(&mut Command)) -> Served {
     let mut cmd = env.std_cmd();
     cmd.arg("serve").arg("--json").args(args);
+    edit(&mut cmd);
     let b = JsonLines::spawn_with_stderr(cmd);
     let first = b.next();
     assert_eq!(first["event"], "listening", "{first}");
@@ -558,4 +565,117 @@ fn all_teams_serves_each_team_teamctl_leads_as_they_come_and_go() {
     assert!(wait_until(Duration::from_secs(10), || served(&forced)
         .contains(&"theirs".to_string())));
     assert_eq!(forced.picture("theirs")["writable"], false);
+}
+
+/// A response of `member` at `at` (10 input and `out` output tokens of claude-opus-5-5).
+fn respond(env: &TestEnv, member: &str, id: &str, at: &str, out: u64) {
+    let blocks = json!([{"type": "text", "text": "working"}]);
+    let e = crate::common::assistant_entry(id, at, blocks, "end_turn", (10, out));
+    env.transcript_line_as("alpha", member, e);
+}
+
+/// Member `name`'s cost series in `picture`.
+fn member_series(picture: &Value, name: &str) -> Vec<Value> {
+    let members = picture["cost"]["members"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let m = members.into_iter().find(|m| m["name"] == name);
+    m.map(|m| m["series"].as_array().unwrap().clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_cost_over_time_starts_from_the_transcripts_and_grows_as_they_do() {
+    let env = fixture();
+    // Written before the server starts: the series starts at the first response, not at the
+    // server's start.
+    respond(&env, "worker", "r1", "2026-11-29T09:00:00.000Z", 5);
+    respond(&env, "worker", "r2", "2026-11-29T09:30:00.000Z", 5);
+    // Read once already: the transcript index in the data dir says where each file ends.
+    env.cmd()
+        .args(["--team", "alpha", "status"])
+        .assert()
+        .success();
+    assert!(env.data_dir().join("transcripts.json").is_file());
+    let s = serve(&env, &["--team", "alpha"]);
+    let p = s.picture("alpha");
+    let worker = p["view"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "worker")
+        .unwrap()
+        .clone();
+    let cost = worker["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.00028).abs() < 1e-12, "{worker}");
+    assert_eq!(worker["context"]["used"], 10, "{worker}");
+    let series = member_series(&p, "worker");
+    assert_eq!(series.len(), 2, "{p}");
+    assert_eq!(series[0][0], "2026-11-29T09:00:00.000Z");
+    assert_eq!(
+        series[1][1], worker["cost_usd"],
+        "the end is the member's figure"
+    );
+    let total = p["cost"]["total"].as_array().unwrap();
+    assert_eq!(
+        total.last().unwrap()[1],
+        p["view"]["team"]["cost_usd"],
+        "{p}"
+    );
+    // A response appended while it serves: one more point, the transcript read on from where
+    // it was.
+    respond(&env, "worker", "r3", "2026-11-29T10:00:00.000Z", 5);
+    let mut p = Value::Null;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            p = s.picture("alpha");
+            member_series(&p, "worker").len() == 3
+        }),
+        "{p}"
+    );
+    let series = member_series(&p, "worker");
+    assert_eq!(series[2][0], "2026-11-29T10:00:00.000Z");
+    assert!(
+        (series[2][1].as_f64().unwrap() - 0.00042).abs() < 1e-12,
+        "{p}"
+    );
+}
+
+#[test]
+fn a_hold_of_an_earlier_run_shows_its_request_open_again() {
+    use crate::policy::PLAN;
+    let env = TestEnv::new();
+    env.team("alpha", &[("worker", Some("blue"))]);
+    env.lead_by_teamctl("alpha");
+    let plan = json!([{"from": "worker", "text": PLAN, "timestamp": "2026-11-29T09:58:00.000Z",
+        "read": false}]);
+    let lead = env.inbox("alpha", "team-lead");
+    std::fs::write(&lead, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+    let id = "plan_approval-1795946280000@worker@alpha";
+    {
+        let first = serve(&env, &["--team", "alpha"]);
+        assert_eq!(approve(&first, id).json()["record"]["event"], "held");
+        assert!(
+            first.picture("alpha")["earlier_holds"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+    }
+    // The first run stopped holding it: the next one shows the request open, and why.
+    let second = serve(&env, &["--team", "alpha"]);
+    let p = second.picture("alpha");
+    assert_eq!(p["held"], json!([]), "{p}");
+    assert_eq!(p["earlier_holds"][0]["request_id"], id, "{p}");
+    let detail = p["earlier_holds"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("Approve again"), "{detail}");
+    assert_eq!(p["view"]["requests"][0]["request_id"], id);
+    // Approved again: held by this run, no longer an earlier run's.
+    assert_eq!(approve(&second, id).json()["record"]["event"], "held");
+    assert!(wait_until(Duration::from_secs(10), || {
+        let p = second.picture("alpha");
+        p["held"][0]["request_id"] == id && p["earlier_holds"] == json!([])
+    }));
+    assert_eq!(worker_inbox(&env), Vec::<Value>::new());
 }

@@ -21,10 +21,10 @@ use crate::cli::{env, term};
 /// A foreground server (no daemon) for a page that shows the team as `top` does, live: the
 /// team's state and why a person is needed; each member's state, why it waits, what it is
 /// doing, its cost and context; the requests waiting for the lead (the tool and command, or
-/// the plan's start, and how long they have waited); the task board; the newest messages; the
-/// team's cost over time since the server started. Changes are pushed to the page as the
-/// team's files change (file notifications, as `watch` and `top`), read once for every open
-/// page; an idle team costs a look a second.
+/// the plan's start, and how long they have waited); the task board; the newest messages; each
+/// member's cost over time, from the transcripts (as report.html draws it). Changes are pushed
+/// to the page as the team's files change (file notifications, as `watch` and `top`), read
+/// once for every open page; an idle team costs a look a second.
 ///
 /// From the page (not with --read-only, which shows no control and refuses every write):
 /// Approve, Deny with a reason, and a message to a teammate, each written exactly as `teamctl
@@ -32,8 +32,9 @@ use crate::cli::{env, term};
 /// journaled in teamctl's data dir (serve.jsonl, "via":"web"). An action names the request it
 /// answers: a page that is out of date, or a second click, finds it answered and writes
 /// nothing. A plan approval is held until the planner reports idle (as `approve --policy`
-/// holds it: Claude Code loses an earlier one), and the page says so. Answers are written only
-/// in teams teamctl leads (`teamctl create`); --force shows the others too, read-only.
+/// holds it: Claude Code loses an earlier one), and the page says so; the hold ends with the
+/// server (the next run shows the request open again, approved before). Answers are written
+/// only in teams teamctl leads (`teamctl create`); --force shows the others too, read-only.
 ///
 /// It listens on 127.0.0.1 on a free port unless --listen says otherwise, and prints the page's
 /// URL on stderr with the access token after `#token=` (a URL's fragment never reaches a

@@ -12,21 +12,21 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use crossterm::event::Event;
-use teamctl::observe::reader::TeamReader;
+use teamctl::observe::reader::{LOOK_EVERY, TRANSCRIPTS_EVERY, TeamReader};
 use teamctl::observe::watch::{Outside, Watch};
 use teamctl::store::paths::MemberName;
 use teamctl::team::config::{LEAD, Team};
 use teamctl::team::mailbox::{self, SendRequest, Text};
 use teamctl::team::protocol::{self, Verdict};
 
-use super::live::{Live, Msg, TRANSCRIPT_EVERY, Watchdog};
+use super::live::{Live, Msg, Watchdog};
 use super::{render, terminal};
 use crate::cli::answer;
 use crate::cli::context::Ctx;
 use crate::cli::tui::app::{Answer, Effect};
 
 /// How often the clock ticks: liveness checks and the ages on screen, nothing else.
-pub(super) const TICK: Duration = Duration::from_secs(1);
+pub(super) const TICK: Duration = LOOK_EVERY;
 
 /// The transcript changes the watcher saw and the loop has not read yet. The watcher tells the
 /// loop once ([`Msg::Transcripts`]) until the loop takes them: a transcript appended twenty
@@ -52,7 +52,7 @@ pub(super) fn take(pending: &Mutex<Pending>, reader: &TeamReader) -> bool {
 /// not). It runs from the last read that found something, so that the read after the close
 /// that follows a write (which finds nothing) does not delay the next write's; a second read
 /// in a row that finds nothing starts it too (a file in a watched folder that is nobody's,
-/// appended all the time, is read at most every [`TRANSCRIPT_EVERY`]).
+/// appended all the time, is read at most every [`TRANSCRIPTS_EVERY`]).
 pub(super) fn window(start: &mut Instant, found_last: &mut bool, grew: bool) {
     if grew || !*found_last {
         *start = Instant::now();
@@ -225,8 +225,8 @@ impl<'c> Loop<'_, 'c> {
                 self.transcripts_due = None;
                 self.read_transcripts();
             } else if transcripts && self.transcripts_due.is_none() {
-                // At most every TRANSCRIPT_EVERY: a burst of appends is one read.
-                let due = (self.transcripts_read + TRANSCRIPT_EVERY).max(Instant::now());
+                // At most every TRANSCRIPTS_EVERY: a burst of appends is one read.
+                let due = (self.transcripts_read + TRANSCRIPTS_EVERY).max(Instant::now());
                 self.transcripts_due = Some(due);
             }
         }

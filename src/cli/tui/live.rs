@@ -37,10 +37,6 @@ pub(crate) struct Options {
     pub(crate) stall_after: Duration,
 }
 
-/// A change in the transcripts refreshes the view at most this often (they are appended many
-/// times a second while a member works).
-pub(crate) const TRANSCRIPT_EVERY: Duration = Duration::from_millis(250);
-
 /// `app` drawn at `width` x `height`, as text.
 pub(crate) fn frame_text(app: &App, now: DateTime<Utc>, width: u16, height: u16) -> String {
     let mut term = match Terminal::new(TestBackend::new(width.max(20), height.max(6))) {

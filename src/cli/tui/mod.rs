@@ -8,7 +8,7 @@
 //! The team is read through one `TeamReader`, kept for the whole session: a refresh parses only
 //! the inboxes that changed and what the transcripts gained. Their folders wake the loop too, but
 //! a transcript is appended many times a second while its member works: a change there refreshes
-//! at most every `TRANSCRIPT_EVERY` (a message or a task change still refreshes at once), and a
+//! at most every `TRANSCRIPTS_EVERY` (a message or a task change still refreshes at once), and a
 //! frame is drawn only when something on it changed.
 
 pub(crate) mod app;

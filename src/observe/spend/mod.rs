@@ -18,11 +18,12 @@
 //!
 //! [`SpendReader`] follows a team's transcripts over time (what was appended since the last
 //! read is all it parses); [`read_team`] and [`read_located`] are one read. [`series`]: each
-//! member's cost over time, from the lines of a read that sees every line (an export's).
+//! member's cost over time, from the lines of a read that sees every line (an export's, or a
+//! [`SpendReader`] that keeps it: `serve`'s).
 
 pub mod series;
 mod sum;
 mod transcripts;
 
 pub use sum::{ContextUse, CostSource, MemberSpend, TeamSpend, TurnTimes, read_located, read_team};
-pub use transcripts::{LOCATE_EVERY, SpendReader};
+pub use transcripts::{FollowedSeries, LOCATE_EVERY, SpendReader};

@@ -28,18 +28,37 @@ pub type Series = Vec<(String, f64)>;
 /// The most points a series keeps by default (the first and the last always among them).
 pub const MAX_POINTS: usize = 400;
 
-/// One response: when (its last entry's time) and its computed cost (`None`: no price).
+/// One response: when (its last entry's time) and its computed cost, packed (a live team's
+/// every response is kept: `serve`).
 #[derive(Debug, Clone, Copy)]
 struct Priced {
-    at: Option<DateTime<Utc>>,
-    usd: Option<f64>,
+    /// Milliseconds since the epoch; [`NO_TIME`] when the entry has no readable time.
+    at_ms: i64,
+    /// NaN when its model has no price.
+    usd: f64,
     tokens: u64,
+}
+
+/// [`Priced::at_ms`] of a response without a time.
+const NO_TIME: i64 = i64::MIN;
+
+impl Priced {
+    fn at(&self) -> Option<DateTime<Utc>> {
+        (self.at_ms != NO_TIME)
+            .then(|| DateTime::<Utc>::from_timestamp_millis(self.at_ms))
+            .flatten()
+    }
+
+    fn usd(&self) -> Option<f64> {
+        (!self.usd.is_nan()).then_some(self.usd)
+    }
 }
 
 /// Collects each member's responses from transcript lines.
 #[derive(Debug, Default)]
 pub struct SeriesBuilder {
-    members: BTreeMap<String, HashMap<String, Priced>>,
+    /// By member, each response by its `message.id`.
+    members: BTreeMap<String, HashMap<Box<str>, Priced>>,
 }
 
 impl SeriesBuilder {
@@ -60,9 +79,10 @@ impl SeriesBuilder {
             return;
         }
         let priced = l.requested_model.as_deref().unwrap_or(model);
+        let at = l.timestamp.as_deref().and_then(parse_time);
         let p = Priced {
-            at: l.timestamp.as_deref().and_then(parse_time),
-            usd: pricing::cost(priced, usage, l.version.as_deref()),
+            at_ms: at.map_or(NO_TIME, |t| t.timestamp_millis()),
+            usd: pricing::cost(priced, usage, l.version.as_deref()).unwrap_or(f64::NAN),
             tokens: usage
                 .input_tokens
                 .saturating_add(usage.output_tokens)
@@ -73,7 +93,7 @@ impl SeriesBuilder {
             self.members.insert(member.to_string(), HashMap::new());
         }
         if let Some(rs) = self.members.get_mut(member) {
-            rs.insert(id.to_string(), p);
+            rs.insert(Box::from(id.as_ref()), p);
         }
     }
 
@@ -87,12 +107,12 @@ impl SeriesBuilder {
         };
         // Summed in one order whatever the map's (a float sum depends on its order, and a
         // record is the same bytes each time it is taken).
-        let mut usd: Vec<f64> = rs.values().filter_map(|p| p.usd).collect();
+        let mut usd: Vec<f64> = rs.values().filter_map(Priced::usd).collect();
         usd.sort_by(f64::total_cmp);
         let computed: f64 = usd.iter().sum();
         let mut timed: Vec<(DateTime<Utc>, f64)> = rs
             .values()
-            .filter_map(|p| Some((p.at?, p.usd.unwrap_or(0.0))))
+            .filter_map(|p| Some((p.at()?, p.usd().unwrap_or(0.0))))
             .collect();
         timed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         let scale = match total {
@@ -124,7 +144,7 @@ impl SeriesBuilder {
         };
         let timed: Vec<(i64, u64)> = rs
             .values()
-            .filter_map(|p| Some((p.at?.timestamp().div_euclid(60), p.tokens)))
+            .filter_map(|p| Some((p.at()?.timestamp().div_euclid(60), p.tokens)))
             .collect();
         let (Some(first), Some(last)) = (
             timed.iter().map(|t| t.0).min(),
@@ -149,6 +169,28 @@ impl SeriesBuilder {
             .collect();
         (u32::try_from(width).unwrap_or(u32::MAX), series)
     }
+}
+
+/// The team's cumulative cost from its members' series: at each member's point, the sum of
+/// every member's latest value (so its last point is the sum of their ends). At most `max`
+/// points, the first and the last among them.
+pub fn total(members: &[&Series], max: usize) -> Series {
+    let mut all: Vec<(&str, usize, f64)> = members
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| s.iter().map(move |(t, v)| (t.as_str(), k, *v)))
+        .collect();
+    // The times are RFC 3339 UTC with milliseconds (`iso_millis`): their order is the text's.
+    all.sort_by(|a, b| a.0.cmp(b.0));
+    let mut latest = vec![0.0; members.len()];
+    let out = all
+        .into_iter()
+        .map(|(t, k, v)| {
+            latest[k] = v;
+            (t.to_string(), latest.iter().sum())
+        })
+        .collect();
+    thin(out, max)
 }
 
 /// At most `max` points of `s`, spread evenly, the first and the last kept.
@@ -240,6 +282,19 @@ mod tests {
                 "{first:?} != {again:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_total_adds_each_members_latest_value_at_every_point() {
+        let p = |t: &str, v: f64| (format!("2026-12-01T00:0{t}:00.000Z"), v);
+        let a: Series = vec![p("1", 1.0), p("4", 3.0)];
+        let b: Series = vec![p("2", 0.5), p("3", 2.0)];
+        let t = total(&[&a, &b], MAX_POINTS);
+        let values: Vec<f64> = t.iter().map(|x| x.1).collect();
+        assert_eq!(values, [1.0, 1.5, 3.0, 5.0]);
+        assert_eq!(t[3].0, "2026-12-01T00:04:00.000Z");
+        assert!(total(&[], MAX_POINTS).is_empty());
+        assert_eq!(total(&[&a, &b], 2).len(), 2);
     }
 
     #[test]

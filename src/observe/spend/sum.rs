@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::store::dir::Loc;
 use crate::team::config::TeamConfig;
 use crate::team::transcript::api::Api;
-use crate::team::transcript::index::Index;
+use crate::team::transcript::index::{Index, LineTap};
 use crate::team::transcript::locate::{self, Kind, Session};
 use crate::team::transcript::{Activity, FileState, Tokens, pricing, window};
 
@@ -330,6 +330,15 @@ fn figures(s: &Session, main: &FileState, files: &[(&Loc, FileState)], shares: &
 
 /// [`read_team`] for sessions already located.
 pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
+    read_located_tapped(located, index, None)
+}
+
+/// [`read_located`], handing `tap` each line read ([`Index::update_all_tapped`]).
+pub(super) fn read_located_tapped(
+    located: &BTreeMap<String, Vec<Session>>,
+    index: &mut Index,
+    tap: Option<&LineTap>,
+) -> TeamSpend {
     // Everything read up to its end first (in parallel when there is much to read); below,
     // each file's state is then only looked at.
     let all: Vec<Loc> = located
@@ -337,7 +346,7 @@ pub fn read_located(located: &BTreeMap<String, Vec<Session>>, index: &mut Index)
         .flatten()
         .flat_map(|s| s.files().cloned())
         .collect();
-    index.update_all(&all);
+    index.update_all_tapped(&all, tap);
     let mut out = TeamSpend {
         cost_usd: Some(0.0),
         ..TeamSpend::default()

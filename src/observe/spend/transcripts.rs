@@ -1,19 +1,22 @@
 //! A team's transcripts followed over time: the one reader of what a team spent, for `status`,
-//! `top`, `export`, and the cap of `wait`, `ask` and `run` ([`crate::observe::budget`]).
+//! `top`, `export`, `serve`, and the cap of `wait`, `ask` and `run` ([`crate::observe::budget`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::observe::spend::sum::{TeamSpend, read_located};
+use crate::observe::spend::series::SeriesBuilder;
+use crate::observe::spend::sum::{TeamSpend, read_located_tapped};
 use crate::store::dir::{Kind, Loc};
 use crate::store::paths::{Layout, TeamName};
 use crate::team::config::TeamConfig;
-use crate::team::transcript::FileState;
 use crate::team::transcript::index::Index;
 use crate::team::transcript::locate::{self, Session};
+use crate::team::transcript::{FileState, entry};
 
 /// How often the transcripts' owners are looked for again (new sessions, new members).
 pub const LOCATE_EVERY: Duration = Duration::from_secs(1);
@@ -38,6 +41,17 @@ pub struct SpendReader {
     locate_warnings: Vec<String>,
     /// Warnings already handed out by [`SpendReader::new_warnings`].
     reported: Vec<String>,
+    /// Each member's responses over time, when kept ([`SpendReader::keep_series`]).
+    series: Option<FollowedSeries>,
+}
+
+/// Each member's responses over time as the reads find them, and how many were fed so far.
+#[derive(Debug, Default)]
+pub struct FollowedSeries {
+    /// The responses.
+    pub builder: SeriesBuilder,
+    /// How many response entries it was fed (it changes when the series may have).
+    pub fed: u64,
 }
 
 impl SpendReader {
@@ -71,6 +85,7 @@ impl SpendReader {
             last: TeamSpend::default(),
             locate_warnings: Vec::new(),
             reported: Vec::new(),
+            series: None,
         }
     }
 
@@ -95,6 +110,22 @@ impl SpendReader {
         self.located_at = None;
     }
 
+    /// Keeps each member's cost over time from now on ([`crate::observe::spend::series`], the
+    /// rules `export` draws by): the next read reads every transcript from its start once (the
+    /// series needs every response), and each read after it only what was appended, every line
+    /// parsed once for both.
+    pub fn keep_series(&mut self) {
+        if self.series.is_none() {
+            self.series = Some(FollowedSeries::default());
+            self.index.forget_offsets();
+        }
+    }
+
+    /// The members' responses over time, when kept.
+    pub fn series(&self) -> Option<&FollowedSeries> {
+        self.series.as_ref()
+    }
+
     /// Reads what the transcripts gained, reading `config.json` when the owners are looked
     /// for again.
     pub fn read(&mut self) -> &TeamSpend {
@@ -107,7 +138,10 @@ impl SpendReader {
         if self.located_at.is_none_or(|t| t.elapsed() >= LOCATE_EVERY) {
             self.locate(cfg);
         }
-        self.last = read_located(&self.located, &mut self.index);
+        self.last = match &mut self.series {
+            None => read_located_tapped(&self.located, &mut self.index, None),
+            Some(series) => series.read(&self.located, &mut self.index),
+        };
         let spend_warnings =
             std::mem::replace(&mut self.last.warnings, self.locate_warnings.clone());
         for w in spend_warnings {
@@ -208,5 +242,36 @@ impl SpendReader {
     /// When it could not be written: that only makes the next read longer.
     pub fn save(&mut self) -> Result<()> {
         self.index.save()
+    }
+}
+
+impl FollowedSeries {
+    /// Reads the transcripts of `located` through `index`, feeding each response entry read to
+    /// its owner's series.
+    fn read(&mut self, located: &BTreeMap<String, Vec<Session>>, index: &mut Index) -> TeamSpend {
+        let owners: HashMap<&Path, &str> = located
+            .iter()
+            .flat_map(|(name, sessions)| {
+                sessions
+                    .iter()
+                    .flat_map(Session::files)
+                    .map(move |f| (f.path(), name.as_str()))
+            })
+            .collect();
+        let fed = AtomicU64::new(0);
+        let builder = Mutex::new(&mut self.builder);
+        let tap = |path: &Path, line: &[u8]| {
+            // The cheap look first: most lines are not responses.
+            if entry::top_level_type(line) != Some(b"assistant") {
+                return;
+            }
+            if let (Some(member), Ok(mut b)) = (owners.get(path), builder.lock()) {
+                b.feed(member, line);
+                fed.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        let spend = read_located_tapped(located, index, Some(&tap));
+        self.fed += fed.into_inner();
+        spend
     }
 }

@@ -59,13 +59,43 @@ pub fn act(s: &Shared, name: &str, ask: Ask, now: DateTime<Utc>) -> Result<Recor
     }
     let team = open(&s.ground, name, &s.teams())?;
     protocol::check_lead(&team, false).map_err(|e| refuse(403, format!("{e:#}")))?;
+    let at = At {
+        g: &s.ground,
+        team: &team,
+        now,
+    };
     let record = match ask {
-        Ask::Approve(id) => answer(s, &team, &id, None, now)?,
-        Ask::Deny(id, reason) => answer(s, &team, &id, Some(reason), now)?,
-        Ask::Send(to, text) => send(&s.ground, &team, &to, text, now)?,
+        Ask::Approve(id) => answer(s, &at, &id, None)?,
+        Ask::Deny(id, reason) => answer(s, &at, &id, Some(reason))?,
+        Ask::Send(to, text) => send(&at, &to, text)?,
     };
     s.journal(&record);
     Ok(record)
+}
+
+/// Where and when an action is done: the server's ground, the team, the time.
+struct At<'a> {
+    g: &'a Ground,
+    team: &'a Team,
+    now: DateTime<Utc>,
+}
+
+impl At<'_> {
+    /// A record of `event` about `request`, in this team, now.
+    fn record(&self, event: What, request: &Request) -> Record {
+        let mut r = Record::new(event, iso_millis(self.now), self.team.name.as_str());
+        r.member = Some(request.from.clone());
+        r.request_id = Some(request.request_id.clone());
+        r
+    }
+}
+
+/// An approval with nothing more said.
+fn approval() -> Verdict {
+    Verdict::Approve {
+        feedback: None,
+        mode: None,
+    }
 }
 
 /// Team `name`, when it is one of `served`.
@@ -85,13 +115,13 @@ fn lead_of(team: &Team) -> Result<MemberName, Refusal> {
         .map_err(|e| refuse(409, format!("{e:#}")))
 }
 
-/// The open request `id` in `team`.
-fn open_request(g: &Ground, team: &Team, id: &str, now: DateTime<Utc>) -> Result<Request, Refusal> {
-    let lead = lead_of(team)?;
-    let sent = crate::team::sentlog::entries(g.records.sent_log())
+/// The open request `id` in the team.
+fn open_request(at: &At, id: &str) -> Result<Request, Refusal> {
+    let lead = lead_of(at.team)?;
+    let sent = crate::team::sentlog::entries(at.g.records.sent_log())
         .map_err(|e| refuse(500, format!("{e:#}")))?;
-    let open =
-        protocol::pending(team, &lead, &sent, now).map_err(|e| refuse(500, format!("{e:#}")))?;
+    let open = protocol::pending(at.team, &lead, &sent, at.now)
+        .map_err(|e| refuse(500, format!("{e:#}")))?;
     open.into_iter()
         .find(|r| r.request_id == id)
         .ok_or_else(|| {
@@ -103,24 +133,11 @@ fn open_request(g: &Ground, team: &Team, id: &str, now: DateTime<Utc>) -> Result
 }
 
 /// Approves (`deny` is `None`) or denies the open request `id`.
-fn answer(
-    s: &Shared,
-    team: &Team,
-    id: &str,
-    deny: Option<String>,
-    now: DateTime<Utc>,
-) -> Result<Record, Refusal> {
-    let g = &s.ground;
-    let request = open_request(g, team, id, now)?;
-    let name = team.name.as_str();
-    let mut r = Record::new(What::Approved, iso_millis(now), name);
-    r.member = Some(request.from.clone());
-    r.request_id = Some(request.request_id.clone());
+fn answer(s: &Shared, at: &At, id: &str, deny: Option<String>) -> Result<Record, Refusal> {
+    let request = open_request(at, id)?;
+    let mut r = at.record(What::Approved, &request);
     let verdict = match &deny {
-        None => Verdict::Approve {
-            feedback: None,
-            mode: None,
-        },
+        None => approval(),
         Some(reason) => {
             let reason = reason.trim();
             if reason.is_empty() {
@@ -134,21 +151,21 @@ fn answer(
         }
     };
     if deny.is_none() && request.kind == Kind::PlanApproval {
-        let lead = lead_of(team)?;
+        let lead = lead_of(at.team)?;
         let idle =
-            reported_idle(team, &lead, &request).map_err(|e| refuse(500, format!("{e:#}")))?;
+            reported_idle(at.team, &lead, &request).map_err(|e| refuse(500, format!("{e:#}")))?;
         if !idle {
             r.event = What::Held;
             r.detail = Some(held_detail(&request.from));
             s.hub.hold(Held {
-                team: name.to_string(),
+                team: at.team.name.to_string(),
                 request,
-                since: iso_millis(now),
+                since: iso_millis(at.now),
             });
             return Ok(r);
         }
     }
-    write_answer(g, team, &request, &verdict, now, &mut r)?;
+    write_answer(at, &request, &verdict, &mut r)?;
     Ok(r)
 }
 
@@ -161,19 +178,17 @@ pub fn held_detail(planner: &str) -> String {
 
 /// Writes the answer to `request` (once across processes), its entry's id into `r`.
 fn write_answer(
-    g: &Ground,
-    team: &Team,
+    at: &At,
     request: &Request,
     verdict: &Verdict,
-    now: DateTime<Utc>,
     r: &mut Record,
 ) -> Result<(), Refusal> {
     let w = mailbox::Writing {
-        now,
-        lock: &g.lock,
-        log: g.records.sent_log(),
+        now: at.now,
+        lock: &at.g.lock,
+        log: at.g.records.sent_log(),
     };
-    match protocol::answer_open(team, request, verdict, w) {
+    match protocol::answer_open(at.team, request, verdict, w) {
         Ok(Some((_, d))) => {
             r.id = Some(d.id);
             Ok(())
@@ -191,25 +206,27 @@ fn write_answer(
 pub fn release_held(s: &Shared, team: &Team, now: DateTime<Utc>) -> Vec<Record> {
     let mut out = Vec::new();
     let name = team.name.as_str();
-    for h in s.hub.held(name) {
-        let Ok(lead) = lead_of(team) else { continue };
+    let held = s.hub.held(name);
+    let (false, Ok(lead)) = (held.is_empty(), lead_of(team)) else {
+        return out;
+    };
+    let at = At {
+        g: &s.ground,
+        team,
+        now,
+    };
+    for h in held {
         if !reported_idle(team, &lead, &h.request).unwrap_or(false) {
             continue;
         }
         s.hub.release(name, &h.request.request_id);
-        let mut r = Record::new(What::Approved, iso_millis(now), name);
-        r.member = Some(h.request.from.clone());
-        r.request_id = Some(h.request.request_id.clone());
+        let mut r = at.record(What::Approved, &h.request);
         r.detail = Some(format!(
             "held since {}, written once {} reported idle",
             h.since, h.request.from
         ));
-        let verdict = Verdict::Approve {
-            feedback: None,
-            mode: None,
-        };
         // Answered meanwhile (at a terminal): nothing to write, nothing to journal.
-        if write_answer(&s.ground, team, &h.request, &verdict, now, &mut r).is_ok() {
+        if write_answer(&at, &h.request, &approval(), &mut r).is_ok() {
             s.journal(&r);
             out.push(r);
         }
@@ -218,13 +235,7 @@ pub fn release_held(s: &Shared, team: &Team, now: DateTime<Utc>) -> Vec<Record> 
 }
 
 /// Sends `to` the plain text `text` as the team's lead.
-fn send(
-    g: &Ground,
-    team: &Team,
-    to: &str,
-    text: String,
-    now: DateTime<Utc>,
-) -> Result<Record, Refusal> {
+fn send(at: &At, to: &str, text: String) -> Result<Record, Refusal> {
     if text.trim().is_empty() {
         return Err(refuse(400, "the message is empty"));
     }
@@ -239,7 +250,7 @@ fn send(
     // frame, of a known type or not, would speak for Claude Code.
     let checked = Text::plain(text.clone()).map_err(|e| refuse(400, format!("{e:#}")))?;
     let from =
-        MemberName::parse(team.default_identity()).map_err(|e| refuse(500, format!("{e:#}")))?;
+        MemberName::parse(at.team.default_identity()).map_err(|e| refuse(500, format!("{e:#}")))?;
     let req = SendRequest {
         to: to.clone(),
         from,
@@ -249,15 +260,16 @@ fn send(
         force: false,
         idempotency_key: None,
     };
-    let d = mailbox::send(team, &req, now, &g.lock, g.records.sent_log()).map_err(|e| {
-        let status = match e.downcast_ref::<crate::error::Error>() {
-            Some(crate::error::Error::Usage(_)) => 400,
-            Some(crate::error::Error::LockTimeout { .. }) => 503,
-            _ => 500,
-        };
-        refuse(status, format!("{e:#}"))
-    })?;
-    let mut r = Record::new(What::Said, iso_millis(now), team.name.as_str());
+    let d =
+        mailbox::send(at.team, &req, at.now, &at.g.lock, at.g.records.sent_log()).map_err(|e| {
+            let status = match e.downcast_ref::<crate::error::Error>() {
+                Some(crate::error::Error::Usage(_)) => 400,
+                Some(crate::error::Error::LockTimeout { .. }) => 503,
+                _ => 500,
+            };
+            refuse(status, format!("{e:#}"))
+        })?;
+    let mut r = Record::new(What::Said, iso_millis(at.now), at.team.name.as_str());
     r.member = Some(to.to_string());
     r.detail = Some(text);
     r.id = Some(d.id);

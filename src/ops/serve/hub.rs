@@ -4,9 +4,9 @@
 //! fifty pages cost one read of the team per change.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::host::http_server::{Fed, Feed, Reply};
+use crate::host::http_server::{Bytes, Fed, Feed, Reply};
 use crate::team::protocol::Request;
 
 /// How many events a page may fall behind before its stream is ended (it reconnects and gets
@@ -31,13 +31,14 @@ pub struct Held {
 struct Inner {
     /// The teams served: only theirs are published.
     served: Vec<String>,
-    /// Each team's latest picture, as its SSE event.
-    pictures: BTreeMap<String, Arc<[u8]>>,
+    /// Each team's latest picture, as its SSE event (one buffer, shared by every stream's
+    /// queue).
+    pictures: BTreeMap<String, Bytes>,
     /// The open streams.
     feeds: Vec<Feed>,
     held: Vec<Held>,
     /// What every stream is told first (`event: hello`).
-    hello: Vec<u8>,
+    hello: Bytes,
 }
 
 /// The teams' pictures and the pages' streams (see the module docs).
@@ -56,7 +57,7 @@ impl Hub {
     pub fn new(hello: Vec<u8>) -> Hub {
         Hub {
             inner: Mutex::new(Inner {
-                hello,
+                hello: hello.into(),
                 ..Inner::default()
             }),
         }
@@ -72,7 +73,7 @@ impl Hub {
         let mut inner = self.lock();
         feed.send(inner.hello.clone());
         for p in inner.pictures.values() {
-            feed.send(p.to_vec());
+            feed.send(p.clone());
         }
         inner.feeds.push(feed);
         reply
@@ -97,7 +98,7 @@ impl Hub {
         for team in &dropped {
             inner.pictures.remove(team);
             inner.held.retain(|h| h.team != *team);
-            broadcast(&mut inner.feeds, &gone(team));
+            broadcast(&mut inner.feeds, &Bytes::from(gone(team)));
         }
         dropped
     }
@@ -107,11 +108,11 @@ impl Hub {
     pub fn publish(&self, team: &str, picture: Vec<u8>) -> bool {
         let mut inner = self.lock();
         if !inner.served.iter().any(|t| t == team)
-            || inner.pictures.get(team).is_some_and(|p| **p == *picture)
+            || inner.pictures.get(team).is_some_and(|p| *p == picture)
         {
             return false;
         }
-        let shared: Arc<[u8]> = picture.into();
+        let shared = Bytes::from(picture);
         inner.pictures.insert(team.to_string(), shared.clone());
         broadcast(&mut inner.feeds, &shared);
         true
@@ -119,7 +120,7 @@ impl Hub {
 
     /// Sends the keep-alive comment to every stream, dropping those gone.
     pub fn keep_alive(&self) {
-        broadcast(&mut self.lock().feeds, KEEP_ALIVE);
+        broadcast(&mut self.lock().feeds, &Bytes::from_static(KEEP_ALIVE));
     }
 
     /// How many streams are open.
@@ -180,8 +181,8 @@ impl Hub {
 
 /// Sends `bytes` to every feed; a page that fell [`QUEUE`] events behind, or is gone, is
 /// dropped (its stream ends).
-fn broadcast(feeds: &mut Vec<Feed>, bytes: &[u8]) {
-    feeds.retain(|f| f.send(bytes.to_vec()) == Fed::Queued);
+fn broadcast(feeds: &mut Vec<Feed>, bytes: &Bytes) {
+    feeds.retain(|f| f.send(bytes.clone()) == Fed::Queued);
 }
 
 #[cfg(test)]

@@ -71,6 +71,25 @@ impl Record {
     }
 }
 
+/// The plan approvals `records` (a journal, oldest first) show held and never written: each
+/// `held` record not followed by an answer to its request in its team. A hold lives in the
+/// server that gave it, so these ended when an earlier run stopped.
+pub fn unfinished_holds(records: &[Record]) -> Vec<Record> {
+    let mut held: Vec<Record> = Vec::new();
+    for r in records {
+        let same = |h: &Record| h.team == r.team && h.request_id == r.request_id;
+        match r.event {
+            What::Held => {
+                held.retain(|h| !same(h));
+                held.push(r.clone());
+            }
+            What::Approved | What::Denied => held.retain(|h| !same(h)),
+            What::Said => {}
+        }
+    }
+    held
+}
+
 /// The journal file in a data dir.
 #[derive(Debug, Clone)]
 pub struct Journal {
@@ -125,5 +144,26 @@ mod tests {
         assert!(line.contains("\"via\":\"web\""), "{line}");
         let mode = std::fs::metadata(j.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_hold_is_unfinished_until_its_request_is_answered() {
+        let rec = |event, team: &str, id: &str| {
+            let mut r = Record::new(event, "2026-11-29T10:00:00.000Z".into(), team);
+            r.request_id = Some(id.into());
+            r
+        };
+        let journal = [
+            rec(What::Held, "alpha", "plan-1"),
+            rec(What::Held, "alpha", "plan-2"),
+            rec(What::Held, "beta", "plan-1"),
+            rec(What::Approved, "alpha", "plan-1"),
+            rec(What::Held, "alpha", "plan-2"),
+            rec(What::Denied, "beta", "plan-1"),
+        ];
+        assert_eq!(
+            unfinished_holds(&journal),
+            [rec(What::Held, "alpha", "plan-2")]
+        );
     }
 }

@@ -1,81 +1,33 @@
 //! One team followed for the page, on a thread of its own, as `top` follows it: its files
 //! watched ([`Watch`], woken by notifications), read through the one [`TeamReader`] into
 //! `top`'s view model ([`top::view`]) with the needs of a person ([`needs`]), its transcripts'
-//! growth read at most every [`TRANSCRIPT_EVERY`], and once a second the look no file tells
-//! about ([`TeamReader::changed_unseen`]). What it read is published to the [`super::hub::Hub`]
-//! once, as one event every page gets; an idle team publishes nothing.
+//! growth read at most every [`TRANSCRIPTS_EVERY`], and once a second the look no file tells
+//! about ([`TeamReader::changed_unseen`]). Its transcripts are read from their start once, for
+//! the members' cost over time ([`crate::observe::spend::SpendReader::keep_series`]), then only
+//! what they gain. What it read is published to the [`super::hub::Hub`] once, as one event
+//! every page gets ([`Picture`]); an idle team publishes nothing.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::Shared;
-use super::act::{held_detail, release_held};
+use super::act::release_held;
 use super::hub::event;
+use super::picture::{CostOverTime, HeldRow, Picture};
 use crate::observe::human::{REQUEST_AFTER, needs};
-use crate::observe::need::Need;
-use crate::observe::reader::{self, TeamReader};
+use crate::observe::reader::{self, LOOK_EVERY, Present, TRANSCRIPTS_EVERY, TeamReader};
 use crate::observe::timeline::{TIMELINE_LEN, Timeline};
 use crate::observe::top::{self, View};
 use crate::observe::watch::{Outside, Watch};
 use crate::team::config::Team;
 use crate::time::iso_millis;
 
-/// How often the look no file tells about is made (a pane gone, an age past a threshold), as
-/// `top`'s tick.
-pub const TICK: Duration = Duration::from_secs(1);
-
-/// A change in the transcripts is read at most this often (they are appended many times a
-/// second while a member works), as `top` reads them.
-pub const TRANSCRIPT_EVERY: Duration = Duration::from_millis(250);
-
 /// How many messages a picture carries.
 pub const MESSAGES: usize = 50;
-
-/// The most points the cost series keeps (every other one is dropped when full).
-const SERIES_POINTS: usize = 400;
-
-/// A held plan approval, as the page shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct HeldRow {
-    /// The request.
-    pub request_id: String,
-    /// The planner.
-    pub from: String,
-    /// When the approval was given.
-    pub since: String,
-    /// What it waits for, in words.
-    pub detail: String,
-}
-
-/// What a page shows of one team (`event: team`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Picture<'a> {
-    /// The team's name.
-    pub team: &'a str,
-    /// When this was read (the page ages times from it).
-    pub at: String,
-    /// Whether the page may answer and send (the server is not read-only and teamctl leads
-    /// the team).
-    pub writable: bool,
-    /// Why not, when it may not.
-    pub read_only_why: Option<String>,
-    /// Why the team could not be read at all (a corrupt or missing `config.json`): shown as
-    /// it is, the file left alone.
-    pub trouble: Option<String>,
-    /// `top`'s view model (`null` with `trouble`).
-    pub view: Option<&'a View>,
-    /// Why a person is needed now.
-    pub needs: &'a [Need],
-    /// The plan approvals given and held until their planner reports idle.
-    pub held: Vec<HeldRow>,
-    /// The team's total cost over time since the server started: `[[at, usd], …]`.
-    pub cost: &'a [(String, f64)],
-}
 
 /// One followed team.
 pub struct Live {
@@ -84,7 +36,9 @@ pub struct Live {
     waker: crate::observe::waker::Waker,
     reader: TeamReader,
     timeline: Timeline,
-    cost: Vec<(String, f64)>,
+    cost: CostOverTime,
+    /// What `cost` was made from: the responses fed so far, and each member's cost.
+    cost_of: Option<(u64, Vec<Option<f64>>)>,
     /// The transcript folders the waker was given.
     watched: Vec<PathBuf>,
     /// A transcript change waiting for its read, and whether a file nobody owns was among it.
@@ -96,7 +50,10 @@ impl Live {
     /// Starts following `team`.
     pub fn new(shared: Arc<Shared>, team: Team, now: DateTime<Utc>) -> Live {
         let opts = reader::Options::default();
-        let reader = TeamReader::of(team.clone(), shared.ground.records.clone(), opts);
+        let mut reader = TeamReader::of(team.clone(), shared.ground.records.clone(), opts);
+        if let Some(s) = reader.spend_mut() {
+            s.keep_series();
+        }
         let (watch, existing) = Watch::new(team.clone(), None, now);
         let waker = watch.waker(shared.poll);
         let mut timeline = Timeline::new(TIMELINE_LEN);
@@ -113,7 +70,8 @@ impl Live {
             waker,
             reader,
             timeline,
-            cost: Vec::new(),
+            cost: CostOverTime::default(),
+            cost_of: None,
             watched: Vec::new(),
             transcripts_due: None,
             transcripts_read: Instant::now(),
@@ -125,7 +83,7 @@ impl Live {
         let name = self.reader.team().name.to_string();
         let clock = self.shared.clock.clone();
         self.publish(clock());
-        let mut next_tick = Instant::now() + TICK;
+        let mut next_tick = Instant::now() + LOOK_EVERY;
         while !self.shared.stopping.load(Ordering::Relaxed) {
             let until = self
                 .transcripts_due
@@ -149,7 +107,7 @@ impl Live {
                 dirty = true;
             }
             if Instant::now() >= next_tick {
-                next_tick = Instant::now() + TICK;
+                next_tick = Instant::now() + LOOK_EVERY;
                 if !self.shared.serves(&name) {
                     break;
                 }
@@ -166,9 +124,9 @@ impl Live {
         }
     }
 
-    /// Notes a transcript change: read at the latest [`TRANSCRIPT_EVERY`] after the last read.
+    /// Notes a transcript change: read at the latest [`TRANSCRIPTS_EVERY`] after the last read.
     fn transcripts_soon(&mut self, unknown: bool) {
-        let due = (self.transcripts_read + TRANSCRIPT_EVERY).max(Instant::now());
+        let due = (self.transcripts_read + TRANSCRIPTS_EVERY).max(Instant::now());
         let (at, was_unknown) = self.transcripts_due.unwrap_or((due, false));
         self.transcripts_due = Some((at.min(due), was_unknown || unknown));
     }
@@ -184,91 +142,73 @@ impl Live {
         let team = self.reader.team().clone();
         release_held(&self.shared, &team, now);
         let name = team.name.to_string();
-        let picture = match self.reader.read(now) {
-            Ok(present) => {
-                let opened = self.reader.team();
-                let view = top::view(
-                    &present,
-                    opened,
-                    self.reader.board(),
-                    &self.timeline,
-                    MESSAGES,
-                );
-                let lost = crate::observe::misaddressed::scan(opened).misaddressed;
-                let needs = needs(&present, opened, self.reader.board(), REQUEST_AFTER, &lost);
-                let (writable, why) = self.shared.writable(opened);
-                self.track_cost(view.team.cost_usd, now);
-                let json = serde_json::to_string(&Picture {
-                    team: &name,
-                    at: iso_millis(now),
-                    writable,
-                    read_only_why: why,
-                    trouble: None,
-                    view: Some(&view),
-                    needs: &needs,
-                    held: self.held_rows(&name),
-                    cost: &self.cost,
-                });
-                json.unwrap_or_default()
+        let json = match self.reader.read(now) {
+            Ok(present) => self.picture(&name, &present, now),
+            Err(e) => {
+                let p = Picture::trouble(&name, iso_millis(now), format!("{e:#}"), &self.cost);
+                serde_json::to_string(&p).unwrap_or_default()
             }
-            Err(e) => serde_json::to_string(&Picture {
-                team: &name,
-                at: iso_millis(now),
-                writable: false,
-                read_only_why: Some("the team cannot be read".into()),
-                trouble: Some(format!("{e:#}")),
-                view: None,
-                needs: &[],
-                held: Vec::new(),
-                cost: &self.cost,
-            })
-            .unwrap_or_default(),
         };
-        self.shared.hub.publish(&name, event("team", &picture));
-        self.hand_dirs();
+        // Watched before the picture goes out; what was written between the read and the
+        // watch is read once more.
+        if self.hand_dirs() {
+            self.transcripts_soon(false);
+        }
+        self.shared.hub.publish(&name, event("team", &json));
     }
 
-    /// The approvals held in `team`, for the page.
-    fn held_rows(&self, team: &str) -> Vec<HeldRow> {
-        self.shared
-            .hub
-            .held(team)
-            .into_iter()
-            .map(|h| HeldRow {
-                detail: held_detail(&h.request.from),
-                request_id: h.request.request_id,
-                from: h.request.from,
-                since: h.since,
-            })
-            .collect()
+    /// The picture of what was just read (`present`), as JSON.
+    fn picture(&mut self, name: &str, present: &Present, now: DateTime<Utc>) -> String {
+        let opened = self.reader.team();
+        let board = self.reader.board();
+        let view = top::view(present, opened, board, &self.timeline, MESSAGES);
+        let lost = crate::observe::misaddressed::scan(opened).misaddressed;
+        let needs = needs(present, opened, board, REQUEST_AFTER, &lost);
+        let (writable, why) = self.shared.writable(opened);
+        let held: Vec<HeldRow> = self.shared.hub.held(name).iter().map(HeldRow::of).collect();
+        let earlier_holds = HeldRow::earlier(&self.shared.earlier_holds, name, &held, &view);
+        self.track_cost(&view);
+        serde_json::to_string(&Picture {
+            team: name,
+            at: iso_millis(now),
+            writable,
+            read_only_why: why,
+            trouble: None,
+            view: Some(&view),
+            needs: &needs,
+            held,
+            earlier_holds,
+            cost: &self.cost,
+        })
+        .unwrap_or_default()
     }
 
-    /// Adds a point to the cost series when the cost changed.
-    fn track_cost(&mut self, cost: Option<f64>, now: DateTime<Utc>) {
-        let Some(usd) = cost else { return };
-        if self.cost.last().is_some_and(|(_, last)| *last == usd) {
+    /// Draws the cost over time again when the transcripts gave responses or a member's cost
+    /// changed since it was last drawn.
+    fn track_cost(&mut self, view: &View) {
+        let Some(series) = self.reader.spend().and_then(|s| s.series()) else {
             return;
-        }
-        self.cost.push((iso_millis(now), usd));
-        if self.cost.len() > SERIES_POINTS {
-            // Every other point but the last.
-            let last = self.cost.pop();
-            let mut i = 0;
-            self.cost.retain(|_| {
-                i += 1;
-                i % 2 == 1
-            });
-            self.cost.extend(last);
+        };
+        let of = (
+            series.fed,
+            view.members.iter().map(|m| m.cost_usd).collect(),
+        );
+        if self.cost_of.as_ref() != Some(&of) {
+            self.cost = CostOverTime::of(&series.builder, view);
+            self.cost_of = Some(of);
         }
     }
 
-    /// Hands the transcripts' folders (new ones among them) to the waker.
-    fn hand_dirs(&mut self) {
+    /// Hands the transcripts' folders (new ones among them) to the waker; whether one was new.
+    fn hand_dirs(&mut self) -> bool {
+        let mut new = false;
         for d in self.reader.transcript_dirs() {
             if !self.watched.contains(&d) {
                 self.waker.add(&d);
                 self.watched.push(d);
+                new = true;
             }
         }
+        new
     }
 }

@@ -5,15 +5,20 @@
 //! never on another flow.
 //!
 //! The rooms: [`access`] (the token, the Host, the Origin), [`hub`] (each team's picture once,
-//! the pages' streams), `live` (a team followed), [`act`] (what the page may do), [`journal`]
-//! (what it did, `"via":"web"`), `routes` (the HTTP surface) and `page/` (the page itself:
-//! HTML, JS and CSS embedded in the binary).
+//! the pages' streams), `live` (a team followed), [`picture`] (what a page shows of a team),
+//! [`act`] (what the page may do), [`journal`] (what it did, `"via":"web"`), `routes` (the HTTP
+//! surface) and `page/` (the page itself: HTML, JS and CSS embedded in the binary).
+//!
+//! A plan approval held until its planner reports idle lives in the server: when it stops, the
+//! request stays open and the hold is journaled only. The next run reads its journal at start
+//! and shows each such request as open again, saying it was approved before ([`picture`]).
 
 pub mod access;
 pub mod act;
 pub mod hub;
 pub mod journal;
 mod live;
+pub mod picture;
 mod routes;
 
 use std::net::{SocketAddr, TcpListener};
@@ -107,6 +112,8 @@ pub struct Shared {
     poll: Option<Duration>,
     clock: Clock,
     journal: Option<Journal>,
+    /// The holds an earlier run journaled and never wrote ([`journal::unfinished_holds`]).
+    earlier_holds: Vec<Record>,
     on_record: OnRecord,
     stopping: AtomicBool,
 }
@@ -193,6 +200,7 @@ pub fn start(
     let hello = serde_json::json!({"schema_version": 1, "read_only": s.read_only,
         "fleet": s.scope == Scope::All, "version": env!("CARGO_PKG_VERSION")});
     let journal = ground.records.data_dir().map(Journal::in_dir);
+    let (earlier_holds, mut warnings) = earlier_holds(journal.as_ref());
     let shared = Arc::new(Shared {
         access: Access::new(&s.token, addr, s.public.as_ref()),
         hub: Hub::new(event("hello", &hello.to_string())),
@@ -202,6 +210,7 @@ pub fn start(
         poll: s.poll,
         clock,
         journal,
+        earlier_holds,
         on_record,
         stopping: AtomicBool::new(false),
     });
@@ -212,8 +221,33 @@ pub fn start(
         shared,
         scope: s.scope,
     };
-    let warnings = serving.look();
+    warnings.extend(serving.look());
     Ok((serving, warnings))
+}
+
+/// The holds an earlier run of the server journaled and never wrote, and what kept the
+/// journal from telling.
+fn earlier_holds(journal: Option<&Journal>) -> (Vec<Record>, Vec<String>) {
+    let Some(j) = journal else {
+        return (Vec::new(), Vec::new());
+    };
+    match j.read() {
+        Ok((records, 0)) => (journal::unfinished_holds(&records), Vec::new()),
+        Ok((records, bad)) => (
+            journal::unfinished_holds(&records),
+            vec![format!(
+                "{bad} line(s) of {} did not parse (skipped): a plan approval an earlier run \
+                 held may not be shown as such",
+                j.path().display()
+            )],
+        ),
+        Err(e) => (
+            Vec::new(),
+            vec![format!(
+                "{e:#}: the plan approvals an earlier run held are not shown as such"
+            )],
+        ),
+    }
 }
 
 impl Serving {

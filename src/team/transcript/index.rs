@@ -37,6 +37,9 @@ const PARALLEL_ABOVE: u64 = 32 << 20;
 // 3: each file's turn says when it began and ended (`Turn::began_at`, `Turn::ended_at`).
 const SCHEMA: u32 = 3;
 
+/// What [`Index::update_all_tapped`] hands each line read to, with its file's path.
+pub type LineTap<'a> = dyn Fn(&Path, &[u8]) + Sync + 'a;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Stored {
     /// The save generation in which it was last used.
@@ -122,6 +125,13 @@ impl Index {
         Index::default()
     }
 
+    /// Forgets where each transcript was read to: the next update reads each from its start
+    /// (for a follower that needs every line, [`Index::update_all_tapped`]); who wrote which
+    /// file is kept.
+    pub fn forget_offsets(&mut self) {
+        self.disk.files.clear();
+    }
+
     /// The state of `path` as last read (read again with [`Index::update`]).
     pub fn get(&self, path: &Path) -> Option<&FileState> {
         self.disk.files.get(path).map(|s| &s.state)
@@ -170,6 +180,13 @@ impl Index {
     /// gigabytes of transcripts goes at the speed of the disk rather than of one core. Each file
     /// is opened through the handles, as [`FileState::update`] opens it.
     pub fn update_all(&mut self, locs: &[Loc]) {
+        self.update_all_tapped(locs, None);
+    }
+
+    /// [`Index::update_all`], handing `tap` each complete line read with its file's path, as
+    /// [`FileState::update_tapped`] does (from several threads at once when there is much to
+    /// read).
+    pub fn update_all_tapped(&mut self, locs: &[Loc], tap: Option<&LineTap>) {
         let generation = self.disk.generation + 1;
         let mut todo: Vec<(Loc, FileState, u64)> = Vec::new();
         let mut pending = 0u64;
@@ -194,7 +211,11 @@ impl Index {
             .min(todo.len());
         let grew = std::sync::atomic::AtomicBool::new(false);
         let errors = std::sync::Mutex::new(Vec::new());
-        let one = |(loc, st, _): &mut (Loc, FileState, u64)| match st.update(loc) {
+        let one = |(loc, st, _): &mut (Loc, FileState, u64)| match st.update_tapped(loc, &mut |l| {
+            if let Some(tap) = tap {
+                tap(loc.path(), l);
+            }
+        }) {
             Ok(Update::Grew | Update::Reread) => {
                 grew.store(true, std::sync::atomic::Ordering::Relaxed);
             }

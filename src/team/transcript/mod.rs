@@ -571,19 +571,29 @@ impl FileState {
     /// A symlink, FIFO, socket, device or folder at `loc` or on the way (named, never opened
     /// blocking); I/O errors other than the file being missing.
     pub fn update(&mut self, loc: &Loc) -> io::Result<Update> {
+        self.update_tapped(loc, &mut |_| {})
+    }
+
+    /// [`FileState::update`], handing `tap` each complete line read, as it is read (a file
+    /// read again from its start hands its lines again): a follower that keeps more than a
+    /// [`FileState`] reads each line once.
+    ///
+    /// # Errors
+    /// As [`FileState::update`].
+    pub fn update_tapped(&mut self, loc: &Loc, tap: &mut dyn FnMut(&[u8])) -> io::Result<Update> {
         match loc.open_file() {
-            Ok(Some(f)) => self.update_file(f),
+            Ok(Some(f)) => self.update_file(f, tap),
             Ok(None) => Ok(Update::Missing),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Update::Missing),
             Err(e) => Err(e),
         }
     }
 
-    /// [`FileState::update`] from a transcript already opened (a regular file).
+    /// [`FileState::update_tapped`] from a transcript already opened (a regular file).
     ///
     /// # Errors
     /// I/O errors.
-    pub fn update_file(&mut self, mut f: File) -> io::Result<Update> {
+    pub fn update_file(&mut self, mut f: File, tap: &mut dyn FnMut(&[u8])) -> io::Result<Update> {
         let meta = f.metadata()?;
         let mut fresh = false;
         if (self.dev, self.ino) != (meta.dev(), meta.ino())
@@ -606,7 +616,7 @@ impl FileState {
         }
         f.seek(SeekFrom::Start(self.offset))?;
         let start = self.offset;
-        self.read_from(&mut f)?;
+        self.read_from(&mut f, tap)?;
         self.tail = tail_hash(&f, self.offset)?;
         Ok(if fresh {
             Update::Reread
@@ -617,13 +627,16 @@ impl FileState {
         })
     }
 
-    fn read_from(&mut self, f: &mut File) -> io::Result<()> {
+    fn read_from(&mut self, f: &mut File, tap: &mut dyn FnMut(&[u8])) -> io::Result<()> {
         let mut cur = Cursor {
             offset: self.offset,
             skipping: self.skipping,
             oversized: self.oversized,
         };
-        let read = read_lines(f, &mut cur, &mut |line| self.feed(line));
+        let read = read_lines(f, &mut cur, &mut |line| {
+            self.feed(line);
+            tap(line);
+        });
         (self.offset, self.skipping, self.oversized) = (cur.offset, cur.skipping, cur.oversized);
         read
     }
@@ -641,13 +654,16 @@ pub struct Cursor {
 }
 
 /// Calls `each` with every complete line of `f` from `cur.offset` (where `f` is positioned) to
-/// its end, in 1 MiB reads, and moves the cursor past them. A line still being written is left
-/// for the next call; a line longer than [`MAX_LINE`] is skipped without being kept.
+/// its end, in reads of at most 1 MiB (no bigger than what is left when it starts: a follower
+/// reads a few lines at a time), and moves the cursor past them. A line still being written is
+/// left for the next call; a line longer than [`MAX_LINE`] is skipped without being kept.
 ///
 /// # Errors
 /// Read errors.
 pub fn read_lines(f: &mut File, cur: &mut Cursor, each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
-    let mut buf = vec![0u8; CHUNK];
+    let left = f.metadata()?.len().saturating_sub(cur.offset);
+    let size = usize::try_from(left).map_or(CHUNK, |l| l.clamp(4096, CHUNK));
+    let mut buf = vec![0u8; size];
     let mut carry: Vec<u8> = Vec::new();
     let mut pos = cur.offset;
     loop {

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
+use crate::observe::spend::series::{self, Series};
 use crate::ops::export::summary::RunCap;
 use crate::text::html::inline;
 use crate::time::parse_time;
@@ -87,21 +88,10 @@ fn points(s: &[(String, f64)]) -> Points {
         .collect()
 }
 
-/// The team's cumulative cost: at each member's point, the sum of every member's latest value.
-fn team_total(drawn: &[(usize, &EmbeddedMember, Points)]) -> Points {
-    let mut all: Vec<(DateTime<Utc>, usize, f64)> = drawn
-        .iter()
-        .enumerate()
-        .flat_map(|(k, (_, _, p))| p.iter().map(move |(t, v)| (*t, k, *v)))
-        .collect();
-    all.sort_by_key(|a| a.0);
-    let mut latest = vec![0.0; drawn.len()];
-    all.into_iter()
-        .map(|(t, k, v)| {
-            latest[k] = v;
-            (t, latest.iter().sum())
-        })
-        .collect()
+/// The team's cumulative cost ([`series::total`]), every point of it.
+fn team_total(e: &Embedded) -> Points {
+    let members: Vec<&Series> = e.members.iter().map(|m| &m.cost_series).collect();
+    points(&series::total(&members, usize::MAX))
 }
 
 /// The horizontal lines of the run's limits on the cost chart: (value, class, label).
@@ -159,7 +149,7 @@ pub fn cost(h: &mut String, e: &Embedded, axis: Option<Axis>) {
     let total = e
         .cap
         .is_some_and(|c| c.max_cost_usd.is_some())
-        .then(|| team_total(&drawn));
+        .then(|| team_total(e));
     let spent = drawn
         .iter()
         .flat_map(|(_, _, p)| p.iter().map(|p| p.1))

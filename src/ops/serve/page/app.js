@@ -153,8 +153,25 @@
     return e;
   }
 
+  // Units as teamctl's terminal shows them (crate::units): $0.42, $0.0042, 1.2k, 45s 3m 2h 5d.
   function usd(v) {
-    return v === null || v === undefined ? '—' : '$' + Number(v).toFixed(2);
+    if (v === null || v === undefined) return '—';
+    if (v > 0 && v < 0.01) {
+      if (v >= 0.0001) return '$' + v.toFixed(4);
+      const d = Math.floor(-Math.log10(v)) + 2;
+      return ('$' + v.toFixed(d)).replace(/0+$/, '');
+    }
+    return '$' + Number(v).toFixed(2);
+  }
+
+  function count(n) {
+    if (n < 1000) return String(n);
+    if (n < 1e6) return (n / 1e3).toFixed(1) + 'k';
+    return (n / 1e6).toFixed(1) + 'M';
+  }
+
+  function tokensOf(t) {
+    return t ? t.input + t.output + t.cache_read + t.cache_creation : 0;
   }
 
   function ageOf(iso) {
@@ -163,28 +180,64 @@
     const s = Math.max(0, Math.round((Date.now() + state.skew - t) / 1000));
     if (s < 60) return s + 's';
     if (s < 3600) return Math.floor(s / 60) + 'm';
-    if (s < 86400) return Math.floor(s / 3600) + 'h' + String(Math.floor((s % 3600) / 60)).padStart(2, '0');
+    if (s < 86400) return Math.floor(s / 3600) + 'h';
     return Math.floor(s / 86400) + 'd';
   }
 
   function age(iso) {
     const e = el('span', 'age', ageOf(iso));
     e.dataset.at = iso || '';
+    e.title = iso || '';
     return e;
   }
 
-  function section(title, count) {
-    const s = el('section', 'card');
+  function ago(prefix, iso) {
+    const s = el('span', 'when', prefix);
+    s.append(age(iso), ' ago');
+    return s;
+  }
+
+  // `14:05`, or `12-03 14:05` on an axis longer than a day.
+  function clock(ms, long) {
+    const d = new Date(ms);
+    const two = (n) => String(n).padStart(2, '0');
+    const hm = two(d.getHours()) + ':' + two(d.getMinutes());
+    return long ? `${two(d.getMonth() + 1)}-${two(d.getDate())} ${hm}` : hm;
+  }
+
+  function section(title, count, cls) {
+    const s = el('section', 'card' + (cls ? ' ' + cls : ''));
     const h = el('h2', null, title);
-    if (count !== undefined) h.append(' ', el('span', 'count', count));
+    if (count !== undefined) h.append(el('span', 'count', count));
     s.append(h);
     return s;
+  }
+
+  function pill(text, cls) {
+    return el('span', 'pill' + (cls ? ' ' + cls : ''), text);
+  }
+
+  // Each member's colour (its swatch and its line on the cost chart): its colour in Claude
+  // Code's palette when config.json gives one, else the next of the others.
+  const PALETTE = ['red', 'blue', 'green', 'yellow', 'purple', 'orange', 'pink', 'cyan'];
+  const OTHERS = ['c8', 'c9', 'c5', 'c3', 'c6', 'c4', 'c0', 'c1', 'c2', 'c7'];
+  function hues(v) {
+    const out = new Map();
+    let k = 0;
+    for (const m of v.members) {
+      out.set(m.name, PALETTE.includes(m.color) ? 'k-' + m.color : OTHERS[k++ % OTHERS.length]);
+    }
+    return out;
+  }
+
+  function swatch(hue) {
+    return el('span', 'sw ' + (hue || 'c8'));
   }
 
   // ---- the fleet ----
   function renderFleet(view) {
     $('where').textContent = 'every team';
-    const s = section('Teams', state.teams.size);
+    const s = section('Teams', state.teams.size, 'wide');
     if (state.teams.size === 0) s.append(el('p', 'muted', 'No team teamctl leads is here yet.'));
     const list = el('ul', 'fleet');
     for (const t of [...state.teams.values()].sort((a, b) => a.team.localeCompare(b.team))) {
@@ -193,13 +246,13 @@
       a.setAttribute('href', '#team=' + encodeURIComponent(t.team));
       li.append(a);
       if (t.trouble) {
-        li.append(el('span', 'bad', ' cannot be read'));
+        li.append(el('span', 'bad', 'cannot be read'));
       } else if (t.view) {
         const v = t.view;
         const active = v.members.filter((m) => m.state === 'active').length;
-        li.append(el('span', 'muted', ` ${v.members.length} members, ${active} active, `
+        li.append(el('span', 'muted', `${v.members.length} members, ${active} active, `
           + `${v.requests.length} waiting, ${usd(v.team.cost_usd)}`));
-        if (t.needs.length) li.append(el('span', 'need-pill', `needs you (${t.needs.length})`));
+        if (t.needs.length) li.append(pill(`needs you (${t.needs.length})`, 'warn'));
       }
       list.append(li);
     }
@@ -211,8 +264,7 @@
   function renderTeam(view, t) {
     $('where').textContent = t.team;
     if (t.trouble) {
-      const s = section('Cannot be read');
-      s.classList.add('trouble');
+      const s = section('Cannot be read', undefined, 'wide trouble');
       s.append(el('p', null, t.trouble));
       s.append(el('p', 'muted', 'The file is left as it is; this page shows it again once it reads.'));
       view.append(s);
@@ -221,47 +273,66 @@
     const v = t.view;
     view.append(header(t, v));
     if (t.needs.length) view.append(needs(t.needs));
-    view.append(requests(t, v));
-    view.append(members(v));
-    view.append(tasks(v));
-    view.append(messages(v));
-    view.append(costChart(t));
+    // Two columns on a wide screen: what to answer and who does what, then how it goes.
+    const main = el('div', 'col');
+    const side = el('div', 'col');
+    main.append(requests(t, v), members(v), tasks(v));
+    side.append(costChart(t, v), messages(v));
     if (v.warnings.length) {
       const s = section('Files that could not be read', v.warnings.length);
       const ul = el('ul', 'warnings');
       for (const w of v.warnings) ul.append(el('li', null, w));
       s.append(ul);
-      view.append(s);
+      side.append(s);
     }
+    view.append(main, side);
   }
 
   function header(t, v) {
-    const s = el('section', 'card head');
-    s.append(el('h1', null, v.team.name));
+    const s = el('section', 'card head wide');
+    const title = el('div', 'title');
+    title.append(el('h1', null, v.team.name));
+    if (!t.writable) title.append(pill('read-only'));
+    s.append(title);
     if (v.team.description) s.append(el('p', 'desc', v.team.description));
-    const facts = el('p', 'facts');
+    const stats = el('dl', 'stats');
+    const stat = (label, value, title) => {
+      const d = el('div', 'stat');
+      const dd = el('dd');
+      dd.append(value);
+      if (title) d.title = title;
+      d.append(el('dt', null, label), dd);
+      stats.append(d);
+    };
     const active = v.members.filter((m) => m.state === 'active').length;
-    facts.append(
-      el('span', null, `lead ${v.team.lead || '—'}`
-        + (v.team.lead_alive === false ? ' (not running)' : '')),
-      el('span', null, `${active} of ${v.members.length} active`),
-      el('span', null, `cost ${usd(v.team.cost_usd)}`),
-    );
-    if (v.team.last_change_at) {
-      const c = el('span', null, 'last change ');
-      c.append(age(v.team.last_change_at), ' ago');
-      facts.append(c);
-    }
-    s.append(facts);
+    stat('Lead', (v.team.lead || '—') + (v.team.lead_alive === false ? ' (not running)' : ''));
+    stat('Active', `${active} of ${v.members.length}`);
+    stat('Waiting for you', String(v.requests.length));
+    stat('Spent', usd(v.team.cost_usd), v.team.cost_usd === null ? unknownTeamCost(v) : undefined);
+    if (v.team.last_change_at) stat('Last change', ago('', v.team.last_change_at));
+    s.append(stats);
     if (!t.writable && t.read_only_why) s.append(el('p', 'muted', 'Read-only: ' + t.read_only_why));
     return s;
   }
 
+  function unknownTeamCost(v) {
+    if (!v.members.some((m) => m.tokens)) return 'No transcript of any member was found yet.';
+    return 'A member\'s cost is unknown (a model teamctl has no price for): the team\'s sum is too.';
+  }
+
+  // The requests are answered below: the banner counts them; every other need is said as
+  // `teamctl` says it.
   function needs(list) {
-    const s = el('section', 'card banner');
+    const s = el('section', 'card banner wide');
     s.append(el('h2', null, 'A person is needed'));
     const ul = el('ul');
-    for (const n of list) ul.append(el('li', null, n.todo));
+    const asked = list.filter((n) => n.cause === 'request');
+    if (asked.length) {
+      ul.append(el('li', null, asked.length === 1
+        ? `${asked[0].member || 'A teammate'} has waited over a minute for an answer (below).`
+        : `${asked.length} requests have waited over a minute for an answer (below).`));
+    }
+    for (const n of list.filter((x) => x.cause !== 'request')) ul.append(el('li', null, n.todo));
     s.append(ul);
     return s;
   }
@@ -275,24 +346,31 @@
     }
     if (r.kind === 'plan_approval') {
       const plan = (q.plan_content || '').split('\n').slice(0, 12).join('\n');
-      return { label: 'plan ' + (q.plan_file_path || ''), body: plan || r.summary };
+      return { label: 'plan', body: plan || r.summary, file: q.plan_file_path };
     }
     return { label: 'sandbox host', body: q.host || r.summary };
   }
 
   function requests(t, v) {
-    const s = section('Waiting for the lead', v.requests.length);
+    const s = section('Waiting for the lead', v.requests.length, v.requests.length ? 'asks' : '');
     if (!v.requests.length) s.append(el('p', 'muted', 'Nothing is waiting.'));
     const held = new Map(t.held.map((h) => [h.request_id, h]));
+    const earlier = new Map((t.earlier_holds || []).map((h) => [h.request_id, h]));
+    const list = el('div', 'requests');
     for (const r of v.requests) {
       const box = el('article', 'request');
       const line = el('p', 'req-head');
       const what = requestWhat(r);
-      line.append(el('strong', null, r.from), ' asks: ', el('span', 'kind', what.label), ' · ', age(r.at), ' ago');
-      box.append(line, el('pre', 'cmd', what.body));
+      line.append(el('strong', null, r.from), pill(what.label, 'kind'), ago('', r.at));
+      box.append(line);
+      if (what.file) box.append(el('p', 'muted file', what.file));
+      box.append(el('pre', 'cmd', what.body));
       box.append(el('p', 'muted id', r.request_id));
       const h = held.get(r.request_id);
-      if (h) box.append(el('p', 'held', 'Approved: ' + h.detail));
+      if (h) box.append(el('p', 'held', `Approved, and held by this server until ${h.from} reports idle `
+        + '(Claude Code loses a plan approval that arrives earlier). Stopping the server ends the hold.'));
+      const e = earlier.get(r.request_id);
+      if (e && !h) box.append(el('p', 'held', e.detail));
       if (t.writable && !h) {
         const row = el('div', 'row');
         const yes = el('button', 'approve', 'Approve');
@@ -304,35 +382,71 @@
         row.append(yes, no);
         box.append(row);
       }
-      s.append(box);
+      list.append(box);
     }
+    s.append(list);
     return s;
+  }
+
+  // A member's cost, or why it is not known.
+  function memberCost(m) {
+    const c = el('span', 'cost', usd(m.cost_usd));
+    if (m.cost_usd === null || m.cost_usd === undefined) {
+      c.title = m.tokens
+        ? `${count(tokensOf(m.tokens))} tokens; the cost is unknown: a model teamctl has no price for`
+        : 'No transcript of this member was found yet: nothing to count';
+      c.classList.add('unknown');
+      if (m.tokens) c.textContent = count(tokensOf(m.tokens)) + ' tokens';
+    } else if (m.cost_source === 'claude_code') {
+      c.title = 'Claude Code\'s own figure (the session ended)';
+    } else {
+      c.title = 'Computed from each response\'s usage at Claude Code\'s prices';
+    }
+    return c;
+  }
+
+  function contextBar(m) {
+    const x = m.context;
+    if (!x) return null;
+    const wrap = el('span', 'ctx');
+    if (x.percent === null || x.percent === undefined) {
+      wrap.append(`context ${count(x.used)}`);
+      wrap.title = `${x.used} tokens of context; the model's window is not known`;
+      return wrap;
+    }
+    const meter = el('span', 'meter');
+    const fill = el('span', 'fill' + (x.percent >= 80 ? ' high' : ''));
+    fill.style.width = Math.min(100, x.percent) + '%';
+    meter.append(fill);
+    wrap.append('context ', meter, ` ${Math.round(x.percent)}%`);
+    wrap.title = `${x.used} of ${x.window} tokens of context`;
+    return wrap;
   }
 
   function members(v) {
     const s = section('Members', v.members.length);
     const list = el('div', 'members');
+    const hue = hues(v);
     for (const m of v.members) {
       const c = el('article', 'member state-' + m.state);
       const top = el('p', 'm-head');
-      top.append(el('strong', null, m.name), el('span', 'pill', m.state));
-      if (m.lead) top.append(el('span', 'pill', 'lead'));
-      if (m.waiting) top.append(el('span', 'pill warn', 'waits: ' + m.waiting));
-      if (m.process_alive === false) top.append(el('span', 'pill bad', 'not running'));
+      top.append(swatch(hue.get(m.name)), el('strong', null, m.name));
+      if (m.lead) top.append(pill('lead'));
+      top.append(pill(m.state, 'st-' + m.state));
+      if (m.waiting) top.append(pill('waits: ' + m.waiting, 'warn'));
+      if (m.process_alive === false) top.append(pill('not running', 'bad'));
       c.append(top);
       if (m.waiting_detail && m.waiting_detail.message) c.append(el('p', 'muted', m.waiting_detail.message));
-      c.append(el('p', 'doing', m.doing || '—'));
+      const doing = el('p', 'doing', m.doing || (m.tokens ? '—' : 'no transcript yet'));
+      if (m.doing) doing.title = m.doing;
+      c.append(doing);
       const facts = el('p', 'facts');
-      facts.append(el('span', null, 'cost ' + usd(m.cost_usd)));
-      if (m.context && m.context.percent !== null && m.context.percent !== undefined) {
-        facts.append(el('span', null, `context ${Math.round(m.context.percent)}%`));
-      }
-      facts.append(el('span', null, `${m.unread} unread`), el('span', null, `${m.tasks_in_progress}/${m.tasks_owned} tasks`));
-      if (m.last_event_at) {
-        const a = el('span', null, 'seen ');
-        a.append(age(m.last_event_at), ' ago');
-        facts.append(a);
-      }
+      facts.append(memberCost(m));
+      const ctx = contextBar(m);
+      if (ctx) facts.append(ctx);
+      facts.append(el('span', null, `${m.tasks_in_progress}/${m.tasks_owned} tasks`));
+      if (m.unread) facts.append(el('span', null, `${m.unread} unread`));
+      if (m.last_event_at) facts.append(ago('seen ', m.last_event_at));
       c.append(facts);
       list.append(c);
     }
@@ -341,40 +455,47 @@
   }
 
   function tasks(v) {
-    const c = v.tasks.counts || {};
-    const s = section('Tasks');
+    const total = v.tasks.pending.length + v.tasks.in_progress.length + v.tasks.completed.length;
+    const s = section('Tasks', total);
+    if (!total) {
+      s.append(el('p', 'muted', 'No tasks.'));
+      return s;
+    }
     const cols = el('div', 'columns');
-    const col = (title, cards, describe) => {
-      const d = el('div', 'column');
-      d.append(el('h3', null, `${title} (${cards.length})`));
-      const ul = el('ul');
+    const col = (title, cards, cls, describe) => {
+      const d = el('div', 'column ' + cls);
+      const h = el('h3', null, title);
+      h.append(el('span', 'count', cards.length));
+      d.append(h);
+      const ul = el('ul', 'cards');
       for (const k of cards.slice(-30)) {
-        const li = el('li', null, `#${k.id} ${k.subject}`);
+        const li = el('li', 'task');
+        li.append(el('span', 'tid', '#' + k.id), el('span', 'subject', k.subject));
         const more = describe(k);
-        if (more) li.append(el('span', 'muted', ' ' + more));
+        if (more) li.append(el('span', 'muted owner', more));
         ul.append(li);
       }
+      if (cards.length > 30) d.append(el('p', 'muted', `the newest 30 of ${cards.length}`));
       d.append(ul);
       return d;
     };
     cols.append(
-      col('Pending', v.tasks.pending, (k) => (k.blocked_by.length ? 'blocked by ' + k.blocked_by.join(', ') : '')),
-      col('In progress', v.tasks.in_progress, (k) => (k.owner ? '— ' + k.owner : '')),
-      col('Completed', v.tasks.completed, (k) => (k.owner ? '— ' + k.owner : '')),
+      col('Pending', v.tasks.pending, 'col-pending', (k) => (k.blocked_by.length ? 'blocked by #' + k.blocked_by.join(', #') : (k.owner || ''))),
+      col('In progress', v.tasks.in_progress, 'col-doing', (k) => k.active_form || k.owner || ''),
+      col('Completed', v.tasks.completed, 'col-done', (k) => k.owner || ''),
     );
     s.append(cols);
-    if (c.total === 0) s.append(el('p', 'muted', 'No tasks.'));
     return s;
   }
 
   function messages(v) {
     const s = section('Newest messages', v.messages.length);
     const ul = el('ul', 'messages');
-    for (const m of v.messages.slice(-30)) {
+    for (const m of v.messages.slice(-30).reverse()) {
       const li = el('li', 'msg');
       const head = el('p', 'm-head');
-      head.append(el('strong', null, m.from), ' → ', el('strong', null, m.to), ' · ', age(m.at), ' ago');
-      if (m.delivery === 'unread') head.append(el('span', 'pill', 'unread'));
+      head.append(el('strong', null, m.from), el('span', 'muted', '→'), el('strong', null, m.to), ago('', m.at));
+      if (m.delivery === 'unread') head.append(pill('unread'));
       li.append(head, el('p', 'text', m.text !== null && m.text !== undefined && !m.frame ? m.text : m.preview));
       ul.append(li);
     }
@@ -384,30 +505,81 @@
   }
 
   const SVG = 'http://www.w3.org/2000/svg';
-  function svg(tag, attrs) {
+  function svg(tag, attrs, text) {
     const e = document.createElementNS(SVG, tag);
     for (const [k, val] of Object.entries(attrs || {})) e.setAttribute(k, String(val));
+    if (text !== undefined) e.textContent = String(text);
     return e;
   }
 
-  function costChart(t) {
+  // [[iso, usd], …] as [[ms, usd], …].
+  function pointsOf(series) {
+    return (series || []).map(([at, v]) => [Date.parse(at), v]).filter(([x]) => !Number.isNaN(x));
+  }
+
+  // A step line from $0: the value rises at each point and holds until the next (as
+  // report.html draws it), carried on to the right edge.
+  function steps(pts, X, Y, x1) {
+    let d = '';
+    let prev = Y(0);
+    for (const [x, y] of pts) {
+      d += `${d ? 'L' : 'M'}${X(x).toFixed(1)} ${prev.toFixed(1)}L${X(x).toFixed(1)} ${Y(y).toFixed(1)}`;
+      prev = Y(y);
+    }
+    return d + `L${X(x1).toFixed(1)} ${prev.toFixed(1)}`;
+  }
+
+  function costChart(t, v) {
     const s = section('Cost over time');
-    const pts = (t.cost || []).map(([at, usdv]) => [Date.parse(at), usdv]).filter(([x]) => !Number.isNaN(x));
-    if (pts.length < 2) {
-      s.append(el('p', 'muted', pts.length ? `${usd(pts[0][1])} so far; the line starts at the next change.` : 'No cost known yet.'));
+    const cost = t.cost || { total: [], members: [] };
+    const total = pointsOf(cost.total);
+    if (!total.length) {
+      s.append(el('p', 'muted', v.members.some((m) => m.tokens)
+        ? 'No response in the transcripts has a time yet.'
+        : 'No transcript of any member was found yet: the line starts at the first response.'));
       return s;
     }
-    const W = 340; const H = 120; const P = 6;
-    const x0 = pts[0][0]; const x1 = pts[pts.length - 1][0];
-    const ymax = Math.max(...pts.map((p) => p[1])) || 1;
-    const X = (x) => P + ((x - x0) / Math.max(1, x1 - x0)) * (W - 2 * P);
-    const Y = (y) => H - P - (y / ymax) * (H - 2 * P);
-    const chart = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img' });
-    chart.append(svg('title'));
-    chart.firstChild.textContent = `cost from ${usd(pts[0][1])} to ${usd(pts[pts.length - 1][1])}`;
-    chart.append(svg('line', { x1: P, y1: H - P, x2: W - P, y2: H - P, class: 'axis' }));
-    chart.append(svg('polyline', { points: pts.map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(' '), class: 'cost' }));
-    s.append(chart, el('p', 'muted', `${usd(pts[pts.length - 1][1])} now, since the server started`));
+    const hue = hues(v);
+    const lines = cost.members.map((m) => ({ name: m.name, hue: hue.get(m.name), pts: pointsOf(m.series) }));
+    const x0 = total[0][0];
+    const last = total[total.length - 1][0];
+    // Up to now, unless the team has been quiet for longer than it worked.
+    const now = Date.now() + state.skew;
+    const x1 = now > last && now - last <= Math.max(last - x0, 60000) ? now : last;
+    const long = x1 - x0 > 20 * 3600 * 1000;
+    const ymax = Math.max(...total.map((p) => p[1])) || 1;
+    // Drawn about as wide as it is shown, so that its labels read at the page's size.
+    const W = window.innerWidth < 600 ? 340 : 460;
+    const H = 190; const L = 50; const R = 6; const T = 10; const B = 24;
+    const X = (x) => L + ((x - x0) / Math.max(1, x1 - x0)) * (W - L - R);
+    const Y = (y) => H - B - (y / ymax) * (H - T - B);
+    const chart = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img',
+      'aria-label': `The team's cost over time, ${usd(total[total.length - 1][1])} now` });
+    for (const f of [0.5, 1]) chart.append(svg('path', { d: `M${L} ${Y(ymax * f).toFixed(1)}H${W - R}`, class: 'grid' }));
+    chart.append(svg('path', { d: `M${L} ${T}V${H - B}H${W - R}`, class: 'axis' }));
+    chart.append(svg('text', { x: L - 6, y: Y(ymax) + 4, 'text-anchor': 'end' }, usd(ymax)));
+    chart.append(svg('text', { x: L - 6, y: Y(ymax / 2) + 4, 'text-anchor': 'end' }, usd(ymax / 2)));
+    chart.append(svg('text', { x: L - 6, y: H - B + 4, 'text-anchor': 'end' }, '$0'));
+    chart.append(svg('text', { x: L, y: H - 6 }, clock(x0, long)));
+    chart.append(svg('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, x1 === now ? 'now' : clock(x1, long)));
+    for (const m of lines) chart.append(svg('path', { d: steps(m.pts, X, Y, x1), class: 'line ' + (m.hue || 'c8') }));
+    chart.append(svg('path', { d: steps(total, X, Y, x1), class: 'line total' }));
+    s.append(chart);
+    const legend = el('ul', 'legend');
+    const tot = el('li');
+    tot.append(el('span', 'sw total'), 'team ', el('strong', null, usd(total[total.length - 1][1])));
+    legend.append(tot);
+    for (const m of lines) {
+      const li = el('li');
+      li.append(swatch(m.hue), m.name + ' ', el('strong', null, usd(m.pts[m.pts.length - 1][1])));
+      legend.append(li);
+    }
+    s.append(legend);
+    const note = v.team.cost_usd === null
+      ? 'A model teamctl has no price for: the lines count the responses it could price. '
+      : '';
+    s.append(el('p', 'muted small', note + 'From the transcripts: each member\'s cost up to each of its responses, '
+      + 'ending at its cost now; the dashed line is the team\'s. Times are this browser\'s.'));
     return s;
   }
 
