@@ -262,7 +262,10 @@ pub(crate) struct RunArgs {
     /// and its teammates share: the repository writable but its .git config and hooks, the rest
     /// of the machine read-only, the secrets in the home directory hidden
     #[arg(long)]
-    #[arg(help = "Run the lead and its teammates in one sandbox (docs/sandbox.md)", long_help)]
+    #[arg(
+        help = "Run the lead and its teammates in one sandbox (docs/sandbox.md)",
+        long_help
+    )]
     sandbox: bool,
 
     /// The claude binary [default: found on PATH and in the usual install places]
