@@ -3,9 +3,9 @@
 //! filled in from the inputs and the earlier steps' outputs), a fresh GITHUB_OUTPUT and
 //! GITHUB_STEP_SUMMARY per step, later steps skipped after a failure unless `always()`. With a
 //! stub teamctl: inputs reach teamctl exactly and are never code, bad inputs are one-line usage
-//! errors, outputs survive any text, run's exit code passes through, and how Claude Code and
+//! errors, outputs survive any text, run's exit code passes through. How Claude Code and
 //! teamctl are installed (a version published only as a native package, a release binary and
-//! its checksum). With the real Claude Code offline: action_real.rs.
+//! its checksum): action_install.rs. With the real Claude Code offline: action_real.rs.
 
 use std::collections::BTreeMap;
 use std::fs;
