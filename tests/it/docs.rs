@@ -360,6 +360,24 @@ fn long_tests(path: &str, text: &str, max: usize) -> Vec<String> {
 }
 
 #[test]
+fn test_modules_are_found() {
+    let mut found = rust_files("src")
+        .iter()
+        .flat_map(|p| test_modules(p))
+        .collect::<Vec<_>>();
+    found.sort();
+    for f in [
+        "src/observe/history/lanes_tests.rs",
+        "src/ops/policy/fixture.rs",
+        "src/store/moving/tests.rs",
+        "src/team/transcript/tests.rs",
+    ] {
+        assert!(found.iter().any(|p| p == f), "{f} in {found:?}");
+    }
+    assert!(found.iter().all(|p| root().join(p).is_file()), "{found:?}");
+}
+
+#[test]
 fn long_tests_are_found() {
     let short = "#[test]\nfn a() {\n    x();\n}\n";
     let long = format!(
@@ -370,6 +388,49 @@ fn long_tests_are_found() {
     assert_eq!(long_tests("f.rs", &long, 4), ["f.rs:2 fn b (5 lines)"]);
     // Not a test: not counted.
     assert!(long_tests("f.rs", &long.replace("#[test]", "#[allow(x)]"), 4).is_empty());
+}
+
+/// The files of `file`'s `#[cfg(test)] mod name;` declarations (a `#[path]` between them
+/// followed), as paths from the repository's root: a module's tests kept in a file of their own.
+fn test_modules(file: &str) -> Vec<String> {
+    let text = fs::read_to_string(root().join(file)).unwrap();
+    let path = Path::new(file);
+    let here = path.parent().unwrap();
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    let dir = if matches!(stem, "mod" | "lib" | "main") {
+        here.to_path_buf()
+    } else {
+        here.join(stem)
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if *l != "#[cfg(test)]" {
+            continue;
+        }
+        let mut k = i + 1;
+        let mut at = None;
+        if let Some(p) = lines.get(k).and_then(|l| l.strip_prefix("#[path = \"")) {
+            at = Some(here.join(p.trim_end_matches("\"]")));
+            k += 1;
+        }
+        let Some(name) = lines.get(k).and_then(|l| {
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            l.strip_prefix("mod ")?.strip_suffix(';')
+        }) else {
+            continue;
+        };
+        let file = at.unwrap_or_else(|| {
+            let flat = dir.join(format!("{name}.rs"));
+            if root().join(&flat).exists() {
+                flat
+            } else {
+                dir.join(name).join("mod.rs")
+            }
+        });
+        out.push(file.to_string_lossy().into_owned());
+    }
+    out
 }
 
 /// Tests in rooms (docs/development.md, "Tests"): no test file over 900 lines (the suites and
@@ -392,14 +453,7 @@ fn tests_stay_in_rooms() {
         }
     }
     let src = rust_files("src");
-    files.extend(
-        src.iter()
-            .filter(|p| {
-                let stem = Path::new(p).file_stem().unwrap().to_str().unwrap();
-                stem == "tests" || stem.ends_with("_tests")
-            })
-            .cloned(),
-    );
+    files.extend(src.iter().flat_map(|p| test_modules(p)));
     let big: Vec<String> = files
         .iter()
         .filter_map(|p| {
