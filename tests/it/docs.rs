@@ -1,7 +1,8 @@
 //! The documentation holds together: every relative link in `README.md` and `docs/**/*.md`
 //! leads to a file that exists, every `#anchor` to a heading of that page (GitHub's rules), and
 //! every struct `docs/json.md` names is declared in the file it points at. No network: links
-//! with a scheme (`https:`, `mailto:`) are not followed.
+//! with a scheme (`https:`, `mailto:`) are not followed. docs/development.md's map names every
+//! module by its path, and the tests stay in rooms (no file over 900 lines, no test over 150).
 
 use std::collections::HashMap;
 use std::fs;
@@ -251,29 +252,23 @@ fn anchors_follow_github() {
     );
 }
 
-/// docs/development.md's map ("Where things go") names every module of the library and the
-/// binary's own helpers (a verb's file is named by its verb page, a pane of `top` by the
-/// render folder): a newcomer finds each room from it.
-#[test]
-fn the_development_map_names_every_module() {
-    let doc = fs::read_to_string(root().join("docs/development.md")).unwrap();
-    let map = &doc[doc.find("## Where things go").expect("the map's heading")..];
-    let words: std::collections::HashSet<&str> = map
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .collect();
+/// Every `.rs` file under `dir`, as a path from the repository's root (`src/store/lock.rs`).
+fn rust_files(dir: &str) -> Vec<String> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
-                walk(&p, out);
+                if p.file_name().is_some_and(|n| n != "node_modules") {
+                    walk(&p, out);
+                }
             } else if p.extension().is_some_and(|x| x == "rs") {
                 out.push(p);
             }
         }
     }
     let mut files = Vec::new();
-    walk(&root().join("src"), &mut files);
-    let mut missing: Vec<String> = files
+    walk(&root().join(dir), &mut files);
+    let mut out: Vec<String> = files
         .iter()
         .map(|p| {
             p.strip_prefix(root())
@@ -281,15 +276,204 @@ fn the_development_map_names_every_module() {
                 .to_string_lossy()
                 .into_owned()
         })
-        .filter(|p| !p.starts_with("src/cli/cmd/") && !p.starts_with("src/cli/tui/render/"))
-        .filter(|p| {
-            let stem = Path::new(p).file_stem().unwrap().to_str().unwrap();
-            !matches!(stem, "mod" | "tests" | "fixture") && !words.contains(stem)
-        })
         .collect();
-    missing.sort();
+    out.sort();
+    out
+}
+
+/// The paths docs/development.md's map ("Where things go") names: the first word of each line
+/// of its block that does not start with a space (a description's next lines do).
+fn map_paths() -> Vec<String> {
+    let doc = fs::read_to_string(root().join("docs/development.md")).unwrap();
+    let map = &doc[doc.find("## Where things go").expect("the map's heading")..];
+    let block = map.split("```").nth(1).expect("the map's block");
+    block
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with(' '))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// docs/development.md's map ("Where things go") names every module, each by its path on a
+/// line of its own (`src/store/lock.rs   the mkdir lock`): a newcomer finds each room from
+/// it. A path it names is there, and named once.
+#[test]
+fn the_development_map_names_every_module() {
+    let named = map_paths();
+    let set: std::collections::HashSet<&str> = named.iter().map(String::as_str).collect();
+    let missing: Vec<String> = rust_files("src")
+        .into_iter()
+        .filter(|p| !set.contains(p.as_str()))
+        .collect();
     assert!(
         missing.is_empty(),
-        "docs/development.md's map does not name: {missing:?}"
+        "docs/development.md's map does not name, each on a line of its own: {missing:?}"
+    );
+    let gone: Vec<&String> = named.iter().filter(|p| !root().join(p).exists()).collect();
+    assert!(
+        gone.is_empty(),
+        "docs/development.md's map names what is not there: {gone:?}"
+    );
+    let mut twice: Vec<&String> = named
+        .iter()
+        .filter(|p| named.iter().filter(|q| q == p).count() > 1)
+        .collect();
+    twice.dedup();
+    assert!(
+        twice.is_empty(),
+        "docs/development.md's map names twice: {twice:?}"
+    );
+}
+
+/// The test functions of a Rust file longer than `max` lines (from `fn` to its closing brace,
+/// found at the `fn`'s indentation), as `path:line name (lines)`.
+fn long_tests(path: &str, text: &str, max: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if !(t.starts_with("fn ") || t.starts_with("async fn ")) || t.ends_with(';') {
+            continue;
+        }
+        let attrs = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|a| a.trim_start().starts_with("#[") || a.trim_start().starts_with("//"));
+        if !attrs.into_iter().any(|a| {
+            let a = a.trim_start();
+            a.starts_with("#[test") || (a.starts_with("#[") && a.contains("::test"))
+        }) {
+            continue;
+        }
+        let indent = &l[..l.len() - t.len()];
+        let close = format!("{indent}}}");
+        let end = (i + 1..lines.len())
+            .find(|&k| lines[k] == close)
+            .unwrap_or(lines.len() - 1);
+        let n = end - i + 1;
+        if n > max {
+            let name = t.split(['(', '<']).next().unwrap();
+            out.push(format!("{path}:{} {name} ({n} lines)", i + 1));
+        }
+    }
+    out
+}
+
+/// The files of `file`'s `#[cfg(test)] mod name;` declarations (a `#[path]` between them
+/// followed), as paths from the repository's root: a module's tests kept in a file of their own.
+fn test_modules(file: &str) -> Vec<String> {
+    let text = fs::read_to_string(root().join(file)).unwrap();
+    let path = Path::new(file);
+    let here = path.parent().unwrap();
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    let dir = if matches!(stem, "mod" | "lib" | "main") {
+        here.to_path_buf()
+    } else {
+        here.join(stem)
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if *l != "#[cfg(test)]" {
+            continue;
+        }
+        let mut k = i + 1;
+        let mut at = None;
+        if let Some(p) = lines.get(k).and_then(|l| l.strip_prefix("#[path = \"")) {
+            at = Some(here.join(p.trim_end_matches("\"]")));
+            k += 1;
+        }
+        let Some(name) = lines.get(k).and_then(|l| {
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            l.strip_prefix("mod ")?.strip_suffix(';')
+        }) else {
+            continue;
+        };
+        let file = at.unwrap_or_else(|| {
+            let flat = dir.join(format!("{name}.rs"));
+            if root().join(&flat).exists() {
+                flat
+            } else {
+                dir.join(name).join("mod.rs")
+            }
+        });
+        out.push(file.to_string_lossy().into_owned());
+    }
+    out
+}
+
+/// The guard's own readers find what they look for.
+#[test]
+fn test_modules_are_found() {
+    let mut found = rust_files("src")
+        .iter()
+        .flat_map(|p| test_modules(p))
+        .collect::<Vec<_>>();
+    found.sort();
+    for f in [
+        "src/observe/history/lanes_tests.rs",
+        "src/ops/policy/fixture.rs",
+        "src/store/moving/tests.rs",
+        "src/team/transcript/tests.rs",
+    ] {
+        assert!(found.iter().any(|p| p == f), "{f} in {found:?}");
+    }
+    assert!(found.iter().all(|p| root().join(p).is_file()), "{found:?}");
+}
+
+/// A test over the limit is found, one under it or a helper is not.
+#[test]
+fn long_tests_are_found() {
+    let short = "#[test]\nfn a() {\n    x();\n}\n";
+    let long = format!(
+        "    #[test]\n    fn b() {{\n{}    }}\n",
+        "        x();\n".repeat(3)
+    );
+    assert!(long_tests("f.rs", short, 3).is_empty());
+    assert_eq!(long_tests("f.rs", &long, 4), ["f.rs:2 fn b (5 lines)"]);
+    // Not a test: not counted.
+    assert!(long_tests("f.rs", &long.replace("#[test]", "#[allow(x)]"), 4).is_empty());
+}
+
+/// Tests in rooms (docs/development.md, "Tests"): no test file over 900 lines (the suites and
+/// their fixtures under `tests/`, the drivers of the real client, a module's tests kept in a
+/// file of their own under `src/`), no test function over 150 lines anywhere.
+#[test]
+fn tests_stay_in_rooms() {
+    let mut files = rust_files("tests");
+    for dir in ["tests/e2e", "tests/peer"] {
+        for e in fs::read_dir(root().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "js") {
+                files.push(
+                    p.strip_prefix(root())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    let src = rust_files("src");
+    files.extend(src.iter().flat_map(|p| test_modules(p)));
+    let big: Vec<String> = files
+        .iter()
+        .filter_map(|p| {
+            let n = fs::read_to_string(root().join(p)).unwrap().lines().count();
+            (n > 900).then(|| format!("{p} ({n} lines)"))
+        })
+        .collect();
+    assert!(
+        big.is_empty(),
+        "test files over 900 lines (split them by topic): {big:?}"
+    );
+    let long: Vec<String> = rust_files("tests")
+        .iter()
+        .chain(&src)
+        .flat_map(|p| long_tests(p, &fs::read_to_string(root().join(p)).unwrap(), 150))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "test functions over 150 lines (make them two tests, or a helper): {long:?}"
     );
 }

@@ -3,6 +3,7 @@
 //! modes, impersonation, symlinks) and real Claude Code suites.
 
 mod action;
+mod action_install;
 mod action_merge;
 mod action_real;
 mod ask;
@@ -18,6 +19,7 @@ mod delete;
 mod docs;
 mod doctor;
 mod export;
+mod export_edges;
 mod fleet;
 mod format;
 mod fuzz;

@@ -375,16 +375,18 @@ fn claude_codes_own_figures_end_the_series() {
     );
 }
 
-/// A teammate's day as its record tells it: a turn with a task tool call and a rate-limited
+/// 09:mm on the day `a_teammates_day` tells.
+fn at(m: u32) -> String {
+    format!("2026-11-29T09:{m:02}:00.000Z")
+}
+
+/// Team `l` and its worker's day, as files: a turn with a task tool call and a rate-limited
 /// call, a permission request answered two minutes later, an idle notification, then a second
-/// session (a restart); the lane, the marks and the task's times are in the page.
-#[test]
-fn lanes_and_tasks_over_time_come_from_the_record() {
-    let env = TestEnv::new();
+/// session (a restart), and the task the worker did.
+fn a_teammates_day(env: &TestEnv) {
     env.team("l", &[("worker", None)]);
     let dir = env.root.join("projects/-tmp");
     fs::create_dir_all(&dir).unwrap();
-    let at = |m: u32| format!("2026-11-29T09:{m:02}:00.000Z");
     let mine = |mut e: Value, sid: &str| {
         e["teamName"] = "l".into();
         e["agentName"] = "worker".into();
@@ -485,6 +487,15 @@ fn lanes_and_tasks_over_time_come_from_the_record() {
     let task = json!({"id": "1", "subject": "Fix it", "description": "", "status": "completed",
                       "owner": "worker", "blocks": [], "blockedBy": []});
     fs::write(tasks.join("1.json"), task.to_string()).unwrap();
+}
+
+/// A teammate's day as its record tells it: a turn with a task tool call and a rate-limited
+/// call, a permission request answered two minutes later, an idle notification, then a second
+/// session (a restart); the lane, the marks and the task's times are in the page.
+#[test]
+fn lanes_and_tasks_over_time_come_from_the_record() {
+    let env = TestEnv::new();
+    a_teammates_day(&env);
 
     let out = env.dir.path().join("rec");
     let (page, summary) = export(&env, "l", &out);
