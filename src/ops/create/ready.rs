@@ -75,15 +75,25 @@ pub(super) fn inbox_reads(
         .map(|m| {
             let name = MemberName::parse(&m.name).ok()?;
             let inbox = layout.inbox_path(team, &name);
-            let noatime = rustix::fs::statvfs(inbox.path())
-                .ok()?
-                .f_flag
-                .contains(rustix::fs::StatVfsMountFlags::NOATIME);
+            let noatime = keeps_no_access_times(inbox.path())?;
             // Never followed: only a file of its own counts.
             let meta = std::fs::symlink_metadata(inbox.path()).ok()?;
             (!noatime && meta.is_file()).then(|| (meta.atime(), meta.atime_nsec()))
         })
         .collect()
+}
+
+/// Whether the file system holding `path` keeps no access times (mounted `noatime`); `None`
+/// when it cannot be asked. Only Linux's `statvfs` says so: elsewhere, access times are trusted.
+fn keeps_no_access_times(path: &std::path::Path) -> Option<bool> {
+    let flags = rustix::fs::statvfs(path).ok()?.f_flag;
+    #[cfg(target_os = "linux")]
+    return Some(flags.contains(rustix::fs::StatVfsMountFlags::NOATIME));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = flags;
+        Some(false)
+    }
 }
 
 /// Polls until every teammate has read its inbox since `before` ([`inbox_reads`]: its
