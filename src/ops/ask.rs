@@ -74,6 +74,18 @@ pub enum Outcome {
     Said(Said),
 }
 
+/// A question as it was put in the teammate's inbox ([`Question::sent`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Put<'a> {
+    /// The question's entry id.
+    pub id: &'a str,
+    /// Whether it was written now: `false` for a repeated idempotent send of an entry written
+    /// before.
+    pub written: bool,
+    /// That entry's timestamp, when known.
+    pub timestamp: Option<&'a str>,
+}
+
 /// One question being waited on.
 #[derive(Debug, Clone)]
 pub struct Question {
@@ -138,17 +150,14 @@ impl Question {
         }
     }
 
-    /// Records the written question (`written: false` for a repeated idempotent send of an entry
-    /// stamped `timestamp`) and looks at the teammate's inbox as `watch` now has it.
-    pub fn sent(
-        &mut self,
-        watch: &Watch,
-        id: &str,
-        written: bool,
-        timestamp: Option<&str>,
-        now: DateTime<Utc>,
-        at: Instant,
-    ) {
+    /// Records the question `put` in the teammate's inbox and looks at that inbox as `watch`
+    /// now has it.
+    pub fn sent(&mut self, watch: &Watch, put: Put, now: DateTime<Utc>, at: Instant) {
+        let Put {
+            id,
+            written,
+            timestamp,
+        } = put;
         self.id = id.to_string();
         self.asked_at = timestamp.and_then(crate::time::parse_time).or(Some(now));
         if !written {
@@ -591,14 +600,12 @@ impl Round<'_> {
                         .at,
                 )
             });
-        q.sent(
-            &f.watch,
-            &d.id,
-            d.written,
-            stamp.as_deref(),
-            clock(),
-            Instant::now(),
-        );
+        let put = Put {
+            id: &d.id,
+            written: d.written,
+            timestamp: stamp.as_deref(),
+        };
+        q.sent(&f.watch, put, clock(), Instant::now());
         q.observe(&synced, &f.watch, clock(), Instant::now());
         Ok(Some(Asked {
             q,

@@ -81,25 +81,44 @@ pub struct Record<'a> {
     pub sent: &'a [Sent],
 }
 
-/// Deletes `team`: see the module docs. A folder without `config.json` (a failed create) is
-/// simply removed. With `record`, the team's record is written first; when it cannot be, the
-/// folders are left in place.
+/// What a delete is asked: the team, the reason its teammates are given and how long they get
+/// to approve, whether to go on without teamctl's record of leading it (`--force`), and the
+/// record of the team to write first.
+#[derive(Debug, Clone, Copy)]
+pub struct Deleting<'a> {
+    /// The team.
+    pub team: &'a TeamName,
+    /// The reason given in the shutdown request.
+    pub reason: &'a str,
+    /// How long the teammates get to approve the shutdown.
+    pub timeout: Duration,
+    /// Also remove a team teamctl does not lead, and worktrees with git-ignored files.
+    pub force: bool,
+    /// The record to write before the folders are removed.
+    pub record: Option<Record<'a>>,
+}
+
+/// Deletes the team `deleting` names: see the module docs. A folder without `config.json` (a
+/// failed create) is simply removed. With [`Deleting::record`], the team's record is written
+/// first; when it cannot be, the folders are left in place.
 ///
 /// # Errors
-/// When the team does not exist, when teamctl does not lead it and `force` is not set, when the
-/// record cannot be written, lock or I/O errors.
-#[allow(clippy::too_many_arguments)]
+/// When the team does not exist, when teamctl does not lead it and [`Deleting::force`] is not
+/// set, when the record cannot be written, lock or I/O errors.
 pub fn delete(
     layout: &Layout,
-    name: &TeamName,
-    reason: &str,
-    timeout: Duration,
-    force: bool,
+    deleting: Deleting,
     records: &Records,
     now: DateTime<Utc>,
     opts: &LockOptions,
-    record: Option<Record>,
 ) -> Result<Deleted> {
+    let Deleting {
+        team: name,
+        reason,
+        timeout,
+        force,
+        record,
+    } = deleting;
     let team = Team::open(layout, name, records)?;
     if team.config.is_some() && !team.teamctl_leads() && !force {
         bail!("{}", not_ours(name, records.leads()));

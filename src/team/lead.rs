@@ -441,13 +441,13 @@ fn dir_key(layout: &Layout) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A new record for `team` under `layout`.
+/// A new record for `team` under `layout`, naming no tmux session yet (the caller sets
+/// [`LeadRecord::tmux_session`] and the rest when it made one).
 pub fn new_record(
     layout: &Layout,
     team: &TeamName,
     lead_session_id: &str,
     created_at: i64,
-    tmux_session: Option<&str>,
     cwd: Option<&Path>,
 ) -> LeadRecord {
     LeadRecord {
@@ -456,7 +456,7 @@ pub fn new_record(
         config_dir: config_dir_text(layout),
         lead_session_id: lead_session_id.to_string(),
         created_at,
-        tmux_session: tmux_session.map(String::from),
+        tmux_session: None,
         tmux_session_id: None,
         cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
         launch: None,
@@ -480,7 +480,8 @@ mod tests {
         let leads = Leads::in_dir(&tmp.path().join("data"));
         let team = TeamName::parse("demo").unwrap();
         let (la, lb) = (Layout::new(&a), Layout::new(&b));
-        let rec = new_record(&la, &team, "s-1", 5, Some("teamctl-demo"), None);
+        let mut rec = new_record(&la, &team, "s-1", 5, None);
+        rec.tmux_session = Some("teamctl-demo".into());
         leads.record(&la, &team, &rec).unwrap();
         assert_eq!(leads.find(&la, &team).unwrap(), Some(rec));
         assert_eq!(leads.find(&lb, &team).unwrap(), None);

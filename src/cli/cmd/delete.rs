@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use teamctl::ops::create::TakenDown;
-use teamctl::ops::delete::{self, MemberShutdown, Record};
+use teamctl::ops::delete::{self, Deleting, MemberShutdown, Record};
 use teamctl::store::paths::TeamName;
 use teamctl::time;
 
@@ -100,19 +100,17 @@ pub(crate) fn run(ctx: &Ctx, args: DeleteArgs) -> Result<()> {
     let name = TeamName::parse(&args.name)?;
     let timeout = time::parse_duration(&args.timeout)?;
     let sent = ctx.sent();
-    let d = delete::delete(
-        &ctx.layout,
-        &name,
-        &args.reason,
+    let deleting = Deleting {
+        team: &name,
+        reason: &args.reason,
         timeout,
-        args.force,
-        &ctx.records,
-        ctx.now,
-        &ctx.lock,
-        args.export
+        force: args.force,
+        record: args
+            .export
             .as_deref()
             .map(|out| Record { out, sent: &sent }),
-    )?;
+    };
+    let d = delete::delete(&ctx.layout, deleting, &ctx.records, ctx.now, &ctx.lock)?;
     if let Some(e) = &d.export {
         for w in &e.warnings {
             warn(w);

@@ -60,17 +60,28 @@ pub(super) fn window(start: &mut Instant, found_last: &mut bool, grew: bool) {
     *found_last = grew;
 }
 
+/// What the file watcher's thread is given: the team's watch and the waker it waits on, the
+/// transcript folders handed to it later, the loop it tells, and where it notes the transcript
+/// changes for the loop.
+pub(super) struct Watcher<'a> {
+    pub(super) watch: Watch,
+    pub(super) waker: teamctl::observe::waker::Waker,
+    pub(super) dirs_rx: mpsc::Receiver<PathBuf>,
+    pub(super) tx: &'a mpsc::Sender<Msg>,
+    pub(super) pending: Arc<Mutex<Pending>>,
+}
+
 /// File changes, on a thread of their own (it blocks on the notifications): changes to the
 /// team's files go to the loop as they come; transcript changes are noted in `pending` and the
 /// loop told once until it takes them.
-pub(super) fn spawn_watcher(
-    mut watch: Watch,
-    mut waker: teamctl::observe::waker::Waker,
-    dirs_rx: mpsc::Receiver<PathBuf>,
-    tx: &mpsc::Sender<Msg>,
-    pending: Arc<Mutex<Pending>>,
-    clock: impl Fn() -> DateTime<Utc> + Send + 'static,
-) {
+pub(super) fn spawn_watcher(watcher: Watcher, clock: impl Fn() -> DateTime<Utc> + Send + 'static) {
+    let Watcher {
+        mut watch,
+        mut waker,
+        dirs_rx,
+        tx,
+        pending,
+    } = watcher;
     let files = tx.clone();
     let dog = Watchdog(tx.clone(), "the file watcher");
     std::thread::spawn(move || {

@@ -55,14 +55,14 @@ pub(crate) fn run(ctx: &Ctx, team: Team, opts: &Options) -> Result<()> {
     live.app.timeline.apply(&missed);
     live.refresh();
     let pending = Arc::new(Mutex::new(Pending::default()));
-    spawn_watcher(
+    let watcher = Watcher {
         watch,
         waker,
         dirs_rx,
-        &tx,
-        Arc::clone(&pending),
-        ctx.clock_fn(),
-    );
+        tx: &tx,
+        pending: Arc::clone(&pending),
+    };
+    spawn_watcher(watcher, ctx.clock_fn());
 
     // From here a signal is a message to the loop, which gives the terminal back first.
     let wake = tx.clone();

@@ -12,16 +12,20 @@ pub enum Command {
     /// `deny <code> [reason]`.
     Deny(Code, Option<String>),
     /// `say [team/]<member> <text>`.
-    Say {
-        /// The team, when named.
-        team: Option<String>,
-        /// The member.
-        member: String,
-        /// The message.
-        text: String,
-    },
+    Say(Say),
     /// `status`.
     Status,
+}
+
+/// A message from the chat to a member: `say [team/]<member> <text>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Say {
+    /// The team, when named.
+    pub team: Option<String>,
+    /// The member.
+    pub member: String,
+    /// The message.
+    pub text: String,
 }
 
 /// Why a text is not a command.
@@ -72,11 +76,11 @@ pub fn parse(text: &str) -> Result<Command, NotCommand> {
             let (team, member) = first
                 .split_once('/')
                 .map_or((None, first), |(t, m)| (Some(t.to_string()), m));
-            Ok(Command::Say {
+            Ok(Command::Say(Say {
                 team,
                 member: member.to_string(),
                 text: tail.to_string(),
-            })
+            }))
         }
         "status" => Ok(Command::Status),
         _ => Err(NotCommand::Other),
@@ -104,19 +108,19 @@ mod tests {
         );
         assert_eq!(
             parse("say alice run the tests again"),
-            Ok(Command::Say {
+            Ok(Command::Say(Say {
                 team: None,
                 member: "alice".into(),
                 text: "run the tests again".into()
-            })
+            }))
         );
         assert_eq!(
             parse("say ci/alice hi"),
-            Ok(Command::Say {
+            Ok(Command::Say(Say {
                 team: Some("ci".into()),
                 member: "alice".into(),
                 text: "hi".into()
-            })
+            }))
         );
         assert_eq!(parse("STATUS"), Ok(Command::Status));
     }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use super::code::Code;
-use super::command::{self, Command, NotCommand};
+use super::command::{self, Command, NotCommand, Say};
 use super::journal::{Record, What};
 use super::render::{self, Post};
 use super::state::{Bridge, lead_of};
@@ -82,9 +82,7 @@ impl Bridge {
                 });
                 self.answer(m, &code, Some(reason), now)
             }
-            Ok(Command::Say { team, member, text }) => {
-                self.say(m, team.as_deref(), &member, text, now)
-            }
+            Ok(Command::Say(say)) => self.say(m, say, now),
             Ok(Command::Status) => {
                 let mut r = self.record(What::Status, now);
                 r.user = Some(m.user.clone());
@@ -207,14 +205,9 @@ impl Bridge {
     }
 
     /// `say [team/]member text`.
-    fn say(
-        &mut self,
-        m: &Incoming,
-        team: Option<&str>,
-        member: &str,
-        text: String,
-        now: DateTime<Utc>,
-    ) -> Result<Heard> {
+    fn say(&mut self, m: &Incoming, say: Say, now: DateTime<Utc>) -> Result<Heard> {
+        let Say { team, member, text } = say;
+        let (team, member) = (team.as_deref(), member.as_str());
         let mut r = self.record(What::Said, now);
         r.user = Some(m.user.clone());
         r.member = Some(member.to_string());

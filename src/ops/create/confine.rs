@@ -97,6 +97,12 @@ pub(super) fn rules(c: &Creating, trees: &Trees, engine: &Engine) -> Result<Vec<
     let dir = c.leads.data_dir().join("sandbox");
     c.leads.make_below(&dir)?;
     let filter = seccomp::install(&dir)?;
+    let confining = Confining {
+        c,
+        trees,
+        engine,
+        filter: &filter,
+    };
     c.spec
         .members
         .iter()
@@ -104,20 +110,29 @@ pub(super) fn rules(c: &Creating, trees: &Trees, engine: &Engine) -> Result<Vec<
         .map(|(i, m)| {
             m.sandbox
                 .as_ref()
-                .map(|w| one(c, trees, i, (m, w), engine, &filter))
+                .map(|w| one(&confining, i, (m, w)))
                 .transpose()
         })
         .collect()
 }
 
-fn one(
-    c: &Creating,
-    trees: &Trees,
-    i: usize,
-    (m, wish): (&MemberSpec, &Wish),
-    engine: &Engine,
-    filter: &Path,
-) -> Result<Rules> {
+/// What every sandboxed teammate's rules are made from: the create, the teammates' working
+/// folders, the engine found and checked, and the seccomp program installed.
+struct Confining<'a> {
+    c: &'a Creating<'a>,
+    trees: &'a Trees,
+    engine: &'a Engine,
+    filter: &'a Path,
+}
+
+/// The rules of member `i`, `m`, whose sandbox is `wish`.
+fn one(confining: &Confining, i: usize, (m, wish): (&MemberSpec, &Wish)) -> Result<Rules> {
+    let Confining {
+        c,
+        trees,
+        engine,
+        filter,
+    } = *confining;
     let Creating { layout, spec, .. } = *c;
     let home = home(c);
     let name = m.name.to_string();

@@ -292,9 +292,9 @@ fn record_session(c: &Creating, team: &Provisioned, made: Option<&tmux::Where>) 
         &spec.team,
         lead_session_id,
         now.timestamp_millis(),
-        made.map(|_| session),
         Some(&spec.cwd),
     );
+    record.tmux_session = made.map(|_| session.to_string());
     let Some(at) = made.cloned() else {
         // It made none: the record names none, so nothing takes another's for it.
         record.launch = Some(launch_record(spec, trees, rules));

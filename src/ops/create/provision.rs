@@ -136,9 +136,9 @@ pub fn provision(
         team,
         lead_session_id,
         now.timestamp_millis(),
-        tmux_session,
         Some(&spec.cwd),
     );
+    record.tmux_session = tmux_session.map(String::from);
     record.launch = Some(launch_record(spec, trees, &[]));
     leads.record(layout, team, &record)?;
 

@@ -201,16 +201,28 @@ fn undelivered(layout: &Layout, team: &TeamName, owners: &[String]) -> Vec<Strin
         .collect()
 }
 
+/// What one look at a team reads: the team, its `config.json` as last read, the lead's
+/// transcript once it exists, and which panes of the run's tmux session are alive.
+pub(super) struct Look<'a> {
+    pub(super) team: &'a TeamName,
+    pub(super) cfg: &'a TeamConfig,
+    pub(super) lead_transcript: Option<&'a Loc>,
+    pub(super) panes: &'a HashMap<String, bool>,
+}
+
 /// Looks at the team once: the done rule's signals, and each teammate's state. `spend` follows
 /// the transcripts from one poll to the next.
 pub(super) fn observe(
     layout: &Layout,
-    team: &TeamName,
-    cfg: &TeamConfig,
-    lead_transcript: Option<&Loc>,
-    panes: &HashMap<String, bool>,
+    look: &Look,
     spend: &mut SpendReader,
 ) -> (Observation, Vec<Teammate>) {
+    let Look {
+        team,
+        cfg,
+        lead_transcript,
+        panes,
+    } = *look;
     let mut h = DefaultHasher::new();
     let mut lead_turn_ended = false;
     let mut lead_failed = None;

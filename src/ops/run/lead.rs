@@ -25,7 +25,7 @@ use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::outcome::{Caller, Orphans, Outcome, Resumed, RunEvent, State};
 use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
-use super::spec::{RunEnv, Spec};
+use super::spec::{RunEnv, Running, Spec};
 use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.
@@ -85,6 +85,12 @@ pub fn run(layout: &Layout, spec: &Spec, env: &RunEnv, caller: Caller) -> Result
         ended,
     } = caller;
     let start = Instant::now();
+    let running = Running {
+        layout,
+        spec,
+        env,
+        start,
+    };
     let mut out = Outcome::failed();
     let what = match &spec.resume {
         Some(t) => format!("run '{}', resuming {}", spec.name, shown(t)),
@@ -103,7 +109,7 @@ pub fn run(layout: &Layout, spec: &Spec, env: &RunEnv, caller: Caller) -> Result
             let id = SessionId::new_random();
             (id, write_prompt(env, spec, &spec.prompt)?)
         }
-        Some(found) => brief(layout, spec, env, found, &ready, &mut out, progress)?,
+        Some(found) => brief(running, found, &ready, &mut out, progress)?,
     };
     out.lead_session_id = Some(session_id.to_string());
     let lead = Lead {
@@ -113,13 +119,10 @@ pub fn run(layout: &Layout, spec: &Spec, env: &RunEnv, caller: Caller) -> Result
         resumed: found.map(|f| (f.team, f.transcript)),
     };
     follow(
-        layout,
-        spec,
-        env,
+        running,
         &ready,
         &lead,
         out,
-        start,
         Caller {
             progress,
             interrupted,
@@ -149,14 +152,15 @@ fn journal(env: &RunEnv, lead: &Lead, pane: &str) -> Option<String> {
 /// what the prompt carries, in `out` and as progress; the unread messages it carries marked
 /// read. Returns the session to resume and the prompt file.
 fn brief(
-    layout: &Layout,
-    spec: &Spec,
-    env: &RunEnv,
+    running: Running,
     found: &interrupted::Interrupted,
     ready: &Ready,
     out: &mut Outcome,
     progress: &mut dyn FnMut(RunEvent),
 ) -> Result<(SessionId, PathBuf)> {
+    let Running {
+        layout, spec, env, ..
+    } = running;
     let orphans = ready.orphans.clone().unwrap_or_default();
     if !orphans.ended.is_empty() {
         progress(RunEvent::Progress(
@@ -395,17 +399,19 @@ fn lead_env(env: &RunEnv) -> Vec<(String, String)> {
 /// Starts `lead` in its tmux session, follows its team until the run ends, asks the caller
 /// for what it merged ([`Caller::ended`]), takes the record, ends the lead (unless kept) and
 /// reads what the team spent.
-#[allow(clippy::too_many_arguments)]
 fn follow(
-    layout: &Layout,
-    spec: &Spec,
-    env: &RunEnv,
+    running: Running,
     ready: &Ready,
     lead: &Lead,
     mut out: Outcome,
-    start: Instant,
     caller: Caller,
 ) -> Result<Outcome> {
+    let Running {
+        layout,
+        spec,
+        env,
+        start,
+    } = running;
     let Caller {
         progress,
         interrupted,
@@ -471,20 +477,11 @@ fn follow(
                 progress(RunEvent::Progress(State::Spawning, &warning));
             }
             let run = Watched {
-                layout,
-                spec,
-                env,
+                running,
                 lead: &at,
-            };
-            watch(
-                run,
                 keeping,
-                &mut out,
-                start,
-                &mut spend,
-                progress,
-                interrupted,
-            )
+            };
+            watch(run, &mut out, &mut spend, progress, interrupted)
         });
     let _ = fs::remove_file(&lead.prompt_file);
     out.elapsed_ms = start.elapsed().as_millis() as u64;

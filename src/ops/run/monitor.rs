@@ -20,10 +20,10 @@ use crate::team::lead::{self, Leads};
 use crate::team::tasks::Board;
 use crate::team::transcript::locate;
 
-use super::done::{Observation, Settle, find_team, live_panes, observe};
+use super::done::{Look, Observation, Settle, find_team, live_panes, observe};
 use super::outcome::{Outcome, RunEvent, State};
 use super::preflight::detect_dialog;
-use super::spec::{POLL, RunEnv, Spec};
+use super::spec::{POLL, RunEnv, Running, Spec};
 use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
 use crate::observe::reader::{Options, TeamReader};
@@ -131,13 +131,13 @@ pub(super) struct Resuming {
     pub(super) prompts_before: u64,
 }
 
-/// What a run watches: the config dir, the run as asked, what it needs from the environment
-/// (teamctl's records among it), and its lead.
+/// What a run watches: the run under way (the config dir, the run as asked, what it needs from
+/// the environment, teamctl's records among it, and when it started), its lead, and what it
+/// does about stuck members.
 pub(super) struct Watched<'a> {
-    pub(super) layout: &'a Layout,
-    pub(super) spec: &'a Spec,
-    pub(super) env: &'a RunEnv,
+    pub(super) running: Running<'a>,
     pub(super) lead: &'a Pane<'a>,
+    pub(super) keeping: Option<Keeping<'a>>,
 }
 
 /// What the loop has seen so far.
@@ -171,20 +171,23 @@ struct Monitor<'a> {
 ///
 /// # Errors
 /// None of its own today; the caller treats an error as a failed run.
-pub(super) fn watch<'a>(
-    run: Watched<'a>,
-    keeping: Option<Keeping<'a>>,
+pub(super) fn watch(
+    run: Watched,
     out: &mut Outcome,
-    start: Instant,
     spend: &mut SpendReader,
     progress: &mut dyn FnMut(RunEvent),
     interrupted: &dyn Fn() -> bool,
 ) -> Result<()> {
     let Watched {
-        layout,
-        spec,
-        env,
+        running:
+            Running {
+                layout,
+                spec,
+                env,
+                start,
+            },
         lead,
+        keeping,
     } = run;
     let deadline = start + spec.timeout;
     progress(RunEvent::Progress(
@@ -436,8 +439,13 @@ impl Monitor<'_> {
             return false;
         };
         self.keep_lead_session(name, cfg, out, progress);
-        let transcript = self.transcript.as_ref();
-        let (mut obs, mates) = observe(self.layout, name, cfg, transcript, panes, spend);
+        let look = Look {
+            team: name,
+            cfg,
+            lead_transcript: self.transcript.as_ref(),
+            panes,
+        };
+        let (mut obs, mates) = observe(self.layout, &look, spend);
         // A resumed lead's old turn ended long ago: its new one counts once it has its prompt.
         obs.lead_turn_ended &= self.has_prompt;
         for m in &mates {
@@ -626,8 +634,13 @@ impl Monitor<'_> {
         let what = match (&self.team, &self.last_cfg) {
             (None, _) => "the lead formed no team".to_string(),
             (Some(t), Some(cfg)) => {
-                let transcript = self.transcript.as_ref();
-                let (obs, _) = observe(self.layout, t, cfg, transcript, panes, spend);
+                let look = Look {
+                    team: t,
+                    cfg,
+                    lead_transcript: self.transcript.as_ref(),
+                    panes,
+                };
+                let (obs, _) = observe(self.layout, &look, spend);
                 format!(
                     "the team's work was not done (waiting for {})",
                     obs.waiting_for()

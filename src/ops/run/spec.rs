@@ -1,13 +1,14 @@
-//! What a run is asked to do: the spec and the environment it runs in (what it tells:
-//! [`super::outcome`]).
+//! What a run is asked to do: the spec and the environment it runs in, and the run under way
+//! as its rooms pass it on, `Running` (what it tells: [`super::outcome`]).
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::host::claude::{ClaudeEnv, Permission};
 use crate::observe::budget::Cap;
+use crate::store::paths::Layout;
 use crate::team::records::Records;
 
 /// How often the files and the pane are looked at.
@@ -100,4 +101,14 @@ pub struct RunEnv {
     pub desk: Option<std::sync::Arc<super::bridge::Desk>>,
     /// The sandbox the tmux server the run talks to runs in (`run --sandbox`), for its record.
     pub sandbox: Option<crate::sandbox::Rules>,
+}
+
+/// A run under way: the config dir it reads, what it was asked, the environment it runs in,
+/// and when it started (its timeout and its elapsed time count from then).
+#[derive(Clone, Copy)]
+pub(super) struct Running<'a> {
+    pub(super) layout: &'a Layout,
+    pub(super) spec: &'a Spec,
+    pub(super) env: &'a RunEnv,
+    pub(super) start: Instant,
 }

@@ -89,7 +89,6 @@ impl TestEnv {
             cfg["leadSessionId"].as_str().unwrap(),
             cfg["createdAt"].as_i64().unwrap(),
             None,
-            None,
         );
         teamctl::team::lead::Leads::in_dir(data)
             .record(&layout, &name, &rec)
