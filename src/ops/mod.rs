@@ -15,6 +15,7 @@ pub mod bridge;
 pub mod chat;
 pub mod create;
 pub mod delete;
+pub mod dialogs;
 pub mod doctor;
 pub mod export;
 pub mod merge;

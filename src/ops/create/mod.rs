@@ -17,7 +17,8 @@
 //! `launch` (the panes) and `ready` (waiting for the teammates) on them; `flow` (the state
 //! machine) on top; `file` (a team file) and `runtime` (each teammate's MCP servers, settings,
 //! effort and env from it, and their checks) beside them. The folder imports the store,
-//! team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
+//! team and host layers, [`crate::ops::prepare`] and [`crate::ops::dialogs`] (the start-up
+//! dialogs); never the cli.
 
 mod confine;
 mod file;

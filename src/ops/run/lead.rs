@@ -24,8 +24,9 @@ use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::outcome::{Caller, Orphans, Outcome, Resumed, RunEvent, State};
-use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
+use super::preflight::{check_name, lock_name, read_json, read_json_loc};
 use super::spec::{RunEnv, Spec};
+use crate::ops::dialogs::blockers;
 use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.
