@@ -42,4 +42,4 @@ pub use spec::{
     Branch, Creating, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines,
     validate_members,
 };
-pub use worktree::{Planned, TakenDown, Trees, plan as plan_worktrees, take_down};
+pub use worktree::{Planned, Trees, plan as plan_worktrees};
