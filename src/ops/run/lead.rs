@@ -370,7 +370,7 @@ fn start_up_dialogs(layout: &Layout, spec: &Spec, env: &RunEnv) -> Option<(Dialo
 fn write_prompt(env: &RunEnv, spec: &Spec, prompt: &str) -> Result<PathBuf> {
     let name = format!("{}.prompt", spec.name);
     let prompt_file = env.run_dir.join(&name);
-    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+    let written = crate::team::data_dir::private_dir(&env.run_dir).and_then(|dir| {
         match dir.unlink(&name) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}

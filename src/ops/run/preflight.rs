@@ -48,7 +48,7 @@ pub fn check_name(name: &str) -> Result<()> {
 /// # Errors
 /// When another run of that name holds it.
 pub fn lock_name(run_dir: &Path, name: &str) -> Result<File> {
-    let dir = crate::team::sentlog::private_dir(run_dir)
+    let dir = crate::team::data_dir::private_dir(run_dir)
         .with_context(|| format!("could not create {}", run_dir.display()))?;
     let path = run_dir.join(format!("{name}.lock"));
     // Never through a symlink, never a FIFO (see store::dir).
