@@ -10,7 +10,7 @@ use teamctl::error::Error;
 use teamctl::ops::merge::check::Check;
 use teamctl::ops::merge::queue::{self, MemberResult, Outcome, Request, Status, Strategy};
 use teamctl::ops::merge::{Source, by_completion, sources};
-use teamctl::ops::run::merge::{Base, worktrees};
+use teamctl::ops::run::helper_worktrees::{Base, worktrees};
 use teamctl::ops::run::{Outcome as RunOutcome, State};
 use teamctl::team::config::Team;
 
@@ -218,7 +218,7 @@ fn member(m: &MemberResult) -> String {
 }
 
 /// `run --merge-into`: once the run is done, the worktrees its lead's helpers worked in
-/// ([`teamctl::ops::run::merge::worktrees`]) merged onto BRANCH from `base`, in the order of
+/// ([`teamctl::ops::run::helper_worktrees::worktrees`]) merged onto BRANCH from `base`, in the order of
 /// their agent ids. `None` when not asked, when the run was not done, or when no helper had a
 /// worktree (said on stderr).
 pub(crate) fn after_run(

@@ -1,5 +1,6 @@
 //! What the files say about one member, the rules `wait` and `ask` share: whether it is a
-//! teammate, gone (and why), in the middle of a turn, what its idle notification says. Each
+//! teammate, gone (and why), what its idle notification says (whether it is in the middle of a
+//! turn goes by the transcript too: [`crate::observe::unreported::mid_turn`]). Each
 //! rule reads the team as a [`Watch`] sees it (and, for panes and processes, what was probed).
 //! The rules themselves are in `teamctl wait --help` and [`crate::observe::wait`]'s docs.
 
@@ -11,8 +12,6 @@ use serde_json::Value;
 use crate::host::proc::pid_alive;
 use crate::host::tmux::Liveness;
 use crate::observe::event::Kind;
-use crate::observe::spend::TurnTimes;
-use crate::observe::unreported::{TurnEnd, judge, signs_in};
 use crate::observe::watch::{Changes, Watch};
 use crate::store::Entry;
 use crate::store::paths::MemberName;
@@ -165,52 +164,6 @@ pub(crate) fn mtime(path: &crate::store::dir::Loc) -> Option<DateTime<Utc>> {
 pub(crate) fn inbox_written(watch: &Watch, name: &str) -> Option<DateTime<Utc>> {
     watch.inbox(name)?;
     mtime(&watch.team().inbox_path(&MemberName::parse(name).ok()?))
-}
-
-/// Whether `name` is in the middle of a turn, as far as the files show (no history), on
-/// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
-/// land just after the turn's `idle_notification`): before its first `idle_notification`,
-/// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
-/// its inbox more than a second later (its inbox now without unread entries, so the file's
-/// last change was a take). Without such evidence it is not; nor when its transcript says its
-/// turn ended with nothing since and it has not reported idle for it ([`judge`]: a teammate that
-/// never reports idle is `isActive: true` for good).
-pub fn mid_turn(watch: &Watch, name: &str, turn: &TurnTimes, now: DateTime<Utc>) -> bool {
-    if matches!(
-        judge(turn, &signs_in(watch, name), now),
-        Some(TurnEnd::Awaited { .. } | TurnEnd::Unreported { .. })
-    ) {
-        return false;
-    }
-    let stamp = |e: &Entry| {
-        e.get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&Utc))
-    };
-    let mine = || {
-        watch
-            .inboxes()
-            .values()
-            .flatten()
-            .filter(move |e| from_of(e) == Some(name))
-    };
-    let last_idle = mine()
-        .filter(|e| frame_type(e).as_deref() == Some("idle_notification"))
-        .filter_map(stamp)
-        .max();
-    let Some(last_idle) = last_idle else {
-        return is_active(watch, name) == Some(true);
-    };
-    let wrote_since = mine()
-        .filter(|e| frame_type(e).is_none())
-        .filter_map(stamp)
-        .any(|t| t > last_idle);
-    let drained = inbox_written(watch, name);
-    // With unread entries the file's mtime is more likely a write than a take.
-    wrote_since
-        || (unread(watch, name) == 0
-            && drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1)))
 }
 
 /// A member's turn from the files alone (no history): see the module docs.

@@ -6,7 +6,7 @@
 //! `turn_duration` entry; [`crate::team::transcript::Turn::ended_at`]).
 //!
 //! [`judge`] is the one rule: `wait --idle` ([`idle_by_transcript`]), `ask`
-//! ([`crate::observe::members::mid_turn`] and the idle outcome), `status`, `top`, `doctor`, the
+//! ([`mid_turn`] and the idle outcome), `status`, `top`, `doctor`, the
 //! policy follower's plan approvals and the bridge ([`TurnEnds`], or `status`'s
 //! `idle_unreported_since`) all go by it.
 
@@ -155,6 +155,52 @@ pub fn signs_in(watch: &Watch, name: &str) -> Signs {
         s.drained = inbox_written(watch, name);
     }
     s
+}
+
+/// Whether `name` is in the middle of a turn, as far as the files show (no history), on
+/// evidence that survives the real client's quirks (`isActive` writes can be lost, a take can
+/// land just after the turn's `idle_notification`): before its first `idle_notification`,
+/// `isActive: true`; after one, a plain message from it stamped later, or entries taken from
+/// its inbox more than a second later (its inbox now without unread entries, so the file's
+/// last change was a take). Without such evidence it is not; nor when its transcript says its
+/// turn ended with nothing since and it has not reported idle for it ([`judge`]: a teammate that
+/// never reports idle is `isActive: true` for good).
+pub fn mid_turn(watch: &Watch, name: &str, turn: &TurnTimes, now: DateTime<Utc>) -> bool {
+    if matches!(
+        judge(turn, &signs_in(watch, name), now),
+        Some(TurnEnd::Awaited { .. } | TurnEnd::Unreported { .. })
+    ) {
+        return false;
+    }
+    let stamp = |e: &Entry| {
+        e.get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc))
+    };
+    let mine = || {
+        watch
+            .inboxes()
+            .values()
+            .flatten()
+            .filter(move |e| from_of(e) == Some(name))
+    };
+    let last_idle = mine()
+        .filter(|e| frame_type(e).as_deref() == Some("idle_notification"))
+        .filter_map(stamp)
+        .max();
+    let Some(last_idle) = last_idle else {
+        return is_active(watch, name) == Some(true);
+    };
+    let wrote_since = mine()
+        .filter(|e| frame_type(e).is_none())
+        .filter_map(stamp)
+        .any(|t| t > last_idle);
+    let drained = inbox_written(watch, name);
+    // With unread entries the file's mtime is more likely a write than a take.
+    wrote_since
+        || (unread(watch, name) == 0
+            && drained.is_some_and(|d| d > last_idle + chrono::Duration::seconds(1)))
 }
 
 /// Why `name` counts as idle though the files' own signs say it is busy ([`judge`]): its

@@ -6,7 +6,7 @@
 //!   in the asker's inbox after the question was written, and not in the turn the teammate was
 //!   in when the question arrived. Nothing rests on timestamps: the ids already in that inbox
 //!   before the question was written are excluded; and when the teammate was in the middle of
-//!   a turn (see [`crate::observe::members::mid_turn`]), what it writes until that turn's
+//!   a turn (see [`crate::observe::unreported::mid_turn`]), what it writes until that turn's
 //!   `idle_notification` answers something else (say, its brief). The take itself is no
 //!   boundary: the real client (2.1.332) submits what it read to the model before its write
 //!   that takes it lands, so with a fast model the answer can land first;
@@ -119,7 +119,7 @@ impl Question {
     /// Starts a question to `to` asked as `asker`, before it is written: every entry now in
     /// the asker's inbox is excluded from being the answer. `turn` is what `to`'s transcript
     /// says of its turn at `now` (a teammate that never reports idle is between turns when it
-    /// says so: [`crate::observe::members::mid_turn`]).
+    /// says so: [`crate::observe::unreported::mid_turn`]).
     pub fn new(
         watch: &Watch,
         to: &str,
@@ -142,7 +142,7 @@ impl Question {
             taken_instant: None,
             answered_at: None,
             idle: None,
-            earlier_turn: crate::observe::members::mid_turn(watch, to, turn, now),
+            earlier_turn: crate::observe::unreported::mid_turn(watch, to, turn, now),
             asked_at: None,
             earlier_began: turn.began_at.as_deref().and_then(crate::time::parse_time),
             outcome: None,

@@ -3,7 +3,7 @@
 //! tmux session, then remove the team and task folders (renamed to `<name>.deleted-<uuid>`
 //! first, as new Claude Code does, so no reader sees a half-removed team), and remove the
 //! teammates' worktrees that hold no uncommitted changes (the others, and every branch, are
-//! kept). A record of the team ([`Record`]) can be written just before the folders go.
+//! kept: [`take_down`]). A record of the team ([`Record`]) can be written just before the folders go.
 
 use std::collections::HashMap;
 use std::io;
@@ -17,15 +17,15 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::host::tmux::session_name;
-use crate::host::{proc, tmux};
+use crate::host::{git, proc, tmux};
 use crate::observe::reader::tmux_server;
-use crate::ops::create::{TakenDown, take_down};
+use crate::observe::worktree::{at, fetch_home, repo_at};
 use crate::ops::export::{self, Exported};
 use crate::store::dir::{Kind, Loc};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, TeamName};
 use crate::team::config::{LEAD, Team};
-use crate::team::lead::Leads;
+use crate::team::lead::{Leads, MemberLaunch, Worktree};
 use crate::team::mailbox::{self, Writing};
 use crate::team::protocol::{self, ShutdownAnswer};
 use crate::team::records::Records;
@@ -395,4 +395,139 @@ fn remove(dir: &Loc) -> Result<bool> {
         .remove_tree(&gone)
         .with_context(|| format!("could not remove {}", parent.path().join(&gone).display()))?;
     Ok(true)
+}
+
+/// What `delete` did with a teammate's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TakenDown {
+    /// Whose.
+    pub member: String,
+    /// Its folder.
+    pub path: String,
+    /// Its branch (always kept).
+    pub branch: String,
+    /// `removed`, `kept` (it has uncommitted changes, or git would not remove it) or `missing`
+    /// (the folder is gone).
+    pub action: &'static str,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Removes each worktree of `members` that has no uncommitted changes (`git worktree
+/// remove`, which refuses one that has) and no git-ignored files (which it would remove
+/// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
+/// kept. A sandboxed teammate's clone has its branch fetched home first, and is kept when that
+/// fails. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
+/// at `worktrees` or below) is kept: removing it would remove what the link points to.
+pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) -> Vec<TakenDown> {
+    let mut out = Vec::new();
+    for m in members {
+        let Some(t) = &m.worktree else { continue };
+        let path = Path::new(&t.path);
+        if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
+            out.push(TakenDown {
+                member: m.name.clone(),
+                path: t.path.clone(),
+                branch: t.branch.clone(),
+                action: "kept",
+                reason: format!(
+                    "{} is reached through a link below teamctl's data dir {} (or is no longer \
+                     below it): not removing what the link points to",
+                    t.path,
+                    leads.data_dir().display()
+                ),
+            });
+            continue;
+        }
+        let (action, reason) = if !path.is_dir() {
+            ("missing", "its folder is gone".to_string())
+        } else if let Err(e) = fetch_home(t) {
+            ("kept", format!("{e:#}; its work is only in {}", t.path))
+        } else {
+            match at(t) {
+                Err(e) => ("kept", format!("{e:#}")),
+                Ok(place) => take_down_one(t, &place, drop_ignored),
+            }
+        };
+        if action == "removed"
+            && let Some(parent) = path.parent()
+        {
+            // The team's folder of worktrees, once empty.
+            let _ = std::fs::remove_dir(parent);
+        }
+        out.push(TakenDown {
+            member: m.name.clone(),
+            path: t.path.clone(),
+            branch: t.branch.clone(),
+            action,
+            reason,
+        });
+    }
+    out
+}
+
+/// What `delete` does with the worktree (or clone) `tree` whose folder is there (`place`):
+/// removed when it has no uncommitted changes and no ignored files (unless `drop_ignored`),
+/// else kept, with why.
+fn take_down_one(tree: &Worktree, place: &git::At, drop_ignored: bool) -> (&'static str, String) {
+    let path = &tree.path;
+    let ignored = git::ignored(place);
+    // How the person removes it once they kept what they need.
+    let remove = |force: &str| match tree.clone {
+        None => format!("`git worktree remove {force}{path}`"),
+        Some(_) => format!("`rm -r {path}` (a clone of its own; its branch is home)"),
+    };
+    match git::uncommitted(place) {
+        Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
+        Ok(c) if !c.is_empty() => (
+            "kept",
+            format!(
+                "{} uncommitted change(s), e.g. {}; commit or remove them, then {}",
+                c.len(),
+                c[0],
+                remove("")
+            ),
+        ),
+        Ok(_) => match ignored {
+            Err(e) => (
+                "kept",
+                format!("git could not tell its ignored files: {e:#}"),
+            ),
+            Ok(i) if !i.is_empty() && !drop_ignored => (
+                "kept",
+                format!(
+                    "{} git-ignored file(s), e.g. {}, which removing it would lose; keep what \
+                     you need, then {} (or `teamctl delete --force`)",
+                    i.len(),
+                    i[0],
+                    remove("--force ")
+                ),
+            ),
+            Ok(i) => {
+                let removed = match tree.clone {
+                    None => git::worktree_remove(&repo_at(tree), place),
+                    // A clone is no worktree of the repository: its folder goes, its branch
+                    // was fetched home.
+                    Some(_) => std::fs::remove_dir_all(path)
+                        .with_context(|| format!("could not remove {path}")),
+                };
+                match removed {
+                    Ok(()) if i.is_empty() => (
+                        "removed",
+                        format!("no uncommitted changes; branch {} kept", tree.branch),
+                    ),
+                    Ok(()) => (
+                        "removed",
+                        format!(
+                            "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
+                             branch {} kept",
+                            i.len(),
+                            tree.branch
+                        ),
+                    ),
+                    Err(e) => ("kept", format!("{e:#}")),
+                }
+            }
+        },
+    }
 }

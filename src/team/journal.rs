@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::store::dir::Loc;
-use crate::team::sentlog::private_dir;
+use crate::team::data_dir::private_dir;
 
 /// One journal file in a data dir.
 #[derive(Debug, Clone)]

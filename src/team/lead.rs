@@ -27,8 +27,8 @@ use sha2::{Digest, Sha256};
 use crate::store;
 use crate::store::dir::Loc;
 use crate::store::paths::{Layout, TeamName};
+use crate::team::data_dir::private_dir;
 use crate::team::runtime::Runtime;
-use crate::team::sentlog;
 
 /// One record: what `create` made, as it made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,7 +260,7 @@ impl Leads {
     pub fn prepare(&self) -> Result<()> {
         let leads = self.data_dir.join(LEADS);
         let context = || format!("teamctl cannot keep its records in {}", leads.display());
-        let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        let data = private_dir(&self.data_dir).with_context(context)?;
         data.sub_create(LEADS, 0o700).with_context(context)?;
         Ok(())
     }
@@ -280,7 +280,7 @@ impl Leads {
             )
         })?;
         let context = || format!("could not create {}", path.display());
-        let mut dir = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        let mut dir = private_dir(&self.data_dir).with_context(context)?;
         for c in rel.components() {
             let std::path::Component::Normal(name) = c else {
                 anyhow::bail!("{} is not a plain path below the data dir", path.display());
@@ -340,7 +340,7 @@ impl Leads {
     ) -> Result<()> {
         let path = self.path_in(folder, layout, team);
         let context = || format!("could not record {what} in {}", path.display());
-        let data = sentlog::private_dir(&self.data_dir).with_context(context)?;
+        let data = private_dir(&self.data_dir).with_context(context)?;
         data.sub_create(folder, 0o700).with_context(context)?;
         let mut bytes = serde_json::to_vec_pretty(rec)?;
         bytes.push(b'\n');

@@ -4,7 +4,8 @@
 //! ([`protocol`]), teamctl's sent log ([`sentlog`]), its journal of the restarts and resumes
 //! it makes ([`actions`]), the private JSON-lines journals both of those kinds are
 //! ([`journal`]), its private record of the teams it leads
-//! ([`lead`]), the two with its data dir as one value ([`records`]), a teammate's own runtime
+//! ([`lead`]), the two with its data dir as one value ([`records`]), the data dir's private
+//! folders ([`data_dir`]), a teammate's own runtime
 //! as that record keeps it ([`runtime`]: MCP servers, settings, effort, env), which inbox
 //! format a team runs ([`generation`]), read-only, the members' session transcripts
 //! ([`transcript`]) and the messages a transcript records ([`conversation`]). It imports
@@ -14,6 +15,7 @@
 pub mod actions;
 pub mod config;
 pub mod conversation;
+pub mod data_dir;
 pub mod generation;
 pub mod journal;
 pub mod lead;

@@ -14,15 +14,16 @@
 //! and used only when `fstat` says it is a regular file, so nothing can be swapped in between a
 //! check and the open.
 
-use std::fs::{self, DirBuilder, File, Permissions};
+use std::fs::{self, File, Permissions};
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::store::dir::{Dir, Loc};
+use crate::team::data_dir::private_dir;
 
 /// When the current log passes this size it is rotated.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
@@ -312,31 +313,6 @@ impl SentLog {
 /// As [`SentLog::entries`].
 pub fn entries(log: Option<&SentLog>) -> Result<Vec<Sent>> {
     log.map_or(Ok(Vec::new()), SentLog::entries)
-}
-
-/// teamctl's private data dir `dir`, made when missing (its parents as the user's umask makes
-/// them, the folder itself 0700) and opened. Found wider, it is tightened to 0700 when the
-/// process owns it (a `TEAMCTL_DATA_DIR` pointing at a shared folder is not taken over).
-///
-/// # Errors
-/// I/O errors.
-pub fn private_dir(dir: &Path) -> io::Result<Dir> {
-    if let Some(parent) = dir.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        fs::create_dir_all(parent)?;
-    }
-    match DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-        _ => {}
-    }
-    let handle = Loc::root(dir).open_dir()?;
-    let st = rustix::fs::fstat(&handle)?;
-    let mode = st.st_mode & 0o7777;
-    if st.st_uid == rustix::process::geteuid().as_raw() && mode & !0o700 != 0 {
-        rustix::fs::fchmod(&handle, rustix::fs::Mode::from_raw_mode(mode & 0o700))?;
-    }
-    Ok(handle)
 }
 
 /// Tightens the open log `f` and the rotated generation to 0600 where they are wider.

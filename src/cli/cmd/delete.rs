@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use teamctl::ops::create::TakenDown;
-use teamctl::ops::delete::{self, Deleting, MemberShutdown, Record};
+use teamctl::ops::delete::{self, Deleting, MemberShutdown, Record, TakenDown};
 use teamctl::store::paths::TeamName;
 use teamctl::time;
 

@@ -423,7 +423,7 @@ pub(crate) fn run(ctx: &Ctx, args: RunArgs) -> Result<()> {
     let mut ended = |o: &run::Outcome| {
         let into = args.merge.merge_into.as_deref()?;
         merged = merging::after_run(ctx, &args.merge, base.as_ref(), o);
-        Some(run::merge::recorded(into, o.state, &merged))
+        Some(run::helper_worktrees::recorded(into, o.state, &merged))
     };
     let caller = run::Caller {
         progress: &mut progress,

@@ -42,7 +42,7 @@ impl Seen {
     }
 
     /// Takes in what `other` saw after what this saw (as if its events came next, in order).
-    fn merge(&mut self, other: &Seen) {
+    fn take_in(&mut self, other: &Seen) {
         if let Some((at, kind)) = &other.last {
             self.event(*at, kind);
         }
@@ -278,7 +278,7 @@ pub(super) fn read_inboxes(
             None => {}
         }
         for (from, s) in &facts.senders {
-            read.seen.entry(from.clone()).or_default().merge(s);
+            read.seen.entry(from.clone()).or_default().take_in(s);
         }
         read.pending.insert(owner.to_string(), facts.unread);
         if let Some(t) = facts.newest {

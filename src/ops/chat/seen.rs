@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
-use crate::team::sentlog::private_dir;
+use crate::team::data_dir::private_dir;
 
 /// The file of signatures.
 const FILE: &str = "webhook-seen";

@@ -4,8 +4,10 @@
 //! written. Paths in the file (`cwd`, `policy`, `brief_file`, `mcp_config`, `settings`) are
 //! relative to the file's folder; the files it names (all but `cwd`) must be inside it, and
 //! those teamctl reads (`policy`, `brief_file`) regular and at most 1 MiB
-//! ([`crate::store::named`]). Each teammate's MCP servers, settings, effort and env are read in
-//! [`super::runtime`].
+//! ([`crate::store::named`]). Each teammate's MCP servers, settings, effort and env are read
+//! here too, at the top level for every teammate and in a `[[member]]` for one (a member's `env`
+//! is merged over the top level's, its other keys replace the top level's); [`super::runtime`]
+//! checks that they can be given.
 //!
 //! What the command line gives wins over the file: [`Overrides`].
 
@@ -16,17 +18,44 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::runtime::{self, McpConfig};
 use super::spec::{Branch, MemberSpec};
 use crate::error::usage;
 use crate::host::claude::Permission;
 use crate::sandbox::{Network, Wish};
 use crate::store::named::{NAMED_FILE_LIMIT, inside, read_named_text};
 use crate::store::paths::{MemberName, TeamName};
+use crate::team::runtime::{self, Runtime};
+
+/// `mcp_config = "file"` or `["file", …]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpConfig(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for McpConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = McpConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a file or a list of files")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<McpConfig, E> {
+                Ok(McpConfig(vec![v.to_string()]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<McpConfig, A::Error> {
+                let mut out = Vec::new();
+                while let Some(s) = seq.next_element::<String>()? {
+                    out.push(s);
+                }
+                Ok(McpConfig(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// A team file as written.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -311,7 +340,7 @@ impl Loaded {
                 model: m.model.clone().or_else(|| f.model.clone()),
                 agent_type: m.agent_type.clone().or_else(|| f.agent_type.clone()),
                 permission: Permission::from_flags(mode.map(String::as_str), false),
-                runtime: runtime::of(self, f, m)?,
+                runtime: self.runtime_of(m)?,
                 worktree,
                 sandbox: self.sandbox_of(m, &name)?,
                 ..MemberSpec::new(name, brief)
@@ -322,6 +351,59 @@ impl Loaded {
 }
 
 impl Loaded {
+    /// `m`'s runtime: its own keys over the file's top-level ones, its files resolved inside the
+    /// team file's folder, its `env` checked (not read: see [`super::runtime::check_env`]).
+    ///
+    /// # Errors
+    /// A usage error at the key: a file that is absolute, outside the folder or missing; an effort
+    /// that is no word; a bad `env` entry ([`runtime::check_env`]).
+    fn runtime_of(&self, m: &FileMember) -> Result<Runtime> {
+        let (l, top) = (self, &self.file);
+        let name = m.name.get_ref();
+        let file = |key: &str, rel: &str, at: Range<usize>| {
+            inside(&l.dir(), rel)
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| l.error_at(at, &format!("{key} of {name}: {e:#}")))
+        };
+        let mut mcp_config = Vec::new();
+        if let Some(list) = m.mcp_config.as_ref().or(top.mcp_config.as_ref()) {
+            for f in &list.get_ref().0 {
+                mcp_config.push(file("mcp_config", f, list.span())?);
+            }
+        }
+        let settings = m.settings.as_ref().or(top.settings.as_ref());
+        let effort = m.effort.as_ref().or(top.effort.as_ref());
+        if let Some(e) = effort {
+            let word = e.get_ref();
+            if !(1..=32).contains(&word.len()) || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+                return Err(l.error_at(
+                    e.span(),
+                    &format!(
+                        "effort of {name}: {word:?} is no effort level (low, medium, high, …)"
+                    ),
+                ));
+            }
+        }
+        let mut env = BTreeMap::new();
+        for (k, v) in top.env.iter().chain(m.env.iter()).flatten() {
+            runtime::check_env(k, v.get_ref())
+                .map_err(|e| l.error_at(v.span(), &format!("{name}: {e}")))?;
+            env.insert(k.clone(), v.get_ref().clone());
+        }
+        Ok(Runtime {
+            mcp_config,
+            strict_mcp_config: m
+                .strict_mcp_config
+                .or(top.strict_mcp_config)
+                .unwrap_or(false),
+            settings: settings
+                .map(|s| file("settings", s.get_ref(), s.span()))
+                .transpose()?,
+            effort: effort.map(|e| e.get_ref().clone()),
+            env,
+        })
+    }
+
     /// `m`'s sandbox: its own `sandbox` key, else the file's; the file's paths, then its own.
     fn sandbox_of(&self, m: &FileMember, name: &MemberName) -> Result<Option<Wish>> {
         let f = &self.file;

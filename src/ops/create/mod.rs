@@ -15,9 +15,11 @@
 //! stand on nothing; `worktree` (a git worktree per teammate, a clone when it is sandboxed),
 //! `confine` (each sandboxed teammate's rules), `provision` (the files),
 //! `launch` (the panes) and `ready` (waiting for the teammates) on them; `flow` (the state
-//! machine) on top; `file` (a team file) and `runtime` (each teammate's MCP servers, settings,
-//! effort and env from it, and their checks) beside them. The folder imports the store,
-//! team and host layers and [`crate::ops::run`] (the start-up dialogs); never the cli.
+//! machine) on top; `runtime` (the checks that each teammate's MCP servers, settings, effort
+//! and env can be given) on `spec`, and `file` (a team file, each teammate's runtime read from
+//! it) beside them. The folder imports the store,
+//! team and host layers, [`crate::ops::prepare`] and [`crate::ops::dialogs`] (the start-up
+//! dialogs); never the cli.
 
 mod confine;
 mod file;
@@ -30,15 +32,17 @@ mod runtime;
 mod spec;
 mod worktree;
 
-pub use file::{FileMember, Loaded, Overrides, TeamFile, WorktreeValue, expand_name, load};
+pub use file::{
+    FileMember, Loaded, McpConfig, Overrides, TeamFile, WorktreeValue, expand_name, load,
+};
 pub use flow::create;
 pub use launch::{Provisioned, Starting, teammate_command};
 pub use outcome::{MemberOutcome, MemberState, Outcome, Step};
 pub use provision::{config_doc, provision};
 pub use ready::{brief_taken, reported};
-pub use runtime::{McpConfig, check_env, env_names};
+pub use runtime::{check_env, env_names};
 pub use spec::{
     Branch, Creating, Launch, LaunchEnv, MemberSpec, Spec, color_of, parse_member_lines,
     validate_members,
 };
-pub use worktree::{Planned, TakenDown, Trees, plan as plan_worktrees, take_down};
+pub use worktree::{Planned, Trees, plan as plan_worktrees};

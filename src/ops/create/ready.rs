@@ -202,7 +202,7 @@ pub(super) fn wait_ready(
 /// `why`, plus what settles it when a teammate's last lines show a start-up dialog (the
 /// onboarding screens, the API key approval, the trust dialog, the bypass prompt).
 pub(super) fn with_dialog_hint(why: String, spec: &Spec) -> String {
-    use crate::ops::run::{Dialog, detect_dialog};
+    use crate::ops::dialogs::{Dialog, detect_dialog};
     let dialogs: Vec<Dialog> = why
         .split("last lines of its pane:")
         .skip(1)

@@ -1,99 +1,14 @@
-//! Each teammate's own runtime from a team file (docs/team-file.md): `mcp_config`,
-//! `strict_mcp_config`, `settings`, `effort` and `env`, at the top level for every teammate and
-//! in a `[[member]]` for one (a member's `env` is merged over the top level's, its other keys
-//! replace the top level's); the checks that it can be given: every `${NAME}` set in teamctl's
+//! The checks that each teammate's own runtime (its MCP servers, settings, effort and env: read
+//! from a team file in [`super::file`]) can be given: every `${NAME}` set in teamctl's
 //! environment, and the client taking each flag.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::ops::Range;
 
 use anyhow::{Result, bail};
-use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
-use super::file::{FileMember, Loaded, TeamFile};
 use super::spec::MemberSpec;
 use crate::error::usage;
-use crate::store::named::inside;
-use crate::team::runtime::{self, Runtime, Vars};
-
-/// `mcp_config = "file"` or `["file", …]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpConfig(pub Vec<String>);
-
-impl<'de> Deserialize<'de> for McpConfig {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = McpConfig;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a file or a list of files")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<McpConfig, E> {
-                Ok(McpConfig(vec![v.to_string()]))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<McpConfig, A::Error> {
-                let mut out = Vec::new();
-                while let Some(s) = seq.next_element::<String>()? {
-                    out.push(s);
-                }
-                Ok(McpConfig(out))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// `m`'s runtime: its own keys over the file's top-level ones, its files resolved inside the
-/// team file's folder, its `env` checked (not read: see [`check_env`]).
-///
-/// # Errors
-/// A usage error at the key: a file that is absolute, outside the folder or missing; an effort
-/// that is no word; a bad `env` entry ([`runtime::check_env`]).
-pub(super) fn of(l: &Loaded, top: &TeamFile, m: &FileMember) -> Result<Runtime> {
-    let name = m.name.get_ref();
-    let file = |key: &str, rel: &str, at: Range<usize>| {
-        inside(&l.dir(), rel)
-            .map(|p| p.to_string_lossy().into_owned())
-            .map_err(|e| l.error_at(at, &format!("{key} of {name}: {e:#}")))
-    };
-    let mut mcp_config = Vec::new();
-    if let Some(list) = m.mcp_config.as_ref().or(top.mcp_config.as_ref()) {
-        for f in &list.get_ref().0 {
-            mcp_config.push(file("mcp_config", f, list.span())?);
-        }
-    }
-    let settings = m.settings.as_ref().or(top.settings.as_ref());
-    let effort = m.effort.as_ref().or(top.effort.as_ref());
-    if let Some(e) = effort {
-        let word = e.get_ref();
-        if !(1..=32).contains(&word.len()) || !word.bytes().all(|b| b.is_ascii_lowercase()) {
-            return Err(l.error_at(
-                e.span(),
-                &format!("effort of {name}: {word:?} is no effort level (low, medium, high, …)"),
-            ));
-        }
-    }
-    let mut env = BTreeMap::new();
-    for (k, v) in top.env.iter().chain(m.env.iter()).flatten() {
-        runtime::check_env(k, v.get_ref())
-            .map_err(|e| l.error_at(v.span(), &format!("{name}: {e}")))?;
-        env.insert(k.clone(), v.get_ref().clone());
-    }
-    Ok(Runtime {
-        mcp_config,
-        strict_mcp_config: m
-            .strict_mcp_config
-            .or(top.strict_mcp_config)
-            .unwrap_or(false),
-        settings: settings
-            .map(|s| file("settings", s.get_ref(), s.span()))
-            .transpose()?,
-        effort: effort.map(|e| e.get_ref().clone()),
-        env,
-    })
-}
+use crate::team::runtime::Vars;
 
 /// The names every teammate's `${NAME}` takes from teamctl's environment.
 pub fn env_names(members: &[MemberSpec]) -> BTreeSet<&str> {
@@ -205,6 +120,7 @@ fn choices(text: &str) -> Option<Vec<&str>> {
 mod tests {
     use super::*;
     use crate::store::paths::MemberName;
+    use crate::team::runtime::Runtime;
 
     /// 2.1.332's `--help`, wrapped at 80 columns (parts).
     const HELP_332: &str = "Usage: claude [options] [command] [prompt]

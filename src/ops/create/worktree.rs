@@ -1,6 +1,7 @@
 //! A git worktree per teammate: where it goes, on which branch, made with `git worktree add`
 //! before the team's files are written, and taken back when the create fails before its
-//! teammates start.
+//! teammates start (`delete` takes down the worktrees of a team that started:
+//! [`crate::ops::delete::take_down`]).
 //!
 //! The worktrees live in teamctl's data dir (`<data dir>/worktrees/<team>.<16 hex>/<member>`,
 //! [`Leads::worktrees_dir`]), never in the user's checkout: its `git status`, its searches and
@@ -15,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::spec::{Branch, Spec};
@@ -23,10 +24,10 @@ use crate::error::usage;
 use crate::host::claude::Dialog;
 use crate::host::git;
 use crate::host::sandbox::clone;
-use crate::observe::worktree::{at, fetch_home, repo_at};
+use crate::observe::worktree::{at, repo_at};
 use crate::ops::prepare;
 use crate::store::paths::Layout;
-use crate::team::lead::{Leads, MemberLaunch, OwnClone, Worktree};
+use crate::team::lead::{Leads, OwnClone, Worktree};
 
 /// One teammate's worktree, as planned (and, once `make` ran, made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -241,139 +242,4 @@ pub fn trust(req: &prepare::Request, spec: &Spec, trees: &Trees) -> Result<bool>
         .map(|p| PathBuf::from(&p.tree.path));
     prepare::prepare(&only_trust(dirs.collect()), true)?;
     Ok(true)
-}
-
-/// What `delete` did with a teammate's worktree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TakenDown {
-    /// Whose.
-    pub member: String,
-    /// Its folder.
-    pub path: String,
-    /// Its branch (always kept).
-    pub branch: String,
-    /// `removed`, `kept` (it has uncommitted changes, or git would not remove it) or `missing`
-    /// (the folder is gone).
-    pub action: &'static str,
-    /// Why, in words.
-    pub reason: String,
-}
-
-/// Removes each worktree of `members` that has no uncommitted changes (`git worktree
-/// remove`, which refuses one that has) and no git-ignored files (which it would remove
-/// without a word) unless `drop_ignored`, and keeps the others, naming why; every branch is
-/// kept. A sandboxed teammate's clone has its branch fetched home first, and is kept when that
-/// fails. A worktree that `leads`' data dir no longer reaches without a link (a symlink planted
-/// at `worktrees` or below) is kept: removing it would remove what the link points to.
-pub fn take_down(members: &[MemberLaunch], leads: &Leads, drop_ignored: bool) -> Vec<TakenDown> {
-    let mut out = Vec::new();
-    for m in members {
-        let Some(t) = &m.worktree else { continue };
-        let path = Path::new(&t.path);
-        if path.symlink_metadata().is_ok() && !leads.reaches_without_links(path) {
-            out.push(TakenDown {
-                member: m.name.clone(),
-                path: t.path.clone(),
-                branch: t.branch.clone(),
-                action: "kept",
-                reason: format!(
-                    "{} is reached through a link below teamctl's data dir {} (or is no longer \
-                     below it): not removing what the link points to",
-                    t.path,
-                    leads.data_dir().display()
-                ),
-            });
-            continue;
-        }
-        let (action, reason) = if !path.is_dir() {
-            ("missing", "its folder is gone".to_string())
-        } else if let Err(e) = fetch_home(t) {
-            ("kept", format!("{e:#}; its work is only in {}", t.path))
-        } else {
-            match at(t) {
-                Err(e) => ("kept", format!("{e:#}")),
-                Ok(place) => take_down_one(t, &place, drop_ignored),
-            }
-        };
-        if action == "removed"
-            && let Some(parent) = path.parent()
-        {
-            // The team's folder of worktrees, once empty.
-            let _ = std::fs::remove_dir(parent);
-        }
-        out.push(TakenDown {
-            member: m.name.clone(),
-            path: t.path.clone(),
-            branch: t.branch.clone(),
-            action,
-            reason,
-        });
-    }
-    out
-}
-
-/// What `delete` does with the worktree (or clone) `tree` whose folder is there (`place`):
-/// removed when it has no uncommitted changes and no ignored files (unless `drop_ignored`),
-/// else kept, with why.
-fn take_down_one(tree: &Worktree, place: &git::At, drop_ignored: bool) -> (&'static str, String) {
-    let path = &tree.path;
-    let ignored = git::ignored(place);
-    // How the person removes it once they kept what they need.
-    let remove = |force: &str| match tree.clone {
-        None => format!("`git worktree remove {force}{path}`"),
-        Some(_) => format!("`rm -r {path}` (a clone of its own; its branch is home)"),
-    };
-    match git::uncommitted(place) {
-        Err(e) => ("kept", format!("git could not tell its changes: {e:#}")),
-        Ok(c) if !c.is_empty() => (
-            "kept",
-            format!(
-                "{} uncommitted change(s), e.g. {}; commit or remove them, then {}",
-                c.len(),
-                c[0],
-                remove("")
-            ),
-        ),
-        Ok(_) => match ignored {
-            Err(e) => (
-                "kept",
-                format!("git could not tell its ignored files: {e:#}"),
-            ),
-            Ok(i) if !i.is_empty() && !drop_ignored => (
-                "kept",
-                format!(
-                    "{} git-ignored file(s), e.g. {}, which removing it would lose; keep what \
-                     you need, then {} (or `teamctl delete --force`)",
-                    i.len(),
-                    i[0],
-                    remove("--force ")
-                ),
-            ),
-            Ok(i) => {
-                let removed = match tree.clone {
-                    None => git::worktree_remove(&repo_at(tree), place),
-                    // A clone is no worktree of the repository: its folder goes, its branch
-                    // was fetched home.
-                    Some(_) => std::fs::remove_dir_all(path)
-                        .with_context(|| format!("could not remove {path}")),
-                };
-                match removed {
-                    Ok(()) if i.is_empty() => (
-                        "removed",
-                        format!("no uncommitted changes; branch {} kept", tree.branch),
-                    ),
-                    Ok(()) => (
-                        "removed",
-                        format!(
-                            "no uncommitted changes, {} git-ignored file(s) dropped (--force); \
-                             branch {} kept",
-                            i.len(),
-                            tree.branch
-                        ),
-                    ),
-                    Err(e) => ("kept", format!("{e:#}")),
-                }
-            }
-        },
-    }
 }

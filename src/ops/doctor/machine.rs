@@ -131,7 +131,7 @@ fn tmux(path: Option<&OsStr>) -> Check {
 /// at (as `run` checks them), with `teamctl prepare` as the fix; the bypass prompt is only
 /// mentioned, as only --dangerously-skip-permissions needs it.
 fn start_up_dialogs(inputs: &Inputs, settings: &Path) -> Vec<Check> {
-    use crate::ops::run::{Dialog, blockers};
+    use crate::ops::dialogs::{Dialog, blockers};
     let check = "start_up_dialogs";
     let Some(cj_path) = &inputs.claude_json else {
         return Vec::new();

@@ -12,8 +12,8 @@
 //! reader sees them: a teammate that never reports idle) and `lead` (`leadSessionId` against the
 //! lead's sessions) stand on them; `team`
 //! (one team's checks) on those; `run` (every check, in order) on top. The folder imports the
-//! store, team, host and observe layers and [`crate::ops::run`] (the start-up dialogs); never
-//! the cli.
+//! store, team, host and observe layers and [`crate::ops::dialogs`] (the start-up dialogs);
+//! never the cli.
 
 mod finding;
 mod inbox;

@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::merge::Merge;
+use super::conversation::Collated;
 use super::summary::{BranchInfo, Cost, FileInfo, Summary};
 use super::{Content, Request, Sink};
 use crate::observe::document::{Identity, StatusDocument};
@@ -39,8 +39,8 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History
     let name = req.team;
     let team_folder = g.team_folder(req.layout, name);
     let team = g.team(req)?;
-    let mut merge = Merge::default();
-    g.inboxes(req.layout, name, &mut merge)?;
+    let mut collated = Collated::default();
+    g.inboxes(req.layout, name, &mut collated)?;
     let board = g.tasks(req.layout, name)?;
     let tasks: Vec<TaskView> = board.tasks.iter().map(|t| board.view(t)).collect();
     let sent: Vec<&Sent> = req
@@ -94,7 +94,7 @@ pub(super) fn gather(req: &Request, sink: &mut Sink) -> Result<(Summary, History
     if t.result.is_none() {
         t.result = req.run.as_ref().and_then(|r| r.result.clone());
     }
-    let messages = merge.finish(&sent, t.said, team_folder);
+    let messages = collated.finish(&sent, t.said, team_folder);
 
     // The status document, as `status --json` would show it now (read above), for teamctl's
     // default identity in the team; the task counts of the tasks copied.
@@ -214,9 +214,9 @@ impl Gathering<'_, '_> {
         })
     }
 
-    /// Copies every inbox, and hands the entries of each that parses to `merge` (one that does
+    /// Copies every inbox, and hands the entries of each that parses to `collated` (one that does
     /// not is reported by the status), one inbox at a time: only its messages are kept.
-    fn inboxes(&mut self, layout: &Layout, name: &TeamName, merge: &mut Merge) -> Result<()> {
+    fn inboxes(&mut self, layout: &Layout, name: &TeamName, collated: &mut Collated) -> Result<()> {
         let inboxes_dir = layout.inboxes_dir(name);
         for owner in self.names_in(&inboxes_dir, ".json") {
             let path = inboxes_dir.join(format!("{owner}.json"));
@@ -225,7 +225,7 @@ impl Gathering<'_, '_> {
                 let lossy = store::format::replace_lone_surrogates(&c.bytes);
                 let bytes = lossy.as_deref().unwrap_or(&c.bytes);
                 if let Ok(entries) = store::parse_inbox(bytes, &path) {
-                    merge.inbox(&owner, &entries);
+                    collated.inbox(&owner, &entries);
                 }
             }
         }

@@ -37,10 +37,10 @@
 //! member names, task ids and session ids become file names in the bundle.
 
 mod bundle;
+mod conversation;
 mod gather;
 pub mod html;
 pub mod markdown;
-mod merge;
 pub mod summary;
 mod transcripts;
 
@@ -55,8 +55,8 @@ use serde::Serialize;
 
 use bundle::Bundle;
 pub use bundle::Format;
+pub use conversation::conversation;
 use gather::gather;
-pub use merge::conversation;
 pub use summary::{
     BranchInfo, Cost, FileInfo, MemberCost, MergedMember, Message, MessageState, RunCap, RunInfo,
     RunMerge, Source, Summary, TranscriptInfo,

@@ -19,8 +19,8 @@ use super::check::{self, Check, CheckRun};
 use super::runs_code::runs_code;
 use crate::host::git::{self, At, MergeHow, Merged};
 use crate::observe::worktree::{at, repo_at};
+use crate::team::data_dir;
 use crate::team::lead::Worktree;
-use crate::team::sentlog;
 
 /// How each member's work lands on the branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -289,7 +289,7 @@ fn scratch_path(req: &Request, repo: &Path) -> Result<(PathBuf, PathBuf)> {
         )
     };
     let data =
-        sentlog::private_dir(req.data_dir).map_err(|e| anyhow::anyhow!("{}: {e}", context()))?;
+        data_dir::private_dir(req.data_dir).map_err(|e| anyhow::anyhow!("{}: {e}", context()))?;
     let merges = data
         .sub_create("merges", 0o700)
         .map_err(|e| anyhow::anyhow!("{}: {e}", context()))?;

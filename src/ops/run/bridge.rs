@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::outcome::{Outcome, RunEvent};
-use super::preflight::detect_dialog;
 use crate::host::claude::Dialog;
 use crate::host::tmux;
 use crate::ops::chat::render::{Part, Post, visible};
 use crate::ops::chat::{Ahead, Bridge, Chat, Hooks, Outgoing, Record, Stop};
+use crate::ops::dialogs::detect_dialog;
 use crate::store::paths::TeamName;
 use crate::team::protocol::Verdict;
 use crate::text::is_control;

@@ -24,8 +24,9 @@ use crate::store::paths::{Layout, SessionId, TeamName, shown, shown_list};
 use super::interrupted;
 use super::monitor::{Keeping, Pane, Resuming, Watched, watch};
 use super::outcome::{Caller, Orphans, Outcome, Resumed, RunEvent, State};
-use super::preflight::{blockers, check_name, lock_name, read_json, read_json_loc};
+use super::preflight::{check_name, lock_name, read_json, read_json_loc};
 use super::spec::{RunEnv, Running, Spec};
+use crate::ops::dialogs::blockers;
 use crate::ops::rescue::Relaunch;
 
 /// The tmux session of the run called `name`.
@@ -373,7 +374,7 @@ fn start_up_dialogs(layout: &Layout, spec: &Spec, env: &RunEnv) -> Option<(Dialo
 fn write_prompt(env: &RunEnv, spec: &Spec, prompt: &str) -> Result<PathBuf> {
     let name = format!("{}.prompt", spec.name);
     let prompt_file = env.run_dir.join(&name);
-    let written = crate::team::sentlog::private_dir(&env.run_dir).and_then(|dir| {
+    let written = crate::team::data_dir::private_dir(&env.run_dir).and_then(|dir| {
         match dir.unlink(&name) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}

@@ -38,20 +38,21 @@
 //! still running in the run's tmux session are ended first, since a resumed lead never reads
 //! what they send. The rest is a run as above, following that team (`interrupted`).
 //!
-//! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, lock and the
-//! start-up dialogs), `lead` (starting, recording and ending the lead; [`run`] itself),
-//! `interrupted` (what a resumed run finds and tells its lead), `monitor` (the loop that watches
-//! the team), `done` (the done rule), `bridge` (`run --bridge`: the chat beside the run, on
-//! [`crate::ops::chat`], and the lead's permission prompt answered from it), `merge` (the
-//! worktrees its helpers worked in, for `run --merge-into`) and `confine` (`run --sandbox`: the
-//! sandbox its tmux server runs in).
+//! The rooms: `spec` (what a run is asked and tells), `preflight` (its name, its lock and the
+//! files the start-up dialogs are judged from: [`crate::ops::dialogs`]), `lead` (starting,
+//! recording and ending the lead; [`run`] itself), `interrupted` (what a resumed run finds and
+//! tells its lead), `monitor` (the loop that watches the team), `done` (the done rule),
+//! `bridge` (`run --bridge`: the chat beside the run, on [`crate::ops::chat`], and the lead's
+//! permission prompt answered from it), `helper_worktrees` (the worktrees its helpers worked
+//! in, for `run --merge-into`) and `confine` (`run --sandbox`: the sandbox its tmux server runs
+//! in).
 
 pub mod bridge;
 pub mod confine;
 mod done;
+pub mod helper_worktrees;
 mod interrupted;
 mod lead;
-pub mod merge;
 mod monitor;
 mod outcome;
 mod preflight;
@@ -61,5 +62,5 @@ pub use crate::host::claude::Dialog;
 pub use done::{Observation, Settle, find_team};
 pub use lead::{cleanup, lead_command, printable, run, session_name};
 pub use outcome::{Caller, Orphans, Outcome, Resumed, RunEvent, State, Teammate};
-pub use preflight::{Blocker, blockers, check_name, detect_dialog, lock_name};
+pub use preflight::{check_name, lock_name};
 pub use spec::{POLL, RunEnv, Spec, TeammateMode};

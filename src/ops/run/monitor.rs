@@ -22,11 +22,11 @@ use crate::team::transcript::locate;
 
 use super::done::{Look, Observation, Settle, find_team, live_panes, observe};
 use super::outcome::{Outcome, RunEvent, State};
-use super::preflight::detect_dialog;
 use super::spec::{POLL, RunEnv, Running, Spec};
 use crate::observe::budget::Warner;
 use crate::observe::keep::{Keeper, Rules};
 use crate::observe::reader::{Options, TeamReader};
+use crate::ops::dialogs::detect_dialog;
 use crate::ops::rescue::{Relaunch, Rescue};
 use crate::store::lock::LockOptions;
 use crate::store::paths::MemberName;

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::dir::{Info, Loc};
 use crate::store::id;
-use crate::team::sentlog::private_dir;
+use crate::team::data_dir::private_dir;
 use crate::team::transcript::skip::{note, refusal};
 use crate::team::transcript::{FileState, Update};
 

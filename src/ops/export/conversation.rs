@@ -1,4 +1,4 @@
-//! Every message on record, merged across the inboxes, the sent log and the transcripts
+//! Every message on record, collated across the inboxes, the sent log and the transcripts
 //! ([`conversation`]).
 
 use std::collections::{HashMap, VecDeque};
@@ -11,7 +11,7 @@ use crate::team::conversation::{Said, Seen};
 use crate::team::model::{Frame, Kind, MessageView};
 use crate::team::sentlog::Sent;
 
-/// The conversation: every message on record, merged across the inboxes, the sent log and the
+/// The conversation: every message on record, collated across the inboxes, the sent log and the
 /// transcripts, oldest first.
 ///
 /// A message is one record when: its id is the same (an inbox entry, a `SendMessage` result, a
@@ -24,7 +24,7 @@ pub fn conversation(
     said: Vec<Said>,
     team_folder: bool,
 ) -> Vec<Message> {
-    let mut c = Merge::default();
+    let mut c = Collated::default();
     for (owner, entries) in inboxes {
         c.inbox(owner, entries);
     }
@@ -32,10 +32,10 @@ pub fn conversation(
 }
 
 /// The messages gathered so far, and where each id is: [`conversation`] an inbox at a time
-/// ([`Merge::inbox`], so that only one inbox's entries are parsed at once), then the rest
-/// ([`Merge::finish`]).
+/// ([`Collated::inbox`], so that only one inbox's entries are parsed at once), then the rest
+/// ([`Collated::finish`]).
 #[derive(Default)]
-pub(super) struct Merge {
+pub(super) struct Collated {
     out: Vec<Message>,
     by_id: HashMap<String, usize>,
 }
@@ -64,7 +64,7 @@ fn message(at: Option<String>, from: &str, to: &str, text: Option<String>) -> Me
 /// What the messages are matched on: a hash of (sender, recipient, text or summary).
 type Queues = HashMap<u64, VecDeque<usize>>;
 
-impl Merge {
+impl Collated {
     /// Every entry of `owner`'s inbox, read or not (the inboxes in [`conversation`]'s order).
     pub(super) fn inbox(&mut self, owner: &str, entries: &[store::Entry]) {
         for e in entries {
