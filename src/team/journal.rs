@@ -2,20 +2,24 @@
 //! (`bridge.jsonl`) and what teamctl did to members (`actions.jsonl`) are each one of these.
 //!
 //! Invariants: lines are only appended, each in one write under an exclusive OS lock on the
-//! file and synced before the append returns; the file is 0600 in a 0700 folder, opened without
-//! following a link and used only when it is a regular file; a line that does not parse is
-//! skipped on read (and counted), never rewritten. Size cap: past its `max_bytes` the file is
-//! renamed to `<file>.1` (replacing the generation before) under that lock, and both
-//! generations are read.
+//! file (waited for at most [`OWN_LOCK_WAIT`]) and synced before the append returns; the file
+//! is 0600 in a 0700 folder, opened without following a link and used only when it is a
+//! regular file; a line that does not parse is skipped on read (and counted), never
+//! rewritten. Size cap: past its `max_bytes` the file is renamed to `<file>.1` (replacing the
+//! generation before) under that lock, and both generations are read ([`open_generations`]).
+//! Readers take no lock: a reader stopped while it held one (Ctrl-Z on a follower) would stop
+//! every writer; a line still being appended is the file's last and does not parse yet.
 
-use std::io::{BufRead, BufReader, Write};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::store::dir::Loc;
+use crate::store::dir::{Loc, OWN_LOCK_WAIT, lock_own_file};
 use crate::team::data_dir::private_dir;
 
 /// One journal file in a data dir.
@@ -67,11 +71,11 @@ impl JsonLines {
         let mut line = serde_json::to_string(entry)?;
         line.push('\n');
         let mut f = dir.open_append(self.file, 0o600).with_context(context)?;
-        f.lock().with_context(context)?;
+        lock_own_file(&f, OWN_LOCK_WAIT).with_context(context)?;
         if f.metadata().with_context(context)?.len() > self.max_bytes {
             dir.rename(self.file, self.rotated).with_context(context)?;
             let fresh = dir.open_append(self.file, 0o600).with_context(context)?;
-            fresh.lock().with_context(context)?;
+            lock_own_file(&fresh, OWN_LOCK_WAIT).with_context(context)?;
             f = fresh;
         }
         f.write_all(line.as_bytes()).with_context(context)?;
@@ -84,14 +88,10 @@ impl JsonLines {
     /// # Errors
     /// I/O other than a missing journal; a journal that is not a regular file.
     pub fn read<T: DeserializeOwned>(&self) -> Result<(Vec<T>, usize)> {
+        let context = || format!("could not read {} {}", self.what, self.path().display());
         let (mut out, mut bad) = (Vec::new(), 0);
-        for name in [self.rotated, self.file] {
-            let loc = Loc::root(&self.dir).join(name);
-            let context = || format!("could not read {} {}", self.what, loc.display());
-            let Some(f) = loc.open_file().with_context(context)? else {
-                continue;
-            };
-            f.lock_shared().with_context(context)?;
+        let files = open_generations(&self.dir, self.rotated, self.file).with_context(context)?;
+        for f in files.into_iter().flatten() {
             for line in BufReader::new(f).lines() {
                 match serde_json::from_str::<T>(&line.with_context(context)?) {
                     Ok(r) => out.push(r),
@@ -101,4 +101,29 @@ impl JsonLines {
         }
         Ok((out, bad))
     }
+}
+
+/// The two generations of a log of teamctl's own in `dir`, `rotated` then `current` (either
+/// missing: `None`), opened without a lock and without following a link. The current one is
+/// opened first: a rotation between the two opens then leaves both handles on one file, which
+/// is read once (as the rotated one), never skipped.
+///
+/// # Errors
+/// I/O other than a missing file; a file that is not a regular file.
+pub fn open_generations(
+    dir: &Path,
+    rotated: &str,
+    current: &str,
+) -> io::Result<[Option<File>; 2]> {
+    let root = Loc::root(dir);
+    let new = root.join(current).open_file()?;
+    let old = root.join(rotated).open_file()?;
+    let same = match (&old, &new) {
+        (Some(o), Some(n)) => {
+            let (o, n) = (o.metadata()?, n.metadata()?);
+            (o.dev(), o.ino()) == (n.dev(), n.ino())
+        }
+        _ => false,
+    };
+    Ok([old, new.filter(|_| !same)])
 }

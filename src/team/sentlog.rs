@@ -2,7 +2,8 @@
 //! is delivered and nothing in the team's files remembers it.
 //!
 //! One JSON line per message written, appended under an exclusive OS lock on the log file
-//! (std `File::lock`: the log is teamctl's own file, so no Claude Code protocol applies).
+//! (`flock`, waited for at most [`OWN_LOCK_WAIT`]: the log is teamctl's own file, so no Claude
+//! Code protocol applies). Readers take no lock (as a journal's, [`open_generations`]).
 //! Size cap: when `sent.jsonl` has grown past [`MAX_BYTES`] it is renamed to `sent.jsonl.1`
 //! (replacing the previous one) before the next line is written, so the log never takes more
 //! than about twice that; lookups read both generations.
@@ -22,8 +23,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::store::dir::{Dir, Loc};
+use crate::store::dir::{Dir, OWN_LOCK_WAIT, lock_own_file};
 use crate::team::data_dir::private_dir;
+use crate::team::journal::open_generations;
 
 /// When the current log passes this size it is rotated.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
@@ -228,13 +230,13 @@ impl SentLog {
         // O_NOFOLLOW | O_NONBLOCK, then fstat: no window between a check and the open.
         let mut f = dir.open_append(CURRENT, 0o600).with_context(context)?;
         make_private(&dir, &f).with_context(context)?;
-        f.lock().with_context(context)?;
+        lock_own_file(&f, OWN_LOCK_WAIT).with_context(context)?;
         // Rotate under the lock; another process that still has the old file open appends its
         // line to the rotated generation, which lookups read too.
         if f.metadata().with_context(context)?.len() > MAX_BYTES {
             dir.rename(CURRENT, ROTATED).with_context(context)?;
             let fresh = dir.open_append(CURRENT, 0o600).with_context(context)?;
-            fresh.lock().with_context(context)?;
+            lock_own_file(&fresh, OWN_LOCK_WAIT).with_context(context)?;
             f = fresh;
         }
         let mut out = io::BufWriter::with_capacity(256 * 1024, f);
@@ -258,7 +260,7 @@ impl SentLog {
         let f = dir
             .open_or_create("answers.lock", 0o600)
             .with_context(context)?;
-        f.lock().with_context(context)?;
+        lock_own_file(&f, OWN_LOCK_WAIT).with_context(context)?;
         Ok(f)
     }
 
@@ -278,14 +280,9 @@ impl SentLog {
     /// # Errors
     /// As [`SentLog::entries`].
     pub fn each(&self, each: &mut dyn FnMut(Sent)) -> Result<()> {
-        let root = Loc::root(&self.dir);
-        for name in [ROTATED, CURRENT] {
-            let loc = root.join(name);
-            let context = || format!("could not read {}", loc.display());
-            let Some(f) = loc.open_file().with_context(context)? else {
-                continue;
-            };
-            f.lock_shared().with_context(context)?;
+        let context = || format!("could not read {}", self.path.display());
+        let files = open_generations(&self.dir, ROTATED, CURRENT).with_context(context)?;
+        for f in files.into_iter().flatten() {
             for line in BufReader::new(f).lines() {
                 if let Ok(sent) = serde_json::from_str::<Sent>(&line.with_context(context)?) {
                     each(sent);
@@ -392,6 +389,43 @@ mod tests {
         assert_eq!(all[0].id, "id-0");
         assert!(log.find("t", "id-3").unwrap().is_some());
         assert!(log.find("other", "id-3").unwrap().is_none());
+    }
+
+    /// A reader takes no lock: one stopped while reading (Ctrl-Z on a follower) would stop
+    /// every writer. A line still being appended is skipped, and a writer waits for another
+    /// writer's lock only so long.
+    #[test]
+    fn readers_take_no_lock_and_writers_wait_only_so_long() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = SentLog::in_dir(&tmp.path().join("teamctl"));
+        log.record(&sent(1)).unwrap();
+        let held = File::open(log.path()).unwrap();
+        held.lock().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = log.clone();
+        std::thread::spawn(move || tx.send(reader.entries().map(|e| e.len()).ok()));
+        let read = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(read, Ok(Some(1)), "read beside a held lock");
+        drop(held);
+        // Half a line, as a writer leaves it for a moment: skipped, not an error.
+        let mut f = fs::OpenOptions::new().append(true).open(log.path()).unwrap();
+        f.write_all(b"{\"id\":\"id-2\",\"team\"").unwrap();
+        assert_eq!(log.entries().unwrap().len(), 1);
+    }
+
+    /// Both generations are read once each, whichever was opened when.
+    #[test]
+    fn a_rotation_between_opens_reads_the_file_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::write(dir.join(CURRENT), "b\n").unwrap();
+        fs::hard_link(dir.join(CURRENT), dir.join(ROTATED)).unwrap();
+        let [old, new] = open_generations(dir, ROTATED, CURRENT).unwrap();
+        assert!(old.is_some() && new.is_none(), "the same file, once");
+        fs::remove_file(dir.join(CURRENT)).unwrap();
+        fs::write(dir.join(CURRENT), "c\n").unwrap();
+        let [old, new] = open_generations(dir, ROTATED, CURRENT).unwrap();
+        assert!(old.is_some() && new.is_some());
     }
 
     fn mode(p: &Path) -> u32 {

@@ -44,7 +44,9 @@ const { st, now, trace, fail, check, waitFor, teamctl, lastJson, tmux, hex, mock
 let follow = null;
 const running = [];
 process.on('exit', () => {
-  for (const r of running) if (r.proc.exitCode === null) r.proc.kill('SIGTERM');
+  // SIGCONT too: the follower may be stopped (SIGSTOP below), and acts on SIGTERM only once it
+  // goes on.
+  for (const r of running) if (r.proc.exitCode === null) { r.proc.kill('SIGTERM'); r.proc.kill('SIGCONT'); }
 });
 
 // A teamctl command that runs alongside (`--json`), its JSON Lines collected as they come.

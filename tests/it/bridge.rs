@@ -620,11 +620,14 @@ fn a_plan_is_posted_only_once_its_teammate_reported_idle() {
         &teamctl::team::records::Records::none(),
     )
     .unwrap();
-    crate::common::write_in(
+    // Idle after asking, and long enough before the (pinned) clock's now for its turn to be
+    // over (`ops::policy::IDLE_SETTLES`).
+    crate::common::write_stamped(
         &team,
         "worker",
         "team-lead",
         &crate::common::idle_frame("worker"),
+        "2026-11-29T09:59:30Z".parse().unwrap(),
     );
     let posted = expect(&b, "posted");
     assert_eq!(

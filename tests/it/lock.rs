@@ -131,3 +131,40 @@ fn kill(pid: u32, sig: &str) {
         .success();
     assert!(ok);
 }
+
+/// teamctl's own OS locks never hang a command: with the sent log's lock held by another
+/// process (as a teamctl stopped with Ctrl-Z in the middle of a write would hold it), `send`
+/// still writes the message, warns after [`OWN_LOCK_WAIT`] that it could not log it and says
+/// why, and exits 0; a reader of the log (`inbox --sent`) takes no lock and answers at once.
+#[test]
+fn a_held_sent_log_lock_never_hangs_a_command() {
+    let env = TestEnv::example();
+    env.cmd()
+        .args(["send", "researcher", "first"])
+        .assert()
+        .success();
+    let log = env.data_dir().join("sent.jsonl");
+    let held = File::open(&log).unwrap();
+    held.lock().unwrap();
+    env.cmd()
+        .args(["inbox", "--sent"])
+        .timeout(Duration::from_secs(8))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("first"));
+    let t = std::time::Instant::now();
+    env.cmd()
+        .args(["send", "researcher", "second"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("could not write the sent log"))
+        .stderr(predicate::str::contains("Ctrl-Z"));
+    assert!(t.elapsed() >= Duration::from_secs(10), "{:?}", t.elapsed());
+    let texts: Vec<String> = read_entries(&env.inbox("demo-team", "researcher"))
+        .iter()
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(texts.iter().any(|t| t == "second"), "{texts:?}");
+    drop(held);
+}

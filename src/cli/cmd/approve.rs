@@ -40,7 +40,7 @@ use crate::cli::output::warn;
 /// removed, as `teamctl delete` does). Each request is answered once, also when several teamctl
 /// processes answer the same team (the sent log's answer lock). One line per decision on
 /// stderr; --dry-run decides and reports but writes nothing. A plan approval is written only
-/// once the teammate has reported idle after asking (earlier, Claude Code 2.1.332 loses it), or,
+/// 2 s after the teammate has reported idle after asking (earlier, Claude Code 2.1.332 loses it), or,
 /// a teammate that never reports idle, 5 s after its transcript says that turn ended.
 ///
 /// With --json: `{"schema_version":1,"team","request_id","kind","to","inbox","id","response"}`.

@@ -86,7 +86,7 @@ impl Bridge {
                 let twice = pending[..pending.len() - 1]
                     .iter()
                     .any(|(t, id)| *t == name && *id == r.request_id);
-                if posted || twice || !ready(&team, &present, r) {
+                if posted || twice || !ready(&team, &present, r, now) {
                     continue;
                 }
                 match Code::random() {
@@ -237,7 +237,7 @@ impl Bridge {
 /// [`crate::ops::policy::answer_pending`]): it reported idle, or, a teammate that never reports
 /// idle, its transcript's turn ended at or after the request unreported (`present`'s
 /// `idle_unreported_since`, [`crate::observe::unreported::judge`]).
-fn ready(team: &Team, present: &Present, r: &Request) -> bool {
+fn ready(team: &Team, present: &Present, r: &Request, now: DateTime<Utc>) -> bool {
     let asked = crate::time::parse_time(&r.at);
     let unreported = present.status.members.iter().any(|m| {
         m.name == r.from
@@ -248,5 +248,5 @@ fn ready(team: &Team, present: &Present, r: &Request) -> bool {
     });
     r.kind != Kind::PlanApproval
         || unreported
-        || lead_of(team).is_ok_and(|lead| reported_idle(team, &lead, r).unwrap_or(false))
+        || lead_of(team).is_ok_and(|lead| reported_idle(team, &lead, r, now).unwrap_or(false))
 }

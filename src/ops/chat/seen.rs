@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
+use crate::store::dir::{OWN_LOCK_WAIT, lock_own_file};
 use crate::team::data_dir::private_dir;
 
 /// The file of signatures.
@@ -73,7 +74,7 @@ impl Cache {
         };
         let dir = private_dir(&self.dir).with_context(context)?;
         let lock = dir.open_or_create(LOCK, 0o600).with_context(context)?;
-        lock.lock().with_context(context)?;
+        lock_own_file(&lock, OWN_LOCK_WAIT).with_context(context)?;
         let bytes = dir.read(FILE).with_context(context)?.unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes);
         // A signature verifies until `window` past its timestamp; one from the future is kept.

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
@@ -57,12 +58,13 @@ pub struct Answering<'a> {
 ///
 /// A plan approval is answered only once the teammate's turn has ended after asking: it
 /// reported idle (an `idle_notification` from it, timestamped at or after the request, in
-/// `lead`'s inbox), or, a teammate that never reports idle, its transcript says that turn ended
-/// at or after the request and nothing since, [`crate::observe::unreported::UNREPORTED_AFTER`]
-/// ago or more (`ends`: [`crate::observe::unreported::judge`]). Observed with the real Claude
-/// Code 2.1.332, an answer that reaches a `--plan-mode-required` teammate while its
-/// `ExitPlanMode` turn is still running is consumed and never reaches the model, and the
-/// teammate waits forever. Until then the outcome is `deferred`.
+/// `lead`'s inbox) [`IDLE_SETTLES`] ago or more, or, a teammate that never reports idle, its
+/// transcript says that turn ended at or after the request and nothing since,
+/// [`crate::observe::unreported::UNREPORTED_AFTER`] ago or more (`ends`:
+/// [`crate::observe::unreported::judge`]). Observed with the real Claude Code 2.1.332, an
+/// answer that reaches a `--plan-mode-required` teammate while its `ExitPlanMode` turn is still
+/// running is consumed and never reaches the model, and the teammate waits forever. Until then
+/// the outcome is `deferred`.
 ///
 /// # Errors
 /// Reading the inboxes or the sent log; a failed write is reported in its [`Outcome`] instead.
@@ -111,7 +113,7 @@ pub fn answer_pending(
             }
         };
         if o.request.kind == Kind::PlanApproval
-            && !idle_since(&idle, &o.request)
+            && !idle_settled(&idle, (&o.request.from, &o.request.at), now)
             && !ended_unreported(ends, team, &o.request, now)?
         {
             o.deferred = true;
@@ -151,14 +153,28 @@ fn anchors(team: &Team, request: &Request, home: Option<&Path>) -> Anchors {
     }
 }
 
+/// How long after a teammate's `idle_notification` its turn counts as over. Claude Code
+/// 2.1.332 writes the notification from its Stop hook, before the turn has quite ended: seen
+/// 8 to 57 ms before the transcript's end of the turn in 5 runs of `policy-e2e.js` of 6, and a
+/// plan approval the teammate's 1 s poll read within that gap was lost (1 run of 5). Two
+/// seconds leave room for a loaded machine.
+pub const IDLE_SETTLES: Duration = Duration::from_secs(2);
+
 /// Whether the teammate that asked `request` has reported idle since (an `idle_notification`
-/// from it in `lead`'s inbox, timestamped at or after the request): a plan approval written
-/// earlier is lost by Claude Code 2.1.332 (see [`answer_pending`]).
+/// from it in `lead`'s inbox, timestamped at or after the request), [`IDLE_SETTLES`] before
+/// `now` or earlier: a plan approval written earlier is lost by Claude Code 2.1.332 (see
+/// [`answer_pending`]).
 ///
 /// # Errors
 /// Reading the lead's inbox.
-pub fn reported_idle(team: &Team, lead: &MemberName, request: &Request) -> Result<bool> {
-    Ok(idle_since(&idle_times(&team.inbox_path(lead))?, request))
+pub fn reported_idle(
+    team: &Team,
+    lead: &MemberName,
+    request: &Request,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let idle = idle_times(&team.inbox_path(lead))?;
+    Ok(idle_settled(&idle, (&request.from, &request.at), now))
 }
 
 /// Whether the teammate that asked `request` ended its turn after asking without reporting
@@ -177,9 +193,16 @@ fn ended_unreported(
     Ok(ended.is_some_and(|e| asked.is_some_and(|a| e >= a)))
 }
 
-fn idle_since(idle: &[(String, String)], request: &Request) -> bool {
-    idle.iter()
-        .any(|(from, at)| *from == request.from && *at >= request.at)
+/// Whether `idle` (`(from, timestamp)` of idle notifications) holds one from `asker.0` at or
+/// after it asked (`asker.1`), [`IDLE_SETTLES`] before `now` or earlier.
+fn idle_settled(idle: &[(String, String)], asker: (&str, &str), now: DateTime<Utc>) -> bool {
+    let (who, asked) = asker;
+    let settled = now - IDLE_SETTLES;
+    idle.iter().any(|(from, at)| {
+        from == who
+            && at.as_str() >= asked
+            && crate::time::parse_time(at).is_some_and(|t| t <= settled)
+    })
 }
 
 /// `(from, timestamp)` of every `idle_notification` in an inbox.
@@ -197,4 +220,24 @@ fn idle_times(inbox: &crate::store::dir::Loc) -> Result<Vec<(String, String)>> {
             ))
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle notification counts once it is [`IDLE_SETTLES`] old: Claude Code writes it a
+    /// moment before its turn has ended.
+    #[test]
+    fn an_idle_notification_counts_once_it_has_settled() {
+        let now: DateTime<Utc> = "2026-11-29T10:00:10Z".parse().unwrap();
+        let asked = ("worker", "2026-11-29T10:00:00.000Z");
+        let idle = |at: &str| vec![("worker".to_string(), at.to_string())];
+        assert!(!idle_settled(&idle("2026-11-29T10:00:09.000Z"), asked, now));
+        assert!(idle_settled(&idle("2026-11-29T10:00:08.000Z"), asked, now));
+        // Before the request, or another member's: not this turn's end.
+        assert!(!idle_settled(&idle("2026-11-29T09:59:59.000Z"), asked, now));
+        let other = vec![("planner".to_string(), "2026-11-29T10:00:01.000Z".to_string())];
+        assert!(!idle_settled(&other, asked, now));
+    }
 }

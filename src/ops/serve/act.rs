@@ -153,7 +153,7 @@ fn answer(s: &Shared, at: &At, id: &str, deny: Option<String>) -> Result<Record,
     if deny.is_none() && request.kind == Kind::PlanApproval {
         let lead = lead_of(at.team)?;
         let idle =
-            reported_idle(at.team, &lead, &request).map_err(|e| refuse(500, format!("{e:#}")))?;
+            reported_idle(at.team, &lead, &request, at.now).map_err(|e| refuse(500, format!("{e:#}")))?;
         if !idle {
             r.event = What::Held;
             r.detail = Some(held_detail(&request.from));
@@ -216,7 +216,7 @@ pub fn release_held(s: &Shared, team: &Team, now: DateTime<Utc>) -> Vec<Record> 
         now,
     };
     for h in held {
-        if !reported_idle(team, &lead, &h.request).unwrap_or(false) {
+        if !reported_idle(team, &lead, &h.request, now).unwrap_or(false) {
             continue;
         }
         s.hub.release(name, &h.request.request_id);

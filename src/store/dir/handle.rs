@@ -330,22 +330,9 @@ impl Dir {
         )
         .map_err(|e| annotate(e, &self.path))?;
         let f = File::from(fd);
-        let end = std::time::Instant::now() + wait;
         // Holders keep it for a stat, an rmdir and a mkdir: poll finely, then every millisecond.
-        let mut pause = Duration::from_micros(50);
-        loop {
-            match f.try_lock() {
-                Ok(()) => return Ok(Some(f)),
-                Err(std::fs::TryLockError::WouldBlock) => {}
-                Err(std::fs::TryLockError::Error(e)) => return Err(e),
-            }
-            let now = std::time::Instant::now();
-            if now >= end {
-                return Ok(None);
-            }
-            std::thread::sleep(pause.min(end - now));
-            pause = (pause * 2).min(Duration::from_millis(1));
-        }
+        let pauses = (Duration::from_micros(50), Duration::from_millis(1));
+        Ok(flock_within(&f, wait, pauses)?.then_some(f))
     }
 
     /// The names in this folder (not `.` and `..`), in directory order.
@@ -470,4 +457,50 @@ pub(crate) fn mkfifo(path: impl AsRef<Path>) {
         "mkfifo {}",
         path.as_ref().display()
     );
+}
+
+/// How long teamctl waits for the OS lock of a file of its own (the sent log and its answer
+/// lock, a journal, the webhook's replay cache). A holder keeps it for one write or one check,
+/// but a holder that is stopped (Ctrl-Z, `SIGSTOP`) keeps it for as long as it stays stopped:
+/// a wait without end would outlast every `--timeout` of the command that waits.
+pub const OWN_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// An exclusive OS lock (`flock`) on `f`, a file of teamctl's own, waited for at most `wait`
+/// (tried every millisecond at first, then less often, up to every 50 ms).
+///
+/// # Errors
+/// `TimedOut` when another process holds it all that while (saying so); what `flock` says.
+pub fn lock_own_file(f: &File, wait: Duration) -> io::Result<()> {
+    let pauses = (Duration::from_millis(1), Duration::from_millis(50));
+    if flock_within(f, wait, pauses)? {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "another process held its lock for {} s (a teamctl stopped with Ctrl-Z or SIGSTOP \
+             keeps it until it goes on: `fg`, or `kill -CONT` it)",
+            wait.as_secs_f64()
+        ),
+    ))
+}
+
+/// Tries an exclusive `flock` on `f` until `wait` has passed, sleeping `pauses.0` at first and
+/// twice as long each time after, up to `pauses.1`; `Ok(false)` when it stays held that long.
+fn flock_within(f: &File, wait: Duration, pauses: (Duration, Duration)) -> io::Result<bool> {
+    let end = std::time::Instant::now() + wait;
+    let mut pause = pauses.0;
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        let now = std::time::Instant::now();
+        if now >= end {
+            return Ok(false);
+        }
+        std::thread::sleep(pause.min(end - now));
+        pause = (pause * 2).min(pauses.1);
+    }
 }

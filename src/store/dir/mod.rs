@@ -153,6 +153,24 @@ mod tests {
         );
     }
 
+    /// A file of teamctl's own is locked within the wait, or the wait ends with an error that
+    /// says what holds it: never a wait without end.
+    #[test]
+    fn own_file_locks_wait_only_so_long() {
+        let (tmp, _root) = setup();
+        let path = tmp.path().join("own.lock");
+        let held = fs::File::create(&path).unwrap();
+        held.lock().unwrap();
+        let other = fs::File::open(&path).unwrap();
+        let t = std::time::Instant::now();
+        let err = lock_own_file(&other, Duration::from_millis(60)).unwrap_err();
+        assert!(t.elapsed() >= Duration::from_millis(60));
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        assert!(err.to_string().contains("Ctrl-Z"), "{err}");
+        drop(held);
+        lock_own_file(&other, Duration::ZERO).unwrap();
+    }
+
     #[test]
     fn remove_tree_never_follows() {
         let (tmp, root) = setup();
