@@ -33,8 +33,12 @@ same inbox bytes (restored outside the timing):
   bubblewrap alone, `create` to `ready` with the stand-in teammate, and with the real Claude
   Code (offline, against tests/e2e/mock-api.js) when `npm ci --prefix tests/e2e` installed it.
 
+- with `--only floor`: `send` against the floor for each build a user runs: this release build
+  (glibc, dynamic: what `cargo install` makes) and the release binaries' static musl build
+  (when `rustup target add x86_64-unknown-linux-musl` installed its target), in one run.
+
 Usage: python3 bench/run.py [--runs N] [--out FILE] [--transcript-mib N]
-       [--only top|keep|bridge|baseline|sandbox] [--baseline BIN]
+       [--only top|keep|bridge|baseline|sandbox|floor] [--baseline BIN]
 Needs: cargo, cc, node + `npm ci --prefix tests/peer`, jq, bash, tmux, GNU time (/usr/bin/time), dd.
 """
 import argparse, datetime, json, os, platform, random, shutil, statistics, subprocess, sys
@@ -322,12 +326,13 @@ def main():
     ap.add_argument("--out", help="write the Markdown report here (default: stdout only)")
     ap.add_argument("--transcript-mib", type=int, default=1024,
                     help="total size of the generated transcripts (default 1024)")
-    ap.add_argument("--only", choices=["top", "keep", "bridge", "baseline", "sandbox"],
+    ap.add_argument("--only", choices=["top", "keep", "bridge", "baseline", "sandbox", "floor"],
                     help="run only this part and print only its section (top: top_bench on a "
                          "team of two and on the status benchmark's team; keep: wait's reaction "
                          "to an API failure in a transcript; bridge: bridge telegram's "
                          "request to chat and answer to inbox; baseline: this build against "
-                         "--baseline, paired; sandbox: a sandboxed teammate's start-up)")
+                         "--baseline, paired; sandbox: a sandboxed teammate's start-up; floor: "
+                         "send against the floor, by build)")
     ap.add_argument("--baseline", metavar="BIN",
                     help="another teamctl binary (a release build of an earlier commit) to time "
                          "this build's reactions against, in turn (with --only baseline)")
@@ -354,6 +359,8 @@ def main():
                 write_bridge(out, bridge_bench(tmp))
             elif args.only == "sandbox":
                 write_sandbox(out, sandbox_bench(tmp))
+            elif args.only == "floor":
+                write_builds(out, builds_bench(tmp, args.runs))
             else:
                 rounds = 4
                 write_baseline(out, args.baseline, baseline_bench(tmp, args.baseline, rounds),
@@ -915,6 +922,78 @@ def creates(tmp, name, claude, runs, port):
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     subprocess.run(["tmux", "kill-server"], env=env, stderr=subprocess.DEVNULL)
     return out
+
+
+MUSL = "x86_64-unknown-linux-musl"
+
+
+def musl_build():
+    """The release binaries' build (static, musl), or None when its target is not installed."""
+    targets = subprocess.run(["rustup", "target", "list", "--installed"], capture_output=True,
+                             text=True)
+    if MUSL not in targets.stdout.split():
+        return None
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--target", MUSL],
+                   cwd=ROOT, check=True)
+    path = os.path.join(TARGET, MUSL, "release", "teamctl")
+    from_disk(path)
+    return path
+
+
+def builds_bench(tmp, runs):
+    """`send` of each build against the floor, paired (send, floor, send, floor, ...) at 10,
+    1,000 and 10,000 entries: {build: {entries: ((median, p90), (median, p90), ratio)}}, the
+    builds' names and sizes, and the load average before and after."""
+    claude = os.path.join(tmp, "claude-builds")
+    inbox = os.path.join(make_team(claude, "bench", ["alice"]), "alice.json")
+    env = env_base()
+    env["CLAUDE_CONFIG_DIR"] = claude
+    env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "data-builds")
+    floor = os.path.join(tmp, "floor")
+    subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
+    subprocess.run([floor, "/nonexistent"], stdout=subprocess.DEVNULL)
+    floor_cmd = [floor, os.path.join(claude, "teams", "bench")]
+    builds = {"release, glibc, dynamic (cargo install)": BIN}
+    musl = musl_build()
+    if musl is not None:
+        builds["release, musl, static (the release binaries)"] = musl
+    load = [os.getloadavg()[0]]
+    res = {}
+    for n in (10, 1000, 10000):
+        data = json.dumps([entry(i) for i in range(n)], indent=2, ensure_ascii=False)
+
+        def restore(data=data):
+            with open(inbox, "w") as f:
+                f.write(data)
+        for name, binary in builds.items():
+            cmd = [binary, "send", "alice", "benchmark message", "--from", "bench"]
+            res.setdefault(name, {})[n] = paired(cmd, floor_cmd, env, restore,
+                                                 max(runs, FLOOR_PAIRS))
+    load.append(os.getloadavg()[0])
+    sizes = {name: os.path.getsize(b) for name, b in builds.items()}
+    return res, sizes, load, musl is not None
+
+
+def write_builds(out, bench):
+    """The section of `send` against the floor by build (builds_bench's numbers)."""
+    res, sizes, load, musl = bench
+    out("## send against the floor, by build")
+    out("")
+    out("`teamctl send` of each build a user runs, paired with the floor (`bench/floor.c`, as "
+        "above) send, floor, send, floor, ...; send / floor is the median of the pairs' ratios, "
+        f"over {FLOOR_PAIRS} pairs a row, every build in the same run (load average "
+        f"{load[0]:.1f} before, {load[1]:.1f} after). Goal: at most 1.5x.")
+    out("")
+    out("| build | binary | entries | teamctl send | floor | send / floor |")
+    out("|---|---:|---:|---:|---:|---:|")
+    for name, rows in res.items():
+        for n, (send, fl, ratio) in rows.items():
+            out(f"| {name} | {sizes[name] / 1e6:.1f} MB | {n:,} | {ms(send)} | {ms(fl)} | "
+                f"{ratio:.2f}x |")
+    if not musl:
+        out("")
+        out(f"Not measured: the static musl build (`rustup target add {MUSL}`).")
+    out("")
 
 
 def write_sandbox(out, res):
