@@ -438,6 +438,23 @@ fn url(r: &mut Rng) -> String {
         "%65xample.com",
         "example.com\u{3002}net",
         "ＥＸＡＭＰＬＥ.com",
+        // What url's IDNA backend decides (idna_adapter: normalization, bidi, joiners):
+        // deviation characters, a final sigma, right-to-left labels, joiners, combining marks.
+        "fa\u{df}.de",
+        "\u{3c3}\u{3bf}\u{3c2}.gr",
+        "\u{645}\u{62b}\u{627}\u{644}.\u{625}\u{62e}\u{62a}\u{628}\u{627}\u{631}",
+        "a\u{5d0}.com",
+        "\u{5d0}1.com",
+        "\u{915}\u{94d}\u{200d}.in",
+        "a\u{200c}b.com",
+        "\u{644}\u{200c}\u{627}.com",
+        "e\u{301}cole.fr",
+        "\u{212b}ngstr\u{f6}m.se",
+        "\u{2603}.net",
+        "\u{d55c}\u{ad6d}.kr",
+        "\u{3b1}\u{300}.gr",
+        "xn--fa-hia.de",
+        "xn--a-ecp.ru",
     ]);
     let user = r.pick(&[
         "",
