@@ -110,11 +110,7 @@ impl JsonLines {
 ///
 /// # Errors
 /// I/O other than a missing file; a file that is not a regular file.
-pub fn open_generations(
-    dir: &Path,
-    rotated: &str,
-    current: &str,
-) -> io::Result<[Option<File>; 2]> {
+pub fn open_generations(dir: &Path, rotated: &str, current: &str) -> io::Result<[Option<File>; 2]> {
     let root = Loc::root(dir);
     let new = root.join(current).open_file()?;
     let old = root.join(rotated).open_file()?;

@@ -408,7 +408,10 @@ mod tests {
         assert_eq!(read, Ok(Some(1)), "read beside a held lock");
         drop(held);
         // Half a line, as a writer leaves it for a moment: skipped, not an error.
-        let mut f = fs::OpenOptions::new().append(true).open(log.path()).unwrap();
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .unwrap();
         f.write_all(b"{\"id\":\"id-2\",\"team\"").unwrap();
         assert_eq!(log.entries().unwrap().len(), 1);
     }

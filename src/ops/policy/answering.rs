@@ -237,7 +237,10 @@ mod tests {
         assert!(idle_settled(&idle("2026-11-29T10:00:08.000Z"), asked, now));
         // Before the request, or another member's: not this turn's end.
         assert!(!idle_settled(&idle("2026-11-29T09:59:59.000Z"), asked, now));
-        let other = vec![("planner".to_string(), "2026-11-29T10:00:01.000Z".to_string())];
+        let other = vec![(
+            "planner".to_string(),
+            "2026-11-29T10:00:01.000Z".to_string(),
+        )];
         assert!(!idle_settled(&other, asked, now));
     }
 }

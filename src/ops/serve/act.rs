@@ -152,8 +152,8 @@ fn answer(s: &Shared, at: &At, id: &str, deny: Option<String>) -> Result<Record,
     };
     if deny.is_none() && request.kind == Kind::PlanApproval {
         let lead = lead_of(at.team)?;
-        let idle =
-            reported_idle(at.team, &lead, &request, at.now).map_err(|e| refuse(500, format!("{e:#}")))?;
+        let idle = reported_idle(at.team, &lead, &request, at.now)
+            .map_err(|e| refuse(500, format!("{e:#}")))?;
         if !idle {
             r.event = What::Held;
             r.detail = Some(held_detail(&request.from));
