@@ -41,7 +41,7 @@ mod hosts;
 mod paths;
 mod rules;
 
-pub use answering::{Answering, Outcome, answer_pending, reported_idle};
+pub use answering::{Answering, IDLE_SETTLES, Outcome, answer_pending, reported_idle};
 pub use decide::{Answer, Decision, asks};
 pub use hosts::url_host;
 pub use paths::Anchors;
