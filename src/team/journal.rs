@@ -91,12 +91,21 @@ impl JsonLines {
         let context = || format!("could not read {} {}", self.what, self.path().display());
         let (mut out, mut bad) = (Vec::new(), 0);
         let files = open_generations(&self.dir, self.rotated, self.file).with_context(context)?;
-        for f in files.into_iter().flatten() {
-            for line in BufReader::new(f).lines() {
-                match serde_json::from_str::<T>(&line.with_context(context)?) {
-                    Ok(r) => out.push(r),
+        let [rotated, current] = files;
+        for (f, current) in [(rotated, false), (current, true)] {
+            let Some(f) = f else { continue };
+            let (mut r, mut line) = (BufReader::new(f), String::new());
+            while r.read_line(&mut line).with_context(context)? > 0 {
+                // The current generation's last line without its `\n` is still being written
+                // (no lock is taken): not yet an entry, and not a bad one.
+                if current && !line.ends_with('\n') {
+                    break;
+                }
+                match serde_json::from_str::<T>(&line) {
+                    Ok(e) => out.push(e),
                     Err(_) => bad += 1,
                 }
+                line.clear();
             }
         }
         Ok((out, bad))
@@ -122,4 +131,28 @@ pub fn open_generations(dir: &Path, rotated: &str, current: &str) -> io::Result<
         _ => false,
     };
     Ok([old, new.filter(|_| !same)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line that does not parse is counted; the last one, still being written without a
+    /// lock, is neither an entry nor a bad one until its `\n` is there.
+    #[test]
+    fn a_line_still_being_written_is_not_counted_bad() {
+        let tmp = tempfile::tempdir().unwrap();
+        let j = JsonLines::new(tmp.path(), ("j.jsonl", "j.jsonl.1"), 1 << 20, "the journal");
+        j.append(&serde_json::json!({"n": 1})).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(j.path())
+            .unwrap();
+        f.write_all(b"not json\n{\"n\":").unwrap();
+        let (got, bad) = j.read::<serde_json::Value>().unwrap();
+        assert_eq!((got.len(), bad), (1, 1));
+        f.write_all(b"2}\n").unwrap();
+        let (got, bad) = j.read::<serde_json::Value>().unwrap();
+        assert_eq!((got.len(), bad), (2, 1));
+    }
 }
