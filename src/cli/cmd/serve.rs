@@ -31,7 +31,7 @@ use crate::cli::{env, term};
 /// approve`, `deny` and `send` write it (the inbox's lock, the read-back, the sent log),
 /// journaled in teamctl's data dir (serve.jsonl, "via":"web"). An action names the request it
 /// answers: a page that is out of date, or a second click, finds it answered and writes
-/// nothing. A plan approval is held until the planner reports idle (as `approve --policy`
+/// nothing. A plan approval is held until 2 s after the planner reports idle (as `approve --policy`
 /// holds it: Claude Code loses an earlier one), and the page says so; the hold ends with the
 /// server (the next run shows the request open again, approved before). Answers are written
 /// only in teams teamctl leads (`teamctl create`); --force shows the others too, read-only.
