@@ -310,6 +310,15 @@ def ms(m):
     return f"{m[0]:.1f} ms (p90 {m[1]:.1f})"
 
 
+def floor_command(tmp, claude):
+    """The floor (bench/floor.c) compiled into `tmp` and run once (read from disk, as the
+    binaries are), as the command that appends to team `bench` in `claude`."""
+    floor = os.path.join(tmp, "floor")
+    subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
+    subprocess.run([floor, "/nonexistent"], stdout=subprocess.DEVNULL)
+    return [floor, os.path.join(claude, "teams", "bench")]
+
+
 def make_team(claude, team, members):
     inboxes = os.path.join(claude, "teams", team, "inboxes")
     os.makedirs(inboxes)
@@ -381,10 +390,7 @@ def main():
         env["CLAUDE_CONFIG_DIR"] = claude
         # teamctl's own data (the sent log) in the run's temp dir, not the user's.
         env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "data")
-        floor = os.path.join(tmp, "floor")
-        subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
-        subprocess.run([floor, "/nonexistent"], stdout=subprocess.DEVNULL)
-        floor_cmd = [floor, os.path.join(claude, "teams", "bench")]
+        floor_cmd = floor_command(tmp, claude)
 
         writers = {
             "teamctl send": [BIN, "send", "alice", "benchmark message", "--from", "bench"],
@@ -949,10 +955,7 @@ def builds_bench(tmp, runs):
     env = env_base()
     env["CLAUDE_CONFIG_DIR"] = claude
     env["TEAMCTL_DATA_DIR"] = os.path.join(tmp, "data-builds")
-    floor = os.path.join(tmp, "floor")
-    subprocess.run(["cc", "-O2", "-o", floor, FLOOR_C], check=True)
-    subprocess.run([floor, "/nonexistent"], stdout=subprocess.DEVNULL)
-    floor_cmd = [floor, os.path.join(claude, "teams", "bench")]
+    floor_cmd = floor_command(tmp, claude)
     builds = {"release, glibc, dynamic (cargo install)": BIN}
     musl = musl_build()
     if musl is not None:
