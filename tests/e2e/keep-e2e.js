@@ -397,7 +397,11 @@ const alive = (pid) => { try { process.kill(pid, 0); return !/\) Z /.test(fs.rea
 async function serverKilled() {
   const team = 'demo';
   const claude = await createTeam(team);
-  const before = sessionOf('worker');
+  // The worker reports idle before its turn has ended (research §14): its transcript, which
+  // names it, can come a moment after `wait --idle` returns.
+  const t = now();
+  const before = await waitFor("the worker's transcript", 10000, () => sessionOf('worker'));
+  const transcriptMs = now() - t;
   const pid = Number(tmux('display-message', '-p', '-t', paneOf(team, 'worker'), '#{pane_pid}').stdout.trim());
   tmux('kill-server');
   await waitFor('the worker to end', 15000, () => !alive(pid));
@@ -413,7 +417,7 @@ async function serverKilled() {
   check((await teamctl(['--team', team, 'send', 'worker', `Token: ${tok}`])).code === 0, 'send after resume');
   await waitFor(`the echo of ${tok}`, 30000, () => fromWorker(team, new RegExp(`^ECHO ${tok}$`)));
   check(sessionOf('worker') === before, `the worker went on in session ${sessionOf('worker')}, not ${before}`);
-  return { claude, resume_ms: r.ms, note_answered_ms: answeredMs, session: before, echo_ms: now() - t0 - answeredMs };
+  return { claude, transcript_after_idle_ms: transcriptMs, resume_ms: r.ms, note_answered_ms: answeredMs, session: before, echo_ms: now() - t0 - answeredMs };
 }
 
 // Every leadSessionId seen in `team`'s config.json until the returned function is called
