@@ -219,6 +219,30 @@ pub fn hidden_paths(home: Option<&Path>, more: &[PathBuf]) -> Vec<String> {
     out
 }
 
+/// Of `dirs`, the folders below `/tmp`, each once: the sandbox's private `/tmp` would hide
+/// them, so they stay visible, read-only ([`Rules::visible`]).
+pub fn below_tmp(dirs: impl IntoIterator<Item = PathBuf>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for d in dirs.into_iter().filter(|d| d.starts_with("/tmp")) {
+        let t = text(&d);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The folders a session reads the `claude` binary `bin` from: its own, and its target's
+/// when it is a link (npm's `.bin/claude`).
+pub fn binary_dirs(bin: &Path) -> Vec<PathBuf> {
+    let target = bin.canonicalize().ok();
+    [bin.parent(), target.as_deref().and_then(Path::parent)]
+        .into_iter()
+        .flatten()
+        .map(Path::to_path_buf)
+        .collect()
+}
+
 /// A path as text.
 pub fn text(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -248,6 +272,24 @@ mod tests {
             filter: None,
             shared_pids: false,
         }
+    }
+
+    #[test]
+    fn below_tmp_keeps_each_folder_under_tmp_once() {
+        let dirs = ["/tmp/a", "/usr/bin", "/tmp/a", "/tmpfoo", "/tmp/b/c"].map(PathBuf::from);
+        assert_eq!(below_tmp(dirs), ["/tmp/a", "/tmp/b/c"]);
+    }
+
+    #[test]
+    fn a_linked_binary_is_read_from_both_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (pkg, bin) = (tmp.path().join("pkg"), tmp.path().join(".bin"));
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(pkg.join("claude"), "").unwrap();
+        std::os::unix::fs::symlink("../pkg/claude", bin.join("claude")).unwrap();
+        let pkg = pkg.canonicalize().unwrap();
+        assert_eq!(binary_dirs(&bin.join("claude")), [bin, pkg]);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::observe::keep::{Hand, Stuck};
 use crate::observe::reader::tmux_server;
 use crate::observe::spend::SpendReader;
 use crate::observe::status::Waiting;
-use crate::sandbox::Rules;
+use crate::sandbox::{Rules, below_tmp, binary_dirs};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, SessionId, TeamName};
 use crate::team::actions::{self, Action};
@@ -339,7 +339,7 @@ impl Rescue<'_> {
         .command();
         // A teammate create confined is confined again, by the rules it recorded.
         let command = match own.and_then(|m| m.sandbox.as_ref()) {
-            Some(rules) => confined(rules, &command)?,
+            Some(rules) => confined(rules, &r.claude, &command)?,
             None => command,
         };
         set_pane(&self.layout, &self.team, name, &pane, &self.lock)?;
@@ -364,12 +364,18 @@ impl Rescue<'_> {
     }
 }
 
-/// `command` in the sandbox `rules` describe, its seccomp program written again if it is gone.
-fn confined(rules: &Rules, command: &str) -> Result<String> {
+/// `command` in the sandbox `rules` describe, its seccomp program written again if it is gone;
+/// the folders of `claude`, the binary it runs now, stay visible too.
+fn confined(rules: &Rules, claude: &Path, command: &str) -> Result<String> {
     if let Some(dir) = rules.filter.as_deref().and_then(|f| Path::new(f).parent()) {
         seccomp::install(dir)?;
     }
-    sandbox::wrap(rules, command)
+    let visible = rules.visible.iter().map(PathBuf::from);
+    let rules = Rules {
+        visible: below_tmp(visible.chain(binary_dirs(claude))),
+        ..rules.clone()
+    };
+    sandbox::wrap(&rules, command)
 }
 
 /// A colour of Claude Code's palette (a teammate's own word for it is checked, not passed on).

@@ -90,14 +90,35 @@ fn rustix_uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-/// `teamctl --json create <args> --claude-bin sandbox-try`: the result line, asserted ready.
+/// The stand-in where a user's `claude` can be, below the `/tmp` the sandbox makes private:
+/// `<bin>/claude`, a link (as npm's `.bin`) to a copy in `claude-pkg/`, in the test's temp
+/// folder. The session must still find it, and its folder's other files.
+fn stand_in_below_tmp(env: &TestEnv, bin: &str) -> PathBuf {
+    let (bin, pkg) = (env.dir.path().join(bin), env.dir.path().join("claude-pkg"));
+    let fixtures = sandbox_try().parent().unwrap().to_path_buf();
+    fs::create_dir_all(&pkg).unwrap();
+    fs::create_dir_all(&bin).unwrap();
+    for (name, link) in [("sandbox-try", "claude"), ("fake-claude", "fake-claude")] {
+        if !pkg.join(name).exists() {
+            fs::copy(fixtures.join(name), pkg.join(name)).unwrap();
+        }
+        if !bin.join(link).exists() {
+            std::os::unix::fs::symlink(Path::new("../claude-pkg").join(name), bin.join(link))
+                .unwrap();
+        }
+    }
+    bin.join("claude")
+}
+
+/// `teamctl --json create <args> --claude-bin sandbox-try` ([`stand_in_below_tmp`]): the
+/// result line, asserted ready.
 fn create(env: &TestEnv, args: &[&str]) -> Value {
     let out = env
         .cmd()
         .args(["--json", "create", "--timeout", "20s"])
         .args(args)
         .arg("--claude-bin")
-        .arg(sandbox_try())
+        .arg(stand_in_below_tmp(env, "claude-bin"))
         .assert()
         .success()
         .get_output()
@@ -393,7 +414,8 @@ fn a_restart_confines_it_again() {
     fs::remove_file(repo.join("sandbox-report")).unwrap();
     env.cmd()
         .args(["resume", "sr"])
-        .env("TEAMCTL_CLAUDE_BIN", sandbox_try())
+        // Another folder than create's: the one a restart runs from is visible too.
+        .env("TEAMCTL_CLAUDE_BIN", stand_in_below_tmp(&env, "claude-bin-2"))
         .assert()
         .success();
     assert!(

@@ -18,7 +18,9 @@ use super::worktree::Trees;
 use crate::error::usage;
 use crate::host::git;
 use crate::host::sandbox::{self, clone, seccomp};
-use crate::sandbox::{ClientDir, Engine, Network, Rules, Wish, hidden_paths, text};
+use crate::sandbox::{
+    ClientDir, Engine, Network, Rules, Wish, below_tmp, binary_dirs, hidden_paths, text,
+};
 use crate::team::transcript::locate::project_name;
 
 /// The longest project folder name teamctl can give (Claude Code cuts longer ones and adds a
@@ -93,7 +95,12 @@ pub(super) fn check(c: &Creating, trees: &Trees) -> Result<()> {
 ///
 /// # Errors
 /// I/O making those.
-pub(super) fn rules(c: &Creating, trees: &Trees, engine: &Engine) -> Result<Vec<Option<Rules>>> {
+pub(super) fn rules(
+    c: &Creating,
+    trees: &Trees,
+    engine: &Engine,
+    claude: &Path,
+) -> Result<Vec<Option<Rules>>> {
     let dir = c.leads.data_dir().join("sandbox");
     c.leads.make_below(&dir)?;
     let filter = seccomp::install(&dir)?;
@@ -102,6 +109,7 @@ pub(super) fn rules(c: &Creating, trees: &Trees, engine: &Engine) -> Result<Vec<
         trees,
         engine,
         filter: &filter,
+        claude,
     };
     c.spec
         .members
@@ -117,12 +125,14 @@ pub(super) fn rules(c: &Creating, trees: &Trees, engine: &Engine) -> Result<Vec<
 }
 
 /// What every sandboxed teammate's rules are made from: the create, the teammates' working
-/// folders, the engine found and checked, and the seccomp program installed.
+/// folders, the engine found and checked, the seccomp program installed, and the `claude`
+/// binary the teammates run.
 struct Confining<'a> {
     c: &'a Creating<'a>,
     trees: &'a Trees,
     engine: &'a Engine,
     filter: &'a Path,
+    claude: &'a Path,
 }
 
 /// The rules of member `i`, `m`, whose sandbox is `wish`.
@@ -132,6 +142,7 @@ fn one(confining: &Confining, i: usize, (m, wish): (&MemberSpec, &Wish)) -> Resu
         trees,
         engine,
         filter,
+        claude,
     } = *confining;
     let Creating { layout, spec, .. } = *c;
     let home = home(c);
@@ -182,7 +193,7 @@ fn one(confining: &Confining, i: usize, (m, wish): (&MemberSpec, &Wish)) -> Resu
         writable,
         read_only,
         hidden: hidden_paths(home, &hide),
-        visible: visible(home, &spec.cwd),
+        visible: visible(home, &spec.cwd, claude),
         client: Some(ClientDir {
             root: text(&root),
             shared: shared.iter().map(|p| text(&absolute(p))).collect(),
@@ -226,13 +237,14 @@ fn canonical(p: &Path) -> Result<PathBuf> {
 }
 
 /// Folders below `/tmp` the private `/tmp` would hide and a session needs to read: the home
-/// directory (and teamctl's data dir in it) and the repository of the team's working folder.
-fn visible(home: Option<&Path>, cwd: &Path) -> Vec<String> {
+/// directory (and teamctl's data dir in it), the repository of the team's working folder, and
+/// the `claude` binary's.
+fn visible(home: Option<&Path>, cwd: &Path, claude: &Path) -> Vec<String> {
     let top = git::toplevel(cwd).ok();
-    home.map(Path::to_path_buf)
-        .into_iter()
-        .chain(top)
-        .filter(|p| p.starts_with("/tmp"))
-        .map(|p| text(&p))
-        .collect()
+    below_tmp(
+        home.map(Path::to_path_buf)
+            .into_iter()
+            .chain(top)
+            .chain(binary_dirs(claude)),
+    )
 }

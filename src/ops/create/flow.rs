@@ -72,7 +72,8 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
         return Ok(outcome);
     };
 
-    let rules = match engine.as_ref().map(|e| confine::rules(c, &trees, e)) {
+    let bin = Path::new(&claude.path);
+    let rules = match engine.as_ref().map(|e| confine::rules(c, &trees, e, bin)) {
         None => Vec::new(),
         Some(Ok(r)) => r,
         Some(Err(e)) => {
@@ -93,7 +94,7 @@ pub fn create(c: &Creating, progress: &mut dyn FnMut(Step, &str)) -> Result<Outc
         rules: &rules,
     };
     let with = Starting {
-        claude: Path::new(&claude.path),
+        claude: bin,
         passthrough: &env.claude.passthrough,
         pane_env: &env.claude.pane_env,
         vars: &env.vars,

@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::host::{child_env, git};
-use crate::sandbox::{ClientDir, Engine, Network, Rules, hidden_paths, text};
+use crate::sandbox::{
+    ClientDir, Engine, Network, Rules, below_tmp, binary_dirs, hidden_paths, text,
+};
 use crate::store::paths::Layout;
 use crate::team::lead::Leads;
 
@@ -73,16 +75,14 @@ pub fn rules(p: &Place, engine: &Engine) -> Result<(Rules, PathBuf)> {
         shared.push(text(&root.join(d)));
     }
     // teamctl's data dir holds the lead's prompt file, which its command line reads.
-    let visible = p
-        .home
-        .map(Path::to_path_buf)
-        .into_iter()
-        .chain(Some(p.leads.data_dir().to_path_buf()))
-        .chain(top)
-        .chain(p.claude.parent().map(Path::to_path_buf))
-        .filter(|d| d.starts_with("/tmp"))
-        .map(|d| text(&d))
-        .collect();
+    let visible = below_tmp(
+        p.home
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain(Some(p.leads.data_dir().to_path_buf()))
+            .chain(top)
+            .chain(binary_dirs(p.claude)),
+    );
     let rules = Rules {
         engine: engine.clone(),
         cwd: text(p.cwd),

@@ -291,7 +291,7 @@ fn transcript_turns() {
     assert!(!t.turn.ended);
     // A half-written last line and meta user entries are skipped.
     let mut b = lines(&[user("go"), done.clone()]);
-    b.extend_from_slice(br#"{"type":"user","mess"#);
+    b.extend_from_slice(b"{\"type\":\"user\",\"mess");
     let meta_user = json!({"type":"user","isMeta":true,"message":{"role":"user","content":"x"}});
     b.extend_from_slice(b"\n");
     b.extend_from_slice(&lines(&[meta_user]));
