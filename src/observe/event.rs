@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::observe::need::Need;
-use crate::observe::status::{Waiting, WaitingDetail};
+use crate::observe::waiting::{Waiting, WaitingDetail};
 use crate::store::Entry;
 use crate::team::mailbox::TypeFilter;
 use crate::team::model::Frame;

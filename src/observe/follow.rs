@@ -17,7 +17,7 @@ use crate::observe::keep::{Acted, Hand, Keeper, Rules};
 use crate::observe::need::Need;
 use crate::observe::reader::{Options, TeamReader};
 use crate::observe::spend::{LOCATE_EVERY, TeamSpend, TurnTimes};
-use crate::observe::status::Waiting;
+use crate::observe::waiting::Waiting;
 use crate::observe::waker::Waker;
 use crate::observe::watch::{Changes, Watch};
 use crate::store::paths::MemberName;

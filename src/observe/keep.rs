@@ -23,7 +23,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Stuck as StuckKind};
 use crate::observe::reader::Present;
-use crate::observe::status::{MemberStatus, Waiting, WaitingDetail};
+use crate::observe::status::MemberStatus;
+use crate::observe::waiting::{Waiting, WaitingDetail};
 use crate::team::tasks::Board;
 
 /// A usage window that resets later than this from now is not waited out by `--on-rate-limit

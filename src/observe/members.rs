@@ -1,8 +1,8 @@
-//! What the files say about one member, the rules `wait` and `ask` share: whether it is a
-//! teammate, gone (and why), what its idle notification says (whether it is in the middle of a
-//! turn goes by the transcript too: [`crate::observe::unreported::mid_turn`]). Each
-//! rule reads the team as a [`Watch`] sees it (and, for panes and processes, what was probed).
-//! The rules themselves are in `teamctl wait --help` and [`crate::observe::wait`]'s docs.
+//! What the files say about one member, the rules `wait` and `ask` share: whether it is a teammate,
+//! gone (and why), what its idle notification says (whether it is in the middle of a turn goes by
+//! the transcript too: `observe::unreported::mid_turn`). Each rule reads the team as a [`Watch`]
+//! sees it (and, for panes and processes, what was probed). The rules themselves are in `teamctl
+//! wait --help` and `observe::wait`'s docs.
 
 use std::collections::HashSet;
 

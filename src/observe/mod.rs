@@ -39,6 +39,7 @@ pub mod timeline;
 pub mod top;
 pub mod unreported;
 pub mod wait;
+pub mod waiting;
 pub mod waker;
 pub mod watch;
 pub mod worktree;

@@ -413,6 +413,7 @@ mod tests {
     use std::fs;
 
     use super::*;
+    use crate::observe::waiting::Waiting;
 
     /// A turn's end that goes unreported for the grace is a change no file shows: `top` reads
     /// again then, once.
@@ -460,10 +461,7 @@ mod tests {
             p.status.members[1].idle_unreported_since.as_deref(),
             Some("2026-12-04T10:00:01.000Z")
         );
-        assert_eq!(
-            p.status.members[1].waiting,
-            Some(status::Waiting::IdleUnreported)
-        );
+        assert_eq!(p.status.members[1].waiting, Some(Waiting::IdleUnreported));
         assert!(!r.changed_unseen(at("2026-12-04T10:00:07.000Z")));
     }
 }

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use crate::observe::reader::{Present, TeamReader};
 use crate::observe::spend::{ContextUse, CostSource};
-use crate::observe::status::{self, MemberStatus, State, TaskCounts, WaitingDetail};
+use crate::observe::status::{self, MemberStatus, State, TaskCounts};
 use crate::observe::timeline::{Mail, Timeline};
+use crate::observe::waiting::WaitingDetail;
 use crate::observe::worktree::WorktreeStatus;
 use crate::team::config::Team;
 use crate::team::model::first_line;

@@ -25,7 +25,7 @@ use crate::host::tmux::{self, Server};
 use crate::observe::keep::{Hand, Stuck};
 use crate::observe::reader::tmux_server;
 use crate::observe::spend::SpendReader;
-use crate::observe::status::Waiting;
+use crate::observe::waiting::Waiting;
 use crate::sandbox::{Rules, below_tmp, binary_dirs};
 use crate::store::lock::LockOptions;
 use crate::store::paths::{Layout, MemberName, SessionId, TeamName};

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::observe::keep::Stuck;
 use crate::observe::reader::tmux_server;
-use crate::observe::status::Waiting;
+use crate::observe::waiting::Waiting;
 use crate::ops::rescue::Rescue;
 use crate::team::actions::Kind;
 use crate::team::config::Team;

@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde::ser::{SerializeTuple, Serializer};
 
-use crate::observe::status::Waiting;
+use crate::observe::waiting::Waiting;
 use crate::team::actions::{Action, Kind};
 use crate::team::transcript::entry::{Content, Line};
 use crate::time::{iso_millis, parse_time};

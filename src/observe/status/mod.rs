@@ -34,9 +34,7 @@ mod reasons;
 mod team;
 
 pub use inboxes::Cache;
-pub use model::{
-    MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, Waiting, WaitingDetail, Work,
-};
+pub use model::{MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, Work};
 pub use reasons::UNREPORTED_TEXT;
 pub use team::task_counts;
 pub(crate) use team::{Judging, team_status};

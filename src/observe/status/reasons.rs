@@ -6,7 +6,8 @@ use crate::observe::spend::MemberSpend;
 use crate::team::protocol::Kind as RequestKind;
 use crate::team::tasks::{Board, Task};
 
-use super::model::{Waiting, WaitingDetail, Work};
+use super::model::Work;
+use crate::observe::waiting::{Waiting, WaitingDetail};
 
 /// What was found of a member's process and API calls, each a reason it may be waiting.
 pub(super) struct Signs {

@@ -15,11 +15,10 @@ use crate::team::config::{Member, Team};
 use crate::team::tasks::Board;
 
 use super::inboxes::{Cache, Seen, read_inboxes};
-use super::model::{
-    MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, WaitingDetail, Work,
-};
+use super::model::{MemberStatus, State, TaskCounts, TeamInfo, TeamStatus, Totals, Work};
 use super::reasons::{Signs, api_reason, waiting};
 use crate::observe::unreported::{Signs as TurnSigns, judge};
+use crate::observe::waiting::WaitingDetail;
 
 /// What a read of a team's status is judged by: the time, how long without events makes a
 /// member idle, which panes and processes run, teamctl's sent log, and (with the transcripts)
@@ -351,7 +350,7 @@ mod tests {
 
     use super::*;
     use crate::observe::spend::TeamSpend;
-    use crate::observe::status::Waiting;
+    use crate::observe::waiting::Waiting;
     use crate::store::paths::{Layout, TeamName};
     use crate::team::sentlog::Sent;
 
