@@ -5,7 +5,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// Why a member is not progressing (`status --json` `waiting`; see the module docs).
+/// Why a member is not progressing (`status --json` `waiting`; when each holds is told in
+/// `observe::status`'s docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Waiting {
