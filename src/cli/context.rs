@@ -236,7 +236,7 @@ impl Ctx {
 }
 
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
-/// `after_lock=<duration>`, `before_reclaim=<duration>`,
+/// `after_lock=<duration>`, `before_reclaim=<duration>`, `after_mkdir=<duration>`,
 /// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write`, `between_moves=<duration>`
 /// (a move between its two writes) and `top_panic` (top's file watcher panics at the first
 /// change).
@@ -249,6 +249,7 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
             "before_lock" => f.before_lock = dur()?,
             "after_lock" => f.after_lock = dur()?,
             "before_reclaim" => f.before_reclaim = dur()?,
+            "after_mkdir" => f.after_mkdir = dur()?,
             "before_rename" => f.before_rename = dur()?,
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,

@@ -18,6 +18,9 @@ pub struct Faults {
     /// Sleep this long after finding the lock stale, before acting on that (a writer
     /// descheduled there, where another can reclaim the lock first).
     pub before_reclaim: Duration,
+    /// Sleep this long after the lock directory is made, before it is marked as ours (a writer
+    /// descheduled there, where a Claude Code writer acting on an old `stat` can replace it).
+    pub after_mkdir: Duration,
     /// Sleep this long after the temp file is written and synced, before the rename.
     pub before_rename: Duration,
     /// Sleep this long after the rename, before the read-back (a foreign writer can strike).
@@ -35,6 +38,7 @@ static FAULTS: Mutex<Faults> = Mutex::new(Faults {
     before_lock: Duration::ZERO,
     after_lock: Duration::ZERO,
     before_reclaim: Duration::ZERO,
+    after_mkdir: Duration::ZERO,
     before_rename: Duration::ZERO,
     before_verify: Duration::ZERO,
     fail_write: false,

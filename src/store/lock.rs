@@ -459,6 +459,7 @@ fn take_ownership(
     // Claude Code will treat exactly like its own. Claude Code reads a foreign lock's mtime only
     // to decide whether it is stale, so the tag's sub-millisecond offset changes nothing for it.
     // A file system that keeps no nanoseconds drops the tag: the identity is then what it kept.
+    super::faults::pause(super::faults::faults().after_mkdir);
     let tag = new_tag();
     let info = match parent.set_dir_times(name, first_mtime(SystemTime::now(), tag)) {
         Ok(i) => i,

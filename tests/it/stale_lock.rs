@@ -146,9 +146,13 @@ fn one_round(
                     cmd.args(["send", "alice", &text, "--json", "--lock-timeout", "30s"]);
                     if round % 2 == 1 {
                         // Every other round, some senders pause between finding the lock stale
-                        // and acting on it, as a descheduled process does: the window of the
-                        // race, a few microseconds wide otherwise.
-                        cmd.env("TEAMCTL_TEST_FAULTS", format!("before_reclaim={}ms", k % 4));
+                        // and acting on it, and between making their lock and marking it ours,
+                        // as a descheduled process does: the windows of the race, a few
+                        // microseconds wide otherwise.
+                        cmd.env(
+                            "TEAMCTL_TEST_FAULTS",
+                            format!("before_reclaim={}ms,after_mkdir={}ms", k % 4, k % 2),
+                        );
                     }
                     let out = cmd.output().unwrap();
                     Writer::Teamctl(out)
