@@ -39,6 +39,7 @@ fn main() -> ExitCode {
     // Interrupted: the locked write in progress was finished (or never started) and every lock
     // released; report the signal, as the signal thread would, whichever thread exits first.
     let code = signals::exit_code().unwrap_or(code);
+    cli::context::print_test_trace();
     cli::otel::finish(code);
     quick_exit::exit_if_armed(code);
     ExitCode::from(code)

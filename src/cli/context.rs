@@ -238,8 +238,8 @@ impl Ctx {
 /// Parses `TEAMCTL_TEST_FAULTS` (test-only): comma-separated `before_lock=<duration>`,
 /// `after_lock=<duration>`, `before_reclaim=<duration>`, `after_mkdir=<duration>`,
 /// `before_rename=<duration>`, `before_verify=<duration>`, `fail_write`, `between_moves=<duration>`
-/// (a move between its two writes) and `top_panic` (top's file watcher panics at the first
-/// change).
+/// (a move between its two writes), `trace` (the lock's steps, printed at exit by
+/// [`print_test_trace`]) and `top_panic` (top's file watcher panics at the first change).
 fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
     let mut f = teamctl::store::Faults::default();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -254,9 +254,18 @@ fn test_faults(spec: &str) -> Result<teamctl::store::Faults> {
             "before_verify" => f.before_verify = dur()?,
             "fail_write" => f.fail_write = true,
             "between_moves" => f.between_moves = dur()?,
+            "trace" => f.trace = true,
             "top_panic" => TEST_PANIC.store(true, Ordering::SeqCst),
             _ => anyhow::bail!("invalid {}: unknown fault '{key}'", env::TEST_FAULTS),
         }
     }
     Ok(f)
+}
+
+/// Prints the lock's steps recorded under `TEAMCTL_TEST_FAULTS=trace` to stderr, one line
+/// each (numbers and fixed words only); nothing otherwise.
+pub(crate) fn print_test_trace() {
+    for line in teamctl::store::take_trace() {
+        eprintln!("teamctl trace: {line}");
+    }
 }

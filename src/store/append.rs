@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::dir::{Dir, Loc};
-use super::faults::{faults, pause};
+use super::faults::{faults, pause, trace};
 use super::format::{self, Entry, render};
 use super::id;
 use super::light::LightEntry;
@@ -54,6 +54,7 @@ pub fn append(path: &Loc, entry: &Entry, dedupe: bool, opts: &LockOptions) -> Re
         if (dedupe || written)
             && let Some(existing) = find_id(&bytes, path, &wanted)?
         {
+            trace(|| "append: found by its id, not written again".into());
             // Only read under it: a lock lost meanwhile changes nothing.
             guard.release_if_ours()?;
             return Ok(if written {
@@ -127,11 +128,19 @@ fn append_once(
     let parts = [prefix, &tail];
     // Checked after the temp file is written and synced, right before the rename.
     if !write_in_if(dir, name, &parts, 0o666, || guard.is_ours())? {
+        trace(|| "append: lock lost before the rename, not written".into());
         guard.release_if_ours()?;
         return Ok(Attempt::NotWritten);
     }
+    trace(|| format!("append: renamed after {} bytes read", bytes.len()));
     pause(faults().before_verify);
     let back = verify_written(dir, name, &parts);
+    trace(|| {
+        format!(
+            "append: read back: {}",
+            if back.is_ok() { "ok" } else { "changed" }
+        )
+    });
     let ours = guard.release_if_ours()?;
     match back {
         Ok(()) if ours => Ok(Attempt::Done),

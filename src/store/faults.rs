@@ -1,9 +1,9 @@
 //! Test-only fault injection for the store's locked writes ([`Faults`]): pauses at exact points
-//! so crash and race tests can strike there, and a failing write.
+//! so crash and race tests can strike there, a failing write, and a trace of the lock's steps.
 
 use std::sync::Mutex;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Test-only fault injection for the locked write path, so crash and fault tests can stop a
 /// write at an exact point. All zero/`false` (the default) means no effect. The library never
@@ -32,6 +32,9 @@ pub struct Faults {
     /// ([`super::lock::drain`]) ends this pause at once: in a real move the two writes follow
     /// each other, so the drain's time is the second write's, as it would be.
     pub between_moves: Duration,
+    /// Record the lock's and the append's steps in memory ([`take_trace`]), for a race test to
+    /// print when a round lost a message.
+    pub trace: bool,
 }
 
 static FAULTS: Mutex<Faults> = Mutex::new(Faults {
@@ -43,7 +46,10 @@ static FAULTS: Mutex<Faults> = Mutex::new(Faults {
     before_verify: Duration::ZERO,
     fail_write: false,
     between_moves: Duration::ZERO,
+    trace: false,
 });
+
+static TRACE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Installs `faults` for this process (test-only; see [`Faults`]).
 pub fn set_faults(faults: Faults) {
@@ -60,4 +66,21 @@ pub(super) fn pause(d: Duration) {
     if !d.is_zero() {
         thread::sleep(d);
     }
+}
+
+/// Records one step when [`Faults::trace`] is set: the wall clock in nanoseconds since the epoch,
+/// then `step()`. Kept in memory: a write per step would change the race it records.
+pub(super) fn trace(step: impl FnOnce() -> String) {
+    if faults().trace {
+        let ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let line = format!("{ns} {}", step());
+        TRACE.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    }
+}
+
+/// The steps recorded so far ([`Faults::trace`]), taken.
+pub fn take_trace() -> Vec<String> {
+    std::mem::take(&mut *TRACE.lock().unwrap_or_else(|e| e.into_inner()))
 }

@@ -38,6 +38,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::error::Error;
 use crate::store::dir::{Dir, Info, Kind, Loc};
+use crate::store::faults::trace;
 use crate::store::paths::with_suffix;
 
 /// How long to try for a lock, and the protocol's fixed timings.
@@ -191,6 +192,7 @@ impl LockGuard {
             .parent
             .stat(&self.name)
             .with_context(|| format!("could not stat the lock {}", self.dir.display()))?;
+        trace(|| format!("check: {}", info.as_ref().map_or("gone".into(), identity)));
         Ok(match info {
             None => Some("it disappeared while held".into()),
             Some(i) if i.kind == Kind::Dir && Identity::of(&i) == state.id => None,
@@ -252,7 +254,10 @@ impl LockGuard {
         let mut gate = gate();
         let result = match self.lost() {
             Ok(None) => match self.parent.rmdir(&self.name) {
-                Ok(()) => Ok(None),
+                Ok(()) => {
+                    trace(|| "released: rmdir".into());
+                    Ok(None)
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     Ok(Some("it disappeared while held".into()))
                 }
@@ -339,12 +344,14 @@ fn try_acquire(
     let mut stale_check = true;
     for _ in 0..3 {
         if mkdir_registered(parent, name, dir)? {
+            trace(|| "mkdir: made".into());
             return take_ownership(parent, name, dir, opts);
         }
         let info = match parent.stat(name) {
             Ok(Some(i)) => i,
             // Released between our mkdir and stat: try again at once, as proper-lockfile does.
             Ok(None) => {
+                trace(|| "mkdir: exists; stat: gone".into());
                 stale_check = false;
                 continue;
             }
@@ -358,7 +365,9 @@ fn try_acquire(
                 info.kind.describe()
             );
         }
-        if !stale_check || !is_stale(&info, opts) {
+        let stale = stale_check && is_stale(&info, opts);
+        trace(|| format!("mkdir: exists; stat: {}, stale {stale}", identity(&info)));
+        if !stale {
             return Ok(None);
         }
         // Stale: its holder died.
@@ -395,11 +404,18 @@ fn reclaim(
     seen: &Info,
     opts: &LockOptions,
 ) -> Result<bool> {
-    let _serial = parent.lock_folder(RECLAIM_WAIT).ok().flatten();
-    match parent
+    let serial = parent.lock_folder(RECLAIM_WAIT).ok().flatten();
+    let now = parent
         .stat(name)
-        .with_context(|| format!("could not stat {}", dir.display()))?
-    {
+        .with_context(|| format!("could not stat {}", dir.display()))?;
+    trace(|| {
+        format!(
+            "reclaim (folder lock {}): stat: {}",
+            if serial.is_some() { "held" } else { "not held" },
+            now.as_ref().map_or("gone".into(), identity)
+        )
+    });
+    match now {
         Some(now)
             if now.kind == Kind::Dir
                 && Identity::of(&now) == Identity::of(seen)
@@ -411,10 +427,22 @@ fn reclaim(
         // Reclaimed by another writer since we looked: it is theirs.
         Some(_) => return Ok(false),
     }
-    mkdir_registered(parent, name, dir)
+    let made = mkdir_registered(parent, name, dir)?;
+    trace(|| format!("reclaim: mkdir: {}", if made { "made" } else { "exists" }));
+    Ok(made)
+}
+
+/// A lock directory's identity as a trace shows it: inode and mtime in nanoseconds.
+fn identity(info: &Info) -> String {
+    let mtime = info
+        .mtime
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("ino {} mtime {mtime}", info.ino)
 }
 
 fn remove_stale(parent: &Dir, name: &OsStr, dir: &Path) -> Result<()> {
+    trace(|| "reclaim: rmdir".into());
     match parent.rmdir(name) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -473,12 +501,14 @@ fn take_ownership(
                 gate.held.swap_remove(i);
             }
             CHANGED.notify_all();
+            trace(|| format!("mtime: failed ({e})"));
             if gone {
                 return Ok(None);
             }
             return Err(e).with_context(|| format!("could not set the mtime of {}", dir.display()));
         }
     };
+    trace(|| format!("held: {}", identity(&info)));
     let state = Arc::new(Mutex::new(HeldState {
         id: Identity::of(&info),
         tag,

@@ -57,7 +57,7 @@ pub mod snapshot;
 mod write;
 
 pub use append::*;
-pub use faults::{Faults, set_faults};
+pub use faults::{Faults, set_faults, take_trace};
 pub use format::{Entry, render};
 pub use read::*;
 pub use write::*;

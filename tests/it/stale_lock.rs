@@ -3,8 +3,10 @@
 //! have its message in the inbox exactly once; with the fix every send exits 0. Two mixes:
 //! eight `teamctl send`, and four `teamctl send` with four proper-lockfile writers (the Node
 //! peer, Claude Code's lock library). In every other round some senders pause between
-//! finding the lock stale and acting on it (`TEAMCTL_TEST_FAULTS=before_reclaim`), which
-//! widens the race's window from microseconds to milliseconds. Rounds:
+//! finding the lock stale and acting on it, and between making their lock and marking it
+//! theirs (`TEAMCTL_TEST_FAULTS=before_reclaim,after_mkdir`), which widens the race's windows
+//! from microseconds to milliseconds. A round that loses or doubles a message teamctl
+//! acknowledged is told in full, each send's lock steps included (`trace`). Rounds:
 //! `TEAMCTL_STRESS_ROUNDS` (CI runs a few; the long run is in docs/development.md).
 
 use std::collections::HashMap;
@@ -39,6 +41,10 @@ struct Tally {
     peer_ok: usize,
     peer_lost: Vec<String>,
     duplicated: Vec<String>,
+    /// The story of the first rounds that lost or doubled a message teamctl acknowledged: the
+    /// inbox in order, and every writer's outcome with teamctl's lock steps
+    /// (`TEAMCTL_TEST_FAULTS=trace`), so that a rare failure in CI explains itself.
+    reports: Vec<String>,
 }
 
 /// A writer started for one round, and what it acknowledged.
@@ -63,7 +69,7 @@ fn stress(teamctl: usize, peers: usize, rounds: usize) -> Tally {
         fs::write(&inbox, "[]").unwrap();
         make_stale(&lock, Duration::from_secs(30));
         let writers = one_round(&env, &inbox, script.as_deref(), teamctl, peers, round);
-        check_round(&inbox, &writers, &mut tally);
+        check_round(&inbox, &writers, round, &mut tally);
         assert!(
             !lock.exists(),
             "round {round}: a lock directory was left behind"
@@ -80,6 +86,18 @@ fn stress(teamctl: usize, peers: usize, rounds: usize) -> Tally {
 }
 
 impl Tally {
+    /// The counts, the ids, and the reports of the rounds that failed, to read in a log.
+    fn story(&self) -> String {
+        format!(
+            "{}\nlost {:?}, duplicated {:?}, failed {:?}\n{}",
+            self.summary(),
+            self.teamctl_lost,
+            self.duplicated,
+            self.teamctl_failed,
+            self.reports.join("\n")
+        )
+    }
+
     /// The counts, one line.
     fn summary(&self) -> String {
         let failed: Vec<String> = self
@@ -144,16 +162,16 @@ fn one_round(
                     let text = format!("teamctl-{round}-{k}");
                     let mut cmd = env.std_cmd();
                     cmd.args(["send", "alice", &text, "--json", "--lock-timeout", "30s"]);
-                    if round % 2 == 1 {
-                        // Every other round, some senders pause between finding the lock stale
-                        // and acting on it, and between making their lock and marking it ours,
-                        // as a descheduled process does: the windows of the race, a few
-                        // microseconds wide otherwise.
-                        cmd.env(
-                            "TEAMCTL_TEST_FAULTS",
-                            format!("before_reclaim={}ms,after_mkdir={}ms", k % 4, k % 2),
-                        );
-                    }
+                    // Every other round, some senders pause between finding the lock stale and
+                    // acting on it, and between making their lock and marking it ours, as a
+                    // descheduled process does: the windows of the race, a few microseconds
+                    // wide otherwise. Every sender records its lock's steps for the report.
+                    let faults = if round % 2 == 1 {
+                        format!("trace,before_reclaim={}ms,after_mkdir={}ms", k % 4, k % 2)
+                    } else {
+                        "trace".to_string()
+                    };
+                    cmd.env("TEAMCTL_TEST_FAULTS", faults);
                     let out = cmd.output().unwrap();
                     Writer::Teamctl(out)
                 })
@@ -168,13 +186,15 @@ fn one_round(
 }
 
 /// Counts the round's outcome: every acknowledged message must be in the inbox once.
-fn check_round(inbox: &Path, writers: &[Writer], tally: &mut Tally) {
+fn check_round(inbox: &Path, writers: &[Writer], round: usize, tally: &mut Tally) {
+    let entries = read_entries(inbox);
     let mut seen: HashMap<String, usize> = HashMap::new();
-    for e in read_entries(inbox) {
+    for e in &entries {
         *seen
             .entry(e["msg_id"].as_str().unwrap().to_string())
             .or_default() += 1;
     }
+    let (lost, duplicated) = (tally.teamctl_lost.len(), tally.duplicated.len());
     tally.duplicated.extend(
         seen.iter()
             .filter(|(_, n)| **n > 1)
@@ -215,6 +235,33 @@ fn check_round(inbox: &Path, writers: &[Writer], tally: &mut Tally) {
             }
         }
     }
+    let failed = tally.teamctl_lost.len() > lost || tally.duplicated.len() > duplicated;
+    if failed && tally.reports.len() < 3 {
+        tally.reports.push(round_report(round, &entries, writers));
+    }
+}
+
+/// One round's story for [`Tally::reports`]: the inbox's messages in order, then each writer's
+/// exit, what it acknowledged, and its stderr (teamctl's lock steps, stamped in nanoseconds).
+fn round_report(round: usize, entries: &[serde_json::Value], writers: &[Writer]) -> String {
+    let inbox: Vec<&str> = entries
+        .iter()
+        .map(|e| e["text"].as_str().unwrap_or("?"))
+        .collect();
+    let mut report = format!("round {round}: inbox {inbox:?}\n");
+    for w in writers {
+        let (kind, out) = match w {
+            Writer::Teamctl(out) => ("teamctl", out),
+            Writer::Peer(out) => ("peer", out),
+        };
+        report.push_str(&format!(
+            "{kind} {}: {}{}\n",
+            out.status,
+            String::from_utf8_lossy(&out.stdout).trim_end(),
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ));
+    }
+    report
 }
 
 /// Eight `teamctl send` on a 30 s stale lock: no acknowledged message lost or doubled, and
@@ -222,9 +269,9 @@ fn check_round(inbox: &Path, writers: &[Writer], tally: &mut Tally) {
 #[test]
 fn stale_lock_eight_teamctl_senders_lose_nothing() {
     let t = stress(8, 0, rounds(25));
-    assert!(t.teamctl_lost.is_empty(), "lost: {t:?}");
-    assert!(t.duplicated.is_empty(), "duplicated: {t:?}");
-    assert!(t.teamctl_failed.is_empty(), "failed: {t:?}");
+    assert!(t.teamctl_lost.is_empty(), "lost: {}", t.story());
+    assert!(t.duplicated.is_empty(), "duplicated: {}", t.story());
+    assert!(t.teamctl_failed.is_empty(), "failed: {}", t.story());
     assert_eq!(t.teamctl_ok, 8 * t.rounds);
 }
 
@@ -233,9 +280,9 @@ fn stale_lock_eight_teamctl_senders_lose_nothing() {
 #[test]
 fn stale_lock_teamctl_and_proper_lockfile_writers_lose_nothing() {
     let t = stress(4, 4, rounds(10));
-    assert!(t.teamctl_lost.is_empty(), "lost: {t:?}");
-    assert!(t.duplicated.is_empty(), "duplicated: {t:?}");
-    assert!(t.teamctl_failed.is_empty(), "failed: {t:?}");
+    assert!(t.teamctl_lost.is_empty(), "lost: {}", t.story());
+    assert!(t.duplicated.is_empty(), "duplicated: {}", t.story());
+    assert!(t.teamctl_failed.is_empty(), "failed: {}", t.story());
     assert_eq!(t.teamctl_ok, 4 * t.rounds);
 }
 
@@ -335,4 +382,48 @@ fn a_rewrite_whose_lock_is_taken_over_after_its_write_gives_exit_4() {
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("taken over by another writer"), "{stderr}");
     assert_eq!(fs::read(&inbox).unwrap(), before);
+}
+
+/// `TEAMCTL_TEST_FAULTS=trace` tells a send's lock steps on stderr at exit, in order: here a
+/// stale lock found, reclaimed under the folder lock, ours held, the append, the release.
+#[test]
+fn a_traced_send_tells_its_lock_steps() {
+    let env = TestEnv::new();
+    env.team(TEAM, &[("alice", None)]);
+    let inbox = env.inbox(TEAM, "alice");
+    make_stale(
+        &inbox.with_file_name("alice.json.lock"),
+        Duration::from_secs(30),
+    );
+    let out = env
+        .std_cmd()
+        .args(["send", "alice", "traced", "--json"])
+        .env("TEAMCTL_TEST_FAULTS", "trace")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let steps: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("teamctl trace: "))
+        .map(|l| l.split_once(' ').unwrap().1)
+        .collect();
+    let expected = [
+        "mkdir: exists; stat: ino ",
+        "reclaim (folder lock held): stat: ino ",
+        "reclaim: rmdir",
+        "reclaim: mkdir: made",
+        "held: ino ",
+        "check: ino ",
+        "append: renamed after ",
+        "append: read back: ok",
+        "check: ino ",
+        "released: rmdir",
+    ];
+    assert_eq!(steps.len(), expected.len(), "{stderr}");
+    for (step, want) in steps.iter().zip(expected) {
+        assert!(step.starts_with(want), "{step:?} is not {want:?}: {stderr}");
+    }
+    assert!(steps[0].ends_with("stale true"), "{stderr}");
+    assert_eq!(read_entries(&inbox).len(), 1);
 }
