@@ -366,7 +366,14 @@ fn try_acquire(
             );
         }
         let stale = stale_check && is_stale(&info, opts);
-        trace(|| format!("mkdir: exists; stat: {}, stale {stale}", identity(&info)));
+        trace(|| {
+            let verdict = if stale_check {
+                stale.to_string()
+            } else {
+                "not checked".into()
+            };
+            format!("mkdir: exists; stat: {}, stale {verdict}", identity(&info))
+        });
         if !stale {
             return Ok(None);
         }
@@ -482,12 +489,12 @@ fn take_ownership(
     dir: &Path,
     opts: &LockOptions,
 ) -> Result<Option<LockGuard>> {
+    super::faults::pause(super::faults::faults().after_mkdir);
     // proper-lockfile sets the mtime to the next whole second + 5 ms to probe whether the file
     // system keeps milliseconds; a lock that looks like it was made by proper-lockfile is one
     // Claude Code will treat exactly like its own. Claude Code reads a foreign lock's mtime only
     // to decide whether it is stale, so the tag's sub-millisecond offset changes nothing for it.
     // A file system that keeps no nanoseconds drops the tag: the identity is then what it kept.
-    super::faults::pause(super::faults::faults().after_mkdir);
     let tag = new_tag();
     let info = match parent.set_dir_times(name, first_mtime(SystemTime::now(), tag)) {
         Ok(i) => i,
